@@ -1,0 +1,84 @@
+"""Boundary validation: every public function checks its inputs here.
+
+Each helper raises ``ValueError`` naming the argument, its value and the valid range, and returns
+the value converted to the type the caller needs.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+__all__ = [
+    "positive",
+    "nonnegative",
+    "probability",
+    "open_unit",
+    "positive_int",
+    "in_closed",
+]
+
+
+def _real(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if math.isnan(value):
+        raise ValueError(f"{name} must be a number, got nan")
+    return value
+
+
+def positive(name: str, value, *, allow_inf: bool = False) -> float:
+    """``value`` as a float in (0, inf) (or (0, inf] with ``allow_inf``)."""
+    x = _real(name, value)
+    if not (x > 0) or (math.isinf(x) and not allow_inf):
+        rng = "(0, inf]" if allow_inf else "(0, inf)"
+        raise ValueError(f"{name} must be in {rng}, got {value!r}")
+    return x
+
+
+def nonnegative(name: str, value) -> float:
+    """``value`` as a finite float in [0, inf)."""
+    x = _real(name, value)
+    if not (0 <= x < math.inf):
+        raise ValueError(f"{name} must be in [0, inf), got {value!r}")
+    return x
+
+
+def open_unit(name: str, value) -> float:
+    """``value`` as a float in the open interval (0, 1), e.g. a target delta."""
+    x = _real(name, value)
+    if not (0 < x < 1):
+        raise ValueError(f"{name} must be in (0, 1), got {value!r}")
+    return x
+
+
+def probability(name: str, value) -> float:
+    """``value`` as a float in the closed interval [0, 1]."""
+    x = _real(name, value)
+    if not (0 <= x <= 1):
+        raise ValueError(f"{name} must be in [0, 1], got {value!r}")
+    return x
+
+
+def in_closed(name: str, value, low: float, high: float) -> float:
+    """``value`` as a float in [low, high]."""
+    x = _real(name, value)
+    if not (low <= x <= high):
+        raise ValueError(f"{name} must be in [{low:g}, {high:g}], got {value!r}")
+    return x
+
+
+def positive_int(name: str, value) -> int:
+    """``value`` as an int >= 1 (integral floats such as 5.0 are accepted)."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if isinstance(value, numbers.Integral):
+        n = int(value)
+    elif isinstance(value, numbers.Real) and float(value).is_integer():
+        n = int(value)
+    else:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    if n < 1:
+        raise ValueError(f"{name} must be a positive integer (>= 1), got {value!r}")
+    return n

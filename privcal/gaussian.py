@@ -1,0 +1,218 @@
+"""The Gaussian (and Gaussian-process) mechanism: classic calibration and the exact privacy profile.
+
+Two families live here, side by side:
+
+* the *classic* calibration sigma = sqrt(2 ln(c/delta)) * sensitivity / epsilon, with c = 1.25
+  (Dwork & Roth 2014, Thm A.1; Wang & Hegde 2019, Prop. 3/4 and Claim 13) or c = 2 (Hall, Rinaldo &
+  Wasserman 2013, Prop. 3). Both are proved only for 0 < epsilon < 1.
+* the *exact* (analytic) profile of Balle & Wang 2018 (arXiv 1805.06530, Thm 8):
+
+      delta(epsilon; mu) = Phi(mu/2 - epsilon/mu) - e^epsilon * Phi(-mu/2 - epsilon/mu),  mu = sensitivity/sigma,
+
+  which is the smallest delta for which the mechanism is (epsilon, delta)-DP, and its inverses.
+
+The Gaussian-process mechanism with RKHS-norm sensitivity Delta (Hall et al. 2013; Wang & Hegde 2019,
+Prop. 4) has exactly this profile with mu = Delta/sigma, so every function here applies to it.
+
+Numerics: the profile is evaluated in log space through ``scipy.special.log_ndtr``; where the two terms
+cancel to more than six digits (epsilon/mu much larger than mu) the difference is recomputed with mpmath
+at a precision chosen from the cancellation, so relative accuracy stays near 1e-12 for epsilon up to
+100 and delta down to 1e-300. Inverses are found by bracketing and return the *feasible* side of the
+bracket: the epsilon returned never lies below the true one, the mu never above.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+from scipy import optimize, special
+
+from . import _validate as V
+
+__all__ = [
+    "DWORK_ROTH_CONSTANT",
+    "HALL_CONSTANT",
+    "sigma_classic",
+    "sigma_dwork_roth",
+    "sigma_hall",
+    "delta_exact",
+    "log_delta_exact",
+    "epsilon_exact",
+    "mu_exact",
+    "sigma_exact",
+]
+
+#: c in sqrt(2 ln(c/delta)) of Dwork & Roth 2014, Thm A.1 (and Wang & Hegde 2019, Claim 13).
+DWORK_ROTH_CONSTANT = 1.25
+#: c in sqrt(2 ln(c/delta)) of Hall, Rinaldo & Wasserman 2013, Prop. 3.
+HALL_CONSTANT = 2.0
+
+# Largest relative error tolerated from float64 before the difference is redone with mpmath.
+_FLOAT_ERROR_LIMIT = 1e-11
+# Root searches aim at delta * (1 - 1e-10), so that evaluation error cannot make the answer
+# infeasible (errors are kept below 1e-11); the resulting bias is far below the 1e-9 accuracy promised.
+_LOG_MARGIN = -1e-10
+# Relative tolerance of the root searches; results are then moved to the feasible side.
+_RTOL = 4 * np.finfo(float).eps
+
+
+def sigma_classic(epsilon, delta, *, sensitivity=1.0, constant=DWORK_ROTH_CONSTANT) -> float:
+    """Classic Gaussian calibration sigma = sqrt(2 ln(c/delta)) * sensitivity / epsilon.
+
+    Dwork & Roth 2014, Thm A.1 (c = 1.25); Hall et al. 2013, Prop. 3 (c = 2). The theorem is proved
+    only for 0 < epsilon < 1, so larger epsilon raises ``ValueError`` (use :func:`sigma_exact`).
+    """
+    epsilon = V.positive("epsilon", epsilon)
+    delta = V.open_unit("delta", delta)
+    sensitivity = V.positive("sensitivity", sensitivity)
+    constant = V.positive("constant", constant)
+    if epsilon >= 1:
+        raise ValueError(
+            f"epsilon must be in (0, 1) for the classic Gaussian calibration, got {epsilon!r}; "
+            "for larger epsilon use the analytic method privcal.gaussian.sigma_exact"
+        )
+    if constant <= delta:
+        raise ValueError(f"constant must exceed delta, got constant={constant!r}, delta={delta!r}")
+    return math.sqrt(2.0 * math.log(constant / delta)) * sensitivity / epsilon
+
+
+def sigma_dwork_roth(epsilon, delta, *, sensitivity=1.0) -> float:
+    """sigma = sqrt(2 ln(1.25/delta)) * sensitivity / epsilon (Dwork & Roth 2014, Thm A.1; 0 < epsilon < 1)."""
+    return sigma_classic(epsilon, delta, sensitivity=sensitivity, constant=DWORK_ROTH_CONSTANT)
+
+
+def sigma_hall(epsilon, delta, *, sensitivity=1.0) -> float:
+    """sigma = sqrt(2 ln(2/delta)) * sensitivity / epsilon (Hall et al. 2013, Prop. 3; 0 < epsilon < 1)."""
+    return sigma_classic(epsilon, delta, sensitivity=sensitivity, constant=HALL_CONSTANT)
+
+
+# ---------------------------------------------------------------------------------------------------
+# exact profile (Balle & Wang 2018)
+
+
+def _log_delta(epsilon: float, mu: float) -> float:
+    """log delta(epsilon; mu) for validated epsilon >= 0, mu > 0 (may be -inf)."""
+    if math.isinf(mu):
+        return 0.0  # mu = inf: no noise, delta = 1 for every finite epsilon
+    a = mu / 2.0 - epsilon / mu
+    b = -mu / 2.0 - epsilon / mu
+    log_pa = float(special.log_ndtr(a))
+    log_pb = epsilon + float(special.log_ndtr(b))
+    if log_pb == -math.inf:
+        return log_pa
+    log_r = log_pb - log_pa  # log of e^eps Phi(b) / Phi(a), always < 0 in exact arithmetic
+    # log_r carries an absolute error of a few ulps of |log_pa| + eps; 1 - r divides it.
+    scale = 4 * np.finfo(float).eps * (abs(log_pa) + epsilon + 1.0)
+    if log_r >= 0 or scale > _FLOAT_ERROR_LIMIT * -math.expm1(log_r):
+        return _log_delta_mp(epsilon, mu, log_r)
+    return log_pa + math.log1p(-math.exp(log_r))
+
+
+def _log_delta_mp(epsilon: float, mu: float, log_r: float) -> float:
+    """The same difference with mpmath, precise enough for the cancellation that log_r shows."""
+    lost = 16 if log_r >= 0 else max(0.0, -math.log10(max(-math.expm1(log_r), 1e-300)))
+    with mpmath.workdps(int(30 + 2 * lost + math.log10(1.0 + epsilon + mu))):
+        eps = mpmath.mpf(epsilon)
+        m = mpmath.mpf(mu)
+        a = m / 2 - eps / m
+        b = -m / 2 - eps / m
+        d = mpmath.ncdf(a) - mpmath.exp(eps) * mpmath.ncdf(b)
+        if d <= 0:
+            return -math.inf
+        return float(mpmath.log(d))
+
+
+def log_delta_exact(epsilon, mu) -> float:
+    """log of the exact Gaussian profile delta(epsilon; mu) (Balle & Wang 2018, Thm 8).
+
+    ``mu`` = sensitivity / sigma (for T composed releases, sqrt(T) * sensitivity / sigma).
+    """
+    epsilon = V.nonnegative("epsilon", epsilon)
+    mu = V.positive("mu", mu, allow_inf=True)
+    return _log_delta(epsilon, mu)
+
+
+def delta_exact(epsilon, mu) -> float:
+    """Exact Gaussian privacy profile delta(epsilon; mu) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu).
+
+    Balle & Wang 2018 (arXiv 1805.06530), Thm 8; mu = sensitivity / sigma. The smallest delta for
+    which the Gaussian (or Gaussian-process, Prop. 4 of Wang & Hegde 2019) mechanism is
+    (epsilon, delta)-DP.
+    """
+    return math.exp(log_delta_exact(epsilon, mu))
+
+
+def epsilon_exact(delta, mu) -> float:
+    """Smallest epsilon >= 0 with delta_exact(epsilon, mu) <= delta (Balle & Wang 2018, inverse in epsilon).
+
+    The bracket's feasible end is returned, so the result is never below the true epsilon.
+    """
+    delta = V.open_unit("delta", delta)
+    mu = V.positive("mu", mu)
+    log_delta = math.log(delta) + _LOG_MARGIN
+    if _log_delta(0.0, mu) <= log_delta:
+        return 0.0
+    # Upper end: delta(eps) <= P(L > eps) for the privacy loss L ~ N(mu^2/2, mu^2).
+    hi = mu * mu / 2.0 - mu * float(special.ndtri_exp(log_delta))
+    while _log_delta(hi, mu) > log_delta:  # guards rounding at the edge
+        hi = hi * 1.01 + 1e-12
+    lo = 0.0
+    f = lambda e: _log_delta(e, mu) - log_delta  # noqa: E731
+    root = optimize.brentq(f, lo, hi, xtol=1e-300, rtol=_RTOL, maxiter=200)
+    return _feasible_up(root, f, hi)
+
+
+def mu_exact(epsilon, delta) -> float:
+    """Largest mu = sensitivity/sigma with delta_exact(epsilon, mu) <= delta (Balle & Wang 2018, Alg. 1).
+
+    The bracket's feasible end is returned, so the mu returned never exceeds the true one.
+    """
+    epsilon = V.nonnegative("epsilon", epsilon)
+    delta = V.open_unit("delta", delta)
+    log_delta = math.log(delta) + _LOG_MARGIN
+    # Feasible start: delta(eps; mu) <= Phi(mu/2 - eps/mu) <= delta when mu/2 - eps/mu <= z.
+    z = float(special.ndtri_exp(log_delta))
+    lo = z + math.sqrt(z * z + 2.0 * epsilon)
+    if not lo > 0:
+        lo = 1e-300
+    f = lambda m: _log_delta(epsilon, m) - log_delta  # noqa: E731
+    while f(lo) > 0:  # rounding at the edge
+        lo /= 2.0
+    hi = 2.0 * lo
+    while f(hi) <= 0:
+        lo, hi = hi, 2.0 * hi
+    root = optimize.brentq(f, lo, hi, xtol=1e-300, rtol=_RTOL, maxiter=200)
+    return _feasible_down(root, f, lo)
+
+
+def sigma_exact(epsilon, delta, *, sensitivity=1.0) -> float:
+    """Smallest sigma making the Gaussian mechanism (epsilon, delta)-DP: sensitivity / mu_exact(epsilon, delta).
+
+    Balle & Wang 2018 (arXiv 1805.06530), the analytic Gaussian mechanism; valid for every epsilon > 0.
+    """
+    epsilon = V.positive("epsilon", epsilon)
+    delta = V.open_unit("delta", delta)
+    sensitivity = V.positive("sensitivity", sensitivity)
+    mu = mu_exact(epsilon, delta)
+    # Round sigma up so that sensitivity/sigma <= mu survives the division.
+    return float(np.nextafter(sensitivity / mu, math.inf))
+
+
+def _feasible_up(x: float, f, hi: float) -> float:
+    """Smallest float >= x (up to hi) with f <= 0, for f decreasing through its root."""
+    step = max(abs(x), 1e-300) * _RTOL
+    while f(x) > 0 and x < hi:
+        x = min(hi, x + step)
+        step *= 2.0
+    return x
+
+
+def _feasible_down(x: float, f, lo: float) -> float:
+    """Largest float <= x (down to lo) with f <= 0, for f increasing through its root."""
+    step = max(abs(x), 1e-300) * _RTOL
+    while f(x) > 0 and x > lo:
+        x = max(lo, x - step)
+        step *= 2.0
+    return x

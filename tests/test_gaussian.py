@@ -1,0 +1,153 @@
+"""Tests of privcal.gaussian: classic calibration and the exact (analytic) Gaussian profile."""
+
+import math
+
+import mpmath
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from privcal import gaussian as g
+
+
+# Independent reference: the Balle & Wang 2018 (Thm 8) profile evaluated in 80-digit mpmath.
+def _delta_ref(eps, mu):
+    with mpmath.workdps(80):
+        e, m = mpmath.mpf(eps), mpmath.mpf(mu)
+        return mpmath.ncdf(m / 2 - e / m) - mpmath.exp(e) * mpmath.ncdf(-m / 2 - e / m)
+
+
+def _mu_ref(eps, delta):
+    """Root of delta(eps; mu) = delta in mu, found by mpmath bisection at 80 digits."""
+    with mpmath.workdps(80):
+        target = mpmath.mpf(delta)
+        lo, hi = mpmath.mpf("1e-6"), mpmath.mpf(1)
+        while _delta_ref(eps, hi) < target:
+            hi *= 2
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            if _delta_ref(eps, mid) <= target:
+                lo = mid
+            else:
+                hi = mid
+        return lo
+
+
+# ---- exact profile ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "eps,mu",
+    [(0.0, 1.0), (1.0, 1.0), (0.1, 0.5), (1e-3, 10.0), (100.0, 14.0), (100.0, 2.7), (0.01, 1e-3),
+     (10.0, 3.0), (1e-8, 1e-5), (30.0, 1.0)],
+)
+def test_delta_exact_matches_mpmath(eps, mu):
+    # reference: 80-digit mpmath evaluation of the same closed form (independent of log_ndtr)
+    ref = _delta_ref(eps, mu)
+    got = g.log_delta_exact(eps, mu)
+    assert abs(float(mpmath.exp(got - mpmath.log(ref))) - 1) < 1e-11
+
+
+@pytest.mark.parametrize("eps,sigma", [(0.5, 1.0), (1.0, 3.7), (4.0, 0.8), (10.0, 0.5)])
+def test_delta_exact_matches_dp_accounting(eps, sigma):
+    # independent implementation: Google dp_accounting's GaussianPrivacyLoss (test-only dependency)
+    mech = pytest.importorskip("dp_accounting.pld.privacy_loss_mechanism")
+    ref = mech.GaussianPrivacyLoss(sigma, sensitivity=1.0).get_delta_for_epsilon(eps)
+    assert g.delta_exact(eps, 1.0 / sigma) == pytest.approx(ref, rel=1e-9)
+
+
+def test_delta_at_zero_epsilon_is_total_variation():
+    # closed form: at eps = 0 the profile is the TV distance 2 Phi(mu/2) - 1 between N(0,1) and N(mu,1)
+    for mu in (0.1, 1.0, 5.0):
+        assert g.delta_exact(0.0, mu) == pytest.approx(math.erf(mu / (2 * math.sqrt(2))), rel=1e-13)
+
+
+@pytest.mark.parametrize("eps", [1e-3, 0.1, 1.0, 10.0, 100.0])
+@pytest.mark.parametrize("delta", [0.1, 1e-5, 1e-20, 1e-100, 1e-300])
+def test_mu_exact_accurate_to_1e9(eps, delta):
+    # reference: mpmath bisection of the 80-digit profile
+    ref = float(_mu_ref(eps, delta))
+    got = g.mu_exact(eps, delta)
+    assert abs(got / ref - 1) < 1e-9
+    assert got <= ref * (1 + 1e-14)  # never above the true mu (never less noise than needed)
+    assert g.delta_exact(eps, got) <= delta
+
+
+@pytest.mark.parametrize("mu", [0.05, 1.0, 3.0, 20.0])
+@pytest.mark.parametrize("delta", [0.5, 1e-5, 1e-100, 1e-300])
+def test_epsilon_exact_accurate_and_feasible(mu, delta):
+    eps = g.epsilon_exact(delta, mu)
+    assert g.delta_exact(eps, mu) <= delta
+    if eps > 0:
+        # a hair less epsilon must violate delta (the answer is the smallest feasible one)
+        assert float(_delta_ref(eps * (1 - 1e-9), mu)) > delta
+
+
+def test_sigma_exact_known_value():
+    # eps = 1, delta = 1e-5, sensitivity 1: the analytic Gaussian needs sigma ~= 3.73 (the classic
+    # formula gives 4.84); reference root from the 80-digit mpmath profile.
+    ref = 1 / float(_mu_ref(1.0, 1e-5))
+    assert g.sigma_exact(1.0, 1e-5) == pytest.approx(ref, rel=1e-9)
+    assert 3.72 < ref < 3.74
+    assert g.sigma_exact(1.0, 1e-5, sensitivity=2.5) == pytest.approx(2.5 * ref, rel=1e-9)
+
+
+@given(
+    eps=st.floats(0.0, 50.0),
+    mu=st.floats(0.01, 30.0),
+    factor=st.floats(1.0001, 3.0),
+)
+def test_profile_monotone(eps, mu, factor):
+    assert g.delta_exact(eps * factor + 1e-3, mu) <= g.delta_exact(eps, mu)
+    assert g.delta_exact(eps, mu * factor) >= g.delta_exact(eps, mu)
+
+
+@given(eps=st.floats(1e-3, 100.0), log10_delta=st.floats(-300.0, -0.5))
+def test_round_trip_mu_epsilon(eps, log10_delta):
+    delta = 10.0**log10_delta
+    mu = g.mu_exact(eps, delta)
+    assert g.delta_exact(eps, mu) <= delta
+    back = g.epsilon_exact(delta, mu)
+    assert back <= eps * (1 + 1e-9) + 1e-12
+    assert back >= eps * (1 - 1e-8)
+
+
+# ---- classic calibration ----------------------------------------------------------------------------
+
+
+def test_classic_formula():
+    # closed form of Dwork & Roth 2014, Thm A.1: sqrt(2 ln(1.25/1e-5)) / 0.5
+    assert g.sigma_dwork_roth(0.5, 1e-5) == pytest.approx(math.sqrt(2 * math.log(125000.0)) / 0.5, rel=1e-15)
+    # Hall et al. 2013: constant 2
+    assert g.sigma_hall(0.5, 1e-5, sensitivity=3.0) == pytest.approx(3 * math.sqrt(2 * math.log(2e5)) / 0.5)
+
+
+@given(eps=st.floats(1e-3, 0.999), log10_delta=st.floats(-30.0, -1.0))
+def test_classic_is_sufficient_below_one(eps, log10_delta):
+    # Thm A.1 (0 < eps < 1): the classic sigma is never below the exact one.
+    delta = 10.0**log10_delta
+    assert g.sigma_dwork_roth(eps, delta) >= g.sigma_exact(eps, delta)
+    assert g.sigma_hall(eps, delta) >= g.sigma_dwork_roth(eps, delta)
+
+
+def test_classic_refuses_epsilon_above_one():
+    with pytest.raises(ValueError, match="sigma_exact"):
+        g.sigma_dwork_roth(1.5, 1e-5)
+
+
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: g.sigma_exact(0.0, 1e-5), "epsilon"),
+        (lambda: g.sigma_exact(1.0, 1.5), "delta"),
+        (lambda: g.sigma_exact(1.0, 0.0), "delta"),
+        (lambda: g.sigma_exact(1.0, 1e-5, sensitivity=-1), "sensitivity"),
+        (lambda: g.delta_exact(-1.0, 1.0), "epsilon"),
+        (lambda: g.delta_exact(1.0, 0.0), "mu"),
+        (lambda: g.epsilon_exact(1e-5, float("nan")), "mu"),
+        (lambda: g.sigma_dwork_roth(0.5, 2.0), "delta"),
+    ],
+)
+def test_bad_input_names_argument(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
