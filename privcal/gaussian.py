@@ -14,10 +14,12 @@ Two families live here, side by side:
 The Gaussian-process mechanism with RKHS-norm sensitivity Delta (Hall et al. 2013; Wang & Hegde 2019,
 Prop. 4) has exactly this profile with mu = Delta/sigma, so every function here applies to it.
 
-Numerics: the profile is evaluated in log space through ``scipy.special.log_ndtr``; where the two terms
-cancel to more than six digits (epsilon/mu much larger than mu) the difference is recomputed with mpmath
-at a precision chosen from the cancellation, so relative accuracy stays near 1e-12 for epsilon up to
-100 and delta down to 1e-300. Inverses are found by bracketing and return the *feasible* side of the
+Numerics: in the tail (mu/2 < epsilon/mu) the Gaussian factor exp(-a^2/2) is taken out exactly and
+the rest is a difference of two ``scipy.special.erfcx`` values; elsewhere ``log_ndtr`` in log space.
+Where the float64 difference could carry a relative error above 1e-11 (strong cancellation, when
+epsilon/mu is much larger than mu) it is recomputed with mpmath at a precision chosen from the
+cancellation, so relative accuracy stays near 1e-11 or better for epsilon up to 100 and delta down
+to 1e-300. Inverses are found by bracketing and return the *feasible* side of the
 bracket: the epsilon returned never lies below the true one, the mu never above.
 """
 
@@ -51,9 +53,14 @@ HALL_CONSTANT = 2.0
 
 # Largest relative error tolerated from float64 before the difference is redone with mpmath.
 _FLOAT_ERROR_LIMIT = 1e-11
-# Root searches aim at delta * (1 - 1e-10), so that evaluation error cannot make the answer
-# infeasible (errors are kept below 1e-11); the resulting bias is far below the 1e-9 accuracy promised.
-_LOG_MARGIN = -1e-10
+_EPS = float(np.finfo(float).eps)
+_SQRT2 = math.sqrt(2.0)
+# Root searches aim a hair below delta, so that evaluation error (kept below 1e-11) cannot make the
+# answer infeasible; the bias is far below the 1e-9 accuracy promised. The calibration direction
+# (mu_exact) aims lower than the accounting direction (epsilon_exact), so that a sigma calibrated here
+# and then accounted here lands on the feasible side despite rounding of sigma <-> mu.
+_LOG_MARGIN_EPSILON = -1e-10
+_LOG_MARGIN_MU = -3e-10
 # Relative tolerance of the root searches; results are then moved to the feasible side.
 _RTOL = 4 * np.finfo(float).eps
 
@@ -98,13 +105,23 @@ def _log_delta(epsilon: float, mu: float) -> float:
         return 0.0  # mu = inf: no noise, delta = 1 for every finite epsilon
     a = mu / 2.0 - epsilon / mu
     b = -mu / 2.0 - epsilon / mu
+    if a < 0:
+        # Tail: Phi(x) = erfcx(-x/sqrt2) exp(-x^2/2) / 2 and b^2 - a^2 = 2 epsilon, so
+        # delta = exp(-a^2/2) (erfcx(-a/sqrt2) - erfcx(-b/sqrt2)) / 2: the factor exp(-a^2/2) is taken
+        # out exactly and only the erfcx difference can cancel.
+        eu = float(special.erfcx(-a / _SQRT2))
+        ew = float(special.erfcx(-b / _SQRT2))
+        diff = eu - ew
+        if diff > 0 and 4 * _EPS * eu <= _FLOAT_ERROR_LIMIT * diff:
+            return -0.5 * a * a + math.log(0.5 * diff)
+        return _log_delta_mp(epsilon, mu, math.log(ew / eu) if ew > 0 else -math.inf)
     log_pa = float(special.log_ndtr(a))
     log_pb = epsilon + float(special.log_ndtr(b))
     if log_pb == -math.inf:
         return log_pa
     log_r = log_pb - log_pa  # log of e^eps Phi(b) / Phi(a), always < 0 in exact arithmetic
     # log_r carries an absolute error of a few ulps of |log_pa| + eps; 1 - r divides it.
-    scale = 4 * np.finfo(float).eps * (abs(log_pa) + epsilon + 1.0)
+    scale = 4 * _EPS * (abs(log_pa) + epsilon + 1.0)
     if log_r >= 0 or scale > _FLOAT_ERROR_LIMIT * -math.expm1(log_r):
         return _log_delta_mp(epsilon, mu, log_r)
     return log_pa + math.log1p(-math.exp(log_r))
@@ -151,7 +168,7 @@ def epsilon_exact(delta, mu) -> float:
     """
     delta = V.open_unit("delta", delta)
     mu = V.positive("mu", mu)
-    log_delta = math.log(delta) + _LOG_MARGIN
+    log_delta = math.log(delta) + _LOG_MARGIN_EPSILON
     if _log_delta(0.0, mu) <= log_delta:
         return 0.0
     # Upper end: delta(eps) <= P(L > eps) for the privacy loss L ~ N(mu^2/2, mu^2).
@@ -171,7 +188,7 @@ def mu_exact(epsilon, delta) -> float:
     """
     epsilon = V.nonnegative("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
-    log_delta = math.log(delta) + _LOG_MARGIN
+    log_delta = math.log(delta) + _LOG_MARGIN_MU
     # Feasible start: delta(eps; mu) <= Phi(mu/2 - eps/mu) <= delta when mu/2 - eps/mu <= z.
     z = float(special.ndtri_exp(log_delta))
     lo = z + math.sqrt(z * z + 2.0 * epsilon)

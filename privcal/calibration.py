@@ -1,0 +1,117 @@
+"""Conservative calibration: the smallest sigma whose *reported* epsilon meets the target.
+
+One generic root-finder serves every accountant: it brackets sigma on a log scale, bisects the
+bracket (Brent's method on log sigma, then bisection) down to a relative width ``rtol`` and returns the bracket's *feasible* end, after checking
+that the accountant indeed reports epsilon <= target there. A σ returned is therefore always one
+the accountant certifies; it exceeds the true minimum by at most a factor (1 + rtol).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from scipy import optimize
+
+from . import _validate as V
+from .accountants import ACCOUNTANTS, Accountant
+from .errors import CalibrationError, InfeasibleError
+from .events import Event
+
+__all__ = ["calibrate_sigma", "accountant_factory"]
+
+_SIGMA_MIN = 1e-12
+_SIGMA_MAX = 1e12
+_EPS = 2.220446049250313e-16  # float64 machine epsilon
+
+
+def accountant_factory(accountant) -> Callable[[], Accountant]:
+    """A zero-argument callable making fresh accountants from a name, a class or a factory."""
+    if isinstance(accountant, str):
+        if accountant not in ACCOUNTANTS:
+            raise ValueError(f"accountant must be one of {sorted(ACCOUNTANTS)}, got {accountant!r}")
+        return ACCOUNTANTS[accountant]
+    if callable(accountant):
+        return accountant
+    raise ValueError(f"accountant must be a name, an Accountant class or a factory, got {accountant!r}")
+
+
+def calibrate_sigma(
+    make_event: Callable[[float], Event],
+    target_epsilon,
+    target_delta,
+    accountant="exact",
+    *,
+    sigma_hint: float = 1.0,
+    rtol: float = 1e-9,
+) -> float:
+    """Smallest sigma (to relative ``rtol``) with accountant(make_event(sigma)).epsilon(delta) <= target.
+
+    ``make_event(sigma)`` builds the event for a candidate sigma; epsilon must be non-increasing in
+    sigma (true of every accountant here). Raises ``InfeasibleError`` when even sigma = 1e12 does not
+    reach the target, and ``CalibrationError`` if the final check fails.
+    """
+    target_epsilon = V.positive("target_epsilon", target_epsilon)
+    target_delta = V.open_unit("target_delta", target_delta)
+    sigma_hint = V.positive("sigma_hint", sigma_hint)
+    rtol = V.in_closed("rtol", rtol, 1e-15, 0.5)
+    factory = accountant_factory(accountant)
+
+    def eps(sigma: float) -> float:
+        return factory().compose(make_event(sigma)).epsilon(target_delta)
+
+    # Bracket on a log scale: lo infeasible, hi feasible.
+    hi = min(max(sigma_hint, _SIGMA_MIN), _SIGMA_MAX)
+    if eps(hi) <= target_epsilon:
+        lo = hi
+        while True:
+            lo = lo / 4.0
+            if lo < _SIGMA_MIN:
+                return _checked(hi, eps, target_epsilon)  # any sigma down to 1e-12 works
+            if eps(lo) > target_epsilon:
+                break
+            hi = lo
+    else:
+        lo = hi
+        while True:
+            hi = hi * 4.0
+            if hi > _SIGMA_MAX:
+                raise InfeasibleError(
+                    f"no sigma up to {_SIGMA_MAX:g} reaches epsilon <= {target_epsilon:g} at "
+                    f"delta = {target_delta:g} with this accountant"
+                )
+            if eps(hi) <= target_epsilon:
+                break
+            lo = hi
+    # Secant/bisection (Brent) on log sigma; then step to the feasible side of the root.
+    def gap(log_sigma: float) -> float:
+        value = eps(math.exp(log_sigma))
+        return min(math.log(value / target_epsilon), 700.0) if value > 0 else -700.0
+
+    if hi / lo - 1.0 > rtol:
+        root = math.exp(optimize.brentq(gap, math.log(lo), math.log(hi), xtol=rtol / 4, rtol=4 * _EPS))
+        candidate = root * (1.0 + rtol / 2)
+        if lo < candidate < hi:
+            if eps(candidate) <= target_epsilon:
+                hi = candidate
+            else:
+                lo = candidate
+    # Bisection finishes the job if Brent's answer was not already within rtol on the feasible side.
+    while hi / lo - 1.0 > rtol:
+        mid = math.sqrt(lo * hi)
+        if mid <= lo or mid >= hi:
+            break
+        if eps(mid) <= target_epsilon:
+            hi = mid
+        else:
+            lo = mid
+    return _checked(hi, eps, target_epsilon)
+
+
+def _checked(sigma: float, eps: Callable[[float], float], target: float) -> float:
+    value = eps(sigma)
+    if not value <= target:
+        raise CalibrationError(
+            f"calibration check failed: epsilon({sigma!r}) = {value!r} exceeds target {target!r}"
+        )
+    return sigma

@@ -1,0 +1,241 @@
+"""Command-line interface: ``privcal table | calibrate | epsilon | train``.
+
+Bad input prints one line to stderr and exits with status 2 (no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import sys
+
+from . import api, table
+from .errors import PrivcalError
+
+__all__ = ["main", "build_parser", "format_table"]
+
+FORMATS = ("text", "markdown", "csv", "json")
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line (the caller prints it and exits 2)."""
+
+    def error(self, message):
+        raise _UsageError(f"{self.prog}: {message}")
+
+
+def _float_list(text: str) -> list[float]:
+    try:
+        return [float(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="privcal",
+        description="Privacy accounting and noise calibration for differentially private RL.",
+    )
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
+
+    t = sub.add_parser(
+        "table",
+        help="sigma each bound requires, side by side (the main job)",
+        description=(
+            "For each target epsilon at one delta: the sigma each bound requires and its ratio to the "
+            "exact sigma. Rows flag paper closed forms that are not actually sufficient (checked on the "
+            "exact privacy profile). Setting 'dpq' is DP Q-learning (Wang & Hegde 2019, defaults of "
+            "App. E.3); 'gaussian' is a plain composed Gaussian mechanism."
+        ),
+    )
+    t.add_argument("--setting", choices=("dpq", "gaussian"), default="dpq", help="default: dpq")
+    t.add_argument(
+        "--epsilons", type=_float_list, default=list(table.DEFAULT_EPSILONS),
+        help="comma-separated targets (default: %(default)s)",
+    )
+    t.add_argument("--delta", type=float, default=1e-5, help="target delta (default: %(default)g)")
+    d = table.DPQ_DEFAULTS
+    t.add_argument("--samples", type=int, default=d["samples"], help="dpq: T samples (default: %(default)s)")
+    t.add_argument("--batch-size", type=int, default=d["batch_size"], help="dpq: B (default: %(default)s)")
+    t.add_argument("--lr", type=float, default=d["lr"], help="dpq: learning rate alpha (default: %(default)g)")
+    t.add_argument("--k", type=float, default=d["k"], help="dpq: noise bound k of Thm 5 (default: %(default)g)")
+    t.add_argument("--lipschitz", type=float, default=d["lipschitz"], help="dpq: L (default: %(default)g)")
+    t.add_argument("--steps", type=int, default=100, help="gaussian: releases (default: %(default)s)")
+    t.add_argument("--sensitivity", type=float, default=1.0, help="gaussian: L2 sensitivity (default: 1)")
+    t.add_argument("--format", choices=FORMATS, default="text", help="default: text")
+
+    common = dict(
+        steps=("--steps", dict(type=int, default=1, help="number of composed releases (default: 1)")),
+        sensitivity=("--sensitivity", dict(type=float, default=1.0, help="L2 / RKHS sensitivity (default: 1)")),
+        accountant=(
+            "--accountant",
+            dict(choices=api.ACCOUNTANT_CHOICES, default="best", help="bound to use (default: best valid)"),
+        ),
+        json=("--json", dict(action="store_true", help="print one JSON object")),
+    )
+    c = sub.add_parser(
+        "calibrate",
+        help="sigma for a target (epsilon, delta)",
+        description="Smallest sigma for which STEPS Gaussian releases are (epsilon, delta)-DP (mirrors privcal.calibrate).",
+    )
+    c.add_argument("--epsilon", type=float, required=True)
+    c.add_argument("--delta", type=float, required=True)
+    e = sub.add_parser(
+        "epsilon",
+        help="epsilon of a given sigma at delta",
+        description="Epsilon at delta of STEPS Gaussian releases with noise SIGMA (mirrors privcal.epsilon).",
+    )
+    e.add_argument("--sigma", type=float, required=True)
+    e.add_argument("--delta", type=float, required=True)
+    for p in (c, e):
+        for flag, kw in common.values():
+            p.add_argument(flag, **kw)
+
+    tr = sub.add_parser("train", help="train a private agent", description="Train a private RL agent.")
+    agents = tr.add_subparsers(dest="agent", parser_class=_Parser, metavar="AGENT")
+    tr.set_defaults(_agents=agents)
+    _add_train_agents(agents)
+    return parser
+
+
+def _add_train_agents(agents) -> None:
+    """Agents register here; each module provides add_parser(subparsers) and run(args) -> int."""
+    for module_name in ("privcal.rl._cli_pucb",):
+        try:
+            module = __import__(module_name, fromlist=["add_parser"])
+        except ImportError:
+            continue
+        module.add_parser(agents)
+
+
+# ---------------------------------------------------------------------------------------------------
+# formatting
+
+
+def _fmt(x: float) -> str:
+    return "inf" if math.isinf(x) else f"{x:.4g}"
+
+
+def format_table(tab: table.Table, fmt: str) -> str:
+    """Render a :class:`privcal.table.Table` as text, markdown, csv or json."""
+    if fmt == "json":
+        return json.dumps(tab.as_dict(), indent=2)
+    keys = [c.key for c in tab.columns]
+    if fmt == "csv":
+        buf = io.StringIO()
+        w = csv.writer(buf, lineterminator="\n")
+        w.writerow(["epsilon", "delta", *[f"sigma_{k}" for k in keys], *[f"ratio_{k}" for k in keys[1:]], "insufficient"])
+        for r in tab.rows:
+            w.writerow(
+                [r.epsilon, r.delta, *[repr(r.sigmas[k]) for k in keys],
+                 *[repr(r.ratios[k]) for k in keys[1:]], ";".join(r.insufficient)]
+            )
+        return buf.getvalue().rstrip("\n")
+    header = ["epsilon", *[c.header for c in tab.columns]]
+    lines = []
+    for r in tab.rows:
+        cells = [f"{r.epsilon:g}"]
+        for k in keys:
+            cell = _fmt(r.sigmas[k]) if k == "exact" else f"{_fmt(r.sigmas[k])} ({r.ratios[k]:.2f}x)"
+            if k in r.insufficient:
+                cell += " !"
+            if k in r.below_valid_sensitivity:
+                cell += " *"
+            cells.append(cell)
+        lines.append(cells)
+    params = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in tab.parameters.items())
+    title = f"sigma per bound, setting {tab.setting} ({params}), delta = {tab.rows[0].delta:g}"
+    legend = [
+        "ratio = sigma / exact sigma; '!' = this sigma is NOT (epsilon, delta)-DP (exact profile gives a larger epsilon)",
+        *[f"{c.header}: {c.source}" for c in tab.columns],
+        *tab.notes,
+    ]
+    if fmt == "markdown":
+        out = [f"**{title}**", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        out += ["| " + " | ".join(cells) + " |" for cells in lines]
+        return "\n".join(out + [""] + [f"- {x}" for x in legend])
+    widths = [max(len(h), *(len(c[i]) for c in lines)) for i, h in enumerate(header)]
+    row = lambda cells: "  ".join(c.rjust(w) for c, w in zip(cells, widths))  # noqa: E731
+    out = [title, row(header), row(["-" * w for w in widths]), *[row(c) for c in lines], ""]
+    return "\n".join(out + [f"  {x}" for x in legend])
+
+
+# ---------------------------------------------------------------------------------------------------
+# commands
+
+
+def _cmd_table(args) -> int:
+    if args.setting == "dpq":
+        tab = table.dpq_table(
+            args.epsilons, args.delta, samples=args.samples, batch_size=args.batch_size,
+            lr=args.lr, k=args.k, lipschitz=args.lipschitz,
+        )
+    else:
+        tab = table.gaussian_table(args.epsilons, args.delta, steps=args.steps, sensitivity=args.sensitivity)
+    print(format_table(tab, args.format))
+    return 0
+
+
+def _report_dict(report) -> dict:
+    d = dict(report.__dict__)
+    d["notes"] = list(d["notes"])
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
+
+
+def _cmd_calibrate(args) -> int:
+    r = api.calibrate_report(
+        args.epsilon, args.delta, sensitivity=args.sensitivity, steps=args.steps, accountant=args.accountant
+    )
+    if args.json:
+        print(json.dumps(_report_dict(r)))
+    else:
+        print(f"sigma = {r.sigma:.10g}  ({r.accountant}: {r.guarantee}; achieved epsilon {r.achieved_epsilon:.6g})")
+        for note in r.notes:
+            print(f"note: {note}")
+    return 0
+
+
+def _cmd_epsilon(args) -> int:
+    r = api.epsilon_report(
+        args.sigma, args.delta, sensitivity=args.sensitivity, steps=args.steps, accountant=args.accountant
+    )
+    if args.json:
+        print(json.dumps(_report_dict(r)))
+    else:
+        print(f"epsilon = {r.epsilon:.10g}  ({r.accountant}: {r.guarantee})")
+        for note in r.notes:
+            print(f"note: {note}")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 2
+        if args.command == "table":
+            return _cmd_table(args)
+        if args.command == "calibrate":
+            return _cmd_calibrate(args)
+        if args.command == "epsilon":
+            return _cmd_epsilon(args)
+        if args.command == "train":
+            if getattr(args, "agent", None) is None:
+                raise _UsageError("privcal train: choose an agent (see privcal train --help)")
+            return args._run(args)
+    except _UsageError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    except (ValueError, PrivcalError) as exc:
+        print(f"privcal: error: {exc}", file=sys.stderr)
+        return 2
+    return 2

@@ -1,0 +1,223 @@
+r"""Rényi differential privacy (RDP): the Gaussian curve, composition and conversion to (epsilon, delta).
+
+An RDP curve is an array ``rdp`` of Rényi divergences over an array ``orders`` (each > 1): the
+mechanism is (order, rdp)-RDP at every order of the grid (Mironov 2017, Def. 4).
+
+* Composition: RDP composes by *adding* the curves at the same orders (Mironov 2017, Prop. 1), so
+  ``steps`` repetitions cost ``steps * rdp`` and heterogeneous mechanisms cost the sum of their curves;
+  :func:`rdp_compose` does this with the bookkeeping (inf stays inf, counts validated).
+* Conversion: :func:`epsilon_from_rdp` and :func:`delta_from_rdp`, with Mironov's conversion
+  (Mironov 2017, Prop. 3) or the improved one (Canonne-Kamath-Steinke 2020, Prop. 12 of arXiv
+  2004.00010v4; Balle et al. 2020, Thm 21 of arXiv 1905.09982; Asoodeh et al. 2020, Eq. 20 of arXiv
+  2001.05990), optimised over the grid.
+* The moments accountant of Abadi et al. 2016 is the same object in other coordinates: the log moment
+  is alpha(lambda) = lambda * rdp(lambda + 1), and its tail bound (Abadi et al. 2016, Thm 2.2)
+  delta = min_lambda exp(alpha(lambda) - lambda * epsilon) *is* Mironov's conversion
+  (:func:`moments_tail_delta`, :func:`moments_tail_epsilon`).
+
+Every conversion is an upper bound on epsilon (or delta); when no order of the grid gives a finite
+value the answer is ``inf`` (never a smaller epsilon), and a :class:`GridEdgeWarning` says when the
+optimum sits at the smallest or largest order of the grid (the grid may not reach the true optimum).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from privcal._validate import open_unit, nonnegative, positive, positive_int
+
+__all__ = [
+    "DEFAULT_ORDERS",
+    "GridEdgeWarning",
+    "rdp_gaussian",
+    "rdp_compose",
+    "epsilon_from_rdp",
+    "delta_from_rdp",
+    "moments_tail_delta",
+    "moments_tail_epsilon",
+]
+
+
+class GridEdgeWarning(UserWarning):
+    """The optimal order sits at the smallest or largest order of the grid: extend the grid."""
+
+
+def _default_orders() -> np.ndarray:
+    near_one = 1.0 + np.geomspace(0.01, 1.0, 20)  # 1.01 ... 2.0, dense near 1
+    quarters = np.arange(2.25, 8.0 + 1e-9, 0.25)  # 2.25 ... 8
+    halves = np.arange(8.5, 16.0 + 1e-9, 0.5)  # 8.5 ... 16
+    integers = np.arange(17.0, 64.0 + 1e-9, 1.0)  # 17 ... 64
+    sparse = np.round(np.geomspace(64.0, 1e4, 50))  # 64 ... 10000, integers
+    grid = np.unique(np.concatenate([near_one, quarters, halves, integers, sparse, [1024.0]]))
+    grid.setflags(write=False)
+    return grid
+
+
+#: Default order grid: 1.01..2 (geometric, dense near 1), quarter steps to 8, half steps to 16,
+#: every integer to 64, then ~50 geometrically spaced integers up to 10,000 (1024 included).
+#: Fractional orders stop at 16: above that the optimum of a conversion is flat in the order.
+DEFAULT_ORDERS: np.ndarray = _default_orders()
+
+
+def _orders(orders) -> np.ndarray:
+    """``orders`` as a 1-D float array of finite values > 1 (ValueError naming ``orders`` otherwise)."""
+    arr = np.atleast_1d(np.asarray(orders, dtype=float))
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"orders must be a non-empty 1-D sequence of numbers > 1, got {orders!r}")
+    bad = ~(np.isfinite(arr) & (arr > 1.0))
+    if bad.any():
+        raise ValueError(f"orders must be finite and > 1, got {arr[bad][0]!r}")
+    return arr
+
+
+def _rdp_curve(orders: np.ndarray, rdp) -> np.ndarray:
+    """``rdp`` as a float array matching ``orders``: values in [0, inf]; nan is read as inf."""
+    arr = np.atleast_1d(np.asarray(rdp, dtype=float))
+    if arr.shape != orders.shape:
+        raise ValueError(f"rdp must have the same shape as orders {orders.shape}, got {arr.shape}")
+    if (arr < 0).any():
+        raise ValueError(f"rdp must be >= 0 at every order, got {arr[arr < 0][0]!r}")
+    return np.where(np.isnan(arr), np.inf, arr)
+
+
+def _warn_edge(orders: np.ndarray, order: float, what: str) -> None:
+    if order == orders.min() or order == orders.max():
+        side = "smallest" if order == orders.min() else "largest"
+        warnings.warn(
+            f"the optimal order for {what} is the {side} order of the grid ({order:g}); "
+            "the grid may not reach the optimum: extend it",
+            GridEdgeWarning,
+            stacklevel=3,
+        )
+
+
+def rdp_gaussian(orders, noise_multiplier) -> np.ndarray:
+    """RDP of the Gaussian mechanism: rdp(alpha) = alpha / (2 noise_multiplier^2).
+
+    Mironov 2017, Prop. 7 (Bun-Steinke 2016, Lemma 2.5): D_alpha(N(0, s^2) || N(1, s^2)) = alpha/(2 s^2)
+    with s = noise_multiplier = sigma / sensitivity. Vectorised over ``orders``.
+    """
+    a = _orders(orders)
+    s = positive("noise_multiplier", noise_multiplier)
+    return a / (2.0 * s * s)
+
+
+def rdp_compose(rdps, counts=None) -> np.ndarray:
+    """RDP of a composition: sum_i counts[i] * rdps[i], all curves over the same orders.
+
+    Mironov 2017, Prop. 1 (adaptive composition adds RDP at each order). ``rdps`` is a sequence of
+    curves (or a 2-D array, one row per mechanism); ``counts`` (default all 1) are positive integers,
+    e.g. ``steps``. ``inf`` stays ``inf``.
+    """
+    curves = [np.atleast_1d(np.asarray(r, dtype=float)) for r in rdps]
+    if not curves:
+        raise ValueError("rdps must contain at least one RDP curve, got an empty sequence")
+    shape = curves[0].shape
+    for r in curves:
+        if r.shape != shape or r.ndim != 1:
+            raise ValueError(f"rdps must be 1-D curves of one shape {shape}, got shape {r.shape}")
+        if (r < 0).any():
+            raise ValueError(f"rdps must be >= 0 at every order, got {r[r < 0][0]!r}")
+    if counts is None:
+        counts = [1] * len(curves)
+    counts = list(counts)
+    if len(counts) != len(curves):
+        raise ValueError(f"counts must have one entry per curve ({len(curves)}), got {len(counts)}")
+    total = np.zeros(shape)
+    for r, c in zip(curves, counts):
+        c = positive_int("counts", c)
+        total = total + c * np.where(np.isnan(r), np.inf, r)
+    return total
+
+
+def _log_delta_mironov(orders: np.ndarray, rdp: np.ndarray, epsilon: float) -> np.ndarray:
+    # delta = exp((alpha - 1)(rdp - epsilon))
+    with np.errstate(invalid="ignore"):
+        return (orders - 1.0) * (rdp - epsilon)
+
+
+def _log_delta_improved(orders: np.ndarray, rdp: np.ndarray, epsilon: float) -> np.ndarray:
+    # delta = exp((alpha - 1)(rdp - epsilon)) * (1 - 1/alpha)^(alpha - 1) / alpha
+    with np.errstate(invalid="ignore"):
+        return (orders - 1.0) * (rdp - epsilon + np.log1p(-1.0 / orders)) - np.log(orders)
+
+
+def _conversion(conversion: str) -> str:
+    if conversion not in ("improved", "mironov"):
+        raise ValueError(f"conversion must be 'improved' or 'mironov', got {conversion!r}")
+    return conversion
+
+
+def epsilon_from_rdp(orders, rdp, delta, *, conversion: str = "improved") -> tuple[float, float]:
+    """Upper bound on epsilon at ``delta`` from an RDP curve: (epsilon, optimal order).
+
+    conversion="mironov" (Mironov 2017, Prop. 3):
+        epsilon = min_alpha rdp(alpha) + ln(1/delta) / (alpha - 1);
+    conversion="improved" (Canonne-Kamath-Steinke 2020, Prop. 12; Balle et al. 2020, Thm 21):
+        epsilon = min_alpha rdp(alpha) + ln((alpha - 1)/alpha) - (ln delta + ln alpha) / (alpha - 1),
+    which is never larger than Mironov's at the same order. Orders with rdp = inf are skipped; if no
+    order gives a finite value the result is (inf, nan). epsilon is clipped at 0 from below. Warns
+    (GridEdgeWarning) if the optimum is at the smallest or largest order of the grid.
+    """
+    a = _orders(orders)
+    r = _rdp_curve(a, rdp)
+    d = open_unit("delta", delta)
+    conversion = _conversion(conversion)
+    log_d = math.log(d)
+    with np.errstate(invalid="ignore"):
+        if conversion == "mironov":
+            eps = r - log_d / (a - 1.0)
+        else:
+            eps = r + np.log1p(-1.0 / a) - (log_d + np.log(a)) / (a - 1.0)
+    eps = np.where(np.isfinite(eps), eps, np.inf)
+    i = int(np.argmin(eps))
+    if not np.isfinite(eps[i]):
+        return math.inf, math.nan
+    _warn_edge(a, float(a[i]), "epsilon")
+    return max(0.0, float(eps[i])), float(a[i])
+
+
+def delta_from_rdp(orders, rdp, epsilon, *, conversion: str = "improved") -> tuple[float, float]:
+    """Upper bound on delta at ``epsilon`` from an RDP curve: (delta, optimal order), delta <= 1.
+
+    conversion="mironov" (Mironov 2017, Prop. 3 inverted): delta = min_alpha exp((alpha-1)(rdp - epsilon));
+    conversion="improved" (Canonne-Kamath-Steinke 2020, Prop. 12):
+        delta = min_alpha exp((alpha - 1)(rdp - epsilon)) (1 - 1/alpha)^(alpha - 1) / alpha.
+    Computed in log space; capped at 1. If every order has rdp = inf the result is (1.0, nan).
+    Warns (GridEdgeWarning) if the optimum is at the smallest or largest order of the grid.
+    """
+    a = _orders(orders)
+    r = _rdp_curve(a, rdp)
+    e = nonnegative("epsilon", epsilon)
+    conversion = _conversion(conversion)
+    log_delta = _log_delta_mironov(a, r, e) if conversion == "mironov" else _log_delta_improved(a, r, e)
+    log_delta = np.where(np.isnan(log_delta), np.inf, log_delta)
+    i = int(np.argmin(log_delta))
+    if not np.isfinite(log_delta[i]) and log_delta[i] > 0:
+        return 1.0, math.nan
+    _warn_edge(a, float(a[i]), "delta")
+    return min(1.0, math.exp(min(0.0, float(log_delta[i])))), float(a[i])
+
+
+def moments_tail_delta(orders, rdp, epsilon) -> tuple[float, float]:
+    """Moments-accountant tail bound: delta = min_lambda exp(alpha(lambda) - lambda * epsilon).
+
+    Abadi et al. 2016, Thm 2 (tail bound), with lambda = order - 1 and the log moment
+    alpha(lambda) = lambda * rdp(order) (Mironov 2017, Sec. VI). This is exactly Mironov's conversion
+    ``delta_from_rdp(..., conversion="mironov")``; returns (delta, optimal order), delta <= 1.
+    """
+    return delta_from_rdp(orders, rdp, epsilon, conversion="mironov")
+
+
+def moments_tail_epsilon(orders, rdp, delta) -> tuple[float, float]:
+    """Inverse of the moments-accountant tail: epsilon = min_lambda (alpha(lambda) + ln(1/delta)) / lambda.
+
+    Abadi et al. 2016, Thm 2 solved for epsilon, with lambda = order - 1 and alpha(lambda) =
+    lambda * rdp(order): epsilon = min_order rdp(order) + ln(1/delta)/(order - 1), i.e. Mironov's
+    conversion (Mironov 2017, Prop. 3) ``epsilon_from_rdp(..., conversion="mironov")``.
+    Returns (epsilon, optimal order).
+    """
+    return epsilon_from_rdp(orders, rdp, delta, conversion="mironov")

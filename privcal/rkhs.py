@@ -1,0 +1,546 @@
+r"""The RKHS of Wang & Hegde's functional mechanism and the sensitivities measured in it.
+
+Kernel ``K(x, y) = exp(-beta |x - y|)`` on ``[0, 1]`` (or ``[a, b]``), whose RKHS is the Sobolev
+space H^1 with the inner product of Lemma 6 (Wang & Hegde, NeurIPS 2019, App. C):
+
+    <f, g> = 1/2 (f(0) g(0) + f(1) g(1)) + 1/(2 beta) * int_0^1 (f' g' + beta^2 f g) dx.
+
+Norms of callables (quadrature), of sampled functions (exact for the piecewise-linear
+interpolant) and of kernel expansions (closed form ``a^T K a``), and the RKHS sensitivity of the
+Q-update used in the proof of Theorem 5 and of the output-perturbation alternative of Sec. 3.2.
+
+On an interval ``[a, b]`` the same formula is used with ``a, b`` in place of ``0, 1``; it is the
+pull-back of the ``[0, 1]`` space under ``x = a + (b - a) t`` with ``beta_01 = beta * (b - a)``:
+``<f, g>_{[a,b], beta} = <F, G>_{[0,1], beta (b-a)}`` where ``F(t) = f(a + (b - a) t)``, and the
+kernel ``exp(-beta |x - y|) = exp(-beta (b - a) |s - t|)`` transforms the same way.
+
+Findings (tests in ``tests/test_rkhs.py`` hold the evidence):
+
+* Reproducing property ``<f, K(., y)> = f(y)`` of Lemma 6: holds.
+* The inequality ``f(x)^2 <= c <f, f>`` with the paper's ``c = 2 beta``: its proof uses
+  ``int_0^x f' = f(x)``, i.e. ``f(0) = 0``. The sharp constant is ``c = sup_x K(x, x) = 1``
+  (Cauchy-Schwarz, equality for ``f = K(., y)``), so ``c = 2 beta`` holds iff ``beta >= 1/2``.
+  The lemma's conclusion (an RKHS) is unaffected: any finite ``c`` suffices.
+* Thm 5's bound ``(1 + beta/2) (v L)^2 + L^2/(2 beta)`` puts the Lipschitz constant ``L`` of one
+  value function on ``f = Q - Q'``; a difference of two ``L``-Lipschitz functions is only
+  ``2L``-Lipschitz and the paper's ``(v^2 + v) L^2`` is then exceeded (explicit triangle wave).
+* The proof of Thm 5 names the kernel ``exp(-4 alpha L (k+1) |x - y|/B)`` (``beta = v L``) while
+  the statement sets ``beta = 1/v``.
+* Sec. 3.2's output-perturbation bound ``2 r0^2 (1 + beta/2)/(1-gamma)^2 + L^2/beta`` is half of
+  what the Lemma 6 norm gives for ``sup|Q - Q'| <= 2 r0/(1-gamma)`` and ``Lip(Q - Q') <= 2L``;
+  ``Q = r0/(1-gamma)``, ``Q' = -Q`` exceeds it.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import integrate
+
+from privcal._validate import nonnegative, positive, positive_int, probability
+from privcal.errors import PrivcalError
+
+__all__ = [
+    "kernel",
+    "gram",
+    "inner_product",
+    "norm_squared",
+    "norm",
+    "norm_squared_sampled",
+    "KernelExpansion",
+    "expansion",
+    "expansion_norm_squared",
+    "expansion_inner_product",
+    "update_sup_bound",
+    "v_parameter",
+    "kernel_beta_thm5",
+    "kernel_beta_thm5_proof_paper",
+    "sensitivity_squared_bound",
+    "sensitivity_minimizing_beta",
+    "update_sensitivity_squared_paper",
+    "update_sensitivity_squared",
+    "output_perturbation_sensitivity_squared_paper",
+    "output_perturbation_sensitivity_squared",
+]
+
+_UNIT = (0.0, 1.0)
+# Quadrature: requested accuracy, and the reported error above which the result is not trusted.
+_EPSABS = 1e-14
+_EPSREL = 1e-11
+_TRUST_REL = 1e-8
+_QUAD_LIMIT = 200
+# Finite-difference step, relative to the interval length (4th-order stencils).
+_FD_STEP = 2.0**-13
+
+
+# ----------------------------------------------------------------------------------------------
+# input checks (array-valued; scalars go through privcal._validate)
+
+
+def _interval(interval) -> tuple[float, float]:
+    try:
+        a, b = interval
+    except (TypeError, ValueError):
+        raise ValueError(f"interval must be a pair (a, b) with a < b, got {interval!r}") from None
+    for name, x in (("interval[0]", a), ("interval[1]", b)):
+        if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x):
+            raise ValueError(f"{name} must be a finite real number, got {x!r}")
+    a, b = float(a), float(b)
+    if not a < b:
+        raise ValueError(f"interval must be a pair (a, b) with a < b, got {interval!r}")
+    return a, b
+
+
+def _finite_array(name: str, value, *, ndim: int | None = None) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be an array of real numbers, got {value!r}") from None
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D array, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must contain only finite numbers, got {value!r}")
+    return arr
+
+
+def _points_in(name: str, value, a: float, b: float) -> np.ndarray:
+    arr = _finite_array(name, value, ndim=1)
+    if arr.size == 0:
+        raise ValueError(f"{name} must not be empty")
+    bad = arr[(arr < a) | (arr > b)]
+    if bad.size:
+        raise ValueError(f"{name} must lie in [{a:g}, {b:g}], got {bad[0]!r}")
+    return arr
+
+
+def _callable(name: str, value) -> Callable:
+    if not callable(value):
+        raise ValueError(f"{name} must be callable, got {value!r}")
+    return value
+
+
+def _evaluate(name: str, func: Callable, x: float) -> float:
+    y = func(x)
+    try:
+        y = float(y)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must return a real number, got {y!r} at x={x!r}") from None
+    if not math.isfinite(y):
+        raise ValueError(f"{name} must be finite on the interval, got {y!r} at x={x!r}")
+    return y
+
+
+# ----------------------------------------------------------------------------------------------
+# kernel
+
+
+def kernel(x, y, beta):
+    """Laplace (Ornstein-Uhlenbeck) kernel of the Lemma 6 RKHS, broadcast over ``x`` and ``y``.
+
+    Formula: ``K(x, y) = exp(-beta |x - y|)``.
+    Source: Wang & Hegde 2019, Lemma 6.
+    """
+    beta = positive("beta", beta)
+    x = _finite_array("x", x)
+    y = _finite_array("y", y)
+    return np.exp(-beta * np.abs(x - y))
+
+
+def gram(points, beta) -> np.ndarray:
+    """Gram matrix of the Lemma 6 kernel at ``points`` (1-D).
+
+    Formula: ``G[i, j] = exp(-beta |x_i - x_j|)``; positive definite for distinct points, with
+    ``det G = prod_i (1 - exp(-2 beta (x_(i+1) - x_(i))))`` over the sorted points (Markov
+    property of the Ornstein-Uhlenbeck process).
+    Source: Wang & Hegde 2019, Lemma 6 (kernel); Prop. 4 (the mechanism's covariance).
+    """
+    beta = positive("beta", beta)
+    x = _finite_array("points", points, ndim=1)
+    return np.exp(-beta * np.abs(x[:, None] - x[None, :]))
+
+
+# ----------------------------------------------------------------------------------------------
+# inner product of callables (quadrature)
+
+
+def _derivative(func: Callable, x: float, lo: float, hi: float, step: float) -> float:
+    """4th-order finite difference of ``func`` at ``x`` using only points of ``[lo, hi]``.
+
+    Central stencil where it fits, otherwise the one-sided stencil towards the larger side; the
+    step never exceeds an eighth of the piece, so a kink at a piece boundary is never straddled.
+    """
+    h = min(step, (hi - lo) / 8.0)
+    if x - 2 * h >= lo and x + 2 * h <= hi:
+        fm2, fm1, fp1, fp2 = (func(x + j * h) for j in (-2, -1, 1, 2))
+        return float((fm2 - 8 * fm1 + 8 * fp1 - fp2) / (12 * h))
+    s = 1.0 if x - lo < hi - x else -1.0
+    f0, f1, f2, f3, f4 = (func(x + s * j * h) for j in range(5))
+    return float(s * (-25 * f0 + 48 * f1 - 36 * f2 + 16 * f3 - 3 * f4) / (12 * h))
+
+
+def _knots(a: float, b: float, breakpoints) -> np.ndarray:
+    if breakpoints is None:
+        return np.array([a, b])
+    pts = _finite_array("breakpoints", breakpoints, ndim=1)
+    inner = pts[(pts > a) & (pts < b)]
+    return np.unique(np.concatenate(([a], inner, [b])))
+
+
+def _quad_piece(integrand: Callable, lo: float, hi: float) -> float:
+    out = integrate.quad(
+        integrand, lo, hi, epsabs=_EPSABS, epsrel=_EPSREL, limit=_QUAD_LIMIT, full_output=1
+    )
+    value, abserr = out[0], out[1]
+    if not math.isfinite(value):
+        raise PrivcalError(f"quadrature returned {value!r} on [{lo:g}, {hi:g}]")
+    if len(out) > 3:  # QUADPACK flagged a problem (ier > 0)
+        divergent = "divergent" in out[3]
+        if divergent or abserr > max(_TRUST_REL * abs(value), 1e2 * _EPSABS):
+            raise PrivcalError(
+                f"quadrature on [{lo:g}, {hi:g}] cannot be trusted (value {value!r}, error "
+                f"estimate {abserr!r}): {out[3].strip()} -- the norm may be infinite; otherwise "
+                "pass the kinks as breakpoints and exact derivatives"
+            )
+    return value
+
+
+def _h1_form(f, g, beta, df, dg, interval, breakpoints, *, same: bool) -> float:
+    beta = positive("beta", beta)
+    a, b = _interval(interval)
+    f = _callable("f", f)
+    if df is not None:
+        df = _callable("df", df)
+    if not same:
+        g = _callable("g", g)
+        if dg is not None:
+            dg = _callable("dg", dg)
+    knots = _knots(a, b, breakpoints)
+    step = _FD_STEP * (b - a)
+
+    fa, fb = _evaluate("f", f, a), _evaluate("f", f, b)
+    if same:
+        boundary = 0.5 * (fa * fa + fb * fb)
+    else:
+        boundary = 0.5 * (fa * _evaluate("g", g, a) + fb * _evaluate("g", g, b))
+
+    total = 0.0
+    beta2 = beta * beta
+    for lo, hi in zip(knots[:-1], knots[1:]):
+        lo, hi = float(lo), float(hi)
+
+        def dfx(x, lo=lo, hi=hi):
+            return float(df(x)) if df is not None else _derivative(f, x, lo, hi, step)
+
+        if same:
+
+            def integrand(x, dfx=dfx):
+                fx = float(f(x))
+                return dfx(x) ** 2 + beta2 * fx * fx
+
+        else:
+
+            def dgx(x, lo=lo, hi=hi):
+                return float(dg(x)) if dg is not None else _derivative(g, x, lo, hi, step)
+
+            def integrand(x, dfx=dfx, dgx=dgx):
+                return dfx(x) * dgx(x) + beta2 * float(f(x)) * float(g(x))
+
+        total += _quad_piece(integrand, lo, hi)
+    return boundary + total / (2.0 * beta)
+
+
+def inner_product(f, g, beta, *, df=None, dg=None, interval=_UNIT, breakpoints=None) -> float:
+    r"""Lemma 6 inner product of two callables on ``interval = (a, b)``, by adaptive quadrature.
+
+    Formula: ``<f, g> = 1/2 (f(a) g(a) + f(b) g(b)) + 1/(2 beta) int_a^b (f' g' + beta^2 f g) dx``
+    (``a, b = 0, 1`` in the paper). On ``[a, b]`` this equals the ``[0, 1]`` inner product of
+    ``F(t) = f(a + (b - a) t)`` with ``beta`` replaced by ``beta (b - a)``.
+    Source: Wang & Hegde 2019, Lemma 6 (App. C).
+
+    ``f`` and ``g`` map a float to a float. ``df``/``dg`` are their (weak) derivatives; when
+    omitted, a 4th-order finite difference is used that stays inside each quadrature piece.
+    Pass every kink of ``f``, ``g`` (e.g. kernel centres) as ``breakpoints``: quadrature and
+    finite differences are split there. Raises ``PrivcalError`` if a quadrature piece does not
+    reach a relative accuracy of about 1e-8 or looks divergent (infinite norm). Finite
+    differences smooth an endpoint singularity of ``f'`` away, so for functions whose norm may
+    be infinite pass ``df``.
+    """
+    return _h1_form(f, g, beta, df, dg, interval, breakpoints, same=False)
+
+
+def norm_squared(f, beta, *, df=None, interval=_UNIT, breakpoints=None) -> float:
+    """Squared Lemma 6 norm of a callable, by quadrature (see ``inner_product``).
+
+    Formula: ``||f||^2 = 1/2 (f(a)^2 + f(b)^2) + 1/(2 beta) int_a^b (f'^2 + beta^2 f^2) dx``.
+    Source: Wang & Hegde 2019, Lemma 6 (App. C).
+    """
+    return _h1_form(f, None, beta, df, None, interval, breakpoints, same=True)
+
+
+def norm(f, beta, *, df=None, interval=_UNIT, breakpoints=None) -> float:
+    """Lemma 6 norm ``||f||_H = sqrt(<f, f>)`` of a callable, by quadrature.
+
+    Formula: square root of ``norm_squared``. Source: Wang & Hegde 2019, Lemma 6 (App. C).
+    """
+    return math.sqrt(norm_squared(f, beta, df=df, interval=interval, breakpoints=breakpoints))
+
+
+def norm_squared_sampled(values, points, beta, *, interval=_UNIT) -> float:
+    """Squared Lemma 6 norm of the piecewise-linear interpolant of samples, in closed form.
+
+    Formula: with ``h_i = x_(i+1) - x_i`` and ``f_i`` the samples,
+    ``1/2 (f_0^2 + f_n^2) + 1/(2 beta) sum_i [(f_(i+1) - f_i)^2 / h_i
+    + beta^2 h_i (f_i^2 + f_i f_(i+1) + f_(i+1)^2) / 3]`` (exact integrals of a linear piece).
+    Source: Wang & Hegde 2019, Lemma 6 (App. C) applied to a piecewise-linear function.
+
+    ``points`` must be strictly increasing with first and last point the ends of ``interval``;
+    ``interval=None`` takes the interval spanned by ``points``.
+    """
+    beta = positive("beta", beta)
+    x = _finite_array("points", points, ndim=1)
+    f = _finite_array("values", values, ndim=1)
+    if x.size < 2:
+        raise ValueError(f"points must hold at least 2 points, got {x.size}")
+    if f.shape != x.shape:
+        raise ValueError(f"values must have the shape of points {x.shape}, got {f.shape}")
+    h = np.diff(x)
+    if not np.all(h > 0):
+        raise ValueError("points must be strictly increasing")
+    if interval is not None:
+        a, b = _interval(interval)
+        tol = 1e-12 * (b - a)
+        if abs(x[0] - a) > tol or abs(x[-1] - b) > tol:
+            raise ValueError(
+                f"points must start at interval[0]={a:g} and end at interval[1]={b:g}, "
+                f"got {x[0]!r} and {x[-1]!r}"
+            )
+    f0, f1 = f[:-1], f[1:]
+    derivative_term = float(np.sum((f1 - f0) ** 2 / h))
+    value_term = float(np.sum(h * (f0 * f0 + f0 * f1 + f1 * f1)) / 3.0)
+    boundary = 0.5 * (f[0] ** 2 + f[-1] ** 2)
+    return float(boundary + (derivative_term + beta * beta * value_term) / (2.0 * beta))
+
+
+# ----------------------------------------------------------------------------------------------
+# kernel expansions
+
+
+@dataclass(frozen=True)
+class KernelExpansion:
+    """The function ``f(x) = sum_i a_i exp(-beta |x - x_i|)`` and its derivative.
+
+    Its derivative is ``f'(x) = -beta sum_i a_i sign(x - x_i) exp(-beta |x - x_i|)``; at a centre
+    ``derivative(x, side)`` gives the right (``side=1``), left (``side=-1``) or average
+    (``side=0``) limit. Build it with ``expansion``.
+    """
+
+    coefficients: tuple[float, ...]
+    centers: tuple[float, ...]
+    beta: float
+
+    def __call__(self, x):
+        x = np.asarray(x, dtype=float)
+        k = np.exp(-self.beta * np.abs(x[..., None] - np.asarray(self.centers)))
+        return k @ np.asarray(self.coefficients)
+
+    def derivative(self, x, side: int = 0):
+        """Derivative at ``x``; at a centre the ``side`` limit (-1 left, 1 right, 0 average)."""
+        if side not in (-1, 0, 1):
+            raise ValueError(f"side must be -1, 0 or 1, got {side!r}")
+        x = np.asarray(x, dtype=float)
+        d = x[..., None] - np.asarray(self.centers)
+        sign = np.where(d == 0, float(side), np.sign(d))
+        k = -self.beta * sign * np.exp(-self.beta * np.abs(d))
+        return k @ np.asarray(self.coefficients)
+
+
+def _expansion_args(coefficients, centers, beta, interval):
+    beta = positive("beta", beta)
+    a, b = _interval(interval)
+    x = _points_in("centers", centers, a, b)
+    c = _finite_array("coefficients", coefficients, ndim=1)
+    if c.shape != x.shape:
+        raise ValueError(f"coefficients must have the shape of centers {x.shape}, got {c.shape}")
+    return c, x, beta
+
+
+def expansion(coefficients, centers, beta, *, interval=_UNIT) -> KernelExpansion:
+    """The kernel expansion ``f = sum_i a_i K(., x_i)`` as a callable with a derivative.
+
+    Formula: ``f(x) = sum_i a_i exp(-beta |x - x_i|)``. Source: Wang & Hegde 2019, Lemma 6.
+    Centres must lie in ``interval`` (where the reproducing property holds).
+    """
+    c, x, beta = _expansion_args(coefficients, centers, beta, interval)
+    return KernelExpansion(tuple(map(float, c)), tuple(map(float, x)), beta)
+
+
+def expansion_norm_squared(coefficients, centers, beta, *, interval=_UNIT) -> float:
+    """Squared Lemma 6 norm of ``sum_i a_i K(., x_i)``, in closed form.
+
+    Formula: ``||f||^2 = a^T G a`` with ``G = gram(centers, beta)`` (reproducing property
+    ``<K(., x), K(., y)> = K(x, y)``, valid for centres inside the interval).
+    Source: Wang & Hegde 2019, Lemma 6.
+    """
+    c, x, beta = _expansion_args(coefficients, centers, beta, interval)
+    return float(c @ gram(x, beta) @ c)
+
+
+def expansion_inner_product(
+    coefficients_f, centers_f, coefficients_g, centers_g, beta, *, interval=_UNIT
+) -> float:
+    """Lemma 6 inner product of two kernel expansions, in closed form.
+
+    Formula: ``<sum_i a_i K(., x_i), sum_j b_j K(., y_j)> = sum_ij a_i b_j exp(-beta |x_i - y_j|)``.
+    Source: Wang & Hegde 2019, Lemma 6 (reproducing property).
+    """
+    a_, x, beta = _expansion_args(coefficients_f, centers_f, beta, interval)
+    b_, y, _ = _expansion_args(coefficients_g, centers_g, beta, interval)
+    return float(a_ @ np.exp(-beta * np.abs(x[:, None] - y[None, :])) @ b_)
+
+
+# ----------------------------------------------------------------------------------------------
+# sensitivities (Theorem 5 and Section 3.2)
+
+
+def update_sup_bound(lr, k, batch_size, lipschitz) -> float:
+    """Sup-norm bound on the difference of two Q-updates under neighbouring rewards.
+
+    Formula: ``||Q - Q'||_inf <= 4 alpha L (k + 1) / B`` (``alpha = lr``, ``L = lipschitz``,
+    ``B = batch_size``), on the event that the noise paths stay in ``[-k, k]``.
+    Source: Wang & Hegde 2019, proof of Thm 5.
+    """
+    lr = positive("lr", lr)
+    k = nonnegative("k", k)
+    batch_size = positive_int("batch_size", batch_size)
+    lipschitz = nonnegative("lipschitz", lipschitz)
+    return 4.0 * lr * lipschitz * (k + 1.0) / batch_size
+
+
+def v_parameter(lr, k, batch_size) -> float:
+    """The paper's shorthand ``v`` (sup bound per unit Lipschitz constant).
+
+    Formula: ``v = 4 alpha (k + 1) / B``. Source: Wang & Hegde 2019, proof of Thm 5.
+    """
+    lr = positive("lr", lr)
+    k = nonnegative("k", k)
+    batch_size = positive_int("batch_size", batch_size)
+    return 4.0 * lr * (k + 1.0) / batch_size
+
+
+def kernel_beta_thm5(lr, k, batch_size) -> float:
+    """Kernel parameter chosen in Theorem 5.
+
+    Formula: ``beta = 1/v = B / (4 alpha (k + 1))``; it minimises
+    ``(1 + beta/2)(v L)^2 + L^2/(2 beta)`` (see ``sensitivity_minimizing_beta``).
+    Source: Wang & Hegde 2019, Thm 5 (statement and proof).
+    """
+    return 1.0 / v_parameter(lr, k, batch_size)
+
+
+def kernel_beta_thm5_proof_paper(lr, k, batch_size, lipschitz) -> float:
+    """Kernel parameter as printed in the kernel of the proof of Theorem 5.
+
+    Formula: ``beta = 4 alpha L (k + 1) / B`` (from ``K(x, y) = exp(-4 alpha L (k+1)|x-y|/B)``).
+    Source: Wang & Hegde 2019, proof of Thm 5. Fails: inconsistent with ``beta = 1/v`` of the
+    statement and of the sensitivity algebra; kept only to reproduce the printed text.
+    """
+    return update_sup_bound(lr, k, batch_size, lipschitz)
+
+
+def sensitivity_squared_bound(sup_norm, lipschitz, beta) -> float:
+    """Upper bound on ``||f||_H^2`` from ``|f| <= D`` and ``|f'| <= L'`` on ``[0, 1]``.
+
+    Formula: ``||f||^2 <= (1 + beta/2) D^2 + L'^2 / (2 beta)``, term by term:
+    ``1/2 (f(0)^2 + f(1)^2) <= D^2``, ``(beta/2) int f^2 <= (beta/2) D^2``,
+    ``1/(2 beta) int f'^2 <= L'^2/(2 beta)``. ``lipschitz`` is the Lipschitz constant of ``f``
+    itself (for ``f = Q - Q'`` with ``Q, Q'`` both ``L``-Lipschitz, pass ``2L``).
+    Source: Wang & Hegde 2019, Lemma 6 norm, as used in the proof of Thm 5.
+    """
+    d = nonnegative("sup_norm", sup_norm)
+    lip = nonnegative("lipschitz", lipschitz)
+    beta = positive("beta", beta)
+    return (1.0 + beta / 2.0) * d * d + lip * lip / (2.0 * beta)
+
+
+def sensitivity_minimizing_beta(sup_norm, lipschitz) -> float:
+    """Kernel parameter minimising ``sensitivity_squared_bound`` for fixed ``D`` and ``L'``.
+
+    Formula: ``beta* = L'/D``, where the bound equals ``D^2 + D L'``. With the paper's
+    ``D = v L, L' = L`` this is Thm 5's ``beta = 1/v``; with ``L' = 2L`` it is ``2/v``.
+    Note: ``beta`` is the noise kernel's, so changing it also changes Lemma 8's sup term.
+    Source: calculus on the bound of Wang & Hegde 2019, proof of Thm 5.
+    """
+    d = positive("sup_norm", sup_norm)
+    lip = positive("lipschitz", lipschitz)
+    return lip / d
+
+
+def update_sensitivity_squared_paper(lr, k, batch_size, lipschitz) -> float:
+    """Squared RKHS sensitivity of one Q-update as printed in Theorem 5 (the ``C(alpha,k,L,B)``).
+
+    Formula: ``C = (v^2 + v) L^2`` with ``v = 4 alpha (k + 1)/B``; equals
+    ``sensitivity_squared_bound(v L, L, 1/v)``.
+    Source: Wang & Hegde 2019, Thm 5 (statement and proof).
+    Fails: it uses ``L`` as the Lipschitz constant of ``Q - Q'``; for two ``L``-Lipschitz value
+    functions the difference is only ``2L``-Lipschitz and ``||Q - Q'||_H^2`` can exceed
+    ``C`` (by a factor close to 2 for small ``v``); see ``update_sensitivity_squared``.
+    """
+    v = v_parameter(lr, k, batch_size)
+    lipschitz = nonnegative("lipschitz", lipschitz)
+    return (v * v + v) * lipschitz * lipschitz
+
+
+def update_sensitivity_squared(lr, k, batch_size, lipschitz, *, beta=None) -> float:
+    """Valid squared RKHS sensitivity of one Q-update (``Q, Q'`` both ``L``-Lipschitz).
+
+    Formula: ``(1 + beta/2)(v L)^2 + (2L)^2/(2 beta)``; at the paper's ``beta = 1/v`` (default)
+    this is ``(v^2 + 5v/2) L^2``, at ``beta = 2/v`` the minimum ``(v^2 + 2v) L^2``.
+    Source: Wang & Hegde 2019, proof of Thm 5, with ``Lip(Q - Q') <= 2L`` (triangle inequality).
+    """
+    d = update_sup_bound(lr, k, batch_size, lipschitz)
+    if beta is None:
+        beta = kernel_beta_thm5(lr, k, batch_size)
+    return sensitivity_squared_bound(d, 2.0 * float(lipschitz), beta)
+
+
+def _discount(discount) -> float:
+    g = probability("discount", discount)
+    if g >= 1.0:
+        raise ValueError(f"discount must be in [0, 1), got {discount!r}")
+    return g
+
+
+def output_perturbation_sensitivity_squared_paper(reward_bound, discount, lipschitz, beta) -> float:
+    """Squared RKHS sensitivity of releasing ``Q`` once, as printed in Section 3.2.
+
+    Formula: ``||Q - Q'||_H^2 <= 2 r0^2 (1 + beta/2) / (1 - gamma)^2 + L^2 / beta``.
+    Source: Wang & Hegde 2019, paragraph after Corollary 7.
+    Fails: exactly half of the Lemma 6 bound for ``|Q|, |Q'| <= r0/(1-gamma)``,
+    ``Lip(Q), Lip(Q') <= L``; ``Q = r0/(1-gamma)``, ``Q' = -Q`` has
+    ``||Q - Q'||^2 = 4 r0^2 (1 + beta/2)/(1-gamma)^2`` (see
+    ``output_perturbation_sensitivity_squared``).
+    """
+    r0 = nonnegative("reward_bound", reward_bound)
+    gamma = _discount(discount)
+    lip = nonnegative("lipschitz", lipschitz)
+    beta = positive("beta", beta)
+    return 2.0 * r0 * r0 * (1.0 + beta / 2.0) / (1.0 - gamma) ** 2 + lip * lip / beta
+
+
+def output_perturbation_sensitivity_squared(reward_bound, discount, lipschitz, beta) -> float:
+    """Valid squared RKHS sensitivity of releasing ``Q`` once (Section 3.2 setting).
+
+    Formula: ``sensitivity_squared_bound(2 r0/(1-gamma), 2L, beta)
+    = 4 r0^2 (1 + beta/2)/(1 - gamma)^2 + 2 L^2/beta`` (twice the printed bound), from
+    ``|Q| <= r0/(1-gamma)`` and ``Lip(Q) <= L`` for both value functions.
+    Source: Wang & Hegde 2019, Sec. 3.2 and Lemma 6; the workshop version (Thm 4 proof) prints
+    the same ``4 r0^2`` factor.
+    """
+    r0 = nonnegative("reward_bound", reward_bound)
+    gamma = _discount(discount)
+    lip = nonnegative("lipschitz", lipschitz)
+    return sensitivity_squared_bound(2.0 * r0 / (1.0 - gamma), 2.0 * lip, beta)

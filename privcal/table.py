@@ -1,0 +1,245 @@
+"""The comparison behind ``privcal table``: the sigma each bound demands, side by side.
+
+For every target epsilon (at one delta) a row gives sigma under each bound and its ratio to the exact
+sigma (the least noise any valid analysis can justify). Paper closed forms are *checked* on the exact
+profile: a row is flagged where a closed form's sigma does not in fact give (epsilon, delta)-DP.
+
+Settings:
+
+* ``dpq`` — Wang & Hegde 2019, DP Q-learning (App. E.3 defaults: T = 5000 samples, B = 64, alpha = 3e-4,
+  k = 23, L = 4). Each of the T/B updates releases a Gaussian-process mechanism with RKHS sensitivity
+  D = sqrt(C), C = (v^2 + v) L^2, v = 4 alpha (k + 1)/B (Thm 5 proof). That D assumes Q - Q' is
+  L-Lipschitz; it can be 2L-Lipschitz, so a column gives the exact sigma at the valid D
+  (``privcal.rkhs.update_sensitivity_squared``) and rows mark every sigma below it. Valid accountants count the
+  floor(T/B) full-batch updates that Algorithm 1 performs; the paper formulas use T/B literally as printed.
+  delta here is the composition delta only; the Lemma 8 sup-bound failure term that Thm 5 adds on
+  top is not included.
+* ``gaussian`` — ``steps`` releases of a Gaussian mechanism with L2 sensitivity ``sensitivity``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from . import _validate as V
+from . import composition, rkhs
+from .accountants import KOVAccountant, RDPAccountant
+from .calibration import calibrate_sigma
+from .errors import InfeasibleError
+from .events import ComposedEvent, GaussianEvent
+
+__all__ = ["Column", "Row", "Table", "dpq_table", "gaussian_table", "DPQ_DEFAULTS", "DEFAULT_EPSILONS"]
+
+#: Wang & Hegde 2019, App. E.3: T samples, batch size B, learning rate alpha, k, Lipschitz constant L.
+DPQ_DEFAULTS = {"samples": 5000, "batch_size": 64, "lr": 3e-4, "k": 23, "lipschitz": 4.0}
+#: Default targets: the paper's 0.45 and 0.9 among a spread up to where the closed forms break.
+DEFAULT_EPSILONS = (0.1, 0.45, 0.9, 2.0, 4.0, 8.0)
+
+_TABLE_RTOL = 1e-7  # relative precision of the root-found columns (the table prints 4-5 digits)
+
+
+@dataclass(frozen=True)
+class Column:
+    """One bound: its key, a short header, where it comes from, and whether it is valid by proof."""
+
+    key: str
+    header: str
+    source: str
+    checked: bool  # a paper closed form whose sufficiency the table checks on the exact profile
+
+
+@dataclass(frozen=True)
+class Row:
+    epsilon: float
+    delta: float
+    sigmas: dict  # column key -> sigma (inf when infeasible)
+    ratios: dict  # column key -> sigma / exact sigma
+    insufficient: tuple  # keys of checked columns whose sigma is not (epsilon, delta)-DP
+    exact_epsilons: dict  # checked column key -> exact epsilon at that column's sigma
+    below_valid_sensitivity: tuple = ()  # keys whose sigma is below the exact sigma at the valid D
+
+
+@dataclass(frozen=True)
+class Table:
+    setting: str
+    parameters: dict
+    columns: tuple
+    rows: tuple
+    notes: tuple = field(default=())
+
+    def as_dict(self) -> dict:
+        """Plain-data form (for JSON)."""
+        return {
+            "setting": self.setting,
+            "parameters": self.parameters,
+            "columns": [c.__dict__ for c in self.columns],
+            "rows": [
+                {
+                    "epsilon": r.epsilon,
+                    "delta": r.delta,
+                    "sigma": {k: _jsonable(v) for k, v in r.sigmas.items()},
+                    "ratio_to_exact": {k: _jsonable(v) for k, v in r.ratios.items()},
+                    "insufficient": list(r.insufficient),
+                    "exact_epsilon_at_sigma": {k: _jsonable(v) for k, v in r.exact_epsilons.items()},
+                    "below_valid_sensitivity": list(r.below_valid_sensitivity),
+                }
+                for r in self.rows
+            ],
+            "notes": list(self.notes),
+        }
+
+
+def _jsonable(x: float):
+    return x if math.isfinite(x) else None
+
+
+_COLUMNS = {
+    "exact": Column("exact", "exact", "exact Gaussian profile of the composition (Balle & Wang 2018)", False),
+    "exact_valid_d": Column(
+        "exact_valid_d", "exact, valid D",
+        "exact profile with the valid update sensitivity (v^2+5v/2)L^2 (Lip(Q-Q') <= 2L; the paper uses L)", False,
+    ),
+    "thm5_proof": Column(
+        "thm5_proof", "Thm5 proof", "Wang & Hegde Thm 5, closed form at the end of the proof", True
+    ),
+    "thm5_statement": Column(
+        "thm5_statement", "Thm5 stated", "Wang & Hegde Thm 5 as printed in the statement (C outside the root)", True
+    ),
+    "kov_quoted": Column(
+        "kov_quoted", "KOV quoted", "bound quoted in the Thm 5 proof: sqrt(2T' ln(1.25/d) ln(e+e/d)) D/e", True
+    ),
+    "kov": Column("kov", "KOV optimal", "Kairouz-Oh-Viswanath optimal composition, best per-step epsilon0", False),
+    "rdp": Column("rdp", "RDP", "Renyi DP of the Gaussian, improved conversion", False),
+}
+
+
+def _epsilons(epsilons) -> tuple[float, ...]:
+    eps = tuple(V.positive("epsilon", e) for e in epsilons)
+    if not eps:
+        raise ValueError("epsilons must contain at least one value, got none")
+    return eps
+
+
+def _accountant_sigma(cls, epsilon, delta, steps, sensitivity, hint) -> float:
+    try:
+        return calibrate_sigma(
+            lambda s: ComposedEvent(GaussianEvent(s / sensitivity), steps),
+            epsilon,
+            delta,
+            cls,
+            sigma_hint=hint,
+            rtol=_TABLE_RTOL,
+        )
+    except InfeasibleError:
+        return math.inf
+
+
+def _rows(epsilons, delta, steps, sensitivity, paper_sigmas, valid_sensitivity=None) -> tuple[Row, ...]:
+    """Rows for ``steps`` releases of sensitivity ``sensitivity``; ``paper_sigmas(eps)`` gives the
+    closed-form columns; ``valid_sensitivity`` (if the paper's sensitivity is not valid) adds the
+    exact sigma at the valid sensitivity and marks every column below it."""
+    rows = []
+    for eps in epsilons:
+        exact = composition.sigma_composed_exact(eps, delta, steps=steps, sensitivity=sensitivity)
+        sigmas = {"exact": exact}
+        if valid_sensitivity is not None:
+            sigmas["exact_valid_d"] = composition.sigma_composed_exact(
+                eps, delta, steps=steps, sensitivity=valid_sensitivity
+            )
+        sigmas.update(paper_sigmas(eps))
+        sigmas["kov"] = _accountant_sigma(KOVAccountant, eps, delta, steps, sensitivity, exact)
+        sigmas["rdp"] = _accountant_sigma(RDPAccountant, eps, delta, steps, sensitivity, exact)
+        checked = [k for k in sigmas if _COLUMNS[k].checked]
+        exact_eps = {
+            k: composition.epsilon_composed_exact(sigmas[k], delta, steps=steps, sensitivity=sensitivity)
+            for k in checked
+        }
+        insufficient = tuple(k for k in checked if exact_eps[k] > eps)
+        ratios = {k: v / exact for k, v in sigmas.items()}
+        floor = sigmas.get("exact_valid_d")
+        below = () if floor is None else tuple(k for k in checked if sigmas[k] < floor)
+        rows.append(Row(eps, delta, sigmas, ratios, insufficient, exact_eps, below))
+    return tuple(rows)
+
+
+def dpq_table(
+    epsilons=DEFAULT_EPSILONS,
+    delta=1e-5,
+    *,
+    samples=DPQ_DEFAULTS["samples"],
+    batch_size=DPQ_DEFAULTS["batch_size"],
+    lr=DPQ_DEFAULTS["lr"],
+    k=DPQ_DEFAULTS["k"],
+    lipschitz=DPQ_DEFAULTS["lipschitz"],
+) -> Table:
+    """Sigma per bound for DP Q-learning (Wang & Hegde 2019, Thm 5 / App. E.3), one row per epsilon."""
+    epsilons = _epsilons(epsilons)
+    delta = V.open_unit("delta", delta)
+    samples = V.positive_int("samples", samples)
+    batch_size = V.positive_int("batch_size", batch_size)
+    if batch_size > samples:
+        raise ValueError(f"batch_size must be <= samples ({samples}), got {batch_size}")
+    lr = V.positive("lr", lr)
+    k = V.positive("k", k)
+    lipschitz = V.positive("lipschitz", lipschitz)
+
+    c = rkhs.update_sensitivity_squared_paper(lr, k, batch_size, lipschitz)  # C = (v^2 + v) L^2
+    sensitivity = math.sqrt(c)
+    valid_sensitivity = math.sqrt(rkhs.update_sensitivity_squared(lr, k, batch_size, lipschitz))
+    updates = samples // batch_size  # full-batch updates performed by Algorithm 1
+    t_prime = samples / batch_size  # T' = T/B as printed
+
+    def paper(eps):
+        return {
+            "thm5_proof": composition.thm5_sigma_proof_paper(eps, delta, steps=t_prime, sensitivity=sensitivity),
+            "thm5_statement": composition.thm5_sigma_statement_paper(eps, delta, steps=t_prime, c=c),
+            "kov_quoted": composition.sigma_kov_quoted_paper(eps, delta, steps=t_prime, sensitivity=sensitivity),
+        }
+
+    v = rkhs.v_parameter(lr, k, batch_size)
+    params = {
+        "samples": samples,
+        "batch_size": batch_size,
+        "lr": lr,
+        "k": k,
+        "lipschitz": lipschitz,
+        "v": v,
+        "beta": 1.0 / v,
+        "C": c,
+        "sensitivity": sensitivity,
+        "valid_sensitivity": valid_sensitivity,
+        "updates": updates,
+        "T_over_B": t_prime,
+    }
+    notes = (
+        f"D = sqrt(C) = {sensitivity:.6g} (RKHS sensitivity of one update, Thm 5 proof: C = (v^2+v)L^2, "
+        f"v = 4 alpha (k+1)/B = {v:.6g}); valid accountants count {updates} updates, paper formulas T/B = {t_prime:g}.",
+        "delta is the composition delta; Thm 5 adds the Lemma 8 failure term J exp(-(2k - 8.68 sqrt(beta) sigma)^2/2) "
+        f"on top, whose condition 2k > 8.68 sqrt(beta) sigma needs sigma < {2 * k / (8.68 * math.sqrt(1.0 / v)):.4g} here.",
+        f"The paper's D treats Q - Q' as L-Lipschitz; it can be 2L-Lipschitz, and the valid sensitivity is "
+        f"sqrt((v^2+5v/2)L^2) = {valid_sensitivity:.6g} (privcal.rkhs.update_sensitivity_squared); "
+        "'*' marks a paper closed form whose sigma is below the exact sigma at that valid D; the other "
+        "columns compare accountants at the paper's D.",
+    )
+    keys = ("exact", "exact_valid_d", "thm5_proof", "thm5_statement", "kov_quoted", "kov", "rdp")
+    rows = _rows(epsilons, delta, updates, sensitivity, paper, valid_sensitivity)
+    return Table("dpq", params, tuple(_COLUMNS[key] for key in keys), rows, notes)
+
+
+def gaussian_table(epsilons=DEFAULT_EPSILONS, delta=1e-5, *, steps=1, sensitivity=1.0) -> Table:
+    """Sigma per bound for ``steps`` composed Gaussian releases of sensitivity ``sensitivity``."""
+    epsilons = _epsilons(epsilons)
+    delta = V.open_unit("delta", delta)
+    steps = V.positive_int("steps", steps)
+    sensitivity = V.positive("sensitivity", sensitivity)
+
+    def paper(eps):
+        return {
+            "thm5_proof": composition.thm5_sigma_proof_paper(eps, delta, steps=steps, sensitivity=sensitivity),
+            "kov_quoted": composition.sigma_kov_quoted_paper(eps, delta, steps=steps, sensitivity=sensitivity),
+        }
+
+    cols = tuple(_COLUMNS[key] for key in ("exact", "thm5_proof", "kov_quoted", "kov", "rdp"))
+    params = {"steps": steps, "sensitivity": sensitivity}
+    return Table("gaussian", params, cols, _rows(epsilons, delta, steps, sensitivity, paper))

@@ -1,0 +1,209 @@
+"""The accountant contract, run on every accountant, plus checks specific to each."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from privcal import composition, gaussian
+from privcal.accountants import (
+    ACCOUNTANTS,
+    ExactAccountant,
+    KOVAccountant,
+    PaperAccountant,
+    RDPAccountant,
+)
+from privcal.errors import UnsupportedEventError
+from privcal.events import (
+    ApproxDPEvent,
+    ComposedEvent,
+    GaussianEvent,
+    GaussianProcessEvent,
+    SubsampledEvent,
+)
+
+ALL = sorted(ACCOUNTANTS)
+sigmas = st.floats(0.3, 30.0)
+steps_ = st.integers(1, 200)
+deltas = st.sampled_from([1e-2, 1e-5, 1e-9])
+
+
+def _eps(name, sigma, steps, delta):
+    return ACCOUNTANTS[name]().compose(GaussianEvent(sigma), steps).epsilon(delta)
+
+
+# ---- the contract ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_empty_ledger_costs_nothing(name):
+    acc = ACCOUNTANTS[name]()
+    assert acc.epsilon(1e-5) == 0.0
+    assert acc.delta(1.0) == 0.0
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_compose_returns_self_and_records(name):
+    acc = ACCOUNTANTS[name]()
+    assert acc.compose(GaussianEvent(2.0), 3) is acc
+    assert acc.ledger == ((GaussianEvent(2.0), 3),)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_unsupported_event_raises(name):
+    acc = ACCOUNTANTS[name]()
+    sub = SubsampledEvent(GaussianEvent(1.0), 0.01)
+    assert not acc.supports(sub)
+    with pytest.raises(UnsupportedEventError, match=name):
+        acc.compose(sub)
+    assert not acc.supports("not an event")
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_gp_event_is_gaussian_with_mu(name):
+    # Wang & Hegde 2019, Prop. 4: the GP mechanism is a Gaussian mechanism with Delta = RKHS sensitivity
+    a = ACCOUNTANTS[name]().compose(GaussianProcessEvent(sigma=3.0, rkhs_sensitivity=1.5), 10).epsilon(1e-5)
+    b = ACCOUNTANTS[name]().compose(GaussianEvent(2.0), 10).epsilon(1e-5)
+    assert a == pytest.approx(b, rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_nested_composition_is_flat_composition(name):
+    nested = ACCOUNTANTS[name]().compose(ComposedEvent(ComposedEvent(GaussianEvent(4.0), 5), 4))
+    flat = ACCOUNTANTS[name]().compose(GaussianEvent(4.0), 20)
+    repeated = ACCOUNTANTS[name]()
+    for _ in range(20):
+        repeated.compose(GaussianEvent(4.0))
+    assert nested.epsilon(1e-6) == pytest.approx(flat.epsilon(1e-6), rel=1e-12)
+    assert repeated.epsilon(1e-6) == pytest.approx(flat.epsilon(1e-6), rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ALL)
+@given(sigma=sigmas, steps=steps_, delta=deltas)
+def test_sound_against_exact(name, sigma, steps, delta):
+    # never optimistic: every accountant's epsilon >= the exact epsilon of the composition
+    exact = ExactAccountant().compose(GaussianEvent(sigma), steps).epsilon(delta)
+    assert _eps(name, sigma, steps, delta) >= exact * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("name", ALL)
+@given(sigma=sigmas, steps=steps_, delta=deltas, factor=st.floats(1.01, 3.0))
+def test_monotone_in_sigma_and_steps(name, sigma, steps, delta, factor):
+    e = _eps(name, sigma, steps, delta)
+    assert _eps(name, sigma * factor, steps, delta) <= e * (1 + 1e-9)
+    assert _eps(name, sigma, steps + 1, delta) >= e * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("name", ALL)
+@given(sigma=sigmas, steps=steps_, delta=deltas)
+def test_delta_of_reported_epsilon_is_within_target(name, sigma, steps, delta):
+    acc = ACCOUNTANTS[name]().compose(GaussianEvent(sigma), steps)
+    eps = acc.epsilon(delta)
+    # kov: epsilon() and delta() each minimise over the per-step epsilon0 on their own (to 1e-4 in
+    # log epsilon0), so the two directions agree to ~1e-3, not to rounding; both are upper bounds.
+    rtol = 1e-2 if name == "kov" else 1e-6
+    if math.isfinite(eps):
+        assert acc.delta(eps) <= delta * (1 + rtol)
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_bad_delta_rejected(name):
+    acc = ACCOUNTANTS[name]().compose(GaussianEvent(1.0))
+    with pytest.raises(ValueError, match="delta"):
+        acc.epsilon(0.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        acc.delta(-1.0)
+
+
+# ---- exact ------------------------------------------------------------------------------------------
+
+
+def test_exact_composition_is_one_gaussian():
+    # closed form: T releases at noise multiplier s compose to mu = sqrt(T)/s (Dong, Roth & Su 2019)
+    acc = ExactAccountant().compose(GaussianEvent(5.0), 25)
+    assert acc.mu == pytest.approx(1.0)
+    assert acc.epsilon(1e-5) == pytest.approx(gaussian.epsilon_exact(1e-5, 1.0), rel=1e-12)
+
+
+def test_exact_heterogeneous_adds_mu_squared():
+    # mu^2 = 0.5^2 * 4 + 0.25^2 * 16 = 2
+    acc = ExactAccountant().compose(GaussianEvent(2.0), 4).compose(GaussianEvent(4.0), 16)
+    assert acc.mu == pytest.approx(math.sqrt(2.0), rel=1e-15)
+
+
+def test_exact_against_dp_accounting_pld():
+    # independent implementation: dp_accounting's PLD accountant (an upper bound with discretisation
+    # error ~1e-3 relative at this resolution), composed Gaussian, sigma = 10, 100 steps
+    dpa = pytest.importorskip("dp_accounting")
+    from dp_accounting.pld import pld_privacy_accountant
+
+    pld = pld_privacy_accountant.PLDAccountant(value_discretization_interval=1e-4)
+    pld.compose(dpa.GaussianDpEvent(10.0), 100)
+    ref = pld.get_epsilon(1e-5)
+    ours = ExactAccountant().compose(GaussianEvent(10.0), 100).epsilon(1e-5)
+    assert ours <= ref * (1 + 1e-9)
+    assert ours == pytest.approx(ref, rel=2e-3)
+
+
+# ---- rdp --------------------------------------------------------------------------------------------
+
+
+def test_rdp_matches_dp_accounting_at_same_orders():
+    # independent implementation: dp_accounting's RdpAccountant (same improved conversion)
+    dpa = pytest.importorskip("dp_accounting")
+    orders = [1.5, 2.0, 3.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]
+    ref = dpa.rdp.RdpAccountant(orders).compose(dpa.GaussianDpEvent(3.0), 50).get_epsilon(1e-5)
+    ours = RDPAccountant(orders).compose(GaussianEvent(3.0), 50).epsilon(1e-5)
+    assert ours == pytest.approx(ref, rel=1e-9)
+
+
+def test_rdp_closed_form_single_gaussian():
+    # closed form: RDP of the Gaussian is alpha/(2 s^2) (Mironov 2017, Prop. 7)
+    acc = RDPAccountant([2.0, 10.0]).compose(GaussianEvent(2.0), 3)
+    np.testing.assert_allclose(acc.rdp, [3 * 2.0 / 8, 3 * 10.0 / 8])
+
+
+def test_rdp_rejects_bad_orders():
+    with pytest.raises(ValueError, match="orders"):
+        RDPAccountant([0.5, 2.0])
+
+
+# ---- kov --------------------------------------------------------------------------------------------
+
+
+def test_kov_single_step_is_close_to_exact():
+    # with k = 1 the best (eps0, delta_exact(eps0)) step at delta0 = delta is the exact profile itself
+    kov = KOVAccountant().compose(GaussianEvent(2.0)).epsilon(1e-5)
+    exact = ExactAccountant().compose(GaussianEvent(2.0)).epsilon(1e-5)
+    assert exact <= kov <= exact * (1 + 1e-3)
+
+
+def test_kov_approx_dp_event_is_kov_epsilon():
+    acc = KOVAccountant().compose(ApproxDPEvent(0.1, 1e-7), 50)
+    assert acc.epsilon(1e-5) == composition.kov_epsilon(0.1, 1e-7, 50, 1e-5)
+
+
+def test_kov_infeasible_delta_is_infinite():
+    # 1 - (1 - 1e-3)^50 ~ 0.049 > 1e-5: no epsilon works
+    assert KOVAccountant().compose(ApproxDPEvent(0.1, 1e-3), 50).epsilon(1e-5) == math.inf
+
+
+def test_kov_refuses_heterogeneous():
+    acc = KOVAccountant().compose(GaussianEvent(2.0), 3)
+    assert acc.supports(GaussianEvent(2.0))
+    assert not acc.supports(GaussianEvent(3.0))
+    with pytest.raises(UnsupportedEventError, match="homogeneous"):
+        acc.compose(GaussianEvent(3.0))
+
+
+# ---- paper ------------------------------------------------------------------------------------------
+
+
+def test_paper_accountant_is_thm5_expression():
+    acc = PaperAccountant().compose(GaussianProcessEvent(sigma=2.0, rkhs_sensitivity=0.5), 16)
+    # mu^2 = 16 * 0.25^2 = 1
+    assert acc.epsilon(1e-5) == pytest.approx(
+        composition.thm5_epsilon_paper(2.0, 1e-5, steps=16, sensitivity=0.5), rel=1e-12
+    )

@@ -1,0 +1,88 @@
+"""The front door: privcal.epsilon / privcal.calibrate and their reports."""
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import privcal
+from privcal import composition
+
+NAMES = ("exact", "paper", "kov", "rdp")
+
+
+def test_best_is_exact_for_plain_gaussian():
+    # closed form: 100 releases at sigma = 10 compose to mu = 1
+    assert privcal.epsilon(10.0, 1e-5, steps=100) == pytest.approx(
+        privcal.gaussian.epsilon_exact(1e-5, 1.0), rel=1e-12
+    )
+    r = privcal.epsilon_report(10.0, 1e-5, steps=100)
+    assert r.accountant == "exact" and r.valid and "exact" in r.guarantee
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(sigma=st.floats(0.5, 50.0), steps=st.integers(1, 100), sens=st.floats(0.1, 3.0))
+def test_every_accountant_at_least_best(name, sigma, steps, sens):
+    best = privcal.epsilon(sigma, 1e-5, sensitivity=sens, steps=steps)
+    assert privcal.epsilon(sigma, 1e-5, sensitivity=sens, steps=steps, accountant=name) >= best * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("name", (*NAMES, "best"))
+@given(eps=st.floats(0.1, 10.0), steps=st.integers(1, 100), delta=st.sampled_from([1e-3, 1e-5, 1e-8]))
+def test_calibrate_epsilon_round_trip(name, eps, steps, delta):
+    sigma = privcal.calibrate(eps, delta, steps=steps, accountant=name)
+    achieved = privcal.epsilon(sigma, delta, steps=steps, accountant=name)
+    assert achieved <= eps
+    assert achieved >= eps * (1 - 1e-4)  # calibrate returns the smallest sigma, not just some sigma
+
+
+def test_calibrate_scales_with_sensitivity():
+    assert privcal.calibrate(1.0, 1e-5, sensitivity=3.0) == pytest.approx(3 * privcal.calibrate(1.0, 1e-5))
+
+
+def test_report_fields():
+    r = privcal.calibrate_report(1.0, 1e-5, steps=10, sensitivity=2.0, accountant="rdp")
+    assert r.accountant == "rdp" and r.valid and r.achieved_epsilon <= 1.0
+    assert r.noise_multiplier == pytest.approx(r.sigma / 2.0)
+
+
+def test_paper_notes_say_when_the_closed_form_fails():
+    # Thm 5 closed-form sigma is insufficient for large epsilon (tests/test_composition.py pins the
+    # threshold, ~15 at delta = 1e-5); at eps = 50, delta = 1e-5 it does not give (50, 1e-5)-DP
+    closed = composition.thm5_sigma_proof_paper(50.0, 1e-5, steps=1, sensitivity=1.0)
+    assert composition.epsilon_composed_exact(closed, 1e-5, steps=1) > 50.0
+    notes = privcal.calibrate_report(50.0, 1e-5, accountant="paper").notes
+    assert any("not sufficient" in n for n in notes)
+    notes = privcal.calibrate_report(0.5, 1e-5, accountant="paper").notes
+    assert any("sufficient here" in n and "not" not in n for n in notes)
+
+
+@pytest.mark.parametrize(
+    "call,name",
+    [
+        (lambda: privcal.epsilon(0.0, 1e-5), "sigma"),
+        (lambda: privcal.epsilon(1.0, 2.0), "delta"),
+        (lambda: privcal.epsilon(1.0, 1e-5, steps=0), "steps"),
+        (lambda: privcal.epsilon(1.0, 1e-5, steps=1.5), "steps"),
+        (lambda: privcal.epsilon(1.0, 1e-5, sensitivity=0), "sensitivity"),
+        (lambda: privcal.epsilon(1.0, 1e-5, accountant="moments"), "accountant"),
+        (lambda: privcal.calibrate(-1.0, 1e-5), "epsilon"),
+        (lambda: privcal.calibrate(1.0, 0.0), "delta"),
+        (lambda: privcal.calibrate(1.0, float("nan")), "delta"),
+    ],
+)
+def test_bad_input(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
+
+
+def test_unknown_setting_is_a_type_error():
+    with pytest.raises(TypeError, match="unknown setting"):
+        privcal.epsilon(1.0, 1e-5, color="blue")
+
+
+def test_public_api_is_exported():
+    for name in privcal.__all__:
+        assert hasattr(privcal, name)
+    assert math.isfinite(privcal.composition.kov_epsilon(0.1, 1e-6, 10, 1e-5))

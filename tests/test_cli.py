@@ -1,0 +1,84 @@
+"""The command-line interface."""
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+
+from privcal.cli import main
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_table_text_default(capsys):
+    code, out, err = run(capsys, "table", "--epsilons", "0.9")
+    assert code == 0 and err == ""
+    assert "exact" in out and "Thm5 stated" in out and "KOV optimal" in out and "RDP" in out
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "csv", "json"])
+def test_table_formats(capsys, fmt):
+    code, out, _ = run(capsys, "table", "--epsilons", "0.45,0.9", "--delta", "1e-4", "--format", fmt)
+    assert code == 0
+    if fmt == "json":
+        data = json.loads(out)
+        assert [r["epsilon"] for r in data["rows"]] == [0.45, 0.9]
+        assert "thm5_statement" in data["rows"][0]["insufficient"]
+    elif fmt == "csv":
+        rows = list(csv.DictReader(io.StringIO(out)))
+        assert float(rows[1]["sigma_exact"]) > 0 and rows[0]["epsilon"] == "0.45"
+    else:
+        assert out.startswith("**sigma per bound") and "| epsilon |" in out
+
+
+def test_table_gaussian_setting(capsys):
+    code, out, _ = run(capsys, "table", "--setting", "gaussian", "--steps", "10", "--format", "json")
+    assert code == 0 and json.loads(out)["parameters"]["steps"] == 10
+
+
+def test_calibrate_and_epsilon_json(capsys):
+    code, out, _ = run(capsys, "calibrate", "--epsilon", "1", "--delta", "1e-5", "--steps", "100", "--json")
+    r = json.loads(out)
+    assert code == 0 and r["accountant"] == "exact" and r["achieved_epsilon"] <= 1.0
+    code, out, _ = run(capsys, "epsilon", "--sigma", str(r["sigma"]), "--delta", "1e-5", "--steps", "100", "--json")
+    e = json.loads(out)
+    assert code == 0 and e["epsilon"] <= 1.0
+
+
+def test_calibrate_text_with_paper_note(capsys):
+    code, out, _ = run(capsys, "calibrate", "--epsilon", "50", "--delta", "1e-5", "--accountant", "paper")
+    assert code == 0 and out.startswith("sigma = ") and "not sufficient" in out
+
+
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["table", "--delta", "2"], "delta must be in (0, 1)"),
+        (["table", "--epsilons", "a,b"], "comma-separated"),
+        (["calibrate", "--epsilon", "-1", "--delta", "1e-5"], "epsilon must be"),
+        (["epsilon", "--sigma", "1", "--delta", "1e-5", "--steps", "0"], "steps must be"),
+        (["epsilon", "--sigma", "1", "--delta", "1e-5", "--accountant", "x"], "invalid choice"),
+        (["frobnicate"], "invalid choice"),
+    ],
+)
+def test_bad_input_one_line_exit_2(capsys, argv, needle):
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert needle in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_python_dash_m_entry_point():
+    proc = subprocess.run(
+        [sys.executable, "-m", "privcal", "table", "--format", "json", "--epsilons", "0.9"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["setting"] == "dpq"
