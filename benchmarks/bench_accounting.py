@@ -31,8 +31,12 @@ def timed(fn, repeat):
 
 
 def peers(eps, delta, steps):
-    """Peer calibrations of the same setting (those installed)."""
+    """Peer calibrations of the same setting (those installed), bracketed like privcal: a guess near
+    the answer (the exact sigma) and a lower end at half of it (PLD discretises the loss, so a far
+    lower end costs it a huge grid)."""
     out = {}
+    guess = privcal.calibrate(eps, delta, steps=steps)
+    lower = guess / 2
     try:
         import dp_accounting
         from dp_accounting import mechanism_calibration as mc
@@ -44,11 +48,11 @@ def peers(eps, delta, steps):
 
         out["dp_accounting RDP"] = lambda: mc.calibrate_dp_mechanism(
             rdp_privacy_accountant.RdpAccountant, event, eps, delta,
-            mc.LowerEndpointAndGuess(0.01, 10.0), tol=1e-4,
+            mc.LowerEndpointAndGuess(lower, guess), tol=1e-4,
         )
         out["dp_accounting PLD"] = lambda: mc.calibrate_dp_mechanism(
             pld_privacy_accountant.PLDAccountant, event, eps, delta,
-            mc.LowerEndpointAndGuess(0.01, 10.0), tol=1e-4,
+            mc.LowerEndpointAndGuess(lower, guess), tol=1e-4,
         )
     except ImportError:
         print("(dp_accounting not installed: pip install -e '.[bench]')")

@@ -112,7 +112,7 @@ def epsilon_report(
     best = None
     for name in _resolve(accountant, event):
         cls = ACCOUNTANTS[name]
-        value = cls().compose(event).epsilon(delta)
+        value = float(cls().compose(event).epsilon(delta))
         if best is None or value < best[0]:
             best = (value, cls)
     value, cls = best
@@ -123,11 +123,13 @@ def epsilon_report(
 def epsilon(sigma, delta, *, sensitivity=1.0, steps=1, accountant="best", **setting) -> float:
     """Epsilon at ``delta`` of ``steps`` Gaussian (or GP) releases with noise ``sigma``.
 
-    Returns an upper bound on the true epsilon for every valid accountant (all but none today: see
-    :func:`epsilon_report` for the guarantee of the one used). Example::
+    Every accountant offered reports an upper bound on the true epsilon (``"exact"``: the true value);
+    :func:`epsilon_report` says which accountant answered and its guarantee. Example::
 
         >>> round(privcal.epsilon(1.0, 1e-5), 4)   # one release, sensitivity 1: exact profile
-        4.4 ...
+        4.3772
+        >>> round(privcal.epsilon(10.0, 1e-5, steps=100), 4)   # 100 releases compose to mu = 1
+        4.3772
     """
     return epsilon_report(
         sigma, delta, sensitivity=sensitivity, steps=steps, accountant=accountant, **setting
@@ -154,9 +156,9 @@ def calibrate_report(
         sigma = _calibrate_one(name, epsilon, delta, sensitivity, steps)
         if best is None or sigma < best[0]:
             best = (sigma, name)
-    sigma, name = best
+    sigma, name = float(best[0]), best[1]
     cls = ACCOUNTANTS[name]
-    achieved = cls().compose(_event(sigma, sensitivity, steps)).epsilon(delta)
+    achieved = float(cls().compose(_event(sigma, sensitivity, steps)).epsilon(delta))
     notes = _paper_notes(epsilon, delta, sensitivity, steps) if name == "paper" else ()
     return CalibrationReport(
         sigma, epsilon, delta, achieved, sensitivity, steps, name, cls.valid, cls.guarantee, notes

@@ -178,7 +178,7 @@ def epsilon_exact(delta, mu) -> float:
     lo = 0.0
     f = lambda e: _log_delta(e, mu) - log_delta  # noqa: E731
     root = optimize.brentq(f, lo, hi, xtol=1e-300, rtol=_RTOL, maxiter=200)
-    return _feasible_up(root, f, hi)
+    return float(_feasible_up(float(root), f, hi))
 
 
 def mu_exact(epsilon, delta) -> float:
@@ -201,7 +201,7 @@ def mu_exact(epsilon, delta) -> float:
     while f(hi) <= 0:
         lo, hi = hi, 2.0 * hi
     root = optimize.brentq(f, lo, hi, xtol=1e-300, rtol=_RTOL, maxiter=200)
-    return _feasible_down(root, f, lo)
+    return float(_feasible_down(float(root), f, lo))
 
 
 def sigma_exact(epsilon, delta, *, sensitivity=1.0) -> float:

@@ -86,3 +86,12 @@ def test_public_api_is_exported():
     for name in privcal.__all__:
         assert hasattr(privcal, name)
     assert math.isfinite(privcal.composition.kov_epsilon(0.1, 1e-6, 10, 1e-5))
+
+
+def test_docstring_examples():
+    import doctest
+
+    import privcal.api
+
+    result = doctest.testmod(privcal.api, extraglobs={"privcal": privcal})
+    assert result.attempted >= 2 and result.failed == 0
