@@ -83,20 +83,34 @@ def calibrate_sigma(
             if eps(hi) <= target_epsilon:
                 break
             lo = hi
-    # Secant/bisection (Brent) on log sigma; then step to the feasible side of the root.
+    # Brent's method on log sigma. Every evaluation also tightens the bracket: the largest sigma seen
+    # infeasible and the smallest seen feasible (epsilon is non-increasing in sigma).
+    bracket = [lo, hi]
+
     def gap(log_sigma: float) -> float:
-        value = eps(math.exp(log_sigma))
+        sigma = math.exp(log_sigma)
+        value = eps(sigma)
+        if value <= target_epsilon:
+            bracket[1] = min(bracket[1], sigma)
+        else:
+            bracket[0] = max(bracket[0], sigma)
         return min(math.log(value / target_epsilon), 700.0) if value > 0 else -700.0
 
     if hi / lo - 1.0 > rtol:
         root = math.exp(optimize.brentq(gap, math.log(lo), math.log(hi), xtol=rtol / 4, rtol=4 * _EPS))
-        candidate = root * (1.0 + rtol / 2)
-        if lo < candidate < hi:
+        lo, hi = bracket
+        # Step up from the root with growing steps until feasible (an accountant's own numerical
+        # noise can leave Brent's root a little on the infeasible side).
+        step = rtol / 2
+        while hi / lo - 1.0 > rtol:
+            candidate = max(root, lo) * (1.0 + step)
+            if not lo < candidate < hi:
+                break
             if eps(candidate) <= target_epsilon:
                 hi = candidate
-            else:
-                lo = candidate
-    # Bisection finishes the job if Brent's answer was not already within rtol on the feasible side.
+                break
+            lo, step = candidate, step * 4
+    # Bisection finishes the job if the feasible end is not yet within rtol of an infeasible point.
     while hi / lo - 1.0 > rtol:
         mid = math.sqrt(lo * hi)
         if mid <= lo or mid >= hi:

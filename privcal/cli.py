@@ -67,6 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--lr", type=float, default=d["lr"], help="dpq: learning rate alpha (default: %(default)g)")
     t.add_argument("--k", type=float, default=d["k"], help="dpq: noise bound k of Thm 5 (default: %(default)g)")
     t.add_argument("--lipschitz", type=float, default=d["lipschitz"], help="dpq: L (default: %(default)g)")
+    t.add_argument("--resets", type=int, default=None, help="dpq: J noise resets (default: floor(T/B))")
+    t.add_argument("--actions", type=int, default=2, help="dpq: actions, one noise path each (default: 2)")
     t.add_argument("--steps", type=int, default=100, help="gaussian: releases (default: %(default)s)")
     t.add_argument("--sensitivity", type=float, default=1.0, help="gaussian: L2 sensitivity (default: 1)")
     t.add_argument("--format", choices=FORMATS, default="text", help="default: text")
@@ -144,6 +146,8 @@ def format_table(tab: table.Table, fmt: str) -> str:
         cells = [f"{r.epsilon:g}"]
         for k in keys:
             cell = _fmt(r.sigmas[k]) if k == "exact" else f"{_fmt(r.sigmas[k])} ({r.ratios[k]:.2f}x)"
+            if "k" in r.details.get(k, {}):
+                cell += f" [k={r.details[k]['k']:.4g}]"
             if k in r.insufficient:
                 cell += " !"
             if k in r.below_valid_sensitivity:
@@ -175,7 +179,7 @@ def _cmd_table(args) -> int:
     if args.setting == "dpq":
         tab = table.dpq_table(
             args.epsilons, args.delta, samples=args.samples, batch_size=args.batch_size,
-            lr=args.lr, k=args.k, lipschitz=args.lipschitz,
+            lr=args.lr, k=args.k, lipschitz=args.lipschitz, resets=args.resets, actions=args.actions,
         )
     else:
         tab = table.gaussian_table(args.epsilons, args.delta, steps=args.steps, sensitivity=args.sensitivity)

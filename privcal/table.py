@@ -23,7 +23,7 @@ import math
 from dataclasses import dataclass, field
 
 from . import _validate as V
-from . import composition, rkhs
+from . import composition, dpq, rkhs
 from .accountants import KOVAccountant, RDPAccountant
 from .calibration import calibrate_sigma
 from .errors import InfeasibleError
@@ -58,6 +58,7 @@ class Row:
     insufficient: tuple  # keys of checked columns whose sigma is not (epsilon, delta)-DP
     exact_epsilons: dict  # checked column key -> exact epsilon at that column's sigma
     below_valid_sensitivity: tuple = ()  # keys whose sigma is below the exact sigma at the valid D
+    details: dict = field(default_factory=dict)  # column key -> extra numbers (e.g. the solved k)
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,7 @@ class Table:
                     "insufficient": list(r.insufficient),
                     "exact_epsilon_at_sigma": {k: _jsonable(v) for k, v in r.exact_epsilons.items()},
                     "below_valid_sensitivity": list(r.below_valid_sensitivity),
+                    "details": r.details,
                 }
                 for r in self.rows
             ],
@@ -111,6 +113,16 @@ _COLUMNS = {
     ),
     "kov": Column("kov", "KOV optimal", "Kairouz-Oh-Viswanath optimal composition, best per-step epsilon0", False),
     "rdp": Column("rdp", "RDP", "Renyi DP of the Gaussian, improved conversion", False),
+    "e2e_paper": Column(
+        "e2e_paper", "Thm5 solved",
+        "privcal.dpq.calibrate(variant='paper'): the paper's formulas with k solved so that its own conditions "
+        "hold (delta = total, split in halves)", False,
+    ),
+    "e2e_valid": Column(
+        "e2e_valid", "end-to-end valid",
+        "privcal.dpq.calibrate(): valid sensitivity, exact composition, valid Lemma 8 tail, k/beta/delta split "
+        "solved (delta = total)", False,
+    ),
 }
 
 
@@ -135,10 +147,11 @@ def _accountant_sigma(cls, epsilon, delta, steps, sensitivity, hint) -> float:
         return math.inf
 
 
-def _rows(epsilons, delta, steps, sensitivity, paper_sigmas, valid_sensitivity=None) -> tuple[Row, ...]:
+def _rows(epsilons, delta, steps, sensitivity, paper_sigmas, valid_sensitivity=None, end_to_end=None) -> tuple[Row, ...]:
     """Rows for ``steps`` releases of sensitivity ``sensitivity``; ``paper_sigmas(eps)`` gives the
     closed-form columns; ``valid_sensitivity`` (if the paper's sensitivity is not valid) adds the
-    exact sigma at the valid sensitivity and marks every column below it."""
+    exact sigma at the valid sensitivity and marks every column below it; ``end_to_end(eps)`` gives
+    further (sigmas, details) columns."""
     rows = []
     for eps in epsilons:
         exact = composition.sigma_composed_exact(eps, delta, steps=steps, sensitivity=sensitivity)
@@ -150,6 +163,10 @@ def _rows(epsilons, delta, steps, sensitivity, paper_sigmas, valid_sensitivity=N
         sigmas.update(paper_sigmas(eps))
         sigmas["kov"] = _accountant_sigma(KOVAccountant, eps, delta, steps, sensitivity, exact)
         sigmas["rdp"] = _accountant_sigma(RDPAccountant, eps, delta, steps, sensitivity, exact)
+        details = {}
+        if end_to_end is not None:
+            more, details = end_to_end(eps)
+            sigmas.update(more)
         checked = [k for k in sigmas if _COLUMNS[k].checked]
         exact_eps = {
             k: composition.epsilon_composed_exact(sigmas[k], delta, steps=steps, sensitivity=sensitivity)
@@ -159,7 +176,7 @@ def _rows(epsilons, delta, steps, sensitivity, paper_sigmas, valid_sensitivity=N
         ratios = {k: v / exact for k, v in sigmas.items()}
         floor = sigmas.get("exact_valid_d")
         below = () if floor is None else tuple(k for k in checked if sigmas[k] < floor)
-        rows.append(Row(eps, delta, sigmas, ratios, insufficient, exact_eps, below))
+        rows.append(Row(eps, delta, sigmas, ratios, insufficient, exact_eps, below, details))
     return tuple(rows)
 
 
@@ -172,8 +189,17 @@ def dpq_table(
     lr=DPQ_DEFAULTS["lr"],
     k=DPQ_DEFAULTS["k"],
     lipschitz=DPQ_DEFAULTS["lipschitz"],
+    resets=None,
+    actions=2,
+    end_to_end=True,
 ) -> Table:
-    """Sigma per bound for DP Q-learning (Wang & Hegde 2019, Thm 5 / App. E.3), one row per epsilon."""
+    """Sigma per bound for DP Q-learning (Wang & Hegde 2019, Thm 5 / App. E.3), one row per epsilon.
+
+    The accounting columns use the given k; with ``end_to_end`` two more columns come from
+    :func:`privcal.dpq.calibrate`, which solves for k (and beta, and the delta split) itself:
+    the paper's formulas made self-consistent, and the valid analysis. ``resets`` (J) defaults to
+    floor(T/B) as in App. E.3; ``actions`` is the number of noise paths per reset.
+    """
     epsilons = _epsilons(epsilons)
     delta = V.open_unit("delta", delta)
     samples = V.positive_int("samples", samples)
@@ -183,6 +209,8 @@ def dpq_table(
     lr = V.positive("lr", lr)
     k = V.positive("k", k)
     lipschitz = V.positive("lipschitz", lipschitz)
+    resets = samples // batch_size if resets is None else V.positive_int("resets", resets)
+    actions = V.positive_int("actions", actions)
 
     c = rkhs.update_sensitivity_squared_paper(lr, k, batch_size, lipschitz)  # C = (v^2 + v) L^2
     sensitivity = math.sqrt(c)
@@ -199,6 +227,8 @@ def dpq_table(
 
     v = rkhs.v_parameter(lr, k, batch_size)
     params = {
+        "resets": resets,
+        "actions": actions,
         "samples": samples,
         "batch_size": batch_size,
         "lr": lr,
@@ -223,7 +253,27 @@ def dpq_table(
         "columns compare accountants at the paper's D.",
     )
     keys = ("exact", "exact_valid_d", "thm5_proof", "thm5_statement", "kov_quoted", "kov", "rdp")
-    rows = _rows(epsilons, delta, updates, sensitivity, paper, valid_sensitivity)
+
+    def solved(eps):
+        setting = dict(samples=samples, batch_size=batch_size, lr=lr, lipschitz=lipschitz, resets=resets, actions=actions)
+        sigmas, details = {}, {}
+        for key, variant in (("e2e_paper", "paper"), ("e2e_valid", "corrected")):
+            try:
+                r = dpq.calibrate(eps, delta, variant=variant, **setting)
+            except InfeasibleError:
+                sigmas[key], details[key] = math.inf, {"feasible": False}
+                continue
+            sigmas[key] = r.sigma
+            details[key] = {"k": r.k, "beta": r.beta, "delta_composition": r.delta_composition, "delta_tail": r.delta_tail}
+        return sigmas, details
+
+    if end_to_end:
+        keys += ("e2e_paper", "e2e_valid")
+        notes += (
+            f"Thm5 solved / end-to-end valid: delta is the TOTAL delta (composition + noise-bound failure), "
+            f"J = {resets} resets x {actions} actions; the k they solve for is shown in brackets.",
+        )
+    rows = _rows(epsilons, delta, updates, sensitivity, paper, valid_sensitivity, solved if end_to_end else None)
     return Table("dpq", params, tuple(_COLUMNS[key] for key in keys), rows, notes)
 
 

@@ -12,7 +12,7 @@ import time
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import given
 from hypothesis import strategies as st
 
 from privcal import composition as C
@@ -24,7 +24,7 @@ from privcal.errors import InfeasibleError
 
 
 def _rr_delta_brute(eps, eps0, k, dps=40):
-    """delta_RR by brute force with mpmath: sum_l C(k,l) [e^{(k-l)eps0} - e^eps e^{l eps0}]_+ / (1+e^eps0)^k."""
+    """delta_RR by brute force (mpmath): sum_l C(k,l) [e^{(k-l)eps0} - e^eps e^{l eps0}]_+ / (1+e^eps0)^k."""
     with mpmath.workdps(dps):
         e0 = mpmath.mpf(eps0)
         e = mpmath.mpf(eps)
@@ -88,7 +88,8 @@ def test_composed_mu_closed_form():
 def test_exact_composition_is_one_gaussian():
     # 16 releases with mu0 = 1/4 compose to one Gaussian with mu = 1 (Dong, Roth & Su 2022, Cor. 3.3)
     assert C.delta_composed_exact(1.0, 4.0, steps=16) == pytest.approx(G.delta_exact(1.0, 1.0), rel=1e-14)
-    assert C.epsilon_composed_exact(4.0, 1e-5, steps=16) == pytest.approx(G.epsilon_exact(1e-5, 1.0), rel=1e-14)
+    exact = G.epsilon_exact(1e-5, 1.0)
+    assert C.epsilon_composed_exact(4.0, 1e-5, steps=16) == pytest.approx(exact, rel=1e-14)
 
 
 def test_exact_composition_matches_dp_accounting_pld():
@@ -119,7 +120,8 @@ def test_sigma_composed_exact_round_trip(epsilon, log10_delta, steps, sensitivit
 
 # App. E.3 parameters: T = 5000, B = 64, alpha = 3e-4, k = 23, L = 4, eps = 0.9, delta = 5e-5 (half of 1e-4)
 _T_PRIME = 5000 / 64  # 78.125, used literally by the paper
-_V = 4 * 3e-4 * (23 + 1) / 64  # 4 alpha (k+1)/B = 4.5e-4 (the paper prints v = 6.19e-5, which does not follow)
+# v = 4 alpha (k+1)/B = 4.5e-4 (the paper prints v = 6.19e-5, which does not follow from its parameters)
+_V = 4 * 3e-4 * (23 + 1) / 64
 _C_E3 = (_V**2 + _V) * 4**2  # C(alpha, k, L, B) = D^2 = 0.00720324
 _D_E3 = math.sqrt(_C_E3)
 
@@ -172,7 +174,8 @@ def test_thm5_epsilon_is_sound(log10_mu, log10_delta):
 def test_thm5_delta_inverts_epsilon(log10_sigma, log10_delta, steps, sensitivity):
     sigma, delta = 10.0**log10_sigma, 10.0**log10_delta
     eps = C.thm5_epsilon_paper(sigma, delta, steps=steps, sensitivity=sensitivity)
-    assert C.thm5_delta_paper(eps, sigma, steps=steps, sensitivity=sensitivity) == pytest.approx(delta, rel=1e-7)
+    back = C.thm5_delta_paper(eps, sigma, steps=steps, sensitivity=sensitivity)
+    assert back == pytest.approx(delta, rel=1e-7)
 
 
 def test_thm5_delta_trivial_region():
@@ -230,10 +233,11 @@ _SAVINGS = {1e-3: (0.164, 0.428), 1e-5: (0.130, 0.284), 1e-8: (0.100, 0.191)}
 
 @pytest.mark.parametrize("delta", sorted(_SAVINGS))
 def test_exact_sigma_savings_over_proof_sigma(delta):
-    savings = [
-        1 - C.sigma_composed_exact(e, delta, steps=80) / C.thm5_sigma_proof_paper(e, delta, steps=80, sensitivity=1.0)
-        for e in np.geomspace(0.1, 5.0, 50)
-    ]
+    def saving(e):
+        proof = C.thm5_sigma_proof_paper(e, delta, steps=80, sensitivity=1.0)
+        return 1 - C.sigma_composed_exact(e, delta, steps=80) / proof
+
+    savings = [saving(e) for e in np.geomspace(0.1, 5.0, 50)]
     low, high = _SAVINGS[delta]
     assert min(savings) == pytest.approx(low, abs=2e-3)
     assert max(savings) == pytest.approx(high, abs=2e-3)
@@ -250,10 +254,11 @@ def test_statement_form_scales_with_sensitivity_squared():
 
 @pytest.mark.parametrize("delta", [1e-3, 1e-5, 1e-8])
 def test_kov_quoted_sigma_is_conservative(delta):
-    ratios = [
-        C.sigma_kov_quoted_paper(e, delta, steps=80, sensitivity=1.0) / C.sigma_composed_exact(e, delta, steps=80)
-        for e in np.geomspace(0.01, 50.0, 60)
-    ]
+    def ratio(e):
+        quoted = C.sigma_kov_quoted_paper(e, delta, steps=80, sensitivity=1.0)
+        return quoted / C.sigma_composed_exact(e, delta, steps=80)
+
+    ratios = [ratio(e) for e in np.geomspace(0.01, 50.0, 60)]
     assert 1.8 < min(ratios) and max(ratios) < 6.5
 
 
@@ -268,7 +273,9 @@ def test_thm33_grid_hand_computed():
     assert grid[1] == pytest.approx((0.0, 0.5), rel=1e-14)
 
 
-@pytest.mark.parametrize("eps0,delta0,k", [(0.2, 1e-6, 11), (0.05, 0.0, 40), (1.0, 1e-3, 7), (0.01, 1e-9, 101)])
+@pytest.mark.parametrize(
+    "eps0,delta0,k", [(0.2, 1e-6, 11), (0.05, 0.0, 40), (1.0, 1e-3, 7), (0.01, 1e-9, 101)]
+)
 def test_thm33_grid_matches_mpmath_and_kov_delta(eps0, delta0, k):
     grid = C.kov_epsilon_grid_paper(eps0, delta0, k)
     for (eps, delta), (eps_ref, delta_ref) in zip(grid, _thm33_grid_mp(eps0, delta0, k)):
@@ -418,7 +425,8 @@ def test_kov_gaussian_epsilon_is_sound_and_consistent(log10_sigma, steps, log10_
     sigma, delta = 10.0**log10_sigma, 10.0**log10_delta
     eps, eps0, delta0 = C.kov_gaussian_epsilon_with_step(sigma, delta, steps=steps)
     assert eps >= C.epsilon_composed_exact(sigma, delta, steps=steps)
-    assert delta0 == G.delta_exact(eps0, 1.0 / sigma)
+    assert delta0 == pytest.approx(G.delta_exact(eps0, 1.0 / sigma), rel=2e-11)
+    assert delta0 >= G.delta_exact(eps0, 1.0 / sigma)
     assert C.kov_delta(eps, eps0, delta0, steps) <= delta
 
 
@@ -440,6 +448,14 @@ def test_kov_gaussian_delta_is_sound(epsilon, log10_sigma, steps):
     value, eps0, delta0 = C.kov_gaussian_delta_with_step(epsilon, sigma, steps=steps)
     assert value >= C.delta_composed_exact(epsilon, sigma, steps=steps)
     assert value == pytest.approx(C.kov_delta(epsilon, eps0, delta0, steps), rel=1e-12)
+
+
+def test_kov_gaussian_tiny_mu0_is_zero_epsilon():
+    # mu0 = 1e-6: each step is (0, TV)-DP with TV = 2 Phi(mu0/2) - 1 = 3.99e-7 (closed form), and
+    # 1 - (1 - TV)^10 = 3.99e-6 < 1e-5, so epsilon = 0 with eps0 = 0
+    eps, eps0, delta0 = C.kov_gaussian_epsilon_with_step(1e6, 1e-5, steps=10)
+    assert (eps, eps0) == (0.0, 0.0)
+    assert delta0 == pytest.approx(3.9894228e-7, rel=1e-6)
 
 
 def test_kov_gaussian_single_step_is_exact():

@@ -89,3 +89,12 @@ def test_valid_sensitivity_column(e3):
         # the proof closed form (ratio <= 1.5 here) lies below the valid-D exact sigma
         assert "thm5_proof" in row.below_valid_sensitivity
         assert "exact" not in row.below_valid_sensitivity
+
+
+def test_end_to_end_columns_come_from_the_dpq_calibrator(e3):
+    from privcal import dpq
+
+    row = [r for r in e3.rows if r.epsilon == 0.9][0]
+    r = dpq.calibrate(0.9, 5e-5, samples=5000, batch_size=64, lr=3e-4, lipschitz=4.0, resets=78, actions=2)
+    assert row.sigmas["e2e_valid"] == r.sigma and row.details["e2e_valid"]["k"] == r.k
+    assert row.details["e2e_paper"]["k"] == int(row.details["e2e_paper"]["k"])
