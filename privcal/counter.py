@@ -1,0 +1,334 @@
+r"""Private continual counting with the binary (tree) mechanism.
+
+A stream sigma_1, ..., sigma_T of values in [0, 1] arrives one value per round; after every round
+the mechanism releases an estimate of the prefix sum c(t) = sigma_1 + ... + sigma_t.
+The binary mechanism (Chan, Shi & Song 2011, "Private and continual release of statistics",
+Alg. 2 / Thm 3.5; Dwork, Naor, Pitassi & Rothblum 2010, "DP under continual observation") keeps the
+dyadic partial sums ("p-sums") of the stream: the p-sum at level j that ends at round t covers the
+2^j rounds (t - 2^j, t] and exists when 2^j divides t. The release at round t adds the noisy p-sums
+of the set bits of t, so it uses popcount(t) of them.
+
+Noise scale (and why). Levels j = 0, 1, ..., floor(log2 T) are the only ones whose p-sums fit in
+[1, T], so there are L = floor(log2 T) + 1 = T.bit_length() levels and every stream element lies in
+exactly one p-sum per level, i.e. in at most L released p-sums. Changing one element by at most 1
+changes the vector of all p-sums by at most L in L1 norm, so Laplace noise of scale
+b = L / epsilon on every p-sum makes the whole sequence of releases epsilon-DP (Laplace mechanism,
+then post-processing). CSS11 write "log T" for L: for T = 2^k there are k + 1 levels, so we use
+L = floor(log2 T) + 1 (= ceil(log2 T) unless T is a power of two); the ceil(log2 T) + 1 sometimes
+quoted is one level too many when T is not a power of two. VBKW's PC(T, epsilon) (ICML 2020,
+App. A.3) does not state its scale; its error bound (:func:`error_bound_paper`) is checked against
+the scale used here in ``privcal.rl.pucb.counter_error_check``: with log = log2 it holds for
+T >= 2 at the usual beta, is 0 (violated) at T = 1, and fails for beta close to 1.
+
+Noise is drawn lazily (one Laplace array per round, for the one p-sum that completes in that round)
+from a ``numpy.random.Generator``, so a seed reproduces the run. Memory is 2 L floats per counter.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+from scipy.optimize import brentq
+from scipy.special import gammaln, logsumexp
+
+from privcal._validate import open_unit, positive, positive_int
+from privcal.errors import InfeasibleError
+
+__all__ = [
+    "num_levels",
+    "laplace_scale",
+    "psums_used",
+    "error_variance",
+    "error_bound_paper",
+    "error_bound",
+    "popcount_histogram",
+    "laplace_sum_sf",
+    "BinaryCounter",
+    "ExactCounter",
+]
+
+
+def num_levels(steps) -> int:
+    """Number of tree levels of the binary mechanism for a stream of ``steps`` rounds.
+
+    L = floor(log2 T) + 1 = T.bit_length(): levels 0..floor(log2 T) hold the dyadic p-sums that fit
+    in [1, T]; every round lies in at most one p-sum per level (Chan, Shi & Song 2011, Sec. 3.4).
+    """
+    return positive_int("steps", steps).bit_length()
+
+
+def laplace_scale(steps, epsilon) -> float:
+    """Laplace scale b of each p-sum that makes the whole stream epsilon-DP.
+
+    b = L / epsilon with L = :func:`num_levels` (L1 sensitivity of the p-sum vector is L for a
+    change of one stream value in [0, 1]; Laplace mechanism, Dwork et al. 2006; Dwork & Roth
+    2014, Thm 3.6).
+    """
+    return num_levels(steps) / positive("epsilon", epsilon)
+
+
+def psums_used(t):
+    """Number of noisy p-sums added up in the release at round ``t`` (t >= 1): popcount(t).
+
+    Works elementwise on integer arrays. Source: the binary decomposition of t (CSS11 Alg. 2).
+    """
+    arr = np.asarray(t)
+    if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
+        raise ValueError(f"t must be an integer round >= 1, got {t!r}")
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (np.mod(arr, 1) == 0)):
+        raise ValueError(f"t must be an integer round >= 1, got {t!r}")
+    arr = arr.astype(np.int64)
+    if np.any(arr < 1):
+        raise ValueError(f"t must be an integer round >= 1, got {t!r}")
+    counts = np.zeros(arr.shape, dtype=np.int64)
+    work = arr.copy()
+    while np.any(work):
+        counts += work & 1
+        work >>= 1
+    return counts if counts.ndim else int(counts)
+
+
+def error_variance(t, steps, epsilon):
+    """Exact variance of the release error at round ``t``: popcount(t) * 2 b^2, b = L/epsilon.
+
+    The error is a sum of popcount(t) independent Laplace(b) draws, each of variance 2 b^2
+    (CSS11 Alg. 2; b from :func:`laplace_scale`). Elementwise in ``t``; t must be in 1..steps.
+    """
+    steps_int = positive_int("steps", steps)
+    b = laplace_scale(steps_int, epsilon)
+    k = psums_used(t)
+    if np.any(np.asarray(t) > steps_int):
+        raise ValueError(f"t must be <= steps={steps_int}, got {t!r}")
+    return k * 2.0 * b * b
+
+
+def error_bound_paper(steps, epsilon, beta, *, log_base: float = 2.0) -> float:
+    r"""Uniform error bound of the private counter as printed: (4/epsilon) ln(1/beta) log(T)^{5/2}.
+
+    Vietri, Balle, Krishnamurthy & Wu, ICML 2020, App. A.3 (claimed to hold simultaneously for all
+    1 <= t <= T with probability >= 1 - beta). The paper writes ``ln`` for beta and ``log`` for T;
+    we read ``log`` as log2 (``log_base=2``), ``log_base=math.e`` gives the natural-log reading.
+    Where it fails: at T = 1 it is 0 although the release carries Laplace noise; with the natural
+    log it is violated for small T (e.g. T = 2..4) at the noise scale L/epsilon of this module;
+    for large T it is loose by a factor that grows like log(T) (see ``privcal.rl.pucb``).
+    """
+    steps_int = positive_int("steps", steps)
+    eps = positive("epsilon", epsilon)
+    b = open_unit("beta", beta)
+    base = positive("log_base", log_base)
+    if base == 1.0:
+        raise ValueError(f"log_base must be positive and != 1, got {log_base!r}")
+    return 4.0 / eps * math.log(1.0 / b) * (math.log(steps_int) / math.log(base)) ** 2.5
+
+
+def popcount_histogram(steps) -> np.ndarray:
+    """Number of rounds t in 1..T whose release uses exactly k p-sums, for k = 0..L (index k).
+
+    N_k = #{1 <= t <= T : popcount(t) = k}, counted digit by digit over the binary expansion of
+    T + 1 in O(log^2 T) operations (exact integers, returned as float64).
+    """
+    steps_int = positive_int("steps", steps)
+    n = steps_int + 1  # count t in [0, n), then drop t = 0
+    levels = n.bit_length()
+    counts = [0] * (levels + 1)
+    ones_above = 0
+    for j in range(levels - 1, -1, -1):
+        if (n >> j) & 1:
+            # t equals n above bit j, has 0 at bit j and any j low bits
+            for low in range(j + 1):
+                counts[ones_above + low] += math.comb(j, low)
+            ones_above += 1
+    counts[0] -= 1  # t = 0
+    return np.array(counts[: num_levels(steps_int) + 1], dtype=float)
+
+
+def laplace_sum_sf(x, count, scale) -> float:
+    r"""P(X_1 + ... + X_k > x) for k = ``count`` iid Laplace(0, ``scale``) draws and x >= 0.
+
+    Closed form from X = G_1 - G_2 with G_i ~ Gamma(k, scale) and the Gamma(k) survival function:
+        P(S_k > x) = e^{-y} sum_{i=0}^{k-1} sum_{l=0}^{i}
+                     y^{i-l} (k-1+l)! / (l! (i-l)! (k-1)! 2^{k+l}),
+    y = x / scale (k = 1 gives e^{-y}/2). Evaluated in log space.
+    """
+    k = positive_int("count", count)
+    b = positive("scale", scale)
+    xv = float(x)
+    if not xv >= 0:
+        raise ValueError(f"x must be >= 0, got {x!r}")
+    y = xv / b
+    log_y = math.log(y) if y > 0 else -math.inf
+    logs = []
+    for i in range(k):
+        for l in range(i + 1):
+            power = i - l
+            if power and log_y == -math.inf:
+                continue
+            logs.append((power * log_y if power else 0.0) + gammaln(k + l) - gammaln(l + 1)
+                        - gammaln(power + 1) - gammaln(k) - (k + l) * math.log(2.0))
+    return float(min(0.5, math.exp(-y + float(logsumexp(logs)))))
+
+
+def _log_union_failure(bound: float, histogram: np.ndarray, scale: float) -> float:
+    """ln sum_k N_k 2 P(S_k > bound): the union-bound failure probability of one counter."""
+    logs = [math.log(n_k) + math.log(2.0 * laplace_sum_sf(bound, k, scale))
+            for k, n_k in enumerate(histogram) if k >= 1 and n_k > 0]
+    return float(logsumexp(logs))
+
+
+def error_bound(steps, epsilon, beta, *, counters=1) -> float:
+    r"""Valid uniform error bound of the binary mechanism (exact tails + union bound), our version.
+
+    With probability >= 1 - beta, |release_t - c(t)| <= E simultaneously for all t in 1..T and all
+    ``counters`` independent counters, where E solves
+        counters * sum_{k>=1} N_k * 2 P(S_k > E) = beta,
+    N_k = :func:`popcount_histogram` (rounds whose release sums k p-sums), S_k a sum of k iid
+    Laplace(b) draws with b = L/epsilon (:func:`laplace_sum_sf`). Union bound over rounds and
+    counters, exact per-round tails; at T = 1 and one counter it is the exact quantile b ln(1/beta).
+    """
+    steps_int = positive_int("steps", steps)
+    b = laplace_scale(steps_int, epsilon)
+    fail = open_unit("beta", beta)
+    k = positive_int("counters", counters)
+    hist = popcount_histogram(steps_int)
+    target = math.log(fail) - math.log(k)
+
+    def excess(bound: float) -> float:
+        return _log_union_failure(bound, hist, b) - target
+
+    high = b * (math.log(2.0 * k * steps_int / fail) + 1.0)
+    while excess(high) > 0:
+        high *= 2.0
+    root = float(brentq(excess, 0.0, high, xtol=1e-12 * high, rtol=1e-12))
+    while excess(root) > 0:  # fail conservative: never return a bound whose failure exceeds beta
+        root *= 1.0 + 1e-12
+    return root
+
+
+def _check_shape(shape) -> tuple[int, ...]:
+    if isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
+        shape = (int(shape),)
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise ValueError(f"shape must be a tuple of non-negative integers, got {shape!r}") from None
+    for d in dims:
+        if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 0:
+            raise ValueError(f"shape must be a tuple of non-negative integers, got {shape!r}")
+    return tuple(int(d) for d in dims)
+
+
+def _check_stream_values(values, shape, clip: bool) -> np.ndarray:
+    arr = np.asarray(values, dtype=float)
+    try:
+        arr = np.broadcast_to(arr, shape)
+    except ValueError:
+        raise ValueError(f"values must broadcast to the counter shape {shape}, "
+                         f"got an array of shape {arr.shape}") from None
+    if np.isnan(arr).any():
+        raise ValueError("values must be numbers in [0, 1], got nan")
+    if clip:
+        return np.clip(arr, 0.0, 1.0)
+    bad = (arr < 0.0) | (arr > 1.0)
+    if bad.any():
+        first = arr[bad].flat[0]
+        raise ValueError(f"values must be in [0, 1] (pass clip=True to clip), got {first!r}")
+    return arr
+
+
+class _CounterBase:
+    """Shared bookkeeping: the round index and the per-round validation of the fed values."""
+
+    def __init__(self, steps, shape, clip: bool):
+        self.steps = positive_int("steps", steps)
+        self.shape = _check_shape(shape)
+        self.clip = bool(clip)
+        self.t = 0
+
+    def _next_round(self, values) -> np.ndarray:
+        if self.t >= self.steps:
+            raise InfeasibleError(
+                f"the counter was built for steps={self.steps} rounds; a further value would "
+                "void its privacy guarantee (build a counter with a larger steps)")
+        arr = _check_stream_values(values, self.shape, self.clip)
+        self.t += 1
+        return arr
+
+    @property
+    def counters(self) -> int:
+        """Number of counters held (product of ``shape``)."""
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+class BinaryCounter(_CounterBase):
+    r"""An array of independent binary-mechanism counters, each epsilon-DP for its whole stream.
+
+    ``BinaryCounter(steps, epsilon, shape, seed)`` holds ``prod(shape)`` counters; each call
+    ``update(values)`` feeds one value in [0, 1] to every counter (``values`` broadcasts to
+    ``shape``) and returns the new releases (noisy prefix sums), also available as ``estimate``.
+    Mechanism: Chan, Shi & Song 2011 Alg. 2 (binary mechanism), Laplace scale b = L/epsilon with
+    L = floor(log2 steps) + 1 (:func:`laplace_scale`). Out-of-range values raise ``ValueError``
+    unless ``clip=True``. Releases are unbiased (E[release_t] = c(t)) with variance
+    :func:`error_variance`; they are *not* monotone in t (VBKW App. A.3 says PC is monotone: that
+    needs a post-processing step such as a running max, which keeps DP but not unbiasedness).
+    """
+
+    def __init__(self, steps, epsilon, shape=(), seed=None, *, clip: bool = False):
+        super().__init__(steps, shape, clip)
+        self.epsilon = positive("epsilon", epsilon)
+        self.levels = num_levels(self.steps)
+        self.laplace_scale = self.levels / self.epsilon
+        self._rng = np.random.default_rng(seed)
+        self._exact = np.zeros((self.levels,) + self.shape)  # running exact p-sums, one per level
+        self._noisy = np.zeros((self.levels,) + self.shape)  # their noisy releases
+        self._estimate = np.zeros(self.shape)
+
+    @property
+    def estimate(self) -> np.ndarray:
+        """Releases after the rounds fed so far (zeros before the first round); a copy."""
+        return self._estimate.copy()
+
+    @property
+    def variance(self) -> float:
+        """Exact variance of the current release error, popcount(t) 2 b^2 (0 before round 1)."""
+        return 0.0 if self.t == 0 else float(psums_used(self.t)) * 2.0 * self.laplace_scale ** 2
+
+    def update(self, values) -> np.ndarray:
+        """Feed one value per counter (round t -> t + 1) and return the releases for round t + 1."""
+        arr = self._next_round(values)
+        t = self.t
+        level = (t & -t).bit_length() - 1  # trailing zeros of t: the p-sum completing now
+        psum = arr + self._exact[:level].sum(axis=0) if level else arr.copy()
+        self._exact[:level] = 0.0
+        self._exact[level] = psum
+        self._noisy[:level] = 0.0
+        self._noisy[level] = psum + self._rng.laplace(0.0, self.laplace_scale, size=self.shape)
+        bits = [j for j in range(self.levels) if (t >> j) & 1]
+        self._estimate = self._noisy[bits].sum(axis=0)
+        return self._estimate.copy()
+
+
+class ExactCounter(_CounterBase):
+    """Exact prefix sums with the :class:`BinaryCounter` interface (the non-private reference).
+
+    No privacy: used by the non-private (UBEV-style) baseline so that it shares PUCB's code path.
+    """
+
+    epsilon = math.inf
+    laplace_scale = 0.0
+    variance = 0.0
+
+    def __init__(self, steps, shape=(), *, clip: bool = False):
+        super().__init__(steps, shape, clip)
+        self._estimate = np.zeros(self.shape)
+
+    @property
+    def estimate(self) -> np.ndarray:
+        """Exact prefix sums after the rounds fed so far; a copy."""
+        return self._estimate.copy()
+
+    def update(self, values) -> np.ndarray:
+        """Feed one value per counter and return the exact prefix sums."""
+        self._estimate = self._estimate + self._next_round(values)
+        return self._estimate.copy()
