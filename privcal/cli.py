@@ -100,6 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
         for flag, kw in common.values():
             p.add_argument(flag, **kw)
 
+    try:  # `privcal verify`: module provides add_parser(subparsers) setting _run, like the agents
+        from .verify import _cli as verify_cli
+    except ImportError:
+        pass
+    else:
+        verify_cli.add_parser(sub)
+
     tr = sub.add_parser("train", help="train a private agent", description="Train a private RL agent.")
     agents = tr.add_subparsers(dest="agent", parser_class=_Parser, metavar="AGENT")
     tr.set_defaults(_agents=agents)
@@ -109,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_train_agents(agents) -> None:
     """Agents register here; each module provides add_parser(subparsers) and run(args) -> int."""
-    for module_name in ("privcal.rl._cli_pucb",):
+    for module_name in ("privcal.rl._cli_dpq", "privcal.rl._cli_gpope", "privcal.rl._cli_pucb"):
         try:
             module = __import__(module_name, fromlist=["add_parser"])
         except ImportError:
@@ -232,6 +239,8 @@ def main(argv=None) -> int:
             return _cmd_calibrate(args)
         if args.command == "epsilon":
             return _cmd_epsilon(args)
+        if args.command == "verify":
+            return args._run(args)
         if args.command == "train":
             if getattr(args, "agent", None) is None:
                 raise _UsageError("privcal train: choose an agent (see privcal train --help)")
