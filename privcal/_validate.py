@@ -16,6 +16,7 @@ __all__ = [
     "open_unit",
     "positive_int",
     "in_closed",
+    "samples_and_batch",
 ]
 
 
@@ -82,3 +83,12 @@ def positive_int(name: str, value) -> int:
     if n < 1:
         raise ValueError(f"{name} must be a positive integer (>= 1), got {value!r}")
     return n
+
+
+def samples_and_batch(samples, batch_size) -> tuple[int, int]:
+    """(samples, batch_size) as positive ints with batch_size <= samples (T samples in batches of B)."""
+    samples = positive_int("samples", samples)
+    batch_size = positive_int("batch_size", batch_size)
+    if batch_size > samples:
+        raise ValueError(f"batch_size must be in [1, samples={samples}], got {batch_size!r}")
+    return samples, batch_size

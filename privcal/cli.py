@@ -200,30 +200,28 @@ def _report_dict(report) -> dict:
     return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
 
 
+def _print_report(report, as_json: bool, headline: str) -> int:
+    if as_json:
+        print(json.dumps(_report_dict(report)))
+    else:
+        print(f"{headline}  ({report.accountant}: {report.guarantee})")
+        for note in report.notes:
+            print(f"note: {note}")
+    return 0
+
+
 def _cmd_calibrate(args) -> int:
     r = api.calibrate_report(
         args.epsilon, args.delta, sensitivity=args.sensitivity, steps=args.steps, accountant=args.accountant
     )
-    if args.json:
-        print(json.dumps(_report_dict(r)))
-    else:
-        print(f"sigma = {r.sigma:.10g}  ({r.accountant}: {r.guarantee}; achieved epsilon {r.achieved_epsilon:.6g})")
-        for note in r.notes:
-            print(f"note: {note}")
-    return 0
+    return _print_report(r, args.json, f"sigma = {r.sigma:.10g}, achieved epsilon {r.achieved_epsilon:.6g}")
 
 
 def _cmd_epsilon(args) -> int:
     r = api.epsilon_report(
         args.sigma, args.delta, sensitivity=args.sensitivity, steps=args.steps, accountant=args.accountant
     )
-    if args.json:
-        print(json.dumps(_report_dict(r)))
-    else:
-        print(f"epsilon = {r.epsilon:.10g}  ({r.accountant}: {r.guarantee})")
-        for note in r.notes:
-            print(f"note: {note}")
-    return 0
+    return _print_report(r, args.json, f"epsilon = {r.epsilon:.10g}")
 
 
 def main(argv=None) -> int:

@@ -77,10 +77,7 @@ class DPQCalibration:
 def _inputs(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant):
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
-    samples = V.positive_int("samples", samples)
-    batch_size = V.positive_int("batch_size", batch_size)
-    if batch_size > samples:
-        raise ValueError(f"batch_size must be <= samples ({samples}), got {batch_size}")
+    samples, batch_size = V.samples_and_batch(samples, batch_size)
     lr = V.positive("lr", lr)
     lipschitz = V.positive("lipschitz", lipschitz)
     resets = V.positive_int("resets", resets)

@@ -202,10 +202,7 @@ def dpq_table(
     """
     epsilons = _epsilons(epsilons)
     delta = V.open_unit("delta", delta)
-    samples = V.positive_int("samples", samples)
-    batch_size = V.positive_int("batch_size", batch_size)
-    if batch_size > samples:
-        raise ValueError(f"batch_size must be <= samples ({samples}), got {batch_size}")
+    samples, batch_size = V.samples_and_batch(samples, batch_size)
     lr = V.positive("lr", lr)
     k = V.positive("k", k)
     lipschitz = V.positive("lipschitz", lipschitz)
