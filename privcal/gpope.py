@@ -1,0 +1,287 @@
+r"""GPOPE (gradient-perturbed off-policy evaluation) privacy formulas: sensitivity and Theorem 1.
+
+The GPOPE paper ("Privacy Preserving Off-Policy Evaluation", ../shared/papers/003_a2204df6124aecb1.txt)
+runs N iterations; each one picks one of m trajectories uniformly at random, clips its primal-dual
+gradient to norm h (Alg. 1, step 5) and adds h * N(0, sigma^2 I) (step 6). Its privacy analysis is
+Lemma 1 (per-step log moment, see :func:`privcal.subsampling.rdp_gpope_lemma1_paper`) and Theorem 1
+(sigma >= c2 sqrt(N log(1/delta)) / (m epsilon) for epsilon < c1 N / m^2).
+
+Verdicts (evidence in tests/test_gpope_accounting.py and tests/test_subsampling.py):
+
+* Sensitivity. One released clipped gradient has l2 sensitivity **2h**, not h, under replace-one
+  adjacency (Def. 1, "differ by exactly one point", with m fixed so that q = 1/m) *and* under
+  add/remove: the output is one trajectory's gradient (not a sum), so changing the data set swaps the
+  released vector for another one in the h-ball -- e.g. b_hat and -b_hat at theta = w = 0. The paper's
+  h (proof of Lemma 1: "without loss of generality ... sum of the others = 0") is right only for the
+  zero-out relation (a trajectory replaced by a null one whose clipped gradient is 0).
+* Theorem 1 as printed is false for any constants: with epsilon near c1 N/m^2 and N >> m^2 the printed
+  sigma tends to 0 and the mechanism is not (epsilon, delta)-DP (a post-processing lower bound in the
+  tests, even with the paper's sensitivity h). Its appendix is not self-consistent either (see
+  :data:`THEOREM1_C2_PAPER`): c2 = 2 does not follow from its own Lemma 1. A valid version needs, besides
+  epsilon <= c1 N/m^2, an upper limit epsilon <= c4 ln(1/delta) (which implies the appendix's unstated
+  noise floor sigma >= noise_min * Delta) and a *lower* limit epsilon >= c3 (N ln(1/delta)^2)^{1/3} / m
+  (WBK Thm 9's j >= 3 terms do not vanish as sigma grows). :func:`theorem1_sigma` gives it with explicit
+  constants (c2 ~ 4.51 per unit of sensitivity); :func:`theorem1_sigma_paper` the printed form, c2 = 2.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from privcal._validate import open_unit, positive, positive_int
+from privcal.errors import InfeasibleError
+from privcal.subsampling import rdp_poisson_gaussian, rdp_without_replacement_gaussian
+
+__all__ = [
+    "ADJACENCIES",
+    "clip_gradient",
+    "primal_dual_gradient",
+    "sensitivity",
+    "sensitivity_paper",
+    "rdp_per_iteration",
+    "THEOREM1_C2_PAPER",
+    "theorem1_c1_paper",
+    "theorem1_sigma_paper",
+    "theorem1_constants",
+    "THEOREM1_CONSTANTS",
+    "THEOREM1_C1",
+    "THEOREM1_C2",
+    "THEOREM1_C3",
+    "THEOREM1_C4",
+    "THEOREM1_NOISE_MIN",
+    "theorem1_epsilon_range",
+    "theorem1_sigma",
+]
+
+#: Neighbouring relations :func:`sensitivity` knows, with the sensitivity of one released clipped
+#: gradient in units of the clip h.
+ADJACENCIES = {"replace": 2.0, "add_remove": 2.0, "zero_out": 1.0}
+
+
+def clip_gradient(gradient, clip) -> np.ndarray:
+    """Clip to l2 norm ``clip``: g / max(1, ||g||_2 / h) (GPOPE Alg. 1, step 5)."""
+    h = positive("clip", clip)
+    g = np.asarray(gradient, dtype=float)
+    norm = float(np.linalg.norm(g))
+    return g / max(1.0, norm / h)
+
+
+def primal_dual_gradient(a_hat, b_hat, c_hat, theta, w) -> np.ndarray:
+    """Stacked primal and negative dual gradient B(theta, w) = [[0, -A^T], [A, C]] [theta; w] - [0; b] (GPOPE Eq. 4.1).
+
+    A, b, C are one trajectory's estimates of GPOPE Eq. (2.2): A = (1/tau) sum rho_t phi_t (phi_t - gamma
+    phi_{t+1})^T, b = (1/tau) sum rho_t R_t phi_t, C = (1/tau) sum phi_t phi_t^T.
+    """
+    a = np.asarray(a_hat, dtype=float)
+    b = np.asarray(b_hat, dtype=float)
+    c = np.asarray(c_hat, dtype=float)
+    th = np.asarray(theta, dtype=float)
+    ww = np.asarray(w, dtype=float)
+    n = th.shape[0]
+    if a.shape != (n, n) or c.shape != (n, n) or b.shape != (n,) or ww.shape != (n,):
+        raise ValueError(f"a_hat and c_hat must be ({n}, {n}) and b_hat, w length {n} to match theta")
+    return np.concatenate([-a.T @ ww, a @ th + c @ ww - b])
+
+
+def sensitivity(clip, adjacency: str = "replace") -> float:
+    """l2 sensitivity of one released clipped gradient of GPOPE Alg. 1: 2h (replace, add_remove) or h (zero_out).
+
+    The released vector is clip(B(x_i)) for *one* sampled trajectory x_i, every such vector lies in the
+    ball of radius h, and two of them can be opposite (||clip(g) - clip(g')|| = 2h, e.g. the gradients at
+    theta = w = 0 of two trajectories whose rewards differ in sign). Replace-one (GPOPE Def. 1 with m fixed)
+    swaps x for x': 2h. Add/remove also gives 2h: removing x replaces the component N(clip(B(x)), .) of the
+    output mixture by the other trajectories' components, which may sit at -h (a sum over a Poisson
+    batch would give h, a single sampled gradient does not). Zero-out (x replaced by a null trajectory
+    whose clipped gradient is 0): h -- the paper's convention (:func:`sensitivity_paper`).
+    """
+    h = positive("clip", clip)
+    if adjacency not in ADJACENCIES:
+        raise ValueError(f"adjacency must be one of {sorted(ADJACENCIES)}, got {adjacency!r}")
+    return ADJACENCIES[adjacency] * h
+
+
+def sensitivity_paper(clip) -> float:
+    """The sensitivity the GPOPE paper uses for one clipped gradient: h (proof of Lemma 1, Eq. B.1).
+
+    GPOPE App. B.1 sets one trajectory's clipped gradient to e1 and the others' to 0 "without loss of
+    generality", giving D_alpha(mu0 || mu1) = alpha / (2 sigma^2) for unit shift. It is not without loss of
+    generality: the valid value is 2h under the paper's adjacency (:func:`sensitivity`).
+    """
+    return positive("clip", clip)
+
+
+def rdp_per_iteration(orders, sigma, *, trajectories, adjacency: str = "replace") -> np.ndarray:
+    """Valid RDP of one GPOPE iteration (one of m trajectories, clipped to h, plus h N(0, sigma^2 I)).
+
+    With q = 1/m and the noise multiplier s = sigma / Delta (Delta = sensitivity / h, :func:`sensitivity`):
+    * "add_remove": exactly the Poisson sampled Gaussian rdp_poisson_gaussian(orders, sigma/2, 1/m)
+      (MTZ 2019). Removing x turns M(d) = sum_i w_i [(1-q) N(g_i) + q N(g_x)] into sum_i w_i N(g_i); by
+      joint quasi-convexity of D_alpha (van Erven & Harremoes 2014, Thm 13) the divergence is at most the
+      worst single pair (1-q) N(g_i) + q N(g_x) vs N(g_i), shift <= 2h, and that pair is attained.
+    * "replace": WBK 2018 Thm 9, full sum, base Gaussian at s = sigma/2 (replace-one sensitivity 2h).
+    * "zero_out": WBK 2018 Thm 9 at s = sigma (x replaced by a null trajectory; sensitivity h).
+    """
+    m = positive_int("trajectories", trajectories)
+    s = positive("sigma", sigma) / sensitivity(1.0, adjacency)
+    if adjacency == "add_remove":
+        return rdp_poisson_gaussian(orders, s, 1.0 / m)
+    return rdp_without_replacement_gaussian(orders, s, 1.0 / m)
+
+
+# --------------------------------------------------------------------------------------------------
+# Theorem 1 as printed (constants from Appendix B.2)
+# --------------------------------------------------------------------------------------------------
+
+#: c2 implied by the last display of GPOPE App. B.2: delta = min_lambda exp(N lambda^2/(m^2 sigma^2) -
+#: lambda epsilon) = exp(-m^2 sigma^2 epsilon^2 / (4 N)) <= delta  <=>  sigma >= 2 sqrt(N ln(1/delta)) / (m eps).
+#: Not self-consistent: the display before it bounds the log moment by 4 N lambda^2/(m^2 sigma^2) (itself
+#: dropping the "+1" of Lemma 1's lambda(lambda+1)), and with that coefficient the same algebra gives
+#: c2 = 4; with lambda(lambda+1) even c2 = 4 misses delta by a factor ~e^{epsilon/2}. So c2 = 2 does not
+#: follow even from Lemma 1 taken at face value (tests/test_gpope_accounting.py).
+THEOREM1_C2_PAPER = 2.0
+
+
+def theorem1_c1_paper(trajectories, sigma) -> float:
+    """c1 of GPOPE Thm 1 as the appendix constrains it: c1 = 2 ln(m / sigma) (not a constant).
+
+    GPOPE App. B.2 requires lambda <= sigma^2 ln(m / sigma) (a condition carried over from Abadi et al.
+    2016, Lemma 3, which Lemma 1 does not need); at the minimiser lambda* = epsilon m^2 sigma^2 / (2N) of
+    the last display this is epsilon <= 2 ln(m/sigma) N / m^2, i.e. c1 = 2 ln(m / sigma), which depends on
+    m and sigma and is <= 0 when sigma >= m.
+    """
+    m = positive_int("trajectories", trajectories)
+    s = positive("sigma", sigma)
+    return 2.0 * math.log(m / s)
+
+
+def theorem1_sigma_paper(epsilon, delta, *, iterations, trajectories, c2=THEOREM1_C2_PAPER) -> float:
+    """GPOPE Thm 1 as printed: sigma = c2 sqrt(N ln(1/delta)) / (m epsilon), c2 = 2 by default (App. B.2).
+
+    sigma is the noise scale of Alg. 1 (noise h N(0, sigma^2 I)). The theorem's other condition,
+    epsilon < c1 N / m^2, is :func:`theorem1_c1_paper`. Not a valid calibration: the appendix's algebra is
+    not self-consistent (see THEOREM1_C2_PAPER), it rests on Lemma 1 (not an upper bound) and on
+    sensitivity h (it is 2h). Use :func:`theorem1_sigma` for explicit valid constants.
+    """
+    e = positive("epsilon", epsilon)
+    d = open_unit("delta", delta)
+    n = positive_int("iterations", iterations)
+    m = positive_int("trajectories", trajectories)
+    c = positive("c2", c2)
+    return c * math.sqrt(n * math.log(1.0 / d)) / (m * e)
+
+
+# --------------------------------------------------------------------------------------------------
+# Theorem 1 with valid explicit constants (WBK 2018 Thm 9, full sum, + moments tail)
+# --------------------------------------------------------------------------------------------------
+
+
+def _g_over_u(u: float) -> float:
+    """G(u)/u = sum_{j>=3} u^{j-3} / j! = (e^u - 1 - u - u^2/2) / u^3, with G(u) = sum_{j>=3} u^{j-2}/j!."""
+    if u < 1e-3:
+        return 1.0 / 6.0 + u / 24.0 + u * u / 120.0
+    return (math.expm1(u) - u - 0.5 * u * u) / u**3
+
+
+def theorem1_constants(noise_min: float = 1.0, beta: float = 1.0, rho: float = 0.5,
+                       order_min: int = 8) -> dict[str, float]:
+    r"""Explicit constants of a valid GPOPE Theorem 1, derived from WBK 2018 Thm 9 (full sum) + Abadi's tail.
+
+    Let q = 1/m, L = ln(1/delta), s = sigma / Delta the noise multiplier (Delta = sensitivity / h, 2 for
+    replace-one), n = lambda + 1 with lambda >= 1 an integer. Thm 9 for the Gaussian bounds the per-step
+    log moment by K(lambda) = ln(1 + S) <= S = S_2 + S_3, with
+      S_2 = q^2 C(n,2) min{4(e^{1/s^2} - 1), 2 e^{1/s^2}} <= 2 kappa q^2 lambda(lambda+1) / s^2,
+            kappa = noise_min^2 (e^{1/noise_min^2} - 1)       [(e^x - 1)/x increasing; needs s >= noise_min]
+      S_3 = 2 sum_{j=3..n} q^j C(n,j) e^{j(j-1)/(2 s^2)}.
+    Dividing term j of S_3 by q^2 lambda(lambda+1)/s^2 and using C(n,j) <= n(n-1)(n-2)^{j-2}/j! and
+    j(j-1) <= 2 + (j-2)(n+1):  term ratio <= 2 s^2 e^{1/s^2} u^{j-2}/j!  with u = q (n-2) e^{(n+1)/(2 s^2)}.
+    Under (P2) lambda + 2 <= beta s^2 and (P3) q lambda s^2 <= rho, s^2 u <= rho e^{beta/2} and
+    u <= u0 = rho e^{beta/2} / noise_min^2, so (G(u)/u increasing)
+      S_3 <= R0 q^2 lambda(lambda+1)/s^2,   R0 = 2 e^{1/noise_min^2} rho e^{beta/2} G(u0)/u0,
+    hence K(lambda) <= B q^2 lambda(lambda+1)/s^2 with B = 2 kappa + R0. Over N steps (RDP composition)
+    and with Abadi et al. 2016 Thm 2 (tail bound), delta <= exp(b lambda(lambda+1) - lambda eps), b = N B q^2/s^2.
+    Put s = c sqrt(N L) q / eps and lambda = floor(lambda_dag), lambda_dag = c^2 L / (2 B eps) = eps/(2b).
+    With (P4) lambda_dag >= order_min, theta = lambda/lambda_dag >= 1 - 1/order_min and b lambda <= eps/2:
+      b lambda(lambda+1) - lambda eps <= -(c^2 L / (4B)) (1 - 1/order_min - 1/order_min^2) <= -L
+    as soon as c^2 = 4B / (1 - 1/order_min - 1/order_min^2). In terms of eps the conditions are
+      (P1) s >= noise_min               <=>  eps <= (c / noise_min) sqrt(N L) / m,
+      (P2) lambda_dag + 2 <= beta s^2   <=   eps <= c1 N / m^2,  c1 = 2 B beta / (1 + 2/order_min),
+      (P3) q lambda_dag s^2 <= rho      <=>  eps >= c3 (N L^2)^{1/3} / m,  c3 = (c^4 / (2 B rho))^{1/3},
+      (P4) lambda_dag >= order_min      <=>  eps <= c4 L,  c4 = c^2 / (2 B order_min),
+    and then sigma >= Delta c2 sqrt(N L) / (m eps) with c2 = c gives (eps, delta)-DP (larger sigma only
+    lowers Thm 9's bound, which is decreasing in s). Returns {"c1", "c2", "c3", "c4", "noise_min", "B"}.
+    """
+    s0 = positive("noise_min", noise_min)
+    b = positive("beta", beta)
+    r = positive("rho", rho)
+    l0 = positive_int("order_min", order_min)
+    if l0 < 2:
+        raise ValueError(f"order_min must be >= 2, got {order_min!r}")
+    kappa = s0 * s0 * math.expm1(1.0 / (s0 * s0))
+    u0 = r * math.exp(b / 2.0) / (s0 * s0)
+    r0 = 2.0 * math.exp(1.0 / (s0 * s0)) * r * math.exp(b / 2.0) * _g_over_u(u0)
+    big_b = 2.0 * kappa + r0
+    c = 2.0 * math.sqrt(big_b / (1.0 - 1.0 / l0 - 1.0 / l0**2))
+    return {
+        "c1": 2.0 * big_b * b / (1.0 + 2.0 / l0),
+        "c2": c,
+        "c3": (c**4 / (2.0 * big_b * r)) ** (1.0 / 3.0),
+        "c4": c * c / (2.0 * big_b * l0),
+        "noise_min": s0,
+        "B": big_b,
+    }
+
+
+#: Default valid constants (noise_min = 1, beta = 1, rho = 0.5, order_min = 8), computed, not typed:
+#: c1 ~ 6.99, c2 ~ 4.51, c3 ~ 4.56, c4 ~ 0.291 (c2 multiplies sqrt(N L)/(m eps) in noise-multiplier units;
+#: in Alg. 1's sigma it is Delta * c2, i.e. ~9.02 for the valid sensitivity 2h).
+THEOREM1_CONSTANTS = theorem1_constants()
+THEOREM1_C1 = THEOREM1_CONSTANTS["c1"]
+THEOREM1_C2 = THEOREM1_CONSTANTS["c2"]
+THEOREM1_C3 = THEOREM1_CONSTANTS["c3"]
+THEOREM1_C4 = THEOREM1_CONSTANTS["c4"]
+THEOREM1_NOISE_MIN = THEOREM1_CONSTANTS["noise_min"]
+
+
+def theorem1_epsilon_range(delta, *, iterations, trajectories) -> tuple[float, float]:
+    """The epsilons for which the valid Theorem 1 (:func:`theorem1_sigma`) holds: (eps_min, eps_max).
+
+    With L = ln(1/delta), eps_min = c3 (N L^2)^{1/3} / m and
+    eps_max = min(c1 N / m^2, c4 L, (c2 / noise_min) sqrt(N L) / m) (conditions P3, P2, P4, P1 of
+    :func:`theorem1_constants`; P1 is implied by P2 and P4 since c1 c4 <= c2^2). The range is non-empty
+    iff (c3/c1)^{3/2} L m^{3/2} <= N <= (c4 m / c3)^3 L, which needs m >= (c3/c1)(c3/c4)^2 ~ 160 at the
+    default constants (e.g. m = 1000, delta = 1e-5: 1.9e5 <= N <= 3.0e6).
+    """
+    d = open_unit("delta", delta)
+    n = positive_int("iterations", iterations)
+    m = positive_int("trajectories", trajectories)
+    big_l = math.log(1.0 / d)
+    eps_min = THEOREM1_C3 * (n * big_l * big_l) ** (1.0 / 3.0) / m
+    eps_max = min(THEOREM1_C1 * n / m**2, THEOREM1_C4 * big_l,
+                  THEOREM1_C2 / THEOREM1_NOISE_MIN * math.sqrt(n * big_l) / m)
+    return eps_min, eps_max
+
+
+def theorem1_sigma(epsilon, delta, *, iterations, trajectories, adjacency: str = "replace") -> float:
+    """Valid GPOPE Theorem 1: sigma = Delta c2 sqrt(N ln(1/delta)) / (m epsilon), with explicit constants.
+
+    sigma is Alg. 1's noise scale (noise h N(0, sigma^2 I)), Delta = sensitivity / h from
+    :func:`sensitivity` (2 for "replace" and "add_remove", 1 for "zero_out", the paper's convention), and
+    c2 = THEOREM1_C2 ~ 4.51 (:func:`theorem1_constants`, derived from WBK 2018 Thm 9 with every term, and
+    Abadi et al. 2016's tail bound). Raises InfeasibleError when epsilon is outside
+    :func:`theorem1_epsilon_range` (where this closed form is not proven; the numeric RDP accountant may
+    still certify a sigma there).
+    """
+    e = positive("epsilon", epsilon)
+    d = open_unit("delta", delta)
+    n = positive_int("iterations", iterations)
+    m = positive_int("trajectories", trajectories)
+    ratio = sensitivity(1.0, adjacency)
+    eps_min, eps_max = theorem1_epsilon_range(d, iterations=n, trajectories=m)
+    if not eps_min <= e <= eps_max:
+        raise InfeasibleError(
+            f"GPOPE Theorem 1 (valid constants) needs {eps_min:.4g} <= epsilon <= {eps_max:.4g} for "
+            f"iterations={n}, trajectories={m}, delta={d:g}; got epsilon={e:g}"
+        )
+    return ratio * THEOREM1_C2 * math.sqrt(n * math.log(1.0 / d)) / (m * e)
