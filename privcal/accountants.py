@@ -8,23 +8,27 @@ which side a number is on.
 
 * :class:`ExactAccountant` — the exact privacy profile of composed Gaussian / Gaussian-process releases:
   their composition is one Gaussian with mu^2 = sum of mu_i^2 (Balle & Wang 2018; Dong, Roth & Su 2019).
-* :class:`PaperAccountant` — the epsilon-expression of the proof of Wang & Hegde 2019, Thm 5.
+* :class:`PaperAccountant` — the epsilon-expression of the proof of Wang & Hegde 2019, Thm 5; for
+  subsampled releases, GPOPE's Lemma 1 with the moments-accountant tail (not a valid bound in general).
 * :class:`KOVAccountant` — Kairouz, Oh & Viswanath 2015, optimal homogeneous composition; for Gaussian
   steps the per-step (epsilon0, delta0) is chosen optimally on the step's exact profile.
-* :class:`RDPAccountant` — Renyi DP (Mironov 2017) on an order grid, improved conversion to (epsilon, delta).
+* :class:`RDPAccountant` — Renyi DP (Mironov 2017) on an order grid, improved conversion to (epsilon, delta);
+  subsampled Gaussians by Mironov-Talwar-Zhang 2019 (Poisson) and Wang-Balle-Kasiviswanathan 2018
+  (without replacement).
 """
 
 from __future__ import annotations
 
 import abc
 import math
+import warnings
 
 import numpy as np
 
 from . import _validate as V
-from . import composition, gaussian, rdp
+from . import composition, gaussian, rdp, subsampling
 from .errors import InfeasibleError, UnsupportedEventError
-from .events import ApproxDPEvent, Event, GaussianEvent, GaussianProcessEvent, unwrap
+from .events import ApproxDPEvent, Event, GaussianEvent, GaussianProcessEvent, SubsampledEvent, unwrap
 
 __all__ = [
     "Accountant",
@@ -36,6 +40,21 @@ __all__ = [
 ]
 
 _GAUSSIAN_LEAVES = (GaussianEvent, GaussianProcessEvent)
+
+
+def _subsampled_gaussian(event: Event) -> bool:
+    """A SubsampledEvent around a (possibly composed-once) Gaussian or GP release."""
+    return isinstance(event, SubsampledEvent) and isinstance(unwrap(event.event)[0], _GAUSSIAN_LEAVES) and (
+        unwrap(event.event)[1] == 1
+    )
+
+
+def _valid_subsampled_rdp(orders: np.ndarray, event: SubsampledEvent) -> np.ndarray:
+    """Valid RDP of one subsampled Gaussian release: MTZ 2019 (Poisson) or WBK 2018 Thm 27 (w/o repl.)."""
+    nm = unwrap(event.event)[0].noise_multiplier
+    if event.sampling == "poisson":
+        return subsampling.rdp_poisson_gaussian(orders, nm, event.sample_rate)
+    return subsampling.rdp_without_replacement_gaussian(orders, nm, event.sample_rate)
 
 
 class Accountant(abc.ABC):
@@ -130,26 +149,90 @@ class ExactAccountant(_GaussianMuAccountant):
 
 
 class PaperAccountant(_GaussianMuAccountant):
-    """Wang & Hegde 2019, proof of Thm 5: eps = T'D^2/(2 sigma^2) + sqrt(2 T'D^2 w/sigma^2),
-    w = ln(e + sqrt(T'D^2/sigma^2)/delta), with T'D^2/sigma^2 = sum of mu_i^2 (the proof multiplies
-    moment bounds, so it extends to unequal releases unchanged).
+    """The papers' own accounting, as printed.
 
-    The expression is a valid upper bound wherever it has been checked against the exact profile
-    (tests/test_composition.py); the theorem's *closed-form sigma* is a different matter, see
-    ``privcal.composition.thm5_sigma_proof_paper``.
+    * Gaussian / GP releases: Wang & Hegde 2019, proof of Thm 5: eps = T'D^2/(2 sigma^2) +
+      sqrt(2 T'D^2 w/sigma^2), w = ln(e + sqrt(T'D^2/sigma^2)/delta), with T'D^2/sigma^2 = sum of mu_i^2
+      (the proof multiplies moment bounds, so it extends to unequal releases unchanged). A valid upper
+      bound wherever checked against the exact profile (tests/test_composition.py); the theorem's
+      *closed-form sigma* is a different matter, see ``privcal.composition.thm5_sigma_proof_paper``.
+    * Subsampled releases: GPOPE Lemma 1 as printed (``privcal.subsampling.rdp_gpope_lemma1_paper``)
+      composed over the steps, with Abadi et al.'s moments-accountant tail. Lemma 1 keeps only the j = 2
+      term of WBK Thm 9 and is not an upper bound in general, so ``valid`` is False;
+      :meth:`lemma1_sufficient` tells whether, at a given delta, Lemma 1 is at least the valid RDP (MTZ /
+      WBK Thm 27) at the order the tail picks — then the reported epsilon is an upper bound after all.
+
+    The two kinds cannot be mixed in one ledger.
     """
 
     name = "paper"
     guarantee = "upper bound on epsilon (Wang & Hegde 2019, Thm 5 proof expression)"
 
+    def __init__(self, orders=None):
+        super().__init__()
+        self.orders = rdp._orders(rdp.DEFAULT_ORDERS if orders is None else orders)
+        self._lemma1 = np.zeros_like(self.orders)
+        self._valid_rdp = np.zeros_like(self.orders)
+        self._subsampled: bool | None = None
+
+    def _supports_leaf(self, event):
+        kind = isinstance(event, _GAUSSIAN_LEAVES), _subsampled_gaussian(event)
+        if not any(kind):
+            return False
+        return self._subsampled is None or self._subsampled == kind[1]
+
+    def _add(self, event, count):
+        if isinstance(event, SubsampledEvent):
+            self._subsampled = True
+            nm = unwrap(event.event)[0].noise_multiplier
+            self._lemma1 = self._lemma1 + count * subsampling.rdp_gpope_lemma1_paper(
+                self.orders, nm, event.sample_rate
+            )
+            self._valid_rdp = self._valid_rdp + count * _valid_subsampled_rdp(self.orders, event)
+        else:
+            self._subsampled = False
+            super()._add(event, count)
+
+    def _tail(self, delta: float) -> tuple[float, float]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", rdp.GridEdgeWarning)
+            return rdp.moments_tail_epsilon(self.orders, self._lemma1, delta)
+
+    @property
+    def valid(self) -> bool:  # type: ignore[override]
+        """False once the ledger holds subsampled releases (Lemma 1 is not an upper bound in general)."""
+        return not self._subsampled
+
+    def lemma1_sufficient(self, delta) -> bool:
+        """Whether, at ``delta``, Lemma 1 is >= the valid RDP at the order the moments tail picks — in
+        which case the epsilon reported here is an upper bound after all."""
+        delta = V.open_unit("delta", delta)
+        if not self._subsampled:
+            return True
+        _, order = self._tail(delta)
+        if not np.isfinite(order):
+            return True
+        i = int(np.nonzero(self.orders == order)[0][0])
+        return bool(self._lemma1[i] >= self._valid_rdp[i])
+
+    @property
+    def guarantee(self) -> str:  # type: ignore[override]
+        if not self._subsampled:
+            return type(self).guarantee
+        return "GPOPE Lemma 1 + moments tail as printed: NOT a valid bound in general"
+
     def epsilon(self, delta) -> float:
         delta = V.open_unit("delta", delta)
+        if self._subsampled:
+            return float(self._tail(delta)[0])
         if self._mu2 == 0:
             return 0.0
         return composition.thm5_epsilon_paper(1.0, delta, steps=1, sensitivity=self.mu)
 
     def delta(self, epsilon) -> float:
         epsilon = V.nonnegative("epsilon", epsilon)
+        if self._subsampled:
+            return float(rdp.moments_tail_delta(self.orders, self._lemma1, epsilon)[0])
         if self._mu2 == 0:
             return 0.0
         return composition.thm5_delta_paper(epsilon, 1.0, steps=1, sensitivity=self.mu)
@@ -230,10 +313,14 @@ class RDPAccountant(Accountant):
         self._rdp = np.zeros_like(self.orders)
 
     def _supports_leaf(self, event):
-        return isinstance(event, _GAUSSIAN_LEAVES)
+        return isinstance(event, _GAUSSIAN_LEAVES) or _subsampled_gaussian(event)
 
     def _add(self, event, count):
-        self._rdp = self._rdp + count * rdp.rdp_gaussian(self.orders, event.noise_multiplier)
+        if isinstance(event, SubsampledEvent):
+            step = _valid_subsampled_rdp(self.orders, event)
+        else:
+            step = rdp.rdp_gaussian(self.orders, event.noise_multiplier)
+        self._rdp = self._rdp + count * step
 
     @property
     def rdp(self) -> np.ndarray:

@@ -50,15 +50,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="sigma each bound requires, side by side (the main job)",
         description=(
             "For each target epsilon at one delta: the sigma each bound requires and its ratio to the "
-            "exact sigma. Rows flag paper closed forms that are not actually sufficient (checked on the "
-            "exact privacy profile). Setting 'dpq' is DP Q-learning (Wang & Hegde 2019, defaults of "
-            "App. E.3); 'gaussian' is a plain composed Gaussian mechanism."
+            "exact sigma (gpope: to the valid RDP sigma). Rows flag paper closed forms that are not actually "
+            "sufficient (checked on the exact privacy profile / the valid accountant). Setting 'dpq' is DP "
+            "Q-learning (Wang & Hegde 2019, defaults of App. E.3) with end-to-end calibrations; 'gaussian' is "
+            "a plain composed Gaussian mechanism; 'gpope' is GPOPE's Algorithm 1 (one of m trajectories "
+            "per iteration)."
         ),
     )
-    t.add_argument("--setting", choices=("dpq", "gaussian"), default="dpq", help="default: dpq")
+    t.add_argument("--setting", choices=("dpq", "gaussian", "gpope"), default="dpq", help="default: dpq")
     t.add_argument(
-        "--epsilons", type=_float_list, default=list(table.DEFAULT_EPSILONS),
-        help="comma-separated targets (default: %(default)s)",
+        "--epsilons", type=_float_list, default=None,
+        help=f"comma-separated targets (default: {','.join(map(str, table.DEFAULT_EPSILONS))}; "
+        f"gpope: {','.join(map(str, table.GPOPE_EPSILONS))})",
     )
     t.add_argument("--delta", type=float, default=1e-5, help="target delta (default: %(default)g)")
     d = table.DPQ_DEFAULTS
@@ -71,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--actions", type=int, default=2, help="dpq: actions, one noise path each (default: 2)")
     t.add_argument("--steps", type=int, default=100, help="gaussian: releases (default: %(default)s)")
     t.add_argument("--sensitivity", type=float, default=1.0, help="gaussian: L2 sensitivity (default: 1)")
+    g = table.GPOPE_DEFAULTS
+    t.add_argument("--trajectories", type=int, default=g["trajectories"], help="gpope: m (default: %(default)s)")
+    t.add_argument("--iterations", type=int, default=g["iterations"], help="gpope: N (default: %(default)s)")
     t.add_argument("--format", choices=FORMATS, default="text", help="default: text")
 
     common = dict(
@@ -79,6 +85,11 @@ def build_parser() -> argparse.ArgumentParser:
         accountant=(
             "--accountant",
             dict(choices=api.ACCOUNTANT_CHOICES, default="best", help="bound to use (default: best valid)"),
+        ),
+        sample_rate=("--sample-rate", dict(type=float, default=None, help="each release on a subsample at this rate")),
+        sampling=(
+            "--sampling",
+            dict(choices=("poisson", "without_replacement"), default="poisson", help="subsampling scheme (default: poisson)"),
         ),
         json=("--json", dict(action="store_true", help="print one JSON object")),
     )
@@ -129,7 +140,7 @@ def _add_train_agents(agents) -> None:
 
 
 def _fmt(x: float) -> str:
-    return "inf" if math.isinf(x) else f"{x:.4g}"
+    return "infeasible" if math.isinf(x) else f"{x:.4g}"
 
 
 def format_table(tab: table.Table, fmt: str) -> str:
@@ -152,7 +163,8 @@ def format_table(tab: table.Table, fmt: str) -> str:
     for r in tab.rows:
         cells = [f"{r.epsilon:g}"]
         for k in keys:
-            cell = _fmt(r.sigmas[k]) if k == "exact" else f"{_fmt(r.sigmas[k])} ({r.ratios[k]:.2f}x)"
+            plain = k == tab.reference or math.isinf(r.sigmas[k])
+            cell = _fmt(r.sigmas[k]) if plain else f"{_fmt(r.sigmas[k])} ({r.ratios[k]:.2f}x)"
             if "k" in r.details.get(k, {}):
                 cell += f" [k={r.details[k]['k']:.4g}]"
             if k in r.insufficient:
@@ -161,10 +173,12 @@ def format_table(tab: table.Table, fmt: str) -> str:
                 cell += " *"
             cells.append(cell)
         lines.append(cells)
+    ref = next(c for c in tab.columns if c.key == tab.reference)
     params = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in tab.parameters.items())
     title = f"sigma per bound, setting {tab.setting} ({params}), delta = {tab.rows[0].delta:g}"
     legend = [
-        "ratio = sigma / exact sigma; '!' = this sigma is NOT (epsilon, delta)-DP (exact profile gives a larger epsilon)",
+        f"ratio = sigma / {ref.header} sigma; '!' = this sigma is NOT (epsilon, delta)-DP "
+        f"({ref.header} gives a larger epsilon at it)",
         *[f"{c.header}: {c.source}" for c in tab.columns],
         *tab.notes,
     ]
@@ -185,11 +199,15 @@ def format_table(tab: table.Table, fmt: str) -> str:
 def _cmd_table(args) -> int:
     if args.setting == "dpq":
         tab = table.dpq_table(
-            args.epsilons, args.delta, samples=args.samples, batch_size=args.batch_size,
+            args.epsilons or table.DEFAULT_EPSILONS, args.delta, samples=args.samples, batch_size=args.batch_size,
             lr=args.lr, k=args.k, lipschitz=args.lipschitz, resets=args.resets, actions=args.actions,
         )
+    elif args.setting == "gpope":
+        tab = table.gpope_table(
+            args.epsilons or table.GPOPE_EPSILONS, args.delta, trajectories=args.trajectories, iterations=args.iterations
+        )
     else:
-        tab = table.gaussian_table(args.epsilons, args.delta, steps=args.steps, sensitivity=args.sensitivity)
+        tab = table.gaussian_table(args.epsilons or table.DEFAULT_EPSILONS, args.delta, steps=args.steps, sensitivity=args.sensitivity)
     print(format_table(tab, args.format))
     return 0
 
@@ -198,6 +216,10 @@ def _report_dict(report) -> dict:
     d = dict(report.__dict__)
     d["notes"] = list(d["notes"])
     return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
+
+
+def _subsampling(args) -> dict:
+    return {} if args.sample_rate is None else {"sample_rate": args.sample_rate, "sampling": args.sampling}
 
 
 def _print_report(report, as_json: bool, headline: str) -> int:
@@ -212,14 +234,16 @@ def _print_report(report, as_json: bool, headline: str) -> int:
 
 def _cmd_calibrate(args) -> int:
     r = api.calibrate_report(
-        args.epsilon, args.delta, sensitivity=args.sensitivity, steps=args.steps, accountant=args.accountant
+        args.epsilon, args.delta, sensitivity=args.sensitivity, steps=args.steps, accountant=args.accountant,
+        **_subsampling(args),
     )
     return _print_report(r, args.json, f"sigma = {r.sigma:.10g}, achieved epsilon {r.achieved_epsilon:.6g}")
 
 
 def _cmd_epsilon(args) -> int:
     r = api.epsilon_report(
-        args.sigma, args.delta, sensitivity=args.sensitivity, steps=args.steps, accountant=args.accountant
+        args.sigma, args.delta, sensitivity=args.sensitivity, steps=args.steps, accountant=args.accountant,
+        **_subsampling(args),
     )
     return _print_report(r, args.json, f"epsilon = {r.epsilon:.10g}")
 

@@ -27,12 +27,23 @@ Verdicts (evidence in tests/test_gpope_accounting.py and tests/test_subsampling.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
+from dataclasses import dataclass
+
 from privcal._validate import open_unit, positive, positive_int
+from privcal.accountants import PaperAccountant, RDPAccountant
+from privcal.calibration import calibrate_sigma
 from privcal.errors import InfeasibleError
-from privcal.subsampling import rdp_poisson_gaussian, rdp_without_replacement_gaussian
+from privcal.events import ComposedEvent, GaussianEvent, SubsampledEvent
+from privcal.rdp import GridEdgeWarning
+from privcal.subsampling import (
+    rdp_poisson_gaussian,
+    rdp_without_replacement_gaussian,
+    rdp_without_replacement_gaussian_thm9,
+)
 
 __all__ = [
     "ADJACENCIES",
@@ -53,6 +64,10 @@ __all__ = [
     "THEOREM1_NOISE_MIN",
     "theorem1_epsilon_range",
     "theorem1_sigma",
+    "BOUNDS",
+    "GPOPECalibration",
+    "calibrate",
+    "calibrate_report",
 ]
 
 #: Neighbouring relations :func:`sensitivity` knows, with the sensitivity of one released clipped
@@ -285,3 +300,119 @@ def theorem1_sigma(epsilon, delta, *, iterations, trajectories, adjacency: str =
             f"iterations={n}, trajectories={m}, delta={d:g}; got epsilon={e:g}"
         )
     return ratio * THEOREM1_C2 * math.sqrt(n * math.log(1.0 / d)) / (m * e)
+
+
+# --------------------------------------------------------------------------------------------------
+# Calibration of Algorithm 1's sigma
+# --------------------------------------------------------------------------------------------------
+
+#: The bounds :func:`calibrate` offers: valid ones first.
+BOUNDS = ("rdp", "thm9", "theorem1", "lemma1", "theorem1_paper")
+
+
+@dataclass(frozen=True)
+class GPOPECalibration:
+    """Result of :func:`calibrate_report`."""
+
+    sigma: float  # Alg. 1's noise multiplier: the noise is clip * N(0, sigma^2 I)
+    noise_std: float  # clip * sigma
+    epsilon: float
+    delta: float
+    iterations: int
+    trajectories: int
+    bound: str
+    adjacency: str
+    valid: bool  # whether the bound used is a valid (epsilon, delta) guarantee
+    valid_epsilon: float  # epsilon at this sigma under the valid RDP accountant, same adjacency
+    notes: tuple = ()
+
+
+class _Thm9Accountant(RDPAccountant):
+    """RDP accountant whose without-replacement steps use WBK 2018 Thm 9 alone (the full sum)."""
+
+    name = "rdp-thm9"
+
+    def _add(self, event, count):
+        if isinstance(event, SubsampledEvent) and event.sampling == "without_replacement":
+            nm = event.event.noise_multiplier
+            step = rdp_without_replacement_gaussian_thm9(self.orders, nm, event.sample_rate)
+            self._rdp = self._rdp + count * step
+        else:
+            super()._add(event, count)
+
+
+def _event(sigma: float, trajectories: int, iterations: int, adjacency: str) -> ComposedEvent:
+    """One GPOPE iteration as an event: one of m trajectories (q = 1/m), sensitivity Delta * h, noise
+    h N(0, sigma^2 I), i.e. noise multiplier sigma / Delta; add/remove neighbours are Poisson-like
+    (``rdp_per_iteration``), replace-one and zero-out use sampling without replacement."""
+    nm = sigma / sensitivity(1.0, adjacency)
+    sampling = "poisson" if adjacency == "add_remove" else "without_replacement"
+    return ComposedEvent(SubsampledEvent(GaussianEvent(nm), 1.0 / trajectories, sampling), iterations)
+
+
+def calibrate_report(
+    epsilon, delta, *, iterations, trajectories, clip=1.0, bound="rdp", adjacency="replace"
+) -> GPOPECalibration:
+    """:func:`calibrate` with the valid epsilon at the returned sigma and notes."""
+    e = positive("epsilon", epsilon)
+    d = open_unit("delta", delta)
+    n = positive_int("iterations", iterations)
+    m = positive_int("trajectories", trajectories)
+    h = positive("clip", clip)
+    if bound not in BOUNDS:
+        raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
+    if adjacency not in ADJACENCIES:
+        raise ValueError(f"adjacency must be one of {tuple(ADJACENCIES)}, got {adjacency!r}")
+    notes = []
+
+    def search(factory, adj):
+        hint = 2.0 * math.sqrt(n * math.log(1.0 / d)) / (m * e)  # the paper's closed form as a start
+        return calibrate_sigma(lambda s: _event(s, m, n, adj), e, d, factory, sigma_hint=hint)
+
+    if bound == "rdp":
+        sigma, valid = search(RDPAccountant, adjacency), True
+    elif bound == "thm9":
+        sigma, valid = search(_Thm9Accountant, adjacency), True
+    elif bound == "theorem1":
+        sigma, valid = theorem1_sigma(e, d, iterations=n, trajectories=m, adjacency=adjacency), True
+    elif bound == "lemma1":
+        # the paper's accounting: Lemma 1 with its own sensitivity h, moments tail
+        sigma, valid = search(PaperAccountant, "zero_out"), False
+        notes.append("GPOPE Lemma 1 + moments tail with sensitivity h, as printed: not a valid bound in general")
+    else:
+        sigma, valid = theorem1_sigma_paper(e, d, iterations=n, trajectories=m), False
+        notes.append("GPOPE Theorem 1 as printed (c2 = 2): false for some parameters, not a valid bound")
+    with warnings.catch_warnings():  # a paper sigma far too small puts the RDP optimum at the grid edge
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        valid_eps = RDPAccountant().compose(_event(sigma, m, n, adjacency)).epsilon(d)
+    if not valid and valid_eps > e:
+        notes.append(f"at this sigma the valid RDP accountant ({adjacency} neighbours) gives epsilon {valid_eps:.4g} > {e:g}")
+    return GPOPECalibration(
+        float(sigma), float(h * sigma), e, d, n, m, bound, adjacency, valid, float(valid_eps), tuple(notes)
+    )
+
+
+def calibrate(epsilon, delta, *, iterations, trajectories, clip=1.0, bound="rdp", adjacency="replace") -> float:
+    """Noise multiplier sigma of GPOPE Algorithm 1 (noise clip * N(0, sigma^2 I)) for (epsilon, delta)-DP.
+
+    N = ``iterations``, each on one of m = ``trajectories`` trajectories drawn uniformly. ``bound``:
+
+    * ``"rdp"`` (default, valid): Renyi DP of the subsampled Gaussian -- Wang, Balle & Kasiviswanathan
+      2018, Thm 27 for sampling without replacement (never above their Thm 9, whose j >= 3 terms would
+      otherwise put a floor under epsilon), Mironov-Talwar-Zhang for ``adjacency="add_remove"`` --
+      composed over N iterations, improved conversion; the smallest sigma it certifies;
+    * ``"thm9"`` (valid): the same with WBK Thm 9 alone (the full sum over j = 2..alpha);
+    * ``"theorem1"`` (valid): Theorem 1's closed form with the explicit constants derived in
+      :func:`theorem1_constants` (raises ``InfeasibleError`` outside its proven epsilon range);
+    * ``"lemma1"`` (paper): Lemma 1 as printed with the paper's sensitivity h and the moments tail;
+    * ``"theorem1_paper"`` (paper): Theorem 1 as printed, c2 = 2.
+
+    ``adjacency``: "replace" (default: one trajectory replaced; sensitivity 2h), "add_remove" (2h),
+    "zero_out" (h: the paper's convention, a trajectory replaced by a null one). ``clip`` = h only
+    scales the noise std (``calibrate_report(...).noise_std``); sigma itself does not depend on it.
+    Source: GPOPE paper, Algorithm 1, Lemma 1, Theorem 1, App. B; see the module docstring for verdicts.
+    """
+    return calibrate_report(
+        epsilon, delta, iterations=iterations, trajectories=trajectories, clip=clip, bound=bound,
+        adjacency=adjacency,
+    ).sigma

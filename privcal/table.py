@@ -20,6 +20,7 @@ Settings:
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 
 from . import _validate as V
@@ -28,8 +29,12 @@ from .accountants import KOVAccountant, RDPAccountant
 from .calibration import calibrate_sigma
 from .errors import InfeasibleError
 from .events import ComposedEvent, GaussianEvent
+from .rdp import GridEdgeWarning
 
-__all__ = ["Column", "Row", "Table", "dpq_table", "gaussian_table", "DPQ_DEFAULTS", "DEFAULT_EPSILONS"]
+__all__ = [
+    "Column", "Row", "Table", "dpq_table", "gaussian_table", "gpope_table",
+    "DPQ_DEFAULTS", "DEFAULT_EPSILONS", "GPOPE_DEFAULTS", "GPOPE_EPSILONS",
+]
 
 #: Wang & Hegde 2019, App. E.3: T samples, batch size B, learning rate alpha, k, Lipschitz constant L.
 DPQ_DEFAULTS = {"samples": 5000, "batch_size": 64, "lr": 3e-4, "k": 23, "lipschitz": 4.0}
@@ -56,7 +61,7 @@ class Row:
     sigmas: dict  # column key -> sigma (inf when infeasible)
     ratios: dict  # column key -> sigma / exact sigma
     insufficient: tuple  # keys of checked columns whose sigma is not (epsilon, delta)-DP
-    exact_epsilons: dict  # checked column key -> exact epsilon at that column's sigma
+    reference_epsilons: dict  # checked column key -> epsilon at that column's sigma under the reference
     below_valid_sensitivity: tuple = ()  # keys whose sigma is below the exact sigma at the valid D
     details: dict = field(default_factory=dict)  # column key -> extra numbers (e.g. the solved k)
 
@@ -68,11 +73,13 @@ class Table:
     columns: tuple
     rows: tuple
     notes: tuple = field(default=())
+    reference: str = "exact"  # key of the column ratios are taken to and paper columns are checked on
 
     def as_dict(self) -> dict:
         """Plain-data form (for JSON)."""
         return {
             "setting": self.setting,
+            "reference": self.reference,
             "parameters": self.parameters,
             "columns": [c.__dict__ for c in self.columns],
             "rows": [
@@ -82,7 +89,7 @@ class Table:
                     "sigma": {k: _jsonable(v) for k, v in r.sigmas.items()},
                     "ratio_to_exact": {k: _jsonable(v) for k, v in r.ratios.items()},
                     "insufficient": list(r.insufficient),
-                    "exact_epsilon_at_sigma": {k: _jsonable(v) for k, v in r.exact_epsilons.items()},
+                    "reference_epsilon_at_sigma": {k: _jsonable(v) for k, v in r.reference_epsilons.items()},
                     "below_valid_sensitivity": list(r.below_valid_sensitivity),
                     "details": r.details,
                 }
@@ -290,3 +297,64 @@ def gaussian_table(epsilons=DEFAULT_EPSILONS, delta=1e-5, *, steps=1, sensitivit
     cols = tuple(_COLUMNS[key] for key in ("exact", "thm5_proof", "kov_quoted", "kov", "rdp"))
     params = {"steps": steps, "sensitivity": sensitivity}
     return Table("gaussian", params, cols, _rows(epsilons, delta, steps, sensitivity, paper))
+
+
+#: GPOPE defaults: m trajectories, N iterations (the paper's chain experiments use eps = 0.1, delta = 1e-5).
+GPOPE_DEFAULTS = {"trajectories": 1000, "iterations": 10_000}
+GPOPE_EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
+
+_GPOPE_COLUMNS = {
+    "rdp": Column("rdp", "RDP (WBK Thm 27)", "valid: subsampled RDP, replace-one neighbours (sensitivity 2h), Thm 27 <= Thm 9", False),
+    "thm9": Column("thm9", "RDP (Thm 9)", "valid: WBK Thm 9 alone, full sum over j = 2..alpha", False),
+    "rdp_h": Column("rdp_h", "RDP, sens. h", "valid only for zero-out neighbours (the paper's sensitivity h)", True),
+    "theorem1": Column("theorem1", "Thm 1 valid", "Theorem 1's closed form with derived constants (inf outside its proven range)", False),
+    "lemma1": Column("lemma1", "Lemma 1", "paper: GPOPE Lemma 1 (j = 2 term only) + moments tail, sensitivity h", True),
+    "theorem1_paper": Column("theorem1_paper", "Thm 1 paper", "paper: Theorem 1 as printed, c2 = 2", True),
+}
+
+
+def gpope_table(
+    epsilons=GPOPE_EPSILONS,
+    delta=1e-5,
+    *,
+    trajectories=GPOPE_DEFAULTS["trajectories"],
+    iterations=GPOPE_DEFAULTS["iterations"],
+) -> Table:
+    """Sigma of GPOPE Algorithm 1 (noise h N(0, sigma^2 I)) per bound, one row per epsilon.
+
+    The reference is the valid subsampled RDP under replace-one neighbours (``privcal.gpope.calibrate``'s
+    default); paper columns are checked against it ('!' where their sigma is not (epsilon, delta)-DP).
+    """
+    from . import gpope
+
+    epsilons = _epsilons(epsilons)
+    delta = V.open_unit("delta", delta)
+    m = V.positive_int("trajectories", trajectories)
+    n = V.positive_int("iterations", iterations)
+    setting = dict(iterations=n, trajectories=m)
+    rows = []
+    for eps in epsilons:
+        sigmas = {}
+        for key, kw in (
+            ("rdp", dict(bound="rdp")), ("thm9", dict(bound="thm9")), ("rdp_h", dict(bound="rdp", adjacency="zero_out")),
+            ("theorem1", dict(bound="theorem1")), ("lemma1", dict(bound="lemma1")), ("theorem1_paper", dict(bound="theorem1_paper")),
+        ):
+            try:
+                sigmas[key] = gpope.calibrate(eps, delta, **setting, **kw)
+            except InfeasibleError:
+                sigmas[key] = math.inf
+        ref = sigmas["rdp"]
+        checked = [k for k in sigmas if _GPOPE_COLUMNS[k].checked and math.isfinite(sigmas[k])]
+        with warnings.catch_warnings():  # a paper sigma far too small puts the optimum at a grid edge
+            warnings.simplefilter("ignore", GridEdgeWarning)
+            ref_eps = {k: RDPAccountant().compose(gpope._event(sigmas[k], m, n, "replace")).epsilon(delta) for k in checked}
+        insufficient = tuple(k for k in checked if ref_eps[k] > eps)
+        rows.append(Row(eps, delta, sigmas, {k: v / ref for k, v in sigmas.items()}, insufficient, ref_eps))
+    params = {"trajectories": m, "iterations": n, "sample_rate": 1.0 / m}
+    notes = (
+        "sigma is Algorithm 1's noise multiplier (noise h N(0, sigma^2 I)); one trajectory's clipped gradient has "
+        "sensitivity 2h under the paper's adjacency (h only if a trajectory is replaced by a null one).",
+        "Thm 1 valid is inf where epsilon lies outside the range its constants are proven for "
+        "(privcal.gpope.theorem1_epsilon_range).",
+    )
+    return Table("gpope", params, tuple(_GPOPE_COLUMNS.values()), tuple(rows), notes, reference="rdp")

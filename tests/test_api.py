@@ -95,3 +95,35 @@ def test_docstring_examples():
 
     result = doctest.testmod(privcal.api, extraglobs={"privcal": privcal})
     assert result.attempted >= 2 and result.failed == 0
+
+
+def test_subsampled_best_is_rdp_and_valid():
+    r = privcal.calibrate_report(1.0, 1e-5, steps=1000, sample_rate=0.01)
+    assert r.accountant == "rdp" and r.valid and r.sampling == "poisson" and r.achieved_epsilon <= 1.0
+
+
+@given(q=st.floats(1e-3, 0.5), sigma=st.floats(0.6, 10.0), steps=st.integers(1, 500))
+def test_subsampled_never_costs_more_than_full(q, sigma, steps):
+    sub = privcal.epsilon(sigma, 1e-5, steps=steps, sample_rate=q, accountant="rdp")
+    full = privcal.epsilon(sigma, 1e-5, steps=steps, accountant="rdp")
+    assert sub <= full * (1 + 1e-9)
+
+
+def test_subsampled_paper_report_flags_lemma1():
+    r = privcal.epsilon_report(0.5, 1e-5, steps=1000, sample_rate=1e-3, sampling="without_replacement", accountant="paper")
+    assert not r.valid and "NOT" in r.guarantee
+    assert any("NOT an upper bound here" in n for n in r.notes)
+
+
+def test_exact_refuses_subsampled_setting():
+    with pytest.raises(privcal.UnsupportedEventError, match="exact"):
+        privcal.epsilon(1.0, 1e-5, sample_rate=0.1, accountant="exact")
+
+
+@pytest.mark.parametrize(
+    "kwargs,name",
+    [(dict(sample_rate=0.0), "sample_rate"), (dict(sample_rate=1.5), "sample_rate"), (dict(sampling="shuffle"), "sampling")],
+)
+def test_bad_settings(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        privcal.epsilon(1.0, 1e-5, **kwargs)

@@ -37,7 +37,7 @@ def test_valid_columns_never_below_exact(e3):
 
 def test_insufficient_flags_agree_with_exact_profile(e3):
     for row in e3.rows:
-        for key, eps_at_sigma in row.exact_epsilons.items():
+        for key, eps_at_sigma in row.reference_epsilons.items():
             assert (key in row.insufficient) == (eps_at_sigma > row.epsilon)
 
 
