@@ -86,6 +86,10 @@ class Accountant(abc.ABC):
         self._ledger.append((inner, n))
         return self
 
+    def valid_for(self, event: Event) -> bool:
+        """Whether the numbers reported after composing ``event`` would be upper bounds (no numerics)."""
+        return type(self).valid
+
     @property
     def ledger(self) -> tuple[tuple[Event, int], ...]:
         """The (event, count) pairs composed so far."""
@@ -202,6 +206,9 @@ class PaperAccountant(_GaussianMuAccountant):
     def valid(self) -> bool:  # type: ignore[override]
         """False once the ledger holds subsampled releases (Lemma 1 is not an upper bound in general)."""
         return not self._subsampled
+
+    def valid_for(self, event: Event) -> bool:
+        return not self._subsampled and not _subsampled_gaussian(unwrap(event)[0])
 
     def lemma1_sufficient(self, delta) -> bool:
         """Whether, at ``delta``, Lemma 1 is >= the valid RDP at the order the moments tail picks — in
@@ -328,11 +335,15 @@ class RDPAccountant(Accountant):
         return self._rdp.copy()
 
     def epsilon(self, delta) -> float:
+        return self.epsilon_and_order(delta)[0]
+
+    def epsilon_and_order(self, delta) -> tuple[float, float]:
+        """Epsilon at ``delta`` and the order of the grid that attains it (nan when nothing is composed)."""
         delta = V.open_unit("delta", delta)
         if not np.any(self._rdp):
-            return 0.0
-        eps, _ = rdp.epsilon_from_rdp(self.orders, self._rdp, delta, conversion=self.conversion)
-        return float(eps)
+            return 0.0, math.nan
+        eps, order = rdp.epsilon_from_rdp(self.orders, self._rdp, delta, conversion=self.conversion)
+        return float(eps), float(order)
 
     def delta(self, epsilon) -> float:
         epsilon = V.nonnegative("epsilon", epsilon)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from . import _validate as V
 from . import composition, gaussian
 from .accountants import ACCOUNTANTS
-from .calibration import calibrate_sigma
+from .calibration import calibrate_sigma, calibrate_sigma_rdp
 from .errors import UnsupportedEventError
 from .events import SAMPLINGS, ComposedEvent, Event, GaussianEvent, SubsampledEvent
 
@@ -127,7 +127,7 @@ def _resolve(accountant: str, event: Event) -> list[str]:
         if not ACCOUNTANTS[accountant]().supports(event):
             raise UnsupportedEventError(f"the {accountant} accountant does not support this setting ({event!r})")
         return [accountant]
-    names = [n for n, cls in ACCOUNTANTS.items() if cls().supports(event) and cls().compose(event).valid]
+    names = [n for n, cls in ACCOUNTANTS.items() if cls().supports(event) and cls().valid_for(event)]
     # The exact profile is the lower limit of every valid bound: when it applies, it is the best.
     return ["exact"] if "exact" in names else names
 
@@ -214,9 +214,11 @@ def calibrate(epsilon, delta, *, sensitivity=1.0, steps=1, accountant="best", **
     Settings as in :func:`epsilon` (``sample_rate``, ``sampling``). Raises ``InfeasibleError`` when no
     sigma reaches the target (e.g. KOV with delta too small).
     """
-    return calibrate_report(
-        epsilon, delta, sensitivity=sensitivity, steps=steps, accountant=accountant, **setting
-    ).sigma
+    epsilon = V.positive("epsilon", epsilon)
+    delta = V.open_unit("delta", delta)
+    st = _setting(sensitivity, steps, setting)
+    names = _resolve(_check_accountant(accountant), st.event(1.0))
+    return min(_calibrate_one(name, epsilon, delta, st) for name in names)
 
 
 def _calibrate_one(name: str, epsilon: float, delta: float, st: _Setting) -> float:
@@ -224,6 +226,8 @@ def _calibrate_one(name: str, epsilon: float, delta: float, st: _Setting) -> flo
         return composition.sigma_composed_exact(epsilon, delta, steps=st.steps, sensitivity=st.sensitivity)
     # start from the unsubsampled exact sigma scaled by the sample rate (amplification ~ q)
     hint = gaussian.sigma_exact(epsilon, delta, sensitivity=st.sensitivity * math.sqrt(st.steps)) * st.sample_rate
+    if name == "rdp":
+        return calibrate_sigma_rdp(st.event, epsilon, delta, ACCOUNTANTS[name], sigma_hint=hint)
     return calibrate_sigma(st.event, epsilon, delta, ACCOUNTANTS[name], sigma_hint=hint)
 
 

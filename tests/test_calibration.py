@@ -89,3 +89,24 @@ def test_bad_input(kwargs, name):
     args.update(kwargs)
     with pytest.raises(ValueError, match=name):
         calibrate_sigma(**args)
+
+
+@given(
+    q=st.sampled_from([1e-3, 0.01, 0.1]),
+    steps=st.sampled_from([10, 1000, 10_000]),
+    eps=st.sampled_from([0.3, 1.0, 8.0]),
+    hint=st.sampled_from([0.05, 1.0, 50.0]),
+)
+def test_windowed_rdp_search_matches_full_grid_search(q, steps, eps, hint):
+    # the order-window search must land on the full-grid answer (to its tolerance) and stay feasible
+    from privcal.accountants import RDPAccountant
+    from privcal.calibration import calibrate_sigma_rdp
+    from privcal.events import SubsampledEvent
+
+    def make(s):
+        return ComposedEvent(SubsampledEvent(GaussianEvent(s), q), steps)
+
+    fast = calibrate_sigma_rdp(make, eps, 1e-5, RDPAccountant, sigma_hint=hint, rtol=1e-9)
+    slow = calibrate_sigma(make, eps, 1e-5, RDPAccountant, sigma_hint=hint, rtol=1e-9)
+    assert RDPAccountant().compose(make(fast)).epsilon(1e-5) <= eps
+    assert fast == pytest.approx(slow, rel=1e-8)

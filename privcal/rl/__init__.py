@@ -2,4 +2,5 @@
 
 Submodules are imported on demand (``from privcal.rl import pucb``); this package imports nothing
 heavy at import time.
+DP Q-learning (Wang & Hegde 2019): ``envs``, ``mlp``, ``dpq_agent``, ``baselines``, ``experiments_dpq``.
 """

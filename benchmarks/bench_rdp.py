@@ -1,0 +1,91 @@
+"""Subsampled-Gaussian RDP: calibration and epsilon latency, side by side with dp_accounting and prv_accountant.
+
+Run:  pip install -e '.[bench]' && python benchmarks/bench_rdp.py
+
+Setting (issue target): Poisson sampling q = 0.01, 10,000 steps, target (epsilon, delta) = (1, 1e-5).
+* calibration: privcal.calibrate(..., accountant="rdp") against dp_accounting's
+  mechanism_calibration.calibrate_dp_mechanism with its RdpAccountant (its default bracket and
+  tolerance); reported: median wall time, ratio (theirs / ours, target >= 10x) and both sigmas
+  (target: ours <= theirs + 1e-3);
+* epsilon evaluation at the calibrated sigma: privcal RDP, dp_accounting RDP and PLD, and
+  prv_accountant (which gives an error bracket; its upper end is reported).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import warnings
+
+import privcal
+
+
+def timed(fn, repeat):
+    times, value = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        value = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), value
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sample-rate", type=float, default=0.01)
+    ap.add_argument("--steps", type=int, default=10_000)
+    ap.add_argument("--epsilon", type=float, default=1.0)
+    ap.add_argument("--delta", type=float, default=1e-5)
+    ap.add_argument("--repeat", type=int, default=7)
+    args = ap.parse_args(argv)
+    q, n, eps, delta, rep = args.sample_rate, args.steps, args.epsilon, args.delta, args.repeat
+    warnings.simplefilter("ignore")
+
+    print(f"calibrate sigma: Poisson q = {q}, {n} steps, target ({eps}, {delta}), RDP")
+    t_ours, s_ours = timed(lambda: privcal.calibrate(eps, delta, steps=n, sample_rate=q, accountant="rdp"), rep)
+    print(f"  privcal                 {t_ours * 1e3:9.2f} ms   sigma = {s_ours:.6f}")
+    try:
+        import dp_accounting
+        from dp_accounting import mechanism_calibration as mc
+        from dp_accounting.pld import pld_privacy_accountant
+        from dp_accounting.rdp import rdp_privacy_accountant
+    except ImportError:
+        print("  (dp_accounting not installed: pip install -e '.[bench]')")
+        return
+
+    def event(s):
+        return dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(s)), n
+        )
+
+    t_dpa, s_dpa = timed(
+        lambda: mc.calibrate_dp_mechanism(rdp_privacy_accountant.RdpAccountant, event, eps, delta), max(3, rep // 2)
+    )
+    print(f"  dp_accounting (RDP)     {t_dpa * 1e3:9.2f} ms   sigma = {s_dpa:.6f}")
+    print(f"  ratio dp_accounting / privcal = {t_dpa / t_ours:.1f}x (target >= 10x); "
+          f"sigma difference ours - theirs = {s_ours - s_dpa:+.2e} (target <= 1e-3)")
+
+    print(f"\nepsilon at sigma = {s_ours:.4f} (delta = {delta})")
+    rows = [("privcal RDP", lambda: privcal.epsilon(s_ours, delta, steps=n, sample_rate=q, accountant="rdp"))]
+    rows.append(("dp_accounting RDP", lambda: rdp_privacy_accountant.RdpAccountant().compose(event(s_ours)).get_epsilon(delta)))
+    rows.append(("dp_accounting PLD", lambda: pld_privacy_accountant.PLDAccountant().compose(event(s_ours)).get_epsilon(delta)))
+    try:
+        from prv_accountant import PoissonSubsampledGaussianMechanism, PRVAccountant
+
+        def prv():
+            mech = PoissonSubsampledGaussianMechanism(noise_multiplier=s_ours, sampling_probability=q)
+            acc = PRVAccountant(prvs=[mech], max_self_compositions=[n], eps_error=0.01, delta_error=delta / 1000)
+            return acc.compute_epsilon(delta=delta, num_self_compositions=[n])[2]
+
+        rows.append(("prv_accountant (upper)", prv))
+    except ImportError:
+        print("  (prv_accountant not installed)")
+    base = None
+    for name, fn in rows:
+        t, e = timed(fn, 3)
+        base = base or t
+        print(f"  {name:<24}{t * 1e3:9.2f} ms   epsilon = {e:.6f}   time ratio to privcal = {t / base:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,159 @@
+"""``privcal train gpope``: GPOPE (gradient-perturbed off-policy evaluation) on the chain, Mountain Car or HIV.
+
+The lead's ``privcal/cli.py`` calls :func:`add_parser` on the subparsers of ``privcal train`` and
+:func:`run` on the parsed arguments; bad input raises ``ValueError`` (one stderr line, exit code 2
+there). Importing this module needs neither gymnasium nor matplotlib nor joblib.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+
+__all__ = ["add_parser", "run", "DEFAULT_STEP", "DEFAULT_EVAL"]
+
+DOMAINS = ("chain", "mountain-car", "hiv")
+#: Default constant step sizes (tuned once on public data in the fast setting; override with --step-size).
+DEFAULT_STEP = {"chain": 0.01, "mountain-car": 1e-3, "hiv": 1e-3}
+#: Size of the independent sample that estimates A, b, C for the MSPBE.
+DEFAULT_EVAL = {"chain": 20000, "mountain-car": 1000, "hiv": 200}
+
+
+def add_parser(subparsers):
+    """Add the ``gpope`` subparser to the subparsers object of ``privcal train``; returns it."""
+    p = subparsers.add_parser(
+        "gpope", help="GPOPE private off-policy evaluation (gradient-perturbed GTD2)",
+        description="Collect a seeded data set of M trajectories, run GPOPE (Alg. 1 of 'Privacy "
+                    "Preserving Off-Policy Evaluation') with sigma calibrated for (epsilon, delta), "
+                    "and report the MSPBE on an independent evaluation sample.")
+    p.add_argument("--domain", choices=DOMAINS, default="chain", help="evaluation domain (chain)")
+    p.add_argument("--trajectories", type=int, default=1000, help="data size m (default 1000)")
+    p.add_argument("--epsilon", type=float, default=None,
+                   help="target epsilon (required unless --non-private)")
+    p.add_argument("--delta", type=float, default=1e-5, help="target delta (default 1e-5)")
+    p.add_argument("--bound", default="rdp",
+                   choices=("rdp", "thm9", "theorem1", "lemma1", "theorem1_paper"),
+                   help="accounting for sigma: rdp (valid, default), thm9, theorem1 (valid), "
+                        "lemma1 / theorem1_paper (the paper's, not valid)")
+    p.add_argument("--non-private", action="store_true", help="run GTD2 (sigma = 0, no clipping)")
+    p.add_argument("--iterations", type=int, default=None, help="iterations N (default m)")
+    p.add_argument("--step-size", type=float, default=None,
+                   help="step size (default per domain: chain 0.01, others 0.001)")
+    p.add_argument("--schedule", choices=("constant", "diminishing"), default="constant",
+                   help="constant beta (Thm 2) or beta / i (Thm 3)")
+    p.add_argument("--clip", type=float, default=None, help="clip h (default per domain)")
+    p.add_argument("--off-policy", action="store_true",
+                   help="mountain-car: evaluate the uniform policy from the learned policy's data")
+    p.add_argument("--eval-trajectories", type=int, default=None,
+                   help="size of the independent MSPBE sample (default per domain)")
+    p.add_argument("--q-episodes", type=int, default=None,
+                   help="Q-learning episodes for the behaviour policy (mountain-car 200, hiv 64)")
+    p.add_argument("--horizon", type=int, default=50, help="hiv: decisions per episode (50)")
+    p.add_argument("--seed", type=int, default=0, help="seed of data, behaviour policy and noise")
+    p.add_argument("--json", action="store_true", help="print one JSON object, no progress bar")
+    p.set_defaults(_run=run)  # privcal.cli dispatches ``privcal train AGENT`` to args._run(args)
+    return p
+
+
+def _domain(args, rng_eval, rng_data, m, progress_label):
+    """(private data, MSPBE evaluator, relative?) for the chosen domain."""
+    from privcal._validate import positive_int
+    from privcal.rl.mspbe import MSPBE
+    n_eval = positive_int("eval_trajectories", args.eval_trajectories or DEFAULT_EVAL[args.domain])
+    if args.domain == "chain":
+        from privcal.rl.domains.chain import sample_chain
+        return sample_chain(m, rng_data), MSPBE.from_dataset(sample_chain(n_eval, rng_eval)), False
+    if args.domain == "mountain-car":
+        from privcal.rl.domains import mountain_car as mc
+        env = mc.MountainCarBatch.from_gymnasium()
+        beh = mc.learn_behaviour(env, episodes=positive_int("q_episodes", args.q_episodes or 200),
+                                 seed=[args.seed, 31])
+        ev = MSPBE.from_dataset(mc.sample_mountain_car(n_eval, rng_eval, behaviour=beh, env=env,
+                                                       off_policy=args.off_policy), ridge=1e-8)
+        return (mc.sample_mountain_car(m, rng_data, behaviour=beh, env=env,
+                                       off_policy=args.off_policy), ev, False)
+    from privcal.rl.domains import hiv
+    env = hiv.HIVBatch(horizon=positive_int("horizon", args.horizon))
+    target, beh = hiv.learn_hiv_policies(env, episodes=positive_int("q_episodes", args.q_episodes or 64),
+                                         seed=[args.seed, 37])
+    ev = MSPBE.from_dataset(hiv.sample_hiv(n_eval, rng_eval, target=target, behaviour=beh, env=env),
+                            ridge=1e-8)
+    return hiv.sample_hiv(m, rng_data, target=target, behaviour=beh, env=env), ev, True
+
+
+def run(args) -> int:
+    """Execute ``privcal train gpope``; prints the result (JSON with ``--json``), returns 0."""
+    import numpy as np
+
+    from privcal._validate import open_unit, positive, positive_int
+    from privcal.rl._cli_pucb import ProgressBar
+    from privcal.rl.experiments_gpope import CLIP
+    from privcal.rl.gpope_agent import calibrate_sigma, gpope
+    from privcal.rl.lstd import lstd, wis_lstd
+
+    if args.non_private and args.epsilon is not None:
+        raise ValueError("epsilon must not be given together with --non-private")
+    if not args.non_private and args.epsilon is None:
+        raise ValueError("epsilon is required (or pass --non-private)")
+    if args.off_policy and args.domain != "mountain-car":
+        raise ValueError("--off-policy applies to --domain mountain-car (chain is on-policy, hiv "
+                         "is always off-policy)")
+    m = positive_int("trajectories", args.trajectories)
+    n_iter = m if args.iterations is None else positive_int("iterations", args.iterations)
+    step = DEFAULT_STEP[args.domain] if args.step_size is None else positive("step_size", args.step_size)
+    clip = CLIP[args.domain] if args.clip is None else positive("clip", args.clip)
+    open_unit("delta", args.delta)
+    if args.epsilon is not None:
+        positive("epsilon", args.epsilon)
+    start = time.perf_counter()
+    sigma = 0.0
+    if not args.non_private:  # calibrate first: bad (epsilon, delta) fails before any simulation
+        sigma = calibrate_sigma(args.epsilon, args.delta, iterations=n_iter, trajectories=m,
+                                clip=clip, bound=args.bound)
+    data, ev, relative = _domain(args, np.random.default_rng([args.seed, 1]),
+                                 np.random.default_rng([args.seed, 2]), m, "gpope")
+    bar = None if args.json else ProgressBar(n_iter, label="gpope")
+    try:
+        res = gpope(data, sigma=sigma, clip=None if args.non_private else clip, iterations=n_iter,
+                    step_size=step, schedule=args.schedule, seed=[args.seed, 3], progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    off = relative or args.off_policy
+    ref = wis_lstd(data, ridge=1e-10) if off else lstd(data, ridge=1e-10)
+    score = ev.relative if relative else ev
+    out = {
+        "algorithm": "gtd2" if args.non_private else "gpope",
+        "domain": args.domain, "off_policy": bool(off),
+        "trajectories": m, "transitions": data.n_transitions, "iterations": n_iter,
+        "epsilon": args.epsilon, "delta": None if args.non_private else args.delta,
+        "bound": None if args.non_private else args.bound,
+        "sigma": sigma, "clip": None if args.non_private else clip,
+        "noise_std": sigma * clip if not args.non_private else 0.0,
+        "step_size": step, "schedule": args.schedule, "seed": args.seed,
+        "mspbe": ev(res.theta),
+        "relative_mspbe": ev.relative(res.theta) if relative else None,
+        "reference": "wis-lstd" if off else "lstd",
+        "reference_score": score(ref),
+        "zero_score": score(np.zeros(data.n_features)),
+        "score": "relative_mspbe" if relative else "mspbe",
+        "clipped_fraction": res.clipped_fraction, "diverged": res.diverged,
+        "eval_trajectories": ev.trajectories,
+        "seconds": time.perf_counter() - start,
+    }
+    if args.json:
+        print(json.dumps(out))
+    else:
+        what = "non-private GTD2" if args.non_private else \
+            f"epsilon={args.epsilon:g}, delta={args.delta:g}, bound {args.bound}"
+        print(f"{out['algorithm']} ({what}) on {args.domain}"
+              f"{' (off-policy)' if off else ''}, m={m}, N={n_iter}, seed {args.seed}")
+        print(f"  sigma                 {sigma:.4g} (noise std {out['noise_std']:.4g}, clip "
+              f"{out['clip']})")
+        name = out["score"]
+        print(f"  {name:21s} {score(res.theta):.4g}")
+        print(f"  {out['reference']:21s} {out['reference_score']:.4g} (non-private reference)")
+        print(f"  theta = 0             {out['zero_score']:.4g}")
+        print(f"  clipped fraction      {res.clipped_fraction:.3f}")
+        print(f"  time                  {out['seconds']:.2f} s")
+    return 0

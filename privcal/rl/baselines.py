@@ -1,0 +1,179 @@
+r"""Baselines of Wang & Hegde 2019, App. E.2, with their privacy calibrations (and what each guarantees).
+
+Neighbouring inputs throughout (Wang & Hegde, Sec. 3.1): two reward functions with |r - r'|_inf <= 1.
+
+* **Input perturbation** (Venkatasubramanian 2013): every observed reward r_t gets N(0, sigma_r^2).
+  Each reward moves by at most 1 between neighbours, so T samples are T (adaptively chosen) Gaussian
+  releases with sensitivity 1. App. E.2 composes them with Kairouz-Oh-Viswanath (``accountant="kov"``,
+  the paper's choice, valid); ``"exact"`` is the tight value (T releases = one Gaussian with
+  mu = sqrt(T)/sigma_r, Balle & Wang 2018; adaptive composition of Gaussians is exact).
+* **DP-SGD** (Abadi et al. 2016): per-example gradients clipped to norm C, the sum gets N(0, z^2 C^2 I),
+  floor(T/B) steps, no subsampling (sample rate q = 1: each update uses the whole last batch).
+  App. E.2 uses Abadi et al.'s Thm 1, z >= c2 q sqrt(steps ln(1/delta)) / epsilon, with c2 = sqrt(2)
+  (:func:`dpsgd_noise_multiplier_paper`). Thm 1 guarantees (epsilon, delta)-DP for datasets differing
+  in ONE example (sensitivity C of the clipped sum), under its condition epsilon < c1 q^2 steps. Between
+  neighbouring *reward functions* every example of a batch may change, so each clipped gradient may
+  move anywhere in its C-ball: the sum moves by up to 2BC. :func:`dpsgd_noise_multiplier` gives the
+  valid z for either unit ("example": sensitivity 1 in units of C; "reward_function": 2B), composed by
+  privcal's exact accountant or RDP.
+* **BGP16-style output perturbation** (Balle, Gomrokchi & Precup 2016), for *utility comparison only*:
+  the Q-learner of Algorithm 1 with the functional noise replaced by independent N(0, sigma^2) values
+  at each visited (state, action) (:class:`WhiteNoisePaths`, the beta -> inf limit of the OU path).
+  This protects the finite vector of values at visited states (the reward-sequence neighbourhood of
+  BGP16), **not** the released function: queried at many new states, the independent noise averages
+  out and reveals Q. It is NOT differentially private w.r.t. reward functions (Wang & Hegde, Sec. 4).
+  In the experiments it uses the same sigma as Algorithm 1, so the comparison isolates the effect of
+  correlated (functional) vs independent noise on utility.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from privcal import _validate as V
+
+__all__ = [
+    "INPUT_PERTURBATION_ACCOUNTANTS",
+    "DPSGD_UNITS",
+    "input_perturbation_sigma",
+    "dpsgd_noise_multiplier_paper",
+    "dpsgd_noise_multiplier",
+    "dpsgd_epsilon",
+    "WhiteNoisePath",
+    "WhiteNoisePaths",
+]
+
+INPUT_PERTURBATION_ACCOUNTANTS = ("kov", "exact", "rdp")
+DPSGD_UNITS = ("example", "reward_function")
+
+
+def input_perturbation_sigma(epsilon, delta, *, samples, accountant="kov") -> float:
+    """Reward-noise std sigma_r making T noisy rewards (epsilon, delta)-DP w.r.t. |r - r'|_inf <= 1.
+
+    sigma_r = privcal.calibrate(epsilon, delta, sensitivity=1, steps=T, accountant=accountant):
+    T Gaussian releases of sensitivity 1 (Venkatasubramanian 2013; composed by Kairouz, Oh &
+    Viswanath 2015 as in Wang & Hegde 2019, App. E.2, or by the exact profile, Balle & Wang 2018).
+    E.g. T = 5000, delta = 1e-4: KOV 1021 and exact 247 at epsilon = 0.9.
+    """
+    from privcal import calibrate
+
+    samples = V.positive_int("samples", samples)
+    if accountant not in INPUT_PERTURBATION_ACCOUNTANTS:
+        raise ValueError(f"accountant must be one of {INPUT_PERTURBATION_ACCOUNTANTS}, got {accountant!r}")
+    return calibrate(epsilon, delta, sensitivity=1.0, steps=samples, accountant=accountant)
+
+
+def dpsgd_noise_multiplier_paper(epsilon, delta, *, steps, sample_rate=1.0, c2=math.sqrt(2.0)) -> float:
+    """Noise multiplier z = c2 q sqrt(steps ln(1/delta)) / epsilon (Abadi et al. 2016, Thm 1).
+
+    With c2 = sqrt(2) and q = 1 as Wang & Hegde 2019, App. E.2. Thm 1 is stated "for some constants
+    c1, c2" with the condition epsilon < c1 q^2 steps; it is a per-example guarantee (one example
+    added/removed, sensitivity C). Checked with privcal at steps = 78, delta = 1e-4, epsilon = 0.9:
+    z = 42.1 gives exact epsilon 0.634 and RDP epsilon 0.710 per example (sufficient there).
+    """
+    epsilon = V.positive("epsilon", epsilon)
+    delta = V.open_unit("delta", delta)
+    steps = V.positive_int("steps", steps)
+    sample_rate = V.in_closed("sample_rate", sample_rate, 0.0, 1.0)
+    if sample_rate == 0.0:
+        raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}")
+    c2 = V.positive("c2", c2)
+    return c2 * sample_rate * math.sqrt(steps * math.log(1.0 / delta)) / epsilon
+
+
+def _unit_sensitivity(unit, batch_size) -> float:
+    if unit not in DPSGD_UNITS:
+        raise ValueError(f"unit must be one of {DPSGD_UNITS}, got {unit!r}")
+    batch_size = V.positive_int("batch_size", batch_size)
+    return 1.0 if unit == "example" else 2.0 * batch_size
+
+
+def dpsgd_noise_multiplier(epsilon, delta, *, steps, batch_size, unit="reward_function",
+                           accountant="exact") -> float:
+    """Valid noise multiplier z (noise std z C on the clipped-gradient sum) for ``steps`` full-batch steps.
+
+    Sensitivity of the sum of B per-example gradients clipped to C, in units of C: 1 for one example
+    added/removed (``unit="example"``, Abadi et al.'s neighbourhood), 2B when the reward function
+    changes (``"reward_function"``: every clipped gradient may move across its C-ball). Then
+    z = privcal.calibrate(epsilon, delta, sensitivity=that, steps=steps, accountant=accountant)
+    (no subsampling; ``"exact"``: composed Gaussian profile, ``"rdp"``: Renyi DP, both valid).
+    """
+    from privcal import calibrate
+
+    steps = V.positive_int("steps", steps)
+    return calibrate(epsilon, delta, sensitivity=_unit_sensitivity(unit, batch_size), steps=steps,
+                     accountant=accountant)
+
+
+def dpsgd_epsilon(noise_multiplier, delta, *, steps, batch_size, unit="example", accountant="exact") -> float:
+    """Epsilon at ``delta`` of DP-SGD with noise multiplier z (inverse of :func:`dpsgd_noise_multiplier`)."""
+    from privcal import epsilon
+
+    steps = V.positive_int("steps", steps)
+    return epsilon(noise_multiplier, delta, sensitivity=_unit_sensitivity(unit, batch_size), steps=steps,
+                   accountant=accountant)
+
+
+class WhiteNoisePath:
+    """Independent N(0, sigma^2) at every queried point, remembered until ``reset`` (BGP16-style noise).
+
+    The beta -> infinity limit of :class:`privcal.noise.OrnsteinUhlenbeckPath` with the same interface
+    (``sample_point``, ``sample``, ``reset``). Not a sample path of any continuous process: querying
+    many new points gives independent values whose average reveals the underlying function.
+    """
+
+    def __init__(self, sigma, seed=None):
+        self.sigma = V.positive("sigma", sigma)
+        self._rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        self._values: dict = {}
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def sample_point(self, x) -> float:
+        if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x):
+            raise ValueError(f"x must be a finite real number, got {x!r}")
+        x = float(x)
+        v = self._values.get(x)
+        if v is None:
+            v = self._values[x] = self.sigma * float(self._rng.standard_normal())
+        return v
+
+    def sample(self, points) -> np.ndarray:
+        pts = np.asarray(points, dtype=float)
+        return np.array([self.sample_point(float(x)) for x in pts.reshape(-1)]).reshape(pts.shape)
+
+    def reset(self) -> None:
+        self._values = {}
+
+
+class WhiteNoisePaths:
+    """One :class:`WhiteNoisePath` per action, mirroring :class:`privcal.noise.OrnsteinUhlenbeckPaths`."""
+
+    def __init__(self, n_paths, sigma, seed=None):
+        n_paths = V.positive_int("n_paths", n_paths)
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        if hasattr(rng, "spawn"):  # numpy >= 1.25
+            children = rng.spawn(n_paths)
+        else:  # pragma: no cover - older numpy
+            children = [np.random.default_rng(rng.integers(0, 2**63, size=4)) for _ in range(n_paths)]
+        self._paths = [WhiteNoisePath(sigma, seed=child) for child in children]
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def __getitem__(self, action: int) -> WhiteNoisePath:
+        return self._paths[action]
+
+    def __iter__(self):
+        return iter(self._paths)
+
+    def sample_all(self, points) -> np.ndarray:
+        return np.stack([p.sample(points) for p in self._paths])
+
+    def reset(self) -> None:
+        for p in self._paths:
+            p.reset()

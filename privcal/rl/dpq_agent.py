@@ -1,0 +1,468 @@
+r"""DP Q-learning with functional noise (Wang & Hegde 2019, Algorithm 1) and the Q-learning baselines.
+
+``privcal/dpq.py`` *calibrates* (sigma, k, beta) for Algorithm 1; this module *runs* it. One training
+loop serves Algorithm 1 and the Q-network baselines of App. E.2 (``method``):
+
+* ``"dpq"`` - Algorithm 1: one exact Ornstein-Uhlenbeck noise path g_a ~ GP(0, sigma^2 exp(-beta|x-y|))
+  per action (``privcal.noise.OrnsteinUhlenbeckPaths``), the released function is Q(., a) + g_a,
+  redrawn J times (every floor(T/B)/J updates); sigma from ``privcal.dpq.calibrate`` or given;
+* ``"non_private"`` - the same learner without noise;
+* ``"input_perturbation"`` - Venkatasubramanian 2013: every observed reward gets N(0, sigma_r^2)
+  (``privcal.rl.baselines.input_perturbation_sigma``);
+* ``"dpsgd"`` - Abadi et al. 2016: per-example gradients clipped to C, the sum gets N(0, z^2 C^2 I)
+  (``privcal.rl.baselines.dpsgd_noise_multiplier*``);
+* ``"bgp16"`` - output perturbation in the style of Balle, Gomrokchi & Precup 2016: like ``"dpq"`` but
+  with independent N(0, sigma^2) at each visited (state, action) instead of a continuous path
+  (``privcal.rl.baselines.WhiteNoisePaths``); for utility comparison only, NOT DP w.r.t. reward
+  functions (see ``privcal.rl.baselines``).
+
+Algorithm 1, as run here (t counts samples, j updates; T samples, batch B, U = floor(T/B) updates):
+
+    for t = 0 .. T-1:
+        if t = jB for an update j < U with j = 0 (mod U/J): redraw g_a for every action (lines 7-9)
+        a_t = argmax_a Q(s_t, a) + g_a(s_t)          (line 12; epsilon-greedy, see below)
+        observe r_t, s_{t+1}; reveal g_a(s_{t+1}) for every a (lines 14-18, exact law: noise/)
+        if t + 1 = (j + 1)B, j < U:                   (line 22: one SGD step on the last B samples)
+            y_i = r_i + gamma max_a [Q(s_{i+1}, a) + g_a(s_{i+1})]            (line 19)
+            l_i = (Q(s_i, a_i) + g_{a_i}(s_i) - y_i)^2 / 2                     (line 20)
+            theta <- theta - lr (1/B) sum_i grad_theta l_i, then project to Lipschitz <= L
+
+Choices the paper leaves open (all parameters of :class:`Hyperparameters`, defaults stated there):
+
+* Only full batches are trained on: U = floor(T/B) updates, as ``privcal.dpq.calibrate`` counts
+  floor(T/B) releases. The T - UB trailing samples are still *acted* on (so every episode is
+  complete and the number of episodes is T / 50) but never used in an update; acting on the
+  released Q + g is post-processing and costs no privacy.
+* J must divide U (``ValueError`` otherwise): path p serves updates pU/J .. (p+1)U/J - 1; the trailing
+  samples use the last path. J = U (App. E.3) redraws before every update.
+* Line 22 writes theta + alpha grad; we descend (theta - alpha grad): it is a loss. Semi-gradient:
+  y is a constant. No target network: y uses the current theta, which is constant during a batch
+  (Algorithm 1 line 19 uses Q_theta); no replay buffer: each update uses exactly the last B samples.
+* Noise inside the max of line 19: max_a [Q + g_a](s_{t+1}) (the released function's maximum).
+* States never visited: the released function is queried wherever it is asked (the path is extended
+  at new points from its exact conditional law given all revealed points), so Q + g is defined on all
+  of [0, 1]; :meth:`TrainResult.released_q` does that with the last path.
+* The episode start s_0 is revealed on every path when the episode starts (Algorithm 1 inserts only
+  s_{t+1}); a reset revealed the current state again on the new paths.
+* Exploration: epsilon-greedy with rate ``exploration`` on top of the (noisy) greedy action, for every
+  method; independent of the rewards, so it is post-processing (Wang & Hegde 2019, Sec. 3.3).
+* Episodes are truncated at 50 steps, never terminated: the target bootstraps from the last state.
+* gamma, network size, activation, initial output scale, lr: :class:`Hyperparameters`.
+
+Randomness: one ``numpy.random.SeedSequence(seed)`` spawns independent streams for the environment,
+the initial weights, the noise paths, exploration and the baselines' noise; same seed, same returns.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field, replace
+from typing import Callable, Optional
+
+import numpy as np
+
+from privcal import _validate as V
+from privcal.rl.mlp import ACTIVATIONS, LipschitzMLP
+
+__all__ = [
+    "METHODS",
+    "Hyperparameters",
+    "PAPER_E3",
+    "TrainResult",
+    "paper_beta",
+    "check_resets",
+    "functional_noise",
+    "train",
+    "train_dpq",
+]
+
+METHODS = ("dpq", "non_private", "input_perturbation", "dpsgd", "bgp16")
+
+#: Wang & Hegde 2019, App. E.3: the parameters of Figure 2 (alpha, k, L, B, T, and sigma per epsilon;
+#: the paper computes v = 6.19e-5, but 4 alpha (k+1) / B = 4.5e-4 at these values).
+PAPER_E3 = {
+    "lr": 3e-4, "k": 23, "lipschitz": 4.0, "batch_size": 64, "samples": 5000, "delta": 1e-4,
+    "sigma": {0.9: 0.32, 0.45: 0.74}, "v_printed": 6.19e-5,
+}
+
+
+@dataclass(frozen=True)
+class Hyperparameters:
+    """Learner settings shared by every method (App. E.3's where the paper gives them, ours elsewhere).
+
+    samples (T) = 5000, batch_size (B) = 64, lr (alpha) = 3e-4 and lipschitz (L) = 4 are App. E.3's
+    (L^2 = 16). With alpha = 3e-4 the floor(5000/64) = 78 plain SGD steps of Algorithm 1 do not move
+    this network measurably: the non-private mean return of the last 20 episodes stays at 1.5
+    (10 seeds; the initial greedy policy drifts to an edge), against 19.6 at alpha = 1 (the
+    move-to-the-middle policy earns 20.7), which is what the experiments use
+    (``privcal.rl.experiments_dpq.LEARNING_RATE``). But ``privcal.dpq.calibrate`` (corrected) is
+    infeasible for alpha above about 0.02 at T = 5000, B = 64, L = 4, epsilon = 0.9, delta = 1e-4: no
+    sigma is valid there at all.
+    Not in the paper: gamma = 0.5 (the task is nearly myopic; with only 78 updates gamma = 0.9 learns
+    worse, 15.2 at alpha = 1); hidden = (32, 32) tanh units; output_scale = 0.1 (the last layer starts
+    small, so the initial Q is nearly flat); exploration = 0.1 (epsilon-greedy); clip = 1 (DP-SGD's C).
+    """
+
+    samples: int = 5000
+    batch_size: int = 64
+    lr: float = 3e-4
+    lipschitz: float = 4.0
+    gamma: float = 0.5
+    hidden: tuple = (32, 32)
+    activation: str = "tanh"
+    output_scale: float = 0.1
+    exploration: float = 0.1
+    clip: float = 1.0
+
+    def __post_init__(self):
+        samples, batch = V.samples_and_batch(self.samples, self.batch_size)
+        object.__setattr__(self, "samples", samples)
+        object.__setattr__(self, "batch_size", batch)
+        object.__setattr__(self, "lr", V.positive("lr", self.lr))
+        object.__setattr__(self, "lipschitz", V.positive("lipschitz", self.lipschitz))
+        gamma = V.in_closed("gamma", self.gamma, 0.0, 1.0)
+        if gamma >= 1.0:
+            raise ValueError(f"gamma must be in [0, 1), got {self.gamma!r}")
+        object.__setattr__(self, "gamma", gamma)
+        hidden = tuple(self.hidden) if not isinstance(self.hidden, (int, np.integer)) else (self.hidden,)
+        object.__setattr__(self, "hidden", tuple(V.positive_int("hidden[i]", h) for h in hidden))
+        if self.activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
+        object.__setattr__(self, "output_scale", V.positive("output_scale", self.output_scale))
+        object.__setattr__(self, "exploration", V.probability("exploration", self.exploration))
+        object.__setattr__(self, "clip", V.positive("clip", self.clip))
+
+    @property
+    def updates(self) -> int:
+        """U = floor(T / B): the number of SGD updates (full batches only)."""
+        return self.samples // self.batch_size
+
+
+def paper_beta(lr=PAPER_E3["lr"], batch_size=PAPER_E3["batch_size"], k=PAPER_E3["k"]) -> float:
+    """Kernel parameter beta = 1/v, v = 4 alpha (k + 1) / B (Wang & Hegde 2019, Thm 5).
+
+    Defaults are App. E.3's alpha = 3e-4, B = 64, k = 23: beta = 2222.2 (the paper prints
+    v = 6.19e-5, i.e. beta = 16155, which does not follow from its own formula).
+    """
+    from privcal import rkhs
+
+    return rkhs.kernel_beta_thm5(lr, k, batch_size)
+
+
+def check_resets(resets, updates) -> int:
+    """J as an int dividing U = floor(T/B); ``ValueError`` naming the valid choices otherwise."""
+    resets = V.positive_int("resets", resets)
+    if updates % resets:
+        divisors = [d for d in range(1, updates + 1) if updates % d == 0]
+        raise ValueError(
+            f"resets must divide the number of updates floor(T/B) = {updates} (one of {divisors}), "
+            f"got {resets!r}"
+        )
+    return resets
+
+
+def functional_noise(epsilon, delta, hp: Hyperparameters, resets, *, actions=2, variant="corrected"):
+    """(sigma, beta, calibration) of Algorithm 1 for a target (epsilon, delta): ``privcal.dpq.calibrate``.
+
+    ``variant="corrected"`` is a valid analysis; ``"paper"`` solves the paper's own formulas
+    consistently (see ``privcal.dpq``). Raises the calibrator's ``InfeasibleError`` when no k works.
+    """
+    from privcal import dpq
+    from privcal.errors import InfeasibleError
+
+    try:
+        cal = dpq.calibrate(epsilon, delta, samples=hp.samples, batch_size=hp.batch_size, lr=hp.lr,
+                            lipschitz=hp.lipschitz, resets=resets, actions=actions, variant=variant)
+    except InfeasibleError as exc:
+        raise InfeasibleError(
+            f"{exc} [at T={hp.samples}, B={hp.batch_size}, lr={hp.lr:g}, L={hp.lipschitz:g}, J={resets}, "
+            f"variant={variant}]") from exc
+    return cal.sigma, cal.beta, cal
+
+
+@dataclass
+class TrainResult:
+    """What a training run produced: per-episode returns, the released Q-function and the noise used.
+
+    ``sigma`` is the functional-noise std (dpq), the reward-noise std (input_perturbation) or the
+    noise multiplier z (dpsgd: std z * clip on the clipped-gradient sum); ``guarantee`` says in words
+    what privacy claim the noise carries. ``timings`` splits the wall time (seconds) into env, act
+    (forward passes), noise (path queries and resets) and update.
+    """
+
+    method: str
+    episode_returns: np.ndarray
+    sigma: Optional[float]
+    beta: Optional[float]
+    resets: Optional[int]
+    updates: int
+    hyperparameters: Hyperparameters
+    q: LipschitzMLP
+    noise: object = None
+    calibration: object = None
+    epsilon: Optional[float] = None
+    delta: Optional[float] = None
+    guarantee: str = ""
+    timings: dict = field(default_factory=dict)
+    seed: int = 0
+    projections: int = 0
+
+    def released_q(self, states) -> np.ndarray:
+        """Released function at ``states`` (1-D, in [0, 1]): Q(s, a) + g_a(s), shape (n, actions).
+
+        For ``dpq`` the last noise path is extended exactly at new states (querying changes the
+        stored path, not its law); ``bgp16`` adds its independent values; the other methods release
+        Q itself.
+        """
+        s = np.asarray(states, dtype=float).reshape(-1)
+        q = self.q(s[:, None])
+        if self.noise is not None:
+            q = q + self.noise.sample_all(s).T
+        return q
+
+    def greedy_actions(self, states) -> np.ndarray:
+        """argmax_a of :meth:`released_q` at ``states``."""
+        return np.argmax(self.released_q(states), axis=1)
+
+    def to_dict(self) -> dict:
+        """JSON-ready summary (what ``privcal train dpq --json`` prints)."""
+        cal = self.calibration
+        out = {
+            "method": self.method,
+            "episode_returns": [float(x) for x in self.episode_returns],
+            "sigma": self.sigma,
+            "beta": self.beta,
+            "resets": self.resets,
+            "updates": self.updates,
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "guarantee": self.guarantee,
+            "seed": self.seed,
+            "mean_return_last_10": (float(np.mean(self.episode_returns[-10:]))
+                                    if len(self.episode_returns) else None),
+            "hyperparameters": asdict(self.hyperparameters),
+            "timings": dict(self.timings),
+        }
+        if cal is not None and hasattr(cal, "k"):
+            out["calibration"] = {
+                "variant": cal.variant, "k": cal.k, "beta": cal.beta,
+                "delta_composition": cal.delta_composition, "delta_tail": cal.delta_tail,
+                "accountant": cal.accountant, "sensitivity": cal.sensitivity, "notes": list(cal.notes),
+            }
+        elif cal is not None:
+            out["calibration"] = {k: v for k, v in cal.items()} if isinstance(cal, dict) else str(cal)
+        return out
+
+
+def _streams(seed):
+    """Independent generators: env seed (int), weights, noise, exploration, mechanism noise."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or int(seed) < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    ss = np.random.SeedSequence(int(seed))
+    env_ss, net_ss, noise_ss, explore_ss, mech_ss = ss.spawn(5)
+    env_seed = int(env_ss.generate_state(1)[0])
+    return env_seed, *(np.random.default_rng(s) for s in (net_ss, noise_ss, explore_ss, mech_ss))
+
+
+def _make_env(env):
+    if env is not None:
+        return env
+    from privcal.rl.envs import IntervalEnv
+
+    return IntervalEnv()
+
+
+def train(method="dpq", *, hp: Hyperparameters | None = None, sigma=None, beta=None, resets=None,
+          epsilon=None, delta=None, calibration=None, guarantee="", seed=0, env=None,
+          progress: Optional[Callable[[int, int], None]] = None) -> TrainResult:
+    """Run one method for ``hp.samples`` samples with a *given* noise level; returns a TrainResult.
+
+    ``sigma`` means: functional-noise std (dpq, with kernel ``beta``, default App. E.3's kernel
+    ``paper_beta()`` = 2222 whatever ``hp.lr`` is, and ``resets`` = J, default U); independent-noise
+    std (bgp16, also redrawn J times); reward-noise std (input_perturbation); noise multiplier z
+    (dpsgd); ignored for non_private. Use :func:`train_dpq` or ``privcal.rl.baselines`` (or
+    ``privcal.rl.experiments_dpq.noise_for``) to get sigma from a target (epsilon, delta);
+    ``epsilon``, ``delta``, ``calibration`` and ``guarantee`` are only recorded. ``env`` defaults to
+    a fresh :class:`privcal.rl.envs.IntervalEnv` (any env with 1-D observations in [0, 1], discrete
+    actions and the Gymnasium reset/step API works).
+    ``progress(done_samples, total)`` is called after each update.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    hp = Hyperparameters() if hp is None else hp
+    if not isinstance(hp, Hyperparameters):
+        raise ValueError(f"hp must be a Hyperparameters instance, got {type(hp).__name__}")
+    updates = hp.updates
+    if method == "non_private":
+        sigma = None
+    elif sigma is None:
+        raise ValueError(f"sigma is required for method {method!r} (see train_dpq / privcal.rl.baselines)")
+    else:
+        sigma = V.positive("sigma", sigma)
+    if method == "dpq":
+        resets = updates if resets is None else check_resets(resets, updates)
+        beta = paper_beta() if beta is None else V.positive("beta", beta)
+    elif method == "bgp16":
+        resets, beta = (updates if resets is None else check_resets(resets, updates)), None
+    else:
+        resets, beta = None, None
+    env_seed, net_rng, noise_rng, explore_rng, mech_rng = _streams(seed)
+    env = _make_env(env)
+    actions = int(env.action_space.n)
+    net = LipschitzMLP((1, *hp.hidden, actions), lipschitz=hp.lipschitz, activation=hp.activation,
+                       seed=net_rng, output_scale=hp.output_scale)
+    return _loop(method, hp, net, env, env_seed, actions, sigma, beta, resets, noise_rng, explore_rng,
+                 mech_rng, progress, epsilon=epsilon, delta=delta, calibration=calibration,
+                 guarantee=guarantee, seed=int(seed))
+
+
+def _loop(method, hp, net, env, env_seed, actions, sigma, beta, resets, noise_rng, explore_rng,
+          mech_rng, progress, **record) -> TrainResult:
+    B, T, U, gamma = hp.batch_size, hp.samples, hp.updates, hp.gamma
+    explore = hp.exploration
+    period = U // resets if resets else None
+    paths = None
+    if method == "dpq":
+        from privcal.noise import OrnsteinUhlenbeckPaths
+
+        paths = OrnsteinUhlenbeckPaths(actions, beta, sigma, seed=noise_rng)
+    elif method == "bgp16":
+        from privcal.rl.baselines import WhiteNoisePaths
+
+        paths = WhiteNoisePaths(actions, sigma, seed=noise_rng)
+    zeros = np.zeros(actions)
+    perf = time.perf_counter
+    t_env = t_act = t_noise = t_update = 0.0
+
+    def reveal(s):  # g_a(s) for every action (exact; stored values for points seen before)
+        return np.array([p.sample_point(s) for p in paths]) if paths is not None else zeros
+
+    # batch buffers
+    bs = np.empty(B)
+    ba = np.empty(B, dtype=np.intp)
+    br = np.empty(B)
+    bs2 = np.empty(B)
+    bg = np.empty(B)  # g_{a_i}(s_i)
+    bg2 = np.empty((B, actions))  # g_a(s_{i+1})
+    bterm = np.zeros(B, dtype=bool)
+    returns = []
+    projections = 0
+
+    t0 = perf()
+    obs, _ = env.reset(seed=env_seed)
+    s = float(obs[0])
+    t_env += perf() - t0
+    t0 = perf()
+    g_s = reveal(s)
+    t_noise += perf() - t0
+    ep_return = 0.0
+    x1 = np.empty((1, 1))
+    for t in range(T):
+        j, i = divmod(t, B)
+        if i == 0 and j < U and paths is not None and j % period == 0 and j > 0:
+            t0 = perf()
+            paths.reset()  # lines 7-9: new independent paths; the current state is revealed again
+            g_s = reveal(s)
+            t_noise += perf() - t0
+        t0 = perf()
+        if explore > 0.0 and explore_rng.random() < explore:
+            a = int(explore_rng.integers(actions))
+        else:
+            x1[0, 0] = s
+            a = int(np.argmax(net(x1)[0] + g_s))
+        t1 = perf()
+        obs2, r, terminated, truncated, _ = env.step(a)
+        s2 = float(obs2[0])
+        t2 = perf()
+        g_s2 = reveal(s2)
+        t3 = perf()
+        t_act += t1 - t0
+        t_env += t2 - t1
+        t_noise += t3 - t2
+        ep_return += r
+        if j < U:
+            bs[i], ba[i], br[i], bs2[i], bg[i], bg2[i], bterm[i] = s, a, r, s2, g_s[a], g_s2, terminated
+            if i == B - 1:
+                t0 = perf()
+                projections += _update(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma,
+                                       mech_rng)
+                t_update += perf() - t0
+                if progress is not None:
+                    progress(t + 1, T)
+        if terminated or truncated:
+            returns.append(ep_return)
+            ep_return = 0.0
+            t0 = perf()
+            obs, _ = env.reset()
+            s = float(obs[0])
+            t1 = perf()
+            g_s = reveal(s)
+            t_env += t1 - t0
+            t_noise += perf() - t1
+        else:
+            s, g_s = s2, g_s2
+    if progress is not None:
+        progress(T, T)
+    timings = {"env": t_env, "act": t_act, "noise": t_noise, "update": t_update}
+    return TrainResult(method=method, episode_returns=np.array(returns), sigma=sigma, beta=beta,
+                       resets=resets, updates=U, hyperparameters=hp, q=net, noise=paths,
+                       timings=timings, projections=projections, **record)
+
+
+def _update(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma, mech_rng) -> int:
+    """One SGD step on the batch (Algorithm 1 lines 19-22, or a baseline's variant); 1 if projected."""
+    B = bs.size
+    rewards = br
+    if method == "input_perturbation":  # Venkatasubramanian 2013: noise on every observed reward
+        rewards = br + sigma * mech_rng.standard_normal(B)
+    next_q = net(bs2[:, None]) + bg2
+    y = rewards + np.where(bterm, 0.0, gamma * next_q.max(axis=1))
+    out, inputs = net.forward(bs[:, None])
+    err = out[np.arange(B), ba] + bg - y  # d l_i / d Q(s_i, a_i)
+    grad_out = np.zeros_like(out)
+    grad_out[np.arange(B), ba] = err
+    if method == "dpsgd":  # Abadi et al. 2016, Alg. 1: clip per example, add N(0, z^2 C^2) to the sum
+        grads, _ = net.clipped_gradient_sum(inputs, grad_out, hp.clip)
+        scale = sigma * hp.clip
+        grads = [(dw + scale * mech_rng.standard_normal(dw.shape),
+                  db + scale * mech_rng.standard_normal(db.shape)) for dw, db in grads]
+    else:
+        grads = net.backward(inputs, grad_out)
+    grads = [(dw / B, db / B) for dw, db in grads]
+    return int(net.step(grads, hp.lr) != 1.0)
+
+
+def train_dpq(*, epsilon=None, delta=None, sigma=None, beta=None, resets=None, variant="corrected",
+              hp: Hyperparameters | None = None, seed=0, env=None, progress=None, **overrides) -> TrainResult:
+    """Algorithm 1 of Wang & Hegde 2019: train, return per-episode returns and the released Q + g.
+
+    Either a target (``epsilon``, ``delta``): sigma and beta come from ``privcal.dpq.calibrate``
+    (``variant="corrected"``: valid; ``"paper"``: the paper's formulas solved consistently), for
+    J = ``resets`` (default U = floor(T/B), as App. E.3); or ``sigma`` directly (with ``beta``,
+    default App. E.3's kernel ``paper_beta()`` = 2222), in which case no privacy claim is made
+    (``epsilon`` and ``delta``, if given, are only recorded). ``overrides`` replace fields of ``hp``
+    (e.g. ``samples=1000``). Bad hyperparameters raise ``ValueError`` naming the valid range (B > T,
+    lr <= 0, J not dividing floor(T/B), L <= 0); an infeasible target raises the calibrator's
+    ``InfeasibleError``.
+    """
+    hp = Hyperparameters() if hp is None else hp
+    if overrides:
+        hp = replace(hp, **overrides)
+    resets = hp.updates if resets is None else check_resets(resets, hp.updates)
+    calibration = None
+    if sigma is None:
+        if epsilon is None or delta is None:
+            raise ValueError("give either sigma or both epsilon and delta")
+        sigma, cal_beta, calibration = functional_noise(epsilon, delta, hp, resets, variant=variant)
+        beta = cal_beta if beta is None else V.positive("beta", beta)
+        if variant == "corrected":
+            guarantee = (f"({calibration.epsilon:g}, {calibration.delta:g})-DP w.r.t. reward functions with "
+                         f"|r - r'|_inf <= 1 (corrected analysis of Thm 5: exact composition, valid "
+                         f"sensitivity and failure term)")
+        else:
+            guarantee = ("paper's Thm 5 formulas solved consistently (App. E.3 conventions): NOT a valid "
+                         "privacy guarantee, see privcal.dpq")
+    else:
+        guarantee = "sigma given directly: no privacy claim computed"
+    return train("dpq", hp=hp, sigma=sigma, beta=beta, resets=resets, epsilon=epsilon, delta=delta,
+                 calibration=calibration, guarantee=guarantee, seed=seed, env=env, progress=progress)

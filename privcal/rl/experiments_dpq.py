@@ -1,0 +1,449 @@
+r"""Experiments of Wang & Hegde 2019, Sec. 4 (Figures 1 and 2) and a Monte Carlo check of Prop. 10.
+
+* :func:`figure1` - learning curves of Algorithm 1 for several sigma and J (return vs samples, mean
+  +- 1 std over seeds), plus the non-private learner.
+* :func:`figure2` - every method at one (epsilon, delta), in two versions (:func:`noise_for`):
+  ``"paper"`` - each method's noise as the paper computed it (Algorithm 1: App. E.3's printed
+  sigma = 0.32 / 0.74 for epsilon = 0.9 / 0.45, delta = 1e-4, kernel beta = 2222; input perturbation:
+  KOV; DP-SGD: Abadi et al. Thm 1 with c2 = sqrt(2), a per-example guarantee); ``"valid"`` - noise from
+  a valid calibration for reward-function neighbours at the hyperparameters actually used
+  (Algorithm 1: ``privcal.dpq.calibrate`` corrected, which may be infeasible; input perturbation:
+  exact composition; DP-SGD: sensitivity 2B C, exact composition). BGP16-style output perturbation
+  uses Algorithm 1's sigma in both versions and is never DP here (utility comparison only).
+* :func:`prop10_check` - Prop. 10 on random finite MDPs by Monte Carlo, under both readings of v'.
+* :func:`plot_curves` - PNG (matplotlib, the ``plot`` extra, imported only there).
+
+Settings (:data:`SETTINGS`): ``"fast"`` (CI and notebooks: T = 2000, 3 seeds) and ``"full"`` (the
+paper's T = 5000, 10 seeds). Runs over seeds and configurations go through
+``joblib.Parallel(n_jobs=n_jobs)`` (no fixed backend, so ``with joblib.parallel_backend("dask"):``
+or Ray swap the engine without code changes); without joblib they run sequentially. Every run is
+seeded; the same call gives the same curves.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from privcal import _validate as V
+from privcal.errors import InfeasibleError
+from privcal.rl import dpq_agent
+from privcal.rl.dpq_agent import PAPER_E3, Hyperparameters
+
+__all__ = [
+    "SETTINGS",
+    "VERSIONS",
+    "LEARNING_RATE",
+    "NoiseSetting",
+    "Curves",
+    "hyperparameters",
+    "noise_for",
+    "figure1",
+    "figure2",
+    "plot_curves",
+    "random_finite_mdp",
+    "prop10_bound_paper",
+    "prop10_bound_proof",
+    "prop10_check",
+]
+
+#: fast: CI and notebooks (seconds); full: the paper's T = 5000 and 10 seeds (about a minute, 1 core).
+SETTINGS = {
+    "fast": {"samples": 2000, "seeds": (0, 1, 2), "sigmas": (0.1, 0.32, 0.74, 2.0),
+             "epsilons": (0.9, 0.45),
+             "prop10": {"n_states": (4, 64, 256), "sigmas": (0.1, 1.0), "mdps": 1, "draws": 30}},
+    "full": {"samples": 5000, "seeds": tuple(range(10)), "sigmas": (0.1, 0.32, 0.74, 2.0),
+             "epsilons": (0.9, 0.45),
+             "prop10": {"n_states": (4, 16, 64, 256), "sigmas": (0.1, 1.0), "mdps": 3, "draws": 200}},
+}
+VERSIONS = ("paper", "valid")
+#: Learning rate of the experiments' learner: App. E.3's 3e-4 does not learn in 78 SGD steps (see
+#: ``privcal.rl.dpq_agent.Hyperparameters``); alpha = 1 does (non-private 19.6 of 20.7).
+LEARNING_RATE = 1.0
+FIGURE2_METHODS = ("non_private", "dpq", "bgp16", "input_perturbation", "dpsgd")
+_DELTA = PAPER_E3["delta"]
+
+
+def _setting(setting: str) -> dict:
+    if setting not in SETTINGS:
+        raise ValueError(f"setting must be one of {tuple(SETTINGS)}, got {setting!r}")
+    return SETTINGS[setting]
+
+
+def hyperparameters(setting: str = "fast", **overrides) -> Hyperparameters:
+    """The experiments' learner: :class:`~privcal.rl.dpq_agent.Hyperparameters` with T of ``setting``
+    and lr = :data:`LEARNING_RATE` (``overrides`` replace fields, e.g. ``lr=3e-4`` for App. E.3's)."""
+    conf = _setting(setting)
+    return Hyperparameters(**{"samples": conf["samples"], "lr": LEARNING_RATE, **overrides})
+
+
+# ---------------------------------------------------------------------------------------------------
+# noise levels
+
+
+@dataclass(frozen=True)
+class NoiseSetting:
+    """The noise one method gets in one version of Figure 2, and what it guarantees.
+
+    ``sigma`` as in :func:`privcal.rl.dpq_agent.train`; ``dp`` is True when the noise carries a valid
+    (epsilon, delta)-DP guarantee w.r.t. reward functions with |r - r'|_inf <= 1, False when it does not
+    (or only for another neighbourhood), None for the non-private learner. ``infeasible`` holds the
+    calibrator's reason when no sigma exists (then no run is made).
+    """
+
+    method: str
+    version: str
+    sigma: Optional[float] = None
+    beta: Optional[float] = None
+    dp: Optional[bool] = None
+    source: str = ""
+    infeasible: str = ""
+
+
+def noise_for(method, epsilon, delta, hp: Hyperparameters, version="valid") -> NoiseSetting:
+    """Noise of ``method`` for a target (epsilon, delta) at ``hp`` in ``version`` "paper" or "valid".
+
+    See the module docstring for the choices; an infeasible calibration is returned (not raised) with
+    ``infeasible`` set, so a figure can say why a curve is missing.
+    """
+    from privcal.rl import baselines
+
+    if method not in dpq_agent.METHODS:
+        raise ValueError(f"method must be one of {dpq_agent.METHODS}, got {method!r}")
+    if version not in VERSIONS:
+        raise ValueError(f"version must be one of {VERSIONS}, got {version!r}")
+    epsilon = V.positive("epsilon", epsilon)
+    delta = V.open_unit("delta", delta)
+    if method == "non_private":
+        return NoiseSetting(method, version, source="no noise")
+    if method in ("dpq", "bgp16"):
+        dp = None
+        if version == "paper":
+            printed = PAPER_E3["sigma"].get(epsilon) if delta == PAPER_E3["delta"] else None
+            if printed is not None:
+                sigma, beta = printed, dpq_agent.paper_beta()
+                source = (f"App. E.3 printed sigma = {printed} (computed for alpha = 3e-4, T = 5000), "
+                          f"beta = 1/v")
+            else:
+                try:
+                    sigma, beta, _ = dpq_agent.functional_noise(epsilon, delta, hp, hp.updates,
+                                                                variant="paper")
+                except InfeasibleError as exc:
+                    return NoiseSetting(method, version, infeasible=str(exc))
+                source = "privcal.dpq.calibrate(variant='paper'): the paper's formulas solved consistently"
+            dp = False
+        else:
+            try:
+                sigma, beta, cal = dpq_agent.functional_noise(epsilon, delta, hp, hp.updates)
+            except InfeasibleError as exc:
+                return NoiseSetting(method, version, infeasible=f"privcal.dpq.calibrate (corrected): {exc}")
+            source = f"privcal.dpq.calibrate corrected (k = {cal.k:.4g}, exact composition)"
+            dp = True
+        if method == "bgp16":
+            return NoiseSetting(method, version, sigma=sigma, dp=False,
+                                source=f"same sigma as Algorithm 1 ({source}); "
+                                       f"not DP w.r.t. reward functions")
+        return NoiseSetting(method, version, sigma=sigma, beta=beta, dp=dp, source=source)
+    if method == "input_perturbation":
+        accountant = "kov" if version == "paper" else "exact"
+        sigma = baselines.input_perturbation_sigma(epsilon, delta, samples=hp.samples, accountant=accountant)
+        return NoiseSetting(method, version, sigma=sigma, dp=True,
+                            source=f"{hp.samples} Gaussian releases of sensitivity 1, "
+                                   f"{accountant} composition")
+    # dpsgd
+    if version == "paper":
+        z = baselines.dpsgd_noise_multiplier_paper(epsilon, delta, steps=hp.updates)
+        return NoiseSetting(method, version, sigma=z, dp=False,
+                            source="Abadi et al. Thm 1, c2 = sqrt(2), q = 1: per-example guarantee only")
+    z = baselines.dpsgd_noise_multiplier(epsilon, delta, steps=hp.updates, batch_size=hp.batch_size,
+                                         unit="reward_function")
+    return NoiseSetting(method, version, sigma=z, dp=True,
+                        source=f"clipped-sum sensitivity 2B C = {2 * hp.batch_size} C, exact composition")
+
+
+# ---------------------------------------------------------------------------------------------------
+# runs
+
+
+@dataclass(frozen=True)
+class Curves:
+    """Per-episode returns, shape (seeds, episodes), per curve label; what produced each; what is missing."""
+
+    title: str
+    returns: dict
+    noise: dict
+    missing: dict = field(default_factory=dict)
+    episode_steps: int = 50
+    hyperparameters: Optional[Hyperparameters] = None
+
+    @property
+    def labels(self) -> list:
+        return list(self.returns)
+
+    def summary(self, last: int = 10) -> list:
+        """Per label: mean return of the last ``last`` episodes (mean and std over seeds)."""
+        rows = []
+        for label, r in self.returns.items():
+            tail = r[:, -last:].mean(axis=1)
+            rows.append({"label": label, "final_mean": float(tail.mean()),
+                         "final_sd": float(tail.std(ddof=1)) if tail.size > 1 else 0.0,
+                         "seeds": int(r.shape[0]), "noise": self.noise.get(label)})
+        for label, reason in self.missing.items():
+            rows.append({"label": label, "final_mean": None, "final_sd": None, "seeds": 0,
+                         "noise": reason})
+        return rows
+
+
+def _run_one(method, hp, sigma, beta, resets, seed) -> np.ndarray:
+    """One seeded training run (a top-level function so joblib can ship it to workers)."""
+    return dpq_agent.train(method, hp=hp, sigma=sigma, beta=beta, resets=resets, seed=seed).episode_returns
+
+
+def _parallel(tasks, n_jobs):
+    n_jobs = V.positive_int("n_jobs", n_jobs) if n_jobs != -1 else -1
+    try:
+        from joblib import Parallel, delayed
+    except ImportError:  # pragma: no cover - joblib is in the 'rl' extra
+        return [_run_one(*t) for t in tasks]
+    if n_jobs == 1:
+        return [_run_one(*t) for t in tasks]
+    return Parallel(n_jobs=n_jobs)(delayed(_run_one)(*t) for t in tasks)
+
+
+def _collect(configs, seeds, n_jobs) -> dict:
+    """configs: label -> (method, hp, sigma, beta, resets); returns label -> array (seeds, episodes)."""
+    seeds = tuple(int(s) for s in seeds)
+    if not seeds:
+        raise ValueError("seeds must not be empty")
+    tasks = [(*cfg, sd) for cfg in configs.values() for sd in seeds]
+    results = _parallel(tasks, n_jobs)
+    out, pos = {}, 0
+    for label in configs:
+        out[label] = np.array(results[pos:pos + len(seeds)])
+        pos += len(seeds)
+    return out
+
+
+def figure1(setting="fast", *, sigmas=None, resets=None, seeds=None, n_jobs=1, hp=None) -> Curves:
+    """Figure 1: Algorithm 1 for each sigma x J (kernel beta of App. E.3), plus the non-private learner.
+
+    ``resets`` defaults to (1, U) with U = floor(T/B) (one path for the whole run, a new path every
+    update); each J must divide U.
+    """
+    conf = _setting(setting)
+    hp = hyperparameters(setting) if hp is None else hp
+    sigmas = conf["sigmas"] if sigmas is None else tuple(V.positive("sigma", s) for s in sigmas)
+    resets = (1, hp.updates) if resets is None else tuple(dict.fromkeys(resets))
+    for j in resets:
+        dpq_agent.check_resets(j, hp.updates)
+    beta = dpq_agent.paper_beta()
+    configs = {"non-private": ("non_private", hp, None, None, None)}
+    noise = {"non-private": "no noise"}
+    for j in resets:
+        for s in sigmas:
+            label = f"sigma={s:g}, J={j}"
+            configs[label] = ("dpq", hp, s, beta, j)
+            noise[label] = f"functional noise sigma={s:g}, beta={beta:.5g}, J={j}"
+    returns = _collect(configs, conf["seeds"] if seeds is None else seeds, n_jobs)
+    return Curves(title=f"Algorithm 1, T={hp.samples}, B={hp.batch_size}, lr={hp.lr:g} ({setting})",
+                  returns=returns, noise=noise, hyperparameters=hp)
+
+
+def figure2(epsilon, version="valid", setting="fast", *, delta=_DELTA, methods=FIGURE2_METHODS,
+            seeds=None, n_jobs=1, hp=None) -> Curves:
+    """Figure 2: every method at (epsilon, delta) with the noise of ``version`` (:func:`noise_for`).
+
+    Methods whose calibration is infeasible are listed in ``Curves.missing`` with the reason.
+    """
+    conf = _setting(setting)
+    hp = hyperparameters(setting) if hp is None else hp
+    configs, noise, missing = {}, {}, {}
+    for method in methods:
+        ns = noise_for(method, epsilon, delta, hp, version)
+        tag = {True: "DP", False: "not DP", None: "reference"}[ns.dp]
+        label = method if ns.sigma is None else f"{method} (sigma={ns.sigma:.3g}, {tag})"
+        if ns.infeasible:
+            missing[method] = ns.infeasible
+            continue
+        resets = hp.updates if method in ("dpq", "bgp16") else None
+        configs[label] = (method, hp, ns.sigma, ns.beta, resets)
+        noise[label] = ns
+    returns = _collect(configs, conf["seeds"] if seeds is None else seeds, n_jobs) if configs else {}
+    return Curves(title=f"epsilon={epsilon:g}, delta={delta:g}, {version} noise, T={hp.samples}, "
+                        f"lr={hp.lr:g} ({setting})",
+                  returns=returns, noise=noise, missing=missing, hyperparameters=hp)
+
+
+def plot_curves(curves, path=None, ax=None, labels=None, title=None):
+    """Return vs samples (mean +- 1 std over seeds) per label (all, or ``labels``); PNG to ``path``.
+
+    Needs matplotlib (the ``plot`` extra). Returns ``path`` (or the axes when ``path`` is None).
+    """
+    if labels is not None:
+        unknown = [lab for lab in labels if lab not in curves.returns]
+        if unknown:
+            raise ValueError(f"labels must be among {curves.labels}, got {unknown}")
+    try:
+        import matplotlib
+
+        if ax is None and path is not None:
+            matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("plot_curves needs matplotlib: pip install 'privcal[plot]'") from exc
+    own = ax is None
+    if own:
+        fig, ax = plt.subplots(figsize=(7, 4))
+    for label in curves.labels if labels is None else labels:
+        r = curves.returns[label]
+        x = np.arange(1, r.shape[1] + 1) * curves.episode_steps
+        mean, sd = r.mean(axis=0), r.std(axis=0)
+        (line,) = ax.plot(x, mean, label=label, lw=1.2)
+        ax.fill_between(x, mean - sd, mean + sd, color=line.get_color(), alpha=0.15)
+    if curves.missing:
+        text = "no valid sigma: " + ", ".join(curves.missing)
+        ax.text(0.02, 0.02, text, transform=ax.transAxes, fontsize=7, color="darkred")
+    ax.set_xlabel("samples")
+    ax.set_ylabel("return per episode")
+    ax.set_title(curves.title if title is None else title, fontsize=8)
+    ax.legend(fontsize=6, loc="upper left")
+    if own and path is not None:
+        fig.tight_layout()
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        return str(path)
+    return ax
+
+
+# ---------------------------------------------------------------------------------------------------
+# Prop. 10
+
+
+def prop10_bound_paper(sigma, n_states, gamma) -> float:
+    """Prop. 10's bound as printed: E[|v' - v*|_1 / n] <= 2 sqrt(2) sigma / (sqrt(n pi) (1 - gamma)).
+
+    Wang & Hegde 2019, Prop. 10 (App. D). Fails for large n (see :func:`prop10_check`): the per-state
+    loss does not shrink with n.
+    """
+    sigma = V.positive("sigma", sigma)
+    n_states = V.positive_int("n_states", n_states)
+    gamma = _gamma(gamma)
+    return 2.0 * math.sqrt(2.0) * sigma / (math.sqrt(n_states * math.pi) * (1.0 - gamma))
+
+
+def prop10_bound_proof(sigma, gamma) -> float:
+    """Per-state bound the proof of Prop. 10 gives: 2 sqrt(2) sigma / (sqrt(pi) (1 - gamma)).
+
+    Lemma 16's 2 sqrt(2) n sigma / (sqrt(pi) (1 - gamma)) for |v' - v*|_1, divided by n (App. D).
+
+    What the proof of Prop. 10 (App. D) bounds per state; the statement has an extra 1/sqrt(n).
+    """
+    sigma = V.positive("sigma", sigma)
+    gamma = _gamma(gamma)
+    return 2.0 * math.sqrt(2.0) * sigma / (math.sqrt(math.pi) * (1.0 - gamma))
+
+
+def _gamma(gamma) -> float:
+    gamma = V.in_closed("gamma", gamma, 0.0, 1.0)
+    if gamma >= 1.0:
+        raise ValueError(f"gamma must be in [0, 1), got {gamma!r}")
+    return gamma
+
+
+def random_finite_mdp(n_states, actions, rng):
+    """(P, r): P[a, s, s'] with rows ~ Dirichlet(1), r[a, s] ~ U[0, 1] (a random discounted MDP)."""
+    n_states = V.positive_int("n_states", n_states)
+    actions = V.positive_int("actions", actions)
+    P = rng.dirichlet(np.ones(n_states), size=(actions, n_states))
+    r = rng.uniform(0.0, 1.0, size=(actions, n_states))
+    return P, r
+
+
+def _policy_values(P, r, policy, gamma):
+    """v^pi for a batch of deterministic policies: r (K, m, n) rewards, policy (K, n) -> (K, n)."""
+    K, n = policy.shape
+    idx = np.arange(n)
+    P_pi = P[policy, idx[None, :], :]  # (K, n, n)
+    r_pi = np.take_along_axis(r, policy[:, None, :], axis=1)[:, 0, :]
+    A = np.eye(n)[None] - gamma * P_pi
+    return np.linalg.solve(A, r_pi[..., None])[..., 0]
+
+
+def _optimal(P, r, gamma, max_iter=200):
+    """Optimal (values, policy) for a batch of rewards r (K, m, n) by policy iteration (exact)."""
+    policy = np.argmax(r, axis=1)
+    for _ in range(max_iter):
+        v = _policy_values(P, r, policy, gamma)
+        q = r + gamma * np.einsum("asn,kn->kas", P, v)
+        cur = np.take_along_axis(q, policy[:, None, :], axis=1)[:, 0, :]
+        best = q.max(axis=1)
+        improve = best > cur + 1e-12 * (1.0 + np.abs(cur))
+        if not improve.any():
+            return v, policy
+        policy = np.where(improve, np.argmax(q, axis=1), policy)
+    raise RuntimeError("policy iteration did not converge")  # pragma: no cover
+
+
+def _verdict(mean, se, bound, z):
+    if mean - z * se > bound:
+        return "fails"
+    if mean + z * se <= bound:
+        return "holds"
+    return "inconclusive"
+
+
+def prop10_check(n_states=(4, 64), *, sigmas=(0.1, 1.0), actions=2, gamma=0.9, mdps=2, draws=100,
+                 seed=0, confidence=0.999) -> list:
+    r"""Monte Carlo check of Prop. 10 (Wang & Hegde 2019, App. D) on random finite MDPs.
+
+    For each n, sigma and random MDP (:func:`random_finite_mdp`, fixed ``seed``): ``draws`` reward
+    perturbations z ~ N(0, sigma^2 I) on every (a, s) (App. D: with J = 1 the discrete algorithm is value
+    iteration on r' = r + z), solved exactly by policy iteration. Two readings of v':
+
+    * ``"noisy_optimum"`` (App. D's definition): v' = optimal value function of r';
+    * ``"greedy_policy"`` (what the proof bounds via Claim 17): v' = value under the true r of the
+      optimal policy of r' (then v* >= v' and |v' - v*|_1 = e^T (v* - v')).
+
+    Each row has the mean of |v' - v*|_1 / n, its standard error, the printed bound
+    (:func:`prop10_bound_paper`), the proof's per-state bound (:func:`prop10_bound_proof`) and a
+    verdict per bound: "fails" if mean - z se > bound, "holds" if mean + z se <= bound, else
+    "inconclusive", z the one-sided normal quantile at ``confidence`` (per row; normal approximation
+    of the mean of ``draws`` i.i.d. bounded losses; over R rows the verdicts hold jointly with
+    confidence at least 1 - R (1 - confidence) by the union bound).
+    """
+    from scipy.stats import norm
+
+    actions = V.positive_int("actions", actions)
+    gamma = _gamma(gamma)
+    mdps = V.positive_int("mdps", mdps)
+    draws = V.positive_int("draws", draws)
+    confidence = V.open_unit("confidence", confidence)
+    z = float(norm.ppf(confidence))
+    rng = np.random.default_rng(seed)
+    rows = []
+    for n in n_states:
+        n = V.positive_int("n_states", n)
+        for sigma in sigmas:
+            sigma = V.positive("sigma", sigma)
+            for m_idx in range(mdps):
+                P, r = random_finite_mdp(n, actions, rng)
+                v_star, _ = _optimal(P, r[None], gamma)
+                noisy = r[None] + sigma * rng.standard_normal((draws, actions, n))
+                v_noisy, pi_noisy = _optimal(P, noisy, gamma)
+                v_greedy = _policy_values(P, np.broadcast_to(r, noisy.shape), pi_noisy, gamma)
+                losses = {"noisy_optimum": np.abs(v_noisy - v_star).mean(axis=1),
+                          "greedy_policy": np.abs(v_greedy - v_star).mean(axis=1)}
+                paper = prop10_bound_paper(sigma, n, gamma)
+                proof = prop10_bound_proof(sigma, gamma)
+                for reading, loss in losses.items():
+                    mean = float(loss.mean())
+                    se = float(loss.std(ddof=1) / math.sqrt(draws)) if draws > 1 else math.inf
+                    rows.append({"n_states": n, "sigma": sigma, "mdp": m_idx, "reading": reading,
+                                 "mean": mean, "se": se, "bound_paper": paper, "bound_proof": proof,
+                                 "verdict_paper": _verdict(mean, se, paper, z),
+                                 "verdict_proof": _verdict(mean, se, proof, z),
+                                 "gamma": gamma, "draws": draws, "confidence": confidence})
+    return rows

@@ -1,0 +1,451 @@
+r"""Experiments of the GPOPE paper, Sec. 7 (Figures 1-4), in a *fast* setting (tests, notebook, CI) and
+the paper's *full* setting (100 trials).
+
+Every figure function returns an :class:`ExperimentResult` (x values, and per curve the mean,
+standard deviation and number of diverged runs over trials) and :func:`plot` writes it as a PNG with
+standard-deviation bands. What each figure runs:
+
+* :func:`figure1a` -- chain, MSPBE vs data size m at (epsilon, delta) = (0.1, 1e-5): GPOPE with the
+  *valid* sigma (``privcal.gpope.calibrate``, bound "rdp": subsampled RDP without replacement,
+  replace-one neighbours) at the tuned step size and at 0.1x and 10x it, GPOPE with the paper's
+  sigma (Lemma 1 as printed with sensitivity h, bound "lemma1") at its own tuned step,
+  DP-LSW and DP-LSL (BGP16), and the non-private LSTD and the zero predictor theta = 0 as references.
+* :func:`figure1b` -- chain, MSPBE vs step size at fixed m (same methods; the baselines are flat).
+* :func:`figure2` -- Mountain Car on-policy: (a) MSPBE vs m: GPOPE (valid and paper sigma), DP-LSW
+  (on a grid aggregation of the state space), LSTD; (b) MSPBE vs step size.
+* :func:`figure3` -- Mountain Car, GPOPE (valid sigma) at several epsilons vs m: (a) on-policy with
+  LSTD, (b) off-policy (uniform target) with WIS-LSTD.
+* :func:`figure4` -- HIV simulator, off-policy: relative MSPBE vs m, GPOPE at several epsilons
+  (valid sigma) and WIS-LSTD.
+
+Protocol (choices the paper leaves open are parameters with these defaults): N = m iterations (one
+expected visit per trajectory), constant step size, clip h per domain (:data:`CLIP`); step sizes and
+DP-LSL's ridge are tuned on *public* data -- an independent sample of the same domain, never the
+private one (GPOPE Sec. 7: "tuned using similar public data") -- by the mean MSPBE over
+``tune_trials`` runs on a log grid. The MSPBE uses A, b, C from an independent evaluation sample of
+``eval_trajectories`` trajectories (chain: 20 000 fast / 100 000 full; Mountain Car: 300 / 5 000;
+HIV: 100 / 1 000). Each trial draws its own private data set; every random number comes from
+``numpy.random.default_rng([seed, ...])`` keyed by (figure, m, trial), so results do not depend on
+the execution order or backend.
+
+Parallelism: trials run through ``joblib.Parallel(n_jobs=n_jobs)`` *without* naming a backend, so the
+backend is whatever :func:`joblib.parallel_config` (or the older ``parallel_backend``) selects. To
+run the full setting on a cluster, no code changes are needed::
+
+    from dask.distributed import Client; client = Client("scheduler-address:8786")
+    with joblib.parallel_config(backend="dask"):
+        result = figure1a("full", n_jobs=-1)
+
+    import ray; from ray.util.joblib import register_ray; register_ray(); ray.init(address="auto")
+    with joblib.parallel_config(backend="ray"):
+        result = figure4("full", n_jobs=-1)
+
+(tests/test_rl_gpope.py checks this with a registered custom backend, ``threading`` and ``loky``.)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from privcal._validate import open_unit, positive, positive_int
+from privcal.rl.gpope_agent import PAPER_BOUND, VALID_BOUND, calibrate_sigma, gpope
+from privcal.rl.lstd import dp_lsl, dp_lsw, first_visit_returns, lstd, wis_lstd
+from privcal.rl.mspbe import MSPBE
+
+__all__ = ["Setting", "SETTINGS", "CLIP", "ExperimentResult", "DomainContext", "make_context",
+           "run_trials", "tune_step_size", "figure1a", "figure1b", "figure2", "figure3",
+           "figure4", "plot"]
+
+#: Clip h of Alg. 1 per domain (public choice, about the norm of a typical unclipped gradient).
+CLIP = {"chain": 0.05, "mountain-car": 0.5, "hiv": 0.5}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Sizes of one experiment setting (``SETTINGS['fast']`` / ``SETTINGS['full']``)."""
+
+    trials: int
+    chain_m: tuple
+    chain_fixed_m: int
+    chain_eval: int
+    mc_m: tuple
+    mc_fixed_m: int
+    mc_eval: int
+    mc_q_episodes: int
+    hiv_m: tuple
+    hiv_eval: int
+    hiv_horizon: int
+    hiv_q_episodes: int
+    step_grid: tuple
+    tune_trials: int
+    epsilons: tuple = (0.1, 0.5, 1.0)
+    dplsl_ridge_grid: tuple = (0.01, 0.1, 1.0, 10.0)
+
+
+def _grid(lo, hi, k):
+    return tuple(float(v) for v in np.logspace(lo, hi, k))
+
+
+SETTINGS = {
+    "fast": Setting(trials=3, chain_m=(100, 300, 1000), chain_fixed_m=300, chain_eval=20000,
+                    mc_m=(30, 100), mc_fixed_m=100, mc_eval=300, mc_q_episodes=64,
+                    hiv_m=(20, 50), hiv_eval=100, hiv_horizon=20, hiv_q_episodes=32,
+                    step_grid=_grid(-5, 0, 6), tune_trials=1),
+    "full": Setting(trials=100, chain_m=(100, 300, 1000, 3000, 10000), chain_fixed_m=3000,
+                    chain_eval=100000, mc_m=(100, 300, 1000, 3000), mc_fixed_m=1000, mc_eval=5000,
+                    mc_q_episodes=500, hiv_m=(100, 300, 1000), hiv_eval=1000, hiv_horizon=200,
+                    hiv_q_episodes=256, step_grid=_grid(-6, 1, 15), tune_trials=5),
+}
+
+
+def _setting(setting, overrides) -> Setting:
+    base = SETTINGS[setting] if isinstance(setting, str) else setting
+    if isinstance(setting, str) and setting not in SETTINGS:
+        raise ValueError(f"setting must be one of {sorted(SETTINGS)}, got {setting!r}")
+    return replace(base, **overrides) if overrides else base
+
+
+@dataclass
+class ExperimentResult:
+    """x values and curves {name: {"mean", "std", "diverged"}} (arrays over x), plus metadata."""
+
+    name: str
+    xlabel: str
+    ylabel: str
+    x: np.ndarray
+    curves: dict = field(default_factory=dict)
+    meta: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "xlabel": self.xlabel, "ylabel": self.ylabel,
+                "x": np.asarray(self.x).tolist(),
+                "curves": {k: {kk: np.asarray(vv).tolist() for kk, vv in v.items()}
+                           for k, v in self.curves.items()},
+                "meta": self.meta}
+
+
+# ---------------------------------------------------------------------------------------- domains
+
+
+@dataclass
+class DomainContext:
+    """Everything public about a domain: sampler, MSPBE evaluator, and the DP-LS* ingredients."""
+
+    kind: str
+    evaluator: MSPBE
+    gamma: float
+    env: object = None
+    behaviour: object = None
+    target: object = None
+    off_policy: bool = False
+    relative: bool = False
+    cells: object = None          # state aggregation for DP-LSW / DP-LSL (None: tabular ids)
+    cell_phi: np.ndarray = None   # features of the N (aggregated) states
+    cell_rho: np.ndarray = None   # public weights over them
+    return_range: tuple = (0.0, 1.0)
+
+    def sample(self, m, rng):
+        from privcal.rl.domains import chain, hiv, mountain_car
+        if self.kind == "chain":
+            return chain.sample_chain(m, rng)
+        if self.kind == "mountain-car":
+            return mountain_car.sample_mountain_car(m, rng, behaviour=self.behaviour, env=self.env,
+                                                    off_policy=self.off_policy)
+        return hiv.sample_hiv(m, rng, target=self.target, behaviour=self.behaviour, env=self.env)
+
+    def score(self, theta) -> float:
+        return self.evaluator.relative(theta) if self.relative else self.evaluator(theta)
+
+    def state_index(self, observations):
+        if self.cells is None:
+            return np.asarray(observations)
+        return self.cells.index(observations)
+
+
+def make_context(kind: str, setting: Setting, seed: int = 0, *, off_policy: bool = False,
+                 progress=None) -> DomainContext:
+    """Build a domain's public context (behaviour policy learned with seed-derived randomness)."""
+    from privcal.rl.domains import chain, hiv, mountain_car
+    from privcal.rl.domains.features import GridCells
+    rng = np.random.default_rng([seed, 7919])
+    if kind == "chain":
+        ev = MSPBE.from_dataset(chain.sample_chain(setting.chain_eval, rng))
+        n = chain.N_STATES - 1
+        return DomainContext("chain", ev, chain.GAMMA, cell_phi=np.eye(n),
+                             cell_rho=np.full(n, 1.0 / n), return_range=(0.0, 1.0))
+    if kind == "mountain-car":
+        env = mountain_car.MountainCarBatch.from_gymnasium()
+        beh = mountain_car.learn_behaviour(env, episodes=setting.mc_q_episodes, seed=[seed, 31],
+                                           progress=progress)
+        data = mountain_car.sample_mountain_car(setting.mc_eval, rng, behaviour=beh, env=env,
+                                                off_policy=off_policy)
+        ev = MSPBE.from_dataset(data, ridge=1e-8)
+        cells = GridCells([env.min_position, -env.max_speed], [env.max_position, env.max_speed],
+                          (12, 12))
+        counts = np.bincount(cells.index(data.observations), minlength=cells.n_states)
+        rho = counts / counts.sum() + 1e-3 / cells.n_states
+        g = mountain_car.GAMMA
+        worst = -(1 - g ** env.horizon) / (1 - g)
+        return DomainContext("mountain-car", ev, g, env=env, behaviour=beh, off_policy=off_policy,
+                             cells=cells, cell_phi=beh.q.features(cells.centers()),
+                             cell_rho=rho / rho.sum(), return_range=(worst, 0.0))
+    if kind == "hiv":
+        env = hiv.HIVBatch(horizon=setting.hiv_horizon)
+        target, beh = hiv.learn_hiv_policies(env, episodes=setting.hiv_q_episodes, seed=[seed, 37],
+                                             progress=progress)
+        ev = MSPBE.from_dataset(hiv.sample_hiv(setting.hiv_eval, rng, target=target, behaviour=beh,
+                                               env=env), ridge=1e-8)
+        return DomainContext("hiv", ev, hiv.GAMMA, env=env, behaviour=beh, target=target,
+                             off_policy=True, relative=True)
+    raise ValueError(f"domain must be 'chain', 'mountain-car' or 'hiv', got {kind!r}")
+
+
+# ---------------------------------------------------------------------------------------- trials
+
+
+def run_trials(fn, tasks, n_jobs: int = 1) -> list:
+    """[fn(*task) for task in tasks] through joblib.Parallel(n_jobs) with the *configured* backend.
+
+    No backend is named here, so ``joblib.parallel_config(backend=...)`` (Dask, Ray, loky, threading,
+    or a registered custom backend) decides where the tasks run. Without joblib, n_jobs must be 1.
+    """
+    tasks = list(tasks)
+    try:
+        from joblib import Parallel, delayed
+    except ImportError:
+        if n_jobs not in (1, None):
+            raise ImportError("n_jobs != 1 needs joblib (pip install 'privcal[rl]')") from None
+        return [fn(*t) for t in tasks]
+    return Parallel(n_jobs=n_jobs)(delayed(fn)(*t) for t in tasks)
+
+
+def _rng(seed, *key):
+    return np.random.default_rng([int(seed), *[int(k) for k in key]])
+
+
+def _sigma(epsilon, delta, m, bound, clip=1.0):
+    """sigma of Alg. 1 for N = m iterations on m trajectories (independent of the clip h)."""
+    return calibrate_sigma(epsilon, delta, iterations=m, trajectories=m, clip=clip, bound=bound)
+
+
+def _gpope_score(ctx, data, sigma, clip, step, rng) -> float:
+    res = gpope(data, sigma=sigma, clip=clip, step_size=step, seed=rng)
+    return math.inf if res.diverged else ctx.score(res.theta)
+
+
+def tune_step_size(ctx, m, sigma, clip, grid, trials, seed) -> float:
+    """Step size of the grid with the smallest mean MSPBE on *public* data (independent samples)."""
+    scores = np.zeros(len(grid))
+    for t in range(trials):
+        data = ctx.sample(m, _rng(seed, 101, m, t))
+        for j, step in enumerate(grid):
+            scores[j] += _gpope_score(ctx, data, sigma, clip, step, _rng(seed, 102, m, t, j))
+    return float(grid[int(np.argmin(scores))])
+
+
+def _tune_ridge(ctx, m, grid, trials, epsilon, delta, seed) -> float:
+    scores = np.zeros(len(grid))
+    for t in range(trials):
+        data = ctx.sample(m, _rng(seed, 201, m, t))
+        mc = first_visit_returns(data, ctx.state_index, ctx.cell_phi.shape[0],
+                                 return_range=ctx.return_range)
+        for j, c in enumerate(grid):
+            res = dp_lsl(mc, ctx.cell_phi, ctx.cell_rho, ridge=c * m, epsilon=epsilon, delta=delta,
+                         rng=_rng(seed, 202, m, t, j))
+            scores[j] += ctx.score(res.theta)
+    return float(grid[int(np.argmin(scores))] * m)
+
+
+def _trial(ctx, m, t, seed, gpope_runs, baselines, epsilon, delta, ridge):
+    """One private data set of size m; every method on it. Returns {name: score}."""
+    data = ctx.sample(m, _rng(seed, 1, m, t))
+    out = {}
+    for k, (name, sigma, clip, step) in enumerate(gpope_runs):
+        out[name] = _gpope_score(ctx, data, sigma, clip, step, _rng(seed, 2, m, t, k))
+    if "LSTD" in baselines:
+        out["LSTD"] = ctx.score(lstd(data, ridge=1e-10))
+    if "WIS-LSTD" in baselines:
+        out["WIS-LSTD"] = ctx.score(wis_lstd(data, ridge=1e-10))
+    if "theta=0" in baselines:
+        out["theta=0"] = ctx.score(np.zeros(data.n_features))
+    if "DP-LSW" in baselines or "DP-LSL" in baselines:
+        mc = first_visit_returns(data, ctx.state_index, ctx.cell_phi.shape[0],
+                                 return_range=ctx.return_range)
+        if "DP-LSW" in baselines:
+            out["DP-LSW"] = ctx.score(dp_lsw(mc, ctx.cell_phi, ctx.cell_rho, epsilon=epsilon,
+                                             delta=delta, rng=_rng(seed, 3, m, t)).theta)
+        if "DP-LSL" in baselines:
+            out["DP-LSL"] = ctx.score(dp_lsl(mc, ctx.cell_phi, ctx.cell_rho, ridge=ridge,
+                                             epsilon=epsilon, delta=delta,
+                                             rng=_rng(seed, 4, m, t)).theta)
+    return out
+
+
+def _aggregate(rows, names):
+    curves = {}
+    for name in names:
+        vals = np.array([[r.get(name, np.nan) for r in row] for row in rows], dtype=float)
+        finite = np.where(np.isfinite(vals), vals, np.nan)
+        with np.errstate(all="ignore"):
+            import warnings
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)
+                curves[name] = {"mean": np.nanmean(finite, axis=1), "std": np.nanstd(finite, axis=1),
+                                "diverged": np.sum(~np.isfinite(vals), axis=1)}
+    return curves
+
+
+def _vs_m(name, ctx, s, ms, seed, n_jobs, *, epsilon, delta, gpope_specs, baselines, progress,
+          ylabel="MSPBE"):
+    """MSPBE vs m. gpope_specs: list of (label, epsilon, bound, step multiplier, tune_key)."""
+    clip = CLIP[ctx.kind]
+    meta = {"sigma": {}, "step_size": {}, "ridge": {}, "trials": s.trials, "epsilon": epsilon,
+            "delta": delta, "clip": clip, "iterations": "N = m",
+            "eval_trajectories": ctx.evaluator.trajectories}
+    rows = []
+    for mi, m in enumerate(ms):
+        runs = []
+        tuned = {}
+        for label, eps, bound, mult in gpope_specs:
+            sigma = _sigma(eps, delta, m, bound)
+            key = (eps, bound)
+            if key not in tuned:
+                tuned[key] = tune_step_size(ctx, m, sigma, clip, s.step_grid, s.tune_trials, seed)
+            runs.append((label, sigma, clip, tuned[key] * mult))
+            meta["sigma"].setdefault(label, []).append(sigma)
+            meta["step_size"].setdefault(label, []).append(tuned[key] * mult)
+        ridge = None
+        if "DP-LSL" in baselines:
+            ridge = _tune_ridge(ctx, m, s.dplsl_ridge_grid, s.tune_trials, epsilon, delta, seed)
+            meta["ridge"][str(m)] = ridge
+        tasks = [(ctx, m, t, seed, runs, baselines, epsilon, delta, ridge) for t in range(s.trials)]
+        rows.append(run_trials(_trial, tasks, n_jobs))
+        if progress is not None:
+            progress(mi + 1, len(ms))
+    names = [r[0] for r in runs] + list(baselines)
+    return ExperimentResult(name, "data size m (trajectories)", ylabel, np.array(ms),
+                            _aggregate(rows, names), meta)
+
+
+def _vs_step(name, ctx, s, m, seed, n_jobs, *, epsilon, delta, baselines, progress):
+    clip = CLIP[ctx.kind]
+    grid = s.step_grid
+    sig = {b: _sigma(epsilon, delta, m, b) for b in (VALID_BOUND, PAPER_BOUND)}
+    ridge = _tune_ridge(ctx, m, s.dplsl_ridge_grid, s.tune_trials, epsilon, delta, seed) \
+        if "DP-LSL" in baselines else None
+    runs = []
+    for step in grid:
+        runs.append((f"GPOPE valid sigma @ {step:.3g}", sig[VALID_BOUND], clip, step))
+        runs.append((f"GPOPE paper sigma @ {step:.3g}", sig[PAPER_BOUND], clip, step))
+    tasks = [(ctx, m, t, seed, runs, baselines, epsilon, delta, ridge) for t in range(s.trials)]
+    res = run_trials(_trial, tasks, n_jobs)
+    if progress is not None:
+        progress(1, 1)
+    curves = {}
+    for label in ("GPOPE valid sigma", "GPOPE paper sigma"):
+        rows = [[{label: r[f"{label} @ {step:.3g}"]} for r in res] for step in grid]
+        curves[label] = _aggregate(rows, [label])[label]
+    for b in baselines:
+        vals = _aggregate([[{b: r[b]} for r in res]], [b])[b]
+        curves[b] = {k: np.repeat(v, len(grid)) for k, v in vals.items()}
+    meta = {"m": m, "sigma": sig, "trials": s.trials, "epsilon": epsilon, "delta": delta,
+            "clip": clip, "ridge": ridge, "eval_trajectories": ctx.evaluator.trajectories}
+    return ExperimentResult(name, "step size", "MSPBE", np.array(grid), curves, meta)
+
+
+_PAIR = [("GPOPE valid sigma (tuned step)", VALID_BOUND, 1.0),
+         ("GPOPE valid sigma (0.1x step)", VALID_BOUND, 0.1),
+         ("GPOPE valid sigma (10x step)", VALID_BOUND, 10.0),
+         ("GPOPE paper sigma (tuned step)", PAPER_BOUND, 1.0)]
+
+
+def figure1a(setting="fast", *, n_jobs=1, seed=0, epsilon=0.1, delta=1e-5, progress=None,
+             **overrides) -> ExperimentResult:
+    """GPOPE Fig. 1(a): chain, MSPBE vs m (see the module docstring for the curves)."""
+    s = _setting(setting, overrides)
+    ctx = make_context("chain", s, seed)
+    specs = [(label, epsilon, bound, mult) for label, bound, mult in _PAIR]
+    return _vs_m("figure1a", ctx, s, s.chain_m, seed, n_jobs, epsilon=epsilon, delta=delta,
+                 gpope_specs=specs, baselines=("DP-LSW", "DP-LSL", "LSTD", "theta=0"),
+                 progress=progress)
+
+
+def figure1b(setting="fast", *, n_jobs=1, seed=0, epsilon=0.1, delta=1e-5, progress=None,
+             **overrides) -> ExperimentResult:
+    """GPOPE Fig. 1(b): chain, MSPBE vs step size at m = chain_fixed_m."""
+    s = _setting(setting, overrides)
+    ctx = make_context("chain", s, seed)
+    return _vs_step("figure1b", ctx, s, s.chain_fixed_m, seed, n_jobs, epsilon=epsilon,
+                    delta=delta, baselines=("DP-LSW", "DP-LSL", "theta=0"), progress=progress)
+
+
+def figure2(setting="fast", *, n_jobs=1, seed=0, epsilon=0.1, delta=1e-5, progress=None,
+            **overrides):
+    """GPOPE Fig. 2: Mountain Car on-policy; returns (a) MSPBE vs m, (b) MSPBE vs step size."""
+    s = _setting(setting, overrides)
+    ctx = make_context("mountain-car", s, seed)
+    specs = [(label, epsilon, bound, mult) for label, bound, mult in _PAIR]
+    a = _vs_m("figure2a", ctx, s, s.mc_m, seed, n_jobs, epsilon=epsilon, delta=delta,
+              gpope_specs=specs, baselines=("DP-LSW", "LSTD", "theta=0"), progress=progress)
+    b = _vs_step("figure2b", ctx, s, s.mc_fixed_m, seed, n_jobs, epsilon=epsilon, delta=delta,
+                 baselines=("DP-LSW", "theta=0"), progress=progress)
+    return a, b
+
+
+def figure3(setting="fast", *, n_jobs=1, seed=0, delta=1e-5, progress=None, **overrides):
+    """GPOPE Fig. 3: Mountain Car, GPOPE (valid sigma) at several epsilons: (a) on-policy, (b) off-policy."""
+    s = _setting(setting, overrides)
+    out = []
+    for off, ref, name in ((False, "LSTD", "figure3a"), (True, "WIS-LSTD", "figure3b")):
+        ctx = make_context("mountain-car", s, seed, off_policy=off)
+        specs = [(f"GPOPE eps={e:g}", e, VALID_BOUND, 1.0) for e in s.epsilons]
+        out.append(_vs_m(name, ctx, s, s.mc_m, seed, n_jobs, epsilon=s.epsilons[0], delta=delta,
+                         gpope_specs=specs, baselines=(ref, "theta=0"), progress=progress))
+    return tuple(out)
+
+
+def figure4(setting="fast", *, n_jobs=1, seed=0, delta=1e-5, progress=None,
+            **overrides) -> ExperimentResult:
+    """GPOPE Fig. 4: HIV off-policy, relative MSPBE vs m, GPOPE (valid sigma) at several epsilons, WIS-LSTD."""
+    s = _setting(setting, overrides)
+    ctx = make_context("hiv", s, seed)
+    specs = [(f"GPOPE eps={e:g}", e, VALID_BOUND, 1.0) for e in s.epsilons]
+    return _vs_m("figure4", ctx, s, s.hiv_m, seed, n_jobs, epsilon=s.epsilons[0], delta=delta,
+                 gpope_specs=specs, baselines=("WIS-LSTD", "theta=0"), progress=progress,
+                 ylabel="relative MSPBE")
+
+
+def plot(result: ExperimentResult, path=None, ax=None):
+    """Plot the mean of each curve with a +-1 std band (log-log), save a PNG if ``path``; returns the axes."""
+    import matplotlib
+    if ax is None and path is not None:
+        matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+    own = ax is None
+    if own:
+        fig, ax = plt.subplots(figsize=(6, 4))
+    x = np.asarray(result.x, dtype=float)
+    for name, c in result.curves.items():
+        mean = np.asarray(c["mean"], dtype=float)
+        std = np.asarray(c["std"], dtype=float)
+        div = int(np.sum(c["diverged"]))
+        label = name + (f" ({div} diverged)" if div else "")
+        style = "--" if name in ("LSTD", "WIS-LSTD", "theta=0") else "-"
+        (line,) = ax.plot(x, mean, style, marker="o", ms=3, label=label)
+        lo = np.maximum(mean - std, np.nanmin(mean[mean > 0]) * 1e-3 if np.any(mean > 0) else 1e-12)
+        ax.fill_between(x, lo, mean + std, color=line.get_color(), alpha=0.15)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(result.xlabel)
+    ax.set_ylabel(result.ylabel)
+    ax.set_title(result.name)
+    ax.legend(fontsize=6)
+    if own:
+        fig.tight_layout()
+        if path is not None:
+            fig.savefig(path, dpi=120)
+            plt.close(fig)
+    return ax

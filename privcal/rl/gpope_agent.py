@@ -1,0 +1,228 @@
+r"""GPOPE (gradient-perturbed off-policy evaluation, GPOPE paper Alg. 1) and non-private GTD2.
+
+For i = 1..N (GPOPE paper, ../shared/papers/003_a2204df6124aecb1.txt, Alg. 1):
+  2. draw one of the m trajectories uniformly at random (with replacement across iterations);
+  3. A_i, b_i, C_i from all its tau_i transitions (Eq. 2.2):
+       A_i = (1/tau) sum_t rho_t phi_t (phi_t - gamma phi_{t+1})^T,  b_i = (1/tau) sum_t rho_t R_t phi_t,
+       C_i = (1/tau) sum_t phi_t phi_t^T;
+  4. B_i = [[0, -A_i^T], [A_i, C_i]] [theta; w] - [0; b_i]  (Eq. 4.1);
+  5. clip: B_i / max(1, ||B_i||_2 / h);
+  6. add h * zeta, zeta ~ N(0, sigma^2 I_2n);
+  7. [theta; w] <- [theta; w] - beta_i * (clipped + noise).
+The matrices are never formed: A_i theta, A_i^T w, C_i w and b_i are O(tau n) products with the
+trajectory's feature matrix. Non-private GTD2 (Sutton et al. 2009; Liu et al. 2015, Eq. 2.3) is the
+same loop with sigma = 0 and no clipping (:func:`gtd2`).
+
+sigma is Alg. 1's noise scale (noise h N(0, sigma^2 I)). Pass it directly, or pass (epsilon, delta)
+and it is computed by ``privcal.gpope.calibrate`` with ``bound``: "rdp" (default, valid: subsampled
+RDP without replacement, WBK 2018 Thm 27 / Thm 9), "thm9" (valid: WBK Thm 9 alone, full sum),
+"theorem1" (valid explicit constants), "lemma1" (the paper's Lemma 1 as printed with sensitivity h:
+not an upper bound) or "theorem1_paper" (Theorem 1 as printed, c2 = 2: not valid).
+
+Step sizes (Theorems 2-3): ``schedule="constant"`` beta_i = step_size (Thm 2 takes
+step_size = eta / N^k); ``"diminishing"`` beta_i = step_size / i (Thm 3 with step_size =
+eta / lambda_min(Q), eta > 1); or a callable i -> beta_i (i = 1..N).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from privcal._validate import nonnegative, open_unit, positive, positive_int
+
+__all__ = ["GPOPEResult", "calibrate_sigma", "step_sizes", "gpope", "gtd2", "BOUNDS",
+           "VALID_BOUND", "PAPER_BOUND"]
+
+BOUNDS = ("rdp", "thm9", "theorem1", "lemma1", "theorem1_paper")
+VALID_BOUND = "rdp"
+PAPER_BOUND = "lemma1"
+
+#: Per-trajectory features are cached when they take at most this many bytes (else recomputed).
+_CACHE_BYTES = 256 * 2**20
+
+
+@dataclass(frozen=True)
+class GPOPEResult:
+    """Output of :func:`gpope` / :func:`gtd2` (theta is the released value-function weight vector)."""
+
+    theta: np.ndarray
+    w: np.ndarray
+    sigma: float
+    clip: float | None
+    iterations: int
+    trajectories: int
+    step_size: float
+    schedule: str
+    epsilon: float | None = None
+    delta: float | None = None
+    bound: str | None = None
+    clipped_fraction: float = 0.0
+    diverged: bool = False
+    history: dict = field(default_factory=dict)
+
+
+def calibrate_sigma(epsilon, delta, *, iterations, trajectories, clip=1.0, bound=VALID_BOUND) -> float:
+    """sigma of Alg. 1 for a target (epsilon, delta) through ``privcal.gpope.calibrate``.
+
+    Thin indirection (the calibrator lives in the accounting layer). Raises ImportError with a hint if
+    the installed privcal has no ``privcal.gpope.calibrate``.
+    """
+    positive("epsilon", epsilon)
+    open_unit("delta", delta)
+    if bound not in BOUNDS:
+        raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
+    try:
+        from privcal.gpope import calibrate
+    except ImportError as exc:
+        raise ImportError("privcal.gpope.calibrate is not available in this installation; "
+                          "pass sigma= directly") from exc
+    return float(calibrate(epsilon, delta, iterations=positive_int("iterations", iterations),
+                           trajectories=positive_int("trajectories", trajectories),
+                           clip=positive("clip", clip), bound=bound))
+
+
+def step_sizes(schedule, step_size: float, iterations: int) -> np.ndarray:
+    """beta_1..beta_N: constant (Thm 2), diminishing step_size / i (Thm 3), or a callable i -> beta_i."""
+    n = positive_int("iterations", iterations)
+    i = np.arange(1, n + 1, dtype=float)
+    if callable(schedule):
+        betas = np.array([float(schedule(int(k))) for k in i])
+    elif schedule == "constant":
+        betas = np.full(n, positive("step_size", step_size))
+    elif schedule == "diminishing":
+        betas = positive("step_size", step_size) / i
+    else:
+        raise ValueError(f"schedule must be 'constant', 'diminishing' or a callable, got {schedule!r}")
+    if not np.all(np.isfinite(betas)) or np.any(betas <= 0):
+        raise ValueError("step sizes must be finite and positive")
+    return betas
+
+
+class _Trajectories:
+    """Per-trajectory (Phi, Phi' , rho, R), cached when small enough."""
+
+    def __init__(self, dataset):
+        self.ds = dataset
+        per_row = 2 * dataset.n_features * 8
+        self.cache = None
+        if dataset.n_transitions * per_row <= _CACHE_BYTES:
+            self.cache = {}
+            for start, stop, phi, nxt, rho, rew, _ in dataset.chunks():
+                off = dataset.offsets
+                base = int(off[start])
+                for i in range(start, stop):
+                    a, b = int(off[i]) - base, int(off[i + 1]) - base
+                    self.cache[i] = (phi[a:b], nxt[a:b], rho[a:b], rew[a:b])
+
+    def __getitem__(self, i):
+        if self.cache is not None:
+            return self.cache[i]
+        return self.ds.trajectory_features(i)
+
+
+def _gradient(tr, theta, w, gamma):
+    """B_i(theta, w) of GPOPE Eq. (4.1) from one trajectory, without forming A_i, C_i."""
+    phi, nxt, rho, rew = tr
+    tau = rew.shape[0]
+    d = phi - gamma * nxt
+    phi_w = phi @ w
+    a_theta = phi.T @ (rho * (d @ theta))
+    at_w = d.T @ (rho * phi_w)
+    c_w = phi.T @ phi_w
+    b = phi.T @ (rho * rew)
+    return np.concatenate([-at_w, a_theta + c_w - b]) / tau
+
+
+def gpope(dataset, *, sigma=None, epsilon=None, delta=None, bound: str = VALID_BOUND,
+          iterations=None, clip=1.0, step_size: float = 0.5, schedule="constant", seed=None,
+          theta0=None, w0=None, metric=None, record_every=None, progress=None) -> GPOPEResult:
+    """Run GPOPE (Alg. 1) on a :class:`~privcal.rl.domains.data.Dataset`; returns a :class:`GPOPEResult`.
+
+    Give either ``sigma`` (noise scale, noise = clip * N(0, sigma^2 I)) or ``epsilon`` and ``delta``
+    (sigma from :func:`calibrate_sigma` with ``bound``). ``iterations`` N defaults to m (one
+    expected visit per trajectory). ``clip=None`` disables clipping (only allowed with sigma = 0: the
+    privacy analysis needs the clip). ``metric`` (theta -> float) is recorded every
+    ``record_every`` iterations into ``history``. Privacy holds for the trajectory-level replace-one
+    adjacency of the GPOPE paper (Def. 1) with the guarantee of the bound used to pick sigma; it does
+    not cover step sizes or clip tuned on the private data.
+    """
+    m = dataset.m
+    n_iter = m if iterations is None else positive_int("iterations", iterations)
+    if sigma is not None and (epsilon is not None or delta is not None):
+        raise ValueError("give either sigma or (epsilon, delta), not both")
+    if sigma is None:
+        if epsilon is None or delta is None:
+            raise ValueError("give sigma, or both epsilon and delta")
+        if clip is None:
+            raise ValueError("a private run needs a clip h (clip=None only with sigma=0)")
+        sigma = calibrate_sigma(epsilon, delta, iterations=n_iter, trajectories=m, clip=clip,
+                                bound=bound)
+    else:
+        bound = None
+    sigma = nonnegative("sigma", sigma)
+    if clip is None and sigma > 0:
+        raise ValueError("sigma > 0 needs a clip h: the noise is h * N(0, sigma^2 I)")
+    h = None if clip is None else positive("clip", clip)
+    betas = step_sizes(schedule, step_size, n_iter)
+    n = dataset.n_features
+    theta = np.zeros(n) if theta0 is None else np.array(theta0, dtype=float)
+    w = np.zeros(n) if w0 is None else np.array(w0, dtype=float)
+    if theta.shape != (n,) or w.shape != (n,):
+        raise ValueError(f"theta0 and w0 must have shape ({n},), got {theta.shape} and {w.shape}")
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(m, size=n_iter)
+    trajs = _Trajectories(dataset)
+    gamma = dataset.gamma
+    noise_scale = 0.0 if h is None else h * sigma
+    history = {"iteration": [], "metric": []} if metric is not None else {}
+    every = n_iter if record_every is None else positive_int("record_every", record_every)
+    block = 4096
+    with np.errstate(over="ignore", invalid="ignore"):
+        theta, w, clipped, diverged = _loop(trajs, picks, betas, theta, w, gamma, h, noise_scale,
+                                            rng, n, n_iter, block, metric, every, history, progress)
+    return GPOPEResult(theta=theta, w=w, sigma=float(sigma), clip=h, iterations=n_iter,
+                       trajectories=m, step_size=float(betas[0]),
+                       schedule=schedule if isinstance(schedule, str) else "callable",
+                       epsilon=epsilon, delta=delta, bound=bound,
+                       clipped_fraction=clipped / n_iter, diverged=diverged, history=history)
+
+
+def _loop(trajs, picks, betas, theta, w, gamma, h, noise_scale, rng, n, n_iter, block, metric,
+          every, history, progress):
+    clipped = 0
+    diverged = False
+    for start in range(0, n_iter, block):
+        stop = min(start + block, n_iter)
+        noise = rng.standard_normal((stop - start, 2 * n)) * noise_scale if noise_scale > 0 else None
+        for i in range(start, stop):
+            g = _gradient(trajs[int(picks[i])], theta, w, gamma)
+            if h is not None:
+                norm = math.sqrt(float(g @ g))
+                if norm > h:
+                    g = g * (h / norm)
+                    clipped += 1
+            if noise is not None:
+                g = g + noise[i - start]
+            beta = betas[i]
+            theta = theta - beta * g[:n]
+            w = w - beta * g[n:]
+            if metric is not None and ((i + 1) % every == 0 or i + 1 == n_iter):
+                history["iteration"].append(i + 1)
+                history["metric"].append(float(metric(theta)))
+        if not (np.all(np.isfinite(theta)) and np.all(np.isfinite(w))):
+            diverged = True
+            break
+        if progress is not None:
+            progress(stop, n_iter)
+    return theta, w, clipped, diverged
+
+
+def gtd2(dataset, *, iterations=None, step_size: float = 0.5, schedule="constant", seed=None,
+         theta0=None, w0=None, metric=None, record_every=None, progress=None) -> GPOPEResult:
+    """Non-private GTD2 (Eq. 2.3): :func:`gpope` with sigma = 0 and no clipping (same code path)."""
+    return gpope(dataset, sigma=0.0, clip=None, iterations=iterations, step_size=step_size,
+                 schedule=schedule, seed=seed, theta0=theta0, w0=w0, metric=metric,
+                 record_every=record_every, progress=progress)

@@ -1,0 +1,205 @@
+r"""A small numpy MLP Q-function with hand-written backprop and an *enforced* Lipschitz constant.
+
+Network: x -> h_1 = act(W_1 x + b_1) -> ... -> out = W_n h_{n-1} + b_n, one output per action.
+The privacy analysis of Wang & Hegde 2019 (Thm 5, Lemma 6, Cor. 7) assumes each Q(., a) is
+L-Lipschitz in the state. With a 1-Lipschitz activation (tanh, relu),
+
+    |Q(x) - Q(y)|_2 <= (prod_i ||W_i||_2) |x - y|,                 ||W||_2 = largest singular value,
+
+so :meth:`LipschitzMLP.project` rescales every weight matrix by the same factor
+c = (L / prod_i ||W_i||_2)^(1/n) whenever the product exceeds L (biases are untouched; they do not
+change the slope). It runs after initialisation and after every update (:meth:`step`), so the bound
+``lipschitz_bound() <= lipschitz`` holds at every moment a Q-function is used. The bound is on the
+L2 norm of the whole output vector, hence on each action's output.
+
+Gradients: :meth:`backward` returns the gradient of sum_i <grad_out_i, out_i> over the batch (the
+caller scales); :meth:`clipped_gradient_sum` returns the sum of per-example gradients each clipped to
+L2 norm ``clip`` (for DP-SGD, Abadi et al. 2016, Alg. 1), with per-example norms computed exactly
+from the layer-wise outer products (||d h^T||_F = ||d|| ||h||) without materialising them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from privcal import _validate as V
+
+__all__ = ["LipschitzMLP", "ACTIVATIONS"]
+
+ACTIVATIONS = ("tanh", "relu")
+_SHRINK = 1.0 - 1e-12  # keeps the rescaled product a hair below L despite rounding
+
+
+def _generator(seed) -> np.random.Generator:
+    if isinstance(seed, np.random.Generator):
+        return seed
+    return np.random.default_rng(seed)
+
+
+class LipschitzMLP:
+    """Fully connected network ``sizes[0] -> ... -> sizes[-1]`` whose Lipschitz bound is kept <= L.
+
+    ``sizes`` e.g. (1, 32, 32, 2): input dimension, hidden widths, outputs (one per action).
+    ``lipschitz`` = L > 0; ``activation`` in ("tanh", "relu") (both 1-Lipschitz); ``seed`` seeds the
+    initialisation (Glorot-uniform weights, zero biases, the last layer scaled by ``output_scale``),
+    which is then projected to the Lipschitz ball.
+    """
+
+    def __init__(self, sizes=(1, 32, 32, 2), lipschitz=4.0, activation="tanh", seed=None,
+                 output_scale=1.0):
+        sizes = tuple(V.positive_int("sizes[i]", s) for s in sizes)
+        if len(sizes) < 2:
+            raise ValueError(f"sizes must have at least 2 entries (input, output), got {sizes!r}")
+        if activation not in ACTIVATIONS:
+            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+        self.sizes = sizes
+        self.lipschitz = V.positive("lipschitz", lipschitz)
+        self.activation = activation
+        output_scale = V.positive("output_scale", output_scale)
+        rng = _generator(seed)
+        self.weights = []
+        self.biases = []
+        for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+            limit = math.sqrt(6.0 / (fan_in + fan_out))
+            w = rng.uniform(-limit, limit, size=(fan_out, fan_in))
+            if i == len(sizes) - 2:
+                w *= output_scale
+            self.weights.append(w)
+            self.biases.append(np.zeros(fan_out))
+        self.project()
+
+    # ------------------------------------------------------------------ Lipschitz constraint
+    @property
+    def n_layers(self) -> int:
+        return len(self.weights)
+
+    def spectral_norms(self) -> np.ndarray:
+        """||W_i||_2 of every layer (exact, by SVD)."""
+        return np.array([np.linalg.norm(w, 2) for w in self.weights])
+
+    def lipschitz_bound(self) -> float:
+        """prod_i ||W_i||_2 (activations are 1-Lipschitz): an upper bound on the network's slope."""
+        return float(np.prod(self.spectral_norms()))
+
+    def project(self) -> float:
+        """Rescale all weights by one factor so that :meth:`lipschitz_bound` <= L; returns the factor."""
+        bound = self.lipschitz_bound()
+        if bound <= self.lipschitz:
+            return 1.0
+        factor = (self.lipschitz / bound) ** (1.0 / self.n_layers) * _SHRINK
+        for w in self.weights:
+            w *= factor
+        return factor
+
+    # ------------------------------------------------------------------ forward / backward
+    def _act(self, z):
+        return np.tanh(z) if self.activation == "tanh" else np.maximum(z, 0.0)
+
+    def _act_grad(self, h):
+        """Derivative of the activation, written in terms of its output h."""
+        return 1.0 - h * h if self.activation == "tanh" else (h > 0.0).astype(float)
+
+    def __call__(self, x) -> np.ndarray:
+        """Outputs for inputs ``x`` of shape (n, sizes[0]) (or (sizes[0],) for one input)."""
+        x = np.asarray(x, dtype=float)
+        single = x.ndim == 1
+        h = x[None, :] if single else x
+        for w, b in zip(self.weights[:-1], self.biases[:-1]):
+            h = self._act(h @ w.T + b)
+        out = h @ self.weights[-1].T + self.biases[-1]
+        return out[0] if single else out
+
+    def forward(self, x):
+        """(outputs (n, sizes[-1]), cache of the layer inputs) for a batch x of shape (n, sizes[0])."""
+        h = np.asarray(x, dtype=float)
+        if h.ndim != 2 or h.shape[1] != self.sizes[0]:
+            raise ValueError(f"x must have shape (n, {self.sizes[0]}), got {h.shape}")
+        inputs = [h]
+        for w, b in zip(self.weights[:-1], self.biases[:-1]):
+            h = self._act(h @ w.T + b)
+            inputs.append(h)
+        out = h @ self.weights[-1].T + self.biases[-1]
+        return out, inputs
+
+    def _deltas(self, inputs, grad_out):
+        """Backpropagated errors d_i (n, fan_out) of every layer, last layer first reversed to order."""
+        d = np.asarray(grad_out, dtype=float)
+        deltas = [d]
+        for i in range(self.n_layers - 1, 0, -1):
+            d = (d @ self.weights[i]) * self._act_grad(inputs[i])
+            deltas.append(d)
+        return deltas[::-1]
+
+    def backward(self, inputs, grad_out):
+        """Gradients [(dW_i, db_i)] of sum over the batch of <grad_out, out> (hand-written backprop)."""
+        deltas = self._deltas(inputs, grad_out)
+        return [(d.T @ h, d.sum(axis=0)) for d, h in zip(deltas, inputs)]
+
+    def per_example_grad_norms(self, inputs, grad_out) -> np.ndarray:
+        """L2 norm of each example's full parameter gradient: sqrt(sum_i |d_i|^2 (|h_i|^2 + 1))."""
+        deltas = self._deltas(inputs, grad_out)
+        sq = np.zeros(deltas[0].shape[0])
+        for d, h in zip(deltas, inputs):
+            sq += np.einsum("ij,ij->i", d, d) * (np.einsum("ij,ij->i", h, h) + 1.0)
+        return np.sqrt(sq)
+
+    def clipped_gradient_sum(self, inputs, grad_out, clip):
+        """(sum of per-example gradients each clipped to norm ``clip``, per-example norms before).
+
+        Each example's gradient g_j is scaled by min(1, clip/||g_j||) (Abadi et al. 2016, Alg. 1);
+        since every layer's gradient is linear in that example's output error, scaling grad_out row j
+        scales the whole g_j.
+        """
+        clip = V.positive("clip", clip)
+        grad_out = np.asarray(grad_out, dtype=float)
+        norms = self.per_example_grad_norms(inputs, grad_out)
+        scale = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
+        return self.backward(inputs, grad_out * scale[:, None]), norms
+
+    # ------------------------------------------------------------------ updates
+    def step(self, grads, lr) -> float:
+        """theta <- theta - lr * grads, then :meth:`project`; returns the projection factor."""
+        lr = V.positive("lr", lr)
+        for (dw, db), w, b in zip(grads, self.weights, self.biases):
+            w -= lr * dw
+            b -= lr * db
+        return self.project()
+
+    # ------------------------------------------------------------------ parameters
+    @property
+    def n_params(self) -> int:
+        return sum(w.size + b.size for w, b in zip(self.weights, self.biases))
+
+    def get_params(self) -> np.ndarray:
+        """All parameters as one flat vector (W_1, b_1, W_2, b_2, ...)."""
+        return np.concatenate([a.ravel() for w, b in zip(self.weights, self.biases) for a in (w, b)])
+
+    def set_params(self, flat) -> None:
+        """Set all parameters from a flat vector (no projection: for checks such as gradient tests)."""
+        flat = np.asarray(flat, dtype=float)
+        if flat.shape != (self.n_params,):
+            raise ValueError(f"flat must have shape ({self.n_params},), got {flat.shape}")
+        pos = 0
+        for w, b in zip(self.weights, self.biases):
+            w[...] = flat[pos:pos + w.size].reshape(w.shape)
+            pos += w.size
+            b[...] = flat[pos:pos + b.size]
+            pos += b.size
+
+    @staticmethod
+    def flatten(grads) -> np.ndarray:
+        """Gradients [(dW, db)] as one flat vector in the order of :meth:`get_params`."""
+        return np.concatenate([a.ravel() for dw, db in grads for a in (dw, db)])
+
+    def copy(self) -> "LipschitzMLP":
+        other = object.__new__(LipschitzMLP)
+        other.sizes, other.lipschitz, other.activation = self.sizes, self.lipschitz, self.activation
+        other.weights = [w.copy() for w in self.weights]
+        other.biases = [b.copy() for b in self.biases]
+        return other
+
+    def __repr__(self) -> str:
+        return (f"LipschitzMLP(sizes={self.sizes}, lipschitz={self.lipschitz:g}, "
+                f"activation={self.activation!r}, bound={self.lipschitz_bound():.4g})")
