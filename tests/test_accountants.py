@@ -260,3 +260,19 @@ def test_paper_refuses_to_mix_thm5_and_lemma1():
 @pytest.mark.parametrize("name", ["exact", "kov"])
 def test_exact_and_kov_do_not_price_subsampling(name):
     assert not ACCOUNTANTS[name]().supports(SubsampledEvent(GaussianEvent(1.0), 0.1))
+
+
+@pytest.mark.parametrize("sigma,q,steps", [(1.0, 0.01, 1000), (0.8, 0.05, 200), (2.0, 0.001, 10_000), (4.0, 0.1, 50)])
+def test_rdp_subsampled_sound_against_a_lower_reference(sigma, q, steps):
+    # lower reference: dp_accounting's *optimistic* PLD of the Poisson subsampled Gaussian (privacy
+    # losses rounded down, so its epsilon is a lower estimate of the true one); a valid accountant's
+    # epsilon must not fall below it
+    pytest.importorskip("dp_accounting")
+    from dp_accounting.pld import privacy_loss_distribution as pld_lib
+
+    pld = pld_lib.from_gaussian_mechanism(
+        sigma, sampling_prob=q, pessimistic_estimate=False, value_discretization_interval=1e-3, use_connect_dots=False
+    )
+    lower = pld.self_compose(steps).get_epsilon_for_delta(1e-5)
+    ours = RDPAccountant().compose(SubsampledEvent(GaussianEvent(sigma), q), steps).epsilon(1e-5)
+    assert ours >= lower
