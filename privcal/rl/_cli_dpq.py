@@ -116,7 +116,7 @@ def run(args) -> int:
         print(json.dumps(out))
         return 0
     r = result.episode_returns
-    print(f"{result.method} on {('privcal/Interval-v0')}, T={hp.samples}, B={hp.batch_size}, "
+    print(f"{result.method} on privcal/Interval-v0, T={hp.samples}, B={hp.batch_size}, "
           f"lr={hp.lr:g}, L={hp.lipschitz:g}, gamma={hp.gamma:g}, seed {args.seed}")
     if result.sigma is not None:
         extra = f", beta={result.beta:.5g}, J={result.resets}" if result.beta is not None else ""

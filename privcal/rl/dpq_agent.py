@@ -30,8 +30,8 @@ Algorithm 1, as run here (t counts samples, j updates; T samples, batch B, U = f
 Choices the paper leaves open (all parameters of :class:`Hyperparameters`, defaults stated there):
 
 * Only full batches are trained on: U = floor(T/B) updates, as ``privcal.dpq.calibrate`` counts
-  floor(T/B) releases. The T - UB trailing samples are still *acted* on (so every episode is
-  complete and the number of episodes is T / 50) but never used in an update; acting on the
+  floor(T/B) releases. The T - UB trailing samples are still *acted* on (so T = 5000 gives all 100
+  episodes; only complete episodes are recorded) but never used in an update; acting on the
   released Q + g is post-processing and costs no privacy.
 * J must divide U (``ValueError`` otherwise): path p serves updates pU/J .. (p+1)U/J - 1; the trailing
   samples use the last path. J = U (App. E.3) redraws before every update.

@@ -1,0 +1,411 @@
+"""Training layer of DP Q-learning: MLP (privcal.rl.mlp), Algorithm 1 and baselines
+(privcal.rl.dpq_agent, privcal.rl.baselines), experiments (privcal.rl.experiments_dpq), CLI (_cli_dpq)."""
+
+import io
+import json
+import math
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from privcal.errors import InfeasibleError
+from privcal.rl import baselines, experiments_dpq as X
+from privcal.rl.dpq_agent import Hyperparameters, train, train_dpq
+from privcal.rl.mlp import LipschitzMLP
+
+gym = pytest.importorskip("gymnasium")
+
+SMALL = Hyperparameters(samples=640, batch_size=64, lr=1.0)  # 10 updates, 12 full episodes + 40 steps
+
+
+# ---------------------------------------------------------------------------------------------------
+# MLP
+
+
+def _slopes(net, rng, pairs=400):
+    """Empirical slopes |Q(x) - Q(y)|_2 / |x - y| over random pairs in [0, 1] (some very close)."""
+    x = rng.uniform(0, 1, pairs)
+    gap = np.where(rng.random(pairs) < 0.5, rng.uniform(-1, 1, pairs), rng.uniform(-1e-3, 1e-3, pairs))
+    y = np.clip(x + gap, 0, 1)
+    keep = np.abs(x - y) > 1e-9
+    x, y = x[keep], y[keep]
+    d = net(x[:, None]) - net(y[:, None])
+    return np.linalg.norm(d, axis=1) / np.abs(x - y)
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_backprop_matches_finite_differences(activation):
+    rng = np.random.default_rng(0)
+    net = LipschitzMLP((1, 8, 6, 2), lipschitz=4.0, activation=activation, seed=1)
+    for b in net.biases:  # non-zero biases so relu units are not all at the same kink
+        b[...] = rng.normal(size=b.shape)
+    x = rng.uniform(size=(7, 1))
+    go = rng.normal(size=(7, 2))
+    _, inputs = net.forward(x)
+    analytic = net.flatten(net.backward(inputs, go))
+    p = net.get_params()
+    numeric = np.empty_like(p)
+    h = 1e-6
+    for i in range(p.size):
+        q = p.copy()
+        q[i] += h
+        net.set_params(q)
+        up = float((net(x) * go).sum())
+        q[i] -= 2 * h
+        net.set_params(q)
+        numeric[i] = (up - float((net(x) * go).sum())) / (2 * h)
+    net.set_params(p)
+    # central differences: error O(h^2) ~ 1e-12 plus rounding ~ 1e-10 relative
+    np.testing.assert_allclose(analytic, numeric, rtol=1e-6, atol=1e-7)
+
+
+def test_per_example_norms_and_clipping():
+    rng = np.random.default_rng(2)
+    net = LipschitzMLP((1, 16, 16, 2), lipschitz=4.0, seed=3)
+    x = rng.uniform(size=(9, 1))
+    go = rng.normal(scale=5.0, size=(9, 2))
+    _, inputs = net.forward(x)
+    singles = [net.flatten(net.backward([a[j:j + 1] for a in inputs], go[j:j + 1])) for j in range(9)]
+    norms = net.per_example_grad_norms(inputs, go)
+    np.testing.assert_allclose(norms, [np.linalg.norm(g) for g in singles], rtol=1e-12)
+    clipped, norms2 = net.clipped_gradient_sum(inputs, go, clip=1.0)
+    expected = sum(g * min(1.0, 1.0 / np.linalg.norm(g)) for g in singles)
+    np.testing.assert_allclose(net.flatten(clipped), expected, rtol=1e-10, atol=1e-12)
+    assert np.any(norms2 > 1.0)  # the clip was active for some examples (else the test is vacuous)
+
+
+@settings(max_examples=25)
+@given(seed=st.integers(0, 10_000), lipschitz=st.floats(0.05, 20.0), lr=st.floats(1e-3, 10.0),
+       activation=st.sampled_from(["tanh", "relu"]))
+def test_lipschitz_bound_holds_after_every_update(seed, lipschitz, lr, activation):
+    rng = np.random.default_rng(seed)
+    net = LipschitzMLP((1, 12, 12, 2), lipschitz=lipschitz, activation=activation, seed=rng)
+    for _ in range(5):
+        x = rng.uniform(size=(16, 1))
+        _, inputs = net.forward(x)
+        grads = net.backward(inputs, rng.normal(scale=10.0, size=(16, 2)))  # large steps: must project
+        net.step(grads, lr)
+        assert net.lipschitz_bound() <= lipschitz * (1 + 1e-12)
+        assert _slopes(net, rng).max() <= lipschitz * (1 + 1e-9)
+
+
+def test_projection_is_active_and_tight():
+    net = LipschitzMLP((1, 8, 2), lipschitz=1.0, seed=0)
+    for w in net.weights:
+        w *= 10.0
+    assert net.lipschitz_bound() > 1.0
+    factor = net.project()
+    assert factor < 1.0
+    assert 1.0 - 1e-9 < net.lipschitz_bound() <= 1.0
+
+
+def test_mlp_bad_input():
+    with pytest.raises(ValueError, match="lipschitz must be in"):
+        LipschitzMLP((1, 4, 2), lipschitz=0.0)
+    with pytest.raises(ValueError, match="activation"):
+        LipschitzMLP((1, 4, 2), activation="sigmoid")
+    with pytest.raises(ValueError, match="sizes"):
+        LipschitzMLP((1,))
+    net = LipschitzMLP((1, 4, 2), seed=0)
+    with pytest.raises(ValueError, match="lr must be in"):
+        net.step(net.backward(*[net.forward(np.zeros((1, 1)))[1], np.ones((1, 2))]), 0.0)
+
+
+# ---------------------------------------------------------------------------------------------------
+# Algorithm 1 and baselines
+
+
+def test_lipschitz_holds_after_every_update_during_training(monkeypatch):
+    seen = []
+    orig = LipschitzMLP.step
+
+    def step(self, grads, lr):
+        out = orig(self, grads, lr)
+        seen.append((self.lipschitz_bound(), _slopes(self, np.random.default_rng(len(seen)), 100).max()))
+        return out
+
+    monkeypatch.setattr(LipschitzMLP, "step", step)
+    hp = replace(SMALL, lr=50.0)  # absurd steps: the projection must act
+    res = train("dpq", hp=hp, sigma=0.5, seed=0)
+    assert len(seen) == hp.updates == 10
+    assert res.projections > 0
+    assert all(b <= hp.lipschitz * (1 + 1e-12) and s <= hp.lipschitz * (1 + 1e-9) for b, s in seen)
+
+
+def test_full_batches_only_and_resets(monkeypatch):
+    steps, resets = [], []
+    orig_step = LipschitzMLP.step
+    from privcal.noise import OrnsteinUhlenbeckPaths
+
+    orig_reset = OrnsteinUhlenbeckPaths.reset
+    monkeypatch.setattr(LipschitzMLP, "step", lambda self, g, lr: steps.append(1) or orig_step(self, g, lr))
+    monkeypatch.setattr(OrnsteinUhlenbeckPaths, "reset", lambda self: resets.append(1) or orig_reset(self))
+    hp = Hyperparameters(samples=1000, batch_size=64, lr=1.0)  # floor(1000/64) = 15 updates, 40 spare
+    res = train("dpq", hp=hp, sigma=0.3, resets=5, seed=1)
+    assert len(steps) == 15 == res.updates
+    assert len(resets) == 4  # J = 5 paths: the first at j = 0, then a new one every 3 updates
+    assert len(res.episode_returns) == 20  # every sample is acted on: T / 50 complete episodes
+    # the last path saw only the last 3 batches and the 40 trailing samples (+ episode starts)
+    assert len(res.noise[0]) <= 3 * 64 + 40 + 5
+    res1 = train("dpq", hp=hp, sigma=0.3, resets=1, seed=1)
+    # one path for the whole run holds every distinct visited state (about 800 of the 1020 visits
+    # here: the clipped boundary states 0 and 1 repeat), far more than the last of J = 5 paths
+    assert len(res1.noise[0]) > 2 * (3 * 64 + 40 + 5)
+
+
+def test_same_seed_same_returns_other_seed_differs():
+    for method, sigma in [("dpq", 0.3), ("non_private", None), ("input_perturbation", 1.0),
+                          ("dpsgd", 1.0), ("bgp16", 0.3)]:
+        a = train(method, hp=SMALL, sigma=sigma, seed=5).episode_returns
+        b = train(method, hp=SMALL, sigma=sigma, seed=5).episode_returns
+        c = train(method, hp=SMALL, sigma=sigma, seed=6).episode_returns
+        np.testing.assert_array_equal(a, b)
+        assert not np.array_equal(a, c), method
+
+
+def test_released_function_is_q_plus_noise():
+    res = train("dpq", hp=SMALL, sigma=0.7, seed=0)
+    s = np.linspace(0, 1, 11)
+    released = res.released_q(s)
+    g = released - res.q(s[:, None])
+    np.testing.assert_allclose(res.released_q(s), released)  # the path is fixed once revealed
+    assert np.std(g) > 0.1  # noise of std 0.7 at points 0.1 apart (beta = 2222: ~independent)
+    np.testing.assert_array_equal(res.greedy_actions(s), np.argmax(released, axis=1))
+    plain = train("non_private", hp=SMALL, seed=0)
+    np.testing.assert_array_equal(plain.released_q(s), plain.q(s[:, None]))
+
+
+def test_noise_level_changes_learning():
+    """The noise is used: with huge functional noise the greedy policy is the noise's, not Q's."""
+    hp = replace(SMALL, samples=2000)
+    quiet = np.mean([train("non_private", hp=hp, seed=s).episode_returns[-10:].mean() for s in range(3)])
+    loud = np.mean([train("dpq", hp=hp, sigma=50.0, seed=s).episode_returns[-10:].mean() for s in range(3)])
+    assert quiet > loud + 3.0  # measured 17.8 against 3.0 (seeds 0-2)
+
+
+def test_train_dpq_calibrates_with_privcal_dpq():
+    from privcal import dpq
+
+    res = train_dpq(epsilon=0.9, delta=1e-4, samples=640, batch_size=64, lr=3e-4, seed=0)
+    cal = dpq.calibrate(0.9, 1e-4, samples=640, batch_size=64, lr=3e-4, lipschitz=4.0, resets=10)
+    assert res.sigma == cal.sigma and res.beta == cal.beta and res.resets == 10
+    assert res.calibration.feasible and "DP" in res.guarantee
+    paper = train_dpq(epsilon=0.9, delta=1e-4, samples=640, lr=3e-4, variant="paper", seed=0)
+    assert "NOT" in paper.guarantee
+    assert paper.sigma < res.sigma
+
+
+def test_bad_input_raises():
+    with pytest.raises(ValueError, match=r"batch_size must be in \[1, samples=50\]"):
+        Hyperparameters(samples=50, batch_size=64)
+    with pytest.raises(ValueError, match="lr must be in"):
+        Hyperparameters(lr=0.0)
+    with pytest.raises(ValueError, match="lipschitz must be in"):
+        Hyperparameters(lipschitz=-1.0)
+    with pytest.raises(ValueError, match="gamma"):
+        Hyperparameters(gamma=1.0)
+    with pytest.raises(ValueError, match=r"resets must divide .* = 10 \(one of \[1, 2, 5, 10\]\), got 3"):
+        train("dpq", hp=SMALL, sigma=0.3, resets=3)
+    with pytest.raises(ValueError, match="method must be one of"):
+        train("dqn", hp=SMALL, sigma=0.3)
+    with pytest.raises(ValueError, match="sigma is required"):
+        train("dpq", hp=SMALL)
+    with pytest.raises(ValueError, match="sigma must be in"):
+        train("dpq", hp=SMALL, sigma=0.0)
+    with pytest.raises(ValueError, match="seed"):
+        train("non_private", hp=SMALL, seed=-1)
+    with pytest.raises(ValueError, match="either sigma or both"):
+        train_dpq(epsilon=0.9, hp=SMALL)
+    with pytest.raises(InfeasibleError, match="lr=1"):  # no valid sigma at lr = 1 (binding: Lemma 8 tail)
+        train_dpq(epsilon=0.9, delta=1e-4, hp=replace(SMALL, samples=5000))
+
+
+# ---------------------------------------------------------------------------------------------------
+# baseline calibrations
+
+
+def test_input_perturbation_sigma():
+    from privcal import gaussian
+
+    # exact: T releases of sensitivity 1 are one Gaussian with mu = sqrt(T)/sigma (closed form)
+    exact = baselines.input_perturbation_sigma(0.9, 1e-4, samples=5000, accountant="exact")
+    assert exact == pytest.approx(math.sqrt(5000) / gaussian.mu_exact(0.9, 1e-4), rel=1e-9)
+    kov = baselines.input_perturbation_sigma(0.9, 1e-4, samples=5000, accountant="kov")
+    assert kov > exact  # KOV with one (eps0, delta0) per step is looser than the exact profile
+    with pytest.raises(ValueError, match="accountant"):
+        baselines.input_perturbation_sigma(0.9, 1e-4, samples=10, accountant="moments")
+
+
+def test_dpsgd_noise_multipliers():
+    # Abadi et al. Thm 1, c2 = sqrt(2), q = 1: closed form
+    z = baselines.dpsgd_noise_multiplier_paper(0.9, 1e-4, steps=78)
+    assert z == pytest.approx(math.sqrt(2) * math.sqrt(78 * math.log(1e4)) / 0.9, rel=1e-15)
+    # per example it is sufficient here (privcal exact and RDP accountants)
+    assert baselines.dpsgd_epsilon(z, 1e-4, steps=78, batch_size=64, unit="example") < 0.9
+    assert baselines.dpsgd_epsilon(z, 1e-4, steps=78, batch_size=64, unit="example", accountant="rdp") < 0.9
+    # ... but not for reward-function neighbours (sensitivity 2B C)
+    assert baselines.dpsgd_epsilon(z, 1e-4, steps=78, batch_size=64, unit="reward_function") > 0.9
+    ex = baselines.dpsgd_noise_multiplier(0.9, 1e-4, steps=78, batch_size=64, unit="example")
+    rf = baselines.dpsgd_noise_multiplier(0.9, 1e-4, steps=78, batch_size=64, unit="reward_function")
+    assert rf == pytest.approx(128 * ex, rel=1e-9)  # the exact sigma is linear in the sensitivity
+    with pytest.raises(ValueError, match="unit"):
+        baselines.dpsgd_noise_multiplier(0.9, 1e-4, steps=78, batch_size=64, unit="user")
+
+
+def test_white_noise_paths():
+    paths = baselines.WhiteNoisePaths(2, 2.0, seed=np.random.default_rng(0))
+    pts = np.linspace(0, 1, 4000)
+    v = paths.sample_all(pts)
+    np.testing.assert_array_equal(paths.sample_all(pts), v)  # remembered
+    # Monte Carlo (fixed seed): sample std of 4000 N(0, 4) values within 5 standard errors of 2
+    assert abs(v[0].std() - 2.0) < 5 * 2.0 / math.sqrt(2 * 4000)
+    assert abs(np.corrcoef(v[0, :-1], v[0, 1:])[0, 1]) < 0.1  # independent neighbours
+    paths.reset()
+    assert not np.array_equal(paths.sample_all(pts[:5]), v[:, :5])
+
+
+# ---------------------------------------------------------------------------------------------------
+# experiments
+
+
+def test_noise_for_versions():
+    hp = X.hyperparameters("fast")
+    paper = X.noise_for("dpq", 0.9, 1e-4, hp, "paper")
+    assert paper.sigma == 0.32 and paper.dp is False  # App. E.3's printed value
+    assert paper.beta == pytest.approx(64 / (4 * 3e-4 * 24))
+    valid = X.noise_for("dpq", 0.9, 1e-4, hp, "valid")
+    assert valid.infeasible and valid.sigma is None  # lr = 1: no valid sigma
+    valid_e3 = X.noise_for("dpq", 0.9, 1e-4, replace(hp, lr=3e-4), "valid")
+    assert valid_e3.dp is True and valid_e3.sigma > 10 * paper.sigma
+    assert X.noise_for("bgp16", 0.9, 1e-4, hp, "paper").dp is False
+    assert X.noise_for("dpsgd", 0.9, 1e-4, hp, "valid").dp is True
+    with pytest.raises(ValueError, match="version"):
+        X.noise_for("dpq", 0.9, 1e-4, hp, "exact")
+
+
+def test_figures_shapes_missing_and_parallel_equal_sequential():
+    hp = Hyperparameters(samples=256, batch_size=64, lr=1.0)
+    c1 = X.figure1("fast", sigmas=(0.5,), resets=(1, 4), seeds=(0, 1), hp=hp)
+    assert c1.labels == ["non-private", "sigma=0.5, J=1", "sigma=0.5, J=4"]
+    assert all(r.shape == (2, 5) for r in c1.returns.values())
+    c2 = X.figure2(0.9, "valid", "fast", seeds=(0,), hp=hp)
+    assert set(c2.missing) == {"dpq", "bgp16"}
+    par = X.figure2(0.9, "paper", "fast", seeds=(0, 1), hp=hp, n_jobs=2)
+    seq = X.figure2(0.9, "paper", "fast", seeds=(0, 1), hp=hp, n_jobs=1)
+    assert par.labels == seq.labels and len(par.labels) == 5
+    for label in seq.labels:
+        np.testing.assert_array_equal(par.returns[label], seq.returns[label])
+    with pytest.raises(ValueError, match="resets must divide"):
+        X.figure1("fast", resets=(3,), hp=hp)
+    with pytest.raises(ValueError, match="setting"):
+        X.figure1("huge")
+
+
+def test_plot_curves_writes_png(tmp_path):
+    pytest.importorskip("matplotlib")
+    hp = Hyperparameters(samples=128, batch_size=64, lr=1.0)
+    c = X.figure2(0.9, "valid", "fast", seeds=(0,), hp=hp, methods=("non_private", "dpq"))
+    path = X.plot_curves(c, tmp_path / "fig.png")
+    assert (tmp_path / "fig.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.endswith("fig.png")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Prop. 10
+
+
+def test_prop10_bounds_closed_form():
+    # 2 sqrt(2) sigma / (sqrt(n pi)(1 - gamma)) at sigma = 1, n = 4, gamma = 0.9: 2 sqrt(2)/(2 sqrt(pi) 0.1)
+    assert X.prop10_bound_paper(1.0, 4, 0.9) == pytest.approx(math.sqrt(2) / (math.sqrt(math.pi) * 0.1))
+    assert X.prop10_bound_proof(1.0, 0.9) == pytest.approx(2 * X.prop10_bound_paper(1.0, 4, 0.9))
+    with pytest.raises(ValueError, match="gamma"):
+        X.prop10_bound_paper(1.0, 4, 1.0)
+
+
+def test_optimal_solver_against_brute_force():
+    rng = np.random.default_rng(4)
+    P, r = X.random_finite_mdp(3, 2, rng)
+    v, pi = X._optimal(P, r[None], 0.8)
+    all_pi = np.array(np.meshgrid(*[[0, 1]] * 3)).reshape(3, -1).T  # 8 deterministic policies
+    values = X._policy_values(P, np.broadcast_to(r, (8, 2, 3)), all_pi, 0.8)
+    np.testing.assert_allclose(v[0], values.max(axis=0), rtol=1e-12)
+
+
+def test_prop10_counterexample_and_proof_bound():
+    """Monte Carlo (seed 0, per-row one-sided 99.9% normal bound): the printed bound fails at n = 64,
+    sigma = 1 for v' = optimum of the noisy MDP; the proof's per-state bound (no 1/sqrt(n)) holds."""
+    rows = X.prop10_check((4, 64), sigmas=(1.0,), mdps=1, draws=30, seed=0)
+    by = {(r["n_states"], r["reading"]): r for r in rows}
+    assert by[(64, "noisy_optimum")]["verdict_paper"] == "fails"
+    assert by[(4, "noisy_optimum")]["verdict_paper"] == "holds"
+    assert all(r["verdict_proof"] == "holds" for r in rows)
+    assert all(r["mean"] >= 0 for r in rows)
+
+
+# ---------------------------------------------------------------------------------------------------
+# CLI
+
+
+def _cli(argv):
+    from privcal.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_cli_json():
+    code, out, err = _cli(["train", "dpq", "--samples", "640", "--epsilon", "0.9", "--delta", "1e-4",
+                           "--resets", "5", "--seed", "3", "--json"])
+    assert code == 0 and err == ""  # silent progress with --json
+    d = json.loads(out)
+    assert len(d["episode_returns"]) == 12 and d["resets"] == 5 and d["sigma"] > 0
+    assert d["calibration"]["variant"] == "corrected"
+    code2, out2, _ = _cli(["train", "dpq", "--samples", "640", "--epsilon", "0.9", "--delta", "1e-4",
+                           "--resets", "5", "--seed", "3", "--json"])
+    assert json.loads(out2)["episode_returns"] == d["episode_returns"]
+
+
+def test_cli_progress_text_and_baseline():
+    code, out, err = _cli(["train", "dpq", "--samples", "640", "--sigma", "0.3", "--lr", "1"])
+    assert code == 0 and "sigma" in out and "640/640" in err
+    code, out, _ = _cli(["train", "dpq", "--method", "input-perturbation", "--samples", "640",
+                         "--epsilon", "0.9", "--delta", "1e-4", "--json"])
+    assert code == 0 and json.loads(out)["method"] == "input_perturbation"
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--samples", "640", "--sigma", "0.3", "--resets", "3"], "resets must divide"),
+    (["--samples", "50", "--sigma", "0.3"], "batch_size must be in"),
+    (["--samples", "640", "--epsilon", "0.9"], "both --epsilon and --delta"),
+    (["--samples", "640", "--sigma", "0.3", "--lr", "0"], "lr must be in"),
+    (["--samples", "5000", "--epsilon", "0.9", "--delta", "1e-4", "--lr", "1"], "no noise bound k"),
+])
+def test_cli_bad_input_exit_2_one_line(argv, message):
+    code, out, err = _cli(["train", "dpq", *argv, "--json"])
+    assert code == 2 and out == ""
+    assert message in err and err.count("\n") == 1
+
+
+def test_cli_imports_without_gymnasium_and_matplotlib():
+    code = (
+        "import sys; sys.modules['gymnasium'] = None; sys.modules['matplotlib'] = None\n"
+        "sys.modules['joblib'] = None\n"
+        "import privcal.rl._cli_dpq\n"
+        "from privcal.cli import build_parser\n"
+        "assert 'train' in build_parser().format_help()\n"
+        "import argparse\n"
+        "p = build_parser()\n"
+        "sub = [a for a in p._actions if isinstance(a, argparse._SubParsersAction)][0]\n"
+        "train = sub.choices['train']\n"
+        "agents = [a for a in train._actions if isinstance(a, argparse._SubParsersAction)][0]\n"
+        "assert 'dpq' in agents.choices\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
