@@ -56,8 +56,9 @@ def _pooled(dataset, use_rho: bool):
     b = np.zeros(n)
     for _, _, phi, nxt, rho, rew, _ in dataset.chunks():
         wt = rho if use_rho else np.ones_like(rho)
-        a += phi.T @ (wt[:, None] * (phi - dataset.gamma * nxt))
-        b += phi.T @ (wt * rew)
+        pt = np.ascontiguousarray(phi.T)
+        a += pt @ (wt[:, None] * (phi - dataset.gamma * nxt))
+        b += pt @ (wt * rew)
     t = dataset.n_transitions
     return a / t, b / t
 

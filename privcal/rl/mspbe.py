@@ -44,9 +44,10 @@ def estimate_abc(dataset, weighting: str = "trajectory"):
         else:
             wt = np.full(rew.size, 1.0 / dataset.n_transitions)
         d = phi - dataset.gamma * nxt
-        a += phi.T @ ((wt * rho)[:, None] * d)
-        b += phi.T @ (wt * rho * rew)
-        c += phi.T @ (wt[:, None] * phi)
+        pt = np.ascontiguousarray(phi.T)  # a contiguous left factor is several times faster
+        a += pt @ ((wt * rho)[:, None] * d)
+        b += pt @ (wt * rho * rew)
+        c += pt @ (wt[:, None] * phi)
     return a, b, c
 
 

@@ -224,8 +224,7 @@ class Dataset:
         nxt = self._call_features(self.next_observations[a:b])
         term = self.terminated[a:b]
         if term.any():
-            nxt = nxt.copy()
-            nxt[term] = 0.0
+            nxt = np.where(term[:, None], 0.0, nxt)
         return phi, nxt, self.rho[a:b], self.rewards[a:b]
 
     def chunks(self, max_rows: int = _CHUNK_ROWS):
@@ -239,8 +238,8 @@ class Dataset:
             phi = self._call_features(self.observations[a:b])
             nxt = self._call_features(self.next_observations[a:b])
             term = self.terminated[a:b]
-            if term.any():
-                nxt[term] = 0.0
+            if term.any():  # a new array: never write into what the feature map returned
+                nxt = np.where(term[:, None], 0.0, nxt)
             idx = np.repeat(np.arange(start, stop), np.diff(off[start:stop + 1]))
             yield start, stop, phi, nxt, self.rho[a:b], self.rewards[a:b], idx
             start = stop

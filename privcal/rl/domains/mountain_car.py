@@ -27,7 +27,7 @@ import numpy as np
 
 from privcal._validate import positive_int, probability
 from privcal.rl.domains.features import FourierBasis
-from privcal.rl.domains.policies import EpsilonGreedy, LinearQ, Uniform, collect, q_learning
+from privcal.rl.domains.policies import EpsilonGreedy, Uniform, collect, q_learning
 
 __all__ = ["MountainCarBatch", "mountain_car_features", "learn_behaviour", "sample_mountain_car",
            "require_gymnasium"]
