@@ -99,7 +99,7 @@ def _train(args, hp, progress):
 
 def run(args) -> int:
     """Execute ``privcal train dpq``; prints the result (JSON with ``--json``), returns 0."""
-    from privcal.rl._cli_pucb import ProgressBar
+    from privcal.rl._progress import ProgressBar
 
     hp = _hyperparameters(args)
     bar = None if args.json else ProgressBar(hp.samples, label=args.method)

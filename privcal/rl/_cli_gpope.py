@@ -86,7 +86,7 @@ def run(args) -> int:
     import numpy as np
 
     from privcal._validate import open_unit, positive, positive_int
-    from privcal.rl._cli_pucb import ProgressBar
+    from privcal.rl._progress import ProgressBar
     from privcal.rl.experiments_gpope import CLIP
     from privcal.rl.gpope_agent import calibrate_sigma, gpope
     from privcal.rl.lstd import lstd, wis_lstd

@@ -1,0 +1,42 @@
+"""A dependency-free one-line progress bar for long runs (stderr; silent when the caller passes None)."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+__all__ = ["ProgressBar"]
+
+
+class ProgressBar:
+    """A one-line text progress bar on a stream (stderr by default), redrawn at most every 0.1 s."""
+
+    def __init__(self, total: int, stream=None, width: int = 30, label: str = "pucb",
+                 min_interval: float = 0.1):
+        self.total = max(int(total), 1)
+        self.stream = sys.stderr if stream is None else stream
+        self.width = width
+        self.label = label
+        self.min_interval = min_interval
+        self._start = time.perf_counter()
+        self._last = -float("inf")
+
+    def __call__(self, done: int, total: int | None = None) -> None:
+        if total is not None:
+            self.total = max(int(total), 1)
+        now = time.perf_counter()
+        if done < self.total and now - self._last < self.min_interval:
+            return
+        self._last = now
+        frac = min(max(done / self.total, 0.0), 1.0)
+        filled = int(round(frac * self.width))
+        elapsed = now - self._start
+        eta = elapsed * (1 - frac) / frac if frac > 0 else float("nan")
+        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] "
+                          f"{done}/{self.total} {elapsed:5.1f}s eta {eta:5.1f}s")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the line."""
+        self.stream.write("\n")
+        self.stream.flush()
