@@ -170,7 +170,7 @@ class PaperAccountant(_GaussianMuAccountant):
     """
 
     name = "paper"
-    guarantee = "upper bound on epsilon (Wang & Hegde 2019, Thm 5 proof expression)"
+    _THM5_GUARANTEE = "upper bound on epsilon (Wang & Hegde 2019, Thm 5 proof expression)"
 
     def __init__(self, orders=None):
         super().__init__()
@@ -225,7 +225,7 @@ class PaperAccountant(_GaussianMuAccountant):
     @property
     def guarantee(self) -> str:  # type: ignore[override]
         if not self._subsampled:
-            return type(self).guarantee
+            return self._THM5_GUARANTEE
         return "GPOPE Lemma 1 + moments tail as printed: NOT a valid bound in general"
 
     def epsilon(self, delta) -> float:

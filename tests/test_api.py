@@ -127,3 +127,11 @@ def test_exact_refuses_subsampled_setting():
 def test_bad_settings(kwargs, name):
     with pytest.raises(ValueError, match=name):
         privcal.epsilon(1.0, 1e-5, **kwargs)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_reports_carry_a_guarantee_string(name):
+    r = privcal.epsilon_report(3.0, 1e-5, steps=4, accountant=name)
+    assert isinstance(r.guarantee, str) and r.guarantee and isinstance(r.valid, bool)
+    c = privcal.calibrate_report(1.0, 1e-5, steps=4, accountant=name)
+    assert isinstance(c.guarantee, str) and c.guarantee

@@ -8,7 +8,6 @@ line and exit code 2 there).
 from __future__ import annotations
 
 import json
-import sys
 import time
 
 from privcal.rl._progress import ProgressBar
