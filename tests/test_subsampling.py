@@ -9,7 +9,6 @@ import warnings
 
 import mpmath as mp
 import mpmath
-from scipy import special
 import numpy as np
 import pytest
 from hypothesis import given

@@ -292,9 +292,11 @@ class AuditResult:
 
 def _delta_lower(tests, epsilon: float) -> tuple[float, int]:
     best, arg = 0.0, -1
-    log_e = epsilon
     for i, (_, _, hi, lo) in enumerate(tests):
-        value = hi - (math.exp(log_e) * lo if lo > 0 else 0.0)
+        if hi <= best:
+            continue
+        log_term = epsilon + math.log(lo) if lo > 0 else -math.inf
+        value = hi - (math.exp(log_term) if log_term < 700 else math.inf)
         if value > best:
             best, arg = value, i
     return best, arg
@@ -317,9 +319,8 @@ def _as_mechanism(mechanism):
     raise ValueError(f"mechanism must have a sample(neighbour, size, rng) method or be callable, got {mechanism!r}")
 
 
-def _sample_statistic(mech, neighbour: int, size: int, rng, statistic) -> np.ndarray:
-    """The statistic of ``size`` outputs of one neighbour, sampled in memory-bounded chunks."""
-    dim = int(getattr(mech, "dimension", 1) or 1)
+def _sample_statistic(mech, neighbour: int, size: int, rng, statistic, dim: int) -> np.ndarray:
+    """The statistic of ``size`` outputs (``dim`` numbers each) of one neighbour, in memory-bounded chunks."""
     chunk = max(1, _CHUNK_VALUES // max(dim, 1))
     parts = []
     done = 0
@@ -360,10 +361,12 @@ class _Linear:
 
 
 def _threshold_levels(count: int, n_cal: int) -> np.ndarray:
-    """Quantile levels in (0, 1): geometric towards both tails, down to about 1/n_cal."""
-    half = max(1, count // 2)
-    tail = np.geomspace(max(1.0 / n_cal, 1e-12), 0.5, half)
-    return np.unique(np.concatenate([tail, 1.0 - tail]))
+    """About ``count`` quantile levels in (0, 1): half evenly spaced, half geometric towards both tails
+    (down to about 1/n_cal), where the optimal test sets for small delta live."""
+    quarter = max(1, count // 4)
+    tail = np.geomspace(max(1.0 / n_cal, 1e-12), 0.5, quarter)
+    middle = np.linspace(0.0, 1.0, max(1, count - 2 * quarter) + 2)[1:-1]
+    return np.unique(np.concatenate([tail, middle, 1.0 - tail]))
 
 
 def audit(mechanism, epsilon, *, claimed_delta=None, samples=100_000, calibration_samples=None,
@@ -403,8 +406,9 @@ def audit(mechanism, epsilon, *, claimed_delta=None, samples=100_000, calibratio
     taus = np.unique(np.quantile(pooled, _threshold_levels(count, pooled.size)))
     taus = taus[np.isfinite(taus)]
 
-    t0 = np.sort(_sample_statistic(mech, 0, n, rng, statistic))
-    t1 = np.sort(_sample_statistic(mech, 1, n, rng, statistic))
+    dim = max(1, int(cal0[:1].size))
+    t0 = np.sort(_sample_statistic(mech, 0, n, rng, statistic, dim))
+    t1 = np.sort(_sample_statistic(mech, 1, n, rng, statistic, dim))
     m = 2 * taus.size
     a = (1.0 - conf) / (2.0 * m)
     # counts of {T >= tau} and {T <= tau} under each neighbour
@@ -441,5 +445,5 @@ def _cp_lower_vec(k: np.ndarray, n: int, a: float) -> np.ndarray:
 def _cp_upper_vec(k: np.ndarray, n: int, a: float) -> np.ndarray:
     k = np.asarray(k, dtype=float)
     with np.errstate(invalid="ignore"):
-        out = special.betaincinv(k + 1.0, n - k, 1.0 - a)
+        out = special.betainccinv(k + 1.0, n - k, a)
     return np.where(k >= n, 1.0, out)
