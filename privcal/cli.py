@@ -10,6 +10,7 @@ import csv
 import io
 import json
 import math
+import os
 import sys
 
 from . import api, table
@@ -267,6 +268,10 @@ def main(argv=None) -> int:
             if getattr(args, "agent", None) is None:
                 raise _UsageError("privcal train: choose an agent (see privcal train --help)")
             return args._run(args)
+    except BrokenPipeError:  # e.g. `privcal table | head`: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except _UsageError as exc:
         print(str(exc), file=sys.stderr)
         return 2
