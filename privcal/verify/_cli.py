@@ -1,0 +1,70 @@
+"""``privcal verify``: run the claims registry from the command line.
+
+Hooked into privcal/cli.py by ``verify_cli.add_parser(sub)``; ``run(args)`` prints the report and returns
+the exit code: 0 when every check ran (failing claims are findings), 1 when a check could not run.
+Unknown claim ids raise ``ValueError`` (the main CLI prints one line on stderr and exits 2); unknown
+budgets and formats are argparse usage errors (also exit 2).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from privcal.verify.registry import BUDGETS, all_claims, run_claims
+from privcal.verify.report import FORMATS, exit_code, render
+
+__all__ = ["add_parser", "run"]
+
+
+def _seed(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"seed must be a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"seed must be a non-negative integer, got {text!r}")
+    return value
+
+
+def add_parser(subparsers):
+    """Create the ``verify`` subcommand on the top-level subparsers object."""
+    p = subparsers.add_parser(
+        "verify",
+        help="machine-check the papers' privacy claims",
+        description=(
+            "Run the claims registry: every quantitative privacy statement of Wang & Hegde 2019, Vietri et al. "
+            "2020 and the GPOPE paper, each with its check (sympy, hypothesis, Monte Carlo with confidence "
+            "bounds, exact privacy profiles) and the verdict it computes. Exit status 0 when every check ran "
+            "(failing claims are findings), 1 when a check could not run, 2 on bad input."
+        ),
+    )
+    p.add_argument("--budget", choices=BUDGETS, default="quick",
+                   help="quick: all claims in under a minute; full: larger searches, under 15 minutes "
+                        "(default: quick)")
+    p.add_argument("--claim", action="append", default=[], metavar="ID",
+                   help="run only this claim (repeatable; see --list)")
+    p.add_argument("--format", choices=FORMATS, default="text", help="default: text")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of every random search and sample (default: 0)")
+    p.add_argument("--write", metavar="PATH", help="write the report to PATH instead of stdout")
+    p.add_argument("--list", action="store_true", help="list the claim ids and exit")
+    p.set_defaults(_run=run)
+    return p
+
+
+def run(args) -> int:
+    """Run the selected claims and print (or write) the report; return the exit code."""
+    if getattr(args, "list", False):
+        for c in all_claims():
+            print(f"{c.id}\t{c.paper}, {c.location}")
+        return 0
+    results = run_claims(args.claim or None, budget=args.budget, seed=args.seed)
+    text = render(results, args.format, budget=args.budget, seed=args.seed)
+    if getattr(args, "write", None):
+        with open(args.write, "w", encoding="utf-8") as fh:
+            fh.write(text if text.endswith("\n") else text + "\n")
+        print(f"wrote {args.write} ({len(results)} claims)", file=sys.stderr)
+    else:
+        print(text)
+    return exit_code(results)

@@ -1,0 +1,140 @@
+r"""Composition theorems cited by Wang & Hegde 2019 (proof of Thm 5, App. E.2): Kairouz, Oh & Viswanath
+2015 (Thm 3.3, Thm 3.4) and Dwork, Rothblum & Vadhan 2010 (advanced composition).
+
+These are theorems; the checks confirm that privcal's implementations agree with an independent
+brute-force computation and with each other (optimal <= closed-form approximation <= basic).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import strategies as st
+
+from privcal import composition as C
+from privcal.errors import InfeasibleError
+from privcal.verify._common import FAILS, HOLDS, g
+from privcal.verify.registry import Outcome, claim
+
+CLAIMS: list = []
+
+KOV = "Kairouz, Oh & Viswanath 2015 (cited by Wang & Hegde 2019)"
+DRV = "Dwork, Rothblum & Vadhan 2010 (cited by Wang & Hegde 2019)"
+
+
+def _brute_force_delta(epsilon: float, epsilon0: float, delta0: float, k: int) -> float:
+    """Hockey-stick divergence of the k-fold product of the (eps0, delta0) dominating pair, by enumeration.
+
+    P = (delta0, (1-delta0) p, (1-delta0) (1-p), 0), Q = (0, (1-delta0)(1-p), (1-delta0) p, delta0),
+    p = e^eps0/(1 + e^eps0) (Kairouz, Oh & Viswanath 2015, Sec. 3); all 4^k outcomes summed.
+    """
+    p = 1.0 / (1.0 + math.exp(-epsilon0))
+    pp = np.array([delta0, (1 - delta0) * p, (1 - delta0) * (1 - p), 0.0])
+    qq = np.array([0.0, (1 - delta0) * (1 - p), (1 - delta0) * p, delta0])
+    pk, qk = np.ones(1), np.ones(1)
+    for _ in range(k):
+        pk = np.outer(pk, pp).ravel()
+        qk = np.outer(qk, qq).ravel()
+    return float(np.sum(np.maximum(pk - math.exp(epsilon) * qk, 0.0)))
+
+
+_KOV_SMALL = st.tuples(st.integers(1, 6), st.floats(0.0, 2.0), st.floats(0.0, 0.1), st.floats(0.0, 8.0))
+
+
+@claim(
+    CLAIMS, "KOV-thm3.3-optimal-composition", paper=KOV, location="Thm 3.3 (ICML 2015; arXiv 1311.0776)",
+    statement="The k-fold adaptive composition of (eps0, delta0)-DP mechanisms is ((k - 2i) eps0, 1 - (1 - "
+              "delta0)^k (1 - delta_i))-DP, delta_i = sum_{l<i} C(k,l)(e^{(k-l)eps0} - e^{(k-2i+l)eps0})/(1 + "
+              "e^eps0)^k, and no better guarantee holds for every such composition.",
+    method="independent brute force: hockey-stick divergence of the k-fold product of the dominating pair "
+           "enumerated over all 4^k outcomes (k <= 6), against privcal's profile at every eps (hypothesis) and "
+           "the printed grid formula",
+    function="privcal.composition.kov_delta, privcal.composition.kov_epsilon_grid_paper",
+)
+def _kov33(ctx) -> Outcome:
+    worst = [0.0]
+
+    def bad(t):
+        k, eps0, delta0, eps = t
+        brute = _brute_force_delta(eps, eps0, delta0, k)
+        lib = C.kov_delta(eps, eps0, delta0, k)
+        # the enumeration sums 4^k terms of size <= 1: absolute float64 error below ~1e-12
+        err = abs(lib - brute)
+        worst[0] = max(worst[0], err)
+        grid_bad = any(abs(d - b) > 1e-8 * b + 1e-12 for e, d in C.kov_epsilon_grid_paper(eps0, delta0, k)
+                       for b in (_brute_force_delta(e, eps0, delta0, k),))
+        return err > 1e-8 * brute + 1e-12 or grid_bad
+
+    found = ctx.find(_KOV_SMALL, bad, examples=80)
+    if found is not None:
+        return Outcome(FAILS, "privcal's profile or the printed grid differs from the brute force",
+                       counterexample=f"k = {found[0]}, eps0 = {g(found[1])}, delta0 = {g(found[2])}, "
+                                      f"eps = {g(found[3])}")
+    return Outcome(HOLDS, f"the printed grid and privcal's profile equal the brute-force hockey-stick divergence "
+                          f"(largest absolute difference {g(worst[0], 2)}, {ctx.examples(80)} examples); optimality "
+                          "is the theorem (the dominating pair is itself such a composition)")
+
+
+_KOV_LARGE = st.tuples(st.integers(1, 2000), st.floats(1e-4, 2.0), st.floats(-12.0, -3.0), st.floats(-10.0, -1.0))
+
+
+def _three(t):
+    """(optimal, approximate, basic) epsilon for k, eps0, delta0 = 10^l0 * delta / k, delta = 10^ld."""
+    k, eps0, frac, ld = t
+    delta = 10.0**ld
+    delta0 = delta * 10.0**frac / k
+    opt = C.kov_epsilon(eps0, delta0, k, delta)
+    approx = C.kov_epsilon_approx(eps0, delta0, k, delta)
+    basic = C.basic_epsilon(eps0, delta0, k, delta) if k * delta0 <= delta else math.inf
+    return opt, approx, basic, delta0, delta
+
+
+@claim(
+    CLAIMS, "KOV-thm3.4-approximation", paper=KOV, location="Thm 3.4",
+    statement="For delta~ with 1 - (1 - delta0)^k (1 - delta~) = delta, the composition is (eps~, delta)-DP with "
+              "eps~ = min{k eps0, (e^eps0 - 1) eps0 k/(e^eps0 + 1) + eps0 sqrt(2k ln(e + sqrt(k eps0^2)/delta~)), "
+              "(e^eps0 - 1) eps0 k/(e^eps0 + 1) + eps0 sqrt(2k ln(1/delta~))}.",
+    method="hypothesis over k in 1..2000, eps0, delta0, delta: optimal (Thm 3.3) <= Thm 3.4 <= basic composition",
+    function="privcal.composition.kov_epsilon_approx",
+)
+def _kov34(ctx) -> Outcome:
+    def bad(t):
+        try:
+            opt, approx, basic, _, _ = _three(t)
+        except InfeasibleError:
+            return False
+        return approx < opt * (1 - 1e-9) or approx > basic * (1 + 1e-12)
+
+    found = ctx.find(_KOV_LARGE, bad, examples=80)
+    if found is not None:
+        return Outcome(FAILS, "ordering violated", counterexample=repr(found))
+    opt, approx, basic, _, _ = _three((100, 0.1, -1.0, -5.0))
+    return Outcome(HOLDS, f"optimal <= Thm 3.4 <= basic in {ctx.examples(80)} examples; e.g. k = 100, eps0 = 0.1, "
+                          f"delta = 1e-5: {g(opt)} <= {g(approx)} <= {g(basic)}")
+
+
+@claim(
+    CLAIMS, "DRV-advanced-composition", paper=DRV, location="Thm III.3 (Dwork & Roth 2014, Thm 3.20)",
+    statement="k-fold adaptive composition of (eps0, delta0)-DP mechanisms is (sqrt(2k ln(1/delta')) eps0 + "
+              "k eps0 (e^eps0 - 1), k delta0 + delta')-DP.",
+    method="hypothesis over k in 1..2000, eps0, delta0, delta: the optimal composition (KOV Thm 3.3, exact) never "
+           "exceeds it",
+    function="privcal.composition.drv_epsilon",
+)
+def _drv(ctx) -> Outcome:
+    def bad(t):
+        k, eps0, frac, ld = t
+        delta = 10.0**ld
+        delta0 = delta * 10.0**frac / k
+        try:
+            drv = C.drv_epsilon(eps0, delta0, k, delta)
+            opt = C.kov_epsilon(eps0, delta0, k, delta)
+        except InfeasibleError:
+            return False
+        return drv < opt * (1 - 1e-9)
+
+    found = ctx.find(_KOV_LARGE, bad, examples=80)
+    if found is not None:
+        return Outcome(FAILS, "advanced composition below the optimal epsilon", counterexample=repr(found))
+    return Outcome(HOLDS, f"never below the optimal composition in {ctx.examples(80)} examples")
