@@ -12,22 +12,12 @@ Also: the wall time of `privcal table` (default setting) as a subprocess, import
 from __future__ import annotations
 
 import argparse
-import statistics
 import subprocess
 import sys
-import time
 
 import privcal
+from _timing import median_of
 from privcal import table
-
-
-def timed(fn, repeat):
-    times, value = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        value = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), value
 
 
 def peers(eps, delta, steps):
@@ -71,11 +61,11 @@ def main(argv=None):
     print(f"calibrate sigma: {steps} Gaussian releases, target ({eps}, {delta})")
     rows = []
     for name in ("exact", "paper", "rdp", "kov"):
-        t, s = timed(lambda: privcal.calibrate(eps, delta, steps=steps, accountant=name), rep)
+        t, s = median_of(lambda: privcal.calibrate(eps, delta, steps=steps, accountant=name), rep)
         rows.append((f"privcal {name}", t, s))
     ours = {r[0]: r[1] for r in rows}
     for name, fn in peers(eps, delta, steps).items():
-        t, s = timed(fn, max(1, rep // 2))
+        t, s = median_of(fn, max(1, rep // 2))
         rows.append((name, t, s))
     print(f"{'method':<22}{'median time':>14}{'sigma':>14}")
     for name, t, s in rows:
@@ -88,12 +78,12 @@ def main(argv=None):
 
     print(f"\nepsilon evaluation at sigma = 10, {steps} releases, delta = {delta}")
     for name in ("exact", "paper", "rdp", "kov"):
-        t, e = timed(lambda: privcal.epsilon(10.0, delta, steps=steps, accountant=name), rep)
+        t, e = median_of(lambda: privcal.epsilon(10.0, delta, steps=steps, accountant=name), rep)
         print(f"privcal {name:<14}{t * 1e6:>11.1f} us  epsilon = {e:.6f}")
 
-    t, _ = timed(lambda: table.dpq_table(), 3)
+    t, _ = median_of(lambda: table.dpq_table(), 3)
     print(f"\nprivcal.table.dpq_table() (default table, in-process): {t:.3f} s")
-    t, proc = timed(
+    t, proc = median_of(
         lambda: subprocess.run([sys.executable, "-m", "privcal", "table"], capture_output=True), 3
     )
     print(f"`python -m privcal table` (subprocess, import included): {t:.3f} s  (exit {proc.returncode})")

@@ -18,19 +18,11 @@ import os
 import time
 
 import numpy as np
+from _timing import best_of
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")  # one core, as the target says
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
-
-
-def _best(fn, repeat):
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, out
 
 
 def main(argv=None) -> dict:
@@ -58,7 +50,7 @@ def main(argv=None) -> dict:
     }
     rows = {}
     for name, fn in configs.items():
-        wall, res = _best(fn, args.repeat)
+        wall, res = best_of(fn, args.repeat)
         t = res.timings
         loop = sum(t.values())
         rows[name] = {"wall_s": wall, **{k + "_s": v for k, v in t.items()},

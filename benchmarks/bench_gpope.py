@@ -13,15 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import time
 
 import numpy as np
-
-
-def _timed(fn):
-    start = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - start
+from _timing import best_of
 
 
 def main(argv=None) -> dict:
@@ -39,32 +33,32 @@ def main(argv=None) -> dict:
 
     out = {}
     m = args.trajectories
-    data, t = _timed(lambda: sample_chain(m, np.random.default_rng(0)))
+    t, data = best_of(lambda: sample_chain(m, np.random.default_rng(0)))
     out["chain_collect_s"] = t
     out["chain_trajectories_per_s"] = m / t
     out["chain_transitions_per_s"] = data.n_transitions / t
-    sigma, t = _timed(lambda: calibrate_sigma(0.1, 1e-5, iterations=m, trajectories=m))
+    t, sigma = best_of(lambda: calibrate_sigma(0.1, 1e-5, iterations=m, trajectories=m))
     out["calibrate_s"] = t
     out["sigma"] = sigma
-    res, t = _timed(lambda: gpope(data, sigma=sigma, clip=0.05, step_size=0.01, seed=0))
+    t, res = best_of(lambda: gpope(data, sigma=sigma, clip=0.05, step_size=0.01, seed=0))
     out["gpope_chain_m"] = m
     out["gpope_chain_s"] = t
     out["gpope_iterations_per_s"] = res.iterations / t
 
     env = mountain_car.MountainCarBatch.from_gymnasium()
-    beh, t = _timed(lambda: mountain_car.learn_behaviour(env, episodes=200, seed=0))
+    t, beh = best_of(lambda: mountain_car.learn_behaviour(env, episodes=200, seed=0))
     out["mountain_car_q_learning_200_episodes_s"] = t
-    mcd, t = _timed(lambda: mountain_car.sample_mountain_car(args.mc_trajectories, 1,
+    t, mcd = best_of(lambda: mountain_car.sample_mountain_car(args.mc_trajectories, 1,
                                                              behaviour=beh, env=env))
     out["mountain_car_trajectories_per_s"] = mcd.m / t
     out["mountain_car_transitions_per_s"] = mcd.n_transitions / t
-    res, t = _timed(lambda: gpope(mcd, sigma=sigma, clip=0.5, step_size=1e-3, seed=0))
+    t, res = best_of(lambda: gpope(mcd, sigma=sigma, clip=0.5, step_size=1e-3, seed=0))
     out["gpope_mountain_car_iterations_per_s"] = res.iterations / t
 
     henv = hiv.HIVBatch(horizon=args.hiv_horizon)
-    (target, hbeh), t = _timed(lambda: hiv.learn_hiv_policies(henv, episodes=32, seed=0))
+    t, (target, hbeh) = best_of(lambda: hiv.learn_hiv_policies(henv, episodes=32, seed=0))
     out["hiv_q_learning_32_episodes_s"] = t
-    hd, t = _timed(lambda: hiv.sample_hiv(args.hiv_trajectories, 1, target=target, behaviour=hbeh,
+    t, hd = best_of(lambda: hiv.sample_hiv(args.hiv_trajectories, 1, target=target, behaviour=hbeh,
                                           env=henv))
     out["hiv_trajectories_per_s"] = hd.m / t
     out["hiv_transitions_per_s"] = hd.n_transitions / t

@@ -19,18 +19,11 @@ import tracemalloc  # noqa: E402
 
 import numpy as np  # noqa: E402
 
+from _timing import best_of  # noqa: E402
+
 from privcal.noise import OrnsteinUhlenbeckPath  # noqa: E402
 
 BETA, SIGMA = 5.0, 1.0
-
-
-def _best(fn, repeats):
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def batch_throughput(rng):
@@ -38,7 +31,7 @@ def batch_throughput(rng):
     print(f"   {'m':>9} {'fresh path':>14} {'into existing':>14}")
     for m in (10**4, 10**5, 10**6):
         pts = rng.random(m)
-        t_fresh = _best(lambda: OrnsteinUhlenbeckPath(BETA, SIGMA, seed=1).sample(pts), 3)
+        t_fresh = best_of(lambda: OrnsteinUhlenbeckPath(BETA, SIGMA, seed=1).sample(pts), 3)[0]
         base = rng.random(m)
 
         def into_existing():
@@ -61,9 +54,9 @@ def cholesky_ratio(rng, n=4096):
         return np.linalg.cholesky(cov) @ z
 
     cov = SIGMA**2 * np.exp(-BETA * np.abs(pts[:, None] - pts[None, :]))
-    t_chol_only = _best(lambda: np.linalg.cholesky(cov) @ z, 3)
-    t_dense = _best(dense, 3)
-    t_ou = _best(lambda: OrnsteinUhlenbeckPath(BETA, SIGMA, seed=1).sample(pts), 20)
+    t_chol_only = best_of(lambda: np.linalg.cholesky(cov) @ z, 3)[0]
+    t_dense = best_of(dense, 3)[0]
+    t_ou = best_of(lambda: OrnsteinUhlenbeckPath(BETA, SIGMA, seed=1).sample(pts), 20)[0]
     print(f"2. n = {n}: privcal batch {t_ou * 1e3:.3f} ms; dense Cholesky {t_dense * 1e3:.1f} ms "
           f"(kernel + factor + matvec; factor + matvec alone {t_chol_only * 1e3:.1f} ms)")
     print(f"   speed-up {t_dense / t_ou:.0f}x (factor + matvec alone: {t_chol_only / t_ou:.0f}x)")

@@ -13,18 +13,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import time
 
 import numpy as np
-
-
-def _time(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - start)
-    return best
+from _timing import best_of
 
 
 def main(argv=None) -> dict:
@@ -54,9 +45,9 @@ def main(argv=None) -> dict:
         for _ in range(t):
             bank.update(zeros)
 
-    results["counters_only_s"] = _time(bank_only, args.repeat)
-    results["pucb_private_s"] = _time(lambda: run_pucb(mdp, t, args.epsilon, seed=0), args.repeat)
-    results["ubev_nonprivate_s"] = _time(lambda: run_pucb(mdp, t, None, seed=0), args.repeat)
+    results["counters_only_s"] = best_of(bank_only, args.repeat)[0]
+    results["pucb_private_s"] = best_of(lambda: run_pucb(mdp, t, args.epsilon, seed=0), args.repeat)[0]
+    results["ubev_nonprivate_s"] = best_of(lambda: run_pucb(mdp, t, None, seed=0), args.repeat)[0]
     results["target_s"] = 60.0
     results["meets_target"] = results["pucb_private_s"] < 60.0
     if args.json:

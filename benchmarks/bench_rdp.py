@@ -14,20 +14,10 @@ Setting (issue target): Poisson sampling q = 0.01, 10,000 steps, target (epsilon
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 import warnings
 
 import privcal
-
-
-def timed(fn, repeat):
-    times, value = [], None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        value = fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times), value
+from _timing import median_of
 
 
 def main(argv=None):
@@ -42,7 +32,7 @@ def main(argv=None):
     warnings.simplefilter("ignore")
 
     print(f"calibrate sigma: Poisson q = {q}, {n} steps, target ({eps}, {delta}), RDP")
-    t_ours, s_ours = timed(lambda: privcal.calibrate(eps, delta, steps=n, sample_rate=q, accountant="rdp"), rep)
+    t_ours, s_ours = median_of(lambda: privcal.calibrate(eps, delta, steps=n, sample_rate=q, accountant="rdp"), rep)
     print(f"  privcal                 {t_ours * 1e3:9.2f} ms   sigma = {s_ours:.6f}")
     try:
         import dp_accounting
@@ -58,7 +48,7 @@ def main(argv=None):
             dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(s)), n
         )
 
-    t_dpa, s_dpa = timed(
+    t_dpa, s_dpa = median_of(
         lambda: mc.calibrate_dp_mechanism(rdp_privacy_accountant.RdpAccountant, event, eps, delta), max(3, rep // 2)
     )
     print(f"  dp_accounting (RDP)     {t_dpa * 1e3:9.2f} ms   sigma = {s_dpa:.6f}")
@@ -82,7 +72,7 @@ def main(argv=None):
         print("  (prv_accountant not installed)")
     base = None
     for name, fn in rows:
-        t, e = timed(fn, 3)
+        t, e = median_of(fn, 3)
         base = base or t
         print(f"  {name:<24}{t * 1e3:9.2f} ms   epsilon = {e:.6f}   time ratio to privcal = {t / base:.1f}x")
 
