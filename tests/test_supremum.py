@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from privcal import supremum
+from privcal._stats import clopper_pearson_lower, clopper_pearson_upper
 from privcal.errors import InfeasibleError
 from privcal.noise import max_bracket, sample_ou_grid
 from privcal.supremum import (
@@ -38,13 +39,11 @@ ALPHA = 1e-3
 
 
 def _cp_lower(hits, n, alpha):
-    """One-sided Clopper-Pearson lower confidence bound (level 1 - alpha) of a proportion."""
-    return 0.0 if hits == 0 else float(stats.beta.ppf(alpha, hits, n - hits + 1))
+    return clopper_pearson_lower(hits, n, alpha)
 
 
 def _cp_upper(hits, n, alpha):
-    """One-sided Clopper-Pearson upper confidence bound (level 1 - alpha) of a proportion."""
-    return 1.0 if hits == n else float(stats.beta.ppf(1 - alpha, hits + 1, n - hits))
+    return clopper_pearson_upper(hits, n, alpha)
 
 
 def _series_nsum(dps):

@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 import numpy as np
-from scipy.stats import beta as beta_dist
 
+from privcal._stats import clopper_pearson
 from privcal._validate import open_unit, positive, positive_int
 from privcal.counter import (
     BinaryCounter,
@@ -575,22 +575,6 @@ def plot_regret(experiment: RegretExperiment, path) -> str:
     fig.savefig(path, dpi=100)
     plt.close(fig)
     return str(path)
-
-
-def clopper_pearson(successes, trials, confidence=0.95) -> tuple:
-    """Exact two-sided Clopper-Pearson interval for a binomial proportion (Clopper & Pearson 1934).
-
-    lower = Beta quantile (a/2; x, n - x + 1), upper = Beta quantile (1 - a/2; x + 1, n - x),
-    a = 1 - confidence; lower = 0 if x = 0, upper = 1 if x = n.
-    """
-    n = positive_int("trials", trials)
-    x = int(successes)
-    if not 0 <= x <= n:
-        raise ValueError(f"successes must be in [0, {n}], got {successes!r}")
-    a = 1.0 - open_unit("confidence", confidence)
-    lo = 0.0 if x == 0 else float(beta_dist.ppf(a / 2, x, n - x + 1))
-    hi = 1.0 if x == n else float(beta_dist.ppf(1 - a / 2, x + 1, n - x))
-    return lo, hi
 
 
 def _sup_errors(steps: int, epsilon: float, shape, seed, stream: str = "random") -> np.ndarray:

@@ -46,9 +46,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from privcal import _validate as V
+from privcal._stats import clopper_pearson_lower, clopper_pearson_upper
 from privcal.noise import sample_ou_grid
 
 __all__ = [
@@ -66,32 +67,6 @@ _CHUNK_VALUES = 4_000_000  # floats sampled at a time (memory bound of one chunk
 
 # ---------------------------------------------------------------------------------------------------
 # Clopper-Pearson bounds
-
-
-def clopper_pearson_lower(successes, trials, alpha) -> float:
-    """One-sided Clopper-Pearson lower confidence bound (level 1 - alpha) of a binomial proportion.
-
-    lower = Beta quantile alpha of Beta(k, n - k + 1); 0 when k = 0 (Clopper & Pearson 1934).
-    """
-    n = V.positive_int("trials", trials)
-    k = int(successes)
-    if not 0 <= k <= n:
-        raise ValueError(f"successes must be in [0, {n}], got {successes!r}")
-    a = V.open_unit("alpha", alpha)
-    return 0.0 if k == 0 else float(stats.beta.ppf(a, k, n - k + 1))
-
-
-def clopper_pearson_upper(successes, trials, alpha) -> float:
-    """One-sided Clopper-Pearson upper confidence bound (level 1 - alpha) of a binomial proportion.
-
-    upper = Beta quantile 1 - alpha of Beta(k + 1, n - k); 1 when k = n (Clopper & Pearson 1934).
-    """
-    n = V.positive_int("trials", trials)
-    k = int(successes)
-    if not 0 <= k <= n:
-        raise ValueError(f"successes must be in [0, {n}], got {successes!r}")
-    a = V.open_unit("alpha", alpha)
-    return 1.0 if k == n else float(stats.beta.isf(a, k + 1, n - k))
 
 
 # ---------------------------------------------------------------------------------------------------
