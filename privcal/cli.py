@@ -1,4 +1,4 @@
-"""Command-line interface: ``privcal table | calibrate | epsilon | train``.
+"""Command-line interface: ``privcal table | calibrate | epsilon | verify | train``.
 
 Bad input prints one line to stderr and exits with status 2 (no traceback).
 """
