@@ -313,10 +313,8 @@ class RDPAccountant(Accountant):
 
     def __init__(self, orders=None, *, conversion: str = "improved"):
         super().__init__()
-        self.orders = np.asarray(rdp.DEFAULT_ORDERS if orders is None else orders, dtype=float)
-        if self.orders.ndim != 1 or self.orders.size == 0 or not np.all(self.orders > 1):
-            raise ValueError(f"orders must be a non-empty 1-D sequence of values > 1, got {orders!r}")
-        self.conversion = conversion
+        self.orders = rdp._orders(rdp.DEFAULT_ORDERS if orders is None else orders)
+        self.conversion = rdp._conversion(conversion)
         self._rdp = np.zeros_like(self.orders)
 
     def _supports_leaf(self, event):

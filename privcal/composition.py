@@ -493,6 +493,11 @@ def kov_delta(epsilon, epsilon0, delta0, k) -> float:
     """
     epsilon = V.nonnegative("epsilon", epsilon)
     epsilon0, delta0, k = _validate_kov(epsilon0, delta0, k)
+    return _kov_delta(epsilon, epsilon0, delta0, k)
+
+
+def _kov_delta(epsilon: float, epsilon0: float, delta0: float, k: int) -> float:
+    """kov_delta for validated inputs: 1 - (1 - delta0)^k (1 - delta_RR), rounded up."""
     fail = _fail_probability(delta0, k)
     if fail >= 1.0 or epsilon0 == 0.0:
         return fail
@@ -661,15 +666,16 @@ def basic_epsilon(epsilon0, delta0, k, delta) -> float:
 
 
 _STEP_GRID = 12  # coarse points of the eps0 search
-# privcal.gaussian promises ~1e-12 relative accuracy for delta_exact; the per-step delta0 is raised by
-# this factor so that rounding there can never make a KOV bound fall below the true profile.
-_DELTA0_INFLATION = 1.0 + 1e-11
+_STEP_XTOL = 1e-4  # tolerance in log eps0 of the refinement
+# privcal.gaussian keeps the relative error of delta_exact near 1e-11 (its _FLOAT_ERROR_LIMIT, plus a
+# few ulps from exp/log); the per-step delta0 is raised by ten times that, so that rounding there can
+# never make a KOV bound fall below the true profile.
+_DELTA0_INFLATION = 1.0 + 1e-10
 
 
 def _step_delta(eps0: float, mu0: float) -> float:
     """Per-step delta0 = delta_exact(eps0, mu0) (Balle & Wang 2018), rounded up past its error."""
     return min(1.0, G.delta_exact(eps0, mu0) * _DELTA0_INFLATION)
-_STEP_XTOL = 1e-4  # tolerance in log eps0 of the refinement
 
 
 def _minimise_log_step(objective, u_lo: float, u_hi: float, *, widen_down: bool):
@@ -713,7 +719,7 @@ def kov_gaussian_epsilon_with_step(sigma, delta, *, steps, sensitivity=1.0) -> t
     """(epsilon, epsilon0, delta0): KOV optimal composition of T' Gaussian releases, best per-step split.
 
     epsilon = min over eps0 > 0 of kov_epsilon(eps0, delta_exact(eps0, D/sigma), steps, delta), with the
-    exact single-step profile (Balle & Wang 2018; delta0 raised by 1e-11 relative to cover its
+    exact single-step profile (Balle & Wang 2018; delta0 raised by 1e-10 relative to cover its
     rounding) and Kairouz, Oh & Viswanath 2015, Thm 3.3. Every eps0 gives a valid upper bound; the
     minimum is searched over log eps0 from the smallest feasible eps0 (k delta0 about delta) upward by
     a coarse grid and a bounded Brent refinement (about 25 evaluations, ~3 ms at 80 steps).
@@ -785,13 +791,7 @@ def kov_gaussian_delta_with_step(epsilon, sigma, *, steps, sensitivity=1.0) -> t
     def objective(u: float) -> float:
         eps0 = math.exp(u)
         delta0 = _step_delta(eps0, mu0)
-        fail = _fail_probability(delta0, steps)
-        if fail >= 1.0:
-            value = 1.0
-        else:
-            log_rr = _RandomizedResponse(eps0, steps).log_delta(epsilon)
-            rr = math.exp(log_rr) if log_rr < 0 else 1.0
-            value = min(1.0, (fail + (1.0 - fail) * rr) * (1.0 + 4.0 * _EPS))
+        value = _kov_delta(epsilon, eps0, delta0, steps)
         if value < found.get("value", math.inf):
             found.update(value=value, eps0=eps0, delta0=delta0)
         # minimise log delta so that the search sees differences between tiny deltas

@@ -37,7 +37,7 @@ from privcal._validate import open_unit, positive, positive_int
 from privcal.accountants import PaperAccountant, RDPAccountant
 from privcal.calibration import calibrate_sigma
 from privcal.errors import InfeasibleError
-from privcal.events import ComposedEvent, GaussianEvent, SubsampledEvent
+from privcal.events import ComposedEvent, GaussianEvent, SubsampledEvent, unwrap
 from privcal.rdp import GridEdgeWarning
 from privcal.subsampling import (
     rdp_poisson_gaussian,
@@ -334,7 +334,7 @@ class _Thm9Accountant(RDPAccountant):
 
     def _add(self, event, count):
         if isinstance(event, SubsampledEvent) and event.sampling == "without_replacement":
-            nm = event.event.noise_multiplier
+            nm = unwrap(event.event)[0].noise_multiplier
             step = rdp_without_replacement_gaussian_thm9(self.orders, nm, event.sample_rate)
             self._rdp = self._rdp + count * step
         else:

@@ -69,7 +69,7 @@ def _orders(orders) -> np.ndarray:
         raise ValueError(f"orders must be a non-empty 1-D sequence of numbers > 1, got {orders!r}")
     bad = ~(np.isfinite(arr) & (arr > 1.0))
     if bad.any():
-        raise ValueError(f"orders must be finite and > 1, got {arr[bad][0]!r}")
+        raise ValueError(f"orders must be finite and > 1, got {float(arr[bad][0])!r}")
     return arr
 
 
@@ -79,7 +79,7 @@ def _rdp_curve(orders: np.ndarray, rdp) -> np.ndarray:
     if arr.shape != orders.shape:
         raise ValueError(f"rdp must have the same shape as orders {orders.shape}, got {arr.shape}")
     if (arr < 0).any():
-        raise ValueError(f"rdp must be >= 0 at every order, got {arr[arr < 0][0]!r}")
+        raise ValueError(f"rdp must be >= 0 at every order, got {float(arr[arr < 0][0])!r}")
     return np.where(np.isnan(arr), np.inf, arr)
 
 
@@ -120,7 +120,7 @@ def rdp_compose(rdps, counts=None) -> np.ndarray:
         if r.shape != shape or r.ndim != 1:
             raise ValueError(f"rdps must be 1-D curves of one shape {shape}, got shape {r.shape}")
         if (r < 0).any():
-            raise ValueError(f"rdps must be >= 0 at every order, got {r[r < 0][0]!r}")
+            raise ValueError(f"rdps must be >= 0 at every order, got {float(r[r < 0][0])!r}")
     if counts is None:
         counts = [1] * len(curves)
     counts = list(counts)

@@ -167,8 +167,15 @@ def test_epsilon_delta_round_trip(s, steps, log10_delta, conversion):
 def test_moments_tail_is_mironov_conversion():
     o = DEFAULT_ORDERS
     rdp = 1000 * rdp_gaussian(o, 50.0)  # 0.2 alpha: the delta optimum at eps = 1 is alpha = 3 (interior)
-    assert moments_tail_delta(o, rdp, 1.0) == delta_from_rdp(o, rdp, 1.0, conversion="mironov")
-    assert moments_tail_epsilon(o, rdp, 1e-6) == epsilon_from_rdp(o, rdp, 1e-6, conversion="mironov")
+    # Abadi et al. 2016, Thm 2 written out independently: delta = min_lambda exp(lambda rdp(lambda+1) - lambda eps),
+    # epsilon = min_lambda (lambda rdp(lambda+1) + ln(1/delta)) / lambda, lambda = order - 1
+    lam = o - 1.0
+    delta, order = moments_tail_delta(o, rdp, 1.0)
+    i = int(np.argmin(lam * rdp - lam * 1.0))
+    assert delta == pytest.approx(math.exp(lam[i] * rdp[i] - lam[i]), rel=1e-12) and order == o[i] == 3.0
+    eps, order = moments_tail_epsilon(o, rdp, 1e-6)
+    j = int(np.argmin((lam * rdp + math.log(1e6)) / lam))
+    assert eps == pytest.approx((lam[j] * rdp[j] + math.log(1e6)) / lam[j], rel=1e-12) and order == o[j]
     # Abadi et al. 2016, Thm 2 by hand at one order: lambda = 3, alpha(lambda) = 3 * rdp(4) = 3 * 4/(2*4) = 1.5,
     # delta = exp(1.5 - 3 * 1) = e^{-1.5}.
     with warnings.catch_warnings():

@@ -312,7 +312,8 @@ def test_lemma1_below_exact_moment_of_papers_own_pair():
         exact = rdp_poisson_gaussian(orders, s, q) * lams
         below = lams[lemma1 < exact]
         assert below[0] == first_fail and np.all(below == np.arange(first_fail, 41))
-    # independent check by quadrature at q = 0.01, s = 1, lambda = 12: Lemma 1 ~ 0.0424 vs exact ~ 18.1
+    # independent check by quadrature at q = 0.01, s = 1, lambda = 12: Lemma 1 = 12 * 13 * q^2 / 2 * 2e =
+    # 0.042405 (closed form; 2e < 4(e - 1)) vs exact ~ 18.14 (mpmath quadrature, mp_log_moment)
     lemma1 = rdp_gpope_lemma1_paper([13.0], 1.0, q)[0] * 12
     exact = mp_log_moment(13, q, 1.0)
     assert lemma1 == pytest.approx(0.04241, rel=1e-3) and exact == pytest.approx(18.14, rel=1e-3)
