@@ -3,4 +3,6 @@
 Submodules are imported on demand (``from privcal.rl import pucb``); this package imports nothing
 heavy at import time.
 DP Q-learning (Wang & Hegde 2019): ``envs``, ``mlp``, ``dpq_agent``, ``baselines``, ``experiments_dpq``.
+PUCB (Vietri, Balle, Krishnamurthy & Wu 2020): ``tabular``, ``pucb``.
+GPOPE and its baselines: ``domains``, ``gpope_agent``, ``lstd``, ``mspbe``, ``experiments_gpope``.
 """

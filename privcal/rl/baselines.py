@@ -34,6 +34,7 @@ import numbers
 import numpy as np
 
 from privcal import _validate as V
+from privcal.noise.ou import _as_generator, _spawn
 
 __all__ = [
     "INPUT_PERTURBATION_ACCOUNTANTS",
@@ -127,7 +128,7 @@ class WhiteNoisePath:
 
     def __init__(self, sigma, seed=None):
         self.sigma = V.positive("sigma", sigma)
-        self._rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        self._rng = _as_generator(seed)
         self._values: dict = {}
 
     def __len__(self) -> int:
@@ -155,12 +156,7 @@ class WhiteNoisePaths:
 
     def __init__(self, n_paths, sigma, seed=None):
         n_paths = V.positive_int("n_paths", n_paths)
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-        if hasattr(rng, "spawn"):  # numpy >= 1.25
-            children = rng.spawn(n_paths)
-        else:  # pragma: no cover - older numpy
-            children = [np.random.default_rng(rng.integers(0, 2**63, size=4)) for _ in range(n_paths)]
-        self._paths = [WhiteNoisePath(sigma, seed=child) for child in children]
+        self._paths = [WhiteNoisePath(sigma, seed=child) for child in _spawn(_as_generator(seed), n_paths)]
 
     def __len__(self) -> int:
         return len(self._paths)

@@ -43,7 +43,7 @@ Choices the paper leaves open (all parameters of :class:`Hyperparameters`, defau
   at new points from its exact conditional law given all revealed points), so Q + g is defined on all
   of [0, 1]; :meth:`TrainResult.released_q` does that with the last path.
 * The episode start s_0 is revealed on every path when the episode starts (Algorithm 1 inserts only
-  s_{t+1}); a reset revealed the current state again on the new paths.
+  s_{t+1}); a reset reveals the current state again on the new paths.
 * Exploration: epsilon-greedy with rate ``exploration`` on top of the (noisy) greedy action, for every
   method; independent of the rewards, so it is post-processing (Wang & Hegde 2019, Sec. 3.3).
 * Episodes are truncated at 50 steps, never terminated: the target bootstraps from the last state.
@@ -120,10 +120,7 @@ class Hyperparameters:
         object.__setattr__(self, "batch_size", batch)
         object.__setattr__(self, "lr", V.positive("lr", self.lr))
         object.__setattr__(self, "lipschitz", V.positive("lipschitz", self.lipschitz))
-        gamma = V.in_closed("gamma", self.gamma, 0.0, 1.0)
-        if gamma >= 1.0:
-            raise ValueError(f"gamma must be in [0, 1), got {self.gamma!r}")
-        object.__setattr__(self, "gamma", gamma)
+        object.__setattr__(self, "gamma", _gamma(self.gamma))
         hidden = tuple(self.hidden) if not isinstance(self.hidden, (int, np.integer)) else (self.hidden,)
         object.__setattr__(self, "hidden", tuple(V.positive_int("hidden[i]", h) for h in hidden))
         if self.activation not in ACTIVATIONS:
@@ -136,6 +133,14 @@ class Hyperparameters:
     def updates(self) -> int:
         """U = floor(T / B): the number of SGD updates (full batches only)."""
         return self.samples // self.batch_size
+
+
+def _gamma(gamma) -> float:
+    """A discount factor in [0, 1); ``ValueError`` naming the range otherwise."""
+    g = V.in_closed("gamma", gamma, 0.0, 1.0)
+    if g >= 1.0:
+        raise ValueError(f"gamma must be in [0, 1), got {gamma!r}")
+    return g
 
 
 def paper_beta(lr=PAPER_E3["lr"], batch_size=PAPER_E3["batch_size"], k=PAPER_E3["k"]) -> float:
@@ -440,7 +445,9 @@ def train_dpq(*, epsilon=None, delta=None, sigma=None, beta=None, resets=None, v
     (``variant="corrected"``: valid; ``"paper"``: the paper's formulas solved consistently), for
     J = ``resets`` (default U = floor(T/B), as App. E.3); or ``sigma`` directly (with ``beta``,
     default App. E.3's kernel ``paper_beta()`` = 2222), in which case no privacy claim is made
-    (``epsilon`` and ``delta``, if given, are only recorded). ``overrides`` replace fields of ``hp``
+    (``epsilon`` and ``delta``, if given, are only recorded). A ``beta`` other than the calibrated
+    one voids the claim too (the sensitivity and the tail bound depend on beta). The calibration
+    counts one noise path per action of ``env``. ``overrides`` replace fields of ``hp``
     (e.g. ``samples=1000``). Bad hyperparameters raise ``ValueError`` naming the valid range (B > T,
     lr <= 0, J not dividing floor(T/B), L <= 0); an infeasible target raises the calibrator's
     ``InfeasibleError``.
@@ -453,9 +460,14 @@ def train_dpq(*, epsilon=None, delta=None, sigma=None, beta=None, resets=None, v
     if sigma is None:
         if epsilon is None or delta is None:
             raise ValueError("give either sigma or both epsilon and delta")
-        sigma, cal_beta, calibration = functional_noise(epsilon, delta, hp, resets, variant=variant)
+        env = _make_env(env)  # the failure term counts one noise path per action of this env
+        sigma, cal_beta, calibration = functional_noise(epsilon, delta, hp, resets,
+                                                        actions=int(env.action_space.n), variant=variant)
         beta = cal_beta if beta is None else V.positive("beta", beta)
-        if variant == "corrected":
+        if beta != cal_beta:  # sensitivity and tail bound were computed for cal_beta only
+            guarantee = (f"beta={beta:g} given instead of the calibrated beta={cal_beta:g}: "
+                         f"no privacy claim computed")
+        elif variant == "corrected":
             guarantee = (f"({calibration.epsilon:g}, {calibration.delta:g})-DP w.r.t. reward functions with "
                          f"|r - r'|_inf <= 1 (corrected analysis of Thm 5: exact composition, valid "
                          f"sensitivity and failure term)")

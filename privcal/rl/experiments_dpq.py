@@ -31,7 +31,8 @@ import numpy as np
 from privcal import _validate as V
 from privcal.errors import InfeasibleError
 from privcal.rl import dpq_agent
-from privcal.rl.dpq_agent import PAPER_E3, Hyperparameters
+from privcal.rl._parallel import run_trials
+from privcal.rl.dpq_agent import PAPER_E3, Hyperparameters, _gamma
 
 __all__ = [
     "SETTINGS",
@@ -202,24 +203,13 @@ def _run_one(method, hp, sigma, beta, resets, seed) -> np.ndarray:
     return dpq_agent.train(method, hp=hp, sigma=sigma, beta=beta, resets=resets, seed=seed).episode_returns
 
 
-def _parallel(tasks, n_jobs):
-    n_jobs = V.positive_int("n_jobs", n_jobs) if n_jobs != -1 else -1
-    try:
-        from joblib import Parallel, delayed
-    except ImportError:  # pragma: no cover - joblib is in the 'rl' extra
-        return [_run_one(*t) for t in tasks]
-    if n_jobs == 1:
-        return [_run_one(*t) for t in tasks]
-    return Parallel(n_jobs=n_jobs)(delayed(_run_one)(*t) for t in tasks)
-
-
 def _collect(configs, seeds, n_jobs) -> dict:
     """configs: label -> (method, hp, sigma, beta, resets); returns label -> array (seeds, episodes)."""
     seeds = tuple(int(s) for s in seeds)
     if not seeds:
         raise ValueError("seeds must not be empty")
     tasks = [(*cfg, sd) for cfg in configs.values() for sd in seeds]
-    results = _parallel(tasks, n_jobs)
+    results = run_trials(_run_one, tasks, n_jobs)
     out, pos = {}, 0
     for label in configs:
         out[label] = np.array(results[pos:pos + len(seeds)])
@@ -337,20 +327,12 @@ def prop10_bound_paper(sigma, n_states, gamma) -> float:
 def prop10_bound_proof(sigma, gamma) -> float:
     """Per-state bound the proof of Prop. 10 gives: 2 sqrt(2) sigma / (sqrt(pi) (1 - gamma)).
 
-    Lemma 16's 2 sqrt(2) n sigma / (sqrt(pi) (1 - gamma)) for |v' - v*|_1, divided by n (App. D).
-
-    What the proof of Prop. 10 (App. D) bounds per state; the statement has an extra 1/sqrt(n).
+    Lemma 16's 2 sqrt(2) n sigma / (sqrt(pi) (1 - gamma)) for |v' - v*|_1, divided by n (App. D);
+    the statement of Prop. 10 has an extra 1/sqrt(n).
     """
     sigma = V.positive("sigma", sigma)
     gamma = _gamma(gamma)
     return 2.0 * math.sqrt(2.0) * sigma / (math.sqrt(math.pi) * (1.0 - gamma))
-
-
-def _gamma(gamma) -> float:
-    gamma = V.in_closed("gamma", gamma, 0.0, 1.0)
-    if gamma >= 1.0:
-        raise ValueError(f"gamma must be in [0, 1), got {gamma!r}")
-    return gamma
 
 
 def random_finite_mdp(n_states, actions, rng):

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from privcal._validate import open_unit, positive
+from privcal.rl._parallel import run_trials
 from privcal.rl.gpope_agent import PAPER_BOUND, VALID_BOUND, calibrate_sigma, gpope
 from privcal.rl.lstd import dp_lsl, dp_lsw, first_visit_returns, lstd, wis_lstd
 from privcal.rl.mspbe import MSPBE
@@ -103,9 +104,9 @@ SETTINGS = {
 
 
 def _setting(setting, overrides) -> Setting:
-    base = SETTINGS[setting] if isinstance(setting, str) else setting
     if isinstance(setting, str) and setting not in SETTINGS:
         raise ValueError(f"setting must be one of {sorted(SETTINGS)}, got {setting!r}")
+    base = SETTINGS[setting] if isinstance(setting, str) else setting
     return replace(base, **overrides) if overrides else base
 
 
@@ -211,22 +212,6 @@ def make_context(kind: str, setting: Setting, seed: int = 0, *, off_policy: bool
 
 
 # ---------------------------------------------------------------------------------------- trials
-
-
-def run_trials(fn, tasks, n_jobs: int = 1) -> list:
-    """[fn(*task) for task in tasks] through joblib.Parallel(n_jobs) with the *configured* backend.
-
-    No backend is named here, so ``joblib.parallel_config(backend=...)`` (Dask, Ray, loky, threading,
-    or a registered custom backend) decides where the tasks run. Without joblib, n_jobs must be 1.
-    """
-    tasks = list(tasks)
-    try:
-        from joblib import Parallel, delayed
-    except ImportError:
-        if n_jobs not in (1, None):
-            raise ImportError("n_jobs != 1 needs joblib (pip install 'privcal[rl]')") from None
-        return [fn(*t) for t in tasks]
-    return Parallel(n_jobs=n_jobs)(delayed(fn)(*t) for t in tasks)
 
 
 def _rng(seed, *key):

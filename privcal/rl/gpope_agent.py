@@ -67,18 +67,14 @@ class GPOPEResult:
 def calibrate_sigma(epsilon, delta, *, iterations, trajectories, clip=1.0, bound=VALID_BOUND) -> float:
     """sigma of Alg. 1 for a target (epsilon, delta) through ``privcal.gpope.calibrate``.
 
-    Thin indirection (the calibrator lives in the accounting layer). Raises ImportError with a hint if
-    the installed privcal has no ``privcal.gpope.calibrate``.
+    Thin indirection (the calibrator lives in the accounting layer).
     """
+    from privcal.gpope import calibrate
+
     positive("epsilon", epsilon)
     open_unit("delta", delta)
     if bound not in BOUNDS:
         raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
-    try:
-        from privcal.gpope import calibrate
-    except ImportError as exc:
-        raise ImportError("privcal.gpope.calibrate is not available in this installation; "
-                          "pass sigma= directly") from exc
     return float(calibrate(epsilon, delta, iterations=positive_int("iterations", iterations),
                            trajectories=positive_int("trajectories", trajectories),
                            clip=positive("clip", clip), bound=bound))

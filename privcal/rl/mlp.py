@@ -25,17 +25,12 @@ import math
 import numpy as np
 
 from privcal import _validate as V
+from privcal.noise.ou import _as_generator
 
 __all__ = ["LipschitzMLP", "ACTIVATIONS"]
 
 ACTIVATIONS = ("tanh", "relu")
 _SHRINK = 1.0 - 1e-12  # keeps the rescaled product a hair below L despite rounding
-
-
-def _generator(seed) -> np.random.Generator:
-    if isinstance(seed, np.random.Generator):
-        return seed
-    return np.random.default_rng(seed)
 
 
 class LipschitzMLP:
@@ -58,7 +53,7 @@ class LipschitzMLP:
         self.lipschitz = V.positive("lipschitz", lipschitz)
         self.activation = activation
         output_scale = V.positive("output_scale", output_scale)
-        rng = _generator(seed)
+        rng = _as_generator(seed)
         self.weights = []
         self.biases = []
         for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):

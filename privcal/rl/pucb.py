@@ -579,8 +579,9 @@ def plot_regret(experiment: RegretExperiment, path) -> str:
 
 def _sup_errors(steps: int, epsilon: float, shape, seed, stream: str = "random") -> np.ndarray:
     """sup_t |release_t - c(t)| for independent counters of ``shape`` (Monte Carlo helper)."""
-    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(2)[1])
-    counter = BinaryCounter(steps, epsilon, shape, seed=np.random.SeedSequence(seed).spawn(2)[0])
+    counter_ss, stream_ss = np.random.SeedSequence(seed).spawn(2)
+    rng = np.random.default_rng(stream_ss)
+    counter = BinaryCounter(steps, epsilon, shape, seed=counter_ss)
     exact = np.zeros(shape)
     sup = np.zeros(shape)
     for _ in range(steps):
