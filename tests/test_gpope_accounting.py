@@ -345,7 +345,7 @@ def test_lower_epsilon_limit_is_needed_for_thm9_but_not_thm27():
         eps_floor, _ = moments_tail_epsilon(orders, steps * rdp_without_replacement_gaussian_thm9(orders, s, 1 / m), delta)
         assert eps_floor > 0.14
     # WBK Thm 27 (the Gaussian-specific refinement, privcal's default) has no such floor
-    eps_27, _ = moments_tail_epsilon(orders, steps * rdp_without_replacement_gaussian(orders, 3000.0, 1 / m), delta)
+    eps_27, _ = moments_tail_epsilon(DEFAULT_ORDERS, steps * rdp_without_replacement_gaussian(DEFAULT_ORDERS, 30.0, 1 / m), delta)
     assert eps_27 < 0.1  # certifies the paper's eps = 0.1 where Thm 9 cannot
     lo, hi = theorem1_epsilon_range(delta, iterations=steps, trajectories=m)
     assert lo > hi  # empty range
