@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
-from scipy import stats
+import numpy as np
+from scipy import special, stats
 
 from . import _validate as V
 
-__all__ = ["clopper_pearson_lower", "clopper_pearson_upper", "clopper_pearson"]
+__all__ = [
+    "clopper_pearson_lower",
+    "clopper_pearson_upper",
+    "clopper_pearson",
+    "clopper_pearson_lower_array",
+    "clopper_pearson_upper_array",
+]
 
 
 def clopper_pearson_lower(successes, trials, alpha) -> float:
@@ -39,3 +46,19 @@ def clopper_pearson(successes, trials, confidence=0.95) -> tuple[float, float]:
     """Exact two-sided Clopper-Pearson interval at level ``confidence`` (each side at (1 - confidence)/2)."""
     a = (1.0 - V.open_unit("confidence", confidence)) / 2.0
     return clopper_pearson_lower(successes, trials, a), clopper_pearson_upper(successes, trials, a)
+
+
+def clopper_pearson_lower_array(successes, trials: int, alpha: float) -> np.ndarray:
+    """:func:`clopper_pearson_lower` for an array of success counts out of the same ``trials`` (no validation)."""
+    k = np.asarray(successes, dtype=float)
+    with np.errstate(invalid="ignore"):
+        out = special.betaincinv(k, trials - k + 1.0, alpha)
+    return np.where(k == 0, 0.0, out)
+
+
+def clopper_pearson_upper_array(successes, trials: int, alpha: float) -> np.ndarray:
+    """:func:`clopper_pearson_upper` for an array of success counts out of the same ``trials`` (no validation)."""
+    k = np.asarray(successes, dtype=float)
+    with np.errstate(invalid="ignore"):
+        out = special.betainccinv(k + 1.0, trials - k, alpha)
+    return np.where(k >= trials, 1.0, out)

@@ -246,3 +246,19 @@ def test_cli_exit_1_when_a_check_cannot_run(monkeypatch, capsys):
     monkeypatch.setattr(registry, "all_claims", lambda: (broken,))
     assert cli.main(["verify"]) == 1
     assert "[NOT-RUN] X-broken" in capsys.readouterr().out
+
+
+def test_clopper_pearson_array_forms_match_scalar():
+    # the auditor's vectorised bounds are the same Beta quantiles as the scalar ones (Clopper & Pearson 1934)
+    import numpy as np
+
+    from privcal._stats import (
+        clopper_pearson_lower,
+        clopper_pearson_lower_array,
+        clopper_pearson_upper,
+        clopper_pearson_upper_array,
+    )
+
+    k = np.array([0, 1, 37, 199, 200])
+    np.testing.assert_allclose(clopper_pearson_lower_array(k, 200, 0.01), [clopper_pearson_lower(x, 200, 0.01) for x in k], rtol=1e-12)
+    np.testing.assert_allclose(clopper_pearson_upper_array(k, 200, 0.01), [clopper_pearson_upper(x, 200, 0.01) for x in k], rtol=1e-12)

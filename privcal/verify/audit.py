@@ -46,10 +46,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import special
 
 from privcal import _validate as V
-from privcal._stats import clopper_pearson_lower, clopper_pearson_upper
+from privcal._stats import (
+    clopper_pearson_lower,
+    clopper_pearson_lower_array,
+    clopper_pearson_upper,
+    clopper_pearson_upper_array,
+)
 from privcal.noise import sample_ou_grid
 
 __all__ = [
@@ -393,8 +397,8 @@ def audit(mechanism, epsilon, *, claimed_delta=None, samples=100_000, calibratio
     le1 = np.searchsorted(t1, taus, side="right")
     tests = []
     for direction, hi_counts, lo_counts in (("high", ge1, ge0), ("low", le0, le1)):
-        hi_lower = _cp_lower_vec(hi_counts, n, a)
-        lo_upper = _cp_upper_vec(lo_counts, n, a)
+        hi_lower = clopper_pearson_lower_array(hi_counts, n, a)
+        lo_upper = clopper_pearson_upper_array(lo_counts, n, a)
         for tau, h, lo in zip(taus, hi_lower, lo_upper):
             tests.append((direction, float(tau), float(h), float(lo)))
     tests = tuple(tests)
@@ -408,17 +412,3 @@ def audit(mechanism, epsilon, *, claimed_delta=None, samples=100_000, calibratio
         refuted=refuted, confidence=conf, samples=n, calibration_samples=n_cal,
         best_test=tests[arg] if arg >= 0 else (), tests=tests,
     )
-
-
-def _cp_lower_vec(k: np.ndarray, n: int, a: float) -> np.ndarray:
-    k = np.asarray(k, dtype=float)
-    with np.errstate(invalid="ignore"):
-        out = special.betaincinv(k, n - k + 1.0, a)
-    return np.where(k == 0, 0.0, out)
-
-
-def _cp_upper_vec(k: np.ndarray, n: int, a: float) -> np.ndarray:
-    k = np.asarray(k, dtype=float)
-    with np.errstate(invalid="ignore"):
-        out = special.betainccinv(k + 1.0, n - k, a)
-    return np.where(k >= n, 1.0, out)
