@@ -200,12 +200,16 @@ def thm5_sigma_proof_paper(epsilon, delta, *, steps, sensitivity) -> float:
     20, delta = 1e-5 gives delta about 1.0e-4). For eps in [0.1, 5] it is 1.11-1.75x the exact sigma
     (:func:`sigma_composed_exact`), i.e. the exact profile needs 10-43% less noise.
     """
+    return _thm5_root_over_epsilon(epsilon, delta, steps) * V.positive("sensitivity", sensitivity)
+
+
+def _thm5_root_over_epsilon(epsilon, delta, steps) -> float:
+    """sqrt(2 T' ln(e + eps/delta)) / eps, the factor both Thm 5 closed forms share (validated inputs)."""
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
     steps = _steps_real(steps)
-    sensitivity = V.positive("sensitivity", sensitivity)
     log_term = _log_e_plus(math.log(epsilon) - math.log(delta))
-    return math.sqrt(2.0 * steps * log_term) * sensitivity / epsilon
+    return math.sqrt(2.0 * steps * log_term) / epsilon
 
 
 def thm5_sigma_statement_paper(epsilon, delta, *, steps, c) -> float:
@@ -219,12 +223,7 @@ def thm5_sigma_statement_paper(epsilon, delta, *, steps, c) -> float:
     :func:`thm5_sigma_proof_paper` (3.69) and 1/8.8 of the exact sigma (2.77); with sigma = 0.313 the
     composed mechanism is only (0.9, 0.65)-DP, or (11.6, 5e-5)-DP.
     """
-    epsilon = V.positive("epsilon", epsilon)
-    delta = V.open_unit("delta", delta)
-    steps = _steps_real(steps)
-    c = V.positive("c", c)
-    log_term = _log_e_plus(math.log(epsilon) - math.log(delta))
-    return math.sqrt(2.0 * steps * log_term) * c / epsilon
+    return _thm5_root_over_epsilon(epsilon, delta, steps) * V.positive("c", c)  # C outside the root, as printed
 
 
 def sigma_kov_quoted_paper(epsilon, delta, *, steps, sensitivity) -> float:
