@@ -1,7 +1,12 @@
-"""Boundary validation: every public function checks its inputs here.
+"""Boundary validation: every public function checks its inputs here, once.
 
 Each helper raises ``ValueError`` naming the argument, its value and the valid range, and returns
-the value converted to the type the caller needs.
+the value converted to the type the caller needs. One helper per rule: a rule ("a sample rate is in
+(0, 1]", "a choice is one of ...") is written here and nowhere else.
+
+Convention: call these as ``V.positive(...)`` after ``from privcal import _validate as V`` (never
+import the helpers by name), so that ``tests/test_validation_count.py`` can count them. Public
+functions validate and then call private kernels (a leading ``_``) that trust their input.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ __all__ = [
     "positive_int",
     "in_closed",
     "samples_and_batch",
+    "rate",
+    "choice",
 ]
 
 
@@ -92,3 +99,19 @@ def samples_and_batch(samples, batch_size) -> tuple[int, int]:
     if batch_size > samples:
         raise ValueError(f"batch_size must be in [1, samples={samples}], got {batch_size!r}")
     return samples, batch_size
+
+
+def rate(name: str, value) -> float:
+    """``value`` as a float in the half-open interval (0, 1], e.g. a sample rate."""
+    x = _real(name, value)
+    if not (0 < x <= 1):
+        raise ValueError(f"{name} must be in (0, 1], got {value!r}")
+    return x
+
+
+def choice(name: str, value, choices):
+    """``value`` if it is one of ``choices`` (compared with ==), else ``ValueError`` listing them."""
+    options = tuple(choices)
+    if value not in options:
+        raise ValueError(f"{name} must be one of {options}, got {value!r}")
+    return value
