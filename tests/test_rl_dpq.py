@@ -138,6 +138,100 @@ def test_lipschitz_holds_after_every_update_during_training(monkeypatch):
     assert all(b <= hp.lipschitz * (1 + 1e-12) and s <= hp.lipschitz * (1 + 1e-9) for b, s in seen)
 
 
+def _hand_update(weights, biases, batch, gamma, lr):
+    """One step of Algorithm 1 (Wang & Hegde 2019) lines 19-22, written out for a net 1 -> H -> m (tanh).
+
+    Line 19: y_i = r_i + gamma max_a [Q(s_{i+1}, a) + g_a(s_{i+1})] (the released function's maximum);
+    line 20: l_i = (Q(s_i, a_i) + g_{a_i}(s_i) - y_i)^2 / 2, y_i held fixed (semi-gradient);
+    line 22: theta <- theta - lr (1/B) sum_i grad l_i (descent on the loss). Returns the new (W1, b1, W2, b2).
+    """
+    (w1, w2), (b1, b2) = weights, biases
+    s, a, r, s2, g, g2 = (batch[k] for k in ("s", "a", "r", "s2", "g", "g2"))
+    B = s.size
+
+    def q(x):  # Q(x, .) for a vector of states: (n, m)
+        h = np.tanh(np.outer(x, w1[:, 0]) + b1)
+        return h @ w2.T + b2, h
+
+    q_next, _ = q(s2)
+    y = r + gamma * np.max(q_next + g2, axis=1)  # line 19
+    q_now, h = q(s)
+    err = q_now[np.arange(B), a] + g - y  # d l_i / d Q(s_i, a_i), line 20
+    dw2 = np.zeros_like(w2)
+    db2 = np.zeros_like(b2)
+    for i in range(B):
+        dw2[a[i]] += err[i] * h[i]
+        db2[a[i]] += err[i]
+    dz = (err[:, None] * w2[a]) * (1.0 - h * h)  # back through the tanh layer
+    dw1 = (dz * s[:, None]).sum(axis=0)[:, None]
+    db1 = dz.sum(axis=0)
+    return w1 - lr * dw1 / B, b1 - lr * db1 / B, w2 - lr * dw2 / B, b2 - lr * db2 / B
+
+
+def _batch(rng, B=16, m=2, sigma=1.0):
+    return {"s": rng.uniform(0, 1, B), "a": rng.integers(m, size=B), "r": rng.uniform(0, 0.5, B),
+            "s2": rng.uniform(0, 1, B), "g": sigma * rng.standard_normal(B),
+            "g2": sigma * rng.standard_normal((B, m))}
+
+
+def test_one_update_follows_algorithm1_lines_19_20():
+    """The agent's SGD step equals the hand-written step of Algorithm 1 lines 19-22 on the same batch,
+    weights and noise values. The noise is of order 1 against Q of order 0.1, so leaving g out of the
+    target (line 19) or of the loss (line 20), or dropping gamma or the reward, moves the result far
+    outside the tolerance (rounding only: a few ulps of values of order 1)."""
+    from privcal.rl import dpq_agent
+
+    rng = np.random.default_rng(11)
+    hp = Hyperparameters(samples=64, batch_size=16, lr=0.05, gamma=0.7, hidden=(5,), lipschitz=100.0)
+    net = LipschitzMLP((1, 5, 2), lipschitz=hp.lipschitz, seed=3, output_scale=1.0)
+    for b in net.biases:
+        b[...] = rng.normal(scale=0.3, size=b.shape)
+    batch = _batch(rng)
+    before = [w.copy() for w in net.weights], [b.copy() for b in net.biases]
+    expected = _hand_update(*before, batch, hp.gamma, hp.lr)
+    term = np.zeros(16, dtype=bool)
+    projected = dpq_agent._update("dpq", net, hp, batch["s"], batch["a"], batch["r"], batch["s2"],
+                                  batch["g"], batch["g2"], term, hp.gamma, 1.0, None)
+    assert projected == 0  # L = 100 is never reached here, so no projection hides a difference
+    got = (net.weights[0], net.biases[0], net.weights[1], net.biases[1])
+    for e, g in zip(expected, got):
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-14)
+    # the noise matters at this scale: the step without it differs by far more than the tolerance
+    quiet = _hand_update(*before, {**batch, "g2": 0 * batch["g2"]}, hp.gamma, hp.lr)
+    assert max(np.max(np.abs(q - e)) for q, e in zip(quiet, expected)) > 1e-4
+
+
+def test_training_feeds_the_revealed_noise_into_the_update(monkeypatch):
+    """End to end: the batch the loop hands to the update carries g_{a_i}(s_i) and g_a(s_{i+1}) of the
+    current noise paths (Algorithm 1 lines 14-18), and the resulting weights are the hand-written
+    step of lines 19-22 from the weights before it (one update: T = B = 64, J = 1)."""
+    from privcal.rl import dpq_agent
+
+    seen = []
+    orig = dpq_agent._update
+
+    def spy(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma, mech_rng):
+        seen.append({"weights": [w.copy() for w in net.weights], "biases": [b.copy() for b in net.biases],
+                     "s": bs.copy(), "a": ba.copy(), "r": br.copy(), "s2": bs2.copy(), "g": bg.copy(),
+                     "g2": bg2.copy(), "term": bterm.copy()})
+        return orig(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma, mech_rng)
+
+    monkeypatch.setattr(dpq_agent, "_update", spy)
+    hp = Hyperparameters(samples=64, batch_size=64, lr=0.05, gamma=0.7, hidden=(6,), lipschitz=100.0)
+    res = train("dpq", hp=hp, sigma=0.8, beta=50.0, resets=1, seed=4)
+    assert len(seen) == 1 and res.projections == 0
+    b = seen[0]
+    assert not b["term"].any()  # the interval task is only truncated
+    # the noise values are the paths' (fixed once revealed, so querying again returns them)
+    np.testing.assert_array_equal(b["g"], [res.noise[a].sample_point(s) for s, a in zip(b["s"], b["a"])])
+    np.testing.assert_array_equal(b["g2"], res.noise.sample_all(b["s2"]).T)
+    assert np.std(b["g2"]) > 0.3  # sigma = 0.8: the test sees the noise
+    expected = _hand_update(b["weights"], b["biases"], b, hp.gamma, hp.lr)
+    got = (res.q.weights[0], res.q.biases[0], res.q.weights[1], res.q.biases[1])
+    for e, g in zip(expected, got):
+        np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-14)
+
+
 def test_full_batches_only_and_resets(monkeypatch):
     steps, resets = [], []
     orig_step = LipschitzMLP.step
