@@ -57,6 +57,8 @@ def add_parser(subparsers):
 
 def _domain(args, rng_eval, rng_data, m, progress_label):
     """(private data, MSPBE evaluator, relative?) for the chosen domain."""
+    import numpy as np
+
     from privcal._validate import positive_int
     from privcal.rl.mspbe import MSPBE
     n_eval = positive_int("eval_trajectories", args.eval_trajectories or DEFAULT_EVAL[args.domain])
@@ -67,7 +69,7 @@ def _domain(args, rng_eval, rng_data, m, progress_label):
         from privcal.rl.domains import mountain_car as mc
         env = mc.MountainCarBatch.from_gymnasium()
         beh = mc.learn_behaviour(env, episodes=positive_int("q_episodes", args.q_episodes or 200),
-                                 seed=[args.seed, 31])
+                                 seed=np.random.SeedSequence([args.seed, 31]))
         ev = MSPBE.from_dataset(mc.sample_mountain_car(n_eval, rng_eval, behaviour=beh, env=env,
                                                        off_policy=args.off_policy), ridge=1e-8)
         return (mc.sample_mountain_car(m, rng_data, behaviour=beh, env=env,
@@ -75,7 +77,7 @@ def _domain(args, rng_eval, rng_data, m, progress_label):
     from privcal.rl.domains import hiv
     env = hiv.HIVBatch(horizon=positive_int("horizon", args.horizon))
     target, beh = hiv.learn_hiv_policies(env, episodes=positive_int("q_episodes", args.q_episodes or 64),
-                                         seed=[args.seed, 37])
+                                         seed=np.random.SeedSequence([args.seed, 37]))
     ev = MSPBE.from_dataset(hiv.sample_hiv(n_eval, rng_eval, target=target, behaviour=beh, env=env),
                             ridge=1e-8)
     return hiv.sample_hiv(m, rng_data, target=target, behaviour=beh, env=env), ev, True
@@ -85,6 +87,7 @@ def run(args) -> int:
     """Execute ``privcal train gpope``; prints the result (JSON with ``--json``), returns 0."""
     import numpy as np
 
+    from privcal._rng import as_generator
     from privcal._validate import open_unit, positive, positive_int
     from privcal.rl._progress import ProgressBar
     from privcal.rl.experiments_gpope import CLIP
@@ -110,12 +113,13 @@ def run(args) -> int:
     if not args.non_private:  # calibrate first: bad (epsilon, delta) fails before any simulation
         sigma = calibrate_sigma(args.epsilon, args.delta, iterations=n_iter, trajectories=m,
                                 clip=clip, bound=args.bound)
-    data, ev, relative = _domain(args, np.random.default_rng([args.seed, 1]),
-                                 np.random.default_rng([args.seed, 2]), m, "gpope")
+    data, ev, relative = _domain(args, as_generator(np.random.SeedSequence([args.seed, 1])),
+                                 as_generator(np.random.SeedSequence([args.seed, 2])), m, "gpope")
     bar = None if args.json else ProgressBar(n_iter, label="gpope")
     try:
         res = gpope(data, sigma=sigma, clip=None if args.non_private else clip, iterations=n_iter,
-                    step_size=step, schedule=args.schedule, seed=[args.seed, 3], progress=bar)
+                    step_size=step, schedule=args.schedule,
+                    seed=np.random.SeedSequence([args.seed, 3]), progress=bar)
     finally:
         if bar is not None:
             bar.close()

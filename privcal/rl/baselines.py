@@ -33,8 +33,8 @@ import numbers
 
 import numpy as np
 
+from privcal import _rng
 from privcal import _validate as V
-from privcal.noise.ou import _as_generator, _spawn
 
 __all__ = [
     "INPUT_PERTURBATION_ACCOUNTANTS",
@@ -128,7 +128,7 @@ class WhiteNoisePath:
 
     def __init__(self, sigma, seed=None):
         self.sigma = V.positive("sigma", sigma)
-        self._rng = _as_generator(seed)
+        self._rng = _rng.as_generator(seed, "seed")
         self._values: dict = {}
 
     def __len__(self) -> int:
@@ -156,7 +156,7 @@ class WhiteNoisePaths:
 
     def __init__(self, n_paths, sigma, seed=None):
         n_paths = V.positive_int("n_paths", n_paths)
-        self._paths = [WhiteNoisePath(sigma, seed=child) for child in _spawn(_as_generator(seed), n_paths)]
+        self._paths = [WhiteNoisePath(sigma, seed=child) for child in _rng.spawn(seed, n_paths, "seed")]
 
     def __len__(self) -> int:
         return len(self._paths)

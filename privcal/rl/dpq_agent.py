@@ -49,8 +49,8 @@ Choices the paper leaves open (all parameters of :class:`Hyperparameters`, defau
 * Episodes are truncated at 50 steps, never terminated: the target bootstraps from the last state.
 * gamma, network size, activation, initial output scale, lr: :class:`Hyperparameters`.
 
-Randomness: one ``numpy.random.SeedSequence(seed)`` spawns independent streams for the environment,
-the initial weights, the noise paths, exploration and the baselines' noise; same seed, same returns.
+Randomness: ``privcal._rng.spawn(seed, 5)`` gives independent streams for the environment, the initial
+weights, the noise paths, exploration and the baselines' noise; same seed, same returns.
 """
 
 from __future__ import annotations
@@ -61,6 +61,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from privcal import _rng
 from privcal import _validate as V
 from privcal.rl.mlp import ACTIVATIONS, LipschitzMLP
 
@@ -260,13 +261,13 @@ class TrainResult:
 
 
 def _streams(seed):
-    """Independent generators: env seed (int), weights, noise, exploration, mechanism noise."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or int(seed) < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
-    ss = np.random.SeedSequence(int(seed))
-    env_ss, net_ss, noise_ss, explore_ss, mech_ss = ss.spawn(5)
-    env_seed = int(env_ss.generate_state(1)[0])
-    return env_seed, *(np.random.default_rng(s) for s in (net_ss, noise_ss, explore_ss, mech_ss))
+    """Independent streams of ``seed`` (``privcal._rng.spawn``): the environment's int seed (Gymnasium's
+    ``reset`` takes an int, drawn from the first child's seed sequence), weights, noise, exploration
+    and mechanism noise."""
+    env_rng, *rngs = _rng.spawn(seed, 5, "seed")
+    bits = env_rng.bit_generator
+    seed_seq = getattr(bits, "seed_seq", None) or bits._seed_seq  # public from numpy 1.25
+    return int(seed_seq.generate_state(1)[0]), *rngs
 
 
 def _make_env(env):

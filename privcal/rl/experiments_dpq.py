@@ -28,6 +28,7 @@ from typing import Optional
 
 import numpy as np
 
+from privcal import _rng
 from privcal import _validate as V
 from privcal.errors import InfeasibleError
 from privcal.rl import dpq_agent
@@ -342,7 +343,7 @@ def random_finite_mdp(n_states, actions, rng):
     """
     n_states = V.positive_int("n_states", n_states)
     actions = V.positive_int("actions", actions)
-    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    rng = _rng.as_generator(rng, "rng")
     P = rng.dirichlet(np.ones(n_states), size=(actions, n_states))
     r = rng.uniform(0.0, 1.0, size=(actions, n_states))
     return P, r
@@ -408,7 +409,7 @@ def prop10_check(n_states=(4, 64), *, sigmas=(0.1, 1.0), actions=2, gamma=0.9, m
     draws = V.positive_int("draws", draws)
     confidence = V.open_unit("confidence", confidence)
     z = float(norm.ppf(confidence))
-    rng = np.random.default_rng(seed)
+    rng = _rng.as_generator(seed, "seed")
     rows = []
     for n in n_states:
         n = V.positive_int("n_states", n)

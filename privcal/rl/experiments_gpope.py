@@ -24,9 +24,9 @@ DP-LSL's ridge are tuned on *public* data -- an independent sample of the same d
 private one (GPOPE Sec. 7: "tuned using similar public data") -- by the mean MSPBE over
 ``tune_trials`` runs on a log grid. The MSPBE uses A, b, C from an independent evaluation sample of
 ``eval_trajectories`` trajectories (chain: 20 000 fast / 100 000 full; Mountain Car: 300 / 5 000;
-HIV: 100 / 1 000). Each trial draws its own private data set; every random number comes from
-``numpy.random.default_rng([seed, ...])`` keyed by (figure, m, trial), so results do not depend on
-the execution order or backend.
+HIV: 100 / 1 000). Each trial draws its own private data set; every random number comes from a
+stream keyed by (figure, m, trial) under ``seed`` (``SeedSequence([seed, ...])``, through
+``privcal._rng``), so results do not depend on the execution order or backend.
 
 Parallelism: trials run through ``joblib.Parallel(n_jobs=n_jobs)`` *without* naming a backend, so the
 backend is whatever :func:`joblib.parallel_config` (or the older ``parallel_backend``) selects. To
@@ -51,6 +51,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from privcal import _rng as R
 from privcal._validate import open_unit, positive
 from privcal.rl._parallel import run_trials
 from privcal.rl.gpope_agent import PAPER_BOUND, VALID_BOUND, calibrate_sigma, gpope
@@ -178,7 +179,7 @@ def make_context(kind: str, setting: Setting, seed: int = 0, *, off_policy: bool
     """Build a domain's public context (behaviour policy learned with seed-derived randomness)."""
     from privcal.rl.domains import chain, hiv, mountain_car
     from privcal.rl.domains.features import GridCells
-    rng = np.random.default_rng([seed, 7919])
+    rng = _rng(seed, 7919)
     if kind == "chain":
         ev = MSPBE.from_dataset(chain.sample_chain(setting.chain_eval, rng))
         n = chain.N_STATES - 1
@@ -186,7 +187,7 @@ def make_context(kind: str, setting: Setting, seed: int = 0, *, off_policy: bool
                              cell_rho=np.full(n, 1.0 / n), return_range=(0.0, 1.0))
     if kind == "mountain-car":
         env = mountain_car.MountainCarBatch.from_gymnasium()
-        beh = mountain_car.learn_behaviour(env, episodes=setting.mc_q_episodes, seed=[seed, 31],
+        beh = mountain_car.learn_behaviour(env, episodes=setting.mc_q_episodes, seed=_key(seed, 31),
                                            progress=progress)
         data = mountain_car.sample_mountain_car(setting.mc_eval, rng, behaviour=beh, env=env,
                                                 off_policy=off_policy)
@@ -202,7 +203,7 @@ def make_context(kind: str, setting: Setting, seed: int = 0, *, off_policy: bool
                              cell_rho=rho / rho.sum(), return_range=(worst, 0.0))
     if kind == "hiv":
         env = hiv.HIVBatch(horizon=setting.hiv_horizon)
-        target, beh = hiv.learn_hiv_policies(env, episodes=setting.hiv_q_episodes, seed=[seed, 37],
+        target, beh = hiv.learn_hiv_policies(env, episodes=setting.hiv_q_episodes, seed=_key(seed, 37),
                                              progress=progress)
         ev = MSPBE.from_dataset(hiv.sample_hiv(setting.hiv_eval, rng, target=target, behaviour=beh,
                                                env=env), ridge=1e-8)
@@ -214,8 +215,13 @@ def make_context(kind: str, setting: Setting, seed: int = 0, *, off_policy: bool
 # ---------------------------------------------------------------------------------------- trials
 
 
-def _rng(seed, *key):
-    return np.random.default_rng([int(seed), *[int(k) for k in key]])
+def _key(seed, *key) -> np.random.SeedSequence:
+    """The seed sequence of the stream keyed by ``key`` under ``seed`` (one stream per (figure, m, trial))."""
+    return np.random.SeedSequence([int(seed), *[int(k) for k in key]])
+
+
+def _rng(seed, *key) -> np.random.Generator:
+    return R.as_generator(_key(seed, *key))
 
 
 def _sigma(epsilon, delta, m, bound, clip=1.0):

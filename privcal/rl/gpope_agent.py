@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from privcal import _rng
 from privcal._validate import nonnegative, open_unit, positive, positive_int
 
 __all__ = ["GPOPEResult", "calibrate_sigma", "step_sizes", "gpope", "gtd2", "BOUNDS",
@@ -168,7 +169,7 @@ def gpope(dataset, *, sigma=None, epsilon=None, delta=None, bound: str = VALID_B
     w = np.zeros(n) if w0 is None else np.array(w0, dtype=float)
     if theta.shape != (n,) or w.shape != (n,):
         raise ValueError(f"theta0 and w0 must have shape ({n},), got {theta.shape} and {w.shape}")
-    rng = np.random.default_rng(seed)
+    rng = _rng.as_generator(seed, "seed")
     picks = rng.integers(m, size=n_iter)
     trajs = _Trajectories(dataset)
     gamma = dataset.gamma

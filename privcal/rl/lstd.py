@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privcal import _rng
 from privcal._validate import nonnegative, open_unit, positive
 
 __all__ = ["lstd", "wis_lstd", "MonteCarloReturns", "first_visit_returns", "lsw", "lsl",
@@ -245,7 +246,7 @@ def dp_lsw(mc: MonteCarloReturns, phi, rho, *, epsilon, delta, rng) -> OutputPer
     s = smooth_sensitivity(lambda ks: lsw_local_bound(mc, phi, rho, ks), beta,
                            int(mc.counts.max(initial=0)))
     sigma = s / alpha
-    noise = np.random.default_rng(rng).standard_normal(theta.size) * sigma
+    noise = _rng.as_generator(rng, "rng").standard_normal(theta.size) * sigma
     return OutputPerturbationResult(theta + noise, theta, sigma, s, alpha, beta, float(epsilon),
                                     float(delta))
 
@@ -264,6 +265,6 @@ def dp_lsl(mc: MonteCarloReturns, phi, rho, *, ridge, epsilon, delta, rng) -> Ou
     s = smooth_sensitivity(lambda ks: lsl_local_bound(mc, phi, rho, ridge, ks), beta,
                            int(mc.trajectories - mc.counts.min(initial=0)))
     sigma = s / alpha
-    noise = np.random.default_rng(rng).standard_normal(theta.size) * sigma
+    noise = _rng.as_generator(rng, "rng").standard_normal(theta.size) * sigma
     return OutputPerturbationResult(theta + noise, theta, sigma, s, alpha, beta, float(epsilon),
                                     float(delta))

@@ -24,8 +24,8 @@ import math
 
 import numpy as np
 
+from privcal import _rng
 from privcal import _validate as V
-from privcal.noise.ou import _as_generator
 
 __all__ = ["LipschitzMLP", "ACTIVATIONS"]
 
@@ -53,7 +53,7 @@ class LipschitzMLP:
         self.lipschitz = V.positive("lipschitz", lipschitz)
         self.activation = activation
         output_scale = V.positive("output_scale", output_scale)
-        rng = _as_generator(seed)
+        rng = _rng.as_generator(seed, "seed")
         self.weights = []
         self.biases = []
         for i, (fan_in, fan_out) in enumerate(zip(sizes[:-1], sizes[1:])):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from privcal import _rng
 from privcal._validate import in_closed, positive_int, probability
 from privcal.rl.domains.data import Dataset
 from privcal.rl.domains.features import OneHot
@@ -44,12 +45,12 @@ class ChainEnv:
         self.p_stay = probability("p_stay", p_stay)
         if self.p_stay == 1.0:
             raise ValueError("p_stay must be < 1 (otherwise the chain never terminates)")
-        self.np_random = np.random.default_rng()
+        self.np_random = _rng.as_generator(None)
         self.state = None
 
     def reset(self, *, seed=None, options=None):
         if seed is not None:
-            self.np_random = np.random.default_rng(seed)
+            self.np_random = _rng.as_generator(seed, "seed")
         self.state = int(self.np_random.integers(self.n_states - 1))
         return self.state, {}
 
@@ -92,7 +93,7 @@ def sample_chain(trajectories: int, rng, *, n_states: int = N_STATES, p_stay: fl
     p = probability("p_stay", p_stay)
     if p == 1.0:
         raise ValueError("p_stay must be < 1")
-    rng = np.random.default_rng(rng)
+    rng = _rng.as_generator(rng, "rng")
     starts = rng.integers(n - 1, size=m)
     n_visited = (n - 1) - starts                         # transient states visited per trajectory
     total_visited = int(n_visited.sum())

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.integrate import odeint
 
+from privcal import _rng
 from privcal._validate import nonnegative, positive, positive_int
 from privcal.rl.domains.features import FourierBasis
 from privcal.rl.domains.policies import Greedy, Softmax, collect, q_learning
@@ -131,13 +132,13 @@ class HIVEnv:
 
     def __init__(self, horizon: int = 200, start_noise: float = 0.0):
         self.batch = HIVBatch(positive_int("horizon", horizon), nonnegative("start_noise", start_noise))
-        self.np_random = np.random.default_rng()
+        self.np_random = _rng.as_generator(None)
         self.state = None
         self.t = 0
 
     def reset(self, *, seed=None, options=None):
         if seed is not None:
-            self.np_random = np.random.default_rng(seed)
+            self.np_random = _rng.as_generator(seed, "seed")
         self.state = self.batch.reset(1, self.np_random)[0]
         self.t = 0
         return self.state.copy(), {}
@@ -176,7 +177,7 @@ def learn_hiv_policies(env: HIVBatch, *, episodes: int = 64, seed=0, order: int 
     epsilon-greedy exploration (0.2); the softmax temperature is in the same scaled units.
     """
     basis = hiv_features(order)
-    q = q_learning(env, basis, episodes=episodes, rng=np.random.default_rng(seed), alpha=alpha,
+    q = q_learning(env, basis, episodes=episodes, rng=_rng.as_generator(seed, "seed"), alpha=alpha,
                    epsilon=0.2, gamma=GAMMA, batch=batch, reward_scale=reward_scale,
                    progress=progress)
     return Greedy(q), Softmax(q, positive("temperature", temperature))

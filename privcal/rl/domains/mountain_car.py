@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privcal import _rng
 from privcal._validate import positive_int, probability
 from privcal.rl.domains.features import FourierBasis
 from privcal.rl.domains.policies import EpsilonGreedy, Uniform, collect, q_learning
@@ -107,7 +108,7 @@ def learn_behaviour(env: MountainCarBatch, *, episodes: int = 200, seed=0, order
     """The behaviour policy: epsilon-greedy on Q learned by Fourier-basis Q-learning (gamma = 1), seeded."""
     basis = mountain_car_features(env, order)
     q = q_learning(env, basis, episodes=positive_int("episodes", episodes),
-                   rng=np.random.default_rng(seed), alpha=alpha, epsilon=0.1, gamma=1.0,
+                   rng=_rng.as_generator(seed, "seed"), alpha=alpha, epsilon=0.1, gamma=1.0,
                    batch=batch, progress=progress)
     return EpsilonGreedy(q, probability("epsilon", epsilon))
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from privcal import _rng
 from privcal._validate import nonnegative, positive, positive_int, probability
 from privcal.rl.domains.data import Dataset, importance_ratios
 
@@ -112,7 +113,7 @@ def q_learning(env, features, *, episodes: int, rng, alpha: float = 0.01, epsilo
     epsilon = probability("epsilon", epsilon)
     gamma = probability("gamma", gamma)
     reward_scale = positive("reward_scale", reward_scale)
-    rng = np.random.default_rng(rng)
+    rng = _rng.as_generator(rng, "rng")
     n_a = env.n_actions
     w = np.zeros((n_a, features.n_features))
     step = alpha / np.asarray(getattr(features, "norms", np.ones(features.n_features)))
@@ -155,7 +156,7 @@ def collect(env, trajectories: int, behaviour, *, rng, features, gamma: float, t
     """
     m = positive_int("trajectories", trajectories)
     nonnegative("reward_scale", reward_scale)
-    rng = np.random.default_rng(rng)
+    rng = _rng.as_generator(rng, "rng")
     target = behaviour if target is None else target
     state = env.reset(m, rng)
     obs = env.observe(state)
