@@ -65,12 +65,32 @@ _LOG_MARGIN_MU = -3e-10
 _RTOL = 4 * np.finfo(float).eps
 
 
-def sigma_classic(epsilon, delta, *, sensitivity=1.0, constant=DWORK_ROTH_CONSTANT) -> float:
+def sigma_classic(
+    epsilon: float, delta: float, *, sensitivity: float = 1.0, constant: float = DWORK_ROTH_CONSTANT
+) -> float:
     """Classic Gaussian calibration sigma = sqrt(2 ln(c/delta)) * sensitivity / epsilon.
 
     Dwork & Roth 2014, Thm A.1 (c = 1.25); Hall et al. 2013, Prop. 3 (c = 2). The theorem is proved
     only for 0 < epsilon < 1, so larger epsilon raises ``ValueError`` (use :func:`sigma_exact`).
+
+    Args:
+        epsilon: target epsilon, in (0, 1).
+        delta: target delta, in (0, 1) and below ``constant``.
+        sensitivity: L2 sensitivity of the released function, in (0, inf); default 1.
+        constant: c in sqrt(2 ln(c/delta)), in (delta, inf); default 1.25 (Dwork & Roth).
+
+    Returns:
+        sigma, the noise standard deviation (absolute, in the units of the released function).
+
+    Raises:
+        ValueError: an argument is outside its range (epsilon >= 1 included).
     """
+    epsilon, delta, sensitivity, constant = _check_classic(epsilon, delta, sensitivity, constant)
+    return _sigma_classic(epsilon, delta, sensitivity=sensitivity, constant=constant)
+
+
+def _check_classic(epsilon, delta, sensitivity, constant) -> tuple[float, float, float, float]:
+    """Validate the arguments of the classic calibration (epsilon < 1, constant > delta)."""
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
     sensitivity = V.positive("sensitivity", sensitivity)
@@ -82,24 +102,65 @@ def sigma_classic(epsilon, delta, *, sensitivity=1.0, constant=DWORK_ROTH_CONSTA
         )
     if constant <= delta:
         raise ValueError(f"constant must exceed delta, got constant={constant!r}, delta={delta!r}")
+    return epsilon, delta, sensitivity, constant
+
+
+def _sigma_classic(epsilon: float, delta: float, *, sensitivity: float, constant: float) -> float:
+    """sigma_classic for validated inputs."""
     return math.sqrt(2.0 * math.log(constant / delta)) * sensitivity / epsilon
 
 
-def sigma_dwork_roth(epsilon, delta, *, sensitivity=1.0) -> float:
-    """sigma = sqrt(2 ln(1.25/delta)) * sensitivity / epsilon (Dwork & Roth 2014, Thm A.1; 0 < epsilon < 1)."""
-    return sigma_classic(epsilon, delta, sensitivity=sensitivity, constant=DWORK_ROTH_CONSTANT)
+def sigma_dwork_roth(epsilon: float, delta: float, *, sensitivity: float = 1.0) -> float:
+    """sigma = sqrt(2 ln(1.25/delta)) * sensitivity / epsilon (Dwork & Roth 2014, Thm A.1; 0 < epsilon < 1).
+
+    Args:
+        epsilon: target epsilon, in (0, 1).
+        delta: target delta, in (0, 1).
+        sensitivity: L2 sensitivity of the released function, in (0, inf); default 1.
+
+    Returns:
+        sigma, the noise standard deviation (absolute).
+
+    Raises:
+        ValueError: an argument is outside its range (epsilon >= 1 included).
+    """
+    epsilon, delta, sensitivity, _ = _check_classic(epsilon, delta, sensitivity, DWORK_ROTH_CONSTANT)
+    return _sigma_dwork_roth(epsilon, delta, sensitivity=sensitivity)
 
 
-def sigma_hall(epsilon, delta, *, sensitivity=1.0) -> float:
-    """sigma = sqrt(2 ln(2/delta)) * sensitivity / epsilon (Hall et al. 2013, Prop. 3; 0 < epsilon < 1)."""
-    return sigma_classic(epsilon, delta, sensitivity=sensitivity, constant=HALL_CONSTANT)
+def _sigma_dwork_roth(epsilon: float, delta: float, *, sensitivity: float = 1.0) -> float:
+    """sigma_dwork_roth for validated inputs."""
+    return _sigma_classic(epsilon, delta, sensitivity=sensitivity, constant=DWORK_ROTH_CONSTANT)
+
+
+def sigma_hall(epsilon: float, delta: float, *, sensitivity: float = 1.0) -> float:
+    """sigma = sqrt(2 ln(2/delta)) * sensitivity / epsilon (Hall et al. 2013, Prop. 3; 0 < epsilon < 1).
+
+    Args:
+        epsilon: target epsilon, in (0, 1).
+        delta: target delta, in (0, 1).
+        sensitivity: L2 (or RKHS-norm) sensitivity, in (0, inf); default 1.
+
+    Returns:
+        sigma, the noise standard deviation (absolute).
+
+    Raises:
+        ValueError: an argument is outside its range (epsilon >= 1 included).
+    """
+    epsilon, delta, sensitivity, _ = _check_classic(epsilon, delta, sensitivity, HALL_CONSTANT)
+    return _sigma_hall(epsilon, delta, sensitivity=sensitivity)
+
+
+def _sigma_hall(epsilon: float, delta: float, *, sensitivity: float = 1.0) -> float:
+    """sigma_hall for validated inputs."""
+    return _sigma_classic(epsilon, delta, sensitivity=sensitivity, constant=HALL_CONSTANT)
 
 
 # ---------------------------------------------------------------------------------------------------
 # exact profile (Balle & Wang 2018)
 
 
-def _log_delta(epsilon: float, mu: float) -> float:
+def _log_delta_exact(epsilon: float, mu: float) -> float:
     """log delta(epsilon; mu) for validated epsilon >= 0, mu > 0 (may be -inf)."""
     if math.isinf(mu):
         return 0.0  # mu = inf: no noise, delta = 1 for every finite epsilon
@@ -141,60 +202,117 @@ def _log_delta_mp(epsilon: float, mu: float, log_r: float) -> float:
         return float(mpmath.log(d))
 
 
-def log_delta_exact(epsilon, mu) -> float:
+def log_delta_exact(epsilon: float, mu: float) -> float:
     """log of the exact Gaussian profile delta(epsilon; mu) (Balle & Wang 2018, Thm 8).
 
     ``mu`` = sensitivity / sigma (for T composed releases, sqrt(T) * sensitivity / sigma).
+
+    Args:
+        epsilon: epsilon at which the profile is evaluated, in [0, inf).
+        mu: sensitivity / sigma (dimensionless), in (0, inf]; inf means no noise.
+
+    Returns:
+        log delta(epsilon; mu), in [-inf, 0] (natural log).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     epsilon = V.nonnegative("epsilon", epsilon)
     mu = V.positive("mu", mu, allow_inf=True)
-    return _log_delta(epsilon, mu)
+    return _log_delta_exact(epsilon, mu)
 
 
-def delta_exact(epsilon, mu) -> float:
+def delta_exact(epsilon: float, mu: float) -> float:
     """Exact Gaussian privacy profile delta(epsilon; mu) = Phi(mu/2 - eps/mu) - e^eps Phi(-mu/2 - eps/mu).
 
     Balle & Wang 2018 (arXiv 1805.06530), Thm 8; mu = sensitivity / sigma. The smallest delta for
     which the Gaussian (or Gaussian-process, Prop. 4 of Wang & Hegde 2019) mechanism is
     (epsilon, delta)-DP.
+
+    Args:
+        epsilon: epsilon at which the profile is evaluated, in [0, inf).
+        mu: sensitivity / sigma (dimensionless), in (0, inf]; inf means no noise.
+
+    Returns:
+        delta, in [0, 1].
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    return math.exp(log_delta_exact(epsilon, mu))
+    epsilon = V.nonnegative("epsilon", epsilon)
+    mu = V.positive("mu", mu, allow_inf=True)
+    return _delta_exact(epsilon, mu)
 
 
-def epsilon_exact(delta, mu) -> float:
+def _delta_exact(epsilon: float, mu: float) -> float:
+    """delta_exact for validated inputs."""
+    return math.exp(_log_delta_exact(epsilon, mu))
+
+
+def epsilon_exact(delta: float, mu: float) -> float:
     """Smallest epsilon >= 0 with delta_exact(epsilon, mu) <= delta (Balle & Wang 2018, inverse in epsilon).
 
     The bracket's feasible end is returned, so the result is never below the true epsilon.
+
+    Args:
+        delta: target delta, in (0, 1).
+        mu: sensitivity / sigma (dimensionless), in (0, inf).
+
+    Returns:
+        epsilon, in [0, inf): an upper bound on the smallest epsilon, within about 1e-9 relative.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     delta = V.open_unit("delta", delta)
     mu = V.positive("mu", mu)
+    return _epsilon_exact(delta, mu)
+
+
+def _epsilon_exact(delta: float, mu: float) -> float:
+    """epsilon_exact for validated inputs."""
     log_delta = math.log(delta) + _LOG_MARGIN_EPSILON
-    if _log_delta(0.0, mu) <= log_delta:
+    if _log_delta_exact(0.0, mu) <= log_delta:
         return 0.0
     # Upper end: delta(eps) <= P(L > eps) for the privacy loss L ~ N(mu^2/2, mu^2).
     hi = mu * mu / 2.0 - mu * float(special.ndtri_exp(log_delta))
-    while _log_delta(hi, mu) > log_delta:  # guards rounding at the edge
+    while _log_delta_exact(hi, mu) > log_delta:  # guards rounding at the edge
         hi = hi * 1.01 + 1e-12
     lo = 0.0
-    f = lambda e: _log_delta(e, mu) - log_delta  # noqa: E731
+    f = lambda e: _log_delta_exact(e, mu) - log_delta  # noqa: E731
     root = optimize.brentq(f, lo, hi, xtol=1e-300, rtol=_RTOL, maxiter=200)
     return float(_feasible_up(float(root), f, hi))
 
 
-def mu_exact(epsilon, delta) -> float:
+def mu_exact(epsilon: float, delta: float) -> float:
     """Largest mu = sensitivity/sigma with delta_exact(epsilon, mu) <= delta (Balle & Wang 2018, Alg. 1).
 
     The bracket's feasible end is returned, so the mu returned never exceeds the true one.
+
+    Args:
+        epsilon: target epsilon, in [0, inf).
+        delta: target delta, in (0, 1).
+
+    Returns:
+        mu = sensitivity / sigma (dimensionless), in (0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     epsilon = V.nonnegative("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
+    return _mu_exact(epsilon, delta)
+
+
+def _mu_exact(epsilon: float, delta: float) -> float:
+    """mu_exact for validated inputs."""
     log_delta = math.log(delta) + _LOG_MARGIN_MU
     # Feasible start: delta(eps; mu) <= Phi(mu/2 - eps/mu) <= delta when mu/2 - eps/mu <= z.
     z = float(special.ndtri_exp(log_delta))
     lo = z + math.sqrt(z * z + 2.0 * epsilon)
     if not lo > 0:
         lo = 1e-300
-    f = lambda m: _log_delta(epsilon, m) - log_delta  # noqa: E731
+    f = lambda m: _log_delta_exact(epsilon, m) - log_delta  # noqa: E731
     while f(lo) > 0:  # rounding at the edge
         lo /= 2.0
     hi = 2.0 * lo
@@ -204,15 +322,31 @@ def mu_exact(epsilon, delta) -> float:
     return float(_feasible_down(float(root), f, lo))
 
 
-def sigma_exact(epsilon, delta, *, sensitivity=1.0) -> float:
+def sigma_exact(epsilon: float, delta: float, *, sensitivity: float = 1.0) -> float:
     """Smallest sigma making the Gaussian mechanism (epsilon, delta)-DP: sensitivity / mu_exact(epsilon, delta).
 
     Balle & Wang 2018 (arXiv 1805.06530), the analytic Gaussian mechanism; valid for every epsilon > 0.
+
+    Args:
+        epsilon: target epsilon, in (0, inf).
+        delta: target delta, in (0, 1).
+        sensitivity: L2 (or RKHS-norm) sensitivity of the released function, in (0, inf); default 1.
+
+    Returns:
+        sigma, the noise standard deviation (absolute, not a noise multiplier), rounded up.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
     sensitivity = V.positive("sensitivity", sensitivity)
-    mu = mu_exact(epsilon, delta)
+    return _sigma_exact(epsilon, delta, sensitivity=sensitivity)
+
+
+def _sigma_exact(epsilon: float, delta: float, *, sensitivity: float = 1.0) -> float:
+    """sigma_exact for validated inputs."""
+    mu = _mu_exact(epsilon, delta)
     # Round sigma up so that sensitivity/sigma <= mu survives the division.
     return float(np.nextafter(sensitivity / mu, math.inf))
 
