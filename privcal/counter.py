@@ -17,23 +17,34 @@ then post-processing). CSS11 write "log T" for L: for T = 2^k there are k + 1 le
 L = floor(log2 T) + 1 (= ceil(log2 T) unless T is a power of two); the ceil(log2 T) + 1 sometimes
 quoted is one level too many when T is not a power of two. VBKW's PC(T, epsilon) (ICML 2020,
 App. A.3) does not state its scale; its error bound (:func:`error_bound_paper`) is checked against
-the scale used here in ``privcal.rl.pucb.counter_error_check``: with log = log2 it holds for
-T >= 2 at the usual beta, is 0 (violated) at T = 1, and fails for beta close to 1.
+the scale used here in ``privcal.rl.checks_pucb.counter_error_check``: with log = log2 it holds
+for T >= 2 at the usual failure probability, is 0 (violated) at T = 1, and fails for a failure
+probability close to 1.
 
 Noise is drawn lazily (one Laplace array per round, for the one p-sum that completes in that round)
-from a ``numpy.random.Generator``, so a seed reproduces the run. Memory is 2 L floats per counter.
+from a ``numpy.random.Generator`` (``privcal._rng``), so a seed reproduces the run. Memory is 2 L
+floats per counter.
+
+Names: the probability that an error bound fails is ``failure_probability`` (VBKW call it beta;
+in privcal ``beta`` is only the kernel parameter of exp(-beta |x - y|)). The old keyword ``beta=``
+is still accepted, with a ``DeprecationWarning``.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
+import warnings
+from typing import Callable, TypeVar, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import brentq
 from scipy.special import gammaln, logsumexp
 
-from privcal._validate import open_unit, positive, positive_int
+from privcal import _rng
+from privcal import _validate as V
 from privcal.errors import InfeasibleError
 
 __all__ = [
@@ -43,36 +54,95 @@ __all__ = [
     "error_variance",
     "error_bound_paper",
     "error_bound",
+    "sup_error_failure_lower_bound",
     "popcount_histogram",
     "laplace_sum_sf",
     "BinaryCounter",
     "ExactCounter",
 ]
 
+_F = TypeVar("_F", bound=Callable)
 
-def num_levels(steps) -> int:
+
+def _accept_old_beta(fn: _F) -> _F:
+    """Let ``fn`` take its ``failure_probability`` under the old keyword ``beta`` (deprecated).
+
+    ``beta`` now names only the kernel parameter of exp(-beta |x - y|); callers that still pass
+    ``beta=`` get a ``DeprecationWarning`` and the same result.
+    """
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if "beta" in kwargs:
+            if "failure_probability" in kwargs:
+                raise TypeError(f"{fn.__qualname__}() got failure_probability and its old name beta")
+            warnings.warn(f"{fn.__qualname__}(beta=...) is deprecated: pass failure_probability=...",
+                          DeprecationWarning, stacklevel=2)
+            kwargs["failure_probability"] = kwargs.pop("beta")
+        return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def num_levels(steps: int) -> int:
     """Number of tree levels of the binary mechanism for a stream of ``steps`` rounds.
 
     L = floor(log2 T) + 1 = T.bit_length(): levels 0..floor(log2 T) hold the dyadic p-sums that fit
     in [1, T]; every round lies in at most one p-sum per level (Chan, Shi & Song 2011, Sec. 3.4).
+
+    Args:
+        steps: stream length T (number of rounds), an integer >= 1.
+
+    Returns:
+        L, an integer >= 1.
+
+    Raises:
+        ValueError: ``steps`` is not a positive integer.
     """
-    return positive_int("steps", steps).bit_length()
+    return _num_levels(V.positive_int("steps", steps))
 
 
-def laplace_scale(steps, epsilon) -> float:
+def _num_levels(steps: int) -> int:
+    return steps.bit_length()
+
+
+def laplace_scale(steps: int, epsilon: float) -> float:
     """Laplace scale b of each p-sum that makes the whole stream epsilon-DP.
 
     b = L / epsilon with L = :func:`num_levels` (L1 sensitivity of the p-sum vector is L for a
     change of one stream value in [0, 1]; Laplace mechanism, Dwork et al. 2006; Dwork & Roth
     2014, Thm 3.6).
+
+    Args:
+        steps: stream length T, an integer >= 1.
+        epsilon: privacy parameter of the whole stream, in (0, inf).
+
+    Returns:
+        b, in (0, inf) (same unit as the stream values).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    return num_levels(steps) / positive("epsilon", epsilon)
+    return _laplace_scale(V.positive_int("steps", steps), V.positive("epsilon", epsilon))
 
 
-def psums_used(t):
+def _laplace_scale(steps: int, epsilon: float) -> float:
+    return _num_levels(steps) / epsilon
+
+
+def psums_used(t: ArrayLike) -> Union[int, np.ndarray]:
     """Number of noisy p-sums added up in the release at round ``t`` (t >= 1): popcount(t).
 
     Works elementwise on integer arrays. Source: the binary decomposition of t (CSS11 Alg. 2).
+
+    Args:
+        t: round index, an integer >= 1, or an array of them (integral floats are accepted).
+
+    Returns:
+        popcount(t): an int for a scalar ``t``, else an int64 array of the shape of ``t``.
+
+    Raises:
+        ValueError: ``t`` holds a value that is not an integer >= 1.
     """
     arr = np.asarray(t)
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
@@ -82,6 +152,11 @@ def psums_used(t):
     arr = arr.astype(np.int64)
     if np.any(arr < 1):
         raise ValueError(f"t must be an integer round >= 1, got {t!r}")
+    return _psums_used(arr)
+
+
+def _psums_used(arr: np.ndarray) -> Union[int, np.ndarray]:
+    """popcount of an int64 array (or 0-d array) of rounds >= 1."""
     counts = np.zeros(arr.shape, dtype=np.int64)
     work = arr.copy()
     while np.any(work):
@@ -90,47 +165,92 @@ def psums_used(t):
     return counts if counts.ndim else int(counts)
 
 
-def error_variance(t, steps, epsilon):
+def error_variance(t: ArrayLike, steps: int, epsilon: float) -> Union[float, np.ndarray]:
     """Exact variance of the release error at round ``t``: popcount(t) * 2 b^2, b = L/epsilon.
 
     The error is a sum of popcount(t) independent Laplace(b) draws, each of variance 2 b^2
-    (CSS11 Alg. 2; b from :func:`laplace_scale`). Elementwise in ``t``; t must be in 1..steps.
+    (CSS11 Alg. 2; b from :func:`laplace_scale`). Elementwise in ``t``.
+
+    Args:
+        t: round index (or array of them), integers in [1, steps].
+        steps: stream length T, an integer >= 1.
+        epsilon: privacy parameter of the whole stream, in (0, inf).
+
+    Returns:
+        The variance (squared unit of the stream values), a float or an array shaped like ``t``.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    steps_int = positive_int("steps", steps)
-    b = laplace_scale(steps_int, epsilon)
+    steps_int = V.positive_int("steps", steps)
+    b = _laplace_scale(steps_int, V.positive("epsilon", epsilon))
     k = psums_used(t)
     if np.any(np.asarray(t) > steps_int):
         raise ValueError(f"t must be <= steps={steps_int}, got {t!r}")
     return k * 2.0 * b * b
 
 
-def error_bound_paper(steps, epsilon, beta, *, log_base: float = 2.0) -> float:
+@_accept_old_beta
+def error_bound_paper(steps: int, epsilon: float, failure_probability: float, *,
+                      log_base: float = 2.0) -> float:
     r"""Uniform error bound of the private counter as printed: (4/epsilon) ln(1/beta) log(T)^{5/2}.
 
     Vietri, Balle, Krishnamurthy & Wu, ICML 2020, App. A.3 (claimed to hold simultaneously for all
-    1 <= t <= T with probability >= 1 - beta). The paper writes ``ln`` for beta and ``log`` for T;
-    we read ``log`` as log2 (``log_base=2``), ``log_base=math.e`` gives the natural-log reading.
+    1 <= t <= T with probability >= 1 - beta, beta = ``failure_probability``). The paper writes
+    ``ln`` for beta and ``log`` for T; we read ``log`` as log2 (``log_base=2``), ``log_base=math.e``
+    gives the natural-log reading.
     Where it fails: at T = 1 it is 0 although the release carries Laplace noise; with the natural
     log it is violated for small T (e.g. T = 2..4) at the noise scale L/epsilon of this module;
-    for large T it is loose by a factor that grows like log(T) (see ``privcal.rl.pucb``).
+    for large T it is loose by a factor that grows like log(T) (see ``privcal.rl.checks_pucb``).
+
+    Args:
+        steps: stream length T, an integer >= 1.
+        epsilon: privacy parameter of the whole stream, in (0, inf).
+        failure_probability: probability beta that the bound may fail, in (0, 1) (the paper's
+            beta; the old keyword ``beta=`` is deprecated).
+        log_base: base of the paper's log(T), in (0, inf) and != 1; default 2.
+
+    Returns:
+        The printed bound E (unit of the stream values), >= 0.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    steps_int = positive_int("steps", steps)
-    eps = positive("epsilon", epsilon)
-    b = open_unit("beta", beta)
-    base = positive("log_base", log_base)
+    steps_int = V.positive_int("steps", steps)
+    eps = V.positive("epsilon", epsilon)
+    fail = V.open_unit("failure_probability", failure_probability)
+    base = V.positive("log_base", log_base)
     if base == 1.0:
         raise ValueError(f"log_base must be positive and != 1, got {log_base!r}")
-    return 4.0 / eps * math.log(1.0 / b) * (math.log(steps_int) / math.log(base)) ** 2.5
+    return _error_bound_paper(steps_int, eps, fail, log_base=base)
 
 
-def popcount_histogram(steps) -> np.ndarray:
+def _error_bound_paper(steps: int, epsilon: float, failure_probability: float, *,
+                       log_base: float = 2.0) -> float:
+    return (4.0 / epsilon * math.log(1.0 / failure_probability)
+            * (math.log(steps) / math.log(log_base)) ** 2.5)
+
+
+def popcount_histogram(steps: int) -> np.ndarray:
     """Number of rounds t in 1..T whose release uses exactly k p-sums, for k = 0..L (index k).
 
     N_k = #{1 <= t <= T : popcount(t) = k}, counted digit by digit over the binary expansion of
     T + 1 in O(log^2 T) operations (exact integers, returned as float64).
+
+    Args:
+        steps: stream length T, an integer >= 1.
+
+    Returns:
+        Array of L + 1 counts (float64), index k = number of p-sums.
+
+    Raises:
+        ValueError: ``steps`` is not a positive integer.
     """
-    steps_int = positive_int("steps", steps)
-    n = steps_int + 1  # count t in [0, n), then drop t = 0
+    return _popcount_histogram(V.positive_int("steps", steps))
+
+
+def _popcount_histogram(steps: int) -> np.ndarray:
+    n = steps + 1  # count t in [0, n), then drop t = 0
     levels = n.bit_length()
     counts = [0] * (levels + 1)
     ones_above = 0
@@ -141,23 +261,39 @@ def popcount_histogram(steps) -> np.ndarray:
                 counts[ones_above + low] += math.comb(j, low)
             ones_above += 1
     counts[0] -= 1  # t = 0
-    return np.array(counts[: num_levels(steps_int) + 1], dtype=float)
+    return np.array(counts[: _num_levels(steps) + 1], dtype=float)
 
 
-def laplace_sum_sf(x, count, scale) -> float:
+def laplace_sum_sf(x: float, count: int, scale: float) -> float:
     r"""P(X_1 + ... + X_k > x) for k = ``count`` iid Laplace(0, ``scale``) draws and x >= 0.
 
     Closed form from X = G_1 - G_2 with G_i ~ Gamma(k, scale) and the Gamma(k) survival function:
         P(S_k > x) = e^{-y} sum_{i=0}^{k-1} sum_{l=0}^{i}
                      y^{i-l} (k-1+l)! / (l! (i-l)! (k-1)! 2^{k+l}),
     y = x / scale (k = 1 gives e^{-y}/2). Evaluated in log space.
+
+    Args:
+        x: threshold, in [0, inf] (same unit as ``scale``).
+        count: number k of summed Laplace draws, an integer >= 1.
+        scale: Laplace scale b of each draw, in (0, inf).
+
+    Returns:
+        The survival probability, in [0, 1/2].
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    k = positive_int("count", count)
-    b = positive("scale", scale)
+    k = V.positive_int("count", count)
+    b = V.positive("scale", scale)
     xv = float(x)
     if not xv >= 0:
         raise ValueError(f"x must be >= 0, got {x!r}")
-    y = xv / b
+    return _laplace_sum_sf(xv, k, b)
+
+
+def _laplace_sum_sf(x: float, count: int, scale: float) -> float:
+    k = count
+    y = x / scale
     log_y = math.log(y) if y > 0 else -math.inf
     logs = []
     for i in range(k):
@@ -172,38 +308,93 @@ def laplace_sum_sf(x, count, scale) -> float:
 
 def _log_union_failure(bound: float, histogram: np.ndarray, scale: float) -> float:
     """ln sum_k N_k 2 P(S_k > bound): the union-bound failure probability of one counter."""
-    logs = [math.log(n_k) + math.log(2.0 * laplace_sum_sf(bound, k, scale))
+    logs = [math.log(n_k) + math.log(2.0 * _laplace_sum_sf(bound, k, scale))
             for k, n_k in enumerate(histogram) if k >= 1 and n_k > 0]
     return float(logsumexp(logs))
 
 
-def error_bound(steps, epsilon, beta, *, counters=1) -> float:
+@_accept_old_beta
+def error_bound(steps: int, epsilon: float, failure_probability: float, *,
+                counters: int = 1) -> float:
     r"""Valid uniform error bound of the binary mechanism (exact tails + union bound), our version.
 
-    With probability >= 1 - beta, |release_t - c(t)| <= E simultaneously for all t in 1..T and all
-    ``counters`` independent counters, where E solves
+    With probability >= 1 - beta (beta = ``failure_probability``), |release_t - c(t)| <= E
+    simultaneously for all t in 1..T and all ``counters`` independent counters, where E solves
         counters * sum_{k>=1} N_k * 2 P(S_k > E) = beta,
     N_k = :func:`popcount_histogram` (rounds whose release sums k p-sums), S_k a sum of k iid
     Laplace(b) draws with b = L/epsilon (:func:`laplace_sum_sf`). Union bound over rounds and
     counters, exact per-round tails; at T = 1 and one counter it is the exact quantile b ln(1/beta).
+
+    Args:
+        steps: stream length T, an integer >= 1.
+        epsilon: privacy parameter of each counter's whole stream, in (0, inf).
+        failure_probability: probability beta that the bound may fail, in (0, 1) (the old
+            keyword ``beta=`` is deprecated).
+        counters: number of independent counters covered by the bound, an integer >= 1; default 1.
+
+    Returns:
+        E (unit of the stream values), in (0, inf); never smaller than the root (fail
+        conservative).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    steps_int = positive_int("steps", steps)
-    b = laplace_scale(steps_int, epsilon)
-    fail = open_unit("beta", beta)
-    k = positive_int("counters", counters)
-    hist = popcount_histogram(steps_int)
+    return _error_bound(V.positive_int("steps", steps), V.positive("epsilon", epsilon),
+                        V.open_unit("failure_probability", failure_probability),
+                        counters=V.positive_int("counters", counters))
+
+
+def _error_bound(steps: int, epsilon: float, failure_probability: float, *,
+                 counters: int = 1) -> float:
+    b = _laplace_scale(steps, epsilon)
+    fail = failure_probability
+    k = counters
+    hist = _popcount_histogram(steps)
     target = math.log(fail) - math.log(k)
 
     def excess(bound: float) -> float:
         return _log_union_failure(bound, hist, b) - target
 
-    high = b * (math.log(2.0 * k * steps_int / fail) + 1.0)
+    high = b * (math.log(2.0 * k * steps / fail) + 1.0)
     while excess(high) > 0:
         high *= 2.0
     root = float(brentq(excess, 0.0, high, xtol=1e-12 * high, rtol=1e-12))
     while excess(root) > 0:  # fail conservative: never return a bound whose failure exceeds beta
         root *= 1.0 + 1e-12
     return root
+
+
+def sup_error_failure_lower_bound(bound: float, steps: int, epsilon: float,
+                                  counters: int = 1) -> float:
+    """Rigorous lower bound on P(sup_t |error_t| > bound) for ``counters`` independent counters.
+
+    Rounds t = 2^j (j = 0..L-1) each release exactly one p-sum, of distinct levels, so their errors
+    are independent Laplace(b): P(no failure) <= (1 - exp(-bound/b))^{L * counters}
+    (b = :func:`laplace_scale`; CSS11 Alg. 2). Moved here from ``privcal.rl.pucb`` (still
+    importable there).
+
+    Args:
+        bound: error threshold, in [0, inf) (unit of the stream values).
+        steps: stream length T, an integer >= 1.
+        epsilon: privacy parameter of each counter's stream, in (0, inf).
+        counters: number of independent counters, an integer >= 1; default 1.
+
+    Returns:
+        A lower bound on the failure probability, in [0, 1] (1 at ``bound`` = 0).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    return _sup_error_failure_lower_bound(
+        V.nonnegative("bound", bound), V.positive_int("steps", steps),
+        V.positive("epsilon", epsilon), V.positive_int("counters", counters))
+
+
+def _sup_error_failure_lower_bound(bound: float, steps: int, epsilon: float,
+                                   counters: int = 1) -> float:
+    b = _laplace_scale(steps, epsilon)
+    n = _num_levels(steps) * counters
+    return float(-math.expm1(n * math.log1p(-math.exp(-bound / b)))) if bound > 0 else 1.0
 
 
 def _check_shape(shape) -> tuple[int, ...]:
@@ -241,7 +432,7 @@ class _CounterBase:
     """Shared bookkeeping: the round index and the per-round validation of the fed values."""
 
     def __init__(self, steps, shape, clip: bool):
-        self.steps = positive_int("steps", steps)
+        self.steps = V.positive_int("steps", steps)
         self.shape = _check_shape(shape)
         self.clip = bool(clip)
         self.t = 0
@@ -272,14 +463,27 @@ class BinaryCounter(_CounterBase):
     unless ``clip=True``. Releases are unbiased (E[release_t] = c(t)) with variance
     :func:`error_variance`; they are *not* monotone in t (VBKW App. A.3 says PC is monotone: that
     needs a post-processing step such as a running max, which keeps DP but not unbiasedness).
+
+    Args:
+        steps: stream length T (rounds the counters may be fed), an integer >= 1.
+        epsilon: privacy parameter of each counter's whole stream, in (0, inf).
+        shape: shape of the array of counters, an int or a tuple of ints >= 0; default () (one
+            counter).
+        seed: None, a non-negative int, a ``numpy.random.SeedSequence`` or a
+            ``numpy.random.Generator`` (used and advanced as is); default None (fresh entropy).
+        clip: clip fed values into [0, 1] instead of rejecting them; default False.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
 
-    def __init__(self, steps, epsilon, shape=(), seed=None, *, clip: bool = False):
+    def __init__(self, steps: int, epsilon: float, shape: Union[int, tuple[int, ...]] = (),
+                 seed: _rng.Seed = None, *, clip: bool = False):
         super().__init__(steps, shape, clip)
-        self.epsilon = positive("epsilon", epsilon)
-        self.levels = num_levels(self.steps)
+        self.epsilon = V.positive("epsilon", epsilon)
+        self.levels = _num_levels(self.steps)
         self.laplace_scale = self.levels / self.epsilon
-        self._rng = np.random.default_rng(seed)
+        self._rng = _rng.as_generator(seed)
         self._exact = np.zeros((self.levels,) + self.shape)  # running exact p-sums, one per level
         self._noisy = np.zeros((self.levels,) + self.shape)  # their noisy releases
         self._estimate = np.zeros(self.shape)
@@ -292,10 +496,23 @@ class BinaryCounter(_CounterBase):
     @property
     def variance(self) -> float:
         """Exact variance of the current release error, popcount(t) 2 b^2 (0 before round 1)."""
-        return 0.0 if self.t == 0 else float(psums_used(self.t)) * 2.0 * self.laplace_scale ** 2
+        if self.t == 0:
+            return 0.0
+        return float(_psums_used(np.asarray(self.t, dtype=np.int64))) * 2.0 * self.laplace_scale ** 2
 
-    def update(self, values) -> np.ndarray:
-        """Feed one value per counter (round t -> t + 1) and return the releases for round t + 1."""
+    def update(self, values: ArrayLike) -> np.ndarray:
+        """Feed one value per counter (round t -> t + 1) and return the releases for round t + 1.
+
+        Args:
+            values: one value in [0, 1] per counter, broadcastable to ``shape``.
+
+        Returns:
+            The releases (noisy prefix sums) after this round, an array of shape ``shape``.
+
+        Raises:
+            ValueError: a value is outside [0, 1] (and ``clip`` is False) or the shape is wrong.
+            InfeasibleError: the counter has already been fed ``steps`` rounds.
+        """
         arr = self._next_round(values)
         t = self.t
         level = (t & -t).bit_length() - 1  # trailing zeros of t: the p-sum completing now
@@ -313,13 +530,22 @@ class ExactCounter(_CounterBase):
     """Exact prefix sums with the :class:`BinaryCounter` interface (the non-private reference).
 
     No privacy: used by the non-private (UBEV-style) baseline so that it shares PUCB's code path.
+
+    Args:
+        steps: stream length T (rounds the counters may be fed), an integer >= 1.
+        shape: shape of the array of counters, an int or a tuple of ints >= 0; default ().
+        clip: clip fed values into [0, 1] instead of rejecting them; default False.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
 
     epsilon = math.inf
     laplace_scale = 0.0
     variance = 0.0
 
-    def __init__(self, steps, shape=(), *, clip: bool = False):
+    def __init__(self, steps: int, shape: Union[int, tuple[int, ...]] = (), *,
+                 clip: bool = False):
         super().__init__(steps, shape, clip)
         self._estimate = np.zeros(self.shape)
 
@@ -328,7 +554,18 @@ class ExactCounter(_CounterBase):
         """Exact prefix sums after the rounds fed so far; a copy."""
         return self._estimate.copy()
 
-    def update(self, values) -> np.ndarray:
-        """Feed one value per counter and return the exact prefix sums."""
+    def update(self, values: ArrayLike) -> np.ndarray:
+        """Feed one value per counter and return the exact prefix sums.
+
+        Args:
+            values: one value in [0, 1] per counter, broadcastable to ``shape``.
+
+        Returns:
+            The exact prefix sums after this round, an array of shape ``shape``.
+
+        Raises:
+            ValueError: a value is outside [0, 1] (and ``clip`` is False) or the shape is wrong.
+            InfeasibleError: the counter has already been fed ``steps`` rounds.
+        """
         self._estimate = self._estimate + self._next_round(values)
         return self._estimate.copy()

@@ -18,6 +18,7 @@ from privcal.counter import (
     num_levels,
     popcount_histogram,
     psums_used,
+    sup_error_failure_lower_bound,
 )
 from privcal.errors import InfeasibleError
 
@@ -227,12 +228,41 @@ def test_wrong_shape_and_too_many_rounds():
         counter.update(0.0)
 
 
-@pytest.mark.parametrize("beta", [0.0, 1.0, -0.5, 2.0])
-def test_bad_beta(beta):
-    with pytest.raises(ValueError, match="beta"):
-        error_bound_paper(10, 1.0, beta)
-    with pytest.raises(ValueError, match="beta"):
-        error_bound(10, 1.0, beta)
+@pytest.mark.parametrize("failure_probability", [0.0, 1.0, -0.5, 2.0])
+def test_bad_failure_probability(failure_probability):
+    with pytest.raises(ValueError, match="failure_probability"):
+        error_bound_paper(10, 1.0, failure_probability)
+    with pytest.raises(ValueError, match="failure_probability"):
+        error_bound(10, 1.0, failure_probability)
+
+
+def test_old_beta_keyword_is_deprecated_but_same():
+    # beta= was the failure probability's old name; it still works, with a DeprecationWarning
+    with pytest.warns(DeprecationWarning, match="failure_probability"):
+        old = error_bound(16, 1.0, beta=0.05, counters=3)
+    assert old == error_bound(16, 1.0, failure_probability=0.05, counters=3)
+    with pytest.warns(DeprecationWarning):
+        assert error_bound_paper(16, 1.0, beta=0.05) == error_bound_paper(16, 1.0, 0.05)
+    with pytest.raises(TypeError, match="beta"):
+        error_bound(16, 1.0, failure_probability=0.05, beta=0.05)
+
+
+def test_sup_error_failure_lower_bound_closed_form():
+    # T = 2 (L = 2 levels, b = 2/eps = 2), bound = 2 ln 2: each of rounds 1, 2 fails w.p.
+    # e^{-bound/b} = 1/2, so the bound is 1 - (1 - 1/2)^2 = 3/4; with 3 counters 1 - 2^-6
+    assert sup_error_failure_lower_bound(2 * math.log(2), 2, 1.0) == pytest.approx(0.75, rel=1e-12)
+    assert sup_error_failure_lower_bound(2 * math.log(2), 2, 1.0, counters=3) == pytest.approx(
+        1 - 2.0 ** -6, rel=1e-12)
+    assert sup_error_failure_lower_bound(0.0, 5, 1.0) == 1.0
+    with pytest.raises(ValueError, match="bound"):
+        sup_error_failure_lower_bound(-1.0, 5, 1.0)
+
+
+def test_valid_bound_is_above_the_failure_lower_bound():
+    # a valid bound can never be below the rigorous failure lower bound's crossing of its level
+    for steps in (1, 2, 7, 64, 1000):
+        e = error_bound(steps, 1.0, 0.05)
+        assert sup_error_failure_lower_bound(e, steps, 1.0) <= 0.05 * (1 + 1e-9)
 
 
 def test_bad_bound_arguments():
