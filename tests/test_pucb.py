@@ -1,10 +1,15 @@
-"""Tests of privcal.rl.tabular, privcal.rl.pucb and the ``privcal train pucb`` subcommand."""
+"""Tests of the PUCB layer: privcal.rl.tabular, the agent (privcal.rl.pucb), its experiments,
+plots and Monte Carlo checks (privcal.rl.experiments_pucb, plots_pucb, checks_pucb) and the
+``privcal train pucb`` subcommand."""
 
 import argparse
 import ast
+import importlib
 import itertools
 import json
 import math
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -263,8 +268,8 @@ def test_run_is_reproducible_and_regret_exact():
 def test_agent_bad_input():
     with pytest.raises(ValueError, match="epsilon"):
         PUCB(2, 2, 2, 10, epsilon=0.0)
-    with pytest.raises(ValueError, match="beta"):
-        PUCB(2, 2, 2, 10, epsilon=1.0, beta=1.0)
+    with pytest.raises(ValueError, match="failure_probability"):
+        PUCB(2, 2, 2, 10, epsilon=1.0, failure_probability=1.0)
     with pytest.raises(ValueError, match="episodes"):
         PUCB(2, 2, 2, 0, epsilon=1.0)
     with pytest.raises(ValueError, match="budget_split"):
@@ -425,3 +430,53 @@ def test_notebook_is_valid_nbformat_v4():
     for cell in nb["cells"]:
         if cell["cell_type"] == "code":
             ast.parse("".join(cell["source"]))
+
+
+# ---------------------------------------------------------------------------------------------
+# module layout and old names
+# ---------------------------------------------------------------------------------------------
+
+def test_old_import_path_reexports_the_moved_names():
+    # every name privcal.rl.pucb exported before the split is still there, as the same object
+    pucb = importlib.import_module("privcal.rl.pucb")
+    homes = {"privcal.rl.experiments_pucb": ["SETTINGS", "EPSILONS", "make_mdp", "RegretExperiment",
+                                             "regret_experiment"],
+             "privcal.rl.plots_pucb": ["plot_regret"],
+             "privcal.rl.checks_pucb": ["counter_error_check", "pucb_error_bound_check",
+                                        "collusion_attack"],
+             "privcal.counter": ["sup_error_failure_lower_bound"],
+             "privcal._stats": ["clopper_pearson"]}
+    for home, names in homes.items():
+        module = importlib.import_module(home)
+        for name in names:
+            assert name in pucb.__all__
+            assert getattr(pucb, name) is getattr(module, name), name
+    with pytest.raises(AttributeError):
+        pucb.no_such_name  # noqa: B018
+
+
+def test_agent_module_imports_no_experiments_and_no_matplotlib():
+    code = ("import sys, privcal.rl.pucb; "
+            "print(sorted(m for m in ('matplotlib', 'privcal.rl.experiments_pucb', "
+            "'privcal.rl.plots_pucb', 'privcal.rl.checks_pucb') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_old_beta_keyword_is_deprecated_but_same():
+    # beta= was the failure probability's old name; results are identical, with a warning
+    mdp = bandit()
+    with pytest.warns(DeprecationWarning, match="failure_probability"):
+        old = run_pucb(mdp, 30, 1.0, beta=0.2, seed=3)
+    new = run_pucb(mdp, 30, 1.0, failure_probability=0.2, seed=3)
+    np.testing.assert_array_equal(old.episode_regret, new.episode_regret)
+    with pytest.warns(DeprecationWarning):
+        assert old.beta == 0.2 == new.failure_probability
+    with pytest.warns(DeprecationWarning):
+        agent = PUCB(2, 2, 2, 10, epsilon=1.0, beta=0.3)
+    assert agent.failure_probability == 0.3
+    with pytest.warns(DeprecationWarning):
+        assert error_bound_paper(1.0, 1, 1, 1, 2, beta=0.1) == error_bound_paper(1.0, 1, 1, 1, 2, 0.1)
+    with pytest.warns(DeprecationWarning):
+        check = counter_error_check(4, 1.0, beta=0.1, trials=20, seed=0)
+    assert check["failure_probability"] == 0.1

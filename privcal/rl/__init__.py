@@ -3,6 +3,7 @@
 Submodules are imported on demand (``from privcal.rl import pucb``); this package imports nothing
 heavy at import time.
 DP Q-learning (Wang & Hegde 2019): ``envs``, ``mlp``, ``dpq_agent``, ``baselines``, ``experiments_dpq``.
-PUCB (Vietri, Balle, Krishnamurthy & Wu 2020): ``tabular``, ``pucb``.
+PUCB (Vietri, Balle, Krishnamurthy & Wu 2020): ``tabular``, ``pucb`` (the agent),
+``experiments_pucb``, ``plots_pucb``, ``checks_pucb`` (Monte Carlo checks).
 GPOPE and its baselines: ``domains``, ``gpope_agent``, ``lstd``, ``mspbe``, ``experiments_gpope``.
 """

@@ -7,6 +7,7 @@ line and exit code 2 there).
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 
@@ -15,10 +16,16 @@ from privcal.rl._progress import ProgressBar
 __all__ = ["add_parser", "run"]
 
 
-def add_parser(subparsers):
+def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParser:
     """Add the ``pucb`` subparser to the subparsers object of ``privcal train``; returns it.
 
     Sets ``_run=run`` as the parser default, which ``privcal.cli`` calls.
+
+    Args:
+        subparsers: the object returned by ``add_subparsers`` of the ``train`` parser.
+
+    Returns:
+        The new ``pucb`` parser.
     """
     p = subparsers.add_parser(
         "pucb", help="PUCB (Vietri et al. 2020) with binary-mechanism counters",
@@ -52,28 +59,39 @@ def add_parser(subparsers):
     return p
 
 
-def run(args) -> int:
-    """Execute ``privcal train pucb``; prints the result (JSON with ``--json``), returns 0."""
-    from privcal._validate import nonnegative, open_unit, positive, positive_int
-    from privcal.rl.pucb import make_mdp, run_pucb
+def run(args: argparse.Namespace) -> int:
+    """Execute ``privcal train pucb``; prints the result (JSON with ``--json``), returns 0.
+
+    Args:
+        args: the parsed arguments of the ``pucb`` subparser (see :func:`add_parser`).
+
+    Returns:
+        The exit code, 0.
+
+    Raises:
+        ValueError: an argument is outside its range (the message names the CLI option).
+    """
+    from privcal import _validate as V
+    from privcal.rl.experiments_pucb import make_mdp
+    from privcal.rl.pucb import _run_pucb
 
     if args.non_private and args.epsilon is not None:
         raise ValueError("epsilon must not be given together with --non-private")
     if not args.non_private and args.epsilon is None:
         raise ValueError("epsilon is required (or pass --non-private)")
-    episodes = positive_int("episodes", args.episodes)
-    open_unit("beta", args.beta)
-    if args.epsilon is not None:
-        positive("epsilon", args.epsilon)
+    episodes = V.positive_int("episodes", args.episodes)
+    # --beta is the CLI's name of the failure probability (the CLI vocabulary is unchanged)
+    failure_probability = V.open_unit("beta", args.beta)
+    epsilon = None if args.epsilon is None else V.positive("epsilon", args.epsilon)
     mdp = make_mdp(args.mdp, args.states, args.actions, args.horizon, seed=args.mdp_seed)
     if args.accuracy is not None:
-        nonnegative("accuracy", args.accuracy)
+        V.nonnegative("accuracy", args.accuracy)
     bar = None if args.json else ProgressBar(episodes)
     start = time.perf_counter()
     try:
-        result = run_pucb(mdp, episodes, None if args.non_private else args.epsilon,
-                          args.beta, args.seed, budget_split=args.budget_split,
-                          error_bound=args.error_bound, unknown=args.unknown, progress=bar)
+        result = _run_pucb(mdp, episodes, epsilon, failure_probability, args.seed,
+                           budget_split=args.budget_split, error_bound=args.error_bound,
+                           unknown=args.unknown, progress=bar)
     finally:
         if bar is not None:
             bar.close()
@@ -89,7 +107,7 @@ def run(args) -> int:
         "error_bound_kind": args.error_bound,
         "error_bound": result.error_bound,
         "unknown": args.unknown,
-        "beta": result.beta,
+        "beta": result.failure_probability,
         "mdp": mdp.name,
         "states": mdp.states, "actions": mdp.actions, "horizon": mdp.horizon,
         "episodes": episodes, "seed": args.seed,

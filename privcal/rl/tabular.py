@@ -15,8 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from privcal._validate import positive, positive_int, probability
+from privcal import _rng
+from privcal import _validate as V
 
 __all__ = [
     "TabularMDP",
@@ -36,6 +38,15 @@ class TabularMDP:
 
     ``transitions[h, s, a, s']`` = P(s' | s, a, h); ``rewards[h, s, a]`` = mean reward in [0, 1];
     ``initial[s]`` = p0(s). Shapes (H, S, A, S), (H, S, A), (S,).
+
+    Args:
+        transitions: P(s' | s, a, h), shape (H, S, A, S), each row summing to 1.
+        rewards: mean rewards r(s, a, h) in [0, 1], shape (H, S, A).
+        initial: start distribution p0, shape (S,), summing to 1.
+        name: label used in reports; default "tabular".
+
+    Raises:
+        ValueError: a table has the wrong shape or is not a probability table.
     """
 
     transitions: np.ndarray
@@ -91,20 +102,40 @@ class Solution:
     policy: np.ndarray
 
 
-def random_mdp(states, actions, horizon, seed=None, *, concentration=1.0,
-               stationary: bool = False) -> TabularMDP:
+def random_mdp(states: int, actions: int, horizon: int, seed: _rng.Seed = None, *,
+               concentration: float = 1.0, stationary: bool = False) -> TabularMDP:
     """Random tabular MDP: P(.|s, a, h) ~ Dirichlet(concentration 1_S), r(s, a, h) ~ U[0, 1].
 
     Start state 0 (p0 = e_0). ``stationary=True`` draws one table and repeats it over h.
-    Seeded through ``numpy.random.default_rng(seed)``.
+    Seeded through ``privcal._rng.as_generator(seed)``.
+
+    Args:
+        states: number of states S, an integer >= 1.
+        actions: number of actions A, an integer >= 1.
+        horizon: episode length H, an integer >= 1.
+        seed: None, a non-negative int, a SeedSequence or a Generator; default None.
+        concentration: Dirichlet parameter of every next-state distribution, in (0, inf);
+            default 1 (uniform on the simplex).
+        stationary: repeat one table over all steps h; default False.
+
+    Returns:
+        The :class:`TabularMDP`, named "random(S=.., A=.., H=..)".
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    s = positive_int("states", states)
-    a = positive_int("actions", actions)
-    h = positive_int("horizon", horizon)
-    alpha = positive("concentration", concentration)
-    rng = np.random.default_rng(seed)
+    return _random_mdp(V.positive_int("states", states), V.positive_int("actions", actions),
+                       V.positive_int("horizon", horizon), seed,
+                       concentration=V.positive("concentration", concentration),
+                       stationary=bool(stationary))
+
+
+def _random_mdp(states: int, actions: int, horizon: int, seed=None, *, concentration=1.0,
+                stationary: bool = False) -> TabularMDP:
+    s, a, h = states, actions, horizon
+    rng = _rng.as_generator(seed)
     layers = 1 if stationary else h
-    p = rng.dirichlet(np.full(s, alpha), size=(layers, s, a))
+    p = rng.dirichlet(np.full(s, concentration), size=(layers, s, a))
     r = rng.random((layers, s, a))
     if stationary:
         p = np.repeat(p, h, axis=0)
@@ -114,8 +145,9 @@ def random_mdp(states, actions, horizon, seed=None, *, concentration=1.0,
     return TabularMDP(p, r, p0, name=f"random(S={s}, A={a}, H={h})")
 
 
-def river_swim(states=6, horizon=20, *, p_right=0.35, p_left=0.05, p_start_right=0.4,
-               small_reward=0.005) -> TabularMDP:
+def river_swim(states: int = 6, horizon: int = 20, *, p_right: float = 0.35,
+               p_left: float = 0.05, p_start_right: float = 0.4,
+               small_reward: float = 0.005) -> TabularMDP:
     """RiverSwim-style chain (Strehl & Littman 2008; the variant of Osband et al. 2013, App.).
 
     Action 0 (swim with the current) moves deterministically to max(s - 1, 0); reward
@@ -123,17 +155,39 @@ def river_swim(states=6, horizon=20, *, p_right=0.35, p_left=0.05, p_start_right
     w.p. ``p_start_right``, else stay; in a middle state move right w.p. ``p_right``, left w.p.
     ``p_left``, else stay; in the last state stay w.p. 1 - ``p_start_right`` else move left, and get
     reward 1. Start in state 0; time-homogeneous; rewards normalised to [0, 1].
+
+    Args:
+        states: number of states S, an integer >= 2; default 6.
+        horizon: episode length H, an integer >= 1; default 20.
+        p_right: probability of moving right from a middle state, in [0, 1]; default 0.35.
+        p_left: probability of moving left from a middle state, in [0, 1 - p_right]; default 0.05.
+        p_start_right: probability of leaving state 0 to the right (and of leaving the last state
+            to the left), in [0, 1]; default 0.4.
+        small_reward: mean reward of action 0 in state 0, in [0, 1]; default 0.005.
+
+    Returns:
+        The :class:`TabularMDP`, named "riverswim(S=.., H=..)".
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    s = positive_int("states", states)
+    s = V.positive_int("states", states)
     if s < 2:
         raise ValueError(f"states must be >= 2 for a chain, got {states!r}")
-    h = positive_int("horizon", horizon)
-    pr = probability("p_right", p_right)
-    pl = probability("p_left", p_left)
-    ps = probability("p_start_right", p_start_right)
-    small = probability("small_reward", small_reward)
+    h = V.positive_int("horizon", horizon)
+    pr = V.probability("p_right", p_right)
+    pl = V.probability("p_left", p_left)
+    ps = V.probability("p_start_right", p_start_right)
+    small = V.probability("small_reward", small_reward)
     if pr + pl > 1:
         raise ValueError(f"p_right + p_left must be <= 1, got {pr + pl!r}")
+    return _river_swim(s, h, p_right=pr, p_left=pl, p_start_right=ps, small_reward=small)
+
+
+def _river_swim(states: int = 6, horizon: int = 20, *, p_right: float = 0.35,
+                p_left: float = 0.05, p_start_right: float = 0.4,
+                small_reward: float = 0.005) -> TabularMDP:
+    s, h, pr, pl, ps, small = states, horizon, p_right, p_left, p_start_right, small_reward
     p = np.zeros((s, 2, s))
     r = np.zeros((s, 2))
     for i in range(s):
@@ -159,6 +213,12 @@ def backward_induction(mdp: TabularMDP) -> Solution:
 
     Q*_h(s, a) = r(s, a, h) + sum_{s'} P(s'|s, a, h) V*_{h+1}(s'), V*_h = max_a Q*_h, V*_H = 0
     (Bellman optimality for finite horizon, e.g. Puterman 1994, Sec. 4.5; VBKW App. A.1).
+
+    Args:
+        mdp: the :class:`TabularMDP` (validated when it was built).
+
+    Returns:
+        A :class:`Solution` (Q*, V* with V*_H = 0, greedy policy).
     """
     hor, s = mdp.horizon, mdp.states
     values = np.zeros((hor + 1, s))
@@ -179,10 +239,20 @@ def _check_policy(mdp: TabularMDP, policy) -> np.ndarray:
     return pol
 
 
-def policy_values(mdp: TabularMDP, policy) -> np.ndarray:
+def policy_values(mdp: TabularMDP, policy: ArrayLike) -> np.ndarray:
     """Exact values V^pi_h(s), shape (H + 1, S), of a deterministic Markov policy pi[h, s].
 
     V^pi_h(s) = r(s, pi(s,h), h) + sum_{s'} P(s'|s, pi(s,h), h) V^pi_{h+1}(s') (VBKW App. A.1).
+
+    Args:
+        mdp: the :class:`TabularMDP`.
+        policy: actions pi[h, s], an integer array of shape (H, S) with entries in [0, A).
+
+    Returns:
+        V^pi, shape (H + 1, S) (last row 0).
+
+    Raises:
+        ValueError: ``policy`` has the wrong shape, type or an action out of range.
     """
     pol = _check_policy(mdp, policy)
     return _policy_values(mdp, pol)
@@ -198,8 +268,19 @@ def _policy_values(mdp: TabularMDP, pol: np.ndarray) -> np.ndarray:
     return values
 
 
-def policy_return(mdp: TabularMDP, policy) -> float:
-    """Expected total reward rho^pi = p0 . V^pi_1 of a deterministic policy (VBKW App. A.1)."""
+def policy_return(mdp: TabularMDP, policy: ArrayLike) -> float:
+    """Expected total reward rho^pi = p0 . V^pi_1 of a deterministic policy (VBKW App. A.1).
+
+    Args:
+        mdp: the :class:`TabularMDP`.
+        policy: actions pi[h, s], an integer array of shape (H, S) with entries in [0, A).
+
+    Returns:
+        rho^pi, in [0, H].
+
+    Raises:
+        ValueError: ``policy`` has the wrong shape, type or an action out of range.
+    """
     return float(mdp.initial @ policy_values(mdp, policy)[0])
 
 
@@ -208,6 +289,9 @@ class EpisodeSampler:
 
     Per episode: s_1 ~ p0; for each step a_h = pi[h, s_h], reward ~ Bernoulli(r(s_h, a_h, h)),
     s_{h+1} ~ P(. | s_h, a_h, h) by inverse-CDF sampling from one uniform draw each.
+
+    Args:
+        mdp: the :class:`TabularMDP` to sample.
     """
 
     def __init__(self, mdp: TabularMDP):
@@ -216,8 +300,18 @@ class EpisodeSampler:
         self._cdf0 = np.cumsum(mdp.initial)
         self._last = mdp.states - 1
 
-    def sample(self, policy, rng: np.random.Generator):
-        """One episode: (states (H + 1,), actions (H,), rewards (H,)) as numpy arrays."""
+    def sample(self, policy: ArrayLike,
+               rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One episode: (states (H + 1,), actions (H,), rewards (H,)) as numpy arrays.
+
+        Args:
+            policy: actions pi[h, s], integers in [0, A), shape (H, S) (not checked: the hot
+                loop of the agents; see :func:`policy_values` for a checked use).
+            rng: the episode's source of randomness (2H + 1 uniforms per episode).
+
+        Returns:
+            (states, actions, rewards): int64 (H + 1,), int64 (H,), float (H,) in {0, 1}.
+        """
         mdp = self.mdp
         hor = mdp.horizon
         u = rng.random(2 * hor + 1)

@@ -1,0 +1,221 @@
+r"""Regret experiments of PUCB (Vietri, Balle, Krishnamurthy & Wu, ICML 2020) and its baseline.
+
+One seeded tabular MDP (:func:`make_mdp`) is shared by all runs; for each privacy level in
+:data:`EPSILONS` and each seed, :func:`privcal.rl.pucb.run_pucb` records the exact regret of every
+episode. :class:`RegretExperiment` holds the result (cumulative regret, number of
+accuracy-suboptimal episodes, VBKW Def. 1 and 2); ``privcal.rl.plots_pucb`` draws it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable, Optional
+
+import numpy as np
+
+from privcal import _rng
+from privcal import _validate as V
+from privcal.counter import _accept_old_beta
+from privcal.rl.pucb import BUDGET_SPLITS, ERROR_BOUNDS, UNKNOWN_RULES, _run_pucb
+from privcal.rl.tabular import TabularMDP, _random_mdp, _river_swim, backward_induction
+
+__all__ = [
+    "SETTINGS",
+    "EPSILONS",
+    "MDP_KINDS",
+    "make_mdp",
+    "RegretExperiment",
+    "regret_experiment",
+]
+
+#: Experiment sizes. "fast" runs in seconds (tests, notebook in CI); "full" is the size of the
+#: issue's benchmark (S = 10, A = 3, H = 10, T = 10^4 episodes) over five seeds.
+SETTINGS = {
+    "fast": {"states": 3, "actions": 2, "horizon": 3, "episodes": 2000, "seeds": (0, 1)},
+    "full": {"states": 10, "actions": 3, "horizon": 10, "episodes": 10_000,
+             "seeds": (0, 1, 2, 3, 4)},
+}
+#: Privacy levels of the experiments; None is the non-private (UBEV-style) baseline.
+EPSILONS = (0.1, 1.0, 10.0, None)
+#: MDP families of :func:`make_mdp`.
+MDP_KINDS = ("random", "riverswim")
+
+
+def _label(epsilon) -> str:
+    return "non-private" if epsilon is None else f"epsilon={epsilon:g}"
+
+
+@dataclass(frozen=True)
+class RegretExperiment:
+    """Exact per-episode regret, shape (seeds, T), for each privacy level (keyed by label).
+
+    Fields: ``setting`` (sizes, seeds, MDP name and agent options), ``epsilons`` (privacy levels,
+    None for the baseline), ``episode_regret`` / ``error_bounds`` / ``informative_counts`` /
+    ``jdp_epsilons`` (dicts keyed by label) and ``accuracy`` (threshold of Def. 1).
+    """
+
+    setting: dict
+    epsilons: tuple
+    episode_regret: dict
+    error_bounds: dict
+    informative_counts: dict
+    jdp_epsilons: dict
+    accuracy: float
+
+    @property
+    def labels(self) -> list:
+        """Labels in the order of ``epsilons`` ("epsilon=0.1", ..., "non-private")."""
+        return [_label(e) for e in self.epsilons]
+
+    def cumulative(self, label: str) -> np.ndarray:
+        """Cumulative regret (seeds, T) of one privacy level.
+
+        Args:
+            label: one of :attr:`labels`.
+
+        Returns:
+            Cumulative regret, shape (seeds, T).
+        """
+        return np.cumsum(self.episode_regret[label], axis=1)
+
+    def suboptimal_episodes(self, label: str) -> np.ndarray:
+        """Per seed, the number of episodes with rho* - rho^{pi_t} > accuracy (VBKW Def. 1).
+
+        Args:
+            label: one of :attr:`labels`.
+
+        Returns:
+            Integer counts, shape (seeds,).
+        """
+        return np.sum(self.episode_regret[label] > self.accuracy, axis=1)
+
+    def summary(self) -> list:
+        """One row per privacy level: final regret (mean, sd over seeds), suboptimal episodes, E.
+
+        Returns:
+            A list of dicts, one per label, in the order of :attr:`labels`.
+        """
+        rows = []
+        for label in self.labels:
+            final = self.cumulative(label)[:, -1]
+            sub = self.suboptimal_episodes(label)
+            rows.append({"label": label, "final_regret_mean": float(final.mean()),
+                         "final_regret_sd": float(final.std(ddof=1)) if final.size > 1 else 0.0,
+                         "suboptimal_mean": float(sub.mean()),
+                         "episodes": int(self.episode_regret[label].shape[1]),
+                         "error_bound": self.error_bounds[label],
+                         "informative_count": self.informative_counts[label],
+                         "jdp_epsilon": self.jdp_epsilons[label]})
+        return rows
+
+
+def make_mdp(kind: str, states: int, actions: int, horizon: int,
+             seed: _rng.Seed = 0) -> TabularMDP:
+    """The experiments' MDPs: ``"random"`` (:func:`random_mdp`) or ``"riverswim"`` (A must be 2).
+
+    Args:
+        kind: "random" (Dirichlet transitions, uniform mean rewards) or "riverswim".
+        states: number of states S, an integer >= 1 (>= 2 for riverswim).
+        actions: number of actions A, an integer >= 1 (exactly 2 for riverswim).
+        horizon: episode length H, an integer >= 1.
+        seed: seed of the random MDP (unused by riverswim); default 0.
+
+    Returns:
+        The :class:`privcal.rl.tabular.TabularMDP`.
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    V.choice("kind", kind, MDP_KINDS)
+    return _make_mdp(kind, V.positive_int("states", states), V.positive_int("actions", actions),
+                     V.positive_int("horizon", horizon), seed)
+
+
+def _make_mdp(kind: str, states: int, actions: int, horizon: int, seed=0) -> TabularMDP:
+    if kind == "random":
+        return _random_mdp(states, actions, horizon, seed)
+    if actions != 2:
+        raise ValueError(f"actions must be 2 for riverswim, got {actions!r}")
+    if states < 2:
+        raise ValueError(f"states must be >= 2 for a chain, got {states!r}")
+    return _river_swim(states, horizon)
+
+
+@_accept_old_beta
+def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[float]] = EPSILONS,
+                      seeds: Optional[Iterable[int]] = None, mdp: str = "random",
+                      mdp_seed: _rng.Seed = 0, accuracy: Optional[float] = None,
+                      failure_probability: float = 0.1, budget_split: str = "valid",
+                      error_bound: str = "paper", unknown: str = "optimistic",
+                      progress: Optional[Callable[[int, int], None]] = None,
+                      **overrides: int) -> RegretExperiment:
+    """Regret over T episodes and number of accuracy-suboptimal episodes, per epsilon and seed.
+
+    One MDP is shared by all runs; seeds vary the agent and the environment's sampling.
+
+    Args:
+        setting: "fast" or "full" (:data:`SETTINGS`); default "fast".
+        epsilons: privacy levels, each in (0, inf) or None (the non-private baseline); default
+            :data:`EPSILONS`.
+        seeds: agent seeds (non-negative ints); default None (the setting's seeds).
+        mdp: MDP family, "random" (default) or "riverswim" (:func:`make_mdp`).
+        mdp_seed: seed of the random MDP; default 0.
+        accuracy: regret threshold of a suboptimal episode, in [0, inf); default None (10% of
+            the optimal expected return rho*).
+        failure_probability: the paper's beta', in (0, 1); default 0.1 (old keyword ``beta=``
+            deprecated).
+        budget_split: "valid" (default) or "paper", see :class:`privcal.rl.pucb.PUCB`.
+        error_bound: "paper" (default) or "union", see :class:`privcal.rl.pucb.PUCB`.
+        unknown: "optimistic" (default) or "paper", see :func:`privcal.rl.pucb.private_q`.
+        progress: called as ``progress(done, total)`` with episodes done over all runs.
+        **overrides: replace the setting's ``states``, ``actions``, ``horizon`` or ``episodes``.
+
+    Returns:
+        A :class:`RegretExperiment`; its ``setting`` records the sizes and options used.
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    V.choice("setting", setting, tuple(SETTINGS))
+    conf = dict(SETTINGS[setting])
+    for key, value in overrides.items():
+        if key not in ("states", "actions", "horizon", "episodes"):
+            raise ValueError(f"unknown setting override {key!r}")
+        conf[key] = V.positive_int(key, value)
+    if seeds is not None:
+        conf["seeds"] = tuple(int(s) for s in seeds)
+    if not conf["seeds"]:
+        raise ValueError("seeds must not be empty")
+    V.choice("mdp", mdp, MDP_KINDS)
+    V.choice("budget_split", budget_split, BUDGET_SPLITS)
+    V.choice("error_bound", error_bound, ERROR_BOUNDS)
+    V.choice("unknown", unknown, UNKNOWN_RULES)
+    fail = V.open_unit("failure_probability", failure_probability)
+    env = _make_mdp(mdp, conf["states"], conf["actions"], conf["horizon"], mdp_seed)
+    conf["mdp"] = env.name
+    optimal = float(env.initial @ backward_induction(env).values[0])
+    acc = 0.1 * optimal if accuracy is None else V.nonnegative("accuracy", accuracy)
+    eps_list = tuple(None if e is None else V.positive("epsilon", e) for e in epsilons)
+    t_total = conf["episodes"]
+    regrets, bounds, counts, jdps = {}, {}, {}, {}
+    done_runs = 0
+    total = len(eps_list) * len(conf["seeds"]) * t_total
+    for eps in eps_list:
+        label = _label(eps)
+        rows = []
+        for sd in conf["seeds"]:
+            offset = done_runs * t_total
+            cb = None if progress is None else (lambda d, _t, o=offset: progress(o + d, total))
+            run = _run_pucb(env, t_total, eps, fail, sd, budget_split=budget_split,
+                            error_bound=error_bound, unknown=unknown, progress=cb)
+            rows.append(run.episode_regret)
+            bounds[label] = run.error_bound
+            counts[label] = run.info["informative_count"]
+            jdps[label] = run.jdp_epsilon
+            done_runs += 1
+        regrets[label] = np.array(rows)
+    conf.update(failure_probability=fail, budget_split=budget_split, error_bound=error_bound,
+                unknown=unknown)
+    return RegretExperiment(setting=conf, epsilons=eps_list, episode_regret=regrets,
+                            error_bounds=bounds, informative_counts=counts, jdp_epsilons=jdps,
+                            accuracy=acc)
