@@ -33,13 +33,12 @@ import numpy as np
 
 from dataclasses import dataclass
 
-from privcal._validate import open_unit, positive, positive_int
-from privcal.accountants import PaperAccountant, RDPAccountant
-from privcal.calibration import calibrate_sigma
-from privcal.errors import InfeasibleError
-from privcal.events import ComposedEvent, GaussianEvent, SubsampledEvent, unwrap
-from privcal.rdp import GridEdgeWarning
-from privcal.subsampling import (
+from .. import _validate as V
+from ..accounting.accountants import PaperAccountant, RDPAccountant
+from ..accounting.events import ComposedEvent, Neighbouring, Releases, SubsampledEvent, _unwrap
+from ..errors import InfeasibleError
+from ..rdp import GridEdgeWarning
+from ..subsampling import (
     rdp_poisson_gaussian,
     rdp_without_replacement_gaussian,
     rdp_without_replacement_gaussian_thm9,
@@ -73,11 +72,19 @@ __all__ = [
 #: Neighbouring relations :func:`sensitivity` knows, with the sensitivity of one released clipped
 #: gradient in units of the clip h.
 ADJACENCIES = {"replace": 2.0, "add_remove": 2.0, "zero_out": 1.0}
+#: The named relation (privcal.Neighbouring) of each adjacency, and the sampling it implies: one of m
+#: trajectories drawn per iteration is Poisson-like under add/remove (``rdp_per_iteration``), a fixed
+#: batch of one drawn without replacement otherwise.
+_RELATIONS = {
+    "replace": ("without_replacement", Neighbouring.REPLACE_ONE),
+    "add_remove": ("poisson", Neighbouring.ADD_REMOVE),
+    "zero_out": ("without_replacement", Neighbouring.ZERO_OUT),
+}
 
 
 def clip_gradient(gradient, clip) -> np.ndarray:
     """Clip to l2 norm ``clip``: g / max(1, ||g||_2 / h) (GPOPE Alg. 1, step 5)."""
-    h = positive("clip", clip)
+    h = V.positive("clip", clip)
     g = np.asarray(gradient, dtype=float)
     norm = float(np.linalg.norm(g))
     return g / max(1.0, norm / h)
@@ -111,7 +118,7 @@ def sensitivity(clip, adjacency: str = "replace") -> float:
     batch would give h, a single sampled gradient does not). Zero-out (x replaced by a null trajectory
     whose clipped gradient is 0): h -- the paper's convention (:func:`sensitivity_paper`).
     """
-    h = positive("clip", clip)
+    h = V.positive("clip", clip)
     if adjacency not in ADJACENCIES:
         raise ValueError(f"adjacency must be one of {sorted(ADJACENCIES)}, got {adjacency!r}")
     return ADJACENCIES[adjacency] * h
@@ -124,7 +131,7 @@ def sensitivity_paper(clip) -> float:
     generality", giving D_alpha(mu0 || mu1) = alpha / (2 sigma^2) for unit shift. It is not without loss of
     generality: the valid value is 2h under the paper's adjacency (:func:`sensitivity`).
     """
-    return positive("clip", clip)
+    return V.positive("clip", clip)
 
 
 def rdp_per_iteration(orders, sigma, *, trajectories, adjacency: str = "replace") -> np.ndarray:
@@ -138,8 +145,8 @@ def rdp_per_iteration(orders, sigma, *, trajectories, adjacency: str = "replace"
     * "replace": WBK 2018 Thm 9, full sum, base Gaussian at s = sigma/2 (replace-one sensitivity 2h).
     * "zero_out": WBK 2018 Thm 9 at s = sigma (x replaced by a null trajectory; sensitivity h).
     """
-    m = positive_int("trajectories", trajectories)
-    s = positive("sigma", sigma) / sensitivity(1.0, adjacency)
+    m = V.positive_int("trajectories", trajectories)
+    s = V.positive("sigma", sigma) / sensitivity(1.0, adjacency)
     if adjacency == "add_remove":
         return rdp_poisson_gaussian(orders, s, 1.0 / m)
     return rdp_without_replacement_gaussian(orders, s, 1.0 / m)
@@ -166,8 +173,8 @@ def theorem1_c1_paper(trajectories, sigma) -> float:
     the last display this is epsilon <= 2 ln(m/sigma) N / m^2, i.e. c1 = 2 ln(m / sigma), which depends on
     m and sigma and is <= 0 when sigma >= m.
     """
-    m = positive_int("trajectories", trajectories)
-    s = positive("sigma", sigma)
+    m = V.positive_int("trajectories", trajectories)
+    s = V.positive("sigma", sigma)
     return 2.0 * math.log(m / s)
 
 
@@ -179,11 +186,11 @@ def theorem1_sigma_paper(epsilon, delta, *, iterations, trajectories, c2=THEOREM
     not self-consistent (see THEOREM1_C2_PAPER), it rests on Lemma 1 (not an upper bound) and on
     sensitivity h (it is 2h). Use :func:`theorem1_sigma` for explicit valid constants.
     """
-    e = positive("epsilon", epsilon)
-    d = open_unit("delta", delta)
-    n = positive_int("iterations", iterations)
-    m = positive_int("trajectories", trajectories)
-    c = positive("c2", c2)
+    e = V.positive("epsilon", epsilon)
+    d = V.open_unit("delta", delta)
+    n = V.positive_int("iterations", iterations)
+    m = V.positive_int("trajectories", trajectories)
+    c = V.positive("c2", c2)
     return c * math.sqrt(n * math.log(1.0 / d)) / (m * e)
 
 
@@ -227,10 +234,10 @@ def theorem1_constants(noise_min: float = 1.0, beta: float = 1.0, rho: float = 0
     and then sigma >= Delta c2 sqrt(N L) / (m eps) with c2 = c gives (eps, delta)-DP (larger sigma only
     lowers Thm 9's bound, which is decreasing in s). Returns {"c1", "c2", "c3", "c4", "noise_min", "B"}.
     """
-    s0 = positive("noise_min", noise_min)
-    b = positive("beta", beta)
-    r = positive("rho", rho)
-    l0 = positive_int("order_min", order_min)
+    s0 = V.positive("noise_min", noise_min)
+    b = V.positive("beta", beta)
+    r = V.positive("rho", rho)
+    l0 = V.positive_int("order_min", order_min)
     if l0 < 2:
         raise ValueError(f"order_min must be >= 2, got {order_min!r}")
     kappa = s0 * s0 * math.expm1(1.0 / (s0 * s0))
@@ -268,9 +275,9 @@ def theorem1_epsilon_range(delta, *, iterations, trajectories) -> tuple[float, f
     iff (c3/c1)^{3/2} L m^{3/2} <= N <= (c4 m / c3)^3 L, which needs m >= (c3/c1)(c3/c4)^2 ~ 160 at the
     default constants (e.g. m = 1000, delta = 1e-5: 1.9e5 <= N <= 3.0e6).
     """
-    d = open_unit("delta", delta)
-    n = positive_int("iterations", iterations)
-    m = positive_int("trajectories", trajectories)
+    d = V.open_unit("delta", delta)
+    n = V.positive_int("iterations", iterations)
+    m = V.positive_int("trajectories", trajectories)
     big_l = math.log(1.0 / d)
     eps_min = THEOREM1_C3 * (n * big_l * big_l) ** (1.0 / 3.0) / m
     eps_max = min(THEOREM1_C1 * n / m**2, THEOREM1_C4 * big_l,
@@ -288,10 +295,10 @@ def theorem1_sigma(epsilon, delta, *, iterations, trajectories, adjacency: str =
     :func:`theorem1_epsilon_range` (where this closed form is not proven; the numeric RDP accountant may
     still certify a sigma there).
     """
-    e = positive("epsilon", epsilon)
-    d = open_unit("delta", delta)
-    n = positive_int("iterations", iterations)
-    m = positive_int("trajectories", trajectories)
+    e = V.positive("epsilon", epsilon)
+    d = V.open_unit("delta", delta)
+    n = V.positive_int("iterations", iterations)
+    m = V.positive_int("trajectories", trajectories)
     ratio = sensitivity(1.0, adjacency)
     eps_min, eps_max = theorem1_epsilon_range(d, iterations=n, trajectories=m)
     if not eps_min <= e <= eps_max:
@@ -332,59 +339,59 @@ class _Thm9Accountant(RDPAccountant):
 
     name = "rdp-thm9"
 
-    def _add(self, event, count):
-        if isinstance(event, SubsampledEvent) and event.sampling == "without_replacement":
-            nm = unwrap(event.event)[0].noise_multiplier
-            step = rdp_without_replacement_gaussian_thm9(self.orders, nm, event.sample_rate)
-            self._rdp = self._rdp + count * step
-        else:
-            super()._add(event, count)
+    def _subsampled_rdp(self, event):
+        if event.sampling == "without_replacement":
+            nm = _unwrap(event.event)[0].noise_multiplier
+            return rdp_without_replacement_gaussian_thm9(self.orders, nm, event.sample_rate)
+        return super()._subsampled_rdp(event)
+
+
+def _releases(trajectories: int, iterations: int, adjacency: str) -> Releases:
+    """N GPOPE iterations as releases: one of m trajectories per iteration (q = 1/m), sensitivity
+    Delta * h under the adjacency's named relation, noise h N(0, sigma^2 I) -- in units of h, sensitivity
+    Delta and noise sigma."""
+    sampling, relation = _RELATIONS[adjacency]
+    return Releases._unchecked(ADJACENCIES[adjacency], iterations, 1.0 / trajectories, sampling, relation)
 
 
 def _event(sigma: float, trajectories: int, iterations: int, adjacency: str) -> ComposedEvent:
-    """One GPOPE iteration as an event: one of m trajectories (q = 1/m), sensitivity Delta * h, noise
-    h N(0, sigma^2 I), i.e. noise multiplier sigma / Delta; add/remove neighbours are Poisson-like
-    (``rdp_per_iteration``), replace-one and zero-out use sampling without replacement."""
-    nm = sigma / sensitivity(1.0, adjacency)
-    sampling = "poisson" if adjacency == "add_remove" else "without_replacement"
-    return ComposedEvent(SubsampledEvent(GaussianEvent(nm), 1.0 / trajectories, sampling), iterations)
+    """The event of N GPOPE iterations at noise multiplier sigma (noise h N(0, sigma^2 I))."""
+    return _releases(trajectories, iterations, adjacency).event(sigma)
 
 
 def calibrate_report(
     epsilon, delta, *, iterations, trajectories, clip=1.0, bound="rdp", adjacency="replace"
 ) -> GPOPECalibration:
     """:func:`calibrate` with the valid epsilon at the returned sigma and notes."""
-    e = positive("epsilon", epsilon)
-    d = open_unit("delta", delta)
-    n = positive_int("iterations", iterations)
-    m = positive_int("trajectories", trajectories)
-    h = positive("clip", clip)
-    if bound not in BOUNDS:
-        raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
-    if adjacency not in ADJACENCIES:
-        raise ValueError(f"adjacency must be one of {tuple(ADJACENCIES)}, got {adjacency!r}")
+    e = V.positive("epsilon", epsilon)
+    d = V.open_unit("delta", delta)
+    n = V.positive_int("iterations", iterations)
+    m = V.positive_int("trajectories", trajectories)
+    h = V.positive("clip", clip)
+    V.choice("bound", bound, BOUNDS)
+    V.choice("adjacency", adjacency, tuple(ADJACENCIES))
     notes = []
 
-    def search(factory, adj):
+    def search(accountant, adj):
         hint = 2.0 * math.sqrt(n * math.log(1.0 / d)) / (m * e)  # the paper's closed form as a start
-        return calibrate_sigma(lambda s: _event(s, m, n, adj), e, d, factory, sigma_hint=hint)
+        return accountant._sigma_for(_releases(m, n, adj), e, d, sigma_hint=hint)
 
     if bound == "rdp":
-        sigma, valid = search(RDPAccountant, adjacency), True
+        sigma, valid = search(RDPAccountant(), adjacency), True
     elif bound == "thm9":
-        sigma, valid = search(_Thm9Accountant, adjacency), True
+        sigma, valid = search(_Thm9Accountant(), adjacency), True
     elif bound == "theorem1":
         sigma, valid = theorem1_sigma(e, d, iterations=n, trajectories=m, adjacency=adjacency), True
     elif bound == "lemma1":
         # the paper's accounting: Lemma 1 with its own sensitivity h, moments tail
-        sigma, valid = search(PaperAccountant, "zero_out"), False
+        sigma, valid = search(PaperAccountant(), "zero_out"), False
         notes.append("GPOPE Lemma 1 + moments tail with sensitivity h, as printed: not a valid bound in general")
     else:
         sigma, valid = theorem1_sigma_paper(e, d, iterations=n, trajectories=m), False
         notes.append("GPOPE Theorem 1 as printed (c2 = 2): false for some parameters, not a valid bound")
     with warnings.catch_warnings():  # a paper sigma far too small puts the RDP optimum at the grid edge
         warnings.simplefilter("ignore", GridEdgeWarning)
-        valid_eps = RDPAccountant().compose(_event(sigma, m, n, adjacency)).epsilon(d)
+        valid_eps = RDPAccountant()._compose(_event(sigma, m, n, adjacency))._epsilon(d)
     if not valid and valid_eps > e:
         notes.append(f"at this sigma the valid RDP accountant ({adjacency} neighbours) gives epsilon {valid_eps:.4g} > {e:g}")
     return GPOPECalibration(

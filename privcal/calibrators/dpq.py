@@ -37,9 +37,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _validate as V
-from . import composition, gaussian, rkhs, supremum
-from .errors import InfeasibleError
+from .. import _validate as V
+from .. import composition, gaussian, rkhs, supremum
+from ..accounting.accountants import ExactAccountant
+from ..accounting.events import Neighbouring, Releases
+from ..errors import InfeasibleError
 
 __all__ = ["DPQCalibration", "calibrate", "check", "VARIANTS"]
 
@@ -158,9 +160,10 @@ def _evaluate_corrected(epsilon, delta, k, beta, delta_comp, samples, batch_size
     """Check every condition of the corrected analysis at (k, beta, sigma) with the library functions."""
     updates = samples // batch_size
     d = math.sqrt(rkhs.update_sensitivity_squared(lr, k, batch_size, lipschitz, beta=beta))
+    releases = Releases._unchecked(d, updates, 1.0, "poisson", Neighbouring.ADD_REMOVE)
     if sigma is None:
-        sigma = composition.sigma_composed_exact(epsilon, delta_comp, steps=updates, sensitivity=d)
-    eps_comp = composition.epsilon_composed_exact(sigma, delta_comp, steps=updates, sensitivity=d)
+        sigma = ExactAccountant()._sigma_for(releases, epsilon, delta_comp)
+    eps_comp = ExactAccountant()._compose(releases.event(sigma))._epsilon(delta_comp)
     cond_tail = supremum.thm5_condition(k, beta, sigma)
     delta_tail = supremum.thm5_failure(k, beta, sigma, resets, actions=actions) if cond_tail else 1.0
     conditions = {

@@ -23,13 +23,13 @@ import math
 import warnings
 from dataclasses import dataclass, field
 
-from . import _validate as V
-from . import composition, dpq, rkhs
-from .accountants import KOVAccountant, RDPAccountant
-from .calibration import calibrate_sigma
-from .errors import InfeasibleError
-from .events import ComposedEvent, GaussianEvent
-from .rdp import GridEdgeWarning
+from .. import _validate as V
+from .. import composition, rkhs
+from ..accounting.accountants import KOVAccountant, RDPAccountant
+from ..accounting.events import Neighbouring, Releases
+from ..errors import InfeasibleError
+from ..rdp import GridEdgeWarning
+from . import dpq
 
 __all__ = [
     "Column", "Row", "Table", "dpq_table", "gaussian_table", "gpope_table",
@@ -142,14 +142,8 @@ def _epsilons(epsilons) -> tuple[float, ...]:
 
 def _accountant_sigma(cls, epsilon, delta, steps, sensitivity, hint) -> float:
     try:
-        return calibrate_sigma(
-            lambda s: ComposedEvent(GaussianEvent(s / sensitivity), steps),
-            epsilon,
-            delta,
-            cls,
-            sigma_hint=hint,
-            rtol=_TABLE_RTOL,
-        )
+        return cls()._sigma_for(Releases._unchecked(sensitivity, steps, 1.0, "poisson", Neighbouring.ADD_REMOVE), epsilon, delta,
+                                sigma_hint=hint, rtol=_TABLE_RTOL)
     except InfeasibleError:
         return math.inf
 

@@ -1,0 +1,60 @@
+"""The accounting layer: events (what ran), accountants (what it costs), calibration and the front door.
+
+* :mod:`privcal.accounting.events` — frozen descriptions: ``GaussianEvent``, ``GaussianProcessEvent``,
+  ``ApproxDPEvent``, ``ComposedEvent``, ``SubsampledEvent`` (with its ``Neighbouring`` relation), and
+  ``Releases`` (steps of a Gaussian mechanism as a function of sigma);
+* :mod:`privcal.accounting.accountants` — ``ExactAccountant``, ``PaperAccountant``, ``KOVAccountant``,
+  ``RDPAccountant``: one protocol, and each owns its calibration fast path (``sigma_for``);
+* :mod:`privcal.accounting.calibration` — ``search_sigma``, the generic root finder for other events;
+* :mod:`privcal.accounting.api` — the front door ``privcal.epsilon`` / ``privcal.calibrate`` and reports.
+
+Built on the analysis modules (``privcal.gaussian``, ``composition``, ``kov``, ``rdp``, ``subsampling``);
+used by the paper calibrators (``privcal.calibrators``), the CLI, ``privcal.verify`` and ``privcal.rl``.
+"""
+
+from .accountants import ACCOUNTANTS, Accountant, ExactAccountant, KOVAccountant, PaperAccountant, RDPAccountant
+from .api import (
+    ACCOUNTANT_CHOICES,
+    CalibrationReport,
+    EpsilonReport,
+    calibrate,
+    calibrate_report,
+    epsilon,
+    epsilon_report,
+)
+from .calibration import search_sigma
+from .events import (
+    ApproxDPEvent,
+    ComposedEvent,
+    Event,
+    GaussianEvent,
+    GaussianProcessEvent,
+    Neighbouring,
+    Releases,
+    SubsampledEvent,
+)
+
+__all__ = [
+    "ACCOUNTANTS",
+    "ACCOUNTANT_CHOICES",
+    "Accountant",
+    "ApproxDPEvent",
+    "CalibrationReport",
+    "ComposedEvent",
+    "EpsilonReport",
+    "Event",
+    "ExactAccountant",
+    "GaussianEvent",
+    "GaussianProcessEvent",
+    "KOVAccountant",
+    "Neighbouring",
+    "PaperAccountant",
+    "RDPAccountant",
+    "Releases",
+    "SubsampledEvent",
+    "calibrate",
+    "calibrate_report",
+    "epsilon",
+    "epsilon_report",
+    "search_sigma",
+]

@@ -1,0 +1,596 @@
+"""Accountants price events: one protocol, several bounds.
+
+Every accountant follows the protocol of Google's ``dp_accounting``: ``supports(event)``,
+``compose(event, count=1) -> self``, ``epsilon(delta)``, ``delta(epsilon)``. An accountant that cannot
+price an event raises :class:`~privcal.errors.UnsupportedEventError` at ``compose``; it never guesses.
+A *valid* accountant reports an upper bound on epsilon (or ``inf``); ``valid`` and ``guarantee`` say
+which side a number is on.
+
+Each accountant also owns its calibration: :meth:`Accountant.sigma_for` returns the smallest sigma
+for which given :class:`~privcal.accounting.events.Releases` meet a target (epsilon, delta) under
+this accountant, by the accountant's own fast path (the closed form for the exact profile, a search on
+a window of orders for Renyi DP, the generic conservative root finder otherwise). The front door, the
+comparison tables and the paper calibrators all calibrate through it.
+
+* :class:`ExactAccountant` — the exact privacy profile of composed Gaussian / Gaussian-process releases:
+  their composition is one Gaussian with mu^2 = sum of mu_i^2 (Balle & Wang 2018; Dong, Roth & Su 2019).
+* :class:`PaperAccountant` — the epsilon-expression of the proof of Wang & Hegde 2019, Thm 5; for
+  subsampled releases, GPOPE's Lemma 1 with the moments-accountant tail (not a valid bound in general).
+* :class:`KOVAccountant` — Kairouz, Oh & Viswanath 2015, optimal homogeneous composition; for Gaussian
+  steps the per-step (epsilon0, delta0) is chosen optimally on the step's exact profile.
+* :class:`RDPAccountant` — Renyi DP (Mironov 2017) on an order grid, improved conversion to (epsilon, delta);
+  subsampled Gaussians by Mironov-Talwar-Zhang 2019 (Poisson, add/remove) and Wang-Balle-Kasiviswanathan
+  2018 Thm 27 (without replacement, replace-one or zero-out).
+
+Public methods validate their arguments once; the private ``_compose`` / ``_epsilon`` / ``_delta`` /
+``_sigma_for`` trust theirs (privcal's own loops call those).
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+import warnings
+from typing import Optional
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from .. import _validate as V
+from .. import composition, gaussian, rdp, subsampling
+from ..errors import InfeasibleError, UnsupportedEventError
+from . import _search
+from .events import (
+    ApproxDPEvent,
+    Event,
+    GaussianEvent,
+    GaussianProcessEvent,
+    Neighbouring,
+    Releases,
+    SubsampledEvent,
+    _unwrap,
+)
+
+__all__ = [
+    "Accountant",
+    "ExactAccountant",
+    "PaperAccountant",
+    "KOVAccountant",
+    "RDPAccountant",
+    "ACCOUNTANTS",
+]
+
+_GAUSSIAN_LEAVES = (GaussianEvent, GaussianProcessEvent)
+#: (sampling, neighbouring) pairs with a valid subsampled-Gaussian RDP bound here.
+_SUBSAMPLED_RDP = {
+    ("poisson", Neighbouring.ADD_REMOVE): "Mironov-Talwar-Zhang 2019",
+    ("without_replacement", Neighbouring.REPLACE_ONE): "Wang-Balle-Kasiviswanathan 2018, Thm 27",
+    ("without_replacement", Neighbouring.ZERO_OUT): "Wang-Balle-Kasiviswanathan 2018, Thm 27",
+}
+_DEFAULT_RTOL = 1e-9
+
+
+def _subsampled_gaussian(event: Event) -> bool:
+    """A SubsampledEvent around a (possibly composed-once) Gaussian or GP release, with a
+    (sampling, neighbouring) pair that has a valid RDP bound."""
+    if not isinstance(event, SubsampledEvent):
+        return False
+    inner, n = _unwrap(event.event)
+    return isinstance(inner, _GAUSSIAN_LEAVES) and n == 1 and (event.sampling, event.neighbouring) in _SUBSAMPLED_RDP
+
+
+def _valid_subsampled_rdp(orders: np.ndarray, event: SubsampledEvent) -> np.ndarray:
+    """Valid RDP of one subsampled Gaussian release: MTZ 2019 (Poisson) or WBK 2018 Thm 27 (w/o repl.)."""
+    nm = _unwrap(event.event)[0].noise_multiplier
+    if math.isinf(nm):  # no information released
+        return np.zeros_like(orders)
+    if event.sampling == "poisson":
+        return subsampling.rdp_poisson_gaussian(orders, nm, event.sample_rate)
+    return subsampling.rdp_without_replacement_gaussian(orders, nm, event.sample_rate)
+
+
+def _default_hint(releases: Releases, epsilon: float, delta: float) -> float:
+    """Start of the sigma search: the exact sigma of the unsubsampled composition, scaled by the sample
+    rate (amplification by subsampling is roughly linear in it)."""
+    exact = composition.sigma_composed_exact(epsilon, delta, steps=releases.steps, sensitivity=releases.sensitivity)
+    return exact * releases.sample_rate
+
+
+class Accountant(abc.ABC):
+    """Base class: keeps the ledger of composed events and enforces the protocol.
+
+    Attributes:
+        name: short name used by the front door and the CLI.
+        valid: True when every number reported is an upper bound on the true epsilon (resp. delta).
+        guarantee: what the reported number is, in words.
+    """
+
+    name: str = ""
+    valid: bool = True
+    guarantee: str = ""
+
+    def __init__(self):
+        self._ledger: list[tuple[Event, int]] = []
+
+    # ------------------------------------------------------------------ protocol
+    def supports(self, event: Event) -> bool:
+        """Whether ``event`` (with any nesting of ``ComposedEvent``) can be priced here.
+
+        Args:
+            event: the event to price.
+        """
+        if not isinstance(event, Event):
+            return False
+        return self._supports_leaf(_unwrap(event)[0])
+
+    def compose(self, event: Event, count: int = 1) -> "Accountant":
+        """Add ``count`` adaptive repetitions of ``event`` to the ledger; returns ``self``.
+
+        Args:
+            event: what ran.
+            count: repetitions, an int >= 1; default 1.
+
+        Raises:
+            UnsupportedEventError: this accountant cannot price ``event``.
+        """
+        return self._compose(event, V.positive_int("count", count))
+
+    def _compose(self, event: Event, count: int = 1) -> "Accountant":
+        if not self.supports(event):
+            raise UnsupportedEventError(f"the {self.name} accountant cannot price {event!r}")
+        inner, n = _unwrap(event, count)
+        self._add(inner, n)
+        self._ledger.append((inner, n))
+        return self
+
+    def epsilon(self, delta: float) -> float:
+        """Epsilon at ``delta`` for everything composed so far (``inf`` if no finite bound).
+
+        Args:
+            delta: in (0, 1).
+        """
+        return self._epsilon(V.open_unit("delta", delta))
+
+    def delta(self, epsilon: float) -> float:
+        """Delta at ``epsilon`` for everything composed so far.
+
+        Args:
+            epsilon: in [0, inf).
+        """
+        return self._delta(V.nonnegative("epsilon", epsilon))
+
+    def valid_for(self, event: Event) -> bool:
+        """Whether the numbers reported after composing ``event`` would be upper bounds (no numerics).
+
+        Args:
+            event: the event that would be composed.
+        """
+        return type(self).valid
+
+    @property
+    def ledger(self) -> tuple[tuple[Event, int], ...]:
+        """The (event, count) pairs composed so far."""
+        return tuple(self._ledger)
+
+    # ------------------------------------------------------------------ calibration
+    def sigma_for(
+        self,
+        releases: Releases,
+        epsilon: float,
+        delta: float,
+        *,
+        sigma_hint: Optional[float] = None,
+        rtol: float = _DEFAULT_RTOL,
+    ) -> float:
+        """Smallest sigma (to relative ``rtol``) for which ``releases`` are (epsilon, delta)-DP here.
+
+        The answer is checked (this accountant reports epsilon <= target at it) before it is returned.
+        The ledger of ``self`` is not touched: the search composes on fresh accountants of the same
+        configuration.
+
+        Args:
+            releases: what ran, as a function of sigma.
+            epsilon: target epsilon, in (0, inf).
+            delta: target delta, in (0, 1).
+            sigma_hint: where the search starts, in (0, inf); default: the exact sigma of the
+                unsubsampled composition times the sample rate.
+            rtol: relative precision of the answer, in [1e-15, 0.5]; default 1e-9.
+
+        Raises:
+            UnsupportedEventError: this accountant cannot price ``releases``.
+            InfeasibleError: no sigma up to 1e12 reaches the target.
+            CalibrationError: the final check failed.
+        """
+        if not isinstance(releases, Releases):
+            raise ValueError(f"releases must be a privcal Releases, got {releases!r}")
+        epsilon = V.positive("epsilon", epsilon)
+        delta = V.open_unit("delta", delta)
+        if sigma_hint is not None:
+            sigma_hint = V.positive("sigma_hint", sigma_hint)
+        rtol = V.in_closed("rtol", rtol, 1e-15, 0.5)
+        return self._sigma_for(releases, epsilon, delta, sigma_hint=sigma_hint, rtol=rtol)
+
+    def _sigma_for(self, releases, epsilon, delta, *, sigma_hint=None, rtol=_DEFAULT_RTOL) -> float:
+        self._check_supported(releases)
+        hint = _default_hint(releases, epsilon, delta) if sigma_hint is None else sigma_hint
+        return _search.search(
+            lambda s: self._fresh()._compose(releases.event(s))._epsilon(delta),
+            epsilon, delta, sigma_hint=hint, rtol=rtol,
+        )
+
+    def _check_supported(self, releases: Releases) -> None:
+        event = releases.event(1.0)
+        if not self._fresh().supports(event):
+            raise UnsupportedEventError(f"the {self.name} accountant does not support this setting ({event!r})")
+
+    def _fresh(self) -> "Accountant":
+        """A new, empty accountant with this one's configuration."""
+        return type(self)()
+
+    # ------------------------------------------------------------------ to implement
+    @abc.abstractmethod
+    def _supports_leaf(self, event: Event) -> bool: ...
+
+    @abc.abstractmethod
+    def _add(self, event: Event, count: int) -> None: ...
+
+    @abc.abstractmethod
+    def _epsilon(self, delta: float) -> float: ...
+
+    @abc.abstractmethod
+    def _delta(self, epsilon: float) -> float: ...
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(ledger={self._ledger!r})"
+
+
+class _GaussianMuAccountant(Accountant):
+    """Shared ledger of accountants that only need the total mu^2 of Gaussian releases."""
+
+    def __init__(self):
+        super().__init__()
+        self._mu2 = 0.0
+
+    def _supports_leaf(self, event):
+        return isinstance(event, _GAUSSIAN_LEAVES)
+
+    def _add(self, event, count):
+        self._mu2 += count * event.mu**2
+
+    @property
+    def mu(self) -> float:
+        """The Gaussian-DP parameter of the whole composition, sqrt(sum of mu_i^2)."""
+        return math.sqrt(self._mu2)
+
+
+class ExactAccountant(_GaussianMuAccountant):
+    """Exact privacy profile of composed Gaussian and Gaussian-process releases.
+
+    T releases with mu_i = sensitivity_i / sigma_i compose to one Gaussian with mu = sqrt(sum mu_i^2)
+    (Dong, Roth & Su 2019, Cor. 3.3); its profile is Balle & Wang 2018, Thm 8. This is the lower limit
+    every other bound is compared to. Calibration is closed form (:func:`privcal.composition.sigma_composed_exact`).
+    """
+
+    name = "exact"
+    guarantee = "exact epsilon (tight privacy profile)"
+
+    def _epsilon(self, delta):
+        return 0.0 if self._mu2 == 0 else gaussian.epsilon_exact(delta, self.mu)
+
+    def _delta(self, epsilon):
+        return 0.0 if self._mu2 == 0 else gaussian.delta_exact(epsilon, self.mu)
+
+    def _sigma_for(self, releases, epsilon, delta, *, sigma_hint=None, rtol=_DEFAULT_RTOL):
+        # closed form: one Gaussian with mu = sqrt(steps) * sensitivity / sigma
+        self._check_supported(releases)
+        return composition.sigma_composed_exact(epsilon, delta, steps=releases.steps, sensitivity=releases.sensitivity)
+
+
+class PaperAccountant(_GaussianMuAccountant):
+    """The papers' own accounting, as printed.
+
+    * Gaussian / GP releases: Wang & Hegde 2019, proof of Thm 5: eps = T'D^2/(2 sigma^2) +
+      sqrt(2 T'D^2 w/sigma^2), w = ln(e + sqrt(T'D^2/sigma^2)/delta), with T'D^2/sigma^2 = sum of mu_i^2
+      (the proof multiplies moment bounds, so it extends to unequal releases unchanged). A valid upper
+      bound wherever checked against the exact profile (tests/test_composition.py); the theorem's
+      *closed-form sigma* is a different matter, see ``privcal.composition.thm5_sigma_proof_paper``.
+    * Subsampled releases: GPOPE Lemma 1 as printed (``privcal.subsampling.rdp_gpope_lemma1_paper``)
+      composed over the steps, with Abadi et al.'s moments-accountant tail. Lemma 1 keeps only the j = 2
+      term of WBK Thm 9 and is not an upper bound in general, so ``valid`` is False;
+      :meth:`lemma1_sufficient` tells whether, at a given delta, Lemma 1 is at least the valid RDP (MTZ /
+      WBK Thm 27) at the order the tail picks — then the reported epsilon is an upper bound after all.
+
+    The two kinds cannot be mixed in one ledger.
+
+    Args:
+        orders: Renyi orders (finite, > 1) of the moments tail for subsampled releases; default
+            ``privcal.rdp.DEFAULT_ORDERS``.
+    """
+
+    name = "paper"
+    _THM5_GUARANTEE = "upper bound on epsilon (Wang & Hegde 2019, Thm 5 proof expression)"
+
+    def __init__(self, orders: Optional[ArrayLike] = None):
+        super().__init__()
+        self._setup(rdp._orders(rdp.DEFAULT_ORDERS if orders is None else orders))
+
+    def _setup(self, orders: np.ndarray) -> None:
+        self.orders = orders
+        self._lemma1 = np.zeros_like(self.orders)
+        self._valid_rdp = np.zeros_like(self.orders)
+        self._subsampled: bool | None = None
+
+    def _fresh(self):
+        new = type(self).__new__(type(self))
+        _GaussianMuAccountant.__init__(new)
+        new._setup(self.orders)
+        return new
+
+    def _supports_leaf(self, event):
+        kind = isinstance(event, _GAUSSIAN_LEAVES), _subsampled_gaussian(event)
+        if not any(kind):
+            return False
+        return self._subsampled is None or self._subsampled == kind[1]
+
+    def _add(self, event, count):
+        if isinstance(event, SubsampledEvent):
+            self._subsampled = True
+            nm = _unwrap(event.event)[0].noise_multiplier
+            if not math.isinf(nm):
+                self._lemma1 = self._lemma1 + count * subsampling.rdp_gpope_lemma1_paper(
+                    self.orders, nm, event.sample_rate
+                )
+            self._valid_rdp = self._valid_rdp + count * _valid_subsampled_rdp(self.orders, event)
+        else:
+            self._subsampled = False
+            super()._add(event, count)
+
+    def _tail(self, delta: float) -> tuple[float, float]:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", rdp.GridEdgeWarning)
+            return rdp.moments_tail_epsilon(self.orders, self._lemma1, delta)
+
+    @property
+    def valid(self) -> bool:  # type: ignore[override]
+        """False once the ledger holds subsampled releases (Lemma 1 is not an upper bound in general)."""
+        return not self._subsampled
+
+    def valid_for(self, event: Event) -> bool:
+        """Whether epsilon would be a valid upper bound after composing ``event`` (not for subsampled
+        releases, priced by GPOPE Lemma 1).
+
+        Args:
+            event: the event that would be composed.
+        """
+        return not self._subsampled and not _subsampled_gaussian(_unwrap(event)[0])
+
+    def lemma1_sufficient(self, delta: float) -> bool:
+        """Whether, at ``delta``, Lemma 1 is >= the valid RDP at the order the moments tail picks — in
+        which case the epsilon reported here is an upper bound after all.
+
+        Args:
+            delta: in (0, 1).
+        """
+        return self._lemma1_sufficient(V.open_unit("delta", delta))
+
+    def _lemma1_sufficient(self, delta: float) -> bool:
+        if not self._subsampled:
+            return True
+        _, order = self._tail(delta)
+        if not np.isfinite(order):
+            return True
+        i = int(np.nonzero(self.orders == order)[0][0])
+        return bool(self._lemma1[i] >= self._valid_rdp[i])
+
+    @property
+    def guarantee(self) -> str:  # type: ignore[override]
+        """What the reported number is, in words (depends on what was composed)."""
+        if not self._subsampled:
+            return self._THM5_GUARANTEE
+        return "GPOPE Lemma 1 + moments tail as printed: NOT a valid bound in general"
+
+    def _epsilon(self, delta):
+        if self._subsampled:
+            return float(self._tail(delta)[0])
+        if self._mu2 == 0:
+            return 0.0
+        return composition.thm5_epsilon_paper(1.0, delta, steps=1, sensitivity=self.mu)
+
+    def _delta(self, epsilon):
+        if self._subsampled:
+            return float(rdp.moments_tail_delta(self.orders, self._lemma1, epsilon)[0])
+        if self._mu2 == 0:
+            return 0.0
+        return composition.thm5_delta_paper(epsilon, 1.0, steps=1, sensitivity=self.mu)
+
+
+class KOVAccountant(Accountant):
+    """Optimal homogeneous composition (Kairouz, Oh & Viswanath 2015, Thm 3.3, exact profile).
+
+    Supports k repetitions of one event: an ``ApproxDPEvent`` (epsilon0, delta0), or a Gaussian /
+    Gaussian-process release, for which every epsilon0 gives a valid (epsilon0, delta_exact(epsilon0))
+    step and the best epsilon0 is searched. Heterogeneous compositions raise ``UnsupportedEventError``.
+    """
+
+    name = "kov"
+    guarantee = "upper bound on epsilon (Kairouz-Oh-Viswanath optimal composition)"
+
+    def __init__(self):
+        super().__init__()
+        self._event: Event | None = None
+        self._count = 0
+
+    def supports(self, event: Event) -> bool:
+        """Whether ``event`` can be priced here: an (epsilon, delta) or Gaussian event, identical to
+        everything composed so far (homogeneous composition).
+
+        Args:
+            event: the event to price.
+        """
+        if not super().supports(event):
+            return False
+        return self._event is None or _unwrap(event)[0] == self._event
+
+    def _supports_leaf(self, event):
+        return isinstance(event, (*_GAUSSIAN_LEAVES, ApproxDPEvent))
+
+    def _compose(self, event, count=1):
+        if super().supports(event) and not self.supports(event):
+            raise UnsupportedEventError(
+                "the kov accountant composes only identical events (homogeneous composition); "
+                f"already holds {self._event!r}, got {_unwrap(event)[0]!r}"
+            )
+        return super()._compose(event, count)
+
+    def _add(self, event, count):
+        self._event = event
+        self._count += count
+
+    def _epsilon(self, delta):
+        e, k = self._event, self._count
+        if e is None:
+            return 0.0
+        try:
+            if isinstance(e, ApproxDPEvent):
+                return composition.kov_epsilon(e.epsilon, e.delta, k, delta)
+            if math.isinf(e.noise_multiplier):
+                return 0.0
+            return composition.kov_gaussian_epsilon(1.0, delta, steps=k, sensitivity=e.mu)
+        except InfeasibleError:
+            return math.inf
+
+    def _delta(self, epsilon):
+        e, k = self._event, self._count
+        if e is None:
+            return 0.0
+        if isinstance(e, ApproxDPEvent):
+            return composition.kov_delta(epsilon, e.epsilon, e.delta, k)
+        if math.isinf(e.noise_multiplier):
+            return 0.0
+        return composition.kov_gaussian_delta(epsilon, 1.0, steps=k, sensitivity=e.mu)
+
+
+class RDPAccountant(Accountant):
+    """Renyi-DP accountant (Mironov 2017): RDP of each release summed over an order grid, converted
+    with the improved conversion (Balle et al. 2020, Thm 21; Canonne, Kamath & Steinke 2020).
+
+    Calibration searches on a window of orders around the optimal one (see :meth:`sigma_for`).
+
+    Args:
+        orders: Renyi orders, finite and > 1; default ``privcal.rdp.DEFAULT_ORDERS`` (158 orders from
+            1.01 to 1e4).
+        conversion: RDP to (epsilon, delta) conversion, "improved" (default) or "mironov".
+    """
+
+    name = "rdp"
+    guarantee = "upper bound on epsilon (Renyi DP, improved conversion)"
+    #: orders within this factor of the optimal one form the calibration window
+    WINDOW = 2.0
+
+    def __init__(self, orders: Optional[ArrayLike] = None, *, conversion: str = "improved"):
+        super().__init__()
+        self._setup(rdp._orders(rdp.DEFAULT_ORDERS if orders is None else orders), rdp._conversion(conversion))
+
+    def _setup(self, orders: np.ndarray, conversion: str) -> None:
+        self.orders = orders
+        self.conversion = conversion
+        self._rdp = np.zeros_like(self.orders)
+
+    def _fresh(self, orders: Optional[np.ndarray] = None):
+        new = type(self).__new__(type(self))
+        Accountant.__init__(new)
+        new._setup(self.orders if orders is None else orders, self.conversion)
+        return new
+
+    def _supports_leaf(self, event):
+        return isinstance(event, _GAUSSIAN_LEAVES) or _subsampled_gaussian(event)
+
+    def _add(self, event, count):
+        if isinstance(event, SubsampledEvent):
+            step = self._subsampled_rdp(event)
+        elif math.isinf(event.noise_multiplier):
+            step = np.zeros_like(self.orders)
+        else:
+            step = rdp.rdp_gaussian(self.orders, event.noise_multiplier)
+        self._rdp = self._rdp + count * step
+
+    def _window(self, order: float) -> np.ndarray:
+        """The orders within a factor ``WINDOW`` of ``order`` (the calibration's search window)."""
+        return self.orders[(self.orders >= order / self.WINDOW) & (self.orders <= order * self.WINDOW)]
+
+    def _subsampled_rdp(self, event: SubsampledEvent) -> np.ndarray:
+        return _valid_subsampled_rdp(self.orders, event)
+
+    @property
+    def rdp(self) -> np.ndarray:
+        """Renyi divergence of the composition at each order of ``orders``."""
+        return self._rdp.copy()
+
+    def _epsilon(self, delta):
+        return self._epsilon_and_order(delta)[0]
+
+    def epsilon_and_order(self, delta: float) -> tuple[float, float]:
+        """Epsilon at ``delta`` and the order of the grid that attains it (nan when nothing is composed).
+
+        Args:
+            delta: in (0, 1).
+        """
+        return self._epsilon_and_order(V.open_unit("delta", delta))
+
+    def _epsilon_and_order(self, delta: float) -> tuple[float, float]:
+        if not np.any(self._rdp):
+            return 0.0, math.nan
+        eps, order = rdp.epsilon_from_rdp(self.orders, self._rdp, delta, conversion=self.conversion)
+        return float(eps), float(order)
+
+    def _delta(self, epsilon):
+        if not np.any(self._rdp):
+            return 0.0
+        d, _ = rdp.delta_from_rdp(self.orders, self._rdp, epsilon, conversion=self.conversion)
+        return float(d)
+
+    def _sigma_for(self, releases, epsilon, delta, *, sigma_hint=None, rtol=_DEFAULT_RTOL):
+        """Windowed search. Most of an RDP calibration's time goes into RDP values at orders far from
+        the optimum. A coarse search on every sixth order finds sigma to 0.1%; then the search runs on
+        the orders within a factor ``WINDOW`` of the optimal order at that sigma (full grid), and the
+        answer is re-checked on the full grid. A window never gives a smaller epsilon than the full
+        grid (fewer orders, larger minimum), so the windowed answer is always feasible; when the
+        full-grid optimum at the answer lies inside the window, the two grids agree there and the
+        answer is the full-grid one. Otherwise the plain full-grid search decides.
+        """
+        self._check_supported(releases)
+        sigma = _default_hint(releases, epsilon, delta) if sigma_hint is None else sigma_hint
+        orders = self.orders
+
+        def at(sub: Optional[np.ndarray]):
+            return lambda s: self._fresh(sub)._compose(releases.event(s))._epsilon_and_order(delta)
+
+        def search(sub: Optional[np.ndarray], hint: float, tol: float) -> float:
+            return _search.search(lambda s: at(sub)(s)[0], epsilon, delta, sigma_hint=hint, rtol=tol)
+
+        sparse = np.unique(np.append(orders[::6], orders[-1]))
+        if sparse.size < orders.size:
+            try:
+                sigma = search(sparse, sigma, 1e-3)  # feasible on the sparse grid, hence on the full one
+            except InfeasibleError:
+                pass
+            best = _search.quiet(lambda s: at(None)(s)[1])(sigma)
+            sub = self._window(best) if math.isfinite(best) else orders[:0]
+            if sub.size >= 3:
+                try:
+                    sigma = search(sub, sigma, rtol)
+                except InfeasibleError:
+                    pass
+                else:
+                    # the final check, on the full grid (warnings allowed: the answer's own epsilon)
+                    value, best = at(None)(sigma)
+                    inside = sub[0] < best < sub[-1] or best in (orders[0], orders[-1])
+                    if value <= epsilon and inside:
+                        return sigma
+        return search(None, sigma, rtol)
+
+
+#: The accountants the front door and the CLI know by name.
+ACCOUNTANTS: dict[str, type[Accountant]] = {
+    cls.name: cls for cls in (ExactAccountant, PaperAccountant, KOVAccountant, RDPAccountant)
+}

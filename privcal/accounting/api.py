@@ -1,0 +1,286 @@
+"""The front door: ``privcal.epsilon`` and ``privcal.calibrate`` (and their detailed reports).
+
+A *setting* describes what ran: ``steps`` releases of a mechanism with L2 (or RKHS-norm) sensitivity
+``sensitivity`` and Gaussian (or Gaussian-process) noise of standard deviation ``sigma``, each
+optionally on a random subsample (``sample_rate``, ``sampling="poisson" | "without_replacement"``).
+``accountant`` picks the bound:
+
+* ``"exact"``  the exact privacy profile (Balle & Wang 2018) — the lower limit of every valid bound;
+* ``"paper"``  Wang & Hegde 2019, Thm 5 (the epsilon-expression of its proof); with subsampling,
+  GPOPE Lemma 1 + the moments tail (not a valid bound in general: the report says where it fails);
+* ``"kov"``    Kairouz-Oh-Viswanath optimal homogeneous composition;
+* ``"rdp"``    Renyi DP with the improved conversion (subsampled: Mironov-Talwar-Zhang 2019 for Poisson,
+  Wang-Balle-Kasiviswanathan 2018 Thm 27 without replacement);
+* ``"best"``   the tightest *valid* accountant that supports the setting (``"exact"`` when it
+  applies: every valid bound is >= the exact value).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from typing import Optional, Union
+
+from .. import _validate as V
+from .. import composition
+from ..errors import UnsupportedEventError
+from .accountants import ACCOUNTANTS
+from .events import Neighbouring, Releases, Sampling
+
+__all__ = [
+    "ACCOUNTANT_CHOICES",
+    "EpsilonReport",
+    "CalibrationReport",
+    "epsilon",
+    "epsilon_report",
+    "calibrate",
+    "calibrate_report",
+]
+
+ACCOUNTANT_CHOICES = ("best", *ACCOUNTANTS)
+
+
+@dataclass(frozen=True)
+class EpsilonReport:
+    """Epsilon of a setting, with which accountant produced it and which side of the truth it is on."""
+
+    epsilon: float
+    delta: float
+    sigma: float
+    sensitivity: float
+    steps: int
+    accountant: str
+    valid: bool
+    guarantee: str
+    notes: tuple[str, ...] = field(default=())
+    sample_rate: float = 1.0
+    sampling: str | None = None
+    neighbouring: str | None = None
+
+
+@dataclass(frozen=True)
+class CalibrationReport:
+    """Sigma for a target (epsilon, delta), the epsilon the accountant certifies at that sigma, and notes."""
+
+    sigma: float
+    epsilon: float
+    delta: float
+    achieved_epsilon: float
+    sensitivity: float
+    steps: int
+    accountant: str
+    valid: bool
+    guarantee: str
+    notes: tuple[str, ...] = field(default=())
+    sample_rate: float = 1.0
+    sampling: str | None = None
+    neighbouring: str | None = None
+
+    @property
+    def noise_multiplier(self) -> float:
+        """sigma / sensitivity."""
+        return self.sigma / self.sensitivity
+
+
+def _releases(sensitivity, steps, sample_rate, sampling, neighbouring) -> Releases:
+    """The validated description of what ran (each rule checked once, naming the user's argument)."""
+    return Releases(
+        sensitivity, steps, 1.0 if sample_rate is None else sample_rate, sampling, neighbouring
+    )
+
+
+def _resolve(accountant: str, releases: Releases) -> list[str]:
+    """Names of the accountants to use: the one asked for, or every valid one for "best"."""
+    V.choice("accountant", accountant, ACCOUNTANT_CHOICES)
+    event = releases.event(1.0)
+    if accountant != "best":
+        if not ACCOUNTANTS[accountant]().supports(event):
+            raise UnsupportedEventError(f"the {accountant} accountant does not support this setting ({event!r})")
+        return [accountant]
+    names = [n for n, cls in ACCOUNTANTS.items() if cls().supports(event) and cls().valid_for(event)]
+    if not names:
+        raise UnsupportedEventError(f"no valid accountant supports this setting ({event!r})")
+    # The exact profile is the lower limit of every valid bound: when it applies, it is the best.
+    return ["exact"] if "exact" in names else names
+
+
+_SETTING_DOC = """
+    Args:
+        {first}
+        delta: target delta, in (0, 1).
+        sensitivity: L2 (or RKHS-norm) sensitivity of one release under ``neighbouring``, in (0, inf);
+            default 1. With subsampling: the sensitivity of one release on the subsample.
+        steps: number of releases (adaptive composition), an int >= 1; default 1.
+        sample_rate: each release runs on a random subsample: Poisson inclusion probability, or batch
+            size / dataset size without replacement; in (0, 1]. Default None: no subsampling.
+        sampling: "poisson" (default) or "without_replacement" (fixed-size batches).
+        neighbouring: the neighbouring relation, a :class:`~privcal.accounting.events.Neighbouring` or
+            "add_remove" / "replace_one" / "zero_out"; default: add/remove for Poisson, replace-one
+            without replacement (then a clipped contribution of norm h has sensitivity 2h).
+        accountant: "best" (default: the tightest valid accountant that supports the setting),
+            "exact", "paper", "kov" or "rdp".
+"""
+
+
+def epsilon_report(
+    sigma: float,
+    delta: float,
+    *,
+    sensitivity: float = 1.0,
+    steps: int = 1,
+    sample_rate: Optional[float] = None,
+    sampling: Sampling = "poisson",
+    neighbouring: Optional[Union[Neighbouring, str]] = None,
+    accountant: str = "best",
+) -> EpsilonReport:
+    """:func:`epsilon` with the accountant used, its guarantee and notes.
+    {doc}"""
+    sigma = V.positive("sigma", sigma)
+    delta = V.open_unit("delta", delta)
+    rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
+    event = rel.event(sigma)
+    best = None
+    for name in _resolve(accountant, rel):
+        acc = ACCOUNTANTS[name]()._compose(event)
+        value = float(acc._epsilon(delta))
+        if best is None or value < best[0]:
+            best = (value, acc)
+    value, acc = best
+    notes = () if math.isfinite(value) else (f"no finite epsilon at delta = {delta:g}",)
+    notes += _lemma1_notes(acc, delta)
+    return EpsilonReport(
+        value, delta, sigma, rel.sensitivity, rel.steps, acc.name, acc.valid, acc.guarantee, notes,
+        rel.sample_rate, rel.sampling if rel.subsampled else None,
+        rel.neighbouring.value if rel.subsampled else None,
+    )
+
+
+def epsilon(
+    sigma: float,
+    delta: float,
+    *,
+    sensitivity: float = 1.0,
+    steps: int = 1,
+    sample_rate: Optional[float] = None,
+    sampling: Sampling = "poisson",
+    neighbouring: Optional[Union[Neighbouring, str]] = None,
+    accountant: str = "best",
+) -> float:
+    """Epsilon at ``delta`` of ``steps`` Gaussian (or GP) releases with noise standard deviation ``sigma``.
+
+    Every valid accountant reports an upper bound on the true epsilon (``"exact"``: the true value);
+    :func:`epsilon_report` says which accountant answered and its guarantee. Example::
+
+        >>> round(privcal.epsilon(1.0, 1e-5), 4)   # one release, sensitivity 1: exact profile
+        4.3772
+        >>> round(privcal.epsilon(10.0, 1e-5, steps=100), 4)   # 100 releases compose to mu = 1
+        4.3772
+    {doc}
+    Returns:
+        epsilon, an upper bound on the true epsilon for valid accountants (``inf``: no finite bound).
+    """
+    return epsilon_report(
+        sigma, delta, sensitivity=sensitivity, steps=steps, sample_rate=sample_rate, sampling=sampling,
+        neighbouring=neighbouring, accountant=accountant,
+    ).epsilon
+
+
+def calibrate_report(
+    epsilon: float,
+    delta: float,
+    *,
+    sensitivity: float = 1.0,
+    steps: int = 1,
+    sample_rate: Optional[float] = None,
+    sampling: Sampling = "poisson",
+    neighbouring: Optional[Union[Neighbouring, str]] = None,
+    accountant: str = "best",
+) -> CalibrationReport:
+    """:func:`calibrate` with the achieved epsilon, the accountant used and notes.
+
+    With ``accountant="paper"`` the notes also say whether the paper's bound is actually sufficient here:
+    for plain releases whether the closed-form sigma printed at the end of the proof of Wang & Hegde's
+    Thm 5 gives (epsilon, delta)-DP on the exact profile; for subsampled ones whether GPOPE's Lemma 1 is
+    at least the valid RDP at the order used.
+    {doc}"""
+    epsilon = V.positive("epsilon", epsilon)
+    delta = V.open_unit("delta", delta)
+    rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
+    best = None
+    for name in _resolve(accountant, rel):
+        sigma = ACCOUNTANTS[name]()._sigma_for(rel, epsilon, delta)
+        if best is None or sigma < best[0]:
+            best = (sigma, name)
+    sigma, name = float(best[0]), best[1]
+    acc = ACCOUNTANTS[name]()._compose(rel.event(sigma))
+    achieved = float(acc._epsilon(delta))
+    notes = _lemma1_notes(acc, delta)
+    if name == "paper" and not rel.subsampled:
+        notes += _thm5_notes(epsilon, delta, rel.sensitivity, rel.steps)
+    return CalibrationReport(
+        sigma, epsilon, delta, achieved, rel.sensitivity, rel.steps, name, acc.valid, acc.guarantee, notes,
+        rel.sample_rate, rel.sampling if rel.subsampled else None,
+        rel.neighbouring.value if rel.subsampled else None,
+    )
+
+
+def calibrate(
+    epsilon: float,
+    delta: float,
+    *,
+    sensitivity: float = 1.0,
+    steps: int = 1,
+    sample_rate: Optional[float] = None,
+    sampling: Sampling = "poisson",
+    neighbouring: Optional[Union[Neighbouring, str]] = None,
+    accountant: str = "best",
+) -> float:
+    """Smallest sigma for which ``steps`` Gaussian (or GP) releases are (epsilon, delta)-DP under the
+    chosen accountant (``"best"``: the tightest valid one). The answer is checked before it is returned.
+
+    ``calibrate(...)`` is ``calibrate_report(...).sigma``. Example::
+
+        >>> round(privcal.calibrate(4.3772, 1e-5), 3)   # one release, sensitivity 1: exact profile
+        1.0
+    {doc}
+    Returns:
+        sigma, the noise standard deviation (absolute; the noise multiplier is sigma / sensitivity).
+
+    Raises:
+        InfeasibleError: no sigma reaches the target (e.g. KOV with delta too small).
+        UnsupportedEventError: the accountant cannot price this setting.
+    """
+    return calibrate_report(
+        epsilon, delta, sensitivity=sensitivity, steps=steps, sample_rate=sample_rate, sampling=sampling,
+        neighbouring=neighbouring, accountant=accountant,
+    ).sigma
+
+
+for _fn, _first in (
+    (epsilon_report, "sigma: noise standard deviation (absolute, not a multiplier), in (0, inf)."),
+    (epsilon, "sigma: noise standard deviation (absolute, not a multiplier), in (0, inf)."),
+    (calibrate_report, "epsilon: target epsilon, in (0, inf)."),
+    (calibrate, "epsilon: target epsilon, in (0, inf)."),
+):
+    _fn.__doc__ = _fn.__doc__.replace("    {doc}", _SETTING_DOC.format(first=_first).rstrip("\n") + "\n")
+del _fn, _first
+
+
+def _lemma1_notes(acc, delta: float) -> tuple[str, ...]:
+    if not getattr(acc, "_subsampled", False):
+        return ()
+    if acc._lemma1_sufficient(delta):
+        return ("GPOPE Lemma 1 is at least the valid RDP at the order used: this epsilon is an upper bound here",)
+    return ("GPOPE Lemma 1 is below the valid RDP at the order used: this epsilon is NOT an upper bound here",)
+
+
+def _thm5_notes(epsilon: float, delta: float, sensitivity: float, steps: int) -> tuple[str, ...]:
+    closed = composition.thm5_sigma_proof_paper(epsilon, delta, steps=steps, sensitivity=sensitivity)
+    exact_eps = composition.epsilon_composed_exact(closed, delta, steps=steps, sensitivity=sensitivity)
+    if exact_eps > epsilon:
+        return (
+            f"paper closed form not sufficient here: Thm 5 closed-form sigma = {closed:.6g} gives exact "
+            f"epsilon {exact_eps:.6g} > {epsilon:g}",
+        )
+    return (f"paper closed form sufficient here: Thm 5 closed-form sigma = {closed:.6g}",)

@@ -1,0 +1,268 @@
+"""Descriptions of what ran (no numerics): frozen, validated on construction.
+
+An event says *what* mechanism was run; an accountant (``privcal.accounting.accountants``) says what
+it costs. Modelled on the DpEvent / accountant split of Google's ``dp_accounting``.
+
+The neighbouring relation is a named value (:class:`Neighbouring`) on every subsampled event, and an
+event's sensitivity is always meant under that relation: under add/remove-one a clipped per-example
+contribution of norm h has sensitivity h, under replace-one 2h, under zero-out (one example replaced
+by a null one) h.
+
+Events built by the user are validated once, when constructed. privcal's own calibration loops build
+thousands of candidate events from values already validated at the front door; they use the private
+``_unchecked`` constructors, which skip the checks.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, fields
+from typing import Literal, Optional, Union
+
+from .. import _validate as V
+
+__all__ = [
+    "Event",
+    "GaussianEvent",
+    "GaussianProcessEvent",
+    "ApproxDPEvent",
+    "ComposedEvent",
+    "SubsampledEvent",
+    "Neighbouring",
+    "Releases",
+    "SAMPLINGS",
+    "Sampling",
+    "unwrap",
+]
+
+#: Subsampling schemes a ``SubsampledEvent`` may name.
+SAMPLINGS = ("poisson", "without_replacement")
+Sampling = Literal["poisson", "without_replacement"]
+
+
+class Neighbouring(str, enum.Enum):
+    """Which datasets are neighbours; an event's sensitivity is defined under this relation.
+
+    * ``ADD_REMOVE`` ("add_remove"): one example added or removed (the natural relation of Poisson
+      subsampling);
+    * ``REPLACE_ONE`` ("replace_one"): one example replaced by another (the natural relation of
+      fixed-size batches drawn without replacement; a clipped contribution of norm h has sensitivity 2h);
+    * ``ZERO_OUT`` ("zero_out"): one example replaced by a null one (sensitivity h; the convention of
+      the GPOPE paper).
+
+    The names follow dp_accounting's ``NeighboringRelation`` (ADD_OR_REMOVE_ONE, REPLACE_ONE,
+    REPLACE_SPECIAL).
+    """
+
+    ADD_REMOVE = "add_remove"
+    REPLACE_ONE = "replace_one"
+    ZERO_OUT = "zero_out"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+#: The relation a sampling scheme implies when none is named.
+DEFAULT_NEIGHBOURING = {"poisson": Neighbouring.ADD_REMOVE, "without_replacement": Neighbouring.REPLACE_ONE}
+
+
+def _neighbouring(value, sampling: str) -> Neighbouring:
+    """Validated relation (a Neighbouring or its string value; None: the sampling's default)."""
+    if value is None:
+        return DEFAULT_NEIGHBOURING[sampling]
+    if isinstance(value, Neighbouring):
+        return value
+    return Neighbouring(V.choice("neighbouring", value, tuple(n.value for n in Neighbouring)))
+
+
+class _Trusted:
+    """Mixin of frozen dataclasses: ``_unchecked`` builds an instance from already-validated values."""
+
+    @classmethod
+    def _unchecked(cls, *values):
+        """An instance with the given field values, in field order, without validation (internal)."""
+        obj = object.__new__(cls)
+        for f, v in zip(fields(cls), values):
+            object.__setattr__(obj, f.name, v)
+        return obj
+
+
+class Event(_Trusted):
+    """Base class of all privcal events."""
+
+
+@dataclass(frozen=True)
+class GaussianEvent(Event):
+    """One release of f(D) + N(0, sigma^2 I).
+
+    Attributes:
+        noise_multiplier: sigma / (L2 sensitivity of f), in (0, inf] (inf: no information released).
+    """
+
+    noise_multiplier: float
+
+    def __post_init__(self):
+        object.__setattr__(
+            self, "noise_multiplier", V.positive("noise_multiplier", self.noise_multiplier, allow_inf=True)
+        )
+
+    @property
+    def mu(self) -> float:
+        """Gaussian-DP parameter mu = sensitivity / sigma of one release."""
+        return 1.0 / self.noise_multiplier
+
+
+@dataclass(frozen=True)
+class GaussianProcessEvent(Event):
+    """One release of f + g, g ~ GP(0, sigma^2 K), with RKHS-norm sensitivity of f (Hall et al. 2013).
+
+    Its privacy profile is that of a Gaussian mechanism with mu = rkhs_sensitivity / sigma
+    (Wang & Hegde 2019, Prop. 4).
+
+    Attributes:
+        sigma: scale of the Gaussian-process noise (absolute, not a multiplier), in (0, inf).
+        rkhs_sensitivity: sup over neighbours of ||f - f'|| in the RKHS of K, in (0, inf).
+    """
+
+    sigma: float
+    rkhs_sensitivity: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "sigma", V.positive("sigma", self.sigma))
+        object.__setattr__(self, "rkhs_sensitivity", V.positive("rkhs_sensitivity", self.rkhs_sensitivity))
+
+    @property
+    def noise_multiplier(self) -> float:
+        """sigma / rkhs_sensitivity."""
+        return self.sigma / self.rkhs_sensitivity
+
+    @property
+    def mu(self) -> float:
+        """Gaussian-DP parameter mu = rkhs_sensitivity / sigma."""
+        return self.rkhs_sensitivity / self.sigma
+
+
+@dataclass(frozen=True)
+class ApproxDPEvent(Event):
+    """A mechanism known only to be (epsilon, delta)-DP.
+
+    Attributes:
+        epsilon: in [0, inf).
+        delta: in [0, 1].
+    """
+
+    epsilon: float
+    delta: float
+
+    def __post_init__(self):
+        object.__setattr__(self, "epsilon", V.nonnegative("epsilon", self.epsilon))
+        object.__setattr__(self, "delta", V.probability("delta", self.delta))
+
+
+@dataclass(frozen=True)
+class ComposedEvent(Event):
+    """``count`` adaptive repetitions of one ``event``.
+
+    Attributes:
+        event: the repeated event.
+        count: number of repetitions, an int >= 1.
+    """
+
+    event: Event
+    count: int
+
+    def __post_init__(self):
+        if not isinstance(self.event, Event):
+            raise ValueError(f"event must be a privcal Event, got {self.event!r}")
+        object.__setattr__(self, "count", V.positive_int("count", self.count))
+
+
+@dataclass(frozen=True)
+class SubsampledEvent(Event):
+    """``event`` run on a random subsample of the dataset.
+
+    Attributes:
+        event: the mechanism run on the subsample (its sensitivity under ``neighbouring``).
+        sample_rate: Poisson: the inclusion probability of each example; without replacement: batch
+            size / dataset size. In (0, 1].
+        sampling: "poisson" (default) or "without_replacement" (a fixed-size batch).
+        neighbouring: the neighbouring relation (a :class:`Neighbouring` or its string value);
+            default: add/remove-one for Poisson, replace-one without replacement. An accountant that
+            has no bound for a (sampling, neighbouring) pair raises ``UnsupportedEventError``.
+    """
+
+    event: Event
+    sample_rate: float
+    sampling: Sampling = "poisson"
+    neighbouring: Optional[Union[Neighbouring, str]] = None
+
+    def __post_init__(self):
+        if not isinstance(self.event, Event):
+            raise ValueError(f"event must be a privcal Event, got {self.event!r}")
+        object.__setattr__(self, "sample_rate", V.rate("sample_rate", self.sample_rate))
+        V.choice("sampling", self.sampling, SAMPLINGS)
+        object.__setattr__(self, "neighbouring", _neighbouring(self.neighbouring, self.sampling))
+
+
+@dataclass(frozen=True)
+class Releases(_Trusted):
+    """What ran, as a function of the noise: ``steps`` releases of a Gaussian (or Gaussian-process)
+    mechanism, each optionally on a random subsample. ``event(sigma)`` is the composed event at noise
+    standard deviation ``sigma``; calibration searches over it.
+
+    Attributes:
+        sensitivity: L2 (or RKHS-norm) sensitivity of one release under ``neighbouring``, in (0, inf).
+        steps: number of releases, an int >= 1.
+        sample_rate: in (0, 1]; 1 means no subsampling.
+        sampling: "poisson" or "without_replacement" (ignored when sample_rate is 1).
+        neighbouring: the neighbouring relation (default: the sampling's natural one).
+    """
+
+    sensitivity: float = 1.0
+    steps: int = 1
+    sample_rate: float = 1.0
+    sampling: Sampling = "poisson"
+    neighbouring: Optional[Union[Neighbouring, str]] = None
+
+    def __post_init__(self):
+        object.__setattr__(self, "sensitivity", V.positive("sensitivity", self.sensitivity))
+        object.__setattr__(self, "steps", V.positive_int("steps", self.steps))
+        object.__setattr__(self, "sample_rate", V.rate("sample_rate", self.sample_rate))
+        V.choice("sampling", self.sampling, SAMPLINGS)
+        object.__setattr__(self, "neighbouring", _neighbouring(self.neighbouring, self.sampling))
+
+    @property
+    def subsampled(self) -> bool:
+        """Whether each release runs on a subsample (sample_rate < 1)."""
+        return self.sample_rate < 1.0
+
+    def event(self, sigma: float) -> Event:
+        """The composed event at noise standard deviation ``sigma`` (trusted: no validation).
+
+        Args:
+            sigma: noise standard deviation, in (0, inf).
+        """
+        inner: Event = GaussianEvent._unchecked(sigma / self.sensitivity)
+        if self.subsampled:
+            inner = SubsampledEvent._unchecked(inner, self.sample_rate, self.sampling, self.neighbouring)
+        return ComposedEvent._unchecked(inner, self.steps)
+
+
+def unwrap(event: Event, count: int = 1) -> tuple[Event, int]:
+    """Strip nested ``ComposedEvent`` layers.
+
+    Args:
+        event: any event.
+        count: repetitions of ``event`` itself, an int >= 1; default 1.
+
+    Returns:
+        (inner event, total count).
+    """
+    return _unwrap(event, V.positive_int("count", count))
+
+
+def _unwrap(event: Event, count: int = 1) -> tuple[Event, int]:
+    while isinstance(event, ComposedEvent):
+        count *= event.count
+        event = event.event
+    return event, count

@@ -1,0 +1,11 @@
+"""End-to-end calibrations of the papers' algorithms, and the comparison tables behind ``privcal table``.
+
+* :mod:`privcal.calibrators.dpq` — DP Q-learning with functional noise (Wang & Hegde 2019): sigma, k,
+  the kernel beta and the delta split, by the paper's formulas or by valid ones;
+* :mod:`privcal.calibrators.gpope` — GPOPE (gradient-perturbed off-policy evaluation): sensitivity,
+  Theorem 1 (printed and with derived constants), calibration by valid RDP or the paper's Lemma 1;
+* :mod:`privcal.calibrators.table` — the sigma each bound demands, side by side.
+
+Every calibration goes through the accountants' ``sigma_for`` (``privcal.accounting``). The old
+import paths ``privcal.dpq``, ``privcal.gpope`` and ``privcal.table`` name these same modules.
+"""
