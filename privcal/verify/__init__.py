@@ -9,18 +9,8 @@
 * :mod:`privcal.verify.report` renders results and regenerates docs/claims.md.
 """
 
-from privcal.verify.registry import (
-    BUDGETS,
-    VERDICTS,
-    Claim,
-    ClaimResult,
-    Outcome,
-    all_claims,
-    claim_ids,
-    get_claim,
-    run_claim,
-    run_claims,
-)
+from privcal.verify.model import BUDGETS, VERDICTS, Claim, ClaimResult, Outcome
+from privcal.verify.registry import all_claims, claim_ids, get_claim, run_claim, run_claims
 
 __all__ = [
     "AuditResult",

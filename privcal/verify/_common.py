@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy import optimize
 
-from privcal.verify.audit import clopper_pearson_lower, clopper_pearson_upper
+from privcal._stats import clopper_pearson_lower, clopper_pearson_upper
+from privcal.verify.model import FAILS, HOLDS, NOT_RUN, UNDER
 
-__all__ = ["g", "first_crossing", "cp_lower", "cp_upper", "HOLDS", "FAILS", "UNDER"]
-
-HOLDS = "holds"
-FAILS = "fails"
-UNDER = "holds-under-condition"
+__all__ = ["g", "first_crossing", "cp_lower", "cp_upper", "HOLDS", "FAILS", "UNDER", "NOT_RUN"]
 
 
-def g(x, digits: int = 4) -> str:
-    """A number with ``digits`` significant digits (stable text for reports)."""
+def g(x: float | None, digits: int = 4) -> str:
+    """A number with ``digits`` significant digits (stable text for reports); "none" for None."""
+    if x is None:
+        return "none"
     x = float(x)
     if math.isnan(x):
         return "nan"
@@ -26,7 +26,7 @@ def g(x, digits: int = 4) -> str:
     return f"{x:.{digits}g}"
 
 
-def first_crossing(excess, lo: float, hi: float, *, points: int = 120) -> float | None:
+def first_crossing(excess: Callable[[float], float], lo: float, hi: float, *, points: int = 120) -> float | None:
     """Smallest x in [lo, hi] (geometric scan, then brentq) where ``excess`` turns positive; None if never.
 
     ``excess(x) > 0`` means "the claim fails at x". Returns the root of the first sign change.

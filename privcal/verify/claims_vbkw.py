@@ -12,8 +12,8 @@ import numpy as np
 
 from privcal import counter
 from privcal.rl import pucb as P
-from privcal.verify._common import FAILS, HOLDS, UNDER, cp_lower, g
-from privcal.verify.registry import Outcome, claim
+from privcal.verify._common import FAILS, HOLDS, cp_lower, g
+from privcal.verify.model import Outcome, claim
 
 CLAIMS: list = []
 
@@ -24,19 +24,24 @@ VBKW = "Vietri, Balle, Krishnamurthy & Wu 2020 (ICML)"
     CLAIMS, "VBKW-counter-error-bound", paper=VBKW, location="App. A.3 (private counters)",
     statement="PC(T, eps) (binary mechanism) satisfies, with probability >= 1 - beta, simultaneously for all "
               "1 <= t <= T: |M(sigma)(t) - c(sigma)(t)| <= (4/eps) ln(1/beta) log(T)^{5/2}.",
-    method="rigorous failure lower bounds (rounds t = 2^j release independent Laplace p-sums) where it fails; "
-           "where it holds, comparison with privcal's valid union bound (exact Laplace-sum tails, union over "
-           "rounds) on a (T, beta) grid (both scale as 1/eps); Monte Carlo looseness at T = 1024 "
-           "(Clopper-Pearson); log read as log2",
+    method="rigorous failure lower bounds (rounds t = 2^j release independent Laplace p-sums) at pinned (T, beta); "
+           "the derived condition checked against privcal's valid union bound (exact Laplace-sum tails, union "
+           "over rounds) on a (T, beta) grid (both scale as 1/eps); Monte Carlo looseness at T = 1024 in the "
+           "JSON data; log read as log2",
     function="privcal.counter.error_bound_paper",
-    corrected="E solving sum_k N_k 2 P(S_k > E) = beta (N_k rounds whose release sums k Laplace(L/eps) p-sums, "
-              "L = floor(log2 T) + 1): valid for every T and beta, within ~15% of the empirical quantile.",
+    corrected="Valid only for T >= 2 and beta <= 1/2 (log = log2), loose by ~log T; for every T and beta use E "
+              "solving sum_k N_k 2 P(S_k > E) = beta (N_k rounds whose release sums k Laplace(L/eps) p-sums, "
+              "L = floor(log2 T) + 1).",
     corrected_function="privcal.counter.error_bound",
 )
 def _counter_bound(ctx) -> Outcome:
-    at_one = counter.error_bound_paper(1, 1.0, 0.05)
-    near_one = P.sup_error_failure_lower_bound(counter.error_bound_paper(2, 1.0, 0.9), 2, 1.0)
-    natural = P.sup_error_failure_lower_bound(counter.error_bound_paper(2, 1.0, 0.05, log_base=math.e), 2, 1.0)
+    # pinned counterexamples: (T, beta, log base); the failure lower bound is rigorous (closed form)
+    pinned = ((1, 0.05, 2.0), (2, 0.9, 2.0), (2, 0.05, math.e))
+    lows = {}
+    for t, b, base in pinned:
+        bound = counter.error_bound_paper(t, 1.0, b, log_base=base)
+        lows[(t, b, base)] = (bound, P.sup_error_failure_lower_bound(bound, t, 1.0))
+    failing = [(t, b, base) for (t, b, base), (_, low) in lows.items() if low > b]
     steps = ctx.pick([2, 3, 4, 7, 8, 64, 1000, 10**6],
                      list(range(2, 65)) + [int(x) for x in np.geomspace(65, 1e9, 40)])
     betas = ctx.pick([1e-6, 0.1, 0.5], [1e-9, 1e-6, 1e-3, 0.01, 0.1, 0.3, 0.5])
@@ -46,18 +51,29 @@ def _counter_bound(ctx) -> Outcome:
             ratio = counter.error_bound_paper(t, 1.0, b) / counter.error_bound(t, 1.0, b)
             if ratio < worst:
                 worst, where = ratio, (t, b)
+    condition_ok = worst >= 1.0 - 1e-9
     mc = P.counter_error_check(1024, 1.0, 0.05, trials=ctx.pick(500, 2000), seed=ctx.seed_int(1))
-    holds_region = worst >= 1.0 - 1e-9
-    cex = (f"T = 1: the bound is {g(at_one)} although the release is one Laplace draw (failure probability 1); "
-           f"T = 2, beta = 0.9: failure probability >= {g(near_one)} > 0.9")
-    evidence = (f"{cex}; with log = ln, T = 2, beta = 0.05: failure >= {g(natural)}. For T >= 2 and beta <= 1/2 the "
-                f"printed bound is >= the valid union bound on {len(steps) * len(betas)} grid points (smallest ratio "
-                f"{g(worst, 3)} at T = {where[0]}, beta = {g(where[1])}), hence holds there; at T = 1024, beta = 0.05 "
-                f"it is {g(mc['paper']['looseness'], 3)}x the empirical 95% quantile ({mc['trials']} runs)")
-    if not holds_region:
-        return Outcome(FAILS, evidence, counterexample=cex)
-    return Outcome(UNDER, evidence, counterexample=cex,
-                   condition="T >= 2 and beta <= 1/2 (log = log2); loose by ~log T")
+    data = {"smallest_ratio_paper_over_union": worst, "at": where, "looseness_T1024": mc["paper"]["looseness"],
+            "mc_trials": mc["trials"]}
+    grid = f"{len(steps) * len(betas)} grid points with T in [2, {steps[-1]:g}], beta in [{g(betas[0])}, 1/2]"
+    if not failing:
+        verdict_text = "no pinned (T, beta) fails" + ("" if condition_ok else "; but the printed bound is below "
+                                                      "the valid union bound on the grid")
+        return Outcome(HOLDS if condition_ok else FAILS, verdict_text, data=data)
+    parts = []
+    for t, b, base in failing:
+        bound, low = lows[(t, b, base)]
+        log = "log2" if base == 2.0 else "ln"
+        parts.append(f"T = {t}, beta = {g(b)} ({log}): bound {g(bound)}, failure probability >= {g(low)} > beta")
+    cex = "; ".join(parts)
+    if not condition_ok:
+        return Outcome(FAILS, f"{cex}; the printed bound is also below the valid union bound for T >= 2, beta <= "
+                              f"1/2 (ratio {g(worst, 3)} at T = {where[0]}, beta = {g(where[1])})",
+                       counterexample=cex, data=data)
+    return Outcome(FAILS, f"{cex} (rigorous lower bounds: rounds 2^j release independent Laplace p-sums); for T >= 2 "
+                          f"and beta <= 1/2 the printed bound is >= the valid union bound on {grid} (checked), hence "
+                          "holds there",
+                   counterexample=cex, condition="T >= 2 and beta <= 1/2 (log = log2)", data=data)
 
 
 @claim(
@@ -65,7 +81,7 @@ def _counter_bound(ctx) -> Outcome:
     statement="E_eps = (3/eps) H ln((2SAH + S^2AH)/beta') log(T)^{5/2} bounds the error of every counter "
               "uniformly in t, (s, a, h) (and for r~, m~) with probability >= 1 - beta'.",
     method="S = 3, A = 2, H = 3 (K = 90 counters), eps = 1, beta' = 0.1, eps' = eps/(3H) as in Alg. 2, T = 2: "
-           "rigorous failure lower bound and Monte Carlo of all K counters (Clopper-Pearson)",
+           "rigorous failure lower bound; Monte Carlo of all K counters in the JSON data",
     function="privcal.rl.pucb.error_bound_paper",
     corrected="The counter bound at eps' = eps/(3H) with a union over K counters is (4/eps') ln(K/beta') "
               "log(T)^{5/2} = (12 H/eps) ln(K/beta') log(T)^{5/2} (4 times E_eps); a valid, tighter bound is "
@@ -80,34 +96,57 @@ def _e_eps(ctx) -> Outcome:
     verdict = FAILS if res["failure_lower_bound"] > 0.1 else HOLDS
     return Outcome(verdict, f"T = 2: E = {g(res['bound'])} but each counter's rounds 1, 2 carry independent "
                             f"Laplace({g(counter.laplace_scale(2, ce))}) p-sums: failure probability >= "
-                            f"{g(res['failure_lower_bound'])} > beta' = 0.1 (Monte Carlo: {res['failures']}/"
-                            f"{res['trials']} runs fail); the union bound E stands for is {g(stand_for)} = "
-                            f"{g(stand_for / res['bound'], 3)} x E; valid union bound {g(res['union_bound'])}",
-                   counterexample="S = 3, A = 2, H = 3, T = 2, eps = 1, beta' = 0.1")
+                            f"{g(res['failure_lower_bound'])} > beta' = 0.1 (rigorous); the union bound E stands for "
+                            f"is {g(stand_for)} = {g(stand_for / res['bound'], 3)} x E; valid union bound "
+                            f"{g(res['union_bound'])}",
+                   counterexample="S = 3, A = 2, H = 3, T = 2, eps = 1, beta' = 0.1",
+                   data={"mc_failures": res["failures"], "mc_trials": res["trials"]})
+
+
+def _l1_change(states_n: int, actions_n: int, horizon: int) -> float:
+    """Largest L1 change of all counter inputs between two users' episodes (Def. 3: user t replaced).
+
+    Over pairs of deterministic episodes (each user stays in one state and takes one action, reward in
+    {0, 1}), the L1 distance of :func:`privcal.rl.pucb._episode_inputs` of the two episodes.
+    """
+    episodes = []
+    for s in range(states_n):
+        for a in range(actions_n):
+            for r in (0.0, 1.0):
+                episodes.append(P._episode_inputs(states_n, actions_n, np.full(horizon + 1, s, int),
+                                                  np.full(horizon, a, int), np.full(horizon, r)))
+    worst = 0.0
+    for i, one in enumerate(episodes):
+        for two in episodes[i + 1:]:
+            worst = max(worst, sum(float(np.abs(one[key] - two[key]).sum()) for key in one))
+    return worst
 
 
 @claim(
     CLAIMS, "VBKW-epsilon-split", paper=VBKW, location="Alg. 2 (eps' := eps/(3H)) with Def. 3",
     statement="Running every counter with eps' = eps/(3H) makes PUCB eps-JDP.",
-    method="two t-neighbouring users (Def. 3: user t replaced) visiting different (s, a, s') at every step with "
-           "reward 1: L1 change of all counter inputs (privcal.rl.pucb._episode_inputs); each unit of input "
-           "costs eps' in the binary mechanism (pure DP, Laplace: the bound is attained)",
+    method="largest L1 change of all counter inputs between two t-neighbouring users (Def. 3: user t replaced) "
+           "over pairs of episodes (privcal.rl.pucb._episode_inputs, S = 3, A = 2, H = 4); each unit of input "
+           "costs eps' in the binary mechanism (pure DP, Laplace: the bound is attained), so the counters' "
+           "releases are (L1 change x eps')-DP; compared with eps",
     function="privcal.rl.pucb.counter_epsilon_paper",
     corrected="eps' = eps/(6H): a replaced user changes 2 entries of each of the 3 counter families at each of "
               "the H steps (L1 change 6H), so eps/(3H) gives 2 eps.",
     corrected_function="privcal.rl.pucb.counter_epsilon",
 )
 def _split(ctx) -> Outcome:
-    h, s, a = 4, 3, 2
-    one = P._episode_inputs(s, a, np.zeros(h + 1, int), np.zeros(h, int), np.ones(h))
-    two = P._episode_inputs(s, a, np.ones(h + 1, int), np.ones(h, int), np.ones(h))
-    l1 = sum(float(np.abs(one[key] - two[key]).sum()) for key in one)
-    jdp = P.jdp_epsilon(P.counter_epsilon_paper(1.0, h), h)
-    verdict = FAILS if jdp > 1.0 + 1e-12 else HOLDS
-    return Outcome(verdict, f"H = {h}: the two users' counter inputs differ by {l1:g} = 6H in L1 (the paper counts "
-                            f"3H); with eps' = eps/(3H) the counters' releases are {g(jdp)} eps-DP for eps = 1 "
-                            "(Laplace loss attains it), so the billboard argument certifies only 2 eps-JDP",
-                   counterexample=f"H = {h}: L1 change {l1:g}, privacy {g(jdp)} x eps")
+    h, s, a, eps = 4, 3, 2, 1.0
+    l1 = _l1_change(s, a, h)
+    privacy = l1 * P.counter_epsilon_paper(eps, h)
+    valid = l1 * P.counter_epsilon(eps, h)
+    if privacy <= eps * (1 + 1e-12):
+        return Outcome(HOLDS, f"H = {h}: the counter inputs of two users differ by at most {l1:g} in L1; with eps' "
+                              f"= eps/(3H) the releases are {g(privacy)} eps-DP <= eps (checked)")
+    return Outcome(FAILS, f"H = {h}: the counter inputs of two users differ by up to {l1:g} = {g(l1 / h)}H in L1 (the "
+                          f"paper counts 3H); with eps' = eps/(3H) the counters' releases are {g(privacy)} eps-DP for "
+                          f"eps = 1 (Laplace loss attains it), so the billboard argument certifies only {g(privacy)} "
+                          f"eps-JDP; eps/(6H) gives {g(valid)} eps",
+                   counterexample=f"H = {h}: L1 change {l1:g}, privacy {g(privacy)} x eps")
 
 
 @claim(
@@ -150,9 +189,11 @@ def _monotone(ctx) -> Outcome:
     low = cp_lower(drops, n, 1e-3)
     return Outcome(FAILS if low > 0 else HOLDS,
                    f"all-zero stream, T = 2: release 1 is the level-0 p-sum, release 2 the independent level-1 p-sum, "
-                   f"so P(release 2 < release 1) = 1/2 exactly; Monte Carlo: {drops}/{n} decreases (lower bound "
-                   f"{g(low)} at 99.9%)",
-                   counterexample="T = 2, stream (0, 0): P(decrease) = 1/2")
+                   f"so P(release 2 < release 1) = 1/2 exactly; Monte Carlo of privcal.counter.BinaryCounter ({n} "
+                   f"runs): the 99.9% Clopper-Pearson lower bound on P(decrease) is "
+                   f"{'> 0' if low > 0 else '0'} (checked)",
+                   counterexample="T = 2, stream (0, 0): P(decrease) = 1/2",
+                   data={"decreases": drops, "runs": n, "lower_bound": low})
 
 
 @claim(
@@ -183,11 +224,13 @@ def _optimism(ctx) -> Outcome:
         q = agent.q_values()
         lowest = min(lowest, float(q.min()))
         agent.observe(*sampler.sample(agent.policy(q), rng))
-    verdict = FAILS if printed < 0 or lowest < 0 else HOLDS
-    return Outcome(verdict, f"H = 1, E = 10, n~ = 1, r~ = -5: printed Q~+ = {g(printed)} < 0 <= Q* (optimistic rule: "
-                            f"{g(fixed)}); the literal agent (S = 3, A = 2, H = 3, eps = 1, 50 episodes) reaches "
-                            f"Q~+ = {g(lowest)}",
-                   counterexample=f"n~ = 1 < 2E = 20, r~ = -5: Q~+ = {g(printed)}")
+    data = {"agent_lowest_q": lowest}
+    if printed >= 0:
+        return Outcome(HOLDS, f"H = 1, E = 10, n~ = 1, r~ = -5: printed Q~+ = {g(printed)} >= 0", data=data)
+    return Outcome(FAILS, f"H = 1, E = 10, n~ = 1, r~ = -5: printed Q~+ = {g(printed)} < 0 <= Q* (optimistic rule: "
+                          f"{g(fixed)}); the literal agent's lowest Q~+ (S = 3, A = 2, H = 3, eps = 1, 50 episodes) "
+                          "is in the JSON data",
+                   counterexample=f"n~ = 1 < 2E = 20, r~ = -5: Q~+ = {g(printed)}", data=data)
 
 
 @claim(
@@ -202,7 +245,10 @@ def _collusion(ctx) -> Outcome:
     res = P.collusion_attack(1.0, steps=16, trials=ctx.pick(4000, 40000), seed=ctx.seed_int(1))
     single, binary = res["single_draw"], res["binary"]
     ok = single["interval"][0] > res["dp_limit"] and binary["interval"][0] <= res["dp_limit"]
-    return Outcome(HOLDS if ok else FAILS,
-                   f"single draw: colluders recover u_t with accuracy {g(single['accuracy'])} (95% CI from "
-                   f"{g(single['interval'][0])}), above the eps-DP limit e/(1+e) = {g(res['dp_limit'])}; binary "
-                   f"mechanism: {g(binary['accuracy'])} (CI {g(binary['interval'][0])}-{g(binary['interval'][1])})")
+    n = ctx.pick(4000, 40000)
+    evidence = (f"{n} trials at eps = 1: the 95% Clopper-Pearson interval of the colluders' accuracy is above the "
+                f"eps-DP limit e/(1+e) = {g(res['dp_limit'])} for the single draw "
+                f"({'checked' if single['interval'][0] > res['dp_limit'] else 'NOT above'}) and reaches below it for "
+                f"the binary mechanism ({'checked' if binary['interval'][0] <= res['dp_limit'] else 'NOT below'})")
+    return Outcome(HOLDS if ok else FAILS, evidence,
+                   data={"single_draw": single, "binary": binary, "trials": n})

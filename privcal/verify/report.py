@@ -2,7 +2,11 @@
 
 Regenerate the document with ``python -m privcal.verify.report --write docs/claims.md`` (or
 ``privcal verify --format markdown --write docs/claims.md``): it runs every claim at the quick
-budget with seed 0 and contains no timings, so the file is reproducible.
+budget with seed 0. The markdown prints only what is the same on every machine and library version
+(ids, verdicts, statements, checks, the bounds checked, pinned counterexamples, derived conditions,
+corrected statements, closed-form values to a few significant digits): no timings and no
+``Outcome.data`` (measured rounding errors, Monte Carlo estimates, audit bounds, hypothesis-found
+examples), which only the JSON report carries.
 """
 
 from __future__ import annotations
@@ -11,8 +15,12 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Sequence
+from typing import Any
 
-from privcal.verify.registry import VERDICTS, ClaimResult, run_claims
+from privcal import _validate as V
+from privcal.verify.model import VERDICTS, ClaimResult
+from privcal.verify.registry import run_claims
 
 __all__ = ["FORMATS", "DOC_COMMAND", "render", "to_text", "to_markdown", "to_json", "as_dict", "exit_code", "main"]
 
@@ -20,12 +28,19 @@ FORMATS = ("text", "markdown", "json")
 DOC_COMMAND = "python -m privcal.verify.report --write docs/claims.md"
 
 
-def exit_code(results) -> int:
-    """0 when every check ran (failing claims are findings, not errors), 1 when some check could not run."""
+def exit_code(results: Sequence[ClaimResult]) -> int:
+    """0 when every check ran (failing claims are findings, not errors), 1 when some check could not run.
+
+    Args:
+        results: results of :func:`privcal.verify.run_claims`.
+
+    Returns:
+        the exit status.
+    """
     return 1 if any(r.outcome.verdict == "not-run" for r in results) else 0
 
 
-def _clean(value):
+def _clean(value: Any) -> Any:
     """JSON-safe copy: non-finite floats become None, tuples become lists, numpy scalars plain numbers."""
     if isinstance(value, dict):
         return {str(k): _clean(v) for k, v in value.items()}
@@ -44,7 +59,15 @@ def _clean(value):
 
 
 def as_dict(result: ClaimResult, *, timing: bool = True) -> dict:
-    """One claim result as the JSON object of ``privcal verify --format json``."""
+    """One claim result as the JSON object of ``privcal verify --format json``.
+
+    Args:
+        result: one claim result.
+        timing: include the wall-clock ``seconds``; default True.
+
+    Returns:
+        a JSON-safe dict (the measured numbers under ``data``).
+    """
     c, o = result.claim, result.outcome
     out = {
         "id": c.id,
@@ -57,7 +80,7 @@ def as_dict(result: ClaimResult, *, timing: bool = True) -> dict:
         "evidence": o.evidence,
         "counterexample": o.counterexample,
         "condition": o.condition,
-        "corrected": c.corrected,
+        "corrected": result.corrected,
         "corrected_function": c.corrected_function,
         "data": _clean(o.data),
     }
@@ -66,13 +89,22 @@ def as_dict(result: ClaimResult, *, timing: bool = True) -> dict:
     return out
 
 
-def _counts(results) -> str:
+def _counts(results: Sequence[ClaimResult]) -> str:
     counts = {v: sum(r.outcome.verdict == v for r in results) for v in VERDICTS}
     return ", ".join(f"{n} {v}" for v, n in counts.items() if n)
 
 
-def to_json(results, *, budget: str, seed: int) -> str:
-    """``{"budget", "seed", "summary", "claims": [...]}`` (see :func:`as_dict`)."""
+def to_json(results: Sequence[ClaimResult], *, budget: str, seed: int) -> str:
+    """``{"budget", "seed", "summary", "claims": [...]}`` (see :func:`as_dict`).
+
+    Args:
+        results: results of :func:`privcal.verify.run_claims`.
+        budget: the budget they ran at (printed).
+        seed: the seed they ran with (printed).
+
+    Returns:
+        the JSON text (strict: no NaN or inf).
+    """
     return json.dumps({
         "budget": budget,
         "seed": seed,
@@ -81,8 +113,17 @@ def to_json(results, *, budget: str, seed: int) -> str:
     }, indent=2)
 
 
-def to_text(results, *, budget: str, seed: int) -> str:
-    """Plain-text report, one block per claim, with timings."""
+def to_text(results: Sequence[ClaimResult], *, budget: str, seed: int) -> str:
+    """Plain-text report, one block per claim, with timings.
+
+    Args:
+        results: results of :func:`privcal.verify.run_claims`.
+        budget: the budget they ran at (printed).
+        seed: the seed they ran with (printed).
+
+    Returns:
+        the report.
+    """
     lines = [f"privcal verify: {len(results)} claims, budget {budget}, seed {seed}: {_counts(results)}", ""]
     for r in results:
         c, o = r.claim, r.outcome
@@ -94,8 +135,8 @@ def to_text(results, *, budget: str, seed: int) -> str:
             lines.append(f"  counterexample: {o.counterexample}")
         if o.condition:
             lines.append(f"  holds under: {o.condition}")
-        if c.corrected:
-            lines.append(f"  corrected: {c.corrected}")
+        if r.corrected:
+            lines.append(f"  corrected: {r.corrected}")
         corrected = f"; corrected: {c.corrected_function}" if c.corrected_function else ""
         lines.append(f"  function: {c.function}{corrected}")
         lines.append("")
@@ -108,8 +149,17 @@ def _md(text: str) -> str:
     return text.replace("|", "\\|")
 
 
-def to_markdown(results, *, budget: str, seed: int) -> str:
-    """Markdown report (no timings, so it is reproducible): summary table, then one section per claim."""
+def to_markdown(results: Sequence[ClaimResult], *, budget: str, seed: int) -> str:
+    """Markdown report (reproducible: no timings, no measured data): summary table, one section per claim.
+
+    Args:
+        results: results of :func:`privcal.verify.run_claims`.
+        budget: the budget they ran at (printed).
+        seed: the seed they ran with (printed).
+
+    Returns:
+        the markdown of docs/claims.md.
+    """
     out = [
         "# Privacy claims of the papers, machine-checked",
         "",
@@ -117,9 +167,15 @@ def to_markdown(results, *, budget: str, seed: int) -> str:
         "do not edit by hand. Each claim is checked by the function named; `privcal verify --budget full` runs "
         "larger searches and Monte Carlo samples.",
         "",
-        "Verdicts: **holds** (no counterexample on the stated domain), **fails** (counterexample found), "
-        "**holds-under-condition** (counterexamples exist, none under the stated condition), **not-run** "
-        "(the check could not run).",
+        "Verdicts: **holds** (no counterexample on the stated domain), **fails** (counterexample found; when a "
+        "condition under which the statement holds was derived and checked, it is given under *Holds under* and "
+        "the corrected statement is that condition), **holds-under-condition** (a statement conditional as "
+        "printed), **not-run** (the check could not run).",
+        "",
+        "This document holds only what is the same on every machine and library version: the bounds each check "
+        "verified, pinned counterexamples and closed-form values. Measured numbers (Monte Carlo estimates, audit "
+        "bounds, rounding errors, examples found by random search) are in `privcal verify --format json` "
+        "(field `data`).",
         "",
         f"Summary: {_counts(results)}.",
         "",
@@ -139,22 +195,41 @@ def to_markdown(results, *, budget: str, seed: int) -> str:
             out.append(f"- **Counterexample:** {o.counterexample}")
         if o.condition:
             out.append(f"- **Holds under:** {o.condition}")
-        if c.corrected:
-            out.append(f"- **Corrected:** {c.corrected}")
+        if r.corrected:
+            out.append(f"- **Corrected:** {r.corrected}")
         out.append(f"- **Function:** `{c.function}`" + (f"; corrected: `{c.corrected_function}`"
                                                          if c.corrected_function else ""))
     return "\n".join(out) + "\n"
 
 
-def render(results, fmt: str, *, budget: str, seed: int) -> str:
-    """The report in ``fmt`` (text, markdown or json)."""
-    if fmt not in FORMATS:
-        raise ValueError(f"format must be one of {FORMATS}, got {fmt!r}")
+def render(results: Sequence[ClaimResult], fmt: str, *, budget: str, seed: int) -> str:
+    """The report in ``fmt``.
+
+    Args:
+        results: results of :func:`privcal.verify.run_claims`.
+        fmt: one of ``FORMATS`` ("text", "markdown", "json").
+        budget: the budget they ran at (printed).
+        seed: the seed they ran with (printed).
+
+    Returns:
+        the report.
+
+    Raises:
+        ValueError: ``fmt`` is not one of ``FORMATS``.
+    """
+    fmt = V.choice("format", fmt, FORMATS)
     return {"text": to_text, "markdown": to_markdown, "json": to_json}[fmt](results, budget=budget, seed=seed)
 
 
-def main(argv=None) -> int:
-    """``python -m privcal.verify.report [--write PATH]``: the markdown report at the quick budget, seed 0."""
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m privcal.verify.report [--write PATH]``: the markdown report at the quick budget, seed 0.
+
+    Args:
+        argv: command-line arguments (default: ``sys.argv[1:]``).
+
+    Returns:
+        the exit status (see :func:`exit_code`).
+    """
     parser = argparse.ArgumentParser(prog="python -m privcal.verify.report", description=__doc__.splitlines()[0])
     parser.add_argument("--write", metavar="PATH", help="write the markdown to PATH instead of stdout")
     args = parser.parse_args(argv)
