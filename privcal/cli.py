@@ -13,7 +13,8 @@ import math
 import os
 import sys
 
-from . import api, table
+from .accounting import api
+from .calibrators import table
 from .errors import PrivcalError
 
 __all__ = ["main", "build_parser", "format_table"]
@@ -91,6 +92,14 @@ def build_parser() -> argparse.ArgumentParser:
         sampling=(
             "--sampling",
             dict(choices=("poisson", "without_replacement"), default="poisson", help="subsampling scheme (default: poisson)"),
+        ),
+        neighbouring=(
+            "--neighbouring",
+            dict(
+                choices=("add_remove", "replace_one", "zero_out"), default=None,
+                help="neighbouring relation the sensitivity is defined under (default: add_remove for poisson, "
+                "replace_one without replacement)",
+            ),
         ),
         json=("--json", dict(action="store_true", help="print one JSON object")),
     )
@@ -220,7 +229,9 @@ def _report_dict(report) -> dict:
 
 
 def _subsampling(args) -> dict:
-    return {} if args.sample_rate is None else {"sample_rate": args.sample_rate, "sampling": args.sampling}
+    if args.sample_rate is None:
+        return {}
+    return {"sample_rate": args.sample_rate, "sampling": args.sampling, "neighbouring": args.neighbouring}
 
 
 def _print_report(report, as_json: bool, headline: str) -> int:

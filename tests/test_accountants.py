@@ -8,21 +8,23 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from privcal import composition, gaussian
-from privcal.accountants import (
+from privcal.accounting.accountants import (
     ACCOUNTANTS,
     ExactAccountant,
     KOVAccountant,
     PaperAccountant,
     RDPAccountant,
 )
-from privcal.errors import UnsupportedEventError
-from privcal.events import (
+from privcal.accounting.events import (
     ApproxDPEvent,
     ComposedEvent,
     GaussianEvent,
     GaussianProcessEvent,
+    Neighbouring,
+    Releases,
     SubsampledEvent,
 )
+from privcal.errors import UnsupportedEventError
 
 ALL = sorted(ACCOUNTANTS)
 sigmas = st.floats(0.3, 30.0)
@@ -59,6 +61,66 @@ def test_unsupported_event_raises(name):
     with pytest.raises(UnsupportedEventError, match=name):
         acc.compose(sub)
     assert not acc.supports("not an event")
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_infinite_noise_releases_nothing(name):
+    # GaussianEvent(inf): sigma = inf, nothing about the data is released: zero privacy loss
+    # (delta(eps) = 0 for every eps >= 0; the exact profile at mu = 0). Errors must not name arguments
+    # the user never passed.
+    acc = ACCOUNTANTS[name]().compose(GaussianEvent(math.inf), 10)
+    assert acc.epsilon(1e-5) == 0.0
+    assert acc.delta(0.5) == 0.0
+    # composed with a finite release, it changes nothing
+    mixed = ACCOUNTANTS[name]().compose(GaussianEvent(3.0), 4)
+    if mixed.supports(GaussianEvent(math.inf)):
+        mixed.compose(GaussianEvent(math.inf), 7)
+        assert mixed.epsilon(1e-5) == pytest.approx(ACCOUNTANTS[name]().compose(GaussianEvent(3.0), 4).epsilon(1e-5))
+
+
+@pytest.mark.parametrize("name", ["rdp", "paper"])
+def test_infinite_noise_subsampled_releases_nothing(name):
+    acc = ACCOUNTANTS[name]().compose(SubsampledEvent(GaussianEvent(math.inf), 0.1), 10)
+    assert acc.epsilon(1e-5) == 0.0
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_sigma_for_is_feasible_and_leaves_the_ledger_alone(name):
+    # the accountant's own calibration: the sigma it returns is certified by the accountant itself, a
+    # sigma 1e-6 smaller is not (the answer is minimal to its rtol = 1e-9), and self is not composed
+    acc = ACCOUNTANTS[name]()
+    releases = Releases(sensitivity=2.0, steps=50)
+    sigma = acc.sigma_for(releases, 1.0, 1e-5)
+    assert acc.ledger == ()
+    assert ACCOUNTANTS[name]().compose(releases.event(sigma)).epsilon(1e-5) <= 1.0
+    assert ACCOUNTANTS[name]().compose(releases.event(sigma * (1 - 1e-6))).epsilon(1e-5) > 1.0
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_sigma_for_bad_input_names_the_argument(name):
+    acc = ACCOUNTANTS[name]()
+    with pytest.raises(ValueError, match="epsilon must be in"):
+        acc.sigma_for(Releases(), 0.0, 1e-5)
+    with pytest.raises(ValueError, match="delta must be in"):
+        acc.sigma_for(Releases(), 1.0, 1.0)
+    with pytest.raises(ValueError, match="releases"):
+        acc.sigma_for(GaussianEvent(1.0), 1.0, 1e-5)
+
+
+def test_neighbouring_relation_decides_what_is_priced():
+    # Poisson subsampling has a valid RDP bound under add/remove (MTZ 2019) only; sampling without
+    # replacement under replace-one or zero-out (WBK 2018 Thm 27) only: other pairs are refused,
+    # never guessed.
+    rdp = RDPAccountant()
+    assert rdp.supports(SubsampledEvent(GaussianEvent(1.0), 0.1, "poisson"))
+    assert not rdp.supports(SubsampledEvent(GaussianEvent(1.0), 0.1, "poisson", Neighbouring.REPLACE_ONE))
+    assert rdp.supports(SubsampledEvent(GaussianEvent(1.0), 0.1, "without_replacement", "zero_out"))
+    assert not rdp.supports(SubsampledEvent(GaussianEvent(1.0), 0.1, "without_replacement", "add_remove"))
+    with pytest.raises(UnsupportedEventError):
+        rdp.compose(SubsampledEvent(GaussianEvent(1.0), 0.1, "poisson", "replace_one"))
+    # the default relation follows the sampling scheme
+    assert SubsampledEvent(GaussianEvent(1.0), 0.1).neighbouring is Neighbouring.ADD_REMOVE
+    assert SubsampledEvent(GaussianEvent(1.0), 0.1, "without_replacement").neighbouring is Neighbouring.REPLACE_ONE
 
 
 @pytest.mark.parametrize("name", ALL)

@@ -82,3 +82,24 @@ def test_python_dash_m_entry_point():
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["setting"] == "dpq"
+
+
+def test_neighbouring_relation_is_named_in_the_output(capsys):
+    # without replacement defaults to replace-one neighbours, and the JSON says so; zero-out halves
+    # the sensitivity of a clipped contribution, so the same sigma calibrates a different relation
+    code, out, _ = run(capsys, "calibrate", "--epsilon", "1", "--delta", "1e-5", "--steps", "100",
+                       "--sample-rate", "0.1", "--sampling", "without_replacement", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["sampling"] == "without_replacement" and report["neighbouring"] == "replace_one"
+    code, out, _ = run(capsys, "calibrate", "--epsilon", "1", "--delta", "1e-5", "--steps", "100",
+                       "--sample-rate", "0.1", "--sampling", "without_replacement", "--neighbouring", "zero_out",
+                       "--json")
+    assert code == 0 and json.loads(out)["neighbouring"] == "zero_out"
+
+
+def test_unpriced_neighbouring_relation_is_one_line_and_exit_2(capsys):
+    code, out, err = run(capsys, "epsilon", "--sigma", "2", "--delta", "1e-5", "--sample-rate", "0.1",
+                         "--neighbouring", "replace_one")
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "poisson subsampling under replace_one neighbours" in err

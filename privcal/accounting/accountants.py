@@ -37,7 +37,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import _validate as V
-from .. import composition, gaussian, rdp, subsampling
+from .. import composition, gaussian, kov, rdp, subsampling
 from ..errors import InfeasibleError, UnsupportedEventError
 from . import _search
 from .events import (
@@ -92,7 +92,7 @@ def _valid_subsampled_rdp(orders: np.ndarray, event: SubsampledEvent) -> np.ndar
 def _default_hint(releases: Releases, epsilon: float, delta: float) -> float:
     """Start of the sigma search: the exact sigma of the unsubsampled composition, scaled by the sample
     rate (amplification by subsampling is roughly linear in it)."""
-    exact = composition.sigma_composed_exact(epsilon, delta, steps=releases.steps, sensitivity=releases.sensitivity)
+    exact = composition._sigma_composed_exact(epsilon, delta, steps=releases.steps, sensitivity=releases.sensitivity)
     return exact * releases.sample_rate
 
 
@@ -275,15 +275,15 @@ class ExactAccountant(_GaussianMuAccountant):
     guarantee = "exact epsilon (tight privacy profile)"
 
     def _epsilon(self, delta):
-        return 0.0 if self._mu2 == 0 else gaussian.epsilon_exact(delta, self.mu)
+        return 0.0 if self._mu2 == 0 else gaussian._epsilon_exact(delta, self.mu)
 
     def _delta(self, epsilon):
-        return 0.0 if self._mu2 == 0 else gaussian.delta_exact(epsilon, self.mu)
+        return 0.0 if self._mu2 == 0 else gaussian._delta_exact(epsilon, self.mu)
 
     def _sigma_for(self, releases, epsilon, delta, *, sigma_hint=None, rtol=_DEFAULT_RTOL):
         # closed form: one Gaussian with mu = sqrt(steps) * sensitivity / sigma
         self._check_supported(releases)
-        return composition.sigma_composed_exact(epsilon, delta, steps=releases.steps, sensitivity=releases.sensitivity)
+        return composition._sigma_composed_exact(epsilon, delta, steps=releases.steps, sensitivity=releases.sensitivity)
 
 
 class PaperAccountant(_GaussianMuAccountant):
@@ -391,17 +391,19 @@ class PaperAccountant(_GaussianMuAccountant):
 
     def _epsilon(self, delta):
         if self._subsampled:
-            return float(self._tail(delta)[0])
+            return float(self._tail(delta)[0]) if np.any(self._lemma1) else 0.0
         if self._mu2 == 0:
             return 0.0
-        return composition.thm5_epsilon_paper(1.0, delta, steps=1, sensitivity=self.mu)
+        return composition._thm5_epsilon_paper(1.0, delta, steps=1, sensitivity=self.mu)
 
     def _delta(self, epsilon):
         if self._subsampled:
+            if not np.any(self._lemma1):
+                return 0.0
             return float(rdp.moments_tail_delta(self.orders, self._lemma1, epsilon)[0])
         if self._mu2 == 0:
             return 0.0
-        return composition.thm5_delta_paper(epsilon, 1.0, steps=1, sensitivity=self.mu)
+        return composition._thm5_delta_paper(epsilon, 1.0, steps=1, sensitivity=self.mu)
 
 
 class KOVAccountant(Accountant):
@@ -455,7 +457,7 @@ class KOVAccountant(Accountant):
                 return composition.kov_epsilon(e.epsilon, e.delta, k, delta)
             if math.isinf(e.noise_multiplier):
                 return 0.0
-            return composition.kov_gaussian_epsilon(1.0, delta, steps=k, sensitivity=e.mu)
+            return kov._kov_gaussian_epsilon(1.0, delta=delta, steps=k, sensitivity=e.mu)
         except InfeasibleError:
             return math.inf
 
@@ -467,7 +469,7 @@ class KOVAccountant(Accountant):
             return composition.kov_delta(epsilon, e.epsilon, e.delta, k)
         if math.isinf(e.noise_multiplier):
             return 0.0
-        return composition.kov_gaussian_delta(epsilon, 1.0, steps=k, sensitivity=e.mu)
+        return kov._kov_gaussian_delta(sigma=1.0, epsilon=epsilon, steps=k, sensitivity=e.mu)
 
 
 class RDPAccountant(Accountant):

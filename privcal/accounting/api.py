@@ -96,13 +96,22 @@ def _resolve(accountant: str, releases: Releases) -> list[str]:
     event = releases.event(1.0)
     if accountant != "best":
         if not ACCOUNTANTS[accountant]().supports(event):
-            raise UnsupportedEventError(f"the {accountant} accountant does not support this setting ({event!r})")
+            raise UnsupportedEventError(f"the {accountant} accountant does not support {_describe(releases)}")
         return [accountant]
     names = [n for n, cls in ACCOUNTANTS.items() if cls().supports(event) and cls().valid_for(event)]
     if not names:
-        raise UnsupportedEventError(f"no valid accountant supports this setting ({event!r})")
+        raise UnsupportedEventError(f"no valid accountant supports {_describe(releases)}")
     # The exact profile is the lower limit of every valid bound: when it applies, it is the best.
     return ["exact"] if "exact" in names else names
+
+
+def _describe(releases: Releases) -> str:
+    if not releases.subsampled:
+        return f"{releases.steps} Gaussian releases"
+    return (
+        f"{releases.sampling} subsampling under {releases.neighbouring.value} neighbours (subsampled Gaussians "
+        "are priced for poisson with add_remove, and without_replacement with replace_one or zero_out)"
+    )
 
 
 _SETTING_DOC = """
@@ -276,8 +285,8 @@ def _lemma1_notes(acc, delta: float) -> tuple[str, ...]:
 
 
 def _thm5_notes(epsilon: float, delta: float, sensitivity: float, steps: int) -> tuple[str, ...]:
-    closed = composition.thm5_sigma_proof_paper(epsilon, delta, steps=steps, sensitivity=sensitivity)
-    exact_eps = composition.epsilon_composed_exact(closed, delta, steps=steps, sensitivity=sensitivity)
+    closed = composition._thm5_sigma_proof_paper(epsilon, delta, steps=steps, sensitivity=sensitivity)
+    exact_eps = composition._epsilon_composed_exact(closed, delta, steps=steps, sensitivity=sensitivity)
     if exact_eps > epsilon:
         return (
             f"paper closed form not sufficient here: Thm 5 closed-form sigma = {closed:.6g} gives exact "
