@@ -30,8 +30,10 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Iterator
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privcal import _rng
 from privcal import _validate as V
@@ -51,49 +53,72 @@ INPUT_PERTURBATION_ACCOUNTANTS = ("kov", "exact", "rdp")
 DPSGD_UNITS = ("example", "reward_function")
 
 
-def input_perturbation_sigma(epsilon, delta, *, samples, accountant="kov") -> float:
+def input_perturbation_sigma(epsilon: float, delta: float, *, samples: int,
+                             accountant: str = "kov") -> float:
     """Reward-noise std sigma_r making T noisy rewards (epsilon, delta)-DP w.r.t. |r - r'|_inf <= 1.
 
     sigma_r = privcal.calibrate(epsilon, delta, sensitivity=1, steps=T, accountant=accountant):
     T Gaussian releases of sensitivity 1 (Venkatasubramanian 2013; composed by Kairouz, Oh &
     Viswanath 2015 as in Wang & Hegde 2019, App. E.2, or by the exact profile, Balle & Wang 2018).
     E.g. T = 5000, delta = 1e-4: KOV 1021 and exact 247 at epsilon = 0.9.
+
+    Args:
+        epsilon: target epsilon, in (0, inf).
+        delta: target delta, in (0, 1).
+        samples: T, the number of noisy rewards, an int >= 1.
+        accountant: "kov" (the paper's, default), "exact" or "rdp" (all valid).
+
+    Returns:
+        sigma_r, the std of the Gaussian noise on each reward (reward units).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     from privcal import calibrate
 
     samples = V.positive_int("samples", samples)
-    if accountant not in INPUT_PERTURBATION_ACCOUNTANTS:
-        raise ValueError(f"accountant must be one of {INPUT_PERTURBATION_ACCOUNTANTS}, got {accountant!r}")
+    V.choice("accountant", accountant, INPUT_PERTURBATION_ACCOUNTANTS)
     return calibrate(epsilon, delta, sensitivity=1.0, steps=samples, accountant=accountant)
 
 
-def dpsgd_noise_multiplier_paper(epsilon, delta, *, steps, sample_rate=1.0, c2=math.sqrt(2.0)) -> float:
+def dpsgd_noise_multiplier_paper(epsilon: float, delta: float, *, steps: int, sample_rate: float = 1.0,
+                                 c2: float = math.sqrt(2.0)) -> float:
     """Noise multiplier z = c2 q sqrt(steps ln(1/delta)) / epsilon (Abadi et al. 2016, Thm 1).
 
     With c2 = sqrt(2) and q = 1 as Wang & Hegde 2019, App. E.2. Thm 1 is stated "for some constants
     c1, c2" with the condition epsilon < c1 q^2 steps; it is a per-example guarantee (one example
     added/removed, sensitivity C). Checked with privcal at steps = 78, delta = 1e-4, epsilon = 0.9:
     z = 42.1 gives exact epsilon 0.634 and RDP epsilon 0.710 per example (sufficient there).
+
+    Args:
+        epsilon: target epsilon, in (0, inf).
+        delta: target delta, in (0, 1).
+        steps: number of SGD steps, an int >= 1.
+        sample_rate: q, the fraction of the data in each batch, in (0, 1]; default 1.
+        c2: Thm 1's constant, in (0, inf); default sqrt(2) (App. E.2).
+
+    Returns:
+        z, the noise multiplier (noise std z C on the clipped-gradient sum).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
     steps = V.positive_int("steps", steps)
-    sample_rate = V.in_closed("sample_rate", sample_rate, 0.0, 1.0)
-    if sample_rate == 0.0:
-        raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}")
+    sample_rate = V.rate("sample_rate", sample_rate)
     c2 = V.positive("c2", c2)
     return c2 * sample_rate * math.sqrt(steps * math.log(1.0 / delta)) / epsilon
 
 
 def _unit_sensitivity(unit, batch_size) -> float:
-    if unit not in DPSGD_UNITS:
-        raise ValueError(f"unit must be one of {DPSGD_UNITS}, got {unit!r}")
+    V.choice("unit", unit, DPSGD_UNITS)
     batch_size = V.positive_int("batch_size", batch_size)
     return 1.0 if unit == "example" else 2.0 * batch_size
 
 
-def dpsgd_noise_multiplier(epsilon, delta, *, steps, batch_size, unit="reward_function",
-                           accountant="exact") -> float:
+def dpsgd_noise_multiplier(epsilon: float, delta: float, *, steps: int, batch_size: int,
+                           unit: str = "reward_function", accountant: str = "exact") -> float:
     """Valid noise multiplier z (noise std z C on the clipped-gradient sum) for ``steps`` full-batch steps.
 
     Sensitivity of the sum of B per-example gradients clipped to C, in units of C: 1 for one example
@@ -101,6 +126,20 @@ def dpsgd_noise_multiplier(epsilon, delta, *, steps, batch_size, unit="reward_fu
     changes (``"reward_function"``: every clipped gradient may move across its C-ball). Then
     z = privcal.calibrate(epsilon, delta, sensitivity=that, steps=steps, accountant=accountant)
     (no subsampling; ``"exact"``: composed Gaussian profile, ``"rdp"``: Renyi DP, both valid).
+
+    Args:
+        epsilon: target epsilon, in (0, inf).
+        delta: target delta, in (0, 1).
+        steps: number of full-batch SGD steps, an int >= 1.
+        batch_size: B, examples per batch, an int >= 1.
+        unit: "reward_function" (sensitivity 2B, default) or "example" (sensitivity 1).
+        accountant: a ``privcal.calibrate`` accountant, e.g. "exact" (default) or "rdp".
+
+    Returns:
+        z, the noise multiplier (noise std z C on the clipped-gradient sum).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     from privcal import calibrate
 
@@ -109,8 +148,24 @@ def dpsgd_noise_multiplier(epsilon, delta, *, steps, batch_size, unit="reward_fu
                      accountant=accountant)
 
 
-def dpsgd_epsilon(noise_multiplier, delta, *, steps, batch_size, unit="example", accountant="exact") -> float:
-    """Epsilon at ``delta`` of DP-SGD with noise multiplier z (inverse of :func:`dpsgd_noise_multiplier`)."""
+def dpsgd_epsilon(noise_multiplier: float, delta: float, *, steps: int, batch_size: int,
+                  unit: str = "example", accountant: str = "exact") -> float:
+    """Epsilon at ``delta`` of DP-SGD with noise multiplier z (inverse of :func:`dpsgd_noise_multiplier`).
+
+    Args:
+        noise_multiplier: z (noise std z C on the clipped-gradient sum), in (0, inf).
+        delta: target delta, in (0, 1).
+        steps: number of full-batch SGD steps, an int >= 1.
+        batch_size: B, examples per batch, an int >= 1.
+        unit: "example" (sensitivity 1, default) or "reward_function" (sensitivity 2B).
+        accountant: a ``privcal.epsilon`` accountant, e.g. "exact" (default) or "rdp".
+
+    Returns:
+        an upper bound on epsilon at ``delta``.
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
     from privcal import epsilon
 
     steps = V.positive_int("steps", steps)
@@ -124,9 +179,13 @@ class WhiteNoisePath:
     The beta -> infinity limit of :class:`privcal.noise.OrnsteinUhlenbeckPath` with the same interface
     (``sample_point``, ``sample``, ``reset``). Not a sample path of any continuous process: querying
     many new points gives independent values whose average reveals the underlying function.
+
+    Args:
+        sigma: std of every value, in (0, inf).
+        seed: seed of the values (``privcal._rng``); default None.
     """
 
-    def __init__(self, sigma, seed=None):
+    def __init__(self, sigma: float, seed: _rng.Seed = None):
         self.sigma = V.positive("sigma", sigma)
         self._rng = _rng.as_generator(seed, "seed")
         self._values: dict = {}
@@ -134,7 +193,15 @@ class WhiteNoisePath:
     def __len__(self) -> int:
         return len(self._values)
 
-    def sample_point(self, x) -> float:
+    def sample_point(self, x: float) -> float:
+        """The value at ``x`` (drawn on the first query, remembered after).
+
+        Args:
+            x: a finite real point.
+
+        Raises:
+            ValueError: ``x`` is not a finite real number.
+        """
         if isinstance(x, bool) or not isinstance(x, numbers.Real) or not math.isfinite(x):
             raise ValueError(f"x must be a finite real number, got {x!r}")
         x = float(x)
@@ -143,18 +210,30 @@ class WhiteNoisePath:
             v = self._values[x] = self.sigma * float(self._rng.standard_normal())
         return v
 
-    def sample(self, points) -> np.ndarray:
+    def sample(self, points: ArrayLike) -> np.ndarray:
+        """The values at ``points`` (same shape).
+
+        Args:
+            points: finite real points, any shape.
+        """
         pts = np.asarray(points, dtype=float)
         return np.array([self.sample_point(float(x)) for x in pts.reshape(-1)]).reshape(pts.shape)
 
     def reset(self) -> None:
+        """Forget every value (the next queries draw new ones)."""
         self._values = {}
 
 
 class WhiteNoisePaths:
-    """One :class:`WhiteNoisePath` per action, mirroring :class:`privcal.noise.OrnsteinUhlenbeckPaths`."""
+    """One :class:`WhiteNoisePath` per action, mirroring :class:`privcal.noise.OrnsteinUhlenbeckPaths`.
 
-    def __init__(self, n_paths, sigma, seed=None):
+    Args:
+        n_paths: number of paths (actions), an int >= 1.
+        sigma: std of every value, in (0, inf).
+        seed: seed of all paths (independent children, ``privcal._rng.spawn``); default None.
+    """
+
+    def __init__(self, n_paths: int, sigma: float, seed: _rng.Seed = None):
         n_paths = V.positive_int("n_paths", n_paths)
         self._paths = [WhiteNoisePath(sigma, seed=child) for child in _rng.spawn(seed, n_paths, "seed")]
 
@@ -164,12 +243,18 @@ class WhiteNoisePaths:
     def __getitem__(self, action: int) -> WhiteNoisePath:
         return self._paths[action]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[WhiteNoisePath]:
         return iter(self._paths)
 
-    def sample_all(self, points) -> np.ndarray:
+    def sample_all(self, points: ArrayLike) -> np.ndarray:
+        """Values of every path at ``points``: shape (n_paths, *points.shape).
+
+        Args:
+            points: finite real points, any shape.
+        """
         return np.stack([p.sample(points) for p in self._paths])
 
     def reset(self) -> None:
+        """New independent values on every path (Algorithm 1's reset, lines 7-9)."""
         for p in self._paths:
             p.reset()

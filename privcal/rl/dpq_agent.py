@@ -55,11 +55,13 @@ weights, the noise paths, exploration and the baselines' noise; same seed, same 
 
 from __future__ import annotations
 
+import numbers
 import time
 from dataclasses import asdict, dataclass, field, replace
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privcal import _rng
 from privcal import _validate as V
@@ -102,6 +104,21 @@ class Hyperparameters:
     Not in the paper: gamma = 0.5 (the task is nearly myopic; with only 78 updates gamma = 0.9 learns
     worse, 15.2 at alpha = 1); hidden = (32, 32) tanh units; output_scale = 0.1 (the last layer starts
     small, so the initial Q is nearly flat); exploration = 0.1 (epsilon-greedy); clip = 1 (DP-SGD's C).
+
+    Attributes:
+        samples: T, the number of environment steps, an int >= 1; default 5000.
+        batch_size: B, samples per SGD update, an int in [1, samples]; default 64.
+        lr: alpha, the SGD step size, in (0, inf); default 3e-4.
+        lipschitz: L, the enforced Lipschitz bound of Q in the state, in (0, inf); default 4.
+        gamma: the discount factor, in [0, 1); default 0.5.
+        hidden: widths of the hidden layers (ints >= 1); default (32, 32).
+        activation: "tanh" or "relu"; default "tanh".
+        output_scale: factor on the last layer's initial weights, in (0, inf); default 0.1.
+        exploration: epsilon-greedy rate, in [0, 1]; default 0.1.
+        clip: DP-SGD's per-example clipping norm C, in (0, inf); default 1.
+
+    Raises:
+        ValueError: a field is outside its range.
     """
 
     samples: int = 5000
@@ -124,8 +141,7 @@ class Hyperparameters:
         object.__setattr__(self, "gamma", _gamma(self.gamma))
         hidden = tuple(self.hidden) if not isinstance(self.hidden, (int, np.integer)) else (self.hidden,)
         object.__setattr__(self, "hidden", tuple(V.positive_int("hidden[i]", h) for h in hidden))
-        if self.activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {self.activation!r}")
+        V.choice("activation", self.activation, ACTIVATIONS)
         object.__setattr__(self, "output_scale", V.positive("output_scale", self.output_scale))
         object.__setattr__(self, "exploration", V.probability("exploration", self.exploration))
         object.__setattr__(self, "clip", V.positive("clip", self.clip))
@@ -144,19 +160,39 @@ def _gamma(gamma) -> float:
     return g
 
 
-def paper_beta(lr=PAPER_E3["lr"], batch_size=PAPER_E3["batch_size"], k=PAPER_E3["k"]) -> float:
+def paper_beta(lr: float = PAPER_E3["lr"], batch_size: int = PAPER_E3["batch_size"],
+               k: float = PAPER_E3["k"]) -> float:
     """Kernel parameter beta = 1/v, v = 4 alpha (k + 1) / B (Wang & Hegde 2019, Thm 5).
 
     Defaults are App. E.3's alpha = 3e-4, B = 64, k = 23: beta = 2222.2 (the paper prints
     v = 6.19e-5, i.e. beta = 16155, which does not follow from its own formula).
+
+    Args:
+        lr: the SGD step size alpha, in (0, inf); default 3e-4.
+        batch_size: B, an int >= 1; default 64.
+        k: the noise bound k of Thm 5, in (0, inf); default 23.
+
+    Returns:
+        beta of the kernel exp(-beta |x - y|), in (0, inf).
     """
     from privcal import rkhs
 
     return rkhs.kernel_beta_thm5(lr, k, batch_size)
 
 
-def check_resets(resets, updates) -> int:
-    """J as an int dividing U = floor(T/B); ``ValueError`` naming the valid choices otherwise."""
+def check_resets(resets: int, updates: int) -> int:
+    """J as an int dividing U = floor(T/B); ``ValueError`` naming the valid choices otherwise.
+
+    Args:
+        resets: J, the number of noise paths (Algorithm 1 lines 7-9), an int >= 1 dividing ``updates``.
+        updates: U = floor(T/B), the number of SGD updates (trusted: from ``Hyperparameters.updates``).
+
+    Returns:
+        ``resets`` as an int.
+
+    Raises:
+        ValueError: ``resets`` is not a positive int dividing ``updates``.
+    """
     resets = V.positive_int("resets", resets)
     if updates % resets:
         divisors = [d for d in range(1, updates + 1) if updates % d == 0]
@@ -167,11 +203,27 @@ def check_resets(resets, updates) -> int:
     return resets
 
 
-def functional_noise(epsilon, delta, hp: Hyperparameters, resets, *, actions=2, variant="corrected"):
+def functional_noise(epsilon: float, delta: float, hp: Hyperparameters, resets: int, *,
+                     actions: int = 2, variant: str = "corrected") -> tuple[float, float, Any]:
     """(sigma, beta, calibration) of Algorithm 1 for a target (epsilon, delta): ``privcal.dpq.calibrate``.
 
     ``variant="corrected"`` is a valid analysis; ``"paper"`` solves the paper's own formulas
-    consistently (see ``privcal.dpq``). Raises the calibrator's ``InfeasibleError`` when no k works.
+    consistently (see ``privcal.dpq``). The calibrator validates the arguments.
+
+    Args:
+        epsilon: target epsilon, in (0, inf).
+        delta: target delta, in (0, 1).
+        hp: the learner's settings (T, B, alpha, L are read from it).
+        resets: J, the number of noise paths, an int >= 1 dividing floor(T/B).
+        actions: number of actions (one noise path each), an int >= 1; default 2.
+        variant: "corrected" (valid, default) or "paper".
+
+    Returns:
+        (sigma, the functional-noise std; beta, the kernel parameter; the calibrator's result).
+
+    Raises:
+        InfeasibleError: no noise bound k gives a valid sigma (the message names T, B, lr, L, J).
+        ValueError: an argument is outside its range.
     """
     from privcal import dpq
     from privcal.errors import InfeasibleError
@@ -193,7 +245,8 @@ class TrainResult:
     ``sigma`` is the functional-noise std (dpq), the reward-noise std (input_perturbation) or the
     noise multiplier z (dpsgd: std z * clip on the clipped-gradient sum); ``guarantee`` says in words
     what privacy claim the noise carries. ``timings`` splits the wall time (seconds) into env, act
-    (forward passes), noise (path queries and resets) and update.
+    (forward passes), noise (path queries and resets) and update. ``seed`` is the int seed of the run
+    (None when a Generator, a SeedSequence or None was given).
     """
 
     method: str
@@ -210,15 +263,21 @@ class TrainResult:
     delta: Optional[float] = None
     guarantee: str = ""
     timings: dict = field(default_factory=dict)
-    seed: int = 0
+    seed: Optional[int] = 0
     projections: int = 0
 
-    def released_q(self, states) -> np.ndarray:
+    def released_q(self, states: ArrayLike) -> np.ndarray:
         """Released function at ``states`` (1-D, in [0, 1]): Q(s, a) + g_a(s), shape (n, actions).
 
         For ``dpq`` the last noise path is extended exactly at new states (querying changes the
         stored path, not its law); ``bgp16`` adds its independent values; the other methods release
         Q itself.
+
+        Args:
+            states: positions in [0, 1] (any shape; flattened to n states).
+
+        Returns:
+            the released values, shape (n, actions).
         """
         s = np.asarray(states, dtype=float).reshape(-1)
         q = self.q(s[:, None])
@@ -226,8 +285,15 @@ class TrainResult:
             q = q + self.noise.sample_all(s).T
         return q
 
-    def greedy_actions(self, states) -> np.ndarray:
-        """argmax_a of :meth:`released_q` at ``states``."""
+    def greedy_actions(self, states: ArrayLike) -> np.ndarray:
+        """argmax_a of :meth:`released_q` at ``states``.
+
+        Args:
+            states: positions in [0, 1] (any shape; flattened to n states).
+
+        Returns:
+            n action indices.
+        """
         return np.argmax(self.released_q(states), axis=1)
 
     def to_dict(self) -> dict:
@@ -278,26 +344,53 @@ def _make_env(env):
     return IntervalEnv()
 
 
-def train(method="dpq", *, hp: Hyperparameters | None = None, sigma=None, beta=None, resets=None,
-          epsilon=None, delta=None, calibration=None, guarantee="", seed=0, env=None,
+def _check_hp(hp) -> Hyperparameters:
+    if hp is None:
+        return Hyperparameters()
+    if not isinstance(hp, Hyperparameters):
+        raise ValueError(f"hp must be a Hyperparameters instance, got {type(hp).__name__}")
+    return hp
+
+
+def train(method: str = "dpq", *, hp: Optional[Hyperparameters] = None, sigma: Optional[float] = None,
+          beta: Optional[float] = None, resets: Optional[int] = None, epsilon: Optional[float] = None,
+          delta: Optional[float] = None, calibration: Any = None, guarantee: str = "",
+          seed: _rng.Seed = 0, env: Any = None,
           progress: Optional[Callable[[int, int], None]] = None) -> TrainResult:
     """Run one method for ``hp.samples`` samples with a *given* noise level; returns a TrainResult.
 
-    ``sigma`` means: functional-noise std (dpq, with kernel ``beta``, default App. E.3's kernel
-    ``paper_beta()`` = 2222 whatever ``hp.lr`` is, and ``resets`` = J, default U); independent-noise
-    std (bgp16, also redrawn J times); reward-noise std (input_perturbation); noise multiplier z
-    (dpsgd); ignored for non_private. Use :func:`train_dpq` or ``privcal.rl.baselines`` (or
-    ``privcal.rl.experiments_dpq.noise_for``) to get sigma from a target (epsilon, delta);
-    ``epsilon``, ``delta``, ``calibration`` and ``guarantee`` are only recorded. ``env`` defaults to
-    a fresh :class:`privcal.rl.envs.IntervalEnv` (any env with 1-D observations in [0, 1], discrete
-    actions and the Gymnasium reset/step API works).
-    ``progress(done_samples, total)`` is called after each update.
+    Use :func:`train_dpq` or ``privcal.rl.baselines`` (or ``privcal.rl.experiments_dpq.noise_for``)
+    to get sigma from a target (epsilon, delta). ``env`` may be any env with 1-D observations in
+    [0, 1], discrete actions and the Gymnasium reset/step API.
+
+    Args:
+        method: one of :data:`METHODS`: "dpq" (Algorithm 1, default), "non_private",
+            "input_perturbation", "dpsgd" or "bgp16".
+        hp: the learner's settings; default ``Hyperparameters()``.
+        sigma: the noise level, in (0, inf), required except for non_private (ignored there):
+            functional-noise std (dpq), independent-noise std (bgp16), reward-noise std
+            (input_perturbation) or noise multiplier z (dpsgd).
+        beta: kernel parameter beta of exp(-beta |x - y|) for dpq, in (0, inf); default App. E.3's
+            ``paper_beta()`` = 2222 whatever ``hp.lr`` is. Ignored by the other methods.
+        resets: J, the number of noise paths for dpq and bgp16, an int dividing floor(T/B);
+            default floor(T/B) (a new path before every update). Ignored by the other methods.
+        epsilon: recorded only (no calibration here); default None.
+        delta: recorded only; default None.
+        calibration: recorded only (e.g. the calibrator's result); default None.
+        guarantee: recorded only: the privacy claim in words; default "".
+        seed: seed of everything (environment, weights, noise, exploration; ``privcal._rng``);
+            default 0.
+        env: the environment; default a fresh :class:`privcal.rl.envs.IntervalEnv`.
+        progress: called as ``progress(done_samples, total)`` after each update; default None.
+
+    Returns:
+        the run's :class:`TrainResult`.
+
+    Raises:
+        ValueError: an argument is outside its range (the message names it).
     """
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
-    hp = Hyperparameters() if hp is None else hp
-    if not isinstance(hp, Hyperparameters):
-        raise ValueError(f"hp must be a Hyperparameters instance, got {type(hp).__name__}")
+    V.choice("method", method, METHODS)
+    hp = _check_hp(hp)
     updates = hp.updates
     if method == "non_private":
         sigma = None
@@ -312,14 +405,21 @@ def train(method="dpq", *, hp: Hyperparameters | None = None, sigma=None, beta=N
         resets, beta = (updates if resets is None else check_resets(resets, updates)), None
     else:
         resets, beta = None, None
+    return _train(method, hp, sigma, beta, resets, seed, env, progress, epsilon=epsilon, delta=delta,
+                  calibration=calibration, guarantee=guarantee)
+
+
+def _train(method, hp, sigma, beta, resets, seed, env, progress, **record) -> TrainResult:
+    """Kernel of :func:`train`: arguments already checked and normalised (sigma None for non_private,
+    beta and resets None where unused)."""
     env_seed, net_rng, noise_rng, explore_rng, mech_rng = _streams(seed)
     env = _make_env(env)
     actions = int(env.action_space.n)
     net = LipschitzMLP((1, *hp.hidden, actions), lipschitz=hp.lipschitz, activation=hp.activation,
                        seed=net_rng, output_scale=hp.output_scale)
+    recorded_seed = int(seed) if isinstance(seed, numbers.Integral) else None
     return _loop(method, hp, net, env, env_seed, actions, sigma, beta, resets, noise_rng, explore_rng,
-                 mech_rng, progress, epsilon=epsilon, delta=delta, calibration=calibration,
-                 guarantee=guarantee, seed=int(seed))
+                 mech_rng, progress, seed=recorded_seed, **record)
 
 
 def _loop(method, hp, net, env, env_seed, actions, sigma, beta, resets, noise_rng, explore_rng,
@@ -428,32 +528,55 @@ def _update(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma, mech
     grad_out = np.zeros_like(out)
     grad_out[np.arange(B), ba] = err
     if method == "dpsgd":  # Abadi et al. 2016, Alg. 1: clip per example, add N(0, z^2 C^2) to the sum
-        grads, _ = net.clipped_gradient_sum(inputs, grad_out, hp.clip)
+        grads, _ = net._clipped_gradient_sum(inputs, grad_out, hp.clip)
         scale = sigma * hp.clip
         grads = [(dw + scale * mech_rng.standard_normal(dw.shape),
                   db + scale * mech_rng.standard_normal(db.shape)) for dw, db in grads]
     else:
         grads = net.backward(inputs, grad_out)
     grads = [(dw / B, db / B) for dw, db in grads]
-    return int(net.step(grads, hp.lr) != 1.0)
+    return int(net._step(grads, hp.lr) != 1.0)
 
 
-def train_dpq(*, epsilon=None, delta=None, sigma=None, beta=None, resets=None, variant="corrected",
-              hp: Hyperparameters | None = None, seed=0, env=None, progress=None, **overrides) -> TrainResult:
+def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
+              sigma: Optional[float] = None, beta: Optional[float] = None,
+              resets: Optional[int] = None, variant: str = "corrected",
+              hp: Optional[Hyperparameters] = None, seed: _rng.Seed = 0, env: Any = None,
+              progress: Optional[Callable[[int, int], None]] = None, **overrides: Any) -> TrainResult:
     """Algorithm 1 of Wang & Hegde 2019: train, return per-episode returns and the released Q + g.
 
     Either a target (``epsilon``, ``delta``): sigma and beta come from ``privcal.dpq.calibrate``
-    (``variant="corrected"``: valid; ``"paper"``: the paper's formulas solved consistently), for
-    J = ``resets`` (default U = floor(T/B), as App. E.3); or ``sigma`` directly (with ``beta``,
-    default App. E.3's kernel ``paper_beta()`` = 2222), in which case no privacy claim is made
-    (``epsilon`` and ``delta``, if given, are only recorded). A ``beta`` other than the calibrated
-    one voids the claim too (the sensitivity and the tail bound depend on beta). The calibration
-    counts one noise path per action of ``env``. ``overrides`` replace fields of ``hp``
-    (e.g. ``samples=1000``). Bad hyperparameters raise ``ValueError`` naming the valid range (B > T,
-    lr <= 0, J not dividing floor(T/B), L <= 0); an infeasible target raises the calibrator's
-    ``InfeasibleError``.
+    for J = ``resets``; or ``sigma`` directly, in which case no privacy claim is made (``epsilon``
+    and ``delta``, if given, are only recorded). A ``beta`` other than the calibrated one voids the
+    claim too (the sensitivity and the tail bound depend on beta). The calibration counts one noise
+    path per action of ``env``.
+
+    Args:
+        epsilon: target epsilon, in (0, inf); with ``delta``, instead of ``sigma``.
+        delta: target delta, in (0, 1).
+        sigma: functional-noise std given directly, in (0, inf) (no privacy claim).
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf); default the calibrated one
+            (or App. E.3's ``paper_beta()`` = 2222 when ``sigma`` is given).
+        resets: J, the number of noise paths, an int dividing floor(T/B); default floor(T/B)
+            (App. E.3).
+        variant: "corrected" (a valid analysis, default) or "paper" (the paper's formulas solved
+            consistently: not a valid guarantee).
+        hp: the learner's settings; default ``Hyperparameters()``.
+        seed: seed of everything (``privcal._rng``); default 0.
+        env: the environment; default a fresh :class:`privcal.rl.envs.IntervalEnv`.
+        progress: called as ``progress(done_samples, total)`` after each update; default None.
+        **overrides: fields of ``hp`` to replace, e.g. ``samples=1000``.
+
+    Returns:
+        the run's :class:`TrainResult` (``guarantee`` states the claim, ``calibration`` the
+        calibrator's result).
+
+    Raises:
+        ValueError: bad hyperparameters (B > T, lr <= 0, J not dividing floor(T/B), L <= 0, ...) or
+            neither ``sigma`` nor both ``epsilon`` and ``delta``.
+        InfeasibleError: no valid sigma exists for the target.
     """
-    hp = Hyperparameters() if hp is None else hp
+    hp = _check_hp(hp)
     if overrides:
         hp = replace(hp, **overrides)
     resets = hp.updates if resets is None else check_resets(resets, hp.updates)
@@ -476,6 +599,8 @@ def train_dpq(*, epsilon=None, delta=None, sigma=None, beta=None, resets=None, v
             guarantee = ("paper's Thm 5 formulas solved consistently (App. E.3 conventions): NOT a valid "
                          "privacy guarantee, see privcal.dpq")
     else:
+        sigma = V.positive("sigma", sigma)
+        beta = paper_beta() if beta is None else V.positive("beta", beta)
         guarantee = "sigma given directly: no privacy claim computed"
-    return train("dpq", hp=hp, sigma=sigma, beta=beta, resets=resets, epsilon=epsilon, delta=delta,
-                 calibration=calibration, guarantee=guarantee, seed=seed, env=env, progress=progress)
+    return _train("dpq", hp, sigma, beta, resets, seed, env, progress, epsilon=epsilon, delta=delta,
+                  calibration=calibration, guarantee=guarantee)

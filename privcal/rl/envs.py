@@ -23,7 +23,12 @@ no ``TimeLimit`` wrapper). Randomness comes only from ``self.np_random`` (seeded
 
 from __future__ import annotations
 
+from typing import Any, Optional
+
 import numpy as np
+from numpy.typing import ArrayLike
+
+from privcal import _validate as V
 
 try:  # gymnasium is the optional 'rl' extra: importing privcal.rl.envs must work without it
     import gymnasium as _gym
@@ -41,28 +46,42 @@ EPISODE_STEPS = 50  # episode length (App. E.1)
 _Base = _gym.Env if _gym is not None else object
 
 
-def reward(state):
-    """Reward at the state reached: 0.5 - |s - 0.5| (Wang & Hegde 2019, App. E.1); works on arrays."""
+def reward(state: ArrayLike) -> np.ndarray:
+    """Reward at the state reached: 0.5 - |s - 0.5| (Wang & Hegde 2019, App. E.1); works on arrays.
+
+    Args:
+        state: position(s) s in [0, 1] (a float or an array of any shape).
+
+    Returns:
+        0.5 - |s - 0.5| elementwise, in [0, 0.5] (a 0-d array for a float input).
+    """
     return 0.5 - np.abs(np.asarray(state, dtype=float) - 0.5)
 
 
 class IntervalEnv(_Base):
     """App. E.1 of Wang & Hegde 2019: move left/right on [0, 1] by U[0, 0.25], reward 0.5 - |s' - 0.5|.
 
-    See the module docstring for the equations. ``max_episode_steps`` (default 50) truncates every
-    episode; ``step`` after the end raises ``RuntimeError`` until ``reset``.
+    See the module docstring for the equations. ``step`` after the end of an episode raises
+    ``RuntimeError`` until ``reset``.
+
+    Args:
+        max_episode_steps: steps after which every episode is truncated, an int >= 1; default 50
+            (App. E.1).
+        render_mode: must be None (no rendering); Gymnasium's constructor argument.
+
+    Raises:
+        ImportError: gymnasium is not installed (the ``rl`` extra).
+        ValueError: an argument is outside its range.
     """
 
     metadata = {"render_modes": []}
 
-    def __init__(self, max_episode_steps: int = EPISODE_STEPS, render_mode=None):
+    def __init__(self, max_episode_steps: int = EPISODE_STEPS, render_mode: Optional[str] = None):
         if _gym is None:
             raise ImportError("IntervalEnv needs gymnasium: pip install 'privcal[rl]'")
-        from privcal._validate import positive_int
-
         if render_mode is not None:
             raise ValueError(f"render_mode must be None (no rendering), got {render_mode!r}")
-        self.max_episode_steps = positive_int("max_episode_steps", max_episode_steps)
+        self.max_episode_steps = V.positive_int("max_episode_steps", max_episode_steps)
         self.render_mode = None
         self.observation_space = _spaces.Box(low=0.0, high=1.0, shape=(1,), dtype=np.float64)
         self.action_space = _spaces.Discrete(2)
@@ -75,16 +94,38 @@ class IntervalEnv(_Base):
         """The current position s in [0, 1]."""
         return self._state
 
-    def reset(self, *, seed=None, options=None):
-        """Start an episode at s_0 ~ U[0, 1]; returns (observation, info)."""
+    def reset(self, *, seed: Optional[int] = None,
+              options: Optional[dict] = None) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start an episode at s_0 ~ U[0, 1]; returns (observation, info).
+
+        Args:
+            seed: reseeds ``self.np_random`` (Gymnasium convention: a non-negative int), or None to
+                keep the current generator; default None.
+            options: ignored (Gymnasium's reset argument); default None.
+
+        Returns:
+            (``np.array([s_0])``, ``{}``).
+        """
         super().reset(seed=seed)
         self._state = float(self.np_random.uniform(0.0, 1.0))
         self._steps = 0
         self._done = False
         return np.array([self._state]), {}
 
-    def step(self, action):
-        """Move by U[0, 0.25] (left for 0, right for 1), clip to [0, 1]; reward 0.5 - |s' - 0.5|."""
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Move by U[0, 0.25] (left for 0, right for 1), clip to [0, 1]; reward 0.5 - |s' - 0.5|.
+
+        Args:
+            action: 0 (move left) or 1 (move right).
+
+        Returns:
+            (observation ``np.array([s'])``, reward in [0, 0.5], terminated (always False), truncated
+            (True at the step limit), ``{}``).
+
+        Raises:
+            RuntimeError: the episode is over (call ``reset``).
+            ValueError: ``action`` is not 0 or 1.
+        """
         if self._done:
             raise RuntimeError("episode is over: call reset() before step()")
         if action == 1:

@@ -23,8 +23,9 @@ seeded; the same call gives the same curves.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -70,14 +71,20 @@ _DELTA = PAPER_E3["delta"]
 
 
 def _setting(setting: str) -> dict:
-    if setting not in SETTINGS:
-        raise ValueError(f"setting must be one of {tuple(SETTINGS)}, got {setting!r}")
-    return SETTINGS[setting]
+    return SETTINGS[V.choice("setting", setting, tuple(SETTINGS))]
 
 
-def hyperparameters(setting: str = "fast", **overrides) -> Hyperparameters:
+def hyperparameters(setting: str = "fast", **overrides: Any) -> Hyperparameters:
     """The experiments' learner: :class:`~privcal.rl.dpq_agent.Hyperparameters` with T of ``setting``
-    and lr = :data:`LEARNING_RATE` (``overrides`` replace fields, e.g. ``lr=3e-4`` for App. E.3's)."""
+    and lr = :data:`LEARNING_RATE`.
+
+    Args:
+        setting: "fast" (T = 2000, default) or "full" (T = 5000), see :data:`SETTINGS`.
+        **overrides: fields to replace, e.g. ``lr=3e-4`` for App. E.3's.
+
+    Raises:
+        ValueError: an unknown setting or a field outside its range.
+    """
     conf = _setting(setting)
     return Hyperparameters(**{"samples": conf["samples"], "lr": LEARNING_RATE, **overrides})
 
@@ -105,18 +112,30 @@ class NoiseSetting:
     infeasible: str = ""
 
 
-def noise_for(method, epsilon, delta, hp: Hyperparameters, version="valid") -> NoiseSetting:
+def noise_for(method: str, epsilon: float, delta: float, hp: Hyperparameters,
+              version: str = "valid") -> NoiseSetting:
     """Noise of ``method`` for a target (epsilon, delta) at ``hp`` in ``version`` "paper" or "valid".
 
     See the module docstring for the choices; an infeasible calibration is returned (not raised) with
     ``infeasible`` set, so a figure can say why a curve is missing.
+
+    Args:
+        method: one of ``privcal.rl.dpq_agent.METHODS``.
+        epsilon: target epsilon, in (0, inf).
+        delta: target delta, in (0, 1).
+        hp: the learner's settings (T, B, lr, L enter the calibrations).
+        version: "valid" (default) or "paper".
+
+    Returns:
+        the method's :class:`NoiseSetting`.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     from privcal.rl import baselines
 
-    if method not in dpq_agent.METHODS:
-        raise ValueError(f"method must be one of {dpq_agent.METHODS}, got {method!r}")
-    if version not in VERSIONS:
-        raise ValueError(f"version must be one of {VERSIONS}, got {version!r}")
+    V.choice("method", method, dpq_agent.METHODS)
+    V.choice("version", version, VERSIONS)
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
     if method == "non_private":
@@ -185,8 +204,16 @@ class Curves:
     def labels(self) -> list:
         return list(self.returns)
 
-    def summary(self, last: int = 10) -> list:
-        """Per label: mean return of the last ``last`` episodes (mean and std over seeds)."""
+    def summary(self, last: int = 10) -> list[dict]:
+        """Per label: mean return of the last ``last`` episodes (mean and std over seeds).
+
+        Args:
+            last: number of final episodes averaged per seed, an int >= 1; default 10.
+
+        Returns:
+            one dict per label (label, final_mean, final_sd, seeds, noise), missing curves last.
+        """
+        last = V.positive_int("last", last)
         rows = []
         for label, r in self.returns.items():
             tail = r[:, -last:].mean(axis=1)
@@ -201,7 +228,8 @@ class Curves:
 
 def _run_one(method, hp, sigma, beta, resets, seed) -> np.ndarray:
     """One seeded training run (a top-level function so joblib can ship it to workers)."""
-    return dpq_agent.train(method, hp=hp, sigma=sigma, beta=beta, resets=resets, seed=seed).episode_returns
+    # the kernel: every config was checked when the figure built it (noise_for, check_resets)
+    return dpq_agent._train(method, hp, sigma, beta, resets, seed, None, None).episode_returns
 
 
 def _collect(configs, seeds, n_jobs) -> dict:
@@ -218,11 +246,25 @@ def _collect(configs, seeds, n_jobs) -> dict:
     return out
 
 
-def figure1(setting="fast", *, sigmas=None, resets=None, seeds=None, n_jobs=1, hp=None) -> Curves:
+def figure1(setting: str = "fast", *, sigmas: Optional[Iterable[float]] = None,
+            resets: Optional[Iterable[int]] = None, seeds: Optional[Iterable[int]] = None,
+            n_jobs: Optional[int] = 1, hp: Optional[Hyperparameters] = None) -> Curves:
     """Figure 1: Algorithm 1 for each sigma x J (kernel beta of App. E.3), plus the non-private learner.
 
-    ``resets`` defaults to (1, U) with U = floor(T/B) (one path for the whole run, a new path every
-    update); each J must divide U.
+    Args:
+        setting: "fast" (default) or "full" (:data:`SETTINGS`).
+        sigmas: functional-noise stds, each in (0, inf); default the setting's.
+        resets: values of J, each dividing U = floor(T/B); default (1, U) (one path for the whole
+            run, a new path every update).
+        seeds: int seeds (one run each); default the setting's.
+        n_jobs: parallel jobs (``privcal.rl._parallel.run_trials``): an int >= 1, -1 or None; default 1.
+        hp: the learner; default :func:`hyperparameters` of ``setting``.
+
+    Returns:
+        the :class:`Curves`, one label per (sigma, J) plus "non-private".
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     conf = _setting(setting)
     hp = hyperparameters(setting) if hp is None else hp
@@ -243,11 +285,28 @@ def figure1(setting="fast", *, sigmas=None, resets=None, seeds=None, n_jobs=1, h
                   returns=returns, noise=noise, hyperparameters=hp)
 
 
-def figure2(epsilon, version="valid", setting="fast", *, delta=_DELTA, methods=FIGURE2_METHODS,
-            seeds=None, n_jobs=1, hp=None) -> Curves:
+def figure2(epsilon: float, version: str = "valid", setting: str = "fast", *, delta: float = _DELTA,
+            methods: Sequence[str] = FIGURE2_METHODS, seeds: Optional[Iterable[int]] = None,
+            n_jobs: Optional[int] = 1, hp: Optional[Hyperparameters] = None) -> Curves:
     """Figure 2: every method at (epsilon, delta) with the noise of ``version`` (:func:`noise_for`).
 
     Methods whose calibration is infeasible are listed in ``Curves.missing`` with the reason.
+
+    Args:
+        epsilon: target epsilon, in (0, inf).
+        version: "valid" (default) or "paper".
+        setting: "fast" (default) or "full" (:data:`SETTINGS`).
+        delta: target delta, in (0, 1); default 1e-4 (App. E.3).
+        methods: methods of ``privcal.rl.dpq_agent.METHODS``; default all five.
+        seeds: int seeds (one run each); default the setting's.
+        n_jobs: parallel jobs: an int >= 1, -1 or None; default 1.
+        hp: the learner; default :func:`hyperparameters` of ``setting``.
+
+    Returns:
+        the :class:`Curves`, one label per feasible method.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     conf = _setting(setting)
     hp = hyperparameters(setting) if hp is None else hp
@@ -268,10 +327,25 @@ def figure2(epsilon, version="valid", setting="fast", *, delta=_DELTA, methods=F
                   returns=returns, noise=noise, missing=missing, hyperparameters=hp)
 
 
-def plot_curves(curves, path=None, ax=None, labels=None, title=None):
+def plot_curves(curves: Curves, path: Any = None, ax: Any = None,
+                labels: Optional[Sequence[str]] = None, title: Optional[str] = None) -> Any:
     """Return vs samples (mean +- 1 std over seeds) per label (all, or ``labels``); PNG to ``path``.
 
-    Needs matplotlib (the ``plot`` extra). Returns ``path`` (or the axes when ``path`` is None).
+    Needs matplotlib (the ``plot`` extra).
+
+    Args:
+        curves: what :func:`figure1` or :func:`figure2` returned.
+        path: PNG file to write (str or path-like); default None (no file).
+        ax: matplotlib axes to draw on; default None (a new figure).
+        labels: the labels to draw, among ``curves.labels``; default all.
+        title: plot title; default ``curves.title``.
+
+    Returns:
+        ``str(path)`` when a new figure was saved, else the axes.
+
+    Raises:
+        ValueError: an unknown label.
+        ImportError: matplotlib is not installed.
     """
     if labels is not None:
         unknown = [lab for lab in labels if lab not in curves.returns]
@@ -313,37 +387,67 @@ def plot_curves(curves, path=None, ax=None, labels=None, title=None):
 # Prop. 10
 
 
-def prop10_bound_paper(sigma, n_states, gamma) -> float:
+def prop10_bound_paper(sigma: float, n_states: int, gamma: float) -> float:
     """Prop. 10's bound as printed: E[|v' - v*|_1 / n] <= 2 sqrt(2) sigma / (sqrt(n pi) (1 - gamma)).
 
     Wang & Hegde 2019, Prop. 10 (App. D). Fails for large n (see :func:`prop10_check`): the per-state
     loss does not shrink with n.
+
+    Args:
+        sigma: std of the reward noise, in (0, inf).
+        n_states: n, the number of states, an int >= 1.
+        gamma: the discount factor, in [0, 1).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    sigma = V.positive("sigma", sigma)
-    n_states = V.positive_int("n_states", n_states)
-    gamma = _gamma(gamma)
+    return _prop10_bound_paper(V.positive("sigma", sigma), V.positive_int("n_states", n_states),
+                               _gamma(gamma))
+
+
+def _prop10_bound_paper(sigma, n_states, gamma) -> float:
     return 2.0 * math.sqrt(2.0) * sigma / (math.sqrt(n_states * math.pi) * (1.0 - gamma))
 
 
-def prop10_bound_proof(sigma, gamma) -> float:
+def prop10_bound_proof(sigma: float, gamma: float) -> float:
     """Per-state bound the proof of Prop. 10 gives: 2 sqrt(2) sigma / (sqrt(pi) (1 - gamma)).
 
     Lemma 16's 2 sqrt(2) n sigma / (sqrt(pi) (1 - gamma)) for |v' - v*|_1, divided by n (App. D);
     the statement of Prop. 10 has an extra 1/sqrt(n).
+
+    Args:
+        sigma: std of the reward noise, in (0, inf).
+        gamma: the discount factor, in [0, 1).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    sigma = V.positive("sigma", sigma)
-    gamma = _gamma(gamma)
+    return _prop10_bound_proof(V.positive("sigma", sigma), _gamma(gamma))
+
+
+def _prop10_bound_proof(sigma, gamma) -> float:
     return 2.0 * math.sqrt(2.0) * sigma / (math.sqrt(math.pi) * (1.0 - gamma))
 
 
-def random_finite_mdp(n_states, actions, rng):
+def random_finite_mdp(n_states: int, actions: int, rng: _rng.Seed) -> tuple[np.ndarray, np.ndarray]:
     """(P, r): P[a, s, s'] with rows ~ Dirichlet(1), r[a, s] ~ U[0, 1] (a random discounted MDP).
 
-    ``rng``: a numpy Generator (advanced) or a seed.
+    Args:
+        n_states: n, an int >= 1.
+        actions: m, an int >= 1.
+        rng: a numpy Generator (advanced in place) or a seed (``privcal._rng``).
+
+    Returns:
+        (P of shape (m, n, n), r of shape (m, n)).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    n_states = V.positive_int("n_states", n_states)
-    actions = V.positive_int("actions", actions)
-    rng = _rng.as_generator(rng, "rng")
+    return _random_finite_mdp(V.positive_int("n_states", n_states), V.positive_int("actions", actions),
+                              _rng.as_generator(rng, "rng"))
+
+
+def _random_finite_mdp(n_states, actions, rng):
     P = rng.dirichlet(np.ones(n_states), size=(actions, n_states))
     r = rng.uniform(0.0, 1.0, size=(actions, n_states))
     return P, r
@@ -382,8 +486,9 @@ def _verdict(mean, se, bound, z):
     return "inconclusive"
 
 
-def prop10_check(n_states=(4, 64), *, sigmas=(0.1, 1.0), actions=2, gamma=0.9, mdps=2, draws=100,
-                 seed=0, confidence=0.999) -> list:
+def prop10_check(n_states: Iterable[int] = (4, 64), *, sigmas: Iterable[float] = (0.1, 1.0),
+                 actions: int = 2, gamma: float = 0.9, mdps: int = 2, draws: int = 100,
+                 seed: _rng.Seed = 0, confidence: float = 0.999) -> list[dict]:
     r"""Monte Carlo check of Prop. 10 (Wang & Hegde 2019, App. D) on random finite MDPs.
 
     For each n, sigma and random MDP (:func:`random_finite_mdp`, fixed ``seed``): ``draws`` reward
@@ -400,6 +505,22 @@ def prop10_check(n_states=(4, 64), *, sigmas=(0.1, 1.0), actions=2, gamma=0.9, m
     "inconclusive", z the one-sided normal quantile at ``confidence`` (per row; normal approximation
     of the mean of ``draws`` i.i.d. bounded losses; over R rows the verdicts hold jointly with
     confidence at least 1 - R (1 - confidence) by the union bound).
+
+    Args:
+        n_states: numbers of states n, each an int >= 1; default (4, 64).
+        sigmas: reward-noise stds, each in (0, inf); default (0.1, 1.0).
+        actions: actions per state, an int >= 1; default 2.
+        gamma: the discount factor, in [0, 1); default 0.9.
+        mdps: random MDPs per (n, sigma), an int >= 1; default 2.
+        draws: noise draws per MDP, an int >= 1; default 100.
+        seed: seed of the MDPs and the noise (``privcal._rng``); default 0.
+        confidence: per-row confidence of the verdicts, in (0, 1); default 0.999.
+
+    Returns:
+        one dict per (n, sigma, MDP, reading): the keys named above, plus gamma, draws, confidence.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     from scipy.stats import norm
 
@@ -410,21 +531,21 @@ def prop10_check(n_states=(4, 64), *, sigmas=(0.1, 1.0), actions=2, gamma=0.9, m
     confidence = V.open_unit("confidence", confidence)
     z = float(norm.ppf(confidence))
     rng = _rng.as_generator(seed, "seed")
+    n_states = [V.positive_int("n_states", n) for n in n_states]
+    sigmas = [V.positive("sigma", sigma) for sigma in sigmas]
     rows = []
     for n in n_states:
-        n = V.positive_int("n_states", n)
         for sigma in sigmas:
-            sigma = V.positive("sigma", sigma)
             for m_idx in range(mdps):
-                P, r = random_finite_mdp(n, actions, rng)
+                P, r = _random_finite_mdp(n, actions, rng)
                 v_star, _ = _optimal(P, r[None], gamma)
                 noisy = r[None] + sigma * rng.standard_normal((draws, actions, n))
                 v_noisy, pi_noisy = _optimal(P, noisy, gamma)
                 v_greedy = _policy_values(P, np.broadcast_to(r, noisy.shape), pi_noisy, gamma)
                 losses = {"noisy_optimum": np.abs(v_noisy - v_star).mean(axis=1),
                           "greedy_policy": np.abs(v_greedy - v_star).mean(axis=1)}
-                paper = prop10_bound_paper(sigma, n, gamma)
-                proof = prop10_bound_proof(sigma, gamma)
+                paper = _prop10_bound_paper(sigma, n, gamma)
+                proof = _prop10_bound_proof(sigma, gamma)
                 for reading, loss in losses.items():
                     mean = float(loss.mean())
                     se = float(loss.std(ddof=1) / math.sqrt(draws)) if draws > 1 else math.inf

@@ -21,34 +21,48 @@ from the layer-wise outer products (||d h^T||_F = ||d|| ||h||) without materiali
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privcal import _rng
 from privcal import _validate as V
 
-__all__ = ["LipschitzMLP", "ACTIVATIONS"]
+__all__ = ["LipschitzMLP", "ACTIVATIONS", "Gradients"]
 
 ACTIVATIONS = ("tanh", "relu")
+#: Gradients (or any per-layer parameter update) as [(dW_1, db_1), (dW_2, db_2), ...].
+Gradients = list[tuple[np.ndarray, np.ndarray]]
 _SHRINK = 1.0 - 1e-12  # keeps the rescaled product a hair below L despite rounding
 
 
 class LipschitzMLP:
     """Fully connected network ``sizes[0] -> ... -> sizes[-1]`` whose Lipschitz bound is kept <= L.
 
-    ``sizes`` e.g. (1, 32, 32, 2): input dimension, hidden widths, outputs (one per action).
-    ``lipschitz`` = L > 0; ``activation`` in ("tanh", "relu") (both 1-Lipschitz); ``seed`` seeds the
-    initialisation (Glorot-uniform weights, zero biases, the last layer scaled by ``output_scale``),
-    which is then projected to the Lipschitz ball.
+    Initialisation: Glorot-uniform weights, zero biases, the last layer scaled by ``output_scale``,
+    then projected to the Lipschitz ball.
+
+    Args:
+        sizes: layer widths, e.g. (1, 32, 32, 2): input dimension, hidden widths, outputs (one per
+            action); at least 2 ints >= 1; default (1, 32, 32, 2).
+        lipschitz: the enforced bound L on the network's Lipschitz constant, in (0, inf); default 4
+            (Wang & Hegde 2019, App. E.3).
+        activation: "tanh" or "relu" (both 1-Lipschitz); default "tanh".
+        seed: seed of the initial weights (None, an int >= 0, a SeedSequence or a Generator, see
+            ``privcal._rng``); default None.
+        output_scale: factor on the last layer's initial weights, in (0, inf); default 1.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
 
-    def __init__(self, sizes=(1, 32, 32, 2), lipschitz=4.0, activation="tanh", seed=None,
-                 output_scale=1.0):
+    def __init__(self, sizes: Sequence[int] = (1, 32, 32, 2), lipschitz: float = 4.0,
+                 activation: str = "tanh", seed: _rng.Seed = None, output_scale: float = 1.0):
         sizes = tuple(V.positive_int("sizes[i]", s) for s in sizes)
         if len(sizes) < 2:
             raise ValueError(f"sizes must have at least 2 entries (input, output), got {sizes!r}")
-        if activation not in ACTIVATIONS:
-            raise ValueError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
+        V.choice("activation", activation, ACTIVATIONS)
         self.sizes = sizes
         self.lipschitz = V.positive("lipschitz", lipschitz)
         self.activation = activation
@@ -68,6 +82,7 @@ class LipschitzMLP:
     # ------------------------------------------------------------------ Lipschitz constraint
     @property
     def n_layers(self) -> int:
+        """Number of weight layers."""
         return len(self.weights)
 
     def spectral_norms(self) -> np.ndarray:
@@ -96,8 +111,15 @@ class LipschitzMLP:
         """Derivative of the activation, written in terms of its output h."""
         return 1.0 - h * h if self.activation == "tanh" else (h > 0.0).astype(float)
 
-    def __call__(self, x) -> np.ndarray:
-        """Outputs for inputs ``x`` of shape (n, sizes[0]) (or (sizes[0],) for one input)."""
+    def __call__(self, x: ArrayLike) -> np.ndarray:
+        """Outputs for inputs ``x`` of shape (n, sizes[0]) (or (sizes[0],) for one input).
+
+        Args:
+            x: inputs, shape (n, sizes[0]) or (sizes[0],).
+
+        Returns:
+            outputs of shape (n, sizes[-1]) (or (sizes[-1],) for one input).
+        """
         x = np.asarray(x, dtype=float)
         single = x.ndim == 1
         h = x[None, :] if single else x
@@ -106,8 +128,18 @@ class LipschitzMLP:
         out = h @ self.weights[-1].T + self.biases[-1]
         return out[0] if single else out
 
-    def forward(self, x):
-        """(outputs (n, sizes[-1]), cache of the layer inputs) for a batch x of shape (n, sizes[0])."""
+    def forward(self, x: ArrayLike) -> tuple[np.ndarray, list[np.ndarray]]:
+        """(outputs (n, sizes[-1]), cache of the layer inputs) for a batch x of shape (n, sizes[0]).
+
+        Args:
+            x: a batch of inputs, shape (n, sizes[0]).
+
+        Returns:
+            (outputs of shape (n, sizes[-1]), the inputs of every layer, for :meth:`backward`).
+
+        Raises:
+            ValueError: ``x`` has the wrong shape.
+        """
         h = np.asarray(x, dtype=float)
         if h.ndim != 2 or h.shape[1] != self.sizes[0]:
             raise ValueError(f"x must have shape (n, {self.sizes[0]}), got {h.shape}")
@@ -127,36 +159,79 @@ class LipschitzMLP:
             deltas.append(d)
         return deltas[::-1]
 
-    def backward(self, inputs, grad_out):
-        """Gradients [(dW_i, db_i)] of sum over the batch of <grad_out, out> (hand-written backprop)."""
+    def backward(self, inputs: list[np.ndarray], grad_out: ArrayLike) -> Gradients:
+        """Gradients [(dW_i, db_i)] of sum over the batch of <grad_out, out> (hand-written backprop).
+
+        Args:
+            inputs: the layer inputs cached by :meth:`forward`.
+            grad_out: d loss / d output per example, shape (n, sizes[-1]).
+
+        Returns:
+            [(dW_i, db_i)] per layer, summed over the batch (the caller scales).
+        """
         deltas = self._deltas(inputs, grad_out)
         return [(d.T @ h, d.sum(axis=0)) for d, h in zip(deltas, inputs)]
 
-    def per_example_grad_norms(self, inputs, grad_out) -> np.ndarray:
-        """L2 norm of each example's full parameter gradient: sqrt(sum_i |d_i|^2 (|h_i|^2 + 1))."""
+    def per_example_grad_norms(self, inputs: list[np.ndarray], grad_out: ArrayLike) -> np.ndarray:
+        """L2 norm of each example's full parameter gradient: sqrt(sum_i |d_i|^2 (|h_i|^2 + 1)).
+
+        Args:
+            inputs: the layer inputs cached by :meth:`forward`.
+            grad_out: d loss / d output per example, shape (n, sizes[-1]).
+
+        Returns:
+            the n per-example gradient norms (L2 over all parameters).
+        """
         deltas = self._deltas(inputs, grad_out)
         sq = np.zeros(deltas[0].shape[0])
         for d, h in zip(deltas, inputs):
             sq += np.einsum("ij,ij->i", d, d) * (np.einsum("ij,ij->i", h, h) + 1.0)
         return np.sqrt(sq)
 
-    def clipped_gradient_sum(self, inputs, grad_out, clip):
+    def clipped_gradient_sum(self, inputs: list[np.ndarray], grad_out: ArrayLike,
+                             clip: float) -> tuple[Gradients, np.ndarray]:
         """(sum of per-example gradients each clipped to norm ``clip``, per-example norms before).
 
         Each example's gradient g_j is scaled by min(1, clip/||g_j||) (Abadi et al. 2016, Alg. 1);
         since every layer's gradient is linear in that example's output error, scaling grad_out row j
         scales the whole g_j.
+
+        Args:
+            inputs: the layer inputs cached by :meth:`forward`.
+            grad_out: d loss / d output per example, shape (n, sizes[-1]).
+            clip: the clipping norm C, in (0, inf).
+
+        Returns:
+            ([(dW_i, db_i)] of the clipped sum, the n per-example norms before clipping).
+
+        Raises:
+            ValueError: ``clip`` is outside its range.
         """
-        clip = V.positive("clip", clip)
+        return self._clipped_gradient_sum(inputs, grad_out, V.positive("clip", clip))
+
+    def _clipped_gradient_sum(self, inputs, grad_out, clip):
         grad_out = np.asarray(grad_out, dtype=float)
         norms = self.per_example_grad_norms(inputs, grad_out)
         scale = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
         return self.backward(inputs, grad_out * scale[:, None]), norms
 
     # ------------------------------------------------------------------ updates
-    def step(self, grads, lr) -> float:
-        """theta <- theta - lr * grads, then :meth:`project`; returns the projection factor."""
-        lr = V.positive("lr", lr)
+    def step(self, grads: Gradients, lr: float) -> float:
+        """theta <- theta - lr * grads, then :meth:`project`; returns the projection factor.
+
+        Args:
+            grads: [(dW_i, db_i)] per layer, as :meth:`backward` returns them.
+            lr: the step size, in (0, inf).
+
+        Returns:
+            the factor :meth:`project` applied (1.0 when the bound already held).
+
+        Raises:
+            ValueError: ``lr`` is outside its range.
+        """
+        return self._step(grads, V.positive("lr", lr))
+
+    def _step(self, grads, lr) -> float:
         for (dw, db), w, b in zip(grads, self.weights, self.biases):
             w -= lr * dw
             b -= lr * db
@@ -165,14 +240,22 @@ class LipschitzMLP:
     # ------------------------------------------------------------------ parameters
     @property
     def n_params(self) -> int:
+        """Number of parameters (weights and biases)."""
         return sum(w.size + b.size for w, b in zip(self.weights, self.biases))
 
     def get_params(self) -> np.ndarray:
         """All parameters as one flat vector (W_1, b_1, W_2, b_2, ...)."""
         return np.concatenate([a.ravel() for w, b in zip(self.weights, self.biases) for a in (w, b)])
 
-    def set_params(self, flat) -> None:
-        """Set all parameters from a flat vector (no projection: for checks such as gradient tests)."""
+    def set_params(self, flat: ArrayLike) -> None:
+        """Set all parameters from a flat vector (no projection: for checks such as gradient tests).
+
+        Args:
+            flat: all parameters in the order of :meth:`get_params`, shape (n_params,).
+
+        Raises:
+            ValueError: ``flat`` has the wrong shape.
+        """
         flat = np.asarray(flat, dtype=float)
         if flat.shape != (self.n_params,):
             raise ValueError(f"flat must have shape ({self.n_params},), got {flat.shape}")
@@ -184,11 +267,16 @@ class LipschitzMLP:
             pos += b.size
 
     @staticmethod
-    def flatten(grads) -> np.ndarray:
-        """Gradients [(dW, db)] as one flat vector in the order of :meth:`get_params`."""
+    def flatten(grads: Gradients) -> np.ndarray:
+        """Gradients [(dW, db)] as one flat vector in the order of :meth:`get_params`.
+
+        Args:
+            grads: [(dW_i, db_i)] per layer.
+        """
         return np.concatenate([a.ravel() for dw, db in grads for a in (dw, db)])
 
     def copy(self) -> "LipschitzMLP":
+        """An independent copy (same sizes, bound, activation and parameters)."""
         other = object.__new__(LipschitzMLP)
         other.sizes, other.lipschitz, other.activation = self.sizes, self.lipschitz, self.activation
         other.weights = [w.copy() for w in self.weights]
