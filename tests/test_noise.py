@@ -27,6 +27,7 @@ from privcal.noise import (
     sample_ou_grid,
     step_law,
 )
+from privcal.noise.store import LOAD, SortedStore
 
 ALPHA = 1e-3
 
@@ -173,6 +174,33 @@ def test_extreme_beta_is_finite():
         v = path.sample(np.r_[np.linspace(0, 1, 101), 0.5 + 1e-12, 0.5 - 1e-12])
         w = [path.sample_point(x) for x in (0.25 + 1e-13, 0.123456, 1e-300)]
         assert np.all(np.isfinite(v)) and np.all(np.isfinite(w))
+
+
+# ------------------------------------------------------------------------------ the sorted store
+def test_store_locate_and_insert_match_a_sorted_reference():
+    # 3 LOAD random points inserted online: chunks split, lookups and neighbours stay exact
+    store = SortedStore()
+    reference = {}
+    rng = np.random.default_rng(0)
+    for x in rng.random(3 * LOAD).tolist():
+        where, value, left, right = store.locate(x)
+        assert value is None
+        below = [p for p in reference if p < x]
+        above = [p for p in reference if p > x]
+        assert left == (None if not below else (max(below), reference[max(below)]))
+        assert right == (None if not above else (min(above), reference[min(above)]))
+        store.insert(where, x, -x)
+        reference[x] = -x
+    assert len(store) == 3 * LOAD and len(store._xs) > 1
+    assert all(len(chunk) <= 2 * LOAD for chunk in store._xs)
+    X, F = store.flat()
+    np.testing.assert_array_equal(X, sorted(reference))
+    np.testing.assert_array_equal(F, -X)
+    assert store.locate(float(X[7]))[1] == F[7]
+    store.rebuild(X[::2].copy(), F[::2].copy())
+    assert len(store) == X[::2].size and store.locate(float(X[1]))[1] is None
+    store.clear()
+    assert len(store) == 0 and store.locate(0.5) == (None, None, None, None)
 
 
 # ---------------------------------------------------------------------- conditional laws: derivation

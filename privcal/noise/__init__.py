@@ -2,7 +2,8 @@
 
 ``OrnsteinUhlenbeckPath`` reveals one path lazily at arbitrary query points (Wang & Hegde 2019,
 Prop. 9, with the conditional laws derived in ``laws``); ``OrnsteinUhlenbeckPaths`` holds one
-independent path per action; ``sample_ou_grid`` / ``max_bracket`` are Monte Carlo helpers.
+independent path per action (``ou``, the sampler, keeps each path's values in the sorted chunked
+store of ``store``); ``sample_ou_grid`` / ``max_bracket`` (``grid``) are Monte Carlo helpers.
 """
 
 from privcal.noise.grid import max_bracket, sample_ou_grid

@@ -9,9 +9,10 @@ path by path, so a tail bound that holds for it holds for the true maximum.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from privcal import _validate
-from privcal.noise.ou import _as_generator
+from privcal import _rng
+from privcal import _validate as V
 
 __all__ = ["sample_ou_grid", "max_bracket"]
 
@@ -26,17 +27,31 @@ def _check_grid(grid) -> np.ndarray:
     return g
 
 
-def sample_ou_grid(beta, sigma, grid, size, seed=None) -> np.ndarray:
+def sample_ou_grid(beta: float, sigma: float, grid: ArrayLike, size: int,
+                   seed: _rng.Seed = None) -> np.ndarray:
     """``size`` independent OU paths at the increasing points ``grid``: array (size, len(grid)).
 
     g(x_0) ~ N(0, sigma^2), g(x_{j+1}) = e^{-beta h_j} g(x_j) + sigma sqrt(1 - e^{-2 beta h_j}) Z_j,
     h_j = x_{j+1} - x_j (exact AR(1) transition of the OU process; Uhlenbeck & Ornstein 1930).
+
+    Args:
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
+        sigma: standard deviation of the paths, in (0, inf).
+        grid: strictly increasing finite points, a non-empty 1-D array.
+        size: number of paths, an integer >= 1.
+        seed: None, a non-negative int, a SeedSequence or a Generator; default None.
+
+    Returns:
+        The paths' values, shape (size, len(grid)).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    beta = _validate.positive("beta", beta)
-    sigma = _validate.positive("sigma", sigma)
-    size = _validate.positive_int("size", size)
+    beta = V.positive("beta", beta)
+    sigma = V.positive("sigma", sigma)
+    size = V.positive_int("size", size)
     g = _check_grid(grid)
-    rng = _as_generator(seed)
+    rng = _rng.as_generator(seed)
     h = np.diff(g)
     rho = np.exp(-beta * h)
     scale = sigma * np.sqrt(-np.expm1(-2.0 * beta * h))
@@ -48,7 +63,8 @@ def sample_ou_grid(beta, sigma, grid, size, seed=None) -> np.ndarray:
     return np.ascontiguousarray(out.T)
 
 
-def max_bracket(values, grid, beta, sigma, seed=None) -> tuple[np.ndarray, np.ndarray]:
+def max_bracket(values: ArrayLike, grid: ArrayLike, beta: float, sigma: float,
+                seed: _rng.Seed = None) -> tuple[np.ndarray, np.ndarray]:
     r"""(lower, upper) with lower <= max_[grid_0, grid_-1] g <= upper path by path, in law.
 
     lower = max of the grid values. upper: on [x_j, x_j + h] the OU path given g(x_j) is
@@ -59,15 +75,30 @@ def max_bracket(values, grid, beta, sigma, seed=None) -> tuple[np.ndarray, np.nd
     M = (a + b + sqrt((a - b)^2 - 2 D ln U)) / 2. On that interval g <= sigma M if M >= 0 and
     g <= sigma e^{-beta h} M otherwise. The intervals are conditionally independent (Markov), so the
     largest interval bound is a random variable that dominates the continuous maximum in law (coupling).
-    ``values`` has shape (n_paths, len(grid)) as returned by ``sample_ou_grid``; tight when beta h << 1.
+    Tight when beta h << 1.
+
+    Args:
+        values: path values at ``grid``, shape (n_paths, len(grid)) as returned by
+            :func:`sample_ou_grid`.
+        grid: strictly increasing finite points, a non-empty 1-D array.
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
+        sigma: standard deviation of the paths, in (0, inf).
+        seed: randomness of the bridge maxima (None, an int, a SeedSequence or a Generator);
+            default None.
+
+    Returns:
+        (lower, upper), two arrays of shape (n_paths,).
+
+    Raises:
+        ValueError: an argument is outside its range or ``values`` has the wrong shape.
     """
-    beta = _validate.positive("beta", beta)
-    sigma = _validate.positive("sigma", sigma)
+    beta = V.positive("beta", beta)
+    sigma = V.positive("sigma", sigma)
     g = _check_grid(grid)
     v = np.asarray(values, dtype=float)
     if v.ndim != 2 or v.shape[1] != g.size:
         raise ValueError(f"values must have shape (n_paths, {g.size}), got {v.shape}")
-    rng = _as_generator(seed)
+    rng = _rng.as_generator(seed)
     lower = v.max(axis=1)
     if g.size == 1:
         return lower, lower.copy()

@@ -22,9 +22,15 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
+from typing import Optional, Union
 
-from privcal import _validate
+import numpy as np
+from numpy.typing import ArrayLike
+
+from privcal import _validate as V
+
+#: A sampled neighbour of a query point: (position, value).
+Neighbour = tuple[float, float]
 
 __all__ = [
     "ou_covariance",
@@ -35,13 +41,25 @@ __all__ = [
 ]
 
 
-def ou_covariance(x, y, beta, sigma):
+def ou_covariance(x: ArrayLike, y: ArrayLike, beta: float, sigma: float) -> Union[float, np.ndarray]:
     """Covariance of the OU path: sigma^2 exp(-beta |x - y|) (broadcasts over numpy arrays).
 
     Source: Wang & Hegde 2019, Lemma 6 (the kernel K(x, y) = exp(-beta |x - y|)).
+
+    Args:
+        x: first point(s).
+        y: second point(s), broadcastable with ``x``.
+        beta: kernel parameter beta, in (0, inf).
+        sigma: standard deviation of the process, in (0, inf).
+
+    Returns:
+        The covariance, broadcast shape of ``x`` and ``y``.
+
+    Raises:
+        ValueError: ``beta`` or ``sigma`` is outside its range.
     """
-    beta = _validate.positive("beta", beta)
-    sigma = _validate.positive("sigma", sigma)
+    beta = V.positive("beta", beta)
+    sigma = V.positive("sigma", sigma)
     x = np.asarray(x, dtype=float)
     y = np.asarray(y, dtype=float)
     return sigma * sigma * np.exp(-beta * np.abs(x - y))
@@ -66,7 +84,8 @@ def _step(a, f0, beta, sigma):
     return mean, var
 
 
-def bridge_law(x, x_left, g_left, x_right, g_right, beta, sigma):
+def bridge_law(x: ArrayLike, x_left: ArrayLike, g_left: ArrayLike, x_right: ArrayLike,
+               g_right: ArrayLike, beta: float, sigma: float) -> tuple:
     r"""Law of g(x) given g(x_left), g(x_right), x_left < x < x_right: (mean, variance).
 
     mean = [sinh(beta b) g_left + sinh(beta a) g_right] / sinh(beta (a + b)),
@@ -75,9 +94,28 @@ def bridge_law(x, x_left, g_left, x_right, g_right, beta, sigma):
 
     Source: Gaussian conditioning on the 3x3 covariance sigma^2 exp(-beta |x_i - x_j|) (derived here,
     checked with sympy); the correct form of Wang & Hegde 2019, Appendix A, Eq. (2).
+
+    Args:
+        x: query point(s), finite, strictly between ``x_left`` and ``x_right``.
+        x_left: left neighbour position(s).
+        g_left: path value(s) at ``x_left``.
+        x_right: right neighbour position(s).
+        g_right: path value(s) at ``x_right``.
+        beta: kernel parameter beta, in (0, inf).
+        sigma: standard deviation of the process, in (0, inf).
+
+    Returns:
+        (mean, variance), broadcast over the inputs.
+
+    Raises:
+        ValueError: an argument is outside its range or x_left < x < x_right fails.
     """
-    beta = _validate.positive("beta", beta)
-    sigma = _validate.positive("sigma", sigma)
+    return _bridge_law(x, x_left, g_left, x_right, g_right, V.positive("beta", beta),
+                       V.positive("sigma", sigma))
+
+
+def _bridge_law(x, x_left, g_left, x_right, g_right, beta: float, sigma: float):
+    """:func:`bridge_law` with validated ``beta``, ``sigma`` (the positions are still checked)."""
     x, xl, xr = (np.asarray(v, dtype=float) for v in (x, x_left, x_right))
     if not (np.all(np.isfinite(x)) and np.all(xl < x) and np.all(x < xr)):
         raise ValueError(
@@ -87,15 +125,33 @@ def bridge_law(x, x_left, g_left, x_right, g_right, beta, sigma):
     return _bridge(x - xl, xr - x, np.asarray(g_left, float), np.asarray(g_right, float), beta, sigma)
 
 
-def step_law(x, x_neighbour, g_neighbour, beta, sigma):
+def step_law(x: ArrayLike, x_neighbour: ArrayLike, g_neighbour: ArrayLike, beta: float,
+             sigma: float) -> tuple:
     """Law of g(x) given g at its only sampled neighbour: (mean, variance), the AR(1) step.
 
     mean = exp(-beta a) g_neighbour, variance = sigma^2 (1 - exp(-2 beta a)), a = |x - x_neighbour| > 0.
     The OU process is time-reversible, so the same law holds to the left and to the right.
     Source: Gaussian conditioning on the 2x2 covariance (Uhlenbeck & Ornstein 1930 transition law).
+
+    Args:
+        x: query point(s), finite and != ``x_neighbour``.
+        x_neighbour: position(s) of the only sampled neighbour.
+        g_neighbour: path value(s) there.
+        beta: kernel parameter beta, in (0, inf).
+        sigma: standard deviation of the process, in (0, inf).
+
+    Returns:
+        (mean, variance), broadcast over the inputs.
+
+    Raises:
+        ValueError: an argument is outside its range or x equals its neighbour.
     """
-    beta = _validate.positive("beta", beta)
-    sigma = _validate.positive("sigma", sigma)
+    return _step_law(x, x_neighbour, g_neighbour, V.positive("beta", beta),
+                     V.positive("sigma", sigma))
+
+
+def _step_law(x, x_neighbour, g_neighbour, beta: float, sigma: float):
+    """:func:`step_law` with validated ``beta``, ``sigma`` (the positions are still checked)."""
     a = np.abs(np.asarray(x, dtype=float) - np.asarray(x_neighbour, dtype=float))
     if not (np.all(np.isfinite(a)) and np.all(a > 0)):
         raise ValueError(f"step_law needs x != x_neighbour (both finite), got x={x!r}, "
@@ -103,32 +159,47 @@ def step_law(x, x_neighbour, g_neighbour, beta, sigma):
     return _step(a, np.asarray(g_neighbour, dtype=float), beta, sigma)
 
 
-def conditional_law(x, beta, sigma, left=None, right=None) -> tuple[float, float]:
+def conditional_law(x: float, beta: float, sigma: float, left: Optional[Neighbour] = None,
+                    right: Optional[Neighbour] = None) -> tuple[float, float]:
     """Law of g(x) given its nearest sampled neighbours: (mean, variance) for a scalar x.
 
     ``left`` / ``right`` are (position, value) pairs or None when absent. Two neighbours: the bridge
     law; one: the AR(1) step; none: N(0, sigma^2). Source: Markov property of the OU process and
     Gaussian conditioning (see ``bridge_law``, ``step_law``).
+
+    Args:
+        x: the query point, a finite number.
+        beta: kernel parameter beta, in (0, inf).
+        sigma: standard deviation of the process, in (0, inf).
+        left: nearest sampled neighbour below ``x`` as (position, value); default None (none).
+        right: nearest sampled neighbour above ``x`` as (position, value); default None (none).
+
+    Returns:
+        (mean, variance) of g(x).
+
+    Raises:
+        ValueError: an argument is outside its range or a neighbour is on the wrong side.
     """
-    beta = _validate.positive("beta", beta)
-    sigma = _validate.positive("sigma", sigma)
+    beta = V.positive("beta", beta)
+    sigma = V.positive("sigma", sigma)
     x = float(x)
     if left is not None and right is not None:
-        mean, var = bridge_law(x, left[0], left[1], right[0], right[1], beta, sigma)
+        mean, var = _bridge_law(x, left[0], left[1], right[0], right[1], beta, sigma)
     elif left is not None:
         if not left[0] < x:
             raise ValueError(f"left neighbour must lie left of x={x!r}, got {left[0]!r}")
-        mean, var = step_law(x, left[0], left[1], beta, sigma)
+        mean, var = _step_law(x, left[0], left[1], beta, sigma)
     elif right is not None:
         if not x < right[0]:
             raise ValueError(f"right neighbour must lie right of x={x!r}, got {right[0]!r}")
-        mean, var = step_law(x, right[0], right[1], beta, sigma)
+        mean, var = _step_law(x, right[0], right[1], beta, sigma)
     else:
         return 0.0, sigma * sigma
     return float(mean), float(var)
 
 
-def eq2_paper(s, beta, left=None, right=None) -> tuple[float, float]:
+def eq2_paper(s: float, beta: float, left: Optional[Neighbour] = None,
+              right: Optional[Neighbour] = None) -> tuple[float, float]:
     r"""Eq. (2) of Wang & Hegde as printed: (mu_at, d_at) for a new state s.
 
     With s- < s < s+ the linked-list neighbours, D = e^{beta(s+ - s-)} - e^{-beta(s+ - s-)}:
@@ -145,8 +216,20 @@ def eq2_paper(s, beta, left=None, right=None) -> tuple[float, float]:
     sigma d), and the boundary convention pins the path to 0 at 0 and 1. (The correct unit variance
     is 1 - [sinh(beta b) e^{-beta a} + sinh(beta a) e^{-beta b}] / sinh(beta d): correct weights, each
     paired with its neighbour's covariance e^{-beta * distance}.) Use ``conditional_law``.
+
+    Args:
+        s: the new state, in [s-, s+].
+        beta: kernel parameter beta, in (0, inf).
+        left: neighbour s- as (position, value); default None (s- = 0, value 0).
+        right: neighbour s+ as (position, value); default None (s+ = 1, value 0).
+
+    Returns:
+        (mu_at, d_at) as printed (d_at is negative: see above).
+
+    Raises:
+        ValueError: ``beta`` is outside its range or s- <= s <= s+ with s- < s+ fails.
     """
-    beta = _validate.positive("beta", beta)
+    beta = V.positive("beta", beta)
     s = float(s)
     sl, gl = (0.0, 0.0) if left is None else (float(left[0]), float(left[1]))
     sr, gr = (1.0, 0.0) if right is None else (float(right[0]), float(right[1]))

@@ -5,10 +5,8 @@ is Markov, a new point is drawn from its exact law given its two nearest sampled
 (``privcal.noise.laws``); drawing points one after another this way, in any order, is the chain rule of
 the joint Gaussian, so every set of queried values has exactly the law N(0, sigma^2 K).
 
-Storage is a sorted list of chunks (``array('d')`` of at most 2 * _LOAD doubles each, 16 bytes per
-point) with a list of chunk maxima: an online insertion costs two bisections (O(log n)) plus a memmove
-inside one chunk (O(_LOAD)), so the cost per point stays flat from 10^3 to 10^6 points (see
-benchmarks/bench_noise.py); memory is O(n).
+The sampled values live in a :class:`privcal.noise.store.SortedStore` (sorted chunks, O(log n) lookup
+and insertion, 16 bytes per point); this module decides what to draw.
 
 Batches: the new points of a batch are sorted and merged with the stored ones; in each gap between
 stored neighbours L < R the new points are drawn left to right by the AR(1) recursion started from
@@ -24,43 +22,26 @@ gaps are solved together by a vectorised prefix scan of affine maps. Small batch
 compared with the stored ones) are inserted one by one instead, which costs O(log n) per point
 rather than O(n) for the merge. After a batch, a flat copy of the store (16 bytes per point) is kept
 for vectorised lookups until the next online insertion drops it.
+
+Randomness comes from ``privcal._rng`` (one seeding helper for the package).
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 import numbers
-from array import array
+from typing import Iterator
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from privcal import _validate
+from privcal import _rng
+from privcal import _validate as V
+from privcal.noise.store import SortedStore
 
 __all__ = ["OrnsteinUhlenbeckPath", "OrnsteinUhlenbeckPaths"]
 
-_LOAD = 512  # target chunk length; chunks split at 2 * _LOAD
 _ZBUF = 1024  # standard normals drawn at a time for online insertions
-
-
-def _as_generator(seed) -> np.random.Generator:
-    """A numpy Generator from None, a non-negative int, a SeedSequence or a Generator (used as is)."""
-    if isinstance(seed, np.random.Generator):
-        return seed
-    if seed is None or isinstance(seed, np.random.SeedSequence):
-        return np.random.default_rng(seed)
-    if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and int(seed) >= 0:
-        return np.random.default_rng(int(seed))
-    raise ValueError(
-        f"seed must be None, a non-negative int, a SeedSequence or a numpy Generator, got {seed!r}"
-    )
-
-
-def _spawn(rng: np.random.Generator, n: int) -> list[np.random.Generator]:
-    """n independent child generators of ``rng``."""
-    if hasattr(rng, "spawn"):  # numpy >= 1.25
-        return rng.spawn(n)
-    return [np.random.default_rng(rng.integers(0, 2**63, size=4)) for _ in range(n)]
 
 
 def _validate_domain(domain) -> tuple[float, float]:
@@ -168,6 +149,15 @@ class OrnsteinUhlenbeckPath:
 
     Source: Wang & Hegde 2019, Prop. 9 and Appendix A (the Markov/tridiagonal structure); the
     conditional laws are derived in ``privcal.noise.laws`` (the printed Eq. (2) is wrong).
+
+    Args:
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf) (unit: 1 / unit of x).
+        sigma: standard deviation of the path at every point, in (0, inf).
+        seed: None, a non-negative int, a SeedSequence or a Generator; default None.
+        domain: (low, high), finite with low < high; default (0, 1).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
 
     #: New points are inserted one by one when new * _FLAT_RATIO < stored or new <= _SMALL_BATCH
@@ -175,44 +165,63 @@ class OrnsteinUhlenbeckPath:
     _FLAT_RATIO = 32
     _SMALL_BATCH = 8
 
-    def __init__(self, beta, sigma, seed=None, domain=(0.0, 1.0)):
-        self._beta = _validate.positive("beta", beta)
-        self._sigma = _validate.positive("sigma", sigma)
-        self._domain = _validate_domain(domain)
-        self._rng = _as_generator(seed)
+    def __init__(self, beta: float, sigma: float, seed: _rng.Seed = None,
+                 domain: tuple[float, float] = (0.0, 1.0)):
+        self._setup(V.positive("beta", beta), V.positive("sigma", sigma), _rng.as_generator(seed),
+                    _validate_domain(domain))
+
+    def _setup(self, beta: float, sigma: float, rng: np.random.Generator,
+               domain: tuple[float, float]) -> None:
+        """Initialise from validated arguments (``rng`` a Generator)."""
+        self._beta = beta
+        self._sigma = sigma
+        self._domain = domain
+        self._rng = rng
         self._zbuf: list[float] = []
         self._zpos = 0
-        self._clear()
+        self._store = SortedStore()
 
     # ------------------------------------------------------------------ properties
     @property
     def beta(self) -> float:
+        """Kernel parameter beta of exp(-beta |x - y|)."""
         return self._beta
 
     @property
     def sigma(self) -> float:
+        """Standard deviation of the path at every point."""
         return self._sigma
 
     @property
     def domain(self) -> tuple[float, float]:
+        """(low, high): the points the path may be queried at."""
         return self._domain
 
     def __len__(self) -> int:
-        return self._n
+        return len(self._store)
 
     @property
     def nbytes(self) -> int:
         """Bytes held by the stored points and values (16 per point, plus chunk bookkeeping)."""
-        data = sum(a.buffer_info()[1] for a in self._xs) * 16
-        return data + 8 * len(self._maxes)
+        return self._store.nbytes
 
     def __repr__(self) -> str:
         return (f"OrnsteinUhlenbeckPath(beta={self._beta!r}, sigma={self._sigma!r}, "
-                f"domain={self._domain!r}, sampled={self._n})")
+                f"domain={self._domain!r}, sampled={len(self._store)})")
 
     # ------------------------------------------------------------------ public API
-    def sample(self, points) -> np.ndarray:
-        """Values of the path at ``points`` (any shape; same shape returned), drawing new ones."""
+    def sample(self, points: ArrayLike) -> np.ndarray:
+        """Values of the path at ``points`` (any shape; same shape returned), drawing new ones.
+
+        Args:
+            points: query points (any shape), each finite and in ``domain``.
+
+        Returns:
+            The path's values, an array shaped like ``points``.
+
+        Raises:
+            ValueError: a point is not a finite number in ``domain``.
+        """
         pts = self._check_points(points)
         if pts.ndim == 0:
             return np.asarray(self._sample_one(float(pts)))
@@ -220,14 +229,25 @@ class OrnsteinUhlenbeckPath:
         if flat.size == 0:
             return np.empty(pts.shape)
         uniq, inverse = np.unique(flat, return_inverse=True)
-        if self._n and (uniq.size * self._FLAT_RATIO < self._n or uniq.size <= self._SMALL_BATCH):
+        n = len(self._store)
+        if n and (uniq.size * self._FLAT_RATIO < n or uniq.size <= self._SMALL_BATCH):
             vals = np.array([self._sample_one(x) for x in uniq.tolist()])
         else:
             vals = self._sample_flat(uniq)
         return vals[inverse].reshape(pts.shape)
 
-    def sample_point(self, x) -> float:
-        """Value of the path at the single point ``x`` (fast online path, O(log n))."""
+    def sample_point(self, x: float) -> float:
+        """Value of the path at the single point ``x`` (fast online path, O(log n)).
+
+        Args:
+            x: the query point, a finite number in ``domain``.
+
+        Returns:
+            The path's value at ``x``.
+
+        Raises:
+            ValueError: ``x`` is not a finite number in ``domain``.
+        """
         if isinstance(x, bool) or not isinstance(x, numbers.Real):
             raise ValueError(f"x must be a real number, got {x!r}")
         x = float(x)
@@ -236,26 +256,48 @@ class OrnsteinUhlenbeckPath:
             raise ValueError(f"points must be finite and in [{lo:g}, {hi:g}], got {x!r}")
         return self._sample_one(x)
 
-    def reset(self, seed=None) -> None:
+    def reset(self, seed: _rng.Seed = None) -> None:
         """Forget all values: later queries come from a new path, independent of the old one.
 
-        With ``seed`` the generator is replaced; without, the current generator continues.
+        Args:
+            seed: if given, replaces the generator (None, an int, a SeedSequence or a Generator);
+                default None (the current generator continues).
         """
         if seed is not None:
-            self._rng = _as_generator(seed)
+            self._rng = _rng.as_generator(seed)
             self._zbuf, self._zpos = [], 0
-        self._clear()
+        self._store.clear()
 
     def sampled(self) -> tuple[np.ndarray, np.ndarray]:
-        """(points, values) sampled so far, sorted by point (copies)."""
-        X, F = self._flat()
+        """(points, values) sampled so far, sorted by point (copies).
+
+        Returns:
+            (points, values), two float64 arrays of length ``len(self)``.
+        """
+        X, F = self._store.flat()
         return X.copy(), F.copy()
 
     @classmethod
-    def from_values(cls, beta, sigma, points, values, seed=None, domain=(0.0, 1.0)):
+    def from_values(cls, beta: float, sigma: float, points: ArrayLike, values: ArrayLike,
+                    seed: _rng.Seed = None,
+                    domain: tuple[float, float] = (0.0, 1.0)) -> "OrnsteinUhlenbeckPath":
         """A path already pinned to ``values`` at ``points`` (distinct); later queries are conditioned.
 
         The values are taken as given (e.g. a saved path); they are not checked against the law.
+
+        Args:
+            beta: kernel parameter beta, in (0, inf).
+            sigma: standard deviation of the path, in (0, inf).
+            points: distinct points in ``domain`` (any shape, flattened).
+            values: finite values, one per point.
+            seed: randomness of later queries; default None.
+            domain: (low, high), finite with low < high; default (0, 1).
+
+        Returns:
+            The pinned path.
+
+        Raises:
+            ValueError: an argument is outside its range or the points repeat.
         """
         path = cls(beta, sigma, seed=seed, domain=domain)
         pts = path._check_points(points).reshape(-1)
@@ -266,17 +308,10 @@ class OrnsteinUhlenbeckPath:
         X, F = pts[order], vals[order]
         if np.any(X[1:] == X[:-1]):
             raise ValueError("points must be distinct in from_values")
-        path._rebuild(X, F)
+        path._store.rebuild(X, F)
         return path
 
     # ------------------------------------------------------------------ internals
-    def _clear(self) -> None:
-        self._xs: list[array] = []
-        self._fs: list[array] = []
-        self._maxes: list[float] = []
-        self._n = 0
-        self._flat_cache = None
-
     def _check_points(self, points) -> np.ndarray:
         try:
             pts = np.asarray(points, dtype=float)
@@ -302,62 +337,18 @@ class OrnsteinUhlenbeckPath:
         self._zpos += 1
         return z
 
-    def _flat(self) -> tuple[np.ndarray, np.ndarray]:
-        if self._flat_cache is None:
-            if self._n:
-                X = np.concatenate([np.frombuffer(a, dtype=float) for a in self._xs])
-                F = np.concatenate([np.frombuffer(a, dtype=float) for a in self._fs])
-            else:
-                X = F = np.empty(0)
-            self._flat_cache = (X, F)
-        return self._flat_cache
-
-    def _rebuild(self, X: np.ndarray, F: np.ndarray) -> None:
-        """Replace the store by the sorted arrays (X, F), cut into chunks of _LOAD."""
-        self._xs, self._fs, self._maxes = [], [], []
-        for i in range(0, X.size, _LOAD):
-            xa, fa = array("d"), array("d")
-            xa.frombytes(memoryview(np.ascontiguousarray(X[i:i + _LOAD])).cast("B"))
-            fa.frombytes(memoryview(np.ascontiguousarray(F[i:i + _LOAD])).cast("B"))
-            self._xs.append(xa)
-            self._fs.append(fa)
-            self._maxes.append(xa[-1])
-        self._n = int(X.size)
-        self._flat_cache = (X, F)
-
     def _sample_one(self, x: float) -> float:
-        """Value at one validated float x; inserts it if new (O(log n) + O(_LOAD) memmove)."""
+        """Value at one validated float x; inserts it if new (O(log n) + O(chunk) memmove)."""
+        store = self._store
+        where, value, left, right = store.locate(x)
+        if value is not None:
+            return value
         beta, sigma = self._beta, self._sigma
-        maxes = self._maxes
-        if not maxes:
-            v = sigma * self._normal()
-            self._xs, self._fs, self._maxes = [array("d", [x])], [array("d", [v])], [x]
-            self._n, self._flat_cache = 1, None
-            return v
-        ci = bisect.bisect_left(maxes, x)
-        last = len(maxes) - 1
-        if ci > last:
-            ci = last
-            xs, fs = self._xs[ci], self._fs[ci]
-            j = len(xs)
-        else:
-            xs, fs = self._xs[ci], self._fs[ci]
-            j = bisect.bisect_left(xs, x)
-            if xs[j] == x:
-                return fs[j]
-        # neighbours
-        if j > 0:
-            xl, fl = xs[j - 1], fs[j - 1]
-        elif ci > 0:
-            xl, fl = self._xs[ci - 1][-1], self._fs[ci - 1][-1]
-        else:
-            xl = None
-        if j < len(xs):
-            xr, fr = xs[j], fs[j]
-        else:
-            xr = None  # x is beyond the largest stored point
         z = self._normal()
-        if xl is not None and xr is not None:
+        if left is None and right is None:  # empty store: the stationary law
+            v = sigma * z
+        elif left is not None and right is not None:
+            (xl, fl), (xr, fr) = left, right
             a, b = x - xl, xr - x
             ea = math.expm1(-2.0 * beta * a)
             eb = math.expm1(-2.0 * beta * b)
@@ -368,29 +359,17 @@ class OrnsteinUhlenbeckPath:
                 mean = (math.exp(-beta * a) * eb * fl + math.exp(-beta * b) * ea * fr) / ed
                 v = mean + sigma * math.sqrt(-ea * eb / ed) * z
         else:
-            if xl is not None:
-                a, f0 = x - xl, fl
+            if left is not None:
+                a, f0 = x - left[0], left[1]
             else:
-                a, f0 = xr - x, fr
+                a, f0 = right[0] - x, right[1]
             v = math.exp(-beta * a) * f0 + sigma * math.sqrt(-math.expm1(-2.0 * beta * a)) * z
-        xs.insert(j, x)
-        fs.insert(j, v)
-        if x > maxes[ci]:
-            maxes[ci] = x
-        if len(xs) > 2 * _LOAD:
-            self._xs.insert(ci + 1, xs[_LOAD:])
-            self._fs.insert(ci + 1, fs[_LOAD:])
-            del xs[_LOAD:]
-            del fs[_LOAD:]
-            maxes[ci] = xs[-1]
-            maxes.insert(ci + 1, self._xs[ci + 1][-1])
-        self._n += 1
-        self._flat_cache = None
+        store.insert(where, x, v)
         return v
 
     def _sample_flat(self, uniq: np.ndarray) -> np.ndarray:
         """Values at sorted distinct points: stored ones looked up, new ones drawn jointly."""
-        X, F = self._flat()
+        X, F = self._store.flat()
         gap = np.searchsorted(X, uniq)
         if X.size:
             found = X[np.minimum(gap, X.size - 1)] == uniq
@@ -420,7 +399,7 @@ class OrnsteinUhlenbeckPath:
         Fm[idx_new] = drawn
         Xm[keep] = X
         Fm[keep] = F
-        self._rebuild(Xm, Fm)
+        self._store.rebuild(Xm, Fm)
         return vals
 
 
@@ -430,15 +409,30 @@ class OrnsteinUhlenbeckPaths:
     ``paths[a]`` is the ``OrnsteinUhlenbeckPath`` of action a; ``sample(a, points)`` queries it;
     ``sample_all(points)`` queries every path (shape (n_paths, *points.shape)); ``reset()`` starts new
     independent paths for all actions (Algorithm 1's reset every T/(JB) iterations). The paths get
-    independent generators spawned from ``seed``.
+    independent generators spawned from ``seed`` (``privcal._rng.spawn``).
+
+    Args:
+        n_paths: number of paths (actions), an integer >= 1.
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
+        sigma: standard deviation of every path, in (0, inf).
+        seed: None, a non-negative int, a SeedSequence or a Generator; default None.
+        domain: (low, high), finite with low < high; default (0, 1).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
 
-    def __init__(self, n_paths, beta, sigma, seed=None, domain=(0.0, 1.0)):
-        n_paths = _validate.positive_int("n_paths", n_paths)
-        rng = _as_generator(seed)
-        self._paths = [
-            OrnsteinUhlenbeckPath(beta, sigma, seed=child, domain=domain) for child in _spawn(rng, n_paths)
-        ]
+    def __init__(self, n_paths: int, beta: float, sigma: float, seed: _rng.Seed = None,
+                 domain: tuple[float, float] = (0.0, 1.0)):
+        n_paths = V.positive_int("n_paths", n_paths)
+        beta = V.positive("beta", beta)
+        sigma = V.positive("sigma", sigma)
+        domain = _validate_domain(domain)
+        self._paths = []
+        for child in _rng.spawn(seed, n_paths):
+            path = OrnsteinUhlenbeckPath.__new__(OrnsteinUhlenbeckPath)
+            path._setup(beta, sigma, child, domain)
+            self._paths.append(path)
 
     def __len__(self) -> int:
         return len(self._paths)
@@ -446,7 +440,7 @@ class OrnsteinUhlenbeckPaths:
     def __getitem__(self, action: int) -> OrnsteinUhlenbeckPath:
         return self._paths[action]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[OrnsteinUhlenbeckPath]:
         return iter(self._paths)
 
     def __repr__(self) -> str:
@@ -454,16 +448,37 @@ class OrnsteinUhlenbeckPaths:
         return (f"OrnsteinUhlenbeckPaths(n_paths={len(self)}, beta={p.beta!r}, sigma={p.sigma!r}, "
                 f"domain={p.domain!r})")
 
-    def sample(self, action: int, points) -> np.ndarray:
-        """Values of action ``action``'s path at ``points``."""
+    def sample(self, action: int, points: ArrayLike) -> np.ndarray:
+        """Values of action ``action``'s path at ``points``.
+
+        Args:
+            action: the path's index, an int in [0, n_paths).
+            points: query points (any shape), each finite and in ``domain``.
+
+        Returns:
+            The path's values, an array shaped like ``points``.
+
+        Raises:
+            ValueError: ``action`` or a point is out of range.
+        """
         if isinstance(action, bool) or not isinstance(action, numbers.Integral) or not (
             0 <= action < len(self._paths)
         ):
             raise ValueError(f"action must be an int in [0, {len(self._paths) - 1}], got {action!r}")
         return self._paths[action].sample(points)
 
-    def sample_all(self, points) -> np.ndarray:
-        """Values of every path at ``points``: array of shape (n_paths, *shape of points)."""
+    def sample_all(self, points: ArrayLike) -> np.ndarray:
+        """Values of every path at ``points``: array of shape (n_paths, *shape of points).
+
+        Args:
+            points: query points (any shape), each finite and in ``domain``.
+
+        Returns:
+            The values, shape (n_paths, *points.shape).
+
+        Raises:
+            ValueError: a point is not a finite number in ``domain``.
+        """
         return np.stack([p.sample(points) for p in self._paths])
 
     def reset(self) -> None:
@@ -473,4 +488,5 @@ class OrnsteinUhlenbeckPaths:
 
     @property
     def nbytes(self) -> int:
+        """Bytes held by all paths' stored points and values."""
         return sum(p.nbytes for p in self._paths)
