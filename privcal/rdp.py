@@ -27,7 +27,9 @@ import warnings
 
 import numpy as np
 
-from privcal._validate import open_unit, nonnegative, positive, positive_int
+from numpy.typing import ArrayLike
+
+from privcal import _validate as V
 
 __all__ = [
     "DEFAULT_ORDERS",
@@ -90,27 +92,52 @@ def _warn_edge(orders: np.ndarray, order: float, what: str) -> None:
             f"the optimal order for {what} is the {side} order of the grid ({order:g}); "
             "the grid may not reach the optimum: extend it",
             GridEdgeWarning,
-            stacklevel=3,
+            stacklevel=4,  # _warn_edge <- kernel <- public function <- caller
         )
 
 
-def rdp_gaussian(orders, noise_multiplier) -> np.ndarray:
+def rdp_gaussian(orders: ArrayLike, noise_multiplier: float) -> np.ndarray:
     """RDP of the Gaussian mechanism: rdp(alpha) = alpha / (2 noise_multiplier^2).
 
     Mironov 2017, Prop. 7 (Bun-Steinke 2016, Lemma 2.5): D_alpha(N(0, s^2) || N(1, s^2)) = alpha/(2 s^2)
     with s = noise_multiplier = sigma / sensitivity. Vectorised over ``orders``.
+
+    Args:
+        orders: Renyi orders alpha, a non-empty 1-D sequence of finite numbers > 1.
+        noise_multiplier: sigma / sensitivity (dimensionless), in (0, inf).
+
+    Returns:
+        the RDP curve (nats), one value per order.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    a = _orders(orders)
-    s = positive("noise_multiplier", noise_multiplier)
-    return a / (2.0 * s * s)
+    orders = _orders(orders)
+    noise_multiplier = V.positive("noise_multiplier", noise_multiplier)
+    return _rdp_gaussian(orders, noise_multiplier)
 
 
-def rdp_compose(rdps, counts=None) -> np.ndarray:
+def _rdp_gaussian(orders: np.ndarray, noise_multiplier: float) -> np.ndarray:
+    """rdp_gaussian for validated inputs (orders a float array)."""
+    return orders / (2.0 * noise_multiplier * noise_multiplier)
+
+
+def rdp_compose(rdps: ArrayLike, counts: ArrayLike | None = None) -> np.ndarray:
     """RDP of a composition: sum_i counts[i] * rdps[i], all curves over the same orders.
 
-    Mironov 2017, Prop. 1 (adaptive composition adds RDP at each order). ``rdps`` is a sequence of
-    curves (or a 2-D array, one row per mechanism); ``counts`` (default all 1) are positive integers,
-    e.g. ``steps``. ``inf`` stays ``inf``.
+    Mironov 2017, Prop. 1 (adaptive composition adds RDP at each order). ``inf`` stays ``inf``.
+
+    Args:
+        rdps: a non-empty sequence of RDP curves (or a 2-D array, one row per mechanism), each a 1-D
+            array of values >= 0 over the same orders; nan is read as inf.
+        counts: how often each mechanism runs (e.g. ``steps``), positive integers, one per curve;
+            default all 1.
+
+    Returns:
+        the composed RDP curve (nats) over the same orders.
+
+    Raises:
+        ValueError: an argument is outside its range or the shapes do not match.
     """
     curves = [np.atleast_1d(np.asarray(r, dtype=float)) for r in rdps]
     if not curves:
@@ -126,9 +153,14 @@ def rdp_compose(rdps, counts=None) -> np.ndarray:
     counts = list(counts)
     if len(counts) != len(curves):
         raise ValueError(f"counts must have one entry per curve ({len(curves)}), got {len(counts)}")
-    total = np.zeros(shape)
-    for r, c in zip(curves, counts):
-        c = positive_int("counts", c)
+    counts = [V.positive_int("counts", c) for c in counts]
+    return _rdp_compose(curves, counts)
+
+
+def _rdp_compose(rdps: list[np.ndarray], counts: list[int]) -> np.ndarray:
+    """rdp_compose for validated inputs (a list of 1-D float arrays of one shape, int counts)."""
+    total = np.zeros(rdps[0].shape)
+    for r, c in zip(rdps, counts):
         total = total + c * np.where(np.isnan(r), np.inf, r)
     return total
 
@@ -145,13 +177,18 @@ def _log_delta_improved(orders: np.ndarray, rdp: np.ndarray, epsilon: float) -> 
         return (orders - 1.0) * (rdp - epsilon + np.log1p(-1.0 / orders)) - np.log(orders)
 
 
+#: The conversions from RDP to (epsilon, delta) that privcal implements.
+_CONVERSIONS = ("improved", "mironov")
+
+
 def _conversion(conversion: str) -> str:
-    if conversion not in ("improved", "mironov"):
-        raise ValueError(f"conversion must be 'improved' or 'mironov', got {conversion!r}")
-    return conversion
+    """``conversion`` if it is one of _CONVERSIONS (validator; ValueError naming ``conversion``)."""
+    return V.choice("conversion", conversion, _CONVERSIONS)
 
 
-def epsilon_from_rdp(orders, rdp, delta, *, conversion: str = "improved") -> tuple[float, float]:
+def epsilon_from_rdp(
+    orders: ArrayLike, rdp: ArrayLike, delta: float, *, conversion: str = "improved"
+) -> tuple[float, float]:
     """Upper bound on epsilon at ``delta`` from an RDP curve: (epsilon, optimal order).
 
     conversion="mironov" (Mironov 2017, Prop. 3):
@@ -161,12 +198,33 @@ def epsilon_from_rdp(orders, rdp, delta, *, conversion: str = "improved") -> tup
     which is never larger than Mironov's at the same order. Orders with rdp = inf are skipped; if no
     order gives a finite value the result is (inf, nan). epsilon is clipped at 0 from below. Warns
     (GridEdgeWarning) if the optimum is at the smallest or largest order of the grid.
+
+    Args:
+        orders: Renyi orders alpha, a non-empty 1-D sequence of finite numbers > 1.
+        rdp: RDP values (nats) at ``orders``, same shape, each in [0, inf]; nan is read as inf.
+        delta: target delta, in (0, 1).
+        conversion: "improved" (default) or "mironov".
+
+    Returns:
+        (epsilon, order): the upper bound on epsilon, in [0, inf], and the order that attains it
+        (nan when epsilon is inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    a = _orders(orders)
-    r = _rdp_curve(a, rdp)
-    d = open_unit("delta", delta)
+    orders = _orders(orders)
+    rdp = _rdp_curve(orders, rdp)
+    delta = V.open_unit("delta", delta)
     conversion = _conversion(conversion)
-    log_d = math.log(d)
+    return _epsilon_from_rdp(orders, rdp, delta, conversion=conversion)
+
+
+def _epsilon_from_rdp(
+    orders: np.ndarray, rdp: np.ndarray, delta: float, *, conversion: str = "improved"
+) -> tuple[float, float]:
+    """epsilon_from_rdp for validated inputs (float arrays, rdp nan-free)."""
+    a, r = orders, rdp
+    log_d = math.log(delta)
     with np.errstate(invalid="ignore"):
         if conversion == "mironov":
             eps = r - log_d / (a - 1.0)
@@ -180,7 +238,9 @@ def epsilon_from_rdp(orders, rdp, delta, *, conversion: str = "improved") -> tup
     return max(0.0, float(eps[i])), float(a[i])
 
 
-def delta_from_rdp(orders, rdp, epsilon, *, conversion: str = "improved") -> tuple[float, float]:
+def delta_from_rdp(
+    orders: ArrayLike, rdp: ArrayLike, epsilon: float, *, conversion: str = "improved"
+) -> tuple[float, float]:
     """Upper bound on delta at ``epsilon`` from an RDP curve: (delta, optimal order), delta <= 1.
 
     conversion="mironov" (Mironov 2017, Prop. 3 inverted): delta = min_alpha exp((alpha-1)(rdp - epsilon));
@@ -188,11 +248,32 @@ def delta_from_rdp(orders, rdp, epsilon, *, conversion: str = "improved") -> tup
         delta = min_alpha exp((alpha - 1)(rdp - epsilon)) (1 - 1/alpha)^(alpha - 1) / alpha.
     Computed in log space; capped at 1. If every order has rdp = inf the result is (1.0, nan).
     Warns (GridEdgeWarning) if the optimum is at the smallest or largest order of the grid.
+
+    Args:
+        orders: Renyi orders alpha, a non-empty 1-D sequence of finite numbers > 1.
+        rdp: RDP values (nats) at ``orders``, same shape, each in [0, inf]; nan is read as inf.
+        epsilon: epsilon at which delta is bounded, in [0, inf).
+        conversion: "improved" (default) or "mironov".
+
+    Returns:
+        (delta, order): the upper bound on delta, in [0, 1], and the order that attains it (nan when
+        every order has rdp = inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    a = _orders(orders)
-    r = _rdp_curve(a, rdp)
-    e = nonnegative("epsilon", epsilon)
+    orders = _orders(orders)
+    rdp = _rdp_curve(orders, rdp)
+    epsilon = V.nonnegative("epsilon", epsilon)
     conversion = _conversion(conversion)
+    return _delta_from_rdp(orders, rdp, epsilon, conversion=conversion)
+
+
+def _delta_from_rdp(
+    orders: np.ndarray, rdp: np.ndarray, epsilon: float, *, conversion: str = "improved"
+) -> tuple[float, float]:
+    """delta_from_rdp for validated inputs (float arrays, rdp nan-free)."""
+    a, r, e = orders, rdp, epsilon
     log_delta = _log_delta_mironov(a, r, e) if conversion == "mironov" else _log_delta_improved(a, r, e)
     log_delta = np.where(np.isnan(log_delta), np.inf, log_delta)
     i = int(np.argmin(log_delta))
@@ -202,22 +283,59 @@ def delta_from_rdp(orders, rdp, epsilon, *, conversion: str = "improved") -> tup
     return min(1.0, math.exp(min(0.0, float(log_delta[i])))), float(a[i])
 
 
-def moments_tail_delta(orders, rdp, epsilon) -> tuple[float, float]:
+def moments_tail_delta(orders: ArrayLike, rdp: ArrayLike, epsilon: float) -> tuple[float, float]:
     """Moments-accountant tail bound: delta = min_lambda exp(alpha(lambda) - lambda * epsilon).
 
     Abadi et al. 2016, Thm 2 (tail bound), with lambda = order - 1 and the log moment
     alpha(lambda) = lambda * rdp(order) (Mironov 2017, Sec. VI). This is exactly Mironov's conversion
-    ``delta_from_rdp(..., conversion="mironov")``; returns (delta, optimal order), delta <= 1.
+    ``delta_from_rdp(..., conversion="mironov")``.
+
+    Args:
+        orders: Renyi orders alpha = lambda + 1, a non-empty 1-D sequence of finite numbers > 1.
+        rdp: RDP values (nats) at ``orders``, same shape, each in [0, inf]; nan is read as inf.
+        epsilon: epsilon at which delta is bounded, in [0, inf).
+
+    Returns:
+        (delta, order): the upper bound on delta, in [0, 1], and the order that attains it.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    return delta_from_rdp(orders, rdp, epsilon, conversion="mironov")
+    orders = _orders(orders)
+    rdp = _rdp_curve(orders, rdp)
+    epsilon = V.nonnegative("epsilon", epsilon)
+    return _moments_tail_delta(orders, rdp, epsilon)
 
 
-def moments_tail_epsilon(orders, rdp, delta) -> tuple[float, float]:
+def _moments_tail_delta(orders: np.ndarray, rdp: np.ndarray, epsilon: float) -> tuple[float, float]:
+    """moments_tail_delta for validated inputs."""
+    return _delta_from_rdp(orders, rdp, epsilon, conversion="mironov")
+
+
+def moments_tail_epsilon(orders: ArrayLike, rdp: ArrayLike, delta: float) -> tuple[float, float]:
     """Inverse of the moments-accountant tail: epsilon = min_lambda (alpha(lambda) + ln(1/delta)) / lambda.
 
     Abadi et al. 2016, Thm 2 solved for epsilon, with lambda = order - 1 and alpha(lambda) =
     lambda * rdp(order): epsilon = min_order rdp(order) + ln(1/delta)/(order - 1), i.e. Mironov's
     conversion (Mironov 2017, Prop. 3) ``epsilon_from_rdp(..., conversion="mironov")``.
-    Returns (epsilon, optimal order).
+
+    Args:
+        orders: Renyi orders alpha = lambda + 1, a non-empty 1-D sequence of finite numbers > 1.
+        rdp: RDP values (nats) at ``orders``, same shape, each in [0, inf]; nan is read as inf.
+        delta: target delta, in (0, 1).
+
+    Returns:
+        (epsilon, order): the upper bound on epsilon, in [0, inf], and the order that attains it.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    return epsilon_from_rdp(orders, rdp, delta, conversion="mironov")
+    orders = _orders(orders)
+    rdp = _rdp_curve(orders, rdp)
+    delta = V.open_unit("delta", delta)
+    return _moments_tail_epsilon(orders, rdp, delta)
+
+
+def _moments_tail_epsilon(orders: np.ndarray, rdp: np.ndarray, delta: float) -> tuple[float, float]:
+    """moments_tail_epsilon for validated inputs."""
+    return _epsilon_from_rdp(orders, rdp, delta, conversion="mironov")

@@ -27,8 +27,10 @@ from typing import Callable
 import numpy as np
 from scipy.special import gammaln, gammasgn, log_ndtr, logsumexp
 
-from privcal._validate import positive, probability
-from privcal.rdp import _orders, rdp_gaussian
+from numpy.typing import ArrayLike
+
+from privcal import _validate as V
+from privcal.rdp import _orders, _rdp_gaussian
 
 __all__ = [
     "rdp_poisson_gaussian",
@@ -44,11 +46,12 @@ _LOG2 = math.log(2.0)
 _LOG4 = math.log(4.0)
 
 
-def _sample_rate(sample_rate) -> float:
-    q = probability("sample_rate", sample_rate)
-    if q == 0.0:
-        raise ValueError(f"sample_rate must be in (0, 1], got {sample_rate!r}")
-    return q
+def _validate_gaussian(orders, noise_multiplier, sample_rate) -> tuple[np.ndarray, float, float]:
+    """Validate (orders, noise_multiplier, sample_rate) of the subsampled-Gaussian functions."""
+    orders = _orders(orders)
+    noise_multiplier = V.positive("noise_multiplier", noise_multiplier)
+    sample_rate = V.rate("sample_rate", sample_rate)
+    return orders, noise_multiplier, sample_rate
 
 
 # --------------------------------------------------------------------------------------------------
@@ -233,7 +236,7 @@ def _log_a_poisson_frac_many(alphas: np.ndarray, q: float, s: float, *, max_grid
     return out
 
 
-def rdp_poisson_gaussian(orders, noise_multiplier, sample_rate) -> np.ndarray:
+def rdp_poisson_gaussian(orders: ArrayLike, noise_multiplier: float, sample_rate: float) -> np.ndarray:
     """RDP of the Poisson-subsampled Gaussian mechanism: rdp(alpha) = ln(A_alpha) / (alpha - 1).
 
     Mironov, Talwar & Zhang 2019 (arXiv 1908.10530), Sec. 3.3: A_alpha = E_{z~mu0}[(mu(z)/mu0(z))^alpha]
@@ -245,12 +248,27 @@ def rdp_poisson_gaussian(orders, noise_multiplier, sample_rate) -> np.ndarray:
     does not converge, the valid upper bound from the chord of the cumulant between integer orders).
     q = 1 gives ``rdp_gaussian``. Checked against mpmath to ~1e-12 relative for alpha up to 1e4 and q
     down to 1e-6.
+
+    Args:
+        orders: Renyi orders alpha, a non-empty 1-D sequence of finite numbers > 1.
+        noise_multiplier: sigma / sensitivity (dimensionless), in (0, inf).
+        sample_rate: q, the probability with which each record is included (Poisson sampling), in (0, 1].
+
+    Returns:
+        the RDP curve (nats), one value per order.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    a = _orders(orders)
-    s = positive("noise_multiplier", noise_multiplier)
-    q = _sample_rate(sample_rate)
+    orders, noise_multiplier, sample_rate = _validate_gaussian(orders, noise_multiplier, sample_rate)
+    return _rdp_poisson_gaussian(orders, noise_multiplier, sample_rate)
+
+
+def _rdp_poisson_gaussian(orders: np.ndarray, noise_multiplier: float, sample_rate: float) -> np.ndarray:
+    """rdp_poisson_gaussian for validated inputs."""
+    a, s, q = orders, noise_multiplier, sample_rate
     if q == 1.0:
-        return rdp_gaussian(a, s)
+        return _rdp_gaussian(a, s)
     out = np.empty_like(a)
     is_int = _split(a)
     if is_int.any():
@@ -313,8 +331,13 @@ def _thm9_coefficients(eps2: float, eps_inf: float):
     return log_term2, log_cap
 
 
-def rdp_without_replacement(orders, base_rdp: Callable[[np.ndarray], np.ndarray], sample_rate, *,
-                            base_rdp_inf: float = math.inf) -> np.ndarray:
+def rdp_without_replacement(
+    orders: ArrayLike,
+    base_rdp: Callable[[np.ndarray], np.ndarray],
+    sample_rate: float,
+    *,
+    base_rdp_inf: float = math.inf,
+) -> np.ndarray:
     r"""RDP of a mechanism run on a uniformly random subset of size q*n (replace-one neighbours).
 
     Wang, Balle & Kasiviswanathan 2018 (arXiv 1808.00087), Thm 9, the full sum: for integer alpha >= 2,
@@ -331,10 +354,35 @@ def rdp_without_replacement(orders, base_rdp: Callable[[np.ndarray], np.ndarray]
     so the value at one order can depend on the other requested orders, never upwards.
     ``base_rdp`` must accept a float array of orders > 1 (integer and fractional) and return an array.
     q = 1 returns ``base_rdp(orders)`` (no subsampling).
+
+    Args:
+        orders: Renyi orders alpha, a non-empty 1-D sequence of finite numbers > 1.
+        base_rdp: the base mechanism's RDP eps(alpha) (nats, replace-one neighbours): a callable
+            mapping a float array of orders > 1 to an array of values >= 0.
+        sample_rate: q, the subset size as a fraction of the data set, in (0, 1].
+        base_rdp_inf: eps(inf), the base mechanism's pure-DP epsilon (nats), in (0, inf]; default inf.
+
+    Returns:
+        the RDP curve (nats), one value per order.
+
+    Raises:
+        ValueError: an argument is outside its range, or base_rdp(2) < 0.
     """
-    a = _orders(orders)
-    q = _sample_rate(sample_rate)
-    base_rdp_inf = positive("base_rdp_inf", base_rdp_inf, allow_inf=True)
+    orders = _orders(orders)
+    sample_rate = V.rate("sample_rate", sample_rate)
+    base_rdp_inf = V.positive("base_rdp_inf", base_rdp_inf, allow_inf=True)
+    return _rdp_without_replacement(orders, base_rdp, sample_rate, base_rdp_inf=base_rdp_inf)
+
+
+def _rdp_without_replacement(
+    orders: np.ndarray,
+    base_rdp: Callable[[np.ndarray], np.ndarray],
+    sample_rate: float,
+    *,
+    base_rdp_inf: float = math.inf,
+) -> np.ndarray:
+    """rdp_without_replacement for validated inputs."""
+    a, q = orders, sample_rate
     if q == 1.0:
         return np.asarray(base_rdp(a), dtype=float)
     eps2 = float(np.asarray(base_rdp(np.array([2.0])), dtype=float)[0])
@@ -438,7 +486,7 @@ def _log_forward_differences_gaussian(s: float, lmax: int) -> np.ndarray:
     return out
 
 
-def rdp_without_replacement_gaussian(orders, noise_multiplier, sample_rate) -> np.ndarray:
+def rdp_without_replacement_gaussian(orders: ArrayLike, noise_multiplier: float, sample_rate: float) -> np.ndarray:
     """RDP of the Gaussian mechanism on a uniformly random subset of size q*n (replace-one).
 
     Wang, Balle & Kasiviswanathan 2018 (arXiv 1808.00087), the Gaussian-specific Thm 27 (which refines
@@ -456,12 +504,27 @@ def rdp_without_replacement_gaussian(orders, noise_multiplier, sample_rate) -> n
     capped by the Gaussian's own RDP and made non-decreasing in alpha as in :func:`rdp_without_replacement`.
     Unlike Thm 9 alone (whose j >= 3 terms tend to 2 q^j C(alpha, j) as s -> inf), every term here
     vanishes as s grows.
+
+    Args:
+        orders: Renyi orders alpha, a non-empty 1-D sequence of finite numbers > 1.
+        noise_multiplier: sigma / sensitivity (dimensionless), in (0, inf).
+        sample_rate: q, the subset size as a fraction of the data set, in (0, 1].
+
+    Returns:
+        the RDP curve (nats), one value per order.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    a = _orders(orders)
-    s = positive("noise_multiplier", noise_multiplier)
-    q = _sample_rate(sample_rate)
+    orders, noise_multiplier, sample_rate = _validate_gaussian(orders, noise_multiplier, sample_rate)
+    return _rdp_without_replacement_gaussian(orders, noise_multiplier, sample_rate)
+
+
+def _rdp_without_replacement_gaussian(orders: np.ndarray, noise_multiplier: float, sample_rate: float) -> np.ndarray:
+    """rdp_without_replacement_gaussian for validated inputs."""
+    a, s, q = orders, noise_multiplier, sample_rate
     if q == 1.0:
-        return rdp_gaussian(a, s)
+        return _rdp_gaussian(a, s)
     two_s2 = 2.0 * s * s
     log_term2, _ = _thm9_coefficients(2.0 / two_s2, math.inf)
     top = int(min(THM27_MAX_ORDER, np.ceil(a.max())))
@@ -477,17 +540,40 @@ def rdp_without_replacement_gaussian(orders, noise_multiplier, sample_rate) -> n
     def cgf(ints: tuple[int, ...]) -> np.ndarray:
         return _log_a_wor_int(ints, q, log_term2, log_higher)
 
-    return _wor_from_cgf(a, cgf, rdp_gaussian(a, s))
+    return _wor_from_cgf(a, cgf, _rdp_gaussian(a, s))
 
 
-def rdp_without_replacement_gaussian_thm9(orders, noise_multiplier, sample_rate) -> np.ndarray:
+def rdp_without_replacement_gaussian_thm9(
+    orders: ArrayLike, noise_multiplier: float, sample_rate: float
+) -> np.ndarray:
     """The same with WBK 2018 Thm 9 only (full sum over j = 2..alpha, Gaussian base eps(j) = j/(2 s^2)):
         rdp(alpha) = 1/(alpha-1) ln(1 + q^2 C(alpha,2) min{4(e^{1/s^2} - 1), 2 e^{1/s^2}}
                                     + 2 sum_{j=3..alpha} q^j C(alpha,j) e^{j(j-1)/(2 s^2)}).
     Valid but loose for large s: the j >= 3 terms tend to 2 q^j C(alpha, j), a noise-independent floor.
+
+    Args:
+        orders: Renyi orders alpha, a non-empty 1-D sequence of finite numbers > 1.
+        noise_multiplier: sigma / sensitivity (dimensionless), in (0, inf).
+        sample_rate: q, the subset size as a fraction of the data set, in (0, 1].
+
+    Returns:
+        the RDP curve (nats), one value per order.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    s = positive("noise_multiplier", noise_multiplier)
-    return rdp_without_replacement(orders, lambda j: np.asarray(j, dtype=float) / (2.0 * s * s), sample_rate)
+    orders, noise_multiplier, sample_rate = _validate_gaussian(orders, noise_multiplier, sample_rate)
+    return _rdp_without_replacement_gaussian_thm9(orders, noise_multiplier, sample_rate)
+
+
+def _rdp_without_replacement_gaussian_thm9(
+    orders: np.ndarray, noise_multiplier: float, sample_rate: float
+) -> np.ndarray:
+    """rdp_without_replacement_gaussian_thm9 for validated inputs."""
+    s = noise_multiplier
+    return _rdp_without_replacement(
+        orders, lambda j: np.asarray(j, dtype=float) / (2.0 * s * s), sample_rate, base_rdp_inf=math.inf
+    )
 
 
 # --------------------------------------------------------------------------------------------------
@@ -501,7 +587,7 @@ def _gpope_min_term(s: float) -> float:
     return min(_LOG4 + _log_expm1(x), _LOG2 + x)
 
 
-def rdp_gpope_lemma1_paper(orders, noise_multiplier, sample_rate) -> np.ndarray:
+def rdp_gpope_lemma1_paper(orders: ArrayLike, noise_multiplier: float, sample_rate: float) -> np.ndarray:
     """GPOPE Lemma 1 as printed, in RDP form: rdp(alpha) = alpha q^2 / 2 * min{4(e^{1/s^2} - 1), 2 e^{1/s^2}}.
 
     GPOPE paper, Lemma 1: the log moment of one iteration is bounded by
@@ -518,24 +604,54 @@ def rdp_gpope_lemma1_paper(orders, noise_multiplier, sample_rate) -> np.ndarray:
     in the direction D(mix || N(0, s^2)); the proof bounds only the other one. Composed with Abadi's tail
     it reports epsilon = 1.64 for s = 0.5, q = 1e-3, N = 1000, delta = 1e-5, where the true epsilon of that
     pair is above 3.0 (tests/test_subsampling.py, tests/test_gpope_accounting.py).
+
+    Args:
+        orders: Renyi orders alpha, a non-empty 1-D sequence of finite numbers > 1.
+        noise_multiplier: sigma / sensitivity (dimensionless), in (0, inf).
+        sample_rate: q, the sampling rate 1/m (one of m trajectories), in (0, 1].
+
+    Returns:
+        the RDP curve (nats), one value per order as printed (not an upper bound in general).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    a = _orders(orders)
-    s = positive("noise_multiplier", noise_multiplier)
-    q = _sample_rate(sample_rate)
+    orders, noise_multiplier, sample_rate = _validate_gaussian(orders, noise_multiplier, sample_rate)
+    return _rdp_gpope_lemma1_paper(orders, noise_multiplier, sample_rate)
+
+
+def _rdp_gpope_lemma1_paper(orders: np.ndarray, noise_multiplier: float, sample_rate: float) -> np.ndarray:
+    """rdp_gpope_lemma1_paper for validated inputs."""
+    a, s, q = orders, noise_multiplier, sample_rate
     with np.errstate(over="ignore"):
         return np.exp(np.log(a) + 2.0 * math.log(q) - _LOG2 + _gpope_min_term(s))
 
 
-def rdp_gpope_b2_paper(orders, noise_multiplier, sample_rate) -> np.ndarray:
+def rdp_gpope_b2_paper(orders: ArrayLike, noise_multiplier: float, sample_rate: float) -> np.ndarray:
     """GPOPE Eq. (B.2) as printed: rdp(alpha) = ln(1 + alpha(alpha-1) q^2/2 min{4(e^{1/s^2}-1), 2e^{1/s^2}})/(alpha-1).
 
     GPOPE paper, Appendix B.1, Eq. (B.2): WBK 2018 Thm 9 truncated after its j = 2 term (with q = 1/m and
     the paper's base RDP eps0(alpha) = alpha / (2 sigma^2), i.e. sensitivity h). Lemma 1 is this bound
     with ln(1 + x) <= x. Not an upper bound in general (the dropped j >= 3 terms are not negligible for
     large alpha or small sigma, and the sensitivity is 2h, not h).
+
+    Args:
+        orders: Renyi orders alpha, a non-empty 1-D sequence of finite numbers > 1.
+        noise_multiplier: sigma / sensitivity (dimensionless), in (0, inf).
+        sample_rate: q, the sampling rate 1/m (one of m trajectories), in (0, 1].
+
+    Returns:
+        the RDP curve (nats), one value per order as printed (not an upper bound in general).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    a = _orders(orders)
-    s = positive("noise_multiplier", noise_multiplier)
-    q = _sample_rate(sample_rate)
+    orders, noise_multiplier, sample_rate = _validate_gaussian(orders, noise_multiplier, sample_rate)
+    return _rdp_gpope_b2_paper(orders, noise_multiplier, sample_rate)
+
+
+def _rdp_gpope_b2_paper(orders: np.ndarray, noise_multiplier: float, sample_rate: float) -> np.ndarray:
+    """rdp_gpope_b2_paper for validated inputs."""
+    a, s, q = orders, noise_multiplier, sample_rate
     log_x = np.log(a) + np.log(a - 1.0) + 2.0 * math.log(q) - _LOG2 + _gpope_min_term(s)
     return np.logaddexp(0.0, log_x) / (a - 1.0)

@@ -54,7 +54,9 @@ def test_delta_exact_matches_dp_accounting(eps, sigma):
     # independent implementation: Google dp_accounting's GaussianPrivacyLoss (test-only dependency)
     mech = pytest.importorskip("dp_accounting.pld.privacy_loss_mechanism")
     ref = mech.GaussianPrivacyLoss(sigma, sensitivity=1.0).get_delta_for_epsilon(eps)
-    assert g.delta_exact(eps, 1.0 / sigma) == pytest.approx(ref, rel=1e-9)
+    # dp_accounting (unpinned) documents no accuracy for this value (a float64 difference of normal
+    # CDFs), so compare to 1e-6 relative; test_delta_exact_matches_mpmath checks the accuracy itself.
+    assert g.delta_exact(eps, 1.0 / sigma) == pytest.approx(ref, rel=1e-6)
 
 
 def test_delta_at_zero_epsilon_is_total_variation():

@@ -141,9 +141,13 @@ def test_without_replacement_against_dp_accounting(q, s):
     # ours keeps Thm 27's forward-difference terms for j <= 256 (each term a valid min), so it is never above.
     ours = rdp_without_replacement_gaussian(WOR_ORDERS, s, q)
     theirs = dp_rdp._compute_rdp_sample_wor_gaussian(q, s, WOR_ORDERS)
+    # dp_accounting is an unpinned test-only peer that documents no accuracy for this function (it sums
+    # in float64; dp-accounting 0.6 differs from ours by up to 5e-10 relative here), so the comparison
+    # allows 1e-6: enough to catch a wrong term, not tied to one release's rounding. The accuracy of
+    # our forward differences is checked against mpmath in test_forward_differences_match_mpmath.
     small = WOR_ORDERS <= 256
-    np.testing.assert_allclose(ours[small], theirs[small], rtol=1e-9)
-    assert np.all(ours[~small] <= theirs[~small] * (1 + 1e-9))
+    np.testing.assert_allclose(ours[small], theirs[small], rtol=1e-6)
+    assert np.all(ours[~small] <= theirs[~small] * (1 + 1e-6))
     # and never above Thm 9 alone
     thm9 = rdp_without_replacement_gaussian_thm9(WOR_ORDERS, s, q)
     assert np.all(ours <= thm9 * (1 + 1e-9))
