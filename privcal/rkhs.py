@@ -41,7 +41,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import integrate
 
-from privcal._validate import nonnegative, positive, positive_int, probability
+from numpy.typing import ArrayLike
+
+from privcal import _validate as V
 from privcal.errors import PrivcalError
 
 __all__ = [
@@ -138,28 +140,60 @@ def _evaluate(name: str, func: Callable, x: float) -> float:
 # kernel
 
 
-def kernel(x, y, beta):
+def kernel(x: ArrayLike, y: ArrayLike, beta: float) -> np.ndarray:
     """Laplace (Ornstein-Uhlenbeck) kernel of the Lemma 6 RKHS, broadcast over ``x`` and ``y``.
 
     Formula: ``K(x, y) = exp(-beta |x - y|)``.
     Source: Wang & Hegde 2019, Lemma 6.
+
+    Args:
+        x: first argument(s), finite real numbers (array-like, broadcast against ``y``).
+        y: second argument(s), finite real numbers (array-like).
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf) (inverse length).
+
+    Returns:
+        the kernel values, in (0, 1], with the broadcast shape of ``x`` and ``y``.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    beta = positive("beta", beta)
+    beta = V.positive("beta", beta)
     x = _finite_array("x", x)
     y = _finite_array("y", y)
+    return _kernel(x, y, beta)
+
+
+def _kernel(x: np.ndarray, y: np.ndarray, beta: float) -> np.ndarray:
+    """kernel for validated inputs."""
     return np.exp(-beta * np.abs(x - y))
 
 
-def gram(points, beta) -> np.ndarray:
+def gram(points: ArrayLike, beta: float) -> np.ndarray:
     """Gram matrix of the Lemma 6 kernel at ``points`` (1-D).
 
     Formula: ``G[i, j] = exp(-beta |x_i - x_j|)``; positive definite for distinct points, with
     ``det G = prod_i (1 - exp(-2 beta (x_(i+1) - x_(i))))`` over the sorted points (Markov
     property of the Ornstein-Uhlenbeck process).
     Source: Wang & Hegde 2019, Lemma 6 (kernel); Prop. 4 (the mechanism's covariance).
+
+    Args:
+        points: the points x_i, a 1-D array of finite real numbers.
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
+
+    Returns:
+        the n x n Gram matrix.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    beta = positive("beta", beta)
-    x = _finite_array("points", points, ndim=1)
+    beta = V.positive("beta", beta)
+    points = _finite_array("points", points, ndim=1)
+    return _gram(points, beta)
+
+
+def _gram(points: np.ndarray, beta: float) -> np.ndarray:
+    """gram for validated inputs."""
+    x = points
     return np.exp(-beta * np.abs(x[:, None] - x[None, :]))
 
 
@@ -182,10 +216,11 @@ def _derivative(func: Callable, x: float, lo: float, hi: float, step: float) -> 
     return float(s * (-25 * f0 + 48 * f1 - 36 * f2 + 16 * f3 - 3 * f4) / (12 * h))
 
 
-def _knots(a: float, b: float, breakpoints) -> np.ndarray:
+def _knots(a: float, b: float, breakpoints: np.ndarray | None) -> np.ndarray:
+    """[a, breakpoints inside (a, b) ..., b], sorted (breakpoints already validated)."""
     if breakpoints is None:
         return np.array([a, b])
-    pts = _finite_array("breakpoints", breakpoints, ndim=1)
+    pts = breakpoints
     inner = pts[(pts > a) & (pts < b)]
     return np.unique(np.concatenate(([a], inner, [b])))
 
@@ -208,9 +243,10 @@ def _quad_piece(integrand: Callable, lo: float, hi: float) -> float:
     return value
 
 
-def _h1_form(f, g, beta, df, dg, interval, breakpoints, *, same: bool) -> float:
-    beta = positive("beta", beta)
-    a, b = _interval(interval)
+def _validate_h1(f, g, beta, df, dg, interval, breakpoints, *, same: bool):
+    """Validate the arguments of inner_product / norm_squared / norm (g, dg unused when ``same``)."""
+    beta = V.positive("beta", beta)
+    interval = _interval(interval)
     f = _callable("f", f)
     if df is not None:
         df = _callable("df", df)
@@ -218,6 +254,14 @@ def _h1_form(f, g, beta, df, dg, interval, breakpoints, *, same: bool) -> float:
         g = _callable("g", g)
         if dg is not None:
             dg = _callable("dg", dg)
+    if breakpoints is not None:
+        breakpoints = _finite_array("breakpoints", breakpoints, ndim=1)
+    return f, g, beta, df, dg, interval, breakpoints
+
+
+def _h1_form(f, g, beta, df, dg, interval, breakpoints, *, same: bool) -> float:
+    """The Lemma 6 form <f, g> (or <f, f> when ``same``) for validated inputs."""
+    a, b = interval
     knots = _knots(a, b, breakpoints)
     step = _FD_STEP * (b - a)
 
@@ -253,7 +297,16 @@ def _h1_form(f, g, beta, df, dg, interval, breakpoints, *, same: bool) -> float:
     return boundary + total / (2.0 * beta)
 
 
-def inner_product(f, g, beta, *, df=None, dg=None, interval=_UNIT, breakpoints=None) -> float:
+def inner_product(
+    f: Callable[[float], float],
+    g: Callable[[float], float],
+    beta: float,
+    *,
+    df: Callable[[float], float] | None = None,
+    dg: Callable[[float], float] | None = None,
+    interval: tuple[float, float] = _UNIT,
+    breakpoints: ArrayLike | None = None,
+) -> float:
     r"""Lemma 6 inner product of two callables on ``interval = (a, b)``, by adaptive quadrature.
 
     Formula: ``<f, g> = 1/2 (f(a) g(a) + f(b) g(b)) + 1/(2 beta) int_a^b (f' g' + beta^2 f g) dx``
@@ -268,28 +321,112 @@ def inner_product(f, g, beta, *, df=None, dg=None, interval=_UNIT, breakpoints=N
     reach a relative accuracy of about 1e-8 or looks divergent (infinite norm). Finite
     differences smooth an endpoint singularity of ``f'`` away, so for functions whose norm may
     be infinite pass ``df``.
+
+    Args:
+        f: first function, float -> float, finite on the interval.
+        g: second function, float -> float, finite on the interval.
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
+        df: weak derivative of ``f``, float -> float; default None (finite differences).
+        dg: weak derivative of ``g``, float -> float; default None (finite differences).
+        interval: the domain (a, b), finite with a < b; default (0, 1).
+        breakpoints: kinks of the functions (e.g. kernel centres), finite reals; default None.
+
+    Returns:
+        the inner product <f, g> (units of f times g).
+
+    Raises:
+        ValueError: an argument is outside its range.
+        PrivcalError: the quadrature cannot be trusted (the norm may be infinite).
     """
+    f, g, beta, df, dg, interval, breakpoints = _validate_h1(
+        f, g, beta, df, dg, interval, breakpoints, same=False
+    )
+    return _inner_product(f, g, beta, df=df, dg=dg, interval=interval, breakpoints=breakpoints)
+
+
+def _inner_product(f, g, beta, *, df=None, dg=None, interval=_UNIT, breakpoints=None) -> float:
+    """inner_product for validated inputs (interval a float pair, breakpoints None or a float array)."""
     return _h1_form(f, g, beta, df, dg, interval, breakpoints, same=False)
 
 
-def norm_squared(f, beta, *, df=None, interval=_UNIT, breakpoints=None) -> float:
+def norm_squared(
+    f: Callable[[float], float],
+    beta: float,
+    *,
+    df: Callable[[float], float] | None = None,
+    interval: tuple[float, float] = _UNIT,
+    breakpoints: ArrayLike | None = None,
+) -> float:
     """Squared Lemma 6 norm of a callable, by quadrature (see ``inner_product``).
 
     Formula: ``||f||^2 = 1/2 (f(a)^2 + f(b)^2) + 1/(2 beta) int_a^b (f'^2 + beta^2 f^2) dx``.
     Source: Wang & Hegde 2019, Lemma 6 (App. C).
+
+    Args:
+        f: the function, float -> float, finite on the interval.
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
+        df: weak derivative of ``f``, float -> float; default None (finite differences).
+        interval: the domain (a, b), finite with a < b; default (0, 1).
+        breakpoints: kinks of the functions (e.g. kernel centres), finite reals; default None.
+
+    Returns:
+        the squared norm ||f||_H^2, in [0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
+        PrivcalError: the quadrature cannot be trusted (the norm may be infinite).
     """
+    f, _, beta, df, _, interval, breakpoints = _validate_h1(
+        f, None, beta, df, None, interval, breakpoints, same=True
+    )
+    return _norm_squared(f, beta, df=df, interval=interval, breakpoints=breakpoints)
+
+
+def _norm_squared(f, beta, *, df=None, interval=_UNIT, breakpoints=None) -> float:
+    """norm_squared for validated inputs."""
     return _h1_form(f, None, beta, df, None, interval, breakpoints, same=True)
 
 
-def norm(f, beta, *, df=None, interval=_UNIT, breakpoints=None) -> float:
+def norm(
+    f: Callable[[float], float],
+    beta: float,
+    *,
+    df: Callable[[float], float] | None = None,
+    interval: tuple[float, float] = _UNIT,
+    breakpoints: ArrayLike | None = None,
+) -> float:
     """Lemma 6 norm ``||f||_H = sqrt(<f, f>)`` of a callable, by quadrature.
 
     Formula: square root of ``norm_squared``. Source: Wang & Hegde 2019, Lemma 6 (App. C).
+
+    Args:
+        f: the function, float -> float, finite on the interval.
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
+        df: weak derivative of ``f``, float -> float; default None (finite differences).
+        interval: the domain (a, b), finite with a < b; default (0, 1).
+        breakpoints: kinks of the functions (e.g. kernel centres), finite reals; default None.
+
+    Returns:
+        the norm ||f||_H, in [0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
+        PrivcalError: the quadrature cannot be trusted (the norm may be infinite).
     """
-    return math.sqrt(norm_squared(f, beta, df=df, interval=interval, breakpoints=breakpoints))
+    f, _, beta, df, _, interval, breakpoints = _validate_h1(
+        f, None, beta, df, None, interval, breakpoints, same=True
+    )
+    return _norm(f, beta, df=df, interval=interval, breakpoints=breakpoints)
 
 
-def norm_squared_sampled(values, points, beta, *, interval=_UNIT) -> float:
+def _norm(f, beta, *, df=None, interval=_UNIT, breakpoints=None) -> float:
+    """norm for validated inputs."""
+    return math.sqrt(_norm_squared(f, beta, df=df, interval=interval, breakpoints=breakpoints))
+
+
+def norm_squared_sampled(
+    values: ArrayLike, points: ArrayLike, beta: float, *, interval: tuple[float, float] | None = _UNIT
+) -> float:
     """Squared Lemma 6 norm of the piecewise-linear interpolant of samples, in closed form.
 
     Formula: with ``h_i = x_(i+1) - x_i`` and ``f_i`` the samples,
@@ -299,8 +436,21 @@ def norm_squared_sampled(values, points, beta, *, interval=_UNIT) -> float:
 
     ``points`` must be strictly increasing with first and last point the ends of ``interval``;
     ``interval=None`` takes the interval spanned by ``points``.
+
+    Args:
+        values: the samples f_i, a 1-D array of finite reals, one per point.
+        points: the sample points x_i, strictly increasing, at least 2, from interval[0] to interval[1].
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
+        interval: the domain (a, b), finite with a < b, or None for (points[0], points[-1]);
+            default (0, 1).
+
+    Returns:
+        the squared norm of the interpolant, in [0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    beta = positive("beta", beta)
+    beta = V.positive("beta", beta)
     x = _finite_array("points", points, ndim=1)
     f = _finite_array("values", values, ndim=1)
     if x.size < 2:
@@ -318,6 +468,13 @@ def norm_squared_sampled(values, points, beta, *, interval=_UNIT) -> float:
                 f"points must start at interval[0]={a:g} and end at interval[1]={b:g}, "
                 f"got {x[0]!r} and {x[-1]!r}"
             )
+    return _norm_squared_sampled(f, x, beta, interval=interval)
+
+
+def _norm_squared_sampled(values: np.ndarray, points: np.ndarray, beta: float, *, interval=_UNIT) -> float:
+    """norm_squared_sampled for validated inputs (interval only checked at the boundary)."""
+    f, x = values, points
+    h = np.diff(x)
     f0, f1 = f[:-1], f[1:]
     derivative_term = float(np.sum((f1 - f0) ** 2 / h))
     value_term = float(np.sum(h * (f0 * f0 + f0 * f1 + f1 * f1)) / 3.0)
@@ -342,15 +499,26 @@ class KernelExpansion:
     centers: tuple[float, ...]
     beta: float
 
-    def __call__(self, x):
+    def __call__(self, x: ArrayLike) -> np.ndarray:
         x = np.asarray(x, dtype=float)
         k = np.exp(-self.beta * np.abs(x[..., None] - np.asarray(self.centers)))
         return k @ np.asarray(self.coefficients)
 
-    def derivative(self, x, side: int = 0):
-        """Derivative at ``x``; at a centre the ``side`` limit (-1 left, 1 right, 0 average)."""
-        if side not in (-1, 0, 1):
-            raise ValueError(f"side must be -1, 0 or 1, got {side!r}")
+    def derivative(self, x: ArrayLike, side: int = 0) -> np.ndarray:
+        """Derivative at ``x``; at a centre the ``side`` limit (-1 left, 1 right, 0 average).
+
+        Args:
+            x: points at which to evaluate f' (array-like of reals).
+            side: at a centre, -1 for the left limit, 1 for the right one, 0 for their average;
+                default 0.
+
+        Returns:
+            f'(x), with the shape of ``x``.
+
+        Raises:
+            ValueError: ``side`` is not -1, 0 or 1.
+        """
+        side = V.choice("side", side, (-1, 0, 1))
         x = np.asarray(x, dtype=float)
         d = x[..., None] - np.asarray(self.centers)
         sign = np.where(d == 0, float(side), np.sign(d))
@@ -359,7 +527,8 @@ class KernelExpansion:
 
 
 def _expansion_args(coefficients, centers, beta, interval):
-    beta = positive("beta", beta)
+    """Validate a kernel expansion: (coefficients, centers as float arrays, beta)."""
+    beta = V.positive("beta", beta)
     a, b = _interval(interval)
     x = _points_in("centers", centers, a, b)
     c = _finite_array("coefficients", coefficients, ndim=1)
@@ -368,90 +537,236 @@ def _expansion_args(coefficients, centers, beta, interval):
     return c, x, beta
 
 
-def expansion(coefficients, centers, beta, *, interval=_UNIT) -> KernelExpansion:
+def expansion(
+    coefficients: ArrayLike, centers: ArrayLike, beta: float, *, interval: tuple[float, float] = _UNIT
+) -> KernelExpansion:
     """The kernel expansion ``f = sum_i a_i K(., x_i)`` as a callable with a derivative.
 
     Formula: ``f(x) = sum_i a_i exp(-beta |x - x_i|)``. Source: Wang & Hegde 2019, Lemma 6.
     Centres must lie in ``interval`` (where the reproducing property holds).
+
+    Args:
+        coefficients: the a_i, a 1-D array of finite reals, one per centre.
+        centers: the x_i, a 1-D array of finite reals inside ``interval``.
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
+        interval: the domain (a, b), finite with a < b; default (0, 1).
+
+    Returns:
+        the expansion as a callable :class:`KernelExpansion`.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     c, x, beta = _expansion_args(coefficients, centers, beta, interval)
-    return KernelExpansion(tuple(map(float, c)), tuple(map(float, x)), beta)
+    return _expansion(c, x, beta, interval=interval)
 
 
-def expansion_norm_squared(coefficients, centers, beta, *, interval=_UNIT) -> float:
+def _expansion(coefficients: np.ndarray, centers: np.ndarray, beta: float, *, interval=_UNIT) -> KernelExpansion:
+    """expansion for validated inputs."""
+    return KernelExpansion(tuple(map(float, coefficients)), tuple(map(float, centers)), beta)
+
+
+def expansion_norm_squared(
+    coefficients: ArrayLike, centers: ArrayLike, beta: float, *, interval: tuple[float, float] = _UNIT
+) -> float:
     """Squared Lemma 6 norm of ``sum_i a_i K(., x_i)``, in closed form.
 
     Formula: ``||f||^2 = a^T G a`` with ``G = gram(centers, beta)`` (reproducing property
     ``<K(., x), K(., y)> = K(x, y)``, valid for centres inside the interval).
     Source: Wang & Hegde 2019, Lemma 6.
+
+    Args:
+        coefficients: the a_i, a 1-D array of finite reals, one per centre.
+        centers: the x_i, a 1-D array of finite reals inside ``interval``.
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
+        interval: the domain (a, b), finite with a < b; default (0, 1).
+
+    Returns:
+        the squared norm, in [0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     c, x, beta = _expansion_args(coefficients, centers, beta, interval)
-    return float(c @ gram(x, beta) @ c)
+    return _expansion_norm_squared(c, x, beta, interval=interval)
+
+
+def _expansion_norm_squared(coefficients: np.ndarray, centers: np.ndarray, beta: float, *, interval=_UNIT) -> float:
+    """expansion_norm_squared for validated inputs."""
+    c = coefficients
+    return float(c @ _gram(centers, beta) @ c)
 
 
 def expansion_inner_product(
-    coefficients_f, centers_f, coefficients_g, centers_g, beta, *, interval=_UNIT
+    coefficients_f: ArrayLike,
+    centers_f: ArrayLike,
+    coefficients_g: ArrayLike,
+    centers_g: ArrayLike,
+    beta: float,
+    *,
+    interval: tuple[float, float] = _UNIT,
 ) -> float:
     """Lemma 6 inner product of two kernel expansions, in closed form.
 
     Formula: ``<sum_i a_i K(., x_i), sum_j b_j K(., y_j)> = sum_ij a_i b_j exp(-beta |x_i - y_j|)``.
     Source: Wang & Hegde 2019, Lemma 6 (reproducing property).
+
+    Args:
+        coefficients_f: the a_i of the first expansion, a 1-D array of finite reals.
+        centers_f: the x_i of the first expansion, finite reals inside ``interval``.
+        coefficients_g: the b_j of the second expansion, a 1-D array of finite reals.
+        centers_g: the y_j of the second expansion, finite reals inside ``interval``.
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
+        interval: the domain (a, b), finite with a < b; default (0, 1).
+
+    Returns:
+        the inner product.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     a_, x, beta = _expansion_args(coefficients_f, centers_f, beta, interval)
     b_, y, _ = _expansion_args(coefficients_g, centers_g, beta, interval)
-    return float(a_ @ np.exp(-beta * np.abs(x[:, None] - y[None, :])) @ b_)
+    return _expansion_inner_product(a_, x, b_, y, beta, interval=interval)
+
+
+def _expansion_inner_product(
+    coefficients_f: np.ndarray,
+    centers_f: np.ndarray,
+    coefficients_g: np.ndarray,
+    centers_g: np.ndarray,
+    beta: float,
+    *,
+    interval=_UNIT,
+) -> float:
+    """expansion_inner_product for validated inputs."""
+    x, y = centers_f, centers_g
+    return float(coefficients_f @ np.exp(-beta * np.abs(x[:, None] - y[None, :])) @ coefficients_g)
 
 
 # ----------------------------------------------------------------------------------------------
 # sensitivities (Theorem 5 and Section 3.2)
 
 
-def update_sup_bound(lr, k, batch_size, lipschitz) -> float:
+def _validate_update(lr, k, batch_size) -> tuple[float, float, int]:
+    """Validate (lr, k, batch_size) of the Thm 5 update quantities."""
+    lr = V.positive("lr", lr)
+    k = V.nonnegative("k", k)
+    batch_size = V.positive_int("batch_size", batch_size)
+    return lr, k, batch_size
+
+
+def update_sup_bound(lr: float, k: float, batch_size: int, lipschitz: float) -> float:
     """Sup-norm bound on the difference of two Q-updates under neighbouring rewards.
 
     Formula: ``||Q - Q'||_inf <= 4 alpha L (k + 1) / B`` (``alpha = lr``, ``L = lipschitz``,
     ``B = batch_size``), on the event that the noise paths stay in ``[-k, k]``.
     Source: Wang & Hegde 2019, proof of Thm 5.
+
+    Args:
+        lr: learning rate alpha of the Q-update, in (0, inf).
+        k: the paper's bound on the noise path, sup |g| <= k, in [0, inf).
+        batch_size: batch size B, an integer >= 1.
+        lipschitz: Lipschitz constant L of the value function, in [0, inf).
+
+    Returns:
+        the sup-norm bound (units of Q), in [0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    lr = positive("lr", lr)
-    k = nonnegative("k", k)
-    batch_size = positive_int("batch_size", batch_size)
-    lipschitz = nonnegative("lipschitz", lipschitz)
+    lr, k, batch_size = _validate_update(lr, k, batch_size)
+    lipschitz = V.nonnegative("lipschitz", lipschitz)
+    return _update_sup_bound(lr, k, batch_size, lipschitz)
+
+
+def _update_sup_bound(lr: float, k: float, batch_size: int, lipschitz: float) -> float:
+    """update_sup_bound for validated inputs."""
     return 4.0 * lr * lipschitz * (k + 1.0) / batch_size
 
 
-def v_parameter(lr, k, batch_size) -> float:
+def v_parameter(lr: float, k: float, batch_size: int) -> float:
     """The paper's shorthand ``v`` (sup bound per unit Lipschitz constant).
 
     Formula: ``v = 4 alpha (k + 1) / B``. Source: Wang & Hegde 2019, proof of Thm 5.
+
+    Args:
+        lr: learning rate alpha of the Q-update, in (0, inf).
+        k: the paper's bound on the noise path, sup |g| <= k, in [0, inf).
+        batch_size: batch size B, an integer >= 1.
+
+    Returns:
+        v, in (0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    lr = positive("lr", lr)
-    k = nonnegative("k", k)
-    batch_size = positive_int("batch_size", batch_size)
+    lr, k, batch_size = _validate_update(lr, k, batch_size)
+    return _v_parameter(lr, k, batch_size)
+
+
+def _v_parameter(lr: float, k: float, batch_size: int) -> float:
+    """v_parameter for validated inputs."""
     return 4.0 * lr * (k + 1.0) / batch_size
 
 
-def kernel_beta_thm5(lr, k, batch_size) -> float:
+def kernel_beta_thm5(lr: float, k: float, batch_size: int) -> float:
     """Kernel parameter chosen in Theorem 5.
 
     Formula: ``beta = 1/v = B / (4 alpha (k + 1))``; it minimises
     ``(1 + beta/2)(v L)^2 + L^2/(2 beta)`` (see ``sensitivity_minimizing_beta``).
     Source: Wang & Hegde 2019, Thm 5 (statement and proof).
+
+    Args:
+        lr: learning rate alpha of the Q-update, in (0, inf).
+        k: the paper's bound on the noise path, sup |g| <= k, in [0, inf).
+        batch_size: batch size B, an integer >= 1.
+
+    Returns:
+        the kernel beta of exp(-beta |x - y|), in (0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    return 1.0 / v_parameter(lr, k, batch_size)
+    lr, k, batch_size = _validate_update(lr, k, batch_size)
+    return _kernel_beta_thm5(lr, k, batch_size)
 
 
-def kernel_beta_thm5_proof_paper(lr, k, batch_size, lipschitz) -> float:
+def _kernel_beta_thm5(lr: float, k: float, batch_size: int) -> float:
+    """kernel_beta_thm5 for validated inputs."""
+    return 1.0 / _v_parameter(lr, k, batch_size)
+
+
+def kernel_beta_thm5_proof_paper(lr: float, k: float, batch_size: int, lipschitz: float) -> float:
     """Kernel parameter as printed in the kernel of the proof of Theorem 5.
 
     Formula: ``beta = 4 alpha L (k + 1) / B`` (from ``K(x, y) = exp(-4 alpha L (k+1)|x-y|/B)``).
     Source: Wang & Hegde 2019, proof of Thm 5. Fails: inconsistent with ``beta = 1/v`` of the
     statement and of the sensitivity algebra; kept only to reproduce the printed text.
+
+    Args:
+        lr: learning rate alpha of the Q-update, in (0, inf).
+        k: the paper's bound on the noise path, sup |g| <= k, in [0, inf).
+        batch_size: batch size B, an integer >= 1.
+        lipschitz: Lipschitz constant L of the value function, in [0, inf).
+
+    Returns:
+        the printed kernel beta, in [0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    return update_sup_bound(lr, k, batch_size, lipschitz)
+    lr, k, batch_size = _validate_update(lr, k, batch_size)
+    lipschitz = V.nonnegative("lipschitz", lipschitz)
+    return _kernel_beta_thm5_proof_paper(lr, k, batch_size, lipschitz)
 
 
-def sensitivity_squared_bound(sup_norm, lipschitz, beta) -> float:
+def _kernel_beta_thm5_proof_paper(lr: float, k: float, batch_size: int, lipschitz: float) -> float:
+    """kernel_beta_thm5_proof_paper for validated inputs."""
+    return _update_sup_bound(lr, k, batch_size, lipschitz)
+
+
+def sensitivity_squared_bound(sup_norm: float, lipschitz: float, beta: float) -> float:
     """Upper bound on ``||f||_H^2`` from ``|f| <= D`` and ``|f'| <= L'`` on ``[0, 1]``.
 
     Formula: ``||f||^2 <= (1 + beta/2) D^2 + L'^2 / (2 beta)``, term by term:
@@ -459,27 +774,59 @@ def sensitivity_squared_bound(sup_norm, lipschitz, beta) -> float:
     ``1/(2 beta) int f'^2 <= L'^2/(2 beta)``. ``lipschitz`` is the Lipschitz constant of ``f``
     itself (for ``f = Q - Q'`` with ``Q, Q'`` both ``L``-Lipschitz, pass ``2L``).
     Source: Wang & Hegde 2019, Lemma 6 norm, as used in the proof of Thm 5.
+
+    Args:
+        sup_norm: D, a bound on sup |f|, in [0, inf).
+        lipschitz: L', the Lipschitz constant of f, in [0, inf).
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
+
+    Returns:
+        the bound on ||f||_H^2, in [0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    d = nonnegative("sup_norm", sup_norm)
-    lip = nonnegative("lipschitz", lipschitz)
-    beta = positive("beta", beta)
+    sup_norm = V.nonnegative("sup_norm", sup_norm)
+    lipschitz = V.nonnegative("lipschitz", lipschitz)
+    beta = V.positive("beta", beta)
+    return _sensitivity_squared_bound(sup_norm, lipschitz, beta)
+
+
+def _sensitivity_squared_bound(sup_norm: float, lipschitz: float, beta: float) -> float:
+    """sensitivity_squared_bound for validated inputs."""
+    d, lip = sup_norm, lipschitz
     return (1.0 + beta / 2.0) * d * d + lip * lip / (2.0 * beta)
 
 
-def sensitivity_minimizing_beta(sup_norm, lipschitz) -> float:
+def sensitivity_minimizing_beta(sup_norm: float, lipschitz: float) -> float:
     """Kernel parameter minimising ``sensitivity_squared_bound`` for fixed ``D`` and ``L'``.
 
     Formula: ``beta* = L'/D``, where the bound equals ``D^2 + D L'``. With the paper's
     ``D = v L, L' = L`` this is Thm 5's ``beta = 1/v``; with ``L' = 2L`` it is ``2/v``.
     Note: ``beta`` is the noise kernel's, so changing it also changes Lemma 8's sup term.
     Source: calculus on the bound of Wang & Hegde 2019, proof of Thm 5.
+
+    Args:
+        sup_norm: D, a bound on sup |f|, in (0, inf).
+        lipschitz: L', the Lipschitz constant of f, in (0, inf).
+
+    Returns:
+        the minimising kernel beta, in (0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    d = positive("sup_norm", sup_norm)
-    lip = positive("lipschitz", lipschitz)
-    return lip / d
+    sup_norm = V.positive("sup_norm", sup_norm)
+    lipschitz = V.positive("lipschitz", lipschitz)
+    return _sensitivity_minimizing_beta(sup_norm, lipschitz)
 
 
-def update_sensitivity_squared_paper(lr, k, batch_size, lipschitz) -> float:
+def _sensitivity_minimizing_beta(sup_norm: float, lipschitz: float) -> float:
+    """sensitivity_minimizing_beta for validated inputs."""
+    return lipschitz / sup_norm
+
+
+def update_sensitivity_squared_paper(lr: float, k: float, batch_size: int, lipschitz: float) -> float:
     """Squared RKHS sensitivity of one Q-update as printed in Theorem 5 (the ``C(alpha,k,L,B)``).
 
     Formula: ``C = (v^2 + v) L^2`` with ``v = 4 alpha (k + 1)/B``; equals
@@ -488,33 +835,81 @@ def update_sensitivity_squared_paper(lr, k, batch_size, lipschitz) -> float:
     Fails: it uses ``L`` as the Lipschitz constant of ``Q - Q'``; for two ``L``-Lipschitz value
     functions the difference is only ``2L``-Lipschitz and ``||Q - Q'||_H^2`` can exceed
     ``C`` (by a factor close to 2 for small ``v``); see ``update_sensitivity_squared``.
+
+    Args:
+        lr: learning rate alpha of the Q-update, in (0, inf).
+        k: the paper's bound on the noise path, sup |g| <= k, in [0, inf).
+        batch_size: batch size B, an integer >= 1.
+        lipschitz: Lipschitz constant L of the value function, in [0, inf).
+
+    Returns:
+        C as printed (squared RKHS norm), in [0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    v = v_parameter(lr, k, batch_size)
-    lipschitz = nonnegative("lipschitz", lipschitz)
+    lr, k, batch_size = _validate_update(lr, k, batch_size)
+    lipschitz = V.nonnegative("lipschitz", lipschitz)
+    return _update_sensitivity_squared_paper(lr, k, batch_size, lipschitz)
+
+
+def _update_sensitivity_squared_paper(lr: float, k: float, batch_size: int, lipschitz: float) -> float:
+    """update_sensitivity_squared_paper for validated inputs."""
+    v = _v_parameter(lr, k, batch_size)
     return (v * v + v) * lipschitz * lipschitz
 
 
-def update_sensitivity_squared(lr, k, batch_size, lipschitz, *, beta=None) -> float:
+def update_sensitivity_squared(
+    lr: float, k: float, batch_size: int, lipschitz: float, *, beta: float | None = None
+) -> float:
     """Valid squared RKHS sensitivity of one Q-update (``Q, Q'`` both ``L``-Lipschitz).
 
     Formula: ``(1 + beta/2)(v L)^2 + (2L)^2/(2 beta)``; at the paper's ``beta = 1/v`` (default)
     this is ``(v^2 + 5v/2) L^2``, at ``beta = 2/v`` the minimum ``(v^2 + 2v) L^2``.
     Source: Wang & Hegde 2019, proof of Thm 5, with ``Lip(Q - Q') <= 2L`` (triangle inequality).
+
+    Args:
+        lr: learning rate alpha of the Q-update, in (0, inf).
+        k: the paper's bound on the noise path, sup |g| <= k, in [0, inf).
+        batch_size: batch size B, an integer >= 1.
+        lipschitz: Lipschitz constant L of the value function, in [0, inf).
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf); default None, the paper's
+            1/v (``kernel_beta_thm5``).
+
+    Returns:
+        the squared RKHS sensitivity, in [0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    d = update_sup_bound(lr, k, batch_size, lipschitz)
+    lr, k, batch_size = _validate_update(lr, k, batch_size)
+    lipschitz = V.nonnegative("lipschitz", lipschitz)
+    if beta is not None:
+        beta = V.positive("beta", beta)
+    return _update_sensitivity_squared(lr, k, batch_size, lipschitz, beta=beta)
+
+
+def _update_sensitivity_squared(
+    lr: float, k: float, batch_size: int, lipschitz: float, *, beta: float | None = None
+) -> float:
+    """update_sensitivity_squared for validated inputs."""
+    d = _update_sup_bound(lr, k, batch_size, lipschitz)
     if beta is None:
-        beta = kernel_beta_thm5(lr, k, batch_size)
-    return sensitivity_squared_bound(d, 2.0 * float(lipschitz), beta)
+        beta = _kernel_beta_thm5(lr, k, batch_size)
+    return _sensitivity_squared_bound(d, 2.0 * lipschitz, beta)
 
 
 def _discount(discount) -> float:
-    g = probability("discount", discount)
+    """``discount`` as a float in [0, 1)."""
+    g = V.probability("discount", discount)
     if g >= 1.0:
         raise ValueError(f"discount must be in [0, 1), got {discount!r}")
     return g
 
 
-def output_perturbation_sensitivity_squared_paper(reward_bound, discount, lipschitz, beta) -> float:
+def output_perturbation_sensitivity_squared_paper(
+    reward_bound: float, discount: float, lipschitz: float, beta: float
+) -> float:
     """Squared RKHS sensitivity of releasing ``Q`` once, as printed in Section 3.2.
 
     Formula: ``||Q - Q'||_H^2 <= 2 r0^2 (1 + beta/2) / (1 - gamma)^2 + L^2 / beta``.
@@ -523,15 +918,43 @@ def output_perturbation_sensitivity_squared_paper(reward_bound, discount, lipsch
     ``Lip(Q), Lip(Q') <= L``; ``Q = r0/(1-gamma)``, ``Q' = -Q`` has
     ``||Q - Q'||^2 = 4 r0^2 (1 + beta/2)/(1-gamma)^2`` (see
     ``output_perturbation_sensitivity_squared``).
+
+    Args:
+        reward_bound: r0, a bound on |reward|, in [0, inf).
+        discount: gamma, in [0, 1).
+        lipschitz: Lipschitz constant L of the value function, in [0, inf).
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
+
+    Returns:
+        the printed bound (squared RKHS norm), in [0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    r0 = nonnegative("reward_bound", reward_bound)
-    gamma = _discount(discount)
-    lip = nonnegative("lipschitz", lipschitz)
-    beta = positive("beta", beta)
+    reward_bound, discount, lipschitz, beta = _validate_output(reward_bound, discount, lipschitz, beta)
+    return _output_perturbation_sensitivity_squared_paper(reward_bound, discount, lipschitz, beta)
+
+
+def _validate_output(reward_bound, discount, lipschitz, beta) -> tuple[float, float, float, float]:
+    """Validate the arguments of the output-perturbation sensitivities."""
+    reward_bound = V.nonnegative("reward_bound", reward_bound)
+    discount = _discount(discount)
+    lipschitz = V.nonnegative("lipschitz", lipschitz)
+    beta = V.positive("beta", beta)
+    return reward_bound, discount, lipschitz, beta
+
+
+def _output_perturbation_sensitivity_squared_paper(
+    reward_bound: float, discount: float, lipschitz: float, beta: float
+) -> float:
+    """output_perturbation_sensitivity_squared_paper for validated inputs."""
+    r0, gamma, lip = reward_bound, discount, lipschitz
     return 2.0 * r0 * r0 * (1.0 + beta / 2.0) / (1.0 - gamma) ** 2 + lip * lip / beta
 
 
-def output_perturbation_sensitivity_squared(reward_bound, discount, lipschitz, beta) -> float:
+def output_perturbation_sensitivity_squared(
+    reward_bound: float, discount: float, lipschitz: float, beta: float
+) -> float:
     """Valid squared RKHS sensitivity of releasing ``Q`` once (Section 3.2 setting).
 
     Formula: ``sensitivity_squared_bound(2 r0/(1-gamma), 2L, beta)
@@ -539,8 +962,25 @@ def output_perturbation_sensitivity_squared(reward_bound, discount, lipschitz, b
     ``|Q| <= r0/(1-gamma)`` and ``Lip(Q) <= L`` for both value functions.
     Source: Wang & Hegde 2019, Sec. 3.2 and Lemma 6; the workshop version (Thm 4 proof) prints
     the same ``4 r0^2`` factor.
+
+    Args:
+        reward_bound: r0, a bound on |reward|, in [0, inf).
+        discount: gamma, in [0, 1).
+        lipschitz: Lipschitz constant L of the value function, in [0, inf).
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
+
+    Returns:
+        the squared RKHS sensitivity, in [0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    r0 = nonnegative("reward_bound", reward_bound)
-    gamma = _discount(discount)
-    lip = nonnegative("lipschitz", lipschitz)
-    return sensitivity_squared_bound(2.0 * r0 / (1.0 - gamma), 2.0 * lip, beta)
+    reward_bound, discount, lipschitz, beta = _validate_output(reward_bound, discount, lipschitz, beta)
+    return _output_perturbation_sensitivity_squared(reward_bound, discount, lipschitz, beta)
+
+
+def _output_perturbation_sensitivity_squared(
+    reward_bound: float, discount: float, lipschitz: float, beta: float
+) -> float:
+    """output_perturbation_sensitivity_squared for validated inputs."""
+    return _sensitivity_squared_bound(2.0 * reward_bound / (1.0 - discount), 2.0 * lipschitz, beta)

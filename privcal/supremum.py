@@ -25,9 +25,13 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import TYPE_CHECKING
 
-from privcal import _validate
+from privcal import _validate as V
 from privcal.errors import InfeasibleError
+
+if TYPE_CHECKING:
+    import mpmath
 
 __all__ = [
     "LEMMA8_CONSTANT",
@@ -52,7 +56,7 @@ LEMMA8_CONSTANT: float
 LEMMA8_CONSTANT_PAPER = 8.68
 
 
-def lemma8_constant(dps: int = 30):
+def lemma8_constant(dps: int = 30) -> mpmath.mpf:
     r"""The Lemma 8 constant as an ``mpmath.mpf`` with ``dps`` correct decimal digits.
 
     c = sqrt(1/pi) + sum_{i>=0} (sqrt(i) + 1 + exp(-(sqrt(i) + 1))) 2^(-i/2)  (= 8.683849796925759...)
@@ -64,8 +68,22 @@ def lemma8_constant(dps: int = 30):
     Print it with ``mpmath.nstr(value, dps)`` (mpf prints at the global mpmath precision).
     Summed term by term until a term drops below 10^-(dps+10); for i >= 8 successive terms shrink by a
     factor <= 0.75, so the neglected tail is below 3 times the last term.
+
+    Args:
+        dps: number of correct decimal digits, an integer >= 1; default 30.
+
+    Returns:
+        the constant c as an ``mpmath.mpf``.
+
+    Raises:
+        ValueError: ``dps`` is not a positive integer.
     """
-    dps = _validate.positive_int("dps", dps)
+    dps = V.positive_int("dps", dps)
+    return _lemma8_constant(dps)
+
+
+def _lemma8_constant(dps: int = 30) -> mpmath.mpf:
+    """lemma8_constant for a validated ``dps``."""
     import mpmath
 
     with mpmath.workdps(dps + 15):
@@ -87,7 +105,7 @@ def _constant_float() -> float:
     """LEMMA8_CONSTANT: the series as the smallest float >= its exact value (conservative)."""
     import mpmath
 
-    exact = lemma8_constant(40)
+    exact = _lemma8_constant(40)
     value = float(exact)
     if mpmath.mpf(value) < exact:
         value = math.nextafter(value, math.inf)
@@ -105,77 +123,176 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def lemma8_mean_bound(beta, sigma) -> float:
+def lemma8_mean_bound(beta: float, sigma: float) -> float:
     """Lemma 8's bound on the expected maximum of the noise path on [0, 1].
 
     E[max_[0,1] g] <= c sqrt(beta) sigma, c = LEMMA8_CONSTANT (not the paper's 8.68, which is below c).
 
     Source: Wang & Hegde 2019, Lemma 8 (proof in Appendix A). privcal treats this bound as the
     paper's assumption; it is checked by Monte Carlo in tests/test_supremum.py.
+
+    Args:
+        beta: kernel parameter beta of the path's covariance sigma^2 exp(-beta |x - y|), in (0, inf).
+        sigma: the path's standard deviation sigma, in (0, inf).
+
+    Returns:
+        the bound c sqrt(beta) sigma (units of the path), in (0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    beta = _validate.positive("beta", beta)
-    sigma = _validate.positive("sigma", sigma)
+    beta = V.positive("beta", beta)
+    sigma = V.positive("sigma", sigma)
+    return _lemma8_mean_bound(beta, sigma)
+
+
+def _lemma8_mean_bound(beta: float, sigma: float) -> float:
+    """lemma8_mean_bound for validated inputs."""
     return _constant_float() * math.sqrt(beta) * sigma
 
 
-def lemma8_tail_paper(u) -> float:
+def lemma8_tail_paper(u: float) -> float:
     """Lemma 8's tail as printed: P(max g >= 8.68 sqrt(beta) sigma + u) <= exp(-u^2/2), u > 0.
 
     Source: Wang & Hegde 2019, Lemma 8. Valid only for sigma <= 1 (and with c = LEMMA8_CONSTANT in
     place of 8.68), where it is implied by the Borell-TIS form. It does not scale with sigma, and for
     sigma > 1 and small beta it is false, e.g. beta = 0.01, sigma = 3, u = 4:
     P(max g >= 8.68*0.1*3 + 4) >= P(g(0) >= 6.604) = 0.0139 > exp(-8) = 3.4e-4.
+
+    Args:
+        u: the excess over the mean bound (units of the path), in (0, inf).
+
+    Returns:
+        the printed tail probability bound, in (0, 1).
+
+    Raises:
+        ValueError: ``u`` is outside its range.
     """
-    u = _validate.positive("u", u)
+    u = V.positive("u", u)
+    return _lemma8_tail_paper(u)
+
+
+def _lemma8_tail_paper(u: float) -> float:
+    """lemma8_tail_paper for a validated ``u``."""
     return math.exp(-0.5 * u * u)
 
 
-def lemma8_tail_borell_tis(u, sigma) -> float:
+def lemma8_tail_borell_tis(u: float, sigma: float) -> float:
     """Valid Lemma 8 tail: P(max g >= c sqrt(beta) sigma + u) <= exp(-u^2 / (2 sigma^2)), u > 0.
 
     Borell-TIS (Adler & Taylor 2007, Thm 2.1.1): P(max g - E[max g] > u) <= exp(-u^2/(2 s^2)) with
     s^2 = sup_x Var g(x) = sigma^2; combined with E[max g] <= c sqrt(beta) sigma (Lemma 8's mean bound,
     c = LEMMA8_CONSTANT). Valid for every beta, sigma > 0 given that mean bound.
+
+    Args:
+        u: the excess over the mean bound (units of the path), in (0, inf).
+        sigma: the path's standard deviation sigma, in (0, inf).
+
+    Returns:
+        the tail probability bound, in (0, 1).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    u = _validate.positive("u", u)
-    sigma = _validate.positive("sigma", sigma)
+    u = V.positive("u", u)
+    sigma = V.positive("sigma", sigma)
+    return _lemma8_tail_borell_tis(u, sigma)
+
+
+def _lemma8_tail_borell_tis(u: float, sigma: float) -> float:
+    """lemma8_tail_borell_tis for validated inputs."""
     return math.exp(-0.5 * (u / sigma) ** 2)
 
 
-def _margin(k, beta, sigma) -> tuple[float, float]:
-    """(k - c sqrt(beta) sigma, sigma) after validation."""
-    k = _validate.positive("k", k)
-    sigma = _validate.positive("sigma", sigma)
-    return k - lemma8_mean_bound(beta, sigma), sigma
+def _validate_level(k, beta, sigma) -> tuple[float, float, float]:
+    """Validate (k, beta, sigma): the level, the kernel beta and the path's standard deviation."""
+    k = V.positive("k", k)
+    beta = V.positive("beta", beta)
+    sigma = V.positive("sigma", sigma)
+    return k, beta, sigma
 
 
-def thm5_condition_paper(k, beta, sigma) -> bool:
-    """Theorem 5's printed proviso 2k > 8.68 sqrt(beta) sigma (Wang & Hegde 2019, Thm 5)."""
-    k = _validate.positive("k", k)
-    beta = _validate.positive("beta", beta)
-    sigma = _validate.positive("sigma", sigma)
+def _margin(k: float, beta: float, sigma: float) -> float:
+    """k - c sqrt(beta) sigma (validated inputs)."""
+    return k - _lemma8_mean_bound(beta, sigma)
+
+
+def thm5_condition_paper(k: float, beta: float, sigma: float) -> bool:
+    """Theorem 5's printed proviso 2k > 8.68 sqrt(beta) sigma (Wang & Hegde 2019, Thm 5).
+
+    Args:
+        k: the level k bounding the noise path, in (0, inf).
+        beta: kernel parameter beta of the path's covariance sigma^2 exp(-beta |x - y|), in (0, inf).
+        sigma: the path's standard deviation sigma, in (0, inf).
+
+    Returns:
+        whether 2k > 8.68 sqrt(beta) sigma.
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    k, beta, sigma = _validate_level(k, beta, sigma)
+    return _thm5_condition_paper(k, beta, sigma)
+
+
+def _thm5_condition_paper(k: float, beta: float, sigma: float) -> bool:
+    """thm5_condition_paper for validated inputs."""
     return 2.0 * k > LEMMA8_CONSTANT_PAPER * math.sqrt(beta) * sigma
 
 
-def thm5_condition(k, beta, sigma) -> bool:
+def thm5_condition(k: float, beta: float, sigma: float) -> bool:
     """Validity condition of ``thm5_failure`` and ``sup_abs_tail``: k > c sqrt(beta) sigma.
 
     c = LEMMA8_CONSTANT; the tail bound needs the level k above the mean bound of max g.
+
+    Args:
+        k: the level k bounding the noise path, in (0, inf).
+        beta: kernel parameter beta of the path's covariance sigma^2 exp(-beta |x - y|), in (0, inf).
+        sigma: the path's standard deviation sigma, in (0, inf).
+
+    Returns:
+        whether k > c sqrt(beta) sigma.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    margin, _ = _margin(k, beta, sigma)
-    return margin > 0
+    k, beta, sigma = _validate_level(k, beta, sigma)
+    return _thm5_condition(k, beta, sigma)
 
 
-def sup_abs_tail(k, beta, sigma) -> float:
+def _thm5_condition(k: float, beta: float, sigma: float) -> bool:
+    """thm5_condition for validated inputs."""
+    return _margin(k, beta, sigma) > 0
+
+
+def sup_abs_tail(k: float, beta: float, sigma: float) -> float:
     """Bound on P(sup_[0,1] |g| > k) for one noise path g ~ GP(0, sigma^2 exp(-beta|x-y|)).
 
     p = min(1, 2 exp(-(k - c sqrt(beta) sigma)^2 / (2 sigma^2))),  valid for k > c sqrt(beta) sigma,
 
     from P(sup|g| > k) <= P(max g > k) + P(min g < -k) = 2 P(max g > k) (g and -g have the same law)
     and the Borell-TIS tail ``lemma8_tail_borell_tis`` with u = k - c sqrt(beta) sigma. Source: Wang &
-    Hegde 2019, Lemma 8 (mean bound), Borell-TIS. Raises InfeasibleError if k <= c sqrt(beta) sigma.
+    Hegde 2019, Lemma 8 (mean bound), Borell-TIS.
+
+    Args:
+        k: the level k bounding the noise path, in (0, inf).
+        beta: kernel parameter beta of the path's covariance sigma^2 exp(-beta |x - y|), in (0, inf).
+        sigma: the path's standard deviation sigma, in (0, inf).
+
+    Returns:
+        the bound p on P(sup |g| > k), in (0, 1].
+
+    Raises:
+        ValueError: an argument is outside its range.
+        InfeasibleError: k <= c sqrt(beta) sigma.
     """
-    margin, sigma = _margin(k, beta, sigma)
+    k, beta, sigma = _validate_level(k, beta, sigma)
+    return _sup_abs_tail(k, beta, sigma)
+
+
+def _sup_abs_tail(k: float, beta: float, sigma: float) -> float:
+    """sup_abs_tail for validated inputs."""
+    margin = _margin(k, beta, sigma)
     if not margin > 0:
         raise InfeasibleError(
             f"the sup-norm tail needs k > c*sqrt(beta)*sigma = {k - margin:.6g} "
@@ -184,7 +301,7 @@ def sup_abs_tail(k, beta, sigma) -> float:
     return min(1.0, 2.0 * math.exp(-0.5 * (margin / sigma) ** 2))
 
 
-def range_tail_borell_tis(k, beta, sigma) -> float:
+def range_tail_borell_tis(k: float, beta: float, sigma: float) -> float:
     """Bound on P(max g - min g > 2k) for one path: the range of a single path, directly.
 
     p = exp(-(k - c sqrt(beta) sigma)^2 / (sigma^2 (1 - exp(-beta)))),  valid for k > c sqrt(beta) sigma.
@@ -195,20 +312,35 @@ def range_tail_borell_tis(k, beta, sigma) -> float:
     controls differences g(x) - g(y) of the *same* path; Theorem 5's proof also compares paths of
     different actions (see ``thm5_failure``), so the calibrator does not use it.
     Source: Wang & Hegde 2019, Lemma 8 (mean bound); Adler & Taylor 2007, Thm 2.1.1.
+
+    Args:
+        k: the level k bounding the noise path, in (0, inf).
+        beta: kernel parameter beta of the path's covariance sigma^2 exp(-beta |x - y|), in (0, inf).
+        sigma: the path's standard deviation sigma, in (0, inf).
+
+    Returns:
+        the bound on P(max g - min g > 2k), in (0, 1).
+
+    Raises:
+        ValueError: an argument is outside its range.
+        InfeasibleError: k <= c sqrt(beta) sigma.
     """
-    margin, sigma = _margin(k, beta, sigma)
+    k, beta, sigma = _validate_level(k, beta, sigma)
+    return _range_tail_borell_tis(k, beta, sigma)
+
+
+def _range_tail_borell_tis(k: float, beta: float, sigma: float) -> float:
+    """range_tail_borell_tis for validated inputs."""
+    margin = _margin(k, beta, sigma)
     if not margin > 0:
         raise InfeasibleError(
             f"the range tail needs k > c*sqrt(beta)*sigma = {k - margin:.6g}, got k = {k:g}"
         )
-    beta = float(beta)
     return math.exp(-(margin / sigma) ** 2 / (-math.expm1(-beta)))
 
 
-def _paper_exponent(k, beta, sigma) -> float:
-    k = _validate.positive("k", k)
-    beta = _validate.positive("beta", beta)
-    sigma = _validate.positive("sigma", sigma)
+def _paper_exponent(k: float, beta: float, sigma: float) -> float:
+    """(2k - 8.68 sqrt(beta) sigma)^2 / 2 (validated inputs); InfeasibleError if 2k <= 8.68 sqrt(beta) sigma."""
     gap = 2.0 * k - LEMMA8_CONSTANT_PAPER * math.sqrt(beta) * sigma
     if not gap > 0:
         raise InfeasibleError(
@@ -218,7 +350,7 @@ def _paper_exponent(k, beta, sigma) -> float:
     return 0.5 * gap * gap
 
 
-def thm5_failure_paper(k, beta, sigma, resets) -> float:
+def thm5_failure_paper(k: float, beta: float, sigma: float, resets: int) -> float:
     """Theorem 5's failure term as printed: J exp(-(2k - 8.68 sqrt(beta) sigma)^2 / 2), J = resets.
 
     Source: Wang & Hegde 2019, Theorem 5 (the amount added to delta). Literal paper version: requires
@@ -226,23 +358,61 @@ def thm5_failure_paper(k, beta, sigma, resets) -> float:
     beta = 1/6.19e-5 violates it). It is not a bound on what the proof needs: it ignores sigma in the
     exponent, counts the mean of the range once instead of twice, counts one path per reset although
     there is one per action, and can exceed 1. See ``thm5_failure``.
+
+    Args:
+        k: the level k bounding the noise path, in (0, inf).
+        beta: kernel parameter beta of the path's covariance sigma^2 exp(-beta |x - y|), in (0, inf).
+        sigma: the path's standard deviation sigma, in (0, inf).
+        resets: J, the number of reset periods (noise paths drawn per action), an integer >= 1.
+
+    Returns:
+        the printed failure term, in (0, inf) (it can exceed 1).
+
+    Raises:
+        ValueError: an argument is outside its range.
+        InfeasibleError: 2k <= 8.68 sqrt(beta) sigma.
     """
-    resets = _validate.positive_int("resets", resets)
+    k, beta, sigma = _validate_level(k, beta, sigma)
+    resets = V.positive_int("resets", resets)
+    return _thm5_failure_paper(k, beta, sigma, resets)
+
+
+def _thm5_failure_paper(k: float, beta: float, sigma: float, resets: int) -> float:
+    """thm5_failure_paper for validated inputs."""
     return resets * math.exp(-_paper_exponent(k, beta, sigma))
 
 
-def thm5_failure_e3_paper(k, beta, sigma, resets) -> float:
+def thm5_failure_e3_paper(k: float, beta: float, sigma: float, resets: int) -> float:
     """App. E.3's rewrite of the failure term: 1 - (1 - exp(-(2k - 8.68 sqrt(beta) sigma)^2 / 2))^J.
 
     Source: Wang & Hegde 2019, Appendix E.3 ("the probability that all J sample paths are bounded").
     Same validity as ``thm5_failure_paper`` (requires 2k > 8.68 sqrt(beta) sigma) and the same defects.
+
+    Args:
+        k: the level k bounding the noise path, in (0, inf).
+        beta: kernel parameter beta of the path's covariance sigma^2 exp(-beta |x - y|), in (0, inf).
+        sigma: the path's standard deviation sigma, in (0, inf).
+        resets: J, the number of reset periods (noise paths drawn per action), an integer >= 1.
+
+    Returns:
+        the App. E.3 failure term, in (0, 1].
+
+    Raises:
+        ValueError: an argument is outside its range.
+        InfeasibleError: 2k <= 8.68 sqrt(beta) sigma.
     """
-    resets = _validate.positive_int("resets", resets)
+    k, beta, sigma = _validate_level(k, beta, sigma)
+    resets = V.positive_int("resets", resets)
+    return _thm5_failure_e3_paper(k, beta, sigma, resets)
+
+
+def _thm5_failure_e3_paper(k: float, beta: float, sigma: float, resets: int) -> float:
+    """thm5_failure_e3_paper for validated inputs."""
     p = math.exp(-_paper_exponent(k, beta, sigma))
     return -math.expm1(resets * math.log1p(-p)) if p < 1 else 1.0
 
 
-def thm5_failure(k, beta, sigma, resets, *, actions) -> float:
+def thm5_failure(k: float, beta: float, sigma: float, resets: int, *, actions: int) -> float:
     r"""Failure probability Theorem 5 must add to delta, as its proof needs it.
 
     delta_tail = 1 - (1 - p)^(J m),   p = min(1, 2 exp(-(k - c sqrt(beta) sigma)^2 / (2 sigma^2))),
@@ -261,10 +431,30 @@ def thm5_failure(k, beta, sigma, resets, *, actions) -> float:
 
     Source: Wang & Hegde 2019, Theorem 5 and its proof, Lemma 8, Appendix E.3; Borell-TIS inequality
     (Adler & Taylor 2007, Thm 2.1.1). Assumes S = [0, 1].
+
+    Args:
+        k: the level k bounding the noise path, in (0, inf).
+        beta: kernel parameter beta of the path's covariance sigma^2 exp(-beta |x - y|), in (0, inf).
+        sigma: the path's standard deviation sigma, in (0, inf).
+        resets: J, the number of reset periods (noise paths drawn per action), an integer >= 1.
+        actions: m, the number of actions (one noise path each per reset period), an integer >= 1.
+
+    Returns:
+        the failure probability to add to delta, in (0, 1].
+
+    Raises:
+        ValueError: an argument is outside its range.
+        InfeasibleError: k <= c sqrt(beta) sigma.
     """
-    resets = _validate.positive_int("resets", resets)
-    actions = _validate.positive_int("actions", actions)
-    p = sup_abs_tail(k, beta, sigma)
+    k, beta, sigma = _validate_level(k, beta, sigma)
+    resets = V.positive_int("resets", resets)
+    actions = V.positive_int("actions", actions)
+    return _thm5_failure(k, beta, sigma, resets, actions=actions)
+
+
+def _thm5_failure(k: float, beta: float, sigma: float, resets: int, *, actions: int) -> float:
+    """thm5_failure for validated inputs."""
+    p = _sup_abs_tail(k, beta, sigma)
     if p >= 1.0:
         return 1.0
     return min(1.0, -math.expm1(resets * actions * math.log1p(-p)))
