@@ -80,15 +80,15 @@ def test_gtd2_converges_on_chain(chain_eval):
 
 
 def test_clipping_bounds_every_step(chain_small):
-    # sigma = 0 and clip h: each update has norm <= beta h, so ||[theta; w]|| <= N beta h
+    # sigma = 0 and clip h: each update has norm <= s h (step size s), so ||[theta; w]|| <= N s h
     res = gpope(chain_small, sigma=0.0, clip=1e-3, step_size=0.7, iterations=200, seed=0)
     assert np.linalg.norm(np.concatenate([res.theta, res.w])) <= 200 * 0.7 * 1e-3 * (1 + 1e-12)
     assert res.clipped_fraction > 0.5
 
 
 def test_noise_is_clip_times_sigma():
-    # zero rewards and theta = w = 0: B_i = 0, so one step gives -beta h sigma zeta. 400 runs x 78
-    # coordinates = 31200 normals; the sample std has se ~ 0.4% of its value, bound 3% (> 7 se)
+    # zero rewards and theta = w = 0: B_i = 0, so one step gives -s h sigma zeta (step size s).
+    # 400 runs x 78 coordinates = 31200 normals; the sample std has se ~ 0.4% of its value, bound 3% (> 7 se)
     d = sample_chain(20, np.random.default_rng(0))
     d = Dataset(d.observations, d.next_observations, np.zeros_like(d.rewards), d.terminated, d.rho,
                 d.offsets, features=d.features, gamma=d.gamma)
@@ -217,19 +217,20 @@ def test_local_sensitivity_bounds_hold(seed, m):
 
 @given(st.lists(st.integers(0, 30), min_size=4, max_size=4), st.lists(st.sampled_from([-1, 0, 1]),
                                                                     min_size=4, max_size=4))
-def test_smooth_sensitivity_is_beta_smooth(counts, change):
-    # NRS07 Def. 2.1: S(X) <= e^beta S(X') for neighbours (counts move by at most 1 per state)
+def test_smooth_sensitivity_is_smooth(counts, change):
+    # NRS07 Def. 2.1 (a "beta-smooth" bound, smoothness s = their beta): S(X) <= e^s S(X') for
+    # neighbours (counts move by at most 1 per state)
     phi = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, -1.0]])
     rho = np.full(4, 0.25)
     m = 40
     cx = np.array(counts)
     cy = np.clip(cx + np.array(change), 0, m)
-    beta = 0.05
+    smoothness = 0.05
     for bound, kmax in ((lambda mc: (lambda ks: lsw_local_bound(mc, phi, rho, ks)), lambda mc: int(mc.counts.max())),
                         (lambda mc: (lambda ks: lsl_local_bound(mc, phi, rho, 3.0, ks)), lambda mc: m)):
-        sx, sy = (smooth_sensitivity(bound(mc), beta, kmax(mc))
+        sx, sy = (smooth_sensitivity(bound(mc), smoothness, kmax(mc))
                   for mc in (MonteCarloReturns(c, c * 0.5, m, 0.0, 1.0) for c in (cx, cy)))
-        assert sx <= math.exp(beta) * sy * (1 + 1e-12) and sy <= math.exp(beta) * sx * (1 + 1e-12)
+        assert sx <= math.exp(smoothness) * sy * (1 + 1e-12) and sy <= math.exp(smoothness) * sx * (1 + 1e-12)
 
 
 def test_dp_lsw_noise_scale():
@@ -237,15 +238,15 @@ def test_dp_lsw_noise_scale():
     mc = first_visit_returns(d, lambda s: s, 39, return_range=(0, 1))
     phi, rho = np.eye(39), np.full(39, 1 / 39)
     r = dp_lsw(mc, phi, rho, epsilon=0.5, delta=1e-5, rng=0)
-    # NRS07 Lemma 2.10: alpha = eps / (5 sqrt(2 ln(2/delta))), beta = eps / (4 (d + ln(2/delta)))
+    # NRS07 Lemma 2.10: alpha = eps / (5 sqrt(2 ln(2/delta))), smoothness (their beta) = eps / (4 (d + ln(2/delta)))
     assert r.alpha == pytest.approx(0.5 / (5 * math.sqrt(2 * math.log(2e5))))
-    assert r.beta == pytest.approx(0.5 / (4 * (39 + math.log(2e5))))
+    assert r.smoothness == pytest.approx(0.5 / (4 * (39 + math.log(2e5))))
     assert r.sigma == pytest.approx(r.smooth_sensitivity / r.alpha)
     assert r.smooth_sensitivity >= lsw_local_bound(mc, phi, rho, 0)
     np.testing.assert_allclose(r.theta_nonprivate, lsw(mc, phi, rho))
     r2 = dp_lsl(mc, phi, rho, ridge=100.0, epsilon=0.5, delta=1e-5, rng=0)
     assert r2.sigma == pytest.approx(r2.smooth_sensitivity / r2.alpha)
-    assert smooth_gaussian_parameters(0.5, 1e-5, 39) == (r.alpha, r.beta)
+    assert smooth_gaussian_parameters(0.5, 1e-5, 39) == (r.alpha, r.smoothness)
 
 
 def test_monte_carlo_baselines_reject_off_policy_and_bad_range():

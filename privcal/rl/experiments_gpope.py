@@ -47,12 +47,15 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any, Optional, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privcal import _rng as R
-from privcal._validate import open_unit, positive
+from privcal import _validate as V
 from privcal.rl._parallel import run_trials
 from privcal.rl.gpope_agent import PAPER_BOUND, VALID_BOUND, calibrate_sigma, gpope
 from privcal.rl.lstd import dp_lsl, dp_lsw, first_visit_returns, lstd, wis_lstd
@@ -68,7 +71,14 @@ CLIP = {"chain": 0.05, "mountain-car": 0.5, "hiv": 0.5}
 
 @dataclass(frozen=True)
 class Setting:
-    """Sizes of one experiment setting (``SETTINGS['fast']`` / ``SETTINGS['full']``)."""
+    """Sizes of one experiment setting (``SETTINGS['fast']`` / ``SETTINGS['full']``).
+
+    ``trials`` private data sets per point; per domain the data sizes m (``*_m``), the fixed m of the
+    step-size sweeps, the size of the independent MSPBE sample (``*_eval``) and the Q-learning
+    episodes of the behaviour policy; ``step_grid`` the step sizes tried when tuning on public data
+    (``tune_trials`` data sets), ``epsilons`` of Figures 3-4, ``dplsl_ridge_grid`` DP-LSL's ridge
+    factors (times m).
+    """
 
     trials: int
     chain_m: tuple
@@ -105,8 +115,8 @@ SETTINGS = {
 
 
 def _setting(setting, overrides) -> Setting:
-    if isinstance(setting, str) and setting not in SETTINGS:
-        raise ValueError(f"setting must be one of {sorted(SETTINGS)}, got {setting!r}")
+    if isinstance(setting, str):
+        V.choice("setting", setting, sorted(SETTINGS))
     base = SETTINGS[setting] if isinstance(setting, str) else setting
     return replace(base, **overrides) if overrides else base
 
@@ -123,6 +133,7 @@ class ExperimentResult:
     meta: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
+        """JSON-ready copy (arrays as lists)."""
         return {"name": self.name, "xlabel": self.xlabel, "ylabel": self.ylabel,
                 "x": np.asarray(self.x).tolist(),
                 "curves": {k: {kk: np.asarray(vv).tolist() for kk, vv in v.items()}
@@ -156,7 +167,13 @@ class DomainContext:
     cell_rho: np.ndarray = None   # public weights over them
     return_range: tuple = (0.0, 1.0)
 
-    def sample(self, m, rng):
+    def sample(self, m: int, rng: R.Seed) -> Any:
+        """m trajectories of the domain, a :class:`~privcal.rl.domains.data.Dataset`.
+
+        Args:
+            m: number of trajectories, an int >= 1.
+            rng: seed or Generator of the sample (``privcal._rng``).
+        """
         from privcal.rl.domains import chain, hiv, mountain_car
         if self.kind == "chain":
             return chain.sample_chain(m, rng)
@@ -165,18 +182,41 @@ class DomainContext:
                                                     off_policy=self.off_policy)
         return hiv.sample_hiv(m, rng, target=self.target, behaviour=self.behaviour, env=self.env)
 
-    def score(self, theta) -> float:
+    def score(self, theta: ArrayLike) -> float:
+        """MSPBE of theta (relative MSPBE for HIV).
+
+        Args:
+            theta: value-function weights, shape (n_features,).
+        """
         return self.evaluator.relative(theta) if self.relative else self.evaluator(theta)
 
-    def state_index(self, observations):
+    def state_index(self, observations: ArrayLike) -> np.ndarray:
+        """State ids of observations for DP-LSW / DP-LSL (the grid cell, or the tabular state).
+
+        Args:
+            observations: an array of observations.
+        """
         if self.cells is None:
             return np.asarray(observations)
         return self.cells.index(observations)
 
 
 def make_context(kind: str, setting: Setting, seed: int = 0, *, off_policy: bool = False,
-                 progress=None) -> DomainContext:
-    """Build a domain's public context (behaviour policy learned with seed-derived randomness)."""
+                 progress: Optional[Callable[[int, int], None]] = None) -> DomainContext:
+    """Build a domain's public context (behaviour policy learned with seed-derived randomness).
+
+    Args:
+        kind: "chain", "mountain-car" or "hiv".
+        setting: the experiment's :class:`Setting` (evaluation-sample size, Q-learning episodes).
+        seed: int seed >= 0 of the evaluation sample and the behaviour policy; default 0.
+        off_policy: Mountain Car only: evaluate the uniform policy from the behaviour's data;
+            default False.
+        progress: called as ``progress(done, total)`` while the behaviour policy learns; default None.
+
+    Raises:
+        ValueError: an unknown domain.
+    """
+    V.choice("kind", kind, ("chain", "mountain-car", "hiv"))
     from privcal.rl.domains import chain, hiv, mountain_car
     from privcal.rl.domains.features import GridCells
     rng = _rng(seed, 7919)
@@ -209,7 +249,7 @@ def make_context(kind: str, setting: Setting, seed: int = 0, *, off_policy: bool
                                                env=env), ridge=1e-8)
         return DomainContext("hiv", ev, hiv.GAMMA, env=env, behaviour=beh, target=target,
                              off_policy=True, relative=True)
-    raise ValueError(f"domain must be 'chain', 'mountain-car' or 'hiv', got {kind!r}")
+    raise AssertionError(kind)  # pragma: no cover - checked above
 
 
 # ---------------------------------------------------------------------------------------- trials
@@ -234,8 +274,22 @@ def _gpope_score(ctx, data, sigma, clip, step, rng) -> float:
     return math.inf if res.diverged else ctx.score(res.theta)
 
 
-def tune_step_size(ctx, m, sigma, clip, grid, trials, seed) -> float:
-    """Step size of the grid with the smallest mean MSPBE on *public* data (independent samples)."""
+def tune_step_size(ctx: DomainContext, m: int, sigma: float, clip: float, grid: Sequence[float],
+                   trials: int, seed: int) -> float:
+    """Step size of the grid with the smallest mean MSPBE on *public* data (independent samples).
+
+    Args:
+        ctx: the domain's public context (:func:`make_context`).
+        m: trajectories per public data set, an int >= 1.
+        sigma: GPOPE's noise multiplier, in [0, inf).
+        clip: the clip h, in (0, inf).
+        grid: step sizes to try, each in (0, inf).
+        trials: public data sets averaged per step size, an int >= 1.
+        seed: int seed >= 0 (streams keyed by (seed, 101/102, m, trial, step)).
+
+    Returns:
+        the best step size of ``grid``.
+    """
     scores = np.zeros(len(grid))
     for t in range(trials):
         data = ctx.sample(m, _rng(seed, 101, m, t))
@@ -297,8 +351,8 @@ def _aggregate(rows, names):
 def _vs_m(name, ctx, s, ms, seed, n_jobs, *, epsilon, delta, gpope_specs, baselines, progress,
           ylabel="MSPBE"):
     """MSPBE vs m. gpope_specs: list of (label, epsilon, bound, step multiplier, tune_key)."""
-    positive("epsilon", epsilon)
-    open_unit("delta", delta)
+    V.positive("epsilon", epsilon)
+    V.open_unit("delta", delta)
     clip = CLIP[ctx.kind]
     meta = {"sigma": {}, "step_size": {}, "ridge": {}, "trials": s.trials, "epsilon": epsilon,
             "delta": delta, "clip": clip, "iterations": "N = m",
@@ -329,8 +383,8 @@ def _vs_m(name, ctx, s, ms, seed, n_jobs, *, epsilon, delta, gpope_specs, baseli
 
 
 def _vs_step(name, ctx, s, m, seed, n_jobs, *, epsilon, delta, baselines, progress):
-    positive("epsilon", epsilon)
-    open_unit("delta", delta)
+    V.positive("epsilon", epsilon)
+    V.open_unit("delta", delta)
     clip = CLIP[ctx.kind]
     grid = s.step_grid
     sig = {b: _sigma(epsilon, delta, m, b) for b in (VALID_BOUND, PAPER_BOUND)}
@@ -362,9 +416,23 @@ _PAIR = [("GPOPE valid sigma (tuned step)", VALID_BOUND, 1.0),
          ("GPOPE paper sigma (tuned step)", PAPER_BOUND, 1.0)]
 
 
-def figure1a(setting="fast", *, n_jobs=1, seed=0, epsilon=0.1, delta=1e-5, progress=None,
-             **overrides) -> ExperimentResult:
-    """GPOPE Fig. 1(a): chain, MSPBE vs m (see the module docstring for the curves)."""
+def figure1a(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = 1, seed: int = 0, epsilon: float = 0.1,
+             delta: float = 1e-5, progress: Optional[Callable[[int, int], None]] = None,
+             **overrides: Any) -> ExperimentResult:
+    """GPOPE Fig. 1(a): chain, MSPBE vs m (see the module docstring for the curves).
+
+    Args:
+        setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
+        n_jobs: parallel trials (``joblib``, configured backend): an int >= 1, -1 or None; default 1.
+        seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
+        epsilon: target epsilon, in (0, inf); default 0.1 (the paper's).
+        delta: target delta, in (0, 1); default 1e-5.
+        progress: called as ``progress(done, total)`` over the data sizes; default None.
+        **overrides: fields of the :class:`Setting` to replace (e.g. ``trials=5``).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
     s = _setting(setting, overrides)
     ctx = make_context("chain", s, seed)
     specs = [(label, epsilon, bound, mult) for label, bound, mult in _PAIR]
@@ -373,18 +441,46 @@ def figure1a(setting="fast", *, n_jobs=1, seed=0, epsilon=0.1, delta=1e-5, progr
                  progress=progress)
 
 
-def figure1b(setting="fast", *, n_jobs=1, seed=0, epsilon=0.1, delta=1e-5, progress=None,
-             **overrides) -> ExperimentResult:
-    """GPOPE Fig. 1(b): chain, MSPBE vs step size at m = chain_fixed_m."""
+def figure1b(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = 1, seed: int = 0, epsilon: float = 0.1,
+             delta: float = 1e-5, progress: Optional[Callable[[int, int], None]] = None,
+             **overrides: Any) -> ExperimentResult:
+    """GPOPE Fig. 1(b): chain, MSPBE vs step size at m = chain_fixed_m.
+
+    Args:
+        setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
+        n_jobs: parallel trials (``joblib``, configured backend): an int >= 1, -1 or None; default 1.
+        seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
+        epsilon: target epsilon, in (0, inf); default 0.1 (the paper's).
+        delta: target delta, in (0, 1); default 1e-5.
+        progress: called as ``progress(done, total)`` over the data sizes; default None.
+        **overrides: fields of the :class:`Setting` to replace (e.g. ``trials=5``).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
     s = _setting(setting, overrides)
     ctx = make_context("chain", s, seed)
     return _vs_step("figure1b", ctx, s, s.chain_fixed_m, seed, n_jobs, epsilon=epsilon,
                     delta=delta, baselines=("DP-LSW", "DP-LSL", "theta=0"), progress=progress)
 
 
-def figure2(setting="fast", *, n_jobs=1, seed=0, epsilon=0.1, delta=1e-5, progress=None,
-            **overrides):
-    """GPOPE Fig. 2: Mountain Car on-policy; returns (a) MSPBE vs m, (b) MSPBE vs step size."""
+def figure2(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = 1, seed: int = 0, epsilon: float = 0.1,
+            delta: float = 1e-5, progress: Optional[Callable[[int, int], None]] = None,
+            **overrides: Any) -> tuple[ExperimentResult, ExperimentResult]:
+    """GPOPE Fig. 2: Mountain Car on-policy; returns (a) MSPBE vs m, (b) MSPBE vs step size.
+
+    Args:
+        setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
+        n_jobs: parallel trials (``joblib``, configured backend): an int >= 1, -1 or None; default 1.
+        seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
+        epsilon: target epsilon, in (0, inf); default 0.1 (the paper's).
+        delta: target delta, in (0, 1); default 1e-5.
+        progress: called as ``progress(done, total)`` over the data sizes; default None.
+        **overrides: fields of the :class:`Setting` to replace (e.g. ``trials=5``).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
     s = _setting(setting, overrides)
     ctx = make_context("mountain-car", s, seed)
     specs = [(label, epsilon, bound, mult) for label, bound, mult in _PAIR]
@@ -395,8 +491,24 @@ def figure2(setting="fast", *, n_jobs=1, seed=0, epsilon=0.1, delta=1e-5, progre
     return a, b
 
 
-def figure3(setting="fast", *, n_jobs=1, seed=0, delta=1e-5, progress=None, **overrides):
-    """GPOPE Fig. 3: Mountain Car, GPOPE (valid sigma) at several epsilons: (a) on-policy, (b) off-policy."""
+def figure3(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = 1, seed: int = 0, delta: float = 1e-5,
+            progress: Optional[Callable[[int, int], None]] = None,
+            **overrides: Any) -> tuple[ExperimentResult, ExperimentResult]:
+    """GPOPE Fig. 3: Mountain Car, GPOPE (valid sigma) at several epsilons: (a) on-policy, (b) off-policy.
+
+    The epsilons are the setting's ``epsilons``.
+
+    Args:
+        setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
+        n_jobs: parallel trials (``joblib``, configured backend): an int >= 1, -1 or None; default 1.
+        seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
+        delta: target delta, in (0, 1); default 1e-5.
+        progress: called as ``progress(done, total)`` over the data sizes; default None.
+        **overrides: fields of the :class:`Setting` to replace (e.g. ``trials=5``).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
     s = _setting(setting, overrides)
     out = []
     for off, ref, name in ((False, "LSTD", "figure3a"), (True, "WIS-LSTD", "figure3b")):
@@ -407,9 +519,24 @@ def figure3(setting="fast", *, n_jobs=1, seed=0, delta=1e-5, progress=None, **ov
     return tuple(out)
 
 
-def figure4(setting="fast", *, n_jobs=1, seed=0, delta=1e-5, progress=None,
-            **overrides) -> ExperimentResult:
-    """GPOPE Fig. 4: HIV off-policy, relative MSPBE vs m, GPOPE (valid sigma) at several epsilons, WIS-LSTD."""
+def figure4(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = 1, seed: int = 0, delta: float = 1e-5,
+            progress: Optional[Callable[[int, int], None]] = None,
+            **overrides: Any) -> ExperimentResult:
+    """GPOPE Fig. 4: HIV off-policy, relative MSPBE vs m, GPOPE (valid sigma) at several epsilons, WIS-LSTD.
+
+    The epsilons are the setting's ``epsilons``.
+
+    Args:
+        setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
+        n_jobs: parallel trials (``joblib``, configured backend): an int >= 1, -1 or None; default 1.
+        seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
+        delta: target delta, in (0, 1); default 1e-5.
+        progress: called as ``progress(done, total)`` over the data sizes; default None.
+        **overrides: fields of the :class:`Setting` to replace (e.g. ``trials=5``).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
     s = _setting(setting, overrides)
     ctx = make_context("hiv", s, seed)
     specs = [(f"GPOPE eps={e:g}", e, VALID_BOUND, 1.0) for e in s.epsilons]
@@ -418,8 +545,19 @@ def figure4(setting="fast", *, n_jobs=1, seed=0, delta=1e-5, progress=None,
                  ylabel="relative MSPBE")
 
 
-def plot(result: ExperimentResult, path=None, ax=None):
-    """Plot the mean of each curve with a +-1 std band (log-log), save a PNG if ``path``; returns the axes."""
+def plot(result: ExperimentResult, path: Any = None, ax: Any = None) -> Any:
+    """Plot the mean of each curve with a +-1 std band (log-log), save a PNG if ``path``; returns the axes.
+
+    Needs matplotlib (the ``plot`` extra).
+
+    Args:
+        result: what a figure function returned.
+        path: PNG file to write (str or path-like); default None (no file).
+        ax: matplotlib axes to draw on; default None (a new figure).
+
+    Returns:
+        the axes.
+    """
     import matplotlib
     if ax is None and path is not None:
         matplotlib.use("Agg", force=False)

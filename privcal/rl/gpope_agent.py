@@ -8,7 +8,7 @@ For i = 1..N (GPOPE paper, ../shared/papers/003_a2204df6124aecb1.txt, Alg. 1):
   4. B_i = [[0, -A_i^T], [A_i, C_i]] [theta; w] - [0; b_i]  (Eq. 4.1);
   5. clip: B_i / max(1, ||B_i||_2 / h);
   6. add h * zeta, zeta ~ N(0, sigma^2 I_2n);
-  7. [theta; w] <- [theta; w] - beta_i * (clipped + noise).
+  7. [theta; w] <- [theta; w] - s_i * (clipped + noise), s_i the step size (the paper's beta_i).
 The matrices are never formed: A_i theta, A_i^T w, C_i w and b_i are O(tau n) products with the
 trajectory's feature matrix. Non-private GTD2 (Sutton et al. 2009; Liu et al. 2015, Eq. 2.3) is the
 same loop with sigma = 0 and no clipping (:func:`gtd2`).
@@ -19,20 +19,23 @@ RDP without replacement, WBK 2018 Thm 27 / Thm 9), "thm9" (valid: WBK Thm 9 alon
 "theorem1" (valid explicit constants), "lemma1" (the paper's Lemma 1 as printed with sensitivity h:
 not an upper bound) or "theorem1_paper" (Theorem 1 as printed, c2 = 2: not valid).
 
-Step sizes (Theorems 2-3): ``schedule="constant"`` beta_i = step_size (Thm 2 takes
-step_size = eta / N^k); ``"diminishing"`` beta_i = step_size / i (Thm 3 with step_size =
-eta / lambda_min(Q), eta > 1); or a callable i -> beta_i (i = 1..N).
+Step sizes s_i (Theorems 2-3): ``schedule="constant"`` s_i = step_size (Thm 2 takes
+step_size = eta / N^k); ``"diminishing"`` s_i = step_size / i (Thm 3 with step_size =
+eta / lambda_min(Q), eta > 1); or a callable i -> s_i (i = 1..N).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, Optional, Union
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privcal import _rng
-from privcal._validate import nonnegative, open_unit, positive, positive_int
+from privcal import _validate as V
 
 __all__ = ["GPOPEResult", "calibrate_sigma", "step_sizes", "gpope", "gtd2", "BOUNDS",
            "VALID_BOUND", "PAPER_BOUND"]
@@ -41,13 +44,22 @@ BOUNDS = ("rdp", "thm9", "theorem1", "lemma1", "theorem1_paper")
 VALID_BOUND = "rdp"
 PAPER_BOUND = "lemma1"
 
+#: A step-size schedule: "constant", "diminishing", or a callable i -> s_i (i = 1..N).
+Schedule = Union[str, Callable[[int], float]]
+
 #: Per-trajectory features are cached when they take at most this many bytes (else recomputed).
 _CACHE_BYTES = 256 * 2**20
 
 
 @dataclass(frozen=True)
 class GPOPEResult:
-    """Output of :func:`gpope` / :func:`gtd2` (theta is the released value-function weight vector)."""
+    """Output of :func:`gpope` / :func:`gtd2` (theta is the released value-function weight vector).
+
+    ``sigma`` is the noise multiplier (noise clip * N(0, sigma^2 I)), ``clip`` the clip h (None: no
+    clipping), ``step_size`` the first step size s_1, ``bound`` the accounting that chose sigma (None
+    when sigma was given), ``clipped_fraction`` the fraction of iterations whose gradient was clipped,
+    ``diverged`` whether theta or w left the floats, ``history`` the recorded metric.
+    """
 
     theta: np.ndarray
     w: np.ndarray
@@ -65,37 +77,63 @@ class GPOPEResult:
     history: dict = field(default_factory=dict)
 
 
-def calibrate_sigma(epsilon, delta, *, iterations, trajectories, clip=1.0, bound=VALID_BOUND) -> float:
+def calibrate_sigma(epsilon: float, delta: float, *, iterations: int, trajectories: int,
+                    clip: float = 1.0, bound: str = VALID_BOUND) -> float:
     """sigma of Alg. 1 for a target (epsilon, delta) through ``privcal.gpope.calibrate``.
 
-    Thin indirection (the calibrator lives in the accounting layer).
+    Thin indirection (the calibrator lives in the accounting layer and validates the arguments).
+
+    Args:
+        epsilon: target epsilon, in (0, inf).
+        delta: target delta, in (0, 1).
+        iterations: N, the number of GPOPE iterations, an int >= 1.
+        trajectories: m, the number of trajectories, an int >= 1.
+        clip: the clip h, in (0, inf); default 1 (sigma does not depend on it).
+        bound: one of :data:`BOUNDS`; default "rdp" (valid).
+
+    Returns:
+        sigma, the noise multiplier (noise std sigma * clip).
+
+    Raises:
+        ValueError: an argument is outside its range.
+        InfeasibleError: the bound certifies no sigma (e.g. "theorem1" outside its epsilon range).
     """
     from privcal.gpope import calibrate
 
-    positive("epsilon", epsilon)
-    open_unit("delta", delta)
-    if bound not in BOUNDS:
-        raise ValueError(f"bound must be one of {BOUNDS}, got {bound!r}")
-    return float(calibrate(epsilon, delta, iterations=positive_int("iterations", iterations),
-                           trajectories=positive_int("trajectories", trajectories),
-                           clip=positive("clip", clip), bound=bound))
+    return float(calibrate(epsilon, delta, iterations=iterations, trajectories=trajectories, clip=clip,
+                           bound=bound))
 
 
-def step_sizes(schedule, step_size: float, iterations: int) -> np.ndarray:
-    """beta_1..beta_N: constant (Thm 2), diminishing step_size / i (Thm 3), or a callable i -> beta_i."""
-    n = positive_int("iterations", iterations)
+def step_sizes(schedule: Schedule, step_size: float, iterations: int) -> np.ndarray:
+    """s_1..s_N: constant (Thm 2), diminishing step_size / i (Thm 3), or a callable i -> s_i.
+
+    Args:
+        schedule: "constant", "diminishing" or a callable i -> s_i (i = 1..N).
+        step_size: s_1, in (0, inf) (unused by a callable schedule).
+        iterations: N, an int >= 1.
+
+    Returns:
+        the N step sizes.
+
+    Raises:
+        ValueError: an unknown schedule, or a step size that is not finite and positive.
+    """
+    return _step_sizes(schedule, step_size, V.positive_int("iterations", iterations))
+
+
+def _step_sizes(schedule, step_size, n) -> np.ndarray:
     i = np.arange(1, n + 1, dtype=float)
     if callable(schedule):
-        betas = np.array([float(schedule(int(k))) for k in i])
+        steps = np.array([float(schedule(int(k))) for k in i])
     elif schedule == "constant":
-        betas = np.full(n, positive("step_size", step_size))
+        steps = np.full(n, V.positive("step_size", step_size))
     elif schedule == "diminishing":
-        betas = positive("step_size", step_size) / i
+        steps = V.positive("step_size", step_size) / i
     else:
         raise ValueError(f"schedule must be 'constant', 'diminishing' or a callable, got {schedule!r}")
-    if not np.all(np.isfinite(betas)) or np.any(betas <= 0):
+    if not np.all(np.isfinite(steps)) or np.any(steps <= 0):
         raise ValueError("step sizes must be finite and positive")
-    return betas
+    return steps
 
 
 class _Trajectories:
@@ -133,21 +171,46 @@ def _gradient(tr, theta, w, gamma):
     return np.concatenate([-at_w, a_theta + c_w - b]) / tau
 
 
-def gpope(dataset, *, sigma=None, epsilon=None, delta=None, bound: str = VALID_BOUND,
-          iterations=None, clip=1.0, step_size: float = 0.5, schedule="constant", seed=None,
-          theta0=None, w0=None, metric=None, record_every=None, progress=None) -> GPOPEResult:
+def gpope(dataset: Any, *, sigma: Optional[float] = None, epsilon: Optional[float] = None,
+          delta: Optional[float] = None, bound: str = VALID_BOUND, iterations: Optional[int] = None,
+          clip: Optional[float] = 1.0, step_size: float = 0.5, schedule: Schedule = "constant",
+          seed: _rng.Seed = None, theta0: Optional[ArrayLike] = None, w0: Optional[ArrayLike] = None,
+          metric: Optional[Callable[[np.ndarray], float]] = None, record_every: Optional[int] = None,
+          progress: Optional[Callable[[int, int], None]] = None) -> GPOPEResult:
     """Run GPOPE (Alg. 1) on a :class:`~privcal.rl.domains.data.Dataset`; returns a :class:`GPOPEResult`.
 
-    Give either ``sigma`` (noise scale, noise = clip * N(0, sigma^2 I)) or ``epsilon`` and ``delta``
-    (sigma from :func:`calibrate_sigma` with ``bound``). ``iterations`` N defaults to m (one
-    expected visit per trajectory). ``clip=None`` disables clipping (only allowed with sigma = 0: the
-    privacy analysis needs the clip). ``metric`` (theta -> float) is recorded every
-    ``record_every`` iterations into ``history``. Privacy holds for the trajectory-level replace-one
-    adjacency of the GPOPE paper (Def. 1) with the guarantee of the bound used to pick sigma; it does
-    not cover step sizes or clip tuned on the private data.
+    Privacy holds for the trajectory-level replace-one adjacency of the GPOPE paper (Def. 1) with the
+    guarantee of the bound used to pick sigma; it does not cover step sizes or clip tuned on the
+    private data.
+
+    Args:
+        dataset: the m trajectories, a :class:`~privcal.rl.domains.data.Dataset`.
+        sigma: noise multiplier, in [0, inf) (noise = clip * N(0, sigma^2 I)); give it or
+            (``epsilon``, ``delta``), not both.
+        epsilon: target epsilon, in (0, inf) (sigma from :func:`calibrate_sigma` with ``bound``).
+        delta: target delta, in (0, 1).
+        bound: accounting for (epsilon, delta), one of :data:`BOUNDS`; default "rdp" (valid).
+        iterations: N, an int >= 1; default m (one expected visit per trajectory).
+        clip: the clip h, in (0, inf), or None for no clipping (only with sigma = 0: the privacy
+            analysis needs the clip); default 1.
+        step_size: s_1, in (0, inf); default 0.5.
+        schedule: "constant" (default), "diminishing" or a callable i -> s_i (:func:`step_sizes`).
+        seed: seed of the trajectory draws and the noise (``privcal._rng``); default None.
+        theta0: initial theta, shape (n_features,); default zeros.
+        w0: initial w, shape (n_features,); default zeros.
+        metric: theta -> float, recorded into ``history`` every ``record_every`` iterations;
+            default None.
+        record_every: recording period, an int >= 1; default N (only the end).
+        progress: called as ``progress(done, N)`` after each block of iterations; default None.
+
+    Returns:
+        the run's :class:`GPOPEResult`.
+
+    Raises:
+        ValueError: an argument is outside its range or a combination is inconsistent.
     """
     m = dataset.m
-    n_iter = m if iterations is None else positive_int("iterations", iterations)
+    n_iter = m if iterations is None else V.positive_int("iterations", iterations)
     if sigma is not None and (epsilon is not None or delta is not None):
         raise ValueError("give either sigma or (epsilon, delta), not both")
     if sigma is None:
@@ -159,11 +222,11 @@ def gpope(dataset, *, sigma=None, epsilon=None, delta=None, bound: str = VALID_B
                                 bound=bound)
     else:
         bound = None
-    sigma = nonnegative("sigma", sigma)
+    sigma = V.nonnegative("sigma", sigma)
     if clip is None and sigma > 0:
         raise ValueError("sigma > 0 needs a clip h: the noise is h * N(0, sigma^2 I)")
-    h = None if clip is None else positive("clip", clip)
-    betas = step_sizes(schedule, step_size, n_iter)
+    h = None if clip is None else V.positive("clip", clip)
+    steps = _step_sizes(schedule, step_size, n_iter)
     n = dataset.n_features
     theta = np.zeros(n) if theta0 is None else np.array(theta0, dtype=float)
     w = np.zeros(n) if w0 is None else np.array(w0, dtype=float)
@@ -175,19 +238,19 @@ def gpope(dataset, *, sigma=None, epsilon=None, delta=None, bound: str = VALID_B
     gamma = dataset.gamma
     noise_scale = 0.0 if h is None else h * sigma
     history = {"iteration": [], "metric": []} if metric is not None else {}
-    every = n_iter if record_every is None else positive_int("record_every", record_every)
+    every = n_iter if record_every is None else V.positive_int("record_every", record_every)
     block = 4096
     with np.errstate(over="ignore", invalid="ignore"):
-        theta, w, clipped, diverged = _loop(trajs, picks, betas, theta, w, gamma, h, noise_scale,
+        theta, w, clipped, diverged = _loop(trajs, picks, steps, theta, w, gamma, h, noise_scale,
                                             rng, n, n_iter, block, metric, every, history, progress)
     return GPOPEResult(theta=theta, w=w, sigma=float(sigma), clip=h, iterations=n_iter,
-                       trajectories=m, step_size=float(betas[0]),
+                       trajectories=m, step_size=float(steps[0]),
                        schedule=schedule if isinstance(schedule, str) else "callable",
                        epsilon=epsilon, delta=delta, bound=bound,
                        clipped_fraction=clipped / n_iter, diverged=diverged, history=history)
 
 
-def _loop(trajs, picks, betas, theta, w, gamma, h, noise_scale, rng, n, n_iter, block, metric,
+def _loop(trajs, picks, steps, theta, w, gamma, h, noise_scale, rng, n, n_iter, block, metric,
           every, history, progress):
     clipped = 0
     diverged = False
@@ -203,9 +266,9 @@ def _loop(trajs, picks, betas, theta, w, gamma, h, noise_scale, rng, n, n_iter, 
                     clipped += 1
             if noise is not None:
                 g = g + noise[i - start]
-            beta = betas[i]
-            theta = theta - beta * g[:n]
-            w = w - beta * g[n:]
+            step = steps[i]
+            theta = theta - step * g[:n]
+            w = w - step * g[n:]
             if metric is not None and ((i + 1) % every == 0 or i + 1 == n_iter):
                 history["iteration"].append(i + 1)
                 history["metric"].append(float(metric(theta)))
@@ -217,9 +280,28 @@ def _loop(trajs, picks, betas, theta, w, gamma, h, noise_scale, rng, n, n_iter, 
     return theta, w, clipped, diverged
 
 
-def gtd2(dataset, *, iterations=None, step_size: float = 0.5, schedule="constant", seed=None,
-         theta0=None, w0=None, metric=None, record_every=None, progress=None) -> GPOPEResult:
-    """Non-private GTD2 (Eq. 2.3): :func:`gpope` with sigma = 0 and no clipping (same code path)."""
+def gtd2(dataset: Any, *, iterations: Optional[int] = None, step_size: float = 0.5,
+         schedule: Schedule = "constant", seed: _rng.Seed = None, theta0: Optional[ArrayLike] = None,
+         w0: Optional[ArrayLike] = None, metric: Optional[Callable[[np.ndarray], float]] = None,
+         record_every: Optional[int] = None,
+         progress: Optional[Callable[[int, int], None]] = None) -> GPOPEResult:
+    """Non-private GTD2 (Eq. 2.3): :func:`gpope` with sigma = 0 and no clipping (same code path).
+
+    Args:
+        dataset: the m trajectories, a :class:`~privcal.rl.domains.data.Dataset`.
+        iterations: N, an int >= 1; default m.
+        step_size: s_1, in (0, inf); default 0.5.
+        schedule: "constant" (default), "diminishing" or a callable i -> s_i.
+        seed: seed of the trajectory draws (``privcal._rng``); default None.
+        theta0: initial theta, shape (n_features,); default zeros.
+        w0: initial w, shape (n_features,); default zeros.
+        metric: theta -> float, recorded into ``history``; default None.
+        record_every: recording period, an int >= 1; default N.
+        progress: called as ``progress(done, N)``; default None.
+
+    Returns:
+        the run's :class:`GPOPEResult` (sigma = 0, clip None).
+    """
     return gpope(dataset, sigma=0.0, clip=None, iterations=iterations, step_size=step_size,
                  schedule=schedule, seed=seed, theta0=theta0, w0=w0, metric=metric,
                  record_every=record_every, progress=progress)

@@ -17,22 +17,33 @@ the experiments document the sample size they use (:mod:`privcal.rl.experiments_
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.linalg import cho_factor, cho_solve
+
+from privcal import _validate as V
 
 __all__ = ["estimate_abc", "mspbe", "relative_mspbe", "mspbe_minimiser", "MSPBE"]
 
 
-def estimate_abc(dataset, weighting: str = "trajectory"):
+def estimate_abc(dataset: Any, weighting: str = "trajectory") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Empirical (A, b, C) of GPOPE Eq. (2.1) from a Dataset.
 
-    ``weighting="trajectory"``: the mean over trajectories of each trajectory's (1/tau)-average, the
-    estimator GPOPE's gradients are unbiased for (Eq. 2.2 averaged over i). ``"transition"``: every
-    transition weighs 1/T (pooled LSTD statistics).
+    Args:
+        dataset: the trajectories, a :class:`~privcal.rl.domains.data.Dataset`.
+        weighting: "trajectory" (default): the mean over trajectories of each trajectory's
+            (1/tau)-average, the estimator GPOPE's gradients are unbiased for (Eq. 2.2 averaged over
+            i); "transition": every transition weighs 1/T (pooled LSTD statistics).
+
+    Returns:
+        (A of shape (n, n), b of shape (n,), C of shape (n, n)), n = ``dataset.n_features``.
+
+    Raises:
+        ValueError: an unknown weighting.
     """
-    if weighting not in ("trajectory", "transition"):
-        raise ValueError(f"weighting must be 'trajectory' or 'transition', got {weighting!r}")
+    V.choice("weighting", weighting, ("trajectory", "transition"))
     n = dataset.n_features
     a = np.zeros((n, n))
     b = np.zeros(n)
@@ -51,8 +62,15 @@ def estimate_abc(dataset, weighting: str = "trajectory"):
     return a, b, c
 
 
-def mspbe(theta, a, b, c) -> float:
-    """(A theta - b)^T C^-1 (A theta - b) (Sutton et al. 2009; GPOPE Sec. 2); inf for non-finite theta."""
+def mspbe(theta: ArrayLike, a: ArrayLike, b: ArrayLike, c: ArrayLike) -> float:
+    """(A theta - b)^T C^-1 (A theta - b) (Sutton et al. 2009; GPOPE Sec. 2); inf for non-finite theta.
+
+    Args:
+        theta: value-function weights, shape (n,).
+        a: A, shape (n, n).
+        b: b, shape (n,).
+        c: C, shape (n, n), positive definite.
+    """
     theta = np.asarray(theta, dtype=float)
     if not np.all(np.isfinite(theta)):
         return float("inf")
@@ -60,22 +78,40 @@ def mspbe(theta, a, b, c) -> float:
     return float(r @ np.linalg.solve(np.asarray(c), r))
 
 
-def relative_mspbe(value, mean_reward) -> float:
-    """MSPBE / rbar^2 (GPOPE Fig. 4's relative MSPBE; the square keeps it scale-free)."""
+def relative_mspbe(value: float, mean_reward: float) -> float:
+    """MSPBE / rbar^2 (GPOPE Fig. 4's relative MSPBE; the square keeps it scale-free).
+
+    Args:
+        value: an MSPBE, in [0, inf].
+        mean_reward: rbar, the average reward of the evaluated policy, finite and non-zero.
+
+    Raises:
+        ValueError: ``mean_reward`` is zero or not finite.
+    """
     if mean_reward == 0 or not np.isfinite(mean_reward):
         raise ValueError(f"mean_reward must be finite and non-zero, got {mean_reward!r}")
     return float(value) / float(mean_reward) ** 2
 
 
-def mspbe_minimiser(a, b, c) -> np.ndarray:
-    """theta* = (A^T C^-1 A)^-1 A^T C^-1 b (GPOPE Eq. 6.1)."""
+def mspbe_minimiser(a: ArrayLike, b: ArrayLike, c: ArrayLike) -> np.ndarray:
+    """theta* = (A^T C^-1 A)^-1 A^T C^-1 b (GPOPE Eq. 6.1).
+
+    Args:
+        a: A, shape (n, n).
+        b: b, shape (n,).
+        c: C, shape (n, n), positive definite.
+    """
+    a, b, c = (np.asarray(x, dtype=float) for x in (a, b, c))
     ci_a = np.linalg.solve(c, a)
     return np.linalg.solve(a.T @ ci_a, ci_a.T @ b)
 
 
 @dataclass(frozen=True)
 class MSPBE:
-    """MSPBE evaluator with A, b, C (and the mean reward) from an independent sample of the domain."""
+    """MSPBE evaluator with A, b, C (and the mean reward) from an independent sample of the domain.
+
+    Build it with :meth:`from_dataset`; ``trajectories`` and ``transitions`` give the sample's size.
+    """
 
     a: np.ndarray
     b: np.ndarray
@@ -85,12 +121,18 @@ class MSPBE:
     transitions: int
 
     @classmethod
-    def from_dataset(cls, dataset, ridge: float = 0.0) -> "MSPBE":
+    def from_dataset(cls, dataset: Any, ridge: float = 0.0) -> "MSPBE":
         """Estimate A, b, C (trajectory weighting) from ``dataset``; ``ridge`` is added to C's diagonal.
 
-        A zero eigenvalue of C (a feature the sample never activates) makes the MSPBE undefined:
-        ValueError unless ``ridge`` > 0.
+        Args:
+            dataset: an independent sample of the domain (never the private data), a
+                :class:`~privcal.rl.domains.data.Dataset`.
+            ridge: added to C's diagonal, in [0, inf); default 0.
+
+        Raises:
+            ValueError: C is singular (a feature the sample never activates) and ``ridge`` is 0.
         """
+        ridge = V.nonnegative("ridge", ridge)
         a, b, c = estimate_abc(dataset, "trajectory")
         if ridge:
             c = c + ridge * np.eye(c.shape[0])
@@ -102,15 +144,20 @@ class MSPBE:
         mean_reward = float(np.mean(dataset.rho * dataset.rewards))
         return cls(a, b, c, mean_reward, dataset.m, dataset.n_transitions)
 
-    def __call__(self, theta) -> float:
+    def __call__(self, theta: ArrayLike) -> float:
+        """MSPBE(theta); inf for non-finite theta."""
         theta = np.asarray(theta, dtype=float)
         if not np.all(np.isfinite(theta)):
             return float("inf")
         r = self.a @ theta - self.b
         return float(r @ cho_solve(cho_factor(self.c), r))
 
-    def relative(self, theta) -> float:
-        """MSPBE(theta) / rbar^2."""
+    def relative(self, theta: ArrayLike) -> float:
+        """MSPBE(theta) / rbar^2.
+
+        Args:
+            theta: value-function weights, shape (n,).
+        """
         return relative_mspbe(self(theta), self.mean_reward)
 
     def minimiser(self) -> np.ndarray:
