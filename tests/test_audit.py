@@ -200,3 +200,22 @@ def test_bad_mechanisms():
         GaussianProcessMechanism((1.0, 2.0), (0.5, 0.2), 1.0, 1.0)
     with pytest.raises(ValueError, match="neighbour"):
         GaussianMechanism(1.0).sample(2, 3, np.random.default_rng(0))
+
+
+def test_sample_validates_its_arguments_and_audit_validates_once(monkeypatch):
+    # the public sample() checks neighbour and size; audit() validates its own arguments once and then draws
+    # through the mechanisms' kernels (no validation per chunk or per neighbour)
+    mech = GaussianMechanism(1.0, steps=3)
+    assert mech.sample(1, 4, np.random.default_rng(0)).shape == (4, 3)
+    with pytest.raises(ValueError, match="size"):
+        mech.sample(0, -1, np.random.default_rng(0))
+    from privcal import _validate as V
+
+    calls = []
+    for name in ("positive", "nonnegative", "probability", "open_unit", "positive_int", "rate"):
+        real = getattr(V, name)
+        monkeypatch.setattr(V, name, lambda *a, _real=real, _name=name, **k: calls.append(_name) or _real(*a, **k))
+    audit(mech, 1.0, claimed_delta=1e-3, samples=2000, seed=0)
+    # epsilon, claimed_delta, samples, calibration_samples, confidence, thresholds
+    assert sorted(calls) == sorted(["nonnegative", "probability", "positive_int", "positive_int", "open_unit",
+                                    "positive_int"])

@@ -8,7 +8,9 @@ budgets and formats are argparse usage errors (also exit 2).
 
 from __future__ import annotations
 
+import argparse
 import sys
+from typing import Any
 
 from privcal.verify.registry import BUDGETS, all_claims, run_claims
 from privcal.verify.report import FORMATS, exit_code, render
@@ -17,8 +19,6 @@ __all__ = ["add_parser", "run"]
 
 
 def _seed(text: str) -> int:
-    import argparse
-
     try:
         value = int(text)
     except ValueError:
@@ -28,8 +28,15 @@ def _seed(text: str) -> int:
     return value
 
 
-def add_parser(subparsers):
-    """Create the ``verify`` subcommand on the top-level subparsers object."""
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Create the ``verify`` subcommand on the top-level subparsers object.
+
+    Args:
+        subparsers: the object returned by ``ArgumentParser.add_subparsers()``.
+
+    Returns:
+        the ``verify`` parser.
+    """
     p = subparsers.add_parser(
         "verify",
         help="machine-check the papers' privacy claims",
@@ -53,8 +60,15 @@ def add_parser(subparsers):
     return p
 
 
-def run(args) -> int:
-    """Run the selected claims and print (or write) the report; return the exit code."""
+def run(args: argparse.Namespace) -> int:
+    """Run the selected claims and print (or write) the report.
+
+    Args:
+        args: the parsed ``privcal verify`` arguments.
+
+    Returns:
+        the exit code: 0 when every check ran, 1 when one could not run.
+    """
     if getattr(args, "list", False):
         for c in all_claims():
             print(f"{c.id}\t{c.paper}, {c.location}")

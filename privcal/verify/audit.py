@@ -44,8 +44,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privcal import _validate as V
 from privcal._stats import (
@@ -70,17 +72,24 @@ _CHUNK_VALUES = 4_000_000  # floats sampled at a time (memory bound of one chunk
 
 
 # ---------------------------------------------------------------------------------------------------
-# Clopper-Pearson bounds
-
-
-# ---------------------------------------------------------------------------------------------------
 # mechanisms
+#
+# Each mechanism's public ``sample`` validates its arguments and calls the kernel ``_sample``, which trusts
+# them; :func:`audit` (which validated its own arguments) calls the kernel.
 
 
-def _neighbour(neighbour) -> int:
-    if neighbour not in (0, 1) or isinstance(neighbour, bool):
+def _neighbour(neighbour: Any) -> int:
+    if isinstance(neighbour, bool) or neighbour not in (0, 1):
         raise ValueError(f"neighbour must be 0 or 1, got {neighbour!r}")
     return int(neighbour)
+
+
+def _size(size: Any) -> int:
+    if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or int(size) < 0:
+        raise ValueError(f"size must be a non-negative integer, got {size!r}")
+    return int(size)
+
+
 
 
 @dataclass(frozen=True)
@@ -91,26 +100,55 @@ class GaussianMechanism:
     (sensitivity / sigma^2) * sum(x) - steps * sensitivity^2 / (2 sigma^2) (a monotone function of the
     sum, so its threshold sets are the Neyman-Pearson ones). Exact profile: Gaussian with
     mu = sqrt(steps) * sensitivity / sigma (``privcal.composition.delta_composed_exact``).
+
+    Args:
+        sigma: noise standard deviation per release (absolute), in (0, inf).
+        sensitivity: shift between the neighbours in every release, in (0, inf); default 1.
+        steps: number of composed releases, a positive int; default 1.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
 
     sigma: float
     sensitivity: float = 1.0
     steps: int = 1
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         V.positive("sigma", self.sigma)
         V.positive("sensitivity", self.sensitivity)
         V.positive_int("steps", self.steps)
 
     @property
     def dimension(self) -> int:
+        """Numbers per output: ``steps``."""
         return int(self.steps)
 
-    def sample(self, neighbour, size, rng) -> np.ndarray:
-        shift = self.sensitivity * _neighbour(neighbour)
-        return shift + self.sigma * rng.standard_normal((int(size), int(self.steps)))
+    def sample(self, neighbour: int, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` outputs of the mechanism on ``neighbour``.
 
-    def statistic(self, outputs) -> np.ndarray:
+        Args:
+            neighbour: which neighbouring input, 0 or 1.
+            size: number of independent outputs, a non-negative int.
+            rng: the ``numpy.random.Generator`` to draw from.
+
+        Returns:
+            array of shape (size, dimension).
+        """
+        return self._sample(_neighbour(neighbour), _size(size), rng)
+
+    def _sample(self, neighbour: int, size: int, rng: np.random.Generator) -> np.ndarray:
+        return self.sensitivity * neighbour + self.sigma * rng.standard_normal((size, int(self.steps)))
+
+    def statistic(self, outputs: ArrayLike) -> np.ndarray:
+        """Log-likelihood ratio of each output (a monotone function of its sum).
+
+        Args:
+            outputs: array of shape (n, dimension), outputs of :meth:`sample`.
+
+        Returns:
+            array of shape (n,): ln p1/p0 of each output.
+        """
         x = np.asarray(outputs, dtype=float).reshape(len(outputs), -1)
         s2 = self.sigma * self.sigma
         return (self.sensitivity / s2) * x.sum(axis=1) - self.steps * self.sensitivity**2 / (2.0 * s2)
@@ -127,6 +165,16 @@ class GaussianProcessMechanism:
     sum_t (f^T Sigma^-1 x_t) - steps f^T Sigma^-1 f / 2, Sigma = sigma^2 K(points). The observed
     mechanism is Gaussian with mu = sqrt(steps f^T K^-1 f) / sigma <= sqrt(steps) ||f||_H / sigma
     (Wang & Hegde 2019, Prop. 4 with Lemma 6; equality when f is a kernel section observed at its centre).
+
+    Args:
+        shift: values of f = Q - Q' at ``points``, one finite float per point.
+        points: observation points, a non-empty strictly increasing sequence of finite floats.
+        beta: kernel parameter of exp(-beta |x - y|), in (0, inf).
+        sigma: noise scale of the GP (absolute), in (0, inf).
+        steps: number of composed releases (fresh path each), a positive int; default 1.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
 
     shift: tuple
@@ -135,7 +183,7 @@ class GaussianProcessMechanism:
     sigma: float
     steps: int = 1
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         V.positive("beta", self.beta)
         V.positive("sigma", self.sigma)
         V.positive_int("steps", self.steps)
@@ -148,6 +196,7 @@ class GaussianProcessMechanism:
 
     @property
     def dimension(self) -> int:
+        """Numbers per output: ``steps * len(points)``."""
         return int(self.steps) * len(self.points)
 
     def _weights(self) -> tuple[np.ndarray, float]:
@@ -158,18 +207,44 @@ class GaussianProcessMechanism:
         return w, float(f @ w)
 
     def mu(self) -> float:
-        """mu of the observed (composed) mechanism: sqrt(steps f^T Sigma^-1 f)."""
+        """mu of the observed (composed) mechanism: sqrt(steps f^T Sigma^-1 f).
+
+        Returns:
+            the mu of the equivalent Gaussian mechanism (its exact profile is ``privcal.gaussian.delta_exact``).
+        """
         return math.sqrt(self.steps * self._weights()[1])
 
-    def sample(self, neighbour, size, rng) -> np.ndarray:
-        n, k = int(size), len(self.points)
-        paths = sample_ou_grid(self.beta, self.sigma, np.asarray(self.points, float), n * int(self.steps), seed=rng)
-        out = paths.reshape(n, int(self.steps) * k)
-        if _neighbour(neighbour):
+    def sample(self, neighbour: int, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` outputs (``steps`` fresh exact OU paths each, at ``points``) on ``neighbour``.
+
+        Args:
+            neighbour: which neighbouring input, 0 or 1.
+            size: number of independent outputs, a non-negative int.
+            rng: the ``numpy.random.Generator`` to draw from.
+
+        Returns:
+            array of shape (size, dimension).
+        """
+        return self._sample(_neighbour(neighbour), _size(size), rng)
+
+    def _sample(self, neighbour: int, size: int, rng: np.random.Generator) -> np.ndarray:
+        k = len(self.points)
+        paths = sample_ou_grid(self.beta, self.sigma, np.asarray(self.points, float), size * int(self.steps),
+                               seed=rng)
+        out = paths.reshape(size, int(self.steps) * k)
+        if neighbour:
             out += np.tile(np.asarray(self.shift, dtype=float), int(self.steps))
         return out
 
-    def statistic(self, outputs) -> np.ndarray:
+    def statistic(self, outputs: ArrayLike) -> np.ndarray:
+        """Exact log-likelihood ratio of each output: sum_t f^T Sigma^-1 x_t - steps f^T Sigma^-1 f / 2.
+
+        Args:
+            outputs: array of shape (n, dimension), outputs of :meth:`sample`.
+
+        Returns:
+            array of shape (n,): ln p1/p0 of each output.
+        """
         w, quad = self._weights()
         x = np.asarray(outputs, dtype=float).reshape(len(outputs), int(self.steps), len(self.points))
         return (x @ w).sum(axis=1) - self.steps * quad / 2.0
@@ -183,31 +258,59 @@ class SubsampledGaussianMechanism:
     and N(0, s^2) otherwise, independently per release (s = ``noise_multiplier``). Output shape
     (size, steps). ``statistic`` is the log-likelihood ratio sum_t ln(1 - q + q exp((2 x_t - 1)/(2 s^2))).
     Source: Mironov, Talwar & Zhang 2019 (the sampled Gaussian mechanism); GPOPE App. B.1 (q = 1/m).
+
+    Args:
+        noise_multiplier: noise standard deviation in units of the sensitivity (s), in (0, inf).
+        sample_rate: Poisson sampling probability q, in (0, 1].
+        steps: number of composed releases, a positive int; default 1.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
 
     noise_multiplier: float
     sample_rate: float
     steps: int = 1
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         V.positive("noise_multiplier", self.noise_multiplier)
-        q = V.probability("sample_rate", self.sample_rate)
-        if q == 0.0:
-            raise ValueError(f"sample_rate must be in (0, 1], got {self.sample_rate!r}")
+        V.rate("sample_rate", self.sample_rate)
         V.positive_int("steps", self.steps)
 
     @property
     def dimension(self) -> int:
+        """Numbers per output: ``steps``."""
         return int(self.steps)
 
-    def sample(self, neighbour, size, rng) -> np.ndarray:
-        n, t = int(size), int(self.steps)
-        out = self.noise_multiplier * rng.standard_normal((n, t))
-        if _neighbour(neighbour):
-            out += rng.random((n, t)) < self.sample_rate
+    def sample(self, neighbour: int, size: int, rng: np.random.Generator) -> np.ndarray:
+        """``size`` outputs of the mechanism on ``neighbour``.
+
+        Args:
+            neighbour: which neighbouring input, 0 or 1.
+            size: number of independent outputs, a non-negative int.
+            rng: the ``numpy.random.Generator`` to draw from.
+
+        Returns:
+            array of shape (size, dimension).
+        """
+        return self._sample(_neighbour(neighbour), _size(size), rng)
+
+    def _sample(self, neighbour: int, size: int, rng: np.random.Generator) -> np.ndarray:
+        t = int(self.steps)
+        out = self.noise_multiplier * rng.standard_normal((size, t))
+        if neighbour:
+            out += rng.random((size, t)) < self.sample_rate
         return out
 
-    def statistic(self, outputs) -> np.ndarray:
+    def statistic(self, outputs: ArrayLike) -> np.ndarray:
+        """Log-likelihood ratio of each output: sum_t ln(1 - q + q exp((2 x_t - 1)/(2 s^2))).
+
+        Args:
+            outputs: array of shape (n, dimension), outputs of :meth:`sample`.
+
+        Returns:
+            array of shape (n,): ln p1/p0 of each output.
+        """
         x = np.asarray(outputs, dtype=float).reshape(len(outputs), -1)
         s2 = self.noise_multiplier**2
         q = float(self.sample_rate)
@@ -221,8 +324,14 @@ class SubsampledGaussianMechanism:
 class _CallableMechanism:
     sampler: Callable
 
-    def sample(self, neighbour, size, rng):
-        return self.sampler(_neighbour(neighbour), int(size), rng)
+    def sample(self, neighbour: int, size: int, rng: np.random.Generator) -> Any:
+        return self.sampler(neighbour, size, rng)
+
+
+def _draw(mech: Any, neighbour: int, size: int, rng: np.random.Generator) -> np.ndarray:
+    """Outputs of a mechanism for validated arguments: the kernel ``_sample`` when the mechanism has one."""
+    kernel = getattr(mech, "_sample", None)
+    return np.asarray((kernel or mech.sample)(neighbour, size, rng), dtype=float)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -235,6 +344,18 @@ class AuditResult:
 
     ``tests`` rows are (direction, threshold, p_hi_lower, p_lo_upper): direction "high" is the set
     {T >= threshold} with P_hi = P_1, "low" is {T <= threshold} with P_hi = P_0.
+
+    Attributes:
+        epsilon: the epsilon audited, in [0, inf).
+        delta_lower: lower confidence bound on delta(epsilon), in [0, 1].
+        claimed_delta: the claimed delta at epsilon, or None.
+        epsilon_lower: lower confidence bound on epsilon at ``claimed_delta`` (None without a claim).
+        refuted: whether delta_lower > claimed_delta (None without a claim).
+        confidence: probability that every bound holds, in (0, 1).
+        samples: evaluation outputs per neighbour.
+        calibration_samples: calibration outputs per neighbour (thresholds, learned statistic).
+        best_test: the test-set row attaining delta_lower (empty if none is positive).
+        tests: every test-set row.
     """
 
     epsilon: float
@@ -248,18 +369,42 @@ class AuditResult:
     best_test: tuple
     tests: tuple = field(repr=False)
 
-    def delta_lower_at(self, epsilon) -> float:
-        """Lower confidence bound on delta(epsilon) for any epsilon >= 0 (same confidence event)."""
+    def delta_lower_at(self, epsilon: float) -> float:
+        """Lower confidence bound on delta(epsilon) for any epsilon >= 0 (same confidence event).
+
+        Args:
+            epsilon: the epsilon, in [0, inf).
+
+        Returns:
+            the lower bound on delta(epsilon), in [0, 1].
+
+        Raises:
+            ValueError: ``epsilon`` is outside its range.
+        """
         e = V.nonnegative("epsilon", epsilon)
         return _delta_lower(self.tests, e)[0]
 
-    def epsilon_lower_at(self, delta) -> float:
-        """Lower confidence bound on the smallest epsilon with (epsilon, delta)-DP (0 if none found)."""
+    def epsilon_lower_at(self, delta: float) -> float:
+        """Lower confidence bound on the smallest epsilon with (epsilon, delta)-DP (0 if none found).
+
+        Args:
+            delta: the delta, in [0, 1].
+
+        Returns:
+            the lower bound on epsilon(delta), in [0, inf] (inf: no finite epsilon is consistent).
+
+        Raises:
+            ValueError: ``delta`` is outside its range.
+        """
         d = V.probability("delta", delta)
         return _epsilon_lower(self.tests, d)
 
     def summary(self) -> str:
-        """One line: the lower bound, the claim and whether it is refuted."""
+        """One line: the lower bound, the claim and whether it is refuted.
+
+        Returns:
+            the line (it holds measured numbers: for logs and the JSON report, not for docs/claims.md).
+        """
         text = (f"delta({self.epsilon:.4g}) >= {self.delta_lower:.4g} with confidence {self.confidence:g} "
                 f"({self.samples} samples per neighbour, {len(self.tests)} test sets, Bonferroni)")
         if self.claimed_delta is not None:
@@ -305,7 +450,7 @@ def _sample_statistic(mech, neighbour: int, size: int, rng, statistic, dim: int)
     done = 0
     while done < size:
         n = min(chunk, size - done)
-        out = np.asarray(mech.sample(neighbour, n, rng), dtype=float)
+        out = _draw(mech, neighbour, n, rng)
         if out.shape[0] != n:
             raise ValueError(f"the sampler returned {out.shape[0]} outputs, expected {n}")
         t = np.asarray(statistic(out), dtype=float).reshape(-1)
@@ -348,8 +493,10 @@ def _threshold_levels(count: int, n_cal: int) -> np.ndarray:
     return np.unique(np.concatenate([tail, middle, 1.0 - tail]))
 
 
-def audit(mechanism, epsilon, *, claimed_delta=None, samples=100_000, calibration_samples=None,
-          confidence=0.95, thresholds=64, statistic=None, seed=0) -> AuditResult:
+def audit(mechanism: Any, epsilon: float, *, claimed_delta: float | None = None, samples: int = 100_000,
+          calibration_samples: int | None = None, confidence: float = 0.95, thresholds: int = 64,
+          statistic: Callable[[np.ndarray], ArrayLike] | None = None,
+          seed: int | np.random.Generator | None = 0) -> AuditResult:
     r"""Lower confidence bound on delta(epsilon) of ``mechanism`` from samples; optionally test a claim.
 
     delta_lower = max_S [CP_lower(P_hi(S)) - e^epsilon CP_upper(P_lo(S))] over threshold sets S of a
@@ -361,6 +508,26 @@ def audit(mechanism, epsilon, *, claimed_delta=None, samples=100_000, calibratio
     (default samples // 4) further outputs per neighbour choose the thresholds (and learn a linear
     statistic when neither ``statistic`` nor ``mechanism.statistic`` is given). ``seed`` seeds a
     numpy Generator. Sources: the definition of (epsilon, delta)-DP; Clopper & Pearson 1934.
+
+    Args:
+        mechanism: an object with ``sample(neighbour, size, rng) -> array`` of shape (size,) or (size, d)
+            (optionally ``statistic(outputs) -> (size,)``), or a callable ``sampler(neighbour, size, rng)``.
+        epsilon: the epsilon at which delta is bounded, in [0, inf).
+        claimed_delta: the delta an accountant claims at ``epsilon``, in [0, 1], or None (default: no claim).
+        samples: evaluation outputs per neighbour, a positive int; default 100000.
+        calibration_samples: further outputs per neighbour choosing the thresholds, a positive int; default
+            samples // 4 (at least 1).
+        confidence: probability that every bound holds, in (0, 1); default 0.95.
+        thresholds: about how many thresholds per direction, a positive int; default 64.
+        statistic: scalar statistic of the outputs, or None (default: ``mechanism.statistic`` if it has one,
+            else a linear discriminant learned on the calibration outputs).
+        seed: seed of the numpy Generator (or a Generator); default 0.
+
+    Returns:
+        the :class:`AuditResult`.
+
+    Raises:
+        ValueError: an argument is outside its range, or the mechanism or statistic returns wrong shapes.
     """
     mech = _as_mechanism(mechanism)
     eps = V.nonnegative("epsilon", epsilon)
@@ -373,8 +540,8 @@ def audit(mechanism, epsilon, *, claimed_delta=None, samples=100_000, calibratio
     count = V.positive_int("thresholds", thresholds)
     rng = np.random.default_rng(seed)
 
-    cal0 = np.asarray(mech.sample(0, n_cal, rng), dtype=float)
-    cal1 = np.asarray(mech.sample(1, n_cal, rng), dtype=float)
+    cal0 = _draw(mech, 0, n_cal, rng)
+    cal1 = _draw(mech, 1, n_cal, rng)
     if statistic is None:
         statistic = getattr(mech, "statistic", None)
     if statistic is None:

@@ -5,7 +5,7 @@ failure term, and the noise queries (Eq. (2), Algorithm 1 line 16). Theorem 5 it
 are in privcal.verify.claims_wh_thm5.
 
 Each check computes its verdict with the privcal function named in the claim; see
-privcal.verify.registry for the vocabulary.
+privcal.verify.model for the vocabulary.
 """
 
 from __future__ import annotations
