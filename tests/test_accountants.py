@@ -218,7 +218,9 @@ def test_rdp_matches_dp_accounting_at_same_orders():
     orders = [1.5, 2.0, 3.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]
     ref = dpa.rdp.RdpAccountant(orders).compose(dpa.GaussianDpEvent(3.0), 50).get_epsilon(1e-5)
     ours = RDPAccountant(orders).compose(GaussianEvent(3.0), 50).epsilon(1e-5)
-    assert ours == pytest.approx(ref, rel=1e-9)
+    # same formulas (alpha/(2 s^2), Balle et al. 2020 Thm 21); 1e-6 leaves room for the peer's own
+    # floating-point path across its releases (tests/test_rdp.py checks the conversion against mpmath)
+    assert ours == pytest.approx(ref, rel=1e-6)
 
 
 def test_rdp_closed_form_single_gaussian():
