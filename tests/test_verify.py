@@ -513,3 +513,29 @@ def test_counter_bound_fails_on_its_pinned_points_and_holds_with_a_valid_bound(m
     real = counter.error_bound
     monkeypatch.setattr(counter, "error_bound_paper", lambda t, eps, b, log_base=2.0: 2 * real(t, eps, b))
     assert _verdict("VBKW-counter-error-bound") == "holds"
+
+
+def _times(factor, real):
+    return lambda *a, **k: factor * real(*a, **k)
+
+
+@pytest.mark.parametrize("cid, module, name, broken", [
+    # more noise than the classic sigma: sufficient for every eps
+    ("WH-classic-gaussian-large-eps", "privcal.verify.claims_wh", "_classic_mu", lambda real: _times(0.1, real)),
+    # a norm 10^6 times too large: c = 2 beta would be enough
+    ("WH-lemma6-norm-constant", "privcal.rkhs", "norm_squared", lambda real: _times(1e6, real)),
+    # a tail bound of 1 is trivially true
+    ("WH-lemma8-tail", "privcal.supremum", "lemma8_tail_paper", lambda real: (lambda u: 1.0)),
+    # ten times the proof's sigma: sufficient for every eps
+    ("WH-thm5-sigma-proof", "privcal.composition", "thm5_sigma_proof_paper", lambda real: _times(10.0, real)),
+    # an expression that never exceeds eps
+    ("WH-thm5-sigma-derivation", "privcal.composition", "thm5_epsilon_paper", lambda real: _times(0.0, real)),
+])
+def test_statements_failing_as_printed_hold_when_the_printed_formula_is_replaced(cid, module, name, broken,
+                                                                                monkeypatch):
+    import importlib
+
+    mod = importlib.import_module(module)
+    assert _verdict(cid) == "fails"
+    monkeypatch.setattr(mod, name, broken(getattr(mod, name)))
+    assert _verdict(cid) == "holds"
