@@ -273,7 +273,7 @@ def test_paper_sigma_not_certified_by_thm9():
 
 
 def test_valid_constants_values():
-    # Closed forms of theorem1_constants at noise_min = 1, beta = 1, rho = 0.5, order_min = 8, by hand:
+    # Closed forms of theorem1_constants at noise_min = 1, order_noise_ratio = 1, rho = 0.5, order_min = 8, by hand:
     # kappa = e - 1; u0 = 0.5 e^{1/2}; R0 = 2 e * 0.5 e^{1/2} (e^u0 - 1 - u0 - u0^2/2)/u0^3; B = 2 kappa + R0.
     u0 = 0.5 * math.exp(0.5)
     big_b = 2 * (math.e - 1) + 2 * math.e * 0.5 * math.exp(0.5) * (math.expm1(u0) - u0 - u0 * u0 / 2) / u0**3
@@ -354,8 +354,8 @@ def test_lower_epsilon_limit_is_needed_for_thm9_but_not_thm27():
 
 
 def test_other_constant_choices_are_certified_too():
-    # The derivation holds for other (noise_min, beta, rho, order_min); spot-check one alternative set.
-    alt = theorem1_constants(noise_min=2.0, beta=2.0, rho=1.0, order_min=16)
+    # The derivation holds for other (noise_min, order_noise_ratio, rho, order_min); spot-check one alternative set.
+    alt = theorem1_constants(noise_min=2.0, order_noise_ratio=2.0, rho=1.0, order_min=16)
     m, steps, delta = 1000, 3 * 10**5, 1e-6
     big_l = math.log(1 / delta)
     lo = alt["c3"] * (steps * big_l**2) ** (1 / 3) / m
@@ -369,6 +369,17 @@ def test_other_constant_choices_are_certified_too():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", GridEdgeWarning)
             assert moments_tail_epsilon(orders, rdp, delta)[0] <= eps
+
+
+def test_theorem1_constants_old_keyword_beta_still_works():
+    # order_noise_ratio was called beta (not the kernel beta): the old keyword gives the same constants
+    # with a DeprecationWarning; both names at once is an error
+    new = theorem1_constants(noise_min=2.0, order_noise_ratio=2.0, rho=1.0, order_min=16)
+    with pytest.warns(DeprecationWarning, match="order_noise_ratio"):
+        old = theorem1_constants(noise_min=2.0, beta=2.0, rho=1.0, order_min=16)
+    assert old == new and new != theorem1_constants(noise_min=2.0, rho=1.0, order_min=16)
+    with pytest.raises(TypeError, match="beta"):
+        theorem1_constants(order_noise_ratio=2.0, beta=2.0)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -389,6 +400,9 @@ def test_other_constant_choices_are_certified_too():
         (lambda: sensitivity(1.0, "both"), "adjacency"),
         (lambda: clip_gradient([1.0], -1.0), "clip"),
         (lambda: theorem1_constants(order_min=1), "order_min"),
+        (lambda: theorem1_constants(order_noise_ratio=0.0), "order_noise_ratio"),
+        (lambda: rdp_per_iteration([0.5], 1.0, trajectories=10), "orders"),
+        (lambda: rdp_per_iteration([2.0], 1.0, trajectories=10, adjacency="swap"), "adjacency"),
         (lambda: primal_dual_gradient(np.eye(2), np.ones(3), np.eye(2), np.ones(2), np.ones(2)), "b_hat"),
     ],
 )

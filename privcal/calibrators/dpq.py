@@ -17,7 +17,8 @@ condition when no k works.
 * sensitivity ``privcal.rkhs.update_sensitivity_squared`` = (1 + beta/2)(vL)^2 + (2L)^2/(2 beta)
   (Q - Q' is 2L-Lipschitz, not L), with the kernel beta searched (the paper fixes beta = 1/v);
 * composition by the exact Gaussian profile of the composed GP releases (Balle & Wang 2018; the
-  GP mechanism is a Gaussian mechanism with mu = D/sigma, Wang & Hegde Prop. 4), floor(T/B) updates;
+  GP mechanism is a Gaussian mechanism with mu = D/sigma, Wang & Hegde Prop. 4), floor(T/B) updates,
+  calibrated by the exact accountant (``ExactAccountant._sigma_for``, its closed form);
 * failure term ``privcal.supremum.thm5_failure``: both tails of each of the J x m paths (J resets,
   m actions), Borell-TIS with the variance sigma^2, the Lemma 8 series constant (8.6838...),
   valid for k > c sqrt(beta) sigma;
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Optional
 
 import numpy as np
 
@@ -56,7 +58,31 @@ _PAPER_K_MAX = 10**6
 
 @dataclass(frozen=True)
 class DPQCalibration:
-    """Result of :func:`calibrate` / :func:`check`."""
+    """Result of :func:`calibrate` / :func:`check`: a noise scale, its noise bound k, kernel beta and
+    delta split, and every condition of the analysis checked at them.
+
+    Attributes:
+        sigma: scale of the Gaussian-process noise of each update (absolute, the GP is
+            GP(0, sigma^2 exp(-beta |x - y|))), in (0, inf).
+        k: noise bound: every noise path is assumed to stay in [-k, k] (Lemma 8), in (0, inf); an
+            integer for ``variant="paper"``.
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
+        delta_composition: the part of ``delta`` spent on composing the updates, in (0, delta).
+        delta_tail: probability that some noise path leaves [-k, k] (the failure term), in [0, 1]
+            (1.0 when its condition fails).
+        feasible: True when every entry of ``conditions`` holds.
+        accountant: how the composition was priced: "exact" (ExactAccountant) or the paper's
+            statement form.
+        variant: "corrected" or "paper".
+        epsilon: target epsilon, in (0, inf).
+        delta: target total delta (composition + failure term), in (0, 1).
+        sensitivity: RKHS-norm sensitivity of one update, in (0, inf).
+        updates: number of composed updates: floor(T/B) (corrected) or T/B as printed (paper).
+        resets: J, the number of times the noise paths are redrawn, an int >= 1.
+        actions: m, noise paths per reset (one per action), an int >= 1.
+        conditions: condition (in words) -> whether it holds at (sigma, k, beta).
+        notes: what was used, in words.
+    """
 
     sigma: float
     k: float
@@ -72,11 +98,12 @@ class DPQCalibration:
     updates: float
     resets: int
     actions: int
-    conditions: dict = field(default_factory=dict)
-    notes: tuple = ()
+    conditions: dict[str, bool] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
 
 def _inputs(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant):
+    """The arguments of :func:`calibrate` / :func:`check`, validated once (each names the user's argument)."""
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
     samples, batch_size = V.samples_and_batch(samples, batch_size)
@@ -84,8 +111,7 @@ def _inputs(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions,
     lipschitz = V.positive("lipschitz", lipschitz)
     resets = V.positive_int("resets", resets)
     actions = V.positive_int("actions", actions)
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    V.choice("variant", variant, VARIANTS)
     return epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions
 
 
@@ -141,7 +167,7 @@ def _calibrate_corrected(epsilon, delta, samples, batch_size, lr, lipschitz, res
     for f in _SPLITS:
         delta_tail = f * delta
         delta_comp = delta - delta_tail
-        found = _corrected_for(gaussian.mu_exact(epsilon, delta_comp), delta_tail, resets * actions, **kw)
+        found = _corrected_for(gaussian._mu_exact(epsilon, delta_comp), delta_tail, resets * actions, **kw)
         if found and (best is None or found[0] < best[0]):
             best = (*found, delta_comp)
     if best is None:
@@ -190,7 +216,7 @@ def _evaluate_corrected(epsilon, delta, k, beta, delta_comp, samples, batch_size
 
 def _paper_sigma(epsilon, delta_comp, k, samples, batch_size, lr, lipschitz):
     c = rkhs.update_sensitivity_squared_paper(lr, k, batch_size, lipschitz)
-    return composition.thm5_sigma_statement_paper(epsilon, delta_comp, steps=samples / batch_size, c=c)
+    return composition._thm5_sigma_statement_paper(epsilon, delta_comp, steps=samples / batch_size, c=c)
 
 
 def _evaluate_paper(epsilon, delta, k, samples, batch_size, lr, lipschitz, resets, actions, sigma=None):
@@ -245,33 +271,117 @@ def _calibrate_paper(epsilon, delta, samples, batch_size, lr, lipschitz, resets,
 
 
 def calibrate(
-    epsilon, delta, *, samples, batch_size, lr, lipschitz, resets, actions=2, variant="corrected"
+    epsilon: float,
+    delta: float,
+    *,
+    samples: int,
+    batch_size: int,
+    lr: float,
+    lipschitz: float,
+    resets: int,
+    actions: int = 2,
+    variant: str = "corrected",
 ) -> DPQCalibration:
     """Smallest sigma (with its k, beta and delta split) making Algorithm 1 (epsilon, delta)-DP.
 
-    ``samples`` = T (so floor(T/B) updates), ``batch_size`` = B, ``lr`` = alpha, ``lipschitz`` = L of the
-    Q-network, ``resets`` = J (noise paths are redrawn J times), ``actions`` = m (one path per action).
-    Returns a :class:`DPQCalibration` whose ``feasible`` is True and whose ``conditions`` list every
-    condition checked (with the library functions, after the search). Raises ``InfeasibleError`` naming
-    the binding condition when no k works. Source: Wang & Hegde 2019, Thm 5, Lemma 8, App. E.3; see
-    the module docstring for what ``variant`` changes.
+    What it calibrates: the scale sigma of the Gaussian-process noise GP(0, sigma^2 exp(-beta|x-y|))
+    added to each Q-update of DP Q-learning with functional noise, together with the noise bound k, the
+    kernel beta and the split of ``delta`` between composition and the Lemma 8 failure term. With
+    ``variant="corrected"`` the composition is priced by the exact accountant: the returned sigma is
+    ``ExactAccountant._sigma_for`` of the floor(T/B) updates at the solved (k, beta) (its closed form,
+    evaluated vectorised over the k grid during the search). With ``variant="paper"`` sigma is the
+    statement form of Thm 5 (``composition.thm5_sigma_statement_paper``), a closed form and no
+    accountant. Every condition is re-checked after the search. Source: Wang & Hegde 2019, Thm 5,
+    Lemma 8, App. E.3; see the module docstring for what ``variant`` changes.
+
+    Args:
+        epsilon: target epsilon, in (0, inf).
+        delta: target total delta (composition + noise-bound failure), in (0, 1).
+        samples: T, the number of samples processed, an int >= 1 (floor(T/B) updates).
+        batch_size: B, samples per update, an int in [1, samples].
+        lr: alpha, the learning rate, in (0, inf).
+        lipschitz: L, the Lipschitz constant of the Q-function, in (0, inf).
+        resets: J, the number of times the noise paths are redrawn, an int >= 1.
+        actions: m, the number of actions (one noise path each), an int >= 1; default 2.
+        variant: "corrected" (default: valid sensitivity, exact composition, valid Lemma 8 tail) or
+            "paper" (the paper's formulas literally, solved consistently).
+
+    Returns:
+        a :class:`DPQCalibration` with ``feasible`` True; its ``conditions`` list every condition checked.
+
+    Raises:
+        ValueError: an argument is outside its range.
+        InfeasibleError: no k meets every condition (the message names the binding one).
     """
-    args = _inputs(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant)
-    result = (_calibrate_corrected if variant == "corrected" else _calibrate_paper)(*args)
+    epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions = _inputs(
+        epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant
+    )
+    return _calibrate(epsilon, delta, samples=samples, batch_size=batch_size, lr=lr, lipschitz=lipschitz,
+                      resets=resets, actions=actions, variant=variant)
+
+
+def _calibrate(
+    epsilon: float,
+    delta: float,
+    *,
+    samples: int,
+    batch_size: int,
+    lr: float,
+    lipschitz: float,
+    resets: int,
+    actions: int = 2,
+    variant: str = "corrected",
+) -> DPQCalibration:
+    """:func:`calibrate` for validated inputs (privcal's own callers, e.g. the dpq table)."""
+    solve = _calibrate_corrected if variant == "corrected" else _calibrate_paper
+    result = solve(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions)
     if not result.feasible:  # the search and the final check disagree: never return it as feasible
         raise InfeasibleError(f"calibration found no k meeting every condition: {result.conditions}")
     return result
 
 
 def check(
-    epsilon, delta, *, sigma, k, samples, batch_size, lr, lipschitz, resets, actions=2, variant="paper",
-    beta=None,
+    epsilon: float,
+    delta: float,
+    *,
+    sigma: float,
+    k: float,
+    samples: int,
+    batch_size: int,
+    lr: float,
+    lipschitz: float,
+    resets: int,
+    actions: int = 2,
+    variant: str = "paper",
+    beta: Optional[float] = None,
 ) -> DPQCalibration:
     """Evaluate a given (sigma, k) against the conditions of ``variant`` (no search).
 
     ``check(0.9, 1e-4, sigma=0.313, k=23, samples=5000, batch_size=64, lr=3e-4, lipschitz=4,
     resets=78)`` shows App. E.3's parameters failing Theorem 5's own condition 2k > 8.68 sqrt(beta) sigma.
-    For the corrected variant ``beta`` defaults to 1/v and delta is split in halves.
+    The paper variant splits delta in halves (App. E.3) and fixes beta = 1/v; the corrected variant
+    also splits delta in halves and checks the composition with the exact accountant.
+
+    Args:
+        epsilon: target epsilon, in (0, inf).
+        delta: target total delta, in (0, 1).
+        sigma: scale of the Gaussian-process noise (absolute), in (0, inf).
+        k: noise bound, in (0, inf).
+        samples: T, the number of samples processed, an int >= 1.
+        batch_size: B, samples per update, an int in [1, samples].
+        lr: alpha, the learning rate, in (0, inf).
+        lipschitz: L, the Lipschitz constant of the Q-function, in (0, inf).
+        resets: J, the number of times the noise paths are redrawn, an int >= 1.
+        actions: m, noise paths per reset, an int >= 1; default 2.
+        variant: "paper" (default) or "corrected".
+        beta: kernel parameter beta of exp(-beta|x-y|), in (0, inf); default None: Thm 5's 1/v,
+            v = 4 alpha (k+1)/B. Used by the corrected variant only (the paper fixes beta = 1/v).
+
+    Returns:
+        a :class:`DPQCalibration` whose ``feasible`` says whether every condition holds.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions = _inputs(
         epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant

@@ -26,16 +26,19 @@ Verdicts (evidence in tests/test_gpope_accounting.py and tests/test_subsampling.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
+from dataclasses import dataclass
+from typing import Callable, TypeVar
 
 import numpy as np
-
-from dataclasses import dataclass
+from numpy.typing import ArrayLike
 
 from .. import _validate as V
+from .. import rdp as _rdp
 from ..accounting.accountants import PaperAccountant, RDPAccountant
-from ..accounting.events import ComposedEvent, Neighbouring, Releases, SubsampledEvent, _unwrap
+from ..accounting.events import ComposedEvent, Neighbouring, Releases, _unwrap
 from ..errors import InfeasibleError
 from ..rdp import GridEdgeWarning
 from ..subsampling import (
@@ -82,19 +85,45 @@ _RELATIONS = {
 }
 
 
-def clip_gradient(gradient, clip) -> np.ndarray:
-    """Clip to l2 norm ``clip``: g / max(1, ||g||_2 / h) (GPOPE Alg. 1, step 5)."""
+def clip_gradient(gradient: ArrayLike, clip: float) -> np.ndarray:
+    """Clip to l2 norm ``clip``: g / max(1, ||g||_2 / h) (GPOPE Alg. 1, step 5).
+
+    Args:
+        gradient: the vector g to clip, any real array (taken as float).
+        clip: h, the l2 norm bound, in (0, inf).
+
+    Returns:
+        g scaled down to norm h if its norm exceeds h, else g (as a float array).
+
+    Raises:
+        ValueError: ``clip`` is outside its range.
+    """
     h = V.positive("clip", clip)
     g = np.asarray(gradient, dtype=float)
     norm = float(np.linalg.norm(g))
     return g / max(1.0, norm / h)
 
 
-def primal_dual_gradient(a_hat, b_hat, c_hat, theta, w) -> np.ndarray:
+def primal_dual_gradient(
+    a_hat: ArrayLike, b_hat: ArrayLike, c_hat: ArrayLike, theta: ArrayLike, w: ArrayLike
+) -> np.ndarray:
     """Stacked primal and negative dual gradient B(theta, w) = [[0, -A^T], [A, C]] [theta; w] - [0; b] (GPOPE Eq. 4.1).
 
     A, b, C are one trajectory's estimates of GPOPE Eq. (2.2): A = (1/tau) sum rho_t phi_t (phi_t - gamma
     phi_{t+1})^T, b = (1/tau) sum rho_t R_t phi_t, C = (1/tau) sum phi_t phi_t^T.
+
+    Args:
+        a_hat: A, an (n, n) real matrix.
+        b_hat: b, a length-n real vector.
+        c_hat: C, an (n, n) real matrix.
+        theta: the primal parameter, a length-n real vector (n features).
+        w: the dual parameter, a length-n real vector.
+
+    Returns:
+        the length-2n vector [-A^T w; A theta + C w - b].
+
+    Raises:
+        ValueError: the shapes do not match ``theta``.
     """
     a = np.asarray(a_hat, dtype=float)
     b = np.asarray(b_hat, dtype=float)
@@ -107,7 +136,7 @@ def primal_dual_gradient(a_hat, b_hat, c_hat, theta, w) -> np.ndarray:
     return np.concatenate([-a.T @ ww, a @ th + c @ ww - b])
 
 
-def sensitivity(clip, adjacency: str = "replace") -> float:
+def sensitivity(clip: float, adjacency: str = "replace") -> float:
     """l2 sensitivity of one released clipped gradient of GPOPE Alg. 1: 2h (replace, add_remove) or h (zero_out).
 
     The released vector is clip(B(x_i)) for *one* sampled trajectory x_i, every such vector lies in the
@@ -117,24 +146,47 @@ def sensitivity(clip, adjacency: str = "replace") -> float:
     output mixture by the other trajectories' components, which may sit at -h (a sum over a Poisson
     batch would give h, a single sampled gradient does not). Zero-out (x replaced by a null trajectory
     whose clipped gradient is 0): h -- the paper's convention (:func:`sensitivity_paper`).
+
+    Args:
+        clip: h, the l2 clipping norm of one gradient, in (0, inf).
+        adjacency: the neighbouring relation, one of "replace" (default), "add_remove", "zero_out".
+
+    Returns:
+        the l2 sensitivity, in the units of ``clip``: 2h or h.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     h = V.positive("clip", clip)
-    if adjacency not in ADJACENCIES:
-        raise ValueError(f"adjacency must be one of {sorted(ADJACENCIES)}, got {adjacency!r}")
-    return ADJACENCIES[adjacency] * h
+    V.choice("adjacency", adjacency, tuple(ADJACENCIES))
+    return _sensitivity(h, adjacency)
 
 
-def sensitivity_paper(clip) -> float:
+def _sensitivity(clip: float, adjacency: str = "replace") -> float:
+    """:func:`sensitivity` for validated inputs."""
+    return ADJACENCIES[adjacency] * clip
+
+
+def sensitivity_paper(clip: float) -> float:
     """The sensitivity the GPOPE paper uses for one clipped gradient: h (proof of Lemma 1, Eq. B.1).
 
     GPOPE App. B.1 sets one trajectory's clipped gradient to e1 and the others' to 0 "without loss of
     generality", giving D_alpha(mu0 || mu1) = alpha / (2 sigma^2) for unit shift. It is not without loss of
     generality: the valid value is 2h under the paper's adjacency (:func:`sensitivity`).
+
+    Args:
+        clip: h, the l2 clipping norm of one gradient, in (0, inf).
+
+    Returns:
+        h (not a valid sensitivity).
+
+    Raises:
+        ValueError: ``clip`` is outside its range.
     """
     return V.positive("clip", clip)
 
 
-def rdp_per_iteration(orders, sigma, *, trajectories, adjacency: str = "replace") -> np.ndarray:
+def rdp_per_iteration(orders: ArrayLike, sigma: float, *, trajectories: int, adjacency: str = "replace") -> np.ndarray:
     """Valid RDP of one GPOPE iteration (one of m trajectories, clipped to h, plus h N(0, sigma^2 I)).
 
     With q = 1/m and the noise multiplier s = sigma / Delta (Delta = sensitivity / h, :func:`sensitivity`):
@@ -144,12 +196,34 @@ def rdp_per_iteration(orders, sigma, *, trajectories, adjacency: str = "replace"
       worst single pair (1-q) N(g_i) + q N(g_x) vs N(g_i), shift <= 2h, and that pair is attained.
     * "replace": WBK 2018 Thm 9, full sum, base Gaussian at s = sigma/2 (replace-one sensitivity 2h).
     * "zero_out": WBK 2018 Thm 9 at s = sigma (x replaced by a null trajectory; sensitivity h).
+
+    (The two without-replacement cases use WBK's Gaussian-specific Thm 27, never above Thm 9.)
+
+    Args:
+        orders: Renyi orders alpha, a non-empty 1-D sequence of finite numbers > 1.
+        sigma: Alg. 1's noise scale in units of the clip h (the noise is h N(0, sigma^2 I)), in (0, inf).
+        trajectories: m, the number of trajectories (one is drawn per iteration, q = 1/m), an int >= 1.
+        adjacency: the neighbouring relation, "replace" (default), "add_remove" or "zero_out".
+
+    Returns:
+        the RDP curve of one iteration (nats), one value per order.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
+    orders = _rdp._orders(orders)
+    sigma = V.positive("sigma", sigma)
     m = V.positive_int("trajectories", trajectories)
-    s = V.positive("sigma", sigma) / sensitivity(1.0, adjacency)
+    V.choice("adjacency", adjacency, tuple(ADJACENCIES))
+    return _rdp_per_iteration(orders, sigma, trajectories=m, adjacency=adjacency)
+
+
+def _rdp_per_iteration(orders: np.ndarray, sigma: float, *, trajectories: int, adjacency: str = "replace") -> np.ndarray:
+    """:func:`rdp_per_iteration` for validated inputs."""
+    s = sigma / ADJACENCIES[adjacency]
     if adjacency == "add_remove":
-        return rdp_poisson_gaussian(orders, s, 1.0 / m)
-    return rdp_without_replacement_gaussian(orders, s, 1.0 / m)
+        return rdp_poisson_gaussian(orders, s, 1.0 / trajectories)
+    return rdp_without_replacement_gaussian(orders, s, 1.0 / trajectories)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -165,33 +239,65 @@ def rdp_per_iteration(orders, sigma, *, trajectories, adjacency: str = "replace"
 THEOREM1_C2_PAPER = 2.0
 
 
-def theorem1_c1_paper(trajectories, sigma) -> float:
+def theorem1_c1_paper(trajectories: int, sigma: float) -> float:
     """c1 of GPOPE Thm 1 as the appendix constrains it: c1 = 2 ln(m / sigma) (not a constant).
 
     GPOPE App. B.2 requires lambda <= sigma^2 ln(m / sigma) (a condition carried over from Abadi et al.
     2016, Lemma 3, which Lemma 1 does not need); at the minimiser lambda* = epsilon m^2 sigma^2 / (2N) of
     the last display this is epsilon <= 2 ln(m/sigma) N / m^2, i.e. c1 = 2 ln(m / sigma), which depends on
     m and sigma and is <= 0 when sigma >= m.
+
+    Args:
+        trajectories: m, the number of trajectories, an int >= 1.
+        sigma: Alg. 1's noise scale in units of the clip h, in (0, inf).
+
+    Returns:
+        c1 = 2 ln(m / sigma) (dimensionless; may be <= 0).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     m = V.positive_int("trajectories", trajectories)
     s = V.positive("sigma", sigma)
     return 2.0 * math.log(m / s)
 
 
-def theorem1_sigma_paper(epsilon, delta, *, iterations, trajectories, c2=THEOREM1_C2_PAPER) -> float:
+def theorem1_sigma_paper(
+    epsilon: float, delta: float, *, iterations: int, trajectories: int, c2: float = THEOREM1_C2_PAPER
+) -> float:
     """GPOPE Thm 1 as printed: sigma = c2 sqrt(N ln(1/delta)) / (m epsilon), c2 = 2 by default (App. B.2).
 
     sigma is the noise scale of Alg. 1 (noise h N(0, sigma^2 I)). The theorem's other condition,
     epsilon < c1 N / m^2, is :func:`theorem1_c1_paper`. Not a valid calibration: the appendix's algebra is
     not self-consistent (see THEOREM1_C2_PAPER), it rests on Lemma 1 (not an upper bound) and on
     sensitivity h (it is 2h). Use :func:`theorem1_sigma` for explicit valid constants.
+
+    Args:
+        epsilon: target epsilon, in (0, inf).
+        delta: target delta, in (0, 1).
+        iterations: N, the number of iterations of Alg. 1, an int >= 1.
+        trajectories: m, the number of trajectories, an int >= 1.
+        c2: the theorem's constant, in (0, inf); default THEOREM1_C2_PAPER = 2 (App. B.2).
+
+    Returns:
+        sigma as printed, Alg. 1's noise scale in units of the clip h (not a valid calibration).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     e = V.positive("epsilon", epsilon)
     d = V.open_unit("delta", delta)
     n = V.positive_int("iterations", iterations)
     m = V.positive_int("trajectories", trajectories)
     c = V.positive("c2", c2)
-    return c * math.sqrt(n * math.log(1.0 / d)) / (m * e)
+    return _theorem1_sigma_paper(e, d, iterations=n, trajectories=m, c2=c)
+
+
+def _theorem1_sigma_paper(
+    epsilon: float, delta: float, *, iterations: int, trajectories: int, c2: float = THEOREM1_C2_PAPER
+) -> float:
+    """:func:`theorem1_sigma_paper` for validated inputs."""
+    return c2 * math.sqrt(iterations * math.log(1.0 / delta)) / (trajectories * epsilon)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -206,7 +312,29 @@ def _g_over_u(u: float) -> float:
     return (math.expm1(u) - u - 0.5 * u * u) / u**3
 
 
-def theorem1_constants(noise_min: float = 1.0, beta: float = 1.0, rho: float = 0.5,
+_F = TypeVar("_F", bound=Callable)
+
+
+def _accept_old_beta(fn: _F) -> _F:
+    """Let :func:`theorem1_constants` take ``order_noise_ratio`` under its old keyword ``beta``
+    (deprecated: ``beta`` names only the kernel parameter of exp(-beta |x - y|)); same result, with a
+    ``DeprecationWarning``."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if "beta" in kwargs:
+            if "order_noise_ratio" in kwargs or len(args) > 1:
+                raise TypeError(f"{fn.__qualname__}() got order_noise_ratio and its old name beta")
+            warnings.warn(f"{fn.__qualname__}(beta=...) is deprecated: pass order_noise_ratio=...",
+                          DeprecationWarning, stacklevel=2)
+            kwargs["order_noise_ratio"] = kwargs.pop("beta")
+        return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@_accept_old_beta
+def theorem1_constants(noise_min: float = 1.0, order_noise_ratio: float = 1.0, rho: float = 0.5,
                        order_min: int = 8) -> dict[str, float]:
     r"""Explicit constants of a valid GPOPE Theorem 1, derived from WBK 2018 Thm 9 (full sum) + Abadi's tail.
 
@@ -218,9 +346,9 @@ def theorem1_constants(noise_min: float = 1.0, beta: float = 1.0, rho: float = 0
       S_3 = 2 sum_{j=3..n} q^j C(n,j) e^{j(j-1)/(2 s^2)}.
     Dividing term j of S_3 by q^2 lambda(lambda+1)/s^2 and using C(n,j) <= n(n-1)(n-2)^{j-2}/j! and
     j(j-1) <= 2 + (j-2)(n+1):  term ratio <= 2 s^2 e^{1/s^2} u^{j-2}/j!  with u = q (n-2) e^{(n+1)/(2 s^2)}.
-    Under (P2) lambda + 2 <= beta s^2 and (P3) q lambda s^2 <= rho, s^2 u <= rho e^{beta/2} and
-    u <= u0 = rho e^{beta/2} / noise_min^2, so (G(u)/u increasing)
-      S_3 <= R0 q^2 lambda(lambda+1)/s^2,   R0 = 2 e^{1/noise_min^2} rho e^{beta/2} G(u0)/u0,
+    Under (P2) lambda + 2 <= r s^2 (r = ``order_noise_ratio``) and (P3) q lambda s^2 <= rho,
+    s^2 u <= rho e^{r/2} and u <= u0 = rho e^{r/2} / noise_min^2, so (G(u)/u increasing)
+      S_3 <= R0 q^2 lambda(lambda+1)/s^2,   R0 = 2 e^{1/noise_min^2} rho e^{r/2} G(u0)/u0,
     hence K(lambda) <= B q^2 lambda(lambda+1)/s^2 with B = 2 kappa + R0. Over N steps (RDP composition)
     and with Abadi et al. 2016 Thm 2 (tail bound), delta <= exp(b lambda(lambda+1) - lambda eps), b = N B q^2/s^2.
     Put s = c sqrt(N L) q / eps and lambda = floor(lambda_dag), lambda_dag = c^2 L / (2 B eps) = eps/(2b).
@@ -228,18 +356,43 @@ def theorem1_constants(noise_min: float = 1.0, beta: float = 1.0, rho: float = 0
       b lambda(lambda+1) - lambda eps <= -(c^2 L / (4B)) (1 - 1/order_min - 1/order_min^2) <= -L
     as soon as c^2 = 4B / (1 - 1/order_min - 1/order_min^2). In terms of eps the conditions are
       (P1) s >= noise_min               <=>  eps <= (c / noise_min) sqrt(N L) / m,
-      (P2) lambda_dag + 2 <= beta s^2   <=   eps <= c1 N / m^2,  c1 = 2 B beta / (1 + 2/order_min),
+      (P2) lambda_dag + 2 <= r s^2      <=   eps <= c1 N / m^2,  c1 = 2 B r / (1 + 2/order_min),
       (P3) q lambda_dag s^2 <= rho      <=>  eps >= c3 (N L^2)^{1/3} / m,  c3 = (c^4 / (2 B rho))^{1/3},
       (P4) lambda_dag >= order_min      <=>  eps <= c4 L,  c4 = c^2 / (2 B order_min),
     and then sigma >= Delta c2 sqrt(N L) / (m eps) with c2 = c gives (eps, delta)-DP (larger sigma only
-    lowers Thm 9's bound, which is decreasing in s). Returns {"c1", "c2", "c3", "c4", "noise_min", "B"}.
+    lowers Thm 9's bound, which is decreasing in s).
+
+    The second parameter was called ``beta`` before; it is not the kernel beta, and ``beta=`` is still
+    accepted (deprecated).
+
+    Args:
+        noise_min: the smallest noise multiplier s = sigma / Delta the constants cover (P1), in (0, inf);
+            default 1.
+        order_noise_ratio: r in (P2), an upper limit on (lambda + 2) / s^2 (Renyi order per squared noise
+            multiplier), in (0, inf); default 1.
+        rho: upper limit on q lambda s^2 in (P3), in (0, inf); default 0.5.
+        order_min: the smallest moment order lambda_dag the constants cover (P4), an int >= 2; default 8.
+
+    Returns:
+        {"c1", "c2", "c3", "c4", "noise_min", "B"}: the constants of :func:`theorem1_epsilon_range` and
+        :func:`theorem1_sigma` (dimensionless; c2 per unit of sensitivity), noise_min, and B.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     s0 = V.positive("noise_min", noise_min)
-    b = V.positive("beta", beta)
+    b = V.positive("order_noise_ratio", order_noise_ratio)
     r = V.positive("rho", rho)
     l0 = V.positive_int("order_min", order_min)
     if l0 < 2:
         raise ValueError(f"order_min must be >= 2, got {order_min!r}")
+    return _theorem1_constants(s0, b, r, l0)
+
+
+def _theorem1_constants(noise_min: float = 1.0, order_noise_ratio: float = 1.0, rho: float = 0.5,
+                        order_min: int = 8) -> dict[str, float]:
+    """:func:`theorem1_constants` for validated inputs."""
+    s0, b, r, l0 = noise_min, order_noise_ratio, rho, order_min
     kappa = s0 * s0 * math.expm1(1.0 / (s0 * s0))
     u0 = r * math.exp(b / 2.0) / (s0 * s0)
     r0 = 2.0 * math.exp(1.0 / (s0 * s0)) * r * math.exp(b / 2.0) * _g_over_u(u0)
@@ -255,10 +408,10 @@ def theorem1_constants(noise_min: float = 1.0, beta: float = 1.0, rho: float = 0
     }
 
 
-#: Default valid constants (noise_min = 1, beta = 1, rho = 0.5, order_min = 8), computed, not typed:
+#: Default valid constants (noise_min = 1, order_noise_ratio = 1, rho = 0.5, order_min = 8), computed, not typed:
 #: c1 ~ 6.99, c2 ~ 4.51, c3 ~ 4.56, c4 ~ 0.291 (c2 multiplies sqrt(N L)/(m eps) in noise-multiplier units;
 #: in Alg. 1's sigma it is Delta * c2, i.e. ~9.02 for the valid sensitivity 2h).
-THEOREM1_CONSTANTS = theorem1_constants()
+THEOREM1_CONSTANTS = _theorem1_constants()
 THEOREM1_C1 = THEOREM1_CONSTANTS["c1"]
 THEOREM1_C2 = THEOREM1_CONSTANTS["c2"]
 THEOREM1_C3 = THEOREM1_CONSTANTS["c3"]
@@ -266,7 +419,7 @@ THEOREM1_C4 = THEOREM1_CONSTANTS["c4"]
 THEOREM1_NOISE_MIN = THEOREM1_CONSTANTS["noise_min"]
 
 
-def theorem1_epsilon_range(delta, *, iterations, trajectories) -> tuple[float, float]:
+def theorem1_epsilon_range(delta: float, *, iterations: int, trajectories: int) -> tuple[float, float]:
     """The epsilons for which the valid Theorem 1 (:func:`theorem1_sigma`) holds: (eps_min, eps_max).
 
     With L = ln(1/delta), eps_min = c3 (N L^2)^{1/3} / m and
@@ -274,18 +427,36 @@ def theorem1_epsilon_range(delta, *, iterations, trajectories) -> tuple[float, f
     :func:`theorem1_constants`; P1 is implied by P2 and P4 since c1 c4 <= c2^2). The range is non-empty
     iff (c3/c1)^{3/2} L m^{3/2} <= N <= (c4 m / c3)^3 L, which needs m >= (c3/c1)(c3/c4)^2 ~ 160 at the
     default constants (e.g. m = 1000, delta = 1e-5: 1.9e5 <= N <= 3.0e6).
+
+    Args:
+        delta: target delta, in (0, 1).
+        iterations: N, the number of iterations of Alg. 1, an int >= 1.
+        trajectories: m, the number of trajectories, an int >= 1.
+
+    Returns:
+        (eps_min, eps_max); the range is empty when eps_min > eps_max.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     d = V.open_unit("delta", delta)
     n = V.positive_int("iterations", iterations)
     m = V.positive_int("trajectories", trajectories)
-    big_l = math.log(1.0 / d)
+    return _theorem1_epsilon_range(d, iterations=n, trajectories=m)
+
+
+def _theorem1_epsilon_range(delta: float, *, iterations: int, trajectories: int) -> tuple[float, float]:
+    """:func:`theorem1_epsilon_range` for validated inputs."""
+    n, m = iterations, trajectories
+    big_l = math.log(1.0 / delta)
     eps_min = THEOREM1_C3 * (n * big_l * big_l) ** (1.0 / 3.0) / m
     eps_max = min(THEOREM1_C1 * n / m**2, THEOREM1_C4 * big_l,
                   THEOREM1_C2 / THEOREM1_NOISE_MIN * math.sqrt(n * big_l) / m)
     return eps_min, eps_max
 
 
-def theorem1_sigma(epsilon, delta, *, iterations, trajectories, adjacency: str = "replace") -> float:
+def theorem1_sigma(epsilon: float, delta: float, *, iterations: int, trajectories: int,
+                   adjacency: str = "replace") -> float:
     """Valid GPOPE Theorem 1: sigma = Delta c2 sqrt(N ln(1/delta)) / (m epsilon), with explicit constants.
 
     sigma is Alg. 1's noise scale (noise h N(0, sigma^2 I)), Delta = sensitivity / h from
@@ -294,19 +465,40 @@ def theorem1_sigma(epsilon, delta, *, iterations, trajectories, adjacency: str =
     Abadi et al. 2016's tail bound). Raises InfeasibleError when epsilon is outside
     :func:`theorem1_epsilon_range` (where this closed form is not proven; the numeric RDP accountant may
     still certify a sigma there).
+
+    Args:
+        epsilon: target epsilon, in (0, inf).
+        delta: target delta, in (0, 1).
+        iterations: N, the number of iterations of Alg. 1, an int >= 1.
+        trajectories: m, the number of trajectories, an int >= 1.
+        adjacency: the neighbouring relation, "replace" (default), "add_remove" or "zero_out".
+
+    Returns:
+        sigma, Alg. 1's noise scale in units of the clip h (an upper bound on the smallest valid one).
+
+    Raises:
+        ValueError: an argument is outside its range.
+        InfeasibleError: ``epsilon`` is outside :func:`theorem1_epsilon_range`.
     """
     e = V.positive("epsilon", epsilon)
     d = V.open_unit("delta", delta)
     n = V.positive_int("iterations", iterations)
     m = V.positive_int("trajectories", trajectories)
-    ratio = sensitivity(1.0, adjacency)
-    eps_min, eps_max = theorem1_epsilon_range(d, iterations=n, trajectories=m)
+    V.choice("adjacency", adjacency, tuple(ADJACENCIES))
+    return _theorem1_sigma(e, d, iterations=n, trajectories=m, adjacency=adjacency)
+
+
+def _theorem1_sigma(epsilon: float, delta: float, *, iterations: int, trajectories: int,
+                    adjacency: str = "replace") -> float:
+    """:func:`theorem1_sigma` for validated inputs."""
+    e, d, n, m = epsilon, delta, iterations, trajectories
+    eps_min, eps_max = _theorem1_epsilon_range(d, iterations=n, trajectories=m)
     if not eps_min <= e <= eps_max:
         raise InfeasibleError(
             f"GPOPE Theorem 1 (valid constants) needs {eps_min:.4g} <= epsilon <= {eps_max:.4g} for "
             f"iterations={n}, trajectories={m}, delta={d:g}; got epsilon={e:g}"
         )
-    return ratio * THEOREM1_C2 * math.sqrt(n * math.log(1.0 / d)) / (m * e)
+    return ADJACENCIES[adjacency] * THEOREM1_C2 * math.sqrt(n * math.log(1.0 / d)) / (m * e)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -319,19 +511,34 @@ BOUNDS = ("rdp", "thm9", "theorem1", "lemma1", "theorem1_paper")
 
 @dataclass(frozen=True)
 class GPOPECalibration:
-    """Result of :func:`calibrate_report`."""
+    """Result of :func:`calibrate_report`: sigma for a target (epsilon, delta), the bound that gave it, and
+    the epsilon the valid RDP accountant certifies at it.
 
-    sigma: float  # Alg. 1's noise multiplier: the noise is clip * N(0, sigma^2 I)
-    noise_std: float  # clip * sigma
+    Attributes:
+        sigma: Alg. 1's noise scale in units of the clip h (the noise is clip * N(0, sigma^2 I)), in (0, inf).
+        noise_std: clip * sigma, the absolute noise standard deviation.
+        epsilon: target epsilon, in (0, inf).
+        delta: target delta, in (0, 1).
+        iterations: N, the number of iterations of Alg. 1.
+        trajectories: m, the number of trajectories (one drawn per iteration).
+        bound: the bound used, one of :data:`BOUNDS`.
+        adjacency: the neighbouring relation, "replace", "add_remove" or "zero_out".
+        valid: whether the bound used is a valid (epsilon, delta) guarantee.
+        valid_epsilon: epsilon at this sigma under the valid RDP accountant, same adjacency.
+        notes: warnings and explanations, in words.
+    """
+
+    sigma: float
+    noise_std: float
     epsilon: float
     delta: float
     iterations: int
     trajectories: int
     bound: str
     adjacency: str
-    valid: bool  # whether the bound used is a valid (epsilon, delta) guarantee
-    valid_epsilon: float  # epsilon at this sigma under the valid RDP accountant, same adjacency
-    notes: tuple = ()
+    valid: bool
+    valid_epsilon: float
+    notes: tuple[str, ...] = ()
 
 
 class _Thm9Accountant(RDPAccountant):
@@ -342,6 +549,8 @@ class _Thm9Accountant(RDPAccountant):
     def _subsampled_rdp(self, event):
         if event.sampling == "without_replacement":
             nm = _unwrap(event.event)[0].noise_multiplier
+            if math.isinf(nm):  # no information released
+                return np.zeros_like(self.orders)
             return rdp_without_replacement_gaussian_thm9(self.orders, nm, event.sample_rate)
         return super()._subsampled_rdp(event)
 
@@ -359,10 +568,56 @@ def _event(sigma: float, trajectories: int, iterations: int, adjacency: str) -> 
     return _releases(trajectories, iterations, adjacency).event(sigma)
 
 
+def _valid_epsilon(sigma: float, delta: float, trajectories: int, iterations: int, adjacency: str) -> float:
+    """Epsilon of N iterations at ``sigma`` under the valid RDP accountant (validated inputs; a paper sigma
+    far too small puts the RDP optimum at the grid edge, so GridEdgeWarning is silenced)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        return RDPAccountant()._compose(_event(sigma, trajectories, iterations, adjacency))._epsilon(delta)
+
+
+#: The accountant that owns each accountant-priced bound's calibration, and the adjacency it is priced
+#: under (None: the one asked for). "lemma1" is the paper's accounting: Lemma 1 with its sensitivity h.
+_ACCOUNTANT_BOUNDS = {"rdp": (RDPAccountant, None), "thm9": (_Thm9Accountant, None), "lemma1": (PaperAccountant, "zero_out")}
+#: The bounds that are valid (epsilon, delta) guarantees.
+_VALID_BOUNDS = ("rdp", "thm9", "theorem1")
+
+
 def calibrate_report(
-    epsilon, delta, *, iterations, trajectories, clip=1.0, bound="rdp", adjacency="replace"
+    epsilon: float,
+    delta: float,
+    *,
+    iterations: int,
+    trajectories: int,
+    clip: float = 1.0,
+    bound: str = "rdp",
+    adjacency: str = "replace",
 ) -> GPOPECalibration:
-    """:func:`calibrate` with the valid epsilon at the returned sigma and notes."""
+    """:func:`calibrate` with the valid epsilon at the returned sigma and notes.
+
+    What it calibrates: the noise scale sigma of GPOPE Algorithm 1 (noise clip * N(0, sigma^2 I)) for a
+    target (epsilon, delta) under ``bound`` (see :func:`calibrate`). The accountant-priced bounds
+    ("rdp", "thm9", "lemma1") reach their accountant's calibration through its one method
+    ``Accountant._sigma_for`` (RDP: the windowed order search); "theorem1" and "theorem1_paper" are
+    closed forms. The answer is then priced by the valid RDP accountant (``valid_epsilon``).
+
+    Args:
+        epsilon: target epsilon, in (0, inf).
+        delta: target delta, in (0, 1).
+        iterations: N, the number of iterations of Alg. 1, an int >= 1.
+        trajectories: m, the number of trajectories (one drawn per iteration), an int >= 1.
+        clip: h, the l2 clipping norm of one gradient, in (0, inf); default 1. It only scales
+            ``noise_std``.
+        bound: one of :data:`BOUNDS`: "rdp" (default), "thm9", "theorem1", "lemma1", "theorem1_paper".
+        adjacency: the neighbouring relation, "replace" (default), "add_remove" or "zero_out".
+
+    Returns:
+        a :class:`GPOPECalibration`.
+
+    Raises:
+        ValueError: an argument is outside its range.
+        InfeasibleError: the bound cannot reach the target (e.g. "theorem1" outside its epsilon range).
+    """
     e = V.positive("epsilon", epsilon)
     d = V.open_unit("delta", delta)
     n = V.positive_int("iterations", iterations)
@@ -370,36 +625,53 @@ def calibrate_report(
     h = V.positive("clip", clip)
     V.choice("bound", bound, BOUNDS)
     V.choice("adjacency", adjacency, tuple(ADJACENCIES))
+    return _calibrate_report(e, d, iterations=n, trajectories=m, clip=h, bound=bound, adjacency=adjacency)
+
+
+def _calibrate_report(
+    epsilon: float,
+    delta: float,
+    *,
+    iterations: int,
+    trajectories: int,
+    clip: float = 1.0,
+    bound: str = "rdp",
+    adjacency: str = "replace",
+) -> GPOPECalibration:
+    """:func:`calibrate_report` for validated inputs (privcal's own callers, e.g. the gpope table)."""
+    e, d, n, m = epsilon, delta, iterations, trajectories
     notes = []
-
-    def search(accountant, adj):
+    if bound in _ACCOUNTANT_BOUNDS:
+        accountant, priced_under = _ACCOUNTANT_BOUNDS[bound]
         hint = 2.0 * math.sqrt(n * math.log(1.0 / d)) / (m * e)  # the paper's closed form as a start
-        return accountant._sigma_for(_releases(m, n, adj), e, d, sigma_hint=hint)
-
-    if bound == "rdp":
-        sigma, valid = search(RDPAccountant(), adjacency), True
-    elif bound == "thm9":
-        sigma, valid = search(_Thm9Accountant(), adjacency), True
+        sigma = accountant()._sigma_for(_releases(m, n, priced_under or adjacency), e, d, sigma_hint=hint)
     elif bound == "theorem1":
-        sigma, valid = theorem1_sigma(e, d, iterations=n, trajectories=m, adjacency=adjacency), True
-    elif bound == "lemma1":
-        # the paper's accounting: Lemma 1 with its own sensitivity h, moments tail
-        sigma, valid = search(PaperAccountant(), "zero_out"), False
-        notes.append("GPOPE Lemma 1 + moments tail with sensitivity h, as printed: not a valid bound in general")
+        sigma = _theorem1_sigma(e, d, iterations=n, trajectories=m, adjacency=adjacency)
     else:
-        sigma, valid = theorem1_sigma_paper(e, d, iterations=n, trajectories=m), False
+        sigma = _theorem1_sigma_paper(e, d, iterations=n, trajectories=m)
+    valid = bound in _VALID_BOUNDS
+    if bound == "lemma1":
+        notes.append("GPOPE Lemma 1 + moments tail with sensitivity h, as printed: not a valid bound in general")
+    elif bound == "theorem1_paper":
         notes.append("GPOPE Theorem 1 as printed (c2 = 2): false for some parameters, not a valid bound")
-    with warnings.catch_warnings():  # a paper sigma far too small puts the RDP optimum at the grid edge
-        warnings.simplefilter("ignore", GridEdgeWarning)
-        valid_eps = RDPAccountant()._compose(_event(sigma, m, n, adjacency))._epsilon(d)
+    valid_eps = _valid_epsilon(sigma, d, m, n, adjacency)
     if not valid and valid_eps > e:
         notes.append(f"at this sigma the valid RDP accountant ({adjacency} neighbours) gives epsilon {valid_eps:.4g} > {e:g}")
     return GPOPECalibration(
-        float(sigma), float(h * sigma), e, d, n, m, bound, adjacency, valid, float(valid_eps), tuple(notes)
+        float(sigma), float(clip * sigma), e, d, n, m, bound, adjacency, valid, float(valid_eps), tuple(notes)
     )
 
 
-def calibrate(epsilon, delta, *, iterations, trajectories, clip=1.0, bound="rdp", adjacency="replace") -> float:
+def calibrate(
+    epsilon: float,
+    delta: float,
+    *,
+    iterations: int,
+    trajectories: int,
+    clip: float = 1.0,
+    bound: str = "rdp",
+    adjacency: str = "replace",
+) -> float:
     """Noise multiplier sigma of GPOPE Algorithm 1 (noise clip * N(0, sigma^2 I)) for (epsilon, delta)-DP.
 
     N = ``iterations``, each on one of m = ``trajectories`` trajectories drawn uniformly. ``bound``:
@@ -414,10 +686,28 @@ def calibrate(epsilon, delta, *, iterations, trajectories, clip=1.0, bound="rdp"
     * ``"lemma1"`` (paper): Lemma 1 as printed with the paper's sensitivity h and the moments tail;
     * ``"theorem1_paper"`` (paper): Theorem 1 as printed, c2 = 2.
 
-    ``adjacency``: "replace" (default: one trajectory replaced; sensitivity 2h), "add_remove" (2h),
-    "zero_out" (h: the paper's convention, a trajectory replaced by a null one). ``clip`` = h only
-    scales the noise std (``calibrate_report(...).noise_std``); sigma itself does not depend on it.
-    Source: GPOPE paper, Algorithm 1, Lemma 1, Theorem 1, App. B; see the module docstring for verdicts.
+    It is ``calibrate_report(...).sigma``: the accountant-priced bounds go through the accountant's
+    ``_sigma_for`` (see :func:`calibrate_report`). ``clip`` = h only scales the noise std
+    (``calibrate_report(...).noise_std``); sigma itself does not depend on it. Source: GPOPE paper,
+    Algorithm 1, Lemma 1, Theorem 1, App. B; see the module docstring for verdicts.
+
+    Args:
+        epsilon: target epsilon, in (0, inf).
+        delta: target delta, in (0, 1).
+        iterations: N, the number of iterations of Alg. 1, an int >= 1.
+        trajectories: m, the number of trajectories (one drawn per iteration), an int >= 1.
+        clip: h, the l2 clipping norm of one gradient, in (0, inf); default 1 (does not change sigma).
+        bound: one of :data:`BOUNDS` (above); default "rdp".
+        adjacency: the neighbouring relation: "replace" (default: one trajectory replaced; sensitivity
+            2h), "add_remove" (2h) or "zero_out" (h: the paper's convention, a trajectory replaced by a
+            null one).
+
+    Returns:
+        sigma, Alg. 1's noise scale in units of the clip h.
+
+    Raises:
+        ValueError: an argument is outside its range.
+        InfeasibleError: the bound cannot reach the target.
     """
     return calibrate_report(
         epsilon, delta, iterations=iterations, trajectories=trajectories, clip=clip, bound=bound,

@@ -15,21 +15,27 @@ Settings:
   delta here is the composition delta only; the Lemma 8 sup-bound failure term that Thm 5 adds on
   top is not included.
 * ``gaussian`` — ``steps`` releases of a Gaussian mechanism with L2 sensitivity ``sensitivity``.
+* ``gpope`` — GPOPE Algorithm 1 (:mod:`privcal.calibrators.gpope`), one column per bound of
+  :func:`privcal.calibrators.gpope.calibrate`.
+
+Every accountant column is calibrated by that accountant's own method (``Accountant._sigma_for``: the
+closed form for exact, the windowed order search for RDP, the generic root finder for KOV); the
+end-to-end columns come from the paper calibrators (:mod:`~privcal.calibrators.dpq`,
+:mod:`~privcal.calibrators.gpope`), which reach the accountants the same way.
 """
 
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional
 
 from .. import _validate as V
 from .. import composition, rkhs
-from ..accounting.accountants import KOVAccountant, RDPAccountant
+from ..accounting.accountants import Accountant, ExactAccountant, KOVAccountant, RDPAccountant
 from ..accounting.events import Neighbouring, Releases
 from ..errors import InfeasibleError
-from ..rdp import GridEdgeWarning
-from . import dpq
+from . import dpq, gpope
 
 __all__ = [
     "Column", "Row", "Table", "dpq_table", "gaussian_table", "gpope_table",
@@ -46,37 +52,74 @@ _TABLE_RTOL = 1e-7  # relative precision of the root-found columns (the table pr
 
 @dataclass(frozen=True)
 class Column:
-    """One bound: its key, a short header, where it comes from, and whether it is valid by proof."""
+    """One bound: its key, a short header, where it comes from, and whether the table checks it.
+
+    Attributes:
+        key: identifier of the column (a key of :attr:`Row.sigmas`).
+        header: short header for display.
+        source: where the bound comes from, in words.
+        checked: True for a paper closed form whose sufficiency the table checks on the reference.
+    """
 
     key: str
     header: str
     source: str
-    checked: bool  # a paper closed form whose sufficiency the table checks on the exact profile
+    checked: bool
 
 
 @dataclass(frozen=True)
 class Row:
+    """One target epsilon: the sigma each bound demands, and what the checks found.
+
+    Attributes:
+        epsilon: target epsilon, in (0, inf).
+        delta: target delta, in (0, 1).
+        sigmas: column key -> sigma that bound demands (inf when infeasible).
+        ratios: column key -> sigma / the reference column's sigma.
+        insufficient: keys of checked columns whose sigma is not (epsilon, delta)-DP under the reference.
+        reference_epsilons: checked column key -> epsilon at that column's sigma under the reference.
+        below_valid_sensitivity: keys whose sigma is below the exact sigma at the valid sensitivity
+            (dpq setting only; empty otherwise).
+        details: column key -> extra numbers (e.g. the solved k of an end-to-end column).
+    """
+
     epsilon: float
     delta: float
-    sigmas: dict  # column key -> sigma (inf when infeasible)
-    ratios: dict  # column key -> sigma / exact sigma
-    insufficient: tuple  # keys of checked columns whose sigma is not (epsilon, delta)-DP
-    reference_epsilons: dict  # checked column key -> epsilon at that column's sigma under the reference
-    below_valid_sensitivity: tuple = ()  # keys whose sigma is below the exact sigma at the valid D
-    details: dict = field(default_factory=dict)  # column key -> extra numbers (e.g. the solved k)
+    sigmas: dict[str, float]
+    ratios: dict[str, float]
+    insufficient: tuple[str, ...]
+    reference_epsilons: dict[str, float]
+    below_valid_sensitivity: tuple[str, ...] = ()
+    details: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Table:
-    setting: str
-    parameters: dict
-    columns: tuple
-    rows: tuple
-    notes: tuple = field(default=())
-    reference: str = "exact"  # key of the column ratios are taken to and paper columns are checked on
+    """A comparison table: one row per target epsilon, one column per bound.
 
-    def as_dict(self) -> dict:
-        """Plain-data form (for JSON)."""
+    Attributes:
+        setting: "dpq", "gaussian" or "gpope".
+        parameters: the setting's parameters (name -> value).
+        columns: the :class:`Column` of each bound, in display order.
+        rows: one :class:`Row` per target epsilon.
+        notes: explanations printed under the table, in words.
+        reference: key of the column ratios are taken to and paper columns are checked on; default
+            "exact".
+    """
+
+    setting: str
+    parameters: dict[str, Any]
+    columns: tuple[Column, ...]
+    rows: tuple[Row, ...]
+    notes: tuple[str, ...] = field(default=())
+    reference: str = "exact"
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain-data form (for JSON): non-finite numbers become None.
+
+        Returns:
+            a dict of plain lists, dicts, strings and numbers.
+        """
         return {
             "setting": self.setting,
             "reference": self.reference,
@@ -99,7 +142,7 @@ class Table:
         }
 
 
-def _jsonable(x: float):
+def _jsonable(x: float) -> Optional[float]:
     return x if math.isfinite(x) else None
 
 
@@ -133,34 +176,47 @@ _COLUMNS = {
 }
 
 
-def _epsilons(epsilons) -> tuple[float, ...]:
-    eps = tuple(V.positive("epsilon", e) for e in epsilons)
+def _epsilons(epsilons: Iterable[float]) -> tuple[float, ...]:
+    """The target epsilons, validated (an error names ``epsilons[i]``)."""
+    eps = tuple(V.positive(f"epsilons[{i}]", e) for i, e in enumerate(epsilons))
     if not eps:
         raise ValueError("epsilons must contain at least one value, got none")
     return eps
 
 
-def _accountant_sigma(cls, epsilon, delta, steps, sensitivity, hint) -> float:
+def _accountant_sigma(
+    accountant: type[Accountant], epsilon: float, delta: float, steps: int, sensitivity: float,
+    hint: Optional[float] = None,
+) -> float:
+    """Sigma of ``steps`` unsubsampled Gaussian releases under ``accountant``, by its own calibration
+    (``Accountant._sigma_for``; validated inputs), or inf when it cannot reach the target."""
+    releases = Releases._unchecked(sensitivity, steps, 1.0, "poisson", Neighbouring.ADD_REMOVE)
     try:
-        return cls()._sigma_for(Releases._unchecked(sensitivity, steps, 1.0, "poisson", Neighbouring.ADD_REMOVE), epsilon, delta,
-                                sigma_hint=hint, rtol=_TABLE_RTOL)
+        return accountant()._sigma_for(releases, epsilon, delta, sigma_hint=hint, rtol=_TABLE_RTOL)
     except InfeasibleError:
         return math.inf
 
 
-def _rows(epsilons, delta, steps, sensitivity, paper_sigmas, valid_sensitivity=None, end_to_end=None) -> tuple[Row, ...]:
+def _rows(
+    epsilons: tuple[float, ...],
+    delta: float,
+    steps: int,
+    sensitivity: float,
+    paper_sigmas: Callable[[float], dict[str, float]],
+    valid_sensitivity: Optional[float] = None,
+    end_to_end: Optional[Callable[[float], tuple[dict, dict]]] = None,
+) -> tuple[Row, ...]:
     """Rows for ``steps`` releases of sensitivity ``sensitivity``; ``paper_sigmas(eps)`` gives the
     closed-form columns; ``valid_sensitivity`` (if the paper's sensitivity is not valid) adds the
     exact sigma at the valid sensitivity and marks every column below it; ``end_to_end(eps)`` gives
-    further (sigmas, details) columns."""
+    further (sigmas, details) columns. Inputs are validated by the caller. Paper columns are checked
+    on the exact composed profile."""
     rows = []
     for eps in epsilons:
-        exact = composition.sigma_composed_exact(eps, delta, steps=steps, sensitivity=sensitivity)
+        exact = _accountant_sigma(ExactAccountant, eps, delta, steps, sensitivity)
         sigmas = {"exact": exact}
         if valid_sensitivity is not None:
-            sigmas["exact_valid_d"] = composition.sigma_composed_exact(
-                eps, delta, steps=steps, sensitivity=valid_sensitivity
-            )
+            sigmas["exact_valid_d"] = _accountant_sigma(ExactAccountant, eps, delta, steps, valid_sensitivity)
         sigmas.update(paper_sigmas(eps))
         sigmas["kov"] = _accountant_sigma(KOVAccountant, eps, delta, steps, sensitivity, exact)
         sigmas["rdp"] = _accountant_sigma(RDPAccountant, eps, delta, steps, sensitivity, exact)
@@ -170,7 +226,7 @@ def _rows(epsilons, delta, steps, sensitivity, paper_sigmas, valid_sensitivity=N
             sigmas.update(more)
         checked = [k for k in sigmas if _COLUMNS[k].checked]
         exact_eps = {
-            k: composition.epsilon_composed_exact(sigmas[k], delta, steps=steps, sensitivity=sensitivity)
+            k: composition._epsilon_composed_exact(sigmas[k], delta, steps=steps, sensitivity=sensitivity)
             for k in checked
         }
         insufficient = tuple(k for k in checked if exact_eps[k] > eps)
@@ -182,24 +238,44 @@ def _rows(epsilons, delta, steps, sensitivity, paper_sigmas, valid_sensitivity=N
 
 
 def dpq_table(
-    epsilons=DEFAULT_EPSILONS,
-    delta=1e-5,
+    epsilons: Iterable[float] = DEFAULT_EPSILONS,
+    delta: float = 1e-5,
     *,
-    samples=DPQ_DEFAULTS["samples"],
-    batch_size=DPQ_DEFAULTS["batch_size"],
-    lr=DPQ_DEFAULTS["lr"],
-    k=DPQ_DEFAULTS["k"],
-    lipschitz=DPQ_DEFAULTS["lipschitz"],
-    resets=None,
-    actions=2,
-    end_to_end=True,
+    samples: int = DPQ_DEFAULTS["samples"],
+    batch_size: int = DPQ_DEFAULTS["batch_size"],
+    lr: float = DPQ_DEFAULTS["lr"],
+    k: float = DPQ_DEFAULTS["k"],
+    lipschitz: float = DPQ_DEFAULTS["lipschitz"],
+    resets: Optional[int] = None,
+    actions: int = 2,
+    end_to_end: bool = True,
 ) -> Table:
     """Sigma per bound for DP Q-learning (Wang & Hegde 2019, Thm 5 / App. E.3), one row per epsilon.
 
     The accounting columns use the given k; with ``end_to_end`` two more columns come from
     :func:`privcal.dpq.calibrate`, which solves for k (and beta, and the delta split) itself:
-    the paper's formulas made self-consistent, and the valid analysis. ``resets`` (J) defaults to
-    floor(T/B) as in App. E.3; ``actions`` is the number of noise paths per reset.
+    the paper's formulas made self-consistent, and the valid analysis.
+
+    Args:
+        epsilons: target epsilons, a non-empty sequence of values in (0, inf); default
+            DEFAULT_EPSILONS = (0.1, 0.45, 0.9, 2.0, 4.0, 8.0).
+        delta: target delta, in (0, 1); default 1e-5. For the accounting columns it is the composition
+            delta; for the end-to-end columns the total delta.
+        samples: T, the number of samples processed, an int >= 1; default 5000 (App. E.3).
+        batch_size: B, samples per update, an int in [1, samples]; default 64.
+        lr: alpha, the learning rate, in (0, inf); default 3e-4.
+        k: noise bound of the accounting columns, in (0, inf); default 23.
+        lipschitz: L, the Lipschitz constant of the Q-function, in (0, inf); default 4.
+        resets: J, the number of times the noise paths are redrawn, an int >= 1; default None:
+            floor(T/B) as in App. E.3.
+        actions: m, noise paths per reset (one per action), an int >= 1; default 2.
+        end_to_end: whether to add the two columns solved by :func:`privcal.dpq.calibrate`; default True.
+
+    Returns:
+        a :class:`Table` with reference "exact".
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     epsilons = _epsilons(epsilons)
     delta = V.open_unit("delta", delta)
@@ -218,9 +294,9 @@ def dpq_table(
 
     def paper(eps):
         return {
-            "thm5_proof": composition.thm5_sigma_proof_paper(eps, delta, steps=t_prime, sensitivity=sensitivity),
-            "thm5_statement": composition.thm5_sigma_statement_paper(eps, delta, steps=t_prime, c=c),
-            "kov_quoted": composition.sigma_kov_quoted_paper(eps, delta, steps=t_prime, sensitivity=sensitivity),
+            "thm5_proof": composition._thm5_sigma_proof_paper(eps, delta, steps=t_prime, sensitivity=sensitivity),
+            "thm5_statement": composition._thm5_sigma_statement_paper(eps, delta, steps=t_prime, c=c),
+            "kov_quoted": composition._sigma_kov_quoted_paper(eps, delta, steps=t_prime, sensitivity=sensitivity),
         }
 
     v = rkhs.v_parameter(lr, k, batch_size)
@@ -257,7 +333,7 @@ def dpq_table(
         sigmas, details = {}, {}
         for key, variant in (("e2e_paper", "paper"), ("e2e_valid", "corrected")):
             try:
-                r = dpq.calibrate(eps, delta, variant=variant, **setting)
+                r = dpq._calibrate(eps, delta, variant=variant, **setting)
             except InfeasibleError:
                 sigmas[key], details[key] = math.inf, {"feasible": False}
                 continue
@@ -275,8 +351,23 @@ def dpq_table(
     return Table("dpq", params, tuple(_COLUMNS[key] for key in keys), rows, notes)
 
 
-def gaussian_table(epsilons=DEFAULT_EPSILONS, delta=1e-5, *, steps=1, sensitivity=1.0) -> Table:
-    """Sigma per bound for ``steps`` composed Gaussian releases of sensitivity ``sensitivity``."""
+def gaussian_table(
+    epsilons: Iterable[float] = DEFAULT_EPSILONS, delta: float = 1e-5, *, steps: int = 1, sensitivity: float = 1.0
+) -> Table:
+    """Sigma per bound for ``steps`` composed Gaussian releases of sensitivity ``sensitivity``.
+
+    Args:
+        epsilons: target epsilons, a non-empty sequence of values in (0, inf); default DEFAULT_EPSILONS.
+        delta: target delta, in (0, 1); default 1e-5.
+        steps: number of composed releases, an int >= 1; default 1.
+        sensitivity: L2 sensitivity of each release, in (0, inf); default 1.
+
+    Returns:
+        a :class:`Table` with reference "exact".
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
     epsilons = _epsilons(epsilons)
     delta = V.open_unit("delta", delta)
     steps = V.positive_int("steps", steps)
@@ -284,8 +375,8 @@ def gaussian_table(epsilons=DEFAULT_EPSILONS, delta=1e-5, *, steps=1, sensitivit
 
     def paper(eps):
         return {
-            "thm5_proof": composition.thm5_sigma_proof_paper(eps, delta, steps=steps, sensitivity=sensitivity),
-            "kov_quoted": composition.sigma_kov_quoted_paper(eps, delta, steps=steps, sensitivity=sensitivity),
+            "thm5_proof": composition._thm5_sigma_proof_paper(eps, delta, steps=steps, sensitivity=sensitivity),
+            "kov_quoted": composition._sigma_kov_quoted_paper(eps, delta, steps=steps, sensitivity=sensitivity),
         }
 
     cols = tuple(_COLUMNS[key] for key in ("exact", "thm5_proof", "kov_quoted", "kov", "rdp"))
@@ -308,19 +399,31 @@ _GPOPE_COLUMNS = {
 
 
 def gpope_table(
-    epsilons=GPOPE_EPSILONS,
-    delta=1e-5,
+    epsilons: Iterable[float] = GPOPE_EPSILONS,
+    delta: float = 1e-5,
     *,
-    trajectories=GPOPE_DEFAULTS["trajectories"],
-    iterations=GPOPE_DEFAULTS["iterations"],
+    trajectories: int = GPOPE_DEFAULTS["trajectories"],
+    iterations: int = GPOPE_DEFAULTS["iterations"],
 ) -> Table:
     """Sigma of GPOPE Algorithm 1 (noise h N(0, sigma^2 I)) per bound, one row per epsilon.
 
     The reference is the valid subsampled RDP under replace-one neighbours (``privcal.gpope.calibrate``'s
     default); paper columns are checked against it ('!' where their sigma is not (epsilon, delta)-DP).
-    """
-    from . import gpope
+    Each column is ``privcal.gpope.calibrate`` with that bound.
 
+    Args:
+        epsilons: target epsilons, a non-empty sequence of values in (0, inf); default
+            GPOPE_EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0).
+        delta: target delta, in (0, 1); default 1e-5.
+        trajectories: m, the number of trajectories (one drawn per iteration), an int >= 1; default 1000.
+        iterations: N, the number of iterations of Alg. 1, an int >= 1; default 10,000.
+
+    Returns:
+        a :class:`Table` with reference "rdp"; sigma in units of the clip h.
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
     epsilons = _epsilons(epsilons)
     delta = V.open_unit("delta", delta)
     m = V.positive_int("trajectories", trajectories)
@@ -334,14 +437,12 @@ def gpope_table(
             ("theorem1", dict(bound="theorem1")), ("lemma1", dict(bound="lemma1")), ("theorem1_paper", dict(bound="theorem1_paper")),
         ):
             try:
-                sigmas[key] = gpope.calibrate(eps, delta, **setting, **kw)
+                sigmas[key] = gpope._calibrate_report(eps, delta, **setting, **kw).sigma
             except InfeasibleError:
                 sigmas[key] = math.inf
         ref = sigmas["rdp"]
         checked = [k for k in sigmas if _GPOPE_COLUMNS[k].checked and math.isfinite(sigmas[k])]
-        with warnings.catch_warnings():  # a paper sigma far too small puts the optimum at a grid edge
-            warnings.simplefilter("ignore", GridEdgeWarning)
-            ref_eps = {k: RDPAccountant().compose(gpope._event(sigmas[k], m, n, "replace")).epsilon(delta) for k in checked}
+        ref_eps = {k: gpope._valid_epsilon(sigmas[k], delta, m, n, "replace") for k in checked}
         insufficient = tuple(k for k in checked if ref_eps[k] > eps)
         rows.append(Row(eps, delta, sigmas, {k: v / ref for k, v in sigmas.items()}, insufficient, ref_eps))
     params = {"trajectories": m, "iterations": n, "sample_rate": 1.0 / m}
