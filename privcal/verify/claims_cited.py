@@ -80,17 +80,6 @@ def _kov33(ctx) -> Outcome:
 _KOV_LARGE = st.tuples(st.integers(1, 2000), st.floats(1e-4, 2.0), st.floats(-12.0, -3.0), st.floats(-10.0, -1.0))
 
 
-def _three(t):
-    """(optimal, approximate, basic) epsilon for k, eps0, delta0 = 10^l0 * delta / k, delta = 10^ld."""
-    k, eps0, frac, ld = t
-    delta = 10.0**ld
-    delta0 = delta * 10.0**frac / k
-    opt = C.kov_epsilon(eps0, delta0, k, delta)
-    approx = C.kov_epsilon_approx(eps0, delta0, k, delta)
-    basic = C.basic_epsilon(eps0, delta0, k, delta) if k * delta0 <= delta else math.inf
-    return opt, approx, basic, delta0, delta
-
-
 def _kov34_terms(epsilon0: float, delta0: float, k: int, delta: float) -> tuple[float, float, float]:
     """The three terms of KOV Thm 3.4 as printed, computed here independently of privcal.composition.
 

@@ -707,8 +707,9 @@ def _alg1_variance_paper(sigma: float, d: float) -> float:
     CLAIMS, "WH-alg1-noise-variance", paper=WH, location="Algorithm 1, line 16",
     statement="A new noise value is drawn from N(mu_at, sigma d_at).",
     method="conditional variance of exact OU samples (privcal.noise.sample_ou_grid at s-, s, s+) by least "
-           "squares on the two neighbours; chi-square interval at level 1e-3 against sigma^2 d (the law, with d the "
-           "correct unit conditional variance; if it is rejected the Monte Carlo is not trusted: not-run) and "
+           "squares on the two neighbours; two-sided chi-square interval at level 1e-6 against sigma^2 d (the law, "
+           "with d the correct unit conditional variance; if it is rejected, which happens with probability 1e-6, "
+           "the Monte Carlo is not trusted: not-run) and "
            "against sigma d read as a variance or as a standard deviation",
     function="privcal.noise.eq2_paper",
     corrected="N(mu, sigma^2 d) with d the unit conditional variance (privcal.noise.conditional_law).",
@@ -723,12 +724,12 @@ def _alg1_variance(ctx) -> Outcome:
     coef, *_ = np.linalg.lstsq(design, vals[:, 1], rcond=None)
     resid = vals[:, 1] - design @ coef
     stat = float(resid @ resid)  # ~ var * chi2(n - 2)
-    lo, hi = stats.chi2.ppf([5e-4, 1 - 5e-4], n - 2)
+    lo, hi = stats.chi2.ppf([5e-7, 1 - 5e-7], n - 2)
     printed = _alg1_variance_paper(sigma, d_unit)
     readings = {"sigma^2 d": sigma**2 * d_unit, "sigma d (variance)": printed, "sigma d (std)": printed**2}
     accepted = {name: bool(lo * v <= stat <= hi * v) for name, v in readings.items()}
     data = {"residual_variance": stat / (n - 2), "samples": n, "accepted": accepted}
-    setting = (f"beta = {beta}, sigma = {sigma}, s = {s} between {sl} and {sr}: chi-square interval (level 1e-3, {n} "
+    setting = (f"beta = {beta}, sigma = {sigma}, s = {s} between {sl} and {sr}: chi-square interval (level 1e-6, {n} "
                "exact samples) of the residual variance")
     if not accepted["sigma^2 d"]:
         return Outcome("not-run", f"{setting} rejects the true conditional variance sigma^2 d = "
