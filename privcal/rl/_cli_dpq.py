@@ -7,6 +7,7 @@ Importing this module needs neither gymnasium nor matplotlib (they are imported 
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 
@@ -16,8 +17,12 @@ _METHODS = {"dpq": "dpq", "non-private": "non_private", "input-perturbation": "i
             "dp-sgd": "dpsgd", "bgp16": "bgp16"}
 
 
-def add_parser(subparsers):
-    """Add the ``dpq`` subparser to the subparsers of ``privcal train``; sets ``_run=run``; returns it."""
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``dpq`` subparser to the subparsers of ``privcal train``; sets ``_run=run``; returns it.
+
+    Args:
+        subparsers: the subparsers object of ``privcal train`` (``add_subparsers()``).
+    """
     p = subparsers.add_parser(
         "dpq", help="DP Q-learning with functional noise (Wang & Hegde 2019, Alg. 1)",
         description="Train Algorithm 1 of Wang & Hegde 2019 (or a baseline of App. E.2) on the "
@@ -60,7 +65,7 @@ def _hyperparameters(args):
 
 
 def _train(args, hp, progress):
-    from privcal._validate import positive
+    from privcal import _validate as V
     from privcal.rl import dpq_agent
     from privcal.rl.experiments_dpq import noise_for
 
@@ -92,13 +97,21 @@ def _train(args, hp, progress):
             raise InfeasibleError(ns.infeasible)
         sigma, guarantee = ns.sigma, f"{'DP' if ns.dp else 'not DP w.r.t. reward functions'}: {ns.source}"
     else:
-        positive("sigma", sigma)
+        V.positive("sigma", sigma)
     return dpq_agent.train(method, hp=hp, sigma=sigma, resets=args.resets, epsilon=args.epsilon,
                            delta=args.delta, guarantee=guarantee, seed=args.seed, progress=progress)
 
 
-def run(args) -> int:
-    """Execute ``privcal train dpq``; prints the result (JSON with ``--json``), returns 0."""
+def run(args: argparse.Namespace) -> int:
+    """Execute ``privcal train dpq``; prints the result (JSON with ``--json``), returns 0.
+
+    Args:
+        args: the parsed arguments of ``privcal train dpq``.
+
+    Raises:
+        ValueError: bad input (the CLI prints it as one line, exit code 2).
+        InfeasibleError: no valid sigma for the target.
+    """
     from privcal.rl._progress import ProgressBar
 
     hp = _hyperparameters(args)

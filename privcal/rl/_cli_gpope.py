@@ -7,6 +7,7 @@ there). Importing this module needs neither gymnasium nor matplotlib nor joblib.
 
 from __future__ import annotations
 
+import argparse
 import json
 import time
 
@@ -19,8 +20,12 @@ DEFAULT_STEP = {"chain": 0.01, "mountain-car": 1e-3, "hiv": 1e-3}
 DEFAULT_EVAL = {"chain": 20000, "mountain-car": 1000, "hiv": 200}
 
 
-def add_parser(subparsers):
-    """Add the ``gpope`` subparser to the subparsers object of ``privcal train``; returns it."""
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    """Add the ``gpope`` subparser to the subparsers object of ``privcal train``; returns it.
+
+    Args:
+        subparsers: the subparsers object of ``privcal train`` (``add_subparsers()``).
+    """
     p = subparsers.add_parser(
         "gpope", help="GPOPE private off-policy evaluation (gradient-perturbed GTD2)",
         description="Collect a seeded data set of M trajectories, run GPOPE (Alg. 1 of 'Privacy "
@@ -59,36 +64,43 @@ def _domain(args, rng_eval, rng_data, m, progress_label):
     """(private data, MSPBE evaluator, relative?) for the chosen domain."""
     import numpy as np
 
-    from privcal._validate import positive_int
+    from privcal import _validate as V
     from privcal.rl.mspbe import MSPBE
-    n_eval = positive_int("eval_trajectories", args.eval_trajectories or DEFAULT_EVAL[args.domain])
+    n_eval = V.positive_int("eval_trajectories", args.eval_trajectories or DEFAULT_EVAL[args.domain])
     if args.domain == "chain":
         from privcal.rl.domains.chain import sample_chain
         return sample_chain(m, rng_data), MSPBE.from_dataset(sample_chain(n_eval, rng_eval)), False
     if args.domain == "mountain-car":
         from privcal.rl.domains import mountain_car as mc
         env = mc.MountainCarBatch.from_gymnasium()
-        beh = mc.learn_behaviour(env, episodes=positive_int("q_episodes", args.q_episodes or 200),
+        beh = mc.learn_behaviour(env, episodes=V.positive_int("q_episodes", args.q_episodes or 200),
                                  seed=np.random.SeedSequence([args.seed, 31]))
         ev = MSPBE.from_dataset(mc.sample_mountain_car(n_eval, rng_eval, behaviour=beh, env=env,
                                                        off_policy=args.off_policy), ridge=1e-8)
         return (mc.sample_mountain_car(m, rng_data, behaviour=beh, env=env,
                                        off_policy=args.off_policy), ev, False)
     from privcal.rl.domains import hiv
-    env = hiv.HIVBatch(horizon=positive_int("horizon", args.horizon))
-    target, beh = hiv.learn_hiv_policies(env, episodes=positive_int("q_episodes", args.q_episodes or 64),
+    env = hiv.HIVBatch(horizon=V.positive_int("horizon", args.horizon))
+    target, beh = hiv.learn_hiv_policies(env, episodes=V.positive_int("q_episodes", args.q_episodes or 64),
                                          seed=np.random.SeedSequence([args.seed, 37]))
     ev = MSPBE.from_dataset(hiv.sample_hiv(n_eval, rng_eval, target=target, behaviour=beh, env=env),
                             ridge=1e-8)
     return hiv.sample_hiv(m, rng_data, target=target, behaviour=beh, env=env), ev, True
 
 
-def run(args) -> int:
-    """Execute ``privcal train gpope``; prints the result (JSON with ``--json``), returns 0."""
+def run(args: argparse.Namespace) -> int:
+    """Execute ``privcal train gpope``; prints the result (JSON with ``--json``), returns 0.
+
+    Args:
+        args: the parsed arguments of ``privcal train gpope``.
+
+    Raises:
+        ValueError: bad input (the CLI prints it as one line, exit code 2).
+    """
     import numpy as np
 
+    from privcal import _validate as V
     from privcal._rng import as_generator
-    from privcal._validate import open_unit, positive, positive_int
     from privcal.rl._progress import ProgressBar
     from privcal.rl.experiments_gpope import CLIP
     from privcal.rl.gpope_agent import calibrate_sigma, gpope
@@ -101,13 +113,13 @@ def run(args) -> int:
     if args.off_policy and args.domain != "mountain-car":
         raise ValueError("--off-policy applies to --domain mountain-car (chain is on-policy, hiv "
                          "is always off-policy)")
-    m = positive_int("trajectories", args.trajectories)
-    n_iter = m if args.iterations is None else positive_int("iterations", args.iterations)
-    step = DEFAULT_STEP[args.domain] if args.step_size is None else positive("step_size", args.step_size)
-    clip = CLIP[args.domain] if args.clip is None else positive("clip", args.clip)
-    open_unit("delta", args.delta)
+    m = V.positive_int("trajectories", args.trajectories)
+    n_iter = m if args.iterations is None else V.positive_int("iterations", args.iterations)
+    step = DEFAULT_STEP[args.domain] if args.step_size is None else V.positive("step_size", args.step_size)
+    clip = CLIP[args.domain] if args.clip is None else V.positive("clip", args.clip)
+    V.open_unit("delta", args.delta)
     if args.epsilon is not None:
-        positive("epsilon", args.epsilon)
+        V.positive("epsilon", args.epsilon)
     start = time.perf_counter()
     sigma = 0.0
     if not args.non_private:  # calibrate first: bad (epsilon, delta) fails before any simulation

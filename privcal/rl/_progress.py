@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import Optional, TextIO
 
 __all__ = ["ProgressBar"]
 
 
 class ProgressBar:
-    """A one-line text progress bar on a stream (stderr by default), redrawn at most every 0.1 s."""
+    """A one-line text progress bar on a stream (stderr by default), redrawn at most every 0.1 s.
 
-    def __init__(self, total: int, stream=None, width: int = 30, label: str = "pucb",
+    Call it as ``bar(done, total=None)``; :meth:`close` ends the line.
+
+    Args:
+        total: the amount of work (at least 1 is used).
+        stream: where to draw; default None (``sys.stderr``).
+        width: characters of the bar; default 30.
+        label: text before the bar; default "pucb".
+        min_interval: seconds between redraws (the last one is always drawn); default 0.1.
+    """
+
+    def __init__(self, total: int, stream: Optional[TextIO] = None, width: int = 30, label: str = "pucb",
                  min_interval: float = 0.1):
         self.total = max(int(total), 1)
         self.stream = sys.stderr if stream is None else stream

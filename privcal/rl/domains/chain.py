@@ -16,10 +16,12 @@ number of steps; :func:`chain_values`), used by the tests as an exact reference.
 
 from __future__ import annotations
 
+from typing import Any, Optional
+
 import numpy as np
 
 from privcal import _rng
-from privcal._validate import in_closed, positive_int, probability
+from privcal import _validate as V
 from privcal.rl.domains.data import Dataset
 from privcal.rl.domains.features import OneHot
 
@@ -34,27 +36,49 @@ class ChainEnv:
     """Gymnasium-style chain: ``reset(seed=None) -> (s, info)``, ``step(0) -> (s', r, terminated, truncated, info)``.
 
     Randomness comes only from ``self.np_random`` (a numpy Generator, reseeded by ``reset(seed=...)``).
+
+    Args:
+        n_states: N, an int >= 2; default 40.
+        p_stay: p, the probability of staying, in [0, 1); default 0.5.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
 
     n_actions = 1
 
     def __init__(self, n_states: int = N_STATES, p_stay: float = P_STAY):
-        self.n_states = positive_int("n_states", n_states)
+        self.n_states = V.positive_int("n_states", n_states)
         if self.n_states < 2:
             raise ValueError(f"n_states must be >= 2, got {n_states!r}")
-        self.p_stay = probability("p_stay", p_stay)
+        self.p_stay = V.probability("p_stay", p_stay)
         if self.p_stay == 1.0:
             raise ValueError("p_stay must be < 1 (otherwise the chain never terminates)")
         self.np_random = _rng.as_generator(None)
         self.state = None
 
-    def reset(self, *, seed=None, options=None):
+    def reset(self, *, seed: _rng.Seed = None, options: Optional[dict] = None) -> tuple[int, dict[str, Any]]:
+        """Start at a uniform transient state; returns (state, info).
+
+        Args:
+            seed: reseeds ``self.np_random`` (``privcal._rng``), or None to keep it; default None.
+            options: ignored (Gymnasium's reset argument); default None.
+        """
         if seed is not None:
             self.np_random = _rng.as_generator(seed, "seed")
         self.state = int(self.np_random.integers(self.n_states - 1))
         return self.state, {}
 
-    def step(self, action: int = 0):
+    def step(self, action: int = 0) -> tuple[int, float, bool, bool, dict[str, Any]]:
+        """Stay with probability p, else move right: (state, reward, terminated, truncated, info).
+
+        Args:
+            action: must be 0 (the single action); default 0.
+
+        Raises:
+            RuntimeError: ``reset`` was not called, or the episode has terminated.
+            ValueError: an action other than 0.
+        """
         if self.state is None:
             raise RuntimeError("call reset() before step()")
         if action != 0:
@@ -68,29 +92,55 @@ class ChainEnv:
 
 
 def chain_features(n_states: int = N_STATES) -> OneHot:
-    """One-hot features on the transient states 0..N-2 (the absorbing state N-1 maps to 0)."""
+    """One-hot features on the transient states 0..N-2 (the absorbing state N-1 maps to 0).
+
+    Args:
+        n_states: N, an int >= 2; default 40.
+    """
     return OneHot(n_states, absorbing=(n_states - 1,))
 
 
 def chain_values(n_states: int = N_STATES, p_stay: float = P_STAY, gamma: float = GAMMA) -> np.ndarray:
-    """Exact V(s) = ((1-p) gamma / (1 - p gamma))^(N-1-s) for the transient states s = 0..N-2."""
-    n = positive_int("n_states", n_states)
-    p = probability("p_stay", p_stay)
-    g = in_closed("gamma", gamma, 0.0, 1.0)
+    """Exact V(s) = ((1-p) gamma / (1 - p gamma))^(N-1-s) for the transient states s = 0..N-2.
+
+    Args:
+        n_states: N, an int >= 1; default 40.
+        p_stay: p, in [0, 1]; default 0.5.
+        gamma: the discount factor, in [0, 1]; default 0.99.
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    n = V.positive_int("n_states", n_states)
+    p = V.probability("p_stay", p_stay)
+    g = V.in_closed("gamma", gamma, 0.0, 1.0)
     factor = (1 - p) * g / (1 - p * g)
     return factor ** (n - 1 - np.arange(n - 1, dtype=float))
 
 
-def sample_chain(trajectories: int, rng, *, n_states: int = N_STATES, p_stay: float = P_STAY,
+def sample_chain(trajectories: int, rng: _rng.Seed, *, n_states: int = N_STATES, p_stay: float = P_STAY,
                  gamma: float = GAMMA) -> Dataset:
     """m chain trajectories, vectorised (same law as :class:`ChainEnv`): a Dataset with one-hot features.
 
     From start s each state j = s..N-2 is occupied for a Geometric(1 - p) number of steps (>= 1), the
     last of which moves right; the move into N-1 earns reward 1 and terminates.
+
+    Args:
+        trajectories: m, an int >= 1.
+        rng: seed or Generator of the sample (``privcal._rng``).
+        n_states: N, an int >= 1; default 40.
+        p_stay: p, in [0, 1); default 0.5.
+        gamma: the discount factor of the Dataset, in [0, 1]; default 0.99.
+
+    Returns:
+        a validated :class:`~privcal.rl.domains.data.Dataset` with one-hot features.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    m = positive_int("trajectories", trajectories)
-    n = positive_int("n_states", n_states)
-    p = probability("p_stay", p_stay)
+    m = V.positive_int("trajectories", trajectories)
+    n = V.positive_int("n_states", n_states)
+    p = V.probability("p_stay", p_stay)
     if p == 1.0:
         raise ValueError("p_stay must be < 1")
     rng = _rng.as_generator(rng, "rng")

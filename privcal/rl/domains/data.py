@@ -17,11 +17,14 @@ ratio. Nothing is dropped silently.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from privcal._validate import in_closed
+from privcal import _validate as V
 
 __all__ = ["Trajectory", "Dataset", "importance_ratios", "discounted_returns"]
 
@@ -30,7 +33,11 @@ _CHUNK_ROWS = 65536
 
 @dataclass(frozen=True)
 class Trajectory:
-    """One trajectory (arrays of length tau >= 1; observations may have trailing state dimensions)."""
+    """One trajectory (arrays of length tau >= 1; observations may have trailing state dimensions).
+
+    Fields: S_t (``observations``), A_t, R_t, S_{t+1} (``next_observations``), whether S_{t+1} is
+    terminal, pi_b(A_t | S_t) (``behaviour_probs``) and pi(A_t | S_t) (``target_probs``).
+    """
 
     observations: np.ndarray
     actions: np.ndarray
@@ -41,11 +48,24 @@ class Trajectory:
     target_probs: np.ndarray
 
 
-def importance_ratios(target_probs, behaviour_probs, offsets=None) -> np.ndarray:
+def importance_ratios(target_probs: ArrayLike, behaviour_probs: ArrayLike,
+                      offsets: Optional[ArrayLike] = None) -> np.ndarray:
     """rho_t = pi(A_t|S_t) / pi_b(A_t|S_t) (GPOPE Eq. 2.1); ValueError naming the trajectory on pi_b = 0.
 
-    Probabilities must lie in [0, 1]; a zero behaviour probability for an action that was taken makes
-    the ratio undefined (the data cannot have come from pi_b).
+    A zero behaviour probability for an action that was taken makes the ratio undefined (the data
+    cannot have come from pi_b).
+
+    Args:
+        target_probs: pi(A_t | S_t) per step, 1-d, each in [0, 1].
+        behaviour_probs: pi_b(A_t | S_t) per step, same length, each in (0, 1].
+        offsets: trajectory offsets (m + 1 entries), only to name the trajectory in errors;
+            default None (errors name the step).
+
+    Returns:
+        rho per step.
+
+    Raises:
+        ValueError: shapes differ, a probability is outside [0, 1], or pi_b = 0.
     """
     t = np.asarray(target_probs, dtype=float)
     b = np.asarray(behaviour_probs, dtype=float)
@@ -73,8 +93,17 @@ def _where(k: int, offsets) -> str:
     return f"trajectory {i} (step {k - int(offsets[i])})"
 
 
-def discounted_returns(rewards, gamma: float) -> np.ndarray:
-    """G_t = sum_{k >= t} gamma^(k - t) R_k for one trajectory (backward recursion G_t = R_t + gamma G_{t+1})."""
+def discounted_returns(rewards: ArrayLike, gamma: float) -> np.ndarray:
+    """G_t = sum_{k >= t} gamma^(k - t) R_k for one trajectory (backward recursion G_t = R_t + gamma G_{t+1}).
+
+    Args:
+        rewards: R_0..R_{tau-1} of one trajectory.
+        gamma: the discount factor, in [0, 1].
+
+    Raises:
+        ValueError: ``gamma`` is outside [0, 1].
+    """
+    gamma = V.in_closed("gamma", gamma, 0.0, 1.0)
     r = np.asarray(rewards, dtype=float)
     g = np.empty_like(r)
     acc = 0.0
@@ -89,13 +118,29 @@ class Dataset:
 
     Parameters are the concatenation over trajectories of the per-step arrays (length T = sum tau_i),
     ``offsets`` (length m + 1, offsets[0] = 0, offsets[-1] = T, strictly increasing: every trajectory
-    has at least one transition), ``rho`` the importance ratios, ``features`` a feature map and
-    ``gamma`` in [0, 1].
+    has at least one transition).
+
+    Args:
+        observations: S_t, shape (T, ...) (any trailing state dimensions the feature map accepts).
+        next_observations: S_{t+1}, same shape.
+        rewards: R_t, shape (T,), finite.
+        terminated: whether S_{t+1} is terminal (then its features are 0), shape (T,).
+        rho: importance ratios pi / pi_b, shape (T,), finite and >= 0.
+        offsets: trajectory boundaries, m + 1 strictly increasing ints from 0 to T.
+        features: a feature map: ``n_features`` and ``__call__(observations) -> (k, n_features)``.
+        gamma: the discount factor, in [0, 1].
+        actions: A_t, shape (T,), or None; default None.
+        validate: check everything on construction (default True; False only for data already
+            checked, e.g. :meth:`subset`).
+
+    Raises:
+        ValueError: a field is inconsistent or invalid (the message names the trajectory and field).
     """
 
-    def __init__(self, observations, next_observations, rewards, terminated, rho, offsets, *,
-                 features, gamma, actions=None, validate: bool = True):
-        self.gamma = in_closed("gamma", gamma, 0.0, 1.0)
+    def __init__(self, observations: ArrayLike, next_observations: ArrayLike, rewards: ArrayLike,
+                 terminated: ArrayLike, rho: ArrayLike, offsets: ArrayLike, *, features: Any,
+                 gamma: float, actions: Optional[ArrayLike] = None, validate: bool = True):
+        self.gamma = V.in_closed("gamma", gamma, 0.0, 1.0)
         self.features = features
         self.observations = np.asarray(observations)
         self.next_observations = np.asarray(next_observations)
@@ -110,8 +155,18 @@ class Dataset:
 
     # ------------------------------------------------------------------ construction
     @classmethod
-    def from_trajectories(cls, trajectories, *, features, gamma) -> "Dataset":
-        """Concatenate :class:`Trajectory` objects (rho from their probabilities) and validate."""
+    def from_trajectories(cls, trajectories: Iterable[Trajectory], *, features: Any,
+                          gamma: float) -> "Dataset":
+        """Concatenate :class:`Trajectory` objects (rho from their probabilities) and validate.
+
+        Args:
+            trajectories: one or more :class:`Trajectory`.
+            features: the feature map (see the class docstring).
+            gamma: the discount factor, in [0, 1].
+
+        Raises:
+            ValueError: no trajectory, an empty one, or inconsistent fields (named).
+        """
         trajectories = list(trajectories)
         if not trajectories:
             raise ValueError("trajectories must contain at least one trajectory, got 0")
@@ -215,10 +270,15 @@ class Dataset:
 
     @property
     def n_transitions(self) -> int:
+        """T, the total number of transitions."""
         return int(self.offsets[-1])
 
-    def trajectory_features(self, i: int):
-        """(Phi, Phi', rho, R) of trajectory i: Phi' has zero rows where S_{t+1} is terminal."""
+    def trajectory_features(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(Phi, Phi', rho, R) of trajectory i: Phi' has zero rows where S_{t+1} is terminal.
+
+        Args:
+            i: trajectory index in 0..m-1.
+        """
         a, b = int(self.offsets[i]), int(self.offsets[i + 1])
         phi = self._call_features(self.observations[a:b])
         nxt = self._call_features(self.next_observations[a:b])
@@ -227,8 +287,12 @@ class Dataset:
             nxt = np.where(term[:, None], 0.0, nxt)
         return phi, nxt, self.rho[a:b], self.rewards[a:b]
 
-    def chunks(self, max_rows: int = _CHUNK_ROWS):
-        """Yield (start, stop, Phi, Phi', rho, R, traj_index) over whole trajectories, ~max_rows rows each."""
+    def chunks(self, max_rows: int = _CHUNK_ROWS) -> Iterator[tuple]:
+        """Yield (start, stop, Phi, Phi', rho, R, traj_index) over whole trajectories, ~max_rows rows each.
+
+        Args:
+            max_rows: target rows per chunk (a trajectory is never split), an int >= 1; default 65536.
+        """
         off = self.offsets
         start = 0
         while start < self.m:
@@ -244,8 +308,12 @@ class Dataset:
             yield start, stop, phi, nxt, self.rho[a:b], self.rewards[a:b], idx
             start = stop
 
-    def subset(self, indices) -> "Dataset":
-        """The dataset of the trajectories ``indices`` (in that order), without re-validation."""
+    def subset(self, indices: ArrayLike) -> "Dataset":
+        """The dataset of the trajectories ``indices`` (in that order), without re-validation.
+
+        Args:
+            indices: trajectory indices in 0..m-1 (repeats allowed).
+        """
         idx = np.asarray(indices, dtype=np.int64)
         lengths = self.lengths[idx]
         rows = np.concatenate([np.arange(self.offsets[i], self.offsets[i + 1]) for i in idx]) \

@@ -17,12 +17,15 @@ A feature map is any object with ``n_features`` and ``__call__(observations) -> 
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable, Iterable
+from typing import Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from privcal._validate import positive_int
+from privcal import _validate as V
 
-__all__ = ["OneHot", "FourierBasis", "fourier_coefficients"]
+__all__ = ["OneHot", "FourierBasis", "GridCells", "fourier_coefficients"]
 
 
 class OneHot:
@@ -31,10 +34,18 @@ class OneHot:
     ``absorbing`` lists states whose feature vector is 0 (and which get no column): the value of an
     absorbing terminal state is 0 (Sutton & Barto 2018, Sec. 3.4), and a column that data never
     visits would make C = E[phi phi^T] singular.
+
+    Args:
+        n_states: number of states, an int >= 1.
+        absorbing: states in 0..n_states-1 with feature vector 0; default none (at least one state
+            must remain).
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
 
-    def __init__(self, n_states: int, absorbing=()):
-        self.n_states = positive_int("n_states", n_states)
+    def __init__(self, n_states: int, absorbing: Iterable[int] = ()):
+        self.n_states = V.positive_int("n_states", n_states)
         absorbing = sorted({int(s) for s in absorbing})
         for s in absorbing:
             if not 0 <= s < self.n_states:
@@ -48,7 +59,8 @@ class OneHot:
         table[keep, np.arange(self.n_features)] = 1.0
         self.table = table
 
-    def __call__(self, observations) -> np.ndarray:
+    def __call__(self, observations: ArrayLike) -> np.ndarray:
+        """Features of integer states: shape (k, n_features)."""
         s = np.asarray(observations)
         if s.ndim != 1 or not np.issubdtype(s.dtype, np.integer):
             raise ValueError(f"OneHot expects a 1-d integer array of states, got shape {s.shape} "
@@ -65,12 +77,22 @@ class OneHot:
 def fourier_coefficients(order: int, dim: int, coupled: bool = True) -> np.ndarray:
     """Coefficient vectors c of the order-n Fourier basis in d dimensions (Konidaris et al. 2011).
 
-    Coupled: all of {0..n}^d, (n+1)^d rows, lexicographic. Uncoupled: 0 and every j e_i, 1 + d n rows.
+    Args:
+        order: n, an int >= 0.
+        dim: d, an int >= 1.
+        coupled: True (default): all of {0..n}^d, (n+1)^d rows, lexicographic; False: 0 and every
+            j e_i, 1 + d n rows.
+
+    Returns:
+        the coefficient vectors, one per row.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
     n = int(order)
     if n < 0 or n != order:
         raise ValueError(f"order must be a non-negative integer, got {order!r}")
-    d = positive_int("dim", dim)
+    d = V.positive_int("dim", dim)
     if coupled:
         return np.array(list(itertools.product(range(n + 1), repeat=d)), dtype=float)
     rows = [np.zeros(d)]
@@ -88,9 +110,20 @@ class FourierBasis:
     States are scaled to [0, 1]^d by (s - low) / (high - low) and clipped to the box (values outside
     it are mapped to the nearest face). ``transform`` (optional) is applied to raw states first, e.g.
     ``np.log10`` for the HIV simulator.
+
+    Args:
+        low: lower corner of the box, one value per state dimension.
+        high: upper corner, componentwise > low, finite.
+        order: n, an int >= 0.
+        coupled: the full basis (default True) or the uncoupled one.
+        transform: applied to raw states before scaling (e.g. ``np.log10``); default None.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
 
-    def __init__(self, low, high, order: int, coupled: bool = True, transform=None):
+    def __init__(self, low: ArrayLike, high: ArrayLike, order: int, coupled: bool = True,
+                 transform: Optional[Callable[[np.ndarray], np.ndarray]] = None):
         self.low = np.asarray(low, dtype=float).ravel()
         self.high = np.asarray(high, dtype=float).ravel()
         if self.low.shape != self.high.shape or self.low.size == 0:
@@ -111,8 +144,15 @@ class FourierBasis:
         #: ||c||_2 (1 for c = 0): Konidaris et al. divide the step size of feature c by it.
         self.norms = norms
 
-    def scale(self, observations) -> np.ndarray:
-        """States mapped to [0, 1]^d (after ``transform``), clipped to the box."""
+    def scale(self, observations: ArrayLike) -> np.ndarray:
+        """States mapped to [0, 1]^d (after ``transform``), clipped to the box.
+
+        Args:
+            observations: states, shape (k, d) (or (k,) when d = 1).
+
+        Raises:
+            ValueError: the states have the wrong shape.
+        """
         x = np.asarray(observations, dtype=float)
         if x.ndim == 1:
             x = x[:, None] if self.dim == 1 else (x[None, :] if x.size == self.dim else x)
@@ -122,7 +162,8 @@ class FourierBasis:
             x = self.transform(x)
         return np.clip((x - self.low) / (self.high - self.low), 0.0, 1.0)
 
-    def __call__(self, observations) -> np.ndarray:
+    def __call__(self, observations: ArrayLike) -> np.ndarray:
+        """Features cos(pi c . x), shape (k, n_features)."""
         return np.cos(np.pi * self.scale(observations) @ self.coefficients.T)
 
     def __repr__(self) -> str:
@@ -137,9 +178,17 @@ class GridCells:
     Used to give continuous domains the finite state set that the Monte-Carlo baselines DP-LSW and
     DP-LSL of Balle, Gomrokchi & Precup (2016) need (first-visit returns per cell). States outside
     [low, high] are mapped to the nearest cell.
+
+    Args:
+        low: lower corner of the grid, one value per state dimension.
+        high: upper corner, componentwise > low.
+        bins: cells per dimension (an int for all, or one per dimension), each >= 1.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
 
-    def __init__(self, low, high, bins):
+    def __init__(self, low: ArrayLike, high: ArrayLike, bins: ArrayLike):
         self.low = np.asarray(low, dtype=float).ravel()
         self.high = np.asarray(high, dtype=float).ravel()
         self.bins = np.broadcast_to(np.asarray(bins, dtype=int), self.low.shape).copy()
@@ -148,13 +197,19 @@ class GridCells:
                              f"low={self.low}, high={self.high}")
         self.n_states = int(np.prod(self.bins))
 
-    def index(self, states) -> np.ndarray:
+    def index(self, states: ArrayLike) -> np.ndarray:
+        """Cell ids (row-major) of ``states``.
+
+        Args:
+            states: states, shape (k, d) (anything reshaping to it).
+        """
         x = np.asarray(states, dtype=float).reshape(-1, self.low.size)
         k = np.floor((x - self.low) / (self.high - self.low) * self.bins).astype(int)
         k = np.clip(k, 0, self.bins - 1)
         return np.ravel_multi_index(tuple(k.T), tuple(self.bins))
 
     def centers(self) -> np.ndarray:
+        """Centres of the cells, shape (n_states, d), in id order."""
         grids = [self.low[i] + (np.arange(self.bins[i]) + 0.5) * (self.high[i] - self.low[i]) / self.bins[i]
                  for i in range(self.low.size)]
         mesh = np.meshgrid(*grids, indexing="ij")

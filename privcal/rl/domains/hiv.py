@@ -29,13 +29,16 @@ features, behaviour = softmax of the same Q (temperature in units of the scaled 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.integrate import odeint
 
 from privcal import _rng
-from privcal._validate import nonnegative, positive, positive_int
+from privcal import _validate as V
 from privcal.rl.domains.features import FourierBasis
 from privcal.rl.domains.policies import Greedy, Softmax, collect, q_learning
 
@@ -60,8 +63,19 @@ DAYS_PER_STEP = 5.0
 GAMMA = 0.98
 
 
-def hiv_derivatives(x, eps1, eps2, p=PARAMETERS) -> np.ndarray:
-    """Right-hand side of the Adams et al. 2004 ODE for states x of shape (6,) or (k, 6)."""
+def hiv_derivatives(x: ArrayLike, eps1: ArrayLike, eps2: ArrayLike,
+                    p: dict[str, float] = PARAMETERS) -> np.ndarray:
+    """Right-hand side of the Adams et al. 2004 ODE for states x of shape (6,) or (k, 6).
+
+    Args:
+        x: states (T1, T2, T1*, T2*, V, E), shape (6,) or (k, 6).
+        eps1: reverse-transcriptase inhibitor efficacy, in [0, 1] (scalar or per state).
+        eps2: protease inhibitor efficacy, in [0, 1] (scalar or per state).
+        p: the model parameters; default :data:`PARAMETERS` (Adams et al. 2004).
+
+    Returns:
+        dx/dt, same shape as ``x`` (per day).
+    """
     x = np.asarray(x, dtype=float)
     t1, t2, t1s, t2s, v, e = np.moveaxis(x, -1, 0)
     inf1 = (1 - eps1) * p["k1"] * v * t1
@@ -80,8 +94,16 @@ def hiv_derivatives(x, eps1, eps2, p=PARAMETERS) -> np.ndarray:
     return out
 
 
-def hiv_reward(x_next, eps1, eps2, w=REWARD) -> np.ndarray:
-    """r = -(Q V + R1 eps1^2 + R2 eps2^2 - S E) (Ernst et al. 2006, Eq. 20)."""
+def hiv_reward(x_next: ArrayLike, eps1: ArrayLike, eps2: ArrayLike,
+               w: dict[str, float] = REWARD) -> np.ndarray:
+    """r = -(Q V + R1 eps1^2 + R2 eps2^2 - S E) (Ernst et al. 2006, Eq. 20).
+
+    Args:
+        x_next: states reached, shape (..., 6).
+        eps1: reverse-transcriptase inhibitor efficacy.
+        eps2: protease inhibitor efficacy.
+        w: the weights Q, R1, R2, S; default :data:`REWARD`.
+    """
     x_next = np.asarray(x_next, dtype=float)
     return -(w["Q"] * x_next[..., 4] + w["R1"] * eps1 ** 2 + w["R2"] * eps2 ** 2
              - w["S"] * x_next[..., 5])
@@ -103,47 +125,92 @@ def _integrate(x, eps1, eps2, days=DAYS_PER_STEP) -> np.ndarray:
 
 @dataclass(frozen=True)
 class HIVBatch:
-    """k HIV patients stepped together (batched environment of :mod:`privcal.rl.domains.policies`)."""
+    """k HIV patients stepped together (batched environment of :mod:`privcal.rl.domains.policies`).
+
+    ``horizon`` decisions per episode (5 days each); ``start_noise`` the std of the multiplicative
+    log-normal jitter on the start state (0: the published unhealthy steady state).
+    """
 
     horizon: int = 200
     start_noise: float = 0.0
     n_actions: int = 4
     state_dim: int = 6
 
-    def reset(self, k: int, rng) -> np.ndarray:
+    def reset(self, k: int, rng: np.random.Generator) -> np.ndarray:
+        """k start states, shape (k, 6).
+
+        Args:
+            k: number of patients, an int >= 1 (trusted: the caller validated it).
+            rng: the generator of the jitter.
+        """
         x = np.tile(X0_UNHEALTHY, (k, 1))
         if self.start_noise > 0:
             x = x * np.exp(self.start_noise * rng.standard_normal((k, 6)))
         return x
 
-    def observe(self, state) -> np.ndarray:
+    def observe(self, state: ArrayLike) -> np.ndarray:
+        """Observations = states (float64), shape (k, 6).
+
+        Args:
+            state: states, shape (k, 6).
+        """
         return np.asarray(state, dtype=float)
 
-    def step(self, state, actions):
+    def step(self, state: ArrayLike, actions: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Five days of treatment: (next states, rewards, terminated (never)).
+
+        Args:
+            state: states, shape (k, 6).
+            actions: k action indices in {0, 1, 2, 3} (rows of :data:`ACTIONS`).
+        """
         eps = ACTIONS[np.asarray(actions)]
         nxt = _integrate(np.asarray(state, dtype=float), eps[:, 0], eps[:, 1])
         return nxt, hiv_reward(nxt, eps[:, 0], eps[:, 1]), np.zeros(nxt.shape[0], dtype=bool)
 
 
 class HIVEnv:
-    """Gymnasium-style single patient: ``reset(seed=None) -> (x, info)``, ``step(a) -> (x', r, terminated, truncated, info)``."""
+    """Gymnasium-style single patient: ``reset(seed=None) -> (x, info)``, ``step(a) -> (x', r, terminated, truncated, info)``.
+
+    Args:
+        horizon: decisions per episode, an int >= 1; default 200 (Ernst et al. 2006).
+        start_noise: std of the log-normal start jitter, in [0, inf); default 0.
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
 
     n_actions = 4
 
     def __init__(self, horizon: int = 200, start_noise: float = 0.0):
-        self.batch = HIVBatch(positive_int("horizon", horizon), nonnegative("start_noise", start_noise))
+        self.batch = HIVBatch(V.positive_int("horizon", horizon), V.nonnegative("start_noise", start_noise))
         self.np_random = _rng.as_generator(None)
         self.state = None
         self.t = 0
 
-    def reset(self, *, seed=None, options=None):
+    def reset(self, *, seed: _rng.Seed = None,
+              options: Optional[dict] = None) -> tuple[np.ndarray, dict[str, Any]]:
+        """Start an episode; returns (state, info).
+
+        Args:
+            seed: reseeds ``self.np_random`` (``privcal._rng``), or None to keep it; default None.
+            options: ignored (Gymnasium's reset argument); default None.
+        """
         if seed is not None:
             self.np_random = _rng.as_generator(seed, "seed")
         self.state = self.batch.reset(1, self.np_random)[0]
         self.t = 0
         return self.state.copy(), {}
 
-    def step(self, action: int):
+    def step(self, action: int) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        """Five days with treatment ``action``: (state, reward, terminated, truncated, info).
+
+        Args:
+            action: an index in {0, 1, 2, 3} (rows of :data:`ACTIONS`).
+
+        Raises:
+            RuntimeError: ``reset`` was not called.
+            ValueError: an invalid action.
+        """
         if self.state is None:
             raise RuntimeError("call reset() before step()")
         if action not in range(4):
@@ -164,31 +231,64 @@ def _log10(x):
 
 
 def hiv_features(order: int = 2) -> FourierBasis:
-    """Uncoupled Fourier basis of order ``order`` on log10(state) (1 + 6 order features)."""
+    """Uncoupled Fourier basis of order ``order`` on log10(state) (1 + 6 order features).
+
+    Args:
+        order: the Fourier order, an int >= 0; default 2.
+    """
     return FourierBasis(LOG10_LOW, LOG10_HIGH, order, coupled=False, transform=_log10)
 
 
-def learn_hiv_policies(env: HIVBatch, *, episodes: int = 64, seed=0, order: int = 2,
-                       alpha: float = 0.05, temperature: float = 0.5, reward_scale: float = 1e-5,
-                       batch: int = 32, progress=None):
+def learn_hiv_policies(env: HIVBatch, *, episodes: int = 64, seed: _rng.Seed = 0, order: int = 2,
+                       step_size: float = 0.05, temperature: float = 0.5, reward_scale: float = 1e-5,
+                       batch: int = 32,
+                       progress: Optional[Callable[[int, int], None]] = None) -> tuple[Greedy, Softmax]:
     """(target, behaviour): greedy and softmax policies of a Q learned by batched Q-learning (seeded).
 
     Q-learning runs on rewards x ``reward_scale`` (so Q is in those units) with gamma = GAMMA and
     epsilon-greedy exploration (0.2); the softmax temperature is in the same scaled units.
+
+    Args:
+        env: the HIV environment.
+        episodes: Q-learning episodes, an int >= 1; default 64.
+        seed: seed of the learning (``privcal._rng``); default 0.
+        order: Fourier order of the features, an int >= 0; default 2.
+        step_size: Q-learning step size, in (0, inf); default 0.05.
+        temperature: softmax temperature of the behaviour, in (0, inf) (scaled reward units);
+            default 0.5.
+        reward_scale: factor on the rewards while learning, in (0, inf); default 1e-5.
+        batch: patients per Q-learning round, an int >= 1; default 32.
+        progress: called as ``progress(round, rounds)``; default None.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
+    temperature = V.positive("temperature", temperature)  # before the (slow) learning
     basis = hiv_features(order)
-    q = q_learning(env, basis, episodes=episodes, rng=_rng.as_generator(seed, "seed"), alpha=alpha,
-                   epsilon=0.2, gamma=GAMMA, batch=batch, reward_scale=reward_scale,
-                   progress=progress)
-    return Greedy(q), Softmax(q, positive("temperature", temperature))
+    q = q_learning(env, basis, episodes=episodes, rng=_rng.as_generator(seed, "seed"),
+                   step_size=step_size, exploration=0.2, gamma=GAMMA, batch=batch,
+                   reward_scale=reward_scale, progress=progress)
+    return Greedy(q), Softmax(q, temperature)
 
 
-def sample_hiv(trajectories: int, rng, *, target, behaviour, env: HIVBatch, gamma: float = GAMMA,
-               reward_scale: float = 1e-5):
+def sample_hiv(trajectories: int, rng: _rng.Seed, *, target: Any, behaviour: Any, env: HIVBatch,
+               gamma: float = GAMMA, reward_scale: float = 1e-5) -> Any:
     """m off-policy HIV trajectories (behaviour = softmax, target = greedy); rewards x ``reward_scale``.
 
     The scale leaves the relative MSPBE (:func:`privcal.rl.mspbe.relative_mspbe`) unchanged and keeps
     GPOPE's clipped gradients in a useful range.
+
+    Args:
+        trajectories: m, an int >= 1.
+        rng: seed or Generator of the sample (``privcal._rng``).
+        target: the evaluated policy (:func:`learn_hiv_policies`).
+        behaviour: the behaviour policy.
+        env: the HIV environment.
+        gamma: the discount factor, in [0, 1]; default 0.98.
+        reward_scale: factor on the rewards, in [0, inf); default 1e-5.
+
+    Returns:
+        a validated :class:`~privcal.rl.domains.data.Dataset`.
     """
     return collect(env, trajectories, behaviour, rng=rng, features=behaviour.q.features,
                    gamma=gamma, target=target, reward_scale=reward_scale)

@@ -21,12 +21,15 @@ state it).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privcal import _rng
-from privcal._validate import positive_int, probability
+from privcal import _validate as V
 from privcal.rl.domains.features import FourierBasis
 from privcal.rl.domains.policies import EpsilonGreedy, Uniform, collect, q_learning
 
@@ -38,8 +41,15 @@ ORDER = 5
 BEHAVIOUR_EPSILON = 0.1
 
 
-def require_gymnasium():
-    """Import gymnasium lazily; ImportError with the install hint if it is missing."""
+def require_gymnasium() -> Any:
+    """Import gymnasium lazily; ImportError with the install hint if it is missing.
+
+    Returns:
+        the ``gymnasium`` module.
+
+    Raises:
+        ImportError: gymnasium is not installed (the ``rl`` extra).
+    """
     try:
         import gymnasium
     except ImportError as exc:  # pragma: no cover - exercised only without the extra
@@ -50,7 +60,12 @@ def require_gymnasium():
 
 @dataclass(frozen=True)
 class MountainCarBatch:
-    """k Mountain Car episodes stepped together with Gymnasium's MountainCar-v0 equations."""
+    """k Mountain Car episodes stepped together with Gymnasium's MountainCar-v0 equations.
+
+    The fields are Gymnasium's constants (read by :meth:`from_gymnasium`) and the time limit
+    ``horizon``; starts are x ~ U[start_low, start_high], v = 0. A batched environment of
+    :mod:`privcal.rl.domains.policies`.
+    """
 
     min_position: float
     max_position: float
@@ -67,7 +82,14 @@ class MountainCarBatch:
 
     @classmethod
     def from_gymnasium(cls, env_id: str = "MountainCar-v0") -> "MountainCarBatch":
-        """Constants and time limit of the installed Gymnasium environment ``env_id``."""
+        """Constants and time limit of the installed Gymnasium environment ``env_id``.
+
+        Args:
+            env_id: a registered Gymnasium id with Mountain Car's attributes; default "MountainCar-v0".
+
+        Raises:
+            ImportError: gymnasium is not installed.
+        """
         gym = require_gymnasium()
         env = gym.make(env_id)
         try:
@@ -78,14 +100,31 @@ class MountainCarBatch:
         finally:
             env.close()
 
-    def reset(self, k: int, rng) -> np.ndarray:
+    def reset(self, k: int, rng: np.random.Generator) -> np.ndarray:
+        """k start states (x ~ U[start_low, start_high], v = 0), shape (k, 2).
+
+        Args:
+            k: number of episodes, an int >= 1 (trusted: the caller validated it).
+            rng: the generator of the starts.
+        """
         x = rng.uniform(self.start_low, self.start_high, size=k)
         return np.stack([x, np.zeros(k)], axis=1)
 
-    def observe(self, state) -> np.ndarray:
+    def observe(self, state: ArrayLike) -> np.ndarray:
+        """Observations as Gymnasium returns them (float32 rounded), as float64.
+
+        Args:
+            state: states, shape (k, 2).
+        """
         return np.asarray(state, dtype=np.float32).astype(float)
 
-    def step(self, state, actions):
+    def step(self, state: np.ndarray, actions: ArrayLike) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One step of every episode: (next states, rewards -1, terminated).
+
+        Args:
+            state: states, shape (k, 2).
+            actions: k actions in {0, 1, 2} (push left, none, right).
+        """
         x = state[:, 0].copy()
         v = state[:, 1].copy()
         v = v + (np.asarray(actions) - 1) * self.force + np.cos(3 * x) * (-self.gravity)
@@ -97,25 +136,59 @@ class MountainCarBatch:
 
 
 def mountain_car_features(env: MountainCarBatch, order: int = ORDER) -> FourierBasis:
-    """Order-``order`` coupled Fourier basis on the position-velocity box ((order+1)^2 features)."""
+    """Order-``order`` coupled Fourier basis on the position-velocity box ((order+1)^2 features).
+
+    Args:
+        env: the Mountain Car constants (the box).
+        order: the Fourier order, an int >= 0; default 5.
+    """
     return FourierBasis([env.min_position, -env.max_speed], [env.max_position, env.max_speed],
                         order)
 
 
-def learn_behaviour(env: MountainCarBatch, *, episodes: int = 200, seed=0, order: int = ORDER,
-                    alpha: float = 0.05, epsilon: float = BEHAVIOUR_EPSILON, batch: int = 8,
-                    progress=None) -> EpsilonGreedy:
-    """The behaviour policy: epsilon-greedy on Q learned by Fourier-basis Q-learning (gamma = 1), seeded."""
+def learn_behaviour(env: MountainCarBatch, *, episodes: int = 200, seed: _rng.Seed = 0,
+                    order: int = ORDER, step_size: float = 0.05,
+                    exploration: float = BEHAVIOUR_EPSILON, batch: int = 8,
+                    progress: Optional[Callable[[int, int], None]] = None) -> EpsilonGreedy:
+    """The behaviour policy: epsilon-greedy on Q learned by Fourier-basis Q-learning (gamma = 1), seeded.
+
+    Q-learning explores at rate 0.1 whatever ``exploration`` is.
+
+    Args:
+        env: the Mountain Car environment.
+        episodes: Q-learning episodes, an int >= 1; default 200.
+        seed: seed of the learning (``privcal._rng``); default 0.
+        order: Fourier order of the features, an int >= 0; default 5.
+        step_size: Q-learning step size, in (0, inf); default 0.05.
+        exploration: exploration rate of the returned behaviour policy, in [0, 1]; default 0.1.
+        batch: episodes per Q-learning round, an int >= 1; default 8.
+        progress: called as ``progress(round, rounds)``; default None.
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    exploration = V.probability("exploration", exploration)  # before the (slow) learning
     basis = mountain_car_features(env, order)
-    q = q_learning(env, basis, episodes=positive_int("episodes", episodes),
-                   rng=_rng.as_generator(seed, "seed"), alpha=alpha, epsilon=0.1, gamma=1.0,
-                   batch=batch, progress=progress)
-    return EpsilonGreedy(q, probability("epsilon", epsilon))
+    q = q_learning(env, basis, episodes=episodes, rng=_rng.as_generator(seed, "seed"),
+                   step_size=step_size, exploration=0.1, gamma=1.0, batch=batch, progress=progress)
+    return EpsilonGreedy(q, exploration)
 
 
-def sample_mountain_car(trajectories: int, rng, *, behaviour: EpsilonGreedy, env: MountainCarBatch,
-                        off_policy: bool = False, gamma: float = GAMMA):
-    """m trajectories of the behaviour policy; target = behaviour (on-policy) or uniform (off-policy)."""
+def sample_mountain_car(trajectories: int, rng: _rng.Seed, *, behaviour: EpsilonGreedy,
+                        env: MountainCarBatch, off_policy: bool = False, gamma: float = GAMMA) -> Any:
+    """m trajectories of the behaviour policy; target = behaviour (on-policy) or uniform (off-policy).
+
+    Args:
+        trajectories: m, an int >= 1.
+        rng: seed or Generator of the sample (``privcal._rng``).
+        behaviour: the behaviour policy (:func:`learn_behaviour`).
+        env: the Mountain Car environment.
+        off_policy: evaluate the uniform policy instead of the behaviour; default False.
+        gamma: the discount factor, in [0, 1]; default 0.99.
+
+    Returns:
+        a validated :class:`~privcal.rl.domains.data.Dataset` (features: the behaviour's basis).
+    """
     target = Uniform(env.n_actions) if off_policy else None
     return collect(env, trajectories, behaviour, rng=rng, features=behaviour.q.features,
                    gamma=gamma, target=target)

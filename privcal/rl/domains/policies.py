@@ -7,19 +7,23 @@ observations`` and ``step(state, actions) -> (next_state, rewards, terminated)``
 and HIV domains implement it.
 
 Q-learning (Watkins 1989) with linear function approximation Q(s, a) = w_a . phi(s) and the Fourier
-basis, with Konidaris et al. (2011)'s per-feature step size alpha / ||c||; the k episodes of a batch
-share w and their TD updates are averaged:
-    delta = R + gamma max_a' Q(S', a') (0 if S' terminal) - Q(S, A),   w_A += (alpha / ||c||) delta phi(S).
+basis, with Konidaris et al. (2011)'s per-feature step size step_size / ||c||; the k episodes of a
+batch share w and their TD updates are averaged:
+    td = R + gamma max_a' Q(S', a') (0 if S' terminal) - Q(S, A),   w_A += (step_size / ||c||) td phi(S).
+Exploration is epsilon-greedy with rate ``exploration`` (``epsilon`` is reserved for privacy).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Optional
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from privcal import _rng
-from privcal._validate import nonnegative, positive, positive_int, probability
+from privcal import _validate as V
 from privcal.rl.domains.data import Dataset, importance_ratios
 
 __all__ = ["LinearQ", "EpsilonGreedy", "Softmax", "Greedy", "Uniform", "q_learning", "collect"]
@@ -27,34 +31,53 @@ __all__ = ["LinearQ", "EpsilonGreedy", "Softmax", "Greedy", "Uniform", "q_learni
 
 @dataclass
 class LinearQ:
-    """Q(s, a) = weights[a] . features(s)."""
+    """Q(s, a) = weights[a] . features(s); ``weights`` has shape (n_actions, n_features)."""
 
     weights: np.ndarray  # (n_actions, n_features)
     features: object
 
-    def __call__(self, observations) -> np.ndarray:
+    def __call__(self, observations: ArrayLike) -> np.ndarray:
+        """Q values of observations, shape (k, n_actions)."""
         return self.features(observations) @ self.weights.T
 
 
 class Uniform:
-    """pi(a | s) = 1 / |A|."""
+    """pi(a | s) = 1 / |A|.
+
+    Args:
+        n_actions: |A|, an int >= 1.
+    """
 
     def __init__(self, n_actions: int):
-        self.n_actions = positive_int("n_actions", n_actions)
+        self.n_actions = V.positive_int("n_actions", n_actions)
 
-    def probs(self, observations) -> np.ndarray:
+    def probs(self, observations: ArrayLike) -> np.ndarray:
+        """pi(. | s) per observation, shape (k, n_actions).
+
+        Args:
+            observations: k observations (first axis).
+        """
         k = np.asarray(observations).shape[0]
         return np.full((k, self.n_actions), 1.0 / self.n_actions)
 
 
 class Greedy:
-    """pi(a | s) = 1 for the first maximiser of Q(s, .)."""
+    """pi(a | s) = 1 for the first maximiser of Q(s, .).
+
+    Args:
+        q: the linear Q-function.
+    """
 
     def __init__(self, q: LinearQ):
         self.q = q
         self.n_actions = q.weights.shape[0]
 
-    def probs(self, observations) -> np.ndarray:
+    def probs(self, observations: ArrayLike) -> np.ndarray:
+        """pi(. | s) per observation, shape (k, n_actions).
+
+        Args:
+            observations: k observations (first axis).
+        """
         qv = self.q(observations)
         p = np.zeros_like(qv)
         p[np.arange(qv.shape[0]), np.argmax(qv, axis=1)] = 1.0
@@ -62,29 +85,49 @@ class Greedy:
 
 
 class EpsilonGreedy:
-    """pi(a | s) = 1 - eps + eps/|A| for the first maximiser of Q(s, .), eps/|A| otherwise."""
+    """pi(a | s) = 1 - e + e/|A| for the first maximiser of Q(s, .), e/|A| otherwise (e = exploration).
 
-    def __init__(self, q: LinearQ, epsilon: float):
+    Args:
+        q: the linear Q-function.
+        exploration: the exploration rate e, in [0, 1].
+    """
+
+    def __init__(self, q: LinearQ, exploration: float):
         self.q = q
-        self.epsilon = probability("epsilon", epsilon)
+        self.exploration = V.probability("exploration", exploration)
         self.n_actions = q.weights.shape[0]
 
-    def probs(self, observations) -> np.ndarray:
+    def probs(self, observations: ArrayLike) -> np.ndarray:
+        """pi(. | s) per observation, shape (k, n_actions).
+
+        Args:
+            observations: k observations (first axis).
+        """
         qv = self.q(observations)
-        p = np.full_like(qv, self.epsilon / self.n_actions)
-        p[np.arange(qv.shape[0]), np.argmax(qv, axis=1)] += 1.0 - self.epsilon
+        p = np.full_like(qv, self.exploration / self.n_actions)
+        p[np.arange(qv.shape[0]), np.argmax(qv, axis=1)] += 1.0 - self.exploration
         return p
 
 
 class Softmax:
-    """pi(a | s) proportional to exp(Q(s, a) / temperature) (Boltzmann policy)."""
+    """pi(a | s) proportional to exp(Q(s, a) / temperature) (Boltzmann policy).
+
+    Args:
+        q: the linear Q-function.
+        temperature: in (0, inf), in the units of Q.
+    """
 
     def __init__(self, q: LinearQ, temperature: float):
         self.q = q
-        self.temperature = positive("temperature", temperature)
+        self.temperature = V.positive("temperature", temperature)
         self.n_actions = q.weights.shape[0]
 
-    def probs(self, observations) -> np.ndarray:
+    def probs(self, observations: ArrayLike) -> np.ndarray:
+        """pi(. | s) per observation, shape (k, n_actions).
+
+        Args:
+            observations: k observations (first axis).
+        """
         z = self.q(observations) / self.temperature
         z -= z.max(axis=1, keepdims=True)
         e = np.exp(z)
@@ -97,26 +140,43 @@ def _sample_actions(probs: np.ndarray, rng) -> np.ndarray:
     return np.minimum(a, probs.shape[1] - 1)
 
 
-def q_learning(env, features, *, episodes: int, rng, alpha: float = 0.01, epsilon: float = 0.1,
-               gamma: float = 1.0, batch: int = 1, reward_scale: float = 1.0,
-               progress=None) -> LinearQ:
+def q_learning(env: Any, features: Any, *, episodes: int, rng: _rng.Seed, step_size: float = 0.01,
+               exploration: float = 0.1, gamma: float = 1.0, batch: int = 1, reward_scale: float = 1.0,
+               progress: Optional[Callable[[int, int], None]] = None) -> LinearQ:
     """Linear Q-learning with epsilon-greedy exploration on a batched environment; returns the learned Q.
 
-    ``episodes`` episodes in rounds of ``batch`` parallel episodes; rewards are multiplied by
-    ``reward_scale`` (learning-rate conditioning only: the greedy policy is unchanged by the scale
-    in exact arithmetic). Per-feature step alpha / ||c|| when the features have ``norms`` (Fourier).
-    Seeded entirely by ``rng``.
+    Rewards are multiplied by ``reward_scale`` (learning-rate conditioning only: the greedy policy is
+    unchanged by the scale in exact arithmetic). Per-feature step step_size / ||c|| when the features
+    have ``norms`` (Fourier). Seeded entirely by ``rng``.
+
+    Args:
+        env: a batched environment (module docstring).
+        features: the feature map (``n_features``, ``__call__``, optionally ``norms``).
+        episodes: number of episodes, an int >= 1.
+        rng: seed or Generator of exploration and starts (``privcal._rng``).
+        step_size: the TD step size, in (0, inf); default 0.01.
+        exploration: epsilon-greedy exploration rate, in [0, 1]; default 0.1.
+        gamma: the discount factor, in [0, 1]; default 1.
+        batch: episodes run in parallel per round, an int >= 1; default 1.
+        reward_scale: factor on the rewards, in (0, inf); default 1.
+        progress: called as ``progress(round, rounds)``; default None.
+
+    Returns:
+        the learned :class:`LinearQ`.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    episodes = positive_int("episodes", episodes)
-    batch = positive_int("batch", batch)
-    alpha = positive("alpha", alpha)
-    epsilon = probability("epsilon", epsilon)
-    gamma = probability("gamma", gamma)
-    reward_scale = positive("reward_scale", reward_scale)
+    episodes = V.positive_int("episodes", episodes)
+    batch = V.positive_int("batch", batch)
+    step_size = V.positive("step_size", step_size)
+    exploration = V.probability("exploration", exploration)
+    gamma = V.probability("gamma", gamma)
+    reward_scale = V.positive("reward_scale", reward_scale)
     rng = _rng.as_generator(rng, "rng")
     n_a = env.n_actions
     w = np.zeros((n_a, features.n_features))
-    step = alpha / np.asarray(getattr(features, "norms", np.ones(features.n_features)))
+    step = step_size / np.asarray(getattr(features, "norms", np.ones(features.n_features)))
     rounds = -(-episodes // batch)
     for r in range(rounds):
         k = min(batch, episodes - r * batch)
@@ -129,7 +189,7 @@ def q_learning(env, features, *, episodes: int, rng, alpha: float = 0.01, epsilo
                 break
             qv = phi[idx] @ w.T
             greedy = np.argmax(qv, axis=1)
-            explore = rng.random(idx.size) < epsilon
+            explore = rng.random(idx.size) < exploration
             actions = np.where(explore, rng.integers(n_a, size=idx.size), greedy)
             nxt, rew, term = env.step(state[idx], actions)
             phi_next = features(env.observe(nxt))
@@ -146,16 +206,32 @@ def q_learning(env, features, *, episodes: int, rng, alpha: float = 0.01, epsilo
     return LinearQ(w, features)
 
 
-def collect(env, trajectories: int, behaviour, *, rng, features, gamma: float, target=None,
-            reward_scale: float = 1.0) -> Dataset:
+def collect(env: Any, trajectories: int, behaviour: Any, *, rng: _rng.Seed, features: Any, gamma: float,
+            target: Any = None, reward_scale: float = 1.0) -> Dataset:
     """m episodes of ``behaviour`` on a batched environment, as a validated :class:`Dataset`.
 
-    ``target`` (default: the behaviour policy, i.e. on-policy) gives pi(A_t | S_t) for the ratios
-    rho_t = pi / pi_b. Episodes end when terminated or after ``env.horizon`` steps (truncated:
-    the last transition bootstraps from S_tau). Rewards are multiplied by ``reward_scale``.
+    Episodes end when terminated or after ``env.horizon`` steps (truncated: the last transition
+    bootstraps from S_tau).
+
+    Args:
+        env: a batched environment (module docstring).
+        trajectories: m, an int >= 1.
+        behaviour: the behaviour policy pi_b (anything with ``probs(observations)``).
+        rng: seed or Generator of starts and actions (``privcal._rng``).
+        features: the feature map of the Dataset.
+        gamma: the discount factor, in [0, 1].
+        target: the target policy pi for the ratios rho_t = pi / pi_b; default the behaviour policy
+            (on-policy).
+        reward_scale: factor on the recorded rewards, in [0, inf); default 1.
+
+    Returns:
+        the validated :class:`~privcal.rl.domains.data.Dataset`.
+
+    Raises:
+        ValueError: an argument is outside its range.
     """
-    m = positive_int("trajectories", trajectories)
-    nonnegative("reward_scale", reward_scale)
+    m = V.positive_int("trajectories", trajectories)
+    V.nonnegative("reward_scale", reward_scale)
     rng = _rng.as_generator(rng, "rng")
     target = behaviour if target is None else target
     state = env.reset(m, rng)
