@@ -225,7 +225,8 @@ def _count_delta_lower(epsilon, noise_multiplier, q, steps, k):
            "and at privcal's valid constants with the true shift 2h when the upper limit on eps is dropped; the "
            "valid statement re-checked with WBK Thm 9 (full sum) + the moments tail",
     function="privcal.gpope.theorem1_sigma_paper",
-    corrected="Valid with explicit constants and conditions: sigma = Delta c2 sqrt(N ln(1/delta))/(m eps), c2 ~ 4.51, "
+    corrected="Valid with explicit constants and conditions: sigma = Delta c2 sqrt(N ln(1/delta))/(m eps), "
+              "c2 = privcal.gpope.THEOREM1_C2, "
               "Delta = 2 (replace-one), for c3 (N L^2)^{1/3}/m <= eps <= min(c1 N/m^2, c4 L, ...), L = ln(1/delta) "
               "(privcal.gpope.theorem1_constants); outside that range use the numeric RDP accountant.",
     corrected_function="privcal.gpope.theorem1_sigma",
@@ -264,6 +265,10 @@ def _thm1(ctx) -> Outcome:
                             f"{g(sigma3)} certified eps = {g(certified)} by WBK Thm 9",
                    counterexample=f"m = 10, N = 1e6, delta = 1e-5, eps = 1e4, sigma = {g(sigma)}: delta >= "
                                   f"{g(low_paper)}",
+                   corrected=f"Valid with explicit constants and conditions: sigma = Delta c2 sqrt(N ln(1/delta))/(m "
+                             f"eps), c2 = {g(THEOREM1_C2, 3)}, Delta = 2 (replace-one), for c3 (N L^2)^{{1/3}}/m <= eps "
+                             "<= min(c1 N/m^2, c4 L, ...), L = ln(1/delta) (privcal.gpope.theorem1_constants); outside "
+                             "that range use the numeric RDP accountant.",
                    data={"certified_epsilon": certified, "target_epsilon": eps3})
 
 
