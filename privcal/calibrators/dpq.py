@@ -177,7 +177,7 @@ def _calibrate_corrected(epsilon, delta, samples, batch_size, lr, lipschitz, res
             "tail, k - c sqrt(beta) sigma >= z sigma); raise epsilon or delta, or lower lr * L / B"
         )
     _, k, factor, delta_comp = best
-    beta = factor / rkhs.v_parameter(lr, k, batch_size)
+    beta = factor / rkhs._v_parameter(lr, k, batch_size)
     return _evaluate_corrected(epsilon, delta, k, beta, delta_comp, samples, batch_size, lr, lipschitz, resets, actions)
 
 
@@ -185,13 +185,13 @@ def _evaluate_corrected(epsilon, delta, k, beta, delta_comp, samples, batch_size
                         sigma=None):
     """Check every condition of the corrected analysis at (k, beta, sigma) with the library functions."""
     updates = samples // batch_size
-    d = math.sqrt(rkhs.update_sensitivity_squared(lr, k, batch_size, lipschitz, beta=beta))
+    d = math.sqrt(rkhs._update_sensitivity_squared(lr, k, batch_size, lipschitz, beta=beta))
     releases = Releases._unchecked(d, updates, 1.0, "poisson", Neighbouring.ADD_REMOVE)
     if sigma is None:
         sigma = ExactAccountant()._sigma_for(releases, epsilon, delta_comp)
     eps_comp = ExactAccountant()._compose(releases.event(sigma))._epsilon(delta_comp)
-    cond_tail = supremum.thm5_condition(k, beta, sigma)
-    delta_tail = supremum.thm5_failure(k, beta, sigma, resets, actions=actions) if cond_tail else 1.0
+    cond_tail = supremum._thm5_condition(k, beta, sigma)
+    delta_tail = supremum._thm5_failure(k, beta, sigma, resets, actions=actions) if cond_tail else 1.0
     conditions = {
         "composition: exact epsilon <= target": bool(eps_comp <= epsilon),
         "Lemma 8 (valid): k > c sqrt(beta) sigma": bool(cond_tail),
@@ -215,18 +215,18 @@ def _evaluate_corrected(epsilon, delta, k, beta, delta_comp, samples, batch_size
 
 
 def _paper_sigma(epsilon, delta_comp, k, samples, batch_size, lr, lipschitz):
-    c = rkhs.update_sensitivity_squared_paper(lr, k, batch_size, lipschitz)
+    c = rkhs._update_sensitivity_squared_paper(lr, k, batch_size, lipschitz)
     return composition._thm5_sigma_statement_paper(epsilon, delta_comp, steps=samples / batch_size, c=c)
 
 
 def _evaluate_paper(epsilon, delta, k, samples, batch_size, lr, lipschitz, resets, actions, sigma=None):
     delta_comp = delta / 2.0  # App. E.3 splits 1e-4 as 5e-5 + 5e-5
-    beta = rkhs.kernel_beta_thm5(lr, k, batch_size)
+    beta = rkhs._kernel_beta_thm5(lr, k, batch_size)
     if sigma is None:
         sigma = _paper_sigma(epsilon, delta_comp, k, samples, batch_size, lr, lipschitz)
-    cond = supremum.thm5_condition_paper(k, beta, sigma)
-    delta_tail = supremum.thm5_failure_e3_paper(k, beta, sigma, resets) if cond else 1.0
-    c = rkhs.update_sensitivity_squared_paper(lr, k, batch_size, lipschitz)
+    cond = supremum._thm5_condition_paper(k, beta, sigma)
+    delta_tail = supremum._thm5_failure_e3_paper(k, beta, sigma, resets) if cond else 1.0
+    c = rkhs._update_sensitivity_squared_paper(lr, k, batch_size, lipschitz)
     conditions = {
         "Thm 5: 2k > 8.68 sqrt(beta) sigma": bool(cond),
         "Thm 5 (statement): sigma >= sqrt(2 T/B ln(e + eps/delta)) C / eps": bool(
@@ -390,7 +390,7 @@ def check(
     k = V.positive("k", k)
     if variant == "paper":
         return _evaluate_paper(epsilon, delta, k, samples, batch_size, lr, lipschitz, resets, actions, sigma=sigma)
-    beta = rkhs.kernel_beta_thm5(lr, k, batch_size) if beta is None else V.positive("beta", beta)
+    beta = rkhs._kernel_beta_thm5(lr, k, batch_size) if beta is None else V.positive("beta", beta)
     return _evaluate_corrected(
         epsilon, delta, k, beta, delta / 2.0, samples, batch_size, lr, lipschitz, resets, actions, sigma=sigma
     )

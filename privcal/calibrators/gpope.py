@@ -41,11 +41,7 @@ from ..accounting.accountants import PaperAccountant, RDPAccountant
 from ..accounting.events import ComposedEvent, Neighbouring, Releases, _unwrap
 from ..errors import InfeasibleError
 from ..rdp import GridEdgeWarning
-from ..subsampling import (
-    rdp_poisson_gaussian,
-    rdp_without_replacement_gaussian,
-    rdp_without_replacement_gaussian_thm9,
-)
+from .. import subsampling
 
 __all__ = [
     "ADJACENCIES",
@@ -222,8 +218,8 @@ def _rdp_per_iteration(orders: np.ndarray, sigma: float, *, trajectories: int, a
     """:func:`rdp_per_iteration` for validated inputs."""
     s = sigma / ADJACENCIES[adjacency]
     if adjacency == "add_remove":
-        return rdp_poisson_gaussian(orders, s, 1.0 / trajectories)
-    return rdp_without_replacement_gaussian(orders, s, 1.0 / trajectories)
+        return subsampling._rdp_poisson_gaussian(orders, s, 1.0 / trajectories)
+    return subsampling._rdp_without_replacement_gaussian(orders, s, 1.0 / trajectories)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -551,7 +547,7 @@ class _Thm9Accountant(RDPAccountant):
             nm = _unwrap(event.event)[0].noise_multiplier
             if math.isinf(nm):  # no information released
                 return np.zeros_like(self.orders)
-            return rdp_without_replacement_gaussian_thm9(self.orders, nm, event.sample_rate)
+            return subsampling._rdp_without_replacement_gaussian_thm9(self.orders, nm, event.sample_rate)
         return super()._subsampled_rdp(event)
 
 

@@ -286,9 +286,9 @@ def dpq_table(
     resets = samples // batch_size if resets is None else V.positive_int("resets", resets)
     actions = V.positive_int("actions", actions)
 
-    c = rkhs.update_sensitivity_squared_paper(lr, k, batch_size, lipschitz)  # C = (v^2 + v) L^2
+    c = rkhs._update_sensitivity_squared_paper(lr, k, batch_size, lipschitz)  # C = (v^2 + v) L^2
     sensitivity = math.sqrt(c)
-    valid_sensitivity = math.sqrt(rkhs.update_sensitivity_squared(lr, k, batch_size, lipschitz))
+    valid_sensitivity = math.sqrt(rkhs._update_sensitivity_squared(lr, k, batch_size, lipschitz))
     updates = samples // batch_size  # full-batch updates performed by Algorithm 1
     t_prime = samples / batch_size  # T' = T/B as printed
 
@@ -299,7 +299,7 @@ def dpq_table(
             "kov_quoted": composition._sigma_kov_quoted_paper(eps, delta, steps=t_prime, sensitivity=sensitivity),
         }
 
-    v = rkhs.v_parameter(lr, k, batch_size)
+    v = rkhs._v_parameter(lr, k, batch_size)
     params = {
         "resets": resets,
         "actions": actions,
