@@ -68,6 +68,7 @@ _SUBSAMPLED_RDP = {
     ("without_replacement", Neighbouring.ZERO_OUT): "Wang-Balle-Kasiviswanathan 2018, Thm 27",
 }
 _DEFAULT_RTOL = 1e-9
+_DEFAULT_ORDERS = rdp._orders(rdp.DEFAULT_ORDERS)
 
 
 def _subsampled_gaussian(event: Event) -> bool:
@@ -85,8 +86,8 @@ def _valid_subsampled_rdp(orders: np.ndarray, event: SubsampledEvent) -> np.ndar
     if math.isinf(nm):  # no information released
         return np.zeros_like(orders)
     if event.sampling == "poisson":
-        return subsampling.rdp_poisson_gaussian(orders, nm, event.sample_rate)
-    return subsampling.rdp_without_replacement_gaussian(orders, nm, event.sample_rate)
+        return subsampling._rdp_poisson_gaussian(orders, nm, event.sample_rate)
+    return subsampling._rdp_without_replacement_gaussian(orders, nm, event.sample_rate)
 
 
 def _default_hint(releases: Releases, epsilon: float, delta: float) -> float:
@@ -312,7 +313,7 @@ class PaperAccountant(_GaussianMuAccountant):
 
     def __init__(self, orders: Optional[ArrayLike] = None):
         super().__init__()
-        self._setup(rdp._orders(rdp.DEFAULT_ORDERS if orders is None else orders))
+        self._setup(_DEFAULT_ORDERS if orders is None else rdp._orders(orders))
 
     def _setup(self, orders: np.ndarray) -> None:
         self.orders = orders
@@ -337,7 +338,7 @@ class PaperAccountant(_GaussianMuAccountant):
             self._subsampled = True
             nm = _unwrap(event.event)[0].noise_multiplier
             if not math.isinf(nm):
-                self._lemma1 = self._lemma1 + count * subsampling.rdp_gpope_lemma1_paper(
+                self._lemma1 = self._lemma1 + count * subsampling._rdp_gpope_lemma1_paper(
                     self.orders, nm, event.sample_rate
                 )
             self._valid_rdp = self._valid_rdp + count * _valid_subsampled_rdp(self.orders, event)
@@ -348,7 +349,7 @@ class PaperAccountant(_GaussianMuAccountant):
     def _tail(self, delta: float) -> tuple[float, float]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", rdp.GridEdgeWarning)
-            return rdp.moments_tail_epsilon(self.orders, self._lemma1, delta)
+            return rdp._moments_tail_epsilon(self.orders, self._lemma1, delta)
 
     @property
     def valid(self) -> bool:  # type: ignore[override]
@@ -400,7 +401,7 @@ class PaperAccountant(_GaussianMuAccountant):
         if self._subsampled:
             if not np.any(self._lemma1):
                 return 0.0
-            return float(rdp.moments_tail_delta(self.orders, self._lemma1, epsilon)[0])
+            return float(rdp._moments_tail_delta(self.orders, self._lemma1, epsilon)[0])
         if self._mu2 == 0:
             return 0.0
         return composition._thm5_delta_paper(epsilon, 1.0, steps=1, sensitivity=self.mu)
@@ -491,7 +492,11 @@ class RDPAccountant(Accountant):
 
     def __init__(self, orders: Optional[ArrayLike] = None, *, conversion: str = "improved"):
         super().__init__()
-        self._setup(rdp._orders(rdp.DEFAULT_ORDERS if orders is None else orders), rdp._conversion(conversion))
+        # the defaults are trusted (validated once, below); only what the user passes is checked
+        self._setup(
+            _DEFAULT_ORDERS if orders is None else rdp._orders(orders),
+            conversion if conversion == "improved" else rdp._conversion(conversion),
+        )
 
     def _setup(self, orders: np.ndarray, conversion: str) -> None:
         self.orders = orders
@@ -513,7 +518,7 @@ class RDPAccountant(Accountant):
         elif math.isinf(event.noise_multiplier):
             step = np.zeros_like(self.orders)
         else:
-            step = rdp.rdp_gaussian(self.orders, event.noise_multiplier)
+            step = rdp._rdp_gaussian(self.orders, event.noise_multiplier)
         self._rdp = self._rdp + count * step
 
     def _window(self, order: float) -> np.ndarray:
@@ -542,13 +547,13 @@ class RDPAccountant(Accountant):
     def _epsilon_and_order(self, delta: float) -> tuple[float, float]:
         if not np.any(self._rdp):
             return 0.0, math.nan
-        eps, order = rdp.epsilon_from_rdp(self.orders, self._rdp, delta, conversion=self.conversion)
+        eps, order = rdp._epsilon_from_rdp(self.orders, self._rdp, delta, conversion=self.conversion)
         return float(eps), float(order)
 
     def _delta(self, epsilon):
         if not np.any(self._rdp):
             return 0.0
-        d, _ = rdp.delta_from_rdp(self.orders, self._rdp, epsilon, conversion=self.conversion)
+        d, _ = rdp._delta_from_rdp(self.orders, self._rdp, epsilon, conversion=self.conversion)
         return float(d)
 
     def _sigma_for(self, releases, epsilon, delta, *, sigma_hint=None, rtol=_DEFAULT_RTOL):
