@@ -19,8 +19,8 @@ the rest is a difference of two ``scipy.special.erfcx`` values; elsewhere ``log_
 Where the float64 difference could carry a relative error above 1e-11 (strong cancellation, when
 epsilon/mu is much larger than mu) it is recomputed with mpmath at a precision chosen from the
 cancellation, so relative accuracy stays near 1e-11 or better for epsilon up to 100 and delta down
-to 1e-300. Inverses are found by bracketing and return the *feasible* side of the
-bracket: the epsilon returned never lies below the true one, the mu never above.
+to 1e-300. Inverses are found by bracketing, aiming a hair below delta (beyond that evaluation
+error): the epsilon returned never lies below the true one, the mu never above.
 """
 
 from __future__ import annotations
@@ -61,7 +61,13 @@ _SQRT2 = math.sqrt(2.0)
 # and then accounted here lands on the feasible side despite rounding of sigma <-> mu.
 _LOG_MARGIN_EPSILON = -1e-10
 _LOG_MARGIN_MU = -3e-10
-# Relative tolerance of the root searches; results are then moved to the feasible side.
+# Below this a = mu/2 - epsilon/mu, log delta is log Phi(a) to far better than 1e-11 (see _log_delta_exact).
+_FAR_TAIL = -1e100
+# Precision (decimal digits) at which the mpmath re-evaluation gives up and returns log Phi(a) >= log delta.
+_MAX_DPS = 20000
+# Relative tolerance of the root searches. In the mu direction it lies inside _LOG_MARGIN_MU (the root
+# brentq returns is feasible for the true profile; tests/test_gaussian.py checks this against an
+# 80-digit mpmath profile); in the epsilon direction it may not at huge mu, see _feasible_up.
 _RTOL = 4 * np.finfo(float).eps
 
 
@@ -175,6 +181,11 @@ def _log_delta_exact(epsilon: float, mu: float) -> float:
         diff = eu - ew
         if diff > 0 and 4 * _EPS * eu <= _FLOAT_ERROR_LIMIT * diff:
             return -0.5 * a * a + math.log(0.5 * diff)
+        if a < _FAR_TAIL:
+            # delta <= Phi(a) = exp(-a^2/2) erfcx(-a/sqrt2) / 2 < exp(-5e199): log Phi(a) is log delta to
+            # far better than 1e-11 relative (the dropped log(1 - e^eps Phi(b)/Phi(a)) is a few hundred
+            # nats at most), and mpmath's erfc overflows near |a| = 1e154
+            return -0.5 * a * a + math.log(0.5 * eu)
         return _log_delta_mp(epsilon, mu, math.log(ew / eu) if ew > 0 else -math.inf)
     log_pa = float(special.log_ndtr(a))
     log_pb = epsilon + float(special.log_ndtr(b))
@@ -191,15 +202,21 @@ def _log_delta_exact(epsilon: float, mu: float) -> float:
 def _log_delta_mp(epsilon: float, mu: float, log_r: float) -> float:
     """The same difference with mpmath, precise enough for the cancellation that log_r shows."""
     lost = 16 if log_r >= 0 else max(0.0, -math.log10(max(-math.expm1(log_r), 1e-300)))
-    with mpmath.workdps(int(30 + 2 * lost + math.log10(1.0 + epsilon + mu))):
-        eps = mpmath.mpf(epsilon)
-        m = mpmath.mpf(mu)
-        a = m / 2 - eps / m
-        b = -m / 2 - eps / m
-        d = mpmath.ncdf(a) - mpmath.exp(eps) * mpmath.ncdf(b)
-        if d <= 0:
-            return -math.inf
-        return float(mpmath.log(d))
+    dps = int(30 + 2 * lost + math.log10(1.0 + epsilon + mu))
+    while True:
+        with mpmath.workdps(dps):
+            eps = mpmath.mpf(epsilon)
+            m = mpmath.mpf(mu)
+            a = m / 2 - eps / m
+            b = -m / 2 - eps / m
+            d = mpmath.ncdf(a) - mpmath.exp(eps) * mpmath.ncdf(b)
+            if d > 0:
+                return float(mpmath.log(d))
+        # delta > 0 for every finite epsilon and mu > 0: the cancellation was deeper than log_r showed
+        # (e.g. epsilon = 0 and mu = 1e-100, where delta = 2 Phi(mu/2) - 1 ~ 4e-101); more digits
+        dps *= 2
+        if dps > _MAX_DPS:  # never reached in the tests; the upper bound delta <= Phi(a) is conservative
+            return float(special.log_ndtr(mu / 2.0 - epsilon / mu))
 
 
 def log_delta_exact(epsilon: float, mu: float) -> float:
@@ -252,7 +269,8 @@ def _delta_exact(epsilon: float, mu: float) -> float:
 def epsilon_exact(delta: float, mu: float) -> float:
     """Smallest epsilon >= 0 with delta_exact(epsilon, mu) <= delta (Balle & Wang 2018, inverse in epsilon).
 
-    The bracket's feasible end is returned, so the result is never below the true epsilon.
+    The root of log delta(epsilon; mu) = log(delta) - 1e-10 is returned (moved up until the float64
+    profile is below that target), so the result is never below the true epsilon.
 
     Args:
         delta: target delta, in (0, 1).
@@ -281,13 +299,16 @@ def _epsilon_exact(delta: float, mu: float) -> float:
     lo = 0.0
     f = lambda e: _log_delta_exact(e, mu) - log_delta  # noqa: E731
     root = optimize.brentq(f, lo, hi, xtol=1e-300, rtol=_RTOL, maxiter=200)
+    # At huge mu (about 1e6 and beyond) a = mu/2 - eps/mu cancels and one rounding of the root moves
+    # log delta by more than the margin: step up until the float64 profile is below the target.
     return float(_feasible_up(float(root), f, hi))
 
 
 def mu_exact(epsilon: float, delta: float) -> float:
     """Largest mu = sensitivity/sigma with delta_exact(epsilon, mu) <= delta (Balle & Wang 2018, Alg. 1).
 
-    The bracket's feasible end is returned, so the mu returned never exceeds the true one.
+    The root of log delta(epsilon; mu) = log(delta) - 3e-10 is returned, so the mu returned never
+    exceeds the true one.
 
     Args:
         epsilon: target epsilon, in [0, inf).
@@ -319,7 +340,7 @@ def _mu_exact(epsilon: float, delta: float) -> float:
     while f(hi) <= 0:
         lo, hi = hi, 2.0 * hi
     root = optimize.brentq(f, lo, hi, xtol=1e-300, rtol=_RTOL, maxiter=200)
-    return float(_feasible_down(float(root), f, lo))
+    return float(root)
 
 
 def sigma_exact(epsilon: float, delta: float, *, sensitivity: float = 1.0) -> float:
@@ -356,14 +377,5 @@ def _feasible_up(x: float, f, hi: float) -> float:
     step = max(abs(x), 1e-300) * _RTOL
     while f(x) > 0 and x < hi:
         x = min(hi, x + step)
-        step *= 2.0
-    return x
-
-
-def _feasible_down(x: float, f, lo: float) -> float:
-    """Largest float <= x (down to lo) with f <= 0, for f increasing through its root."""
-    step = max(abs(x), 1e-300) * _RTOL
-    while f(x) > 0 and x > lo:
-        x = max(lo, x - step)
         step *= 2.0
     return x
