@@ -31,9 +31,13 @@ def main(argv=None) -> dict:
 
     total, results = best_of(lambda: run_claims(budget=args.budget, seed=args.seed), args.repeat)
     slowest = sorted(results, key=lambda r: r.seconds, reverse=True)[: max(0, args.top)]
+    verdicts = {}
+    for r in results:
+        verdicts[r.outcome.verdict] = verdicts.get(r.outcome.verdict, 0) + 1
     out = {
         "budget": args.budget,
         "claims": len(results),
+        "verdicts": verdicts,
         "seconds": total,
         "target_seconds": TARGETS[args.budget],
         "within_target": total < TARGETS[args.budget],
@@ -43,7 +47,8 @@ def main(argv=None) -> dict:
         print(json.dumps(out, indent=2))
         return out
     print(f"privcal verify --budget {args.budget}: {len(results)} claims in {total:.1f} s "
-          f"(target < {TARGETS[args.budget]:.0f} s: {'met' if out['within_target'] else 'MISSED'})")
+          f"(target < {TARGETS[args.budget]:.0f} s: {'met' if out['within_target'] else 'MISSED'}); "
+          + ", ".join(f"{n} {v}" for v, n in verdicts.items()))
     for r in slowest:
         print(f"  {r.seconds:7.2f} s  {r.claim.id}")
     return out

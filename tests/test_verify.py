@@ -470,7 +470,7 @@ def test_kov34_checks_privcals_function_against_the_printed_formula(monkeypatch)
     import privcal.composition as C
 
     real = C.kov_epsilon_approx
-    monkeypatch.setattr(C, "kov_epsilon_approx", lambda *a: 1.01 * real(*a))
+    monkeypatch.setattr(C, "kov_epsilon_approx", lambda *a, **k: 1.01 * real(*a, **k))
     r = run_claim(get_claim("KOV-thm3.4-approximation"))
     assert r.outcome.verdict == "fails" and "differs from the printed formula" in r.outcome.evidence
 

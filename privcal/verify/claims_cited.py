@@ -7,6 +7,7 @@ brute-force computation and with each other (optimal <= closed-form approximatio
 
 from __future__ import annotations
 
+import inspect
 import math
 
 import numpy as np
@@ -39,6 +40,16 @@ def _brute_force_delta(epsilon: float, epsilon0: float, delta0: float, k: int) -
     return float(np.sum(np.maximum(pk - math.exp(epsilon) * qk, 0.0)))
 
 
+def _kov(name: str, epsilon0: float, delta0: float, k: int, **target: float):
+    """privcal.composition.<name>(epsilon0, delta0, k mechanisms, epsilon= or delta=) by keyword.
+
+    The number of composed mechanisms is the keyword ``steps`` (one argument order across kov_*, issue 11) or,
+    in older releases, ``k``: read from the signature of ``kov_delta``, so the checks run with either.
+    """
+    key = "steps" if "steps" in inspect.signature(C.kov_delta).parameters else "k"
+    return getattr(C, name)(epsilon0=epsilon0, delta0=delta0, **{key: k}, **target)
+
+
 _KOV_SMALL = st.tuples(st.integers(1, 6), st.floats(0.0, 2.0), st.floats(0.0, 0.1), st.floats(0.0, 8.0))
 
 
@@ -58,11 +69,11 @@ def _kov33(ctx) -> Outcome:
     def bad(t):
         k, eps0, delta0, eps = t
         brute = _brute_force_delta(eps, eps0, delta0, k)
-        lib = C.kov_delta(eps, eps0, delta0, k)
+        lib = _kov("kov_delta", eps0, delta0, k, epsilon=eps)
         # the enumeration sums 4^k terms of size <= 1: absolute float64 error below ~1e-12
         err = abs(lib - brute)
         worst[0] = max(worst[0], err)
-        grid_bad = any(abs(d - b) > 1e-8 * b + 1e-12 for e, d in C.kov_epsilon_grid_paper(eps0, delta0, k)
+        grid_bad = any(abs(d - b) > 1e-8 * b + 1e-12 for e, d in _kov("kov_epsilon_grid_paper", eps0, delta0, k)
                        for b in (_brute_force_delta(e, eps0, delta0, k),))
         return err > 1e-8 * brute + 1e-12 or grid_bad
 
@@ -102,8 +113,8 @@ def _kov34_violation(t) -> str | None:
     delta0 = delta * 10.0**frac / k
     try:
         _, second, third = _kov34_terms(eps0, delta0, k, delta)
-        opt = C.kov_epsilon(eps0, delta0, k, delta)
-        lib = C.kov_epsilon_approx(eps0, delta0, k, delta)
+        opt = _kov("kov_epsilon", eps0, delta0, k, delta=delta)
+        lib = _kov("kov_epsilon_approx", eps0, delta0, k, delta=delta)
     except InfeasibleError:
         return None
     if second < opt * (1 - 1e-9) or third < opt * (1 - 1e-9):
@@ -133,7 +144,7 @@ def _kov34(ctx) -> Outcome:
                                       f"delta = {g(10.0 ** ld)}")
     delta = 1e-5
     delta0 = delta * 0.1 / 100
-    opt = C.kov_epsilon(0.1, delta0, 100, delta)
+    opt = _kov("kov_epsilon", 0.1, delta0, 100, delta=delta)
     _, second, third = _kov34_terms(0.1, delta0, 100, delta)
     return Outcome(HOLDS, f"optimal <= each closed-form term of Thm 3.4, and privcal equals the printed minimum "
                           f"(checked: {len(pinned)} pinned points and {ctx.examples(80)} examples); e.g. k = 100, "
@@ -154,8 +165,8 @@ def _drv(ctx) -> Outcome:
         delta = 10.0**ld
         delta0 = delta * 10.0**frac / k
         try:
-            drv = C.drv_epsilon(eps0, delta0, k, delta)
-            opt = C.kov_epsilon(eps0, delta0, k, delta)
+            drv = _kov("drv_epsilon", eps0, delta0, k, delta=delta)
+            opt = _kov("kov_epsilon", eps0, delta0, k, delta=delta)
         except InfeasibleError:
             return False
         return drv < opt * (1 - 1e-9)
