@@ -6,6 +6,7 @@ PLD composition).
 """
 
 import math
+from fractions import Fraction
 import numpy as np
 import pytest
 from hypothesis import given
@@ -51,6 +52,17 @@ def test_sigma_composed_exact_round_trip(epsilon, log10_delta, steps, sensitivit
     # sufficient, and tight (a 1e-6 smaller sigma is not)
     assert C.delta_composed_exact(epsilon, sigma, steps=steps, sensitivity=sensitivity) <= delta
     assert C.delta_composed_exact(epsilon, sigma * (1 - 1e-6), steps=steps, sensitivity=sensitivity) > delta
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 1.0, 2.0, 8.0])
+@pytest.mark.parametrize("delta", [1e-3, 1e-5, 1e-9])
+@pytest.mark.parametrize("steps,sensitivity", [(1, 0.3), (80, 1.0), (1000, 2.5), (9999, 7.0)])
+def test_sigma_composed_exact_is_rounded_up(epsilon, delta, steps, sensitivity):
+    # the two nextafter steps of sigma_composed_exact: sigma >= sqrt(steps) * sensitivity / mu_exact exactly
+    # (squared, in rational arithmetic). With one step it fails at e.g. (1.0, 1e-3, 1000, 2.5).
+    sigma = C.sigma_composed_exact(epsilon, delta, steps=steps, sensitivity=sensitivity)
+    mu = G.mu_exact(epsilon, delta)
+    assert Fraction(sigma) ** 2 * Fraction(mu) ** 2 >= steps * Fraction(sensitivity) ** 2
 
 
 # ---------------------------------------------------------------------------------------------------
