@@ -9,8 +9,11 @@ r"""Kairouz, Oh & Viswanath 2015: optimal homogeneous composition, and the compo
 * KOV for the Gaussian: the per-step (epsilon0, delta0) taken from the exact single-step Gaussian
   profile and optimised over epsilon0 (:func:`kov_gaussian_epsilon`, :func:`kov_gaussian_delta`).
 
-The number of composed mechanisms is ``steps`` (k in the paper). ``privcal.composition`` re-exports
-every public name of this module.
+The number of composed mechanisms is ``steps`` (k in the papers). Every function takes the per-step
+mechanism's parameters positionally, then keyword-only ``steps`` and the query (``delta`` for an
+epsilon, ``epsilon`` for a delta), e.g. ``kov_epsilon(0.1, 1e-8, steps=100, delta=1e-5)``, so that an
+old positional call fails loudly instead of swapping numbers. ``privcal.composition`` re-exports every
+public name of this module.
 
 Numerics of the KOV profile. With p = e^eps0 / (1 + e^eps0), q = 1 - p,
 
@@ -295,17 +298,17 @@ class _RandomizedResponse:
         return _lse_concave(fn, i)[0]
 
 
-def _validate_kov(epsilon0, delta0, k) -> tuple[float, float, int]:
+def _validate_kov(epsilon0, delta0, steps) -> tuple[float, float, int]:
     """Validate the per-step (epsilon0, delta0) and the number of steps of the KOV functions."""
     epsilon0 = V.in_closed("epsilon0", epsilon0, 0.0, _EPS0_CEIL)
     delta0 = V.probability("delta0", delta0)
-    k = V.positive_int("k", k)
-    if k > _K_MAX:
-        raise ValueError(f"k must be in [1, {_K_MAX:.0e}], got {k!r}")
-    return epsilon0, delta0, k
+    steps = V.positive_int("steps", steps)
+    if steps > _K_MAX:
+        raise ValueError(f"steps must be in [1, {_K_MAX:.0e}], got {steps!r}")
+    return epsilon0, delta0, steps
 
 
-def kov_delta(epsilon: float, epsilon0: float, delta0: float, k: int) -> float:
+def kov_delta(epsilon0: float, delta0: float, *, steps: int, epsilon: float) -> float:
     """Optimal delta(epsilon) of the k-fold adaptive composition of (epsilon0, delta0)-DP mechanisms.
 
     delta(eps) = 1 - (1 - delta0)^k (1 - delta_RR(eps)),
@@ -316,10 +319,10 @@ def kov_delta(epsilon: float, epsilon0: float, delta0: float, k: int) -> float:
     (piecewise linear in e^eps). Log-space sum (module docstring); never below the true value.
 
     Args:
-        epsilon: epsilon of the composition at which delta is evaluated, in [0, inf).
         epsilon0: per-step epsilon, in [0, 1e250].
         delta0: per-step delta, in [0, 1].
-        k: number of composed mechanisms, an integer in [1, 1e8].
+        steps: number k of composed mechanisms, an integer in [1, 1e8].
+        epsilon: epsilon of the composition at which delta is evaluated, in [0, inf).
 
     Returns:
         delta, in [0, 1]: an upper bound on the optimal delta, within about 1e-8 relative.
@@ -327,13 +330,14 @@ def kov_delta(epsilon: float, epsilon0: float, delta0: float, k: int) -> float:
     Raises:
         ValueError: an argument is outside its range.
     """
+    epsilon0, delta0, steps = _validate_kov(epsilon0, delta0, steps)
     epsilon = V.nonnegative("epsilon", epsilon)
-    epsilon0, delta0, k = _validate_kov(epsilon0, delta0, k)
-    return _kov_delta(epsilon, epsilon0, delta0, k)
+    return _kov_delta(epsilon0, delta0, steps=steps, epsilon=epsilon)
 
 
-def _kov_delta(epsilon: float, epsilon0: float, delta0: float, k: int) -> float:
+def _kov_delta(epsilon0: float, delta0: float, *, steps: int, epsilon: float) -> float:
     """kov_delta for validated inputs: 1 - (1 - delta0)^k (1 - delta_RR), rounded up."""
+    k = steps
     fail = _fail_probability(delta0, k)
     if fail >= 1.0 or epsilon0 == 0.0:
         return fail
@@ -342,8 +346,8 @@ def _kov_delta(epsilon: float, epsilon0: float, delta0: float, k: int) -> float:
     return min(1.0, (fail + (1.0 - fail) * rr) * (1.0 + 4.0 * _EPS))
 
 
-def kov_epsilon(epsilon0: float, delta0: float, k: int, delta: float) -> float:
-    """Smallest epsilon with kov_delta(epsilon, epsilon0, delta0, k) <= delta (optimal composition).
+def kov_epsilon(epsilon0: float, delta0: float, *, steps: int, delta: float) -> float:
+    """Smallest epsilon with kov_delta(epsilon0, delta0, steps=k, epsilon=epsilon) <= delta (optimal).
 
     Inverse of :func:`kov_delta` (Kairouz, Oh & Viswanath 2015, Thm 3.3 at every epsilon): the grid cell
     (k - 2i) eps0 < eps <= (k - 2i + 2) eps0 is found from the monotone profile on the grid (all grid
@@ -354,7 +358,7 @@ def kov_epsilon(epsilon0: float, delta0: float, k: int, delta: float) -> float:
     Args:
         epsilon0: per-step epsilon, in [0, 1e250].
         delta0: per-step delta, in [0, 1].
-        k: number of composed mechanisms, an integer in [1, 1e8].
+        steps: number k of composed mechanisms, an integer in [1, 1e8].
         delta: target delta of the composition, in (0, 1).
 
     Returns:
@@ -364,13 +368,14 @@ def kov_epsilon(epsilon0: float, delta0: float, k: int, delta: float) -> float:
         ValueError: an argument is outside its range.
         InfeasibleError: 1 - (1 - delta0)^k >= delta (no epsilon is enough).
     """
-    epsilon0, delta0, k = _validate_kov(epsilon0, delta0, k)
+    epsilon0, delta0, steps = _validate_kov(epsilon0, delta0, steps)
     delta = V.open_unit("delta", delta)
-    return _kov_epsilon(epsilon0, delta0, k, delta)
+    return _kov_epsilon(epsilon0, delta0, steps=steps, delta=delta)
 
 
-def _kov_epsilon(epsilon0: float, delta0: float, k: int, delta: float) -> float:
+def _kov_epsilon(epsilon0: float, delta0: float, *, steps: int, delta: float) -> float:
     """kov_epsilon for validated inputs."""
+    k = steps
     fail = _fail_probability(delta0, k)
     if fail >= delta:
         raise InfeasibleError(
@@ -430,7 +435,7 @@ def _kov_epsilon(epsilon0: float, delta0: float, k: int, delta: float) -> float:
     return candidate
 
 
-def kov_epsilon_grid_paper(epsilon0: float, delta0: float, k: int) -> list[tuple[float, float]]:
+def kov_epsilon_grid_paper(epsilon0: float, delta0: float, *, steps: int) -> list[tuple[float, float]]:
     """Kairouz, Oh & Viswanath 2015, Thm 3.3 as printed: the pairs (eps_i, delta_i), i = 0 .. floor(k/2).
 
     eps_i = (k - 2i) eps0,  delta_i = 1 - (1 - delta0)^k (1 - delta_i^RR),
@@ -440,7 +445,7 @@ def kov_epsilon_grid_paper(epsilon0: float, delta0: float, k: int) -> list[tuple
     Args:
         epsilon0: per-step epsilon, in [0, 1e250].
         delta0: per-step delta, in [0, 1].
-        k: number of composed mechanisms, an integer in [1, 20000].
+        steps: number k of composed mechanisms, an integer in [1, 20000].
 
     Returns:
         the floor(k/2) + 1 pairs (epsilon_i, delta_i), epsilon decreasing.
@@ -448,14 +453,15 @@ def kov_epsilon_grid_paper(epsilon0: float, delta0: float, k: int) -> list[tuple
     Raises:
         ValueError: an argument is outside its range.
     """
-    epsilon0, delta0, k = _validate_kov(epsilon0, delta0, k)
-    if k > 20000:
-        raise ValueError(f"k must be <= 20000 for the O(k^2) grid, got {k!r}")
-    return _kov_epsilon_grid_paper(epsilon0, delta0, k)
+    epsilon0, delta0, steps = _validate_kov(epsilon0, delta0, steps)
+    if steps > 20000:
+        raise ValueError(f"steps must be <= 20000 for the O(k^2) grid, got {steps!r}")
+    return _kov_epsilon_grid_paper(epsilon0, delta0, steps=steps)
 
 
-def _kov_epsilon_grid_paper(epsilon0: float, delta0: float, k: int) -> list[tuple[float, float]]:
+def _kov_epsilon_grid_paper(epsilon0: float, delta0: float, *, steps: int) -> list[tuple[float, float]]:
     """kov_epsilon_grid_paper for validated inputs."""
+    k = steps
     fail = _fail_probability(delta0, k)
     log_norm = k * float(np.logaddexp(0.0, epsilon0))  # log (1 + e^eps0)^k
     ls = np.arange(k // 2 + 1, dtype=float)
@@ -474,7 +480,7 @@ def _kov_epsilon_grid_paper(epsilon0: float, delta0: float, k: int) -> list[tupl
     return pairs
 
 
-def kov_epsilon_approx(epsilon0: float, delta0: float, k: int, delta: float) -> float:
+def kov_epsilon_approx(epsilon0: float, delta0: float, *, steps: int, delta: float) -> float:
     """Closed-form epsilon of Kairouz, Oh & Viswanath 2015, Thm 3.4 (an upper bound on the optimal one).
 
     eps~ = min{ k eps0,
@@ -485,7 +491,7 @@ def kov_epsilon_approx(epsilon0: float, delta0: float, k: int, delta: float) -> 
     Args:
         epsilon0: per-step epsilon, in [0, 1e250].
         delta0: per-step delta, in [0, 1].
-        k: number of composed mechanisms, an integer in [1, 1e8].
+        steps: number k of composed mechanisms, an integer in [1, 1e8].
         delta: target delta of the composition, in (0, 1).
 
     Returns:
@@ -495,13 +501,14 @@ def kov_epsilon_approx(epsilon0: float, delta0: float, k: int, delta: float) -> 
         ValueError: an argument is outside its range.
         InfeasibleError: 1 - (1 - delta0)^k >= delta (delta~ would not be positive).
     """
-    epsilon0, delta0, k = _validate_kov(epsilon0, delta0, k)
+    epsilon0, delta0, steps = _validate_kov(epsilon0, delta0, steps)
     delta = V.open_unit("delta", delta)
-    return _kov_epsilon_approx(epsilon0, delta0, k, delta)
+    return _kov_epsilon_approx(epsilon0, delta0, steps=steps, delta=delta)
 
 
-def _kov_epsilon_approx(epsilon0: float, delta0: float, k: int, delta: float) -> float:
+def _kov_epsilon_approx(epsilon0: float, delta0: float, *, steps: int, delta: float) -> float:
     """kov_epsilon_approx for validated inputs."""
+    k = steps
     fail = _fail_probability(delta0, k)
     if fail >= delta:
         raise InfeasibleError(
@@ -516,7 +523,7 @@ def _kov_epsilon_approx(epsilon0: float, delta0: float, k: int, delta: float) ->
     return min(k * epsilon0, first, second)
 
 
-def drv_epsilon(epsilon0: float, delta0: float, k: int, delta: float) -> float:
+def drv_epsilon(epsilon0: float, delta0: float, *, steps: int, delta: float) -> float:
     """Advanced composition: eps = sqrt(2k ln(1/delta')) eps0 + k eps0 (e^eps0 - 1), delta' = delta - k delta0
 
     Dwork, Rothblum & Vadhan 2010 (FOCS), Thm III.3; Dwork & Roth 2014, Thm 3.20: k-fold adaptive
@@ -525,7 +532,7 @@ def drv_epsilon(epsilon0: float, delta0: float, k: int, delta: float) -> float:
     Args:
         epsilon0: per-step epsilon, in [0, 1e250].
         delta0: per-step delta, in [0, 1].
-        k: number of composed mechanisms, an integer in [1, 1e8].
+        steps: number k of composed mechanisms, an integer in [1, 1e8].
         delta: target delta of the composition, in (0, 1).
 
     Returns:
@@ -535,20 +542,21 @@ def drv_epsilon(epsilon0: float, delta0: float, k: int, delta: float) -> float:
         ValueError: an argument is outside its range.
         InfeasibleError: delta' = delta - k delta0 <= 0.
     """
-    epsilon0, delta0, k = _validate_kov(epsilon0, delta0, k)
+    epsilon0, delta0, steps = _validate_kov(epsilon0, delta0, steps)
     delta = V.open_unit("delta", delta)
-    return _drv_epsilon(epsilon0, delta0, k, delta)
+    return _drv_epsilon(epsilon0, delta0, steps=steps, delta=delta)
 
 
-def _drv_epsilon(epsilon0: float, delta0: float, k: int, delta: float) -> float:
+def _drv_epsilon(epsilon0: float, delta0: float, *, steps: int, delta: float) -> float:
     """drv_epsilon for validated inputs."""
+    k = steps
     slack = delta - k * delta0
     if not slack > 0:
         raise InfeasibleError(f"advanced composition needs delta - k*delta0 > 0, got {slack!r}")
     return math.sqrt(2.0 * k * -math.log(slack)) * epsilon0 + k * epsilon0 * math.expm1(epsilon0)
 
 
-def basic_epsilon(epsilon0: float, delta0: float, k: int, delta: float) -> float:
+def basic_epsilon(epsilon0: float, delta0: float, *, steps: int, delta: float) -> float:
     """Basic composition: k (eps0, delta0)-DP steps are (k eps0, k delta0)-DP; k eps0 if k delta0 <= delta.
 
     Dwork & Roth 2014, Thm 3.16.
@@ -556,7 +564,7 @@ def basic_epsilon(epsilon0: float, delta0: float, k: int, delta: float) -> float
     Args:
         epsilon0: per-step epsilon, in [0, 1e250].
         delta0: per-step delta, in [0, 1].
-        k: number of composed mechanisms, an integer in [1, 1e8].
+        steps: number k of composed mechanisms, an integer in [1, 1e8].
         delta: target delta of the composition, in (0, 1).
 
     Returns:
@@ -566,13 +574,14 @@ def basic_epsilon(epsilon0: float, delta0: float, k: int, delta: float) -> float
         ValueError: an argument is outside its range.
         InfeasibleError: k delta0 > delta.
     """
-    epsilon0, delta0, k = _validate_kov(epsilon0, delta0, k)
+    epsilon0, delta0, steps = _validate_kov(epsilon0, delta0, steps)
     delta = V.open_unit("delta", delta)
-    return _basic_epsilon(epsilon0, delta0, k, delta)
+    return _basic_epsilon(epsilon0, delta0, steps=steps, delta=delta)
 
 
-def _basic_epsilon(epsilon0: float, delta0: float, k: int, delta: float) -> float:
+def _basic_epsilon(epsilon0: float, delta0: float, *, steps: int, delta: float) -> float:
     """basic_epsilon for validated inputs."""
+    k = steps
     if k * delta0 > delta:
         raise InfeasibleError(f"basic composition needs k*delta0 <= delta, got {k * delta0!r} > {delta!r}")
     return k * epsilon0
@@ -648,12 +657,12 @@ def _validate_gaussian_steps(sigma, steps, sensitivity) -> tuple[float, int, flo
 
 
 def kov_gaussian_epsilon_with_step(
-    sigma: float, delta: float, *, steps: int, sensitivity: float = 1.0
+    sigma: float, *, steps: int, delta: float, sensitivity: float = 1.0
 ) -> tuple[float, float, float]:
     """(epsilon, epsilon0, delta0): KOV optimal composition of T' Gaussian releases, best per-step split.
 
-    epsilon = min over eps0 > 0 of kov_epsilon(eps0, delta_exact(eps0, D/sigma), steps, delta), with the
-    exact single-step profile (Balle & Wang 2018; delta0 raised by 1e-10 relative to cover its
+    epsilon = min over eps0 > 0 of kov_epsilon(eps0, delta_exact(eps0, D/sigma), steps=steps, delta=delta),
+    with the exact single-step profile (Balle & Wang 2018; delta0 raised by 1e-10 relative to cover its
     rounding) and Kairouz, Oh & Viswanath 2015, Thm 3.3. Every eps0 gives a valid upper bound; the
     minimum is searched over log eps0 from the smallest feasible eps0 (k delta0 about delta) upward by
     a coarse grid and a bounded Brent refinement (about 25 evaluations).
@@ -662,8 +671,8 @@ def kov_gaussian_epsilon_with_step(
 
     Args:
         sigma: noise standard deviation of each step (absolute), in (0, inf).
-        delta: target delta of the composition, in (0, 1).
         steps: number of composed Gaussian releases, an integer in [1, 1e8].
+        delta: target delta of the composition, in (0, 1).
         sensitivity: L2 (or RKHS-norm) sensitivity of each release, in (0, inf); default 1.
 
     Returns:
@@ -674,13 +683,13 @@ def kov_gaussian_epsilon_with_step(
         ValueError: an argument is outside its range.
         InfeasibleError: no per-step epsilon0 reaches delta.
     """
-    delta = V.open_unit("delta", delta)
     sigma, steps, sensitivity = _validate_gaussian_steps(sigma, steps, sensitivity)
-    return _kov_gaussian_epsilon_with_step(sigma, delta, steps=steps, sensitivity=sensitivity)
+    delta = V.open_unit("delta", delta)
+    return _kov_gaussian_epsilon_with_step(sigma, steps=steps, delta=delta, sensitivity=sensitivity)
 
 
 def _kov_gaussian_epsilon_with_step(
-    sigma: float, delta: float, *, steps: int, sensitivity: float = 1.0
+    sigma: float, *, steps: int, delta: float, sensitivity: float = 1.0
 ) -> tuple[float, float, float]:
     """kov_gaussian_epsilon_with_step for validated inputs."""
     mu0 = sensitivity / sigma
@@ -691,14 +700,14 @@ def _kov_gaussian_epsilon_with_step(
         # tiny mu0: each step is (0, delta0)-DP with delta0 = total variation, and k of them are
         # (0, 1 - (1 - delta0)^k)-DP, which the epsilon_exact above found to be below delta
         delta0 = _step_delta(0.0, mu0)
-        return _kov_epsilon(0.0, delta0, steps, delta), 0.0, delta0
+        return _kov_epsilon(0.0, delta0, steps=steps, delta=delta), 0.0, delta0
     found = {}
 
     def objective(u: float) -> float:
         eps0 = math.exp(u)
         delta0 = _step_delta(eps0, mu0)
         try:
-            value = _kov_epsilon(eps0, delta0, steps, delta)
+            value = _kov_epsilon(eps0, delta0, steps=steps, delta=delta)
         except InfeasibleError:
             return math.inf
         if value < found.get("value", math.inf):
@@ -714,17 +723,17 @@ def _kov_gaussian_epsilon_with_step(
     return found["value"], found["eps0"], found["delta0"]
 
 
-def kov_gaussian_epsilon(sigma: float, delta: float, *, steps: int, sensitivity: float = 1.0) -> float:
+def kov_gaussian_epsilon(sigma: float, *, steps: int, delta: float, sensitivity: float = 1.0) -> float:
     """KOV optimal-composition epsilon of T' Gaussian releases with the best per-step (eps0, delta0).
 
-    min over eps0 of kov_epsilon(eps0, delta_exact(eps0, D/sigma), steps, delta) (Kairouz, Oh &
+    min over eps0 of kov_epsilon(eps0, delta_exact(eps0, D/sigma), steps=steps, delta=delta) (Kairouz, Oh &
     Viswanath 2015, Thm 3.3; Balle & Wang 2018). An upper bound, never below
     ``privcal.composition.epsilon_composed_exact``; see :func:`kov_gaussian_epsilon_with_step`.
 
     Args:
         sigma: noise standard deviation of each step (absolute), in (0, inf).
-        delta: target delta of the composition, in (0, 1).
         steps: number of composed Gaussian releases, an integer in [1, 1e8].
+        delta: target delta of the composition, in (0, 1).
         sensitivity: L2 (or RKHS-norm) sensitivity of each release, in (0, inf); default 1.
 
     Returns:
@@ -734,28 +743,29 @@ def kov_gaussian_epsilon(sigma: float, delta: float, *, steps: int, sensitivity:
         ValueError: an argument is outside its range.
         InfeasibleError: no per-step epsilon0 reaches delta.
     """
-    delta = V.open_unit("delta", delta)
     sigma, steps, sensitivity = _validate_gaussian_steps(sigma, steps, sensitivity)
-    return _kov_gaussian_epsilon(sigma, delta, steps=steps, sensitivity=sensitivity)
+    delta = V.open_unit("delta", delta)
+    return _kov_gaussian_epsilon(sigma, steps=steps, delta=delta, sensitivity=sensitivity)
 
 
-def _kov_gaussian_epsilon(sigma: float, delta: float, *, steps: int, sensitivity: float = 1.0) -> float:
+def _kov_gaussian_epsilon(sigma: float, *, steps: int, delta: float, sensitivity: float = 1.0) -> float:
     """kov_gaussian_epsilon for validated inputs."""
-    return _kov_gaussian_epsilon_with_step(sigma, delta, steps=steps, sensitivity=sensitivity)[0]
+    return _kov_gaussian_epsilon_with_step(sigma, steps=steps, delta=delta, sensitivity=sensitivity)[0]
 
 
 def kov_gaussian_delta_with_step(
-    epsilon: float, sigma: float, *, steps: int, sensitivity: float = 1.0
+    sigma: float, *, steps: int, epsilon: float, sensitivity: float = 1.0
 ) -> tuple[float, float, float]:
-    """(delta, epsilon0, delta0): min over eps0 of kov_delta(epsilon, eps0, delta_exact(eps0, D/sigma), k).
+    """(delta, epsilon0, delta0): KOV optimal composition of T' Gaussian releases, best per-step split.
 
+    delta = min over eps0 of kov_delta(eps0, delta_exact(eps0, D/sigma), steps=steps, epsilon=epsilon):
     Kairouz, Oh & Viswanath 2015, Thm 3.3 with the exact single-step Gaussian profile (Balle & Wang
     2018). Any eps0 gives a valid upper bound on delta; the search runs over log eps0.
 
     Args:
-        epsilon: epsilon of the composition at which delta is evaluated, in [0, inf).
         sigma: noise standard deviation of each step (absolute), in (0, inf).
         steps: number of composed Gaussian releases, an integer in [1, 1e8].
+        epsilon: epsilon of the composition at which delta is evaluated, in [0, inf).
         sensitivity: L2 (or RKHS-norm) sensitivity of each release, in (0, inf); default 1.
 
     Returns:
@@ -765,13 +775,13 @@ def kov_gaussian_delta_with_step(
     Raises:
         ValueError: an argument is outside its range.
     """
-    epsilon = V.nonnegative("epsilon", epsilon)
     sigma, steps, sensitivity = _validate_gaussian_steps(sigma, steps, sensitivity)
-    return _kov_gaussian_delta_with_step(epsilon, sigma, steps=steps, sensitivity=sensitivity)
+    epsilon = V.nonnegative("epsilon", epsilon)
+    return _kov_gaussian_delta_with_step(sigma, steps=steps, epsilon=epsilon, sensitivity=sensitivity)
 
 
 def _kov_gaussian_delta_with_step(
-    epsilon: float, sigma: float, *, steps: int, sensitivity: float = 1.0
+    sigma: float, *, steps: int, epsilon: float, sensitivity: float = 1.0
 ) -> tuple[float, float, float]:
     """kov_gaussian_delta_with_step for validated inputs."""
     mu0 = sensitivity / sigma
@@ -780,7 +790,7 @@ def _kov_gaussian_delta_with_step(
     def objective(u: float) -> float:
         eps0 = math.exp(u)
         delta0 = _step_delta(eps0, mu0)
-        value = _kov_delta(epsilon, eps0, delta0, steps)
+        value = _kov_delta(eps0, delta0, steps=steps, epsilon=epsilon)
         if value < found.get("value", math.inf):
             found.update(value=value, eps0=eps0, delta0=delta0)
         # minimise log delta so that the search sees differences between tiny deltas
@@ -795,17 +805,17 @@ def _kov_gaussian_delta_with_step(
     return found["value"], found["eps0"], found["delta0"]
 
 
-def kov_gaussian_delta(epsilon: float, sigma: float, *, steps: int, sensitivity: float = 1.0) -> float:
+def kov_gaussian_delta(sigma: float, *, steps: int, epsilon: float, sensitivity: float = 1.0) -> float:
     """KOV optimal-composition delta(epsilon) of T' Gaussian releases with the best per-step split.
 
-    min over eps0 of kov_delta(epsilon, eps0, delta_exact(eps0, D/sigma), steps) (Kairouz, Oh &
+    min over eps0 of kov_delta(eps0, delta_exact(eps0, D/sigma), steps=steps, epsilon=epsilon) (Kairouz, Oh &
     Viswanath 2015, Thm 3.3; Balle & Wang 2018). An upper bound, never below
     ``privcal.composition.delta_composed_exact``.
 
     Args:
-        epsilon: epsilon of the composition at which delta is evaluated, in [0, inf).
         sigma: noise standard deviation of each step (absolute), in (0, inf).
         steps: number of composed Gaussian releases, an integer in [1, 1e8].
+        epsilon: epsilon of the composition at which delta is evaluated, in [0, inf).
         sensitivity: L2 (or RKHS-norm) sensitivity of each release, in (0, inf); default 1.
 
     Returns:
@@ -814,11 +824,11 @@ def kov_gaussian_delta(epsilon: float, sigma: float, *, steps: int, sensitivity:
     Raises:
         ValueError: an argument is outside its range.
     """
-    epsilon = V.nonnegative("epsilon", epsilon)
     sigma, steps, sensitivity = _validate_gaussian_steps(sigma, steps, sensitivity)
-    return _kov_gaussian_delta(epsilon, sigma, steps=steps, sensitivity=sensitivity)
+    epsilon = V.nonnegative("epsilon", epsilon)
+    return _kov_gaussian_delta(sigma, steps=steps, epsilon=epsilon, sensitivity=sensitivity)
 
 
-def _kov_gaussian_delta(epsilon: float, sigma: float, *, steps: int, sensitivity: float = 1.0) -> float:
+def _kov_gaussian_delta(sigma: float, *, steps: int, epsilon: float, sensitivity: float = 1.0) -> float:
     """kov_gaussian_delta for validated inputs."""
-    return _kov_gaussian_delta_with_step(epsilon, sigma, steps=steps, sensitivity=sensitivity)[0]
+    return _kov_gaussian_delta_with_step(sigma, steps=steps, epsilon=epsilon, sensitivity=sensitivity)[0]

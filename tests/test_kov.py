@@ -81,7 +81,7 @@ def _thm33_grid_mp(eps0, delta0, k, dps=40):
 
 def test_thm33_grid_hand_computed():
     # k = 2, eps0 = ln 3, delta0 = 0: delta_1 = (e^{2 eps0} - 1)/(1 + e^eps0)^2 = 8/16 = 1/2 (by hand)
-    grid = K.kov_epsilon_grid_paper(math.log(3.0), 0.0, 2)
+    grid = K.kov_epsilon_grid_paper(math.log(3.0), 0.0, steps=2)
     assert grid[0] == pytest.approx((2 * math.log(3.0), 0.0))
     assert grid[1] == pytest.approx((0.0, 0.5), rel=1e-14)
 
@@ -90,13 +90,13 @@ def test_thm33_grid_hand_computed():
     "eps0,delta0,k", [(0.2, 1e-6, 11), (0.05, 0.0, 40), (1.0, 1e-3, 7), (0.01, 1e-9, 101)]
 )
 def test_thm33_grid_matches_mpmath_and_kov_delta(eps0, delta0, k):
-    grid = K.kov_epsilon_grid_paper(eps0, delta0, k)
+    grid = K.kov_epsilon_grid_paper(eps0, delta0, steps=k)
     for (eps, delta), (eps_ref, delta_ref) in zip(grid, _thm33_grid_mp(eps0, delta0, k)):
         assert eps == pytest.approx(eps_ref, rel=1e-14)
         assert delta == pytest.approx(delta_ref, rel=1e-10, abs=1e-300)
         # the profile at every grid point equals Thm 3.3's delta_i (the float eps0 = 0.05 exceeds 1/20 by
         # 2.8e-18, so at the rounded grid point eps = 2.0 the true profile is p^40 (1 - e^-1.1e-16) = 2.7e-28)
-        assert K.kov_delta(eps, eps0, delta0, k) == pytest.approx(delta_ref, rel=1e-9, abs=1e-20)
+        assert K.kov_delta(eps0, delta0, steps=k, epsilon=eps) == pytest.approx(delta_ref, rel=1e-9, abs=1e-20)
 
 
 @given(
@@ -107,7 +107,7 @@ def test_thm33_grid_matches_mpmath_and_kov_delta(eps0, delta0, k):
 )
 def test_kov_delta_matches_brute_force(k, eps0, delta0, frac):
     eps = frac * k * eps0  # mostly between grid points
-    value = K.kov_delta(eps, eps0, delta0, k)
+    value = K.kov_delta(eps0, delta0, steps=k, epsilon=eps)
     ref = _kov_delta_brute(eps, eps0, delta0, k)
     assert value >= ref * (1 - 1e-14)  # never below the true value
     assert value == pytest.approx(ref, rel=1e-9, abs=1e-200)
@@ -122,22 +122,22 @@ def test_kov_delta_matches_dp_accounting():
             common.DifferentialPrivacyParameters(eps0, delta0), value_discretization_interval=1e-4
         )
         ref = pair.self_compose(k).get_delta_for_epsilon(eps)
-        assert K.kov_delta(eps, eps0, delta0, k) == pytest.approx(ref, rel=1e-8)
+        assert K.kov_delta(eps0, delta0, steps=k, epsilon=eps) == pytest.approx(ref, rel=1e-8)
 
 
 def test_kov_delta_single_step_closed_form():
     # k = 1: delta0 + (1 - delta0) (e^eps0 - e^eps)/(1 + e^eps0) for eps < eps0 (closed form)
     eps0, delta0, eps = 1.0, 1e-3, 0.25
     expected = delta0 + (1 - delta0) * (math.e - math.exp(eps)) / (1 + math.e)
-    assert K.kov_delta(eps, eps0, delta0, 1) == pytest.approx(expected, rel=1e-12)
-    assert K.kov_delta(1.5, eps0, delta0, 1) == pytest.approx(delta0, rel=1e-14)
+    assert K.kov_delta(eps0, delta0, steps=1, epsilon=eps) == pytest.approx(expected, rel=1e-12)
+    assert K.kov_delta(eps0, delta0, steps=1, epsilon=1.5) == pytest.approx(delta0, rel=1e-14)
 
 
 @pytest.mark.parametrize("eps,eps0", [(5.0, 0.01), (20.0, 0.01), (0.0, 0.003)])
 def test_kov_delta_large_k_accurate(eps, eps0):
     k = 100_000
     ref = _rr_delta_cdf_mp(eps, eps0, k)
-    value = K.kov_delta(eps, eps0, 0.0, k)
+    value = K.kov_delta(eps0, 0.0, steps=k, epsilon=eps)
     assert ref <= value <= ref * (1 + 1e-8)
 
 
@@ -146,16 +146,16 @@ def test_kov_delta_mpmath_path(monkeypatch):
     k, eps, eps0 = 100_000, 5.0, 0.01
     ref = _rr_delta_cdf_mp(eps, eps0, k)
     monkeypatch.setattr(K, "_MP_REL_ERROR", 0.0)
-    value = K.kov_delta(eps, eps0, 0.0, k)
+    value = K.kov_delta(eps0, 0.0, steps=k, epsilon=eps)
     assert ref <= value <= ref * (1 + 1e-11)
 
 
 def test_kov_huge_k_round_trip():
     # k = 1e6 uses the mpmath window; the inverse must stay feasible and tight
-    eps = K.kov_epsilon(0.003, 1e-13, 10**6, 1e-5)
+    eps = K.kov_epsilon(0.003, 1e-13, steps=10**6, delta=1e-5)
     assert math.isfinite(eps) and 0 < eps < 10**6 * 0.003
-    assert K.kov_delta(eps, 0.003, 1e-13, 10**6) <= 1e-5
-    assert K.kov_delta(eps * (1 - 1e-6), 0.003, 1e-13, 10**6) > 1e-5
+    assert K.kov_delta(0.003, 1e-13, steps=10**6, epsilon=eps) <= 1e-5
+    assert K.kov_delta(0.003, 1e-13, steps=10**6, epsilon=eps * (1 - 1e-6)) > 1e-5
 
 
 @given(
@@ -167,7 +167,7 @@ def test_kov_huge_k_round_trip():
 )
 def test_kov_delta_monotone(k, eps0, delta0, a, b):
     lo, hi = sorted((a * k * eps0, b * k * eps0))
-    assert K.kov_delta(lo, eps0, delta0, k) >= K.kov_delta(hi, eps0, delta0, k)
+    assert K.kov_delta(eps0, delta0, steps=k, epsilon=lo) >= K.kov_delta(eps0, delta0, steps=k, epsilon=hi)
 
 
 _kov_args = dict(
@@ -182,22 +182,22 @@ _kov_args = dict(
 def test_kov_epsilon_round_trip(k, eps0, log10_delta, frac):
     delta = 10.0**log10_delta
     delta0 = frac * delta / k
-    eps = K.kov_epsilon(eps0, delta0, k, delta)
+    eps = K.kov_epsilon(eps0, delta0, steps=k, delta=delta)
     assert 0.0 <= eps <= k * eps0 * (1 + 1e-12)
-    assert K.kov_delta(eps, eps0, delta0, k) <= delta
+    assert K.kov_delta(eps0, delta0, steps=k, epsilon=eps) <= delta
     lower = eps - max(1e-6 * eps, 1e-9)
     if lower > 0:  # near-minimal: slightly less epsilon is not enough
-        assert K.kov_delta(lower, eps0, delta0, k) > delta
+        assert K.kov_delta(eps0, delta0, steps=k, epsilon=lower) > delta
 
 
 @given(**_kov_args)
 def test_kov_ordering(k, eps0, log10_delta, frac):
     delta = 10.0**log10_delta
     delta0 = frac * delta / k
-    optimal = K.kov_epsilon(eps0, delta0, k, delta)
-    approx = K.kov_epsilon_approx(eps0, delta0, k, delta)
-    basic = K.basic_epsilon(eps0, delta0, k, delta)
-    drv = K.drv_epsilon(eps0, delta0, k, delta)
+    optimal = K.kov_epsilon(eps0, delta0, steps=k, delta=delta)
+    approx = K.kov_epsilon_approx(eps0, delta0, steps=k, delta=delta)
+    basic = K.basic_epsilon(eps0, delta0, steps=k, delta=delta)
+    drv = K.drv_epsilon(eps0, delta0, steps=k, delta=delta)
     assert optimal <= approx * (1 + 1e-12)
     assert approx <= basic * (1 + 1e-15)
     assert optimal <= drv * (1 + 1e-12)
@@ -205,24 +205,24 @@ def test_kov_ordering(k, eps0, log10_delta, frac):
 
 def test_drv_and_approx_known_values():
     # DRV: sqrt(200 ln(1/9e-6)) 0.1 + 100 * 0.1 (e^0.1 - 1) = 5.872141937393178 (mpmath, 30 digits)
-    assert K.drv_epsilon(0.1, 1e-8, 100, 1e-5) == pytest.approx(5.872141937393178, rel=1e-13)
+    assert K.drv_epsilon(0.1, 1e-8, steps=100, delta=1e-5) == pytest.approx(5.872141937393178, rel=1e-13)
     # KOV Thm 3.4, eps0 = 0.1, k = 100, delta~ = 1e-5: third branch
     # 10 tanh(0.05) + 0.1 sqrt(200 ln 1e5) = 5.298109661766881 (mpmath, 30 digits)
-    assert K.kov_epsilon_approx(0.1, 0.0, 100, 1e-5) == pytest.approx(5.298109661766881, rel=1e-13)
+    assert K.kov_epsilon_approx(0.1, 0.0, steps=100, delta=1e-5) == pytest.approx(5.298109661766881, rel=1e-13)
     # basic: k eps0
-    assert K.basic_epsilon(0.1, 1e-8, 100, 1e-5) == pytest.approx(10.0, rel=1e-15)
+    assert K.basic_epsilon(0.1, 1e-8, steps=100, delta=1e-5) == pytest.approx(10.0, rel=1e-15)
 
 
 def test_infeasible_requests_raise():
     # 1 - (1 - 1e-6)^100 ~= 1e-4 > 1e-5: no epsilon reaches delta
     with pytest.raises(InfeasibleError, match="delta"):
-        K.kov_epsilon(0.1, 1e-6, 100, 1e-5)
+        K.kov_epsilon(0.1, 1e-6, steps=100, delta=1e-5)
     with pytest.raises(InfeasibleError, match="delta"):
-        K.kov_epsilon_approx(0.1, 1e-6, 100, 1e-5)
+        K.kov_epsilon_approx(0.1, 1e-6, steps=100, delta=1e-5)
     with pytest.raises(InfeasibleError, match="delta"):
-        K.drv_epsilon(0.1, 2e-7, 100, 1e-5)
+        K.drv_epsilon(0.1, 2e-7, steps=100, delta=1e-5)
     with pytest.raises(InfeasibleError, match="delta"):
-        K.basic_epsilon(0.1, 1e-6, 100, 1e-5)
+        K.basic_epsilon(0.1, 1e-6, steps=100, delta=1e-5)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -236,12 +236,12 @@ def test_infeasible_requests_raise():
 )
 def test_kov_gaussian_epsilon_is_sound_and_consistent(log10_sigma, steps, log10_delta):
     sigma, delta = 10.0**log10_sigma, 10.0**log10_delta
-    eps, eps0, delta0 = K.kov_gaussian_epsilon_with_step(sigma, delta, steps=steps)
+    eps, eps0, delta0 = K.kov_gaussian_epsilon_with_step(sigma, steps=steps, delta=delta)
     assert eps >= C.epsilon_composed_exact(sigma, delta, steps=steps)
     # delta0 is delta_exact raised by 1e-10 relative (kov._DELTA0_INFLATION)
     assert delta0 == pytest.approx(G.delta_exact(eps0, 1.0 / sigma), rel=2e-10)
     assert delta0 >= G.delta_exact(eps0, 1.0 / sigma)
-    assert K.kov_delta(eps, eps0, delta0, steps) <= delta
+    assert K.kov_delta(eps0, delta0, steps=steps, epsilon=eps) <= delta
 
 
 @pytest.mark.parametrize("sigma,steps,delta", [(5.0, 80, 1e-5), (20.0, 80, 1e-5), (50.0, 1000, 1e-6)])
@@ -250,24 +250,24 @@ def test_kov_gaussian_epsilon_near_grid_optimum(sigma, steps, delta):
     best = math.inf
     for eps0 in np.geomspace(0.02 / sigma, 50.0 / sigma, 400):
         try:
-            best = min(best, K.kov_epsilon(eps0, G.delta_exact(eps0, 1.0 / sigma), steps, delta))
+            best = min(best, K.kov_epsilon(eps0, G.delta_exact(eps0, 1.0 / sigma), steps=steps, delta=delta))
         except InfeasibleError:
             pass
-    assert K.kov_gaussian_epsilon(sigma, delta, steps=steps) <= best * (1 + 1e-5)
+    assert K.kov_gaussian_epsilon(sigma, steps=steps, delta=delta) <= best * (1 + 1e-5)
 
 
 @given(epsilon=st.floats(0.0, 30.0), log10_sigma=st.floats(-0.3, 1.7), steps=st.integers(1, 200))
 def test_kov_gaussian_delta_is_sound(epsilon, log10_sigma, steps):
     sigma = 10.0**log10_sigma
-    value, eps0, delta0 = K.kov_gaussian_delta_with_step(epsilon, sigma, steps=steps)
+    value, eps0, delta0 = K.kov_gaussian_delta_with_step(sigma, steps=steps, epsilon=epsilon)
     assert value >= C.delta_composed_exact(epsilon, sigma, steps=steps)
-    assert value == pytest.approx(K.kov_delta(epsilon, eps0, delta0, steps), rel=1e-12)
+    assert value == pytest.approx(K.kov_delta(eps0, delta0, steps=steps, epsilon=epsilon), rel=1e-12)
 
 
 def test_kov_gaussian_tiny_mu0_is_zero_epsilon():
     # mu0 = 1e-6: each step is (0, TV)-DP with TV = 2 Phi(mu0/2) - 1 = 3.99e-7 (closed form), and
     # 1 - (1 - TV)^10 = 3.99e-6 < 1e-5, so epsilon = 0 with eps0 = 0
-    eps, eps0, delta0 = K.kov_gaussian_epsilon_with_step(1e6, 1e-5, steps=10)
+    eps, eps0, delta0 = K.kov_gaussian_epsilon_with_step(1e6, steps=10, delta=1e-5)
     assert (eps, eps0) == (0.0, 0.0)
     assert delta0 == pytest.approx(3.9894228e-7, rel=1e-6)
 
@@ -276,7 +276,7 @@ def test_kov_gaussian_single_step_is_exact():
     # k = 1: eps0 = eps recovers the exact profile (KOV of one (eps, delta(eps)) point)
     for eps, sigma in [(0.5, 2.0), (2.0, 1.0), (0.1, 10.0)]:
         exact = G.delta_exact(eps, 1.0 / sigma)
-        assert exact <= K.kov_gaussian_delta(eps, sigma, steps=1) <= exact * (1 + 1e-4)
+        assert exact <= K.kov_gaussian_delta(sigma, steps=1, epsilon=eps) <= exact * (1 + 1e-4)
 
 
 def test_composition_reexports_kov():
@@ -293,22 +293,42 @@ def test_composition_reexports_kov():
 @pytest.mark.parametrize(
     "call,name",
     [
-        (lambda: K.kov_delta(-0.1, 0.1, 0.0, 5), "epsilon"),
-        (lambda: K.kov_delta(0.1, -0.1, 0.0, 5), "epsilon0"),
-        (lambda: K.kov_delta(0.1, 0.1, 1.5, 5), "delta0"),
-        (lambda: K.kov_delta(0.1, 0.1, 0.0, 0), "k"),
-        (lambda: K.kov_delta(0.1, 0.1, 0.0, 2.5), "k"),
-        (lambda: K.kov_delta(0.1, 0.1, 0.0, 10**9), "k"),
-        (lambda: K.kov_epsilon(0.1, 0.0, 5, 1.0), "delta"),
-        (lambda: K.kov_epsilon_grid_paper(0.1, 0.0, True), "k"),
-        (lambda: K.kov_epsilon_approx(0.1, 0.0, 5, 0.0), "delta"),
-        (lambda: K.drv_epsilon(0.1, 2.0, 5, 1e-5), "delta0"),
-        (lambda: K.basic_epsilon("0.1", 0.0, 5, 1e-5), "epsilon0"),
-        (lambda: K.kov_gaussian_epsilon(1.0, 1e-5, steps=0), "steps"),
-        (lambda: K.kov_gaussian_epsilon(0.0, 1e-5, steps=10), "sigma"),
-        (lambda: K.kov_gaussian_delta(1.0, 1.0, steps=10, sensitivity=0.0), "sensitivity"),
+        (lambda: K.kov_delta(0.1, 0.0, steps=5, epsilon=-0.1), "epsilon"),
+        (lambda: K.kov_delta(-0.1, 0.0, steps=5, epsilon=0.1), "epsilon0"),
+        (lambda: K.kov_delta(0.1, 1.5, steps=5, epsilon=0.1), "delta0"),
+        (lambda: K.kov_delta(0.1, 0.0, steps=0, epsilon=0.1), "steps"),
+        (lambda: K.kov_delta(0.1, 0.0, steps=2.5, epsilon=0.1), "steps"),
+        (lambda: K.kov_delta(0.1, 0.0, steps=10**9, epsilon=0.1), "steps"),
+        (lambda: K.kov_epsilon(0.1, 0.0, steps=5, delta=1.0), "delta"),
+        (lambda: K.kov_epsilon_grid_paper(0.1, 0.0, steps=True), "steps"),
+        (lambda: K.kov_epsilon_approx(0.1, 0.0, steps=5, delta=0.0), "delta"),
+        (lambda: K.drv_epsilon(0.1, 2.0, steps=5, delta=1e-5), "delta0"),
+        (lambda: K.basic_epsilon("0.1", 0.0, steps=5, delta=1e-5), "epsilon0"),
+        (lambda: K.kov_gaussian_epsilon(1.0, steps=0, delta=1e-5), "steps"),
+        (lambda: K.kov_gaussian_epsilon(0.0, steps=10, delta=1e-5), "sigma"),
+        (lambda: K.kov_gaussian_delta(1.0, steps=10, epsilon=1.0, sensitivity=0.0), "sensitivity"),
     ],
 )
 def test_bad_inputs_name_the_argument(call, name):
     with pytest.raises(ValueError, match=rf"^{name} must"):
+        call()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: K.kov_delta(0.5, 0.1, 0.0, 5),
+        lambda: K.kov_epsilon(0.1, 0.0, 5, 1e-5),
+        lambda: K.kov_epsilon_grid_paper(0.1, 0.0, 5),
+        lambda: K.kov_epsilon_approx(0.1, 0.0, 5, 1e-5),
+        lambda: K.drv_epsilon(0.1, 0.0, 5, 1e-5),
+        lambda: K.basic_epsilon(0.1, 0.0, 5, 1e-5),
+        lambda: K.kov_gaussian_epsilon(5.0, 1e-5, steps=10),
+        lambda: K.kov_gaussian_delta(1.0, 5.0, steps=10),
+    ],
+)
+def test_positional_query_fails_loudly(call):
+    # steps and the query (delta or epsilon) are keyword-only: a call in an old argument order raises
+    # instead of silently swapping numbers
+    with pytest.raises(TypeError):
         call()
