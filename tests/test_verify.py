@@ -539,3 +539,13 @@ def test_statements_failing_as_printed_hold_when_the_printed_formula_is_replaced
     assert _verdict(cid) == "fails"
     monkeypatch.setattr(mod, name, broken(getattr(mod, name)))
     assert _verdict(cid) == "holds"
+
+
+def test_run_claims_validates_the_budget_once(monkeypatch):
+    from privcal import _validate as V
+
+    names = []
+    real = V.choice
+    monkeypatch.setattr(V, "choice", lambda name, *a: names.append(name) or real(name, *a))
+    run_claims(["WH-appE3-v", "WH-lemma8-constant", "VBKW-footnote6"])
+    assert names.count("budget") == 1  # at the boundary, not once per claim

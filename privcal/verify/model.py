@@ -154,7 +154,8 @@ def check_seed(seed: Any) -> int:
 class Context:
     """Budget, seeds and the reproducible random sources handed to a check.
 
-    Built by :func:`privcal.verify.registry.run_claim` after it validated ``budget`` and ``seed``.
+    The constructor validates ``budget`` and ``seed``; :func:`privcal.verify.registry.run_claims` validates them
+    once and builds each claim's Context without validating again.
 
     Args:
         budget: one of :data:`BUDGETS`.
@@ -163,8 +164,18 @@ class Context:
     """
 
     def __init__(self, budget: str, seed: int, claim_id: str) -> None:
-        self.budget = check_budget(budget)
-        self.seed = check_seed(seed)
+        self._set(check_budget(budget), check_seed(seed), claim_id)
+
+    @classmethod
+    def _trusted(cls, budget: str, seed: int, claim_id: str) -> Context:
+        """A Context for a budget and seed the caller validated (the registry: once per run, not per claim)."""
+        ctx = cls.__new__(cls)
+        ctx._set(budget, seed, claim_id)
+        return ctx
+
+    def _set(self, budget: str, seed: int, claim_id: str) -> None:
+        self.budget = budget
+        self.seed = seed
         self.claim_id = claim_id
         self._key = zlib.crc32(claim_id.encode("utf-8"))
 
