@@ -114,3 +114,65 @@ def test_lemma1_below_valid_rdp_at_paper_noise():
     lemma1 = subsampling.rdp_gpope_lemma1_paper(orders, 1.0, 0.01)
     valid = subsampling.rdp_without_replacement_gaussian(orders, 1.0, 0.01)
     assert lemma1[-1] < valid[-1]
+
+
+# ---------------------------------------------------------------------------------------------------
+# one validation per argument, calibration owned by the accountants
+
+
+@pytest.fixture
+def validations(monkeypatch):
+    """Count calls of every rule of privcal._validate (the module attributes callers go through)."""
+    import inspect
+
+    from privcal import _validate as V
+
+    counts = {"n": 0}
+    for name, fn in list(vars(V).items()):
+        if inspect.isfunction(fn) and not name.startswith("_") and fn.__module__ == V.__name__:
+            def wrapped(*args, _fn=fn, **kwargs):
+                counts["n"] += 1
+                return _fn(*args, **kwargs)
+            monkeypatch.setattr(V, name, wrapped)
+    return counts
+
+
+@pytest.mark.parametrize("bound", ["rdp", "lemma1", "theorem1_paper"])
+def test_calibrate_validates_each_argument_once(validations, bound):
+    # 7 arguments, 7 checks (before the kernels: 97 for "rdp", every candidate sigma re-validated)
+    gpope.calibrate(0.5, 1e-5, bound=bound, **SETTING)
+    assert 1 <= validations["n"] <= 7
+
+
+def test_gpope_table_validates_once(validations):
+    gpope_table([0.5], 1e-5, **SETTING)
+    assert 1 <= validations["n"] <= 4  # one epsilon, delta, trajectories, iterations
+
+
+@pytest.mark.parametrize("bound,cls", [("rdp", "RDPAccountant"), ("thm9", "_Thm9Accountant"), ("lemma1", "PaperAccountant")])
+def test_accountant_bounds_calibrate_through_sigma_for(monkeypatch, bound, cls):
+    # each accountant-priced bound takes its sigma from that accountant's one calibration method
+    from privcal.accounting import accountants
+
+    owner = getattr(gpope, cls) if cls.startswith("_") else getattr(accountants, cls)
+    seen = []
+    original = owner._sigma_for
+
+    def spy(self, releases, epsilon, delta, **kw):
+        seen.append((type(self), original(self, releases, epsilon, delta, **kw)))
+        return seen[-1][1]
+
+    monkeypatch.setattr(owner, "_sigma_for", spy)
+    sigma = gpope.calibrate(0.5, 1e-5, bound=bound, **SETTING)
+    assert seen == [(owner, sigma)]
+
+
+def test_thm9_accountant_prices_no_release_as_zero():
+    # GaussianEvent(inf) releases nothing: epsilon 0, priced without numerics (the Thm 9 kernel at
+    # s = inf takes log(0) on the way to its cap, the Gaussian's own RDP 0, and warns)
+    from privcal.accounting.events import ComposedEvent, GaussianEvent, SubsampledEvent
+
+    event = ComposedEvent(SubsampledEvent(GaussianEvent(math.inf), 0.01, "without_replacement"), 100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert gpope._Thm9Accountant().compose(event).epsilon(1e-5) == 0.0

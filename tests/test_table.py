@@ -103,3 +103,54 @@ def test_end_to_end_columns_come_from_the_dpq_calibrator(e3):
     r = dpq.calibrate(0.9, 5e-5, samples=5000, batch_size=64, lr=3e-4, lipschitz=4.0, resets=78, actions=2)
     assert row.sigmas["e2e_valid"] == r.sigma and row.details["e2e_valid"]["k"] == r.k
     assert row.details["e2e_paper"]["k"] == int(row.details["e2e_paper"]["k"])
+
+
+# ---------------------------------------------------------------------------------------------------
+# one validation per argument, every accountant column from the accountant's own calibration
+
+
+@pytest.fixture
+def validations(monkeypatch):
+    """Count calls of every rule of privcal._validate (the module attributes callers go through)."""
+    import inspect
+
+    from privcal import _validate as V
+
+    counts = {"n": 0}
+    for name, fn in list(vars(V).items()):
+        if inspect.isfunction(fn) and not name.startswith("_") and fn.__module__ == V.__name__:
+            def wrapped(*args, _fn=fn, **kwargs):
+                counts["n"] += 1
+                return _fn(*args, **kwargs)
+            monkeypatch.setattr(V, name, wrapped)
+    return counts
+
+
+def test_dpq_table_validates_once(validations):
+    # one epsilon, delta, samples + batch_size (one rule, 3 calls), lr, k, lipschitz, actions: 9, the
+    # end-to-end columns included (before the kernels: ~250 per epsilon)
+    dpq_table([0.9], 5e-5)
+    assert 1 <= validations["n"] <= 9
+
+
+def test_gaussian_table_validates_once(validations):
+    gaussian_table([0.5, 2.0], 1e-6, steps=10, sensitivity=2.0)
+    assert 1 <= validations["n"] <= 5  # two epsilons, delta, steps, sensitivity
+
+
+def test_accountant_columns_come_from_sigma_for(monkeypatch):
+    # exact, KOV and RDP columns are each accountant's _sigma_for (the exact one: both sensitivities)
+    from privcal.accounting import accountants
+
+    seen = {}
+    for cls in (accountants.ExactAccountant, accountants.KOVAccountant, accountants.RDPAccountant):
+        def spy(self, releases, epsilon, delta, _original=cls._sigma_for, **kw):
+            value = _original(self, releases, epsilon, delta, **kw)
+            seen.setdefault(type(self).name, []).append(value)
+            return value
+        monkeypatch.setattr(cls, "_sigma_for", spy)
+    row = gaussian_table([0.5], 1e-6, steps=10, sensitivity=2.0).rows[0]
+    assert seen == {"exact": [row.sigmas["exact"]], "kov": [row.sigmas["kov"]], "rdp": [row.sigmas["rdp"]]}
+    seen.clear()
+    row = dpq_table([0.9], 5e-5, end_to_end=False).rows[0]
+    assert seen["exact"] == [row.sigmas["exact"], row.sigmas["exact_valid_d"]]
