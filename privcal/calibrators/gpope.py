@@ -36,12 +36,11 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import _validate as V
-from .. import rdp as _rdp
+from .. import rdp, subsampling
 from ..accounting.accountants import PaperAccountant, RDPAccountant
 from ..accounting.events import ComposedEvent, Neighbouring, Releases, _unwrap
 from ..errors import InfeasibleError
 from ..rdp import GridEdgeWarning
-from .. import subsampling
 
 __all__ = [
     "ADJACENCIES",
@@ -207,7 +206,7 @@ def rdp_per_iteration(orders: ArrayLike, sigma: float, *, trajectories: int, adj
     Raises:
         ValueError: an argument is outside its range.
     """
-    orders = _rdp._orders(orders)
+    orders = rdp._orders(orders)
     sigma = V.positive("sigma", sigma)
     m = V.positive_int("trajectories", trajectories)
     V.choice("adjacency", adjacency, tuple(ADJACENCIES))
