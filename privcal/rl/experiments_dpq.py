@@ -132,12 +132,14 @@ def noise_for(method: str, epsilon: float, delta: float, hp: Hyperparameters,
     Raises:
         ValueError: an argument is outside its range.
     """
-    from privcal.rl import baselines
-
     V.choice("method", method, dpq_agent.METHODS)
     V.choice("version", version, VERSIONS)
-    epsilon = V.positive("epsilon", epsilon)
-    delta = V.open_unit("delta", delta)
+    return _noise_for(method, V.positive("epsilon", epsilon), V.open_unit("delta", delta), hp, version)
+
+
+def _noise_for(method, epsilon, delta, hp, version) -> NoiseSetting:
+    from privcal.rl import baselines
+
     if method == "non_private":
         return NoiseSetting(method, version, source="no noise")
     if method in ("dpq", "bgp16"):
@@ -310,9 +312,11 @@ def figure2(epsilon: float, version: str = "valid", setting: str = "fast", *, de
     """
     conf = _setting(setting)
     hp = hyperparameters(setting) if hp is None else hp
+    V.choice("version", version, VERSIONS)
+    epsilon, delta = V.positive("epsilon", epsilon), V.open_unit("delta", delta)
     configs, noise, missing = {}, {}, {}
     for method in methods:
-        ns = noise_for(method, epsilon, delta, hp, version)
+        ns = _noise_for(V.choice("method", method, dpq_agent.METHODS), epsilon, delta, hp, version)
         tag = {True: "DP", False: "not DP", None: "reference"}[ns.dp]
         label = method if ns.sigma is None else f"{method} (sigma={ns.sigma:.3g}, {tag})"
         if ns.infeasible:

@@ -57,7 +57,8 @@ from numpy.typing import ArrayLike
 from privcal import _rng as R
 from privcal import _validate as V
 from privcal.rl._parallel import run_trials
-from privcal.rl.gpope_agent import PAPER_BOUND, VALID_BOUND, calibrate_sigma, gpope
+from privcal.rl import gpope_agent
+from privcal.rl.gpope_agent import PAPER_BOUND, VALID_BOUND, calibrate_sigma
 from privcal.rl.lstd import dp_lsl, dp_lsw, first_visit_returns, lstd, wis_lstd
 from privcal.rl.mspbe import MSPBE
 
@@ -270,7 +271,12 @@ def _sigma(epsilon, delta, m, bound, clip=1.0):
 
 
 def _gpope_score(ctx, data, sigma, clip, step, rng) -> float:
-    res = gpope(data, sigma=sigma, clip=clip, step_size=step, seed=rng)
+    """MSPBE of GPOPE with N = m, a constant step and zero start (the kernel: sigma comes from the
+    calibrator, clip from CLIP and step from the public grid, all checked)."""
+    n = data.n_features
+    res = gpope_agent._gpope(data, sigma, clip, np.full(data.m, float(step)), rng, np.zeros(n),
+                             np.zeros(n), None, data.m, None, schedule="constant", epsilon=None,
+                             delta=None, bound=None)
     return math.inf if res.diverged else ctx.score(res.theta)
 
 

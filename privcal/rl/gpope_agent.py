@@ -233,21 +233,30 @@ def gpope(dataset: Any, *, sigma: Optional[float] = None, epsilon: Optional[floa
     if theta.shape != (n,) or w.shape != (n,):
         raise ValueError(f"theta0 and w0 must have shape ({n},), got {theta.shape} and {w.shape}")
     rng = _rng.as_generator(seed, "seed")
+    every = n_iter if record_every is None else V.positive_int("record_every", record_every)
+    return _gpope(dataset, sigma, h, steps, rng, theta, w, metric, every, progress,
+                  schedule=schedule if isinstance(schedule, str) else "callable", epsilon=epsilon,
+                  delta=delta, bound=bound)
+
+
+def _gpope(dataset, sigma, h, steps, rng, theta, w, metric, every, progress, **record) -> GPOPEResult:
+    """Kernel of :func:`gpope`: N = len(steps) iterations from (theta, w), arguments already checked
+    (sigma >= 0, h > 0 or None with sigma = 0, steps finite and positive, rng a Generator)."""
+    m = dataset.m
+    n_iter = steps.size
+    n = dataset.n_features
     picks = rng.integers(m, size=n_iter)
     trajs = _Trajectories(dataset)
     gamma = dataset.gamma
     noise_scale = 0.0 if h is None else h * sigma
     history = {"iteration": [], "metric": []} if metric is not None else {}
-    every = n_iter if record_every is None else V.positive_int("record_every", record_every)
     block = 4096
     with np.errstate(over="ignore", invalid="ignore"):
         theta, w, clipped, diverged = _loop(trajs, picks, steps, theta, w, gamma, h, noise_scale,
                                             rng, n, n_iter, block, metric, every, history, progress)
     return GPOPEResult(theta=theta, w=w, sigma=float(sigma), clip=h, iterations=n_iter,
-                       trajectories=m, step_size=float(steps[0]),
-                       schedule=schedule if isinstance(schedule, str) else "callable",
-                       epsilon=epsilon, delta=delta, bound=bound,
-                       clipped_fraction=clipped / n_iter, diverged=diverged, history=history)
+                       trajectories=m, step_size=float(steps[0]), clipped_fraction=clipped / n_iter,
+                       diverged=diverged, history=history, **record)
 
 
 def _loop(trajs, picks, steps, theta, w, gamma, h, noise_scale, rng, n, n_iter, block, metric,
