@@ -263,6 +263,18 @@ def test_same_seed_same_returns_other_seed_differs():
         assert not np.array_equal(a, c), method
 
 
+def test_seed_kinds_follow_privcal_rng():
+    """Streams come from privcal._rng.spawn: an int seed and SeedSequence(seed) give the same run;
+    only an int is recorded; anything else is rejected naming the argument."""
+    a = train("dpq", hp=SMALL, sigma=0.3, seed=5)
+    b = train("dpq", hp=SMALL, sigma=0.3, seed=np.random.SeedSequence(5))
+    np.testing.assert_array_equal(a.episode_returns, b.episode_returns)
+    np.testing.assert_array_equal(a.q.get_params(), b.q.get_params())
+    assert a.seed == 5 and b.seed is None
+    with pytest.raises(ValueError, match="seed must be None, a non-negative int"):
+        train("non_private", hp=SMALL, seed=1.5)
+
+
 def test_released_function_is_q_plus_noise():
     res = train("dpq", hp=SMALL, sigma=0.7, seed=0)
     s = np.linspace(0, 1, 11)
