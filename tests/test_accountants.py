@@ -246,7 +246,7 @@ def test_kov_single_step_is_close_to_exact():
 
 def test_kov_approx_dp_event_is_kov_epsilon():
     acc = KOVAccountant().compose(ApproxDPEvent(0.1, 1e-7), 50)
-    assert acc.epsilon(1e-5) == composition.kov_epsilon(0.1, 1e-7, 50, 1e-5)
+    assert acc.epsilon(1e-5) == composition.kov_epsilon(0.1, 1e-7, steps=50, delta=1e-5)
 
 
 def test_kov_infeasible_delta_is_infinite():

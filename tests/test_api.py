@@ -86,7 +86,7 @@ def test_unknown_setting_is_a_type_error():
 def test_public_api_is_exported():
     for name in privcal.__all__:
         assert hasattr(privcal, name)
-    assert math.isfinite(privcal.composition.kov_epsilon(0.1, 1e-6, 10, 1e-5))
+    assert math.isfinite(privcal.composition.kov_epsilon(0.1, 1e-6, steps=10, delta=1e-5))
 
 
 def test_docstring_examples():

@@ -455,7 +455,7 @@ class KOVAccountant(Accountant):
             return 0.0
         try:
             if isinstance(e, ApproxDPEvent):
-                return composition.kov_epsilon(e.epsilon, e.delta, k, delta)
+                return kov._kov_epsilon(e.epsilon, e.delta, steps=k, delta=delta)
             if math.isinf(e.noise_multiplier):
                 return 0.0
             return kov._kov_gaussian_epsilon(1.0, delta=delta, steps=k, sensitivity=e.mu)
@@ -467,7 +467,7 @@ class KOVAccountant(Accountant):
         if e is None:
             return 0.0
         if isinstance(e, ApproxDPEvent):
-            return composition.kov_delta(epsilon, e.epsilon, e.delta, k)
+            return kov._kov_delta(e.epsilon, e.delta, steps=k, epsilon=epsilon)
         if math.isinf(e.noise_multiplier):
             return 0.0
         return kov._kov_gaussian_delta(sigma=1.0, epsilon=epsilon, steps=k, sensitivity=e.mu)
