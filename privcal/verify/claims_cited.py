@@ -7,7 +7,6 @@ brute-force computation and with each other (optimal <= closed-form approximatio
 
 from __future__ import annotations
 
-import inspect
 import math
 
 import numpy as np
@@ -41,13 +40,8 @@ def _brute_force_delta(epsilon: float, epsilon0: float, delta0: float, k: int) -
 
 
 def _kov(name: str, epsilon0: float, delta0: float, k: int, **target: float):
-    """privcal.composition.<name>(epsilon0, delta0, k mechanisms, epsilon= or delta=) by keyword.
-
-    The number of composed mechanisms is the keyword ``steps`` (one argument order across kov_*, issue 11) or,
-    in older releases, ``k``: read from the signature of ``kov_delta``, so the checks run with either.
-    """
-    key = "steps" if "steps" in inspect.signature(C.kov_delta).parameters else "k"
-    return getattr(C, name)(epsilon0=epsilon0, delta0=delta0, **{key: k}, **target)
+    """privcal.composition.<name>(epsilon0, delta0, steps=k, epsilon= or delta=): k composed mechanisms."""
+    return getattr(C, name)(epsilon0, delta0, steps=k, **target)
 
 
 _KOV_SMALL = st.tuples(st.integers(1, 6), st.floats(0.0, 2.0), st.floats(0.0, 0.1), st.floats(0.0, 8.0))
