@@ -104,23 +104,6 @@ def test_bad_input(kwargs, name):
 # one validation per argument, one owner of the exact calibration
 
 
-@pytest.fixture
-def validations(monkeypatch):
-    """Count calls of every rule of privcal._validate (the module attributes callers go through)."""
-    import inspect
-
-    from privcal import _validate as V
-
-    counts = {"n": 0}
-    for name, fn in list(vars(V).items()):
-        if inspect.isfunction(fn) and not name.startswith("_") and fn.__module__ == V.__name__:
-            def wrapped(*args, _fn=fn, **kwargs):
-                counts["n"] += 1
-                return _fn(*args, **kwargs)
-            monkeypatch.setattr(V, name, wrapped)
-    return counts
-
-
 @pytest.mark.parametrize("variant", ["corrected", "paper"])
 def test_calibrate_validates_each_argument_once(validations, variant):
     # 9 arguments, samples and batch_size checked together (one rule calling positive_int twice): 10.

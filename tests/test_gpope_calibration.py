@@ -120,23 +120,6 @@ def test_lemma1_below_valid_rdp_at_paper_noise():
 # one validation per argument, calibration owned by the accountants
 
 
-@pytest.fixture
-def validations(monkeypatch):
-    """Count calls of every rule of privcal._validate (the module attributes callers go through)."""
-    import inspect
-
-    from privcal import _validate as V
-
-    counts = {"n": 0}
-    for name, fn in list(vars(V).items()):
-        if inspect.isfunction(fn) and not name.startswith("_") and fn.__module__ == V.__name__:
-            def wrapped(*args, _fn=fn, **kwargs):
-                counts["n"] += 1
-                return _fn(*args, **kwargs)
-            monkeypatch.setattr(V, name, wrapped)
-    return counts
-
-
 @pytest.mark.parametrize("bound", ["rdp", "lemma1", "theorem1_paper"])
 def test_calibrate_validates_each_argument_once(validations, bound):
     # 7 arguments, 7 checks (before the kernels: 97 for "rdp", every candidate sigma re-validated)

@@ -109,23 +109,6 @@ def test_end_to_end_columns_come_from_the_dpq_calibrator(e3):
 # one validation per argument, every accountant column from the accountant's own calibration
 
 
-@pytest.fixture
-def validations(monkeypatch):
-    """Count calls of every rule of privcal._validate (the module attributes callers go through)."""
-    import inspect
-
-    from privcal import _validate as V
-
-    counts = {"n": 0}
-    for name, fn in list(vars(V).items()):
-        if inspect.isfunction(fn) and not name.startswith("_") and fn.__module__ == V.__name__:
-            def wrapped(*args, _fn=fn, **kwargs):
-                counts["n"] += 1
-                return _fn(*args, **kwargs)
-            monkeypatch.setattr(V, name, wrapped)
-    return counts
-
-
 def test_dpq_table_validates_once(validations):
     # one epsilon, delta, samples + batch_size (one rule, 3 calls), lr, k, lipschitz, actions: 9, the
     # end-to-end columns included (before the kernels: ~250 per epsilon)
