@@ -1,7 +1,7 @@
 """Tests for privcal.gpope (pure formulas): sensitivity 2h vs h, Theorem 1 as printed and with valid constants.
 
 Evidence kept here (GPOPE paper = ../shared/papers/003_a2204df6124aecb1.txt):
-* one released clipped gradient has sensitivity 2h under the paper's adjacency (numeric demonstration on
+* one released clipped gradient has sensitivity 2h under the paper's replace-one neighbours (numeric demonstration on
   GTD2 gradients of two trajectories, and the exact Rényi divergence of the resulting output pair);
 * Lemma 1 + the moments tail reports an epsilon below a lower estimate of the true epsilon, even with the
   paper's own sensitivity h (dp_accounting's optimistic PLD as the independent reference);
@@ -105,7 +105,7 @@ def test_two_trajectories_give_clipped_gradients_2h_apart():
     g2 = clip_gradient(primal_dual_gradient(a2, b2, c2, zero, zero), h)
     assert np.linalg.norm(g) == pytest.approx(h) and np.linalg.norm(g2) == pytest.approx(h)
     assert np.linalg.norm(g - g2) == pytest.approx(2 * h, rel=1e-12)
-    assert sensitivity(h, "replace") == pytest.approx(2 * h)
+    assert sensitivity(h, "replace_one") == pytest.approx(2 * h)
     assert sensitivity(h, "add_remove") == pytest.approx(2 * h)
     assert sensitivity(h, "zero_out") == pytest.approx(h)
     assert sensitivity_paper(h) == pytest.approx(h)
@@ -118,7 +118,7 @@ def test_two_trajectories_give_clipped_gradients_2h_apart():
 )
 def test_clipped_difference_never_exceeds_2h(g1, g2, h):
     d = np.linalg.norm(clip_gradient(g1, h) - clip_gradient(g2, h))
-    assert d <= sensitivity(h, "replace") * (1 + 1e-12)
+    assert d <= sensitivity(h, "replace_one") * (1 + 1e-12)
 
 
 def test_primal_dual_gradient_matches_eq_4_1():
@@ -175,7 +175,7 @@ def test_add_remove_worst_case_is_the_shift_2h_pair():
     # the bound obtained from joint quasi-convexity; the extreme configuration attains it (test above).
     rng = np.random.default_rng(11)
     h, sigma, m, alpha = 1.0, 3.0, 4, 6
-    bound = rdp_per_iteration([float(alpha)], sigma, trajectories=m, adjacency="add_remove")[0]
+    bound = rdp_per_iteration([float(alpha)], sigma, trajectories=m, neighbouring="add_remove")[0]
     configs = [(list(rng.uniform(-h, h, size=m - 1)), float(rng.choice([-h, h]))) for _ in range(3)]
     configs.append(([-0.95, -0.9, -1.0], 1.0))  # close to the extreme pair
     values = []
@@ -293,13 +293,13 @@ def _steps_interval(m, big_l):
     return (THEOREM1_C3 / THEOREM1_C1) ** 1.5 * big_l * m**1.5, (THEOREM1_C4 * m / THEOREM1_C3) ** 3 * big_l
 
 
-def _check_certified(eps, delta, steps, m, adjacency):
+def _check_certified(eps, delta, steps, m, neighbouring):
     # The derivation's order: lambda = floor(c2^2 L / (2 B eps)), alpha = lambda + 1, plus a small integer grid.
     big_l = math.log(1 / delta)
     lam = math.floor(THEOREM1_C2**2 * big_l / (2 * THEOREM1_CONSTANTS["B"] * eps))
     orders = np.unique(np.concatenate([np.arange(2.0, 65.0), [lam + 1.0]]))
-    sigma = theorem1_sigma(eps, delta, iterations=steps, trajectories=m, adjacency=adjacency)
-    noise_multiplier = sigma / sensitivity(1.0, adjacency)
+    sigma = theorem1_sigma(eps, delta, iterations=steps, trajectories=m, neighbouring=neighbouring)
+    noise_multiplier = sigma / sensitivity(1.0, neighbouring)
     rdp = steps * rdp_without_replacement_gaussian(orders, noise_multiplier, 1 / m)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
@@ -312,9 +312,9 @@ def _check_certified(eps, delta, steps, m, adjacency):
     log10_delta=st.floats(-12.0, -2.0),
     pick=st.floats(0.01, 0.99),
     where=st.floats(0.0, 1.0),
-    adjacency=st.sampled_from(["replace", "zero_out"]),
+    neighbouring=st.sampled_from(["replace_one", "zero_out"]),
 )
-def test_valid_theorem1_is_certified_by_full_thm9(m, log10_delta, pick, where, adjacency):
+def test_valid_theorem1_is_certified_by_full_thm9(m, log10_delta, pick, where, neighbouring):
     # Inside theorem1_epsilon_range, sigma = Delta c2 sqrt(N L)/(m eps) is certified by the exact WBK Thm 9
     # RDP (all terms) composed N times and Abadi's tail: eps_thm9 <= eps.
     delta = 10.0**log10_delta
@@ -323,7 +323,7 @@ def test_valid_theorem1_is_certified_by_full_thm9(m, log10_delta, pick, where, a
     lo, hi = theorem1_epsilon_range(delta, iterations=steps, trajectories=m)
     assert lo < hi
     eps = min(hi, max(lo, math.exp(math.log(lo) + where * (math.log(hi) - math.log(lo)))))
-    _check_certified(eps, delta, steps, m, adjacency)
+    _check_certified(eps, delta, steps, m, neighbouring)
 
 
 @pytest.mark.parametrize("m, steps", [(300, 5 * 10**4), (1000, 10**6), (10_000, 10**8)])
@@ -332,7 +332,7 @@ def test_valid_theorem1_at_range_edges(m, steps):
     assert lo < hi
     assert _steps_interval(m, math.log(1e5))[0] <= steps <= _steps_interval(m, math.log(1e5))[1]
     for eps in (lo, hi, math.sqrt(lo * hi)):
-        _check_certified(eps, 1e-5, steps, m, "replace")
+        _check_certified(eps, 1e-5, steps, m, "replace_one")
 
 
 def test_lower_epsilon_limit_is_needed_for_thm9_but_not_thm27():
@@ -394,15 +394,15 @@ def test_theorem1_constants_old_keyword_beta_still_works():
         (lambda: theorem1_sigma_paper(1.0, 1.0, iterations=10, trajectories=10), "delta"),
         (lambda: theorem1_sigma_paper(1.0, 1e-5, iterations=0, trajectories=10), "iterations"),
         (lambda: theorem1_sigma_paper(1.0, 1e-5, iterations=10, trajectories=2.5), "trajectories"),
-        (lambda: theorem1_sigma(1.0, 1e-5, iterations=10, trajectories=10, adjacency="swap"), "adjacency"),
+        (lambda: theorem1_sigma(1.0, 1e-5, iterations=10, trajectories=10, neighbouring="swap"), "neighbouring"),
         (lambda: theorem1_c1_paper(10, -1.0), "sigma"),
         (lambda: sensitivity(0.0), "clip"),
-        (lambda: sensitivity(1.0, "both"), "adjacency"),
+        (lambda: sensitivity(1.0, "both"), "neighbouring"),
         (lambda: clip_gradient([1.0], -1.0), "clip"),
         (lambda: theorem1_constants(order_min=1), "order_min"),
         (lambda: theorem1_constants(order_noise_ratio=0.0), "order_noise_ratio"),
         (lambda: rdp_per_iteration([0.5], 1.0, trajectories=10), "orders"),
-        (lambda: rdp_per_iteration([2.0], 1.0, trajectories=10, adjacency="swap"), "adjacency"),
+        (lambda: rdp_per_iteration([2.0], 1.0, trajectories=10, neighbouring="swap"), "neighbouring"),
         (lambda: primal_dual_gradient(np.eye(2), np.ones(3), np.eye(2), np.ones(2), np.ones(2)), "b_hat"),
     ],
 )

@@ -25,10 +25,10 @@ def reports():
 
 def test_default_is_valid_and_checked(reports):
     r = reports["rdp"]
-    assert r.valid and r.bound == "rdp" and r.adjacency == "replace"
+    assert r.valid and r.bound == "rdp" and r.neighbouring == "replace_one"
     assert r.valid_epsilon <= 0.5
     # minimal: 0.1% less noise is no longer (0.5, 1e-5)-DP under the same accountant
-    smaller = RDPAccountant().compose(gpope._event(r.sigma * 0.999, 1000, 10_000, "replace")).epsilon(1e-5)
+    smaller = RDPAccountant().compose(gpope._event(r.sigma * 0.999, 1000, 10_000, "replace_one")).epsilon(1e-5)
     assert smaller > 0.5
 
 
@@ -36,7 +36,7 @@ def test_default_sigma_uses_sensitivity_2h():
     # replace-one: the noise multiplier relative to the sensitivity 2h is sigma/2, so sigma is exactly
     # twice the sigma calibrated with the paper's sensitivity h on the same (without-replacement) RDP
     two_h = gpope.calibrate(0.5, 1e-5, **SETTING)
-    h = gpope.calibrate(0.5, 1e-5, adjacency="zero_out", **SETTING)
+    h = gpope.calibrate(0.5, 1e-5, neighbouring="zero_out", **SETTING)
     assert two_h == pytest.approx(2 * h, rel=1e-6)
 
 
@@ -63,7 +63,7 @@ def test_theorem1_valid_range():
     eps = math.sqrt(lo * hi)
     sigma = gpope.calibrate(eps, 1e-5, bound="theorem1", iterations=10**6, trajectories=1000)
     # the closed form is sufficient under the valid accountant inside its range
-    assert RDPAccountant().compose(gpope._event(sigma, 1000, 10**6, "replace")).epsilon(1e-5) <= eps
+    assert RDPAccountant().compose(gpope._event(sigma, 1000, 10**6, "replace_one")).epsilon(1e-5) <= eps
     with pytest.raises(InfeasibleError, match="epsilon"):
         gpope.calibrate(0.1, 1e-5, bound="theorem1", **SETTING)
 
@@ -77,7 +77,7 @@ def test_noise_std_scales_with_clip():
     "kwargs,name",
     [
         (dict(bound="moments"), "bound"),
-        (dict(adjacency="swap"), "adjacency"),
+        (dict(neighbouring="swap"), "neighbouring"),
         (dict(clip=0.0), "clip"),
         (dict(iterations=0), "iterations"),
         (dict(trajectories=0), "trajectories"),
@@ -99,7 +99,7 @@ def test_gpope_table_flags_paper_bounds():
             # independent re-check: the valid RDP accountant (replace-one) at that column's sigma
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", GridEdgeWarning)
-                ref = RDPAccountant().compose(gpope._event(row.sigmas[key], 1000, 10_000, "replace")).epsilon(1e-5)
+                ref = RDPAccountant().compose(gpope._event(row.sigmas[key], 1000, 10_000, "replace_one")).epsilon(1e-5)
             assert eps_at == pytest.approx(ref, rel=1e-12)
             assert (key in row.insufficient) == (ref > row.epsilon)
     # with m = 1000, N = 1e4 the valid Theorem 1 range is empty: reported as infeasible (inf)
@@ -159,3 +159,17 @@ def test_thm9_accountant_prices_no_release_as_zero():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert gpope._Thm9Accountant().compose(event).epsilon(1e-5) == 0.0
+
+
+def test_former_adjacency_spelling_still_works_with_a_warning():
+    # issue 11: one name per concept: the neighbouring relation is `neighbouring` (privcal.Neighbouring
+    # values) everywhere; the former keyword and its "replace" spelling give the same sigma, and warn
+    import privcal
+
+    new = gpope.calibrate(0.5, 1e-5, neighbouring=privcal.Neighbouring.REPLACE_ONE, **SETTING)
+    with pytest.warns(DeprecationWarning, match="adjacency"):
+        old = gpope.calibrate(0.5, 1e-5, adjacency="zero_out", **SETTING)
+    assert old == gpope.calibrate(0.5, 1e-5, neighbouring="zero_out", **SETTING)
+    with pytest.warns(DeprecationWarning, match="replace_one"):
+        assert gpope.calibrate(0.5, 1e-5, neighbouring="replace", **SETTING) == new
+    assert gpope.calibrate_report(0.5, 1e-5, **SETTING).adjacency == "replace_one"

@@ -9,7 +9,7 @@ Lemma 1 (per-step log moment, see :func:`privcal.subsampling.rdp_gpope_lemma1_pa
 Verdicts (evidence in tests/test_gpope_accounting.py and tests/test_subsampling.py):
 
 * Sensitivity. One released clipped gradient has l2 sensitivity **2h**, not h, under replace-one
-  adjacency (Def. 1, "differ by exactly one point", with m fixed so that q = 1/m) *and* under
+  neighbours (Def. 1, "differ by exactly one point", with m fixed so that q = 1/m) *and* under
   add/remove: the output is one trajectory's gradient (not a sum), so changing the data set swaps the
   released vector for another one in the h-ball -- e.g. b_hat and -b_hat at theta = w = 0. The paper's
   h (proof of Lemma 1: "without loss of generality ... sum of the others = 0") is right only for the
@@ -30,7 +30,7 @@ import functools
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import Callable, Optional, TypeVar, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -44,6 +44,8 @@ from ..rdp import GridEdgeWarning
 
 __all__ = [
     "ADJACENCIES",
+    "SENSITIVITY_PER_CLIP",
+    "Relation",
     "clip_gradient",
     "primal_dual_gradient",
     "sensitivity",
@@ -67,17 +69,32 @@ __all__ = [
     "calibrate_report",
 ]
 
-#: Neighbouring relations :func:`sensitivity` knows, with the sensitivity of one released clipped
-#: gradient in units of the clip h.
+#: Neighbouring relations (``privcal.Neighbouring`` values) :func:`sensitivity` knows, with the
+#: sensitivity of one released clipped gradient in units of the clip h.
+SENSITIVITY_PER_CLIP = {"replace_one": 2.0, "add_remove": 2.0, "zero_out": 1.0}
+#: Former name of :data:`SENSITIVITY_PER_CLIP`, keyed by the former spellings ("replace" = replace-one).
 ADJACENCIES = {"replace": 2.0, "add_remove": 2.0, "zero_out": 1.0}
-#: The named relation (privcal.Neighbouring) of each adjacency, and the sampling it implies: one of m
-#: trajectories drawn per iteration is Poisson-like under add/remove (``rdp_per_iteration``), a fixed
-#: batch of one drawn without replacement otherwise.
-_RELATIONS = {
-    "replace": ("without_replacement", Neighbouring.REPLACE_ONE),
-    "add_remove": ("poisson", Neighbouring.ADD_REMOVE),
-    "zero_out": ("without_replacement", Neighbouring.ZERO_OUT),
-}
+#: The sampling each relation implies: one of m trajectories drawn per iteration is Poisson-like under
+#: add/remove (``rdp_per_iteration``), a fixed batch of one drawn without replacement otherwise.
+_SAMPLING = {"replace_one": "without_replacement", "add_remove": "poisson", "zero_out": "without_replacement"}
+
+
+#: A neighbouring relation: a :class:`~privcal.Neighbouring` or its value.
+Relation = Union[Neighbouring, str]
+
+
+def _relation(neighbouring, adjacency=None) -> str:
+    """The validated relation's value ("replace_one", "add_remove" or "zero_out").
+
+    Accepts a :class:`~privcal.Neighbouring` or its value; the former keyword ``adjacency`` and the
+    former spelling "replace" still work, with a DeprecationWarning."""
+    if adjacency is not None:
+        warnings.warn("adjacency= is deprecated; use neighbouring=", DeprecationWarning, stacklevel=3)
+        neighbouring = adjacency
+    if isinstance(neighbouring, str) and neighbouring == "replace":
+        warnings.warn('neighbouring "replace" is now spelt "replace_one"', DeprecationWarning, stacklevel=3)
+        neighbouring = "replace_one"
+    return Neighbouring(V.choice("neighbouring", neighbouring, tuple(SENSITIVITY_PER_CLIP))).value
 
 
 def clip_gradient(gradient: ArrayLike, clip: float) -> np.ndarray:
@@ -131,7 +148,7 @@ def primal_dual_gradient(
     return np.concatenate([-a.T @ ww, a @ th + c @ ww - b])
 
 
-def sensitivity(clip: float, adjacency: str = "replace") -> float:
+def sensitivity(clip: float, neighbouring: Relation = "replace_one", *, adjacency: Optional[str] = None) -> float:
     """l2 sensitivity of one released clipped gradient of GPOPE Alg. 1: 2h (replace, add_remove) or h (zero_out).
 
     The released vector is clip(B(x_i)) for *one* sampled trajectory x_i, every such vector lies in the
@@ -144,7 +161,8 @@ def sensitivity(clip: float, adjacency: str = "replace") -> float:
 
     Args:
         clip: h, the l2 clipping norm of one gradient, in (0, inf).
-        adjacency: the neighbouring relation, one of "replace" (default), "add_remove", "zero_out".
+        neighbouring: the neighbouring relation, one of "replace_one" (default), "add_remove", "zero_out".
+        adjacency: former name of ``neighbouring`` (deprecated; its "replace" is "replace_one").
 
     Returns:
         the l2 sensitivity, in the units of ``clip``: 2h or h.
@@ -153,13 +171,13 @@ def sensitivity(clip: float, adjacency: str = "replace") -> float:
         ValueError: an argument is outside its range.
     """
     h = V.positive("clip", clip)
-    V.choice("adjacency", adjacency, tuple(ADJACENCIES))
-    return _sensitivity(h, adjacency)
+    neighbouring = _relation(neighbouring, adjacency)
+    return _sensitivity(h, neighbouring)
 
 
-def _sensitivity(clip: float, adjacency: str = "replace") -> float:
+def _sensitivity(clip: float, neighbouring: str = "replace_one") -> float:
     """:func:`sensitivity` for validated inputs."""
-    return ADJACENCIES[adjacency] * clip
+    return SENSITIVITY_PER_CLIP[neighbouring] * clip
 
 
 def sensitivity_paper(clip: float) -> float:
@@ -167,7 +185,7 @@ def sensitivity_paper(clip: float) -> float:
 
     GPOPE App. B.1 sets one trajectory's clipped gradient to e1 and the others' to 0 "without loss of
     generality", giving D_alpha(mu0 || mu1) = alpha / (2 sigma^2) for unit shift. It is not without loss of
-    generality: the valid value is 2h under the paper's adjacency (:func:`sensitivity`).
+    generality: the valid value is 2h under the paper's neighbouring relation (:func:`sensitivity`).
 
     Args:
         clip: h, the l2 clipping norm of one gradient, in (0, inf).
@@ -181,7 +199,10 @@ def sensitivity_paper(clip: float) -> float:
     return V.positive("clip", clip)
 
 
-def rdp_per_iteration(orders: ArrayLike, sigma: float, *, trajectories: int, adjacency: str = "replace") -> np.ndarray:
+def rdp_per_iteration(
+    orders: ArrayLike, sigma: float, *, trajectories: int, neighbouring: Relation = "replace_one",
+    adjacency: Optional[str] = None,
+) -> np.ndarray:
     """Valid RDP of one GPOPE iteration (one of m trajectories, clipped to h, plus h N(0, sigma^2 I)).
 
     With q = 1/m and the noise multiplier s = sigma / Delta (Delta = sensitivity / h, :func:`sensitivity`):
@@ -189,7 +210,7 @@ def rdp_per_iteration(orders: ArrayLike, sigma: float, *, trajectories: int, adj
       (MTZ 2019). Removing x turns M(d) = sum_i w_i [(1-q) N(g_i) + q N(g_x)] into sum_i w_i N(g_i); by
       joint quasi-convexity of D_alpha (van Erven & Harremoes 2014, Thm 13) the divergence is at most the
       worst single pair (1-q) N(g_i) + q N(g_x) vs N(g_i), shift <= 2h, and that pair is attained.
-    * "replace": WBK 2018 Thm 9, full sum, base Gaussian at s = sigma/2 (replace-one sensitivity 2h).
+    * "replace_one": WBK 2018 Thm 9, full sum, base Gaussian at s = sigma/2 (replace-one sensitivity 2h).
     * "zero_out": WBK 2018 Thm 9 at s = sigma (x replaced by a null trajectory; sensitivity h).
 
     (The two without-replacement cases use WBK's Gaussian-specific Thm 27, never above Thm 9.)
@@ -198,7 +219,8 @@ def rdp_per_iteration(orders: ArrayLike, sigma: float, *, trajectories: int, adj
         orders: Renyi orders alpha, a non-empty 1-D sequence of finite numbers > 1.
         sigma: Alg. 1's noise scale in units of the clip h (the noise is h N(0, sigma^2 I)), in (0, inf).
         trajectories: m, the number of trajectories (one is drawn per iteration, q = 1/m), an int >= 1.
-        adjacency: the neighbouring relation, "replace" (default), "add_remove" or "zero_out".
+        neighbouring: the neighbouring relation, "replace_one" (default), "add_remove" or "zero_out".
+        adjacency: former name of ``neighbouring`` (deprecated; its "replace" is "replace_one").
 
     Returns:
         the RDP curve of one iteration (nats), one value per order.
@@ -209,14 +231,14 @@ def rdp_per_iteration(orders: ArrayLike, sigma: float, *, trajectories: int, adj
     orders = rdp._orders(orders)
     sigma = V.positive("sigma", sigma)
     m = V.positive_int("trajectories", trajectories)
-    V.choice("adjacency", adjacency, tuple(ADJACENCIES))
-    return _rdp_per_iteration(orders, sigma, trajectories=m, adjacency=adjacency)
+    neighbouring = _relation(neighbouring, adjacency)
+    return _rdp_per_iteration(orders, sigma, trajectories=m, neighbouring=neighbouring)
 
 
-def _rdp_per_iteration(orders: np.ndarray, sigma: float, *, trajectories: int, adjacency: str = "replace") -> np.ndarray:
+def _rdp_per_iteration(orders: np.ndarray, sigma: float, *, trajectories: int, neighbouring: str = "replace_one") -> np.ndarray:
     """:func:`rdp_per_iteration` for validated inputs."""
-    s = sigma / ADJACENCIES[adjacency]
-    if adjacency == "add_remove":
+    s = sigma / SENSITIVITY_PER_CLIP[neighbouring]
+    if neighbouring == "add_remove":
         return subsampling._rdp_poisson_gaussian(orders, s, 1.0 / trajectories)
     return subsampling._rdp_without_replacement_gaussian(orders, s, 1.0 / trajectories)
 
@@ -451,11 +473,11 @@ def _theorem1_epsilon_range(delta: float, *, iterations: int, trajectories: int)
 
 
 def theorem1_sigma(epsilon: float, delta: float, *, iterations: int, trajectories: int,
-                   adjacency: str = "replace") -> float:
+                   neighbouring: Relation = "replace_one", adjacency: Optional[str] = None) -> float:
     """Valid GPOPE Theorem 1: sigma = Delta c2 sqrt(N ln(1/delta)) / (m epsilon), with explicit constants.
 
     sigma is Alg. 1's noise scale (noise h N(0, sigma^2 I)), Delta = sensitivity / h from
-    :func:`sensitivity` (2 for "replace" and "add_remove", 1 for "zero_out", the paper's convention), and
+    :func:`sensitivity` (2 for "replace_one" and "add_remove", 1 for "zero_out", the paper's convention), and
     c2 = THEOREM1_C2 ~ 4.51 (:func:`theorem1_constants`, derived from WBK 2018 Thm 9 with every term, and
     Abadi et al. 2016's tail bound). Raises InfeasibleError when epsilon is outside
     :func:`theorem1_epsilon_range` (where this closed form is not proven; the numeric RDP accountant may
@@ -466,7 +488,8 @@ def theorem1_sigma(epsilon: float, delta: float, *, iterations: int, trajectorie
         delta: target delta, in (0, 1).
         iterations: N, the number of iterations of Alg. 1, an int >= 1.
         trajectories: m, the number of trajectories, an int >= 1.
-        adjacency: the neighbouring relation, "replace" (default), "add_remove" or "zero_out".
+        neighbouring: the neighbouring relation, "replace_one" (default), "add_remove" or "zero_out".
+        adjacency: former name of ``neighbouring`` (deprecated; its "replace" is "replace_one").
 
     Returns:
         sigma, Alg. 1's noise scale in units of the clip h (an upper bound on the smallest valid one).
@@ -479,12 +502,12 @@ def theorem1_sigma(epsilon: float, delta: float, *, iterations: int, trajectorie
     d = V.open_unit("delta", delta)
     n = V.positive_int("iterations", iterations)
     m = V.positive_int("trajectories", trajectories)
-    V.choice("adjacency", adjacency, tuple(ADJACENCIES))
-    return _theorem1_sigma(e, d, iterations=n, trajectories=m, adjacency=adjacency)
+    neighbouring = _relation(neighbouring, adjacency)
+    return _theorem1_sigma(e, d, iterations=n, trajectories=m, neighbouring=neighbouring)
 
 
 def _theorem1_sigma(epsilon: float, delta: float, *, iterations: int, trajectories: int,
-                    adjacency: str = "replace") -> float:
+                    neighbouring: str = "replace_one") -> float:
     """:func:`theorem1_sigma` for validated inputs."""
     e, d, n, m = epsilon, delta, iterations, trajectories
     eps_min, eps_max = _theorem1_epsilon_range(d, iterations=n, trajectories=m)
@@ -493,7 +516,7 @@ def _theorem1_sigma(epsilon: float, delta: float, *, iterations: int, trajectori
             f"GPOPE Theorem 1 (valid constants) needs {eps_min:.4g} <= epsilon <= {eps_max:.4g} for "
             f"iterations={n}, trajectories={m}, delta={d:g}; got epsilon={e:g}"
         )
-    return ADJACENCIES[adjacency] * THEOREM1_C2 * math.sqrt(n * math.log(1.0 / d)) / (m * e)
+    return SENSITIVITY_PER_CLIP[neighbouring] * THEOREM1_C2 * math.sqrt(n * math.log(1.0 / d)) / (m * e)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -517,9 +540,9 @@ class GPOPECalibration:
         iterations: N, the number of iterations of Alg. 1.
         trajectories: m, the number of trajectories (one drawn per iteration).
         bound: the bound used, one of :data:`BOUNDS`.
-        adjacency: the neighbouring relation, "replace", "add_remove" or "zero_out".
+        neighbouring: the neighbouring relation, "replace_one", "add_remove" or "zero_out".
         valid: whether the bound used is a valid (epsilon, delta) guarantee.
-        valid_epsilon: epsilon at this sigma under the valid RDP accountant, same adjacency.
+        valid_epsilon: epsilon at this sigma under the valid RDP accountant, same neighbouring.
         notes: warnings and explanations, in words.
     """
 
@@ -530,10 +553,15 @@ class GPOPECalibration:
     iterations: int
     trajectories: int
     bound: str
-    adjacency: str
+    neighbouring: str
     valid: bool
     valid_epsilon: float
     notes: tuple[str, ...] = ()
+
+    @property
+    def adjacency(self) -> str:
+        """Former name of :attr:`neighbouring`."""
+        return self.neighbouring
 
 
 class _Thm9Accountant(RDPAccountant):
@@ -550,28 +578,30 @@ class _Thm9Accountant(RDPAccountant):
         return super()._subsampled_rdp(event)
 
 
-def _releases(trajectories: int, iterations: int, adjacency: str) -> Releases:
+def _releases(trajectories: int, iterations: int, neighbouring: str) -> Releases:
     """N GPOPE iterations as releases: one of m trajectories per iteration (q = 1/m), sensitivity
-    Delta * h under the adjacency's named relation, noise h N(0, sigma^2 I) -- in units of h, sensitivity
+    Delta * h under the neighbouring's named relation, noise h N(0, sigma^2 I) -- in units of h, sensitivity
     Delta and noise sigma."""
-    sampling, relation = _RELATIONS[adjacency]
-    return Releases._unchecked(ADJACENCIES[adjacency], iterations, 1.0 / trajectories, sampling, relation)
+    return Releases._unchecked(
+        SENSITIVITY_PER_CLIP[neighbouring], iterations, 1.0 / trajectories, _SAMPLING[neighbouring],
+        Neighbouring(neighbouring),
+    )
 
 
-def _event(sigma: float, trajectories: int, iterations: int, adjacency: str) -> ComposedEvent:
+def _event(sigma: float, trajectories: int, iterations: int, neighbouring: str) -> ComposedEvent:
     """The event of N GPOPE iterations at noise multiplier sigma (noise h N(0, sigma^2 I))."""
-    return _releases(trajectories, iterations, adjacency).event(sigma)
+    return _releases(trajectories, iterations, neighbouring).event(sigma)
 
 
-def _valid_epsilon(sigma: float, delta: float, trajectories: int, iterations: int, adjacency: str) -> float:
+def _valid_epsilon(sigma: float, delta: float, trajectories: int, iterations: int, neighbouring: str) -> float:
     """Epsilon of N iterations at ``sigma`` under the valid RDP accountant (validated inputs; a paper sigma
     far too small puts the RDP optimum at the grid edge, so GridEdgeWarning is silenced)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        return RDPAccountant()._compose(_event(sigma, trajectories, iterations, adjacency))._epsilon(delta)
+        return RDPAccountant()._compose(_event(sigma, trajectories, iterations, neighbouring))._epsilon(delta)
 
 
-#: The accountant that owns each accountant-priced bound's calibration, and the adjacency it is priced
+#: The accountant that owns each accountant-priced bound's calibration, and the relation it is priced
 #: under (None: the one asked for). "lemma1" is the paper's accounting: Lemma 1 with its sensitivity h.
 _ACCOUNTANT_BOUNDS = {"rdp": (RDPAccountant, None), "thm9": (_Thm9Accountant, None), "lemma1": (PaperAccountant, "zero_out")}
 #: The bounds that are valid (epsilon, delta) guarantees.
@@ -586,7 +616,8 @@ def calibrate_report(
     trajectories: int,
     clip: float = 1.0,
     bound: str = "rdp",
-    adjacency: str = "replace",
+    neighbouring: Relation = "replace_one",
+    adjacency: Optional[str] = None,
 ) -> GPOPECalibration:
     """:func:`calibrate` with the valid epsilon at the returned sigma and notes.
 
@@ -604,7 +635,8 @@ def calibrate_report(
         clip: h, the l2 clipping norm of one gradient, in (0, inf); default 1. It only scales
             ``noise_std``.
         bound: one of :data:`BOUNDS`: "rdp" (default), "thm9", "theorem1", "lemma1", "theorem1_paper".
-        adjacency: the neighbouring relation, "replace" (default), "add_remove" or "zero_out".
+        neighbouring: the neighbouring relation, "replace_one" (default), "add_remove" or "zero_out".
+        adjacency: former name of ``neighbouring`` (deprecated; its "replace" is "replace_one").
 
     Returns:
         a :class:`GPOPECalibration`.
@@ -619,8 +651,8 @@ def calibrate_report(
     m = V.positive_int("trajectories", trajectories)
     h = V.positive("clip", clip)
     V.choice("bound", bound, BOUNDS)
-    V.choice("adjacency", adjacency, tuple(ADJACENCIES))
-    return _calibrate_report(e, d, iterations=n, trajectories=m, clip=h, bound=bound, adjacency=adjacency)
+    neighbouring = _relation(neighbouring, adjacency)
+    return _calibrate_report(e, d, iterations=n, trajectories=m, clip=h, bound=bound, neighbouring=neighbouring)
 
 
 def _calibrate_report(
@@ -631,7 +663,7 @@ def _calibrate_report(
     trajectories: int,
     clip: float = 1.0,
     bound: str = "rdp",
-    adjacency: str = "replace",
+    neighbouring: str = "replace_one",
 ) -> GPOPECalibration:
     """:func:`calibrate_report` for validated inputs (privcal's own callers, e.g. the gpope table)."""
     e, d, n, m = epsilon, delta, iterations, trajectories
@@ -639,9 +671,9 @@ def _calibrate_report(
     if bound in _ACCOUNTANT_BOUNDS:
         accountant, priced_under = _ACCOUNTANT_BOUNDS[bound]
         hint = 2.0 * math.sqrt(n * math.log(1.0 / d)) / (m * e)  # the paper's closed form as a start
-        sigma = accountant()._sigma_for(_releases(m, n, priced_under or adjacency), e, d, sigma_hint=hint)
+        sigma = accountant()._sigma_for(_releases(m, n, priced_under or neighbouring), e, d, sigma_hint=hint)
     elif bound == "theorem1":
-        sigma = _theorem1_sigma(e, d, iterations=n, trajectories=m, adjacency=adjacency)
+        sigma = _theorem1_sigma(e, d, iterations=n, trajectories=m, neighbouring=neighbouring)
     else:
         sigma = _theorem1_sigma_paper(e, d, iterations=n, trajectories=m)
     valid = bound in _VALID_BOUNDS
@@ -649,11 +681,11 @@ def _calibrate_report(
         notes.append("GPOPE Lemma 1 + moments tail with sensitivity h, as printed: not a valid bound in general")
     elif bound == "theorem1_paper":
         notes.append("GPOPE Theorem 1 as printed (c2 = 2): false for some parameters, not a valid bound")
-    valid_eps = _valid_epsilon(sigma, d, m, n, adjacency)
+    valid_eps = _valid_epsilon(sigma, d, m, n, neighbouring)
     if not valid and valid_eps > e:
-        notes.append(f"at this sigma the valid RDP accountant ({adjacency} neighbours) gives epsilon {valid_eps:.4g} > {e:g}")
+        notes.append(f"at this sigma the valid RDP accountant ({neighbouring} neighbours) gives epsilon {valid_eps:.4g} > {e:g}")
     return GPOPECalibration(
-        float(sigma), float(clip * sigma), e, d, n, m, bound, adjacency, valid, float(valid_eps), tuple(notes)
+        float(sigma), float(clip * sigma), e, d, n, m, bound, neighbouring, valid, float(valid_eps), tuple(notes)
     )
 
 
@@ -665,7 +697,8 @@ def calibrate(
     trajectories: int,
     clip: float = 1.0,
     bound: str = "rdp",
-    adjacency: str = "replace",
+    neighbouring: Relation = "replace_one",
+    adjacency: Optional[str] = None,
 ) -> float:
     """Noise multiplier sigma of GPOPE Algorithm 1 (noise clip * N(0, sigma^2 I)) for (epsilon, delta)-DP.
 
@@ -673,7 +706,7 @@ def calibrate(
 
     * ``"rdp"`` (default, valid): Renyi DP of the subsampled Gaussian -- Wang, Balle & Kasiviswanathan
       2018, Thm 27 for sampling without replacement (never above their Thm 9, whose j >= 3 terms would
-      otherwise put a floor under epsilon), Mironov-Talwar-Zhang for ``adjacency="add_remove"`` --
+      otherwise put a floor under epsilon), Mironov-Talwar-Zhang for ``neighbouring="add_remove"`` --
       composed over N iterations, improved conversion; the smallest sigma it certifies;
     * ``"thm9"`` (valid): the same with WBK Thm 9 alone (the full sum over j = 2..alpha);
     * ``"theorem1"`` (valid): Theorem 1's closed form with the explicit constants derived in
@@ -693,9 +726,10 @@ def calibrate(
         trajectories: m, the number of trajectories (one drawn per iteration), an int >= 1.
         clip: h, the l2 clipping norm of one gradient, in (0, inf); default 1 (does not change sigma).
         bound: one of :data:`BOUNDS` (above); default "rdp".
-        adjacency: the neighbouring relation: "replace" (default: one trajectory replaced; sensitivity
+        neighbouring: the neighbouring relation: "replace_one" (default: one trajectory replaced; sensitivity
             2h), "add_remove" (2h) or "zero_out" (h: the paper's convention, a trajectory replaced by a
             null one).
+        adjacency: former name of ``neighbouring`` (deprecated; its "replace" is "replace_one").
 
     Returns:
         sigma, Alg. 1's noise scale in units of the clip h.
@@ -706,5 +740,5 @@ def calibrate(
     """
     return calibrate_report(
         epsilon, delta, iterations=iterations, trajectories=trajectories, clip=clip, bound=bound,
-        adjacency=adjacency,
+        neighbouring=neighbouring, adjacency=adjacency,
     ).sigma

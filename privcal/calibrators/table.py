@@ -433,7 +433,7 @@ def gpope_table(
     for eps in epsilons:
         sigmas = {}
         for key, kw in (
-            ("rdp", dict(bound="rdp")), ("thm9", dict(bound="thm9")), ("rdp_h", dict(bound="rdp", adjacency="zero_out")),
+            ("rdp", dict(bound="rdp")), ("thm9", dict(bound="thm9")), ("rdp_h", dict(bound="rdp", neighbouring="zero_out")),
             ("theorem1", dict(bound="theorem1")), ("lemma1", dict(bound="lemma1")), ("theorem1_paper", dict(bound="theorem1_paper")),
         ):
             try:
@@ -442,13 +442,13 @@ def gpope_table(
                 sigmas[key] = math.inf
         ref = sigmas["rdp"]
         checked = [k for k in sigmas if _GPOPE_COLUMNS[k].checked and math.isfinite(sigmas[k])]
-        ref_eps = {k: gpope._valid_epsilon(sigmas[k], delta, m, n, "replace") for k in checked}
+        ref_eps = {k: gpope._valid_epsilon(sigmas[k], delta, m, n, "replace_one") for k in checked}
         insufficient = tuple(k for k in checked if ref_eps[k] > eps)
         rows.append(Row(eps, delta, sigmas, {k: v / ref for k, v in sigmas.items()}, insufficient, ref_eps))
     params = {"trajectories": m, "iterations": n, "sample_rate": 1.0 / m}
     notes = (
         "sigma is Algorithm 1's noise multiplier (noise h N(0, sigma^2 I)); one trajectory's clipped gradient has "
-        "sensitivity 2h under the paper's adjacency (h only if a trajectory is replaced by a null one).",
+        "sensitivity 2h under the paper's replace-one neighbours (h only if a trajectory is replaced by a null one).",
         "Thm 1 valid is inf where epsilon lies outside the range its constants are proven for "
         "(privcal.gpope.theorem1_epsilon_range).",
     )
