@@ -29,7 +29,8 @@ def main(argv=None) -> dict:
 
     from privcal.rl.domains import hiv, mountain_car
     from privcal.rl.domains.chain import sample_chain
-    from privcal.rl.gpope_agent import calibrate_sigma, gpope
+    from privcal.calibrators.gpope import calibrate
+    from privcal.rl.gpope_agent import gpope
 
     out = {}
     m = args.trajectories
@@ -37,7 +38,7 @@ def main(argv=None) -> dict:
     out["chain_collect_s"] = t
     out["chain_trajectories_per_s"] = m / t
     out["chain_transitions_per_s"] = data.n_transitions / t
-    t, sigma = best_of(lambda: calibrate_sigma(0.1, 1e-5, iterations=m, trajectories=m))
+    t, sigma = best_of(lambda: calibrate(0.1, 1e-5, iterations=m, trajectories=m))
     out["calibrate_s"] = t
     out["sigma"] = sigma
     t, res = best_of(lambda: gpope(data, sigma=sigma, clip=0.05, step_size=0.01, seed=0))

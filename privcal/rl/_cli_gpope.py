@@ -103,7 +103,8 @@ def run(args: argparse.Namespace) -> int:
     from privcal._rng import as_generator
     from privcal.rl._progress import ProgressBar
     from privcal.rl.experiments_gpope import CLIP
-    from privcal.rl.gpope_agent import calibrate_sigma, gpope
+    from privcal.calibrators.gpope import calibrate
+    from privcal.rl.gpope_agent import gpope
     from privcal.rl.lstd import lstd, wis_lstd
 
     if args.non_private and args.epsilon is not None:
@@ -123,8 +124,7 @@ def run(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     sigma = 0.0
     if not args.non_private:  # calibrate first: bad (epsilon, delta) fails before any simulation
-        sigma = calibrate_sigma(args.epsilon, args.delta, iterations=n_iter, trajectories=m,
-                                clip=clip, bound=args.bound)
+        sigma = calibrate(args.epsilon, args.delta, iterations=n_iter, trajectories=m, clip=clip, bound=args.bound)
     data, ev, relative = _domain(args, as_generator(np.random.SeedSequence([args.seed, 1])),
                                  as_generator(np.random.SeedSequence([args.seed, 2])), m, "gpope")
     bar = None if args.json else ProgressBar(n_iter, label="gpope")

@@ -58,7 +58,8 @@ from privcal import _rng as R
 from privcal import _validate as V
 from privcal.rl._parallel import run_trials
 from privcal.rl import gpope_agent
-from privcal.rl.gpope_agent import PAPER_BOUND, VALID_BOUND, calibrate_sigma
+from privcal.calibrators import gpope as _gpope_calibrator
+from privcal.rl.gpope_agent import PAPER_BOUND, VALID_BOUND
 from privcal.rl.lstd import dp_lsl, dp_lsw, first_visit_returns, lstd, wis_lstd
 from privcal.rl.mspbe import MSPBE
 
@@ -267,7 +268,7 @@ def _rng(seed, *key) -> np.random.Generator:
 
 def _sigma(epsilon, delta, m, bound, clip=1.0):
     """sigma of Alg. 1 for N = m iterations on m trajectories (independent of the clip h)."""
-    return calibrate_sigma(epsilon, delta, iterations=m, trajectories=m, clip=clip, bound=bound)
+    return _gpope_calibrator.calibrate(epsilon, delta, iterations=m, trajectories=m, clip=clip, bound=bound)
 
 
 def _gpope_score(ctx, data, sigma, clip, step, rng) -> float:

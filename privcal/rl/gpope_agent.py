@@ -36,8 +36,9 @@ from numpy.typing import ArrayLike
 
 from privcal import _rng
 from privcal import _validate as V
+from privcal.calibrators import gpope as _gpope_calibrator
 
-__all__ = ["GPOPEResult", "calibrate_sigma", "step_sizes", "gpope", "gtd2", "BOUNDS",
+__all__ = ["GPOPEResult", "step_sizes", "gpope", "gtd2", "BOUNDS",
            "VALID_BOUND", "PAPER_BOUND"]
 
 BOUNDS = ("rdp", "thm9", "theorem1", "lemma1", "theorem1_paper")
@@ -79,29 +80,9 @@ class GPOPEResult:
 
 def calibrate_sigma(epsilon: float, delta: float, *, iterations: int, trajectories: int,
                     clip: float = 1.0, bound: str = VALID_BOUND) -> float:
-    """sigma of Alg. 1 for a target (epsilon, delta) through ``privcal.gpope.calibrate``.
-
-    Thin indirection (the calibrator lives in the accounting layer and validates the arguments).
-
-    Args:
-        epsilon: target epsilon, in (0, inf).
-        delta: target delta, in (0, 1).
-        iterations: N, the number of GPOPE iterations, an int >= 1.
-        trajectories: m, the number of trajectories, an int >= 1.
-        clip: the clip h, in (0, inf); default 1 (sigma does not depend on it).
-        bound: one of :data:`BOUNDS`; default "rdp" (valid).
-
-    Returns:
-        sigma, the noise multiplier (noise std sigma * clip).
-
-    Raises:
-        ValueError: an argument is outside its range.
-        InfeasibleError: the bound certifies no sigma (e.g. "theorem1" outside its epsilon range).
-    """
-    from privcal.gpope import calibrate
-
-    return float(calibrate(epsilon, delta, iterations=iterations, trajectories=trajectories, clip=clip,
-                           bound=bound))
+    """Former name of ``privcal.calibrators.gpope.calibrate`` (same arguments), kept so old code runs."""
+    return _gpope_calibrator.calibrate(epsilon, delta, iterations=iterations, trajectories=trajectories,
+                                       clip=clip, bound=bound)
 
 
 def step_sizes(schedule: Schedule, step_size: float, iterations: int) -> np.ndarray:
@@ -187,7 +168,7 @@ def gpope(dataset: Any, *, sigma: Optional[float] = None, epsilon: Optional[floa
         dataset: the m trajectories, a :class:`~privcal.rl.domains.data.Dataset`.
         sigma: noise multiplier, in [0, inf) (noise = clip * N(0, sigma^2 I)); give it or
             (``epsilon``, ``delta``), not both.
-        epsilon: target epsilon, in (0, inf) (sigma from :func:`calibrate_sigma` with ``bound``).
+        epsilon: target epsilon, in (0, inf) (sigma from ``privcal.calibrators.gpope.calibrate`` with ``bound``).
         delta: target delta, in (0, 1).
         bound: accounting for (epsilon, delta), one of :data:`BOUNDS`; default "rdp" (valid).
         iterations: N, an int >= 1; default m (one expected visit per trajectory).
@@ -218,8 +199,8 @@ def gpope(dataset: Any, *, sigma: Optional[float] = None, epsilon: Optional[floa
             raise ValueError("give sigma, or both epsilon and delta")
         if clip is None:
             raise ValueError("a private run needs a clip h (clip=None only with sigma=0)")
-        sigma = calibrate_sigma(epsilon, delta, iterations=n_iter, trajectories=m, clip=clip,
-                                bound=bound)
+        sigma = _gpope_calibrator.calibrate(epsilon, delta, iterations=n_iter, trajectories=m, clip=clip,
+                                            bound=bound)
     else:
         bound = None
     sigma = V.nonnegative("sigma", sigma)
