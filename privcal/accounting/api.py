@@ -98,7 +98,8 @@ def _resolve(accountant: str, releases: Releases) -> list[str]:
         if not ACCOUNTANTS[accountant]().supports(event):
             raise UnsupportedEventError(f"the {accountant} accountant does not support {_describe(releases)}")
         return [accountant]
-    names = [n for n, cls in ACCOUNTANTS.items() if cls().supports(event) and cls().valid_for(event)]
+    fresh = {n: cls() for n, cls in ACCOUNTANTS.items()}
+    names = [n for n, acc in fresh.items() if acc.supports(event) and acc.valid_for(event)]
     if not names:
         raise UnsupportedEventError(f"no valid accountant supports {_describe(releases)}")
     # The exact profile is the lower limit of every valid bound: when it applies, it is the best.
