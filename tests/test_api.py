@@ -136,3 +136,25 @@ def test_reports_carry_a_guarantee_string(name):
     assert isinstance(r.guarantee, str) and r.guarantee and isinstance(r.valid, bool)
     c = privcal.calibrate_report(1.0, 1e-5, steps=4, accountant=name)
     assert isinstance(c.guarantee, str) and c.guarantee
+
+
+def test_former_import_paths_name_the_moved_modules():
+    # issue 11 moved events/accountants/calibration/api into privcal.accounting and dpq/gpope/table
+    # into privcal.calibrators; the old paths must keep importing, as the same module objects (so
+    # monkeypatching and isinstance checks see one module), also in a fresh interpreter
+    import subprocess
+    import sys
+
+    code = (
+        "import privcal.events, privcal.accountants, privcal.calibration, privcal.api, privcal.dpq, "
+        "privcal.gpope, privcal.table, privcal\n"
+        "from privcal.events import GaussianEvent\n"
+        "from privcal.accounting.events import GaussianEvent as G2\n"
+        "assert GaussianEvent is G2\n"
+        "assert privcal.dpq is privcal.calibrators.dpq and privcal.table is privcal.calibrators.table\n"
+        "assert privcal.api is privcal.accounting.api and privcal.calibration is privcal.accounting.calibration\n"
+        "from privcal.composition import kov_epsilon\n"
+        "from privcal.kov import kov_epsilon as k2\n"
+        "assert kov_epsilon is k2\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
