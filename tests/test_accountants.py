@@ -21,12 +21,14 @@ from privcal.accounting.events import (
     GaussianEvent,
     GaussianProcessEvent,
     Neighbouring,
+    NeighbouringWarning,
     Releases,
     SubsampledEvent,
 )
 from privcal.errors import UnsupportedEventError
 
 ALL = sorted(ACCOUNTANTS)
+_NATURAL = {"poisson": "add_remove", "without_replacement": "replace_one"}
 sigmas = st.floats(0.3, 30.0)
 steps_ = st.integers(1, 200)
 deltas = st.sampled_from([1e-2, 1e-5, 1e-9])
@@ -120,7 +122,9 @@ def test_neighbouring_relation_decides_what_is_priced():
         rdp.compose(SubsampledEvent(GaussianEvent(1.0), 0.1, "poisson", "replace_one"))
     # the default relation follows the sampling scheme
     assert SubsampledEvent(GaussianEvent(1.0), 0.1).neighbouring is Neighbouring.ADD_REMOVE
-    assert SubsampledEvent(GaussianEvent(1.0), 0.1, "without_replacement").neighbouring is Neighbouring.REPLACE_ONE
+    with pytest.warns(NeighbouringWarning, match="replace-one"):  # implied, not stated: it changes what
+        # sensitivity means (2C for a clipped sum, where add/remove gives C)
+        assert SubsampledEvent(GaussianEvent(1.0), 0.1, "without_replacement").neighbouring is Neighbouring.REPLACE_ONE
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -280,7 +284,7 @@ def test_paper_accountant_is_thm5_expression():
 def test_rdp_subsampled_is_the_subsampling_module(sampling):
     from privcal import subsampling
 
-    acc = RDPAccountant().compose(SubsampledEvent(GaussianEvent(1.5), 0.02, sampling), 30)
+    acc = RDPAccountant().compose(SubsampledEvent(GaussianEvent(1.5), 0.02, sampling, _NATURAL[sampling]), 30)
     fn = subsampling.rdp_poisson_gaussian if sampling == "poisson" else subsampling.rdp_without_replacement_gaussian
     np.testing.assert_allclose(acc.rdp, 30 * fn(acc.orders, 1.5, 0.02), rtol=1e-12)
 
@@ -305,13 +309,13 @@ def test_subsampled_is_cheaper_than_full_batch():
 def test_paper_subsampled_is_gpope_lemma1_with_moments_tail():
     from privcal import rdp, subsampling
 
-    acc = PaperAccountant().compose(SubsampledEvent(GaussianEvent(0.5), 1e-3, "without_replacement"), 1000)
+    acc = PaperAccountant().compose(SubsampledEvent(GaussianEvent(0.5), 1e-3, "without_replacement", "replace_one"), 1000)
     lemma1 = 1000 * subsampling.rdp_gpope_lemma1_paper(acc.orders, 0.5, 1e-3)
     assert acc.epsilon(1e-5) == pytest.approx(rdp.moments_tail_epsilon(acc.orders, lemma1, 1e-5)[0], rel=1e-12)
     # GPOPE's own regime where Lemma 1 undershoots (tests/test_subsampling.py): flagged, never "valid"
     assert not acc.valid and not acc.lemma1_sufficient(1e-5)
     assert acc.epsilon(1e-5) < RDPAccountant().compose(
-        SubsampledEvent(GaussianEvent(0.5), 1e-3, "without_replacement"), 1000
+        SubsampledEvent(GaussianEvent(0.5), 1e-3, "without_replacement", "replace_one"), 1000
     ).epsilon(1e-5)
 
 

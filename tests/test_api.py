@@ -111,7 +111,8 @@ def test_subsampled_never_costs_more_than_full(q, sigma, steps):
 
 
 def test_subsampled_paper_report_flags_lemma1():
-    r = privcal.epsilon_report(0.5, 1e-5, steps=1000, sample_rate=1e-3, sampling="without_replacement", accountant="paper")
+    r = privcal.epsilon_report(0.5, 1e-5, steps=1000, sample_rate=1e-3, sampling="without_replacement",
+                               neighbouring="replace_one", accountant="paper")
     assert not r.valid and "NOT" in r.guarantee
     assert any("NOT an upper bound here" in n for n in r.notes)
 
@@ -158,3 +159,22 @@ def test_former_import_paths_name_the_moved_modules():
         "assert kov_epsilon is k2\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_implied_replace_one_relation_warns_at_the_users_call():
+    # sampling without replacement at an unchanged sensitivity changes what sensitivity means
+    # (replace-one: 2C for a sum clipped to C); unless the relation is stated, the front door warns,
+    # pointing at the caller's line, and prices replace-one
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        implied = privcal.calibrate(1.0, 1e-5, steps=100, sample_rate=0.01, sampling="without_replacement")
+    assert [w.category for w in caught] == [privcal.NeighbouringWarning]
+    assert caught[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        stated = privcal.calibrate(1.0, 1e-5, steps=100, sample_rate=0.01, sampling="without_replacement",
+                                   neighbouring="replace_one")
+        privcal.calibrate(1.0, 1e-5, steps=100, sample_rate=0.01)  # Poisson: add/remove, no warning
+    assert implied == stated

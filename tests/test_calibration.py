@@ -101,7 +101,8 @@ def test_bad_input(kwargs, name):
 def test_windowed_rdp_search_matches_full_grid_search(q, steps, eps, hint, sampling):
     # RDPAccountant.sigma_for searches on a window of orders: it must land on the full-grid answer of
     # the generic search (to its tolerance) and stay feasible
-    releases = Releases(steps=steps, sample_rate=q, sampling=sampling)
+    relation = "replace_one" if sampling == "without_replacement" else "add_remove"
+    releases = Releases(steps=steps, sample_rate=q, sampling=sampling, neighbouring=relation)
     fast = RDPAccountant().sigma_for(releases, eps, 1e-5, sigma_hint=hint, rtol=1e-9)
     slow = search_sigma(releases.event, eps, 1e-5, RDPAccountant, sigma_hint=hint, rtol=1e-9)
     assert RDPAccountant().compose(releases.event(fast)).epsilon(1e-5) <= eps

@@ -87,8 +87,11 @@ def test_python_dash_m_entry_point():
 def test_neighbouring_relation_is_named_in_the_output(capsys):
     # without replacement defaults to replace-one neighbours, and the JSON says so; zero-out halves
     # the sensitivity of a clipped contribution, so the same sigma calibrates a different relation
-    code, out, _ = run(capsys, "calibrate", "--epsilon", "1", "--delta", "1e-5", "--steps", "100",
-                       "--sample-rate", "0.1", "--sampling", "without_replacement", "--json")
+    from privcal import NeighbouringWarning
+
+    with pytest.warns(NeighbouringWarning, match="replace-one"):  # implied, not stated
+        code, out, _ = run(capsys, "calibrate", "--epsilon", "1", "--delta", "1e-5", "--steps", "100",
+                           "--sample-rate", "0.1", "--sampling", "without_replacement", "--json")
     assert code == 0
     report = json.loads(out)
     assert report["sampling"] == "without_replacement" and report["neighbouring"] == "replace_one"

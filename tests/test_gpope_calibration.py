@@ -155,7 +155,7 @@ def test_thm9_accountant_prices_no_release_as_zero():
     # s = inf takes log(0) on the way to its cap, the Gaussian's own RDP 0, and warns)
     from privcal.accounting.events import ComposedEvent, GaussianEvent, SubsampledEvent
 
-    event = ComposedEvent(SubsampledEvent(GaussianEvent(math.inf), 0.01, "without_replacement"), 100)
+    event = ComposedEvent(SubsampledEvent(GaussianEvent(math.inf), 0.01, "without_replacement", "replace_one"), 100)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert gpope._Thm9Accountant().compose(event).epsilon(1e-5) == 0.0

@@ -34,7 +34,7 @@ CALLS = {
     "calibrate rdp": lambda: privcal.calibrate(1.0, 1e-5, steps=100, accountant="rdp"),
     "calibrate poisson": lambda: privcal.calibrate(1.0, 1e-5, steps=1000, sample_rate=0.01),
     "calibrate without replacement": lambda: privcal.calibrate(
-        1.0, 1e-5, steps=1000, sample_rate=0.01, sampling="without_replacement"
+        1.0, 1e-5, steps=1000, sample_rate=0.01, sampling="without_replacement", neighbouring="replace_one"
     ),
     "calibrate_report paper subsampled": lambda: privcal.calibrate_report(
         1.0, 1e-5, steps=1000, sample_rate=0.01, accountant="paper"

@@ -30,6 +30,7 @@ from .events import (
     GaussianEvent,
     GaussianProcessEvent,
     Neighbouring,
+    NeighbouringWarning,
     Releases,
     SubsampledEvent,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "GaussianProcessEvent",
     "KOVAccountant",
     "Neighbouring",
+    "NeighbouringWarning",
     "PaperAccountant",
     "RDPAccountant",
     "Releases",

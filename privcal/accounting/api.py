@@ -127,7 +127,8 @@ _SETTING_DOC = """
         sampling: "poisson" (default) or "without_replacement" (fixed-size batches).
         neighbouring: the neighbouring relation, a :class:`~privcal.accounting.events.Neighbouring` or
             "add_remove" / "replace_one" / "zero_out"; default: add/remove for Poisson, replace-one
-            without replacement (then a clipped contribution of norm h has sensitivity 2h).
+            without replacement (then a clipped contribution of norm h has sensitivity 2h; left unstated,
+            it is implied with a NeighbouringWarning).
         accountant: "best" (default: the tightest valid accountant that supports the setting),
             "exact", "paper", "kov" or "rdp".
 """

@@ -16,6 +16,8 @@ thousands of candidate events from values already validated at the front door; t
 from __future__ import annotations
 
 import enum
+import sys
+import warnings
 from dataclasses import dataclass, fields
 from typing import Literal, Optional, Union
 
@@ -29,6 +31,7 @@ __all__ = [
     "ComposedEvent",
     "SubsampledEvent",
     "Neighbouring",
+    "NeighbouringWarning",
     "Releases",
     "SAMPLINGS",
     "Sampling",
@@ -66,9 +69,33 @@ class Neighbouring(str, enum.Enum):
 DEFAULT_NEIGHBOURING = {"poisson": Neighbouring.ADD_REMOVE, "without_replacement": Neighbouring.REPLACE_ONE}
 
 
+class NeighbouringWarning(UserWarning):
+    """A neighbouring relation was implied, not stated, where it changes what ``sensitivity`` means."""
+
+
+def _user_stacklevel() -> int:
+    """Stack level of the first frame outside privcal (so a warning points at the user's own call)."""
+    level, frame = 1, sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("privcal"):
+        level, frame = level + 1, frame.f_back
+    return level
+
+
 def _neighbouring(value, sampling: str) -> Neighbouring:
-    """Validated relation (a Neighbouring or its string value; None: the sampling's default)."""
+    """Validated relation (a Neighbouring or its string value; None: the sampling's default).
+
+    Sampling without replacement with no relation named warns (:class:`NeighbouringWarning`): its
+    natural relation is replace-one, under which the sensitivity of a clipped contribution is twice its
+    add/remove value, so a sensitivity carried over from a Poisson setting would understate epsilon."""
     if value is None:
+        if sampling == "without_replacement":
+            warnings.warn(
+                "sampling='without_replacement' prices replace-one neighbours: sensitivity must be that of "
+                "replacing one example (2C for a sum of contributions clipped to C, where add/remove gives C); "
+                "pass neighbouring='replace_one' (or 'zero_out') to state it",
+                NeighbouringWarning,
+                stacklevel=_user_stacklevel(),
+            )
         return DEFAULT_NEIGHBOURING[sampling]
     if isinstance(value, Neighbouring):
         return value
@@ -187,8 +214,10 @@ class SubsampledEvent(Event):
             size / dataset size. In (0, 1].
         sampling: "poisson" (default) or "without_replacement" (a fixed-size batch).
         neighbouring: the neighbouring relation (a :class:`Neighbouring` or its string value);
-            default: add/remove-one for Poisson, replace-one without replacement. An accountant that
-            has no bound for a (sampling, neighbouring) pair raises ``UnsupportedEventError``.
+            default: add/remove-one for Poisson, replace-one without replacement (implied with a
+            :class:`NeighbouringWarning`: under replace-one a clipped contribution of norm h has
+            sensitivity 2h). An accountant that has no bound for a (sampling, neighbouring) pair raises
+            ``UnsupportedEventError``.
     """
 
     event: Event
