@@ -34,6 +34,7 @@ MODULES = [
     "privcal.calibrators.dpq",
     "privcal.calibrators.gpope",
     "privcal.calibrators.table",
+    "privcal.plot",
     "privcal.noise",
     "privcal.noise.ou",
     "privcal.noise.store",

@@ -1,0 +1,228 @@
+"""Pictures of what each accountant charges: epsilon against steps, the privacy profile, sigma against epsilon.
+
+Each function draws one chart comparing the accountants that support the setting (labelled axes, a
+legend naming each accountant and whether its numbers are valid upper bounds) and returns the matplotlib
+``Figure``; :func:`save` writes it to a PNG or SVG file. matplotlib is the optional ``plot`` extra
+(``pip install 'privcal[plot]'``); without it these functions raise ``ImportError`` saying so.
+
+The setting is the front door's (:func:`privcal.epsilon`): ``steps`` releases of a Gaussian mechanism with
+L2 sensitivity ``sensitivity`` and noise standard deviation ``sigma``, optionally subsampled.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any, Optional, Union
+
+import numpy as np
+
+from . import _validate as V
+from .accounting.accountants import ACCOUNTANTS
+from .accounting.events import Neighbouring, Releases, Sampling
+from .errors import InfeasibleError
+from .rdp import GridEdgeWarning
+
+__all__ = ["epsilon_vs_steps", "profile", "sigma_vs_epsilon", "save", "ACCOUNTANT_ORDER"]
+
+#: The accountants drawn, in legend order (those that do not support a setting are left out).
+ACCOUNTANT_ORDER = ("exact", "rdp", "kov", "paper")
+_STYLE = {"exact": "-", "rdp": "--", "kov": "-.", "paper": ":"}
+
+
+def _pyplot():
+    try:
+        import matplotlib.pyplot as plt  # headless machines fall back to Agg
+    except ImportError:
+        raise ImportError("privcal's plots need matplotlib: pip install 'privcal[plot]'") from None
+    return plt
+
+
+def _accountants(names: Sequence[str], releases: Releases) -> list[str]:
+    for n in names:
+        V.choice("accountants", n, ACCOUNTANT_ORDER)
+    event = releases.event(1.0)
+    return [n for n in names if ACCOUNTANTS[n]().supports(event)]
+
+
+def _label(name: str, releases: Releases) -> str:
+    acc = ACCOUNTANTS[name]()
+    return name if acc.valid_for(releases.event(1.0)) else f"{name} (paper, not a valid bound)"
+
+
+def _epsilon(name: str, releases: Releases, sigma: float, delta: float) -> float:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        return float(ACCOUNTANTS[name]()._compose(releases.event(sigma))._epsilon(delta))
+
+
+def _releases(sensitivity, steps, sample_rate, sampling, neighbouring) -> Releases:
+    return Releases(sensitivity, steps, 1.0 if sample_rate is None else sample_rate, sampling, neighbouring)
+
+
+def _finish(ax, title: str, xlabel: str, ylabel: str):
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    ax.figure.tight_layout()
+    return ax.figure
+
+
+def _setting_text(releases: Releases) -> str:
+    text = f"sensitivity {releases.sensitivity:g}"
+    if releases.subsampled:
+        text += f", {releases.sampling} q = {releases.sample_rate:g} ({releases.neighbouring.value})"
+    return text
+
+
+def epsilon_vs_steps(
+    sigma: float,
+    delta: float,
+    *,
+    steps: int,
+    sensitivity: float = 1.0,
+    sample_rate: Optional[float] = None,
+    sampling: Sampling = "poisson",
+    neighbouring: Optional[Union[Neighbouring, str]] = None,
+    accountants: Sequence[str] = ACCOUNTANT_ORDER,
+    points: int = 40,
+) -> Any:
+    """Epsilon at ``delta`` after 1..``steps`` releases, one line per accountant.
+
+    Args:
+        sigma: noise standard deviation (absolute), in (0, inf).
+        delta: in (0, 1).
+        steps: the largest number of releases drawn, an int >= 1 (the x axis is log-spaced up to it).
+        sensitivity: L2 sensitivity of one release under ``neighbouring``, in (0, inf); default 1.
+        sample_rate: in (0, 1], or None (default) for no subsampling.
+        sampling: "poisson" (default) or "without_replacement".
+        neighbouring: the neighbouring relation (default: the sampling's natural one).
+        accountants: names among "exact", "rdp", "kov", "paper"; those that do not support the setting
+            are left out. Default: all four.
+        points: number of step counts drawn, an int >= 2; default 40.
+
+    Returns:
+        the matplotlib Figure.
+    """
+    sigma = V.positive("sigma", sigma)
+    delta = V.open_unit("delta", delta)
+    steps = V.positive_int("steps", steps)
+    points = V.positive_int("points", points)
+    releases = _releases(sensitivity, 1, sample_rate, sampling, neighbouring)
+    names = _accountants(accountants, releases)
+    xs = np.unique(np.geomspace(1, steps, max(points, 2)).round().astype(int))
+    fig, ax = _pyplot().subplots(figsize=(6.4, 4.2))
+    for name in names:
+        ys = [_epsilon(name, Releases._unchecked(releases.sensitivity, int(k), releases.sample_rate,
+                                                 releases.sampling, releases.neighbouring), sigma, delta)
+              for k in xs]
+        ax.plot(xs, ys, _STYLE[name], label=_label(name, releases))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    return _finish(ax, f"epsilon at delta = {delta:g}, sigma = {sigma:g} ({_setting_text(releases)})",
+                   "steps (releases composed)", "epsilon (upper bound; exact: true value)")
+
+
+def profile(
+    sigma: float,
+    *,
+    steps: int = 1,
+    sensitivity: float = 1.0,
+    sample_rate: Optional[float] = None,
+    sampling: Sampling = "poisson",
+    neighbouring: Optional[Union[Neighbouring, str]] = None,
+    accountants: Sequence[str] = ACCOUNTANT_ORDER,
+    deltas: Optional[Sequence[float]] = None,
+) -> Any:
+    """The privacy profile epsilon(delta) of ``steps`` releases, one line per accountant.
+
+    Args:
+        sigma: noise standard deviation (absolute), in (0, inf).
+        steps: number of releases, an int >= 1; default 1.
+        sensitivity: L2 sensitivity of one release under ``neighbouring``, in (0, inf); default 1.
+        sample_rate: in (0, 1], or None (default) for no subsampling.
+        sampling: "poisson" (default) or "without_replacement".
+        neighbouring: the neighbouring relation (default: the sampling's natural one).
+        accountants: names among "exact", "rdp", "kov", "paper"; default all four.
+        deltas: the deltas drawn, each in (0, 1); default 40 log-spaced values from 1e-12 to 0.1.
+
+    Returns:
+        the matplotlib Figure.
+    """
+    sigma = V.positive("sigma", sigma)
+    releases = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
+    ds = np.geomspace(1e-12, 0.1, 40) if deltas is None else np.array([V.open_unit("deltas", d) for d in deltas])
+    names = _accountants(accountants, releases)
+    fig, ax = _pyplot().subplots(figsize=(6.4, 4.2))
+    for name in names:
+        ax.plot(ds, [_epsilon(name, releases, sigma, float(d)) for d in ds], _STYLE[name], label=_label(name, releases))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    return _finish(ax, f"privacy profile: {releases.steps} releases, sigma = {sigma:g} ({_setting_text(releases)})",
+                   "delta", "epsilon (upper bound; exact: true value)")
+
+
+def sigma_vs_epsilon(
+    delta: float,
+    *,
+    steps: int = 1,
+    sensitivity: float = 1.0,
+    sample_rate: Optional[float] = None,
+    sampling: Sampling = "poisson",
+    neighbouring: Optional[Union[Neighbouring, str]] = None,
+    accountants: Sequence[str] = ACCOUNTANT_ORDER,
+    epsilons: Optional[Sequence[float]] = None,
+) -> Any:
+    """The sigma each accountant demands for (epsilon, delta), against epsilon.
+
+    Args:
+        delta: target delta, in (0, 1).
+        steps: number of releases, an int >= 1; default 1.
+        sensitivity: L2 sensitivity of one release under ``neighbouring``, in (0, inf); default 1.
+        sample_rate: in (0, 1], or None (default) for no subsampling.
+        sampling: "poisson" (default) or "without_replacement".
+        neighbouring: the neighbouring relation (default: the sampling's natural one).
+        accountants: names among "exact", "rdp", "kov", "paper"; default all four.
+        epsilons: target epsilons, each in (0, inf); default 25 log-spaced values from 0.1 to 10.
+
+    Returns:
+        the matplotlib Figure (a missing point: that accountant reaches no sigma for that target).
+    """
+    delta = V.open_unit("delta", delta)
+    releases = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
+    es = np.geomspace(0.1, 10.0, 25) if epsilons is None else np.array([V.positive("epsilons", e) for e in epsilons])
+    names = _accountants(accountants, releases)
+    fig, ax = _pyplot().subplots(figsize=(6.4, 4.2))
+    for name in names:
+        ys = []
+        for e in es:
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", GridEdgeWarning)
+                    ys.append(ACCOUNTANTS[name]()._sigma_for(releases, float(e), delta, rtol=1e-6))
+            except InfeasibleError:
+                ys.append(math.nan)
+        ax.plot(es, ys, _STYLE[name], label=_label(name, releases))
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    return _finish(ax, f"sigma for (epsilon, {delta:g})-DP: {releases.steps} releases ({_setting_text(releases)})",
+                   "target epsilon", "sigma (noise standard deviation)")
+
+
+def save(fig: Any, path: str) -> str:
+    """Write ``fig`` to ``path`` (format from the suffix: .png or .svg) and close it.
+
+    Args:
+        fig: a matplotlib Figure from this module.
+        path: the output file, ending in .png or .svg.
+
+    Returns:
+        ``path``.
+    """
+    V.choice("path suffix", str(path).rsplit(".", 1)[-1].lower() if "." in str(path) else "", ("png", "svg"))
+    fig.savefig(path, dpi=120)
+    _pyplot().close(fig)
+    return path
