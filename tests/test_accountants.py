@@ -18,6 +18,7 @@ from privcal.accounting.accountants import (
 from privcal.accounting.events import (
     ApproxDPEvent,
     ComposedEvent,
+    SelfComposedEvent,
     GaussianEvent,
     GaussianProcessEvent,
     Neighbouring,
@@ -137,7 +138,7 @@ def test_gp_event_is_gaussian_with_mu(name):
 
 @pytest.mark.parametrize("name", ALL)
 def test_nested_composition_is_flat_composition(name):
-    nested = ACCOUNTANTS[name]().compose(ComposedEvent(ComposedEvent(GaussianEvent(4.0), 5), 4))
+    nested = ACCOUNTANTS[name]().compose(SelfComposedEvent(SelfComposedEvent(GaussianEvent(4.0), 5), 4))
     flat = ACCOUNTANTS[name]().compose(GaussianEvent(4.0), 20)
     repeated = ACCOUNTANTS[name]()
     for _ in range(20):

@@ -31,6 +31,7 @@ MODULES = [
     "privcal.accounting.accountants",
     "privcal.accounting.calibration",
     "privcal.accounting.api",
+    "privcal.accounting.interop",
     "privcal.calibrators.dpq",
     "privcal.calibrators.gpope",
     "privcal.calibrators.table",

@@ -9,12 +9,12 @@ from hypothesis import strategies as st
 from privcal import gaussian
 from privcal.accounting.accountants import Accountant, ExactAccountant, RDPAccountant
 from privcal.accounting.calibration import search_sigma
-from privcal.accounting.events import ApproxDPEvent, ComposedEvent, GaussianEvent, Releases, SubsampledEvent
+from privcal.accounting.events import ApproxDPEvent, GaussianEvent, Releases, SelfComposedEvent, SubsampledEvent
 from privcal.errors import CalibrationError, InfeasibleError
 
 
 def _gauss(steps):
-    return lambda s: ComposedEvent(GaussianEvent(s), steps)
+    return lambda s: SelfComposedEvent(GaussianEvent(s), steps)
 
 
 @given(eps=st.floats(0.05, 20.0), steps=st.integers(1, 500), delta=st.sampled_from([1e-3, 1e-6, 1e-10]))
@@ -40,7 +40,7 @@ def test_infeasible_target_raises_with_reason():
     # every sigma gives the same (1/sigma, 1e-3)-DP steps; 50 of them cannot reach delta = 1e-5
     # because 1 - (1 - 1e-3)^50 > 1e-5 (KOV Thm 3.3)
     with pytest.raises(InfeasibleError, match="no sigma"):
-        search_sigma(lambda s: ComposedEvent(ApproxDPEvent(1.0 / s, 1e-3), 50), 1.0, 1e-5, "kov")
+        search_sigma(lambda s: SelfComposedEvent(ApproxDPEvent(1.0 / s, 1e-3), 50), 1.0, 1e-5, "kov")
 
 
 class _Liar(Accountant):

@@ -7,7 +7,12 @@ from privcal.events import (
     ComposedEvent,
     GaussianEvent,
     GaussianProcessEvent,
+    Neighbouring,
+    PoissonSampledEvent,
+    SampledWithoutReplacementEvent,
+    SelfComposedEvent,
     SubsampledEvent,
+    flatten,
     unwrap,
 )
 
@@ -25,7 +30,7 @@ def test_events_are_frozen_and_hashable():
 
 
 def test_unwrap_multiplies_counts():
-    inner, n = unwrap(ComposedEvent(ComposedEvent(GaussianEvent(1.0), 3), 5), 2)
+    inner, n = unwrap(SelfComposedEvent(SelfComposedEvent(GaussianEvent(1.0), 3), 5), 2)
     assert inner == GaussianEvent(1.0) and n == 30
 
 
@@ -38,9 +43,12 @@ def test_unwrap_multiplies_counts():
         (lambda: GaussianProcessEvent(1.0, -2.0), "rkhs_sensitivity"),
         (lambda: ApproxDPEvent(-0.1, 1e-5), "epsilon"),
         (lambda: ApproxDPEvent(1.0, 1.5), "delta"),
-        (lambda: ComposedEvent(GaussianEvent(1.0), 0), "count"),
-        (lambda: ComposedEvent(GaussianEvent(1.0), 2.5), "count"),
-        (lambda: ComposedEvent("x", 2), "event"),
+        (lambda: SelfComposedEvent(GaussianEvent(1.0), 0), "count"),
+        (lambda: SelfComposedEvent(GaussianEvent(1.0), 2.5), "count"),
+        (lambda: SelfComposedEvent("x", 2), "event"),
+        (lambda: ComposedEvent([]), "events"),
+        (lambda: ComposedEvent([GaussianEvent(1.0), "x"]), r"events\[1\]"),
+        (lambda: SampledWithoutReplacementEvent(10, 11, GaussianEvent(1.0)), "sample_size"),
         (lambda: SubsampledEvent(GaussianEvent(1.0), 0.0), "sample_rate"),
         (lambda: SubsampledEvent(GaussianEvent(1.0), 1.5), "sample_rate"),
         (lambda: SubsampledEvent(GaussianEvent(1.0), 0.1, sampling="shuffle"), "sampling"),
@@ -49,3 +57,24 @@ def test_unwrap_multiplies_counts():
 def test_bad_events_rejected(make, name):
     with pytest.raises(ValueError, match=name):
         make()
+
+
+def test_histories_flatten_in_order_with_counts_multiplied():
+    a, b = GaussianEvent(1.0), GaussianEvent(2.0)
+    history = SelfComposedEvent(ComposedEvent([a, SelfComposedEvent(b, 3)]), 2)
+    assert flatten(history) == [(a, 2), (b, 6)]
+    assert flatten(ComposedEvent([a]), 4) == [(a, 4)]
+
+
+def test_former_composed_event_form_is_self_composition():
+    with pytest.warns(DeprecationWarning, match="SelfComposedEvent"):
+        e = ComposedEvent(GaussianEvent(1.0), 5)
+    assert e == SelfComposedEvent(GaussianEvent(1.0), 5)
+
+
+def test_dp_accounting_shaped_constructors_name_the_relation():
+    # dp_accounting's argument orders; the relation is part of the event
+    p = PoissonSampledEvent(0.01, GaussianEvent(1.0))
+    assert p == SubsampledEvent(GaussianEvent(1.0), 0.01, "poisson", "add_remove")
+    w = SampledWithoutReplacementEvent(60_000, 256, GaussianEvent(1.0))
+    assert w.sample_rate == 256 / 60_000 and w.neighbouring is Neighbouring.REPLACE_ONE

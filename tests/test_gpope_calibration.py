@@ -153,9 +153,9 @@ def test_accountant_bounds_calibrate_through_sigma_for(monkeypatch, bound, cls):
 def test_thm9_accountant_prices_no_release_as_zero():
     # GaussianEvent(inf) releases nothing: epsilon 0, priced without numerics (the Thm 9 kernel at
     # s = inf takes log(0) on the way to its cap, the Gaussian's own RDP 0, and warns)
-    from privcal.accounting.events import ComposedEvent, GaussianEvent, SubsampledEvent
+    from privcal.accounting.events import GaussianEvent, SelfComposedEvent, SubsampledEvent
 
-    event = ComposedEvent(SubsampledEvent(GaussianEvent(math.inf), 0.01, "without_replacement", "replace_one"), 100)
+    event = SelfComposedEvent(SubsampledEvent(GaussianEvent(math.inf), 0.01, "without_replacement", "replace_one"), 100)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert gpope._Thm9Accountant().compose(event).epsilon(1e-5) == 0.0

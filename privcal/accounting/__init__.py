@@ -1,7 +1,9 @@
 """The accounting layer: events (what ran), accountants (what it costs), calibration and the front door.
 
 * :mod:`privcal.accounting.events` — frozen descriptions: ``GaussianEvent``, ``GaussianProcessEvent``,
-  ``ApproxDPEvent``, ``ComposedEvent``, ``SubsampledEvent`` (with its ``Neighbouring`` relation), and
+  ``ApproxDPEvent``, ``ComposedEvent`` (a list) and ``SelfComposedEvent`` (repetitions), ``SubsampledEvent``
+  (with its ``Neighbouring`` relation; dp_accounting-shaped ``PoissonSampledEvent`` and
+  ``SampledWithoutReplacementEvent``), and
   ``Releases`` (steps of a Gaussian mechanism as a function of sigma);
 * :mod:`privcal.accounting.accountants` — ``ExactAccountant``, ``PaperAccountant``, ``KOVAccountant``,
   ``RDPAccountant``: one protocol, and each owns its calibration fast path (``sigma_for``);
@@ -31,9 +33,13 @@ from .events import (
     GaussianProcessEvent,
     Neighbouring,
     NeighbouringWarning,
+    PoissonSampledEvent,
     Releases,
+    SampledWithoutReplacementEvent,
+    SelfComposedEvent,
     SubsampledEvent,
 )
+from .interop import from_dp_accounting
 
 __all__ = [
     "ACCOUNTANTS",
@@ -51,12 +57,16 @@ __all__ = [
     "Neighbouring",
     "NeighbouringWarning",
     "PaperAccountant",
+    "PoissonSampledEvent",
     "RDPAccountant",
     "Releases",
+    "SampledWithoutReplacementEvent",
+    "SelfComposedEvent",
     "SubsampledEvent",
     "calibrate",
     "calibrate_report",
     "epsilon",
     "epsilon_report",
+    "from_dp_accounting",
     "search_sigma",
 ]

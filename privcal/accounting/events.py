@@ -29,13 +29,17 @@ __all__ = [
     "GaussianProcessEvent",
     "ApproxDPEvent",
     "ComposedEvent",
+    "SelfComposedEvent",
     "SubsampledEvent",
+    "PoissonSampledEvent",
+    "SampledWithoutReplacementEvent",
     "Neighbouring",
     "NeighbouringWarning",
     "Releases",
     "SAMPLINGS",
     "Sampling",
     "unwrap",
+    "flatten",
 ]
 
 #: Subsampling schemes a ``SubsampledEvent`` may name.
@@ -187,8 +191,8 @@ class ApproxDPEvent(Event):
 
 
 @dataclass(frozen=True)
-class ComposedEvent(Event):
-    """``count`` adaptive repetitions of one ``event``.
+class SelfComposedEvent(Event):
+    """``count`` adaptive repetitions of one ``event`` (dp_accounting's ``SelfComposedDpEvent``).
 
     Attributes:
         event: the repeated event.
@@ -202,6 +206,40 @@ class ComposedEvent(Event):
         if not isinstance(self.event, Event):
             raise ValueError(f"event must be a privcal Event, got {self.event!r}")
         object.__setattr__(self, "count", V.positive_int("count", self.count))
+
+
+@dataclass(frozen=True)
+class ComposedEvent(Event):
+    """Adaptive composition of a list of events, in order (dp_accounting's ``ComposedDpEvent``).
+
+    ``ComposedEvent([e1, e2, e3])`` is a history of different releases. The former form
+    ``ComposedEvent(event, count)`` (repetition) still works: it returns ``SelfComposedEvent(event, count)``
+    with a DeprecationWarning.
+
+    Attributes:
+        events: the composed events (a non-empty sequence; stored as a tuple).
+    """
+
+    events: tuple
+
+    def __new__(cls, events=None, count=None):
+        if isinstance(events, Event) and count is not None:  # the former ComposedEvent(event, count)
+            warnings.warn(
+                "ComposedEvent(event, count) is now SelfComposedEvent(event, count); ComposedEvent takes a list",
+                DeprecationWarning,
+                stacklevel=_user_stacklevel(),
+            )
+            return SelfComposedEvent(events, count)
+        return super().__new__(cls)
+
+    def __post_init__(self):
+        events = self.events
+        if isinstance(events, Event) or not isinstance(events, (list, tuple)) or not events:
+            raise ValueError(f"events must be a non-empty list of privcal Events, got {events!r}")
+        for i, e in enumerate(events):
+            if not isinstance(e, Event):
+                raise ValueError(f"events[{i}] must be a privcal Event, got {e!r}")
+        object.__setattr__(self, "events", tuple(events))
 
 
 @dataclass(frozen=True)
@@ -274,11 +312,11 @@ class Releases(_Trusted):
         inner: Event = GaussianEvent._unchecked(sigma / self.sensitivity)
         if self.subsampled:
             inner = SubsampledEvent._unchecked(inner, self.sample_rate, self.sampling, self.neighbouring)
-        return ComposedEvent._unchecked(inner, self.steps)
+        return SelfComposedEvent._unchecked(inner, self.steps)
 
 
 def unwrap(event: Event, count: int = 1) -> tuple[Event, int]:
-    """Strip nested ``ComposedEvent`` layers.
+    """Strip nested ``SelfComposedEvent`` layers (a list ``ComposedEvent`` of one event counts as one).
 
     Args:
         event: any event.
@@ -291,7 +329,62 @@ def unwrap(event: Event, count: int = 1) -> tuple[Event, int]:
 
 
 def _unwrap(event: Event, count: int = 1) -> tuple[Event, int]:
-    while isinstance(event, ComposedEvent):
-        count *= event.count
-        event = event.event
-    return event, count
+    while True:
+        if isinstance(event, SelfComposedEvent):
+            count *= event.count
+            event = event.event
+        elif isinstance(event, ComposedEvent) and len(event.events) == 1:
+            event = event.events[0]
+        else:
+            return event, count
+
+
+def flatten(event: Event, count: int = 1) -> list[tuple[Event, int]]:
+    """The (leaf event, repetitions) pairs of a history, in order, with repetitions multiplied out.
+
+    Args:
+        event: any event (nested compositions allowed).
+        count: repetitions of ``event`` itself, an int >= 1; default 1.
+    """
+    return _flatten(event, V.positive_int("count", count))
+
+
+def _flatten(event: Event, count: int = 1) -> list[tuple[Event, int]]:
+    event, count = _unwrap(event, count)
+    if isinstance(event, ComposedEvent):
+        return [pair for e in event.events for pair in _flatten(e, count)]
+    return [(event, count)]
+
+
+def PoissonSampledEvent(sample_rate: float, event: Event) -> SubsampledEvent:  # noqa: N802 (dp_accounting's name)
+    """``event`` on a Poisson subsample, in dp_accounting's argument order (``PoissonSampledDpEvent``).
+
+    Add/remove-one neighbours. Same as ``SubsampledEvent(event, sample_rate, "poisson", "add_remove")``.
+
+    Args:
+        sample_rate: each example's inclusion probability, in (0, 1].
+        event: the mechanism run on the subsample (its add/remove sensitivity).
+    """
+    return SubsampledEvent(event, sample_rate, "poisson", Neighbouring.ADD_REMOVE)
+
+
+def SampledWithoutReplacementEvent(  # noqa: N802 (dp_accounting's name)
+    source_dataset_size: int,
+    sample_size: int,
+    event: Event,
+    neighbouring: Union[Neighbouring, str] = Neighbouring.REPLACE_ONE,
+) -> SubsampledEvent:
+    """``event`` on a fixed-size batch drawn without replacement (dp_accounting's
+    ``SampledWithoutReplacementDpEvent``), with the neighbouring relation named.
+
+    Args:
+        source_dataset_size: n, the dataset size, an int >= 1.
+        sample_size: b, the batch size, an int in [1, n].
+        event: the mechanism run on the batch (its sensitivity under ``neighbouring``).
+        neighbouring: "replace_one" (default, dp_accounting's REPLACE_ONE) or "zero_out".
+    """
+    n = V.positive_int("source_dataset_size", source_dataset_size)
+    b = V.positive_int("sample_size", sample_size)
+    if b > n:
+        raise ValueError(f"sample_size must be in [1, source_dataset_size={n}], got {sample_size!r}")
+    return SubsampledEvent(event, b / n, "without_replacement", neighbouring)

@@ -38,7 +38,7 @@ from numpy.typing import ArrayLike
 from .. import _validate as V
 from .. import rdp, subsampling
 from ..accounting.accountants import PaperAccountant, RDPAccountant
-from ..accounting.events import ComposedEvent, Neighbouring, Releases, _unwrap
+from ..accounting.events import Neighbouring, Releases, SelfComposedEvent, _unwrap
 from ..errors import InfeasibleError
 from ..rdp import GridEdgeWarning
 
@@ -588,7 +588,7 @@ def _releases(trajectories: int, iterations: int, neighbouring: str) -> Releases
     )
 
 
-def _event(sigma: float, trajectories: int, iterations: int, neighbouring: str) -> ComposedEvent:
+def _event(sigma: float, trajectories: int, iterations: int, neighbouring: str) -> SelfComposedEvent:
     """The event of N GPOPE iterations at noise multiplier sigma (noise h N(0, sigma^2 I))."""
     return _releases(trajectories, iterations, neighbouring).event(sigma)
 
