@@ -55,6 +55,7 @@ from .accounting import (
     calibrate,
     calibrate_report,
     epsilon,
+    epsilon_of,
     epsilon_report,
     search_sigma,
 )
@@ -103,6 +104,7 @@ __all__ = [
     "calibrate",
     "calibrate_report",
     "epsilon",
+    "epsilon_of",
     "epsilon_report",
     "from_dp_accounting",
     "search_sigma",

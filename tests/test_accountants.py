@@ -18,12 +18,13 @@ from privcal.accounting.accountants import (
 from privcal.accounting.events import (
     ApproxDPEvent,
     ComposedEvent,
-    SelfComposedEvent,
     GaussianEvent,
     GaussianProcessEvent,
     Neighbouring,
     NeighbouringWarning,
+    PoissonSampledEvent,
     Releases,
+    SelfComposedEvent,
     SubsampledEvent,
 )
 from privcal.errors import UnsupportedEventError
@@ -345,3 +346,49 @@ def test_rdp_subsampled_sound_against_a_lower_reference(sigma, q, steps):
     lower = pld.self_compose(steps).get_epsilon_for_delta(1e-5)
     ours = RDPAccountant().compose(SubsampledEvent(GaussianEvent(sigma), q), steps).epsilon(1e-5)
     assert ours >= lower
+
+
+# ---- histories (lists of different releases) -------------------------------------------------------
+
+
+def test_history_of_different_gaussians_is_one_gaussian_under_the_exact_profile():
+    # closed form: Gaussian releases with mu_i compose to one Gaussian with mu^2 = sum mu_i^2 (Dong, Roth
+    # & Su 2019, Cor. 3.3): 50 releases at noise multiplier 10 and 2 at 2 give mu^2 = 0.5 + 0.5 = 1
+    history = ComposedEvent([SelfComposedEvent(GaussianEvent(10.0), 50), SelfComposedEvent(GaussianEvent(2.0), 2)])
+    assert ExactAccountant().compose(history).epsilon(1e-5) == pytest.approx(gaussian.epsilon_exact(1e-5, 1.0), rel=1e-12)
+
+
+@pytest.mark.parametrize("name", ["exact", "rdp", "paper"])
+def test_history_equals_composing_its_parts_one_by_one(name):
+    parts = [GaussianEvent(3.0), SelfComposedEvent(GaussianEvent(5.0), 7), GaussianProcessEvent(2.0, 0.5)]
+    whole = ACCOUNTANTS[name]().compose(ComposedEvent(parts), 2)
+    stepwise = ACCOUNTANTS[name]()
+    for _ in range(2):
+        for p in parts:
+            stepwise.compose(p)
+    assert whole.epsilon(1e-6) == pytest.approx(stepwise.epsilon(1e-6), rel=1e-12)
+
+
+def test_rdp_history_mixes_subsampled_and_full_batch_releases():
+    # RDP adds over releases (Mironov 2017, Prop. 1): the history's curve is the sum of its parts' curves
+    sub = PoissonSampledEvent(0.01, GaussianEvent(1.1))
+    acc = RDPAccountant().compose(ComposedEvent([SelfComposedEvent(sub, 1000), GaussianEvent(20.0)]))
+    parts = 1000 * RDPAccountant().compose(sub).rdp + RDPAccountant().compose(GaussianEvent(20.0)).rdp
+    np.testing.assert_allclose(acc.rdp, parts, rtol=1e-12)
+
+
+def test_kov_and_paper_refuse_histories_they_cannot_price():
+    # KOV's theorem is about k identical steps; the paper's accountant has one formula per kind of release
+    mixed = ComposedEvent([GaussianEvent(2.0), GaussianEvent(3.0)])
+    assert not KOVAccountant().supports(mixed)
+    with pytest.raises(UnsupportedEventError, match="homogeneous"):
+        KOVAccountant().compose(mixed)
+    same = ComposedEvent([GaussianEvent(2.0)] * 3)
+    assert KOVAccountant().compose(same).epsilon(1e-5) == KOVAccountant().compose(GaussianEvent(2.0), 3).epsilon(1e-5)
+    kinds = ComposedEvent([GaussianEvent(1.0), PoissonSampledEvent(0.1, GaussianEvent(1.0))])
+    assert not PaperAccountant().supports(kinds) and RDPAccountant().supports(kinds)
+
+
+def test_get_epsilon_is_dp_accounting_vocabulary():
+    acc = ExactAccountant().compose(GaussianEvent(1.0))
+    assert acc.get_epsilon(1e-5) == acc.epsilon(1e-5) and acc.get_delta(1.0) == acc.delta(1.0)

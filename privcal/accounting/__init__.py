@@ -22,6 +22,7 @@ from .api import (
     calibrate,
     calibrate_report,
     epsilon,
+    epsilon_of,
     epsilon_report,
 )
 from .calibration import search_sigma
@@ -66,6 +67,7 @@ __all__ = [
     "calibrate",
     "calibrate_report",
     "epsilon",
+    "epsilon_of",
     "epsilon_report",
     "from_dp_accounting",
     "search_sigma",

@@ -48,6 +48,7 @@ from .events import (
     Neighbouring,
     Releases,
     SubsampledEvent,
+    _flatten,
     _unwrap,
 )
 
@@ -115,14 +116,31 @@ class Accountant(abc.ABC):
 
     # ------------------------------------------------------------------ protocol
     def supports(self, event: Event) -> bool:
-        """Whether ``event`` (with any nesting of ``ComposedEvent``) can be priced here.
+        """Whether ``event`` (any history: lists, repetitions and their nestings) can be priced here.
 
         Args:
             event: the event to price.
         """
         if not isinstance(event, Event):
             return False
-        return self._supports_leaf(_unwrap(event)[0])
+        leaves = [leaf for leaf, _ in _flatten(event)]
+        return all(self._supports_leaf(leaf) for leaf in leaves) and self._supports_together(leaves)
+
+    def get_epsilon(self, target_delta: float) -> float:
+        """dp_accounting's name for :meth:`epsilon`.
+
+        Args:
+            target_delta: in (0, 1).
+        """
+        return self.epsilon(target_delta)
+
+    def get_delta(self, target_epsilon: float) -> float:
+        """dp_accounting's name for :meth:`delta`.
+
+        Args:
+            target_epsilon: in [0, inf).
+        """
+        return self.delta(target_epsilon)
 
     def compose(self, event: Event, count: int = 1) -> "Accountant":
         """Add ``count`` adaptive repetitions of ``event`` to the ledger; returns ``self``.
@@ -139,9 +157,9 @@ class Accountant(abc.ABC):
     def _compose(self, event: Event, count: int = 1) -> "Accountant":
         if not self.supports(event):
             raise UnsupportedEventError(f"the {self.name} accountant cannot price {event!r}")
-        inner, n = _unwrap(event, count)
-        self._add(inner, n)
-        self._ledger.append((inner, n))
+        for inner, n in _flatten(event, count):
+            self._add(inner, n)
+            self._ledger.append((inner, n))
         return self
 
     def epsilon(self, delta: float) -> float:
@@ -231,6 +249,13 @@ class Accountant(abc.ABC):
     # ------------------------------------------------------------------ to implement
     @abc.abstractmethod
     def _supports_leaf(self, event: Event) -> bool: ...
+
+    def _supports_together(self, leaves: list) -> bool:
+        """Whether these leaves (each supported) can share one ledger; every accountant here but KOV
+        (homogeneous only) and paper (one kind of release) composes anything it prices."""
+        return True
+
+
 
     @abc.abstractmethod
     def _add(self, event: Event, count: int) -> None: ...
@@ -333,6 +358,10 @@ class PaperAccountant(_GaussianMuAccountant):
             return False
         return self._subsampled is None or self._subsampled == kind[1]
 
+    def _supports_together(self, leaves):
+        # Thm 5 (plain releases) and Lemma 1 (subsampled ones) are different accountings: one per ledger
+        return len({_subsampled_gaussian(leaf) for leaf in leaves}) == 1
+
     def _add(self, event, count):
         if isinstance(event, SubsampledEvent):
             self._subsampled = True
@@ -363,7 +392,7 @@ class PaperAccountant(_GaussianMuAccountant):
         Args:
             event: the event that would be composed.
         """
-        return not self._subsampled and not _subsampled_gaussian(_unwrap(event)[0])
+        return not self._subsampled and not any(_subsampled_gaussian(leaf) for leaf, _ in _flatten(event))
 
     def lemma1_sufficient(self, delta: float) -> bool:
         """Whether, at ``delta``, Lemma 1 is >= the valid RDP at the order the moments tail picks — in
@@ -430,18 +459,23 @@ class KOVAccountant(Accountant):
         Args:
             event: the event to price.
         """
-        if not super().supports(event):
-            return False
-        return self._event is None or _unwrap(event)[0] == self._event
+        return super().supports(event)
+
+    def _supports_together(self, leaves):
+        reference = leaves[0] if self._event is None else self._event
+        return all(leaf == reference for leaf in leaves)
 
     def _supports_leaf(self, event):
         return isinstance(event, (*_GAUSSIAN_LEAVES, ApproxDPEvent))
 
     def _compose(self, event, count=1):
-        if super().supports(event) and not self.supports(event):
+        leaves = [leaf for leaf, _ in _flatten(event)] if isinstance(event, Event) else []
+        if leaves and all(self._supports_leaf(leaf) for leaf in leaves) and not self._supports_together(leaves):
+            held = self._event if self._event is not None else leaves[0]
+            other = next(leaf for leaf in leaves if leaf != held)
             raise UnsupportedEventError(
                 "the kov accountant composes only identical events (homogeneous composition); "
-                f"already holds {self._event!r}, got {_unwrap(event)[0]!r}"
+                f"holds {held!r}, got {other!r}"
             )
         return super()._compose(event, count)
 

@@ -26,13 +26,14 @@ from .. import _validate as V
 from .. import composition
 from ..errors import UnsupportedEventError
 from .accountants import ACCOUNTANTS
-from .events import Neighbouring, Releases, Sampling
+from .events import Event, Neighbouring, Releases, Sampling
 
 __all__ = [
     "ACCOUNTANT_CHOICES",
     "EpsilonReport",
     "CalibrationReport",
     "epsilon",
+    "epsilon_of",
     "epsilon_report",
     "calibrate",
     "calibrate_report",
@@ -195,6 +196,50 @@ def epsilon(
         sigma, delta, sensitivity=sensitivity, steps=steps, sample_rate=sample_rate, sampling=sampling,
         neighbouring=neighbouring, accountant=accountant,
     ).epsilon
+
+
+def epsilon_of(event: Event, delta: float, *, accountant: str = "best") -> float:
+    """Epsilon at ``delta`` of any history of events, as dp_accounting's ``get_epsilon``.
+
+    ``event`` may be a list composition (``ComposedEvent([e1, e2, ...])``), repetitions
+    (``SelfComposedEvent``), subsampled events (``PoissonSampledEvent``,
+    ``SampledWithoutReplacementEvent``) and their nestings, or a converted dp_accounting event
+    (:func:`privcal.from_dp_accounting`). Example::
+
+        >>> history = privcal.ComposedEvent([
+        ...     privcal.SelfComposedEvent(privcal.GaussianEvent(10.0), 50),   # mu^2 = 50 / 100
+        ...     privcal.SelfComposedEvent(privcal.GaussianEvent(2.0), 2),     # mu^2 = 2 / 4
+        ... ])
+        >>> round(privcal.epsilon_of(history, 1e-5), 4)   # one Gaussian with mu = 1 (exact profile)
+        4.3772
+
+    Args:
+        event: what ran.
+        delta: in (0, 1).
+        accountant: "best" (default: the smallest epsilon among the valid accountants that support the
+            history; the exact profile when it applies), "exact", "paper", "kov" or "rdp".
+
+    Returns:
+        epsilon, an upper bound on the true epsilon for valid accountants.
+
+    Raises:
+        UnsupportedEventError: no (valid) accountant prices this history.
+    """
+    if not isinstance(event, Event):
+        raise ValueError(f"event must be a privcal Event, got {event!r}")
+    delta = V.open_unit("delta", delta)
+    V.choice("accountant", accountant, ACCOUNTANT_CHOICES)
+    if accountant != "best":
+        acc = ACCOUNTANTS[accountant]()
+        if not acc.supports(event):
+            raise UnsupportedEventError(f"the {accountant} accountant cannot price {event!r}")
+        return float(acc._compose(event)._epsilon(delta))
+    fresh = {n: cls() for n, cls in ACCOUNTANTS.items()}
+    names = [n for n, acc in fresh.items() if acc.supports(event) and acc.valid_for(event)]
+    if not names:
+        raise UnsupportedEventError(f"no valid accountant prices {event!r}")
+    names = ["exact"] if "exact" in names else names
+    return min(float(fresh[n]._compose(event)._epsilon(delta)) for n in names)
 
 
 def calibrate_report(

@@ -32,7 +32,6 @@ def from_dp_accounting(dp_event: Any) -> Event:
     * ``LaplaceDpEvent(noise_multiplier)`` -> ``ApproxDPEvent(1 / noise_multiplier, 0)``: the Laplace
       mechanism with scale b and L1 sensitivity 1 is (1/b, 0)-DP (Dwork & Roth 2014, Thm 3.6), a valid
       description (no accountant here has Laplace's exact profile yet);
-    * ``EpsilonDeltaDpEvent(epsilon, delta)`` -> :class:`ApproxDPEvent`;
     * ``NoOpDpEvent`` -> ``GaussianEvent(inf)`` (nothing released);
     * ``PoissonSampledDpEvent(sampling_probability, event)`` -> Poisson :class:`SubsampledEvent`,
       add/remove neighbours;
@@ -55,8 +54,6 @@ def from_dp_accounting(dp_event: Any) -> Event:
         if not dp_event.noise_multiplier > 0:
             raise UnsupportedEventError(f"Laplace noise of scale 0 is not private: {dp_event!r}")
         return ApproxDPEvent(1.0 / dp_event.noise_multiplier, 0.0)
-    if kind == "EpsilonDeltaDpEvent":
-        return ApproxDPEvent(dp_event.epsilon, dp_event.delta)
     if kind == "NoOpDpEvent":
         return GaussianEvent(math.inf)
     if kind == "PoissonSampledDpEvent":
