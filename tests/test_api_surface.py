@@ -32,6 +32,7 @@ MODULES = [
     "privcal.accounting.calibration",
     "privcal.accounting.api",
     "privcal.accounting.interop",
+    "privcal.accounting.history",
     "privcal.calibrators.dpq",
     "privcal.calibrators.gpope",
     "privcal.calibrators.table",
