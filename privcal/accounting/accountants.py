@@ -69,6 +69,10 @@ _SUBSAMPLED_RDP = {
     ("without_replacement", Neighbouring.ZERO_OUT): "Wang-Balle-Kasiviswanathan 2018, Thm 27",
 }
 _DEFAULT_RTOL = 1e-9
+# Below this noise multiplier a subsampled Gaussian's RDP is taken as inf, and a KOV epsilon as inf (upper
+# bounds): the series of MTZ / WBK and the one-step profile overflow there and their evaluation can take
+# minutes or fail, for epsilons beyond 1e190.
+_NM_FLOOR = 1e-100
 _DEFAULT_ORDERS = rdp._orders(rdp.DEFAULT_ORDERS)
 
 
@@ -86,6 +90,8 @@ def _valid_subsampled_rdp(orders: np.ndarray, event: SubsampledEvent) -> np.ndar
     nm = _unwrap(event.event)[0].noise_multiplier
     if math.isinf(nm):  # no information released
         return np.zeros_like(orders)
+    if nm < _NM_FLOOR:  # epsilon would exceed 1e190 anyway; inf is an upper bound, and fast
+        return np.full_like(orders, math.inf)
     if event.sampling == "poisson":
         return subsampling._rdp_poisson_gaussian(orders, nm, event.sample_rate)
     return subsampling._rdp_without_replacement_gaussian(orders, nm, event.sample_rate)
@@ -255,8 +261,6 @@ class Accountant(abc.ABC):
         (homogeneous only) and paper (one kind of release) composes anything it prices."""
         return True
 
-
-
     @abc.abstractmethod
     def _add(self, event: Event, count: int) -> None: ...
 
@@ -366,7 +370,9 @@ class PaperAccountant(_GaussianMuAccountant):
         if isinstance(event, SubsampledEvent):
             self._subsampled = True
             nm = _unwrap(event.event)[0].noise_multiplier
-            if not math.isinf(nm):
+            if nm < _NM_FLOOR:  # Lemma 1's terms divide by nm^2 (underflow); inf as for the valid RDP
+                self._lemma1 = self._lemma1 + math.inf
+            elif not math.isinf(nm):
                 self._lemma1 = self._lemma1 + count * subsampling._rdp_gpope_lemma1_paper(
                     self.orders, nm, event.sample_rate
                 )
@@ -445,7 +451,6 @@ class KOVAccountant(Accountant):
     """
 
     name = "kov"
-    guarantee = "upper bound on epsilon (Kairouz-Oh-Viswanath optimal composition)"
 
     def __init__(self):
         super().__init__()
@@ -483,6 +488,17 @@ class KOVAccountant(Accountant):
         self._event = event
         self._count += count
 
+    @property
+    def guarantee(self) -> str:  # type: ignore[override]
+        """What the reported number is, in words (says when the closed form of Thm 3.4 was used)."""
+        base = "upper bound on epsilon (Kairouz-Oh-Viswanath optimal composition)"
+        if isinstance(self._event, _GAUSSIAN_LEAVES) and kov._uses_closed_form(self._count):
+            return (
+                f"upper bound on epsilon (Kairouz-Oh-Viswanath, closed form of Thm 3.4 beyond "
+                f"{kov._K_CLOSED_FORM:.0e} steps: looser than the optimal composition)"
+            )
+        return base
+
     def _epsilon(self, delta):
         e, k = self._event, self._count
         if e is None:
@@ -492,6 +508,8 @@ class KOVAccountant(Accountant):
                 return kov._kov_epsilon(e.epsilon, e.delta, steps=k, delta=delta)
             if math.isinf(e.noise_multiplier):
                 return 0.0
+            if e.noise_multiplier < _NM_FLOOR:  # the one-step profile overflows; inf is an upper bound
+                return math.inf
             return kov._kov_gaussian_epsilon(1.0, delta=delta, steps=k, sensitivity=e.mu)
         except InfeasibleError:
             return math.inf
@@ -504,6 +522,8 @@ class KOVAccountant(Accountant):
             return kov._kov_delta(e.epsilon, e.delta, steps=k, epsilon=epsilon)
         if math.isinf(e.noise_multiplier):
             return 0.0
+        if e.noise_multiplier < _NM_FLOOR:  # as in _epsilon: 1 is an upper bound
+            return 1.0
         return kov._kov_gaussian_delta(sigma=1.0, epsilon=epsilon, steps=k, sensitivity=e.mu)
 
 
