@@ -12,6 +12,7 @@ import json
 import math
 import os
 import sys
+import warnings
 
 from .accounting import api
 from .calibrators import table
@@ -222,6 +223,25 @@ def _cmd_table(args) -> int:
     return 0
 
 
+#: the flags of `privcal table` that only one setting reads
+_TABLE_FLAGS = {
+    "dpq": ("samples", "batch_size", "lr", "k", "lipschitz", "resets", "actions"),
+    "gaussian": ("steps", "sensitivity"),
+    "gpope": ("trajectories", "iterations"),
+}
+
+
+def _check_table_flags(args, defaults) -> None:
+    """Refuse flags the chosen setting would ignore (a flag left at its default is not 'given')."""
+    for setting, dests in _TABLE_FLAGS.items():
+        if setting == args.setting:
+            continue
+        given = [d for d in dests if getattr(args, d) != getattr(defaults, d)]
+        if given:
+            flags = ", ".join("--" + d.replace("_", "-") for d in given)
+            raise ValueError(f"{flags} applies only to --setting {setting}, not {args.setting}")
+
+
 def _report_dict(report) -> dict:
     d = dict(report.__dict__)
     d["notes"] = list(d["notes"])
@@ -230,6 +250,8 @@ def _report_dict(report) -> dict:
 
 def _subsampling(args) -> dict:
     if args.sample_rate is None:
+        if args.sampling != "poisson" or args.neighbouring is not None:
+            raise ValueError("--sampling and --neighbouring apply only with --sample-rate (no subsampling without it)")
         return {}
     return {"sample_rate": args.sample_rate, "sampling": args.sampling, "neighbouring": args.neighbouring}
 
@@ -260,7 +282,32 @@ def _cmd_epsilon(args) -> int:
     return _print_report(r, args.json, f"epsilon = {r.epsilon:.10g}")
 
 
+def _one_line(text: object) -> str:
+    """``text`` on one line (messages of numpy/scipy warnings and OS errors may span several)."""
+    return " ".join(str(text).split())
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """warnings.showwarning for the CLI: one ``privcal: warning: ...`` line on stderr."""
+    print(f"privcal: warning: {_one_line(message)}", file=sys.stderr)
+
+
 def main(argv=None) -> int:
+    """Run the CLI; returns the exit status (0 ok, 1 a verify check could not run, 2 bad input or a
+    refused request, 130 interrupted). Errors and warnings are one line each on stderr."""
+    with warnings.catch_warnings():
+        # only when warnings are shown (not recorded, e.g. by pytest.warns or a caller's catch_warnings)
+        if getattr(warnings._showwarnmsg_impl, "__module__", None) == "warnings":
+            warnings.simplefilter("default")
+            warnings.showwarning = _show_warning
+        try:
+            return _main(argv)
+        except KeyboardInterrupt:
+            print("privcal: interrupted", file=sys.stderr)
+            return 130
+
+
+def _main(argv) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -268,6 +315,7 @@ def main(argv=None) -> int:
             parser.print_help()
             return 2
         if args.command == "table":
+            _check_table_flags(args, parser.parse_args(["table"]))
             return _cmd_table(args)
         if args.command == "calibrate":
             return _cmd_calibrate(args)
@@ -284,9 +332,19 @@ def main(argv=None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except _UsageError as exc:
-        print(str(exc), file=sys.stderr)
+        print(_one_line(exc), file=sys.stderr)
         return 2
     except (ValueError, PrivcalError) as exc:
-        print(f"privcal: error: {exc}", file=sys.stderr)
+        print(f"privcal: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # file errors: the path and the reason, one line
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        print(f"privcal: error: {where}{_one_line(exc.strerror or exc)}", file=sys.stderr)
+        return 2
+    except (ArithmeticError, MemoryError) as exc:  # overflow / division by zero at extreme inputs
+        print(
+            "privcal: error: these inputs are outside the range privcal can compute (a number overflows "
+            f"float64, e.g. sensitivity / sigma too large; {type(exc).__name__})", file=sys.stderr,
+        )
         return 2
     return 2

@@ -9,6 +9,7 @@ budgets and formats are argparse usage errors (also exit 2).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Any
 
@@ -70,9 +71,19 @@ def run(args: argparse.Namespace) -> int:
         the exit code: 0 when every check ran, 1 when one could not run.
     """
     if getattr(args, "list", False):
+        if getattr(args, "write", None) or args.claim:
+            raise ValueError("--list takes no --write or --claim (it only lists the claim ids)")
         for c in all_claims():
             print(f"{c.id}\t{c.paper}, {c.location}")
         return 0
+    if getattr(args, "write", None):  # fail before the run, not after it
+        folder = os.path.dirname(os.path.abspath(args.write))
+        if not os.path.isdir(folder):
+            raise ValueError(f"cannot write {args.write}: directory {folder} does not exist")
+        if os.path.isdir(args.write):
+            raise ValueError(f"cannot write {args.write}: it is a directory")
+        if not os.access(folder, os.W_OK):
+            raise ValueError(f"cannot write {args.write}: directory {folder} is not writable")
     results = run_claims(args.claim or None, budget=args.budget, seed=args.seed)
     text = render(results, args.format, budget=args.budget, seed=args.seed)
     if getattr(args, "write", None):
