@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     """
     from privcal import _validate as V
     from privcal.rl.experiments_pucb import make_mdp
-    from privcal.rl.pucb import _run_pucb
+    from privcal.rl.pucb import _check_memory, _run_pucb
 
     if args.non_private and args.epsilon is not None:
         raise ValueError("epsilon must not be given together with --non-private")
@@ -83,6 +83,9 @@ def run(args: argparse.Namespace) -> int:
     # --beta is the CLI's name of the failure probability (the CLI vocabulary is unchanged)
     failure_probability = V.open_unit("beta", args.beta)
     epsilon = None if args.epsilon is None else V.positive("epsilon", args.epsilon)
+    for name in ("states", "actions", "horizon"):
+        V.positive_int(name, getattr(args, name))
+    _check_memory(args.states, args.actions, args.horizon, episodes)  # before the MDP is built
     mdp = make_mdp(args.mdp, args.states, args.actions, args.horizon, seed=args.mdp_seed)
     if args.accuracy is not None:
         V.nonnegative("accuracy", args.accuracy)

@@ -664,11 +664,35 @@ def run_pucb(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
                      unknown=V.choice("unknown", unknown, UNKNOWN_RULES), progress=progress)
 
 
+#: Largest memory a PUCB run may need (bytes); larger requests are refused before allocating.
+_MEMORY_BUDGET = 4 * 2**30
+
+
+def _memory_estimate(states: int, actions: int, horizon: int, episodes: int) -> int:
+    """Bytes a PUCB run needs, roughly: the private and the exact counters (L + 1 arrays of
+    H x S x A x (S + 2) floats each, twice) plus the per-episode regret arrays and their report
+    (about 64 bytes per episode)."""
+    cells = horizon * states * actions * (states + 2)
+    return 8 * cells * 2 * (2 * episodes.bit_length() + 4) + 64 * episodes
+
+
+def _check_memory(states: int, actions: int, horizon: int, episodes: int) -> None:
+    """Refuse (ValueError naming the budget) a run that would need more than _MEMORY_BUDGET bytes."""
+    need = _memory_estimate(states, actions, horizon, episodes)
+    if need > _MEMORY_BUDGET:
+        raise ValueError(
+            f"a PUCB run with {states} states, {actions} actions, horizon {horizon} and {episodes} episodes "
+            f"needs about {need / 2**30:.3g} GiB, more than the memory budget of "
+            f"{_MEMORY_BUDGET / 2**30:g} GiB"
+        )
+
+
 def _run_pucb(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
               failure_probability: float = 0.1, seed: _rng.Seed = None, *,
               budget_split: str = "valid", error_bound: str = "paper",
               unknown: str = "optimistic",
               progress: Optional[Callable[[int, int], None]] = None) -> PUCBRun:
+    _check_memory(mdp.states, mdp.actions, mdp.horizon, episodes)
     t_total = episodes
     agent = PUCB._trusted(mdp.states, mdp.actions, mdp.horizon, t_total, epsilon,
                           failure_probability, seed, budget_split=budget_split,
