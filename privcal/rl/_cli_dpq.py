@@ -73,6 +73,10 @@ def _train(args, hp, progress):
     targeted = args.epsilon is not None or args.delta is not None
     if targeted and (args.epsilon is None or args.delta is None):
         raise ValueError("give both --epsilon and --delta (or --sigma)")
+    if targeted and args.sigma is not None:
+        raise ValueError("give either --sigma or the target --epsilon/--delta, not both")
+    if method == "non_private" and (targeted or args.sigma is not None):
+        raise ValueError("--method non-private takes no --sigma, --epsilon or --delta")
     if method == "dpq":
         if args.sigma is None and not targeted:
             raise ValueError("give --sigma or both --epsilon and --delta")

@@ -53,7 +53,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="size of the independent MSPBE sample (default per domain)")
     p.add_argument("--q-episodes", type=int, default=None,
                    help="Q-learning episodes for the behaviour policy (mountain-car 200, hiv 64)")
-    p.add_argument("--horizon", type=int, default=50, help="hiv: decisions per episode (50)")
+    p.add_argument("--horizon", type=int, default=None, help="hiv: decisions per episode (50)")
     p.add_argument("--seed", type=int, default=0, help="seed of data, behaviour policy and noise")
     p.add_argument("--json", action="store_true", help="print one JSON object, no progress bar")
     p.set_defaults(_run=run)  # privcal.cli dispatches ``privcal train AGENT`` to args._run(args)
@@ -80,7 +80,7 @@ def _domain(args, rng_eval, rng_data, m, progress_label):
         return (mc.sample_mountain_car(m, rng_data, behaviour=beh, env=env,
                                        off_policy=args.off_policy), ev, False)
     from privcal.rl.domains import hiv
-    env = hiv.HIVBatch(horizon=V.positive_int("horizon", args.horizon))
+    env = hiv.HIVBatch(horizon=50 if args.horizon is None else args.horizon)
     target, beh = hiv.learn_hiv_policies(env, episodes=V.positive_int("q_episodes", args.q_episodes or 64),
                                          seed=np.random.SeedSequence([args.seed, 37]))
     ev = MSPBE.from_dataset(hiv.sample_hiv(n_eval, rng_eval, target=target, behaviour=beh, env=env),
@@ -114,6 +114,18 @@ def run(args: argparse.Namespace) -> int:
     if args.off_policy and args.domain != "mountain-car":
         raise ValueError("--off-policy applies to --domain mountain-car (chain is on-policy, hiv "
                          "is always off-policy)")
+    if args.horizon is not None:
+        if args.domain != "hiv":
+            raise ValueError("--horizon applies only to --domain hiv")
+        V.positive_int("horizon", args.horizon)
+    if args.q_episodes is not None:
+        if args.domain == "chain":
+            raise ValueError("--q-episodes applies only to --domain mountain-car and hiv")
+        V.positive_int("q_episodes", args.q_episodes)
+    if args.eval_trajectories is not None:
+        V.positive_int("eval_trajectories", args.eval_trajectories)
+    if args.non_private and args.clip is not None:
+        raise ValueError("--clip must not be given together with --non-private (GTD2 does not clip)")
     m = V.positive_int("trajectories", args.trajectories)
     n_iter = m if args.iterations is None else V.positive_int("iterations", args.iterations)
     step = DEFAULT_STEP[args.domain] if args.step_size is None else V.positive("step_size", args.step_size)
