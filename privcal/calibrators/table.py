@@ -38,7 +38,7 @@ from ..errors import InfeasibleError
 from . import dpq, gpope
 
 __all__ = [
-    "Column", "Row", "Table", "dpq_table", "gaussian_table", "gpope_table",
+    "Column", "Row", "Lead", "Table", "dpq_table", "gaussian_table", "gpope_table",
     "DPQ_DEFAULTS", "DEFAULT_EPSILONS", "GPOPE_DEFAULTS", "GPOPE_EPSILONS",
 ]
 
@@ -58,7 +58,9 @@ class Column:
         key: identifier of the column (a key of :attr:`Row.sigmas`).
         header: short header for display.
         source: where the bound comes from, in words.
-        checked: True for a paper closed form whose sufficiency the table checks on the reference.
+        checked: True when the table checks this column's sigma on the reference at the setting the
+            column solves (a paper closed form at the table's setting; an end-to-end column at its own
+            k, sensitivity, number of updates and composition delta).
     """
 
     key: str
@@ -80,7 +82,8 @@ class Row:
         reference_epsilons: checked column key -> epsilon at that column's sigma under the reference.
         below_valid_sensitivity: keys whose sigma is below the exact sigma at the valid sensitivity
             (dpq setting only; empty otherwise).
-        details: column key -> extra numbers (e.g. the solved k of an end-to-end column).
+        details: column key -> extra numbers (e.g. the solved k of an end-to-end column, and the
+            setting it is checked at: sensitivity, updates, delta_composition, exact_sigma).
     """
 
     epsilon: float
@@ -91,6 +94,37 @@ class Row:
     reference_epsilons: dict[str, float]
     below_valid_sensitivity: tuple[str, ...] = ()
     details: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Lead:
+    """What a user acts on for one target epsilon: the sigma to use, and a verdict on the paper's sigma.
+
+    Attributes:
+        epsilon: target epsilon, in (0, inf).
+        delta: target delta, in (0, 1).
+        sigma: the smallest sigma among the columns valid for the setting (inf when none is finite).
+        source: key of the column ``sigma`` comes from ("" when there is none).
+        source_name: that column in words, e.g. "end-to-end valid (k=2512)".
+        paper_sigma: the sigma of the paper's headline formula (inf when it gives none).
+        paper_source: key of that column ("" when the table has none).
+        paper_epsilon: epsilon at ``paper_sigma`` under the reference (exact, or an upper bound when
+            the table's reference is not exact); nan when not computed.
+        paper_private: True / False when the reference is exact; False is never decided from an upper
+            bound (then None: not certified); None also when there is no paper sigma.
+        verdict: ``paper_private`` and ``paper_epsilon`` in words.
+    """
+
+    epsilon: float
+    delta: float
+    sigma: float
+    source: str
+    source_name: str
+    paper_sigma: float
+    paper_source: str
+    paper_epsilon: float
+    paper_private: Optional[bool]
+    verdict: str
 
 
 @dataclass(frozen=True)
@@ -105,6 +139,16 @@ class Table:
         notes: explanations printed under the table, in words.
         reference: key of the column ratios are taken to and paper columns are checked on; default
             "exact".
+        valid_keys: keys of the columns whose sigma a valid analysis proves (epsilon, delta)-DP for the
+            setting (candidates for the sigma to use); default ().
+        paper_key: key of the paper's headline formula, the one the lead rows give a verdict on;
+            default "" (none).
+        reference_exact: True when the reference is the exact privacy profile (its epsilon is a true
+            value, so a sigma above target epsilon is "not private"); False when it is an upper bound
+            (then such a sigma is only "not certified"); default True.
+        reference_valid: True when a sigma that passes the reference check is thereby proven private;
+            False when the reference itself rests on an unproven assumption (dpq: the paper's
+            sensitivity D), so passing it proves nothing; default True.
     """
 
     setting: str
@@ -113,6 +157,19 @@ class Table:
     rows: tuple[Row, ...]
     notes: tuple[str, ...] = field(default=())
     reference: str = "exact"
+    valid_keys: tuple[str, ...] = ()
+    paper_key: str = ""
+    reference_exact: bool = True
+    reference_valid: bool = True
+
+    def lead(self) -> tuple[Lead, ...]:
+        """Per target epsilon, the sigma to use (tightest valid column, named) and the verdict on the paper's sigma.
+
+        Returns:
+            one :class:`Lead` per row, in row order.
+        """
+        headers = {c.key: c.header for c in self.columns}
+        return tuple(_lead(self, row, headers) for row in self.rows)
 
     def as_dict(self) -> dict[str, Any]:
         """Plain-data form (for JSON): non-finite numbers become None.
@@ -139,7 +196,49 @@ class Table:
                 for r in self.rows
             ],
             "notes": list(self.notes),
+            "valid_keys": list(self.valid_keys),
+            "paper_key": self.paper_key,
+            "reference_exact": self.reference_exact,
+            "reference_valid": self.reference_valid,
+            "lead": [
+                {k: (_jsonable(v) if isinstance(v, float) else v) for k, v in lead.__dict__.items()}
+                for lead in self.lead()
+            ],
         }
+
+
+def _named(key: str, header: str, row: Row) -> str:
+    """A column's header, with the k it solved for when it solved one."""
+    k = row.details.get(key, {}).get("k")
+    return header if k is None else f"{header} (k={k:.4g})"
+
+
+def _lead(table: Table, row: Row, headers: dict[str, str]) -> Lead:
+    finite = [k for k in table.valid_keys if k in row.sigmas and math.isfinite(row.sigmas[k])]
+    least = min((row.sigmas[k] for k in finite), default=math.inf)
+    # the first valid column (in the table's order) within the columns' root-finding precision of the least
+    use = next((k for k in finite if row.sigmas[k] <= least * (1.0 + 10 * _TABLE_RTOL)), "")
+    sigma = row.sigmas[use] if use else math.inf
+    name = _named(use, headers[use], row) if use else "none"
+    paper = table.paper_key if table.paper_key in row.sigmas else ""
+    paper_sigma = row.sigmas[paper] if paper else math.inf
+    paper_eps = row.reference_epsilons.get(paper, math.nan)
+    if not paper:
+        private, verdict = None, ""
+    elif not math.isfinite(paper_sigma):
+        private, verdict = None, "gives no sigma here"
+    elif math.isnan(paper_eps):
+        private, verdict = None, "not checked"
+    elif paper_eps <= row.epsilon and not table.reference_valid:
+        private, verdict = None, f"not certified: eps {paper_eps:.3g} only at the paper's own assumptions"
+    elif paper_eps <= row.epsilon:
+        private = True
+        verdict = f"private: actual eps {paper_eps:.3g}" if table.reference_exact else f"private: eps <= {paper_eps:.3g}"
+    elif table.reference_exact:
+        private, verdict = False, f"not private: actual eps {paper_eps:.3g}"
+    else:  # an upper bound above target does not show the sigma is not private
+        private, verdict = None, f"not certified: eps <= {paper_eps:.3g}"
+    return Lead(row.epsilon, row.delta, sigma, use, name, paper_sigma, paper, paper_eps, private, verdict)
 
 
 def _jsonable(x: float) -> Optional[float]:
@@ -166,12 +265,12 @@ _COLUMNS = {
     "e2e_paper": Column(
         "e2e_paper", "Thm5 solved",
         "privcal.dpq.calibrate(variant='paper'): the paper's formulas with k solved so that its own conditions "
-        "hold (delta = total, split in halves)", False,
+        "hold (delta = total, split in halves)", True,
     ),
     "e2e_valid": Column(
         "e2e_valid", "end-to-end valid",
         "privcal.dpq.calibrate(): valid sensitivity, exact composition, valid Lemma 8 tail, k/beta/delta split "
-        "solved (delta = total)", False,
+        "solved (delta = total)", True,
     ),
 }
 
@@ -209,8 +308,11 @@ def _rows(
     """Rows for ``steps`` releases of sensitivity ``sensitivity``; ``paper_sigmas(eps)`` gives the
     closed-form columns; ``valid_sensitivity`` (if the paper's sensitivity is not valid) adds the
     exact sigma at the valid sensitivity and marks every column below it; ``end_to_end(eps)`` gives
-    further (sigmas, details) columns. Inputs are validated by the caller. Paper columns are checked
-    on the exact composed profile."""
+    further (sigmas, details) columns. Inputs are validated by the caller. Checked columns are checked
+    on the exact composed profile at the setting they solve: the table's, or for a column whose details
+    carry its own ``sensitivity``, ``updates`` and ``delta_composition`` (an end-to-end column), those;
+    its ratio is to the exact sigma at that same setting, and a ``valid_sensitivity`` in its details
+    gives its own floor for ``below_valid_sensitivity``."""
     rows = []
     for eps in epsilons:
         exact = _accountant_sigma(ExactAccountant, eps, delta, steps, sensitivity)
@@ -224,16 +326,29 @@ def _rows(
         if end_to_end is not None:
             more, details = end_to_end(eps)
             sigmas.update(more)
-        checked = [k for k in sigmas if _COLUMNS[k].checked]
-        exact_eps = {
-            k: composition._epsilon_composed_exact(sigmas[k], delta, steps=steps, sensitivity=sensitivity)
-            for k in checked
-        }
-        insufficient = tuple(k for k in checked if exact_eps[k] > eps)
-        ratios = {k: v / exact for k, v in sigmas.items()}
         floor = sigmas.get("exact_valid_d")
-        below = () if floor is None else tuple(k for k in checked if sigmas[k] < floor)
-        rows.append(Row(eps, delta, sigmas, ratios, insufficient, exact_eps, below, details))
+        ratios, exact_eps, below = {}, {}, []
+        for key, sigma in sigmas.items():
+            own = details.get(key, {})
+            if "sensitivity" in own:  # an end-to-end column: its own k, sensitivity, updates and delta split
+                at = dict(steps=own["updates"], sensitivity=own["sensitivity"])
+                own_delta = own["delta_composition"]
+                reference = own["exact_sigma"] = _accountant_sigma(
+                    ExactAccountant, eps, own_delta, at["steps"], at["sensitivity"]
+                )
+                own_floor = (
+                    _accountant_sigma(ExactAccountant, eps, own_delta, at["steps"], own["valid_sensitivity"])
+                    if "valid_sensitivity" in own else None
+                )
+            else:
+                at, own_delta, reference, own_floor = dict(steps=steps, sensitivity=sensitivity), delta, exact, floor
+            ratios[key] = sigma / reference
+            if _COLUMNS[key].checked and math.isfinite(sigma):
+                exact_eps[key] = composition._epsilon_composed_exact(sigma, own_delta, **at)
+                if own_floor is not None and sigma < own_floor:
+                    below.append(key)
+        insufficient = tuple(k for k, e in exact_eps.items() if e > eps)
+        rows.append(Row(eps, delta, sigmas, ratios, insufficient, exact_eps, tuple(below), details))
     return tuple(rows)
 
 
@@ -338,17 +453,35 @@ def dpq_table(
                 sigmas[key], details[key] = math.inf, {"feasible": False}
                 continue
             sigmas[key] = r.sigma
-            details[key] = {"k": r.k, "beta": r.beta, "delta_composition": r.delta_composition, "delta_tail": r.delta_tail}
+            details[key] = {
+                "k": r.k, "beta": r.beta, "delta_composition": r.delta_composition, "delta_tail": r.delta_tail,
+                # the setting it solves, where the table checks it: its own sensitivity D(k, beta), the
+                # floor(T/B) updates Algorithm 1 performs (the paper variant's T/B = 78.125 counts a
+                # fractional one) and its own share of delta
+                "sensitivity": r.sensitivity, "updates": math.floor(r.updates),
+            }
+            if variant == "paper":  # the valid sensitivity at the same k and beta = 1/v
+                details[key]["valid_sensitivity"] = math.sqrt(
+                    rkhs._update_sensitivity_squared(lr, r.k, batch_size, lipschitz, beta=r.beta)
+                )
         return sigmas, details
 
     if end_to_end:
         keys += ("e2e_paper", "e2e_valid")
         notes += (
             f"Thm5 solved / end-to-end valid: delta is the TOTAL delta (composition + noise-bound failure), "
-            f"J = {resets} resets x {actions} actions; the k they solve for is shown in brackets.",
+            f"J = {resets} resets x {actions} actions; the k they solve for is shown in brackets. Each is checked "
+            f"at the setting it solves (its own k and sensitivity, {updates} updates, its share of delta for "
+            "composition), and its ratio is to the exact sigma at that same setting.",
         )
     rows = _rows(epsilons, delta, updates, sensitivity, paper, valid_sensitivity, solved if end_to_end else None)
-    return Table("dpq", params, tuple(_COLUMNS[key] for key in keys), rows, notes)
+    # only the end-to-end valid column is valid for Algorithm 1 as a whole: the accountant columns
+    # use the paper's D at the given k, whose noise bound the sigma does not keep (see the notes)
+    valid = ("e2e_valid",) if end_to_end else ()
+    return Table(
+        "dpq", params, tuple(_COLUMNS[key] for key in keys), rows, notes,
+        valid_keys=valid, paper_key="thm5_statement", reference_exact=True, reference_valid=False,
+    )
 
 
 def gaussian_table(
@@ -381,7 +514,10 @@ def gaussian_table(
 
     cols = tuple(_COLUMNS[key] for key in ("exact", "thm5_proof", "kov_quoted", "kov", "rdp"))
     params = {"steps": steps, "sensitivity": sensitivity}
-    return Table("gaussian", params, cols, _rows(epsilons, delta, steps, sensitivity, paper))
+    return Table(
+        "gaussian", params, cols, _rows(epsilons, delta, steps, sensitivity, paper),
+        valid_keys=("exact", "kov", "rdp"), paper_key="thm5_proof",
+    )
 
 
 #: GPOPE defaults: m trajectories, N iterations (the paper's chain experiments use eps = 0.1, delta = 1e-5).
@@ -452,4 +588,7 @@ def gpope_table(
         "Thm 1 valid is inf where epsilon lies outside the range its constants are proven for "
         "(privcal.gpope.theorem1_epsilon_range).",
     )
-    return Table("gpope", params, tuple(_GPOPE_COLUMNS.values()), tuple(rows), notes, reference="rdp")
+    return Table(
+        "gpope", params, tuple(_GPOPE_COLUMNS.values()), tuple(rows), notes, reference="rdp",
+        valid_keys=("rdp", "thm9", "theorem1"), paper_key="theorem1_paper", reference_exact=False,
+    )
