@@ -1,0 +1,100 @@
+"""Rendering of the comparison tables (privcal.calibrators.render, behind `privcal table`)."""
+
+import csv
+import io
+import json
+import math
+
+import pytest
+
+from privcal.calibrators import render
+from privcal.calibrators.table import dpq_table, gaussian_table, gpope_table
+
+# `privcal table` defaults: dpq at App. E.3 (Wang & Hegde 2019), gaussian with 100 steps, gpope m = 1000, N = 1e4
+_SETTINGS = {
+    "dpq": lambda: dpq_table(),
+    "gaussian": lambda: gaussian_table(steps=100),
+    "gpope": lambda: gpope_table(),
+}
+_LONG = [0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.45, 0.5, 0.75, 0.9, 1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 8.0, 10.0, 20.0, 50.0]
+
+
+@pytest.fixture(scope="module", params=sorted(_SETTINGS))
+def default(request):
+    return _SETTINGS[request.param]()
+
+
+def _widest(text):
+    return max(len(line) for line in text.splitlines())
+
+
+def test_default_text_fits_100_columns(default):
+    assert _widest(render.format_table(default, "text")) <= render.WIDTH == 100
+
+
+@pytest.mark.parametrize("build", [
+    lambda: gaussian_table(_LONG, 1e-7, steps=1000, sensitivity=3.5),
+    lambda: dpq_table(_LONG[2:18:2]),
+    lambda: gpope_table(_LONG[::3], trajectories=100, iterations=1000),
+])
+def test_long_epsilon_lists_fit_100_columns(build):
+    tab = build()
+    text = render.format_table(tab, "text")
+    assert _widest(text) <= 100
+    assert sum(line.lstrip().startswith(f"{e:g} ") for e in (r.epsilon for r in tab.rows) for line in text.splitlines()) >= len(tab.rows)
+
+
+def test_lead_rows_name_the_bound_and_give_a_computed_verdict(default):
+    lines = render.format_table(default, "text").splitlines()
+    for lead in default.lead():
+        line = next(x for x in lines if x.split() and x.split()[0] == f"{lead.epsilon:g}")
+        assert lead.source_name in line and f"{lead.sigma:.4g}" in line
+        headers = {c.key: c.header for c in default.columns}
+        assert lead.source_name.startswith(headers[lead.source])
+        assert lead.verdict and lead.verdict in line
+        if lead.paper_private is False:  # the number printed is the reference epsilon at the paper's sigma
+            assert lead.verdict == f"not private: actual eps {lead.paper_epsilon:.3g}"
+
+
+def test_default_text_hides_the_full_comparison_and_wide_shows_it(default):
+    narrow = render.format_table(default, "text")
+    wide = render.format_table(default, "text", wide=True)
+    assert wide.startswith(narrow.rsplit("\n", 1)[0])  # the same lead rows and legend, then every bound
+    for column in default.columns:
+        assert f"{column.header}:" in wide
+    assert "--wide" in narrow and len(narrow.splitlines()) <= 25
+
+
+def test_json_keeps_every_column_and_the_lead(default):
+    d = json.loads(render.format_table(default, "json"))
+    keys = [c.key for c in default.columns]
+    assert [c["key"] for c in d["columns"]] == keys
+    for row, lead in zip(d["rows"], d["lead"]):
+        assert list(row["sigma"]) == keys and list(row["ratio_to_exact"]) == keys
+        assert lead["source"] in d["valid_keys"] and lead["paper_source"] == d["paper_key"]
+
+
+def test_csv_keeps_every_column(default):
+    rows = list(csv.DictReader(io.StringIO(render.format_table(default, "csv"))))
+    assert len(rows) == len(default.rows)
+    for got, row, lead in zip(rows, default.rows, default.lead()):
+        for key, sigma in row.sigmas.items():
+            assert float(got[f"sigma_{key}"]) == sigma or (math.isinf(sigma) and got[f"sigma_{key}"] == "inf")
+        assert got["sigma_to_use_from"] == lead.source and got["paper_verdict"] == lead.verdict
+
+
+def test_markdown_keeps_every_column(default):
+    text = render.format_table(default, "markdown")
+    header = next(line for line in text.splitlines() if line.startswith("| epsilon | ") and "sigma to use" not in line)
+    assert header == "| " + " | ".join(["epsilon", *[c.header for c in default.columns]]) + " |"
+
+
+def test_gpope_verdict_is_not_certified_never_not_private():
+    # gpope's reference is the valid RDP bound, an upper bound: above target it cannot prove "not private"
+    text = render.format_table(gpope_table([0.5, 2.0], trajectories=100, iterations=1000), "text")
+    assert "not private" not in text and "not certified: eps <=" in text
+
+
+def test_unknown_format_names_the_argument():
+    with pytest.raises(ValueError, match="fmt must be one of text, markdown, csv, json, got 'html'"):
+        render.format_table(gaussian_table([1.0]), "html")
