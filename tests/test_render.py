@@ -96,5 +96,5 @@ def test_gpope_verdict_is_not_certified_never_not_private():
 
 
 def test_unknown_format_names_the_argument():
-    with pytest.raises(ValueError, match="fmt must be one of text, markdown, csv, json, got 'html'"):
+    with pytest.raises(ValueError, match=r"fmt must be one of \('text', 'markdown', 'csv', 'json'\), got 'html'"):
         render.format_table(gaussian_table([1.0]), "html")

@@ -14,6 +14,7 @@ import json
 import math
 import textwrap
 
+from .. import _validate as V
 from .table import Lead, Table
 
 __all__ = ["FORMATS", "WIDTH", "format_table"]
@@ -42,8 +43,7 @@ def format_table(table: Table, fmt: str, *, wide: bool = False) -> str:
     Raises:
         ValueError: ``fmt`` is not one of :data:`FORMATS`.
     """
-    if fmt not in FORMATS:
-        raise ValueError(f"fmt must be one of {', '.join(FORMATS)}, got {fmt!r}")
+    V.choice("fmt", fmt, FORMATS)
     if fmt == "json":
         return json.dumps(table.as_dict(), indent=2)
     if fmt == "csv":
