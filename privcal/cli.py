@@ -341,7 +341,10 @@ def _main(argv) -> int:
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
         print(f"privcal: error: {where}{_one_line(exc.strerror or exc)}", file=sys.stderr)
         return 2
-    except (ArithmeticError, MemoryError) as exc:  # overflow / division by zero at extreme inputs
+    except MemoryError:
+        print("privcal: error: not enough memory for this request (reduce its size)", file=sys.stderr)
+        return 2
+    except ArithmeticError as exc:  # overflow / division by zero at extreme inputs
         print(
             "privcal: error: these inputs are outside the range privcal can compute (a number overflows "
             f"float64, e.g. sensitivity / sigma too large; {type(exc).__name__})", file=sys.stderr,

@@ -602,10 +602,10 @@ _STEP_XTOL = 1e-4  # tolerance in log eps0 of the refinement
 # never make a KOV bound fall below the true profile.
 _DELTA0_INFLATION = 1.0 + 1e-10
 # Beyond this many steps the Gaussian KOV search prices each eps0 by the closed form of Thm 3.4 (an upper
-# bound on the optimal composition; sigma about 21% larger at 1e7 steps) instead of the exact profile, whose cost grows
-# like sqrt(k) per evaluation (a calibration at 1e8 steps would take minutes). Below it, the profile is
-# summed in float64 with its rounding margin (no mpmath): relative error of delta below 3e-7.
-_K_CLOSED_FORM = 10**7
+# bound on the optimal composition; sigma about 20% larger at 1e6 to 1e8 steps) instead of the exact profile, whose cost grows
+# like sqrt(k) per evaluation (a calibration at 1e7 steps took up to 20 s, at 1e8 minutes). Below it, the
+# profile is summed in float64 with its rounding margin (no mpmath): relative error of delta below 3e-8.
+_K_CLOSED_FORM = 10**6
 # Upward relative margin on the float64 evaluation of Thm 3.4 (a few dozen roundings of 1.1e-16 each).
 _CLOSED_FORM_MARGIN = 1e-12
 
@@ -690,10 +690,10 @@ def kov_gaussian_epsilon_with_step(
     rounding) and Kairouz, Oh & Viswanath 2015, Thm 3.3. Every eps0 gives a valid upper bound; the
     minimum is searched over log eps0 from the smallest feasible eps0 (k delta0 about delta) upward by
     a coarse grid and a bounded Brent refinement (about 25 evaluations). The profile is summed in
-    float64 with its rounding margin (relative error of delta below 3e-7 up to 1e7 steps); beyond 1e7
+    float64 with its rounding margin (relative error of delta below 3e-8 up to 1e6 steps); beyond 1e6
     steps each eps0 is priced by the closed form of Thm 3.4 instead (:func:`kov_epsilon_approx`, a
-    proven upper bound on the optimal composition; the calibrated sigma is about 21% larger than the
-    exact-profile KOV one at 1e7 and 1e8 steps, delta = 1e-5), so that 1e8 steps take
+    proven upper bound on the optimal composition; the calibrated sigma is about 20% larger than the
+    exact-profile KOV one at 1e6 to 1e8 steps, delta = 1e-5), so that 1e8 steps take
     seconds, not minutes. Either way the result is an upper bound on epsilon.
     Describing each Gaussian step by ONE (eps0, delta0) pair loses a lot: e.g. sigma = 5, 80 steps,
     delta = 1e-5 gives 62.5 against the exact 8.72.

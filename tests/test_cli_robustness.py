@@ -96,6 +96,7 @@ _SUBPROCESS = [
     ["calibrate", "--epsilon", "1", "--delta", "1e-5", "--steps", "100000000", "--accountant", "kov"],
     ["calibrate", "--epsilon", "1", "--delta", "1e-5", "--steps", "1000000", "--accountant", "kov"],
     ["table", "--setting", "gaussian", "--steps", "100000000"],
+    ["table", "--setting", "gaussian", "--steps", "1000000"],  # the largest k priced on the exact KOV profile
     ["epsilon", "--sigma", "1e-200", "--delta", "1e-5", "--steps", "10", "--sample-rate", "0.5"],
 ]
 
