@@ -60,6 +60,7 @@ _IN_PROCESS = [
     # --- train --------------------------------------------------------------------------------------
     ["train", "pucb", "--episodes", "1000000000000", "--epsilon", "1"],
     ["train", "pucb", "--states", "100000", "--episodes", "10", "--epsilon", "1"],
+    ["train", "gpope", "--epsilon", "1", "--iterations", "1000000000000"],
     *[["train", "pucb", f"--{flag}", v, "--epsilon", "1"] for flag in ("states", "actions", "horizon", "episodes") for v in ("0", "-1")],
     *[["train", "pucb", "--episodes", "5", "--epsilon", v] for v in ("0", "-1", "nan", "inf")],
     *[["train", "pucb", "--episodes", "5", "--epsilon", "1", "--beta", v] for v in ("0", "1", "nan")],

@@ -14,6 +14,8 @@ import time
 __all__ = ["add_parser", "run", "DEFAULT_STEP", "DEFAULT_EVAL"]
 
 DOMAINS = ("chain", "mountain-car", "hiv")
+#: Largest memory a run may ask for up front (bytes); larger requests are refused with this number.
+_MEMORY_BUDGET = 4 * 2**30
 #: Default constant step sizes (tuned once on public data in the fast setting; override with --step-size).
 DEFAULT_STEP = {"chain": 0.01, "mountain-car": 1e-3, "hiv": 1e-3}
 #: Size of the independent sample that estimates A, b, C for the MSPBE.
@@ -128,6 +130,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--clip must not be given together with --non-private (GTD2 does not clip)")
     m = V.positive_int("trajectories", args.trajectories)
     n_iter = m if args.iterations is None else V.positive_int("iterations", args.iterations)
+    if 8 * n_iter > _MEMORY_BUDGET:  # the sampled trajectory indices alone (8 bytes per iteration)
+        raise ValueError(f"iterations = {n_iter} needs more than the memory budget of "
+                         f"{_MEMORY_BUDGET / 2**30:g} GiB (at most {_MEMORY_BUDGET // 8} iterations)")
     step = DEFAULT_STEP[args.domain] if args.step_size is None else V.positive("step_size", args.step_size)
     clip = CLIP[args.domain] if args.clip is None else V.positive("clip", args.clip)
     V.open_unit("delta", args.delta)
