@@ -15,7 +15,7 @@ import sys
 import warnings
 
 from .accounting import api
-from .calibrators import table
+from .calibrators import render, table
 from .errors import PrivcalError
 
 __all__ = ["main", "build_parser", "format_table"]
@@ -32,6 +32,17 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message):
         raise _UsageError(f"{self.prog}: {message}")
+
+
+def _count(text: str) -> int:
+    """A count given as an integer or in float notation with an integral value ("1e4")."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return int(value)
 
 
 def _float_list(text: str) -> list[float]:
@@ -81,10 +92,19 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--trajectories", type=int, default=g["trajectories"], help="gpope: m (default: %(default)s)")
     t.add_argument("--iterations", type=int, default=g["iterations"], help="gpope: N (default: %(default)s)")
     t.add_argument("--format", choices=FORMATS, default="text", help="default: text")
+    t.add_argument(
+        "--wide", action="store_true",
+        help="text: add every bound side by side under the lead rows (lines over 100 columns); "
+        "markdown, csv and json always carry every bound",
+    )
 
     common = dict(
-        steps=("--steps", dict(type=int, default=1, help="number of composed releases (default: 1)")),
-        sensitivity=("--sensitivity", dict(type=float, default=1.0, help="L2 / RKHS sensitivity (default: 1)")),
+        steps=("--steps", dict(type=_count, default=None, help="number of composed releases (default: 1; 1e4 accepted)")),
+        sensitivity=(
+            "--sensitivity",
+            dict(type=float, default=None, help="L2 / RKHS sensitivity of one release under the neighbouring "
+                 "relation (default: 1; replace-one: 2C for a sum of contributions clipped to C)"),
+        ),
         accountant=(
             "--accountant",
             dict(choices=api.ACCOUNTANT_CHOICES, default="best", help="bound to use (default: best valid)"),
@@ -109,18 +129,30 @@ def build_parser() -> argparse.ArgumentParser:
         help="sigma for a target (epsilon, delta)",
         description="Smallest sigma for which STEPS Gaussian releases are (epsilon, delta)-DP (mirrors privcal.calibrate).",
     )
-    c.add_argument("--epsilon", type=float, required=True)
-    c.add_argument("--delta", type=float, required=True)
+    c.add_argument("--epsilon", type=float, required=True, help="target epsilon (> 0)")
+    c.add_argument("--delta", type=float, required=True, help="target delta, in (0, 1)")
+    c.add_argument("--scale", type=int, default=None,
+                   help="with --history: scale only this group's sigma (0-based; default: every group)")
     e = sub.add_parser(
         "epsilon",
         help="epsilon of a given sigma at delta",
         description="Epsilon at delta of STEPS Gaussian releases with noise SIGMA (mirrors privcal.epsilon).",
     )
-    e.add_argument("--sigma", type=float, required=True)
-    e.add_argument("--delta", type=float, required=True)
+    e.add_argument("--sigma", type=float, default=None,
+                   help="noise standard deviation, absolute (not a multiplier); required unless --history")
+    e.add_argument("--delta", type=float, required=True, help="delta, in (0, 1)")
     for p in (c, e):
         for flag, kw in common.values():
             p.add_argument(flag, **kw)
+        p.add_argument(
+            "--history", default=None, metavar="FILE",
+            help="a history of release groups instead of one setting: JSON (or TOML on Python >= 3.11), a list of "
+            "{sigma, sensitivity, steps, sample_rate, sampling, neighbouring}",
+        )
+
+    from . import _cli_plot
+
+    _cli_plot.add_parser(sub)
 
     try:  # `privcal verify`: module provides add_parser(subparsers) setting _run, like the agents
         from .verify import _cli as verify_cli
@@ -208,6 +240,8 @@ def format_table(tab: table.Table, fmt: str) -> str:
 
 
 def _cmd_table(args) -> int:
+    if args.wide and args.format != "text":
+        raise _UsageError("privcal table: --wide applies to --format text only (markdown, csv and json carry every bound)")
     if args.setting == "dpq":
         tab = table.dpq_table(
             args.epsilons or table.DEFAULT_EPSILONS, args.delta, samples=args.samples, batch_size=args.batch_size,
@@ -219,7 +253,7 @@ def _cmd_table(args) -> int:
         )
     else:
         tab = table.gaussian_table(args.epsilons or table.DEFAULT_EPSILONS, args.delta, steps=args.steps, sensitivity=args.sensitivity)
-    print(format_table(tab, args.format))
+    print(render.format_table(tab, args.format, wide=args.wide))
     return 0
 
 
@@ -261,25 +295,70 @@ def _print_report(report, as_json: bool, headline: str) -> int:
         print(json.dumps(_report_dict(report)))
     else:
         print(f"{headline}  ({report.accountant}: {report.guarantee})")
+        if report.sampling is not None:
+            print(f"setting: {report.sampling} subsampling at rate {report.sample_rate:g}, {report.neighbouring} "
+                  f"neighbours (sensitivity {report.sensitivity:g} is under that relation)")
         for note in report.notes:
             print(f"note: {note}")
     return 0
 
 
+def _setting(args) -> dict:
+    """The one-setting flags, refusing them next to --history (which carries its own)."""
+    given = [f for f, v in (("--steps", args.steps), ("--sensitivity", args.sensitivity),
+                            ("--sample-rate", args.sample_rate), ("--neighbouring", args.neighbouring)) if v is not None]
+    if args.sampling != "poisson":
+        given.append("--sampling")
+    if args.history is not None:
+        if given:
+            raise ValueError(f"{', '.join(given)} cannot be combined with --history (each group in the file sets its own)")
+        return {}
+    return dict(sensitivity=1.0 if args.sensitivity is None else args.sensitivity,
+                steps=1 if args.steps is None else args.steps, **_subsampling(args))
+
+
+def _history(args):
+    from .accounting import history
+
+    return history, history.load_history(args.history)
+
+
 def _cmd_calibrate(args) -> int:
-    r = api.calibrate_report(
-        args.epsilon, args.delta, sensitivity=args.sensitivity, steps=args.steps, accountant=args.accountant,
-        **_subsampling(args),
-    )
-    return _print_report(r, args.json, f"sigma = {r.sigma:.10g}, achieved epsilon {r.achieved_epsilon:.6g}")
+    setting = _setting(args)
+    if args.history is None:
+        if args.scale is not None:
+            raise ValueError("--scale applies only with --history")
+        r = api.calibrate_report(args.epsilon, args.delta, accountant=args.accountant, **setting)
+        return _print_report(r, args.json, f"sigma = {r.sigma:.10g}, achieved epsilon {r.achieved_epsilon:.6g}")
+    history, groups = _history(args)
+    factor, sigmas, name = history.calibrate_history(groups, args.epsilon, args.delta, scaled=args.scale,
+                                                     accountant=args.accountant)
+    if args.json:
+        print(json.dumps({"scale": factor, "sigmas": sigmas, "epsilon": args.epsilon, "delta": args.delta,
+                          "accountant": name, "scaled_group": args.scale}))
+    else:
+        which = "every group's sigma" if args.scale is None else f"group {args.scale}'s sigma"
+        print(f"scale {which} by {factor:.10g}: sigmas = {', '.join(f'{s:.6g}' for s in sigmas)}  ({name})")
+    return 0
 
 
 def _cmd_epsilon(args) -> int:
-    r = api.epsilon_report(
-        args.sigma, args.delta, sensitivity=args.sensitivity, steps=args.steps, accountant=args.accountant,
-        **_subsampling(args),
-    )
-    return _print_report(r, args.json, f"epsilon = {r.epsilon:.10g}")
+    setting = _setting(args)
+    if args.history is None:
+        if args.sigma is None:
+            raise ValueError("privcal epsilon needs --sigma (or --history FILE)")
+        r = api.epsilon_report(args.sigma, args.delta, accountant=args.accountant, **setting)
+        return _print_report(r, args.json, f"epsilon = {r.epsilon:.10g}")
+    if args.sigma is not None:
+        raise ValueError("--sigma cannot be combined with --history (each group in the file sets its own)")
+    history, groups = _history(args)
+    value = api.epsilon_of(history.history_event(groups), args.delta, accountant=args.accountant)
+    if args.json:
+        print(json.dumps({"epsilon": value if math.isfinite(value) else None, "delta": args.delta,
+                          "groups": len(groups), "accountant": args.accountant}))
+    else:
+        print(f"epsilon = {value:.10g}  ({len(groups)} release groups, accountant: {args.accountant})")
+    return 0
 
 
 def _one_line(text: object) -> str:
@@ -321,6 +400,8 @@ def _main(argv) -> int:
             return _cmd_calibrate(args)
         if args.command == "epsilon":
             return _cmd_epsilon(args)
+        if args.command == "plot":
+            return args._run(args)
         if args.command == "verify":
             return args._run(args)
         if args.command == "train":

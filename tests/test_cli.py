@@ -18,7 +18,12 @@ def run(capsys, *argv):
 
 
 def test_table_text_default(capsys):
+    # the default leads with what a user acts on and fits a terminal; --wide adds every bound
     code, out, err = run(capsys, "table", "--epsilons", "0.9")
+    assert code == 0 and err == ""
+    assert "sigma to use" in out and "end-to-end valid (k=" in out and "not private: actual eps" in out
+    assert max(len(line) for line in out.splitlines()) <= 100
+    code, out, err = run(capsys, "table", "--epsilons", "0.9", "--wide")
     assert code == 0 and err == ""
     assert "exact" in out and "Thm5 stated" in out and "KOV optimal" in out and "RDP" in out
 
@@ -35,7 +40,7 @@ def test_table_formats(capsys, fmt):
         rows = list(csv.DictReader(io.StringIO(out)))
         assert float(rows[1]["sigma_exact"]) > 0 and rows[0]["epsilon"] == "0.45"
     else:
-        assert out.startswith("**sigma per bound") and "| epsilon |" in out
+        assert out.startswith("**DP Q-learning") and "| epsilon |" in out
 
 
 def test_table_gaussian_setting(capsys):
@@ -106,3 +111,39 @@ def test_unpriced_neighbouring_relation_is_one_line_and_exit_2(capsys):
                          "--neighbouring", "replace_one")
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "poisson subsampling under replace_one neighbours" in err
+
+
+def test_history_file_epsilon_and_calibrate(capsys, tmp_path):
+    import privcal
+
+    path = tmp_path / "runs.json"
+    path.write_text(json.dumps([{"sigma": 1.1, "steps": 1000, "sample_rate": 0.01}, {"sigma": 20.0, "steps": 10}]))
+    code, out, _ = run(capsys, "epsilon", "--history", str(path), "--delta", "1e-5", "--json")
+    expected = privcal.epsilon_of(privcal.ComposedEvent([
+        privcal.SelfComposedEvent(privcal.PoissonSampledEvent(0.01, privcal.GaussianEvent(1.1)), 1000),
+        privcal.SelfComposedEvent(privcal.GaussianEvent(20.0), 10),
+    ]), 1e-5)
+    assert code == 0 and json.loads(out)["epsilon"] == expected
+    code, out, _ = run(capsys, "calibrate", "--history", str(path), "--epsilon", "2", "--delta", "1e-5", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["accountant"] == "rdp" and len(report["sigmas"]) == 2
+    # conflicting flags are refused, not ignored
+    code, out, err = run(capsys, "epsilon", "--history", str(path), "--delta", "1e-5", "--steps", "3")
+    assert code == 2 and out == "" and "--history" in err and err.count("\n") == 1
+
+
+def test_counts_accept_float_notation(capsys):
+    code, out, _ = run(capsys, "epsilon", "--sigma", "30", "--delta", "1e-5", "--steps", "1e4", "--json")
+    assert code == 0 and json.loads(out)["steps"] == 10_000
+    code, _, err = run(capsys, "epsilon", "--sigma", "30", "--delta", "1e-5", "--steps", "2.5")
+    assert code == 2 and "whole number" in err
+
+
+def test_plot_writes_a_chart(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    out_file = tmp_path / "eps.png"
+    code, out, _ = run(capsys, "plot", "epsilon-vs-steps", "--sigma", "3", "--delta", "1e-5", "--steps", "100",
+                       "--out", str(out_file))
+    assert code == 0 and out.strip() == str(out_file) and out_file.stat().st_size > 1000
+    code, _, err = run(capsys, "plot", "profile", "--out", str(tmp_path / "p.png"))
+    assert code == 2 and "needs --sigma" in err

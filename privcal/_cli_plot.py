@@ -1,0 +1,79 @@
+"""``privcal plot``: one chart comparing the accountants (matplotlib, the ``plot`` extra).
+
+    privcal plot epsilon-vs-steps --sigma 3 --delta 1e-5 --steps 1000 --out eps.png
+    privcal plot profile --sigma 3 --steps 100 --out profile.svg
+    privcal plot sigma-vs-epsilon --delta 1e-5 --steps 100 --out sigma.png
+"""
+
+from __future__ import annotations
+
+import argparse
+
+__all__ = ["add_parser", "run"]
+
+KINDS = ("epsilon-vs-steps", "profile", "sigma-vs-epsilon")
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``plot`` on the CLI's subparsers; sets ``_run``.
+
+    Args:
+        subparsers: the CLI's ``add_subparsers()`` object.
+    """
+    p = subparsers.add_parser(
+        "plot",
+        help="draw epsilon vs steps, the privacy profile, or sigma vs epsilon, per accountant",
+        description=(
+            "One chart comparing the accountants that support the setting (exact, rdp, kov, paper; paper "
+            "bounds are marked as not valid). Needs matplotlib: pip install 'privcal[plot]'."
+        ),
+    )
+    p.add_argument("kind", choices=KINDS, help="which chart")
+    p.add_argument("--out", required=True, help="output file, .png or .svg")
+    p.add_argument("--sigma", type=float, default=None,
+                   help="noise standard deviation, absolute (epsilon-vs-steps, profile; required there)")
+    p.add_argument("--delta", type=float, default=1e-5, help="delta (epsilon-vs-steps, sigma-vs-epsilon; default 1e-5)")
+    p.add_argument("--steps", type=float, default=None,
+                   help="number of releases (epsilon-vs-steps: the largest drawn; default 1000, else 1); 1e4 accepted")
+    p.add_argument("--sensitivity", type=float, default=1.0, help="L2 sensitivity of one release (default 1)")
+    p.add_argument("--sample-rate", type=float, default=None, help="each release on a subsample at this rate")
+    p.add_argument("--sampling", choices=("poisson", "without_replacement"), default="poisson",
+                   help="subsampling scheme (default: poisson)")
+    p.add_argument("--neighbouring", choices=("add_remove", "replace_one", "zero_out"), default=None,
+                   help="neighbouring relation the sensitivity is defined under (default: the sampling's natural one)")
+    p.set_defaults(_run=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    """Draw the chart ``args.kind`` and write it to ``args.out``; prints the path.
+
+    Args:
+        args: the parsed command line.
+    """
+    from . import _validate as V
+    from . import plot
+
+    needs_sigma = args.kind in ("epsilon-vs-steps", "profile")
+    if needs_sigma and args.sigma is None:
+        raise ValueError(f"privcal plot {args.kind} needs --sigma")
+    if not needs_sigma and args.sigma is not None:
+        raise ValueError(f"--sigma is not used by privcal plot {args.kind} (it plots sigma); drop it")
+    if args.sample_rate is None and (args.sampling != "poisson" or args.neighbouring is not None):
+        raise ValueError("--sampling and --neighbouring need --sample-rate")
+    steps = V.positive_int("steps", 1000 if args.steps is None and args.kind == "epsilon-vs-steps"
+                           else (1 if args.steps is None else args.steps))
+    setting = dict(sensitivity=args.sensitivity, sample_rate=args.sample_rate, sampling=args.sampling,
+                   neighbouring=args.neighbouring)
+    if args.kind == "epsilon-vs-steps":
+        fig = plot.epsilon_vs_steps(args.sigma, args.delta, steps=steps, **setting)
+    elif args.kind == "profile":
+        fig = plot.profile(args.sigma, steps=steps, **setting)
+    else:
+        fig = plot.sigma_vs_epsilon(args.delta, steps=steps, **setting)
+    try:
+        plot.save(fig, args.out)
+    except OSError as exc:
+        raise ValueError(f"cannot write {args.out!r}: {exc.strerror or exc}") from None
+    print(args.out)
+    return 0
