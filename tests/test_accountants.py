@@ -392,3 +392,11 @@ def test_kov_and_paper_refuse_histories_they_cannot_price():
 def test_get_epsilon_is_dp_accounting_vocabulary():
     acc = ExactAccountant().compose(GaussianEvent(1.0))
     assert acc.get_epsilon(1e-5) == acc.epsilon(1e-5) and acc.get_delta(1.0) == acc.delta(1.0)
+
+
+@pytest.mark.parametrize("name", ["exact", "paper"])
+def test_vanishing_noise_answers_infinite_epsilon_fast(name):
+    # sigma = 1e-200: mu^2 = 1e400 overflows float64; the true epsilon exceeds any float, so inf is the
+    # (upper-bound) answer, and delta at any finite epsilon is 1 -- never an OverflowError or a hang
+    acc = ACCOUNTANTS[name]().compose(GaussianEvent(1e-200), 10)
+    assert acc.epsilon(1e-5) == math.inf and acc.delta(10.0) == 1.0

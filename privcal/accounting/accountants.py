@@ -285,7 +285,7 @@ class _GaussianMuAccountant(Accountant):
         return isinstance(event, _GAUSSIAN_LEAVES)
 
     def _add(self, event, count):
-        self._mu2 += count * event.mu**2
+        self._mu2 += count * (event.mu * event.mu)  # inf (not OverflowError) for a vanishing sigma
 
     @property
     def mu(self) -> float:
@@ -305,9 +305,13 @@ class ExactAccountant(_GaussianMuAccountant):
     guarantee = "exact epsilon (tight privacy profile)"
 
     def _epsilon(self, delta):
+        if math.isinf(self._mu2):  # sigma so small that mu overflows: no finite epsilon
+            return math.inf
         return 0.0 if self._mu2 == 0 else gaussian._epsilon_exact(delta, self.mu)
 
     def _delta(self, epsilon):
+        if math.isinf(self._mu2):
+            return 1.0
         return 0.0 if self._mu2 == 0 else gaussian._delta_exact(epsilon, self.mu)
 
     def _sigma_for(self, releases, epsilon, delta, *, sigma_hint=None, rtol=_DEFAULT_RTOL):
@@ -430,6 +434,8 @@ class PaperAccountant(_GaussianMuAccountant):
             return float(self._tail(delta)[0]) if np.any(self._lemma1) else 0.0
         if self._mu2 == 0:
             return 0.0
+        if math.isinf(self._mu2):
+            return math.inf
         return composition._thm5_epsilon_paper(1.0, delta, steps=1, sensitivity=self.mu)
 
     def _delta(self, epsilon):
@@ -439,6 +445,8 @@ class PaperAccountant(_GaussianMuAccountant):
             return float(rdp._moments_tail_delta(self.orders, self._lemma1, epsilon)[0])
         if self._mu2 == 0:
             return 0.0
+        if math.isinf(self._mu2):
+            return 1.0
         return composition._thm5_delta_paper(epsilon, 1.0, steps=1, sensitivity=self.mu)
 
 
