@@ -57,6 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="privcal",
         description="Privacy accounting and noise calibration for differentially private RL.",
     )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"privcal {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
     t = sub.add_parser(
@@ -122,7 +125,12 @@ def build_parser() -> argparse.ArgumentParser:
                 "replace_one without replacement)",
             ),
         ),
-        json=("--json", dict(action="store_true", help="print one JSON object")),
+        format=(
+            "--format",
+            dict(choices=("text", "json"), default=None,
+                 help="text (default) or json (one object; null for an infinite value)"),
+        ),
+        json=("--json", dict(action="store_true", help="same as --format json")),
     )
     c = sub.add_parser(
         "calibrate",
@@ -303,6 +311,13 @@ def _print_report(report, as_json: bool, headline: str) -> int:
     return 0
 
 
+def _as_json(args) -> bool:
+    """--format json, or its alias --json (both given must agree)."""
+    if args.json and args.format == "text":
+        raise ValueError("--json contradicts --format text")
+    return args.json or args.format == "json"
+
+
 def _setting(args) -> dict:
     """The one-setting flags, refusing them next to --history (which carries its own)."""
     given = [f for f, v in (("--steps", args.steps), ("--sensitivity", args.sensitivity),
@@ -329,11 +344,11 @@ def _cmd_calibrate(args) -> int:
         if args.scale is not None:
             raise ValueError("--scale applies only with --history")
         r = api.calibrate_report(args.epsilon, args.delta, accountant=args.accountant, **setting)
-        return _print_report(r, args.json, f"sigma = {r.sigma:.10g}, achieved epsilon {r.achieved_epsilon:.6g}")
+        return _print_report(r, _as_json(args), f"sigma = {r.sigma:.10g}, achieved epsilon {r.achieved_epsilon:.6g}")
     history, groups = _history(args)
     factor, sigmas, name = history.calibrate_history(groups, args.epsilon, args.delta, scaled=args.scale,
                                                      accountant=args.accountant)
-    if args.json:
+    if _as_json(args):
         print(json.dumps({"scale": factor, "sigmas": sigmas, "epsilon": args.epsilon, "delta": args.delta,
                           "accountant": name, "scaled_group": args.scale}))
     else:
@@ -348,12 +363,12 @@ def _cmd_epsilon(args) -> int:
         if args.sigma is None:
             raise ValueError("privcal epsilon needs --sigma (or --history FILE)")
         r = api.epsilon_report(args.sigma, args.delta, accountant=args.accountant, **setting)
-        return _print_report(r, args.json, f"epsilon = {r.epsilon:.10g}")
+        return _print_report(r, _as_json(args), f"epsilon = {r.epsilon:.10g}")
     if args.sigma is not None:
         raise ValueError("--sigma cannot be combined with --history (each group in the file sets its own)")
     history, groups = _history(args)
     value = api.epsilon_of(history.history_event(groups), args.delta, accountant=args.accountant)
-    if args.json:
+    if _as_json(args):
         print(json.dumps({"epsilon": value if math.isfinite(value) else None, "delta": args.delta,
                           "groups": len(groups), "accountant": args.accountant}))
     else:

@@ -147,3 +147,17 @@ def test_plot_writes_a_chart(capsys, tmp_path):
     assert code == 0 and out.strip() == str(out_file) and out_file.stat().st_size > 1000
     code, _, err = run(capsys, "plot", "profile", "--out", str(tmp_path / "p.png"))
     assert code == 2 and "needs --sigma" in err
+
+
+def test_version_and_format_vocabulary(capsys):
+    import privcal
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"privcal {privcal.__version__}"
+    # --format json on the report commands, as on table; --json stays an alias
+    code, out, _ = run(capsys, "calibrate", "--epsilon", "1", "--delta", "1e-5", "--format", "json")
+    code2, out2, _ = run(capsys, "calibrate", "--epsilon", "1", "--delta", "1e-5", "--json")
+    assert code == code2 == 0 and json.loads(out) == json.loads(out2)
+    code, out, err = run(capsys, "epsilon", "--sigma", "3", "--delta", "1e-5", "--json", "--format", "text")
+    assert code == 2 and out == "" and "contradicts" in err
