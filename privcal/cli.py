@@ -6,8 +6,6 @@ Bad input prints one line to stderr and exits with status 2 (no traceback).
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
 import math
 import os
@@ -190,61 +188,8 @@ def _add_train_agents(agents) -> None:
 # formatting
 
 
-def _fmt(x: float) -> str:
-    return "infeasible" if math.isinf(x) else f"{x:.4g}"
-
-
-def format_table(tab: table.Table, fmt: str) -> str:
-    """Render a :class:`privcal.table.Table` as text, markdown, csv or json."""
-    if fmt == "json":
-        return json.dumps(tab.as_dict(), indent=2)
-    keys = [c.key for c in tab.columns]
-    if fmt == "csv":
-        buf = io.StringIO()
-        w = csv.writer(buf, lineterminator="\n")
-        w.writerow(["epsilon", "delta", *[f"sigma_{k}" for k in keys], *[f"ratio_{k}" for k in keys[1:]], "insufficient"])
-        for r in tab.rows:
-            w.writerow(
-                [r.epsilon, r.delta, *[repr(r.sigmas[k]) for k in keys],
-                 *[repr(r.ratios[k]) for k in keys[1:]], ";".join(r.insufficient)]
-            )
-        return buf.getvalue().rstrip("\n")
-    header = ["epsilon", *[c.header for c in tab.columns]]
-    lines = []
-    for r in tab.rows:
-        cells = [f"{r.epsilon:g}"]
-        for k in keys:
-            plain = k == tab.reference or math.isinf(r.sigmas[k])
-            cell = _fmt(r.sigmas[k]) if plain else f"{_fmt(r.sigmas[k])} ({r.ratios[k]:.2f}x)"
-            if "k" in r.details.get(k, {}):
-                cell += f" [k={r.details[k]['k']:.4g}]"
-            if k in r.insufficient:
-                cell += " !"
-            if k in r.below_valid_sensitivity:
-                cell += " *"
-            cells.append(cell)
-        lines.append(cells)
-    ref = next(c for c in tab.columns if c.key == tab.reference)
-    params = ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}" for k, v in tab.parameters.items())
-    title = f"sigma per bound, setting {tab.setting} ({params}), delta = {tab.rows[0].delta:g}"
-    legend = [
-        f"ratio = sigma / {ref.header} sigma; '!' = this sigma is NOT (epsilon, delta)-DP "
-        f"({ref.header} gives a larger epsilon at it)",
-        *[f"{c.header}: {c.source}" for c in tab.columns],
-        *tab.notes,
-    ]
-    if fmt == "markdown":
-        out = [f"**{title}**", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        out += ["| " + " | ".join(cells) + " |" for cells in lines]
-        return "\n".join(out + [""] + [f"- {x}" for x in legend])
-    widths = [max(len(h), *(len(c[i]) for c in lines)) for i, h in enumerate(header)]
-    row = lambda cells: "  ".join(c.rjust(w) for c, w in zip(cells, widths))  # noqa: E731
-    out = [title, row(header), row(["-" * w for w in widths]), *[row(c) for c in lines], ""]
-    return "\n".join(out + [f"  {x}" for x in legend])
-
-
-# ---------------------------------------------------------------------------------------------------
-# commands
+#: Former home of the table renderer (now privcal.calibrators.render.format_table; same signature, plus wide).
+format_table = render.format_table
 
 
 def _cmd_table(args) -> int:

@@ -15,7 +15,6 @@ group's) so that the whole history meets a target (epsilon, delta).
 from __future__ import annotations
 
 import json
-import math
 import pathlib
 from dataclasses import dataclass
 from typing import Optional, Union
@@ -24,7 +23,7 @@ from .. import _validate as V
 from ..errors import UnsupportedEventError
 from . import _search
 from .accountants import ACCOUNTANTS
-from .events import ComposedEvent, Event, Releases, SelfComposedEvent
+from .events import ComposedEvent, Event, Releases
 
 __all__ = ["ReleaseGroup", "load_history", "history_event", "calibrate_history"]
 
