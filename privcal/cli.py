@@ -80,18 +80,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument("--delta", type=float, default=1e-5, help="target delta (default: %(default)g)")
     d = table.DPQ_DEFAULTS
-    t.add_argument("--samples", type=int, default=d["samples"], help="dpq: T samples (default: %(default)s)")
-    t.add_argument("--batch-size", type=int, default=d["batch_size"], help="dpq: B (default: %(default)s)")
+    t.add_argument("--samples", type=_count, default=d["samples"], help="dpq: T samples (default: %(default)s)")
+    t.add_argument("--batch-size", type=_count, default=d["batch_size"], help="dpq: B (default: %(default)s)")
     t.add_argument("--lr", type=float, default=d["lr"], help="dpq: learning rate alpha (default: %(default)g)")
     t.add_argument("--k", type=float, default=d["k"], help="dpq: noise bound k of Thm 5 (default: %(default)g)")
     t.add_argument("--lipschitz", type=float, default=d["lipschitz"], help="dpq: L (default: %(default)g)")
-    t.add_argument("--resets", type=int, default=None, help="dpq: J noise resets (default: floor(T/B))")
-    t.add_argument("--actions", type=int, default=2, help="dpq: actions, one noise path each (default: 2)")
-    t.add_argument("--steps", type=int, default=100, help="gaussian: releases (default: %(default)s)")
+    t.add_argument("--resets", type=_count, default=None, help="dpq: J noise resets (default: floor(T/B))")
+    t.add_argument("--actions", type=_count, default=2, help="dpq: actions, one noise path each (default: 2)")
+    t.add_argument("--steps", type=_count, default=100, help="gaussian: releases (default: %(default)s)")
     t.add_argument("--sensitivity", type=float, default=1.0, help="gaussian: L2 sensitivity (default: 1)")
     g = table.GPOPE_DEFAULTS
-    t.add_argument("--trajectories", type=int, default=g["trajectories"], help="gpope: m (default: %(default)s)")
-    t.add_argument("--iterations", type=int, default=g["iterations"], help="gpope: N (default: %(default)s)")
+    t.add_argument("--trajectories", type=_count, default=g["trajectories"], help="gpope: m (default: %(default)s)")
+    t.add_argument("--iterations", type=_count, default=g["iterations"], help="gpope: N (default: %(default)s)")
     t.add_argument("--format", choices=FORMATS, default="text", help="default: text")
     t.add_argument(
         "--wide", action="store_true",
