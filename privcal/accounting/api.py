@@ -92,18 +92,32 @@ def _releases(sensitivity, steps, sample_rate, sampling, neighbouring) -> Releas
 
 
 def _resolve(accountant: str, releases: Releases) -> list[str]:
-    """Names of the accountants to use: the one asked for, or every valid one for "best"."""
+    """Names of the accountants to use for ``releases``: the one asked for, or every valid one for "best"."""
+    return resolve_accountants(accountant, releases.event(1.0), _describe(releases))
+
+
+def resolve_accountants(accountant: str, event: Event, what: str = "") -> list[str]:
+    """Names of the accountants to price ``event``: the one asked for, or for "best" every valid one that
+    supports it (only "exact" when it applies: every valid bound is >= the exact value).
+
+    Args:
+        accountant: "best" or a name of ``privcal.ACCOUNTANTS``.
+        event: what ran.
+        what: how error messages describe the event (default: its repr).
+
+    Raises:
+        UnsupportedEventError: the accountant (or, for "best", every valid one) cannot price ``event``.
+    """
     V.choice("accountant", accountant, ACCOUNTANT_CHOICES)
-    event = releases.event(1.0)
+    what = what or repr(event)
     if accountant != "best":
         if not ACCOUNTANTS[accountant]().supports(event):
-            raise UnsupportedEventError(f"the {accountant} accountant does not support {_describe(releases)}")
+            raise UnsupportedEventError(f"the {accountant} accountant does not support {what}")
         return [accountant]
     fresh = {n: cls() for n, cls in ACCOUNTANTS.items()}
     names = [n for n, acc in fresh.items() if acc.supports(event) and acc.valid_for(event)]
     if not names:
-        raise UnsupportedEventError(f"no valid accountant supports {_describe(releases)}")
-    # The exact profile is the lower limit of every valid bound: when it applies, it is the best.
+        raise UnsupportedEventError(f"no valid accountant supports {what}")
     return ["exact"] if "exact" in names else names
 
 
@@ -228,18 +242,8 @@ def epsilon_of(event: Event, delta: float, *, accountant: str = "best") -> float
     if not isinstance(event, Event):
         raise ValueError(f"event must be a privcal Event, got {event!r}")
     delta = V.open_unit("delta", delta)
-    V.choice("accountant", accountant, ACCOUNTANT_CHOICES)
-    if accountant != "best":
-        acc = ACCOUNTANTS[accountant]()
-        if not acc.supports(event):
-            raise UnsupportedEventError(f"the {accountant} accountant cannot price {event!r}")
-        return float(acc._compose(event)._epsilon(delta))
-    fresh = {n: cls() for n, cls in ACCOUNTANTS.items()}
-    names = [n for n, acc in fresh.items() if acc.supports(event) and acc.valid_for(event)]
-    if not names:
-        raise UnsupportedEventError(f"no valid accountant prices {event!r}")
-    names = ["exact"] if "exact" in names else names
-    return min(float(fresh[n]._compose(event)._epsilon(delta)) for n in names)
+    names = resolve_accountants(accountant, event)
+    return min(float(ACCOUNTANTS[n]()._compose(event)._epsilon(delta)) for n in names)
 
 
 def calibrate_report(

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Optional, Union
 
 from .. import _validate as V
-from ..errors import UnsupportedEventError
 from . import _search
 from .accountants import ACCOUNTANTS
+from .api import resolve_accountants
 from .events import ComposedEvent, Event, Releases
 
 __all__ = ["ReleaseGroup", "load_history", "history_event", "calibrate_history"]
@@ -109,15 +109,8 @@ def history_event(groups: list[ReleaseGroup], *, scale: float = 1.0, scaled: Opt
 
 
 def _best(event: Event, accountant: str) -> str:
-    V.choice("accountant", accountant, ("best", *ACCOUNTANTS))
-    if accountant != "best":
-        if not ACCOUNTANTS[accountant]().supports(event):
-            raise UnsupportedEventError(f"the {accountant} accountant cannot price this history")
-        return accountant
-    fresh = {n: cls() for n, cls in ACCOUNTANTS.items()}
-    names = [n for n, acc in fresh.items() if acc.supports(event) and acc.valid_for(event)]
-    if not names:
-        raise UnsupportedEventError("no valid accountant prices this history")
+    """One accountant for the search: the one asked for, else exact when it applies, else RDP."""
+    names = resolve_accountants(accountant, event, "this history")
     return "exact" if "exact" in names else ("rdp" if "rdp" in names else names[0])
 
 
