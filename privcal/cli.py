@@ -6,12 +6,11 @@ Bad input prints one line to stderr and exits with status 2 (no traceback).
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
 import sys
 import warnings
 
+from . import _cli_out
 from .accounting import api
 from .calibrators import render, table
 from .errors import PrivcalError
@@ -123,12 +122,6 @@ def build_parser() -> argparse.ArgumentParser:
                 "replace_one without replacement)",
             ),
         ),
-        format=(
-            "--format",
-            dict(choices=("text", "json"), default=None,
-                 help="text (default) or json (one object; null for an infinite value)"),
-        ),
-        json=("--json", dict(action="store_true", help="same as --format json")),
     )
     c = sub.add_parser(
         "calibrate",
@@ -150,6 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     for p in (c, e):
         for flag, kw in common.values():
             p.add_argument(flag, **kw)
+        _cli_out.add_format(p)
         p.add_argument(
             "--history", default=None, metavar="FILE",
             help="a history of release groups instead of one setting: JSON (or TOML on Python >= 3.11), a list of "
@@ -232,7 +226,7 @@ def _check_table_flags(args, defaults) -> None:
 def _report_dict(report) -> dict:
     d = dict(report.__dict__)
     d["notes"] = list(d["notes"])
-    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
+    return d
 
 
 def _subsampling(args) -> dict:
@@ -243,24 +237,14 @@ def _subsampling(args) -> dict:
     return {"sample_rate": args.sample_rate, "sampling": args.sampling, "neighbouring": args.neighbouring}
 
 
-def _print_report(report, as_json: bool, headline: str) -> int:
-    if as_json:
-        print(json.dumps(_report_dict(report)))
-    else:
-        print(f"{headline}  ({report.accountant}: {report.guarantee})")
-        if report.sampling is not None:
-            print(f"setting: {report.sampling} subsampling at rate {report.sample_rate:g}, {report.neighbouring} "
-                  f"neighbours (sensitivity {report.sensitivity:g} is under that relation)")
-        for note in report.notes:
-            print(f"note: {note}")
+def _print_report(report, fmt: str, headline: str) -> int:
+    lines = [f"{headline}  ({report.accountant}: {report.guarantee})"]
+    if report.sampling is not None:
+        lines.append(f"setting: {report.sampling} subsampling at rate {report.sample_rate:g}, {report.neighbouring} "
+                     f"neighbours (sensitivity {report.sensitivity:g} is under that relation)")
+    lines += [f"note: {note}" for note in report.notes]
+    _cli_out.emit(fmt, _report_dict(report), "\n".join(lines))
     return 0
-
-
-def _as_json(args) -> bool:
-    """--format json, or its alias --json (both given must agree)."""
-    if args.json and args.format == "text":
-        raise ValueError("--json contradicts --format text")
-    return args.json or args.format == "json"
 
 
 def _setting(args) -> dict:
@@ -289,16 +273,15 @@ def _cmd_calibrate(args) -> int:
         if args.scale is not None:
             raise ValueError("--scale applies only with --history")
         r = api.calibrate_report(args.epsilon, args.delta, accountant=args.accountant, **setting)
-        return _print_report(r, _as_json(args), f"sigma = {r.sigma:.10g}, achieved epsilon {r.achieved_epsilon:.6g}")
+        return _print_report(r, _cli_out.chosen(args), f"sigma = {r.sigma:.10g}, achieved epsilon {r.achieved_epsilon:.6g}")
     history, groups = _history(args)
     factor, sigmas, name = history.calibrate_history(groups, args.epsilon, args.delta, scaled=args.scale,
                                                      accountant=args.accountant)
-    if _as_json(args):
-        print(json.dumps({"scale": factor, "sigmas": sigmas, "epsilon": args.epsilon, "delta": args.delta,
-                          "accountant": name, "scaled_group": args.scale}))
-    else:
-        which = "every group's sigma" if args.scale is None else f"group {args.scale}'s sigma"
-        print(f"scale {which} by {factor:.10g}: sigmas = {', '.join(f'{s:.6g}' for s in sigmas)}  ({name})")
+    which = "every group's sigma" if args.scale is None else f"group {args.scale}'s sigma"
+    _cli_out.emit(_cli_out.chosen(args),
+                  {"scale": factor, "sigmas": sigmas, "epsilon": args.epsilon, "delta": args.delta,
+                   "accountant": name, "scaled_group": args.scale},
+                  f"scale {which} by {factor:.10g}: sigmas = {', '.join(f'{s:.6g}' for s in sigmas)}  ({name})")
     return 0
 
 
@@ -308,16 +291,14 @@ def _cmd_epsilon(args) -> int:
         if args.sigma is None:
             raise ValueError("privcal epsilon needs --sigma (or --history FILE)")
         r = api.epsilon_report(args.sigma, args.delta, accountant=args.accountant, **setting)
-        return _print_report(r, _as_json(args), f"epsilon = {r.epsilon:.10g}")
+        return _print_report(r, _cli_out.chosen(args), f"epsilon = {r.epsilon:.10g}")
     if args.sigma is not None:
         raise ValueError("--sigma cannot be combined with --history (each group in the file sets its own)")
     history, groups = _history(args)
     value = api.epsilon_of(history.history_event(groups), args.delta, accountant=args.accountant)
-    if _as_json(args):
-        print(json.dumps({"epsilon": value if math.isfinite(value) else None, "delta": args.delta,
-                          "groups": len(groups), "accountant": args.accountant}))
-    else:
-        print(f"epsilon = {value:.10g}  ({len(groups)} release groups, accountant: {args.accountant})")
+    _cli_out.emit(_cli_out.chosen(args),
+                  {"epsilon": value, "delta": args.delta, "groups": len(groups), "accountant": args.accountant},
+                  f"epsilon = {value:.10g}  ({len(groups)} release groups, accountant: {args.accountant})")
     return 0
 
 

@@ -24,7 +24,8 @@ from .accounting.events import Neighbouring, Releases, Sampling
 from .errors import InfeasibleError
 from .rdp import GridEdgeWarning
 
-__all__ = ["epsilon_vs_steps", "profile", "sigma_vs_epsilon", "save", "ACCOUNTANT_ORDER"]
+__all__ = ["epsilon_vs_steps", "profile", "sigma_vs_epsilon", "learning_curve", "check_path", "save",
+           "ACCOUNTANT_ORDER"]
 
 #: The accountants drawn, in legend order (those that do not support a setting are left out).
 ACCOUNTANT_ORDER = ("exact", "rdp", "kov", "paper")
@@ -210,6 +211,79 @@ def sigma_vs_epsilon(
     ax.set_yscale("log")
     return _finish(ax, f"sigma for (epsilon, {delta:g})-DP: {releases.steps} releases ({_setting_text(releases)})",
                    "target epsilon", "sigma (noise standard deviation)")
+
+
+def learning_curve(
+    x: Any,
+    curves: dict,
+    references: Optional[dict] = None,
+    *,
+    title: str,
+    xlabel: str,
+    ylabel: str,
+    log_y: bool = False,
+) -> Any:
+    """A training curve with its reference lines: the run, the non-private baseline, the trivial policy.
+
+    Used by ``privcal train ... --plot FILE``. Curves are drawn as lines against ``x``; a reference that is
+    a number is drawn as a horizontal dashed line, one that is a sequence (same length as ``x``) as a
+    dashed curve.
+
+    Args:
+        x: the x values (episodes, iterations), a 1-D sequence.
+        curves: label -> y values of the same length as ``x`` (the run itself, first).
+        references: label -> a number or a sequence like ``x``; default None (no references).
+        title: the chart title.
+        xlabel: x-axis label, with its unit.
+        ylabel: y-axis label, with its unit.
+        log_y: a logarithmic y axis (for values that span decades, e.g. MSPBE); default False.
+
+    Returns:
+        the matplotlib Figure.
+    """
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7, 4.2))
+    xs = np.asarray(x, dtype=float)
+    for label, y in curves.items():
+        ax.plot(xs, np.asarray(y, dtype=float), label=label, linewidth=1.6)
+    styles = iter(("--", ":", "-.", (0, (5, 1))))
+    for label, ref in (references or {}).items():
+        if ref is None:
+            continue
+        style = next(styles, "--")
+        if np.ndim(ref) == 0:
+            ax.axhline(float(ref), linestyle=style, color="0.35", linewidth=1.2, label=label)
+        else:
+            ax.plot(xs, np.asarray(ref, dtype=float), linestyle=style, color="0.35", linewidth=1.2, label=label)
+    if log_y:
+        ax.set_yscale("log")
+    return _finish(ax, title, xlabel, ylabel)
+
+
+def check_path(path: str) -> str:
+    """Refuse an output path before any work: a .png or .svg suffix in an existing, writable directory.
+
+    Args:
+        path: the output file.
+
+    Returns:
+        ``path``.
+
+    Raises:
+        ValueError: wrong suffix, missing or unwritable directory, or ``path`` is a directory.
+    """
+    import os
+
+    suffix = str(path).rsplit(".", 1)[-1].lower() if "." in os.path.basename(str(path)) else ""
+    V.choice("plot file suffix", suffix, ("png", "svg"))
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise ValueError(f"cannot write {path}: it is a directory")
+    if not os.path.isdir(folder):
+        raise ValueError(f"cannot write {path}: directory {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ValueError(f"cannot write {path}: directory {folder} is not writable")
+    return path
 
 
 def save(fig: Any, path: str) -> str:

@@ -63,7 +63,7 @@ _IN_PROCESS = [
     ["train", "gpope", "--epsilon", "1", "--iterations", "1000000000000"],
     *[["train", "pucb", f"--{flag}", v, "--epsilon", "1"] for flag in ("states", "actions", "horizon", "episodes") for v in ("0", "-1")],
     *[["train", "pucb", "--episodes", "5", "--epsilon", v] for v in ("0", "-1", "nan", "inf")],
-    *[["train", "pucb", "--episodes", "5", "--epsilon", "1", "--beta", v] for v in ("0", "1", "nan")],
+    *[["train", "pucb", "--episodes", "5", "--epsilon", "1", "--failure-probability", v] for v in ("0", "1", "nan")],
     *[["train", "dpq", "--epsilon", v, "--delta", "1e-5"] for v in ("0", "-1", "nan", "inf")],
     *[["train", "dpq", "--epsilon", "1", "--delta", v] for v in ("0", "1", "nan")],
     *[["train", "dpq", "--sigma", v] for v in ("0", "-1", "nan")],

@@ -229,7 +229,7 @@ def test_nonprivate_baseline_learns_bandit():
 
 def test_private_agent_with_tiny_noise_learns_bandit():
     # epsilon = 1e7: the union error bound is ~1e-5, so PUCB behaves like the baseline
-    run = run_pucb(bandit(), 2000, 1e7, seed=0, error_bound="union")
+    run = run_pucb(bandit(), 2000, 1e7, seed=0, error_bound="valid")
     assert run.error_bound < 1e-3
     assert run.cumulative_regret[-1] < 250
 

@@ -8,8 +8,9 @@ Importing this module needs neither gymnasium nor matplotlib (they are imported 
 from __future__ import annotations
 
 import argparse
-import json
 import time
+
+from privcal.rl import _cli_train
 
 __all__ = ["add_parser", "run"]
 
@@ -28,27 +29,34 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         description="Train Algorithm 1 of Wang & Hegde 2019 (or a baseline of App. E.2) on the "
                     "interval environment of App. E.1 and report the per-episode returns. sigma comes "
                     "from privcal.dpq.calibrate for --epsilon/--delta, or is given with --sigma.")
-    p.add_argument("--samples", type=int, default=5000, help="T samples (default 5000 = 100 episodes)")
-    p.add_argument("--epsilon", type=float, default=None, help="target epsilon")
-    p.add_argument("--delta", type=float, default=None, help="target delta")
+    p.add_argument("--samples", type=_count, default=5000,
+                   help="T, environment steps (samples) of the run, an int >= 1 (default 5000 = 100 episodes of "
+                        "50 steps; 1e4 accepted)")
+    p.add_argument("--epsilon", type=float, default=None, help="target epsilon of the whole run, > 0 (no default)")
+    p.add_argument("--delta", type=float, default=None, help="target delta of the whole run, in (0, 1) (no default)")
     p.add_argument("--sigma", type=float, default=None,
-                   help="noise level given directly (no calibration; for dpq the functional-noise std)")
+                   help="noise level given directly, no calibration and no privacy claim: dpq the functional-noise "
+                        "standard deviation, input-perturbation the reward-noise std, dp-sgd the noise multiplier z "
+                        "(no default)")
     p.add_argument("--beta", type=float, default=None,
-                   help="kernel beta of the noise (default: the calibrator's; with --sigma App. E.3's 2222)")
+                   help="kernel parameter beta of the noise covariance exp(-beta |x - y|), per unit of state "
+                        "(default: the calibrator's; with --sigma App. E.3's 2222)")
     p.add_argument("--resets", type=int, default=None,
-                   help="J noise resets; must divide floor(T/B) (default floor(T/B), App. E.3)")
-    p.add_argument("--variant", choices=("corrected", "paper"), default="corrected",
-                   help="calibration: valid (corrected, default) or the paper's formulas (paper)")
+                   help="J, times the noise paths are redrawn; must divide floor(T/B) (default floor(T/B), App. E.3)")
+    p.add_argument("--variant", choices=("valid", "paper", "corrected"), default="valid",
+                   help="calibration: valid (default: the corrected analysis) or paper (the paper's formulas, "
+                        "no valid guarantee); corrected is the former name of valid")
     p.add_argument("--method", choices=tuple(_METHODS), default="dpq",
                    help="dpq (Algorithm 1, default) or a baseline of App. E.2")
-    p.add_argument("--batch-size", type=int, default=64, help="B (default 64)")
+    p.add_argument("--batch-size", type=int, default=64, help="B, samples per update (default 64)")
     p.add_argument("--lr", type=float, default=None,
-                   help="learning rate alpha (default App. E.3's 3e-4, with which 78 updates learn "
-                        "nothing; --lr 1 learns, but the corrected calibration is then infeasible)")
-    p.add_argument("--lipschitz", type=float, default=4.0, help="enforced Lipschitz constant L (default 4)")
-    p.add_argument("--gamma", type=float, default=None, help="discount (default 0.5)")
+                   help="learning rate alpha of the SGD step (default App. E.3's 3e-4, with which 78 updates learn "
+                        "nothing; --lr 1 learns, but the valid calibration is then infeasible)")
+    p.add_argument("--lipschitz", type=float, default=4.0,
+                   help="Lipschitz constant L enforced on Q(., a), per unit of state (default 4)")
+    p.add_argument("--gamma", type=float, default=None, help="discount factor, in [0, 1) (default 0.5)")
     p.add_argument("--seed", type=int, default=0, help="seed of everything (default 0)")
-    p.add_argument("--json", action="store_true", help="print one JSON object, no progress bar")
+    _cli_train.add_output_flags(p)
     p.set_defaults(_run=run)
     return p
 
@@ -81,7 +89,7 @@ def _train(args, hp, progress):
         if args.sigma is None and not targeted:
             raise ValueError("give --sigma or both --epsilon and --delta")
         return dpq_agent.train_dpq(epsilon=args.epsilon, delta=args.delta, sigma=args.sigma, beta=args.beta,
-                                   resets=args.resets, variant=args.variant, hp=hp, seed=args.seed,
+                                   resets=args.resets, variant=_library_variant(args.variant), hp=hp, seed=args.seed,
                                    progress=progress)
     if args.beta is not None:
         raise ValueError("--beta applies only to --method dpq")
@@ -93,8 +101,7 @@ def _train(args, hp, progress):
     elif sigma is None:
         if not targeted:
             raise ValueError("give --sigma or both --epsilon and --delta")
-        version = "valid" if args.variant == "corrected" else "paper"
-        ns = noise_for(method, args.epsilon, args.delta, hp, version)
+        ns = noise_for(method, args.epsilon, args.delta, hp, args.variant)
         if ns.infeasible:
             from privcal.errors import InfeasibleError
 
@@ -106,8 +113,29 @@ def _train(args, hp, progress):
                            delta=args.delta, guarantee=guarantee, seed=args.seed, progress=progress)
 
 
+def _library_variant(variant: str) -> str:
+    """The calibrator's spelling of the CLI's --variant (valid / paper)."""
+    from privcal.calibrators import dpq
+
+    return variant if variant in getattr(dpq, "VARIANTS", ()) else {"valid": "corrected"}.get(variant, variant)
+
+
+#: bytes a run holds per sample, roughly: each revealed state is stored on every action's noise path
+#: (16 bytes in the path's store, 16 in its flat copy) plus the episode bookkeeping
+_BYTES_PER_SAMPLE_PER_ACTION = 48
+_MEMORY_BUDGET = 4 * 2**30
+
+
+def _check_memory(samples: int, actions: int = 2) -> None:
+    need = samples * (_BYTES_PER_SAMPLE_PER_ACTION * actions + 64)
+    if need > _MEMORY_BUDGET:
+        most = _MEMORY_BUDGET // (_BYTES_PER_SAMPLE_PER_ACTION * actions + 64)
+        raise ValueError(f"--samples {samples} needs about {need / 2**30:.3g} GiB, more than the memory budget of "
+                         f"{_MEMORY_BUDGET / 2**30:g} GiB (at most {most} samples)")
+
+
 def run(args: argparse.Namespace) -> int:
-    """Execute ``privcal train dpq``; prints the result (JSON with ``--json``), returns 0.
+    """Execute ``privcal train dpq``; prints the result in the chosen format, returns 0.
 
     Args:
         args: the parsed arguments of ``privcal train dpq``.
@@ -116,30 +144,87 @@ def run(args: argparse.Namespace) -> int:
         ValueError: bad input (the CLI prints it as one line, exit code 2).
         InfeasibleError: no valid sigma for the target.
     """
-    from privcal.rl._progress import ProgressBar
+    import warnings
 
+    import numpy as np
+
+    from privcal import _validate as V
+    from privcal.rl import dpq_agent
+    from privcal.rl._progress import ProgressBar
+    from privcal.rl.envs import reference_return
+
+    fmt = _cli_train.check_output_flags(args)
+    if args.variant == "corrected":
+        warnings.warn("--variant corrected is now spelled --variant valid", DeprecationWarning, stacklevel=2)
+        args.variant = "valid"
+    _check_memory(V.positive_int("samples", args.samples))
     hp = _hyperparameters(args)
-    bar = None if args.json else ProgressBar(hp.samples, label=args.method)
+    references = not args.no_references and args.method != "non-private"
+    runs = 2 if references else 1
+    bar = None if fmt != "text" else ProgressBar(hp.samples * runs, label=args.method)
+
+    def progress(offset):
+        return None if bar is None else (lambda done, total=None: bar(offset + done, hp.samples * runs))
+
     start = time.perf_counter()
     try:
-        result = _train(args, hp, bar)
+        result = _train(args, hp, progress(0))
+        baseline = None
+        if references:
+            baseline = dpq_agent.train("non_private", hp=hp, seed=args.seed, progress=progress(hp.samples))
     finally:
         if bar is not None:
             bar.close()
     seconds = time.perf_counter() - start
     out = result.to_dict()
+    out["method"] = args.method  # the flag's spelling
+    out["variant"] = args.variant if args.method != "non-private" else None
+    r = np.asarray(result.episode_returns, dtype=float)
+    returns = out.pop("episode_returns", None)
+    refs = {}
+    if not args.no_references:
+        random_mean, random_se = reference_return("random")
+        middle_mean, middle_se = reference_return("middle")
+        refs = {"random_policy_return": random_mean, "random_policy_return_se": random_se,
+                "move_to_middle_return": middle_mean, "move_to_middle_return_se": middle_se,
+                "non_private_last10": None if baseline is None else float(np.mean(baseline.episode_returns[-10:]))}
+    out["references"] = refs
     out["seconds"] = seconds
-    if args.json:
-        print(json.dumps(out))
-        return 0
-    r = result.episode_returns
-    print(f"{result.method} on privcal/Interval-v0, T={hp.samples}, B={hp.batch_size}, "
-          f"lr={hp.lr:g}, L={hp.lipschitz:g}, gamma={hp.gamma:g}, seed {args.seed}")
+    episodes = np.arange(1, len(r) + 1)
+    series = {"episode": episodes.tolist(), "return": [float(x) for x in r]}
+    if baseline is not None:
+        series["non_private_return"] = [float(x) for x in baseline.episode_returns]
+    lines = [f"{args.method} on privcal/Interval-v0, T={hp.samples}, B={hp.batch_size}, "
+             f"lr={hp.lr:g}, L={hp.lipschitz:g}, gamma={hp.gamma:g}, seed {args.seed}"]
     if result.sigma is not None:
         extra = f", beta={result.beta:.5g}, J={result.resets}" if result.beta is not None else ""
-        print(f"  sigma                 {result.sigma:.5g}{extra}")
-    print(f"  privacy               {result.guarantee}")
-    print(f"  episodes              {len(r)}; mean return first 10 {r[:10].mean():.3f}, "
-          f"last 10 {r[-10:].mean():.3f}")
-    print(f"  time                  {seconds:.2f} s")
+        lines.append(f"  sigma                 {result.sigma:.5g}{extra}")
+    lines.append(f"  privacy               {result.guarantee}")
+    if len(r):
+        lines.append(f"  episodes              {len(r)}; mean return first 10 {r[:10].mean():.3f}, "
+                     f"last 10 {r[-10:].mean():.3f}")
+    if refs:
+        if baseline is not None:
+            lines.append(f"  non-private baseline  last 10 {refs['non_private_last10']:.3f} (same seed)")
+        lines.append(f"  random policy         {random_mean:.2f} +- {random_se:.2f}; move to the middle "
+                     f"{middle_mean:.2f} (per episode, simulated)")
+    lines.append(f"  time                  {seconds:.2f} s")
+    spec = _cli_train.PlotSpec(
+        episodes, args.method, r, title=f"{args.method} on the interval environment, T={hp.samples}, seed {args.seed}",
+        xlabel="episode", ylabel="return per episode (50 steps)",
+        references={"non-private baseline": series.get("non_private_return"),
+                    "random policy": refs.get("random_policy_return"),
+                    "move to the middle": refs.get("move_to_middle_return")})
+    _cli_train.emit(args, fmt, out, "\n".join(lines), series, spec)
     return 0
+
+
+def _count(text: str) -> int:
+    """A count given as an integer or in float notation with an integral value ("1e4")."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return int(value)

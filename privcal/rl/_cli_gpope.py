@@ -8,10 +8,14 @@ there). Importing this module needs neither gymnasium nor matplotlib nor joblib.
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
-__all__ = ["add_parser", "run", "DEFAULT_STEP", "DEFAULT_EVAL"]
+from privcal.rl import _cli_train
+
+__all__ = ["add_parser", "run", "DEFAULT_STEP", "DEFAULT_EVAL", "BOUND_CHOICES"]
+
+#: --bound values: the one vocabulary (valid, paper) and each bound by name
+BOUND_CHOICES = ("valid", "paper", "rdp", "thm9", "theorem1", "lemma1", "theorem1_paper")
 
 DOMAINS = ("chain", "mountain-car", "hiv")
 #: Largest memory a run may ask for up front (bytes); larger requests are refused with this number.
@@ -33,33 +37,48 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         description="Collect a seeded data set of M trajectories, run GPOPE (Alg. 1 of 'Privacy "
                     "Preserving Off-Policy Evaluation') with sigma calibrated for (epsilon, delta), "
                     "and report the MSPBE on an independent evaluation sample.")
-    p.add_argument("--domain", choices=DOMAINS, default="chain", help="evaluation domain (chain)")
-    p.add_argument("--trajectories", type=int, default=1000, help="data size m (default 1000)")
+    p.add_argument("--domain", choices=DOMAINS, default="chain", help="evaluation domain (default chain)")
+    p.add_argument("--trajectories", type=_count, default=1000,
+                   help="data size m, trajectories in the private data set (default 1000; 1e4 accepted)")
     p.add_argument("--epsilon", type=float, default=None,
-                   help="target epsilon (required unless --non-private)")
-    p.add_argument("--delta", type=float, default=1e-5, help="target delta (default 1e-5)")
-    p.add_argument("--bound", default="rdp",
-                   choices=("rdp", "thm9", "theorem1", "lemma1", "theorem1_paper"),
-                   help="accounting for sigma: rdp (valid, default), thm9, theorem1 (valid), "
-                        "lemma1 / theorem1_paper (the paper's, not valid)")
+                   help="target epsilon of the whole run, > 0 (required unless --non-private)")
+    p.add_argument("--delta", type=float, default=1e-5, help="target delta of the whole run, in (0, 1) (default 1e-5)")
+    p.add_argument("--bound", default="valid", choices=BOUND_CHOICES,
+                   help="accounting for sigma: valid (default: the calibrator's tightest valid bound), paper (the "
+                        "paper's Theorem 1 as printed, no valid guarantee), or one bound by name: rdp, thm9, "
+                        "theorem1 (valid), lemma1, theorem1_paper (the paper's, not valid)")
     p.add_argument("--non-private", action="store_true", help="run GTD2 (sigma = 0, no clipping)")
-    p.add_argument("--iterations", type=int, default=None, help="iterations N (default m)")
+    p.add_argument("--iterations", type=_count, default=None,
+                   help="iterations N, one sampled trajectory each (default m; 1e4 accepted)")
     p.add_argument("--step-size", type=float, default=None,
-                   help="step size (default per domain: chain 0.01, others 0.001)")
+                   help="step size s_1 of the primal-dual updates (default per domain: chain 0.01, others 0.001)")
     p.add_argument("--schedule", choices=("constant", "diminishing"), default="constant",
-                   help="constant beta (Thm 2) or beta / i (Thm 3)")
-    p.add_argument("--clip", type=float, default=None, help="clip h (default per domain)")
+                   help="step sizes: constant s_1 (Thm 2, default) or s_1 / i (Thm 3)")
+    p.add_argument("--clip", type=float, default=None,
+                   help="clip h, the largest L2 norm of one trajectory's gradient (default per domain)")
     p.add_argument("--off-policy", action="store_true",
                    help="mountain-car: evaluate the uniform policy from the learned policy's data")
     p.add_argument("--eval-trajectories", type=int, default=None,
-                   help="size of the independent MSPBE sample (default per domain)")
+                   help="size of the independent sample that estimates the MSPBE, in trajectories (default per "
+                        "domain: chain 20000, mountain-car 1000, hiv 200)")
     p.add_argument("--q-episodes", type=int, default=None,
-                   help="Q-learning episodes for the behaviour policy (mountain-car 200, hiv 64)")
-    p.add_argument("--horizon", type=int, default=None, help="hiv: decisions per episode (50)")
-    p.add_argument("--seed", type=int, default=0, help="seed of data, behaviour policy and noise")
-    p.add_argument("--json", action="store_true", help="print one JSON object, no progress bar")
+                   help="Q-learning episodes that learn the behaviour policy (default mountain-car 200, hiv 64)")
+    p.add_argument("--horizon", type=int, default=None, help="hiv: decisions per episode (default 50)")
+    p.add_argument("--seed", type=int, default=0, help="seed of data, behaviour policy and noise (default 0)")
+    _cli_train.add_output_flags(p)
     p.set_defaults(_run=run)  # privcal.cli dispatches ``privcal train AGENT`` to args._run(args)
     return p
+
+
+def _count(text: str) -> int:
+    """A count given as an integer or in float notation with an integral value ("1e4")."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return int(value)
 
 
 def _domain(args, rng_eval, rng_data, m, progress_label):
@@ -109,10 +128,11 @@ def run(args: argparse.Namespace) -> int:
     from privcal.rl.gpope_agent import gpope
     from privcal.rl.lstd import lstd, wis_lstd
 
+    fmt = _cli_train.check_output_flags(args)
     if args.non_private and args.epsilon is not None:
-        raise ValueError("epsilon must not be given together with --non-private")
+        raise ValueError("--epsilon must not be given together with --non-private")
     if not args.non_private and args.epsilon is None:
-        raise ValueError("epsilon is required (or pass --non-private)")
+        raise ValueError("--epsilon is required (or pass --non-private)")
     if args.off_policy and args.domain != "mountain-car":
         raise ValueError("--off-policy applies to --domain mountain-car (chain is on-policy, hiv "
                          "is always off-policy)")
@@ -139,54 +159,87 @@ def run(args: argparse.Namespace) -> int:
     if args.epsilon is not None:
         V.positive("epsilon", args.epsilon)
     start = time.perf_counter()
-    sigma = 0.0
+    sigma, bound_used = 0.0, None
     if not args.non_private:  # calibrate first: bad (epsilon, delta) fails before any simulation
-        sigma = calibrate(args.epsilon, args.delta, iterations=n_iter, trajectories=m, clip=clip, bound=args.bound)
+        kw = {} if args.bound == "valid" else {"bound": "theorem1_paper" if args.bound == "paper" else args.bound}
+        cal = calibrate(args.epsilon, args.delta, iterations=n_iter, trajectories=m, clip=clip, **kw)
+        sigma = float(cal)
+        bound_used = getattr(cal, "bound", None) or kw.get("bound", "rdp")
     data, ev, relative = _domain(args, as_generator(np.random.SeedSequence([args.seed, 1])),
                                  as_generator(np.random.SeedSequence([args.seed, 2])), m, "gpope")
-    bar = None if args.json else ProgressBar(n_iter, label="gpope")
+    references = not args.no_references
+    runs = 2 if references and not args.non_private else 1
+    bar = None if fmt != "text" else ProgressBar(n_iter * runs, label="gpope")
+
+    def progress(offset):
+        return None if bar is None else (lambda done, total=None: bar(offset + done, n_iter * runs))
+
+    off = relative or args.off_policy
+    score = ev.relative if relative else ev
+    every = max(1, n_iter // 200)
+    baseline = None
     try:
         res = gpope(data, sigma=sigma, clip=None if args.non_private else clip, iterations=n_iter,
-                    step_size=step, schedule=args.schedule,
-                    seed=np.random.SeedSequence([args.seed, 3]), progress=bar)
+                    step_size=step, schedule=args.schedule, metric=score, record_every=every,
+                    seed=np.random.SeedSequence([args.seed, 3]), progress=progress(0))
+        if runs == 2:
+            baseline = gpope(data, sigma=0.0, clip=None, iterations=n_iter, step_size=step, schedule=args.schedule,
+                             metric=score, record_every=every, seed=np.random.SeedSequence([args.seed, 3]),
+                             progress=progress(n_iter))
     finally:
         if bar is not None:
             bar.close()
-    off = relative or args.off_policy
     ref = wis_lstd(data, ridge=1e-10) if off else lstd(data, ridge=1e-10)
-    score = ev.relative if relative else ev
+    name = "relative_mspbe" if relative else "mspbe"
+    refs = {}
+    if references:
+        refs = {"lstd": score(ref), "lstd_method": "wis-lstd" if off else "lstd",
+                "zero_predictor": score(np.zeros(data.n_features)),
+                "non_private_gtd2": None if baseline is None else score(baseline.theta)}
     out = {
         "algorithm": "gtd2" if args.non_private else "gpope",
         "domain": args.domain, "off_policy": bool(off),
         "trajectories": m, "transitions": data.n_transitions, "iterations": n_iter,
         "epsilon": args.epsilon, "delta": None if args.non_private else args.delta,
-        "bound": None if args.non_private else args.bound,
+        "bound": None if args.non_private else args.bound, "bound_used": bound_used,
         "sigma": sigma, "clip": None if args.non_private else clip,
         "noise_std": sigma * clip if not args.non_private else 0.0,
         "step_size": step, "schedule": args.schedule, "seed": args.seed,
         "mspbe": ev(res.theta),
         "relative_mspbe": ev.relative(res.theta) if relative else None,
-        "reference": "wis-lstd" if off else "lstd",
-        "reference_score": score(ref),
-        "zero_score": score(np.zeros(data.n_features)),
-        "score": "relative_mspbe" if relative else "mspbe",
+        "score": name,
+        "guarantee": ("none (non-private)" if args.non_private else
+                      f"no valid guarantee: sigma from the paper's {bound_used}, which privcal verify shows failing"
+                      if bound_used in ("lemma1", "theorem1_paper") else
+                      f"(epsilon, delta)-DP w.r.t. one trajectory replaced, valid bound {bound_used}"),
+        "references": refs,
         "clipped_fraction": res.clipped_fraction, "diverged": res.diverged,
         "eval_trajectories": ev.trajectories,
         "seconds": time.perf_counter() - start,
     }
-    if args.json:
-        print(json.dumps(out))
-    else:
-        what = "non-private GTD2" if args.non_private else \
-            f"epsilon={args.epsilon:g}, delta={args.delta:g}, bound {args.bound}"
-        print(f"{out['algorithm']} ({what}) on {args.domain}"
-              f"{' (off-policy)' if off else ''}, m={m}, N={n_iter}, seed {args.seed}")
-        print(f"  sigma                 {sigma:.4g} (noise std {out['noise_std']:.4g}, clip "
-              f"{out['clip']})")
-        name = out["score"]
-        print(f"  {name:21s} {score(res.theta):.4g}")
-        print(f"  {out['reference']:21s} {out['reference_score']:.4g} (non-private reference)")
-        print(f"  theta = 0             {out['zero_score']:.4g}")
-        print(f"  clipped fraction      {res.clipped_fraction:.3f}")
-        print(f"  time                  {out['seconds']:.2f} s")
+    series = {"iteration": list(res.history["iteration"]), name: list(res.history["metric"])}
+    if baseline is not None:
+        series[f"non_private_{name}"] = list(baseline.history["metric"])
+    what = "non-private GTD2" if args.non_private else \
+        f"epsilon={args.epsilon:g}, delta={args.delta:g}, bound {args.bound}" + \
+        (f" ({bound_used})" if bound_used not in (None, args.bound) else "")
+    lines = [f"{out['algorithm']} ({what}) on {args.domain}{' (off-policy)' if off else ''}, m={m}, N={n_iter}, "
+             f"seed {args.seed}",
+             f"  sigma                 {sigma:.4g} (noise std {out['noise_std']:.4g}, clip {out['clip']})",
+             f"  privacy               {out['guarantee']}",
+             f"  {name:21s} {score(res.theta):.4g}" + ("  (diverged)" if res.diverged else "")]
+    if refs:
+        if baseline is not None:
+            lines.append(f"  non-private GTD2      {refs['non_private_gtd2']:.4g} (same data, step size and seed)")
+        lines.append(f"  {refs['lstd_method']:21s} {refs['lstd']:.4g} (non-private closed form)")
+        lines.append(f"  theta = 0             {refs['zero_predictor']:.4g} (trivial predictor)")
+    lines.append(f"  clipped fraction      {res.clipped_fraction:.3f}")
+    lines.append(f"  time                  {out['seconds']:.2f} s")
+    spec = _cli_train.PlotSpec(
+        series["iteration"], out["algorithm"], series[name], log_y=True,
+        title=f"{out['algorithm']} on {args.domain}, m={m}, seed {args.seed}", xlabel="iteration",
+        ylabel=name.replace("_", " ").replace("mspbe", "MSPBE") + " (log scale)",
+        references={"non-private GTD2": series.get(f"non_private_{name}"), refs.get("lstd_method", "lstd"):
+                    refs.get("lstd"), "theta = 0": refs.get("zero_predictor")})
+    _cli_train.emit(args, fmt, out, "\n".join(lines), series, spec)
     return 0

@@ -11,6 +11,7 @@ import argparse
 import json
 import time
 
+from privcal.rl import _cli_train
 from privcal.rl._progress import ProgressBar
 
 __all__ = ["add_parser", "run"]
@@ -31,30 +32,36 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
         "pucb", help="PUCB (Vietri et al. 2020) with binary-mechanism counters",
         description="Train PUCB (epsilon-JDP) or its non-private UBEV-style baseline on a seeded "
                     "tabular episodic MDP and report the exact regret per episode.")
-    p.add_argument("--states", type=int, default=10, help="number of states S (default 10)")
-    p.add_argument("--actions", type=int, default=3, help="number of actions A (default 3)")
-    p.add_argument("--horizon", type=int, default=10, help="episode length H (default 10)")
-    p.add_argument("--episodes", type=int, default=1000, help="number of episodes T")
+    p.add_argument("--states", type=int, default=10, help="number of states S, an int >= 1 (default 10)")
+    p.add_argument("--actions", type=int, default=3, help="number of actions A, an int >= 1 (default 3)")
+    p.add_argument("--horizon", type=int, default=10, help="episode length H, steps per episode (default 10)")
+    p.add_argument("--episodes", type=_count, default=1000,
+                   help="number of episodes T, an int >= 1 (default 1000; 1e4 accepted)")
     p.add_argument("--epsilon", type=float, default=None,
-                   help="JDP epsilon (required unless --non-private)")
+                   help="JDP epsilon of the whole run, > 0 (required unless --non-private)")
     p.add_argument("--non-private", action="store_true",
                    help="run the non-private baseline (exact counts, no privacy terms)")
-    p.add_argument("--beta", type=float, default=0.1, help="failure probability beta (0.1)")
+    p.add_argument("--failure-probability", type=float, default=None,
+                   help="failure probability beta' of the counters' error bound and of the bonus, in (0, 1) "
+                        "(default 0.1)")
+    p.add_argument("--beta", type=float, default=None, help=argparse.SUPPRESS)  # former name (deprecated)
     p.add_argument("--mdp", choices=("random", "riverswim"), default="random",
-                   help="MDP family (riverswim needs --actions 2)")
-    p.add_argument("--mdp-seed", type=int, default=0, help="seed of the random MDP (0)")
-    p.add_argument("--error-bound", choices=("paper", "union"), default="paper",
-                   help="counter error bound E: the paper's E_epsilon or the valid union bound")
+                   help="MDP family (default random; riverswim needs --actions 2)")
+    p.add_argument("--mdp-seed", type=int, default=0, help="seed of the random MDP (default 0)")
+    p.add_argument("--error-bound", choices=("valid", "paper", "union"), default="valid",
+                   help="counter error bound E: valid (default: union bound over the counters' exact Laplace-"
+                        "sum tails) or paper (E_epsilon of Alg. 3, which privcal verify shows failing); union "
+                        "is the former name of valid")
     p.add_argument("--budget-split", choices=("valid", "paper"), default="valid",
-                   help="per-counter epsilon: epsilon/(6H) (valid) or epsilon/(3H) "
-                        "(paper; 2 epsilon-JDP)")
+                   help="per-counter epsilon: epsilon/(6H) (valid, default: epsilon-JDP) or epsilon/(3H) "
+                        "(paper; only 2 epsilon-JDP)")
     p.add_argument("--unknown", choices=("optimistic", "paper"), default="optimistic",
-                   help="Q for counts below 2E: H (optimistic) or min(H, Q + H) as printed")
+                   help="Q for counts below 2E: H (optimistic, default) or min(H, Q + H) as printed (paper)")
     p.add_argument("--accuracy", type=float, default=None,
-                   help="count episodes with regret > accuracy "
+                   help="count episodes with regret > accuracy, in reward units per episode "
                         "(default: 10%% of the optimal return)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the agent and the episodes")
-    p.add_argument("--json", action="store_true", help="print one JSON object, no progress bar")
+    p.add_argument("--seed", type=int, default=0, help="seed of the agent and the episodes (default 0)")
+    _cli_train.add_output_flags(p)
     p.set_defaults(_run=run)  # privcal.cli dispatches ``privcal train AGENT`` to args._run(args)
     return p
 
@@ -71,17 +78,32 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         ValueError: an argument is outside its range (the message names the CLI option).
     """
+    import warnings
+
+    import numpy as np
+
     from privcal import _validate as V
     from privcal.rl.experiments_pucb import make_mdp
-    from privcal.rl.pucb import _check_memory, _run_pucb
+    from privcal.rl.pucb import _check_memory, _error_bound_rule, _run_pucb
+    from privcal.rl.tabular import uniform_policy_return
 
+    fmt = _cli_train.check_output_flags(args)
     if args.non_private and args.epsilon is not None:
-        raise ValueError("epsilon must not be given together with --non-private")
+        raise ValueError("--epsilon must not be given together with --non-private")
     if not args.non_private and args.epsilon is None:
-        raise ValueError("epsilon is required (or pass --non-private)")
+        raise ValueError("--epsilon is required (or pass --non-private)")
+    if args.beta is not None:
+        if args.failure_probability is not None:
+            raise ValueError("--beta is the former name of --failure-probability; give only one")
+        warnings.warn("--beta is deprecated for train pucb (it is a failure probability here, not a kernel "
+                      "beta): use --failure-probability", DeprecationWarning, stacklevel=2)
+        args.failure_probability = args.beta
+    failure_probability = V.open_unit("failure_probability",
+                                      0.1 if args.failure_probability is None else args.failure_probability)
+    if args.error_bound == "union":
+        warnings.warn("--error-bound union is now spelled --error-bound valid", DeprecationWarning, stacklevel=2)
+    error_bound = _error_bound_rule("valid" if args.error_bound == "union" else args.error_bound)
     episodes = V.positive_int("episodes", args.episodes)
-    # --beta is the CLI's name of the failure probability (the CLI vocabulary is unchanged)
-    failure_probability = V.open_unit("beta", args.beta)
     epsilon = None if args.epsilon is None else V.positive("epsilon", args.epsilon)
     for name in ("states", "actions", "horizon"):
         V.positive_int(name, getattr(args, name))
@@ -89,52 +111,89 @@ def run(args: argparse.Namespace) -> int:
     mdp = make_mdp(args.mdp, args.states, args.actions, args.horizon, seed=args.mdp_seed)
     if args.accuracy is not None:
         V.nonnegative("accuracy", args.accuracy)
-    bar = None if args.json else ProgressBar(episodes)
+    references = not args.no_references
+    runs = 2 if references and epsilon is not None else 1
+    bar = None if fmt != "text" else ProgressBar(episodes * runs)
+
+    def progress(offset):  # both runs on one bar: episodes of run 1, then of run 2
+        return None if bar is None else (lambda done, total=None: bar(offset + done, episodes * runs))
+
     start = time.perf_counter()
     try:
         result = _run_pucb(mdp, episodes, epsilon, failure_probability, args.seed,
-                           budget_split=args.budget_split, error_bound=args.error_bound,
-                           unknown=args.unknown, progress=bar)
+                           budget_split=args.budget_split, error_bound=error_bound,
+                           unknown=args.unknown, progress=progress(0))
+        baseline = None
+        if runs == 2:
+            baseline = _run_pucb(mdp, episodes, None, failure_probability, args.seed, progress=progress(episodes))
     finally:
         if bar is not None:
             bar.close()
     seconds = time.perf_counter() - start
     accuracy = 0.1 * result.optimal_return if args.accuracy is None else args.accuracy
     cumulative = result.cumulative_regret
+    episode_index = np.arange(1, episodes + 1)
+    refs = {}
+    if references:
+        gap = result.optimal_return - uniform_policy_return(mdp)
+        refs = {"random_policy_regret_per_episode": gap,
+                "random_policy_final_regret": gap * episodes,
+                "non_private_final_regret": None if baseline is None else float(baseline.cumulative_regret[-1])}
     out = {
-        "algorithm": "ubev-style" if args.non_private else "pucb",
+        "algorithm": "non-private" if args.non_private else "pucb",
         "epsilon": result.epsilon,
         "jdp_epsilon": result.jdp_epsilon,
         "counter_epsilon": result.counter_epsilon,
         "budget_split": args.budget_split,
-        "error_bound_kind": args.error_bound,
+        "error_bound_rule": error_bound,
         "error_bound": result.error_bound,
         "unknown": args.unknown,
-        "beta": result.failure_probability,
+        "failure_probability": result.failure_probability,
         "mdp": mdp.name,
         "states": mdp.states, "actions": mdp.actions, "horizon": mdp.horizon,
         "episodes": episodes, "seed": args.seed,
         "optimal_return": result.optimal_return,
-        "regret": [float(x) for x in cumulative],
         "final_regret": float(cumulative[-1]),
         "accuracy": accuracy,
         "suboptimal_episodes": result.suboptimal_episodes(accuracy),
         "max_counter_error": result.max_counter_error,
+        "references": refs,
         "seconds": seconds,
     }
-    if args.json:
-        print(json.dumps(out))
-    else:
-        eps = "non-private" if out["epsilon"] is None else f"epsilon={out['epsilon']:g}"
-        print(f"{out['algorithm']} ({eps}) on {out['mdp']}, {out['episodes']} episodes, "
-              f"seed {out['seed']}")
-        print(f"  cumulative regret     {out['final_regret']:.3f}  (optimal return "
-              f"{out['optimal_return']:.3f} per episode)")
-        print(f"  suboptimal episodes   {out['suboptimal_episodes']} (regret > {accuracy:.3g})")
-        if out["epsilon"] is not None:
-            print(f"  counter epsilon       {out['counter_epsilon']:.4g} "
-                  f"(JDP epsilon <= {out['jdp_epsilon']:g}, split {args.budget_split})")
-            print(f"  counter error bound E {out['error_bound']:.4g} ({args.error_bound}); "
-                  f"largest error seen {out['max_counter_error']:.4g}")
-        print(f"  time                  {seconds:.2f} s")
+    series = {"episode": episode_index.tolist(), "regret": [float(x) for x in cumulative]}
+    if baseline is not None:
+        series["non_private_regret"] = [float(x) for x in baseline.cumulative_regret]
+    eps = "non-private" if out["epsilon"] is None else f"epsilon={out['epsilon']:g}"
+    lines = [f"{out['algorithm']} ({eps}) on {out['mdp']}, {out['episodes']} episodes, seed {out['seed']}",
+             f"  cumulative regret     {out['final_regret']:.3f}  (optimal return "
+             f"{out['optimal_return']:.3f} per episode)"]
+    if refs:
+        if refs["non_private_final_regret"] is not None:
+            lines.append(f"  non-private baseline  {refs['non_private_final_regret']:.3f}  (same MDP and seed)")
+        lines.append(f"  random policy         {refs['random_policy_final_regret']:.3f}  "
+                     f"({refs['random_policy_regret_per_episode']:.3f} per episode, exact)")
+    lines.append(f"  suboptimal episodes   {out['suboptimal_episodes']} (regret > {accuracy:.3g})")
+    if out["epsilon"] is not None:
+        lines.append(f"  counter epsilon       {out['counter_epsilon']:.4g} "
+                     f"(JDP epsilon <= {out['jdp_epsilon']:g}, split {args.budget_split})")
+        lines.append(f"  counter error bound E {out['error_bound']:.4g} ({error_bound}); "
+                     f"largest error seen {out['max_counter_error']:.4g}")
+    lines.append(f"  time                  {seconds:.2f} s")
+    spec = _cli_train.PlotSpec(
+        episode_index, f"{out['algorithm']} ({eps})", cumulative,
+        title=f"PUCB on {mdp.name}, seed {args.seed}", xlabel="episode", ylabel="cumulative regret",
+        references={"non-private baseline": series.get("non_private_regret"),
+                    "random policy": None if not refs else refs["random_policy_regret_per_episode"] * episode_index})
+    _cli_train.emit(args, fmt, out, "\n".join(lines), series, spec)
     return 0
+
+
+def _count(text: str) -> int:
+    """A count given as an integer or in float notation with an integral value ("1e4")."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return int(value)

@@ -42,9 +42,9 @@ class ProgressBar:
         frac = min(max(done / self.total, 0.0), 1.0)
         filled = int(round(frac * self.width))
         elapsed = now - self._start
-        eta = elapsed * (1 - frac) / frac if frac > 0 else float("nan")
+        eta = f"{elapsed * (1 - frac) / frac:5.1f}s" if frac > 0 else "    ?"
         self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] "
-                          f"{done}/{self.total} {elapsed:5.1f}s eta {eta:5.1f}s")
+                          f"{done}/{self.total} {elapsed:5.1f}s eta {eta}")
         self.stream.flush()
 
     def close(self) -> None:

@@ -16,7 +16,7 @@ import numpy as np
 from privcal import _rng
 from privcal import _validate as V
 from privcal.counter import _accept_old_beta
-from privcal.rl.pucb import BUDGET_SPLITS, ERROR_BOUNDS, UNKNOWN_RULES, _run_pucb
+from privcal.rl.pucb import BUDGET_SPLITS, UNKNOWN_RULES, _error_bound_rule, _run_pucb
 from privcal.rl.tabular import TabularMDP, _random_mdp, _river_swim, backward_induction
 
 __all__ = [
@@ -146,7 +146,7 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
                       seeds: Optional[Iterable[int]] = None, mdp: str = "random",
                       mdp_seed: _rng.Seed = 0, accuracy: Optional[float] = None,
                       failure_probability: float = 0.1, budget_split: str = "valid",
-                      error_bound: str = "paper", unknown: str = "optimistic",
+                      error_bound: str = "valid", unknown: str = "optimistic",
                       progress: Optional[Callable[[int, int], None]] = None,
                       **overrides: int) -> RegretExperiment:
     """Regret over T episodes and number of accuracy-suboptimal episodes, per epsilon and seed.
@@ -165,7 +165,7 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
         failure_probability: the paper's beta', in (0, 1); default 0.1 (old keyword ``beta=``
             deprecated).
         budget_split: "valid" (default) or "paper", see :class:`privcal.rl.pucb.PUCB`.
-        error_bound: "paper" (default) or "union", see :class:`privcal.rl.pucb.PUCB`.
+        error_bound: "valid" (default) or "paper", see :class:`privcal.rl.pucb.PUCB`.
         unknown: "optimistic" (default) or "paper", see :func:`privcal.rl.pucb.private_q`.
         progress: called as ``progress(done, total)`` with episodes done over all runs.
         **overrides: replace the setting's ``states``, ``actions``, ``horizon`` or ``episodes``.
@@ -188,7 +188,7 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
         raise ValueError("seeds must not be empty")
     V.choice("mdp", mdp, MDP_KINDS)
     V.choice("budget_split", budget_split, BUDGET_SPLITS)
-    V.choice("error_bound", error_bound, ERROR_BOUNDS)
+    error_bound = _error_bound_rule(error_bound)
     V.choice("unknown", unknown, UNKNOWN_RULES)
     fail = V.open_unit("failure_probability", failure_probability)
     env = _make_mdp(mdp, conf["states"], conf["actions"], conf["horizon"], mdp_seed)

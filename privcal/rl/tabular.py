@@ -28,6 +28,7 @@ __all__ = [
     "backward_induction",
     "policy_values",
     "policy_return",
+    "uniform_policy_return",
     "EpisodeSampler",
 ]
 
@@ -282,6 +283,24 @@ def policy_return(mdp: TabularMDP, policy: ArrayLike) -> float:
         ValueError: ``policy`` has the wrong shape, type or an action out of range.
     """
     return float(mdp.initial @ policy_values(mdp, policy)[0])
+
+
+def uniform_policy_return(mdp: TabularMDP) -> float:
+    """Expected total reward of the uniformly random policy (each action with probability 1/A).
+
+    The trivial policy a learner must beat: V_h(s) = (1/A) sum_a [r(s, a, h) + sum_{s'} P(s'|s, a, h)
+    V_{h+1}(s')], rho = p0 . V_1 (the Bellman equation of a stochastic policy, VBKW App. A.1).
+
+    Args:
+        mdp: the :class:`TabularMDP`.
+
+    Returns:
+        rho^uniform, in [0, H].
+    """
+    values = np.zeros(mdp.states)
+    for h in range(mdp.horizon - 1, -1, -1):
+        values = (mdp.rewards[h] + mdp.transitions[h] @ values).mean(axis=1)
+    return float(mdp.initial @ values)
 
 
 class EpisodeSampler:

@@ -13,7 +13,8 @@ import os
 import sys
 from typing import Any
 
-from privcal.verify.registry import BUDGETS, all_claims, run_claims
+from privcal import _cli_out
+from privcal.verify.registry import BUDGETS, all_claims, get_claim, run_claims
 from privcal.verify.report import FORMATS, exit_code, render
 
 __all__ = ["add_parser", "run"]
@@ -45,7 +46,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
             "Run the claims registry: every quantitative privacy statement of Wang & Hegde 2019, Vietri et al. "
             "2020 and the GPOPE paper, each with its check (sympy, hypothesis, Monte Carlo with confidence "
             "bounds, exact privacy profiles) and the verdict it computes. Exit status 0 when every check ran "
-            "(failing claims are findings), 1 when a check could not run, 2 on bad input."
+            "(failing claims are findings), 1 when a check could not run, 2 on bad input. Progress (one "
+            "line, claims done and the last claim's id) is drawn on stderr unless the format is json."
         ),
     )
     p.add_argument("--budget", choices=BUDGETS, default="quick",
@@ -53,12 +55,31 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                         "(default: quick)")
     p.add_argument("--claim", action="append", default=[], metavar="ID",
                    help="run only this claim (repeatable; see --list)")
-    p.add_argument("--format", choices=FORMATS, default="text", help="default: text")
+    _cli_out.add_format(p, FORMATS)
     p.add_argument("--seed", type=_seed, default=0, help="seed of every random search and sample (default: 0)")
     p.add_argument("--write", metavar="PATH", help="write the report to PATH instead of stdout")
     p.add_argument("--list", action="store_true", help="list the claim ids and exit")
     p.set_defaults(_run=run)
     return p
+
+
+class _Progress:
+    """Claims done so far, on one stderr line (``verify [####....] 12/47 wh-thm5 ...``)."""
+
+    def __init__(self, total: int):
+        from privcal.rl._progress import ProgressBar
+
+        self.bar = ProgressBar(total, label="verify", min_interval=0.0)
+        self.done = 0
+        self.bar(0)
+
+    def __call__(self, result) -> None:
+        self.done += 1
+        self.bar.label = f"verify {result.claim.id}"
+        self.bar(self.done)
+
+    def close(self) -> None:
+        self.bar.close()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -84,8 +105,16 @@ def run(args: argparse.Namespace) -> int:
             raise ValueError(f"cannot write {args.write}: it is a directory")
         if not os.access(folder, os.W_OK):
             raise ValueError(f"cannot write {args.write}: directory {folder} is not writable")
-    results = run_claims(args.claim or None, budget=args.budget, seed=args.seed)
-    text = render(results, args.format, budget=args.budget, seed=args.seed)
+    fmt = _cli_out.chosen(args)
+    for claim_id in args.claim:  # unknown ids fail before the progress line starts
+        get_claim(claim_id)
+    bar = None if fmt == "json" else _Progress(len(args.claim) if args.claim else len(all_claims()))
+    try:
+        results = run_claims(args.claim or None, budget=args.budget, seed=args.seed, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    text = render(results, fmt, budget=args.budget, seed=args.seed)
     if getattr(args, "write", None):
         with open(args.write, "w", encoding="utf-8") as fh:
             fh.write(text if text.endswith("\n") else text + "\n")

@@ -1,4 +1,4 @@
-"""Rendering of verification results (text, markdown, JSON) and the docs/claims.md generator.
+"""Rendering of verification results (text, markdown, JSON, CSV) and the docs/claims.md generator.
 
 Regenerate the document with ``python -m privcal.verify.report --write docs/claims.md`` (or
 ``privcal verify --format markdown --write docs/claims.md``): it runs every claim at the quick
@@ -22,9 +22,10 @@ from privcal import _validate as V
 from privcal.verify.model import VERDICTS, ClaimResult
 from privcal.verify.registry import run_claims
 
-__all__ = ["FORMATS", "DOC_COMMAND", "render", "to_text", "to_markdown", "to_json", "as_dict", "exit_code", "main"]
+__all__ = ["FORMATS", "DOC_COMMAND", "render", "to_text", "to_markdown", "to_json", "to_csv", "as_dict", "exit_code",
+           "main"]
 
-FORMATS = ("text", "markdown", "json")
+FORMATS = ("text", "json", "csv", "markdown")
 DOC_COMMAND = "python -m privcal.verify.report --write docs/claims.md"
 
 
@@ -111,6 +112,34 @@ def to_json(results: Sequence[ClaimResult], *, budget: str, seed: int) -> str:
         "summary": _counts(results),
         "claims": [as_dict(r) for r in results],
     }, indent=2)
+
+
+#: the columns of ``privcal verify --format csv`` (one row per claim; ``data`` is only in json)
+CSV_COLUMNS = ("id", "paper", "location", "verdict", "statement", "check", "evidence", "counterexample", "condition",
+               "corrected", "function", "corrected_function", "seconds")
+
+
+def to_csv(results: Sequence[ClaimResult], *, budget: str, seed: int) -> str:
+    """One row per claim with the columns :data:`CSV_COLUMNS` (the measured ``data`` is only in json).
+
+    Args:
+        results: results of :func:`privcal.verify.run_claims`.
+        budget: the budget they ran at (not printed: csv has no place for it; use json).
+        seed: the seed they ran with (idem).
+
+    Returns:
+        the CSV text, header first, without a trailing newline.
+    """
+    import csv
+    import io
+
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for r in results:
+        d = as_dict(r)
+        w.writerow(["" if d[k] is None else d[k] for k in CSV_COLUMNS])
+    return buf.getvalue().rstrip("\n")
 
 
 def to_text(results: Sequence[ClaimResult], *, budget: str, seed: int) -> str:
@@ -207,7 +236,7 @@ def render(results: Sequence[ClaimResult], fmt: str, *, budget: str, seed: int) 
 
     Args:
         results: results of :func:`privcal.verify.run_claims`.
-        fmt: one of ``FORMATS`` ("text", "markdown", "json").
+        fmt: one of ``FORMATS`` ("text", "json", "csv", "markdown").
         budget: the budget they ran at (printed).
         seed: the seed they ran with (printed).
 
@@ -218,7 +247,7 @@ def render(results: Sequence[ClaimResult], fmt: str, *, budget: str, seed: int) 
         ValueError: ``fmt`` is not one of ``FORMATS``.
     """
     fmt = V.choice("format", fmt, FORMATS)
-    return {"text": to_text, "markdown": to_markdown, "json": to_json}[fmt](results, budget=budget, seed=seed)
+    return {"text": to_text, "markdown": to_markdown, "json": to_json, "csv": to_csv}[fmt](results, budget=budget, seed=seed)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

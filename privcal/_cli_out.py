@@ -1,0 +1,156 @@
+"""One output vocabulary for every command that prints results: ``--format text|json|csv|markdown``.
+
+``--json`` is kept as an alias of ``--format json`` (a contradiction, e.g. ``--json --format csv``, is
+refused). Conventions, the same for every command:
+
+* **json**: one object; an infinite or undefined number (an epsilon that has no finite bound, a sigma
+  that does not exist) is ``null``, since JSON has no infinity;
+* **csv**: a header line, then rows; an infinite number is written ``inf`` (what Python, numpy and
+  pandas read back as infinity), a missing value is an empty cell. A result with a curve (training)
+  has one row per point of the curve; a single result has one row;
+* **markdown**: a table of the result's fields (curves are summarised by their length; their points
+  are in json and csv);
+* **text** (the default): for people; numbers rounded for reading.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Optional, Union
+
+__all__ = ["FORMATS", "add_format", "chosen", "clean", "emit"]
+
+FORMATS = ("text", "json", "csv", "markdown")
+
+_NULL_NOTE = "json writes null for an infinite value, csv writes inf"
+
+
+def add_format(parser: argparse.ArgumentParser, formats: Sequence[str] = FORMATS) -> None:
+    """Add ``--format`` (default text) and its alias ``--json`` to a subcommand's parser.
+
+    Args:
+        parser: the subcommand's parser.
+        formats: the formats it offers; default all of :data:`FORMATS`.
+    """
+    parser.add_argument("--format", choices=tuple(formats), default=None,
+                        help=f"output format: {', '.join(formats)} (default: text; {_NULL_NOTE})")
+    parser.add_argument("--json", action="store_true", help="same as --format json")
+
+
+def chosen(args: argparse.Namespace) -> str:
+    """The format asked for by ``--format`` / ``--json`` ("text" when neither is given).
+
+    Args:
+        args: parsed arguments of a parser given :func:`add_format`.
+
+    Raises:
+        ValueError: ``--json`` next to a ``--format`` other than json.
+    """
+    fmt = getattr(args, "format", None)
+    if getattr(args, "json", False):
+        if fmt not in (None, "json"):
+            raise ValueError(f"--json contradicts --format {fmt}")
+        return "json"
+    return fmt or "text"
+
+
+def clean(value: Any) -> Any:
+    """A JSON-safe copy: non-finite floats become None, numpy scalars and arrays plain numbers and lists,
+    tuples lists, other objects their ``str``.
+
+    Args:
+        value: any nesting of dicts, sequences, numbers and strings.
+    """
+    if isinstance(value, Mapping):
+        return {str(k): clean(v) for k, v in value.items()}
+    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [clean(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return "inf" if value == math.inf else "-inf" if value == -math.inf else repr(value)
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        return _cell(value.item())
+    if isinstance(value, (list, tuple)):
+        return "; ".join(_cell(v) for v in value)
+    return str(value)
+
+
+def _scalars(record: Mapping[str, Any]) -> dict:
+    out = {}
+    for k, v in record.items():
+        if hasattr(v, "tolist") and not isinstance(v, (str, bytes)):
+            v = v.tolist()
+        if isinstance(v, Mapping):
+            for kk, vv in v.items():
+                out[f"{k}.{kk}"] = vv
+        else:
+            out[k] = v
+    return out
+
+
+def _csv(record: Mapping[str, Any], series: Optional[Mapping[str, Sequence]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    if series:
+        cols = list(series)
+        w.writerow(cols)
+        for row in zip(*(series[c] for c in cols)):
+            w.writerow([_cell(x) for x in row])
+    else:
+        flat = _scalars(record)
+        w.writerow(list(flat))
+        w.writerow([_cell(v) for v in flat.values()])
+    return buf.getvalue().rstrip("\n")
+
+
+def _md_cell(value: Any) -> str:
+    if isinstance(value, (list, tuple)) and len(value) > 6:
+        return f"{len(value)} values (see --format json or csv)"
+    text = _cell(value)
+    return text.replace("|", "\\|") if text else "—"
+
+
+def _markdown(record: Mapping[str, Any]) -> str:
+    lines = ["| field | value |", "|---|---|"]
+    lines += [f"| {k} | {_md_cell(v)} |" for k, v in _scalars(record).items()]
+    return "\n".join(lines)
+
+
+def emit(fmt: str, record: Mapping[str, Any], text: Union[str, Callable[[], str]],
+         series: Optional[Mapping[str, Sequence]] = None) -> None:
+    """Print one result in format ``fmt``.
+
+    Args:
+        fmt: one of :data:`FORMATS`.
+        record: the result's fields (json carries them all; markdown and csv, without ``series``, their
+            scalars; a nested mapping becomes ``key.subkey`` columns).
+        text: the text report, or a function producing it.
+        series: columns of equal length (a curve); csv prints these rows instead of the record; json
+            adds them to the record. Default None.
+    """
+    if fmt == "json":
+        print(json.dumps(clean({**record, **(series or {})})))
+    elif fmt == "csv":
+        print(_csv(record, series))
+    elif fmt == "markdown":
+        print(_markdown(record))
+    else:
+        print(text() if callable(text) else text)
