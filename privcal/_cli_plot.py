@@ -36,7 +36,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--steps", type=float, default=None,
                    help="number of releases (epsilon-vs-steps: the largest drawn; default 1000, else 1); 1e4 accepted")
     p.add_argument("--sensitivity", type=float, default=1.0, help="L2 sensitivity of one release (default 1)")
-    p.add_argument("--sample-rate", type=float, default=None, help="each release on a subsample at this rate")
+    p.add_argument("--sample-rate", type=float, default=None, help="each release on a subsample at this rate, in (0, 1] (default: no subsampling)")
     p.add_argument("--sampling", choices=("poisson", "without_replacement"), default="poisson",
                    help="subsampling scheme (default: poisson)")
     p.add_argument("--neighbouring", choices=("add_remove", "replace_one", "zero_out"), default=None,

@@ -80,15 +80,15 @@ def in_closed(name: str, value, low: float, high: float) -> float:
 def positive_int(name: str, value) -> int:
     """``value`` as an int >= 1 (integral floats such as 5.0 are accepted)."""
     if isinstance(value, bool):
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     if isinstance(value, numbers.Integral):
         n = int(value)
     elif isinstance(value, numbers.Real) and float(value).is_integer():
         n = int(value)
     else:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     if n < 1:
-        raise ValueError(f"{name} must be a positive integer (>= 1), got {value!r}")
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
     return n
 
 

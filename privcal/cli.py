@@ -91,7 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     g = table.GPOPE_DEFAULTS
     t.add_argument("--trajectories", type=_count, default=g["trajectories"], help="gpope: m (default: %(default)s)")
     t.add_argument("--iterations", type=_count, default=g["iterations"], help="gpope: N (default: %(default)s)")
-    t.add_argument("--format", choices=FORMATS, default="text", help="default: text")
+    _cli_out.add_format(t)
     t.add_argument(
         "--wide", action="store_true",
         help="text: add every bound side by side under the lead rows (lines over 100 columns); "
@@ -109,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
             "--accountant",
             dict(choices=api.ACCOUNTANT_CHOICES, default="best", help="bound to use (default: best valid)"),
         ),
-        sample_rate=("--sample-rate", dict(type=float, default=None, help="each release on a subsample at this rate")),
+        sample_rate=("--sample-rate", dict(type=float, default=None, help="each release on a subsample at this rate, in (0, 1] (default: no subsampling)")),
         sampling=(
             "--sampling",
             dict(choices=("poisson", "without_replacement"), default="poisson", help="subsampling scheme (default: poisson)"),
@@ -128,8 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="sigma for a target (epsilon, delta)",
         description="Smallest sigma for which STEPS Gaussian releases are (epsilon, delta)-DP (mirrors privcal.calibrate).",
     )
-    c.add_argument("--epsilon", type=float, required=True, help="target epsilon (> 0)")
-    c.add_argument("--delta", type=float, required=True, help="target delta, in (0, 1)")
+    c.add_argument("--epsilon", type=float, required=True, help="target epsilon of the whole history, > 0 (required)")
+    c.add_argument("--delta", type=float, required=True, help="target delta of the whole history, in (0, 1) (required)")
     c.add_argument("--scale", type=int, default=None,
                    help="with --history: scale only this group's sigma (0-based; default: every group)")
     e = sub.add_parser(
@@ -139,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     e.add_argument("--sigma", type=float, default=None,
                    help="noise standard deviation, absolute (not a multiplier); required unless --history")
-    e.add_argument("--delta", type=float, required=True, help="delta, in (0, 1)")
+    e.add_argument("--delta", type=float, required=True, help="delta at which epsilon is reported, in (0, 1) (required)")
     for p in (c, e):
         for flag, kw in common.values():
             p.add_argument(flag, **kw)
@@ -147,7 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument(
             "--history", default=None, metavar="FILE",
             help="a history of release groups instead of one setting: JSON (or TOML on Python >= 3.11), a list of "
-            "{sigma, sensitivity, steps, sample_rate, sampling, neighbouring}",
+            "{sigma, sensitivity, steps, sample_rate, sampling, neighbouring} (default: the one setting of the flags)",
         )
 
     from . import _cli_plot
@@ -187,7 +187,8 @@ format_table = render.format_table
 
 
 def _cmd_table(args) -> int:
-    if args.wide and args.format != "text":
+    fmt = _cli_out.chosen(args)
+    if args.wide and fmt != "text":
         raise _UsageError("privcal table: --wide applies to --format text only (markdown, csv and json carry every bound)")
     if args.setting == "dpq":
         tab = table.dpq_table(
@@ -200,7 +201,7 @@ def _cmd_table(args) -> int:
         )
     else:
         tab = table.gaussian_table(args.epsilons or table.DEFAULT_EPSILONS, args.delta, steps=args.steps, sensitivity=args.sensitivity)
-    print(render.format_table(tab, args.format, wide=args.wide))
+    print(render.format_table(tab, fmt, wide=args.wide))
     return 0
 
 

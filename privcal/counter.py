@@ -146,12 +146,12 @@ def psums_used(t: ArrayLike) -> Union[int, np.ndarray]:
     """
     arr = np.asarray(t)
     if arr.dtype.kind == "b" or arr.dtype.kind not in "iuf":
-        raise ValueError(f"t must be an integer round >= 1, got {t!r}")
+        raise ValueError(f"t must be an integer >= 1, got {t!r}")
     if arr.dtype.kind == "f" and not np.all(np.isfinite(arr) & (np.mod(arr, 1) == 0)):
-        raise ValueError(f"t must be an integer round >= 1, got {t!r}")
+        raise ValueError(f"t must be an integer >= 1, got {t!r}")
     arr = arr.astype(np.int64)
     if np.any(arr < 1):
-        raise ValueError(f"t must be an integer round >= 1, got {t!r}")
+        raise ValueError(f"t must be an integer >= 1, got {t!r}")
     return _psums_used(arr)
 
 
@@ -287,7 +287,7 @@ def laplace_sum_sf(x: float, count: int, scale: float) -> float:
     b = V.positive("scale", scale)
     xv = float(x)
     if not xv >= 0:
-        raise ValueError(f"x must be >= 0, got {x!r}")
+        raise ValueError(f"x must be in [0, inf), got {x!r}")
     return _laplace_sum_sf(xv, k, b)
 
 

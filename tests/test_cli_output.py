@@ -200,3 +200,39 @@ def test_the_cli_picture_is_the_chart_of_the_json_data(capsys, tmp_path):
         matplotlib.figure.Figure.savefig = original
     assert code == 0 and saved["path"] == str(actual)
     assert compare_images(str(expected), str(actual), tol=1e-3) is None
+
+
+# ------------------------------------------------------------------ help text
+
+
+def _parsers():
+    import argparse
+
+    root = cli.build_parser()
+    stack, seen = [("privcal", root)], []
+    while stack:
+        name, parser = stack.pop()
+        seen.append((name, parser))
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                stack += [(f"{name} {sub}", p) for sub, p in action.choices.items()]
+    return seen
+
+
+def test_every_flag_has_help_that_states_its_default():
+    """Issue 14, item 6: help text for every flag, with its default (flags without a value, required flags
+    and positional choices excepted)."""
+    import argparse
+
+    missing = []
+    for name, parser in _parsers():
+        for action in parser._actions:
+            if action.help == argparse.SUPPRESS or isinstance(action, (argparse._HelpAction, argparse._VersionAction,
+                                                                         argparse._SubParsersAction)):
+                continue
+            text = (action.help or "") % {"default": action.default} if action.help else ""
+            flagless = action.nargs == 0 or action.required or not action.option_strings
+            if not text or (not flagless and "default" not in text and "required" not in text
+                            and "no default" not in text):
+                missing.append(f"{name} {'/'.join(action.option_strings) or action.dest}: {text!r}")
+    assert not missing, "\n".join(missing)

@@ -71,7 +71,7 @@ def test_constant_exceeds_the_printed_868():
 def test_constant_at_arbitrary_precision():
     ref = _series_nsum(80)
     assert mpmath.almosteq(lemma8_constant(80), ref, rel_eps=mpmath.mpf(10) ** -78)
-    with pytest.raises(ValueError, match="dps must be a positive integer"):
+    with pytest.raises(ValueError, match="dps must be an integer >= 1"):
         lemma8_constant(0)
 
 

@@ -27,7 +27,7 @@ def add_output_flags(p: argparse.ArgumentParser) -> None:
     _cli_out.add_format(p)
     p.add_argument("--plot", metavar="FILE", default=None,
                    help="also draw the learning curve with its reference lines to FILE (.png or .svg; needs "
-                        "matplotlib: pip install 'privcal[plot]')")
+                        "matplotlib: pip install 'privcal[plot]'; default: no picture)")
     p.add_argument("--no-references", action="store_true",
                    help="skip the reference runs (non-private baseline, trivial policy or predictor); by "
                         "default they are computed and reported beside the run")

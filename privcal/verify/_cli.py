@@ -54,10 +54,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="quick: all claims in under a minute; full: larger searches, under 15 minutes "
                         "(default: quick)")
     p.add_argument("--claim", action="append", default=[], metavar="ID",
-                   help="run only this claim (repeatable; see --list)")
+                   help="run only this claim (repeatable; see --list; default: every claim)")
     _cli_out.add_format(p, FORMATS)
     p.add_argument("--seed", type=_seed, default=0, help="seed of every random search and sample (default: 0)")
-    p.add_argument("--write", metavar="PATH", help="write the report to PATH instead of stdout")
+    p.add_argument("--write", metavar="PATH", help="write the report to PATH (default: standard output)")
     p.add_argument("--list", action="store_true", help="list the claim ids and exit")
     p.set_defaults(_run=run)
     return p
