@@ -232,3 +232,14 @@ def test_as_dict_carries_the_lead_rows(default_dpq):
     d = default_dpq.as_dict()
     assert [x["source"] for x in d["lead"]] == ["e2e_valid"] * len(default_dpq.rows)
     assert d["paper_key"] == "thm5_statement" and d["valid_keys"] == ["e2e_valid"]
+
+
+def test_kov_column_says_when_its_closed_form_serves():
+    """Beyond privcal.kov._K_CLOSED_FORM steps the KOV column is Thm 3.4's closed form; the legend says so."""
+    from privcal import kov
+
+    small = gaussian_table([1.0], 1e-5, steps=100)
+    large = gaussian_table([1.0], 1e-5, steps=kov._K_CLOSED_FORM + 1)
+    source = {c.key: c.source for c in large.columns}["kov"]
+    assert "closed form (Thm 3.4" in source
+    assert "closed form" not in {c.key: c.source for c in small.columns}["kov"]

@@ -27,7 +27,7 @@ end-to-end columns come from the paper calibrators (:mod:`~privcal.calibrators.d
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Optional
 
 from .. import _validate as V
@@ -479,7 +479,7 @@ def dpq_table(
     # use the paper's D at the given k, whose noise bound the sigma does not keep (see the notes)
     valid = ("e2e_valid",) if end_to_end else ()
     return Table(
-        "dpq", params, tuple(_COLUMNS[key] for key in keys), rows, notes,
+        "dpq", params, tuple(_kov_column(updates) if key == "kov" else _COLUMNS[key] for key in keys), rows, notes,
         valid_keys=valid, paper_key="thm5_statement", reference_exact=True, reference_valid=False,
     )
 
@@ -512,12 +512,24 @@ def gaussian_table(
             "kov_quoted": composition._sigma_kov_quoted_paper(eps, delta, steps=steps, sensitivity=sensitivity),
         }
 
-    cols = tuple(_COLUMNS[key] for key in ("exact", "thm5_proof", "kov_quoted", "kov", "rdp"))
+    cols = tuple(_kov_column(steps) if key == "kov" else _COLUMNS[key]
+                 for key in ("exact", "thm5_proof", "kov_quoted", "kov", "rdp"))
     params = {"steps": steps, "sensitivity": sensitivity}
     return Table(
         "gaussian", params, cols, _rows(epsilons, delta, steps, sensitivity, paper),
         valid_keys=("exact", "kov", "rdp"), paper_key="thm5_proof",
     )
+
+
+def _kov_column(steps: int) -> Column:
+    """The KOV column, saying so when ``steps`` is beyond the optimal search and KOV's closed form serves."""
+    from .. import kov
+
+    if not kov._uses_closed_form(steps):
+        return _COLUMNS["kov"]
+    return replace(_COLUMNS["kov"], source=(
+        f"Kairouz-Oh-Viswanath, beyond {kov._K_CLOSED_FORM:.0e} steps its closed form (Thm 3.4; valid, looser "
+        "than the optimal composition)"))
 
 
 #: GPOPE defaults: m trajectories, N iterations (the paper's chain experiments use eps = 0.1, delta = 1e-5).
