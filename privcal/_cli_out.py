@@ -23,11 +23,29 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional, Union
 
-__all__ = ["FORMATS", "add_format", "chosen", "clean", "emit"]
+__all__ = ["FORMATS", "add_format", "chosen", "clean", "count", "emit"]
 
 FORMATS = ("text", "json", "csv", "markdown")
 
 _NULL_NOTE = "json writes null for an infinite value, csv writes inf"
+
+
+def count(text: str) -> int:
+    """argparse type of a count: an integer, or float notation with an integral value ("1e4").
+
+    Args:
+        text: the flag's text.
+
+    Raises:
+        argparse.ArgumentTypeError: not a whole number.
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not value.is_integer():
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
+    return int(value)
 
 
 def add_format(parser: argparse.ArgumentParser, formats: Sequence[str] = FORMATS) -> None:

@@ -31,16 +31,6 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(f"{self.prog}: {message}")
 
 
-def _count(text: str) -> int:
-    """A count given as an integer or in float notation with an integral value ("1e4")."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not value.is_integer():
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
-    return int(value)
-
 
 def _float_list(text: str) -> list[float]:
     try:
@@ -79,18 +69,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument("--delta", type=float, default=1e-5, help="target delta (default: %(default)g)")
     d = table.DPQ_DEFAULTS
-    t.add_argument("--samples", type=_count, default=d["samples"], help="dpq: T samples (default: %(default)s)")
-    t.add_argument("--batch-size", type=_count, default=d["batch_size"], help="dpq: B (default: %(default)s)")
+    t.add_argument("--samples", type=_cli_out.count, default=d["samples"], help="dpq: T samples (default: %(default)s)")
+    t.add_argument("--batch-size", type=_cli_out.count, default=d["batch_size"], help="dpq: B (default: %(default)s)")
     t.add_argument("--lr", type=float, default=d["lr"], help="dpq: learning rate alpha (default: %(default)g)")
     t.add_argument("--k", type=float, default=d["k"], help="dpq: noise bound k of Thm 5 (default: %(default)g)")
     t.add_argument("--lipschitz", type=float, default=d["lipschitz"], help="dpq: L (default: %(default)g)")
-    t.add_argument("--resets", type=_count, default=None, help="dpq: J noise resets (default: floor(T/B))")
-    t.add_argument("--actions", type=_count, default=2, help="dpq: actions, one noise path each (default: 2)")
-    t.add_argument("--steps", type=_count, default=100, help="gaussian: releases (default: %(default)s)")
+    t.add_argument("--resets", type=_cli_out.count, default=None, help="dpq: J noise resets (default: floor(T/B))")
+    t.add_argument("--actions", type=_cli_out.count, default=2, help="dpq: actions, one noise path each (default: 2)")
+    t.add_argument("--steps", type=_cli_out.count, default=100, help="gaussian: releases (default: %(default)s)")
     t.add_argument("--sensitivity", type=float, default=1.0, help="gaussian: L2 sensitivity (default: 1)")
     g = table.GPOPE_DEFAULTS
-    t.add_argument("--trajectories", type=_count, default=g["trajectories"], help="gpope: m (default: %(default)s)")
-    t.add_argument("--iterations", type=_count, default=g["iterations"], help="gpope: N (default: %(default)s)")
+    t.add_argument("--trajectories", type=_cli_out.count, default=g["trajectories"], help="gpope: m (default: %(default)s)")
+    t.add_argument("--iterations", type=_cli_out.count, default=g["iterations"], help="gpope: N (default: %(default)s)")
     _cli_out.add_format(t)
     t.add_argument(
         "--wide", action="store_true",
@@ -99,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     common = dict(
-        steps=("--steps", dict(type=_count, default=None, help="number of composed releases (default: 1; 1e4 accepted)")),
+        steps=("--steps", dict(type=_cli_out.count, default=None, help="number of composed releases (default: 1; 1e4 accepted)")),
         sensitivity=(
             "--sensitivity",
             dict(type=float, default=None, help="L2 / RKHS sensitivity of one release under the neighbouring "

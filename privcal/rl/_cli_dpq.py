@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from privcal import _cli_out
 from privcal.rl import _cli_train
 
 __all__ = ["add_parser", "run"]
@@ -29,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         description="Train Algorithm 1 of Wang & Hegde 2019 (or a baseline of App. E.2) on the "
                     "interval environment of App. E.1 and report the per-episode returns. sigma comes "
                     "from privcal.dpq.calibrate for --epsilon/--delta, or is given with --sigma.")
-    p.add_argument("--samples", type=_count, default=5000,
+    p.add_argument("--samples", type=_cli_out.count, default=5000,
                    help="T, environment steps (samples) of the run, an int >= 1 (default 5000 = 100 episodes of "
                         "50 steps; 1e4 accepted)")
     p.add_argument("--epsilon", type=float, default=None, help="target epsilon of the whole run, > 0 (no default)")
@@ -180,7 +181,7 @@ def run(args: argparse.Namespace) -> int:
     out["method"] = args.method  # the flag's spelling
     out["variant"] = args.variant if args.method != "non-private" else None
     r = np.asarray(result.episode_returns, dtype=float)
-    returns = out.pop("episode_returns", None)
+    out.pop("episode_returns", None)  # in the series (csv rows; json keeps the key)
     refs = {}
     if not args.no_references:
         random_mean, random_se = reference_return("random")
@@ -191,7 +192,7 @@ def run(args: argparse.Namespace) -> int:
     out["references"] = refs
     out["seconds"] = seconds
     episodes = np.arange(1, len(r) + 1)
-    series = {"episode": episodes.tolist(), "return": [float(x) for x in r]}
+    series = {"episode": episodes.tolist(), "episode_returns": [float(x) for x in r]}
     if baseline is not None:
         series["non_private_return"] = [float(x) for x in baseline.episode_returns]
     lines = [f"{args.method} on privcal/Interval-v0, T={hp.samples}, B={hp.batch_size}, "
@@ -218,13 +219,3 @@ def run(args: argparse.Namespace) -> int:
     _cli_train.emit(args, fmt, out, "\n".join(lines), series, spec)
     return 0
 
-
-def _count(text: str) -> int:
-    """A count given as an integer or in float notation with an integral value ("1e4")."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not value.is_integer():
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
-    return int(value)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import time
 
+from privcal import _cli_out
 from privcal.rl import _cli_train
 
 __all__ = ["add_parser", "run", "DEFAULT_STEP", "DEFAULT_EVAL", "BOUND_CHOICES"]
@@ -38,7 +39,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                     "Preserving Off-Policy Evaluation') with sigma calibrated for (epsilon, delta), "
                     "and report the MSPBE on an independent evaluation sample.")
     p.add_argument("--domain", choices=DOMAINS, default="chain", help="evaluation domain (default chain)")
-    p.add_argument("--trajectories", type=_count, default=1000,
+    p.add_argument("--trajectories", type=_cli_out.count, default=1000,
                    help="data size m, trajectories in the private data set (default 1000; 1e4 accepted)")
     p.add_argument("--epsilon", type=float, default=None,
                    help="target epsilon of the whole run, > 0 (required unless --non-private)")
@@ -48,7 +49,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                         "paper's Theorem 1 as printed, no valid guarantee), or one bound by name: rdp, thm9, "
                         "theorem1 (valid), lemma1, theorem1_paper (the paper's, not valid)")
     p.add_argument("--non-private", action="store_true", help="run GTD2 (sigma = 0, no clipping)")
-    p.add_argument("--iterations", type=_count, default=None,
+    p.add_argument("--iterations", type=_cli_out.count, default=None,
                    help="iterations N, one sampled trajectory each (default m; 1e4 accepted)")
     p.add_argument("--step-size", type=float, default=None,
                    help="step size s_1 of the primal-dual updates (default per domain: chain 0.01, others 0.001)")
@@ -69,16 +70,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.set_defaults(_run=run)  # privcal.cli dispatches ``privcal train AGENT`` to args._run(args)
     return p
 
-
-def _count(text: str) -> int:
-    """A count given as an integer or in float notation with an integral value ("1e4")."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not value.is_integer():
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
-    return int(value)
 
 
 def _domain(args, rng_eval, rng_data, m, progress_label):

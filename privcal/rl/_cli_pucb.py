@@ -8,9 +8,9 @@ line and exit code 2 there).
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
+from privcal import _cli_out
 from privcal.rl import _cli_train
 from privcal.rl._progress import ProgressBar
 
@@ -35,7 +35,7 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     p.add_argument("--states", type=int, default=10, help="number of states S, an int >= 1 (default 10)")
     p.add_argument("--actions", type=int, default=3, help="number of actions A, an int >= 1 (default 3)")
     p.add_argument("--horizon", type=int, default=10, help="episode length H, steps per episode (default 10)")
-    p.add_argument("--episodes", type=_count, default=1000,
+    p.add_argument("--episodes", type=_cli_out.count, default=1000,
                    help="number of episodes T, an int >= 1 (default 1000; 1e4 accepted)")
     p.add_argument("--epsilon", type=float, default=None,
                    help="JDP epsilon of the whole run, > 0 (required unless --non-private)")
@@ -187,13 +187,3 @@ def run(args: argparse.Namespace) -> int:
     _cli_train.emit(args, fmt, out, "\n".join(lines), series, spec)
     return 0
 
-
-def _count(text: str) -> int:
-    """A count given as an integer or in float notation with an integral value ("1e4")."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not value.is_integer():
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
-    return int(value)
