@@ -164,6 +164,9 @@ def emit(fmt: str, record: Mapping[str, Any], text: Union[str, Callable[[], str]
         series: columns of equal length (a curve); csv prints these rows instead of the record; json
             adds them to the record. Default None.
     """
+    clash = set(record) & set(series or {})
+    if clash:
+        raise AssertionError(f"series columns {sorted(clash)} would overwrite fields of the record")
     if fmt == "json":
         print(json.dumps(clean({**record, **(series or {})})))
     elif fmt == "csv":

@@ -334,7 +334,8 @@ def test_cli_json(capsys):
     assert rc == 0 and out.err == ""  # --json: no progress bar
     res = json.loads(out.out)
     assert res["sigma"] == pytest.approx(calibrate(1.0, 1e-5, iterations=60, trajectories=60))
-    assert math.isfinite(res["mspbe"]) and res["bound"] == "rdp"
+    # --bound valid (the default) is the calibrator's default bound, named in bound_used
+    assert math.isfinite(res["mspbe"]) and res["bound"] == "valid" and res["bound_used"] == "rdp"
     rc = main(["train", "gpope", "--domain", "chain", "--trajectories", "60", "--non-private",
                "--eval-trajectories", "500"])
     out = capsys.readouterr()

@@ -21,8 +21,10 @@ BOUND_CHOICES = ("valid", "paper", "rdp", "thm9", "theorem1", "lemma1", "theorem
 DOMAINS = ("chain", "mountain-car", "hiv")
 #: Largest memory a run may ask for up front (bytes); larger requests are refused with this number.
 _MEMORY_BUDGET = 4 * 2**30
-#: Default constant step sizes (tuned once on public data in the fast setting; override with --step-size).
-DEFAULT_STEP = {"chain": 0.01, "mountain-car": 1e-3, "hiv": 1e-3}
+#: Default constant step sizes (override with --step-size). Chain: 0.1, chosen on public simulated data so
+#: that the default run (m = N = 1000) learns: non-private GTD2 reaches MSPBE 0.0058 against 0.038 for
+#: theta = 0, and GPOPE at epsilon = 1 (valid RDP) 0.022 (seed 0; 0.01 barely moved: 0.029 non-private).
+DEFAULT_STEP = {"chain": 0.1, "mountain-car": 1e-3, "hiv": 1e-3}
 #: Size of the independent sample that estimates A, b, C for the MSPBE.
 DEFAULT_EVAL = {"chain": 20000, "mountain-car": 1000, "hiv": 200}
 
@@ -52,7 +54,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--iterations", type=_cli_out.count, default=None,
                    help="iterations N, one sampled trajectory each (default m; 1e4 accepted)")
     p.add_argument("--step-size", type=float, default=None,
-                   help="step size s_1 of the primal-dual updates (default per domain: chain 0.01, others 0.001)")
+                   help="step size s_1 of the primal-dual updates (default per domain: chain 0.1, others 0.001)")
     p.add_argument("--schedule", choices=("constant", "diminishing"), default="constant",
                    help="step sizes: constant s_1 (Thm 2, default) or s_1 / i (Thm 3)")
     p.add_argument("--clip", type=float, default=None,
@@ -167,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
 
     off = relative or args.off_policy
     score = ev.relative if relative else ev
-    every = max(1, n_iter // 200)
+    every = max(1, n_iter // 50)  # 50 points of the curve (each costs one MSPBE evaluation)
     baseline = None
     try:
         res = gpope(data, sigma=sigma, clip=None if args.non_private else clip, iterations=n_iter,
@@ -208,9 +210,10 @@ def run(args: argparse.Namespace) -> int:
         "eval_trajectories": ev.trajectories,
         "seconds": time.perf_counter() - start,
     }
-    series = {"iteration": list(res.history["iteration"]), name: list(res.history["metric"])}
+    curve = f"{name}_curve"
+    series = {"iteration": list(res.history["iteration"]), curve: list(res.history["metric"])}
     if baseline is not None:
-        series[f"non_private_{name}"] = list(baseline.history["metric"])
+        series[f"non_private_{curve}"] = list(baseline.history["metric"])
     what = "non-private GTD2" if args.non_private else \
         f"epsilon={args.epsilon:g}, delta={args.delta:g}, bound {args.bound}" + \
         (f" ({bound_used})" if bound_used not in (None, args.bound) else "")
@@ -227,10 +230,10 @@ def run(args: argparse.Namespace) -> int:
     lines.append(f"  clipped fraction      {res.clipped_fraction:.3f}")
     lines.append(f"  time                  {out['seconds']:.2f} s")
     spec = _cli_train.PlotSpec(
-        series["iteration"], out["algorithm"], series[name], log_y=True,
+        series["iteration"], out["algorithm"], series[curve], log_y=True,
         title=f"{out['algorithm']} on {args.domain}, m={m}, seed {args.seed}", xlabel="iteration",
         ylabel=name.replace("_", " ").replace("mspbe", "MSPBE") + " (log scale)",
-        references={"non-private GTD2": series.get(f"non_private_{name}"), refs.get("lstd_method", "lstd"):
+        references={"non-private GTD2": series.get(f"non_private_{curve}"), refs.get("lstd_method", "lstd"):
                     refs.get("lstd"), "theta = 0": refs.get("zero_predictor")})
     _cli_train.emit(args, fmt, out, "\n".join(lines), series, spec)
     return 0
