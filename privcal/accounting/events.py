@@ -28,6 +28,7 @@ __all__ = [
     "GaussianEvent",
     "GaussianProcessEvent",
     "ApproxDPEvent",
+    "LaplaceEvent",
     "ComposedEvent",
     "SelfComposedEvent",
     "SubsampledEvent",
@@ -188,6 +189,27 @@ class ApproxDPEvent(Event):
     def __post_init__(self):
         object.__setattr__(self, "epsilon", V.nonnegative("epsilon", self.epsilon))
         object.__setattr__(self, "delta", V.probability("delta", self.delta))
+
+
+@dataclass(frozen=True)
+class LaplaceEvent(Event):
+    """One release of f(D) + Laplace(0, scale) noise (per coordinate), with L1 sensitivity of f.
+
+    Its privacy loss takes values in [-sensitivity/scale, sensitivity/scale]: pure
+    (sensitivity/scale)-DP, priced tightly by the PLD accountant (``privcal.pld``).
+
+    Attributes:
+        scale: the Laplace scale b (absolute), in (0, inf).
+        sensitivity: L1 sensitivity of the released function under the neighbouring relation, in
+            (0, inf); default 1.
+    """
+
+    scale: float
+    sensitivity: float = 1.0
+
+    def __post_init__(self):
+        object.__setattr__(self, "scale", V.positive("scale", self.scale))
+        object.__setattr__(self, "sensitivity", V.positive("sensitivity", self.sensitivity))
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,359 @@
+r"""Single-event privacy loss distributions on a regular loss grid (private; inputs are trusted).
+
+A mechanism is described by a *pair* (P, Q) of output distributions on neighbouring datasets and, for
+each neighbouring direction, the privacy loss L = log(dP/dQ) under P. Every pair here has a loss that is
+monotone in the output, so the P- and Q-mass of a loss interval is a difference of CDFs at its preimages;
+the pairs give the four tails log P(L > l), log P(L <= l), log Q(L > l), log Q(L <= l) in log space
+(``scipy.special.log_ndtr``), accurate far into the tails.
+
+From the cell masses on the grid g_j = j h two discrete PLDs are built:
+
+* **upper** (a dominating pair): each cell (g_j, g_{j+1}] with P-mass p and Q-mass r is split into atoms
+  at its two ends so that both p and r are kept ("connect the dots", Doroshenko, Ghazi, Kamath, Kumar &
+  Manurangsi 2022, arXiv 2207.04380): the true pair is a post-processing of the split one (merge the two
+  atoms back), so by data processing and Blackwell's theorem every composition of split pairs is at least
+  as lossy as the true composition. The mass below the grid is moved up to its first point, the mass above
+  it goes to +inf (both only increase every delta).
+* **lower** (a dominated pair): each cell's mass is merged into one atom (a post-processing of the true
+  pair) and the atom is mixed with part of the atom of the cell below until its likelihood ratio is exactly
+  e^{g_j} (a further post-processing); where the cell below is too light the excess P-mass is dropped,
+  as is the mass outside the grid (dropping mass only decreases every delta).
+
+Both keep the error of the discretisation second order in h: the split and the merge only move mass
+within one cell. Each PLD also carries a bound on its own round-off (see :class:`Pmf`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+from scipy.special import log_ndtr, ndtri
+
+_U = 2.0**-53  # unit round-off of float64
+#: each tail of a single-step PLD beyond its grid holds at most this much P-mass
+TAIL_MASS = 1e-25
+_Z_TAIL = float(-ndtri(TAIL_MASS))  # ~10.4 standard deviations
+
+
+@dataclass
+class Pmf:
+    """A discrete PLD of one direction: P-mass ``mass[i]`` at loss (offset + i) * h, P-mass ``inf_mass``
+    at +inf, and bounds on its round-off, split by how local the error is (an error pattern costs less
+    in the low Fourier coefficients that a composition amplifies the more local it is):
+
+    * ``err_mass``: l1 norm of the errors that are not local;
+    * ``err_dipole``: total size of errors +e, -e at adjacent atoms (cost e |1 - w^k| in coefficient k,
+      w = exp(-2 pi i / N), and at most e h in a delta);
+    * ``err_quad``: total size of errors e, -2e, e at three adjacent atoms (cost e |1 - w^k|^2, at most
+      e h in a delta).
+
+    The tails are taken to be accurate to a relative 4 u (2 + |log tail|) (``log_ndtr`` in log space, then
+    ``exp``); an error in a tail moves mass between the two cells it separates (a dipole), which the split
+    into atoms turns into a quadrupole of size error / (1 - e^{-h}) plus a dipole.
+    """
+
+    offset: int
+    mass: np.ndarray
+    inf_mass: float
+    h: float
+    err_mass: float = 0.0
+    err_dipole: float = 0.0
+    err_quad: float = 0.0
+    err_atoms: Optional[np.ndarray] = None  # per-atom bound of the same errors (local use, no FFT)
+
+    @property
+    def losses(self) -> np.ndarray:
+        return (self.offset + np.arange(self.mass.size)) * self.h
+
+
+# --------------------------------------------------------------------------------------------------
+# Pairs. Each direction gives (inf_mass, support(tau) -> (lo, hi), tails(l) -> four log tails).
+# --------------------------------------------------------------------------------------------------
+
+
+def _lsf(z):
+    """log P(N(0,1) > z)."""
+    return log_ndtr(-z)
+
+
+class GaussianPair:
+    r"""P = N(mu, 1), Q = N(0, 1): L ~ N(mu^2/2, mu^2) under P, N(-mu^2/2, mu^2) under Q; the same PLD in
+    both directions (Balle & Wang 2018, Lemma 7 / Thm 8)."""
+
+    symmetric = True
+
+    def __init__(self, mu: float):
+        self.mu = mu
+
+    def key(self):
+        return ("gaussian", self.mu)
+
+    def directions(self):
+        return (self,)
+
+    inf_mass = 0.0
+
+    def support(self, z: float = _Z_TAIL) -> tuple[float, float]:
+        m = self.mu
+        return m * m / 2 - m * z, m * m / 2 + m * z
+
+    def tails(self, l):
+        m = self.mu
+        zp = (l - m * m / 2) / m
+        zq = (l + m * m / 2) / m
+        return _lsf(zp), log_ndtr(zp), _lsf(zq), log_ndtr(zq)
+
+
+def _log_mix(lq1: float, lq: float, a, b):
+    """log((1 - q) e^a + q e^b) with lq1 = log(1 - q), lq = log q."""
+    return np.logaddexp(lq1 + a, lq + b)
+
+
+class _SubsampledDirection:
+    """One direction of the subsampled Gaussian pair (sensitivity 1, noise multiplier s):
+    remove: P = (1-q) N(0, s^2) + q N(1, s^2) vs Q = N(0, s^2); add: the same two swapped."""
+
+    inf_mass = 0.0
+
+    def __init__(self, s: float, q: float, remove: bool):
+        self.s, self.q, self.remove = s, q, remove
+        self.lq, self.lq1 = math.log(q), math.log1p(-q)
+
+    def _loss(self, x):
+        """L(x) = log((1 - q) + q exp((x - 1/2) / s^2)) of the remove direction (increasing in x)."""
+        return np.logaddexp(self.lq1, self.lq + (x - 0.5) / (self.s * self.s))
+
+    def _preimage(self, l):
+        """x(l) with L(x) = l, for l > log(1 - q) (elsewhere -inf)."""
+        l = np.asarray(l, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            small = np.abs(l) < 0.5
+            inner = np.where(small, np.log(np.expm1(l) + self.q), l + np.log1p(-(1.0 - self.q) * np.exp(-l)))
+        x = self.s * self.s * (inner - self.lq) + 0.5
+        return np.where(l > self.lq1, np.nan_to_num(x, nan=-np.inf), -np.inf)
+
+    def support(self, z: float = _Z_TAIL) -> tuple[float, float]:
+        s = self.s
+        lo_x, hi_x = float(self._loss(-s * z)), float(self._loss(1.0 + s * z))
+        if self.remove:
+            return lo_x, hi_x
+        return -float(self._loss(s * z)), -float(self._loss(-s * z))
+
+    def tails(self, l):
+        s, lq, lq1 = self.s, self.lq, self.lq1
+        l = np.asarray(l, dtype=float)
+        if self.remove:
+            x = self._preimage(l)  # L > l  <=>  X > x
+            z0, z1 = x / s, (x - 1.0) / s
+            a_gt, a_le = _lsf(z0), log_ndtr(z0)  # N(0, s^2)
+            b_gt, b_le = _lsf(z1), log_ndtr(z1)  # N(1, s^2)
+            return _log_mix(lq1, lq, a_gt, b_gt), _log_mix(lq1, lq, a_le, b_le), a_gt, a_le
+        x = self._preimage(-l)  # L' = -L > l  <=>  X < x(-l)
+        z0, z1 = x / s, (x - 1.0) / s
+        a_lt, a_ge = log_ndtr(z0), _lsf(z0)
+        b_lt, b_ge = log_ndtr(z1), _lsf(z1)
+        return a_lt, a_ge, _log_mix(lq1, lq, a_lt, b_lt), _log_mix(lq1, lq, a_ge, b_ge)
+
+
+class SubsampledGaussianPair:
+    r"""The subsampled Gaussian mechanism's worst-case pair, both directions (sensitivity 1 in units of the
+    event's sensitivity, noise multiplier s, sampling rate q):
+
+    * Poisson sampling, add/remove neighbours: remove (1-q) N(0, s^2) + q N(1, s^2) vs N(0, s^2), add the
+      reverse: a tight dominating pair (Zhu, Dong & Wang 2022, arXiv 2106.08567, Thm 11; the pair
+      dp_accounting and prv_accountant use).
+    * Sampling without replacement, replace-one or zero-out neighbours, with the sensitivity of the event
+      meant under that relation: the same pair dominates (Balle, Barthe & Gaboardi 2018, arXiv 1807.01647,
+      Thm 10 gives delta'(log(1 + q(e^eps - 1))) = q delta(eps) for every eps, which is the profile of this
+      pair; Zhu, Dong & Wang 2022, Thm 11). It is the pair of the worst neighbouring datasets only up to the
+      coupling of the rest of the batch, so the *lower* end is a lower bound for this pair.
+    """
+
+    symmetric = False
+
+    def __init__(self, noise_multiplier: float, sample_rate: float):
+        self.s, self.q = noise_multiplier, sample_rate
+
+    def key(self):
+        return ("subsampled", self.s, self.q)
+
+    def directions(self):
+        return (_SubsampledDirection(self.s, self.q, True), _SubsampledDirection(self.s, self.q, False))
+
+
+class LaplacePair:
+    r"""P = Lap(0, b), Q = Lap(Delta, b), eps0 = Delta / b: L = (|x - Delta| - |x|) / b, with atoms of P-mass 1/2
+    at eps0 and e^{-eps0}/2 at -eps0 (dp_accounting's ``from_laplace_mechanism``; Koskela et al. 2021,
+    arXiv 2102.12412, Sec. 6). The same PLD in both directions."""
+
+    symmetric = True
+    inf_mass = 0.0
+
+    def __init__(self, eps0: float):
+        self.e0 = eps0
+
+    def key(self):
+        return ("laplace", self.e0)
+
+    def directions(self):
+        return (self,)
+
+    def support(self, z: float = _Z_TAIL) -> tuple[float, float]:
+        return -self.e0, self.e0
+
+    def tails(self, l):
+        # L > l  <=>  x < x_l = (Delta - b l)/2, in units b = 1: x_l = (e0 - l)/2 in [0, e0] for l in [-e0, e0)
+        e0 = self.e0
+        l = np.asarray(l, dtype=float)
+        xl = np.clip((e0 - l) / 2.0, 0.0, e0)
+        with np.errstate(divide="ignore"):
+            p_le = math.log(0.5) - xl  # P(X >= x_l) for x_l >= 0
+            p_gt = np.log(-np.expm1(p_le))  # 1 - e^{-x}/2
+            q_gt = math.log(0.5) + (xl - e0)  # Q(X < x_l) = e^{x_l - Delta}/2
+            q_le = np.log(-np.expm1(q_gt))
+        above, below = l >= e0, l < -e0
+        ninf, zero = -np.inf, 0.0
+        p_gt = np.where(above, ninf, np.where(below, zero, p_gt))
+        p_le = np.where(above, zero, np.where(below, ninf, p_le))
+        q_gt = np.where(above, ninf, np.where(below, zero, q_gt))
+        q_le = np.where(above, zero, np.where(below, ninf, q_le))
+        return p_gt, p_le, q_gt, q_le
+
+
+class ApproxDPPair:
+    r"""The dominating pair of every (eps0, delta0)-DP mechanism (Kairouz, Oh & Viswanath 2015, Thm 2.4;
+    Murtagh & Vadhan 2016): loss +inf with P-mass delta0, eps0 with (1 - delta0) e^{eps0} / (1 + e^{eps0}),
+    -eps0 with (1 - delta0) / (1 + e^{eps0}) — binary randomized response with a delta0 flag. Symmetric."""
+
+    symmetric = True
+
+    def __init__(self, eps0: float, delta0: float):
+        self.e0, self.d0 = eps0, delta0
+        self.inf_mass = delta0
+
+    def key(self):
+        return ("approx", self.e0, self.d0)
+
+    def directions(self):
+        return (self,)
+
+    def support(self, z: float = _Z_TAIL) -> tuple[float, float]:
+        return -self.e0, self.e0
+
+    def tails(self, l):
+        e0, d0 = self.e0, self.d0
+        l = np.asarray(l, dtype=float)
+        with np.errstate(divide="ignore"):
+            lw = math.log1p(-d0) if d0 < 1 else -math.inf
+            la = lw - math.log1p(math.exp(-e0))  # log P-mass at +e0 (= Q-mass at -e0)
+            lb = lw - math.log1p(math.exp(e0))  # log P-mass at -e0 (= Q-mass at +e0)
+
+            def tail(at_hi, at_lo, gt):
+                hi_in = (l < e0) if gt else (l >= e0)
+                lo_in = (l < -e0) if gt else (l >= -e0)
+                return np.logaddexp(np.where(hi_in, at_hi, -np.inf), np.where(lo_in, at_lo, -np.inf))
+
+            return tail(la, lb, True), tail(la, lb, False), tail(lb, la, True), tail(lb, la, False)
+
+
+# --------------------------------------------------------------------------------------------------
+# Discretisation.
+# --------------------------------------------------------------------------------------------------
+
+
+def tail_z(tail: float) -> float:
+    """Standard-normal quantile of a tail mass (the reach of the grid in standard deviations)."""
+    return float(-ndtri(tail))
+
+
+def grid_range(direction, h: float, tail: float = TAIL_MASS) -> tuple[int, int]:
+    """First and last grid index (lo < hi) covering the direction's support up to P-mass ``tail`` on each
+    side (about), one cell of margin below."""
+    lo, hi = direction.support(tail_z(tail))
+    return int(math.floor(lo / h)) - 1, max(int(math.ceil(hi / h)), int(math.floor(lo / h)))
+
+
+def _cell_masses(lgt: np.ndarray, lle: np.ndarray):
+    """Masses of the cells between consecutive grid points from log tails at the points, each from the
+    side with the smaller tails; and the size of the tail values, which bounds the local (dipole) error."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        gt = -np.expm1(lgt[1:] - lgt[:-1])  # (T_j - T_{j+1}) / T_j
+        le = -np.expm1(lle[:-1] - lle[1:])
+        use_gt = lgt[:-1] <= lle[1:]
+        mass = np.where(use_gt, np.exp(lgt[:-1]) * gt, np.exp(lle[1:]) * le)
+    mass = np.nan_to_num(mass, nan=0.0, posinf=0.0)
+    small = np.minimum(np.exp(lgt), np.exp(lle))
+    return np.maximum(mass, 0.0), small
+
+
+def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS) -> Pmf:
+    """The upper (dominating, split) or lower (dominated, swept) discrete PLD of one direction; the grid
+    reaches about ``tail`` P-mass into each tail (the exact mass beyond goes to +inf, resp. is dropped)."""
+    lo, hi = grid_range(direction, h, tail)
+    g = np.arange(lo, hi + 1) * h  # grid points g_0 .. g_m
+    p_gt, p_le, q_gt, q_le = direction.tails(g)
+    p, p_small = _cell_masses(p_gt, p_le)  # P-mass of cell j = (g_j, g_{j+1}]
+    with np.errstate(divide="ignore", over="ignore"):
+        lr, _ = _cell_masses(q_gt, q_le)
+        lq_small = np.minimum(q_gt, q_le)
+        r_small = np.exp(lq_small + g)  # size of e^g * Q-tails (what the split sees)
+        rt = lr * np.exp(g[:-1])  # e^{g_j} * Q-mass of cell j (<= p_j)
+        kp = 4 * _U * (2.0 + np.abs(np.minimum(p_gt, p_le)))
+        kq = 4 * _U * (2.0 + np.abs(lq_small))
+    rt = np.minimum(np.nan_to_num(rt, nan=0.0), p)
+    below, above = float(np.exp(p_le[0])), float(np.exp(p_gt[-1]))
+    inf_mass = float(direction.inf_mass)
+    one_minus = -math.expm1(-h)  # 1 - e^{-h}
+    with np.errstate(invalid="ignore"):
+        te = np.nan_to_num(kp * p_small) + np.nan_to_num(kq * r_small)  # error of the tails at g_j
+    tail_err = float(te.sum())
+    chain = 1.0 if upper else 4.0  # the sweep's fractions pass errors on to the next cell
+    err_quad = chain * tail_err / one_minus
+    split = 4 * _U * (p + rt) / one_minus  # round-off of the split of cell j (atoms j and j+1)
+    err_dipole = chain * (tail_err + float(split.sum()))
+    err_mass = float(4 * _U * (2 + 60) * (below + above) + 4 * _U * p.sum())
+    # per atom: a tail error at g_j reaches atoms j-1, j, j+1 (through cells j-1 and j)
+    spread = np.convolve(te, [1.0, 1.0, 1.0], mode="same") * (2.0 / one_minus)
+    err_atoms = chain * (spread + te + np.concatenate([split, [0.0]]) + np.concatenate([[0.0], split]))
+    err_atoms[0] += err_mass
+    atoms = np.zeros(p.size + 1)
+    if upper:
+        up = np.clip((p - rt) / one_minus, 0.0, p)  # to g_{j+1}
+        atoms[1:] += up
+        atoms[:-1] += p - up
+        atoms[0] += below
+        inf_mass = inf_mass + above
+    else:
+        atoms[:-1] = _sweep(p, rt, h, below, float(np.exp(q_le[0] + g[0])))
+    return Pmf(lo, atoms, min(inf_mass, 1.0), h, err_mass, err_dipole, err_quad, err_atoms)
+
+
+def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float) -> np.ndarray:
+    """P-mass emitted at each g_j (j = 0..m-1) by the dominated construction: cell j's remaining atom is
+    mixed with a fraction of cell j-1's atom until its likelihood ratio is e^{g_j} (top-down)."""
+    eh = math.exp(h)
+    excess = (p - rt).tolist()  # P - e^{g_j} Q of cell j's atom, >= 0
+    # deficit of cell j-1's atom w.r.t. g_j: e^{g_j} Q - P = e^h rt_{j-1} - p_{j-1} >= 0
+    prev_p = [below_p] + p[:-1].tolist()
+    prev_rt = [below_rt / eh] + rt[:-1].tolist()
+    pl, rtl = p.tolist(), rt.tolist()
+    out = [0.0] * len(pl)
+    used = 0.0  # fraction of cell j's atom taken by the emission at g_{j+1}
+    for j in range(len(pl) - 1, -1, -1):
+        keep = 1.0 - used
+        need = keep * max(excess[j], 0.0)
+        deficit = max(eh * prev_rt[j] - prev_p[j], 0.0)
+        if need <= 0.0:
+            out[j] = keep * pl[j]
+            used = 0.0
+        elif need <= deficit:
+            c = need / deficit
+            out[j] = keep * pl[j] + c * prev_p[j]
+            used = c
+        else:  # the cell below cannot absorb the excess: take all of it, drop the excess P-mass
+            out[j] = keep * rtl[j] + eh * prev_rt[j]
+            used = 1.0
+    return np.asarray(out)

@@ -1,0 +1,431 @@
+r"""The :class:`PLD` object: a lazy composition of single-event PLDs with a certified bracket."""
+
+from __future__ import annotations
+
+import math
+from typing import Optional
+
+import numpy as np
+
+from .. import _validate as V
+from ..accounting.events import (
+    ApproxDPEvent,
+    Event,
+    GaussianEvent,
+    GaussianProcessEvent,
+    LaplaceEvent,
+    Neighbouring,
+    SubsampledEvent,
+    _flatten,
+    _unwrap,
+)
+from ..errors import UnsupportedEventError
+from . import _build, _compose
+
+__all__ = ["PLD", "from_event", "supports", "DEFAULT_ACCURACY", "DEFAULT_ABSOLUTE_ACCURACY", "DEFAULT_MEMORY_LIMIT"]
+
+#: default relative width of the bracket [lower, upper] of epsilon
+DEFAULT_ACCURACY = 1e-3
+#: default absolute width (the larger of the two is used)
+DEFAULT_ABSOLUTE_ACCURACY = 1e-4
+#: default cap of the memory the arrays of one evaluation may take, in bytes
+DEFAULT_MEMORY_LIMIT = 256 * 2**20
+
+_GAUSSIAN_LEAVES = (GaussianEvent, GaussianProcessEvent)
+#: (sampling, neighbouring) pairs of a subsampled Gaussian priced here (those with a valid RDP bound)
+SUBSAMPLED = {
+    ("poisson", Neighbouring.ADD_REMOVE),
+    ("without_replacement", Neighbouring.REPLACE_ONE),
+    ("without_replacement", Neighbouring.ZERO_OUT),
+}
+class _MemoryCap(ValueError):
+    """A grid above the memory cap (a ValueError for the user; caught while refining)."""
+
+
+_BYTES_PER_CELL = 8 * 16  # arrays alive per grid cell during one build or composition (generous)
+_MAX_REFINE = 6  # refinements of the grid (upper: halvings)
+_MAX_REFINE_BRACKET = 3  # refinements of the grid for the bracket (each up to a factor 4)
+
+
+def _leaf_supported(event: Event) -> bool:
+    if isinstance(event, (*_GAUSSIAN_LEAVES, ApproxDPEvent, LaplaceEvent)):
+        return True
+    if isinstance(event, SubsampledEvent):
+        inner, n = _unwrap(event.event)
+        return isinstance(inner, _GAUSSIAN_LEAVES) and n == 1 and (event.sampling, event.neighbouring) in SUBSAMPLED
+    return False
+
+
+def supports(event: Event) -> bool:
+    """Whether ``event`` (any history) has a PLD here: Gaussian and Gaussian-process releases, Laplace
+    releases, (epsilon, delta)-DP events, and subsampled Gaussians (Poisson with add/remove neighbours;
+    without replacement with replace-one or zero-out neighbours).
+
+    Args:
+        event: the event to price.
+
+    Returns:
+        True when every leaf of the history is supported.
+    """
+    return isinstance(event, Event) and all(_leaf_supported(leaf) for leaf, _ in _flatten(event))
+
+
+def _factors(ledger) -> list:
+    """(pair, count) factors of a ledger of (leaf, count): Gaussian releases merged into one Gaussian
+    (mu^2 adds up, Dong, Roth & Su 2019, Cor. 3.3), equal pairs grouped, releases without loss dropped."""
+    mu2 = 0.0
+    groups: dict = {}
+    for leaf, n in ledger:
+        pair = None
+        if isinstance(leaf, _GAUSSIAN_LEAVES):
+            mu2 += n * leaf.mu * leaf.mu
+            continue
+        if isinstance(leaf, SubsampledEvent):
+            nm = _unwrap(leaf.event)[0].noise_multiplier
+            if math.isinf(nm):
+                continue
+            if leaf.sample_rate >= 1.0:
+                mu2 += n / (nm * nm)
+                continue
+            pair = _build.SubsampledGaussianPair(nm, leaf.sample_rate)
+        elif isinstance(leaf, LaplaceEvent):
+            pair = _build.LaplacePair(leaf.sensitivity / leaf.scale)
+        elif isinstance(leaf, ApproxDPEvent):
+            if leaf.epsilon == 0 and leaf.delta == 0:
+                continue
+            pair = _build.ApproxDPPair(leaf.epsilon, leaf.delta)
+        else:  # pragma: no cover - filtered by supports()
+            raise UnsupportedEventError(f"no PLD for {leaf!r}")
+        key = pair.key()
+        old = groups.get(key)
+        groups[key] = (pair, n + (old[1] if old else 0))
+    out = list(groups.values())
+    if mu2 > 0:
+        out.insert(0, (_build.GaussianPair(math.sqrt(mu2)), 1))
+    return out
+
+
+def _step_sd(pair) -> float:
+    """Rough standard deviation of one step's loss (picks the first grid spacing only)."""
+    if isinstance(pair, _build.GaussianPair):
+        return pair.mu
+    if isinstance(pair, _build.SubsampledGaussianPair):
+        return pair.q * math.sqrt(math.expm1(min(1.0 / (pair.s * pair.s), 700.0)))
+    return max(pair.e0, 1e-6)
+
+
+class PLD:
+    r"""Privacy loss distribution of a composition, with a certified bracket on every epsilon and delta.
+
+    Built lazily: the object records which single-event PLDs are composed how often; the discrete PLDs are
+    built and composed (one FFT per direction and side) only when a number is asked, and kept for further
+    questions. Both neighbouring directions (remove: P vs Q, add: Q vs P) are kept; delta is the larger.
+
+    For every epsilon, ``delta_bracket`` returns (lower, upper) with lower <= delta(epsilon) <= upper for
+    the true composition: the upper end composes dominating discrete pairs (``_build``, "connect the
+    dots"), the lower end dominated ones, and both are widened by the round-off bound of the FFT and the
+    Chernoff bound of the truncated mass (``_compose``). ``bracket(delta)`` inverts both. An epsilon that
+    cannot be certified (the bounds on round-off and truncation, or the mass at +inf, reach delta) is
+    ``inf``.
+
+    Use :func:`from_event` to build one.
+
+    Attributes:
+        value_discretization: the grid spacing h of the loss in nats, or None (chosen automatically from
+            ``accuracy`` when a number is asked).
+        accuracy: requested relative width of the epsilon bracket.
+        absolute_accuracy: requested absolute width of the epsilon bracket (the larger width is used).
+        memory_limit: cap, in bytes, of the arrays of one evaluation.
+    """
+
+    def __init__(self, factors, *, value_discretization=None, accuracy=DEFAULT_ACCURACY,
+                 absolute_accuracy=DEFAULT_ABSOLUTE_ACCURACY, memory_limit=DEFAULT_MEMORY_LIMIT):
+        self._factors = list(factors)
+        self.value_discretization = value_discretization
+        self.accuracy = accuracy
+        self.absolute_accuracy = absolute_accuracy
+        self.memory_limit = memory_limit
+        self._cache: dict = {}
+        self._chosen_h: Optional[float] = None
+
+    # ------------------------------------------------------------------ composition
+    def compose(self, other: "PLD") -> "PLD":
+        """The composition of this PLD with ``other`` (adaptive composition of the two histories).
+
+        Args:
+            other: another PLD; its settings are ignored, this one's are kept.
+
+        Returns:
+            A new PLD.
+        """
+        if not isinstance(other, PLD):
+            raise ValueError(f"other must be a PLD, got {other!r}")
+        return self._with(_factors_merge(self._factors, other._factors))
+
+    def self_compose(self, count: int) -> "PLD":
+        """``count`` adaptive repetitions of this PLD.
+
+        Args:
+            count: number of repetitions, an int >= 1.
+
+        Returns:
+            A new PLD.
+        """
+        count = V.positive_int("count", count)
+        return self._with([(p, n * count) for p, n in self._factors])
+
+    def _with(self, factors) -> "PLD":
+        return PLD(_factors_merge(factors, []), value_discretization=self.value_discretization,
+                   accuracy=self.accuracy, absolute_accuracy=self.absolute_accuracy,
+                   memory_limit=self.memory_limit)
+
+    # ------------------------------------------------------------------ numbers
+    def epsilon(self, delta: float) -> float:
+        """Upper bound on epsilon at ``delta`` (``inf`` if none can be certified).
+
+        Args:
+            delta: target delta, in (0, 1).
+
+        Returns:
+            epsilon, in [0, inf].
+        """
+        return self._epsilon(V.open_unit("delta", delta))
+
+    def delta(self, epsilon: float) -> float:
+        """Upper bound on delta at ``epsilon``.
+
+        Args:
+            epsilon: in [0, inf).
+
+        Returns:
+            delta, in [0, 1].
+        """
+        return self._delta_bracket(V.nonnegative("epsilon", epsilon))[1]
+
+    def bracket(self, delta: float) -> tuple[float, float]:
+        """Certified (lower, upper) bounds on the epsilon of the composition at ``delta``.
+
+        Args:
+            delta: target delta, in (0, 1).
+
+        Returns:
+            (lower, upper), 0 <= lower <= upper <= inf.
+        """
+        return self._bracket(V.open_unit("delta", delta))
+
+    def delta_bracket(self, epsilon: float) -> tuple[float, float]:
+        """Certified (lower, upper) bounds on the delta of the composition at ``epsilon``.
+
+        Args:
+            epsilon: in [0, inf).
+
+        Returns:
+            (lower, upper), 0 <= lower <= upper <= 1.
+        """
+        return self._delta_bracket(V.nonnegative("epsilon", epsilon))
+
+    # ------------------------------------------------------------------ kernels
+    def _bracket(self, delta: float) -> tuple[float, float]:
+        if not self._factors:
+            return 0.0, 0.0
+        if self.value_discretization is not None:
+            return self._bracket_at(delta, self.value_discretization)
+        h = self._chosen_h or self._initial_h()
+        lo, hi = self._bracket_at(delta, h)
+        for _ in range(_MAX_REFINE_BRACKET):
+            width = max(self.accuracy * hi, self.absolute_accuracy)
+            if hi - lo <= width or math.isinf(hi):  # inf: round-off or +inf mass, a finer grid cannot help
+                self._chosen_h = h
+                return lo, hi
+            gap = (hi - lo) / width if math.isfinite(hi) else 16.0
+            factor = min(max(math.sqrt(gap) * 1.25, 1.5), 4.0)  # the width shrinks like h^2
+            try:
+                lo_next, hi_next = self._bracket_at(delta, h / factor)
+            except _MemoryCap:  # the accuracy is out of reach under the cap: keep the last bracket
+                break
+            h = h / factor
+            lo, hi = max(lo, lo_next), min(hi, hi_next)  # both brackets are certified
+        self._chosen_h = h
+        return lo, hi
+
+    def _epsilon(self, delta: float) -> float:
+        """Certified upper bound, refined until two grids (h and h/2) agree to a quarter of the accuracy
+        (the smaller of the two certified values is returned)."""
+        if not self._factors:
+            return 0.0
+        if self.value_discretization is not None:
+            return self._upper_at(delta, self.value_discretization)
+        h = self._chosen_h or self._initial_h()
+        best = self._upper_at(delta, h)
+        for _ in range(_MAX_REFINE):
+            h_next = h / 2
+            try:
+                value = self._upper_at(delta, h_next)
+            except _MemoryCap:
+                break
+            change = abs(best - value)
+            best = min(best, value)
+            h = h_next
+            if change <= max(self.accuracy * best, self.absolute_accuracy) / 4:
+                break
+        self._chosen_h = self._chosen_h or h
+        return best
+
+    def _delta_bracket(self, epsilon: float) -> tuple[float, float]:
+        if not self._factors:
+            return 0.0, 0.0
+        h = self.value_discretization or self._chosen_h or self._initial_h()
+        return self._delta_bracket_at(epsilon, h)
+
+    def _initial_h(self) -> float:
+        var, n_total = 0.0, 0
+        for pair, n in self._factors:
+            var += n * _step_sd(pair) ** 2
+            n_total += n
+        sd = math.sqrt(var)
+        h = 2.0 * math.sqrt(self.accuracy * var / n_total) if var > 0 else 1e-3
+        return float(min(max(h, sd * 1e-5, 1e-7), 0.05, max(sd, 1e-6) / 4))
+
+    def _cells(self, h: float, tail: float = _build.TAIL_MASS) -> int:
+        cells = 0
+        for pair, _ in self._factors:
+            for d in pair.directions():
+                lo, hi = _build.grid_range(d, h, tail)
+                cells = max(cells, hi - lo + 1)
+        return cells
+
+    def _fits(self, h: float, tail: float = _build.TAIL_MASS) -> bool:
+        return self._cells(h, tail) * _BYTES_PER_CELL <= self.memory_limit
+
+    def _check_memory(self, h: float, cells: int) -> None:
+        need = cells * _BYTES_PER_CELL
+        if need > self.memory_limit:
+            raise _MemoryCap(
+                f"the PLD grid (spacing {h:.3g}, {cells} cells) needs about {need / 2**20:.0f} MB, above "
+                f"memory_limit = {self.memory_limit / 2**20:.0f} MB; relax accuracy (now {self.accuracy:g}) "
+                "or value_discretization, or raise memory_limit"
+            )
+
+    def _tails(self, delta: Optional[float]) -> tuple[float, float]:
+        """(single-step grid tail, composed window tail): small against delta (1e-3 delta in all over
+        the steps, 1e-4 delta outside the window), rounded down to a power of ten so nearby deltas share
+        a cache entry; the conservative defaults when no delta is given."""
+        if delta is None:
+            return _build.TAIL_MASS, _compose.WINDOW_TAIL
+        n_total = sum(n for _, n in self._factors)
+        step = min(max(1e-3 * delta / n_total, _build.TAIL_MASS), 1e-12)
+        win = min(max(1e-4 * delta, _compose.WINDOW_TAIL), 1e-9)
+        return 10.0 ** math.floor(math.log10(step)), 10.0 ** math.floor(math.log10(win))
+
+    def _composed(self, h: float, upper: bool, delta: Optional[float] = None) -> list:
+        tails = self._tails(delta)
+        key = (h, upper, tails)
+        if key not in self._cache:
+            self._check_memory(h, self._cells(h, tails[0]))
+            n_dirs = 1 if all(p.symmetric for p, _ in self._factors) else 2
+            out = []
+            for d in range(n_dirs):
+                pm = [(_build.pmfs(p.directions()[min(d, len(p.directions()) - 1)], h, upper=upper,
+                                   tail=tails[0]), n) for p, n in self._factors]
+                if len(pm) > 1 or pm[0][1] > 1:
+                    self._check_memory(h, _compose.window_size(pm, tails[1]))
+                out.append(_compose.compose(pm, tails[1]))
+            if len(self._cache) > 8:
+                self._cache.clear()
+            self._cache[key] = out
+        return self._cache[key]
+
+    def _upper_at(self, delta: float, h: float) -> float:
+        return max(_epsilon_side(c, delta, upper=True) for c in self._composed(h, True, delta))
+
+    def _bracket_at(self, delta: float, h: float) -> tuple[float, float]:
+        up = self._upper_at(delta, h)
+        lo = max(_epsilon_side(c, delta, upper=False) for c in self._composed(h, False, delta))
+        return min(lo, up), up
+
+    def _delta_bracket_at(self, epsilon: float, h: float) -> tuple[float, float]:
+        up = max(min(1.0, _compose.delta_at(c, epsilon) + _compose.slack(c, epsilon))
+                 for c in self._composed(h, True))
+        lo = max(max(0.0, _compose.delta_at(c, epsilon) - _compose.slack(c, epsilon))
+                 for c in self._composed(h, False))
+        return min(lo, up), up
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{type(p).__name__}{p.key()[1:]} x {n}" for p, n in self._factors)
+        return f"PLD([{inner}])"
+
+
+def _epsilon_side(c: _compose.Composed, delta: float, *, upper: bool) -> float:
+    """Certified epsilon of one composed direction: the slack is evaluated where it matters (it only
+    decreases in epsilon, and delta only needs to hold at the answer, being monotone)."""
+    if c.err_atoms is None:  # the slack does not depend on epsilon
+        s = _compose.slack(c, 0.0)
+        return _compose.epsilon_for(c, delta - s if upper else min(delta + s, 1.0))
+    if upper:
+        guess = _compose.epsilon_for(c, delta)  # below the answer: its slack is the larger
+        return _compose.epsilon_for(c, delta - _compose.slack(c, guess))
+    guess = _compose.epsilon_for(c, min(2.0 * delta, 1.0))
+    e = _compose.epsilon_for(c, min(delta + _compose.slack(c, guess), 1.0))
+    if e < guess:  # the answer fell below the point whose slack was used: use the slack at 0
+        e = _compose.epsilon_for(c, min(delta + _compose.slack(c, 0.0), 1.0))
+    return e
+
+
+def _factors_merge(a, b) -> list:
+    groups: dict = {}
+    for pair, n in list(a) + list(b):
+        key = pair.key()
+        old = groups.get(key)
+        groups[key] = (pair, n + (old[1] if old else 0))
+    gauss = [(p, n) for p, n in groups.values() if isinstance(p, _build.GaussianPair)]
+    rest = [(p, n) for p, n in groups.values() if not isinstance(p, _build.GaussianPair)]
+    if gauss:
+        mu2 = sum(n * p.mu * p.mu for p, n in gauss)
+        rest.insert(0, (_build.GaussianPair(math.sqrt(mu2)), 1))
+    return rest
+
+
+def from_event(
+    event: Event,
+    *,
+    value_discretization: Optional[float] = None,
+    accuracy: float = DEFAULT_ACCURACY,
+    absolute_accuracy: float = DEFAULT_ABSOLUTE_ACCURACY,
+    memory_limit: float = DEFAULT_MEMORY_LIMIT,
+) -> PLD:
+    """The PLD of ``event`` (any history of supported events; see :func:`supports`).
+
+    Args:
+        event: what ran.
+        value_discretization: grid spacing h of the loss, in nats, in (0, inf); default None: chosen
+            automatically (coarse first, refined until the bracket meets the accuracy).
+        accuracy: relative width of the epsilon bracket to reach, in (0, 1); default 1e-3.
+        absolute_accuracy: absolute width of the epsilon bracket to reach, in (0, inf); default 1e-4
+            (the larger of the two widths is the target).
+        memory_limit: cap of the memory of one evaluation, in bytes, in (0, inf); default 256 MiB. A grid
+            above it raises ``ValueError`` naming the cap and the accuracy to relax.
+
+    Returns:
+        A lazy :class:`PLD`.
+
+    Raises:
+        ValueError: an argument is outside its range.
+        UnsupportedEventError: ``event`` has a release with no PLD here.
+    """
+    if not isinstance(event, Event):
+        raise ValueError(f"event must be a privcal Event, got {event!r}")
+    if value_discretization is not None:
+        value_discretization = V.positive("value_discretization", value_discretization)
+    accuracy = V.open_unit("accuracy", accuracy)
+    absolute_accuracy = V.positive("absolute_accuracy", absolute_accuracy)
+    memory_limit = V.positive("memory_limit", memory_limit)
+    return _from_event(event, value_discretization=value_discretization, accuracy=accuracy,
+                       absolute_accuracy=absolute_accuracy, memory_limit=memory_limit)
+
+
+def _from_event(event, *, value_discretization=None, accuracy=DEFAULT_ACCURACY,
+                absolute_accuracy=DEFAULT_ABSOLUTE_ACCURACY, memory_limit=DEFAULT_MEMORY_LIMIT) -> PLD:
+    if not supports(event):
+        raise UnsupportedEventError(f"no PLD for {event!r}")
+    return PLD(_factors(_flatten(event)), value_discretization=value_discretization, accuracy=accuracy,
+               absolute_accuracy=absolute_accuracy, memory_limit=memory_limit)
