@@ -117,12 +117,15 @@ def test_windowed_rdp_search_falls_back_to_the_full_grid_when_the_window_misses(
     # optimum on purpose (the five largest orders) must still give the full-grid answer; without the
     # fallback it returns the window's root, about 1.5x larger here.
     releases = Releases(steps=10_000, sample_rate=0.01)
+    calls = []
 
     class Misplaced(RDPAccountant):
-        def _window(self, order):
+        def _around(self, order, position):
+            calls.append(order)
             return self.orders[-5:]
 
     slow = search_sigma(releases.event, 1.0, 1e-5, RDPAccountant, rtol=1e-9)
     window_only = search_sigma(releases.event, 1.0, 1e-5, lambda: RDPAccountant(RDPAccountant().orders[-5:]))
     assert window_only > 1.1 * slow  # the misplaced window alone would be far off
     assert Misplaced().sigma_for(releases, 1.0, 1e-5, rtol=1e-9) == pytest.approx(slow, rel=1e-8)
+    assert calls  # the misplaced window was searched on

@@ -569,13 +569,13 @@ class _Thm9Accountant(RDPAccountant):
 
     name = "rdp-thm9"
 
-    def _subsampled_rdp(self, event):
+    def _subsampled_rdp(self, event, orders):
         if event.sampling == "without_replacement":
             nm = _unwrap(event.event)[0].noise_multiplier
             if math.isinf(nm):  # no information released
-                return np.zeros_like(self.orders)
-            return subsampling._rdp_without_replacement_gaussian_thm9(self.orders, nm, event.sample_rate)
-        return super()._subsampled_rdp(event)
+                return np.zeros_like(orders)
+            return subsampling._rdp_without_replacement_gaussian_thm9(orders, nm, event.sample_rate)
+        return super()._subsampled_rdp(event, orders)
 
 
 def _releases(trajectories: int, iterations: int, neighbouring: str) -> Releases:
