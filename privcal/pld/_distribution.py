@@ -56,6 +56,17 @@ def _leaf_supported(event: Event) -> bool:
     return False
 
 
+def _realisable(ledger) -> bool:
+    """Whether the pairs priced for these leaves are realisable worst cases (so the lower end bounds the
+    mechanism's own epsilon from below): all but sampling without replacement under replace-one, whose
+    pair here only dominates (Koskela et al.'s replace-one pair is less lossy)."""
+    return not any(
+        isinstance(leaf, SubsampledEvent) and leaf.sample_rate < 1.0 and leaf.sampling == "without_replacement"
+        and leaf.neighbouring == Neighbouring.REPLACE_ONE
+        for leaf, _ in ledger
+    )
+
+
 def supports(event: Event) -> bool:
     """Whether ``event`` (any history) has a PLD here: Gaussian and Gaussian-process releases, Laplace
     releases, (epsilon, delta)-DP events, and subsampled Gaussians (Poisson with add/remove neighbours;
@@ -128,19 +139,41 @@ class PLD:
     cannot be certified (the bounds on round-off and truncation, or the mass at +inf, reach delta) is
     ``inf``.
 
-    Use :func:`from_event` to build one.
+    Use :func:`from_event` to build one (the constructor trusts its arguments).
 
-    Attributes:
-        value_discretization: the grid spacing h of the loss in nats, or None (chosen automatically from
-            ``accuracy`` when a number is asked).
-        accuracy: requested relative width of the epsilon bracket.
-        absolute_accuracy: requested absolute width of the epsilon bracket (the larger width is used).
-        memory_limit: cap, in bytes, of the arrays of one evaluation.
+    Args:
+        factors: (pair, count) pairs of the private ``privcal.pld._build`` pair classes (internal; build
+            with :func:`from_event`).
+        value_discretization: the grid spacing h of the loss in nats, in (0, inf), or None (default:
+            chosen automatically from ``accuracy`` when a number is asked).
+        accuracy: requested relative width of the epsilon bracket, in (0, 1); default 1e-3.
+        absolute_accuracy: requested absolute width of the epsilon bracket, in (0, inf); default 1e-4
+            (the larger width is used).
+        memory_limit: cap, in bytes, of the arrays of one evaluation, in (0, inf); default 256 MiB.
+        realisable: whether the composed pairs are realisable worst cases (see :attr:`realisable`);
+            default True.
     """
 
-    def __init__(self, factors, *, value_discretization=None, accuracy=DEFAULT_ACCURACY,
-                 absolute_accuracy=DEFAULT_ABSOLUTE_ACCURACY, memory_limit=DEFAULT_MEMORY_LIMIT):
+    @property
+    def realisable(self) -> bool:
+        """Whether the lower end of a bracket is a lower bound on the epsilon of the mechanisms
+        themselves (their pairs are realisable worst cases: Gaussian, Laplace, (epsilon, delta) events,
+        Poisson add/remove and without-replacement zero-out subsampling), not only of the dominating
+        pairs priced (sampling without replacement under replace-one)."""
+        return self._realisable
+
+    def __init__(
+        self,
+        factors: list,
+        *,
+        value_discretization: Optional[float] = None,
+        accuracy: float = DEFAULT_ACCURACY,
+        absolute_accuracy: float = DEFAULT_ABSOLUTE_ACCURACY,
+        memory_limit: float = DEFAULT_MEMORY_LIMIT,
+        realisable: bool = True,
+    ):
         self._factors = list(factors)
+        self._realisable = bool(realisable)
         self.value_discretization = value_discretization
         self.accuracy = accuracy
         self.absolute_accuracy = absolute_accuracy
@@ -160,7 +193,7 @@ class PLD:
         """
         if not isinstance(other, PLD):
             raise ValueError(f"other must be a PLD, got {other!r}")
-        return self._with(_factors_merge(self._factors, other._factors))
+        return self._with(_factors_merge(self._factors, other._factors), self._realisable and other._realisable)
 
     def self_compose(self, count: int) -> "PLD":
         """``count`` adaptive repetitions of this PLD.
@@ -172,12 +205,12 @@ class PLD:
             A new PLD.
         """
         count = V.positive_int("count", count)
-        return self._with([(p, n * count) for p, n in self._factors])
+        return self._with([(p, n * count) for p, n in self._factors], self._realisable)
 
-    def _with(self, factors) -> "PLD":
+    def _with(self, factors, realisable: bool) -> "PLD":
         return PLD(_factors_merge(factors, []), value_discretization=self.value_discretization,
                    accuracy=self.accuracy, absolute_accuracy=self.absolute_accuracy,
-                   memory_limit=self.memory_limit)
+                   memory_limit=self.memory_limit, realisable=realisable)
 
     # ------------------------------------------------------------------ numbers
     def epsilon(self, delta: float) -> float:
@@ -249,8 +282,9 @@ class PLD:
         return lo, hi
 
     def _epsilon(self, delta: float) -> float:
-        """Certified upper bound, refined until two grids (h and h/2) agree to a quarter of the accuracy
-        (the smaller of the two certified values is returned)."""
+        """Certified upper bound, refined until two grids (h and h/2) agree to the accuracy (the excess
+        shrinks like h^2, so the finer one is then within about a third of it); the smaller of the
+        certified values is returned."""
         if not self._factors:
             return 0.0
         if self.value_discretization is not None:
@@ -266,7 +300,8 @@ class PLD:
             change = abs(best - value)
             best = min(best, value)
             h = h_next
-            if change <= max(self.accuracy * best, self.absolute_accuracy) / 4:
+            # the excess of the upper end shrinks like h^2: after halving it is about change / 3
+            if change <= max(self.accuracy * best, self.absolute_accuracy):
                 break
         self._chosen_h = self._chosen_h or h
         return best
@@ -427,5 +462,6 @@ def _from_event(event, *, value_discretization=None, accuracy=DEFAULT_ACCURACY,
                 absolute_accuracy=DEFAULT_ABSOLUTE_ACCURACY, memory_limit=DEFAULT_MEMORY_LIMIT) -> PLD:
     if not supports(event):
         raise UnsupportedEventError(f"no PLD for {event!r}")
-    return PLD(_factors(_flatten(event)), value_discretization=value_discretization, accuracy=accuracy,
-               absolute_accuracy=absolute_accuracy, memory_limit=memory_limit)
+    ledger = _flatten(event)
+    return PLD(_factors(ledger), value_discretization=value_discretization, accuracy=accuracy,
+               absolute_accuracy=absolute_accuracy, memory_limit=memory_limit, realisable=_realisable(ledger))

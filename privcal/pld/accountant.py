@@ -4,9 +4,10 @@ r"""The PLD accountant: privacy loss distributions behind the accountant protoco
 (epsilon, delta)-DP events and subsampled Gaussians (Poisson with add/remove neighbours; without
 replacement with replace-one or zero-out neighbours, the sensitivity meant under that relation) by their
 privacy loss distributions (``privcal.pld``). Every number it reports is a certified upper bound;
-:meth:`PLDAccountant.bracket` also gives the certified lower bound of the same pair (for the subsampled
-Gaussian under Poisson sampling and for Gaussian, Laplace and (epsilon, delta) events a realisable worst
-case, so a target above the lower end is certainly not met).
+:meth:`PLDAccountant.bracket` also gives the certified lower bound of the same pairs. Where those pairs
+are realisable worst cases (:attr:`PLDAccountant.realisable`: Gaussian, Laplace and (epsilon, delta)
+events, Poisson add/remove and without-replacement zero-out subsampling) a lower end above a target
+proves the target is not met.
 """
 
 from __future__ import annotations
@@ -91,8 +92,17 @@ class PLDAccountant(Accountant):
             self._pld = D.PLD(
                 D._factors(self._ledger), value_discretization=self.value_discretization,
                 accuracy=self.accuracy, absolute_accuracy=self.absolute_accuracy, memory_limit=self.memory_limit,
+                realisable=D._realisable(self._ledger),
             )
         return self._pld
+
+    @property
+    def realisable(self) -> bool:
+        """Whether the lower end of :meth:`bracket` bounds the epsilon of the composed mechanisms
+        themselves from below (True unless the ledger holds sampling without replacement under
+        replace-one, priced by a dominating pair); only then may a lower end above a target prove that
+        the target is not met."""
+        return D._realisable(self._ledger)
 
     def _epsilon(self, delta: float) -> float:
         return self.pld._epsilon(delta)
