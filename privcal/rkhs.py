@@ -26,6 +26,15 @@ Findings (tests in ``tests/test_rkhs.py`` hold the evidence):
   ``2L``-Lipschitz and the paper's ``(v^2 + v) L^2`` is then exceeded (explicit triangle wave).
 * The proof of Thm 5 names the kernel ``exp(-4 alpha L (k+1) |x - y|/B)`` (``beta = v L``) while
   the statement sets ``beta = 1/v``.
+* The proof of Thm 5 bounds one update by ``||Q - Q'||_inf <= 4 alpha L (k+1)/B``
+  (``update_sup_bound``): the 1/B treats a batch as if one reward changed, but under the paper's
+  adjacency ``||r - r'||_inf <= 1`` all B rewards change, and the input-Lipschitz constant ``L``
+  does not bound how far a parameter step moves the function: a network whose only moving parameter
+  is the output bias (0-Lipschitz in the state) shifts by ``alpha`` under ``r`` versus ``r + 1``
+  (``privcal verify``, claim DPQ-update-sup). The valid analysis certifies the update in the agent
+  instead (``privcal.rl.dpq_agent``: ``sup |Q_new - Q_old| <= c``) and prices release ``j`` with
+  ``clipped_release_sensitivity_squared``: ``sup |Q_j - Q'_j| <= 2 j c`` (the neighbours' parameters
+  drift apart through every earlier update), ``Lip(Q_j - Q'_j) <= 2L``.
 * Sec. 3.2's output-perturbation bound ``2 r0^2 (1 + beta/2)/(1-gamma)^2 + L^2/beta`` is half of
   what the Lemma 6 norm gives for ``sup|Q - Q'| <= 2 r0/(1-gamma)`` and ``Lip(Q - Q') <= 2L``;
   ``Q = r0/(1-gamma)``, ``Q' = -Q`` exceeds it.
@@ -65,6 +74,9 @@ __all__ = [
     "sensitivity_minimizing_beta",
     "update_sensitivity_squared_paper",
     "update_sensitivity_squared",
+    "clipped_release_sensitivity_squared",
+    "clipped_run_sensitivity_squared",
+    "clipped_run_minimizing_beta",
     "output_perturbation_sensitivity_squared_paper",
     "output_perturbation_sensitivity_squared",
 ]
@@ -657,11 +669,15 @@ def _validate_update(lr, k, batch_size) -> tuple[float, float, int]:
 
 
 def update_sup_bound(lr: float, k: float, batch_size: int, lipschitz: float) -> float:
-    """Sup-norm bound on the difference of two Q-updates under neighbouring rewards.
+    """Sup-norm bound on the difference of two Q-updates under neighbouring rewards (as in the paper).
 
     Formula: ``||Q - Q'||_inf <= 4 alpha L (k + 1) / B`` (``alpha = lr``, ``L = lipschitz``,
     ``B = batch_size``), on the event that the noise paths stay in ``[-k, k]``.
     Source: Wang & Hegde 2019, proof of Thm 5.
+    Fails: under ``||r - r'||_inf <= 1`` all B rewards of a batch change (not one), and ``L`` (a
+    slope in the state) does not bound a parameter step: the output bias alone moves Q by ``alpha``
+    (claim DPQ-update-sup of ``privcal verify``). The valid analysis certifies the update instead,
+    see ``clipped_release_sensitivity_squared``.
 
     Args:
         lr: learning rate alpha of the Q-update, in (0, inf).
@@ -984,3 +1000,120 @@ def _output_perturbation_sensitivity_squared(
 ) -> float:
     """output_perturbation_sensitivity_squared for validated inputs."""
     return _sensitivity_squared_bound(2.0 * reward_bound / (1.0 - discount), 2.0 * lipschitz, beta)
+
+
+# ----------------------------------------------------------------------------------------------
+# sensitivities of an agent whose every update is certified (valid analysis of Algorithm 1)
+
+
+def _sum_of_squares(n: int) -> float:
+    """1^2 + 2^2 + ... + n^2."""
+    return n * (n + 1.0) * (2.0 * n + 1.0) / 6.0
+
+
+def _validate_clipped(update_clip, updates, lipschitz) -> tuple[float, int, float]:
+    update_clip = V.positive("update_clip", update_clip)
+    updates = V.positive_int("updates", updates)
+    lipschitz = V.positive("lipschitz", lipschitz)
+    return update_clip, updates, lipschitz
+
+
+def clipped_release_sensitivity_squared(update_clip: float, updates: int, lipschitz: float, beta: float) -> float:
+    """Squared RKHS sensitivity of the function released after ``updates`` certified updates (one action).
+
+    Formula: ``(1 + beta/2) (2 j c)^2 + (2L)^2 / (2 beta)`` with ``j = updates``, ``c = update_clip``:
+    ``sensitivity_squared_bound`` of ``f = Q_j - Q'_j``, where ``Q_j``, ``Q'_j`` are the functions the
+    agent holds after ``j`` updates on two reward functions (any two: the bound does not use the
+    rewards). Every update is certified to move each action's Q by at most ``c`` in sup norm over
+    [0, 1], so ``|Q_j - Q'_j| <= sum_i (|Q_i - Q_(i-1)| + |Q'_i - Q'_(i-1)|) <= 2 j c`` (the same
+    initial network); both are ``L``-Lipschitz, so ``f`` is ``2L``-Lipschitz.
+    Source: Wang & Hegde 2019, Lemma 6 norm (as used in the proof of Thm 5), with the per-update
+    premise made true by the agent (``privcal.rl.dpq_agent``) instead of assumed.
+
+    Args:
+        update_clip: c, the certified bound on one update's change of Q in sup norm, in (0, inf)
+            (units of Q, i.e. of reward).
+        updates: j, the number of certified updates before the release, an int >= 1.
+        lipschitz: L, the enforced Lipschitz bound of Q in the state, in (0, inf).
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
+
+    Returns:
+        the squared RKHS sensitivity of the release (one action), in (0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    update_clip, updates, lipschitz = _validate_clipped(update_clip, updates, lipschitz)
+    beta = V.positive("beta", beta)
+    return _clipped_release_sensitivity_squared(update_clip, updates, lipschitz, beta)
+
+
+def _clipped_release_sensitivity_squared(update_clip, updates, lipschitz, beta) -> float:
+    """clipped_release_sensitivity_squared for validated inputs."""
+    return _sensitivity_squared_bound(2.0 * updates * update_clip, 2.0 * lipschitz, beta)
+
+
+def clipped_run_sensitivity_squared(update_clip: float, updates: int, lipschitz: float, beta: float, *,
+                                    actions: int = 1) -> float:
+    """Sum of the squared RKHS sensitivities of every release of a certified run: U releases x m actions.
+
+    Formula: ``m sum_(j=1..U) [(1 + beta/2)(2 j c)^2 + (2L)^2/(2 beta)]
+    = m [(1 + beta/2) 4 c^2 U(U+1)(2U+1)/6 + U (2L)^2/(2 beta)]``. Composing Gaussian-process
+    releases with independent noise paths of scale sigma is a Gaussian mechanism with
+    ``mu^2 = (this sum) / sigma^2`` (Wang & Hegde 2019, Prop. 4; Gaussian composition is exact).
+    The release before the first update (the initial network) does not depend on the rewards.
+    Source: :func:`clipped_release_sensitivity_squared`, summed.
+
+    Args:
+        update_clip: c, the certified bound on one update's change of Q in sup norm, in (0, inf)
+            (units of Q).
+        updates: U, the number of certified updates (releases that depend on the rewards), an int >= 1.
+        lipschitz: L, the enforced Lipschitz bound of Q in the state, in (0, inf).
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
+        actions: m, the number of actions (one noise path each per release), an int >= 1; default 1.
+
+    Returns:
+        the summed squared sensitivity, in (0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    update_clip, updates, lipschitz = _validate_clipped(update_clip, updates, lipschitz)
+    beta = V.positive("beta", beta)
+    actions = V.positive_int("actions", actions)
+    return _clipped_run_sensitivity_squared(update_clip, updates, lipschitz, beta, actions)
+
+
+def _clipped_run_sensitivity_squared(update_clip, updates, lipschitz, beta, actions=1) -> float:
+    """clipped_run_sensitivity_squared for validated inputs."""
+    sup_part = 4.0 * update_clip**2 * _sum_of_squares(updates)
+    lip_part = updates * (2.0 * lipschitz) ** 2
+    return actions * ((1.0 + beta / 2.0) * sup_part + lip_part / (2.0 * beta))
+
+
+def clipped_run_minimizing_beta(update_clip: float, updates: int, lipschitz: float) -> float:
+    """Kernel beta minimising :func:`clipped_run_sensitivity_squared` (one beta for every release).
+
+    Formula: with ``A = 4 c^2 U(U+1)(2U+1)/6`` and ``C = U (2L)^2/2`` the sum is
+    ``m (A (1 + beta/2) + C/beta)``, minimal at ``beta = sqrt(2 C / A)`` where it equals
+    ``m (A + sqrt(2 A C))``. Source: calculus on :func:`clipped_run_sensitivity_squared`.
+
+    Args:
+        update_clip: c, the certified bound on one update's change of Q in sup norm, in (0, inf).
+        updates: U, the number of certified updates, an int >= 1.
+        lipschitz: L, the enforced Lipschitz bound of Q in the state, in (0, inf).
+
+    Returns:
+        the minimising kernel beta, in (0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    return _clipped_run_minimizing_beta(*_validate_clipped(update_clip, updates, lipschitz))
+
+
+def _clipped_run_minimizing_beta(update_clip, updates, lipschitz) -> float:
+    """clipped_run_minimizing_beta for validated inputs."""
+    a = 4.0 * update_clip**2 * _sum_of_squares(updates)
+    c = updates * (2.0 * lipschitz) ** 2 / 2.0
+    return math.sqrt(2.0 * c / a)

@@ -1,10 +1,11 @@
-"""The end-to-end DP-Q-learning calibrator (Wang & Hegde 2019, Thm 5 + Lemma 8 + App. E.3)."""
+"""The end-to-end DP-Q-learning calibrator: valid (certified update clip, exact composition) and the paper's
+(Wang & Hegde 2019, Thm 5 + Lemma 8 + App. E.3)."""
 
 import math
 
 import pytest
 
-from privcal import composition, dpq, rkhs, supremum
+from privcal import composition, dpq, gaussian, rkhs
 from privcal.errors import InfeasibleError
 
 # Wang & Hegde 2019, App. E.3: T = 5000, B = 64, alpha = 3e-4, L = 4, J = floor(T/B) = 78, m = 2 actions
@@ -12,47 +13,72 @@ E3 = dict(samples=5000, batch_size=64, lr=3e-4, lipschitz=4.0, resets=78, action
 
 
 @pytest.fixture(scope="module")
-def corrected():
+def valid():
     return dpq.calibrate(0.9, 1e-4, **E3)
 
 
-def test_paper_e3_parameters_violate_their_own_condition():
-    # App. E.3: k = 23, sigma ~= 0.313 (they ran sigma = 0.32). beta = 1/v = 64/(4*3e-4*24) = 2222.2, so
-    # 8.68 sqrt(beta) sigma = 8.68 * 47.14 * 0.313 = 128.1 > 2k = 46.
-    for sigma in (0.313, 0.32):
-        r = dpq.check(0.9, 1e-4, sigma=sigma, k=23, **E3)
-        assert r.beta == pytest.approx(2222.22, rel=1e-5)
-        assert not r.conditions["Thm 5: 2k > 8.68 sqrt(beta) sigma"]
-        assert not r.feasible
+def test_valid_known_value_at_e3(valid):
+    # closed form (privcal.calibrators.dpq module docstring): U = 78 releases, m = 2 actions, c = 0.01, L = 4:
+    # sum_j j^2 = 78*79*157/6 = 161239, A = 4 c^2 * 161239 = 64.4956, C = U (2L)^2 / 2 = 2496,
+    # beta = sqrt(2C/A) = 8.7978, total = m (A + sqrt(2 A C)) = 1263.83; mu(0.9, 1e-4) = 0.285961 (exact
+    # Gaussian profile, Balle & Wang 2018); sigma = sqrt(total)/mu = 124.32.
+    assert valid.variant == "valid" and valid.update_clip == 0.01 and valid.feasible
+    assert valid.beta == pytest.approx(8.797763, rel=1e-6)
+    assert valid.sensitivity**2 * 78 == pytest.approx(1263.825, rel=1e-6)
+    assert valid.sigma == pytest.approx(124.3188, rel=1e-5)
+    assert math.isinf(valid.k) and valid.delta_tail == 0.0 and valid.delta_composition == 1e-4
 
 
-def test_corrected_answer_meets_every_condition(corrected):
-    r = corrected
-    assert r.feasible and all(r.conditions.values()) and r.variant == "corrected"
-    # independent re-check with the library functions
-    d = math.sqrt(rkhs.update_sensitivity_squared(3e-4, r.k, 64, 4.0, beta=r.beta))
-    assert d == pytest.approx(r.sensitivity, rel=1e-12)
-    assert composition.epsilon_composed_exact(r.sigma, r.delta_composition, steps=78, sensitivity=d) <= 0.9
-    assert r.k > supremum.LEMMA8_CONSTANT * math.sqrt(r.beta) * r.sigma
-    tail = supremum.thm5_failure(r.k, r.beta, r.sigma, 78, actions=2)
-    assert tail == pytest.approx(r.delta_tail, rel=1e-12)
-    assert r.delta_composition + r.delta_tail <= 1e-4
+def test_valid_answer_rechecked_independently(valid):
+    # the sum of the per-release Lemma 6 bounds (one function per release), composed as one Gaussian mechanism
+    total = 2 * sum(rkhs.clipped_release_sensitivity_squared(0.01, j, 4.0, valid.beta) for j in range(1, 79))
+    assert total == pytest.approx(valid.sensitivity**2 * 78, rel=1e-12)
+    mu = math.sqrt(total) / valid.sigma
+    assert gaussian.delta_exact(0.9, mu) <= 1e-4 * (1 + 1e-9)
+    assert gaussian.delta_exact(0.9, mu / 0.999) > 1e-4  # minimal: 0.1% less noise breaks the target
 
 
-def test_corrected_is_at_the_tail_boundary(corrected):
-    # a smaller k (same beta, sigma recomputed for it) breaks the tail budget: k is (near) minimal
-    r = corrected
-    smaller = r.k * 0.97
-    beta = r.beta * rkhs.v_parameter(3e-4, r.k, 64) / rkhs.v_parameter(3e-4, smaller, 64)
-    d = math.sqrt(rkhs.update_sensitivity_squared(3e-4, smaller, 64, 4.0, beta=beta))
-    sigma = composition.sigma_composed_exact(0.9, r.delta_composition, steps=78, sensitivity=d)
-    tail = supremum.thm5_failure(smaller, beta, sigma, 78, actions=2) if supremum.thm5_condition(smaller, beta, sigma) else 1.0
-    assert r.delta_composition + tail > 1e-4
+def test_valid_beta_minimises_the_summed_sensitivity(valid):
+    total = rkhs.clipped_run_sensitivity_squared(0.01, 78, 4.0, valid.beta, actions=2)
+    for f in (0.9, 1.1):
+        assert rkhs.clipped_run_sensitivity_squared(0.01, 78, 4.0, valid.beta * f, actions=2) > total
 
 
-def test_corrected_needs_far_more_noise_than_the_paper_claims(corrected):
-    # the paper's 0.313 against the valid end-to-end answer (pinned loosely: > 50x)
-    assert corrected.sigma > 50 * 0.313
+def test_valid_depends_on_the_update_count_and_clip_not_on_lr_or_batch():
+    a = dpq.calibrate(2.0, 1e-5, **E3)
+    b = dpq.calibrate(2.0, 1e-5, **{**E3, "lr": 1.0, "samples": 78 * 32, "batch_size": 32})
+    assert a.sigma == b.sigma
+    sig = [dpq.calibrate(2.0, 1e-5, update_clip=c, **E3).sigma for c in (1e-3, 1e-2, 1e-1)]
+    assert sig[0] < sig[1] < sig[2]
+
+
+def test_valid_refuses_noise_reuse_naming_the_premise():
+    with pytest.raises(ValueError, match=r"resets must equal .* = 78 .*'fresh noise for every release'"):
+        dpq.calibrate(0.9, 1e-4, **{**E3, "resets": 39})
+    with pytest.raises(ValueError, match="fresh noise for every release"):
+        dpq.check(0.9, 1e-4, sigma=1.0, variant="valid", **{**E3, "resets": 1})
+    dpq.calibrate(0.9, 1e-4, variant="paper", **{**E3, "resets": 39})  # the paper variant runs
+
+
+def test_corrected_is_a_deprecated_alias_of_valid(valid):
+    with pytest.warns(DeprecationWarning, match="use variant='valid'"):
+        r = dpq.calibrate(0.9, 1e-4, variant="corrected", **E3)
+    assert r == valid
+    assert dpq._calibrate(0.9, 1e-4, variant="corrected", **E3) == valid  # the kernel maps it silently
+
+
+def test_check_valid(valid):
+    ok = dpq.check(0.9, 1e-4, sigma=valid.sigma * (1 + 1e-9), variant="valid", **E3)
+    assert ok.feasible and ok.beta == valid.beta
+    low = dpq.check(0.9, 1e-4, sigma=valid.sigma * 0.99, variant="valid", **E3)
+    assert not low.conditions["composition: exact epsilon <= target"] and not low.feasible
+    with pytest.raises(ValueError, match="k is required"):
+        dpq.check(0.9, 1e-4, sigma=0.3, **E3)
+
+
+def test_valid_needs_far_more_noise_than_the_paper_claims(valid):
+    # the paper's 0.313 against the valid end-to-end answer at c = 0.01 (124, see the known value above)
+    assert valid.sigma > 50 * 0.313
 
 
 def test_paper_variant_solved_consistently():
@@ -67,13 +93,12 @@ def test_paper_variant_solved_consistently():
 
 
 def test_monotone_in_epsilon():
-    sig = [dpq.calibrate(e, 1e-4, **E3).sigma for e in (0.45, 0.9, 4.0)]
-    assert sig[0] > sig[1] > sig[2]
+    for variant in ("valid", "paper"):
+        sig = [dpq.calibrate(e, 1e-4, variant=variant, **E3).sigma for e in (0.45, 0.9, 4.0)]
+        assert sig[0] > sig[1] > sig[2]
 
 
 def test_infeasible_names_the_binding_condition():
-    with pytest.raises(InfeasibleError, match="k > c"):
-        dpq.calibrate(0.01, 1e-6, **E3)
     with pytest.raises(InfeasibleError, match="2k > 8.68"):
         dpq.calibrate(0.01, 1e-6, variant="paper", **E3)
 
@@ -90,6 +115,7 @@ def test_infeasible_names_the_binding_condition():
         (dict(resets=0), "resets"),
         (dict(actions=0), "actions"),
         (dict(variant="loose"), "variant"),
+        (dict(update_clip=0), "update_clip"),
     ],
 )
 def test_bad_input(kwargs, name):
@@ -104,21 +130,21 @@ def test_bad_input(kwargs, name):
 # one validation per argument, one owner of the exact calibration
 
 
-@pytest.mark.parametrize("variant", ["corrected", "paper"])
+@pytest.mark.parametrize("variant", ["valid", "paper"])
 def test_calibrate_validates_each_argument_once(validations, variant):
-    # 9 arguments, samples and batch_size checked together (one rule calling positive_int twice): 10.
+    # 10 arguments, samples and batch_size checked together (one rule calling positive_int twice): 11.
     # Before the kernels, every candidate k re-validated in rkhs/supremum/gaussian (121 and 39 calls).
     dpq.calibrate(0.9, 1e-4, variant=variant, **E3)
-    assert 1 <= validations["n"] <= 10
+    assert 1 <= validations["n"] <= 11
 
 
 def test_check_validates_each_argument_once(validations):
     dpq.check(0.9, 1e-4, sigma=0.313, k=23, **E3)
-    assert 1 <= validations["n"] <= 12  # calibrate's 10, plus sigma and k
+    assert 1 <= validations["n"] <= 12  # calibrate's 10 (no update_clip for paper), plus sigma and k
 
 
-def test_corrected_sigma_is_the_exact_accountants(monkeypatch):
-    # the corrected composition is calibrated by ExactAccountant's own method, not by a second path
+def test_valid_sigma_is_the_exact_accountants(monkeypatch):
+    # the valid composition is calibrated by ExactAccountant's own method, not by a second path
     from privcal.accounting.accountants import ExactAccountant
 
     seen = []

@@ -4,6 +4,7 @@
 import io
 import json
 import math
+import re
 import subprocess
 import sys
 from contextlib import redirect_stderr, redirect_stdout
@@ -17,6 +18,7 @@ from hypothesis import strategies as st
 from privcal.errors import InfeasibleError
 from privcal.rl import baselines, experiments_dpq as X
 from privcal.rl.dpq_agent import Hyperparameters, train, train_dpq
+from privcal.rl import mlp as mlp_module
 from privcal.rl.mlp import LipschitzMLP
 
 gym = pytest.importorskip("gymnasium")
@@ -93,6 +95,31 @@ def test_lipschitz_bound_holds_after_every_update(seed, lipschitz, lr, activatio
         net.step(grads, lr)
         assert net.lipschitz_bound() <= lipschitz * (1 + 1e-12)
         assert _slopes(net, rng).max() <= lipschitz * (1 + 1e-9)
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10_000), lipschitz=st.floats(0.1, 8.0), grid=st.integers(2, 200),
+       activation=st.sampled_from(["tanh", "relu"]))
+def test_sup_difference_bound_is_an_upper_bound(seed, lipschitz, grid, activation):
+    # two unrelated networks: the certified bound from a coarse grid is never below the difference on a
+    # dense grid (100,001 points) of [0, 1]
+    a = LipschitzMLP((1, 8, 8, 2), lipschitz=lipschitz, activation=activation, seed=seed)
+    b = LipschitzMLP((1, 8, 8, 2), lipschitz=lipschitz, activation=activation, seed=seed + 1)
+    dense = np.linspace(0, 1, 100_001)[:, None]
+    observed = np.abs(a(dense) - b(dense)).max()
+    assert observed <= mlp_module.sup_difference_bound(a, b, grid)
+
+
+def test_sup_difference_bound_of_a_bias_shift_is_the_shift():
+    # networks with zero weights are constant in the state (0-Lipschitz): no slack, the bound is the shift
+    a = LipschitzMLP((1, 4, 2), seed=0)
+    for w in a.weights:
+        w[...] = 0.0
+    b = a.copy()
+    b.biases[-1][...] = [0.25, -0.125]
+    assert mlp_module.sup_difference_bound(a, b, 2) == pytest.approx(0.25, rel=1e-11)
+    with pytest.raises(ValueError, match="grid_size must be an int >= 2"):
+        mlp_module.sup_difference_bound(a, b, 1)
 
 
 def test_projection_is_active_and_tight():
@@ -301,13 +328,18 @@ def test_train_dpq_calibrates_with_privcal_dpq():
     res = train_dpq(epsilon=0.9, delta=1e-4, samples=640, batch_size=64, lr=3e-4, seed=0)
     cal = dpq.calibrate(0.9, 1e-4, samples=640, batch_size=64, lr=3e-4, lipschitz=4.0, resets=10)
     assert res.sigma == cal.sigma and res.beta == cal.beta and res.resets == 10
-    assert res.calibration.feasible and "DP" in res.guarantee
+    assert res.calibration.feasible and res.guarantee.startswith("(0.9, 0.0001)-DP w.r.t. reward functions")
+    assert res.hyperparameters.update_clip == cal.update_clip == 0.01
+    assert len(res.premises) == 6 and all(held for _, held, _ in res.premises)
     paper = train_dpq(epsilon=0.9, delta=1e-4, samples=640, lr=3e-4, variant="paper", seed=0)
-    assert "NOT" in paper.guarantee
-    assert paper.sigma < res.sigma
-    # a beta other than the calibrated one voids the claim (sensitivity and tail depend on beta)
+    assert paper.guarantee.startswith("no valid guarantee (paper analysis)") and paper.premises == []
+    assert paper.sigma < res.sigma and paper.certificate == {}  # plain SGD steps, as the paper ran them
+    # a beta other than the calibrated one voids the claim (the sensitivity depends on beta)
     other = train_dpq(epsilon=0.9, delta=1e-4, samples=640, lr=3e-4, beta=2 * cal.beta, seed=0)
-    assert other.beta == 2 * cal.beta and "no privacy claim" in other.guarantee
+    assert other.beta == 2 * cal.beta
+    assert other.guarantee == "no valid guarantee: calibrated noise: sigma and beta from privcal.dpq.calibrate (valid)"
+    given = train_dpq(sigma=0.5, samples=640, lr=3e-4, seed=0)
+    assert given.guarantee.startswith("no valid guarantee: calibrated noise")
 
 
 def test_train_dpq_calibrates_for_the_env_actions():
@@ -353,8 +385,14 @@ def test_bad_input_raises():
         train("non_private", hp=SMALL, seed=-1)
     with pytest.raises(ValueError, match="either sigma or both"):
         train_dpq(epsilon=0.9, hp=SMALL)
-    with pytest.raises(InfeasibleError, match="lr=1"):  # no valid sigma at lr = 1 (binding: Lemma 8 tail)
-        train_dpq(epsilon=0.9, delta=1e-4, hp=replace(SMALL, samples=5000))
+    with pytest.raises(InfeasibleError, match="2k > 8.68"):  # the paper's own conditions fail at lr = 1
+        train_dpq(epsilon=0.9, delta=1e-4, hp=replace(SMALL, samples=5000), variant="paper")
+    with pytest.raises(ValueError, match="'fresh noise for every release' fails"):  # noise reuse: refused
+        train_dpq(epsilon=0.9, delta=1e-4, hp=SMALL, resets=5)
+    with pytest.raises(ValueError, match="update_clip must be at least .*'every update certified'"):
+        Hyperparameters(update_clip=1e-5)
+    with pytest.raises(ValueError, match="update_clip must be in"):
+        Hyperparameters(update_clip=0.0)
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -411,9 +449,9 @@ def test_noise_for_versions():
     assert paper.sigma == 0.32 and paper.dp is False  # App. E.3's printed value
     assert paper.beta == pytest.approx(64 / (4 * 3e-4 * 24))
     valid = X.noise_for("dpq", 0.9, 1e-4, hp, "valid")
-    assert valid.infeasible and valid.sigma is None  # lr = 1: no valid sigma
-    valid_e3 = X.noise_for("dpq", 0.9, 1e-4, replace(hp, lr=3e-4), "valid")
-    assert valid_e3.dp is True and valid_e3.sigma > 10 * paper.sigma
+    assert valid.dp is True and valid.sigma > 10 * paper.sigma and "update clip c = 0.01" in valid.source
+    # the valid calibration does not depend on lr (the certified clip bounds the update)
+    assert X.noise_for("dpq", 0.9, 1e-4, replace(hp, lr=3e-4), "valid").sigma == valid.sigma
     assert X.noise_for("bgp16", 0.9, 1e-4, hp, "paper").dp is False
     assert X.noise_for("dpsgd", 0.9, 1e-4, hp, "valid").dp is True
     with pytest.raises(ValueError, match="version"):
@@ -426,7 +464,7 @@ def test_figures_shapes_missing_and_parallel_equal_sequential():
     assert c1.labels == ["non-private", "sigma=0.5, J=1", "sigma=0.5, J=4"]
     assert all(r.shape == (2, 5) for r in c1.returns.values())
     c2 = X.figure2(0.9, "valid", "fast", seeds=(0,), hp=hp)
-    assert set(c2.missing) == {"dpq", "bgp16"}
+    assert not c2.missing and len(c2.labels) == 5
     par = X.figure2(0.9, "paper", "fast", seeds=(0, 1), hp=hp, n_jobs=2)
     seq = X.figure2(0.9, "paper", "fast", seeds=(0, 1), hp=hp, n_jobs=1)
     assert par.labels == seq.labels and len(par.labels) == 5
@@ -492,22 +530,24 @@ def _cli(argv):
 
 def test_cli_json():
     code, out, err = _cli(["train", "dpq", "--samples", "640", "--epsilon", "0.9", "--delta", "1e-4",
-                           "--resets", "5", "--seed", "3", "--json"])
-    assert code == 0 and err == ""  # silent progress with --json
+                           "--seed", "3", "--json"])
+    assert code == 0 and "Traceback" not in err  # silent progress with --json
     d = json.loads(out)
-    assert len(d["episode_returns"]) == 12 and d["resets"] == 5 and d["sigma"] > 0
-    assert d["calibration"]["variant"] == "corrected"
+    assert len(d["episode_returns"]) == 12 and d["resets"] == 10 and d["sigma"] > 0
+    assert d["calibration"]["variant"] == "valid" and d["calibration"]["k"] is None
+    assert d["guarantee"].startswith("(0.9, 0.0001)-DP") and all(p["held"] for p in d["premises"])
+    assert d["certificate"]["max_certified"] <= d["certificate"]["update_clip"] == 0.01
     code2, out2, _ = _cli(["train", "dpq", "--samples", "640", "--epsilon", "0.9", "--delta", "1e-4",
-                           "--resets", "5", "--seed", "3", "--json"])
+                           "--seed", "3", "--json"])
     assert json.loads(out2)["episode_returns"] == d["episode_returns"]
 
 
 def test_cli_progress_text_and_baseline():
     code, out, err = _cli(["train", "dpq", "--samples", "640", "--sigma", "0.3", "--lr", "1"])
-    assert code == 0 and "sigma" in out and "640/640" in err
+    assert code == 0 and "sigma" in out and re.search(r"(\d+)/\1 ", err)  # the progress bar completes
     code, out, _ = _cli(["train", "dpq", "--method", "input-perturbation", "--samples", "640",
                          "--epsilon", "0.9", "--delta", "1e-4", "--json"])
-    assert code == 0 and json.loads(out)["method"] == "input_perturbation"
+    assert code == 0 and json.loads(out)["method"] == "input-perturbation"  # the flag's spelling
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -515,7 +555,8 @@ def test_cli_progress_text_and_baseline():
     (["--samples", "50", "--sigma", "0.3"], "batch_size must be in"),
     (["--samples", "640", "--epsilon", "0.9"], "both --epsilon and --delta"),
     (["--samples", "640", "--sigma", "0.3", "--lr", "0"], "lr must be in"),
-    (["--samples", "5000", "--epsilon", "0.9", "--delta", "1e-4", "--lr", "1"], "no noise bound k"),
+    (["--samples", "640", "--epsilon", "0.9", "--delta", "1e-4", "--resets", "5"],
+     "'fresh noise for every release' fails"),
 ])
 def test_cli_bad_input_exit_2_one_line(argv, message):
     code, out, err = _cli(["train", "dpq", *argv, "--json"])
@@ -539,3 +580,129 @@ def test_cli_imports_without_gymnasium_and_matplotlib():
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
+
+
+# ---------------------------------------------------------------------------------------------------
+# certified updates (valid analysis): the premise the calibration rests on, observed
+
+
+class _Shifted:
+    """IntervalEnv whose reward is r + shift(s', a): a neighbouring reward function (|shift| <= 1)."""
+
+    def __init__(self, shift):
+        from privcal.rl.envs import IntervalEnv
+
+        self.env, self.shift = IntervalEnv(), shift
+        self.action_space, self.observation_space = self.env.action_space, self.env.observation_space
+
+    def reset(self, **kw):
+        return self.env.reset(**kw)
+
+    def step(self, action):
+        obs, r, term, trunc, info = self.env.step(action)
+        return obs, r + self.shift(float(obs[0]), int(action)), term, trunc, info
+
+
+SHIFTS = {  # r' - r: the paper's r + 1, and adversarial pairs pulling the two actions (or halves) apart
+    "plus_one": lambda s, a: 1.0,
+    "actions_apart": lambda s, a: 1.0 if a == 0 else -1.0,
+    "halves_apart": lambda s, a: 1.0 if (s < 0.5) == (a == 0) else -1.0,
+}
+DENSE = np.linspace(0.0, 1.0, 10_001)[:, None]
+
+
+def _certified_run(monkeypatch, hp, shift, seed, sigma=0.3):
+    """A certified dpq run; returns (Q_j on DENSE for j = 0..U, largest dense change per update)."""
+    from privcal.rl import dpq_agent
+
+    snaps = []
+    orig = dpq_agent._certified_update
+
+    def spy(net, *args):
+        if not snaps:
+            snaps.append(net(DENSE))
+        out = orig(net, *args)
+        snaps.append(net(DENSE))
+        return out
+
+    monkeypatch.setattr(dpq_agent, "_certified_update", spy)
+    res = train("dpq", hp=hp, sigma=sigma, beta=30.0, seed=seed, env=None if shift is None else _Shifted(shift))
+    q = np.array(snaps)
+    return res, q, np.abs(np.diff(q, axis=0)).max(axis=(1, 2))
+
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.integers(0, 1000), lr=st.sampled_from([0.05, 1.0, 20.0]), clip=st.sampled_from([0.02, 0.1]),
+       lipschitz=st.sampled_from([0.5, 4.0]), shift=st.sampled_from(sorted(SHIFTS)))
+def test_neighbouring_rewards_never_move_q_apart_beyond_the_certified_bound(seed, lr, clip, lipschitz, shift):
+    """r versus r' (r + 1 and adversarial pairs), same seed: every update's change on a dense grid of 10,001
+    states stays <= c (the certificate) and the two runs' functions after j updates differ by <= 2 j c
+    (the sensitivity the valid calibration uses), for every j."""
+    with pytest.MonkeyPatch.context() as mp:
+        hp = Hyperparameters(samples=320, batch_size=32, lr=lr, lipschitz=lipschitz, update_clip=clip)
+        res, q, steps = _certified_run(mp, hp, None, seed)
+        res2, q2, steps2 = _certified_run(mp, hp, SHIFTS[shift], seed)
+    for r, st_ in ((res, steps), (res2, steps2)):
+        assert len(st_) == hp.updates == 10
+        assert np.all(st_ <= r.certificate["max_certified"]) and r.certificate["max_certified"] <= clip
+    gap = np.abs(q - q2).max(axis=(1, 2))
+    j = np.arange(len(gap))
+    assert np.all(gap <= 2 * j * clip * (1 + 1e-9))
+
+
+def test_reward_shift_drifts_beyond_one_update(monkeypatch):
+    """The premise of the paper's proof (one update's size bounds the release's sensitivity) fails even with
+    certified updates: under r + 1 the gap grows with j, past 2c, so the calibration sums 2 j c."""
+    hp = Hyperparameters(samples=640, batch_size=64, lr=1.0, update_clip=0.05)
+    _, q, _ = _certified_run(monkeypatch, hp, None, 0, sigma=0.01)
+    _, q2, _ = _certified_run(monkeypatch, hp, SHIFTS["plus_one"], 0, sigma=0.01)
+    gap = np.abs(q - q2).max(axis=(1, 2))
+    assert gap.max() > 3 * 0.05  # measured 0.246 (seed 0): several steps (the bias keeps moving one way)
+    assert np.all(gap <= 2 * np.arange(len(gap)) * 0.05 * (1 + 1e-9))
+
+
+def test_certified_step_scales_back_or_skips():
+    rng = np.random.default_rng(0)
+    from privcal.rl.dpq_agent import certified_step
+
+    net = LipschitzMLP((1, 8, 2), lipschitz=2.0, seed=1)
+    before = net(DENSE)
+    _, inputs = net.forward(rng.uniform(size=(16, 1)))
+    grads = net.backward(inputs, rng.normal(scale=100.0, size=(16, 2)))
+    factor, bound = certified_step(net, grads, 1.0, 0.01)
+    assert 0.0 < factor < 1.0 and bound <= 0.01
+    assert np.abs(net(DENSE) - before).max() <= bound
+    assert net.lipschitz_bound() <= 2.0
+    # a bias-only network (zero weights) moves by exactly t lr on the bias: t = c / lr after the line search
+    flat = LipschitzMLP((1, 4, 2), seed=0)
+    for w in flat.weights:
+        w[...] = 0.0
+    zero_w = [(np.zeros_like(w), np.ones_like(b)) for w, b in zip(flat.weights, flat.biases)]
+    factor, bound = certified_step(flat, zero_w, 1e-3, 0.25)  # lr below the clip: the full step
+    assert factor == 1.0 and bound == pytest.approx(1e-3, rel=1e-9)
+    with pytest.raises(ValueError, match="grads must hold"):
+        certified_step(flat, zero_w[:1], 1e-3, 0.25)
+    with pytest.raises(ValueError, match="update_clip must be in"):
+        certified_step(flat, zero_w, 1e-3, 0.0)
+
+
+def test_valid_run_premises_fail_visibly():
+    """A premise broken in the run voids the claim and names it; a state outside [0, 1] (where nothing is
+    certified) stops the run in the noise path."""
+    from privcal.rl.envs import IntervalEnv
+
+    cal_beta = train_dpq(epsilon=10.0, delta=1e-5, hp=SMALL, seed=0).beta
+    res = train_dpq(epsilon=10.0, delta=1e-5, hp=SMALL, beta=cal_beta / 2, seed=0)
+    failed = [name for name, held, _ in res.premises if not held]
+    assert failed == ["calibrated noise: sigma and beta from privcal.dpq.calibrate (valid)"]
+    assert res.guarantee == f"no valid guarantee: {failed[0]}"
+    d = res.to_dict()
+    assert [p["held"] for p in d["premises"]].count(False) == 1 and d["certificate"]["paths"] == 11
+
+    class Outside(IntervalEnv):
+        def step(self, action):
+            obs, r, term, trunc, info = super().step(action)
+            return obs * 1.5, r, term, trunc, info
+
+    with pytest.raises(ValueError, match=r"in \[0, 1\]"):
+        train_dpq(epsilon=10.0, delta=1e-5, hp=SMALL, env=Outside(), seed=0)

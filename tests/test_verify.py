@@ -60,6 +60,10 @@ EXPECTED = {
     "WH-appE3-condition": "fails",
     "WH-appE3-privacy": "fails",
     "WHw-lemma10-constant": "holds",
+    # DP Q-learning as privcal runs it (Algorithm 1's premises on the agent)
+    "DPQ-update-sup": "fails",
+    "DPQ-noise-reuse": "fails",
+    "DPQ-valid-clip": "holds",
     # theorems cited by Wang & Hegde
     "KOV-thm3.3-optimal-composition": "holds",
     "KOV-thm3.4-approximation": "holds",
@@ -549,3 +553,36 @@ def test_run_claims_validates_the_budget_once(monkeypatch):
     monkeypatch.setattr(V, "choice", lambda name, *a: names.append(name) or real(name, *a))
     run_claims(["WH-appE3-v", "WH-lemma8-constant", "VBKW-footnote6"])
     assert names.count("budget") == 1  # at the boundary, not once per claim
+
+
+# ---------------------------------------------------------------------------------------------------
+# DP Q-learning claims: verdicts computed from the agent's update
+
+
+def test_dpq_update_sup_holds_if_the_assumed_bound_covered_the_update(monkeypatch):
+    from privcal.verify import claims_dpq
+
+    assert run_claim(get_claim("DPQ-update-sup")).outcome.verdict == "fails"
+    # alpha (the true shift, plus rounding room): the claim then holds
+    monkeypatch.setattr(claims_dpq.rkhs, "update_sup_bound", lambda lr, k, b, lip: 1.001 * lr)
+    assert run_claim(get_claim("DPQ-update-sup")).outcome.verdict == "holds"
+
+
+def test_dpq_noise_reuse_holds_if_the_update_ignored_the_rewards(monkeypatch):
+    from privcal.verify import claims_dpq
+
+    orig = claims_dpq._one_update
+    monkeypatch.setattr(claims_dpq, "_one_update", lambda net, batch, shift, lr, **kw: orig(net, batch, 0.0, lr, **kw))
+    assert run_claim(get_claim("DPQ-noise-reuse")).outcome.verdict == "holds"
+
+
+def test_dpq_valid_clip_fails_if_updates_were_not_certified(monkeypatch):
+    from privcal.rl import dpq_agent
+
+    def plain(net, grads, lr, clip, grid, old_values):  # the uncertified step, reported as certified
+        projected = int(net._step(grads, lr) != 1.0)
+        return 1.0, 0.0, net(grid), projected
+
+    monkeypatch.setattr(dpq_agent, "_certified_step", plain)
+    out = run_claim(get_claim("DPQ-valid-clip")).outcome
+    assert out.verdict == "fails" and out.counterexample

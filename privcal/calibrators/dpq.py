@@ -1,58 +1,70 @@
 r"""End-to-end noise calibration for DP Q-learning with functional noise (Wang & Hegde 2019).
 
-Theorem 5 makes Algorithm 1 (epsilon, delta_composition + delta_tail)-DP when three things hold at once:
+Algorithm 1 releases, before each update j = 0 .. U (U = floor(T/B)), the function Q_j(., a) + g_(j,a)
+for every action a, g a Gaussian-process path GP(0, sigma^2 exp(-beta|x - y|)); actions, targets and
+the next update are computed from released values only.
 
-1. the T/B updates, each a Gaussian-process release with RKHS sensitivity D(k, beta), compose to
-   (epsilon, delta_composition) — sigma grows with D, which grows with k through v = 4 alpha (k+1)/B;
-2. every noise path stays within [-k, k] except with probability delta_tail (Lemma 8) — which needs k
-   large compared with sqrt(beta) sigma;
-3. the conditions under which those two bounds hold.
+``variant="valid"`` (default; ``"corrected"`` is a deprecated alias) is private by construction:
 
-So sigma depends on k and the failure term depends on sigma: :func:`calibrate` solves this coupled
-system for the smallest sigma, and raises :class:`~privcal.errors.InfeasibleError` naming the binding
-condition when no k works.
+* premise, made true in the agent (``privcal.rl.dpq_agent``): every update moves each action's Q by at
+  most ``update_clip`` c in sup norm over the state space [0, 1], certified on the actual new
+  parameters (grid values plus the Lipschitz slack between grid points; the step is scaled back until
+  it holds), the analogue of DP-SGD's gradient clipping;
+* sensitivity: under adaptive composition the j-th release is computed from the rewards and the
+  earlier releases, so for ANY two reward functions the two agents' functions differ by
+  |Q_j - Q'_j| <= 2 j c (each of the j updates of each agent moves it by <= c; same initial network)
+  and Lip(Q_j - Q'_j) <= 2L; Lemma 6 gives ||Q_j - Q'_j||_H^2 <= (1 + beta/2)(2jc)^2 + (2L)^2/(2 beta)
+  (``privcal.rkhs.clipped_release_sensitivity_squared``). The per-update sensitivity does NOT stay at
+  one step's size: the parameters of the two runs drift apart through every earlier update;
+* composition: U x m independent GP releases are one Gaussian mechanism with
+  mu^2 = sum_j m ||Q_j - Q'_j||_H^2 / sigma^2 (Prop. 4; exact), priced by the exact accountant at the
+  whole delta, with beta minimising the sum (``rkhs.clipped_run_minimizing_beta``);
+* no noise bound k and no Lemma 8 failure term: the paper needs sup|g| <= k only to bound the update
+  (the targets contain the noise); the certified clip bounds it whatever the noise, so k is not
+  needed (``DPQCalibration.k`` is inf, ``delta_tail`` 0);
+* noise reuse (J < U): refused (``ValueError``). Proof sketch: if two releases share a path g,
+  (Q_i + g) - (Q_j + g) = Q_i - Q_j is revealed without noise; given the earlier release, Q_i - Q_j is a
+  deterministic function of the rewards (the bias-only network of ``privcal verify`` claim
+  DPQ-noise-reuse moves by lr per unit reward change), so the output distributions under r and r + 1
+  are mutually singular and delta(epsilon) = 1 for every epsilon. Counting those releases as
+  independent Gaussian releases is not an upper bound; the valid variant needs J = U (the agent also
+  draws a fresh path for the release after the last update).
 
-``variant="corrected"`` (default) uses only valid pieces:
-
-* sensitivity ``privcal.rkhs.update_sensitivity_squared`` = (1 + beta/2)(vL)^2 + (2L)^2/(2 beta)
-  (Q - Q' is 2L-Lipschitz, not L), with the kernel beta searched (the paper fixes beta = 1/v);
-* composition by the exact Gaussian profile of the composed GP releases (Balle & Wang 2018; the
-  GP mechanism is a Gaussian mechanism with mu = D/sigma, Wang & Hegde Prop. 4), floor(T/B) updates,
-  calibrated by the exact accountant (``ExactAccountant._sigma_for``, its closed form);
-* failure term ``privcal.supremum.thm5_failure``: both tails of each of the J x m paths (J resets,
-  m actions), Borell-TIS with the variance sigma^2, the Lemma 8 series constant (8.6838...),
-  valid for k > c sqrt(beta) sigma;
-* the delta split between the two terms searched on a grid.
+The 1/B premise of the paper (one update moves Q by at most 4 alpha L (k+1)/B,
+``rkhs.update_sup_bound``) fails: all B rewards of a batch change, and the output bias alone moves Q by
+alpha (claim DPQ-update-sup). The calibration that rested on it (privcal's former "corrected"
+variant, with that sup bound, a searched beta and a Lemma 8 tail term) is gone.
 
 ``variant="paper"`` applies the paper's formulas literally, but solves them consistently: sigma from the
 theorem statement (C = (v^2+v)L^2 outside the square root, T/B releases, delta/2 as in App. E.3),
 beta = 1/v, the failure term of App. E.3 1 - (1 - exp(-(2k - 8.68 sqrt(beta) sigma)^2/2))^J with its
 condition 2k > 8.68 sqrt(beta) sigma, k an integer. App. E.3's own answer (k = 23, sigma = 0.313)
-violates that condition; :func:`check` reports which conditions a given (k, sigma) meets.
+violates that condition; :func:`check` reports which conditions a given (k, sigma) meets. It is NOT a
+valid guarantee.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
 
 from .. import _validate as V
-from .. import composition, gaussian, rkhs, supremum
+from .. import composition, rkhs, supremum
 from ..accounting.accountants import ExactAccountant
 from ..accounting.events import Neighbouring, Releases
 from ..errors import InfeasibleError
 
-__all__ = ["DPQCalibration", "calibrate", "check", "VARIANTS"]
+__all__ = ["DPQCalibration", "calibrate", "check", "VARIANTS", "DEFAULT_UPDATE_CLIP"]
 
-VARIANTS = ("corrected", "paper")
-
-_K_GRID = np.geomspace(1e-3, 1e9, 3000)  # candidate noise bounds k (refined by bisection)
-# candidate fractions of delta given to the failure term
-_SPLITS = np.concatenate([np.geomspace(1e-5, 0.02, 23, endpoint=False), np.linspace(0.02, 0.98, 25)])
-_BETA_FACTORS = np.geomspace(1.0 / 64, 64.0, 49)  # beta = factor / v, searched in the corrected variant
+VARIANTS = ("valid", "paper")
+#: Deprecated spellings of :data:`VARIANTS` (issue 14): "corrected" is "valid".
+_ALIASES = {"corrected": "valid"}
+#: Default certified bound c on one update's change of Q (sup norm over [0, 1], units of Q = reward).
+DEFAULT_UPDATE_CLIP = 0.01
 _PAPER_K_MAX = 10**6
 
 
@@ -65,23 +77,28 @@ class DPQCalibration:
         sigma: scale of the Gaussian-process noise of each update (absolute, the GP is
             GP(0, sigma^2 exp(-beta |x - y|))), in (0, inf).
         k: noise bound: every noise path is assumed to stay in [-k, k] (Lemma 8), in (0, inf); an
-            integer for ``variant="paper"``.
+            integer for ``variant="paper"``; inf for ``variant="valid"`` (no bound is assumed).
         beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
-        delta_composition: the part of ``delta`` spent on composing the updates, in (0, delta).
+        delta_composition: the part of ``delta`` spent on composing the updates, in (0, delta]
+            (all of it for ``variant="valid"``).
         delta_tail: probability that some noise path leaves [-k, k] (the failure term), in [0, 1]
-            (1.0 when its condition fails).
+            (1.0 when its condition fails; 0 for ``variant="valid"``, which needs no k).
         feasible: True when every entry of ``conditions`` holds.
         accountant: how the composition was priced: "exact" (ExactAccountant) or the paper's
             statement form.
-        variant: "corrected" or "paper".
+        variant: "valid" or "paper".
         epsilon: target epsilon, in (0, inf).
         delta: target total delta (composition + failure term), in (0, 1).
-        sensitivity: RKHS-norm sensitivity of one update, in (0, inf).
-        updates: number of composed updates: floor(T/B) (corrected) or T/B as printed (paper).
+        sensitivity: RKHS-norm sensitivity of one update, in (0, inf); for ``variant="valid"`` the
+            equal-release equivalent sqrt(sum over releases and actions of the squared sensitivities / U),
+            so that U releases of it compose to the same Gaussian mechanism.
+        updates: number of composed updates: floor(T/B) (valid) or T/B as printed (paper).
         resets: J, the number of times the noise paths are redrawn, an int >= 1.
         actions: m, noise paths per reset (one per action), an int >= 1.
         conditions: condition (in words) -> whether it holds at (sigma, k, beta).
         notes: what was used, in words.
+        update_clip: c, the certified bound on one update's change of Q (sup norm, units of Q) the
+            valid variant assumes; None for the paper variant.
     """
 
     sigma: float
@@ -100,9 +117,30 @@ class DPQCalibration:
     actions: int
     conditions: dict[str, bool] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    update_clip: Optional[float] = None
 
 
-def _inputs(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant):
+def _variant(variant) -> str:
+    """``variant`` in :data:`VARIANTS`; the deprecated "corrected" maps to "valid" with a DeprecationWarning."""
+    if variant in _ALIASES:
+        warnings.warn(f"variant={variant!r} is deprecated; use variant={_ALIASES[variant]!r}",
+                      DeprecationWarning, stacklevel=4)
+        return _ALIASES[variant]
+    return V.choice("variant", variant, VARIANTS)
+
+
+def _fresh_noise(resets: int, updates: int) -> int:
+    """J for the valid variant: J = floor(T/B) (one fresh noise path per release), else ``ValueError``."""
+    if resets != updates:
+        raise ValueError(
+            f"resets must equal the number of updates floor(T/B) = {updates} under variant='valid', got "
+            f"{resets!r}: premise 'fresh noise for every release' fails (J < floor(T/B) reuses one noise path "
+            f"for {updates / resets:g} updates, which reveals their differences without noise: not DP at any "
+            f"epsilon, see privcal.dpq)")
+    return resets
+
+
+def _inputs(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip):
     """The arguments of :func:`calibrate` / :func:`check`, validated once (each names the user's argument)."""
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
@@ -111,102 +149,47 @@ def _inputs(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions,
     lipschitz = V.positive("lipschitz", lipschitz)
     resets = V.positive_int("resets", resets)
     actions = V.positive_int("actions", actions)
-    V.choice("variant", variant, VARIANTS)
-    return epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions
+    variant = _variant(variant)
+    if variant == "valid":
+        update_clip = V.positive("update_clip", update_clip)
+        _fresh_noise(resets, samples // batch_size)
+    return epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip
 
 
 # ---------------------------------------------------------------------------------------------------
-# corrected variant
+# valid variant
 
 
-def _z_tail(delta_tail: float, paths: int) -> float:
-    """Smallest margin/sigma z with 1 - (1 - 2 exp(-z^2/2))^paths <= delta_tail."""
-    p = -math.expm1(math.log1p(-delta_tail) / paths)  # per-path budget
-    return math.sqrt(2.0 * math.log(2.0 / p)) if p < 2.0 else 0.0
-
-
-def _sigma_and_ratio(k, factor, *, mu_star, updates, lr, batch_size, lipschitz, c):
-    """sigma(k) and (k - c sqrt(beta) sigma)/sigma for beta = factor/v (broadcasts over k and factor)."""
-    v = 4.0 * lr * (k + 1.0) / batch_size
-    beta = factor / v
-    d2 = (1.0 + beta / 2.0) * (v * lipschitz) ** 2 + (2.0 * lipschitz) ** 2 / (2.0 * beta)
-    sigma = math.sqrt(updates) * np.sqrt(d2) / mu_star
-    return sigma, (k - c * np.sqrt(beta) * sigma) / sigma
-
-
-def _corrected_for(mu_star, delta_tail, paths, **kw):
-    """Smallest sigma over (k, beta) for one delta split: (sigma, k, factor) or None.
-
-    On the k grid x beta-factor grid, the first feasible k of each factor; the best factor's k is
-    then refined by bisection (the margin ratio increases through the first crossing)."""
-    z = _z_tail(delta_tail, paths)
-    sig, ratio = _sigma_and_ratio(_K_GRID[None, :], _BETA_FACTORS[:, None], mu_star=mu_star, **kw)
-    ok = ratio >= z
-    if not ok.any():
-        return None
-    first = np.where(ok.any(axis=1), ok.argmax(axis=1), -1)
-    rows = np.nonzero(first >= 0)[0]
-    j = rows[np.argmin(sig[rows, first[rows]])]
-    i, factor = first[j], _BETA_FACTORS[j]
-    lo, hi = (_K_GRID[i - 1] if i > 0 else 0.0), _K_GRID[i]
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        if _sigma_and_ratio(mid, factor, mu_star=mu_star, **kw)[1] >= z:
-            hi = mid
-        else:
-            lo = mid
-    hi = hi * (1.0 + 1e-9)  # a hair inside the feasible side, so the exact re-check agrees
-    sigma, _ = _sigma_and_ratio(hi, factor, mu_star=mu_star, **kw)
-    return float(sigma), float(hi), float(factor)
-
-
-def _calibrate_corrected(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions):
+def _evaluate_valid(epsilon, delta, samples, batch_size, resets, actions, update_clip, lipschitz,
+                    beta=None, sigma=None):
+    """The valid analysis at (update_clip, beta[, sigma]): exact composition of every release, no k."""
     updates = samples // batch_size
-    kw = dict(updates=updates, lr=lr, batch_size=batch_size, lipschitz=lipschitz, c=supremum.LEMMA8_CONSTANT)
-    best = None
-    for f in _SPLITS:
-        delta_tail = f * delta
-        delta_comp = delta - delta_tail
-        found = _corrected_for(gaussian._mu_exact(epsilon, delta_comp), delta_tail, resets * actions, **kw)
-        if found and (best is None or found[0] < best[0]):
-            best = (*found, delta_comp)
-    if best is None:
-        raise InfeasibleError(
-            "no noise bound k satisfies k > c*sqrt(beta)*sigma with the tail probability within delta: "
-            "sigma grows with k through the sensitivity as fast as k itself (binding condition: Lemma 8 "
-            "tail, k - c sqrt(beta) sigma >= z sigma); raise epsilon or delta, or lower lr * L / B"
-        )
-    _, k, factor, delta_comp = best
-    beta = factor / rkhs._v_parameter(lr, k, batch_size)
-    return _evaluate_corrected(epsilon, delta, k, beta, delta_comp, samples, batch_size, lr, lipschitz, resets, actions)
-
-
-def _evaluate_corrected(epsilon, delta, k, beta, delta_comp, samples, batch_size, lr, lipschitz, resets, actions,
-                        sigma=None):
-    """Check every condition of the corrected analysis at (k, beta, sigma) with the library functions."""
-    updates = samples // batch_size
-    d = math.sqrt(rkhs._update_sensitivity_squared(lr, k, batch_size, lipschitz, beta=beta))
+    if beta is None:
+        beta = rkhs._clipped_run_minimizing_beta(update_clip, updates, lipschitz)
+    total = rkhs._clipped_run_sensitivity_squared(update_clip, updates, lipschitz, beta, actions)
+    d = math.sqrt(total / updates)  # U equal releases of sensitivity d compose to the same mu
     releases = Releases._unchecked(d, updates, 1.0, "poisson", Neighbouring.ADD_REMOVE)
     if sigma is None:
-        sigma = ExactAccountant()._sigma_for(releases, epsilon, delta_comp)
-    eps_comp = ExactAccountant()._compose(releases.event(sigma))._epsilon(delta_comp)
-    cond_tail = supremum._thm5_condition(k, beta, sigma)
-    delta_tail = supremum._thm5_failure(k, beta, sigma, resets, actions=actions) if cond_tail else 1.0
+        sigma = ExactAccountant()._sigma_for(releases, epsilon, delta)
+    eps_comp = ExactAccountant()._compose(releases.event(sigma))._epsilon(delta)
     conditions = {
         "composition: exact epsilon <= target": bool(eps_comp <= epsilon),
-        "Lemma 8 (valid): k > c sqrt(beta) sigma": bool(cond_tail),
-        "delta_composition + delta_tail <= delta": bool(delta_comp + delta_tail <= delta),
+        "fresh noise for every release (J = floor(T/B))": bool(resets == updates),
     }
     return DPQCalibration(
-        sigma=float(sigma), k=float(k), beta=float(beta), delta_composition=float(delta_comp),
-        delta_tail=float(delta_tail), feasible=all(conditions.values()), accountant="exact",
-        variant="corrected", epsilon=epsilon, delta=delta, sensitivity=d, updates=updates,
-        resets=resets, actions=actions, conditions=conditions,
+        sigma=float(sigma), k=math.inf, beta=float(beta), delta_composition=delta, delta_tail=0.0,
+        feasible=all(conditions.values()), accountant="exact", variant="valid", epsilon=epsilon, delta=delta,
+        sensitivity=d, updates=updates, resets=resets, actions=actions, conditions=conditions,
         notes=(
-            f"sensitivity: valid (1 + beta/2)(vL)^2 + (2L)^2/(2 beta), beta = {beta:.6g}",
-            f"composition: exact Gaussian profile over {updates} updates",
-            f"failure term: both tails, {resets} resets x {actions} actions paths, c = {supremum.LEMMA8_CONSTANT:.6f}",
+            f"premise (certified by the agent in every run): each update moves every action's Q by at most "
+            f"update_clip c = {update_clip:g} (units of Q) in sup norm over [0, 1]",
+            f"sensitivity: release j has |Q_j - Q'_j| <= 2 j c and Lip <= 2L = {2 * lipschitz:g} (Lemma 6 "
+            f"bound), summed over j = 1..{updates} and {actions} actions; beta = {beta:.6g}; "
+            f"D = sqrt(sum / {updates}) = {d:.6g} is the equal-release equivalent",
+            f"composition: exact Gaussian profile of the {updates} x {actions} GP releases, all of delta",
+            "no noise bound k and no failure term: the clip bounds each update whatever the noise",
         ),
+        update_clip=update_clip,
     )
 
 
@@ -280,44 +263,50 @@ def calibrate(
     lipschitz: float,
     resets: int,
     actions: int = 2,
-    variant: str = "corrected",
+    variant: str = "valid",
+    update_clip: float = DEFAULT_UPDATE_CLIP,
 ) -> DPQCalibration:
-    """Smallest sigma (with its k, beta and delta split) making Algorithm 1 (epsilon, delta)-DP.
+    """Smallest sigma (with its kernel beta and delta split) making Algorithm 1 (epsilon, delta)-DP.
 
     What it calibrates: the scale sigma of the Gaussian-process noise GP(0, sigma^2 exp(-beta|x-y|))
-    added to each Q-update of DP Q-learning with functional noise, together with the noise bound k, the
-    kernel beta and the split of ``delta`` between composition and the Lemma 8 failure term. With
-    ``variant="corrected"`` the composition is priced by the exact accountant: the returned sigma is
-    ``ExactAccountant._sigma_for`` of the floor(T/B) updates at the solved (k, beta) (its closed form,
-    evaluated vectorised over the k grid during the search). With ``variant="paper"`` sigma is the
-    statement form of Thm 5 (``composition.thm5_sigma_statement_paper``), a closed form and no
-    accountant. Every condition is re-checked after the search. Source: Wang & Hegde 2019, Thm 5,
-    Lemma 8, App. E.3; see the module docstring for what ``variant`` changes.
+    added to each released Q-function of DP Q-learning with functional noise. With ``variant="valid"``
+    the sensitivity of release j comes from the update clip c that the agent certifies
+    (|Q_j - Q'_j| <= 2 j c, Lip <= 2L, Lemma 6), the U x m releases are composed exactly
+    (``ExactAccountant._sigma_for``) at the whole ``delta``, beta minimises the summed sensitivity, and
+    no noise bound k is needed; J must equal floor(T/B). With ``variant="paper"`` sigma is the statement
+    form of Thm 5 (``composition.thm5_sigma_statement_paper``) with the smallest integer k meeting the
+    paper's conditions (not a valid guarantee). Every condition is re-checked after the search.
+    Source: Wang & Hegde 2019, Thm 5, Lemma 6, Lemma 8, App. E.3; see the module docstring for the
+    valid analysis and its proof sketch.
 
     Args:
         epsilon: target epsilon, in (0, inf).
-        delta: target total delta (composition + noise-bound failure), in (0, 1).
+        delta: target total delta, in (0, 1).
         samples: T, the number of samples processed, an int >= 1 (floor(T/B) updates).
         batch_size: B, samples per update, an int in [1, samples].
-        lr: alpha, the learning rate, in (0, inf).
-        lipschitz: L, the Lipschitz constant of the Q-function, in (0, inf).
-        resets: J, the number of times the noise paths are redrawn, an int >= 1.
+        lr: alpha, the learning rate, in (0, inf) (used by the paper variant only).
+        lipschitz: L, the enforced Lipschitz constant of the Q-function in the state, in (0, inf).
+        resets: J, the number of times the noise paths are redrawn, an int >= 1; must equal
+            floor(T/B) for ``variant="valid"``.
         actions: m, the number of actions (one noise path each), an int >= 1; default 2.
-        variant: "corrected" (default: valid sensitivity, exact composition, valid Lemma 8 tail) or
-            "paper" (the paper's formulas literally, solved consistently).
+        variant: "valid" (default) or "paper"; "corrected" is a deprecated alias of "valid".
+        update_clip: c, the bound on one update's change of each action's Q in sup norm over [0, 1]
+            that the agent certifies, in (0, inf), units of Q (= units of reward); default
+            :data:`DEFAULT_UPDATE_CLIP` = 0.01. Used by the valid variant only.
 
     Returns:
         a :class:`DPQCalibration` with ``feasible`` True; its ``conditions`` list every condition checked.
 
     Raises:
-        ValueError: an argument is outside its range.
-        InfeasibleError: no k meets every condition (the message names the binding one).
+        ValueError: an argument is outside its range, or J != floor(T/B) under the valid variant (the
+            message names the premise).
+        InfeasibleError: the paper variant finds no k meeting every printed condition.
     """
-    epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions = _inputs(
-        epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant
+    epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip = _inputs(
+        epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip
     )
     return _calibrate(epsilon, delta, samples=samples, batch_size=batch_size, lr=lr, lipschitz=lipschitz,
-                      resets=resets, actions=actions, variant=variant)
+                      resets=resets, actions=actions, variant=variant, update_clip=update_clip)
 
 
 def _calibrate(
@@ -330,13 +319,20 @@ def _calibrate(
     lipschitz: float,
     resets: int,
     actions: int = 2,
-    variant: str = "corrected",
+    variant: str = "valid",
+    update_clip: float = DEFAULT_UPDATE_CLIP,
 ) -> DPQCalibration:
-    """:func:`calibrate` for validated inputs (privcal's own callers, e.g. the dpq table)."""
-    solve = _calibrate_corrected if variant == "corrected" else _calibrate_paper
-    result = solve(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions)
+    """:func:`calibrate` for validated inputs (privcal's own callers, e.g. the dpq table).
+
+    "corrected" is accepted here as "valid" (no warning); J != floor(T/B) still raises under "valid"."""
+    variant = _ALIASES.get(variant, variant)
+    if variant == "valid":
+        _fresh_noise(resets, samples // batch_size)
+        result = _evaluate_valid(epsilon, delta, samples, batch_size, resets, actions, update_clip, lipschitz)
+    else:
+        result = _calibrate_paper(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions)
     if not result.feasible:  # the search and the final check disagree: never return it as feasible
-        raise InfeasibleError(f"calibration found no k meeting every condition: {result.conditions}")
+        raise InfeasibleError(f"calibration found no setting meeting every condition: {result.conditions}")
     return result
 
 
@@ -345,7 +341,7 @@ def check(
     delta: float,
     *,
     sigma: float,
-    k: float,
+    k: Optional[float] = None,
     samples: int,
     batch_size: int,
     lr: float,
@@ -354,43 +350,50 @@ def check(
     actions: int = 2,
     variant: str = "paper",
     beta: Optional[float] = None,
+    update_clip: float = DEFAULT_UPDATE_CLIP,
 ) -> DPQCalibration:
-    """Evaluate a given (sigma, k) against the conditions of ``variant`` (no search).
+    """Evaluate a given sigma (and k, for the paper) against the conditions of ``variant`` (no search).
 
     ``check(0.9, 1e-4, sigma=0.313, k=23, samples=5000, batch_size=64, lr=3e-4, lipschitz=4,
     resets=78)`` shows App. E.3's parameters failing Theorem 5's own condition 2k > 8.68 sqrt(beta) sigma.
-    The paper variant splits delta in halves (App. E.3) and fixes beta = 1/v; the corrected variant
-    also splits delta in halves and checks the composition with the exact accountant.
+    The paper variant splits delta in halves (App. E.3) and fixes beta = 1/v; the valid variant composes
+    every release exactly at the whole delta with the sensitivities of ``update_clip`` (no k).
 
     Args:
         epsilon: target epsilon, in (0, inf).
         delta: target total delta, in (0, 1).
         sigma: scale of the Gaussian-process noise (absolute), in (0, inf).
-        k: noise bound, in (0, inf).
+        k: noise bound, in (0, inf); required by the paper variant, ignored by the valid one; default None.
         samples: T, the number of samples processed, an int >= 1.
         batch_size: B, samples per update, an int in [1, samples].
         lr: alpha, the learning rate, in (0, inf).
         lipschitz: L, the Lipschitz constant of the Q-function, in (0, inf).
-        resets: J, the number of times the noise paths are redrawn, an int >= 1.
+        resets: J, the number of times the noise paths are redrawn, an int >= 1 (= floor(T/B) for valid).
         actions: m, noise paths per reset, an int >= 1; default 2.
-        variant: "paper" (default) or "corrected".
-        beta: kernel parameter beta of exp(-beta|x-y|), in (0, inf); default None: Thm 5's 1/v,
-            v = 4 alpha (k+1)/B. Used by the corrected variant only (the paper fixes beta = 1/v).
+        variant: "paper" (default) or "valid" ("corrected" is a deprecated alias of "valid").
+        beta: kernel parameter beta of exp(-beta|x-y|), in (0, inf); default None: the paper's 1/v,
+            v = 4 alpha (k+1)/B (paper), or ``rkhs.clipped_run_minimizing_beta`` (valid). The paper
+            variant always uses 1/v.
+        update_clip: c, the certified bound on one update's change of Q (sup norm, units of Q), in
+            (0, inf); default 0.01. Used by the valid variant only.
 
     Returns:
         a :class:`DPQCalibration` whose ``feasible`` says whether every condition holds.
 
     Raises:
-        ValueError: an argument is outside its range.
+        ValueError: an argument is outside its range (or k is missing for the paper variant, or
+            J != floor(T/B) for the valid one).
     """
-    epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions = _inputs(
-        epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant
+    epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip = _inputs(
+        epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip
     )
     sigma = V.positive("sigma", sigma)
-    k = V.positive("k", k)
     if variant == "paper":
+        if k is None:
+            raise ValueError("k is required by variant='paper' (the noise bound of Thm 5), got None")
+        k = V.positive("k", k)
         return _evaluate_paper(epsilon, delta, k, samples, batch_size, lr, lipschitz, resets, actions, sigma=sigma)
-    beta = rkhs._kernel_beta_thm5(lr, k, batch_size) if beta is None else V.positive("beta", beta)
-    return _evaluate_corrected(
-        epsilon, delta, k, beta, delta / 2.0, samples, batch_size, lr, lipschitz, resets, actions, sigma=sigma
-    )
+    if beta is not None:
+        beta = V.positive("beta", beta)
+    return _evaluate_valid(epsilon, delta, samples, batch_size, resets, actions, update_clip, lipschitz,
+                           beta=beta, sigma=sigma)

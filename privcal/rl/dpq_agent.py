@@ -1,6 +1,6 @@
 r"""DP Q-learning with functional noise (Wang & Hegde 2019, Algorithm 1) and the Q-learning baselines.
 
-``privcal/dpq.py`` *calibrates* (sigma, k, beta) for Algorithm 1; this module *runs* it. One training
+``privcal.dpq`` *calibrates* (sigma, beta) for Algorithm 1; this module *runs* it. One training
 loop serves Algorithm 1 and the Q-network baselines of App. E.2 (``method``):
 
 * ``"dpq"`` - Algorithm 1: one exact Ornstein-Uhlenbeck noise path g_a ~ GP(0, sigma^2 exp(-beta|x-y|))
@@ -49,12 +49,29 @@ Choices the paper leaves open (all parameters of :class:`Hyperparameters`, defau
 * Episodes are truncated at 50 steps, never terminated: the target bootstraps from the last state.
 * gamma, network size, activation, initial output scale, lr: :class:`Hyperparameters`.
 
+What is valid (:func:`train_dpq`, ``variant="valid"``, the default): private by construction. Every
+update is certified in function space: after the SGD step and the Lipschitz projection, the change
+sup_s |Q_new(s, a) - Q_old(s, a)| over the states [0, 1] is bounded from the network values on a grid of
+spacing h = c/(4L) plus the Lipschitz slack (L_old + L_new) h / 2 between grid points, on the actual new
+parameters; while the bound exceeds ``update_clip`` c the step is scaled back (:func:`certified_step`,
+the analogue of DP-SGD's gradient clipping; unit of c: the unit of Q, i.e. of reward). Each release
+(the function before each update, and the function after the last one) gets a fresh noise path, so
+J = floor(T/B) is required. ``privcal.dpq`` turns c into the sensitivity of every release (2 j c after j
+updates, whatever the two reward functions are) and composes them exactly. The run records what it
+observed in ``TrainResult.premises`` (every update certified, every network L-Lipschitz, fresh noise,
+states in [0, 1], sigma and beta as calibrated) and states "(epsilon, delta)-DP w.r.t. reward functions"
+only when all held. The guarantee covers the released functions and what is computed from them
+(actions, the policy); the episode returns the run reports are computed from the private rewards and
+are not covered. ``variant="paper"`` runs the paper's plain SGD steps with the paper's sigma: no valid
+guarantee (its per-update bound 4 alpha L (k+1)/B fails, see ``privcal verify`` DPQ-update-sup).
+
 Randomness: ``privcal._rng.spawn(seed, 5)`` gives independent streams for the environment, the initial
 weights, the noise paths, exploration and the baselines' noise; same seed, same returns.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 import time
 from dataclasses import asdict, dataclass, field, replace
@@ -65,7 +82,7 @@ from numpy.typing import ArrayLike
 
 from privcal import _rng
 from privcal import _validate as V
-from privcal.rl.mlp import ACTIVATIONS, LipschitzMLP
+from privcal.rl.mlp import ACTIVATIONS, LipschitzMLP, _sup_difference_bound
 
 __all__ = [
     "METHODS",
@@ -74,6 +91,7 @@ __all__ = [
     "TrainResult",
     "paper_beta",
     "check_resets",
+    "certified_step",
     "functional_noise",
     "train",
     "train_dpq",
@@ -98,12 +116,14 @@ class Hyperparameters:
     this network measurably: the non-private mean return of the last 20 episodes stays at 1.5
     (10 seeds; the initial greedy policy drifts to an edge), against 19.6 at alpha = 1 (the
     move-to-the-middle policy earns 20.7), which is what the experiments use
-    (``privcal.rl.experiments_dpq.LEARNING_RATE``). But ``privcal.dpq.calibrate`` (corrected) is
-    infeasible for alpha above about 0.02 at T = 5000, B = 64, L = 4, epsilon = 0.9, delta = 1e-4: no
-    sigma is valid there at all.
+    (``privcal.rl.experiments_dpq.LEARNING_RATE``). The valid calibration does not depend on alpha (the
+    certified update clip bounds every step), but at T = 5000, B = 64, L = 4, c = 0.01,
+    epsilon = 0.9, delta = 1e-4 it needs sigma = 124 (``privcal.dpq``).
     Not in the paper: gamma = 0.5 (the task is nearly myopic; with only 78 updates gamma = 0.9 learns
     worse, 15.2 at alpha = 1); hidden = (32, 32) tanh units; output_scale = 0.1 (the last layer starts
-    small, so the initial Q is nearly flat); exploration = 0.1 (epsilon-greedy); clip = 1 (DP-SGD's C).
+    small, so the initial Q is nearly flat); exploration = 0.1 (epsilon-greedy); clip = 1 (DP-SGD's C);
+    update_clip = None (plain SGD steps; the valid variant of :func:`train_dpq` sets it, default
+    ``privcal.dpq.DEFAULT_UPDATE_CLIP`` = 0.01).
 
     Attributes:
         samples: T, the number of environment steps, an int >= 1; default 5000.
@@ -116,6 +136,11 @@ class Hyperparameters:
         output_scale: factor on the last layer's initial weights, in (0, inf); default 0.1.
         exploration: epsilon-greedy rate, in [0, 1]; default 0.1.
         clip: DP-SGD's per-example clipping norm C, in (0, inf); default 1.
+        update_clip: c, the certified bound on one update's change of each action's Q in sup norm over
+            the states [0, 1], in (0, inf), units of Q (= units of reward), or None (no certificate);
+            default None. With c set, every ``"dpq"`` update is scaled back until the certificate holds
+            (:func:`certified_step`). It must be at least 4 L / 262144 (the certificate's grid has
+            ceil(4 L / c) + 1 points).
 
     Raises:
         ValueError: a field is outside its range.
@@ -131,6 +156,7 @@ class Hyperparameters:
     output_scale: float = 0.1
     exploration: float = 0.1
     clip: float = 1.0
+    update_clip: Optional[float] = None
 
     def __post_init__(self):
         samples, batch = V.samples_and_batch(self.samples, self.batch_size)
@@ -145,11 +171,29 @@ class Hyperparameters:
         object.__setattr__(self, "output_scale", V.positive("output_scale", self.output_scale))
         object.__setattr__(self, "exploration", V.probability("exploration", self.exploration))
         object.__setattr__(self, "clip", V.positive("clip", self.clip))
+        if self.update_clip is not None:
+            object.__setattr__(self, "update_clip", V.positive("update_clip", self.update_clip))
+            _grid_size(self.update_clip, self.lipschitz)
 
     @property
     def updates(self) -> int:
         """U = floor(T / B): the number of SGD updates (full batches only)."""
         return self.samples // self.batch_size
+
+
+#: Largest grid of the update certificate (points); a smaller update_clip / lipschitz is refused.
+MAX_GRID = 2**18 + 1
+
+
+def _grid_size(update_clip: float, lipschitz: float) -> int:
+    """Grid points of the certificate: spacing h = c / (4L), so the Lipschitz slack 2L h / 2 is c / 4."""
+    n = math.ceil(4.0 * lipschitz / update_clip) + 1
+    if n > MAX_GRID:
+        raise ValueError(
+            f"update_clip must be at least 4 * lipschitz / {MAX_GRID - 1} = {4.0 * lipschitz / (MAX_GRID - 1):.3g} "
+            f"for lipschitz = {lipschitz:g}, got {update_clip!r}: premise 'every update certified' needs a grid "
+            f"of spacing c / (4L) on [0, 1], here {n} points (more than {MAX_GRID})")
+    return max(n, 2)
 
 
 def _gamma(gamma) -> float:
@@ -204,33 +248,37 @@ def check_resets(resets: int, updates: int) -> int:
 
 
 def functional_noise(epsilon: float, delta: float, hp: Hyperparameters, resets: int, *,
-                     actions: int = 2, variant: str = "corrected") -> tuple[float, float, Any]:
+                     actions: int = 2, variant: str = "valid") -> tuple[float, float, Any]:
     """(sigma, beta, calibration) of Algorithm 1 for a target (epsilon, delta): ``privcal.dpq.calibrate``.
 
-    ``variant="corrected"`` is a valid analysis; ``"paper"`` solves the paper's own formulas
-    consistently (see ``privcal.dpq``). The calibrator validates the arguments.
+    ``variant="valid"`` is the valid analysis at the update clip ``hp.update_clip`` (default
+    ``privcal.dpq.DEFAULT_UPDATE_CLIP``), which needs J = floor(T/B); ``"paper"`` solves the paper's own
+    formulas consistently (see ``privcal.dpq``); ``"corrected"`` is a deprecated alias of ``"valid"``.
+    The calibrator validates the arguments.
 
     Args:
         epsilon: target epsilon, in (0, inf).
         delta: target delta, in (0, 1).
-        hp: the learner's settings (T, B, alpha, L are read from it).
-        resets: J, the number of noise paths, an int >= 1 dividing floor(T/B).
+        hp: the learner's settings (T, B, alpha, L and the update clip are read from it).
+        resets: J, the number of noise paths, an int >= 1 dividing floor(T/B) (equal to it for valid).
         actions: number of actions (one noise path each), an int >= 1; default 2.
-        variant: "corrected" (valid, default) or "paper".
+        variant: "valid" (default) or "paper".
 
     Returns:
         (sigma, the functional-noise std; beta, the kernel parameter; the calibrator's result).
 
     Raises:
-        InfeasibleError: no noise bound k gives a valid sigma (the message names T, B, lr, L, J).
-        ValueError: an argument is outside its range.
+        InfeasibleError: the paper variant finds no noise bound k (the message names T, B, lr, L, J).
+        ValueError: an argument is outside its range, or J != floor(T/B) under the valid variant.
     """
     from privcal import dpq
     from privcal.errors import InfeasibleError
 
+    clip = hp.update_clip if hp.update_clip is not None else dpq.DEFAULT_UPDATE_CLIP
     try:
         cal = dpq.calibrate(epsilon, delta, samples=hp.samples, batch_size=hp.batch_size, lr=hp.lr,
-                            lipschitz=hp.lipschitz, resets=resets, actions=actions, variant=variant)
+                            lipschitz=hp.lipschitz, resets=resets, actions=actions, variant=variant,
+                            update_clip=clip)
     except InfeasibleError as exc:
         raise InfeasibleError(
             f"{exc} [at T={hp.samples}, B={hp.batch_size}, lr={hp.lr:g}, L={hp.lipschitz:g}, J={resets}, "
@@ -244,9 +292,15 @@ class TrainResult:
 
     ``sigma`` is the functional-noise std (dpq), the reward-noise std (input_perturbation) or the
     noise multiplier z (dpsgd: std z * clip on the clipped-gradient sum); ``guarantee`` says in words
-    what privacy claim the noise carries. ``timings`` splits the wall time (seconds) into env, act
-    (forward passes), noise (path queries and resets) and update. ``seed`` is the int seed of the run
-    (None when a Generator, a SeedSequence or None was given).
+    what privacy claim the noise carries, and ``premises`` lists (name, held, evidence) for every
+    premise of the valid analysis as observed in this run (:func:`train_dpq`, variant "valid"; empty
+    otherwise): the claim is made only when every premise held. ``certificate`` summarises the update
+    certificate (empty without ``update_clip``): update_clip, grid_size, max_certified (the largest
+    certified sup change of an update), scaled (updates whose step was scaled back), skipped (updates
+    scaled to nothing), min_factor, max_lipschitz, paths (noise paths drawn per action), state_min,
+    state_max. ``timings`` splits the wall time (seconds) into env, act (forward passes), noise (path
+    queries and resets) and update. ``seed`` is the int seed of the run (None when a Generator, a
+    SeedSequence or None was given).
     """
 
     method: str
@@ -265,6 +319,8 @@ class TrainResult:
     timings: dict = field(default_factory=dict)
     seed: Optional[int] = 0
     projections: int = 0
+    premises: list = field(default_factory=list)
+    certificate: dict = field(default_factory=dict)
 
     def released_q(self, states: ArrayLike) -> np.ndarray:
         """Released function at ``states`` (1-D, in [0, 1]): Q(s, a) + g_a(s), shape (n, actions).
@@ -309,6 +365,8 @@ class TrainResult:
             "epsilon": self.epsilon,
             "delta": self.delta,
             "guarantee": self.guarantee,
+            "premises": [{"name": n, "held": bool(h), "evidence": e} for n, h, e in self.premises],
+            "certificate": dict(self.certificate),
             "seed": self.seed,
             "mean_return_last_10": (float(np.mean(self.episode_returns[-10:]))
                                     if len(self.episode_returns) else None),
@@ -317,9 +375,10 @@ class TrainResult:
         }
         if cal is not None and hasattr(cal, "k"):
             out["calibration"] = {
-                "variant": cal.variant, "k": cal.k, "beta": cal.beta,
+                "variant": cal.variant, "k": None if math.isinf(cal.k) else cal.k, "beta": cal.beta,
                 "delta_composition": cal.delta_composition, "delta_tail": cal.delta_tail,
-                "accountant": cal.accountant, "sensitivity": cal.sensitivity, "notes": list(cal.notes),
+                "accountant": cal.accountant, "sensitivity": cal.sensitivity,
+                "update_clip": getattr(cal, "update_clip", None), "notes": list(cal.notes),
             }
         elif cal is not None:
             out["calibration"] = {k: v for k, v in cal.items()} if isinstance(cal, dict) else str(cal)
@@ -383,6 +442,10 @@ def train(method: str = "dpq", *, hp: Optional[Hyperparameters] = None, sigma: O
         env: the environment; default a fresh :class:`privcal.rl.envs.IntervalEnv`.
         progress: called as ``progress(done_samples, total)`` after each update; default None.
 
+    With ``hp.update_clip`` set, every "dpq" update is certified (:func:`certified_step`) and the
+    function after the last update gets a fresh noise path; ``TrainResult.certificate`` records it. No
+    privacy claim is computed here (see :func:`train_dpq`).
+
     Returns:
         the run's :class:`TrainResult`.
 
@@ -436,6 +499,16 @@ def _loop(method, hp, net, env, env_seed, actions, sigma, beta, resets, noise_rn
         from privcal.rl.baselines import WhiteNoisePaths
 
         paths = WhiteNoisePaths(actions, sigma, seed=noise_rng)
+    # the update certificate (valid analysis): dpq with an update clip only
+    certify = method == "dpq" and hp.update_clip is not None
+    cert = None
+    if certify:
+        n = _grid_size(hp.update_clip, hp.lipschitz)
+        grid = np.linspace(0.0, 1.0, n)[:, None]
+        cert = {"update_clip": hp.update_clip, "grid_size": n, "max_certified": 0.0, "scaled": 0, "skipped": 0,
+                "min_factor": 1.0, "max_lipschitz": net.lipschitz_bound(), "paths": 1, "state_min": math.inf,
+                "state_max": -math.inf}
+        cached = [grid, net(grid)]  # the current network's values on the grid
     zeros = np.zeros(actions)
     perf = time.perf_counter
     t_env = t_act = t_noise = t_update = 0.0
@@ -470,6 +543,8 @@ def _loop(method, hp, net, env, env_seed, actions, sigma, beta, resets, noise_rn
             paths.reset()  # lines 7-9: new independent paths; the current state is revealed again
             g_s = reveal(s)
             t_noise += perf() - t0
+            if cert is not None:
+                cert["paths"] += 1
         t0 = perf()
         if explore > 0.0 and explore_rng.random() < explore:
             a = int(explore_rng.integers(actions))
@@ -486,13 +561,25 @@ def _loop(method, hp, net, env, env_seed, actions, sigma, beta, resets, noise_rn
         t_env += t2 - t1
         t_noise += t3 - t2
         ep_return += r
+        if cert is not None:
+            cert["state_min"] = min(cert["state_min"], s, s2)
+            cert["state_max"] = max(cert["state_max"], s, s2)
         if j < U:
             bs[i], ba[i], br[i], bs2[i], bg[i], bg2[i], bterm[i] = s, a, r, s2, g_s[a], g_s2, terminated
             if i == B - 1:
                 t0 = perf()
-                projections += _update(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma,
-                                       mech_rng)
+                if certify:
+                    projections += _certified_update(net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, cached, cert)
+                else:
+                    projections += _update(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma,
+                                           mech_rng)
                 t_update += perf() - t0
+                if certify and j == U - 1:  # the function after the last update gets its own fresh path
+                    t0 = perf()
+                    paths.reset()
+                    g_s2 = reveal(s2)
+                    t_noise += perf() - t0
+                    cert["paths"] += 1
                 if progress is not None:
                     progress(t + 1, T)
         if terminated or truncated:
@@ -512,11 +599,11 @@ def _loop(method, hp, net, env, env_seed, actions, sigma, beta, resets, noise_rn
     timings = {"env": t_env, "act": t_act, "noise": t_noise, "update": t_update}
     return TrainResult(method=method, episode_returns=np.array(returns), sigma=sigma, beta=beta,
                        resets=resets, updates=U, hyperparameters=hp, q=net, noise=paths,
-                       timings=timings, projections=projections, **record)
+                       timings=timings, projections=projections, certificate=cert or {}, **record)
 
 
-def _update(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma, mech_rng) -> int:
-    """One SGD step on the batch (Algorithm 1 lines 19-22, or a baseline's variant); 1 if projected."""
+def _gradients(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma, mech_rng):
+    """Gradient of the batch loss (Algorithm 1 lines 19-20, or a baseline's variant), divided by B."""
     B = bs.size
     rewards = br
     if method == "input_perturbation":  # Venkatasubramanian 2013: noise on every observed reward
@@ -534,13 +621,102 @@ def _update(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma, mech
                   db + scale * mech_rng.standard_normal(db.shape)) for dw, db in grads]
     else:
         grads = net.backward(inputs, grad_out)
-    grads = [(dw / B, db / B) for dw, db in grads]
+    return [(dw / B, db / B) for dw, db in grads]
+
+
+def _update(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma, mech_rng) -> int:
+    """One SGD step on the batch (Algorithm 1 lines 19-22, or a baseline's variant); 1 if projected."""
+    grads = _gradients(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma, mech_rng)
     return int(net._step(grads, hp.lr) != 1.0)
+
+
+def _certified_update(net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, cached, cert) -> int:
+    """One certified step of Algorithm 1 (valid analysis): :func:`certified_step` on the batch gradient.
+
+    ``cached`` = [grid, the network's values on it] (updated in place); ``cert`` collects the statistics."""
+    grads = _gradients("dpq", net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, None, None)
+    factor, bound, values, projected = _certified_step(net, grads, hp.lr, hp.update_clip, cached[0], cached[1])
+    cached[1] = values
+    cert["max_certified"] = max(cert["max_certified"], bound)
+    cert["scaled"] += int(factor < 1.0)
+    cert["skipped"] += int(factor == 0.0)
+    cert["min_factor"] = min(cert["min_factor"], factor)
+    cert["max_lipschitz"] = max(cert["max_lipschitz"], net.lipschitz_bound())
+    return projected
+
+
+_MAX_TRIALS = 40
+
+
+def certified_step(net: LipschitzMLP, grads: list, lr: float, update_clip: float) -> tuple[float, float]:
+    """theta <- project(theta - t lr grads) with the largest tried t in [0, 1] whose change is certified.
+
+    The function-space analogue of DP-SGD's gradient clipping (valid analysis of Algorithm 1, see
+    ``privcal.dpq``): after the step and the Lipschitz projection, the change of every output over the
+    states [0, 1] is certified on the *actual new parameters* by ``privcal.rl.mlp.sup_difference_bound``
+    on a grid of ceil(4 L / c) + 1 points (the Lipschitz slack between grid points is then at most
+    c / 4). If the certified bound exceeds c, t is scaled back (to about 0.9 (c - slack) / (largest
+    grid change) of its value, at most halved, at least divided by 100) and the step redone from the
+    old parameters, up to 40 times; if none certifies, the parameters are left unchanged (t = 0: the
+    change is exactly 0).
+
+    Args:
+        net: a network with one input (the state in [0, 1]); updated in place.
+        grads: [(dW_i, db_i)] per layer, the descent direction per unit step (as ``net.backward`` /
+            B returns it).
+        lr: the step size alpha, in (0, inf).
+        update_clip: c, the bound on the change of each output in sup norm over [0, 1], in (0, inf),
+            units of the outputs (Q).
+
+    Returns:
+        (t, the step factor used, in [0, 1]; the certified bound on the change, in [0, c]).
+
+    Raises:
+        ValueError: an argument is outside its range (the grid for c would be too large, the network
+            does not have one input, or grads does not match it).
+    """
+    lr = V.positive("lr", lr)
+    update_clip = V.positive("update_clip", update_clip)
+    if not isinstance(net, LipschitzMLP) or net.sizes[0] != 1:
+        raise ValueError(f"net must be a LipschitzMLP with one input, got {net!r}")
+    shapes = [(w.shape, b.shape) for w, b in zip(net.weights, net.biases)]
+    if len(grads) != len(shapes) or any(np.shape(dw) != ws or np.shape(db) != bs
+                                        for (dw, db), (ws, bs) in zip(grads, shapes)):
+        raise ValueError("grads must hold one (dW, db) per layer with the shapes of net's parameters")
+    grid = np.linspace(0.0, 1.0, _grid_size(update_clip, net.lipschitz))[:, None]
+    factor, bound, _, _ = _certified_step(net, grads, lr, update_clip, grid, net(grid))
+    return factor, bound
+
+
+def _certified_step(net, grads, lr, clip, grid, old_values):
+    """Kernel of :func:`certified_step`: (t, certified bound, new values on the grid, 1 if projected)."""
+    weights = [w.copy() for w in net.weights]
+    biases = [b.copy() for b in net.biases]
+    lip_old = net.lipschitz_bound()
+    spacing = 1.0 / (grid.shape[0] - 1)
+    factor = 1.0
+    for _ in range(_MAX_TRIALS):
+        for w, b, w0, b0, (dw, db) in zip(net.weights, net.biases, weights, biases, grads):
+            np.subtract(w0, factor * lr * dw, out=w)
+            np.subtract(b0, factor * lr * db, out=b)
+        projected = int(net.project() != 1.0)
+        values = net(grid)
+        slope = lip_old + net.lipschitz_bound()
+        bound, largest = _sup_difference_bound(values, old_values, slope, spacing)
+        if bound <= clip:
+            return factor, bound, values, projected
+        room = clip - 0.5 * slope * spacing
+        shrink = 0.9 * room / largest if room > 0.0 and largest > 0.0 else 0.01
+        factor *= min(0.5, max(0.01, shrink))
+    for w, b, w0, b0 in zip(net.weights, net.biases, weights, biases):  # nothing certified: no step
+        w[...] = w0
+        b[...] = b0
+    return 0.0, 0.0, old_values, 0
 
 
 def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
               sigma: Optional[float] = None, beta: Optional[float] = None,
-              resets: Optional[int] = None, variant: str = "corrected",
+              resets: Optional[int] = None, variant: str = "valid",
               hp: Optional[Hyperparameters] = None, seed: _rng.Seed = 0, env: Any = None,
               progress: Optional[Callable[[int, int], None]] = None, **overrides: Any) -> TrainResult:
     """Algorithm 1 of Wang & Hegde 2019: train, return per-episode returns and the released Q + g.
@@ -548,8 +724,17 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
     Either a target (``epsilon``, ``delta``): sigma and beta come from ``privcal.dpq.calibrate``
     for J = ``resets``; or ``sigma`` directly, in which case no privacy claim is made (``epsilon``
     and ``delta``, if given, are only recorded). A ``beta`` other than the calibrated one voids the
-    claim too (the sensitivity and the tail bound depend on beta). The calibration counts one noise
-    path per action of ``env``.
+    claim too. The calibration counts one noise path per action of ``env``.
+
+    ``variant="valid"``: every update is certified to move each action's Q by at most
+    ``hp.update_clip`` (default ``privcal.dpq.DEFAULT_UPDATE_CLIP`` = 0.01, units of Q) over the states
+    [0, 1] (:func:`certified_step`), a fresh noise path serves every release (J must equal floor(T/B);
+    the function after the last update gets its own path), and the result's ``premises`` record what
+    this run observed: every update certified, every network L-Lipschitz, fresh noise per release,
+    every state in [0, 1], sigma and beta as calibrated. ``guarantee`` states
+    "(epsilon, delta)-DP w.r.t. reward functions ..." only when every premise held, otherwise
+    "no valid guarantee: <failed premise>". ``variant="paper"`` runs the plain SGD steps (certified only
+    if ``hp.update_clip`` is set) and says "no valid guarantee (paper analysis)".
 
     Args:
         epsilon: target epsilon, in (0, inf); with ``delta``, instead of ``sigma``.
@@ -558,49 +743,99 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
         beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf); default the calibrated one
             (or App. E.3's ``paper_beta()`` = 2222 when ``sigma`` is given).
         resets: J, the number of noise paths, an int dividing floor(T/B); default floor(T/B)
-            (App. E.3).
-        variant: "corrected" (a valid analysis, default) or "paper" (the paper's formulas solved
-            consistently: not a valid guarantee).
+            (App. E.3; required by the valid variant).
+        variant: "valid" (default) or "paper" (the paper's formulas solved consistently: not a valid
+            guarantee); "corrected" is a deprecated alias of "valid".
         hp: the learner's settings; default ``Hyperparameters()``.
         seed: seed of everything (``privcal._rng``); default 0.
         env: the environment; default a fresh :class:`privcal.rl.envs.IntervalEnv`.
         progress: called as ``progress(done_samples, total)`` after each update; default None.
-        **overrides: fields of ``hp`` to replace, e.g. ``samples=1000``.
+        **overrides: fields of ``hp`` to replace, e.g. ``samples=1000`` or ``update_clip=0.05``.
 
     Returns:
-        the run's :class:`TrainResult` (``guarantee`` states the claim, ``calibration`` the
-        calibrator's result).
+        the run's :class:`TrainResult` (``guarantee`` states the claim, ``premises`` what it rests on,
+        ``certificate`` the update certificate, ``calibration`` the calibrator's result).
 
     Raises:
-        ValueError: bad hyperparameters (B > T, lr <= 0, J not dividing floor(T/B), L <= 0, ...) or
-            neither ``sigma`` nor both ``epsilon`` and ``delta``.
-        InfeasibleError: no valid sigma exists for the target.
+        ValueError: bad hyperparameters (B > T, lr <= 0, J not dividing floor(T/B), L <= 0, ...),
+            neither ``sigma`` nor both ``epsilon`` and ``delta``, or a premise of the valid variant that
+            cannot hold in this setting (J < floor(T/B): noise reuse; update_clip too small to certify).
+        InfeasibleError: the paper variant finds no sigma for the target.
     """
+    from privcal import dpq
+
     hp = _check_hp(hp)
     if overrides:
         hp = replace(hp, **overrides)
     resets = hp.updates if resets is None else check_resets(resets, hp.updates)
+    variant = dpq._variant(variant)
+    if variant == "valid" and hp.update_clip is None:
+        hp = replace(hp, update_clip=dpq.DEFAULT_UPDATE_CLIP)
     calibration = None
+    cal_beta = None
     if sigma is None:
         if epsilon is None or delta is None:
             raise ValueError("give either sigma or both epsilon and delta")
-        env = _make_env(env)  # the failure term counts one noise path per action of this env
+        env = _make_env(env)  # the calibration counts one noise path per action of this env
         sigma, cal_beta, calibration = functional_noise(epsilon, delta, hp, resets,
                                                         actions=int(env.action_space.n), variant=variant)
         beta = cal_beta if beta is None else V.positive("beta", beta)
-        if beta != cal_beta:  # sensitivity and tail bound were computed for cal_beta only
-            guarantee = (f"beta={beta:g} given instead of the calibrated beta={cal_beta:g}: "
-                         f"no privacy claim computed")
-        elif variant == "corrected":
-            guarantee = (f"({calibration.epsilon:g}, {calibration.delta:g})-DP w.r.t. reward functions with "
-                         f"|r - r'|_inf <= 1 (corrected analysis of Thm 5: exact composition, valid "
-                         f"sensitivity and failure term)")
-        else:
-            guarantee = ("paper's Thm 5 formulas solved consistently (App. E.3 conventions): NOT a valid "
-                         "privacy guarantee, see privcal.dpq")
     else:
         sigma = V.positive("sigma", sigma)
         beta = paper_beta() if beta is None else V.positive("beta", beta)
-        guarantee = "sigma given directly: no privacy claim computed"
-    return _train("dpq", hp, sigma, beta, resets, seed, env, progress, epsilon=epsilon, delta=delta,
-                  calibration=calibration, guarantee=guarantee)
+    result = _train("dpq", hp, sigma, beta, resets, seed, env, progress, epsilon=epsilon, delta=delta,
+                    calibration=calibration)
+    if variant == "paper":
+        result.guarantee = ("no valid guarantee (paper analysis): the paper's Thm 5 formulas solved "
+                            "consistently, see privcal.dpq")
+        if calibration is None:
+            result.guarantee = "no valid guarantee (paper analysis): sigma given directly, no privacy claim computed"
+        return result
+    result.premises = _premises(result, calibration, cal_beta)
+    failed = [name for name, held, _ in result.premises if not held]
+    if failed:
+        result.guarantee = f"no valid guarantee: {failed[0]}"
+    else:
+        c = hp.update_clip
+        result.guarantee = (
+            f"({calibration.epsilon:g}, {calibration.delta:g})-DP w.r.t. reward functions (any two, so "
+            f"|r - r'|_inf <= 1 included), valid analysis: update clip c = {c:g} (units of Q) certified on "
+            f"all {result.updates} updates, fresh noise for each of the {result.updates} x "
+            f"{calibration.actions} releases, exact composition; covers the released functions Q_j + g_j "
+            f"and what is computed from them (actions, policy), not the printed episode returns "
+            f"(evaluation on the private rewards)")
+    return result
+
+
+def _premises(result: TrainResult, calibration, cal_beta) -> list:
+    """(name, held, evidence) of every premise of the valid analysis, as observed in ``result``."""
+    hp, cert, U = result.hyperparameters, result.certificate, result.updates
+    c = hp.update_clip
+    out = []
+    if calibration is None:
+        out.append(("calibrated noise: sigma and beta from privcal.dpq.calibrate (valid)", False,
+                    "sigma given directly: no privacy claim computed"))
+    else:
+        same = result.beta == cal_beta and result.sigma == calibration.sigma
+        out.append(("calibrated noise: sigma and beta from privcal.dpq.calibrate (valid)", bool(same),
+                    f"sigma = {result.sigma:.6g}, beta = {result.beta:.6g} (calibrated beta = {cal_beta:.6g}) for "
+                    f"T = {hp.samples}, B = {hp.batch_size}, L = {hp.lipschitz:g}, c = {c:g}, "
+                    f"{calibration.actions} actions"))
+        actions = len(result.noise) if result.noise is not None else calibration.actions
+        out.append(("one noise path per action, as calibrated", actions == calibration.actions,
+                    f"{actions} actions in the run, {calibration.actions} calibrated"))
+    out.append((f"every update certified: sup_s |Q_new(s, a) - Q_old(s, a)| <= c = {c:g} on [0, 1]",
+                bool(cert) and cert["max_certified"] <= c,
+                f"{U} updates, largest certified change {cert.get('max_certified', math.nan):.4g} on a grid of "
+                f"{cert.get('grid_size')} points; {cert.get('scaled')} steps scaled back, {cert.get('skipped')} "
+                f"skipped (smallest factor {cert.get('min_factor', math.nan):.3g})"))
+    out.append((f"every network L-Lipschitz in the state (L = {hp.lipschitz:g})",
+                bool(cert) and cert["max_lipschitz"] <= hp.lipschitz,
+                f"largest prod ||W_i||_2 over the run {cert.get('max_lipschitz', math.nan):.6g}"))
+    out.append(("fresh noise for every release (J = floor(T/B), a new path after the last update)",
+                result.resets == U and cert.get("paths") == U + 1,
+                f"J = {result.resets}, {cert.get('paths')} paths drawn for {U} updates"))
+    out.append(("every state in the certified domain [0, 1]",
+                bool(cert) and 0.0 <= cert["state_min"] and cert["state_max"] <= 1.0,
+                f"states observed in [{cert.get('state_min', math.nan):.6g}, {cert.get('state_max', math.nan):.6g}]"))
+    return out

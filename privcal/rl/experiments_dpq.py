@@ -7,9 +7,11 @@ r"""Experiments of Wang & Hegde 2019, Sec. 4 (Figures 1 and 2) and a Monte Carlo
   sigma = 0.32 / 0.74 for epsilon = 0.9 / 0.45, delta = 1e-4, kernel beta = 2222; input perturbation:
   KOV; DP-SGD: Abadi et al. Thm 1 with c2 = sqrt(2), a per-example guarantee); ``"valid"`` - noise from
   a valid calibration for reward-function neighbours at the hyperparameters actually used
-  (Algorithm 1: ``privcal.dpq.calibrate`` corrected, which may be infeasible; input perturbation:
-  exact composition; DP-SGD: sensitivity 2B C, exact composition). BGP16-style output perturbation
-  uses Algorithm 1's sigma in both versions and is never DP here (utility comparison only).
+  (Algorithm 1: ``privcal.dpq.calibrate(variant="valid")`` at the update clip ``hp.update_clip``
+  (default 0.01, units of Q), run with that clip certified on every update and J = floor(T/B);
+  input perturbation: exact composition; DP-SGD: sensitivity 2B C, exact composition). BGP16-style
+  output perturbation uses Algorithm 1's sigma in both versions and is never DP here (utility
+  comparison only).
 * :func:`prop10_check` - Prop. 10 on random finite MDPs by Monte Carlo, under both readings of v'.
 * :func:`plot_curves` - PNG (matplotlib, the ``plot`` extra, imported only there).
 
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 import numpy as np
@@ -162,9 +164,10 @@ def _noise_for(method, epsilon, delta, hp, version) -> NoiseSetting:
             try:
                 sigma, beta, cal = dpq_agent.functional_noise(epsilon, delta, hp, hp.updates)
             except InfeasibleError as exc:
-                return NoiseSetting(method, version, infeasible=f"privcal.dpq.calibrate (corrected): {exc}")
-            source = f"privcal.dpq.calibrate corrected (k = {cal.k:.4g}, exact composition)"
-            dp = True
+                return NoiseSetting(method, version, infeasible=f"privcal.dpq.calibrate (valid): {exc}")
+            source = (f"privcal.dpq.calibrate valid (update clip c = {cal.update_clip:g} certified on every "
+                      f"update, exact composition)")
+            dp = method == "dpq"
         if method == "bgp16":
             return NoiseSetting(method, version, sigma=sigma, dp=False,
                                 source=f"same sigma as Algorithm 1 ({source}); "
@@ -323,7 +326,12 @@ def figure2(epsilon: float, version: str = "valid", setting: str = "fast", *, de
             missing[method] = ns.infeasible
             continue
         resets = hp.updates if method in ("dpq", "bgp16") else None
-        configs[label] = (method, hp, ns.sigma, ns.beta, resets)
+        run_hp = hp
+        if method == "dpq" and version == "valid" and hp.update_clip is None:  # the clip it was calibrated for
+            from privcal.calibrators.dpq import DEFAULT_UPDATE_CLIP
+
+            run_hp = replace(hp, update_clip=DEFAULT_UPDATE_CLIP)
+        configs[label] = (method, run_hp, ns.sigma, ns.beta, resets)
         noise[label] = ns
     returns = _collect(configs, conf["seeds"] if seeds is None else seeds, n_jobs) if configs else {}
     return Curves(title=f"epsilon={epsilon:g}, delta={delta:g}, {version} noise, T={hp.samples}, "

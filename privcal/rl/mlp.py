@@ -16,6 +16,10 @@ Gradients: :meth:`backward` returns the gradient of sum_i <grad_out_i, out_i> ov
 caller scales); :meth:`clipped_gradient_sum` returns the sum of per-example gradients each clipped to
 L2 norm ``clip`` (for DP-SGD, Abadi et al. 2016, Alg. 1), with per-example norms computed exactly
 from the layer-wise outer products (||d h^T||_F = ||d|| ||h||) without materialising them.
+
+:func:`sup_difference_bound` certifies how far apart two networks of one input are over [0, 1]
+(grid values plus the Lipschitz slack between grid points); the DP Q-learning agent uses it to bound
+every update in function space (``privcal.rl.dpq_agent``).
 """
 
 from __future__ import annotations
@@ -29,12 +33,13 @@ from numpy.typing import ArrayLike
 from privcal import _rng
 from privcal import _validate as V
 
-__all__ = ["LipschitzMLP", "ACTIVATIONS", "Gradients"]
+__all__ = ["LipschitzMLP", "ACTIVATIONS", "Gradients", "sup_difference_bound"]
 
 ACTIVATIONS = ("tanh", "relu")
 #: Gradients (or any per-layer parameter update) as [(dW_1, db_1), (dW_2, db_2), ...].
 Gradients = list[tuple[np.ndarray, np.ndarray]]
 _SHRINK = 1.0 - 1e-12  # keeps the rescaled product a hair below L despite rounding
+_ROUNDING = 1e-12  # relative margin for the rounding of forward passes in a certificate
 
 
 class LipschitzMLP:
@@ -286,3 +291,49 @@ class LipschitzMLP:
     def __repr__(self) -> str:
         return (f"LipschitzMLP(sizes={self.sizes}, lipschitz={self.lipschitz:g}, "
                 f"activation={self.activation!r}, bound={self.lipschitz_bound():.4g})")
+
+
+def sup_difference_bound(first: LipschitzMLP, second: LipschitzMLP, grid_size: int) -> float:
+    """Certified upper bound on max_k sup_(s in [0, 1]) |first(s)_k - second(s)_k| (networks of one input).
+
+    Both networks are evaluated on the grid s_i = i h, h = 1/(grid_size - 1). Their difference f is
+    Lambda-Lipschitz with Lambda = first.lipschitz_bound() + second.lipschitz_bound() (each output of a
+    network is at most as steep as its whole output vector), so on the cell [s_i, s_(i+1)]
+    |f(s)| <= min(|f(s_i)| + Lambda (s - s_i), |f(s_(i+1))| + Lambda (s_(i+1) - s))
+    <= (|f(s_i)| + |f(s_(i+1))| + Lambda h) / 2; the bound is the largest cell value, plus a relative
+    margin of 1e-12 of the largest |output| for the rounding of the forward passes.
+
+    Args:
+        first: a network with one input (sizes[0] == 1).
+        second: a network with one input and as many outputs as ``first``.
+        grid_size: number of grid points, an int >= 2.
+
+    Returns:
+        the certified bound (units of the outputs), in [0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range or the networks do not match.
+    """
+    grid_size = V.positive_int("grid_size", grid_size)
+    if grid_size < 2:
+        raise ValueError(f"grid_size must be an int >= 2, got {grid_size!r}")
+    for name, net in (("first", first), ("second", second)):
+        if not isinstance(net, LipschitzMLP) or net.sizes[0] != 1:
+            raise ValueError(f"{name} must be a LipschitzMLP with one input, got {net!r}")
+    if first.sizes[-1] != second.sizes[-1]:
+        raise ValueError(f"first and second must have as many outputs, got {first.sizes[-1]} and {second.sizes[-1]}")
+    grid = np.linspace(0.0, 1.0, grid_size)[:, None]
+    slope = first.lipschitz_bound() + second.lipschitz_bound()
+    return _sup_difference_bound(first(grid), second(grid), slope, 1.0 / (grid_size - 1))[0]
+
+
+def _sup_difference_bound(values_first: np.ndarray, values_second: np.ndarray, slope: float,
+                          spacing: float) -> tuple[float, float]:
+    """(certified bound, largest grid value) of |first - second| from their values on a uniform grid.
+
+    ``values_*`` have shape (n, outputs) on s_i = i * spacing; ``slope`` bounds the Lipschitz constant of
+    the difference (see :func:`sup_difference_bound`)."""
+    diff = np.abs(values_first - values_second)
+    cells = 0.5 * (diff[:-1] + diff[1:]).max() + 0.5 * slope * spacing
+    scale = max(float(np.abs(values_first).max()), float(np.abs(values_second).max()), 1.0)
+    return float(cells + _ROUNDING * scale), float(diff.max())

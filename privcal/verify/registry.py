@@ -50,13 +50,13 @@ __all__ = [
 
 def _modules() -> tuple:
     # imported on first use (sympy, mpmath, hypothesis), so `privcal --help` stays fast
-    from privcal.verify import claims_cited, claims_gpope, claims_vbkw, claims_wh, claims_wh_thm5
+    from privcal.verify import claims_cited, claims_dpq, claims_gpope, claims_vbkw, claims_wh, claims_wh_thm5
 
-    return (claims_wh, claims_wh_thm5, claims_cited, claims_vbkw, claims_gpope)
+    return (claims_wh, claims_wh_thm5, claims_dpq, claims_cited, claims_vbkw, claims_gpope)
 
 
 def all_claims() -> tuple[Claim, ...]:
-    """Every registered claim, in report order (Wang & Hegde, cited theorems, VBKW, GPOPE).
+    """Every registered claim, in report order (Wang & Hegde, DP Q-learning as run, cited theorems, VBKW, GPOPE).
 
     Returns:
         the claims; ``RuntimeError`` if two share an id.
