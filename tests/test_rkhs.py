@@ -477,6 +477,11 @@ _F = lambda x: x  # noqa: E731
         (lambda: rkhs.output_perturbation_sensitivity_squared_paper(1, 1.0, 1, 1), "discount"),
         (lambda: rkhs.output_perturbation_sensitivity_squared(-1, 0.5, 1, 1), "reward_bound"),
         (lambda: rkhs.output_perturbation_sensitivity_squared(1, 0.5, 1, True), "beta"),
+        (lambda: rkhs.clipped_release_sensitivity_squared(0.0, 3, 1.0, 1.0), "update_clip"),
+        (lambda: rkhs.clipped_release_sensitivity_squared(0.1, 0, 1.0, 1.0), "updates"),
+        (lambda: rkhs.clipped_run_sensitivity_squared(0.1, 3, 0.0, 1.0), "lipschitz"),
+        (lambda: rkhs.clipped_run_sensitivity_squared(0.1, 3, 1.0, 1.0, actions=0), "actions"),
+        (lambda: rkhs.clipped_run_minimizing_beta(0.1, 2.5, 1.0), "updates"),
     ],
 )
 def test_bad_inputs_raise_naming_argument(call, name):
@@ -496,3 +501,45 @@ def test_bad_inputs_raise_naming_argument(call, name):
 def test_infinite_norm_raises_instead_of_a_number(f, df):
     with pytest.raises(PrivcalError, match="cannot be trusted"):
         rkhs.norm_squared(f, 1.0, df=df)
+
+
+# ---------------------------------------------------------------------------------------------
+# the per-update premise of Thm 5's proof, and the certified-clip sensitivities that replace it
+
+
+def test_bias_only_update_exceeds_the_thm5_sup_bound():
+    # issue 12: T = 640000, B = 4096, alpha = 1e-3, L = 0.25, k = 94.3 (privcal's former calibration), beta = 15201.
+    # A network with zero weights (0-Lipschitz) moves by alpha = 1e-3 under r + 1 (all B rewards change; the
+    # bias gradient is the mean TD error), against 4 alpha L (k+1)/B = 2.33e-5; the constant difference has
+    # Lemma 6 norm alpha sqrt(1 + beta/2) = 0.0872 (closed form; quadrature below), 24.8 x the D = 0.00351 used.
+    assumed = rkhs.update_sup_bound(1e-3, 94.3, 4096, 0.25)
+    assert assumed == pytest.approx(2.3267e-5, rel=1e-4)
+    norm = math.sqrt(rkhs.norm_squared(lambda x: 1e-3, 15201.0, df=lambda x: 0.0))
+    assert norm == pytest.approx(1e-3 * math.sqrt(1 + 15201 / 2), rel=1e-9)
+    assert norm / 0.00351 == pytest.approx(24.84, rel=1e-3)
+
+
+@given(c=st.floats(1e-4, 1.0), updates=st.integers(1, 300), lip=st.floats(0.01, 10.0),
+       beta=st.floats(1e-2, 1e5), actions=st.integers(1, 4))
+def test_clipped_run_sum_equals_the_sum_of_releases(c, updates, lip, beta, actions):
+    # the closed form m [(1 + beta/2) 4 c^2 U(U+1)(2U+1)/6 + U (2L)^2/(2 beta)] against the explicit sum over j
+    total = actions * sum(rkhs.clipped_release_sensitivity_squared(c, j, lip, beta) for j in range(1, updates + 1))
+    assert rkhs.clipped_run_sensitivity_squared(c, updates, lip, beta, actions=actions) == pytest.approx(total, rel=1e-10)
+
+
+def test_clipped_release_is_lemma6_bound_of_2jc_and_2l():
+    assert rkhs.clipped_release_sensitivity_squared(0.01, 5, 4.0, 3.0) == rkhs.sensitivity_squared_bound(0.1, 8.0, 3.0)
+
+
+def test_sympy_clipped_run_minimising_beta():
+    # d/dbeta [A (1 + beta/2) + C/beta] = 0 at beta = sqrt(2C/A), where the sum is A + sqrt(2 A C)
+    a, c, beta = sp.symbols("A C beta", positive=True)
+    f = a * (1 + beta / 2) + c / beta
+    (root,) = sp.solve(sp.diff(f, beta), beta)
+    assert sp.simplify(root - sp.sqrt(2 * c / a)) == 0
+    assert sp.simplify(f.subs(beta, root) - (a + sp.sqrt(2 * a * c))) == 0
+    # numerically at App. E.3 (U = 78, L = 4, c = 0.01): A = 4e-4 * 161239, C = 78 * 64 / 2
+    b = rkhs.clipped_run_minimizing_beta(0.01, 78, 4.0)
+    assert b == pytest.approx(math.sqrt(2 * 2496 / (4e-4 * 161239)), rel=1e-12)
+    best = rkhs.clipped_run_sensitivity_squared(0.01, 78, 4.0, b)
+    assert best == pytest.approx(4e-4 * 161239 + math.sqrt(2 * 4e-4 * 161239 * 2496), rel=1e-12)
