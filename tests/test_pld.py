@@ -123,7 +123,8 @@ def test_laplace_is_pure_dp():
 
 def test_other_accountants_do_not_support_laplace():
     for cls in ACCOUNTANTS.values():
-        assert not cls().supports(LaplaceEvent(1.0))
+        if cls is not PLDAccountant:
+            assert not cls().supports(LaplaceEvent(1.0))
     assert PLDAccountant().supports(LaplaceEvent(1.0))
 
 
