@@ -524,7 +524,8 @@ def test_bias_only_update_exceeds_the_thm5_sup_bound():
 def test_clipped_run_sum_equals_the_sum_of_releases(c, updates, lip, beta, actions):
     # the closed form m [(1 + beta/2) 4 c^2 U(U+1)(2U+1)/6 + U (2L)^2/(2 beta)] against the explicit sum over j
     total = actions * sum(rkhs.clipped_release_sensitivity_squared(c, j, lip, beta) for j in range(1, updates + 1))
-    assert rkhs.clipped_run_sensitivity_squared(c, updates, lip, beta, actions=actions) == pytest.approx(total, rel=1e-10)
+    closed = rkhs.clipped_run_sensitivity_squared(c, updates, lip, beta, actions=actions)
+    assert closed == pytest.approx(total, rel=1e-10)
 
 
 def test_clipped_release_is_lemma6_bound_of_2jc_and_2l():

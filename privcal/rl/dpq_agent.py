@@ -61,9 +61,10 @@ updates, whatever the two reward functions are) and composes them exactly. The r
 observed in ``TrainResult.premises`` (every update certified, every network L-Lipschitz, fresh noise,
 states in [0, 1], sigma and beta as calibrated) and states "(epsilon, delta)-DP w.r.t. reward functions"
 only when all held. The guarantee covers the released functions and what is computed from them
-(actions, the policy); the episode returns the run reports are computed from the private rewards and
-are not covered. ``variant="paper"`` runs the paper's plain SGD steps with the paper's sigma: no valid
-guarantee (its per-update bound 4 alpha L (k+1)/B fails, see ``privcal verify`` DPQ-update-sup).
+(actions, the policy); the episode returns and the certificate statistics the run reports are
+computed from the private rewards and are not covered. ``variant="paper"`` runs the paper's plain SGD
+steps with the paper's sigma: no valid guarantee (its per-update bound 4 alpha L (k+1)/B fails, see
+``privcal verify`` DPQ-update-sup).
 
 Randomness: ``privcal._rng.spawn(seed, 5)`` gives independent streams for the environment, the initial
 weights, the noise paths, exploration and the baselines' noise; same seed, same returns.
@@ -298,8 +299,9 @@ class TrainResult:
     certificate (empty without ``update_clip``): update_clip, grid_size, max_certified (the largest
     certified sup change of an update), scaled (updates whose step was scaled back), skipped (updates
     scaled to nothing), min_factor, max_lipschitz, paths (noise paths drawn per action), state_min,
-    state_max. ``timings`` splits the wall time (seconds) into env, act (forward passes), noise (path
-    queries and resets) and update. ``seed`` is the int seed of the run (None when a Generator, a
+    state_max (these statistics, like the episode returns, are computed from the private rewards and are
+    not covered by the guarantee). ``timings`` splits the wall time (seconds) into env, act (forward
+    passes), noise (path queries and resets) and update. ``seed`` is the int seed of the run (None when a Generator, a
     SeedSequence or None was given).
     """
 
@@ -798,12 +800,11 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
     else:
         c = hp.update_clip
         result.guarantee = (
-            f"({calibration.epsilon:g}, {calibration.delta:g})-DP w.r.t. reward functions (any two, so "
-            f"|r - r'|_inf <= 1 included), valid analysis: update clip c = {c:g} (units of Q) certified on "
-            f"all {result.updates} updates, fresh noise for each of the {result.updates} x "
-            f"{calibration.actions} releases, exact composition; covers the released functions Q_j + g_j "
-            f"and what is computed from them (actions, policy), not the printed episode returns "
-            f"(evaluation on the private rewards)")
+            f"({calibration.epsilon:g}, {calibration.delta:g})-DP w.r.t. reward functions (any two), valid "
+            f"analysis: update clip c = {c:g} (units of Q) certified on all {result.updates} updates, fresh "
+            f"noise per release, exact composition of {result.updates} x {calibration.actions} GP releases; "
+            f"covers the released Q + g and what is computed from it (actions, policy), not the printed returns "
+            f"and run statistics")
     return result
 
 
