@@ -79,7 +79,7 @@ __all__ = [
     "OPTIMIZERS",
     "NOISE_RESETS",
     "PAPER_SIGMAS",
-    "PAPER_RETURNS",
+    "REPORTED_RETURNS",
     "SETTINGS",
     "ReplayConfig",
     "ReplayResult",
@@ -109,7 +109,7 @@ NOISE_RESETS = ("episode", "update", "never")
 PAPER_SIGMAS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 #: Returns reported for this loop in privcal's issue 12 (measured there, not printed in the paper):
 #: non-private and sigma = 0.2, 0.4 after 100 episodes; the move-to-the-middle policy; a random policy.
-PAPER_RETURNS = {"non-private": 20.2, 0.2: 19.6, 0.4: 17.2, "move_to_middle": 20.7, "random": 10.9}
+REPORTED_RETURNS = {"non-private": 20.2, 0.2: 19.6, 0.4: 17.2, "move_to_middle": 20.7, "random": 10.9}
 #: Figure 1 sizes: "fast" (tests and the notebook's default) and "full" (the authors' loop.py).
 SETTINGS = {
     "fast": {"episodes": 40, "seeds": (0, 1, 2), "sigmas": PAPER_SIGMAS},
