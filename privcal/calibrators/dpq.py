@@ -120,11 +120,13 @@ class DPQCalibration:
     update_clip: Optional[float] = None
 
 
-def _variant(variant) -> str:
-    """``variant`` in :data:`VARIANTS`; the deprecated "corrected" maps to "valid" with a DeprecationWarning."""
+def _variant(variant, stacklevel: int = 4) -> str:
+    """``variant`` in :data:`VARIANTS`; the deprecated "corrected" maps to "valid" with a DeprecationWarning
+    (``stacklevel`` as in ``warnings.warn``: 4 points at the caller of the public function that called
+    :func:`_inputs`)."""
     if variant in _ALIASES:
         warnings.warn(f"variant={variant!r} is deprecated; use variant={_ALIASES[variant]!r}",
-                      DeprecationWarning, stacklevel=4)
+                      DeprecationWarning, stacklevel=stacklevel)
         return _ALIASES[variant]
     return V.choice("variant", variant, VARIANTS)
 

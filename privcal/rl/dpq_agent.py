@@ -770,7 +770,7 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
     if overrides:
         hp = replace(hp, **overrides)
     resets = hp.updates if resets is None else check_resets(resets, hp.updates)
-    variant = dpq._variant(variant)
+    variant = dpq._variant(variant, stacklevel=3)
     if variant == "valid" and hp.update_clip is None:
         hp = replace(hp, update_clip=dpq.DEFAULT_UPDATE_CLIP)
     calibration = None
