@@ -28,19 +28,20 @@ HIV: 100 / 1 000). Each trial draws its own private data set; every random numbe
 stream keyed by (figure, m, trial) under ``seed`` (``SeedSequence([seed, ...])``, through
 ``privcal._rng``), so results do not depend on the execution order or backend.
 
-Parallelism: trials run through ``joblib.Parallel(n_jobs=n_jobs)`` *without* naming a backend, so the
-backend is whatever :func:`joblib.parallel_config` (or the older ``parallel_backend``) selects. To
-run the full setting on a cluster, no code changes are needed::
+Parallelism: trials run through :func:`privcal.rl._parallel.run_trials`: by default on all local cores
+(``n_jobs=-1``) with whatever backend :func:`joblib.parallel_config` selects (loky processes when none
+is), one BLAS thread per worker. ``backend="dask", scheduler="tcp://host:8786"`` runs them on a Dask
+distributed cluster (the ``dask`` extra; privcal installed on every worker); any other joblib backend
+works through the configuration, with no code changes::
 
-    from dask.distributed import Client; client = Client("scheduler-address:8786")
-    with joblib.parallel_config(backend="dask"):
-        result = figure1a("full", n_jobs=-1)
+    result = figure1a("full", backend="dask", scheduler="tcp://scheduler-address:8786")
 
     import ray; from ray.util.joblib import register_ray; register_ray(); ray.init(address="auto")
     with joblib.parallel_config(backend="ray"):
-        result = figure4("full", n_jobs=-1)
+        result = figure4("full")
 
-(tests/test_rl_gpope.py checks this with a registered custom backend, ``threading`` and ``loky``.)
+(tests/test_rl_gpope.py checks this with a registered custom backend, ``threading`` and ``loky``;
+tests/test_parallel.py with a Dask LocalCluster.)
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ from numpy.typing import ArrayLike
 
 from privcal import _rng as R
 from privcal import _validate as V
-from privcal.rl._parallel import run_trials
+from privcal.rl._parallel import _run_trials, check_engine, run_trials
 from privcal.rl import gpope_agent
 from privcal.calibrators import gpope as _gpope_calibrator
 from privcal.rl.gpope_agent import PAPER_BOUND, VALID_BOUND
@@ -355,7 +356,7 @@ def _aggregate(rows, names):
     return curves
 
 
-def _vs_m(name, ctx, s, ms, seed, n_jobs, *, epsilon, delta, gpope_specs, baselines, progress,
+def _vs_m(name, ctx, s, ms, seed, engine, *, epsilon, delta, gpope_specs, baselines, progress,
           ylabel="MSPBE"):
     """MSPBE vs m. gpope_specs: list of (label, epsilon, bound, step multiplier, tune_key)."""
     V.positive("epsilon", epsilon)
@@ -381,7 +382,7 @@ def _vs_m(name, ctx, s, ms, seed, n_jobs, *, epsilon, delta, gpope_specs, baseli
             ridge = _tune_ridge(ctx, m, s.dplsl_ridge_grid, s.tune_trials, epsilon, delta, seed)
             meta["ridge"][str(m)] = ridge
         tasks = [(ctx, m, t, seed, runs, baselines, epsilon, delta, ridge) for t in range(s.trials)]
-        rows.append(run_trials(_trial, tasks, n_jobs))
+        rows.append(_run_trials(_trial, tasks, *engine, None))
         if progress is not None:
             progress(mi + 1, len(ms))
     names = [r[0] for r in runs] + list(baselines)
@@ -389,7 +390,7 @@ def _vs_m(name, ctx, s, ms, seed, n_jobs, *, epsilon, delta, gpope_specs, baseli
                             _aggregate(rows, names), meta)
 
 
-def _vs_step(name, ctx, s, m, seed, n_jobs, *, epsilon, delta, baselines, progress):
+def _vs_step(name, ctx, s, m, seed, engine, *, epsilon, delta, baselines, progress):
     V.positive("epsilon", epsilon)
     V.open_unit("delta", delta)
     clip = CLIP[ctx.kind]
@@ -402,7 +403,7 @@ def _vs_step(name, ctx, s, m, seed, n_jobs, *, epsilon, delta, baselines, progre
         runs.append((f"GPOPE valid sigma @ {step:.3g}", sig[VALID_BOUND], clip, step))
         runs.append((f"GPOPE paper sigma @ {step:.3g}", sig[PAPER_BOUND], clip, step))
     tasks = [(ctx, m, t, seed, runs, baselines, epsilon, delta, ridge) for t in range(s.trials)]
-    res = run_trials(_trial, tasks, n_jobs)
+    res = _run_trials(_trial, tasks, *engine, None)
     if progress is not None:
         progress(1, 1)
     curves = {}
@@ -423,83 +424,99 @@ _PAIR = [("GPOPE valid sigma (tuned step)", VALID_BOUND, 1.0),
          ("GPOPE paper sigma (tuned step)", PAPER_BOUND, 1.0)]
 
 
-def figure1a(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = 1, seed: int = 0, epsilon: float = 0.1,
+def figure1a(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = -1, seed: int = 0, epsilon: float = 0.1,
              delta: float = 1e-5, progress: Optional[Callable[[int, int], None]] = None,
+             backend: Optional[str] = None, scheduler: Optional[str] = None,
              **overrides: Any) -> ExperimentResult:
     """GPOPE Fig. 1(a): chain, MSPBE vs m (see the module docstring for the curves).
 
     Args:
         setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
-        n_jobs: parallel trials (``joblib``, configured backend): an int >= 1, -1 or None; default 1.
+        n_jobs: parallel trials (``privcal.rl._parallel.run_trials``): an int >= 1, -1 (all cores or
+            workers) or None (joblib's configured default); default -1.
         seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
         epsilon: target epsilon, in (0, inf); default 0.1 (the paper's).
         delta: target delta, in (0, 1); default 1e-5.
         progress: called as ``progress(done, total)`` over the data sizes; default None.
+        backend: None (joblib's configured backend, default), "local" (loky processes) or "dask".
+        scheduler: Dask scheduler address (``"tcp://host:8786"``), with backend "dask" only; default None.
         **overrides: fields of the :class:`Setting` to replace (e.g. ``trials=5``).
 
     Raises:
         ValueError: an argument is outside its range.
     """
+    engine = check_engine(n_jobs, backend, scheduler)
     s = _setting(setting, overrides)
     ctx = make_context("chain", s, seed)
     specs = [(label, epsilon, bound, mult) for label, bound, mult in _PAIR]
-    return _vs_m("figure1a", ctx, s, s.chain_m, seed, n_jobs, epsilon=epsilon, delta=delta,
+    return _vs_m("figure1a", ctx, s, s.chain_m, seed, engine, epsilon=epsilon, delta=delta,
                  gpope_specs=specs, baselines=("DP-LSW", "DP-LSL", "LSTD", "theta=0"),
                  progress=progress)
 
 
-def figure1b(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = 1, seed: int = 0, epsilon: float = 0.1,
+def figure1b(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = -1, seed: int = 0, epsilon: float = 0.1,
              delta: float = 1e-5, progress: Optional[Callable[[int, int], None]] = None,
+             backend: Optional[str] = None, scheduler: Optional[str] = None,
              **overrides: Any) -> ExperimentResult:
     """GPOPE Fig. 1(b): chain, MSPBE vs step size at m = chain_fixed_m.
 
     Args:
         setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
-        n_jobs: parallel trials (``joblib``, configured backend): an int >= 1, -1 or None; default 1.
+        n_jobs: parallel trials (``privcal.rl._parallel.run_trials``): an int >= 1, -1 (all cores or
+            workers) or None (joblib's configured default); default -1.
         seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
         epsilon: target epsilon, in (0, inf); default 0.1 (the paper's).
         delta: target delta, in (0, 1); default 1e-5.
         progress: called as ``progress(done, total)`` over the data sizes; default None.
+        backend: None (joblib's configured backend, default), "local" (loky processes) or "dask".
+        scheduler: Dask scheduler address (``"tcp://host:8786"``), with backend "dask" only; default None.
         **overrides: fields of the :class:`Setting` to replace (e.g. ``trials=5``).
 
     Raises:
         ValueError: an argument is outside its range.
     """
+    engine = check_engine(n_jobs, backend, scheduler)
     s = _setting(setting, overrides)
     ctx = make_context("chain", s, seed)
-    return _vs_step("figure1b", ctx, s, s.chain_fixed_m, seed, n_jobs, epsilon=epsilon,
+    return _vs_step("figure1b", ctx, s, s.chain_fixed_m, seed, engine, epsilon=epsilon,
                     delta=delta, baselines=("DP-LSW", "DP-LSL", "theta=0"), progress=progress)
 
 
-def figure2(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = 1, seed: int = 0, epsilon: float = 0.1,
+def figure2(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = -1, seed: int = 0, epsilon: float = 0.1,
             delta: float = 1e-5, progress: Optional[Callable[[int, int], None]] = None,
+            backend: Optional[str] = None, scheduler: Optional[str] = None,
             **overrides: Any) -> tuple[ExperimentResult, ExperimentResult]:
     """GPOPE Fig. 2: Mountain Car on-policy; returns (a) MSPBE vs m, (b) MSPBE vs step size.
 
     Args:
         setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
-        n_jobs: parallel trials (``joblib``, configured backend): an int >= 1, -1 or None; default 1.
+        n_jobs: parallel trials (``privcal.rl._parallel.run_trials``): an int >= 1, -1 (all cores or
+            workers) or None (joblib's configured default); default -1.
         seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
         epsilon: target epsilon, in (0, inf); default 0.1 (the paper's).
         delta: target delta, in (0, 1); default 1e-5.
         progress: called as ``progress(done, total)`` over the data sizes; default None.
+        backend: None (joblib's configured backend, default), "local" (loky processes) or "dask".
+        scheduler: Dask scheduler address (``"tcp://host:8786"``), with backend "dask" only; default None.
         **overrides: fields of the :class:`Setting` to replace (e.g. ``trials=5``).
 
     Raises:
         ValueError: an argument is outside its range.
     """
+    engine = check_engine(n_jobs, backend, scheduler)
     s = _setting(setting, overrides)
     ctx = make_context("mountain-car", s, seed)
     specs = [(label, epsilon, bound, mult) for label, bound, mult in _PAIR]
-    a = _vs_m("figure2a", ctx, s, s.mc_m, seed, n_jobs, epsilon=epsilon, delta=delta,
+    a = _vs_m("figure2a", ctx, s, s.mc_m, seed, engine, epsilon=epsilon, delta=delta,
               gpope_specs=specs, baselines=("DP-LSW", "LSTD", "theta=0"), progress=progress)
-    b = _vs_step("figure2b", ctx, s, s.mc_fixed_m, seed, n_jobs, epsilon=epsilon, delta=delta,
+    b = _vs_step("figure2b", ctx, s, s.mc_fixed_m, seed, engine, epsilon=epsilon, delta=delta,
                  baselines=("DP-LSW", "theta=0"), progress=progress)
     return a, b
 
 
-def figure3(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = 1, seed: int = 0, delta: float = 1e-5,
+def figure3(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = -1, seed: int = 0, delta: float = 1e-5,
             progress: Optional[Callable[[int, int], None]] = None,
+            backend: Optional[str] = None, scheduler: Optional[str] = None,
             **overrides: Any) -> tuple[ExperimentResult, ExperimentResult]:
     """GPOPE Fig. 3: Mountain Car, GPOPE (valid sigma) at several epsilons: (a) on-policy, (b) off-policy.
 
@@ -507,27 +524,32 @@ def figure3(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = 1,
 
     Args:
         setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
-        n_jobs: parallel trials (``joblib``, configured backend): an int >= 1, -1 or None; default 1.
+        n_jobs: parallel trials (``privcal.rl._parallel.run_trials``): an int >= 1, -1 (all cores or
+            workers) or None (joblib's configured default); default -1.
         seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
         delta: target delta, in (0, 1); default 1e-5.
         progress: called as ``progress(done, total)`` over the data sizes; default None.
+        backend: None (joblib's configured backend, default), "local" (loky processes) or "dask".
+        scheduler: Dask scheduler address (``"tcp://host:8786"``), with backend "dask" only; default None.
         **overrides: fields of the :class:`Setting` to replace (e.g. ``trials=5``).
 
     Raises:
         ValueError: an argument is outside its range.
     """
+    engine = check_engine(n_jobs, backend, scheduler)
     s = _setting(setting, overrides)
     out = []
     for off, ref, name in ((False, "LSTD", "figure3a"), (True, "WIS-LSTD", "figure3b")):
         ctx = make_context("mountain-car", s, seed, off_policy=off)
         specs = [(f"GPOPE eps={e:g}", e, VALID_BOUND, 1.0) for e in s.epsilons]
-        out.append(_vs_m(name, ctx, s, s.mc_m, seed, n_jobs, epsilon=s.epsilons[0], delta=delta,
+        out.append(_vs_m(name, ctx, s, s.mc_m, seed, engine, epsilon=s.epsilons[0], delta=delta,
                          gpope_specs=specs, baselines=(ref, "theta=0"), progress=progress))
     return tuple(out)
 
 
-def figure4(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = 1, seed: int = 0, delta: float = 1e-5,
+def figure4(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = -1, seed: int = 0, delta: float = 1e-5,
             progress: Optional[Callable[[int, int], None]] = None,
+            backend: Optional[str] = None, scheduler: Optional[str] = None,
             **overrides: Any) -> ExperimentResult:
     """GPOPE Fig. 4: HIV off-policy, relative MSPBE vs m, GPOPE (valid sigma) at several epsilons, WIS-LSTD.
 
@@ -535,19 +557,23 @@ def figure4(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = 1,
 
     Args:
         setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
-        n_jobs: parallel trials (``joblib``, configured backend): an int >= 1, -1 or None; default 1.
+        n_jobs: parallel trials (``privcal.rl._parallel.run_trials``): an int >= 1, -1 (all cores or
+            workers) or None (joblib's configured default); default -1.
         seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
         delta: target delta, in (0, 1); default 1e-5.
         progress: called as ``progress(done, total)`` over the data sizes; default None.
+        backend: None (joblib's configured backend, default), "local" (loky processes) or "dask".
+        scheduler: Dask scheduler address (``"tcp://host:8786"``), with backend "dask" only; default None.
         **overrides: fields of the :class:`Setting` to replace (e.g. ``trials=5``).
 
     Raises:
         ValueError: an argument is outside its range.
     """
+    engine = check_engine(n_jobs, backend, scheduler)
     s = _setting(setting, overrides)
     ctx = make_context("hiv", s, seed)
     specs = [(f"GPOPE eps={e:g}", e, VALID_BOUND, 1.0) for e in s.epsilons]
-    return _vs_m("figure4", ctx, s, s.hiv_m, seed, n_jobs, epsilon=s.epsilons[0], delta=delta,
+    return _vs_m("figure4", ctx, s, s.hiv_m, seed, engine, epsilon=s.epsilons[0], delta=delta,
                  gpope_specs=specs, baselines=("WIS-LSTD", "theta=0"), progress=progress,
                  ylabel="relative MSPBE")
 

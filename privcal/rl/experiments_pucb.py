@@ -16,6 +16,7 @@ import numpy as np
 from privcal import _rng
 from privcal import _validate as V
 from privcal.counter import _accept_old_beta
+from privcal.rl._parallel import _run_trials, check_engine
 from privcal.rl.pucb import BUDGET_SPLITS, UNKNOWN_RULES, _error_bound_rule, _run_pucb
 from privcal.rl.tabular import TabularMDP, _random_mdp, _river_swim, backward_induction
 
@@ -141,6 +142,13 @@ def _make_mdp(kind: str, states: int, actions: int, horizon: int, seed=0) -> Tab
     return _river_swim(states, horizon)
 
 
+def _one_run(env, episodes, epsilon, fail, seed, budget_split, error_bound, unknown, progress) -> tuple:
+    """One seeded PUCB run (top level, so joblib can ship it): (regret, E, informative count, JDP eps)."""
+    run = _run_pucb(env, episodes, epsilon, fail, seed, budget_split=budget_split,
+                    error_bound=error_bound, unknown=unknown, progress=progress)
+    return run.episode_regret, run.error_bound, run.info["informative_count"], run.jdp_epsilon
+
+
 @_accept_old_beta
 def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[float]] = EPSILONS,
                       seeds: Optional[Iterable[int]] = None, mdp: str = "random",
@@ -148,7 +156,8 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
                       failure_probability: float = 0.1, budget_split: str = "valid",
                       error_bound: str = "valid", unknown: str = "optimistic",
                       progress: Optional[Callable[[int, int], None]] = None,
-                      **overrides: int) -> RegretExperiment:
+                      n_jobs: Optional[int] = -1, backend: Optional[str] = None,
+                      scheduler: Optional[str] = None, **overrides: int) -> RegretExperiment:
     """Regret over T episodes and number of accuracy-suboptimal episodes, per epsilon and seed.
 
     One MDP is shared by all runs; seeds vary the agent and the environment's sampling.
@@ -167,7 +176,13 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
         budget_split: "valid" (default) or "paper", see :class:`privcal.rl.pucb.PUCB`.
         error_bound: "valid" (default) or "paper", see :class:`privcal.rl.pucb.PUCB`.
         unknown: "optimistic" (default) or "paper", see :func:`privcal.rl.pucb.private_q`.
-        progress: called as ``progress(done, total)`` with episodes done over all runs.
+        progress: called as ``progress(done, total)`` with episodes done over all runs (after every
+            episode when the runs are sequential, after every run otherwise); default None.
+        n_jobs: parallel runs (``privcal.rl._parallel.run_trials``): an int >= 1 (1: in this process,
+            one after the other), -1 (all cores or workers) or None (joblib's configured default);
+            default -1. The result does not depend on it (each run is seeded by its own seed).
+        backend: None (joblib's configured backend, default), "local" (loky processes) or "dask".
+        scheduler: Dask scheduler address (``"tcp://host:8786"``), with backend "dask" only; default None.
         **overrides: replace the setting's ``states``, ``actions``, ``horizon`` or ``episodes``.
 
     Returns:
@@ -196,23 +211,28 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
     optimal = float(env.initial @ backward_induction(env).values[0])
     acc = 0.1 * optimal if accuracy is None else V.nonnegative("accuracy", accuracy)
     eps_list = tuple(None if e is None else V.positive("epsilon", e) for e in epsilons)
+    engine = check_engine(n_jobs, backend, scheduler)
     t_total = conf["episodes"]
-    regrets, bounds, counts, jdps = {}, {}, {}, {}
-    done_runs = 0
     total = len(eps_list) * len(conf["seeds"]) * t_total
+    sequential = engine[0] == 1 and engine[1] is None
+    tasks = []
+    for eps in eps_list:
+        for sd in conf["seeds"]:
+            cb = None
+            if sequential and progress is not None:  # per episode, in this process
+                offset = len(tasks) * t_total
+                cb = lambda d, _t, o=offset: progress(o + d, total)  # noqa: E731
+            tasks.append((env, t_total, eps, fail, sd, budget_split, error_bound, unknown, cb))
+    per_run = None if sequential or progress is None else (lambda d, _n: progress(d * t_total, total))
+    runs = iter(_run_trials(_one_run, tasks, *engine, per_run))
+    regrets, bounds, counts, jdps = {}, {}, {}, {}
     for eps in eps_list:
         label = _label(eps)
         rows = []
-        for sd in conf["seeds"]:
-            offset = done_runs * t_total
-            cb = None if progress is None else (lambda d, _t, o=offset: progress(o + d, total))
-            run = _run_pucb(env, t_total, eps, fail, sd, budget_split=budget_split,
-                            error_bound=error_bound, unknown=unknown, progress=cb)
-            rows.append(run.episode_regret)
-            bounds[label] = run.error_bound
-            counts[label] = run.info["informative_count"]
-            jdps[label] = run.jdp_epsilon
-            done_runs += 1
+        for _ in conf["seeds"]:
+            regret, bound, count, jdp = next(runs)
+            rows.append(regret)
+            bounds[label], counts[label], jdps[label] = bound, count, jdp
         regrets[label] = np.array(rows)
     conf.update(failure_probability=fail, budget_split=budget_split, error_bound=error_bound,
                 unknown=unknown)
