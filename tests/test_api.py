@@ -98,9 +98,68 @@ def test_docstring_examples():
     assert result.attempted >= 2 and result.failed == 0
 
 
-def test_subsampled_best_is_rdp_and_valid():
+def test_subsampled_best_is_the_smallest_valid_sigma():
+    # "best" calibrates with every valid accountant that supports the setting (RDP and PLD here) and
+    # keeps the smallest sigma; PLD's certified upper bound is the tighter one at q = 0.01, 1000 steps
     r = privcal.calibrate_report(1.0, 1e-5, steps=1000, sample_rate=0.01)
-    assert r.accountant == "rdp" and r.valid and r.sampling == "poisson" and r.achieved_epsilon <= 1.0
+    rdp = privcal.calibrate(1.0, 1e-5, steps=1000, sample_rate=0.01, accountant="rdp")
+    pld = privcal.calibrate(1.0, 1e-5, steps=1000, sample_rate=0.01, accountant="pld")
+    assert r.sigma == min(rdp, pld) and r.accountant == "pld" and pld < rdp
+    assert r.valid and r.sampling == "poisson" and r.achieved_epsilon <= 1.0
+    lower, upper = r.bracket
+    assert lower <= upper == r.achieved_epsilon
+
+
+def test_best_is_pld_on_the_issue_table():
+    # issue 13's table: Poisson q = 1e-3, sigma = 0.8, 1000 steps, delta = 1e-5: RDP gives 1.16, while
+    # dp_accounting 0.6.0's PLD gives 0.3036; best must be the certified PLD bound (bracket within 0.1%)
+    r = privcal.epsilon_report(0.8, 1e-5, steps=1000, sample_rate=1e-3)
+    assert r.accountant == "pld" and r.valid
+    assert r.epsilon == pytest.approx(0.3036, rel=2e-3)
+    lower, upper = r.bracket
+    assert upper == r.epsilon and upper - 1e-3 * upper <= lower <= upper
+    rdp = privcal.epsilon(0.8, 1e-5, steps=1000, sample_rate=1e-3, accountant="rdp")
+    assert rdp > 3 * r.epsilon and privcal.epsilon(0.8, 1e-5, steps=1000, sample_rate=1e-3) == r.epsilon
+
+
+@pytest.mark.parametrize("q,sigma,steps", [(0.1, 1.1, 1000), (1e-2, 0.8, 300), (1e-3, 2.0, 1000)])
+def test_best_is_the_minimum_of_the_valid_upper_bounds(q, sigma, steps):
+    kw = dict(steps=steps, sample_rate=q)
+    best = privcal.epsilon(sigma, 1e-5, **kw)
+    assert best == min(privcal.epsilon(sigma, 1e-5, accountant=n, **kw) for n in ("rdp", "pld"))
+
+
+def test_reports_carry_the_bracket_of_the_winner():
+    exact = privcal.epsilon_report(10.0, 1e-5, steps=100)
+    assert exact.bracket == (exact.epsilon, exact.epsilon)  # the exact profile: no gap
+    assert privcal.epsilon_report(10.0, 1e-5, steps=100, accountant="rdp").bracket is None
+    c = privcal.calibrate_report(1.0, 1e-5, steps=100)
+    assert c.accountant == "exact" and c.bracket == (c.achieved_epsilon, c.achieved_epsilon)
+
+
+def test_best_is_resolved_without_building_every_accountant(monkeypatch):
+    # which accountants support an event (and are valid for it) is decided once per kind of event: a
+    # second full-batch call builds the exact accountant alone (it built every accountant twice before)
+    from privcal.accounting import accountants
+
+    built = []
+
+    def counting(name, cls):
+        def __init__(self, *args, **kwargs):
+            built.append(name)
+            cls.__init__(self, *args, **kwargs)
+
+        return type(cls.__name__, (cls,), {"__init__": __init__})
+
+    for name, cls in list(accountants.ACCOUNTANTS.items()):
+        monkeypatch.setitem(accountants.ACCOUNTANTS, name, counting(name, cls))
+    privcal.epsilon(10.0, 1e-5, steps=100)
+    assert sorted(set(built)) == sorted(accountants.ACCOUNTANTS)  # first call of this kind: all asked once
+    built.clear()
+    assert privcal.epsilon(3.0, 1e-5, steps=7, sensitivity=2.0) == pytest.approx(
+        privcal.gaussian.epsilon_exact(1e-5, 2.0 * math.sqrt(7) / 3.0), rel=1e-12
+    )
+    assert built == ["exact"]
 
 
 @given(q=st.floats(1e-3, 0.5), sigma=st.floats(0.6, 10.0), steps=st.integers(1, 500))

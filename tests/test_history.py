@@ -56,6 +56,17 @@ def test_scaling_one_group_leaves_the_others_and_meets_the_target(tmp_path):
                           0.01, 1e-5, scaled=1)
 
 
+def test_best_history_calibration_is_the_smallest_factor_among_valid_accountants(tmp_path):
+    # a subsampled history: RDP and PLD both price it; best keeps the smaller factor, and its accountant
+    # certifies the target at the scaled sigmas
+    groups = load_history(_write(tmp_path, [{"sigma": 1.0, "steps": 300, "sample_rate": 0.01}, {"sigma": 20.0, "steps": 5}]))
+    factor, sigmas, name = calibrate_history(groups, 1.0, 1e-5)
+    each = {n: calibrate_history(groups, 1.0, 1e-5, accountant=n)[0] for n in ("rdp", "pld")}
+    assert factor == min(each.values()) and name == min(each, key=each.get)
+    scaled = [ReleaseGroup(s, g.releases) for s, g in zip(sigmas, groups)]
+    assert privcal.epsilon_of(history_event(scaled), 1e-5, accountant=name) <= 1.0
+
+
 @pytest.mark.parametrize(
     "data,message",
     [

@@ -21,6 +21,8 @@ comparison tables and the paper calibrators all calibrate through it.
 * :class:`RDPAccountant` — Renyi DP (Mironov 2017) on an order grid, improved conversion to (epsilon, delta);
   subsampled Gaussians by Mironov-Talwar-Zhang 2019 (Poisson, add/remove) and Wang-Balle-Kasiviswanathan
   2018 Thm 27 (without replacement, replace-one or zero-out).
+* ``privcal.pld.PLDAccountant`` ("pld") — privacy loss distributions with certified brackets; it lives
+  in ``privcal.pld`` and is registered in :data:`ACCOUNTANTS` here.
 
 Public methods validate their arguments once; the private ``_compose`` / ``_epsilon`` / ``_delta`` /
 ``_sigma_for`` trust theirs (privcal's own loops call those).
@@ -163,6 +165,11 @@ class Accountant(abc.ABC):
     def _compose(self, event: Event, count: int = 1) -> "Accountant":
         if not self.supports(event):
             raise UnsupportedEventError(f"the {self.name} accountant cannot price {event!r}")
+        return self._compose_supported(event, count)
+
+    def _compose_supported(self, event: Event, count: int = 1) -> "Accountant":
+        """_compose without the support check, for an event already known to be supported by a fresh
+        accountant of this class (the front door resolves support once per kind of event)."""
         for inner, n in _flatten(event, count):
             self._add(inner, n)
             self._ledger.append((inner, n))
@@ -732,7 +739,16 @@ def _flag(name: str, value) -> bool:
     return value
 
 
-#: The accountants the front door and the CLI know by name.
-ACCOUNTANTS: dict[str, type[Accountant]] = {
-    cls.name: cls for cls in (ExactAccountant, PaperAccountant, KOVAccountant, RDPAccountant)
-}
+def _registry() -> dict[str, type[Accountant]]:
+    # privcal.pld builds its accountant on this module (Accountant, _default_hint), so it is imported
+    # here, once both are defined
+    from ..pld.accountant import PLDAccountant
+
+    return {cls.name: cls for cls in (ExactAccountant, PaperAccountant, KOVAccountant, RDPAccountant, PLDAccountant)}
+
+
+#: The accountants the front door and the CLI know by name ("pld": ``privcal.pld.PLDAccountant``).
+#: Each one's support and validity on a fresh ledger depend only on the kinds of the leaves of a
+#: history (type; for subsampled ones the sampling, the neighbouring relation and the inner kind) and
+#: on whether all leaves are equal: the front door resolves "best" from that, once per kind.
+ACCOUNTANTS: dict[str, type[Accountant]] = _registry()

@@ -11,8 +11,18 @@ optionally on a random subsample (``sample_rate``, ``sampling="poisson" | "witho
 * ``"kov"``    Kairouz-Oh-Viswanath optimal homogeneous composition;
 * ``"rdp"``    Renyi DP with the improved conversion (subsampled: Mironov-Talwar-Zhang 2019 for Poisson,
   Wang-Balle-Kasiviswanathan 2018 Thm 27 without replacement);
-* ``"best"``   the tightest *valid* accountant that supports the setting (``"exact"`` when it
-  applies: every valid bound is >= the exact value).
+* ``"pld"``    privacy loss distributions (``privcal.pld``): a certified bracket [lower, upper], the upper
+  end reported;
+* ``"best"``   the smallest certified upper bound among the *valid* accountants that support the setting
+  (``"exact"`` alone when it applies: every valid bound is >= the exact value; otherwise every valid
+  one is priced -- PLD and RDP for subsampled releases -- and the smallest answer wins: a PLD grid can be
+  looser than RDP at 10^6-10^7 steps).
+
+Reports carry ``bracket``: certified (lower, upper) bounds on epsilon when the winning accountant gives
+them (PLD; the exact profile: (epsilon, epsilon)), else None. Which accountants support an event, and
+whether they are valid for it, is decided once per kind of event (the accountants' support depends only
+on the kinds of the releases, see ``privcal.accounting.accountants.ACCOUNTANTS``), not by building
+every accountant on every call.
 """
 
 from __future__ import annotations
@@ -24,9 +34,9 @@ from typing import Optional, Union
 
 from .. import _validate as V
 from .. import composition
-from ..errors import UnsupportedEventError
-from .accountants import ACCOUNTANTS
-from .events import Event, Neighbouring, Releases, Sampling
+from ..errors import InfeasibleError, UnsupportedEventError
+from .accountants import ACCOUNTANTS, Accountant
+from .events import Event, Neighbouring, Releases, Sampling, SubsampledEvent, _flatten, _unwrap
 
 __all__ = [
     "ACCOUNTANT_CHOICES",
@@ -58,6 +68,9 @@ class EpsilonReport:
     sample_rate: float = 1.0
     sampling: str | None = None
     neighbouring: str | None = None
+    #: certified (lower, upper) bounds on epsilon, upper == ``epsilon`` (PLD; exact: (epsilon, epsilon));
+    #: None when the accountant gives no lower bound
+    bracket: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -77,6 +90,9 @@ class CalibrationReport:
     sample_rate: float = 1.0
     sampling: str | None = None
     neighbouring: str | None = None
+    #: certified (lower, upper) bounds on the epsilon at ``sigma``, upper == ``achieved_epsilon`` (PLD;
+    #: exact: (epsilon, epsilon)); None when the accountant gives no lower bound
+    bracket: tuple[float, float] | None = None
 
     @property
     def noise_multiplier(self) -> float:
@@ -91,34 +107,116 @@ def _releases(sensitivity, steps, sample_rate, sampling, neighbouring) -> Releas
     )
 
 
-def _resolve(accountant: str, releases: Releases) -> list[str]:
-    """Names of the accountants to use for ``releases``: the one asked for, or every valid one for "best"."""
-    return resolve_accountants(accountant, releases.event(1.0), _describe(releases))
+def _resolve(accountant: str, releases: Releases, event: Event) -> list[str]:
+    """Names of the accountants to use for ``releases`` (``event``: the releases at some sigma): the one
+    asked for, or every valid one for "best"."""
+    return resolve_accountants(accountant, event, _describe(releases))
 
 
 def resolve_accountants(accountant: str, event: Event, what: str = "") -> list[str]:
     """Names of the accountants to price ``event``: the one asked for, or for "best" every valid one that
     supports it (only "exact" when it applies: every valid bound is >= the exact value).
 
+    Decided from the kinds of the releases in ``event`` (cached per kind), without building the
+    accountants: see :func:`_verdicts`.
+
     Args:
         accountant: "best" or a name of ``privcal.ACCOUNTANTS``.
         event: what ran.
         what: how error messages describe the event (default: its repr).
 
+    Returns:
+        the names, in the order of ``privcal.ACCOUNTANTS``.
+
     Raises:
         UnsupportedEventError: the accountant (or, for "best", every valid one) cannot price ``event``.
     """
     V.choice("accountant", accountant, ACCOUNTANT_CHOICES)
-    what = what or repr(event)
+    verdicts = _verdicts(event)
+    if accountant == "best" and "exact" in verdicts:  # the exact profile is valid wherever it applies
+        return ["exact"]
     if accountant != "best":
-        if not ACCOUNTANTS[accountant]().supports(event):
-            raise UnsupportedEventError(f"the {accountant} accountant does not support {what}")
+        if accountant not in verdicts:
+            raise UnsupportedEventError(f"the {accountant} accountant does not support {what or repr(event)}")
         return [accountant]
-    fresh = {n: cls() for n, cls in ACCOUNTANTS.items()}
-    names = [n for n, acc in fresh.items() if acc.supports(event) and acc.valid_for(event)]
+    names = [name for name, valid in verdicts.items() if valid]
     if not names:
-        raise UnsupportedEventError(f"no valid accountant supports {what}")
+        raise UnsupportedEventError(f"no valid accountant supports {what or repr(event)}")
     return ["exact"] if "exact" in names else names
+
+
+#: (registered classes, kind signature) -> {name: valid} of the accountants that support such events
+_VERDICTS: dict[tuple, dict[str, bool]] = {}
+
+
+def _kind(leaf: Event) -> tuple:
+    """What an accountant's support of a release depends on: its type, and for a subsampled release the
+    sampling, the neighbouring relation, the inner release's type and whether it runs once."""
+    if isinstance(leaf, SubsampledEvent):
+        inner, count = _unwrap(leaf.event)
+        return SubsampledEvent, leaf.sampling, leaf.neighbouring, type(inner), count == 1
+    return (type(leaf),)
+
+
+def _verdicts(event: Event) -> dict[str, bool]:
+    """{name: valid} of the registered accountants that support ``event`` on a fresh ledger.
+
+    Support and validity depend only on the kinds of the leaves (:func:`_kind`) and on whether they are
+    all equal (KOV composes only identical releases), so the answer is computed once per such signature,
+    on fresh accountants, and reused: a front-door call costs a flatten and a dictionary look-up."""
+    if not isinstance(event, Event):
+        return {}
+    leaves = [leaf for leaf, _ in _flatten(event)]
+    first = leaves[0]
+    key = (
+        tuple(ACCOUNTANTS.items()),
+        frozenset(_kind(leaf) for leaf in leaves),
+        all(leaf == first for leaf in leaves),
+    )
+    found = _VERDICTS.get(key)
+    if found is None:
+        found = {}
+        for name, cls in ACCOUNTANTS.items():
+            fresh = cls()
+            if fresh.supports(event):
+                found[name] = bool(fresh.valid_for(event))
+        _VERDICTS[key] = found
+    return found
+
+
+def _priced(names: list[str], event: Event, delta: float, *, with_bracket: bool) -> tuple[float, Accountant, tuple, tuple]:
+    """(epsilon, accountant, bracket or None, notes): the smallest certified epsilon among ``names`` at
+    ``delta`` for ``event``. A grid that an accountant cannot afford (ValueError naming its memory cap)
+    is skipped, with a note, when another accountant answers."""
+    best = None
+    notes: list[str] = []
+    for i, name in enumerate(names):
+        acc = ACCOUNTANTS[name]()._compose_supported(event)  # support resolved once per kind of event
+        try:
+            value = float(acc._epsilon(delta))
+        except (ValueError, MemoryError) as exc:
+            if len(names) == 1 or (best is None and i == len(names) - 1):
+                raise
+            notes.append(f"{name} skipped: {exc}")
+            continue
+        if best is None or value < best[0]:
+            best = (value, acc)
+    value, acc = best
+    bracket = _bracket(acc, value, delta) if with_bracket else None
+    return value, acc, bracket, tuple(notes)
+
+
+def _bracket(acc: Accountant, value: float, delta: float) -> Optional[tuple[float, float]]:
+    """Certified (lower, upper) epsilon of ``acc`` at ``delta``, upper = ``value`` (the reported upper
+    bound; the accountant's own bracket may end a little higher or lower, both ends are certified), or
+    None when ``acc`` gives no lower bound."""
+    if acc.name == "exact":
+        return (value, value)
+    own = getattr(acc, "_bracket", None)
+    if own is None or not math.isfinite(value):
+        return None
+    lower, _ = own(delta)
+    return (min(float(lower), value), value)
 
 
 def _describe(releases: Releases) -> str:
@@ -144,8 +242,8 @@ _SETTING_DOC = """
             "add_remove" / "replace_one" / "zero_out"; default: add/remove for Poisson, replace-one
             without replacement (then a clipped contribution of norm h has sensitivity 2h; left unstated,
             it is implied with a NeighbouringWarning).
-        accountant: "best" (default: the tightest valid accountant that supports the setting),
-            "exact", "paper", "kov" or "rdp".
+        accountant: "best" (default: the smallest certified upper bound among the valid accountants
+            that support the setting), "exact", "paper", "kov", "rdp" or "pld".
 """
 
 
@@ -165,20 +263,20 @@ def epsilon_report(
     sigma = V.positive("sigma", sigma)
     delta = V.open_unit("delta", delta)
     rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
+    return _epsilon_report(sigma, delta, rel, accountant, with_bracket=True)
+
+
+def _epsilon_report(sigma: float, delta: float, rel: Releases, accountant: str, *, with_bracket: bool) -> EpsilonReport:
+    """epsilon_report for validated inputs (``with_bracket=False``: no lower bound computed, for
+    :func:`epsilon`, which returns the upper bound alone)."""
     event = rel.event(sigma)
-    best = None
-    for name in _resolve(accountant, rel):
-        acc = ACCOUNTANTS[name]()._compose(event)
-        value = float(acc._epsilon(delta))
-        if best is None or value < best[0]:
-            best = (value, acc)
-    value, acc = best
-    notes = () if math.isfinite(value) else (f"no finite epsilon at delta = {delta:g}",)
+    value, acc, bracket, notes = _priced(_resolve(accountant, rel, event), event, delta, with_bracket=with_bracket)
+    notes = (() if math.isfinite(value) else (f"no finite epsilon at delta = {delta:g}",)) + notes
     notes += _lemma1_notes(acc, delta)
     return EpsilonReport(
         value, delta, sigma, rel.sensitivity, rel.steps, acc.name, acc.valid, acc.guarantee, notes,
         rel.sample_rate, rel.sampling if rel.subsampled else None,
-        rel.neighbouring.value if rel.subsampled else None,
+        rel.neighbouring.value if rel.subsampled else None, bracket,
     )
 
 
@@ -195,8 +293,12 @@ def epsilon(
 ) -> float:
     """Epsilon at ``delta`` of ``steps`` Gaussian (or GP) releases with noise standard deviation ``sigma``.
 
-    Every valid accountant reports an upper bound on the true epsilon (``"exact"``: the true value);
-    :func:`epsilon_report` says which accountant answered and its guarantee. Example::
+    Every valid accountant reports an upper bound on the true epsilon (``"exact"``: the true value).
+    ``"best"`` (the default) is the smallest certified upper bound among the valid accountants that
+    support the setting: the exact profile for plain releases; for subsampled ones the smaller of the
+    PLD's upper bound and RDP's. :func:`epsilon_report` says which accountant answered, its guarantee
+    and, where there is one, the certified bracket [lower, upper]. ``epsilon(...)`` is
+    ``epsilon_report(...).epsilon``. Example::
 
         >>> round(privcal.epsilon(1.0, 1e-5), 4)   # one release, sensitivity 1: exact profile
         4.3772
@@ -206,10 +308,11 @@ def epsilon(
     Returns:
         epsilon, an upper bound on the true epsilon for valid accountants (``inf``: no finite bound).
     """
-    return epsilon_report(
-        sigma, delta, sensitivity=sensitivity, steps=steps, sample_rate=sample_rate, sampling=sampling,
-        neighbouring=neighbouring, accountant=accountant,
-    ).epsilon
+    sigma = V.positive("sigma", sigma)
+    delta = V.open_unit("delta", delta)
+    rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
+    event = rel.event(sigma)
+    return _priced(_resolve(accountant, rel, event), event, delta, with_bracket=False)[0]
 
 
 def epsilon_of(event: Event, delta: float, *, accountant: str = "best") -> float:
@@ -230,8 +333,9 @@ def epsilon_of(event: Event, delta: float, *, accountant: str = "best") -> float
     Args:
         event: what ran.
         delta: in (0, 1).
-        accountant: "best" (default: the smallest epsilon among the valid accountants that support the
-            history; the exact profile when it applies), "exact", "paper", "kov" or "rdp".
+        accountant: "best" (default: the smallest certified upper bound among the valid accountants
+            that support the history; the exact profile when it applies), "exact", "paper", "kov", "rdp"
+            or "pld".
 
     Returns:
         epsilon, an upper bound on the true epsilon for valid accountants.
@@ -242,8 +346,7 @@ def epsilon_of(event: Event, delta: float, *, accountant: str = "best") -> float
     if not isinstance(event, Event):
         raise ValueError(f"event must be a privcal Event, got {event!r}")
     delta = V.open_unit("delta", delta)
-    names = resolve_accountants(accountant, event)
-    return min(float(ACCOUNTANTS[n]()._compose(event)._epsilon(delta)) for n in names)
+    return _priced(resolve_accountants(accountant, event), event, delta, with_bracket=False)[0]
 
 
 def calibrate_report(
@@ -267,21 +370,37 @@ def calibrate_report(
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
     rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
-    best = None
-    for name in _resolve(accountant, rel):
-        sigma = ACCOUNTANTS[name]()._sigma_for(rel, epsilon, delta)
+    return _calibrate_report(epsilon, delta, rel, accountant, with_bracket=True)
+
+
+def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: str, *,
+                      with_bracket: bool) -> CalibrationReport:
+    """calibrate_report for validated inputs (``with_bracket=False``: no lower bound computed, for
+    :func:`calibrate`). With several valid accountants each one calibrates; the smallest sigma wins (each
+    answer is checked by its own accountant: its upper epsilon is <= the target there)."""
+    names = _resolve(accountant, rel, rel.event(1.0))
+    best, notes = None, ()
+    for i, name in enumerate(names):
+        try:
+            sigma = ACCOUNTANTS[name]()._sigma_for(rel, epsilon, delta)
+        except (ValueError, MemoryError, InfeasibleError) as exc:
+            if len(names) == 1 or (best is None and i == len(names) - 1):
+                raise
+            notes += (f"{name} skipped: {exc}",)
+            continue
         if best is None or sigma < best[0]:
             best = (sigma, name)
     sigma, name = float(best[0]), best[1]
-    acc = ACCOUNTANTS[name]()._compose(rel.event(sigma))
+    acc = ACCOUNTANTS[name]()._compose_supported(rel.event(sigma))
     achieved = float(acc._epsilon(delta))
-    notes = _lemma1_notes(acc, delta)
+    bracket = _bracket(acc, achieved, delta) if with_bracket else None
+    notes += _lemma1_notes(acc, delta)
     if name == "paper" and not rel.subsampled:
         notes += _thm5_notes(epsilon, delta, rel.sensitivity, rel.steps)
     return CalibrationReport(
         sigma, epsilon, delta, achieved, rel.sensitivity, rel.steps, name, acc.valid, acc.guarantee, notes,
         rel.sample_rate, rel.sampling if rel.subsampled else None,
-        rel.neighbouring.value if rel.subsampled else None,
+        rel.neighbouring.value if rel.subsampled else None, bracket,
     )
 
 
@@ -297,9 +416,12 @@ def calibrate(
     accountant: str = "best",
 ) -> float:
     """Smallest sigma for which ``steps`` Gaussian (or GP) releases are (epsilon, delta)-DP under the
-    chosen accountant (``"best"``: the tightest valid one). The answer is checked before it is returned.
+    chosen accountant. The answer is checked before it is returned.
 
-    ``calibrate(...)`` is ``calibrate_report(...).sigma``. Example::
+    ``"best"`` (the default): the smallest sigma whose certified upper epsilon is <= the target under
+    some valid accountant that supports the setting -- the exact profile for plain releases; for
+    subsampled ones the smaller of the PLD's and RDP's answers. ``calibrate(...)`` is
+    ``calibrate_report(...).sigma``. Example::
 
         >>> round(privcal.calibrate(4.3772, 1e-5), 3)   # one release, sensitivity 1: exact profile
         1.0
@@ -311,10 +433,10 @@ def calibrate(
         InfeasibleError: no sigma reaches the target (e.g. KOV with delta too small).
         UnsupportedEventError: the accountant cannot price this setting.
     """
-    return calibrate_report(
-        epsilon, delta, sensitivity=sensitivity, steps=steps, sample_rate=sample_rate, sampling=sampling,
-        neighbouring=neighbouring, accountant=accountant,
-    ).sigma
+    epsilon = V.positive("epsilon", epsilon)
+    delta = V.open_unit("delta", delta)
+    rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
+    return _calibrate_report(epsilon, delta, rel, accountant, with_bracket=False).sigma
 
 
 for _fn, _first in (

@@ -108,12 +108,6 @@ def history_event(groups: list[ReleaseGroup], *, scale: float = 1.0, scaled: Opt
     return events[0] if len(events) == 1 else ComposedEvent._unchecked(tuple(events))
 
 
-def _best(event: Event, accountant: str) -> str:
-    """One accountant for the search: the one asked for, else exact when it applies, else RDP."""
-    names = resolve_accountants(accountant, event, "this history")
-    return "exact" if "exact" in names else ("rdp" if "rdp" in names else names[0])
-
-
 def calibrate_history(
     groups: list[ReleaseGroup],
     epsilon: float,
@@ -129,7 +123,9 @@ def calibrate_history(
         epsilon: target epsilon, in (0, inf).
         delta: target delta, in (0, 1).
         scaled: index of the one group whose sigma is scaled; default None (every group).
-        accountant: "best" (default: exact when it applies, else RDP) or an accountant's name.
+        accountant: "best" (default: the smallest factor whose certified upper epsilon meets the target
+            under a valid accountant that supports the history -- the exact profile alone when it
+            applies, else each of RDP, PLD, ...) or an accountant's name.
 
     Returns:
         (factor, the scaled sigmas, the accountant used); the accountant certifies epsilon <= target.
@@ -141,11 +137,20 @@ def calibrate_history(
     delta = V.open_unit("delta", delta)
     if scaled is not None and not 0 <= scaled < len(groups):
         raise ValueError(f"scaled must be in [0, {len(groups) - 1}], got {scaled!r}")
-    name = _best(history_event(groups), accountant)
+    names = resolve_accountants(accountant, history_event(groups), "this history")
+    best = None
+    for i, name in enumerate(names):
+        def epsilon_at(c: float, name: str = name) -> float:
+            return ACCOUNTANTS[name]()._compose(history_event(groups, scale=c, scaled=scaled))._epsilon(delta)
 
-    def epsilon_at(c: float) -> float:
-        return ACCOUNTANTS[name]()._compose(history_event(groups, scale=c, scaled=scaled))._epsilon(delta)
-
-    factor = _search.search(epsilon_at, epsilon, delta, sigma_hint=1.0, rtol=1e-9)
+        try:
+            factor = _search.search(epsilon_at, epsilon, delta, sigma_hint=1.0, rtol=1e-9)
+        except (ValueError, MemoryError):  # InfeasibleError, or a grid beyond an accountant's memory cap
+            if best is None and i == len(names) - 1:
+                raise
+            continue
+        if best is None or factor < best[0]:
+            best = (factor, name)
+    factor, name = best
     sigmas = [g.sigma * factor if scaled is None or i == scaled else g.sigma for i, g in enumerate(groups)]
     return factor, sigmas, name
