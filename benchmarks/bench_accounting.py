@@ -6,18 +6,23 @@ Setting: T composed Gaussian releases (sensitivity 1), target (epsilon, delta). 
 answers the same question in one run; reported are median wall times over repeats and the ratio
 peer / privcal (> 1 means privcal is faster), plus the sigma each returns (smaller is tighter,
 and privcal's is checked: its accountant certifies epsilon <= target at that sigma).
-Also: the wall time of `privcal table` (default setting) as a subprocess, import included.
+Also: the front door's own cost for a full-batch Gaussian (``privcal.epsilon`` with accountant "best",
+which resolves the accountant from the event's kind, against the exact formula it ends up evaluating;
+best of many runs, the measure least disturbed by a shared machine), and the wall time of
+`privcal table` (default setting) as a subprocess, import included.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import subprocess
 import sys
+import timeit
 
 import privcal
 from _timing import median_of
-from privcal import composition
+from privcal import composition, gaussian
 from privcal.calibrators import table
 
 
@@ -61,7 +66,7 @@ def main(argv=None):
 
     print(f"calibrate sigma: {steps} Gaussian releases, target ({eps}, {delta})")
     rows = []
-    for name in ("exact", "paper", "rdp", "kov"):
+    for name in ("exact", "paper", "rdp", "kov", "pld"):
         t, s = median_of(lambda: privcal.calibrate(eps, delta, steps=steps, accountant=name), rep)
         rows.append((f"privcal {name}", t, s))
     ours = {r[0]: r[1] for r in rows}
@@ -78,9 +83,23 @@ def main(argv=None):
                   f"  / privcal exact: {match[0][1] / ours['privcal exact']:.1f}x")
 
     print(f"\nepsilon evaluation at sigma = 10, {steps} releases, delta = {delta}")
-    for name in ("exact", "paper", "rdp", "kov"):
+    for name in ("exact", "paper", "rdp", "kov", "pld"):
         t, e = median_of(lambda: privcal.epsilon(10.0, delta, steps=steps, accountant=name), rep)
         print(f"privcal {name:<14}{t * 1e6:>11.1f} us  epsilon = {e:.6f}")
+
+    mu = math.sqrt(steps) / 10.0
+    calls = {
+        "privcal.epsilon (best)": lambda: privcal.epsilon(10.0, delta, steps=steps),
+        "privcal.epsilon (exact)": lambda: privcal.epsilon(10.0, delta, steps=steps, accountant="exact"),
+        "gaussian.epsilon_exact": lambda: gaussian.epsilon_exact(delta, mu),
+    }
+    best = {name: math.inf for name in calls}
+    for _ in range(10):  # interleaved, best of 10 x 3 x 200 calls each
+        for name, fn in calls.items():
+            best[name] = min(best[name], min(timeit.repeat(fn, number=200, repeat=3)) / 200)
+    print("\nfront door, full batch (best of many runs):")
+    for name, t in best.items():
+        print(f"  {name:<26}{t * 1e6:>8.1f} us   ({t / best['gaussian.epsilon_exact']:.2f}x the exact formula)")
 
     # KOV with Gaussian steps runs inside a table's calibration root-find: one epsilon at the table's
     # ~80 steps should stay well under 50 ms (formerly a timed assertion in tests/test_composition.py)

@@ -23,9 +23,9 @@ def reports():
     return out
 
 
-def test_default_is_valid_and_checked(reports):
+def test_rdp_bound_is_valid_and_checked(reports):
     r = reports["rdp"]
-    assert r.valid and r.bound == "rdp" and r.neighbouring == "replace_one"
+    assert r.valid and r.bound == "rdp" and r.accountant == "rdp" and r.neighbouring == "replace_one"
     assert r.valid_epsilon <= 0.5
     # minimal: 0.1% less noise is no longer (0.5, 1e-5)-DP under the same accountant
     smaller = RDPAccountant().compose(gpope._event(r.sigma * 0.999, 1000, 10_000, "replace_one")).epsilon(1e-5)
@@ -34,10 +34,29 @@ def test_default_is_valid_and_checked(reports):
 
 def test_default_sigma_uses_sensitivity_2h():
     # replace-one: the noise multiplier relative to the sensitivity 2h is sigma/2, so sigma is exactly
-    # twice the sigma calibrated with the paper's sensitivity h on the same (without-replacement) RDP
+    # twice the sigma calibrated with the paper's sensitivity h by the same (without-replacement) accountant
     two_h = gpope.calibrate(0.5, 1e-5, **SETTING)
     h = gpope.calibrate(0.5, 1e-5, neighbouring="zero_out", **SETTING)
     assert two_h == pytest.approx(2 * h, rel=1e-6)
+
+
+def test_default_is_the_tightest_valid_accountant_and_says_which():
+    # "best" (the default) calibrates with RDP and PLD and keeps the smaller sigma; at the paper's
+    # setting PLD's certified bound needs much less noise (sigma 1.95 against RDP's 3.39 at eps = 0.5)
+    r = gpope.calibrate_report(0.5, 1e-5, **SETTING)
+    each = {b: gpope.calibrate_report(0.5, 1e-5, bound=b, **SETTING) for b in ("rdp", "pld")}
+    assert r.bound == "best" and r.valid and r.accountant == "pld"
+    assert r.sigma == min(c.sigma for c in each.values()) == each["pld"].sigma < 0.7 * each["rdp"].sigma
+    assert each["pld"].accountant == "pld" and each["rdp"].accountant == "rdp"
+    # its valid epsilon is PLD's certified upper bound at that sigma, within the target
+    assert r.valid_epsilon <= 0.5
+    # calibrate is the shortcut for the report's sigma
+    assert gpope.calibrate(0.5, 1e-5, **SETTING) == r.sigma
+
+
+def test_closed_forms_name_no_accountant(reports):
+    assert gpope.calibrate_report(0.5, 1e-5, bound="theorem1_paper", **SETTING).accountant is None
+    assert reports["lemma1"].accountant == "paper" and reports["thm9"].accountant == "rdp-thm9"
 
 
 def test_thm9_never_below_thm27(reports):
@@ -120,7 +139,7 @@ def test_lemma1_below_valid_rdp_at_paper_noise():
 # one validation per argument, calibration owned by the accountants
 
 
-@pytest.mark.parametrize("bound", ["rdp", "lemma1", "theorem1_paper"])
+@pytest.mark.parametrize("bound", ["best", "rdp", "lemma1", "theorem1_paper"])
 def test_calibrate_validates_each_argument_once(validations, bound):
     # 7 arguments, 7 checks (before the kernels: 97 for "rdp", every candidate sigma re-validated)
     gpope.calibrate(0.5, 1e-5, bound=bound, **SETTING)

@@ -37,7 +37,7 @@ from numpy.typing import ArrayLike
 
 from .. import _validate as V
 from .. import rdp, subsampling
-from ..accounting.accountants import PaperAccountant, RDPAccountant
+from ..accounting.accountants import ACCOUNTANTS, PaperAccountant, RDPAccountant
 from ..accounting.events import Neighbouring, Releases, SelfComposedEvent, _unwrap
 from ..errors import InfeasibleError
 from ..rdp import GridEdgeWarning
@@ -523,14 +523,19 @@ def _theorem1_sigma(epsilon: float, delta: float, *, iterations: int, trajectori
 # Calibration of Algorithm 1's sigma
 # --------------------------------------------------------------------------------------------------
 
-#: The bounds :func:`calibrate` offers: valid ones first.
-BOUNDS = ("rdp", "thm9", "theorem1", "lemma1", "theorem1_paper")
+#: The bounds :func:`calibrate` offers: valid ones first ("best": the smallest sigma among the valid
+#: accountants "rdp" and "pld").
+BOUNDS = ("best", "rdp", "pld", "thm9", "theorem1", "lemma1", "theorem1_paper")
+#: The accountant-priced valid bounds "best" chooses from.
+_BEST_OF = ("rdp", "pld")
 
 
 @dataclass(frozen=True)
 class GPOPECalibration:
-    """Result of :func:`calibrate_report`: sigma for a target (epsilon, delta), the bound that gave it, and
-    the epsilon the valid RDP accountant certifies at it.
+    """Result of :func:`calibrate_report`: sigma for a target (epsilon, delta), the bound and the
+    accountant that gave it, and the epsilon a valid accountant certifies at it. The same kind of report
+    as ``privcal.dpq.calibrate``'s :class:`~privcal.calibrators.dpq.DPQCalibration` (``sigma``,
+    ``accountant``, ``epsilon``, ``delta``, ``notes``).
 
     Attributes:
         sigma: Alg. 1's noise scale in units of the clip h (the noise is clip * N(0, sigma^2 I)), in (0, inf).
@@ -539,11 +544,16 @@ class GPOPECalibration:
         delta: target delta, in (0, 1).
         iterations: N, the number of iterations of Alg. 1.
         trajectories: m, the number of trajectories (one drawn per iteration).
-        bound: the bound used, one of :data:`BOUNDS`.
+        bound: the bound asked for, one of :data:`BOUNDS`.
         neighbouring: the neighbouring relation, "replace_one", "add_remove" or "zero_out".
         valid: whether the bound used is a valid (epsilon, delta) guarantee.
-        valid_epsilon: epsilon at this sigma under the valid RDP accountant, same neighbouring.
+        valid_epsilon: an upper bound on epsilon at this sigma from a valid accountant, same
+            neighbouring: the PLD's certified upper bound when PLD priced sigma, else the valid RDP
+            accountant's (for the paper bounds: whether their sigma is actually enough).
         notes: warnings and explanations, in words.
+        accountant: the accountant that priced sigma: "rdp" (WBK Thm 27 / MTZ), "pld" (privacy loss
+            distribution, certified), "rdp-thm9" (WBK Thm 9 alone) or "paper" (Lemma 1 + moments tail);
+            None for the closed forms ("theorem1", "theorem1_paper").
     """
 
     sigma: float
@@ -557,6 +567,7 @@ class GPOPECalibration:
     valid: bool
     valid_epsilon: float
     notes: tuple[str, ...] = ()
+    accountant: Optional[str] = None
 
     @property
     def adjacency(self) -> str:
@@ -603,9 +614,12 @@ def _valid_epsilon(sigma: float, delta: float, trajectories: int, iterations: in
 
 #: The accountant that owns each accountant-priced bound's calibration, and the relation it is priced
 #: under (None: the one asked for). "lemma1" is the paper's accounting: Lemma 1 with its sensitivity h.
-_ACCOUNTANT_BOUNDS = {"rdp": (RDPAccountant, None), "thm9": (_Thm9Accountant, None), "lemma1": (PaperAccountant, "zero_out")}
+_ACCOUNTANT_BOUNDS = {
+    "rdp": (RDPAccountant, None), "pld": (ACCOUNTANTS["pld"], None), "thm9": (_Thm9Accountant, None),
+    "lemma1": (PaperAccountant, "zero_out"),
+}
 #: The bounds that are valid (epsilon, delta) guarantees.
-_VALID_BOUNDS = ("rdp", "thm9", "theorem1")
+_VALID_BOUNDS = ("best", "rdp", "pld", "thm9", "theorem1")
 
 
 def calibrate_report(
@@ -615,7 +629,7 @@ def calibrate_report(
     iterations: int,
     trajectories: int,
     clip: float = 1.0,
-    bound: str = "rdp",
+    bound: str = "best",
     neighbouring: Relation = "replace_one",
     adjacency: Optional[str] = None,
 ) -> GPOPECalibration:
@@ -623,9 +637,12 @@ def calibrate_report(
 
     What it calibrates: the noise scale sigma of GPOPE Algorithm 1 (noise clip * N(0, sigma^2 I)) for a
     target (epsilon, delta) under ``bound`` (see :func:`calibrate`). The accountant-priced bounds
-    ("rdp", "thm9", "lemma1") reach their accountant's calibration through its one method
-    ``Accountant._sigma_for`` (RDP: the windowed order search); "theorem1" and "theorem1_paper" are
-    closed forms. The answer is then priced by the valid RDP accountant (``valid_epsilon``).
+    ("rdp", "pld", "thm9", "lemma1") reach their accountant's calibration through its one method
+    ``Accountant._sigma_for`` (RDP: the windowed order search; PLD: its secant on a fixed grid);
+    "best" (the default) runs "rdp" and "pld" and keeps the smaller sigma, and ``accountant`` says
+    which one gave it; "theorem1" and "theorem1_paper" are closed forms. The answer is then priced by a
+    valid accountant (``valid_epsilon``: PLD's certified upper bound when PLD priced it, else RDP's).
+    This is the documented calibrator; :func:`calibrate` is its shortcut for the sigma alone.
 
     Args:
         epsilon: target epsilon, in (0, inf).
@@ -634,7 +651,8 @@ def calibrate_report(
         trajectories: m, the number of trajectories (one drawn per iteration), an int >= 1.
         clip: h, the l2 clipping norm of one gradient, in (0, inf); default 1. It only scales
             ``noise_std``.
-        bound: one of :data:`BOUNDS`: "rdp" (default), "thm9", "theorem1", "lemma1", "theorem1_paper".
+        bound: one of :data:`BOUNDS`: "best" (default), "rdp", "pld", "thm9", "theorem1", "lemma1",
+            "theorem1_paper".
         neighbouring: the neighbouring relation, "replace_one" (default), "add_remove" or "zero_out".
         adjacency: former name of ``neighbouring`` (deprecated; its "replace" is "replace_one").
 
@@ -662,16 +680,31 @@ def _calibrate_report(
     iterations: int,
     trajectories: int,
     clip: float = 1.0,
-    bound: str = "rdp",
+    bound: str = "best",
     neighbouring: str = "replace_one",
 ) -> GPOPECalibration:
     """:func:`calibrate_report` for validated inputs (privcal's own callers, e.g. the gpope table)."""
     e, d, n, m = epsilon, delta, iterations, trajectories
     notes = []
-    if bound in _ACCOUNTANT_BOUNDS:
+    name = None
+    hint = 2.0 * math.sqrt(n * math.log(1.0 / d)) / (m * e)  # the paper's closed form as a start
+    if bound == "best":
+        found = {}
+        for key in _BEST_OF:
+            accountant, _ = _ACCOUNTANT_BOUNDS[key]
+            try:
+                found[key] = accountant()._sigma_for(_releases(m, n, neighbouring), e, d, sigma_hint=hint)
+            except (ValueError, MemoryError) as exc:  # InfeasibleError, or a PLD grid beyond its memory cap
+                if key == _BEST_OF[-1] and not found:
+                    raise
+                notes.append(f"{key} skipped: {exc}")
+        bound_used = min(found, key=found.get)
+        sigma = found[bound_used]
+        name = _ACCOUNTANT_BOUNDS[bound_used][0].name
+    elif bound in _ACCOUNTANT_BOUNDS:
         accountant, priced_under = _ACCOUNTANT_BOUNDS[bound]
-        hint = 2.0 * math.sqrt(n * math.log(1.0 / d)) / (m * e)  # the paper's closed form as a start
         sigma = accountant()._sigma_for(_releases(m, n, priced_under or neighbouring), e, d, sigma_hint=hint)
+        name = accountant.name
     elif bound == "theorem1":
         sigma = _theorem1_sigma(e, d, iterations=n, trajectories=m, neighbouring=neighbouring)
     else:
@@ -681,11 +714,15 @@ def _calibrate_report(
         notes.append("GPOPE Lemma 1 + moments tail with sensitivity h, as printed: not a valid bound in general")
     elif bound == "theorem1_paper":
         notes.append("GPOPE Theorem 1 as printed (c2 = 2): false for some parameters, not a valid bound")
-    valid_eps = _valid_epsilon(sigma, d, m, n, neighbouring)
+    if name == "pld":
+        valid_eps = ACCOUNTANTS["pld"]()._compose(_event(sigma, m, n, neighbouring))._epsilon(d)
+    else:
+        valid_eps = _valid_epsilon(sigma, d, m, n, neighbouring)
     if not valid and valid_eps > e:
         notes.append(f"at this sigma the valid RDP accountant ({neighbouring} neighbours) gives epsilon {valid_eps:.4g} > {e:g}")
     return GPOPECalibration(
-        float(sigma), float(clip * sigma), e, d, n, m, bound, neighbouring, valid, float(valid_eps), tuple(notes)
+        float(sigma), float(clip * sigma), e, d, n, m, bound, neighbouring, valid, float(valid_eps), tuple(notes),
+        name,
     )
 
 
@@ -696,27 +733,35 @@ def calibrate(
     iterations: int,
     trajectories: int,
     clip: float = 1.0,
-    bound: str = "rdp",
+    bound: str = "best",
     neighbouring: Relation = "replace_one",
     adjacency: Optional[str] = None,
 ) -> float:
     """Noise multiplier sigma of GPOPE Algorithm 1 (noise clip * N(0, sigma^2 I)) for (epsilon, delta)-DP.
 
-    N = ``iterations``, each on one of m = ``trajectories`` trajectories drawn uniformly. ``bound``:
+    The shortcut for ``calibrate_report(...).sigma``: :func:`calibrate_report` is the documented
+    calibrator, and its report says which accountant priced sigma (``accountant``) and the valid epsilon
+    at it. N = ``iterations``, each on one of m = ``trajectories`` trajectories drawn uniformly. ``bound``:
 
-    * ``"rdp"`` (default, valid): Renyi DP of the subsampled Gaussian -- Wang, Balle & Kasiviswanathan
+    * ``"best"`` (default, valid): the smaller of the "rdp" and "pld" sigmas -- the tightest valid
+      accountant (PLD wherever its certified bound is the smaller one, which it is at the paper's
+      settings: e.g. m = 1000, N = 1e4, epsilon = 0.5 under replace-one neighbours, sigma 1.95 against
+      RDP's 3.39);
+    * ``"rdp"`` (valid): Renyi DP of the subsampled Gaussian -- Wang, Balle & Kasiviswanathan
       2018, Thm 27 for sampling without replacement (never above their Thm 9, whose j >= 3 terms would
       otherwise put a floor under epsilon), Mironov-Talwar-Zhang for ``neighbouring="add_remove"`` --
       composed over N iterations, improved conversion; the smallest sigma it certifies;
+    * ``"pld"`` (valid): the privacy loss distribution of the same releases (``privcal.pld``), the
+      smallest sigma whose certified upper epsilon meets the target;
     * ``"thm9"`` (valid): the same with WBK Thm 9 alone (the full sum over j = 2..alpha);
     * ``"theorem1"`` (valid): Theorem 1's closed form with the explicit constants derived in
       :func:`theorem1_constants` (raises ``InfeasibleError`` outside its proven epsilon range);
     * ``"lemma1"`` (paper): Lemma 1 as printed with the paper's sensitivity h and the moments tail;
     * ``"theorem1_paper"`` (paper): Theorem 1 as printed, c2 = 2.
 
-    It is ``calibrate_report(...).sigma``: the accountant-priced bounds go through the accountant's
-    ``_sigma_for`` (see :func:`calibrate_report`). ``clip`` = h only scales the noise std
-    (``calibrate_report(...).noise_std``); sigma itself does not depend on it. Source: GPOPE paper,
+    The accountant-priced bounds go through the accountant's ``_sigma_for`` (see :func:`calibrate_report`).
+    ``clip`` = h only scales the noise std (``calibrate_report(...).noise_std``); sigma itself does not
+    depend on it. Source: GPOPE paper,
     Algorithm 1, Lemma 1, Theorem 1, App. B; see the module docstring for verdicts.
 
     Args:
@@ -725,7 +770,7 @@ def calibrate(
         iterations: N, the number of iterations of Alg. 1, an int >= 1.
         trajectories: m, the number of trajectories (one drawn per iteration), an int >= 1.
         clip: h, the l2 clipping norm of one gradient, in (0, inf); default 1 (does not change sigma).
-        bound: one of :data:`BOUNDS` (above); default "rdp".
+        bound: one of :data:`BOUNDS` (above); default "best".
         neighbouring: the neighbouring relation: "replace_one" (default: one trajectory replaced; sensitivity
             2h), "add_remove" (2h) or "zero_out" (h: the paper's convention, a trajectory replaced by a
             null one).
