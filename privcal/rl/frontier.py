@@ -1,0 +1,694 @@
+r"""The privacy-utility frontier: utility against epsilon and the amount of data, valid and paper noise.
+
+:func:`frontier` sweeps the target epsilon and the amount of data for one agent, trains a few seeds per
+point in parallel (:func:`privcal.rl._parallel.run_trials`: all local cores by default, or a Dask
+cluster), and reports per point the mean and standard deviation of the utility over seeds beside two
+references at the same amount of data: the **trivial** policy or predictor, which any useful method must
+beat, and the **non-private** baseline (the same learner without noise). Each point says whether it
+beats the trivial reference with the stated confidence (:func:`beats_reference`).
+
+=========  ============================  ===============================  ============================
+agent      amount of data                utility (per seed)               trivial reference
+=========  ============================  ===============================  ============================
+``dpq``    samples T (environment        return per episode, mean of the  random policy (exact
+           steps), interval env          last 10 episodes (higher better)  simulation, its std. error)
+``gpope``  trajectories m (chain,        MSPBE on an independent sample   theta = 0 (exact)
+           N = m iterations)             (lower better)
+``pucb``   episodes T (tabular MDP)      cumulative regret / T, exact     uniform policy: rho* -
+                                         (lower better)                   rho^uniform (exact)
+=========  ============================  ===============================  ============================
+
+Noise per variant (the two are labelled everywhere; ``variant="both"`` runs both):
+
+* ``"valid"``: dpq - ``privcal.rl.dpq_agent.train_dpq(variant="valid")`` (the calibrator's valid
+  analysis at the certified update clip; every run checks its premises, and a point whose run broke a
+  premise says so); gpope - ``privcal.calibrators.gpope.calibrate`` with
+  ``privcal.rl.gpope_agent.VALID_BOUND``; pucb - ``budget_split="valid"``, ``error_bound="valid"``
+  (epsilon-JDP).
+* ``"paper"``: the paper's sigma, no valid guarantee: dpq - ``privcal.rl.experiments_dpq.noise_for``
+  version "paper" (App. E.3's printed sigma where it exists, else the paper's formulas solved); gpope -
+  ``gpope_agent.PAPER_BOUND`` (Lemma 1 as printed); pucb - the paper's budget split and error bound E.
+
+A calibration that does not exist (``InfeasibleError``) gives a point with no values and the reason in
+``infeasible``; it is reported, never dropped. GPOPE's step sizes are tuned on public data (an
+independent sample, ``privcal.rl.experiments_gpope.tune_step_size``), per (variant, epsilon, m).
+Every task is seeded by its arguments (dpq: the seed; gpope: ``SeedSequence([seed, 1, m, trial])`` for
+the data set, shared by every variant and epsilon; pucb: the seed on one fixed MDP), so the frontier does
+not depend on ``n_jobs`` or the backend.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from privcal import _validate as V
+from privcal.errors import InfeasibleError
+from privcal.rl._parallel import _run_trials, check_engine
+
+__all__ = ["AGENTS", "VARIANTS", "SETTINGS", "FrontierPoint", "Frontier", "beats_reference", "frontier",
+           "plot_frontier"]
+
+AGENTS = ("dpq", "gpope", "pucb")
+#: Noise variants of a point; ``frontier(variant="both")`` runs both.
+VARIANTS = ("valid", "paper")
+_LAST = 10  # dpq: episodes averaged per seed
+
+#: Default sweeps per agent and setting: "fast" (minutes on 2 cores) and "paper" (the papers' sizes).
+SETTINGS = {
+    "dpq": {
+        "fast": {"epsilons": (0.9, 10.0, 100.0, 1000.0, 10000.0), "amounts": (2000, 10000), "seeds": (0, 1, 2),
+                 "delta": 1e-4},
+        "paper": {"epsilons": (0.45, 0.9, 10.0, 100.0, 1000.0, 10000.0), "amounts": (5000, 20000),
+                  "seeds": tuple(range(10)), "delta": 1e-4},
+    },
+    "gpope": {
+        "fast": {"epsilons": (0.1, 1.0, 10.0, 100.0), "amounts": (100, 300, 1000), "seeds": (0, 1, 2),
+                 "delta": 1e-5},
+        "paper": {"epsilons": (0.1, 0.5, 1.0, 10.0, 100.0), "amounts": (100, 300, 1000, 3000, 10000),
+                  "seeds": tuple(range(10)), "delta": 1e-5},
+    },
+    "pucb": {
+        "fast": {"epsilons": (1.0, 10.0, 100.0, 1000.0, 10000.0), "amounts": (500, 2000), "seeds": (0, 1, 2),
+                 "delta": None},
+        "paper": {"epsilons": (0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0), "amounts": (2000, 10000),
+                  "seeds": (0, 1, 2, 3, 4), "delta": None},
+    },
+}
+
+_UTILITY = {  # name, axis label, higher is better, amount name, trivial reference's label
+    "dpq": ("final_return", "return per episode (mean of the last 10 episodes)", True, "samples T",
+            "random policy"),
+    "gpope": ("mspbe", "MSPBE (log scale)", False, "trajectories m", "theta = 0"),
+    "pucb": ("regret_per_episode", "cumulative regret / episodes", False, "episodes T", "uniform policy"),
+}
+
+
+# ------------------------------------------------------------------------------------- the bound
+
+
+def beats_reference(values: ArrayLike, reference: float, *, higher_is_better: bool,
+                    confidence: float = 0.95, reference_se: float = 0.0) -> tuple[Optional[bool], float]:
+    r"""Whether the mean utility over seeds beats a reference, by a one-sided Student-t bound.
+
+    With n values, mean m and sample standard deviation s, the standard error is
+    se = sqrt(s^2 / n + se_ref^2) (the reference's own standard error added in quadrature; 0 for an exact
+    reference) and t = t_{n-1}^{-1}(confidence). Higher is better: the lower bound m - t se must exceed the
+    reference; lower is better: the upper bound m + t se must be below it. The claim holds with the
+    stated confidence under the normal model of the per-seed utilities (seeds independent); a
+    non-finite value (a diverged run) counts as the worst possible value.
+
+    Args:
+        values: per-seed utilities, a 1-D sequence of floats (at least 2 for a verdict).
+        reference: the reference's value.
+        higher_is_better: True for returns, False for losses and regret.
+        confidence: one-sided confidence level, in (0, 1); default 0.95.
+        reference_se: standard error of the reference, in [0, inf); default 0 (exact).
+
+    Returns:
+        (verdict, bound): verdict True / False, or None with fewer than 2 values; bound the one-sided
+        confidence bound on the mean (nan with fewer than 2 values).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    vals = np.asarray(values, dtype=float).ravel()
+    return _beats_reference(vals, float(reference), bool(higher_is_better),
+                            V.open_unit("confidence", confidence), V.nonnegative("reference_se", reference_se))
+
+
+def _beats_reference(vals, reference, higher, confidence, reference_se) -> tuple[Optional[bool], float]:
+    n = vals.size
+    if n < 2:
+        return None, math.nan
+    if not np.all(np.isfinite(vals)):  # a diverged run: the worst value
+        return False, (-math.inf if higher else math.inf)
+    from scipy.stats import t as student_t
+
+    se = math.sqrt(float(vals.var(ddof=1)) / n + reference_se ** 2)
+    q = float(student_t.ppf(confidence, n - 1))
+    mean = float(vals.mean())
+    if higher:
+        bound = mean - q * se
+        return bool(bound > reference), bound
+    bound = mean + q * se
+    return bool(bound < reference), bound
+
+
+# ------------------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class FrontierPoint:
+    """One (variant, epsilon, amount) point: per-seed utilities, their mean and std, and the verdict.
+
+    ``values`` is empty and ``infeasible`` holds the calibrator's reason when no noise exists for the
+    target. ``noise`` is the noise level used (dpq: functional-noise sigma; gpope: noise multiplier
+    sigma; pucb: the counters' error bound E). ``bound`` is the one-sided confidence bound of
+    :func:`beats_reference` and ``beats_trivial`` its verdict (None with fewer than two seeds or no
+    values). ``guarantee`` states the privacy claim in words.
+    """
+
+    variant: str
+    epsilon: float
+    amount: int
+    values: tuple = ()
+    mean: Optional[float] = None
+    std: Optional[float] = None
+    bound: Optional[float] = None
+    beats_trivial: Optional[bool] = None
+    noise: Optional[float] = None
+    guarantee: str = ""
+    infeasible: str = ""
+
+
+@dataclass(frozen=True)
+class Frontier:
+    """What :func:`frontier` measured: the points and, per amount of data, the references.
+
+    ``references`` maps each amount to {"trivial": {"mean", "se", "label"}, "non_private": {"mean",
+    "std", "values"}} plus agent-specific extras (dpq: "optimum", the move-to-the-middle policy;
+    gpope: "lstd", the non-private closed form). ``settings`` records the sizes, delta, seeds and the
+    learner's fixed parameters.
+    """
+
+    agent: str
+    setting: str
+    utility: str
+    utility_label: str
+    higher_is_better: bool
+    amount_name: str
+    delta: Optional[float]
+    confidence: float
+    seeds: tuple
+    points: tuple
+    references: dict
+    settings: dict = field(default_factory=dict)
+
+    def rows(self) -> list[dict]:
+        """One flat dict per point, with its amount's references (the table and csv form).
+
+        Returns:
+            dicts with keys agent, variant, epsilon, amount, mean, std, seeds, bound, beats_trivial,
+            trivial, non_private, noise, guarantee, infeasible, in the order of ``points``.
+        """
+        out = []
+        for p in self.points:
+            ref = self.references.get(p.amount, {})
+            out.append({"agent": self.agent, "variant": p.variant, "epsilon": p.epsilon, "amount": p.amount,
+                        "mean": p.mean, "std": p.std, "seeds": len(p.values), "bound": p.bound,
+                        "beats_trivial": p.beats_trivial,
+                        "trivial": ref.get("trivial", {}).get("mean"),
+                        "non_private": ref.get("non_private", {}).get("mean"),
+                        "noise": p.noise, "guarantee": p.guarantee, "infeasible": p.infeasible})
+        return out
+
+    def first_beating(self, variant: str = "valid") -> dict:
+        """Per amount, the smallest epsilon whose point beats the trivial reference (None if none does).
+
+        Args:
+            variant: "valid" (default) or "paper".
+
+        Returns:
+            amount -> epsilon or None.
+        """
+        V.choice("variant", variant, VARIANTS)
+        out = {}
+        for p in self.points:
+            if p.variant != variant:
+                continue
+            out.setdefault(p.amount, None)
+            if p.beats_trivial and (out[p.amount] is None or p.epsilon < out[p.amount]):
+                out[p.amount] = p.epsilon
+        return out
+
+    def to_dict(self) -> dict:
+        """JSON-ready copy (infinite numbers as None, via ``privcal._cli_out.clean``).
+
+        Returns:
+            a dict with the fields, ``points`` as dicts and ``rows`` (:meth:`rows`).
+        """
+        from privcal._cli_out import clean
+
+        d = {k: v for k, v in asdict(self).items() if k != "points"}
+        d["references"] = {str(k): v for k, v in self.references.items()}
+        d["points"] = [asdict(p) for p in self.points]
+        d["first_beating_valid"] = {str(k): v for k, v in self.first_beating("valid").items()}
+        return clean(d)
+
+    def text(self) -> str:
+        """A table for people: one line per point, then the references per amount.
+
+        Returns:
+            the text, lines of at most about 100 columns plus the guarantees.
+        """
+        better = "higher" if self.higher_is_better else "lower"
+        lines = [f"privacy-utility frontier: {self.agent} ({self.setting}), utility {self.utility} ({better} is "
+                 f"better), {len(self.seeds)} seeds per point"
+                 + (f", delta = {self.delta:g}" if self.delta is not None else ""),
+                 f"beats trivial: one-sided Student-t bound over seeds at confidence {self.confidence:g} "
+                 f"(reference std. error added in quadrature)",
+                 f"{'variant':8s} {'epsilon':>9s} {self.amount_name.split()[-1]:>8s} {'mean':>10s} {'std':>9s} "
+                 f"{'bound':>10s} {'beats':>6s} {'noise':>10s}"]
+        for p in self.points:
+            if p.infeasible:
+                lines.append(f"{p.variant:8s} {p.epsilon:9.4g} {p.amount:8d}  infeasible: {p.infeasible[:60]}")
+                continue
+            beats = {True: "yes", False: "no", None: "-"}[p.beats_trivial]
+            lines.append(f"{p.variant:8s} {p.epsilon:9.4g} {p.amount:8d} {_num(p.mean):>10s} {_num(p.std):>9s} "
+                         f"{_num(p.bound):>10s} {beats:>6s} {_num(p.noise):>10s}")
+        lines.append("references (same amount of data):")
+        for amount, ref in self.references.items():
+            parts = [f"{ref['trivial']['label']} {_num(ref['trivial']['mean'])}"]
+            if ref["trivial"].get("se"):
+                parts[-1] += f" (se {_num(ref['trivial']['se'])})"
+            parts.append(f"non-private {_num(ref['non_private']['mean'])} (std {_num(ref['non_private']['std'])})")
+            for extra in ("optimum", "lstd"):
+                if extra in ref:
+                    parts.append(f"{ref[extra]['label']} {_num(ref[extra]['mean'])}")
+            lines.append(f"  {self.amount_name} = {amount}: " + "; ".join(parts))
+        first = self.first_beating("valid")
+        lines.append("smallest valid epsilon that beats the trivial reference: " + ", ".join(
+            f"{self.amount_name.split()[-1]}={a}: {'none' if e is None else f'{e:g}'}" for a, e in first.items()))
+        guarantees = dict.fromkeys(f"  {p.variant}: {p.guarantee}" for p in self.points if p.guarantee)
+        lines.append("guarantees:")
+        lines.extend(guarantees)
+        return "\n".join(lines)
+
+    def markdown(self) -> str:
+        """The points as a markdown table (references as columns).
+
+        Returns:
+            the table.
+        """
+        head = ["variant", "epsilon", self.amount_name, "mean", "std", "bound", "beats trivial", "trivial",
+                "non-private", "noise"]
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        for r in self.rows():
+            if r["infeasible"]:
+                cells = [r["variant"], f"{r['epsilon']:g}", str(r["amount"]),
+                         "infeasible: " + r["infeasible"].replace("|", "\\|")[:80], "", "", "", "", "", ""]
+            else:
+                cells = [r["variant"], f"{r['epsilon']:g}", str(r["amount"]), _num(r["mean"]), _num(r["std"]),
+                         _num(r["bound"]), {True: "yes", False: "no", None: "—"}[r["beats_trivial"]],
+                         _num(r["trivial"]), _num(r["non_private"]), _num(r["noise"])]
+            lines.append("| " + " | ".join(cells) + " |")
+        return "\n".join(lines)
+
+
+def _num(x) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float) and math.isnan(x):
+        return "nan"
+    return f"{x:.4g}"
+
+
+# ------------------------------------------------------------------------------------- tasks
+
+
+def _dpq_task(kind, hp, epsilon, delta, sigma, beta, seed) -> tuple:
+    """One dpq run: (utility, premises held or None, guarantee). kind: "valid", "paper" or "non_private"."""
+    from privcal.rl import dpq_agent
+
+    if kind == "valid":
+        res = dpq_agent.train_dpq(epsilon=epsilon, delta=delta, variant="valid", hp=hp, seed=seed)
+        held = bool(res.premises) and all(ok for _, ok, _ in res.premises)
+        guarantee = res.guarantee
+    elif kind == "paper":
+        res = dpq_agent._train("dpq", hp, sigma, beta, hp.updates, seed, None, None)
+        held, guarantee = None, ""
+    else:
+        res = dpq_agent._train("non_private", hp, None, None, None, seed, None, None)
+        held, guarantee = None, ""
+    r = np.asarray(res.episode_returns, dtype=float)
+    return float(r[-_LAST:].mean()), held, guarantee
+
+
+def _gpope_task(ctx, m, base_seed, trial, sigma, clip, step, stream) -> float:
+    """MSPBE of one GPOPE run on data set ``trial`` of size m (data shared by every variant and epsilon)."""
+    from privcal.rl.experiments_gpope import _gpope_score, _rng
+
+    data = ctx.sample(m, _rng(base_seed, 1, m, trial))
+    return float(_gpope_score(ctx, data, sigma, clip, step, _rng(base_seed, 2, m, trial, *stream)))
+
+
+def _gpope_lstd(ctx, m, base_seed, trial) -> float:
+    from privcal.rl.experiments_gpope import _rng
+    from privcal.rl.lstd import lstd
+
+    data = ctx.sample(m, _rng(base_seed, 1, m, trial))
+    return float(ctx.score(lstd(data, ridge=1e-10)))
+
+
+def _pucb_task(mdp, episodes, epsilon, failure_probability, rule, seed) -> tuple:
+    """Cumulative regret per episode of one PUCB run, and its error bound E."""
+    from privcal.rl.pucb import _run_pucb
+
+    run = _run_pucb(mdp, episodes, epsilon, failure_probability, seed, budget_split=rule, error_bound=rule)
+    return float(run.episode_regret.sum() / episodes), float(run.error_bound)
+
+
+def _task(kind, *args):
+    """Dispatch one task (a single top-level function keeps the task list homogeneous)."""
+    if kind == "dpq":
+        return _dpq_task(*args)
+    if kind == "gpope":
+        return _gpope_task(*args)
+    if kind == "lstd":
+        return _gpope_lstd(*args)
+    return _pucb_task(*args)
+
+
+# ------------------------------------------------------------------------------------- planning
+
+
+def _stats(values) -> tuple:
+    vals = np.asarray(values, dtype=float)
+    if vals.size == 0:
+        return None, None
+    if not np.all(np.isfinite(vals)):
+        return math.inf, math.nan
+    return float(vals.mean()), float(vals.std(ddof=1)) if vals.size > 1 else 0.0
+
+
+def _plan_dpq(setting, epsilons, amounts, seeds, variants, delta):
+    """(tasks, how to read them back, references, settings) of the dpq frontier."""
+    from privcal.rl import experiments_dpq as X
+    from privcal.rl.envs import EPISODE_STEPS, reference_return
+
+    base = "fast" if setting == "fast" else "full"
+    tasks, plan, refs = [], [], {}
+    hp0 = X.hyperparameters(base)
+    for T in amounts:
+        if T < EPISODE_STEPS or T < hp0.batch_size:
+            raise ValueError(f"amounts must be at least {max(EPISODE_STEPS, hp0.batch_size)} samples for dpq (one "
+                             f"episode of {EPISODE_STEPS} steps and one batch of {hp0.batch_size}), got {T}")
+        hp = X.hyperparameters(base, samples=T)
+        for v in variants:
+            for eps in epsilons:
+                ns = X._noise_for("dpq", eps, delta, hp, v)
+                if ns.infeasible:
+                    plan.append((v, eps, T, None, ns.infeasible, 0))
+                    continue
+                start = len(tasks)
+                tasks += [("dpq", v, hp, eps, delta, ns.sigma, ns.beta, sd) for sd in seeds]
+                plan.append((v, eps, T, ns.sigma, "", start))
+        refs[T] = {"non_private": len(tasks)}
+        tasks += [("dpq", "non_private", hp, None, None, None, None, sd) for sd in seeds]
+    rnd, rnd_se = reference_return("random")
+    mid, mid_se = reference_return("middle")
+    trivial = {"mean": rnd, "se": rnd_se, "label": "random policy"}
+    optimum = {"mean": mid, "se": mid_se, "label": "move-to-middle policy"}
+    settings = {"learner": {k: v for k, v in asdict(hp0).items() if k != "samples"}, "last_episodes": _LAST,
+                "environment": "privcal.rl.envs.IntervalEnv (Wang & Hegde 2019, App. E.1)"}
+    return tasks, plan, refs, {"trivial": trivial, "optimum": optimum}, settings
+
+
+def _dpq_guarantee(variant, results, eps, delta):
+    if variant == "paper":
+        return "no valid guarantee: the paper's sigma (privcal.rl.experiments_dpq.noise_for, version 'paper')"
+    held = [r[1] for r in results]
+    if all(held):
+        return (f"({eps:g}, {delta:g})-DP w.r.t. reward functions (valid analysis, every premise held in "
+                f"every seed)")
+    bad = next(r[2] for r in results if not r[1])
+    return f"{bad} (in {held.count(False)} of {len(held)} seeds)"
+
+
+def _gpope_context(setting):
+    from privcal.rl import experiments_gpope as G
+
+    s = G.SETTINGS["fast" if setting == "fast" else "full"]
+    return s, G.make_context("chain", s, 0)
+
+
+def _plan_gpope(setting, epsilons, amounts, seeds, variants, delta, ctx_setting):
+    from privcal.calibrators import gpope as cal
+    from privcal.rl import experiments_gpope as G
+    from privcal.rl.gpope_agent import PAPER_BOUND, VALID_BOUND
+
+    s, ctx = ctx_setting
+    clip = G.CLIP["chain"]
+    bounds = {"valid": VALID_BOUND, "paper": PAPER_BOUND}
+    tasks, plan, refs = [], [], {}
+    for m in amounts:
+        for v in variants:
+            for eps in epsilons:
+                try:
+                    sigma = float(cal.calibrate(eps, delta, iterations=m, trajectories=m, clip=clip,
+                                                bound=bounds[v]))
+                except InfeasibleError as exc:
+                    plan.append((v, eps, m, None, str(exc), 0))
+                    continue
+                step = G.tune_step_size(ctx, m, sigma, clip, s.step_grid, s.tune_trials, 0)
+                start = len(tasks)
+                tasks += [("gpope", ctx, m, 0, sd, sigma, clip, step, (VARIANTS.index(v), _key(eps))) for sd in seeds]
+                plan.append((v, eps, m, sigma, "", start))
+        step0 = G.tune_step_size(ctx, m, 0.0, clip, s.step_grid, s.tune_trials, 0)
+        refs[m] = {"non_private": len(tasks)}
+        tasks += [("gpope", ctx, m, 0, sd, 0.0, clip, step0, (len(VARIANTS), 0)) for sd in seeds]
+        refs[m]["lstd"] = len(tasks)
+        tasks += [("lstd", ctx, m, 0, sd) for sd in seeds]
+    trivial = {"mean": float(ctx.score(np.zeros(ctx.evaluator.b.shape[0]))), "se": 0.0, "label": "theta = 0"}
+    settings = {"domain": "chain", "clip": clip, "iterations": "N = m", "step_size": "tuned on public data per "
+                "(variant, epsilon, m)", "eval_trajectories": ctx.evaluator.trajectories,
+                "bounds": bounds}
+    return tasks, plan, refs, {"trivial": trivial}, settings
+
+
+def _plan_pucb(setting, epsilons, amounts, seeds, variants, mdp):
+    from privcal.rl.tabular import backward_induction, uniform_policy_return
+
+    tasks, plan, refs = [], [], {}
+    fail = 0.1
+    for T in amounts:
+        for v in variants:
+            for eps in epsilons:
+                start = len(tasks)
+                tasks += [("pucb", mdp, T, eps, fail, v, sd) for sd in seeds]
+                plan.append((v, eps, T, None, "", start))
+        refs[T] = {"non_private": len(tasks)}
+        tasks += [("pucb", mdp, T, None, fail, "valid", sd) for sd in seeds]
+    optimal = float(mdp.initial @ backward_induction(mdp).values[0])
+    trivial = {"mean": optimal - uniform_policy_return(mdp), "se": 0.0, "label": "uniform policy"}
+    return tasks, plan, refs, {"trivial": trivial}, {"failure_probability": fail}
+
+
+# ------------------------------------------------------------------------------------- frontier
+
+
+def _seed(value) -> int:
+    """A seed: a non-negative int (``ValueError`` naming it otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
+        raise ValueError(f"seeds must be non-negative integers, got {value!r}")
+    return int(value)
+
+
+def _key(epsilon: float) -> int:
+    """An int naming an epsilon exactly (its IEEE-754 bits): the noise stream of a point depends on its
+    own epsilon, not on the other epsilons of the sweep."""
+    return int(np.float64(epsilon).view(np.uint64))
+
+
+def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts: Optional[Iterable[int]] = None,
+             seeds: Optional[Iterable[int]] = None, variant: str = "both", setting: str = "fast",
+             delta: Optional[float] = None, confidence: float = 0.95, n_jobs: Optional[int] = -1,
+             backend: Optional[str] = None, scheduler: Optional[str] = None) -> Frontier:
+    """Sweep epsilon x amount of data for one agent under valid and/or paper noise; utility per point.
+
+    See the module docstring for the utilities, the references and the noise of each variant.
+
+    Args:
+        agent: "dpq" (Wang & Hegde 2019 Algorithm 1 on the interval environment), "gpope" (GPOPE on
+            the chain) or "pucb" (PUCB on a random tabular MDP).
+        epsilons: target epsilons, each in (0, inf); default the setting's (:data:`SETTINGS`).
+        amounts: amounts of data, ints >= 1 (dpq: samples T >= 64; gpope: trajectories m; pucb:
+            episodes); default the setting's.
+        seeds: seeds per point, non-negative ints (2 or more for a verdict); default the setting's.
+        variant: "valid", "paper" or "both" (default).
+        setting: "fast" (default: small sizes, minutes on 2 cores) or "paper" (the papers' sizes:
+            dpq T = 5000, 10 seeds; gpope the full chain setting; pucb S = 10, A = 3, H = 10).
+        delta: target delta, in (0, 1); default the setting's (dpq 1e-4 as App. E.3; gpope 1e-5).
+            Not used by pucb (pure epsilon-JDP); giving one there is an error.
+        confidence: one-sided confidence of the "beats trivial" verdict, in (0, 1); default 0.95.
+        n_jobs: parallel runs: an int >= 1, -1 (all cores or workers, default) or None (joblib's
+            configured default).
+        backend: None (joblib's configured backend, default), "local" (loky processes) or "dask".
+        scheduler: Dask scheduler address (``"tcp://host:8786"``), with backend "dask" only; default None.
+
+    Returns:
+        the :class:`Frontier` (points in the order variant, amount, epsilon).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    V.choice("agent", agent, AGENTS)
+    V.choice("setting", setting, ("fast", "paper"))
+    V.choice("variant", variant, (*VARIANTS, "both"))
+    conf = SETTINGS[agent][setting]
+    eps_list = tuple(V.positive("epsilons[i]", e) for e in (conf["epsilons"] if epsilons is None else epsilons))
+    amount_list = tuple(V.positive_int("amounts[i]", a) for a in (conf["amounts"] if amounts is None else amounts))
+    seed_list = tuple(_seed(s) for s in (conf["seeds"] if seeds is None else seeds))
+    if not eps_list or not amount_list or not seed_list:
+        raise ValueError("epsilons, amounts and seeds must not be empty")
+    eps_list, amount_list = tuple(dict.fromkeys(eps_list)), tuple(dict.fromkeys(amount_list))
+    if agent == "pucb":
+        if delta is not None:
+            raise ValueError(f"delta is not used by pucb (pure epsilon-JDP), got {delta!r}")
+    else:
+        delta = conf["delta"] if delta is None else V.open_unit("delta", delta)
+    confidence = V.open_unit("confidence", confidence)
+    engine = check_engine(n_jobs, backend, scheduler)
+    variants = VARIANTS if variant == "both" else (variant,)
+    return _frontier(agent, eps_list, amount_list, seed_list, variants, setting, delta, confidence, engine)
+
+
+def _frontier(agent, epsilons, amounts, seeds, variants, setting, delta, confidence, engine) -> Frontier:
+    name, label, higher, amount_name, _ = _UTILITY[agent]
+    if agent == "dpq":
+        tasks, plan, ref_idx, fixed, settings = _plan_dpq(setting, epsilons, amounts, seeds, variants, delta)
+    elif agent == "gpope":
+        tasks, plan, ref_idx, fixed, settings = _plan_gpope(setting, epsilons, amounts, seeds, variants, delta,
+                                                            _gpope_context(setting))
+    else:
+        from privcal.rl.experiments_pucb import SETTINGS as PS, _make_mdp
+
+        sizes = PS["fast" if setting == "fast" else "full"]
+        mdp = _make_mdp("random", sizes["states"], sizes["actions"], sizes["horizon"], 0)
+        tasks, plan, ref_idx, fixed, settings = _plan_pucb(setting, epsilons, amounts, seeds, variants, mdp)
+        settings.update(mdp=mdp.name, states=mdp.states, actions=mdp.actions, horizon=mdp.horizon)
+    results = _run_trials(_task, tasks, *engine, None)
+    n = len(seeds)
+    trivial = fixed["trivial"]
+    points = []
+    order = sorted(range(len(plan)), key=lambda i: (VARIANTS.index(plan[i][0]), amounts.index(plan[i][2]),
+                                                    epsilons.index(plan[i][1])))
+    for i in order:
+        v, eps, amount, noise, infeasible, start = plan[i]
+        if infeasible:
+            points.append(FrontierPoint(v, eps, amount, guarantee=_guarantee(agent, v, None, eps, delta),
+                                        infeasible=infeasible))
+            continue
+        res = results[start:start + n]
+        if agent == "dpq":
+            values = tuple(r[0] for r in res)
+        elif agent == "pucb":
+            values = tuple(r[0] for r in res)
+            noise = res[0][1]
+        else:
+            values = tuple(res)
+        mean, std = _stats(values)
+        verdict, bound = _beats_reference(np.asarray(values), trivial["mean"], higher, confidence, trivial["se"])
+        points.append(FrontierPoint(v, eps, amount, values, mean, std, None if math.isnan(bound) else bound,
+                                    verdict, noise, _guarantee(agent, v, res, eps, delta)))
+    references = {}
+    for amount in amounts:
+        idx = ref_idx[amount]
+        np_res = results[idx["non_private"]:idx["non_private"] + n]
+        np_vals = [r[0] if isinstance(r, tuple) else r for r in np_res]
+        mean, std = _stats(np_vals)
+        ref = {"trivial": dict(trivial), "non_private": {"mean": mean, "std": std, "values": np_vals}}
+        if "optimum" in fixed:
+            ref["optimum"] = dict(fixed["optimum"])
+        if "lstd" in idx:
+            vals = results[idx["lstd"]:idx["lstd"] + n]
+            ref["lstd"] = {"mean": _stats(vals)[0], "label": "LSTD (non-private closed form)"}
+        references[amount] = ref
+    settings.update(epsilons=list(epsilons), amounts=list(amounts), variants=list(variants))
+    return Frontier(agent=agent, setting=setting, utility=name, utility_label=label, higher_is_better=higher,
+                    amount_name=amount_name, delta=delta, confidence=confidence, seeds=tuple(seeds),
+                    points=tuple(points), references=references, settings=settings)
+
+
+def _guarantee(agent, variant, results, eps, delta) -> str:
+    if agent == "dpq":
+        if results is None:
+            return ("no valid sigma (valid analysis)" if variant == "valid"
+                    else "no valid guarantee: the paper's sigma does not exist here")
+        return _dpq_guarantee(variant, results, eps, delta)
+    if agent == "gpope":
+        from privcal.rl.gpope_agent import PAPER_BOUND, VALID_BOUND
+
+        if variant == "valid":
+            return f"({eps:g}, {delta:g})-DP w.r.t. one trajectory replaced, valid bound {VALID_BOUND!r}"
+        return f"no valid guarantee: the paper's sigma (bound {PAPER_BOUND!r}, which privcal verify shows failing)"
+    if variant == "valid":
+        return f"{eps:g}-JDP (valid budget split eps/(6H) and valid error bound)"
+    return "no valid guarantee: the paper's budget split eps/(3H) (2 eps-JDP) and error bound E"
+
+
+# ------------------------------------------------------------------------------------- picture
+
+
+def plot_frontier(result: Frontier, path: Any = None) -> Any:
+    """Utility against epsilon (log x): one line per amount of data and variant, with the references.
+
+    Valid points are solid lines with filled markers where they beat the trivial reference (hollow where
+    they do not); paper points are dashed. Error bars are one standard deviation over seeds. The trivial
+    reference is a grey dashed line; each amount's non-private baseline a dotted line in that amount's
+    colour. Infeasible calibrations are listed under the axes. Needs matplotlib (the ``plot`` extra).
+
+    Args:
+        result: what :func:`frontier` returned.
+        path: PNG or SVG file to write (``privcal.plot.check_path`` rules); default None (no file).
+
+    Returns:
+        the matplotlib Figure (closed after saving when ``path`` is given).
+    """
+    from privcal import plot as P
+
+    plt = P._pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    amounts = list(result.references)
+    missing = []
+    for ai, amount in enumerate(amounts):
+        color = colors[ai % len(colors)]
+        for v in VARIANTS:
+            pts = [p for p in result.points if p.variant == v and p.amount == amount and not p.infeasible]
+            missing += [p for p in result.points if p.variant == v and p.amount == amount and p.infeasible]
+            if not pts:
+                continue
+            x = np.array([p.epsilon for p in pts])
+            y = np.array([p.mean for p in pts], dtype=float)
+            err = np.array([p.std or 0.0 for p in pts], dtype=float)
+            style = "-" if v == "valid" else "--"
+            ax.errorbar(x, y, yerr=err, linestyle=style, color=color, capsize=2, linewidth=1.4,
+                        label=f"{v}, {result.amount_name.split()[-1]}={amount}")
+            beat = np.array([bool(p.beats_trivial) for p in pts])
+            marker = "o" if v == "valid" else "s"
+            ax.scatter(x[beat], y[beat], marker=marker, color=color, zorder=3)
+            ax.scatter(x[~beat], y[~beat], marker=marker, facecolors="white", edgecolors=color, zorder=3)
+        np_mean = result.references[amount]["non_private"]["mean"]
+        if np_mean is not None and math.isfinite(np_mean):
+            ax.axhline(np_mean, linestyle=":", color=color, linewidth=1.2,
+                       label=f"non-private, {result.amount_name.split()[-1]}={amount}")
+    triv = result.references[amounts[0]]["trivial"]
+    ax.axhline(triv["mean"], linestyle="--", color="0.4", linewidth=1.2, label=f"{triv['label']} (trivial)")
+    opt = result.references[amounts[0]].get("optimum")
+    if opt is not None:
+        ax.axhline(opt["mean"], linestyle="-.", color="0.6", linewidth=1.0, label=opt["label"])
+    ax.set_xscale("log")
+    if result.agent == "gpope":
+        ax.set_yscale("log")
+    if missing:
+        text = "no noise for: " + "; ".join(f"{p.variant} eps={p.epsilon:g} {result.amount_name.split()[-1]}="
+                                            f"{p.amount}" for p in missing[:6]) + (" ..." if len(missing) > 6 else "")
+        ax.text(0.0, -0.2, text, transform=ax.transAxes, fontsize=7, color="darkred")
+    better = "higher" if result.higher_is_better else "lower"
+    ax.set_title(f"{result.agent}: privacy-utility frontier ({result.setting}; filled = beats trivial at "
+                 f"{result.confidence:g}; {better} is better)", fontsize=9)
+    ax.set_xlabel("target epsilon (log scale)")
+    ax.set_ylabel(result.utility_label)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="best")
+    fig.tight_layout()
+    if path is not None:
+        P.save(fig, P.check_path(path))
+    return fig
