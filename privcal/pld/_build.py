@@ -296,11 +296,11 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS) -> Pmf:
     g = np.arange(lo, hi + 1) * h  # grid points g_0 .. g_m
     p_gt, p_le, q_gt, q_le = direction.tails(g)
     p, p_small = _cell_masses(p_gt, p_le)  # P-mass of cell j = (g_j, g_{j+1}]
-    with np.errstate(divide="ignore", over="ignore"):
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         lr, _ = _cell_masses(q_gt, q_le)
         lq_small = np.minimum(q_gt, q_le)
         r_small = np.exp(lq_small + g)  # size of e^g * Q-tails (what the split sees)
-        rt = lr * np.exp(g[:-1])  # e^{g_j} * Q-mass of cell j (<= p_j)
+        rt = np.exp(np.log(lr) + g[:-1])  # e^{g_j} * Q-mass of cell j (<= p_j), no 0 * inf
         kp = 4 * _U * (2.0 + np.abs(np.minimum(p_gt, p_le)))
         kq = 4 * _U * (2.0 + np.abs(lq_small))
     rt = np.minimum(np.nan_to_num(rt, nan=0.0), p)

@@ -263,7 +263,7 @@ class PLD:
             return 0.0, 0.0
         if self.value_discretization is not None:
             return self._bracket_at(delta, self.value_discretization)
-        h = self._chosen_h or self._initial_h()
+        h = self._chosen_h or self._auto_h()
         lo, hi = self._bracket_at(delta, h)
         for _ in range(_MAX_REFINE_BRACKET):
             width = max(self.accuracy * hi, self.absolute_accuracy)
@@ -282,34 +282,22 @@ class PLD:
         return lo, hi
 
     def _epsilon(self, delta: float) -> float:
-        """Certified upper bound, refined until two grids (h and h/2) agree to the accuracy (the excess
-        shrinks like h^2, so the finer one is then within about a third of it); the smaller of the
-        certified values is returned."""
+        """Certified upper bound on one grid: ``value_discretization`` or :meth:`_auto_h` (a fixed rule,
+        so that epsilon is a smooth function of the noise locally and calibration is consistent)."""
         if not self._factors:
             return 0.0
-        if self.value_discretization is not None:
-            return self._upper_at(delta, self.value_discretization)
-        h = self._chosen_h or self._initial_h()
-        best = self._upper_at(delta, h)
-        for _ in range(_MAX_REFINE):
-            h_next = h / 2
-            try:
-                value = self._upper_at(delta, h_next)
-            except _MemoryCap:
-                break
-            change = abs(best - value)
-            best = min(best, value)
-            h = h_next
-            # the excess of the upper end shrinks like h^2: after halving it is about change / 3
-            if change <= max(self.accuracy * best, self.absolute_accuracy):
-                break
-        self._chosen_h = self._chosen_h or h
-        return best
+        h = self.value_discretization or self._auto_h()
+        return self._upper_at(delta, h)
+
+    def _auto_h(self) -> float:
+        """The grid of :meth:`epsilon`: the starting spacing of :meth:`_initial_h` (the upper end's
+        excess over the converged value measured at most ~3e-4 relative on the issue-13 grid)."""
+        return self._initial_h()
 
     def _delta_bracket(self, epsilon: float) -> tuple[float, float]:
         if not self._factors:
             return 0.0, 0.0
-        h = self.value_discretization or self._chosen_h or self._initial_h()
+        h = self.value_discretization or self._auto_h()
         return self._delta_bracket_at(epsilon, h)
 
     def _initial_h(self) -> float:
@@ -319,7 +307,8 @@ class PLD:
             n_total += n
         sd = math.sqrt(var)
         h = 2.0 * math.sqrt(self.accuracy * var / n_total) if var > 0 else 1e-3
-        return float(min(max(h, sd * 1e-5, 1e-7), 0.05, max(sd, 1e-6) / 4))
+        h = float(min(max(h, sd * 1e-5, 1e-7), 0.05, max(sd, 1e-6) / 4))
+        return 2.0 ** math.floor(math.log2(h))  # a power of two: the same grid for nearby settings
 
     def _cells(self, h: float, tail: float = _build.TAIL_MASS) -> int:
         cells = 0

@@ -25,7 +25,7 @@ __all__ = ["PLDAccountant"]
 
 #: calibration resolves sigma to this relative precision at least (the upper epsilon it tests is itself
 #: computed on a grid; finer resolution would only chase the grid)
-SIGMA_RTOL_FLOOR = 1e-5
+SIGMA_RTOL_FLOOR = 1e-7
 
 
 class PLDAccountant(Accountant):
@@ -139,44 +139,24 @@ class PLDAccountant(Accountant):
     # ------------------------------------------------------------------ calibration
     def _sigma_for(self, releases: Releases, epsilon: float, delta: float, *, sigma_hint=None,
                    rtol=1e-9) -> float:
-        """Smallest sigma whose *upper* epsilon is <= the target. The grid is chosen once, at the hint
-        (half the automatic starting spacing), and kept for the search, so every probe is one FFT per
-        direction. A safeguarded secant on (log sigma, log epsilon) brackets the answer to relative
-        max(rtol, 1e-5) and returns the feasible end, checked; the generic root finder takes over if the
-        secant stalls."""
+        """Smallest sigma whose *upper* epsilon (as :meth:`epsilon` reports it) is <= the target. A
+        safeguarded secant on (log sigma, log epsilon) brackets the answer to relative max(rtol, 1e-7)
+        and returns the feasible end, checked; the generic root finder takes over if the secant stalls.
+        Each probe is one FFT per neighbouring direction."""
         self._check_supported(releases)
         hint = _default_hint(releases, epsilon, delta) if sigma_hint is None else sigma_hint
-        h = self.value_discretization
-        if h is None:
-            probe = self._fresh()._compose(releases.event(hint)).pld
-            h = probe._initial_h() / 2 if probe._factors else None
-        fixed = self._fresh(h)
         memo: dict = {}
 
         def upper(sigma: float) -> float:
             if sigma not in memo:
-                memo[sigma] = fixed._fresh()._compose(releases.event(sigma))._epsilon(delta)
+                memo[sigma] = self._fresh()._compose(releases.event(sigma))._epsilon(delta)
             return memo[sigma]
 
         tol = max(rtol, SIGMA_RTOL_FLOOR)
         try:
-            sigma = _secant(upper, epsilon, hint, tol)
+            return _secant(upper, epsilon, hint, tol)
         except _Stalled:
-            sigma = _search.search(upper, epsilon, delta, sigma_hint=hint, rtol=tol)
-        if self.value_discretization is not None:
-            return sigma
-
-        # the answer must also pass on the grid a fresh accountant chooses (what a user re-checks with)
-        def default(s: float) -> float:
-            return self._fresh()._compose(releases.event(s))._epsilon(delta)
-
-        step = max(tol, 1e-6)
-        for _ in range(30):
-            if default(sigma) <= epsilon:
-                return sigma
-            sigma *= 1.0 + step
-            step *= 2.0
-        return _search.checked(sigma, default, epsilon)
+            return _search.search(upper, epsilon, delta, sigma_hint=hint, rtol=tol)
 
 
 class _Stalled(Exception):
