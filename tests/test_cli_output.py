@@ -236,3 +236,16 @@ def test_every_flag_has_help_that_states_its_default():
                             and "no default" not in text):
                 missing.append(f"{name} {'/'.join(action.option_strings) or action.dest}: {text!r}")
     assert not missing, "\n".join(missing)
+
+
+def test_train_dpq_loop_replay_is_labelled_without_guarantee(capsys):
+    code, out, err = _run(capsys, "train", "dpq", "--loop", "replay", "--sigma", "0.2", "--episodes", "4", "--json")
+    d = json.loads(out)
+    assert code == 0 and err == ""
+    assert d["loop"] == "replay" and d["guarantee"].startswith("no valid guarantee") and d["epsilon"] is None
+    assert len(d["episode_returns"]) == len(d["non_private_return"]) == 4 and "random_policy_return" in d["references"]
+    for extra in (["--resets", "2"], ["--update-clip", "0.1"], ["--epsilon", "1", "--delta", "1e-5"]):
+        code, _, err = _run(capsys, "train", "dpq", "--loop", "replay", "--sigma", "0.2", "--episodes", "2", *extra)
+        assert code == 2 and len(err.splitlines()) == 1, extra
+    code, _, err = _run(capsys, "train", "dpq", "--sigma", "1", "--episodes", "2")
+    assert code == 2 and "--loop replay" in err

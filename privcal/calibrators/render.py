@@ -90,7 +90,8 @@ def _legend(table: Table) -> list[str]:
     headers = {c.key: c for c in table.columns}
     unit = {
         "dpq": "sigma: scale of the Gaussian-process noise added to each Q-update (absolute, not a multiplier); "
-               "k: the bound on that noise the valid analysis solves for along with sigma.",
+               "clip: how far one update may move Q (units of Q), certified by the agent; the valid analysis "
+               "rests on it (k, the paper's bound on the noise, is no longer needed).",
         "gaussian": "sigma: standard deviation of the noise added to each release (absolute, not a multiplier).",
         "gpope": "sigma: noise multiplier of Algorithm 1 (the noise is h N(0, sigma^2 I), h the clip).",
     }
@@ -157,7 +158,9 @@ def _full_cells(table: Table) -> list[list[str]]:
             k = c.key
             plain = k == table.reference or math.isinf(r.sigmas[k])
             cell = _fmt(r.sigmas[k]) if plain else f"{_fmt(r.sigmas[k])} ({r.ratios[k]:.2f}x)"
-            if "k" in r.details.get(k, {}):
+            if r.details.get(k, {}).get("update_clip") is not None:
+                cell += f" [clip {r.details[k]['update_clip']:g}]"
+            elif "k" in r.details.get(k, {}):
                 cell += f" [k={r.details[k]['k']:.4g}]"
             if k in r.insufficient:
                 cell += " !"

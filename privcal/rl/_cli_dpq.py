@@ -29,10 +29,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "dpq", help="DP Q-learning with functional noise (Wang & Hegde 2019, Alg. 1)",
         description="Train Algorithm 1 of Wang & Hegde 2019 (or a baseline of App. E.2) on the "
                     "interval environment of App. E.1 and report the per-episode returns. sigma comes "
-                    "from privcal.dpq.calibrate for --epsilon/--delta, or is given with --sigma.")
-    p.add_argument("--samples", type=_cli_out.count, default=5000,
-                   help="T, environment steps (samples) of the run, an int >= 1 (default 5000 = 100 episodes of "
-                        "50 steps; 1e4 accepted)")
+                    "from privcal.dpq.calibrate for --epsilon/--delta, or is given with --sigma. "
+                    "--loop replay runs the paper's Figure 1 experiment as its authors' code runs it "
+                    "(replay buffer, RMSprop, target network, beta = 1, sigma set by hand): no valid "
+                    "privacy guarantee; --privacy-report says why.")
+    p.add_argument("--loop", choices=("algorithm1", "replay"), default="algorithm1",
+                   help="algorithm1 (default: Algorithm 1 as printed, with the valid calibration) or replay (the "
+                        "paper's experiment as its authors' code runs it; no valid guarantee)")
+    p.add_argument("--samples", type=_cli_out.count, default=None,
+                   help="algorithm1: T, environment steps (samples) of the run, an int >= 1 (default 5000 = 100 "
+                        "episodes of 50 steps; 1e4 accepted)")
+    p.add_argument("--episodes", type=_cli_out.count, default=None,
+                   help="replay: episodes of 50 steps (default 100, the paper's Figure 1)")
     p.add_argument("--epsilon", type=float, default=None, help="target epsilon of the whole run, > 0 (no default)")
     p.add_argument("--delta", type=float, default=None, help="target delta of the whole run, in (0, 1) (no default)")
     p.add_argument("--sigma", type=float, default=None,
@@ -42,6 +50,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--beta", type=float, default=None,
                    help="kernel parameter beta of the noise covariance exp(-beta |x - y|), per unit of state "
                         "(default: the calibrator's; with --sigma App. E.3's 2222)")
+    p.add_argument("--update-clip", type=float, default=None,
+                   help="algorithm1, valid variant: certified bound on how far one update may move Q(s, a) over the "
+                        "states [0, 1], in units of Q (= reward); a larger step is scaled back (default "
+                        "privcal.dpq.DEFAULT_UPDATE_CLIP = 0.01)")
     p.add_argument("--resets", type=int, default=None,
                    help="J, times the noise paths are redrawn; must divide floor(T/B) (default floor(T/B), App. E.3)")
     p.add_argument("--variant", choices=("valid", "paper", "corrected"), default="valid",
@@ -49,13 +61,27 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                         "no valid guarantee); corrected is the former name of valid")
     p.add_argument("--method", choices=tuple(_METHODS), default="dpq",
                    help="dpq (Algorithm 1, default) or a baseline of App. E.2")
-    p.add_argument("--batch-size", type=int, default=64, help="B, samples per update (default 64)")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="B, samples per update (default 64, App. E.3; replay: 128, the authors' code)")
     p.add_argument("--lr", type=float, default=None,
-                   help="learning rate alpha of the SGD step (default App. E.3's 3e-4, with which 78 updates learn "
-                        "nothing; --lr 1 learns, but the valid calibration is then infeasible)")
-    p.add_argument("--lipschitz", type=float, default=4.0,
-                   help="Lipschitz constant L enforced on Q(., a), per unit of state (default 4)")
-    p.add_argument("--gamma", type=float, default=None, help="discount factor, in [0, 1) (default 0.5)")
+                   help="learning rate alpha (default App. E.3's 3e-4, with which 78 SGD updates learn nothing; "
+                        "replay: 1e-2 for RMSprop, the authors' code)")
+    p.add_argument("--optimizer", choices=("rmsprop", "adam", "sgd"), default=None,
+                   help="replay: optimizer of the one update per environment step (default rmsprop, the authors')")
+    p.add_argument("--buffer-size", type=_cli_out.count, default=None,
+                   help="replay: transitions kept in the replay buffer (default 10000)")
+    p.add_argument("--target-update", type=_cli_out.count, default=None,
+                   help="replay: episodes between copies of the network to the target network (default 10)")
+    p.add_argument("--noise-reset", choices=("episode", "update", "never"), default=None,
+                   help="replay: when the noise paths are redrawn (default episode, the authors' code)")
+    p.add_argument("--privacy-report", action="store_true",
+                   help="replay: also report what a valid analysis of the loop would need (releases, reward and "
+                        "noise reuse, failed premises; with --epsilon/--delta the sigma an idealised analysis "
+                        "needs, from per-update sensitivities measured in the run); default off")
+    p.add_argument("--lipschitz", type=float, default=None,
+                   help="algorithm1: Lipschitz constant L enforced on Q(., a), per unit of state (default 4)")
+    p.add_argument("--gamma", type=float, default=None,
+                   help="discount factor, in [0, 1) (default 0.5; replay: 0.999, the authors' code)")
     p.add_argument("--seed", type=int, default=0, help="seed of everything (default 0)")
     _cli_train.add_output_flags(p)
     p.set_defaults(_run=run)
@@ -65,7 +91,11 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 def _hyperparameters(args):
     from privcal.rl.dpq_agent import Hyperparameters
 
-    kw = {"samples": args.samples, "batch_size": args.batch_size, "lipschitz": args.lipschitz}
+    kw = {"samples": 5000 if args.samples is None else args.samples,
+          "batch_size": 64 if args.batch_size is None else args.batch_size,
+          "lipschitz": 4.0 if args.lipschitz is None else args.lipschitz}
+    if args.update_clip is not None:
+        kw["update_clip"] = args.update_clip
     if args.lr is not None:
         kw["lr"] = args.lr
     if args.gamma is not None:
@@ -90,10 +120,12 @@ def _train(args, hp, progress):
         if args.sigma is None and not targeted:
             raise ValueError("give --sigma or both --epsilon and --delta")
         return dpq_agent.train_dpq(epsilon=args.epsilon, delta=args.delta, sigma=args.sigma, beta=args.beta,
-                                   resets=args.resets, variant=_library_variant(args.variant), hp=hp, seed=args.seed,
+                                   resets=args.resets, variant=args.variant, hp=hp, seed=args.seed,
                                    progress=progress)
     if args.beta is not None:
         raise ValueError("--beta applies only to --method dpq")
+    if args.update_clip is not None:
+        raise ValueError("--update-clip applies only to --method dpq")
     if args.resets is not None and method != "bgp16":
         raise ValueError("--resets applies only to --method dpq and bgp16")
     sigma, guarantee = args.sigma, "sigma given directly: no privacy claim computed"
@@ -112,13 +144,6 @@ def _train(args, hp, progress):
         V.positive("sigma", sigma)
     return dpq_agent.train(method, hp=hp, sigma=sigma, resets=args.resets, epsilon=args.epsilon,
                            delta=args.delta, guarantee=guarantee, seed=args.seed, progress=progress)
-
-
-def _library_variant(variant: str) -> str:
-    """The calibrator's spelling of the CLI's --variant (valid / paper)."""
-    from privcal.calibrators import dpq
-
-    return variant if variant in getattr(dpq, "VARIANTS", ()) else {"valid": "corrected"}.get(variant, variant)
 
 
 #: bytes a run holds per sample, roughly: each revealed state is stored on every action's noise path
@@ -155,10 +180,19 @@ def run(args: argparse.Namespace) -> int:
     from privcal.rl.envs import reference_return
 
     fmt = _cli_train.check_output_flags(args)
+    if args.loop == "replay":
+        return _run_replay(args, fmt)
+    given = [f for f, v in (("--episodes", args.episodes), ("--optimizer", args.optimizer),
+                            ("--buffer-size", args.buffer_size), ("--target-update", args.target_update),
+                            ("--noise-reset", args.noise_reset)) if v is not None]
+    if args.privacy_report:
+        given.append("--privacy-report")
+    if given:
+        raise ValueError(f"{', '.join(given)} applies only to --loop replay")
     if args.variant == "corrected":
         warnings.warn("--variant corrected is now spelled --variant valid", DeprecationWarning, stacklevel=2)
         args.variant = "valid"
-    _check_memory(V.positive_int("samples", args.samples))
+    _check_memory(V.positive_int("samples", 5000 if args.samples is None else args.samples))
     hp = _hyperparameters(args)
     references = not args.no_references and args.method != "non-private"
     runs = 2 if references else 1
@@ -201,6 +235,9 @@ def run(args: argparse.Namespace) -> int:
         extra = f", beta={result.beta:.5g}, J={result.resets}" if result.beta is not None else ""
         lines.append(f"  sigma                 {result.sigma:.5g}{extra}")
     lines.append(f"  privacy               {result.guarantee}")
+    for premise in out.get("premises", ()):
+        if not premise["held"]:
+            lines.append(f"  premise failed        {premise['name']}: {premise['evidence']}")
     if len(r):
         lines.append(f"  episodes              {len(r)}; mean return first 10 {r[:10].mean():.3f}, "
                      f"last 10 {r[-10:].mean():.3f}")
@@ -219,3 +256,99 @@ def run(args: argparse.Namespace) -> int:
     _cli_train.emit(args, fmt, out, "\n".join(lines), series, spec)
     return 0
 
+
+
+def _run_replay(args: argparse.Namespace, fmt: str) -> int:
+    """``privcal train dpq --loop replay``: the authors' loop (privcal.rl.dpq_replay), no valid guarantee."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from privcal import _validate as V
+    from privcal.rl import dpq_replay
+    from privcal.rl._progress import ProgressBar
+    from privcal.rl.envs import reference_return
+
+    wrong = [f for f, v in (("--samples", args.samples), ("--resets", args.resets), ("--lipschitz", args.lipschitz),
+                            ("--update-clip", args.update_clip)) if v is not None]
+    if args.variant != "valid":
+        wrong.append("--variant")
+    if args.method != "dpq":
+        wrong.append("--method")
+    if wrong:
+        raise ValueError(f"{', '.join(wrong)} applies only to --loop algorithm1 (replay: --episodes, --sigma set by hand)")
+    targeted = args.epsilon is not None or args.delta is not None
+    if targeted and not args.privacy_report:
+        raise ValueError("--loop replay sets sigma by hand (--sigma): --epsilon/--delta apply only with --privacy-report")
+    if targeted and (args.epsilon is None or args.delta is None):
+        raise ValueError("--privacy-report needs both --epsilon and --delta (or neither)")
+    fields = {"sigma": args.sigma, "episodes": args.episodes, "batch_size": args.batch_size, "lr": args.lr,
+              "gamma": args.gamma, "beta": args.beta, "optimizer": args.optimizer, "buffer_size": args.buffer_size,
+              "target_update": args.target_update, "noise_reset": args.noise_reset}
+    config = replace(dpq_replay.ReplayConfig(), **{k: v for k, v in fields.items() if v is not None})
+    if args.sigma is not None:
+        V.nonnegative("sigma", args.sigma)
+    steps = config.episodes * config.episode_steps
+    _check_memory(steps)
+    references = not args.no_references and config.sigma > 0
+    runs = 2 if references else 1
+    bar = None if fmt != "text" else ProgressBar(steps * runs, label="replay")
+
+    def progress(offset):
+        return None if bar is None else (lambda done, total=None: bar(offset + done, steps * runs))
+
+    start = time.perf_counter()
+    try:
+        result = dpq_replay.train_replay(config, seed=args.seed, measure_sensitivity=targeted, progress=progress(0))
+        baseline = None
+        if references:
+            baseline = dpq_replay.train_replay(replace(config, sigma=0.0), seed=args.seed, progress=progress(steps))
+    finally:
+        if bar is not None:
+            bar.close()
+    seconds = time.perf_counter() - start
+    out = result.to_dict()
+    out.pop("episode_returns", None)
+    refs = {}
+    if not args.no_references:
+        random_mean, random_se = reference_return("random")
+        middle_mean, middle_se = reference_return("middle")
+        refs = {"random_policy_return": random_mean, "random_policy_return_se": random_se,
+                "move_to_middle_return": middle_mean, "move_to_middle_return_se": middle_se,
+                "non_private_last10": None if baseline is None else baseline.mean_return(10)}
+    out["references"] = refs
+    report = None
+    if args.privacy_report:
+        report = dpq_replay.replay_privacy_report(config, epsilon=args.epsilon, delta=args.delta,
+                                                  update_sensitivities=result.update_sensitivities)
+        out["privacy_report"] = report.to_dict()
+    out["seconds"] = seconds
+    r = np.asarray(result.episode_returns, dtype=float)
+    episodes = np.arange(1, len(r) + 1)
+    series = {"episode": episodes.tolist(), "episode_returns": [float(x) for x in r]}
+    if baseline is not None:
+        series["non_private_return"] = [float(x) for x in baseline.episode_returns]
+    lines = [f"replay loop (the paper's experiment as its authors' code runs it) on privcal/Interval-v0, "
+             f"{config.episodes} episodes, {config.optimizer} lr={config.lr:g}, B={config.batch_size}, "
+             f"gamma={config.gamma:g}, seed {args.seed}",
+             f"  sigma                 {config.sigma:.5g} (set by hand), beta={config.beta:g}, noise reset every "
+             f"{config.noise_reset}",
+             f"  privacy               {result.guarantee}",
+             f"  episodes              {len(r)}; mean return first 10 {r[:10].mean():.3f}, last 10 {r[-10:].mean():.3f}"]
+    if refs:
+        if baseline is not None:
+            lines.append(f"  non-private baseline  last 10 {refs['non_private_last10']:.3f} (same seed)")
+        lines.append(f"  random policy         {refs['random_policy_return']:.2f} +- {refs['random_policy_return_se']:.2f}; "
+                     f"move to the middle {refs['move_to_middle_return']:.2f} (per episode, simulated)")
+    if report is not None:
+        lines += ["  " + line for line in report.describe().splitlines()]
+    lines.append(f"  time                  {seconds:.2f} s")
+    spec = _cli_train.PlotSpec(
+        episodes, f"replay loop, sigma {config.sigma:g}", r,
+        title=f"The paper's experiment as run (replay loop), seed {args.seed}; no valid guarantee",
+        xlabel="episode", ylabel="return per episode (50 steps)",
+        references={"non-private baseline": series.get("non_private_return"),
+                    "random policy": refs.get("random_policy_return"),
+                    "move to the middle": refs.get("move_to_middle_return")})
+    _cli_train.emit(args, fmt, out, "\n".join(lines), series, spec)
+    return 0

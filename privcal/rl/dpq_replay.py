@@ -832,29 +832,18 @@ def reference_returns(episodes: int = 20_000, *, episode_steps: int = 50, seed: 
     Raises:
         ValueError: an argument is outside its range.
     """
+    from privcal.rl.envs import _simulate
+
     episodes = V.positive_int("episodes", episodes)
     if episodes < 2:
-        raise ValueError(f"episodes must be >= 2 (for a standard error), got {episodes!r}")
+        raise ValueError(f"episodes must be an integer >= 2 (a standard error needs two), got {episodes!r}")
     episode_steps = V.positive_int("episode_steps", episode_steps)
     rng_mid, rng_rand = _rng.spawn(seed, 2, "seed")
     out = {}
     for name, rng in (("move_to_middle", rng_mid), ("random", rng_rand)):
-        r = _simulate(name, episodes, episode_steps, rng)
+        r = _simulate("middle" if name == "move_to_middle" else name, episodes, episode_steps, rng)
         out[name] = {"mean": float(r.mean()), "standard_error": float(r.std(ddof=1) / math.sqrt(episodes))}
     return out
-
-
-def _simulate(policy, n, steps, rng) -> np.ndarray:
-    from privcal.rl.envs import MAX_STEP, reward
-
-    s = rng.uniform(0.0, 1.0, n)
-    total = np.zeros(n)
-    for _ in range(steps):
-        right = s < 0.5 if policy == "move_to_middle" else rng.random(n) < 0.5
-        move = MAX_STEP * rng.random(n)
-        s = np.clip(np.where(right, s + move, s - move), 0.0, 1.0)
-        total += reward(s)
-    return total
 
 
 # ---------------------------------------------------------------------------------------------------

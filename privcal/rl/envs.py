@@ -58,19 +58,22 @@ def reward(state: ArrayLike) -> np.ndarray:
     return 0.5 - np.abs(np.asarray(state, dtype=float) - 0.5)
 
 
-def reference_return(policy: str = "random", *, episodes: int = 20000, seed: int = 0) -> tuple[float, float]:
+def reference_return(policy: str = "random", *, episodes: int = 20000, episode_steps: int = EPISODE_STEPS,
+                     seed: Any = 0) -> tuple[float, float]:
     """Mean episode return of a fixed policy on the interval environment, with its standard error.
 
     The reference lines of a learning curve: ``"random"`` (each action with probability 1/2, the trivial
     policy a learner must beat) and ``"middle"`` (move towards 0.5: right below it, left above it, the
-    natural optimum of this reward). A vectorised simulation of exactly the dynamics of
-    :class:`IntervalEnv` (s_0 ~ U[0, 1], moves U[0, 0.25], reward at the state after the move, 50 steps),
-    independent of gymnasium.
+    optimum of this reward, which finite-horizon dynamic programming confirms; see
+    tests/test_rl_dpq_replay.py). A vectorised simulation of exactly the dynamics of :class:`IntervalEnv`
+    (s_0 ~ U[0, 1], moves U[0, 0.25] clipped to [0, 1], reward at the state after the move), independent
+    of gymnasium.
 
     Args:
         policy: "random" or "middle"; default "random".
         episodes: number of simulated episodes, an int >= 2; default 20000 (standard error about 0.02).
-        seed: seed of the simulation (``numpy.random.default_rng``); default 0.
+        episode_steps: steps per episode, an int >= 1; default 50 (App. E.1).
+        seed: seed of the simulation (``privcal._rng``: an int, a SeedSequence or a Generator); default 0.
 
     Returns:
         (mean return, standard error of the mean).
@@ -78,19 +81,26 @@ def reference_return(policy: str = "random", *, episodes: int = 20000, seed: int
     Raises:
         ValueError: an argument is outside its range.
     """
+    from privcal import _rng
+
     V.choice("policy", policy, ("random", "middle"))
     n = V.positive_int("episodes", episodes)
     if n < 2:
-        raise ValueError(f"episodes must be an int >= 2 (a standard error needs two), got {episodes!r}")
-    rng = np.random.default_rng(seed)
+        raise ValueError(f"episodes must be an integer >= 2 (a standard error needs two), got {episodes!r}")
+    total = _simulate(policy, n, V.positive_int("episode_steps", episode_steps), _rng.as_generator(seed, "seed"))
+    return float(total.mean()), float(total.std(ddof=1) / np.sqrt(n))
+
+
+def _simulate(policy: str, n: int, steps: int, rng: np.random.Generator) -> np.ndarray:
+    """Returns of ``n`` episodes of ``steps`` steps under "random" or "middle", all at once."""
     s = rng.uniform(0.0, 1.0, n)
     total = np.zeros(n)
-    for _ in range(EPISODE_STEPS):
+    for _ in range(steps):
         right = rng.random(n) < 0.5 if policy == "random" else s < 0.5
-        u = MAX_STEP * rng.random(n)
-        s = np.where(right, np.minimum(s + u, 1.0), np.maximum(s - u, 0.0))
-        total += 0.5 - np.abs(s - 0.5)
-    return float(total.mean()), float(total.std(ddof=1) / np.sqrt(n))
+        move = MAX_STEP * rng.random(n)
+        s = np.clip(np.where(right, s + move, s - move), 0.0, 1.0)
+        total += reward(s)
+    return total
 
 
 class IntervalEnv(_Base):
