@@ -60,6 +60,11 @@ MODULES = [
     "privcal.rl.plots_pucb",
     "privcal.rl.checks_pucb",
     "privcal.rl.tabular",
+    "privcal.rl.dpq_replay",
+    "privcal.rl.frontier",
+    "privcal.pld",
+    "privcal.pld.accountant",
+    "privcal._cli_out",
 ]
 
 _SKIP_PARAMS = {"self", "cls"}
