@@ -163,13 +163,14 @@ class SubsampledGaussianPair:
     event's sensitivity, noise multiplier s, sampling rate q):
 
     * Poisson sampling, add/remove neighbours: remove (1-q) N(0, s^2) + q N(1, s^2) vs N(0, s^2), add the
-      reverse: a tight dominating pair (Zhu, Dong & Wang 2022, arXiv 2106.08567, Thm 11; the pair
-      dp_accounting and prv_accountant use).
-    * Sampling without replacement, replace-one or zero-out neighbours, with the sensitivity of the event
-      meant under that relation: the same pair dominates (Balle, Barthe & Gaboardi 2018, arXiv 1807.01647,
-      Thm 10 gives delta'(log(1 + q(e^eps - 1))) = q delta(eps) for every eps, which is the profile of this
-      pair; Zhu, Dong & Wang 2022, Thm 11). It is the pair of the worst neighbouring datasets only up to the
-      coupling of the rest of the batch, so the *lower* end is a lower bound for this pair.
+      reverse: tight dominating pairs of the two directions (Zhu, Dong & Wang 2022, arXiv 2106.08567,
+      Sec. 5 on subsampling; the pairs dp_accounting and prv_accountant use), realised by a dataset whose
+      other examples contribute nothing.
+    * Sampling without replacement with the sensitivity of the event meant under its relation: the same
+      pairs dominate (Balle, Barthe & Gaboardi 2018, arXiv 1807.01647, Thm 10: delta'(log(1 + q(e^eps - 1)))
+      <= q delta(eps) for every eps, the profile of this pair; Zhu, Dong & Wang 2022, Sec. 5). Under
+      zero-out they are realised (the null example contributes nothing); under replace-one they only
+      dominate, so a *lower* end there bounds the pair, not the mechanism (``PLD.realisable``).
     """
 
     symmetric = False

@@ -263,7 +263,7 @@ class PLD:
             return 0.0, 0.0
         if self.value_discretization is not None:
             return self._bracket_at(delta, self.value_discretization)
-        h = self._chosen_h or self._auto_h()
+        h = self._auto_h()
         lo, hi = self._bracket_at(delta, h)
         for _ in range(_MAX_REFINE_BRACKET):
             width = max(self.accuracy * hi, self.absolute_accuracy)
