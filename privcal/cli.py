@@ -151,6 +151,13 @@ def build_parser() -> argparse.ArgumentParser:
     else:
         verify_cli.add_parser(sub)
 
+    try:  # `privcal frontier AGENT`: the privacy-utility frontier (privcal.rl.frontier)
+        from .rl import _cli_frontier
+    except ImportError:
+        pass
+    else:
+        _cli_frontier.add_parser(sub)
+
     tr = sub.add_parser("train", help="train a private agent", description="Train a private RL agent.")
     agents = tr.add_subparsers(dest="agent", parser_class=_Parser, metavar="AGENT")
     tr.set_defaults(_agents=agents)
@@ -332,7 +339,7 @@ def _main(argv) -> int:
             return _cmd_calibrate(args)
         if args.command == "epsilon":
             return _cmd_epsilon(args)
-        if args.command == "plot":
+        if args.command in ("plot", "frontier"):
             return args._run(args)
         if args.command == "verify":
             return args._run(args)
