@@ -33,7 +33,7 @@ from privcal.accounting.events import (
     SubsampledEvent,
 )
 from privcal.errors import UnsupportedEventError
-from privcal.pld import PLD, PLDAccountant, from_event, supports
+from privcal.pld import PLD, MemoryLimitError, PLDAccountant, from_event, supports
 
 
 def _poisson(q, sigma, steps):
@@ -236,8 +236,9 @@ def test_mass_at_infinity_above_delta_gives_inf():
 
 def test_memory_cap_is_a_clear_error():
     acc = PLDAccountant(memory_limit=1e4).compose(_poisson(0.01, 1.1, 1000))
-    with pytest.raises(ValueError, match="memory_limit"):
+    with pytest.raises(MemoryLimitError, match="memory_limit"):  # a ValueError
         acc.epsilon(1e-5)
+    assert issubclass(MemoryLimitError, ValueError)
 
 
 # ------------------------------------------------------------------------------------- bad input

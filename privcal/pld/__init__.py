@@ -16,6 +16,7 @@ from ._distribution import (
     DEFAULT_ACCURACY,
     DEFAULT_MEMORY_LIMIT,
     PLD,
+    MemoryLimitError,
     from_event,
     supports,
 )
@@ -24,6 +25,7 @@ from .accountant import PLDAccountant
 __all__ = [
     "PLD",
     "PLDAccountant",
+    "MemoryLimitError",
     "from_event",
     "supports",
     "DEFAULT_ACCURACY",

@@ -22,7 +22,7 @@ from ..accounting.events import (
 from ..errors import UnsupportedEventError
 from . import _build, _compose
 
-__all__ = ["PLD", "from_event", "supports", "DEFAULT_ACCURACY", "DEFAULT_ABSOLUTE_ACCURACY", "DEFAULT_MEMORY_LIMIT"]
+__all__ = ["PLD", "MemoryLimitError", "from_event", "supports", "DEFAULT_ACCURACY", "DEFAULT_ABSOLUTE_ACCURACY", "DEFAULT_MEMORY_LIMIT"]
 
 #: default relative width of the bracket [lower, upper] of epsilon
 DEFAULT_ACCURACY = 1e-3
@@ -38,8 +38,10 @@ SUBSAMPLED = {
     ("without_replacement", Neighbouring.REPLACE_ONE),
     ("without_replacement", Neighbouring.ZERO_OUT),
 }
-class _MemoryCap(ValueError):
-    """A grid above the memory cap (a ValueError for the user; caught while refining)."""
+class MemoryLimitError(ValueError):
+    """The grid a requested accuracy needs exceeds the memory cap (a ValueError: relax the accuracy or
+    raise ``memory_limit``; the message names both). The front door may fall back to another valid
+    accountant on it."""
 
 
 _BYTES_PER_CELL = 8 * 16  # arrays alive per grid cell during one build or composition (generous)
@@ -274,7 +276,7 @@ class PLD:
             factor = min(max(math.sqrt(gap) * 1.25, 1.5), 4.0)  # the width shrinks like h^2
             try:
                 lo_next, hi_next = self._bracket_at(delta, h / factor)
-            except _MemoryCap:  # the accuracy is out of reach under the cap: keep the last bracket
+            except MemoryLimitError:  # the accuracy is out of reach under the cap: keep the last bracket
                 break
             h = h / factor
             lo, hi = max(lo, lo_next), min(hi, hi_next)  # both brackets are certified
@@ -324,7 +326,7 @@ class PLD:
     def _check_memory(self, h: float, cells: int) -> None:
         need = cells * _BYTES_PER_CELL
         if need > self.memory_limit:
-            raise _MemoryCap(
+            raise MemoryLimitError(
                 f"the PLD grid (spacing {h:.3g}, {cells} cells) needs about {need / 2**20:.0f} MB, above "
                 f"memory_limit = {self.memory_limit / 2**20:.0f} MB; relax accuracy (now {self.accuracy:g}) "
                 "or value_discretization, or raise memory_limit"
