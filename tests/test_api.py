@@ -237,3 +237,23 @@ def test_implied_replace_one_relation_warns_at_the_users_call():
                                    neighbouring="replace_one")
         privcal.calibrate(1.0, 1e-5, steps=100, sample_rate=0.01)  # Poisson: add/remove, no warning
     assert implied == stated
+
+
+def test_resolution_cache_tells_kinds_and_homogeneity_apart():
+    # support is cached per kind of event; KOV composes only identical releases, so equal and unequal
+    # Gaussian pairs (same kinds) must resolve differently, in either order
+    from privcal.accounting.api import resolve_accountants
+
+    same = privcal.ComposedEvent([privcal.GaussianEvent(2.0), privcal.GaussianEvent(2.0)])
+    mixed = privcal.ComposedEvent([privcal.GaussianEvent(2.0), privcal.GaussianEvent(3.0)])
+    for _ in range(2):
+        assert resolve_accountants("kov", same) == ["kov"]
+        with pytest.raises(privcal.UnsupportedEventError, match="kov"):
+            resolve_accountants("kov", mixed)
+    subsampled = privcal.SubsampledEvent(privcal.GaussianEvent(1.0), 0.1)
+    assert resolve_accountants("best", subsampled) == ["rdp", "pld"]
+    assert resolve_accountants("best", privcal.GaussianEvent(1.0)) == ["exact"]
+    # a relation without a valid subsampled bound here: nothing valid prices it
+    paper_only = privcal.SubsampledEvent(privcal.GaussianEvent(1.0), 0.1, "poisson", "replace_one")
+    with pytest.raises(privcal.UnsupportedEventError):
+        resolve_accountants("best", paper_only)
