@@ -626,7 +626,7 @@ def _guarantee(agent, variant, results, eps, delta) -> str:
 # ------------------------------------------------------------------------------------- picture
 
 
-def plot_frontier(result: Frontier, path: Any = None) -> Any:
+def plot_frontier(result: Frontier, path: Any = None, ax: Any = None) -> Any:
     """Utility against epsilon (log x): one line per amount of data and variant, with the references.
 
     Valid points are solid lines with filled markers where they beat the trivial reference (hollow where
@@ -637,6 +637,7 @@ def plot_frontier(result: Frontier, path: Any = None) -> Any:
     Args:
         result: what :func:`frontier` returned.
         path: PNG or SVG file to write (``privcal.plot.check_path`` rules); default None (no file).
+        ax: matplotlib axes to draw on (e.g. one panel of a larger figure); default None (a new figure).
 
     Returns:
         the matplotlib Figure (closed after saving when ``path`` is given).
@@ -644,24 +645,31 @@ def plot_frontier(result: Frontier, path: Any = None) -> Any:
     from privcal import plot as P
 
     plt = P._pyplot()
-    fig, ax = plt.subplots(figsize=(7.5, 4.6))
+    if path is not None:
+        P.check_path(path)
+    if ax is None:
+        fig, ax = plt.subplots(figsize=(9.5, 4.8))
+    else:
+        fig = ax.figure
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     amounts = list(result.references)
     missing = []
     for ai, amount in enumerate(amounts):
         color = colors[ai % len(colors)]
         for v in VARIANTS:
-            pts = [p for p in result.points if p.variant == v and p.amount == amount and not p.infeasible]
-            missing += [p for p in result.points if p.variant == v and p.amount == amount and p.infeasible]
-            if not pts:
+            pts = [p for p in result.points if p.variant == v and p.amount == amount]
+            missing += [p for p in pts if p.infeasible]
+            if all(p.infeasible for p in pts):
                 continue
+            # an infeasible point is a gap in its line (nan), never bridged
             x = np.array([p.epsilon for p in pts])
-            y = np.array([p.mean for p in pts], dtype=float)
+            y = np.array([math.nan if p.infeasible else p.mean for p in pts], dtype=float)
             err = np.array([p.std or 0.0 for p in pts], dtype=float)
             style = "-" if v == "valid" else "--"
             ax.errorbar(x, y, yerr=err, linestyle=style, color=color, capsize=2, linewidth=1.4,
                         label=f"{v}, {result.amount_name.split()[-1]}={amount}")
             beat = np.array([bool(p.beats_trivial) for p in pts])
+            x, y, beat = x[np.isfinite(y)], y[np.isfinite(y)], beat[np.isfinite(y)]
             marker = "o" if v == "valid" else "s"
             ax.scatter(x[beat], y[beat], marker=marker, color=color, zorder=3)
             ax.scatter(x[~beat], y[~beat], marker=marker, facecolors="white", edgecolors=color, zorder=3)
@@ -678,7 +686,7 @@ def plot_frontier(result: Frontier, path: Any = None) -> Any:
     if result.agent == "gpope":
         ax.set_yscale("log")
     if missing:
-        text = "no noise for: " + "; ".join(f"{p.variant} eps={p.epsilon:g} {result.amount_name.split()[-1]}="
+        text = "infeasible calibration (no point, gap in the line): " + "; ".join(f"{p.variant} eps={p.epsilon:g} {result.amount_name.split()[-1]}="
                                             f"{p.amount}" for p in missing[:6]) + (" ..." if len(missing) > 6 else "")
         ax.text(0.0, -0.2, text, transform=ax.transAxes, fontsize=7, color="darkred")
     better = "higher" if result.higher_is_better else "lower"
@@ -687,8 +695,8 @@ def plot_frontier(result: Frontier, path: Any = None) -> Any:
     ax.set_xlabel("target epsilon (log scale)")
     ax.set_ylabel(result.utility_label)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="best")
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     fig.tight_layout()
     if path is not None:
-        P.save(fig, P.check_path(path))
+        P.save(fig, path)
     return fig
