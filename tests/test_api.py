@@ -257,3 +257,19 @@ def test_resolution_cache_tells_kinds_and_homogeneity_apart():
     paper_only = privcal.SubsampledEvent(privcal.GaussianEvent(1.0), 0.1, "poisson", "replace_one")
     with pytest.raises(privcal.UnsupportedEventError):
         resolve_accountants("best", paper_only)
+
+
+def test_best_falls_back_when_the_pld_grid_exceeds_its_memory_cap(monkeypatch):
+    # a PLD grid beyond the memory cap (privcal.pld.MemoryLimitError) is skipped by "best" with a note,
+    # never an error while another valid accountant answers; asked for by name, it is the user's error
+    from privcal.pld import MemoryLimitError, PLDAccountant
+
+    def refuse(self, delta):
+        raise MemoryLimitError("the grid needs 9 GB, above memory_limit = 256 MiB: relax accuracy")
+
+    monkeypatch.setattr(PLDAccountant, "_epsilon", refuse)
+    r = privcal.epsilon_report(1.0, 1e-5, steps=100, sample_rate=0.01)
+    assert r.accountant == "rdp" and r.epsilon == privcal.epsilon(1.0, 1e-5, steps=100, sample_rate=0.01, accountant="rdp")
+    assert any(n.startswith("pld skipped: the grid needs 9 GB") for n in r.notes)
+    with pytest.raises(MemoryLimitError, match="memory_limit"):
+        privcal.epsilon(1.0, 1e-5, steps=100, sample_rate=0.01, accountant="pld")

@@ -35,6 +35,7 @@ from typing import Optional, Union
 from .. import _validate as V
 from .. import composition
 from ..errors import InfeasibleError, UnsupportedEventError
+from ..pld import MemoryLimitError
 from .accountants import ACCOUNTANTS, Accountant
 from .events import Event, Neighbouring, Releases, Sampling, SubsampledEvent, _flatten, _unwrap
 
@@ -186,15 +187,15 @@ def _verdicts(event: Event) -> dict[str, bool]:
 
 def _priced(names: list[str], event: Event, delta: float, *, with_bracket: bool) -> tuple[float, Accountant, tuple, tuple]:
     """(epsilon, accountant, bracket or None, notes): the smallest certified epsilon among ``names`` at
-    ``delta`` for ``event``. A grid that an accountant cannot afford (ValueError naming its memory cap)
-    is skipped, with a note, when another accountant answers."""
+    ``delta`` for ``event``. A grid that an accountant cannot afford (``privcal.pld.MemoryLimitError``,
+    naming its memory cap) is skipped, with a note, when another accountant answers."""
     best = None
     notes: list[str] = []
     for i, name in enumerate(names):
         acc = ACCOUNTANTS[name]()._compose_supported(event)  # support resolved once per kind of event
         try:
             value = float(acc._epsilon(delta))
-        except (ValueError, MemoryError) as exc:
+        except (MemoryLimitError, MemoryError) as exc:
             if len(names) == 1 or (best is None and i == len(names) - 1):
                 raise
             notes.append(f"{name} skipped: {exc}")
@@ -383,7 +384,7 @@ def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: s
     for i, name in enumerate(names):
         try:
             sigma = ACCOUNTANTS[name]()._sigma_for(rel, epsilon, delta)
-        except (ValueError, MemoryError, InfeasibleError) as exc:
+        except (MemoryLimitError, MemoryError, InfeasibleError) as exc:
             if len(names) == 1 or (best is None and i == len(names) - 1):
                 raise
             notes += (f"{name} skipped: {exc}",)

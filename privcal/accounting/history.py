@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Optional, Union
 
 from .. import _validate as V
+from ..errors import InfeasibleError
+from ..pld import MemoryLimitError
 from . import _search
 from .accountants import ACCOUNTANTS
 from .api import resolve_accountants
@@ -145,7 +147,7 @@ def calibrate_history(
 
         try:
             factor = _search.search(epsilon_at, epsilon, delta, sigma_hint=1.0, rtol=1e-9)
-        except (ValueError, MemoryError):  # InfeasibleError, or a grid beyond an accountant's memory cap
+        except (InfeasibleError, MemoryLimitError, MemoryError):  # or a grid beyond a memory cap
             if best is None and i == len(names) - 1:
                 raise
             continue

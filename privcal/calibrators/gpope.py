@@ -40,6 +40,7 @@ from .. import rdp, subsampling
 from ..accounting.accountants import ACCOUNTANTS, PaperAccountant, RDPAccountant
 from ..accounting.events import Neighbouring, Releases, SelfComposedEvent, _unwrap
 from ..errors import InfeasibleError
+from ..pld import MemoryLimitError
 from ..rdp import GridEdgeWarning
 
 __all__ = [
@@ -694,7 +695,7 @@ def _calibrate_report(
             accountant, _ = _ACCOUNTANT_BOUNDS[key]
             try:
                 found[key] = accountant()._sigma_for(_releases(m, n, neighbouring), e, d, sigma_hint=hint)
-            except (ValueError, MemoryError) as exc:  # InfeasibleError, or a PLD grid beyond its memory cap
+            except (InfeasibleError, MemoryLimitError, MemoryError) as exc:  # or a PLD grid beyond its cap
                 if key == _BEST_OF[-1] and not found:
                     raise
                 notes.append(f"{key} skipped: {exc}")
