@@ -88,7 +88,15 @@ def test_references_present(pucb_tiny):
 
 
 def test_does_not_depend_on_n_jobs(pucb_tiny):
-    assert F.frontier("pucb", n_jobs=2, **TINY).to_dict() == pucb_tiny.to_dict()
+    seen = []
+    assert F.frontier("pucb", n_jobs=2, progress=lambda d, t: seen.append((d, t)), **TINY).to_dict() \
+        == pucb_tiny.to_dict()
+    assert seen[-1] == (10, 10)  # 2 variants x 2 epsilons x 2 seeds, plus 2 non-private runs
+
+
+def test_a_point_does_not_depend_on_the_rest_of_the_sweep(pucb_tiny):
+    one = F.frontier("pucb", epsilons=(10.0,), amounts=(40,), seeds=(0, 1), variant="paper", n_jobs=1)
+    assert one.points[0] == pucb_tiny.points[3]
 
 
 def test_dpq_infeasible_points_are_reported_and_references():

@@ -107,10 +107,19 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--scheduler is used only with --backend dask")
     if args.n_jobs == 0 or args.n_jobs < -1:
         raise ValueError(f"--n-jobs must be an integer >= 1 or -1, got {args.n_jobs}")
-    result = F.frontier(args.agent, epsilons=args.epsilons, amounts=args.amounts, seeds=args.seeds,
-                        variant=args.variant, setting=args.setting, delta=args.delta,
-                        confidence=args.confidence, n_jobs=args.n_jobs, backend=args.backend,
-                        scheduler=args.scheduler)
+    bar = None
+    if fmt == "text":  # the runs take minutes: a progress bar on stderr (not with machine-read formats)
+        from privcal.rl._progress import ProgressBar
+
+        bar = ProgressBar(1, label=f"frontier {args.agent} (training runs)")
+    try:
+        result = F.frontier(args.agent, epsilons=args.epsilons, amounts=args.amounts, seeds=args.seeds,
+                            variant=args.variant, setting=args.setting, delta=args.delta,
+                            confidence=args.confidence, n_jobs=args.n_jobs, backend=args.backend,
+                            scheduler=args.scheduler, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
     if fmt == "markdown":
         print(result.markdown())
     else:

@@ -32,15 +32,16 @@ Noise per variant (the two are labelled everywhere; ``variant="both"`` runs both
 A calibration that does not exist (``InfeasibleError``) gives a point with no values and the reason in
 ``infeasible``; it is reported, never dropped. GPOPE's step sizes are tuned on public data (an
 independent sample, ``privcal.rl.experiments_gpope.tune_step_size``), per (variant, epsilon, m).
-Every task is seeded by its arguments (dpq: the seed; gpope: ``SeedSequence([seed, 1, m, trial])`` for
-the data set, shared by every variant and epsilon; pucb: the seed on one fixed MDP), so the frontier does
-not depend on ``n_jobs`` or the backend.
+Every task is seeded by its arguments (dpq: the seed; gpope: the data set ``SeedSequence([0, 1, m, seed])``,
+shared by every variant and epsilon, and a noise stream keyed by (m, seed, variant, epsilon); pucb: the
+seed, on one fixed MDP), so the frontier does not depend on ``n_jobs``, the backend or the other points of
+the sweep.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional
 
@@ -499,7 +500,8 @@ def _key(epsilon: float) -> int:
 def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts: Optional[Iterable[int]] = None,
              seeds: Optional[Iterable[int]] = None, variant: str = "both", setting: str = "fast",
              delta: Optional[float] = None, confidence: float = 0.95, n_jobs: Optional[int] = -1,
-             backend: Optional[str] = None, scheduler: Optional[str] = None) -> Frontier:
+             backend: Optional[str] = None, scheduler: Optional[str] = None,
+             progress: Optional[Callable[[int, int], None]] = None) -> Frontier:
     """Sweep epsilon x amount of data for one agent under valid and/or paper noise; utility per point.
 
     See the module docstring for the utilities, the references and the noise of each variant.
@@ -521,6 +523,7 @@ def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts:
             configured default).
         backend: None (joblib's configured backend, default), "local" (loky processes) or "dask".
         scheduler: Dask scheduler address (``"tcp://host:8786"``), with backend "dask" only; default None.
+        progress: called as ``progress(done, total)`` (training runs) as results arrive; default None.
 
     Returns:
         the :class:`Frontier` (points in the order variant, amount, epsilon).
@@ -532,8 +535,8 @@ def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts:
     V.choice("setting", setting, ("fast", "paper"))
     V.choice("variant", variant, (*VARIANTS, "both"))
     conf = SETTINGS[agent][setting]
-    eps_list = tuple(V.positive("epsilons[i]", e) for e in (conf["epsilons"] if epsilons is None else epsilons))
-    amount_list = tuple(V.positive_int("amounts[i]", a) for a in (conf["amounts"] if amounts is None else amounts))
+    eps_list = tuple(V.positive("epsilons", e) for e in (conf["epsilons"] if epsilons is None else epsilons))
+    amount_list = tuple(V.positive_int("amounts", a) for a in (conf["amounts"] if amounts is None else amounts))
     seed_list = tuple(_seed(s) for s in (conf["seeds"] if seeds is None else seeds))
     if not eps_list or not amount_list or not seed_list:
         raise ValueError("epsilons, amounts and seeds must not be empty")
@@ -546,10 +549,12 @@ def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts:
     confidence = V.open_unit("confidence", confidence)
     engine = check_engine(n_jobs, backend, scheduler)
     variants = VARIANTS if variant == "both" else (variant,)
-    return _frontier(agent, eps_list, amount_list, seed_list, variants, setting, delta, confidence, engine)
+    return _frontier(agent, eps_list, amount_list, seed_list, variants, setting, delta, confidence, engine,
+                     progress)
 
 
-def _frontier(agent, epsilons, amounts, seeds, variants, setting, delta, confidence, engine) -> Frontier:
+def _frontier(agent, epsilons, amounts, seeds, variants, setting, delta, confidence, engine,
+              progress=None) -> Frontier:
     name, label, higher, amount_name, _ = _UTILITY[agent]
     if agent == "dpq":
         tasks, plan, ref_idx, fixed, settings = _plan_dpq(setting, epsilons, amounts, seeds, variants, delta)
@@ -563,7 +568,7 @@ def _frontier(agent, epsilons, amounts, seeds, variants, setting, delta, confide
         mdp = _make_mdp("random", sizes["states"], sizes["actions"], sizes["horizon"], 0)
         tasks, plan, ref_idx, fixed, settings = _plan_pucb(setting, epsilons, amounts, seeds, variants, mdp)
         settings.update(mdp=mdp.name, states=mdp.states, actions=mdp.actions, horizon=mdp.horizon)
-    results = _run_trials(_task, tasks, *engine, None)
+    results = _run_trials(_task, tasks, *engine, progress)
     n = len(seeds)
     trivial = fixed["trivial"]
     points = []
