@@ -120,7 +120,7 @@ def test_windowed_rdp_search_falls_back_to_the_full_grid_when_the_window_misses(
     calls = []
 
     class Misplaced(RDPAccountant):
-        def _around(self, order, position):
+        def _around(self, order, position, **kwargs):
             calls.append(order)
             return self.orders[-5:]
 

@@ -700,10 +700,10 @@ class RDPAccountant(Accountant):
             except InfeasibleError:
                 pass
         value, order, position = _search.quiet(at(None))(sigma)
-        for _ in range(3):
+        for attempt in range(3):
             if not math.isfinite(order):
                 break
-            sub = self._around(order, position)
+            sub = self._around(order, position, wide=attempt == 0)
             # start a little below the answer (epsilon is roughly proportional to 1/sigma^p, p in [1, 2]),
             # so that the root finder brackets upwards: small sigmas are the expensive ones
             hint = sigma * min(0.98, value / epsilon)
@@ -722,14 +722,17 @@ class RDPAccountant(Accountant):
         return search(None, sigma, rtol)
 
 
-    def _around(self, order: float, position: int) -> np.ndarray:
-        """The orders a calibration searches on near ``order``: the grid orders within a factor 2, and
-        (``position`` >= 0, with refinement) the lattice orders within ``_RADIUS`` steps of it."""
+    def _around(self, order: float, position: int, *, wide: bool = True) -> np.ndarray:
+        """The orders a calibration searches on near ``order``: the grid orders within a factor 2
+        (without refinement, or ``wide``: the first attempt, when the coarse sigma may still move the
+        optimum by several grid cells), and with refinement (``position`` >= 0) the lattice orders within
+        ``_RADIUS`` steps of it."""
         orders = self.orders
         window = orders[(orders >= order / 2.0) & (orders <= order * 2.0)]
         if position < 0:
             return window
-        return np.union1d(window, rdp._lattice_window(orders, position, self._RADIUS))
+        lattice = rdp._lattice_window(orders, position, self._RADIUS)
+        return np.union1d(window, lattice) if wide else lattice
 
 
 def _flag(name: str, value) -> bool:
