@@ -24,7 +24,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "plot",
         help="draw epsilon vs steps, the privacy profile, or sigma vs epsilon, per accountant",
         description=(
-            "One chart comparing the accountants that support the setting (exact, rdp, kov, paper; paper "
+            "One chart comparing the accountants that support the setting (exact, pld, rdp, kov, paper; paper "
             "bounds are marked as not valid). Needs matplotlib: pip install 'privcal[plot]'."
         ),
     )

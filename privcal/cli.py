@@ -237,6 +237,10 @@ def _subsampling(args) -> dict:
 
 def _print_report(report, fmt: str, headline: str) -> int:
     lines = [f"{headline}  ({report.accountant}: {report.guarantee})"]
+    bracket = getattr(report, "bracket", None)
+    if bracket is not None and bracket[0] != bracket[1]:
+        lines.append(f"certified bracket of epsilon: [{bracket[0]:.6g}, {bracket[1]:.6g}] (lower end: a realisable "
+                     "worst-case pair loses at least this much; the reported value is the upper end)")
     if report.sampling is not None:
         lines.append(f"setting: {report.sampling} subsampling at rate {report.sample_rate:g}, {report.neighbouring} "
                      f"neighbours (sensitivity {report.sensitivity:g} is under that relation)")

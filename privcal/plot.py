@@ -28,8 +28,8 @@ __all__ = ["epsilon_vs_steps", "profile", "sigma_vs_epsilon", "learning_curve", 
            "ACCOUNTANT_ORDER"]
 
 #: The accountants drawn, in legend order (those that do not support a setting are left out).
-ACCOUNTANT_ORDER = ("exact", "rdp", "kov", "paper")
-_STYLE = {"exact": "-", "rdp": "--", "kov": "-.", "paper": ":"}
+ACCOUNTANT_ORDER = ("exact", "pld", "rdp", "kov", "paper")
+_STYLE = {"exact": "-", "pld": (0, (5, 1)), "rdp": "--", "kov": "-.", "paper": ":"}
 
 
 def _pyplot():
@@ -63,7 +63,9 @@ def _releases(sensitivity, steps, sample_rate, sampling, neighbouring) -> Releas
 
 
 def _finish(ax, title: str, xlabel: str, ylabel: str):
-    ax.set_title(title)
+    import textwrap
+
+    ax.set_title("\n".join(textwrap.wrap(title, 70)), fontsize="medium")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, which="both", alpha=0.3)
@@ -120,7 +122,7 @@ def epsilon_vs_steps(
         ys = [_epsilon(name, Releases._unchecked(releases.sensitivity, int(k), releases.sample_rate,
                                                  releases.sampling, releases.neighbouring), sigma, delta)
               for k in xs]
-        ax.plot(xs, ys, _STYLE[name], label=_label(name, releases))
+        ax.plot(xs, ys, linestyle=_STYLE[name], label=_label(name, releases))
     ax.set_xscale("log")
     ax.set_yscale("log")
     return _finish(ax, f"epsilon at delta = {delta:g}, sigma = {sigma:g} ({_setting_text(releases)})",
@@ -159,7 +161,7 @@ def profile(
     names = _accountants(accountants, releases)
     fig, ax = _pyplot().subplots(figsize=(6.4, 4.2))
     for name in names:
-        ax.plot(ds, [_epsilon(name, releases, sigma, float(d)) for d in ds], _STYLE[name], label=_label(name, releases))
+        ax.plot(ds, [_epsilon(name, releases, sigma, float(d)) for d in ds], linestyle=_STYLE[name], label=_label(name, releases))
     ax.set_xscale("log")
     ax.set_yscale("log")
     return _finish(ax, f"privacy profile: {releases.steps} releases, sigma = {sigma:g} ({_setting_text(releases)})",
@@ -206,7 +208,7 @@ def sigma_vs_epsilon(
                     ys.append(ACCOUNTANTS[name]()._sigma_for(releases, float(e), delta, rtol=1e-6))
             except InfeasibleError:
                 ys.append(math.nan)
-        ax.plot(es, ys, _STYLE[name], label=_label(name, releases))
+        ax.plot(es, ys, linestyle=_STYLE[name], label=_label(name, releases))
     ax.set_xscale("log")
     ax.set_yscale("log")
     return _finish(ax, f"sigma for (epsilon, {delta:g})-DP: {releases.steps} releases ({_setting_text(releases)})",

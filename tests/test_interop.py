@@ -42,7 +42,9 @@ def test_unsupported_events_are_refused_not_guessed():
     with pytest.raises(privcal.UnsupportedEventError, match="no privcal counterpart"):
         from_dp_accounting(dpa.NonPrivateDpEvent())
     with pytest.raises(privcal.UnsupportedEventError):
-        privcal.epsilon_of(privcal.ComposedEvent([privcal.GaussianEvent(1.0), privcal.ApproxDPEvent(0.1, 1e-7)]), 1e-5)
+        # no accountant prices a subsampled (epsilon, delta) event next to a Gaussian (PLD prices the plain pair)
+        privcal.epsilon_of(privcal.ComposedEvent([privcal.GaussianEvent(1.0),
+                                                  privcal.SubsampledEvent(privcal.ApproxDPEvent(0.1, 1e-7), 0.1)]), 1e-5)
 
 
 def test_epsilon_of_best_is_the_exact_profile_when_it_applies():

@@ -18,13 +18,13 @@ def _lines(fig):
 def test_epsilon_vs_steps_draws_each_accountant_and_its_own_numbers(tmp_path):
     fig = plot.epsilon_vs_steps(10.0, 1e-5, steps=100, points=8)
     lines = _lines(fig)
-    assert set(lines) == {"exact", "rdp", "kov", "paper"}
+    assert set(lines) == {"exact", "pld", "rdp", "kov", "paper"}
     # the drawn values are the front door's own (independently recomputed here)
     xs, ys = lines["exact"].get_data()
     for k, y in zip(xs, ys):
         assert y == pytest.approx(privcal.epsilon(10.0, 1e-5, steps=int(k), accountant="exact"), rel=1e-12)
     # every valid bound lies above the exact value (soundness, read off the chart's data)
-    for name in ("rdp", "kov"):
+    for name in ("pld", "rdp", "kov"):
         assert np.all(lines[name].get_data()[1] >= ys * (1 - 1e-9))
     ax = fig.axes[0]
     assert ax.get_xlabel() and ax.get_ylabel() and ax.get_legend() is not None
@@ -36,7 +36,7 @@ def test_subsampled_setting_leaves_out_unsupporting_accountants_and_labels_paper
     fig = plot.profile(1.0, steps=100, sample_rate=0.01, deltas=[1e-8, 1e-5, 1e-2])
     labels = set(_lines(fig))
     # the exact profile and KOV do not price subsampling; the paper's Lemma 1 is not a valid bound
-    assert labels == {"rdp", "paper (paper, not a valid bound)"}
+    assert labels == {"pld", "rdp", "paper (paper, not a valid bound)"}
     plot.save(fig, str(tmp_path / "profile.svg"))
     assert (tmp_path / "profile.svg").read_text().lstrip().startswith("<?xml")
 

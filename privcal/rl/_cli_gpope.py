@@ -16,7 +16,7 @@ from privcal.rl import _cli_train
 __all__ = ["add_parser", "run", "DEFAULT_STEP", "DEFAULT_EVAL", "BOUND_CHOICES"]
 
 #: --bound values: the one vocabulary (valid, paper) and each bound by name
-BOUND_CHOICES = ("valid", "paper", "rdp", "thm9", "theorem1", "lemma1", "theorem1_paper")
+BOUND_CHOICES = ("valid", "paper", "pld", "rdp", "thm9", "theorem1", "lemma1", "theorem1_paper")
 
 DOMAINS = ("chain", "mountain-car", "hiv")
 #: Largest memory a run may ask for up front (bytes); larger requests are refused with this number.
@@ -47,9 +47,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="target epsilon of the whole run, > 0 (required unless --non-private)")
     p.add_argument("--delta", type=float, default=1e-5, help="target delta of the whole run, in (0, 1) (default 1e-5)")
     p.add_argument("--bound", default="valid", choices=BOUND_CHOICES,
-                   help="accounting for sigma: valid (default: the calibrator's tightest valid bound), paper (the "
-                        "paper's Theorem 1 as printed, no valid guarantee), or one bound by name: rdp, thm9, "
-                        "theorem1 (valid), lemma1, theorem1_paper (the paper's, not valid)")
+                   help="accounting for sigma: valid (default: the tightest valid bound, PLD or RDP, whichever "
+                        "certifies the smaller sigma), paper (the paper's Theorem 1 as printed, no valid guarantee), "
+                        "or one bound by name: pld, rdp, thm9, theorem1 (valid), lemma1, theorem1_paper (the paper's, "
+                        "not valid)")
     p.add_argument("--non-private", action="store_true", help="run GTD2 (sigma = 0, no clipping)")
     p.add_argument("--iterations", type=_cli_out.count, default=None,
                    help="iterations N, one sampled trajectory each (default m; 1e4 accepted)")
@@ -117,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
     from privcal._rng import as_generator
     from privcal.rl._progress import ProgressBar
     from privcal.rl.experiments_gpope import CLIP
-    from privcal.calibrators.gpope import calibrate
+    from privcal.calibrators.gpope import calibrate_report
     from privcal.rl.gpope_agent import gpope
     from privcal.rl.lstd import lstd, wis_lstd
 
@@ -155,9 +156,9 @@ def run(args: argparse.Namespace) -> int:
     sigma, bound_used = 0.0, None
     if not args.non_private:  # calibrate first: bad (epsilon, delta) fails before any simulation
         kw = {} if args.bound == "valid" else {"bound": "theorem1_paper" if args.bound == "paper" else args.bound}
-        cal = calibrate(args.epsilon, args.delta, iterations=n_iter, trajectories=m, clip=clip, **kw)
-        sigma = float(cal)
-        bound_used = getattr(cal, "bound", None) or kw.get("bound", "rdp")
+        cal = calibrate_report(args.epsilon, args.delta, iterations=n_iter, trajectories=m, clip=clip, **kw)
+        sigma = cal.sigma
+        bound_used = (cal.accountant or cal.bound) if cal.valid else cal.bound
     data, ev, relative = _domain(args, as_generator(np.random.SeedSequence([args.seed, 1])),
                                  as_generator(np.random.SeedSequence([args.seed, 2])), m, "gpope")
     references = not args.no_references
@@ -203,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
         "score": name,
         "guarantee": ("none (non-private)" if args.non_private else
                       f"no valid guarantee: sigma from the paper's {bound_used}, which privcal verify shows failing"
-                      if bound_used in ("lemma1", "theorem1_paper") else
+                      if not cal.valid else
                       f"(epsilon, delta)-DP w.r.t. one trajectory replaced, valid bound {bound_used}"),
         "references": refs,
         "clipped_fraction": res.clipped_fraction, "diverged": res.diverged,

@@ -41,8 +41,8 @@ from privcal.calibrators import gpope as _gpope_calibrator
 __all__ = ["GPOPEResult", "step_sizes", "gpope", "gtd2", "BOUNDS",
            "VALID_BOUND", "PAPER_BOUND"]
 
-BOUNDS = ("rdp", "thm9", "theorem1", "lemma1", "theorem1_paper")
-VALID_BOUND = "rdp"
+BOUNDS = ("best", "pld", "rdp", "thm9", "theorem1", "lemma1", "theorem1_paper")
+VALID_BOUND = "best"
 PAPER_BOUND = "lemma1"
 
 #: A step-size schedule: "constant", "diminishing", or a callable i -> s_i (i = 1..N).
