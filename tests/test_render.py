@@ -46,14 +46,17 @@ def test_long_epsilon_lists_fit_100_columns(build):
 
 def test_lead_rows_name_the_bound_and_give_a_computed_verdict(default):
     lines = render.format_table(default, "text").splitlines()
-    for lead in default.lead():
+    for lead, row in zip(default.lead(), default.rows):
         line = next(x for x in lines if x.split() and x.split()[0] == f"{lead.epsilon:g}")
         assert lead.source_name in line and f"{lead.sigma:.4g}" in line
         headers = {c.key: c.header for c in default.columns}
         assert lead.source_name.startswith(headers[lead.source])
         assert lead.verdict and lead.verdict in line
-        if lead.paper_private is False:  # the number printed is the reference epsilon at the paper's sigma
+        if lead.paper_private is False and default.reference_exact:  # the exact epsilon at the paper's sigma
             assert lead.verdict == f"not private: actual eps {lead.paper_epsilon:.3g}"
+        elif lead.paper_private is False:  # proven only by a certified lower bound (a realisable pair)
+            lower = row.lower_epsilons[lead.paper_source]
+            assert lower > lead.epsilon and lead.verdict == f"not private: eps >= {lower:.3g}"
 
 
 def test_default_text_hides_the_full_comparison_and_wide_shows_it(default):
@@ -89,10 +92,24 @@ def test_markdown_keeps_every_column(default):
     assert header == "| " + " | ".join(["epsilon", *[c.header for c in default.columns]]) + " |"
 
 
-def test_gpope_verdict_is_not_certified_never_not_private():
-    # gpope's reference is the valid RDP bound, an upper bound: above target it cannot prove "not private"
-    text = render.format_table(gpope_table([0.5, 2.0], trajectories=100, iterations=1000), "text")
-    assert "not private" not in text and "not certified: eps <=" in text
+def test_gpope_verdicts_come_from_certified_lower_bounds():
+    """Issue 13, item 3: gpope's reference is an upper bound (PLD / RDP); 'not private' and '!' may only come from
+    the certified lower end of a realisable pair, and an upper bound above target alone gives 'not certified'."""
+    tab = gpope_table([0.1, 0.5, 2.0], trajectories=100, iterations=1000)
+    verdicts = set()
+    for lead, row in zip(tab.lead(), tab.rows):
+        paper = lead.paper_source
+        lower, upper = row.lower_epsilons[paper], row.reference_epsilons[paper]
+        assert lower <= upper * (1 + 1e-9)  # the realisable pair's lower end never exceeds the valid upper bound
+        if lower > lead.epsilon:
+            verdicts.add("proven")
+            assert lead.paper_private is False and lead.verdict.startswith("not private: eps >=")
+        elif upper > lead.epsilon:
+            verdicts.add("open")
+            assert lead.paper_private is None and lead.verdict.startswith("not certified: eps in")
+        for key in row.insufficient:  # every '!' rests on a lower bound above the target
+            assert row.lower_epsilons[key] > lead.epsilon
+    assert verdicts == {"proven", "open"}  # both cases occur at this setting (checked, not assumed)
 
 
 def test_unknown_format_names_the_argument():

@@ -22,7 +22,7 @@ __all__ = ["FORMATS", "WIDTH", "format_table"]
 FORMATS = ("text", "markdown", "csv", "json")
 WIDTH = 100  #: the default text output fits this many columns
 
-_LEAD_HEADER = ("epsilon", "sigma to use", "valid bound it comes from", "paper sigma", "verdict on the paper sigma")
+_LEAD_HEADER = ("epsilon", "sigma to use", "from (valid bound)", "paper sigma", "verdict on the paper sigma")
 
 
 def format_table(table: Table, fmt: str, *, wide: bool = False) -> str:
@@ -107,7 +107,13 @@ def _legend(table: Table) -> list[str]:
     if table.reference_exact and any(v.startswith("not private") for v in verdicts):
         lines.append("'not private: actual eps X': the exact privacy loss at that sigma is X, above the target "
                      "(computed, a true value, not a bound).")
-    if any(v.startswith("not certified: eps") for v in verdicts):
+    if not table.reference_exact and any(v.startswith("not private: eps >=") for v in verdicts):
+        lines.append("'not private: eps >= X': a realisable worst-case pair of neighbouring data sets loses at "
+                     "least X at that sigma (a certified lower bound, privcal.pld), above the target.")
+    if any(v.startswith("not certified: eps in") for v in verdicts):
+        lines.append("'not certified: eps in [L, U]': certified lower bound L (a realisable pair) and valid upper "
+                     "bound U; the target lies between, so neither privacy nor its failure is proven.")
+    if any(v.startswith("not certified: eps <=") for v in verdicts):
         lines.append("'not certified: eps <= X': the best valid bound at that sigma is X, above the target; "
                      "it is a bound, so the true loss may be lower, but nothing proves the target.")
     if not table.reference_valid:
@@ -173,10 +179,15 @@ def _full_cells(table: Table) -> list[list[str]]:
 
 def _full_legend(table: Table) -> list[str]:
     ref = next(c for c in table.columns if c.key == table.reference)
-    bound = "" if table.reference_exact else " (an upper bound)"
+    if any(r.lower_epsilons for r in table.rows):
+        why = ("a certified lower bound on its epsilon (a realisable worst-case pair, privcal.pld) exceeds the "
+               "target; an upper bound above the target alone never flags")
+    else:
+        bound = "" if table.reference_exact else " (an upper bound)"
+        why = f"{ref.header}{bound} gives a larger epsilon at it"
     return [
         f"ratio = sigma / {ref.header} sigma at the setting the column solves; '!' = this sigma is NOT "
-        f"(epsilon, delta)-DP: {ref.header}{bound} gives a larger epsilon at it",
+        f"(epsilon, delta)-DP: {why}",
         *[f"{c.header}: {c.source}" for c in table.columns],
         *table.notes,
     ]

@@ -80,6 +80,9 @@ class Row:
         ratios: column key -> sigma / the reference column's sigma.
         insufficient: keys of checked columns whose sigma is not (epsilon, delta)-DP under the reference.
         reference_epsilons: checked column key -> epsilon at that column's sigma under the reference.
+        lower_epsilons: checked column key -> a certified LOWER bound on the true epsilon at that column's
+            sigma, from a realisable worst-case pair (gpope setting: the PLD lower end; empty where the
+            reference is exact, whose value is itself the truth).
         below_valid_sensitivity: keys whose sigma is below the exact sigma at the valid sensitivity
             (dpq setting only; empty otherwise).
         details: column key -> extra numbers (e.g. the solved k of an end-to-end column, and the
@@ -94,6 +97,7 @@ class Row:
     reference_epsilons: dict[str, float]
     below_valid_sensitivity: tuple[str, ...] = ()
     details: dict[str, dict[str, Any]] = field(default_factory=dict)
+    lower_epsilons: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -239,7 +243,11 @@ def _lead(table: Table, row: Row, headers: dict[str, str]) -> Lead:
         verdict = f"private: actual eps {paper_eps:.3g}" if table.reference_exact else f"private: eps <= {paper_eps:.3g}"
     elif table.reference_exact:
         private, verdict = False, f"not private: actual eps {paper_eps:.3g}"
-    else:  # an upper bound above target does not show the sigma is not private
+    elif row.lower_epsilons.get(paper, 0.0) > row.epsilon:  # proven from a certified lower bound
+        private, verdict = False, f"not private: eps >= {row.lower_epsilons[paper]:.3g}"
+    elif paper in row.lower_epsilons:  # an upper bound above target does not show the sigma is not private
+        private, verdict = None, f"not certified: eps in [{row.lower_epsilons[paper]:.3g}, {paper_eps:.3g}]"
+    else:
         private, verdict = None, f"not certified: eps <= {paper_eps:.3g}"
     return Lead(row.epsilon, row.delta, sigma, use, name, paper_sigma, paper, paper_eps, private, verdict)
 
@@ -542,6 +550,8 @@ GPOPE_DEFAULTS = {"trajectories": 1000, "iterations": 10_000}
 GPOPE_EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0)
 
 _GPOPE_COLUMNS = {
+    "pld": Column("pld", "PLD", "valid: privacy loss distribution (privcal.pld), replace-one neighbours (sensitivity "
+                  "2h), certified upper end", False),
     "rdp": Column("rdp", "RDP (WBK Thm 27)", "valid: subsampled RDP, replace-one neighbours (sensitivity 2h), Thm 27 <= Thm 9", False),
     "thm9": Column("thm9", "RDP (Thm 9)", "valid: WBK Thm 9 alone, full sum over j = 2..alpha", False),
     "rdp_h": Column("rdp_h", "RDP, sens. h", "valid only for zero-out neighbours (the paper's sensitivity h)", True),
@@ -549,6 +559,27 @@ _GPOPE_COLUMNS = {
     "lemma1": Column("lemma1", "Lemma 1", "paper: GPOPE Lemma 1 (j = 2 term only) + moments tail, sensitivity h", True),
     "theorem1_paper": Column("theorem1_paper", "Thm 1 paper", "paper: Theorem 1 as printed, c2 = 2", True),
 }
+
+
+def _gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: int) -> tuple[float, float]:
+    """(lower, upper) epsilon of GPOPE at noise multiplier ``sigma`` for a realisable worst-case pair.
+
+    The pair: every trajectory's clipped gradient is -h e at every iterate and the replaced one's is +h e
+    instead (clipping makes such gradients of norm h realisable); each iteration picks the replaced
+    trajectory with probability q = 1/m independently, so one iteration releases (1 - q) N(0, (sigma h)^2)
+    + q N(2h e, (sigma h)^2) against N(0, (sigma h)^2) (shifted by h e): the Poisson-subsampled Gaussian
+    pair at sensitivity 2h. Its PLD bracket (privcal.pld) is certified; the lower end bounds the true epsilon
+    of Algorithm 1 from below, the upper end is an upper bound for this pair only (the valid upper bound of
+    the algorithm is the accountants' replace-one bound).
+    """
+    from ..pld import MemoryLimitError, PLDAccountant
+
+    # noise h N(0, sigma^2 I) against a shift of 2h: sensitivity 2 in units of h, Poisson add/remove pair
+    event = Releases(2.0, iterations, 1.0 / trajectories, "poisson", Neighbouring.ADD_REMOVE).event(sigma)
+    try:
+        return PLDAccountant()._compose(event)._bracket(delta)
+    except MemoryLimitError:
+        return 0.0, math.inf
 
 
 def gpope_table(
@@ -586,18 +617,23 @@ def gpope_table(
     for eps in epsilons:
         sigmas = {}
         for key, kw in (
-            ("rdp", dict(bound="rdp")), ("thm9", dict(bound="thm9")), ("rdp_h", dict(bound="rdp", neighbouring="zero_out")),
+            ("pld", dict(bound="pld")), ("rdp", dict(bound="rdp")), ("thm9", dict(bound="thm9")), ("rdp_h", dict(bound="rdp", neighbouring="zero_out")),
             ("theorem1", dict(bound="theorem1")), ("lemma1", dict(bound="lemma1")), ("theorem1_paper", dict(bound="theorem1_paper")),
         ):
             try:
                 sigmas[key] = gpope._calibrate_report(eps, delta, **setting, **kw).sigma
             except InfeasibleError:
                 sigmas[key] = math.inf
-        ref = sigmas["rdp"]
+        ref = sigmas["pld"]
         checked = [k for k in sigmas if _GPOPE_COLUMNS[k].checked and math.isfinite(sigmas[k])]
-        ref_eps = {k: gpope._valid_epsilon(sigmas[k], delta, m, n, "replace_one") for k in checked}
-        insufficient = tuple(k for k in checked if ref_eps[k] > eps)
-        rows.append(Row(eps, delta, sigmas, {k: v / ref for k, v in sigmas.items()}, insufficient, ref_eps))
+        brackets = {k: _gpope_bracket(sigmas[k], delta, m, n) for k in checked}
+        # upper: the valid replace-one accountant (the pair's own upper end bounds that pair only)
+        upper = {k: gpope._valid_epsilon(sigmas[k], delta, m, n, "replace_one") for k in checked}
+        lower = {k: b[0] for k, b in brackets.items()}
+        # '!' only where a certified lower bound of a realisable pair exceeds the target (issue 13, item 3)
+        insufficient = tuple(k for k in checked if lower[k] > eps)
+        rows.append(Row(eps, delta, sigmas, {k: v / ref for k, v in sigmas.items()}, insufficient, upper,
+                        lower_epsilons=lower))
     params = {"trajectories": m, "iterations": n, "sample_rate": 1.0 / m}
     notes = (
         "sigma is Algorithm 1's noise multiplier (noise h N(0, sigma^2 I)); one trajectory's clipped gradient has "
@@ -606,6 +642,6 @@ def gpope_table(
         "(privcal.gpope.theorem1_epsilon_range).",
     )
     return Table(
-        "gpope", params, tuple(_GPOPE_COLUMNS.values()), tuple(rows), notes, reference="rdp",
-        valid_keys=("rdp", "thm9", "theorem1"), paper_key="theorem1_paper", reference_exact=False,
+        "gpope", params, tuple(_GPOPE_COLUMNS.values()), tuple(rows), notes, reference="pld",
+        valid_keys=("pld", "rdp", "thm9", "theorem1"), paper_key="theorem1_paper", reference_exact=False,
     )
