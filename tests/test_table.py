@@ -70,7 +70,9 @@ def test_exact_column_uses_updates():
 
 def test_gaussian_table_columns():
     tab = gaussian_table([0.5, 2.0], 1e-6, steps=10, sensitivity=2.0)
-    assert [c.key for c in tab.columns] == ["exact", "thm5_proof", "kov_quoted", "kov", "rdp"]
+    assert [c.key for c in tab.columns] == ["exact", "thm5_proof", "kov_quoted", "kov", "rdp", "pld"]
+    for row in tab.rows:  # the PLD's certified upper bound: never below the exact sigma, within 1e-4 of it
+        assert row.sigmas["exact"] * (1 - 1e-9) <= row.sigmas["pld"] <= row.sigmas["exact"] * (1 + 1e-4)
     d = tab.as_dict()
     assert d["setting"] == "gaussian" and len(d["rows"]) == 2
 

@@ -273,6 +273,7 @@ _COLUMNS = {
     ),
     "kov": Column("kov", "KOV optimal", "Kairouz-Oh-Viswanath optimal composition, best per-step epsilon0", False),
     "rdp": Column("rdp", "RDP", "Renyi DP of the Gaussian, improved conversion", False),
+    "pld": Column("pld", "PLD", "privacy loss distribution (privcal.pld), certified upper end", False),
     "e2e_paper": Column(
         "e2e_paper", "Thm5 solved",
         "privcal.dpq.calibrate(variant='paper'): the paper's formulas with k solved so that its own conditions "
@@ -316,6 +317,7 @@ def _rows(
     paper_sigmas: Callable[[float], dict[str, float]],
     valid_sensitivity: Optional[float] = None,
     end_to_end: Optional[Callable[[float], tuple[dict, dict]]] = None,
+    with_pld: bool = False,
 ) -> tuple[Row, ...]:
     """Rows for ``steps`` releases of sensitivity ``sensitivity``; ``paper_sigmas(eps)`` gives the
     closed-form columns; ``valid_sensitivity`` (if the paper's sensitivity is not valid) adds the
@@ -334,6 +336,10 @@ def _rows(
         sigmas.update(paper_sigmas(eps))
         sigmas["kov"] = _accountant_sigma(KOVAccountant, eps, delta, steps, sensitivity, exact)
         sigmas["rdp"] = _accountant_sigma(RDPAccountant, eps, delta, steps, sensitivity, exact)
+        if with_pld:
+            from ..pld import PLDAccountant
+
+            sigmas["pld"] = _accountant_sigma(PLDAccountant, eps, delta, steps, sensitivity, exact)
         details = {}
         if end_to_end is not None:
             more, details = end_to_end(eps)
@@ -526,11 +532,11 @@ def gaussian_table(
         }
 
     cols = tuple(_kov_column(steps) if key == "kov" else _COLUMNS[key]
-                 for key in ("exact", "thm5_proof", "kov_quoted", "kov", "rdp"))
+                 for key in ("exact", "thm5_proof", "kov_quoted", "kov", "rdp", "pld"))
     params = {"steps": steps, "sensitivity": sensitivity}
     return Table(
-        "gaussian", params, cols, _rows(epsilons, delta, steps, sensitivity, paper),
-        valid_keys=("exact", "kov", "rdp"), paper_key="thm5_proof",
+        "gaussian", params, cols, _rows(epsilons, delta, steps, sensitivity, paper, with_pld=True),
+        valid_keys=("exact", "kov", "rdp", "pld"), paper_key="thm5_proof",
     )
 
 
