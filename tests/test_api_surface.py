@@ -62,6 +62,7 @@ MODULES = [
     "privcal.rl.tabular",
     "privcal.rl.dpq_replay",
     "privcal.rl.frontier",
+    "privcal.rl._parallel",
     "privcal.pld",
     "privcal.pld.accountant",
     "privcal._cli_out",

@@ -17,9 +17,9 @@ r"""Experiments of Wang & Hegde 2019, Sec. 4 (Figures 1 and 2) and a Monte Carlo
 
 Settings (:data:`SETTINGS`): ``"fast"`` (CI and notebooks: T = 2000, 3 seeds) and ``"full"`` (the
 paper's T = 5000, 10 seeds). Runs over seeds and configurations go through
-``joblib.Parallel(n_jobs=n_jobs)`` (no fixed backend, so ``with joblib.parallel_backend("dask"):``
-or Ray swap the engine without code changes); without joblib they run sequentially. Every run is
-seeded; the same call gives the same curves.
+``privcal.rl._parallel`` (all local cores by default, one BLAS thread per worker; ``backend="dask"``
+with a ``scheduler`` address runs them on a Dask cluster); without joblib they run sequentially.
+Every run is seeded by its arguments; the same call gives the same curves on any engine.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from privcal import _rng
 from privcal import _validate as V
 from privcal.errors import InfeasibleError
 from privcal.rl import dpq_agent
-from privcal.rl._parallel import run_trials
+from privcal.rl._parallel import _run_trials, check_engine
 from privcal.rl.dpq_agent import PAPER_E3, Hyperparameters, _gamma
 
 __all__ = [
@@ -237,13 +237,13 @@ def _run_one(method, hp, sigma, beta, resets, seed) -> np.ndarray:
     return dpq_agent._train(method, hp, sigma, beta, resets, seed, None, None).episode_returns
 
 
-def _collect(configs, seeds, n_jobs) -> dict:
+def _collect(configs, seeds, engine) -> dict:
     """configs: label -> (method, hp, sigma, beta, resets); returns label -> array (seeds, episodes)."""
     seeds = tuple(int(s) for s in seeds)
     if not seeds:
         raise ValueError("seeds must not be empty")
     tasks = [(*cfg, sd) for cfg in configs.values() for sd in seeds]
-    results = run_trials(_run_one, tasks, n_jobs)
+    results = _run_trials(_run_one, tasks, *engine, None)
     out, pos = {}, 0
     for label in configs:
         out[label] = np.array(results[pos:pos + len(seeds)])
@@ -253,7 +253,8 @@ def _collect(configs, seeds, n_jobs) -> dict:
 
 def figure1(setting: str = "fast", *, sigmas: Optional[Iterable[float]] = None,
             resets: Optional[Iterable[int]] = None, seeds: Optional[Iterable[int]] = None,
-            n_jobs: Optional[int] = 1, hp: Optional[Hyperparameters] = None) -> Curves:
+            n_jobs: Optional[int] = -1, hp: Optional[Hyperparameters] = None, backend: Optional[str] = None,
+            scheduler: Optional[str] = None) -> Curves:
     """Figure 1: Algorithm 1 for each sigma x J (kernel beta of App. E.3), plus the non-private learner.
 
     Args:
@@ -262,8 +263,11 @@ def figure1(setting: str = "fast", *, sigmas: Optional[Iterable[float]] = None,
         resets: values of J, each dividing U = floor(T/B); default (1, U) (one path for the whole
             run, a new path every update).
         seeds: int seeds (one run each); default the setting's.
-        n_jobs: parallel jobs (``privcal.rl._parallel.run_trials``): an int >= 1, -1 or None; default 1.
+        n_jobs: parallel jobs (``privcal.rl._parallel.run_trials``): an int >= 1, -1 (all local cores,
+            default) or None (joblib's configured backend).
         hp: the learner; default :func:`hyperparameters` of ``setting``.
+        backend: None (default: joblib's configured backend), "local" or "dask" (``privcal.rl._parallel``).
+        scheduler: the Dask scheduler address with ``backend="dask"``, e.g. "tcp://host:8786"; default None.
 
     Returns:
         the :class:`Curves`, one label per (sigma, J) plus "non-private".
@@ -272,6 +276,7 @@ def figure1(setting: str = "fast", *, sigmas: Optional[Iterable[float]] = None,
         ValueError: an argument is outside its range.
     """
     conf = _setting(setting)
+    engine = check_engine(n_jobs, backend, scheduler)
     hp = hyperparameters(setting) if hp is None else hp
     sigmas = conf["sigmas"] if sigmas is None else tuple(V.positive("sigma", s) for s in sigmas)
     resets = (1, hp.updates) if resets is None else tuple(dict.fromkeys(resets))
@@ -285,14 +290,15 @@ def figure1(setting: str = "fast", *, sigmas: Optional[Iterable[float]] = None,
             label = f"sigma={s:g}, J={j}"
             configs[label] = ("dpq", hp, s, beta, j)
             noise[label] = f"functional noise sigma={s:g}, beta={beta:.5g}, J={j}"
-    returns = _collect(configs, conf["seeds"] if seeds is None else seeds, n_jobs)
+    returns = _collect(configs, conf["seeds"] if seeds is None else seeds, engine)
     return Curves(title=f"Algorithm 1, T={hp.samples}, B={hp.batch_size}, lr={hp.lr:g} ({setting})",
                   returns=returns, noise=noise, hyperparameters=hp)
 
 
 def figure2(epsilon: float, version: str = "valid", setting: str = "fast", *, delta: float = _DELTA,
             methods: Sequence[str] = FIGURE2_METHODS, seeds: Optional[Iterable[int]] = None,
-            n_jobs: Optional[int] = 1, hp: Optional[Hyperparameters] = None) -> Curves:
+            n_jobs: Optional[int] = -1, hp: Optional[Hyperparameters] = None, backend: Optional[str] = None,
+            scheduler: Optional[str] = None) -> Curves:
     """Figure 2: every method at (epsilon, delta) with the noise of ``version`` (:func:`noise_for`).
 
     Methods whose calibration is infeasible are listed in ``Curves.missing`` with the reason.
@@ -304,8 +310,10 @@ def figure2(epsilon: float, version: str = "valid", setting: str = "fast", *, de
         delta: target delta, in (0, 1); default 1e-4 (App. E.3).
         methods: methods of ``privcal.rl.dpq_agent.METHODS``; default all five.
         seeds: int seeds (one run each); default the setting's.
-        n_jobs: parallel jobs: an int >= 1, -1 or None; default 1.
+        n_jobs: parallel jobs: an int >= 1, -1 (all local cores, default) or None (joblib's backend).
         hp: the learner; default :func:`hyperparameters` of ``setting``.
+        backend: None (default), "local" or "dask" (``privcal.rl._parallel``).
+        scheduler: the Dask scheduler address with ``backend="dask"``; default None.
 
     Returns:
         the :class:`Curves`, one label per feasible method.
@@ -314,6 +322,7 @@ def figure2(epsilon: float, version: str = "valid", setting: str = "fast", *, de
         ValueError: an argument is outside its range.
     """
     conf = _setting(setting)
+    engine = check_engine(n_jobs, backend, scheduler)
     hp = hyperparameters(setting) if hp is None else hp
     V.choice("version", version, VERSIONS)
     epsilon, delta = V.positive("epsilon", epsilon), V.open_unit("delta", delta)
@@ -333,7 +342,7 @@ def figure2(epsilon: float, version: str = "valid", setting: str = "fast", *, de
             run_hp = replace(hp, update_clip=DEFAULT_UPDATE_CLIP)
         configs[label] = (method, run_hp, ns.sigma, ns.beta, resets)
         noise[label] = ns
-    returns = _collect(configs, conf["seeds"] if seeds is None else seeds, n_jobs) if configs else {}
+    returns = _collect(configs, conf["seeds"] if seeds is None else seeds, engine) if configs else {}
     return Curves(title=f"epsilon={epsilon:g}, delta={delta:g}, {version} noise, T={hp.samples}, "
                         f"lr={hp.lr:g} ({setting})",
                   returns=returns, noise=noise, missing=missing, hyperparameters=hp)
