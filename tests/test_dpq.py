@@ -157,3 +157,15 @@ def test_valid_sigma_is_the_exact_accountants(monkeypatch):
     monkeypatch.setattr(ExactAccountant, "_sigma_for", spy)
     r = dpq.calibrate(0.9, 1e-4, **E3)
     assert seen and r.sigma == seen[-1]
+
+
+def test_both_paper_calibrators_answer_calibrate_report_with_a_report():
+    """Issue 14, item 6: one name, one kind of answer: sigma, the accountant that priced it, epsilon, delta."""
+    from privcal.calibrators import gpope
+
+    d = dpq.calibrate_report(0.9, 1e-4, **E3)
+    g = gpope.calibrate_report(0.9, 1e-4, iterations=1000, trajectories=100)
+    for report in (d, g):
+        assert report.sigma > 0 and report.epsilon == 0.9 and report.delta == 1e-4
+        assert hasattr(report, "accountant") and hasattr(report, "notes")
+    assert d == dpq.calibrate(0.9, 1e-4, **E3)

@@ -58,7 +58,7 @@ from ..accounting.accountants import ExactAccountant
 from ..accounting.events import Neighbouring, Releases
 from ..errors import InfeasibleError
 
-__all__ = ["DPQCalibration", "calibrate", "check", "VARIANTS", "DEFAULT_UPDATE_CLIP"]
+__all__ = ["DPQCalibration", "calibrate", "calibrate_report", "check", "VARIANTS", "DEFAULT_UPDATE_CLIP"]
 
 VARIANTS = ("valid", "paper")
 #: Deprecated spellings of :data:`VARIANTS` (issue 14): "corrected" is "valid".
@@ -399,3 +399,8 @@ def check(
         beta = V.positive("beta", beta)
     return _evaluate_valid(epsilon, delta, samples, batch_size, resets, actions, update_clip, lipschitz,
                            beta=beta, sigma=sigma)
+
+
+#: The same report under the name every calibrator shares (``privcal.calibrate_report``,
+#: ``privcal.gpope.calibrate_report``): a :class:`DPQCalibration`.
+calibrate_report = calibrate
