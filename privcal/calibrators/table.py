@@ -581,7 +581,7 @@ def _gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: in
     from ..pld import MemoryLimitError, PLDAccountant
 
     # noise h N(0, sigma^2 I) against a shift of 2h: sensitivity 2 in units of h, Poisson add/remove pair
-    event = Releases(2.0, iterations, 1.0 / trajectories, "poisson", Neighbouring.ADD_REMOVE).event(sigma)
+    event = Releases._unchecked(2.0, iterations, 1.0 / trajectories, "poisson", Neighbouring.ADD_REMOVE).event(sigma)
     try:
         return PLDAccountant()._compose(event)._bracket(delta)
     except MemoryLimitError:
