@@ -50,6 +50,21 @@ def test_catches_gaussian_with_half_the_noise():
     assert res.epsilon_lower > 1.0  # the claimed epsilon at 1e-5 is refuted too
 
 
+def test_refuted_compares_the_lower_bound_with_the_claim():
+    # issue 13, item 3: "refuted" only when the statistical LOWER bound exceeds the claimed delta. A claim between
+    # the lower bound and the true delta (false, but not proven false by these samples) is not refuted; the same
+    # samples refute a claim just below the lower bound, and the epsilon side agrees
+    sigma = G.sigma_exact(1.0, 1e-5)
+    exact = G.delta_exact(1.0, 2.0 / sigma)  # 0.0104 (closed form, Balle & Wang)
+    low = audit(GaussianMechanism(sigma / 2), 1.0, samples=50_000, seed=2).delta_lower
+    assert 0 < low < exact
+    between = audit(GaussianMechanism(sigma / 2), 1.0, claimed_delta=(low + exact) / 2, samples=50_000, seed=2)
+    below = audit(GaussianMechanism(sigma / 2), 1.0, claimed_delta=0.99 * low, samples=50_000, seed=2)
+    assert between.delta_lower == below.delta_lower == low
+    assert not between.refuted and between.epsilon_lower <= 1.0
+    assert below.refuted and below.epsilon_lower > 1.0
+
+
 def test_quiet_on_exactly_calibrated_gaussian():
     sigma = G.sigma_exact(1.0, 1e-5)
     res = audit(GaussianMechanism(sigma), 1.0, claimed_delta=1e-5, samples=200_000, seed=1)

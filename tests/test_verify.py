@@ -586,3 +586,89 @@ def test_dpq_valid_clip_fails_if_updates_were_not_certified(monkeypatch):
     monkeypatch.setattr(dpq_agent, "_certified_step", plain)
     out = run_claim(get_claim("DPQ-valid-clip")).outcome
     assert out.verdict == "fails" and out.counterexample
+
+
+# ---------------------------------------------------------------------------------------------------
+# "not private" only from lower bounds of realisable pairs (issue 13, item 3): each privacy verdict flips when the
+# lower bound (or true value) it rests on is patched below the target, and never rests on an upper bound
+
+
+def test_appendix_c2_fails_on_the_algebra_not_on_the_moments_tail(monkeypatch):
+    import privcal.rdp as rdp
+
+    r = run_claim(get_claim("GPOPE-thm1-appendix-c2")).outcome
+    assert r.verdict == "fails" and "c2 = 4" in r.evidence and "rests on the algebra" in r.evidence
+    assert r.data["pld_delta_lower"] <= 1e-5 < r.data["moments_tail_delta"]  # upper bound above, lower bound below
+    # the proof's chain (an upper bound) reaching delta does not change the verdict: the algebra still fails
+    monkeypatch.setattr(rdp, "moments_tail_delta", lambda orders, curve, eps: (0.0, float(orders[0])))
+    assert _verdict("GPOPE-thm1-appendix-c2") == "fails"
+
+
+def test_appendix_c2_is_not_private_only_if_the_lower_end_exceeds_delta(monkeypatch):
+    from privcal.verify import _common, claims_gpope
+
+    monkeypatch.setattr(claims_gpope, "_c2_from_display", lambda coefficient: 2)  # algebra as printed
+    out = run_claim(get_claim("GPOPE-thm1-appendix-c2")).outcome
+    assert out.verdict == "holds" and "no lower bound shows" in out.evidence  # moments tail 0.0033 > 1e-5 is no proof
+    monkeypatch.setattr(_common, "poisson_pair_delta_lower", lambda *a: 2e-5)  # a lower end above delta
+    out = run_claim(get_claim("GPOPE-thm1-appendix-c2")).outcome
+    assert out.verdict == "fails" and "is not (0.05, 1e-5)-DP" in out.evidence
+
+
+def test_appendix_c2_display_algebra():
+    from privcal.verify.claims_gpope import _c2_from_display
+
+    # min_lambda exp(a N lambda^2/(m^2 sigma^2) - lambda eps) = exp(-m^2 sigma^2 eps^2/(4 a N)) = delta gives
+    # sigma = 2 sqrt(a) sqrt(N ln(1/delta))/(m eps): c2 = 2 for a = 1 (the display's second line), 4 for a = 4
+    assert _c2_from_display(1) == 2 and _c2_from_display(4) == 4
+
+
+def test_gpope_sensitivity_rests_on_either_lower_bound(monkeypatch):
+    import dataclasses
+
+    from privcal.verify import _common, claims_gpope
+
+    out = run_claim(get_claim("GPOPE-sensitivity")).outcome
+    assert out.verdict == "fails" and out.data["pld_delta_lower"] > 1e-3
+    real = claims_gpope.A.audit
+    monkeypatch.setattr(claims_gpope.A, "audit", lambda *a, **k: dataclasses.replace(real(*a, **k), refuted=False))
+    out = run_claim(get_claim("GPOPE-sensitivity")).outcome
+    assert out.verdict == "fails" and "the PLD lower end above" in out.evidence  # the certified lower end alone
+    monkeypatch.setattr(_common, "poisson_pair_delta_lower", lambda *a: 0.0)
+    assert _verdict("GPOPE-sensitivity") == "holds"  # no lower bound above the claimed delta
+
+
+def test_epsilon_split_fails_from_the_attained_loss_of_the_counters(monkeypatch):
+    import privcal.counter as counter
+    from privcal.verify.claims_vbkw import _billboard_epsilon
+
+    # T = 1024 = 2^10: round 1 lies in the 11 p-sums [1, 2^j], each Laplace(11/eps'): the loss per unit is eps'
+    # (CSS11 binary mechanism); T = 1000: the 10 p-sums [1, 2^j], j <= 9, each Laplace(10/eps')
+    assert _billboard_epsilon(24, 1 / 12) == pytest.approx(2.0, rel=1e-12)
+    assert _billboard_epsilon(1, 1.0, steps=1000) == pytest.approx(1.0, rel=1e-12)
+    r = run_claim(get_claim("VBKW-epsilon-split")).outcome
+    assert r.verdict == "fails" and "a true value" in r.evidence and "no lower bound on their JDP" in r.evidence
+    real = counter.laplace_scale
+    monkeypatch.setattr(counter, "laplace_scale", lambda t, eps: 3 * real(t, eps))  # attained loss 2/3 eps
+    assert _verdict("VBKW-epsilon-split") == "holds"
+
+
+@pytest.mark.parametrize("cid, module, name, patched", [
+    # the exact log moment / RDP of the paper's realisable pair (a true value) below the paper's bound
+    ("GPOPE-lemma1", "privcal.subsampling", "rdp_poisson_gaussian", lambda real: _times(0.0, real)),
+    ("GPOPE-eqB2", "privcal.subsampling", "rdp_poisson_gaussian", lambda real: _times(0.0, real)),
+    # the counting lower bound below delta
+    ("GPOPE-thm1", "privcal.verify.claims_gpope", "_count_delta_lower", lambda real: _times(0.0, real)),
+    # the exact Gaussian profile below the target
+    ("WH-claim13-mahalanobis", "privcal.gaussian", "log_delta_exact", lambda real: (lambda *a: -1e3)),
+    ("WH-thm5", "privcal.gaussian", "delta_exact", lambda real: _times(0.0, real)),
+    ("WH-thm5-sigma-statement", "privcal.gaussian", "delta_exact", lambda real: _times(0.0, real)),
+    ("WH-appE3-privacy", "privcal.gaussian", "delta_exact", lambda real: _times(0.0, real)),
+])
+def test_privacy_verdicts_hold_when_their_lower_bound_is_below_the_target(cid, module, name, patched, monkeypatch):
+    import importlib
+
+    mod = importlib.import_module(module)
+    assert _verdict(cid) == "fails"
+    monkeypatch.setattr(mod, name, patched(getattr(mod, name)))
+    assert _verdict(cid) == "holds"

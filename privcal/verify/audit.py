@@ -17,7 +17,11 @@ over the sampling, all 2m bounds hold at once, hence simultaneously for every ep
     epsilon(delta) >= max_S ln((P_hi_lower(S) - delta) / P_lo_upper(S))        (AuditResult.epsilon_lower)
 
 for the true privacy profile of the mechanism (it is at least as large on any pair of inputs).
-A claimed (epsilon, delta) is *refuted* when delta_lower(epsilon) > delta.
+A claimed (epsilon, delta) is *refuted* when the statistical LOWER bound delta_lower(epsilon) exceeds
+delta (equivalently, when epsilon_lower at the claimed delta exceeds epsilon): with probability
+>= ``confidence`` the mechanism is then not (epsilon, delta)-DP. Nothing here compares an upper bound
+(an accountant's epsilon) with the claim: "not private" rests only on the lower bound of the audited
+pair (issue 13, item 3); "not refuted" proves nothing either way.
 
 Test sets are threshold sets {T >= tau} and {T <= tau} of a scalar statistic T: the mechanism's
 ``statistic`` when it has one (e.g. its log-likelihood ratio, which makes the threshold sets the
@@ -350,7 +354,8 @@ class AuditResult:
         delta_lower: lower confidence bound on delta(epsilon), in [0, 1].
         claimed_delta: the claimed delta at epsilon, or None.
         epsilon_lower: lower confidence bound on epsilon at ``claimed_delta`` (None without a claim).
-        refuted: whether delta_lower > claimed_delta (None without a claim).
+        refuted: whether the statistical lower bound delta_lower exceeds claimed_delta (None without a
+            claim); True means the claim is false with probability >= ``confidence``, False proves nothing.
         confidence: probability that every bound holds, in (0, 1).
         samples: evaluation outputs per neighbour.
         calibration_samples: calibration outputs per neighbour (thresholds, learned statistic).
@@ -503,7 +508,8 @@ def audit(mechanism: Any, epsilon: float, *, claimed_delta: float | None = None,
     scalar statistic, each Clopper-Pearson bound at level (1 - confidence) / (2 m), m = number of sets
     (Bonferroni): with probability >= ``confidence`` the true delta(epsilon) of the mechanism is at
     least delta_lower (simultaneously for every epsilon, see :meth:`AuditResult.delta_lower_at`).
-    ``claimed_delta`` (what an accountant claims at ``epsilon``) is refuted when delta_lower > it.
+    ``claimed_delta`` (what an accountant claims at ``epsilon``) is refuted when the LOWER bound delta_lower
+    exceeds it (never from an upper bound: a refutation holds with probability >= ``confidence``).
     ``samples`` fresh outputs per neighbour are used for the bound; ``calibration_samples``
     (default samples // 4) further outputs per neighbour choose the thresholds (and learn a linear
     statistic when neither ``statistic`` nor ``mechanism.statistic`` is given). ``seed`` seeds a

@@ -122,13 +122,34 @@ def _l1_change(states_n: int, actions_n: int, horizon: int) -> float:
     return worst
 
 
+#: stream length of the counters in the epsilon-split check (the replaced user feeds round 1)
+_SPLIT_STEPS = 1024
+
+
+def _billboard_epsilon(l1: float, counter_epsilon: float, steps: int = _SPLIT_STEPS) -> float:
+    """Privacy loss that a change of ``l1`` (L1, spread over counters) in round 1 attains on the binary counters.
+
+    Round 1 lies in the level-j p-sum [1, 2^j] for every level j with 2^j <= T; each of these p-sums is
+    released once with its own Laplace(b) noise, b = privcal.counter.laplace_scale(T, eps'), independently
+    across p-sums and counters, and the releases are an invertible function of the noisy p-sums. A unit
+    change in round 1 therefore moves that many independent Laplace releases by 1, and the privacy loss of the
+    whole billboard is sum |shift|/b, attained on a set of outputs of positive probability (every moved
+    release beyond both means): the billboard's pure-DP epsilon on that pair, a true value. Since 2^j <= T
+    for every level j < num_levels(T), round 1 lies in a p-sum of every level and the value is l1 eps'.
+    """
+    psums = sum(1 for j in range(counter.num_levels(steps)) if 2**j <= steps)
+    return l1 * psums / counter.laplace_scale(steps, counter_epsilon)
+
+
 @claim(
     CLAIMS, "VBKW-epsilon-split", paper=VBKW, location="Alg. 2 (eps' := eps/(3H)) with Def. 3",
     statement="Running every counter with eps' = eps/(3H) makes PUCB eps-JDP.",
     method="largest L1 change of all counter inputs between two t-neighbouring users (Def. 3: user t replaced) "
-           "over pairs of episodes (privcal.rl.pucb._episode_inputs, S = 3, A = 2, H = 4); each unit of input "
-           "costs eps' in the binary mechanism (pure DP, Laplace: the bound is attained), so the counters' "
-           "releases are (L1 change x eps')-DP; compared with eps",
+           "over pairs of episodes (privcal.rl.pucb._episode_inputs, S = 3, A = 2, H = 4), against the 3H the "
+           "split eps/(3H) counts; the privacy loss that change attains on the counters' releases (the billboard "
+           "whose eps-DP the JDP proof needs; binary mechanism, T = 1024, the replaced user in round 1: every "
+           "p-sum containing round 1 is an independent Laplace release, so the loss sum |shift|/b is attained, a "
+           "true value) compared with eps",
     function="privcal.rl.pucb.counter_epsilon_paper",
     corrected="eps' = eps/(6H): a replaced user changes 2 entries of each of the 3 counter families at each of "
               "the H steps (L1 change 6H), so eps/(3H) gives 2 eps.",
@@ -137,16 +158,19 @@ def _l1_change(states_n: int, actions_n: int, horizon: int) -> float:
 def _split(ctx) -> Outcome:
     h, s, a, eps = 4, 3, 2, 1.0
     l1 = _l1_change(s, a, h)
-    privacy = l1 * P.counter_epsilon_paper(eps, h)
-    valid = l1 * P.counter_epsilon(eps, h)
-    if privacy <= eps * (1 + 1e-12):
+    attained = _billboard_epsilon(l1, P.counter_epsilon_paper(eps, h))
+    valid = _billboard_epsilon(l1, P.counter_epsilon(eps, h))
+    if attained <= eps * (1 + 1e-12):
         return Outcome(HOLDS, f"H = {h}: the counter inputs of two users differ by at most {l1:g} in L1; with eps' "
-                              f"= eps/(3H) the releases are {g(privacy)} eps-DP <= eps (checked)")
+                              f"= eps/(3H) the releases are {g(attained)} eps-DP <= eps (checked), and the billboard "
+                              "argument gives eps-JDP")
     return Outcome(FAILS, f"H = {h}: the counter inputs of two users differ by up to {l1:g} = {g(l1 / h)}H in L1 (the "
-                          f"paper counts 3H); with eps' = eps/(3H) the counters' releases are {g(privacy)} eps-DP for "
-                          f"eps = 1 (Laplace loss attains it), so the billboard argument certifies only {g(privacy)} "
-                          f"eps-JDP; eps/(6H) gives {g(valid)} eps",
-                   counterexample=f"H = {h}: L1 change {l1:g}, privacy {g(privacy)} x eps")
+                          f"split counts 3H: a violated premise); with eps' = eps/(3H) the counters' releases attain a "
+                          f"privacy loss of {g(attained)} eps for eps = 1 on that pair (a true value, not an upper "
+                          f"bound), so the billboard is not eps-DP and the billboard argument certifies only "
+                          f"{g(attained)} eps-JDP; eps/(6H) gives {g(valid)} eps. The actions PUCB shows other users "
+                          "are a post-processing of the billboard: no lower bound on their JDP epsilon is claimed",
+                   counterexample=f"H = {h}: L1 change {l1:g}, billboard privacy loss {g(attained)} x eps")
 
 
 @claim(

@@ -22,7 +22,7 @@ from privcal import rkhs, supremum
 from privcal import gaussian as G
 from privcal.noise import conditional_law, eq2_paper, max_bracket, ou_covariance, sample_ou_grid
 from privcal.verify import audit as A
-from privcal.verify._common import FAILS, HOLDS, cp_lower, cp_upper, first_crossing, g
+from privcal.verify._common import EXACT_PROFILE, FAILS, HOLDS, cp_lower, cp_upper, first_crossing, g
 from privcal.verify.model import Outcome, claim
 
 CLAIMS: list = []
@@ -122,8 +122,8 @@ def _classic_large_eps(ctx) -> Outcome:
     condition = f"eps <= eps_DR(delta): {rows}"
     return Outcome(
         FAILS,
-        f"the classic sigma stops being sufficient at eps_DR(delta) = {rows}; exact delta <= delta below that "
-        f"curve (checked, {ctx.examples(25)} examples)",
+        f"the classic sigma stops being sufficient at eps_DR(delta) = {rows} (exact delta > delta above: the "
+        f"{EXACT_PROFILE}); exact delta <= delta below that curve (checked, {ctx.examples(25)} examples)",
         counterexample=cex, condition=condition, data=data,
         corrected=f"Sufficient only for {condition} (the root of delta_exact = delta at the classic sigma); for "
                   "larger eps use the exact (analytic) Gaussian calibration of Balle & Wang 2018.",
@@ -157,7 +157,7 @@ def _claim13(ctx) -> Outcome:
     corrected_ok = ctx.find(strategy, lambda t: _classic_excess(t[1], 10.0 ** t[2]) > 0, examples=50, stream=1)
     evidence = (f"with y ~ N(0, sigma^2 I) the whitened noise std is sigma^2 < sigma whenever sigma < 1: e.g. "
                 f"Delta = {sens}, eps = {eps}, delta = {delta}: sigma = {g(sigma)}, exact delta = {g(example)} "
-                f"(> delta by {g(example / delta)}x). With y ~ N(0, I): exact delta <= delta "
+                f"(> delta by {g(example / delta)}x; the {EXACT_PROFILE}). With y ~ N(0, I): exact delta <= delta "
                 f"({'checked' if corrected_ok is None else 'VIOLATED'} in {ctx.examples(50)} examples).")
     if found is None:
         return Outcome(HOLDS, "exact delta <= delta as printed in "

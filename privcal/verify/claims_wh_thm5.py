@@ -17,7 +17,7 @@ from privcal import composition as C
 from privcal import dpq, rkhs, supremum
 from privcal import gaussian as G
 from privcal.verify import audit as A
-from privcal.verify._common import FAILS, HOLDS, first_crossing, g
+from privcal.verify._common import EXACT_PROFILE, FAILS, HOLDS, first_crossing, g
 from privcal.verify.claims_wh import WH
 from privcal.verify.model import Outcome, claim
 
@@ -223,8 +223,8 @@ def _thm5_sigma_proof(ctx) -> Outcome:
               for d in table for e in (0.1, 0.3, 1.0, 2.0, 5.0)]
     saving = f"{round(100 * (1 - max(ratios)))}-{round(100 * (1 - min(ratios)))}%"
     condition = f"eps <= eps*(delta): {rows}"
-    return Outcome(FAILS, f"sufficient up to eps*(delta) = {rows} (exact delta <= delta below the threshold, checked "
-                          f"in {ctx.examples(30)} examples; exact delta > delta above it: "
+    return Outcome(FAILS, f"sufficient up to eps*(delta) = {rows} (the {EXACT_PROFILE}; exact delta <= delta below "
+                          f"the threshold, checked in {ctx.examples(30)} examples; exact delta > delta above it: "
                           f"{'checked' if above is None else 'NOT everywhere'}, {ctx.examples(30)} examples)",
                    counterexample=cex, condition=condition, data=data,
                    corrected=f"Sufficient only for {condition} (the root of delta_exact = delta); the exact "
@@ -300,7 +300,9 @@ def _thm5_sigma_statement(ctx) -> Outcome:
     return Outcome(verdict, f"sigma scales like C = D^2 (sympy: {scales_c}), not like D; App. E.3: statement form "
                             f"{g(sigma)} (the printed 0.313), proof form {g(proof)}, exact {g(exact)}; at sigma = "
                             f"{g(sigma)} the exact composed delta(0.9) = {g(delta)} > 5e-5 even with the paper's own "
-                            f"D^2 = C = {g(c)}; the audit (95% confidence, {res.samples} samples per neighbour) "
+                            f"D^2 = C = {g(c)} (the {EXACT_PROFILE}, for releases shifted by the paper's norm D; a "
+                            "realisable shift is at least that, so it bounds the mechanism's delta from below); the "
+                            "audit (95% confidence, {res.samples} samples per neighbour) "
                             f"{'refutes' if res.refuted else 'does not refute'} (0.9, 5e-5)",
                    counterexample=f"App. E.3: sigma = {g(sigma)} is only (0.9, {g(delta)})-DP",
                    data={"sigma_statement": sigma, "sigma_proof": proof, "sigma_exact": exact, "delta": delta,
@@ -357,8 +359,9 @@ def _kov_quoted(ctx) -> Outcome:
     ratios = [C.sigma_kov_quoted_paper(e, d, steps=1, sensitivity=1.0) / C.sigma_composed_exact(e, d, steps=1)
               for d in (1e-3, 1e-5, 1e-8) for e in (0.1, 1.0, 10.0, 50.0)]
     condition = f"eps <= eps_q(delta): {rows}"
-    return Outcome(FAILS, f"sufficient up to eps_q(delta) = {rows} (exact delta <= delta below the threshold: "
-                          f"checked, {ctx.examples(25)} examples)",
+    return Outcome(FAILS, f"sufficient up to eps_q(delta) = {rows} (exact delta > delta above it: the "
+                          f"{EXACT_PROFILE}; exact delta <= delta below the threshold: checked, {ctx.examples(25)} "
+                          "examples)",
                    counterexample=cex, condition=condition, data=data,
                    corrected=f"Sufficient ({g(min(ratios), 2)}-{g(max(ratios), 2)}x the exact sigma for eps in [0.1, "
                              f"50], delta in [1e-8, 1e-3]) only for {condition} (the root of delta_exact = delta); the "
@@ -388,7 +391,7 @@ def _thm5(ctx) -> Outcome:
     return Outcome(verdict, f"every printed condition holds at k = {g(paper.k)}, sigma = {g(paper.sigma)} "
                             f"({', '.join(k for k, v in paper.conditions.items() if v)}), yet the composed "
                             f"releases alone have exact delta(0.9) = {g(delta)} > {g(paper.delta_composition)} even "
-                            f"with the paper's sensitivity; the valid calibration needs sigma = {g(corrected.sigma)} "
+                            f"with the paper's sensitivity (the {EXACT_PROFILE}); the valid calibration needs sigma = {g(corrected.sigma)} "
                             f"(update clip {g(corrected.update_clip)}, certified by the agent)",
                    counterexample=f"App. E.3 with k = {g(paper.k)}, sigma = {g(paper.sigma)}: delta(0.9) = {g(delta)}",
                    data={"paper_sigma": paper.sigma, "paper_k": paper.k, "delta": delta,
@@ -501,7 +504,8 @@ def _e3_privacy(ctx) -> Outcome:
         data[f"sigma_{sigma}"] = {"exact_delta": delta, "audit_delta_lower": res.delta_lower}
     valid = dpq.calibrate(0.9, 1e-4, **E3).sigma
     exact = C.sigma_composed_exact(0.9, 1e-4, steps=78, sensitivity=d)
-    return Outcome(FAILS if refuted else HOLDS, "; ".join(rows),
+    return Outcome(FAILS if refuted else HOLDS, "; ".join(rows) + f" (exact delta: the {EXACT_PROFILE}, with the "
+                   "paper's own sensitivity; the audit: a Clopper-Pearson lower bound)",
                    counterexample="sigma = 0.32 at eps = 0.9 (and sigma = 0.74 at eps = 0.45)", data=data,
                    corrected=f"At (0.9, 1e-4) the valid calibration is sigma = {g(valid, 3)} (privcal.dpq.calibrate); "
                              "even ignoring the failure term and the sensitivity error the exact composition of the "
