@@ -21,7 +21,7 @@ def test_pipeline_converts_node_by_node():
     assert ours == privcal.ComposedEvent([
         privcal.SelfComposedEvent(privcal.PoissonSampledEvent(0.01, privcal.GaussianEvent(1.1)), 1000),
         privcal.SampledWithoutReplacementEvent(60_000, 256, privcal.GaussianEvent(2.0)),
-        privcal.ApproxDPEvent(2.0, 0.0),  # Laplace, scale 0.5, L1 sensitivity 1: (1/0.5, 0)-DP
+        privcal.LaplaceEvent(0.5),  # Laplace, scale 0.5, L1 sensitivity 1 (priced by the PLD accountant)
         privcal.GaussianEvent(math.inf),
     ])
 

@@ -12,10 +12,10 @@ from typing import Any
 
 from ..errors import UnsupportedEventError
 from .events import (
-    ApproxDPEvent,
     ComposedEvent,
     Event,
     GaussianEvent,
+    LaplaceEvent,
     Neighbouring,
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
@@ -29,9 +29,9 @@ def from_dp_accounting(dp_event: Any) -> Event:
     """The privcal event of a dp_accounting ``DpEvent`` (recursively).
 
     * ``GaussianDpEvent(noise_multiplier)`` -> :class:`GaussianEvent`;
-    * ``LaplaceDpEvent(noise_multiplier)`` -> ``ApproxDPEvent(1 / noise_multiplier, 0)``: the Laplace
-      mechanism with scale b and L1 sensitivity 1 is (1/b, 0)-DP (Dwork & Roth 2014, Thm 3.6), a valid
-      description (no accountant here has Laplace's exact profile yet);
+    * ``LaplaceDpEvent(noise_multiplier)`` -> ``LaplaceEvent(scale=noise_multiplier)`` (L1 sensitivity 1),
+      priced exactly by the PLD accountant (its privacy loss is bounded by 1/b: Dwork & Roth 2014,
+      Thm 3.6, is the pure-DP end of that profile);
     * ``NoOpDpEvent`` -> ``GaussianEvent(inf)`` (nothing released);
     * ``PoissonSampledDpEvent(sampling_probability, event)`` -> Poisson :class:`SubsampledEvent`,
       add/remove neighbours;
@@ -53,7 +53,7 @@ def from_dp_accounting(dp_event: Any) -> Event:
     if kind == "LaplaceDpEvent":
         if not dp_event.noise_multiplier > 0:
             raise UnsupportedEventError(f"Laplace noise of scale 0 is not private: {dp_event!r}")
-        return ApproxDPEvent(1.0 / dp_event.noise_multiplier, 0.0)
+        return LaplaceEvent(dp_event.noise_multiplier)
     if kind == "NoOpDpEvent":
         return GaussianEvent(math.inf)
     if kind == "PoissonSampledDpEvent":
