@@ -303,8 +303,28 @@ def test_regret_experiment_fast_and_plot(tmp_path):
     pytest.importorskip("matplotlib")
     path = Path(exp_plot := tmp_path / "regret.png")
     from privcal.rl.pucb import plot_regret
-    plot_regret(exp, exp_plot)
+    paper = regret_experiment("fast", episodes=60, seeds=(0, 1), error_bound="paper")
+    import matplotlib
+    backend = matplotlib.get_backend()
+    plot_regret(exp, exp_plot, compare=[paper])
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert matplotlib.get_backend() == backend  # drawn without pyplot: the session's backend is kept
+    from privcal.rl.plots_pucb import regret_figure
+    fig = regret_figure(exp, compare=[paper])
+    (valid_ax, _), (paper_ax, _) = [fig.axes[:2], fig.axes[2:]]
+    assert "valid" in valid_ax.get_title() and "VBKW-E-eps" in paper_ax.get_title()
+    private = [line for line in valid_ax.get_lines() if line.get_label().startswith("ε")]
+    assert len(private) == 3
+    for attr in ("get_color", "get_linestyle", "get_marker"):  # every private curve distinguishable
+        assert len({getattr(line, attr)() for line in private}) == 3
+    # identical regret (uniform exploration at this T) is said in the legend
+    same = [line.get_label() for line in private if "[=" in line.get_label()]
+    identical = [label for label in exp.labels[1:3]
+                 if np.array_equal(exp.episode_regret[label], exp.episode_regret["epsilon=0.1"])]
+    assert len(same) == len(identical)
+    assert regret_figure(exp, yscale="log").axes[0].get_yscale() == "log"
+    with pytest.raises(ValueError, match="yscale"):
+        regret_figure(exp, yscale="symlog")
 
 
 def test_settings_full_is_issue_size():

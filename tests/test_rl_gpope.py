@@ -328,6 +328,52 @@ def test_plot_writes_png(tmp_path):
     assert json.loads(json.dumps(res.to_dict()))["curves"]["a"]["diverged"] == [0, 1]
 
 
+def test_plot_styles_scales_and_legend():
+    # private curves differ in colour and marker, the paper's sigma is dashed, references are grey or
+    # black; y is log only when the drawn means span a decade; the legend sits right of the axes
+    pytest.importorskip("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from privcal.rl.experiments_gpope import ExperimentResult, plot
+    flat = {"mean": np.array([0.037, 0.037]), "std": np.zeros(2), "diverged": np.zeros(2, int)}
+    curves = {"GPOPE valid sigma (tuned step)": dict(flat, mean=np.array([0.036, 0.037])),
+              "GPOPE valid sigma (10x step)": dict(flat, mean=np.array([0.038, 0.036])),
+              "GPOPE paper sigma (tuned step)": dict(flat),
+              "LSTD": dict(flat, mean=np.array([1e-6, 1e-7])), "theta=0": dict(flat)}
+    res = ExperimentResult("figure1a", "data size m (trajectories)", "MSPBE", np.array([100, 1000]),
+                           curves, {"sigma": {n: [6.6, 2.47] for n in curves if "GPOPE" in n},
+                                    "epsilon": 0.1, "delta": 1e-5, "trials": 3, "clip": 0.05})
+    fig, (ax, zoom) = plt.subplots(1, 2)
+    plot(res, ax=ax)
+    plot(res, ax=zoom, curves=["GPOPE paper sigma (tuned step)", "theta=0"])
+    assert ax.get_yscale() == "log" and ax.get_xscale() == "log"  # 1e-7 .. 0.04; m over a decade
+    assert zoom.get_yscale() == "linear"                          # 0.036 .. 0.038
+    private = [line for line in ax.get_lines() if line.get_label().startswith("GPOPE")]
+    assert len({line.get_color() for line in private}) == 3
+    assert len({line.get_marker() for line in private}) == 3
+    styles = {line.get_label().split(",")[0]: line.get_linestyle() for line in private}
+    assert styles["GPOPE paper sigma (tuned step)"] == "--"
+    assert styles["GPOPE valid sigma (tuned step)"] == "-"
+    # a curve identical to an earlier one says so; sigma over m is in the label
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "theta=0 [= GPOPE paper sigma (tuned step)]" in labels
+    assert "GPOPE valid sigma (tuned step), σ 6.6→2.47" in labels
+    # the same curve keeps its colour in a panel that draws a subset
+    paper = [line for line in zoom.get_lines() if line.get_label().startswith("GPOPE paper")][0]
+    assert paper.get_color() == [line for line in private if "paper" in line.get_label()][0].get_color()
+    fig.canvas.draw()
+    legend_box = ax.get_legend().get_window_extent()
+    assert legend_box.x0 >= ax.get_window_extent().x1        # outside the axes, not over the data
+    assert "ε = 0.1" in ax.get_title() and "paper σ: Lemma 1 (no valid guarantee)" in ax.get_title()
+    assert ax.get_ylabel() == "MSPBE (squared value units)"
+    with pytest.raises(ValueError, match="curves"):
+        plot(res, ax=zoom, curves=["nope"])
+    with pytest.raises(ValueError, match="yscale"):
+        plot(res, ax=zoom, yscale="symlog")
+    plt.close(fig)
+
+
 # ------------------------------------------------------------------------------------------ CLI
 
 def test_cli_json(capsys):
