@@ -586,21 +586,7 @@ def test_cli_imports_without_gymnasium_and_matplotlib():
 # certified updates (valid analysis): the premise the calibration rests on, observed
 
 
-class _Shifted:
-    """IntervalEnv whose reward is r + shift(s', a): a neighbouring reward function (|shift| <= 1)."""
-
-    def __init__(self, shift):
-        from privcal.rl.envs import IntervalEnv
-
-        self.env, self.shift = IntervalEnv(), shift
-        self.action_space, self.observation_space = self.env.action_space, self.env.observation_space
-
-    def reset(self, **kw):
-        return self.env.reset(**kw)
-
-    def step(self, action):
-        obs, r, term, trunc, info = self.env.step(action)
-        return obs, r + self.shift(float(obs[0]), int(action)), term, trunc, info
+from privcal.verify.claims_dpq import _ShiftedInterval as _Shifted  # noqa: E402  (r + shift(s', a) neighbours)
 
 
 SHIFTS = {  # r' - r: the paper's r + 1, and adversarial pairs pulling the two actions (or halves) apart

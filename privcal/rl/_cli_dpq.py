@@ -146,6 +146,27 @@ def _train(args, hp, progress):
                            delta=args.delta, guarantee=guarantee, seed=args.seed, progress=progress)
 
 
+def _references(non_private_last10) -> dict:
+    """The reference returns of the interval environment, and the non-private baseline's (or None)."""
+    from privcal.rl.envs import reference_return
+
+    random_mean, random_se = reference_return("random")
+    middle_mean, middle_se = reference_return("middle")
+    return {"random_policy_return": random_mean, "random_policy_return_se": random_se,
+            "move_to_middle_return": middle_mean, "move_to_middle_return_se": middle_se,
+            "non_private_last10": non_private_last10}
+
+
+def _reference_lines(refs: dict) -> list:
+    lines = []
+    if refs and refs["non_private_last10"] is not None:
+        lines.append(f"  non-private baseline  last 10 {refs['non_private_last10']:.3f} (same seed)")
+    if refs:
+        lines.append(f"  random policy         {refs['random_policy_return']:.2f} +- {refs['random_policy_return_se']:.2f}; "
+                     f"move to the middle {refs['move_to_middle_return']:.2f} (per episode, simulated)")
+    return lines
+
+
 #: bytes a run holds per sample, roughly: each revealed state is stored on every action's noise path
 #: (16 bytes in the path's store, 16 in its flat copy) plus the episode bookkeeping
 _BYTES_PER_SAMPLE_PER_ACTION = 48
@@ -177,8 +198,6 @@ def run(args: argparse.Namespace) -> int:
     from privcal import _validate as V
     from privcal.rl import dpq_agent
     from privcal.rl._progress import ProgressBar
-    from privcal.rl.envs import reference_return
-
     fmt = _cli_train.check_output_flags(args)
     if args.loop == "replay":
         return _run_replay(args, fmt)
@@ -216,13 +235,8 @@ def run(args: argparse.Namespace) -> int:
     out["variant"] = args.variant if args.method != "non-private" else None
     r = np.asarray(result.episode_returns, dtype=float)
     out.pop("episode_returns", None)  # in the series (csv rows; json keeps the key)
-    refs = {}
-    if not args.no_references:
-        random_mean, random_se = reference_return("random")
-        middle_mean, middle_se = reference_return("middle")
-        refs = {"random_policy_return": random_mean, "random_policy_return_se": random_se,
-                "move_to_middle_return": middle_mean, "move_to_middle_return_se": middle_se,
-                "non_private_last10": None if baseline is None else float(np.mean(baseline.episode_returns[-10:]))}
+    refs = {} if args.no_references else _references(
+        None if baseline is None else float(np.mean(baseline.episode_returns[-10:])))
     out["references"] = refs
     out["seconds"] = seconds
     episodes = np.arange(1, len(r) + 1)
@@ -241,11 +255,7 @@ def run(args: argparse.Namespace) -> int:
     if len(r):
         lines.append(f"  episodes              {len(r)}; mean return first 10 {r[:10].mean():.3f}, "
                      f"last 10 {r[-10:].mean():.3f}")
-    if refs:
-        if baseline is not None:
-            lines.append(f"  non-private baseline  last 10 {refs['non_private_last10']:.3f} (same seed)")
-        lines.append(f"  random policy         {random_mean:.2f} +- {random_se:.2f}; move to the middle "
-                     f"{middle_mean:.2f} (per episode, simulated)")
+    lines += _reference_lines(refs)
     lines.append(f"  time                  {seconds:.2f} s")
     spec = _cli_train.PlotSpec(
         episodes, args.method, r, title=f"{args.method} on the interval environment, T={hp.samples}, seed {args.seed}",
@@ -267,7 +277,6 @@ def _run_replay(args: argparse.Namespace, fmt: str) -> int:
     from privcal import _validate as V
     from privcal.rl import dpq_replay
     from privcal.rl._progress import ProgressBar
-    from privcal.rl.envs import reference_return
 
     wrong = [f for f, v in (("--samples", args.samples), ("--resets", args.resets), ("--lipschitz", args.lipschitz),
                             ("--update-clip", args.update_clip)) if v is not None]
@@ -309,13 +318,7 @@ def _run_replay(args: argparse.Namespace, fmt: str) -> int:
     seconds = time.perf_counter() - start
     out = result.to_dict()
     out.pop("episode_returns", None)
-    refs = {}
-    if not args.no_references:
-        random_mean, random_se = reference_return("random")
-        middle_mean, middle_se = reference_return("middle")
-        refs = {"random_policy_return": random_mean, "random_policy_return_se": random_se,
-                "move_to_middle_return": middle_mean, "move_to_middle_return_se": middle_se,
-                "non_private_last10": None if baseline is None else baseline.mean_return(10)}
+    refs = {} if args.no_references else _references(None if baseline is None else baseline.mean_return(10))
     out["references"] = refs
     report = None
     if args.privacy_report:
@@ -335,11 +338,7 @@ def _run_replay(args: argparse.Namespace, fmt: str) -> int:
              f"{config.noise_reset}",
              f"  privacy               {result.guarantee}",
              f"  episodes              {len(r)}; mean return first 10 {r[:10].mean():.3f}, last 10 {r[-10:].mean():.3f}"]
-    if refs:
-        if baseline is not None:
-            lines.append(f"  non-private baseline  last 10 {refs['non_private_last10']:.3f} (same seed)")
-        lines.append(f"  random policy         {refs['random_policy_return']:.2f} +- {refs['random_policy_return_se']:.2f}; "
-                     f"move to the middle {refs['move_to_middle_return']:.2f} (per episode, simulated)")
+    lines += _reference_lines(refs)
     if report is not None:
         lines += ["  " + line for line in report.describe().splitlines()]
     lines.append(f"  time                  {seconds:.2f} s")
