@@ -13,7 +13,7 @@ import time
 from privcal import _cli_out
 from privcal.rl import _cli_train
 
-__all__ = ["add_parser", "run", "DEFAULT_STEP", "DEFAULT_EVAL", "BOUND_CHOICES"]
+__all__ = ["add_parser", "run", "DEFAULT_EVAL", "BOUND_CHOICES"]
 
 #: --bound values: the one vocabulary (valid, paper) and each bound by name
 BOUND_CHOICES = ("valid", "paper", "pld", "rdp", "thm9", "theorem1", "lemma1", "theorem1_paper")
@@ -21,10 +21,6 @@ BOUND_CHOICES = ("valid", "paper", "pld", "rdp", "thm9", "theorem1", "lemma1", "
 DOMAINS = ("chain", "mountain-car", "hiv")
 #: Largest memory a run may ask for up front (bytes); larger requests are refused with this number.
 _MEMORY_BUDGET = 4 * 2**30
-#: Default constant step sizes (override with --step-size). Chain: 0.1, chosen on public simulated data so
-#: that the default run (m = N = 1000) learns: non-private GTD2 reaches MSPBE 0.0058 against 0.038 for
-#: theta = 0, and GPOPE at epsilon = 1 (valid RDP) 0.022 (seed 0; 0.01 barely moved: 0.029 non-private).
-DEFAULT_STEP = {"chain": 0.1, "mountain-car": 1e-3, "hiv": 1e-3}
 #: Size of the independent sample that estimates A, b, C for the MSPBE.
 DEFAULT_EVAL = {"chain": 20000, "mountain-car": 1000, "hiv": 200}
 
@@ -117,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     from privcal import _validate as V
     from privcal._rng import as_generator
     from privcal.rl._progress import ProgressBar
-    from privcal.rl.experiments_gpope import CLIP
+    from privcal.rl.experiments_gpope import CLIP, DEFAULT_STEP
     from privcal.calibrators.gpope import calibrate_report
     from privcal.rl.gpope_agent import gpope
     from privcal.rl.lstd import lstd, wis_lstd

@@ -124,6 +124,7 @@ _MOVED = {
     "RegretExperiment": "privcal.rl.experiments_pucb",
     "regret_experiment": "privcal.rl.experiments_pucb",
     "plot_regret": "privcal.rl.plots_pucb",
+    "regret_figure": "privcal.rl.plots_pucb",
     "counter_error_check": "privcal.rl.checks_pucb",
     "pucb_error_bound_check": "privcal.rl.checks_pucb",
     "collusion_attack": "privcal.rl.checks_pucb",
