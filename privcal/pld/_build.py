@@ -129,7 +129,7 @@ class _SubsampledDirection:
     def _preimage(self, l):
         """x(l) with L(x) = l, for l > log(1 - q) (elsewhere -inf)."""
         l = np.asarray(l, dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # np.where evaluates both branches
             small = np.abs(l) < 0.5
             inner = np.where(small, np.log(np.expm1(l) + self.q), l + np.log1p(-(1.0 - self.q) * np.exp(-l)))
         x = self.s * self.s * (inner - self.lq) + 0.5
