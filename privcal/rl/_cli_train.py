@@ -15,7 +15,12 @@ from typing import Any, Optional
 
 from privcal import _cli_out
 
-__all__ = ["add_output_flags", "check_output_flags", "emit", "PlotSpec"]
+__all__ = ["add_output_flags", "check_output_flags", "emit", "PlotSpec", "REFERENCES_NOTE"]
+
+#: What the references are, said in every format: they are computed without privacy (the non-private run
+#: reads the same data, or the same simulated users), so printing them is not covered by the run's guarantee.
+REFERENCES_NOTE = ("references are computed without privacy (the non-private baseline from the same data or "
+                   "simulated users): for comparison only, not covered by the privacy guarantee")
 
 
 def add_output_flags(p: argparse.ArgumentParser) -> None:
@@ -85,6 +90,9 @@ def emit(args: argparse.Namespace, fmt: str, record: Mapping[str, Any], text: st
         series: the curve's columns (csv rows; json arrays).
         spec: what to draw for ``--plot``.
     """
+    if record.get("references"):
+        record = {**record, "references": {**record["references"], "note": REFERENCES_NOTE}}
+        text = f"{text}\n  note                  {REFERENCES_NOTE}"
     _cli_out.emit(fmt, record, text, series)
     if args.plot is not None and spec is not None:
         import sys
