@@ -53,9 +53,15 @@ def _label(name: str, releases: Releases) -> str:
 
 
 def _epsilon(name: str, releases: Releases, sigma: float, delta: float) -> float:
+    return _epsilons(name, releases, sigma, [delta])[0]
+
+
+def _epsilons(name: str, releases: Releases, sigma: float, deltas) -> list[float]:
+    """Epsilon at each delta of one composition (composed once, priced at every delta)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        return float(ACCOUNTANTS[name]()._compose(releases.event(sigma))._epsilon(delta))
+        acc = ACCOUNTANTS[name]()._compose(releases.event(sigma))
+        return [float(acc._epsilon(float(d))) for d in deltas]
 
 
 def _releases(sensitivity, steps, sample_rate, sampling, neighbouring) -> Releases:
@@ -103,7 +109,7 @@ def epsilon_vs_steps(
         sample_rate: in (0, 1], or None (default) for no subsampling.
         sampling: "poisson" (default) or "without_replacement".
         neighbouring: the neighbouring relation (default: the sampling's natural one).
-        accountants: names among "exact", "rdp", "kov", "paper"; those that do not support the setting
+        accountants: names among :data:`ACCOUNTANT_ORDER` ("exact", "pld", "rdp", "kov", "paper"); those that do not support the setting
             are left out. Default: all four.
         points: number of step counts drawn, an int >= 2; default 40.
 
@@ -149,7 +155,7 @@ def profile(
         sample_rate: in (0, 1], or None (default) for no subsampling.
         sampling: "poisson" (default) or "without_replacement".
         neighbouring: the neighbouring relation (default: the sampling's natural one).
-        accountants: names among "exact", "rdp", "kov", "paper"; default all four.
+        accountants: names among :data:`ACCOUNTANT_ORDER` ("exact", "pld", "rdp", "kov", "paper"); default all.
         deltas: the deltas drawn, each in (0, 1); default 40 log-spaced values from 1e-12 to 0.1.
 
     Returns:
@@ -161,7 +167,7 @@ def profile(
     names = _accountants(accountants, releases)
     fig, ax = _pyplot().subplots(figsize=(6.4, 4.2))
     for name in names:
-        ax.plot(ds, [_epsilon(name, releases, sigma, float(d)) for d in ds], linestyle=_STYLE[name], label=_label(name, releases))
+        ax.plot(ds, _epsilons(name, releases, sigma, ds), linestyle=_STYLE[name], label=_label(name, releases))
     ax.set_xscale("log")
     ax.set_yscale("log")
     return _finish(ax, f"privacy profile: {releases.steps} releases, sigma = {sigma:g} ({_setting_text(releases)})",
@@ -188,7 +194,7 @@ def sigma_vs_epsilon(
         sample_rate: in (0, 1], or None (default) for no subsampling.
         sampling: "poisson" (default) or "without_replacement".
         neighbouring: the neighbouring relation (default: the sampling's natural one).
-        accountants: names among "exact", "rdp", "kov", "paper"; default all four.
+        accountants: names among :data:`ACCOUNTANT_ORDER` ("exact", "pld", "rdp", "kov", "paper"); default all.
         epsilons: target epsilons, each in (0, inf); default 25 log-spaced values from 0.1 to 10.
 
     Returns:
