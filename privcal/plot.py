@@ -110,7 +110,7 @@ def epsilon_vs_steps(
         sampling: "poisson" (default) or "without_replacement".
         neighbouring: the neighbouring relation (default: the sampling's natural one).
         accountants: names among :data:`ACCOUNTANT_ORDER` ("exact", "pld", "rdp", "kov", "paper"); those that do not support the setting
-            are left out. Default: all four.
+            are left out. Default: all.
         points: number of step counts drawn, an int >= 2; default 40.
 
     Returns:
