@@ -7,6 +7,7 @@ import pytest
 
 from privcal import gpope, subsampling
 from privcal.accountants import RDPAccountant
+from privcal.accounting.events import Releases
 from privcal.errors import InfeasibleError
 from privcal.rdp import GridEdgeWarning
 from privcal.table import gpope_table
@@ -35,9 +36,18 @@ def test_rdp_bound_is_valid_and_checked(reports):
 def test_default_sigma_uses_sensitivity_2h():
     # replace-one: the noise multiplier relative to the sensitivity 2h is sigma/2, so sigma is exactly
     # twice the sigma calibrated with the paper's sensitivity h by the same (without-replacement) accountant
-    two_h = gpope.calibrate(0.5, 1e-5, **SETTING)
-    h = gpope.calibrate(0.5, 1e-5, neighbouring="zero_out", **SETTING)
+    two_h = gpope.calibrate(0.5, 1e-5, bound="rdp", **SETTING)
+    rel = Releases(1.0, SETTING["iterations"], 1.0 / SETTING["trajectories"], "without_replacement", "replace_one")
+    h = RDPAccountant().sigma_for(rel, 0.5, 1e-5)
     assert two_h == pytest.approx(2 * h, rel=1e-6)
+    # zero-out does not rescue h: the null trajectory displaces another, so it is priced at 2h too
+    # (docs/pld.md 1.3; the realisable counterexample is in tests/test_pld_realisable.py)
+    for bound in ("rdp", "pld", "thm9"):
+        zero = gpope.calibrate(0.5, 1e-5, bound=bound, neighbouring="zero_out", **SETTING)
+        assert zero == pytest.approx(gpope.calibrate(0.5, 1e-5, bound=bound, **SETTING), rel=1e-9)
+    # Theorem 1 (valid) prices at the same 2h; with one trajectory nothing is displaced and h is exact
+    assert gpope._priced_per_clip("zero_out", 1000) == gpope._priced_per_clip("replace_one", 1000) == 2.0
+    assert gpope._priced_per_clip("zero_out", 1) == 1.0
 
 
 def test_default_is_the_tightest_valid_accountant_and_says_which():

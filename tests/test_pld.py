@@ -98,9 +98,10 @@ def test_without_replacement_below_rdp():
         acc = PLDAccountant().compose(event)
         lo, hi = acc.bracket(1e-5)
         assert 0 < lo <= hi <= RDPAccountant().compose(event).epsilon(1e-5)
-        # replace-one is priced by a dominating pair only: its lower end proves nothing about the mechanism
-        assert acc.realisable == (relation == "zero_out")
-        assert from_event(event).realisable == (relation == "zero_out")
+        # replace-one's pair is realised (docs/pld.md 1.2); zero-out is priced by the replace-one pair at 2x its
+        # sensitivity, a dominating pair only: its lower end proves nothing about a zero-out mechanism
+        assert acc.realisable == (relation == "replace_one")
+        assert from_event(event).realisable == (relation == "replace_one")
     assert PLDAccountant().compose(_poisson(0.1, 1.0, 3)).realisable
 
 

@@ -41,7 +41,7 @@ from numpy.typing import ArrayLike
 from .. import _validate as V
 from .. import composition, gaussian, kov, rdp, subsampling
 from ..errors import InfeasibleError, UnsupportedEventError
-from . import _search
+from . import _search, pairs
 from .events import (
     ApproxDPEvent,
     Event,
@@ -64,11 +64,13 @@ __all__ = [
 ]
 
 _GAUSSIAN_LEAVES = (GaussianEvent, GaussianProcessEvent)
-#: (sampling, neighbouring) pairs with a valid subsampled-Gaussian RDP bound here.
+#: (sampling, neighbouring) pairs with a valid subsampled-Gaussian RDP bound here: those with a proven
+#: dominating pair (``privcal.accounting.pairs``; zero-out without replacement is priced as replace-one at
+#: twice the sensitivity).
 _SUBSAMPLED_RDP = {
     ("poisson", Neighbouring.ADD_REMOVE): "Mironov-Talwar-Zhang 2019",
     ("without_replacement", Neighbouring.REPLACE_ONE): "Wang-Balle-Kasiviswanathan 2018, Thm 27",
-    ("without_replacement", Neighbouring.ZERO_OUT): "Wang-Balle-Kasiviswanathan 2018, Thm 27",
+    ("without_replacement", Neighbouring.ZERO_OUT): "Wang-Balle-Kasiviswanathan 2018, Thm 27, replace-one at 2x sensitivity",
 }
 _DEFAULT_RTOL = 1e-9
 # Below this noise multiplier a subsampled Gaussian's RDP is taken as inf, and a KOV epsilon as inf (upper
@@ -88,7 +90,9 @@ def _subsampled_gaussian(event: Event) -> bool:
 
 
 def _valid_subsampled_rdp(orders: np.ndarray, event: SubsampledEvent) -> np.ndarray:
-    """Valid RDP of one subsampled Gaussian release: MTZ 2019 (Poisson) or WBK 2018 Thm 27 (w/o repl.)."""
+    """Valid RDP of one subsampled Gaussian release: MTZ 2019 (Poisson) or WBK 2018 Thm 27 (w/o repl.,
+    replace-one; zero-out is priced as replace-one at twice the sensitivity, ``pairs.priced_event``)."""
+    event = pairs.priced_event(event)
     nm = _unwrap(event.event)[0].noise_multiplier
     if math.isinf(nm):  # no information released
         return np.zeros_like(orders)

@@ -55,8 +55,10 @@ class Neighbouring(str, enum.Enum):
       subsampling);
     * ``REPLACE_ONE`` ("replace_one"): one example replaced by another (the natural relation of
       fixed-size batches drawn without replacement; a clipped contribution of norm h has sensitivity 2h);
-    * ``ZERO_OUT`` ("zero_out"): one example replaced by a null one (sensitivity h; the convention of
-      the GPOPE paper).
+    * ``ZERO_OUT`` ("zero_out"): one example replaced by a null one (a clipped contribution of norm h
+      has sensitivity h). Under sampling without replacement the null example still takes a slot of the
+      fixed-size batch, displacing another example, so privcal prices it as replace-one at twice the
+      sensitivity (``privcal.accounting.pairs``; the Poisson pair would be optimistic, Lebeda et al. 2024).
 
     The names follow dp_accounting's ``NeighboringRelation`` (ADD_OR_REMOVE_ONE, REPLACE_ONE,
     REPLACE_SPECIAL).
@@ -97,7 +99,8 @@ def _neighbouring(value, sampling: str) -> Neighbouring:
             warnings.warn(
                 "sampling='without_replacement' prices replace-one neighbours: sensitivity must be that of "
                 "replacing one example (2C for a sum of contributions clipped to C, where add/remove gives C); "
-                "pass neighbouring='replace_one' (or 'zero_out') to state it",
+                "pass neighbouring='replace_one' to state it ('zero_out' takes C but is priced as replace-one "
+                "at 2C: the null example displaces another from the batch)",
                 NeighbouringWarning,
                 stacklevel=_user_stacklevel(),
             )

@@ -12,8 +12,11 @@ Verdicts (evidence in tests/test_gpope_accounting.py and tests/test_subsampling.
   neighbours (Def. 1, "differ by exactly one point", with m fixed so that q = 1/m) *and* under
   add/remove: the output is one trajectory's gradient (not a sum), so changing the data set swaps the
   released vector for another one in the h-ball -- e.g. b_hat and -b_hat at theta = w = 0. The paper's
-  h (proof of Lemma 1: "without loss of generality ... sum of the others = 0") is right only for the
-  zero-out relation (a trajectory replaced by a null one whose clipped gradient is 0).
+  h (proof of Lemma 1: "without loss of generality ... sum of the others = 0") is not rescued by the
+  zero-out relation either (a trajectory replaced by a null one whose clipped gradient is 0): the null
+  trajectory is still drawn with probability 1/m in place of another, so with the others at -h the pair is
+  (1 - q) N(-h) + q N(+h) against (1 - q) N(-h) + q N(0) (Lebeda, Regehr, Kamath & Steinke 2024), and privcal
+  prices zero-out as replace-one at 2h (``privcal.accounting.pairs``, docs/pld.md section 1).
 * Theorem 1 as printed is false for any constants: with epsilon near c1 N/m^2 and N >> m^2 the printed
   sigma tends to 0 and the mechanism is not (epsilon, delta)-DP (a post-processing lower bound in the
   tests, even with the paper's sensitivity h). Its appendix is not self-consistent either (see
@@ -37,6 +40,7 @@ from numpy.typing import ArrayLike
 
 from .. import _validate as V
 from .. import rdp, subsampling
+from ..accounting import pairs
 from ..accounting.accountants import ACCOUNTANTS, PaperAccountant, RDPAccountant
 from ..accounting.events import Neighbouring, Releases, SelfComposedEvent, _unwrap
 from ..errors import InfeasibleError
@@ -75,6 +79,18 @@ __all__ = [
 SENSITIVITY_PER_CLIP = {"replace_one": 2.0, "add_remove": 2.0, "zero_out": 1.0}
 #: Former name of :data:`SENSITIVITY_PER_CLIP`, keyed by the former spellings ("replace" = replace-one).
 ADJACENCIES = {"replace": 2.0, "add_remove": 2.0, "zero_out": 1.0}
+
+
+def _priced_per_clip(neighbouring: str, trajectories: int) -> float:
+    """The sensitivity, in units of h, at which the valid bounds price one iteration under ``neighbouring``:
+    2 for every relation when m > 1 -- zero-out included, since the null trajectory still takes the
+    draw's slot and displaces another one, so zero-out is priced as replace-one at twice its sensitivity h
+    (``privcal.accounting.pairs``; docs/pld.md, section 1.3) -- and the relation's own sensitivity at m = 1."""
+    if trajectories > 1:
+        return 2.0
+    return SENSITIVITY_PER_CLIP[neighbouring]
+
+
 #: The sampling each relation implies: one of m trajectories drawn per iteration is Poisson-like under
 #: add/remove (``rdp_per_iteration``), a fixed batch of one drawn without replacement otherwise.
 _SAMPLING = {"replace_one": "without_replacement", "add_remove": "poisson", "zero_out": "without_replacement"}
@@ -158,7 +174,9 @@ def sensitivity(clip: float, neighbouring: Relation = "replace_one", *, adjacenc
     swaps x for x': 2h. Add/remove also gives 2h: removing x replaces the component N(clip(B(x)), .) of the
     output mixture by the other trajectories' components, which may sit at -h (a sum over a Poisson
     batch would give h, a single sampled gradient does not). Zero-out (x replaced by a null trajectory
-    whose clipped gradient is 0): h -- the paper's convention (:func:`sensitivity_paper`).
+    whose clipped gradient is 0): h -- the paper's convention (:func:`sensitivity_paper`); but the valid
+    bounds still price it at 2h, because the null trajectory displaces another from the draw (see
+    :func:`rdp_per_iteration`).
 
     Args:
         clip: h, the l2 clipping norm of one gradient, in (0, inf).
@@ -212,7 +230,9 @@ def rdp_per_iteration(
       joint quasi-convexity of D_alpha (van Erven & Harremoes 2014, Thm 13) the divergence is at most the
       worst single pair (1-q) N(g_i) + q N(g_x) vs N(g_i), shift <= 2h, and that pair is attained.
     * "replace_one": WBK 2018 Thm 9, full sum, base Gaussian at s = sigma/2 (replace-one sensitivity 2h).
-    * "zero_out": WBK 2018 Thm 9 at s = sigma (x replaced by a null trajectory; sensitivity h).
+    * "zero_out": the same as "replace_one" (x replaced by a null trajectory has sensitivity h, but the null
+      trajectory still takes the draw's slot, displacing another: priced as replace-one at 2h; at m = 1
+      nothing is displaced and s = sigma).
 
     (The two without-replacement cases use WBK's Gaussian-specific Thm 27, never above Thm 9.)
 
@@ -238,7 +258,7 @@ def rdp_per_iteration(
 
 def _rdp_per_iteration(orders: np.ndarray, sigma: float, *, trajectories: int, neighbouring: str = "replace_one") -> np.ndarray:
     """:func:`rdp_per_iteration` for validated inputs."""
-    s = sigma / SENSITIVITY_PER_CLIP[neighbouring]
+    s = sigma / _priced_per_clip(neighbouring, trajectories)
     if neighbouring == "add_remove":
         return subsampling._rdp_poisson_gaussian(orders, s, 1.0 / trajectories)
     return subsampling._rdp_without_replacement_gaussian(orders, s, 1.0 / trajectories)
@@ -517,7 +537,7 @@ def _theorem1_sigma(epsilon: float, delta: float, *, iterations: int, trajectori
             f"GPOPE Theorem 1 (valid constants) needs {eps_min:.4g} <= epsilon <= {eps_max:.4g} for "
             f"iterations={n}, trajectories={m}, delta={d:g}; got epsilon={e:g}"
         )
-    return SENSITIVITY_PER_CLIP[neighbouring] * THEOREM1_C2 * math.sqrt(n * math.log(1.0 / d)) / (m * e)
+    return _priced_per_clip(neighbouring, m) * THEOREM1_C2 * math.sqrt(n * math.log(1.0 / d)) / (m * e)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -582,6 +602,7 @@ class _Thm9Accountant(RDPAccountant):
     name = "rdp-thm9"
 
     def _subsampled_rdp(self, event, orders):
+        event = pairs.priced_event(event)  # zero-out: replace-one at twice the sensitivity
         if event.sampling == "without_replacement":
             nm = _unwrap(event.event)[0].noise_multiplier
             if math.isinf(nm):  # no information released
@@ -773,8 +794,9 @@ def calibrate(
         clip: h, the l2 clipping norm of one gradient, in (0, inf); default 1 (does not change sigma).
         bound: one of :data:`BOUNDS` (above); default "best".
         neighbouring: the neighbouring relation: "replace_one" (default: one trajectory replaced; sensitivity
-            2h), "add_remove" (2h) or "zero_out" (h: the paper's convention, a trajectory replaced by a
-            null one).
+            2h), "add_remove" (2h) or "zero_out" (a trajectory replaced by a null one: sensitivity h, the
+            paper's convention, but priced as replace-one at 2h by the valid bounds, because the null
+            trajectory displaces another from the draw).
         adjacency: former name of ``neighbouring`` (deprecated; its "replace" is "replace_one").
 
     Returns:

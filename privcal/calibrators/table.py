@@ -560,7 +560,8 @@ _GPOPE_COLUMNS = {
                   "2h), certified upper end", False),
     "rdp": Column("rdp", "RDP (WBK Thm 27)", "valid: subsampled RDP, replace-one neighbours (sensitivity 2h), Thm 27 <= Thm 9", False),
     "thm9": Column("thm9", "RDP (Thm 9)", "valid: WBK Thm 9 alone, full sum over j = 2..alpha", False),
-    "rdp_h": Column("rdp_h", "RDP, sens. h", "valid only for zero-out neighbours (the paper's sensitivity h)", True),
+    "rdp_h": Column("rdp_h", "RDP, sens. h", "paper's sensitivity h (WBK Thm 27 at h): not valid under replace-one, nor "
+                    "under zero-out (the null trajectory displaces another; docs/pld.md 1.3)", True),
     "theorem1": Column("theorem1", "Thm 1 valid", "Theorem 1's closed form with derived constants (inf outside its proven range)", False),
     "lemma1": Column("lemma1", "Lemma 1", "paper: GPOPE Lemma 1 (j = 2 term only) + moments tail, sensitivity h", True),
     "theorem1_paper": Column("theorem1_paper", "Thm 1 paper", "paper: Theorem 1 as printed, c2 = 2", True),
@@ -623,11 +624,15 @@ def gpope_table(
     for eps in epsilons:
         sigmas = {}
         for key, kw in (
-            ("pld", dict(bound="pld")), ("rdp", dict(bound="rdp")), ("thm9", dict(bound="thm9")), ("rdp_h", dict(bound="rdp", neighbouring="zero_out")),
+            ("pld", dict(bound="pld")), ("rdp", dict(bound="rdp")), ("thm9", dict(bound="thm9")), ("rdp_h", None),
             ("theorem1", dict(bound="theorem1")), ("lemma1", dict(bound="lemma1")), ("theorem1_paper", dict(bound="theorem1_paper")),
         ):
             try:
-                sigmas[key] = gpope._calibrate_report(eps, delta, **setting, **kw).sigma
+                if kw is None:  # the paper's sensitivity h under the replace-one pair: RDP's sigma, not valid
+                    sigmas[key] = RDPAccountant()._sigma_for(
+                        Releases._unchecked(1.0, n, 1.0 / m, "without_replacement", Neighbouring.REPLACE_ONE), eps, delta)
+                else:
+                    sigmas[key] = gpope._calibrate_report(eps, delta, **setting, **kw).sigma
             except InfeasibleError:
                 sigmas[key] = math.inf
         ref = sigmas["pld"]
@@ -643,7 +648,8 @@ def gpope_table(
     params = {"trajectories": m, "iterations": n, "sample_rate": 1.0 / m}
     notes = (
         "sigma is Algorithm 1's noise multiplier (noise h N(0, sigma^2 I)); one trajectory's clipped gradient has "
-        "sensitivity 2h under the paper's replace-one neighbours (h only if a trajectory is replaced by a null one).",
+        "sensitivity 2h under the paper's replace-one neighbours; a trajectory replaced by a null one has sensitivity h "
+        "but still displaces another from the draw, so zero-out is priced at 2h too (docs/pld.md 1.3).",
         "Thm 1 valid is inf where epsilon lies outside the range its constants are proven for "
         "(privcal.gpope.theorem1_epsilon_range).",
     )

@@ -19,6 +19,7 @@ from ..accounting.events import (
     _flatten,
     _unwrap,
 )
+from ..accounting import pairs
 from ..errors import UnsupportedEventError
 from . import _build, _compose
 
@@ -59,14 +60,11 @@ def _leaf_supported(event: Event) -> bool:
 
 
 def _realisable(ledger) -> bool:
-    """Whether the pairs priced for these leaves are realisable worst cases (so the lower end bounds the
-    mechanism's own epsilon from below): all but sampling without replacement under replace-one, whose
-    pair here only dominates (Koskela et al.'s replace-one pair is less lossy)."""
-    return not any(
-        isinstance(leaf, SubsampledEvent) and leaf.sample_rate < 1.0 and leaf.sampling == "without_replacement"
-        and leaf.neighbouring == Neighbouring.REPLACE_ONE
-        for leaf, _ in ledger
-    )
+    """Whether the pairs priced for these leaves are realised by two neighbouring data sets (so the lower
+    end bounds the mechanism's own epsilon from below): all but sampling without replacement under zero-out
+    neighbours, which is priced by the replace-one pair at twice the sensitivity (a dominating pair, not a
+    zero-out one; ``privcal.accounting.pairs``, docs/pld.md section 1)."""
+    return all(pairs.realisable(leaf) for leaf, _ in ledger if isinstance(leaf, SubsampledEvent))
 
 
 def supports(event: Event) -> bool:
@@ -94,7 +92,7 @@ def _factors(ledger) -> list:
             mu2 += n * leaf.mu * leaf.mu
             continue
         if isinstance(leaf, SubsampledEvent):
-            nm = _unwrap(leaf.event)[0].noise_multiplier
+            nm = _unwrap(pairs.priced_event(leaf).event)[0].noise_multiplier  # zero-out w/o repl.: 2x sensitivity
             if math.isinf(nm):
                 continue
             if leaf.sample_rate >= 1.0:

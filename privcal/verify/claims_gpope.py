@@ -57,8 +57,9 @@ def _mp_log_moment(alpha: int, q: float, s: float) -> float:
            "& Zhang 2019); hypothesis over q in [1e-3, 0.5], sigma in [0.3, 5], integer lambda in 1..64; the "
            "counterexample re-checked by mpmath quadrature",
     function="privcal.subsampling.rdp_gpope_lemma1_paper",
-    corrected="No closed form of this shape: use the full WBK 2018 Thm 9 sum (or the exact Poisson RDP for the "
-              "zero-out pair) with the valid sensitivity 2h, i.e. noise multiplier sigma/2.",
+    corrected="No closed form of this shape: use the full WBK 2018 Thm 9 sum with the valid sensitivity 2h, i.e. "
+              "noise multiplier sigma/2 (one trajectory drawn without replacement; zero-out neighbours are priced "
+              "the same way: the null trajectory displaces another, docs/pld.md 1.3).",
     corrected_function="privcal.subsampling.rdp_without_replacement_gaussian",
 )
 def _lemma1(ctx) -> Outcome:
@@ -163,7 +164,9 @@ def _large_sigma(ctx) -> Outcome:
            "are never more than 2h apart",
     function="privcal.gpope.sensitivity_paper",
     corrected="Sensitivity 2h under replace-one (and add/remove) adjacency: noise multiplier sigma/2 in "
-              "sensitivity units; h only for the zero-out relation.",
+              "sensitivity units. Zero-out neighbours do not rescue h: the null trajectory still takes the draw's "
+              "slot, so the pair is (1-q)N(-h)+qN(+h) against (1-q)N(-h)+qN(0), priced as replace-one at 2h "
+              "(docs/pld.md 1.3).",
     corrected_function="privcal.gpope.sensitivity",
 )
 def _sensitivity(ctx) -> Outcome:

@@ -1,0 +1,102 @@
+r"""Which dominating pair privcal prices for each (sampling scheme, neighbouring relation), and why.
+
+One place decides this for every accountant that prices subsampled Gaussian releases (the RDP accountant
+and ``privcal.pld``); the proofs are in ``docs/pld.md``, section 1. With s the noise multiplier (sigma over
+the sensitivity meant under the event's relation) and q the sample rate:
+
+* **Poisson, add/remove** — priced by the pair A = (1 - q) N(0, s^2) + q N(1, s^2) against B = N(0, s^2) and
+  its reverse (B, A): the two directions of a tight dominating pair (Zhu, Dong & Wang 2022, arXiv
+  2106.08567, Sec. 5 and Thm 10 for adaptive composition; Mironov, Talwar & Zhang 2019 for its RDP).
+  Realised by a data set whose other examples contribute 0 and an added example contributing 1.
+* **Without replacement, replace-one** — the same pair at the replace-one sensitivity (Balle, Barthe &
+  Gaboardi 2018, arXiv 1807.01647, Thm 10 gives its profile; Zhu, Dong & Wang 2022, Sec. 5, domination for
+  composition; Wang, Balle & Kasiviswanathan 2018, Thm 9 / 27 for its RDP). Realised too: with a fixed batch
+  of b out of n, D = (a, c, ..., c) and D' = (c, c, ..., c) with f(a) - f(c) = the sensitivity give, after a
+  shift by b f(c), exactly A against B (the replaced record is in the batch with probability q = b / n,
+  and whoever fills the batch otherwise contributes f(c)).
+* **Without replacement, zero-out** — one record replaced by a null record with f(null) = 0. The Poisson
+  pair at the zero-out sensitivity is **not** a dominating pair here (Lebeda, Regehr, Kamath & Steinke 2024,
+  arXiv 2405.20769, the Poisson-versus-without-replacement pitfall): the null record still takes a slot in
+  the fixed-size batch, so it displaces another record. Realisable counterexample: others contribute -C,
+  the differing record +C against null, giving (1 - q) N(-C) + q N(+C) against (1 - q) N(-C) + q N(0).
+  privcal prices zero-out as replace-one on the universe X u {null} at **twice** the zero-out sensitivity:
+  every zero-out neighbour pair is a replace-one pair there, and ||f(x) - f(x')|| <= ||f(x) - f(null)|| +
+  ||f(null) - f(x')|| <= 2 Delta. That pair dominates (previous item), but it is not realised by a
+  zero-out pair, so its lower end does not prove a zero-out mechanism non-private
+  (:func:`realisable` is False; ``privcal.pld.realisable`` prices the realisable pair above from below).
+  With q = 1 nothing is displaced: the release is the plain Gaussian at the zero-out sensitivity.
+
+Any other (sampling, relation) pair (e.g. Poisson with replace-one) has no proof here and is refused by
+every accountant (``UnsupportedEventError`` naming the pair).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .events import GaussianEvent, Neighbouring, SubsampledEvent, _unwrap
+
+__all__ = ["PRICED", "REFUSED_REASON", "priced_event", "realisable", "sensitivity_factor"]
+
+#: (sampling, relation) -> (the relation priced, the factor on the event's sensitivity, the source).
+PRICED = {
+    ("poisson", Neighbouring.ADD_REMOVE): (
+        Neighbouring.ADD_REMOVE, 1.0, "Poisson pair; Zhu-Dong-Wang 2022 Sec. 5, Mironov-Talwar-Zhang 2019"),
+    ("without_replacement", Neighbouring.REPLACE_ONE): (
+        Neighbouring.REPLACE_ONE, 1.0, "Balle-Barthe-Gaboardi 2018 Thm 10; Zhu-Dong-Wang 2022 Sec. 5; WBK 2018 Thm 9/27"),
+    ("without_replacement", Neighbouring.ZERO_OUT): (
+        Neighbouring.REPLACE_ONE, 2.0, "replace-one on X u {null} at twice the sensitivity (docs/pld.md, 1.3)"),
+}
+
+#: Why a (sampling, relation) pair outside :data:`PRICED` is refused.
+REFUSED_REASON = ("no dominating pair is proven here for {sampling} sampling with {relation} neighbours "
+                  "(priced: poisson/add_remove, without_replacement/replace_one, without_replacement/zero_out)")
+
+
+def sensitivity_factor(event: SubsampledEvent) -> float:
+    """Factor on the event's sensitivity under which privcal prices it: 2 for sampling without replacement
+    under zero-out neighbours at a sample rate below 1 (replace-one on X u {null}), else 1.
+
+    Args:
+        event: a subsampled event with a priced (sampling, relation) pair.
+
+    Returns:
+        1.0 or 2.0.
+    """
+    if event.sample_rate >= 1.0:
+        return 1.0
+    return PRICED[(event.sampling, event.neighbouring)][1]
+
+
+def priced_event(event: SubsampledEvent) -> SubsampledEvent:
+    """The subsampled Gaussian release privcal actually prices for ``event`` (see the module docstring):
+    ``event`` itself, except without replacement under zero-out (q < 1), which becomes replace-one with the
+    noise multiplier halved (the sensitivity doubled).
+
+    Args:
+        event: a subsampled Gaussian (or Gaussian-process) release with a priced (sampling, relation) pair.
+
+    Returns:
+        a SubsampledEvent around a GaussianEvent.
+    """
+    factor = sensitivity_factor(event)
+    if factor == 1.0:
+        return event
+    nm = _unwrap(event.event)[0].noise_multiplier
+    inner = GaussianEvent._unchecked(nm / factor if math.isfinite(nm) else nm)
+    relation = PRICED[(event.sampling, event.neighbouring)][0]
+    return SubsampledEvent._unchecked(inner, event.sample_rate, event.sampling, relation)
+
+
+def realisable(event: SubsampledEvent) -> bool:
+    """Whether the pair priced for ``event`` is realised by two neighbouring data sets under its relation
+    (so that a certified lower bound of the pair bounds the mechanism's own epsilon from below): True for
+    Poisson add/remove and without-replacement replace-one, False for without-replacement zero-out at q < 1.
+
+    Args:
+        event: a subsampled event with a priced (sampling, relation) pair.
+
+    Returns:
+        True or False.
+    """
+    return sensitivity_factor(event) == 1.0

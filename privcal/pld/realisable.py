@@ -1,0 +1,287 @@
+r"""Certified *lower* bounds on epsilon from realisable worst-case pairs of neighbouring data sets.
+
+An accountant prices a dominating pair; a verdict "not private" needs the opposite: two neighbouring
+data sets D, D' and a certified lower bound on the hockey-stick divergence of M(D) against M(D'). This
+module builds, for every (sampling, relation) pair privcal prices, the output distributions of the sum of
+clipped contributions on such a pair (docs/pld.md, section 1), and bounds their epsilon from below.
+
+Worst cases, in units of the sensitivity under the event's relation (noise multiplier s):
+
+* Gaussian release: N(1, s^2) against N(0, s^2).
+* Poisson, add/remove: (1 - q) N(0, s^2) + q N(1, s^2) against N(0, s^2) (others contribute 0).
+* Without replacement, replace-one: the same pair (D = (a, c, ..., c), D' = (c, ..., c), f(a) - f(c) = 1;
+  shifted by the batch's b f(c)).
+* Without replacement, zero-out (sensitivity C = 1 = ||f(x) - f(null)||): others contribute -1, the differing
+  record +1 against null (0): (1 - q) N(0, s^2) + q N(2, s^2) against (1 - q) N(0, s^2) + q N(1, s^2) after a
+  shift by b (Lebeda, Regehr, Kamath & Steinke 2024, arXiv 2405.20769: the null record displaces another
+  record from the fixed-size batch).
+
+The same D, D' serve every step of a history, and the steps sample independently, so the composed outputs
+are the products of these pairs (both orders D, D' and D', D are evaluated; the larger counts).
+
+How the lower bound is certified (every step only lowers the hockey-stick divergence):
+
+1. **Binning** (post-processing): the real line is cut into ``bins`` cells; the pair of cell masses is a
+   post-processing of the pair, so by data processing its divergence, and that of any composition of binned
+   pairs, is at most the true one. The cell masses are differences of normal tails computed in log space;
+   their absolute error is bounded by ``kappa`` (below) and charged as a total-variation perturbation.
+2. **Rounding losses down**: each binned atom's privacy loss l_i = log(p_i / q_i) is rounded down to the grid
+   h Z, keeping its P-mass. delta(eps) = E_P[(1 - e^{eps - L})_+] with L the sum of the steps' losses under
+   the product of the P's; rounding every step's loss down lowers L pointwise, so the computed delta is a lower
+   bound (first order in h: the grid is fine).
+3. **Composition** by ``privcal.pld._compose.compose`` with its round-off and window bounds, read on the
+   lower side (``_epsilon_side(..., upper=False)``).
+4. **kappa**: every computed cell mass is within a relative r of the exact one (``log_ndtr`` to a relative
+   4 u (2 + |log tail|) of each tail, amplified by the subtraction's cancellation, plus the rounding of the
+   mixture's sum), so every atom of a T-fold product is within R = (1 + r)^T - 1; on the atoms where
+   p~ > e^eps q~ this moves delta by at most R (1 + (1 + R) / (1 - R)) (relative errors cannot be amplified by
+   e^eps there). The target delta is raised by that.
+
+Releases privcal has no realisable pair for (Laplace, (epsilon, delta) events) are dropped from the history:
+ignoring a release's output is a post-processing, so the bound stays a lower bound.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+from scipy.special import log_ndtr
+
+from .. import _validate as V
+from ..accounting import pairs
+from ..accounting.events import (
+    Event,
+    GaussianEvent,
+    GaussianProcessEvent,
+    Neighbouring,
+    SubsampledEvent,
+    flatten,
+    unwrap,
+)
+from . import _build, _compose
+from ._distribution import _epsilon_side
+
+__all__ = ["MixturePair", "worst_case_pair", "epsilon_lower", "delta_lower"]
+
+_U = 2.0**-53
+#: reach of the binned line beyond the extreme means, in noise standard deviations (tail mass < 1e-33)
+_REACH = 12.0
+
+
+@dataclass(frozen=True)
+class MixturePair:
+    """P = sum_i p_weights[i] N(p_means[i], s^2) against Q = sum_j q_weights[j] N(q_means[j], s^2) on the line
+    (units of the sensitivity), the output laws of a realisable worst-case pair of neighbouring data sets.
+
+    Attributes:
+        p_weights, p_means: mixture weights and means of P (M(D)).
+        q_weights, q_means: mixture weights and means of Q (M(D')).
+        s: the noise standard deviation (the noise multiplier), in (0, inf).
+        what: the data sets realising the pair, in words.
+    """
+
+    p_weights: tuple
+    p_means: tuple
+    q_weights: tuple
+    q_means: tuple
+    s: float
+    what: str
+
+
+def worst_case_pair(event: Event) -> Optional[MixturePair]:
+    """The realisable worst-case pair of one release (see the module docstring), or None for releases with
+    none here (Laplace, (epsilon, delta) events) or that release nothing (infinite noise).
+
+    Args:
+        event: a Gaussian or Gaussian-process release, or a subsampled one (any priced sampling/relation).
+
+    Returns:
+        a :class:`MixturePair` or None.
+    """
+    if not isinstance(event, Event):
+        raise ValueError(f"event must be a privcal Event, got {event!r}")
+    inner, n = unwrap(event)
+    if n != 1:
+        raise ValueError(f"event must be a single release (use epsilon_lower for histories), got {event!r}")
+    if isinstance(inner, (GaussianEvent, GaussianProcessEvent)):
+        s = inner.noise_multiplier
+        return None if math.isinf(s) else MixturePair((1.0,), (1.0,), (1.0,), (0.0,), s, "f(D) - f(D') = sensitivity")
+    if not isinstance(inner, SubsampledEvent):
+        return None
+    base, m = unwrap(inner.event)
+    if m != 1 or not isinstance(base, (GaussianEvent, GaussianProcessEvent)) or math.isinf(base.noise_multiplier):
+        return None
+    if (inner.sampling, inner.neighbouring) not in pairs.PRICED:
+        raise ValueError(pairs.REFUSED_REASON.format(sampling=inner.sampling, relation=inner.neighbouring))
+    s, q = base.noise_multiplier, inner.sample_rate
+    if q >= 1.0:
+        return MixturePair((1.0,), (1.0,), (1.0,), (0.0,), s, "the whole data set; f(D) - f(D') = sensitivity")
+    if inner.sampling == "without_replacement" and inner.neighbouring == Neighbouring.ZERO_OUT:
+        return MixturePair((1.0 - q, q), (0.0, 2.0), (1.0 - q, q), (0.0, 1.0), s,
+                           "others contribute -C, the record +C against null (0); the null record displaces one")
+    if inner.sampling == "poisson":
+        what = "others contribute 0, the added record 1"
+    else:
+        what = "D = (a, c, ..., c), D' = (c, ..., c), f(a) - f(c) = sensitivity"
+    return MixturePair((1.0 - q, q), (0.0, 1.0), (1.0,), (0.0,), s, what)
+
+
+def _tail_error(log_tail):
+    """Relative error bound of a normal tail from ``log_ndtr``: 4 u (2 + |log tail|) (the accuracy
+    ``privcal.pld._build`` assumes, checked against mpmath in tests/test_pld_realisable.py)."""
+    return 4 * _U * (2.0 + np.abs(log_tail))
+
+
+def _log_cell_masses(edges: np.ndarray, mean: float, s: float):
+    """log of the N(mean, s^2) mass of each cell (edges[i], edges[i+1]) and of the two outer half-lines,
+    each the difference of the two ends' tails on the side of the smaller tail; and the relative error bound
+    of each mass: (e_a + e_b e^{b - a}) / (1 - e^{b - a}) + 4 u for the tails a > b at the ends (relative
+    errors e_a, e_b), from the subtraction's cancellation."""
+    z = (edges - mean) / s
+    lo_tail = log_ndtr(z)  # log P(X <= edge)
+    hi_tail = log_ndtr(-z)  # log P(X > edge)
+    upper_side = z[:-1] >= 0  # both ends above the mean: difference of upper tails
+    a = np.where(upper_side, hi_tail[:-1], lo_tail[1:])  # log of the larger tail of the two ends
+    b = np.where(upper_side, hi_tail[1:], lo_tail[:-1])
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        frac = -np.expm1(b - a)  # 1 - e^{b - a}, in (0, 1]
+        inner = a + np.log(frac)
+        rel = (_tail_error(a) + _tail_error(b) * np.exp(b - a)) / frac + 4 * _U
+    logs = np.concatenate([[lo_tail[0]], inner, [hi_tail[-1]]])
+    rel = np.concatenate([[_tail_error(lo_tail[0])], rel, [_tail_error(hi_tail[-1])]])
+    return logs, np.where(np.isfinite(logs), rel, 0.0)
+
+
+def _binned(pair: MixturePair, bins: int):
+    """(log P-mass, log Q-mass) of each cell of the binned line, and r: a bound on the relative error of
+    every computed cell mass (the mixture's sum adds 2 u per component)."""
+    means = pair.p_means + pair.q_means
+    edges = np.linspace(min(means) - _REACH * pair.s, max(means) + _REACH * pair.s, bins + 1)
+    out, r = [], 0.0
+    for weights, centres in ((pair.p_weights, pair.p_means), (pair.q_weights, pair.q_means)):
+        logs = []
+        for w, m in zip(weights, centres):
+            lm, rel = _log_cell_masses(edges, m, pair.s)
+            logs.append(math.log(w) + lm)
+            r = max(r, float(rel.max()) + 2 * _U * (len(weights) + 1))
+        out.append(np.logaddexp.reduce(np.vstack(logs), axis=0))
+    return out[0], out[1], r
+
+
+def _perturbation(r: float, steps: int) -> float:
+    """Bound on how far a delta computed from cell masses with relative errors <= r exceeds the delta of
+    the exact cell masses, after ``steps`` products: with R = (1 + r)^steps - 1 the relative error of every
+    composed atom, sum over atoms with p~ > e^eps q~ of (p~ - p) + e^eps (q - q~) <= R p (1 + (1 + R) / (1 - R))."""
+    big = math.expm1(steps * math.log1p(r))
+    if big >= 0.5:
+        return math.inf
+    return big * (1.0 + (1.0 + big) / (1.0 - big))
+
+
+def _rounded_pmf(lp: np.ndarray, lq: np.ndarray, h: float) -> _build.Pmf:
+    """P-masses of the binned atoms at their losses rounded down to h Z (mass with Q = 0 at +inf); each
+    grid atom's error bound is (atoms summed into it + 4) u times its mass (exp, then the sum)."""
+    keep = np.isfinite(lp)
+    lp, lq = lp[keep], lq[keep]
+    p = np.exp(lp)
+    finite = np.isfinite(lq)
+    inf_mass = float(p[~finite].sum())
+    idx = np.floor((lp[finite] - lq[finite]) / h).astype(np.int64)
+    off = int(idx.min())
+    mass = np.bincount(idx - off, weights=p[finite])
+    count = np.bincount(idx - off)
+    err = (count + 4.0) * _U * mass
+    return _build.Pmf(off, mass, min(inf_mass, 1.0), h, err_mass=float(err.sum()), err_atoms=err)
+
+
+def _directions(pair: MixturePair) -> tuple[MixturePair, MixturePair]:
+    """(P, Q) and (Q, P): both orders of the neighbouring data sets."""
+    rev = MixturePair(pair.q_weights, pair.q_means, pair.p_weights, pair.p_means, pair.s, pair.what)
+    return pair, rev
+
+
+def _composed(event: Event, h: float, bins: int, tail: float):
+    """For both orders: the composed rounded PMF and the summed kappa (P and Q) over all steps."""
+    groups: dict = {}
+    for leaf, n in flatten(event):
+        pair = worst_case_pair(leaf)
+        if pair is not None:
+            groups[pair] = groups.get(pair, 0) + n
+    if not groups:
+        return []
+    out = []
+    for d in (0, 1):
+        factors, r, steps = [], 0.0, 0
+        for pair, n in groups.items():
+            lp, lq, r_pair = _binned(_directions(pair)[d], bins)
+            factors.append((_rounded_pmf(lp, lq, h), n))
+            r, steps = max(r, r_pair), steps + n
+        out.append((_compose.compose(factors, tail), _perturbation(r, steps)))
+    return out
+
+
+def _grid(event: Event) -> float:
+    """A loss grid fine enough that rounding down costs little: about 1 / (200 sqrt(steps)) of a nat,
+    a power of two, in [2^-17, 2^-8]."""
+    steps = sum(n for _, n in flatten(event))
+    h = 0.005 / math.sqrt(steps)
+    return 2.0 ** max(min(math.floor(math.log2(h)), -8), -17)
+
+
+def epsilon_lower(event: Event, delta: float, *, value_discretization: Optional[float] = None,
+                  bins: int = 20_000) -> float:
+    """Certified lower bound on the epsilon at ``delta`` of every mechanism that sums contributions whose
+    sensitivity is attained, run as ``event`` describes, on the realisable worst-case pair of neighbouring
+    data sets (module docstring): the mechanism is not (epsilon, delta)-DP for any epsilon below it.
+
+    Args:
+        event: what ran (any history of Gaussian and subsampled Gaussian releases; other releases are
+            dropped, which keeps the bound a lower bound).
+        delta: in (0, 1).
+        value_discretization: the loss grid h in nats, in (0, inf); default None (from the number of steps).
+        bins: cells of the binned output line per release, an int >= 100; default 20,000.
+
+    Returns:
+        a lower bound on epsilon, in [0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range, or a release's (sampling, relation) pair is not priced.
+    """
+    delta = V.open_unit("delta", delta)
+    bins = V.positive_int("bins", bins)
+    if bins < 100:
+        raise ValueError(f"bins must be an integer >= 100, got {bins!r}")
+    h = _grid(event) if value_discretization is None else V.positive("value_discretization", value_discretization)
+    best = 0.0
+    for c, kappa in _composed(event, h, bins, min(max(1e-4 * delta, _compose.WINDOW_TAIL), 1e-9)):
+        if delta + kappa < 1.0:  # the target raised by the perturbation of the computed masses
+            best = max(best, _epsilon_side(c, delta + kappa, upper=False))
+    return best
+
+
+def delta_lower(event: Event, epsilon: float, *, value_discretization: Optional[float] = None,
+                bins: int = 20_000) -> float:
+    """Certified lower bound on the delta at ``epsilon`` of the realisable worst-case pair (see
+    :func:`epsilon_lower`).
+
+    Args:
+        event: what ran (as in :func:`epsilon_lower`).
+        epsilon: in [0, inf).
+        value_discretization: the loss grid h in nats, in (0, inf); default None (from the number of steps).
+        bins: cells of the binned output line per release, an int >= 100; default 20,000.
+
+    Returns:
+        a lower bound on delta, in [0, 1].
+    """
+    epsilon = V.nonnegative("epsilon", epsilon)
+    bins = V.positive_int("bins", bins)
+    if bins < 100:
+        raise ValueError(f"bins must be an integer >= 100, got {bins!r}")
+    h = _grid(event) if value_discretization is None else V.positive("value_discretization", value_discretization)
+    best = 0.0
+    for c, kappa in _composed(event, h, bins, _compose.WINDOW_TAIL):
+        best = max(best, _compose.delta_at(c, epsilon) - _compose.slack(c, epsilon) - kappa)
+    return max(best, 0.0)

@@ -1,0 +1,244 @@
+"""Dominating pairs per (sampling, relation): every accountant's epsilon is never below the certified
+lower bound of a realisable worst-case pair (issue 18, item 0; docs/pld.md section 1).
+
+Sources of the pinned values: the realisable zero-out pair's one-step epsilons 3.747, 4.709, 1.487 and
+the composed bound >= 5.13 are the issue's direct integration of the hockey-stick divergence; the test
+re-derives the one-step ones with scipy.integrate.quad (an independent implementation below).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from scipy import integrate
+from scipy.stats import norm
+
+import privcal
+from privcal.accounting import pairs
+from privcal.accounting.events import GaussianEvent, Neighbouring, SelfComposedEvent, SubsampledEvent
+from privcal.calibrators import gpope
+from privcal.errors import UnsupportedEventError
+from privcal.pld import PLDAccountant, realisable
+
+RELATIONS = [
+    ("poisson", "add_remove"),
+    ("without_replacement", "replace_one"),
+    ("without_replacement", "zero_out"),
+]
+
+
+def _event(sampling, relation, q, s, steps=1):
+    leaf = SubsampledEvent(GaussianEvent(s), q, sampling, relation)
+    return leaf if steps == 1 else SelfComposedEvent(leaf, steps)
+
+
+# ----------------------------------------------------------------------------------------------------
+# The pairs are realised: enumerate every batch of a small data set and compare the output mixtures.
+# ----------------------------------------------------------------------------------------------------
+
+
+def _mixture_wor(contributions, b):
+    """Output law of sum over a uniformly drawn batch of b (without replacement), as {mean: weight}."""
+    out: dict = {}
+    batches = list(itertools.combinations(range(len(contributions)), b))
+    for batch in batches:
+        mean = round(sum(contributions[i] for i in batch), 12)
+        out[mean] = out.get(mean, 0.0) + 1.0 / len(batches)
+    return out
+
+
+def _mixture_poisson(contributions, q):
+    out: dict = {}
+    for mask in itertools.product((0, 1), repeat=len(contributions)):
+        w = math.prod(q if m else 1 - q for m in mask)
+        mean = round(sum(c for c, m in zip(contributions, mask) if m), 12)
+        out[mean] = out.get(mean, 0.0) + w
+    return out
+
+
+def _as_mixture(weights, means, shift=0.0):
+    out: dict = {}
+    for w, m in zip(weights, means):
+        key = round(m + shift, 12)
+        out[key] = out.get(key, 0.0) + w
+    return out
+
+
+def _close(a: dict, b: dict) -> bool:
+    a = {k: v for k, v in a.items() if v > 1e-15}
+    b = {k: v for k, v in b.items() if v > 1e-15}
+    return a.keys() == b.keys() and all(abs(a[k] - b[k]) < 1e-12 for k in a)
+
+
+def test_poisson_add_remove_pair_is_realised():
+    # D = (a, 0, 0, 0) with f(a) = 1 (the sensitivity), D' = D without a (add/remove)
+    q = 0.3
+    pair = realisable.worst_case_pair(_event("poisson", "add_remove", q, 1.0))
+    assert _close(_mixture_poisson([1.0, 0.0, 0.0, 0.0], q), _as_mixture(pair.p_weights, pair.p_means))
+    assert _close(_mixture_poisson([0.0, 0.0, 0.0], q), _as_mixture(pair.q_weights, pair.q_means))
+
+
+def test_without_replacement_replace_one_pair_is_realised():
+    # batch of b = 2 out of n = 5; replace-one sensitivity 1: f(a) = +1/2, f(c) = -1/2 (clip 1/2)
+    n, b = 5, 2
+    pair = realisable.worst_case_pair(_event("without_replacement", "replace_one", b / n, 1.0))
+    shift = -b * 0.5  # b f(c)
+    assert _close(_mixture_wor([0.5] + [-0.5] * (n - 1), b), _as_mixture(pair.p_weights, pair.p_means, shift))
+    assert _close(_mixture_wor([-0.5] * n, b), _as_mixture(pair.q_weights, pair.q_means, shift))
+    assert pairs.realisable(SubsampledEvent(GaussianEvent(1.0), b / n, "without_replacement", "replace_one"))
+
+
+def test_without_replacement_zero_out_pair_is_realised_and_is_not_the_poisson_pair():
+    # zero-out sensitivity C = 1: f(a) = +1, f(c) = -1, f(null) = 0; the null record takes a batch slot
+    n, b = 5, 2
+    event = _event("without_replacement", "zero_out", b / n, 1.0)
+    pair = realisable.worst_case_pair(event)
+    shift = -b * 1.0
+    assert _close(_mixture_wor([1.0] + [-1.0] * (n - 1), b), _as_mixture(pair.p_weights, pair.p_means, shift))
+    assert _close(_mixture_wor([0.0] + [-1.0] * (n - 1), b), _as_mixture(pair.q_weights, pair.q_means, shift))
+    assert len(pair.q_means) == 2  # two mixtures: not a mixture against a Gaussian
+    assert not pairs.realisable(event)
+    assert pairs.sensitivity_factor(event) == 2.0
+
+
+# ----------------------------------------------------------------------------------------------------
+# The lower bound is a lower bound, and tight: checked against independent integration.
+# ----------------------------------------------------------------------------------------------------
+
+
+def _hockey_stick_quad(pair, epsilon):
+    """delta(eps) of P against Q by adaptive quadrature of (p - e^eps q)_+ (scipy.integrate.quad)."""
+    s = pair.s
+
+    def p(x):
+        return sum(w * norm.pdf(x, m, s) for w, m in zip(pair.p_weights, pair.p_means))
+
+    def q(x):
+        return sum(w * norm.pdf(x, m, s) for w, m in zip(pair.q_weights, pair.q_means))
+
+    def f(x):
+        return max(p(x) - math.exp(epsilon) * q(x), 0.0)
+
+    lo, hi = min(pair.p_means) - 14 * s, max(pair.p_means) + 14 * s
+    grid = np.linspace(lo, hi, 200)
+    return sum(integrate.quad(f, a, b, epsabs=1e-14, epsrel=1e-10, limit=200)[0] for a, b in zip(grid[:-1], grid[1:]))
+
+
+@pytest.mark.parametrize("q, s, known", [
+    (0.1, 1.0, 3.747),   # issue 18, direct integration
+    (0.05, 0.8, 4.709),  # issue 18
+    (0.2, 2.0, 1.487),   # issue 18
+])
+def test_zero_out_one_step_lower_bound_matches_direct_integration(q, s, known):
+    event = _event("without_replacement", "zero_out", q, s)
+    lower = realisable.epsilon_lower(event, 1e-5)
+    assert known - 0.01 < lower <= known + 1e-3
+    pair = realisable.worst_case_pair(event)
+    # quadrature of the true pair, both orders: at the lower bound the true delta still exceeds 1e-5
+    rev = realisable.MixturePair(pair.q_weights, pair.q_means, pair.p_weights, pair.p_means, s, "")
+    assert max(_hockey_stick_quad(pair, lower), _hockey_stick_quad(rev, lower)) > 1e-5
+    # every accountant prices at least that; the old pricing (the Poisson pair at sensitivity C) did not
+    for acc in ("best", "pld", "rdp"):
+        assert privcal.epsilon_of(event, 1e-5, accountant=acc) >= lower
+    assert privcal.epsilon_of(_event("poisson", "add_remove", q, s), 1e-5) < lower
+
+
+def test_zero_out_composition_is_never_below_the_realisable_pair():
+    # issue 18: q = 0.00427, sigma = 1.1, 2000 steps; privcal said 0.847, the pair gives >= 5.13
+    event = _event("without_replacement", "zero_out", 0.00427, 1.1, 2000)
+    lower = realisable.epsilon_lower(event, 1e-5)
+    assert lower > 5.0
+    for acc in ("best", "pld", "rdp"):
+        assert privcal.epsilon_of(event, 1e-5, accountant=acc) >= lower
+    assert privcal.epsilon_of(_event("poisson", "add_remove", 0.00427, 1.1, 2000), 1e-5) < 1.0  # the old answer
+
+
+def test_gaussian_lower_bound_is_below_and_near_the_exact_profile():
+    # exact profile of composed Gaussians (Balle & Wang 2018 via privcal.gaussian, mu = sqrt(T) / s)
+    for s, steps in ((3.0, 100), (1.0, 10), (0.3, 2)):
+        event = SelfComposedEvent(GaussianEvent(s), steps)
+        exact = privcal.epsilon_of(event, 1e-5, accountant="exact")
+        lower = realisable.epsilon_lower(event, 1e-5)
+        assert exact * 0.995 < lower <= exact
+
+
+def test_realisable_lower_bound_agrees_with_the_pld_lower_end_on_poisson():
+    # the Poisson pair is realised: the PLD's own lower end and this bound bracket the same value
+    event = _event("poisson", "add_remove", 0.01, 1.1, 1000)
+    lo, up = PLDAccountant().compose(event).bracket(1e-5)
+    lower = realisable.epsilon_lower(event, 1e-5, value_discretization=2.0**-16)
+    assert lo * 0.99 < lower <= up
+
+
+@settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    relation=st.sampled_from(RELATIONS),
+    q=st.floats(0.002, 0.5),
+    s=st.floats(0.5, 3.0),
+    steps=st.sampled_from([1, 3, 20]),
+)
+def test_no_accountant_is_below_the_realisable_pair(relation, q, s, steps):
+    event = _event(*relation, q, s, steps)
+    lower = realisable.epsilon_lower(event, 1e-5, bins=4000)
+    for acc in ("pld", "rdp", "best"):
+        assert privcal.epsilon_of(event, 1e-5, accountant=acc) >= lower
+
+
+def test_gpope_zero_out_calibration_is_private_on_the_realisable_pair():
+    # issue 18: the old sigma 0.741 (zero-out priced by the Poisson pair) loses eps >= 14.9 on the pair
+    target = 1.0
+    report = gpope.calibrate_report(target, 1e-5, iterations=10_000, trajectories=1000, neighbouring="zero_out")
+    rel = report.neighbouring
+    assert rel == "zero_out" and report.valid
+    replace = gpope.calibrate_report(target, 1e-5, iterations=10_000, trajectories=1000)
+    assert report.sigma == pytest.approx(replace.sigma, rel=1e-6)  # zero-out is priced as replace-one at 2h
+    old = SelfComposedEvent(SubsampledEvent(GaussianEvent(0.741), 1e-3, "without_replacement", "zero_out"), 10_000)
+    assert realisable.epsilon_lower(old, 1e-5, bins=4000) > 10.0
+
+
+def test_relations_without_a_proof_are_refused():
+    event = _event("poisson", "replace_one", 0.1, 1.0)
+    for acc in ("pld", "rdp"):
+        with pytest.raises(UnsupportedEventError):
+            privcal.epsilon_of(event, 1e-5, accountant=acc)
+    with pytest.raises(UnsupportedEventError, match="replace_one"):
+        privcal.epsilon(1.0, 1e-5, steps=10, sample_rate=0.1, neighbouring="replace_one")
+    with pytest.raises(ValueError, match="no dominating pair"):
+        realisable.worst_case_pair(event)
+
+
+def test_pld_realisable_flag_follows_the_pairs():
+    acc = PLDAccountant().compose(_event("without_replacement", "replace_one", 0.1, 1.0))
+    assert acc.realisable
+    acc = PLDAccountant().compose(_event("without_replacement", "zero_out", 0.1, 1.0))
+    assert not acc.realisable
+    assert PLDAccountant().compose(_event("without_replacement", "zero_out", 1.0, 1.0)).realisable  # q = 1
+
+
+def test_log_ndtr_meets_the_assumed_relative_accuracy():
+    # the bound 4 u (2 + |log tail|) used for every tail, against mpmath at 50 digits
+    import mpmath
+    from scipy.special import log_ndtr
+
+    mpmath.mp.dps = 50
+    zs = np.concatenate([np.linspace(-38.0, 38.0, 381), [-1e-3, 1e-3, 0.0]])
+    for z in zs:
+        exact = mpmath.log(mpmath.ncdf(mpmath.mpf(float(z))))
+        got = float(log_ndtr(z))
+        rel = abs(mpmath.exp(mpmath.mpf(got) - exact) - 1)
+        assert rel <= 4 * 2.0**-53 * (2 + abs(got)), z
+
+
+def test_lower_bound_refuses_bad_input():
+    event = _event("poisson", "add_remove", 0.1, 1.0)
+    with pytest.raises(ValueError, match="delta"):
+        realisable.epsilon_lower(event, 0.0)
+    with pytest.raises(ValueError, match="bins"):
+        realisable.epsilon_lower(event, 1e-5, bins=10)
+    assert realisable.worst_case_pair(privcal.LaplaceEvent(1.0)) is None
+    assert Neighbouring.ZERO_OUT.value == "zero_out"
