@@ -65,6 +65,7 @@ from .calibrators import dpq as _dpq
 from .calibrators import gpope as _gpope
 from .calibrators import table as _table
 from .errors import CalibrationError, InfeasibleError, PrivcalError, UnsupportedEventError
+from .pld import PLDAccountant
 
 # The former flat import paths name the moved modules themselves (not copies), so
 # ``import privcal.dpq`` / ``from privcal.events import GaussianEvent`` / monkeypatching keep working.
@@ -95,6 +96,7 @@ __all__ = [
     "Neighbouring",
     "NeighbouringWarning",
     "PaperAccountant",
+    "PLDAccountant",
     "PoissonSampledEvent",
     "PrivcalError",
     "RDPAccountant",

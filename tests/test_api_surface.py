@@ -119,3 +119,13 @@ def test_public_callables_are_typed_and_documented(module_name):
                 continue
         problems += _problems(qualname, fn, owner)
     assert not problems, "\n".join(problems)
+
+
+def test_pld_accountant_is_exported_at_top_level():
+    # issue 18 item 5: the README's migration table promises privcal.PLDAccountant (it raised AttributeError)
+    import privcal
+    import privcal.pld
+
+    assert privcal.PLDAccountant is privcal.pld.PLDAccountant
+    assert "PLDAccountant" in privcal.__all__
+    assert privcal.ACCOUNTANTS["pld"] is privcal.PLDAccountant
