@@ -19,7 +19,7 @@ from typing import Any, Optional, Union
 import numpy as np
 
 from . import _validate as V
-from .accounting.accountants import ACCOUNTANTS
+from .accounting.registry import ACCOUNTANTS
 from .accounting.events import Neighbouring, Releases, Sampling
 from .errors import InfeasibleError
 from .rdp import GridEdgeWarning

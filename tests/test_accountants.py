@@ -8,8 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from privcal import composition, gaussian
+from privcal.accounting.registry import ACCOUNTANTS
 from privcal.accounting.accountants import (
-    ACCOUNTANTS,
     ExactAccountant,
     KOVAccountant,
     PaperAccountant,

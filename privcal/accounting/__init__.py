@@ -14,7 +14,9 @@ Built on the analysis modules (``privcal.gaussian``, ``composition``, ``kov``, `
 used by the paper calibrators (``privcal.calibrators``), the CLI, ``privcal.verify`` and ``privcal.rl``.
 """
 
-from .accountants import ACCOUNTANTS, Accountant, ExactAccountant, KOVAccountant, PaperAccountant, RDPAccountant
+from .accountants import ExactAccountant, KOVAccountant, PaperAccountant, RDPAccountant
+from .protocol import Accountant
+from .registry import ACCOUNTANTS
 from .api import (
     ACCOUNTANT_CHOICES,
     CalibrationReport,

@@ -22,7 +22,8 @@ comparison tables and the paper calibrators all calibrate through it.
   subsampled Gaussians by Mironov-Talwar-Zhang 2019 (Poisson, add/remove) and Wang-Balle-Kasiviswanathan
   2018 Thm 27 (without replacement, replace-one or zero-out).
 * ``privcal.pld.PLDAccountant`` ("pld") — privacy loss distributions with certified brackets; it lives
-  in ``privcal.pld`` and is registered in :data:`ACCOUNTANTS` here.
+  in ``privcal.pld``. The base class and the table of which releases each accountant prices are in
+  ``privcal.accounting.protocol`` (below both); ``privcal.accounting.registry.ACCOUNTANTS`` names them all.
 
 Public methods validate their arguments once; the private ``_compose`` / ``_epsilon`` / ``_delta`` /
 ``_sigma_for`` trust theirs (privcal's own loops call those).
@@ -30,7 +31,6 @@ Public methods validate their arguments once; the private ``_compose`` / ``_epsi
 
 from __future__ import annotations
 
-import abc
 import math
 import warnings
 from typing import Optional
@@ -42,13 +42,12 @@ from .. import _validate as V
 from .. import composition, gaussian, kov, rdp, subsampling
 from ..errors import InfeasibleError, UnsupportedEventError
 from . import _search, pairs
+from .protocol import GAUSSIAN_LEAVES as _GAUSSIAN_LEAVES
+from .protocol import SUPPORT, Accountant, default_hint
+from .protocol import subsampled_gaussian as _subsampled_gaussian
 from .events import (
     ApproxDPEvent,
     Event,
-    GaussianEvent,
-    GaussianProcessEvent,
-    Neighbouring,
-    Releases,
     SubsampledEvent,
     _flatten,
     _unwrap,
@@ -60,33 +59,14 @@ __all__ = [
     "PaperAccountant",
     "KOVAccountant",
     "RDPAccountant",
-    "ACCOUNTANTS",
 ]
 
-_GAUSSIAN_LEAVES = (GaussianEvent, GaussianProcessEvent)
-#: (sampling, neighbouring) pairs with a valid subsampled-Gaussian RDP bound here: those with a proven
-#: dominating pair (``privcal.accounting.pairs``; zero-out without replacement is priced as replace-one at
-#: twice the sensitivity).
-_SUBSAMPLED_RDP = {
-    ("poisson", Neighbouring.ADD_REMOVE): "Mironov-Talwar-Zhang 2019",
-    ("without_replacement", Neighbouring.REPLACE_ONE): "Wang-Balle-Kasiviswanathan 2018, Thm 27",
-    ("without_replacement", Neighbouring.ZERO_OUT): "Wang-Balle-Kasiviswanathan 2018, Thm 27, replace-one at 2x sensitivity",
-}
 _DEFAULT_RTOL = 1e-9
 # Below this noise multiplier a subsampled Gaussian's RDP is taken as inf, and a KOV epsilon as inf (upper
 # bounds): the series of MTZ / WBK and the one-step profile overflow there and their evaluation can take
 # minutes or fail, for epsilons beyond 1e190.
 _NM_FLOOR = 1e-100
 _DEFAULT_ORDERS = rdp._orders(rdp.DEFAULT_ORDERS)
-
-
-def _subsampled_gaussian(event: Event) -> bool:
-    """A SubsampledEvent around a (possibly composed-once) Gaussian or GP release, with a
-    (sampling, neighbouring) pair that has a valid RDP bound."""
-    if not isinstance(event, SubsampledEvent):
-        return False
-    inner, n = _unwrap(event.event)
-    return isinstance(inner, _GAUSSIAN_LEAVES) and n == 1 and (event.sampling, event.neighbouring) in _SUBSAMPLED_RDP
 
 
 def _valid_subsampled_rdp(orders: np.ndarray, event: SubsampledEvent) -> np.ndarray:
@@ -103,188 +83,6 @@ def _valid_subsampled_rdp(orders: np.ndarray, event: SubsampledEvent) -> np.ndar
     return subsampling._rdp_without_replacement_gaussian(orders, nm, event.sample_rate)
 
 
-def _default_hint(releases: Releases, epsilon: float, delta: float) -> float:
-    """Start of the sigma search: the exact sigma of the unsubsampled composition, scaled by the sample
-    rate (amplification by subsampling is roughly linear in it)."""
-    exact = composition._sigma_composed_exact(epsilon, delta, steps=releases.steps, sensitivity=releases.sensitivity)
-    return exact * releases.sample_rate
-
-
-class Accountant(abc.ABC):
-    """Base class: keeps the ledger of composed events and enforces the protocol.
-
-    Attributes:
-        name: short name used by the front door and the CLI.
-        valid: True when every number reported is an upper bound on the true epsilon (resp. delta).
-        guarantee: what the reported number is, in words.
-    """
-
-    name: str = ""
-    valid: bool = True
-    guarantee: str = ""
-
-    def __init__(self):
-        self._ledger: list[tuple[Event, int]] = []
-
-    # ------------------------------------------------------------------ protocol
-    def supports(self, event: Event) -> bool:
-        """Whether ``event`` (any history: lists, repetitions and their nestings) can be priced here.
-
-        Args:
-            event: the event to price.
-        """
-        if not isinstance(event, Event):
-            return False
-        leaves = [leaf for leaf, _ in _flatten(event)]
-        return all(self._supports_leaf(leaf) for leaf in leaves) and self._supports_together(leaves)
-
-    def get_epsilon(self, target_delta: float) -> float:
-        """dp_accounting's name for :meth:`epsilon`.
-
-        Args:
-            target_delta: in (0, 1).
-        """
-        return self.epsilon(target_delta)
-
-    def get_delta(self, target_epsilon: float) -> float:
-        """dp_accounting's name for :meth:`delta`.
-
-        Args:
-            target_epsilon: in [0, inf).
-        """
-        return self.delta(target_epsilon)
-
-    def compose(self, event: Event, count: int = 1) -> "Accountant":
-        """Add ``count`` adaptive repetitions of ``event`` to the ledger; returns ``self``.
-
-        Args:
-            event: what ran.
-            count: repetitions, an int >= 1; default 1.
-
-        Raises:
-            UnsupportedEventError: this accountant cannot price ``event``.
-        """
-        return self._compose(event, V.positive_int("count", count))
-
-    def _compose(self, event: Event, count: int = 1) -> "Accountant":
-        if not self.supports(event):
-            raise UnsupportedEventError(f"the {self.name} accountant cannot price {event!r}")
-        return self._compose_supported(event, count)
-
-    def _compose_supported(self, event: Event, count: int = 1) -> "Accountant":
-        """_compose without the support check, for an event already known to be supported by a fresh
-        accountant of this class (the front door resolves support once per kind of event)."""
-        for inner, n in _flatten(event, count):
-            self._add(inner, n)
-            self._ledger.append((inner, n))
-        return self
-
-    def epsilon(self, delta: float) -> float:
-        """Epsilon at ``delta`` for everything composed so far (``inf`` if no finite bound).
-
-        Args:
-            delta: in (0, 1).
-        """
-        return self._epsilon(V.open_unit("delta", delta))
-
-    def delta(self, epsilon: float) -> float:
-        """Delta at ``epsilon`` for everything composed so far.
-
-        Args:
-            epsilon: in [0, inf).
-        """
-        return self._delta(V.nonnegative("epsilon", epsilon))
-
-    def valid_for(self, event: Event) -> bool:
-        """Whether the numbers reported after composing ``event`` would be upper bounds (no numerics).
-
-        Args:
-            event: the event that would be composed.
-        """
-        return type(self).valid
-
-    @property
-    def ledger(self) -> tuple[tuple[Event, int], ...]:
-        """The (event, count) pairs composed so far."""
-        return tuple(self._ledger)
-
-    # ------------------------------------------------------------------ calibration
-    def sigma_for(
-        self,
-        releases: Releases,
-        epsilon: float,
-        delta: float,
-        *,
-        sigma_hint: Optional[float] = None,
-        rtol: float = _DEFAULT_RTOL,
-    ) -> float:
-        """Smallest sigma (to relative ``rtol``) for which ``releases`` are (epsilon, delta)-DP here.
-
-        The answer is checked (this accountant reports epsilon <= target at it) before it is returned.
-        The ledger of ``self`` is not touched: the search composes on fresh accountants of the same
-        configuration.
-
-        Args:
-            releases: what ran, as a function of sigma.
-            epsilon: target epsilon, in (0, inf).
-            delta: target delta, in (0, 1).
-            sigma_hint: where the search starts, in (0, inf); default: the exact sigma of the
-                unsubsampled composition times the sample rate.
-            rtol: relative precision of the answer, in [1e-15, 0.5]; default 1e-9.
-
-        Raises:
-            UnsupportedEventError: this accountant cannot price ``releases``.
-            InfeasibleError: no sigma up to 1e12 reaches the target.
-            CalibrationError: the final check failed.
-        """
-        if not isinstance(releases, Releases):
-            raise ValueError(f"releases must be a privcal Releases, got {releases!r}")
-        epsilon = V.positive("epsilon", epsilon)
-        delta = V.open_unit("delta", delta)
-        if sigma_hint is not None:
-            sigma_hint = V.positive("sigma_hint", sigma_hint)
-        rtol = V.in_closed("rtol", rtol, 1e-15, 0.5)
-        return self._sigma_for(releases, epsilon, delta, sigma_hint=sigma_hint, rtol=rtol)
-
-    def _sigma_for(self, releases, epsilon, delta, *, sigma_hint=None, rtol=_DEFAULT_RTOL) -> float:
-        self._check_supported(releases)
-        hint = _default_hint(releases, epsilon, delta) if sigma_hint is None else sigma_hint
-        return _search.search(
-            lambda s: self._fresh()._compose(releases.event(s))._epsilon(delta),
-            epsilon, delta, sigma_hint=hint, rtol=rtol,
-        )
-
-    def _check_supported(self, releases: Releases) -> None:
-        event = releases.event(1.0)
-        if not self._fresh().supports(event):
-            raise UnsupportedEventError(f"the {self.name} accountant does not support this setting ({event!r})")
-
-    def _fresh(self) -> "Accountant":
-        """A new, empty accountant with this one's configuration."""
-        return type(self)()
-
-    # ------------------------------------------------------------------ to implement
-    @abc.abstractmethod
-    def _supports_leaf(self, event: Event) -> bool: ...
-
-    def _supports_together(self, leaves: list) -> bool:
-        """Whether these leaves (each supported) can share one ledger; every accountant here but KOV
-        (homogeneous only) and paper (one kind of release) composes anything it prices."""
-        return True
-
-    @abc.abstractmethod
-    def _add(self, event: Event, count: int) -> None: ...
-
-    @abc.abstractmethod
-    def _epsilon(self, delta: float) -> float: ...
-
-    @abc.abstractmethod
-    def _delta(self, epsilon: float) -> float: ...
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(ledger={self._ledger!r})"
-
-
 class _GaussianMuAccountant(Accountant):
     """Shared ledger of accountants that only need the total mu^2 of Gaussian releases."""
 
@@ -293,7 +91,7 @@ class _GaussianMuAccountant(Accountant):
         self._mu2 = 0.0
 
     def _supports_leaf(self, event):
-        return isinstance(event, _GAUSSIAN_LEAVES)
+        return SUPPORT["exact"](event)
 
     def _add(self, event, count):
         self._mu2 += count * (event.mu * event.mu)  # inf (not OverflowError) for a vanishing sigma
@@ -490,7 +288,7 @@ class KOVAccountant(Accountant):
         return all(leaf == reference for leaf in leaves)
 
     def _supports_leaf(self, event):
-        return isinstance(event, (*_GAUSSIAN_LEAVES, ApproxDPEvent))
+        return SUPPORT["kov"](event)
 
     def _compose(self, event, count=1):
         leaves = [leaf for leaf, _ in _flatten(event)] if isinstance(event, Event) else []
@@ -598,7 +396,7 @@ class RDPAccountant(Accountant):
         return new
 
     def _supports_leaf(self, event):
-        return isinstance(event, _GAUSSIAN_LEAVES) or _subsampled_gaussian(event)
+        return SUPPORT["rdp"](event)
 
     def _add(self, event, count):
         if isinstance(event, SubsampledEvent):
@@ -676,7 +474,7 @@ class RDPAccountant(Accountant):
         are tried (three times at most), then the plain search on the full evaluation decides.
         """
         self._check_supported(releases)
-        sigma = _default_hint(releases, epsilon, delta) if sigma_hint is None else sigma_hint
+        sigma = default_hint(releases, epsilon, delta) if sigma_hint is None else sigma_hint
         orders = self.orders
 
         def at(sub: Optional[np.ndarray]):
@@ -744,18 +542,3 @@ def _flag(name: str, value) -> bool:
     if not isinstance(value, bool):
         raise ValueError(f"{name} must be True or False, got {value!r}")
     return value
-
-
-def _registry() -> dict[str, type[Accountant]]:
-    # privcal.pld builds its accountant on this module (Accountant, _default_hint), so it is imported
-    # here, once both are defined
-    from ..pld.accountant import PLDAccountant
-
-    return {cls.name: cls for cls in (ExactAccountant, PaperAccountant, KOVAccountant, RDPAccountant, PLDAccountant)}
-
-
-#: The accountants the front door and the CLI know by name ("pld": ``privcal.pld.PLDAccountant``).
-#: Each one's support and validity on a fresh ledger depend only on the kinds of the leaves of a
-#: history (type; for subsampled ones the sampling, the neighbouring relation and the inner kind) and
-#: on whether all leaves are equal: the front door resolves "best" from that, once per kind.
-ACCOUNTANTS: dict[str, type[Accountant]] = _registry()

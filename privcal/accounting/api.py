@@ -21,7 +21,7 @@ optionally on a random subsample (``sample_rate``, ``sampling="poisson" | "witho
 Reports carry ``bracket``: certified (lower, upper) bounds on epsilon when the winning accountant gives
 them (PLD; the exact profile: (epsilon, epsilon)), else None. Which accountants support an event, and
 whether they are valid for it, is decided once per kind of event (the accountants' support depends only
-on the kinds of the releases, see ``privcal.accounting.accountants.ACCOUNTANTS``), not by building
+on the kinds of the releases, see ``privcal.accounting.registry.ACCOUNTANTS``), not by building
 every accountant on every call.
 """
 
@@ -36,7 +36,8 @@ from .. import _validate as V
 from .. import composition
 from ..errors import InfeasibleError, UnsupportedEventError
 from ..pld import MemoryLimitError
-from .accountants import ACCOUNTANTS, Accountant
+from .protocol import Accountant
+from .registry import ACCOUNTANTS
 from .events import Event, Neighbouring, Releases, Sampling, SubsampledEvent, _flatten, _unwrap
 
 __all__ = [

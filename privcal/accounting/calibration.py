@@ -15,7 +15,8 @@ from typing import Callable, Union
 
 from .. import _validate as V
 from . import _search
-from .accountants import ACCOUNTANTS, Accountant
+from .protocol import Accountant
+from .registry import ACCOUNTANTS
 from .events import Event
 
 __all__ = ["search_sigma", "accountant_factory"]

@@ -23,7 +23,7 @@ from .. import _validate as V
 from ..errors import InfeasibleError
 from ..pld import MemoryLimitError
 from . import _search
-from .accountants import ACCOUNTANTS
+from .registry import ACCOUNTANTS
 from .api import resolve_accountants
 from .events import ComposedEvent, Event, Releases
 

@@ -41,7 +41,8 @@ from numpy.typing import ArrayLike
 from .. import _validate as V
 from .. import rdp, subsampling
 from ..accounting import pairs
-from ..accounting.accountants import ACCOUNTANTS, PaperAccountant, RDPAccountant
+from ..accounting.accountants import PaperAccountant, RDPAccountant
+from ..accounting.registry import ACCOUNTANTS
 from ..accounting.events import Neighbouring, Releases, SelfComposedEvent, _unwrap
 from ..errors import InfeasibleError
 from ..pld import MemoryLimitError

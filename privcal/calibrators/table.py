@@ -32,7 +32,8 @@ from typing import Any, Callable, Iterable, Optional
 
 from .. import _validate as V
 from .. import composition, rkhs
-from ..accounting.accountants import Accountant, ExactAccountant, KOVAccountant, RDPAccountant
+from ..accounting.accountants import ExactAccountant, KOVAccountant, RDPAccountant
+from ..accounting.protocol import Accountant
 from ..accounting.events import Neighbouring, Releases
 from ..errors import InfeasibleError
 from . import dpq, gpope

@@ -17,7 +17,7 @@ from typing import Optional
 
 from .. import _validate as V
 from ..accounting import _search
-from ..accounting.accountants import Accountant, _default_hint
+from ..accounting.protocol import Accountant, default_hint
 from ..accounting.events import Event, Releases
 from . import _distribution as D
 
@@ -144,7 +144,7 @@ class PLDAccountant(Accountant):
         and returns the feasible end, checked; the generic root finder takes over if the secant stalls.
         Each probe is one FFT per neighbouring direction."""
         self._check_supported(releases)
-        hint = _default_hint(releases, epsilon, delta) if sigma_hint is None else sigma_hint
+        hint = default_hint(releases, epsilon, delta) if sigma_hint is None else sigma_hint
         memo: dict = {}
 
         def upper(sigma: float) -> float:
