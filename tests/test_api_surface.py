@@ -64,7 +64,12 @@ MODULES = [
     "privcal.rl.frontier",
     "privcal.rl._parallel",
     "privcal.pld",
-    "privcal.pld.accountant",
+    "privcal.privacy_loss",
+    "privcal.accounting.pld_accountant",
+    "privcal.accounting.realisable",
+    "privcal.accounting.pairs",
+    "privcal.accounting.protocol",
+    "privcal.accounting.registry",
     "privcal._cli_out",
 ]
 

@@ -35,7 +35,7 @@ from typing import Optional, Union
 from .. import _validate as V
 from .. import composition
 from ..errors import InfeasibleError, UnsupportedEventError
-from ..pld import MemoryLimitError
+from ..privacy_loss import MemoryLimitError
 from .protocol import Accountant
 from .registry import ACCOUNTANTS
 from .events import Event, Neighbouring, Releases, Sampling, SubsampledEvent, _flatten, _unwrap

@@ -21,7 +21,7 @@ from typing import Optional, Union
 
 from .. import _validate as V
 from ..errors import InfeasibleError
-from ..pld import MemoryLimitError
+from ..privacy_loss import MemoryLimitError
 from . import _search
 from .registry import ACCOUNTANTS
 from .api import resolve_accountants

@@ -23,7 +23,7 @@ the sensitivity meant under the event's relation) and q the sample rate:
   every zero-out neighbour pair is a replace-one pair there, and ||f(x) - f(x')|| <= ||f(x) - f(null)|| +
   ||f(null) - f(x')|| <= 2 Delta. That pair dominates (previous item), but it is not realised by a
   zero-out pair, so its lower end does not prove a zero-out mechanism non-private
-  (:func:`realisable` is False; ``privcal.pld.realisable`` prices the realisable pair above from below).
+  (:func:`realisable` is False; ``privcal.accounting.realisable`` prices the realisable pair above from below).
   With q = 1 nothing is displaced: the release is the plain Gaussian at the zero-out sensitivity.
 
 Any other (sampling, relation) pair (e.g. Poisson with replace-one) has no proof here and is refused by

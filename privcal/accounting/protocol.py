@@ -1,6 +1,6 @@
 """The accountant protocol, and the table of which releases each accountant prices.
 
-Below every accountant (``privcal.accounting.accountants`` and ``privcal.pld.accountant`` both build on it,
+Below every accountant (``privcal.accounting.accountants`` and ``privcal.accounting.pld_accountant`` both build on it,
 ``privcal.accounting.registry`` names them): :class:`Accountant` keeps the ledger and enforces the protocol of
 Google's ``dp_accounting`` (``supports``, ``compose``, ``epsilon``, ``delta``, plus privcal's calibration
 ``sigma_for``); :data:`SUPPORT` says, per accountant name, which single releases it prices, so that support

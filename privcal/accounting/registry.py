@@ -1,16 +1,16 @@
 """The accountants the front door and the CLI know by name.
 
 Above both homes of accountants (``privcal.accounting.accountants``: exact, paper, kov, rdp;
-``privcal.pld.accountant``: pld), so that neither imports the other. Each accountant's support and validity
+``privcal.accounting.pld_accountant``: pld), so that neither imports the other. Each accountant's support and validity
 on a fresh ledger depend only on the kinds of the leaves of a history (``privcal.accounting.protocol.SUPPORT``)
 and on whether all leaves are equal: the front door resolves "best" from that, once per kind.
 """
 
 from __future__ import annotations
 
-from ..pld.accountant import PLDAccountant
 from . import accountants
 from .accountants import ExactAccountant, KOVAccountant, PaperAccountant, RDPAccountant
+from .pld_accountant import PLDAccountant
 from .protocol import Accountant
 
 __all__ = ["ACCOUNTANTS"]
@@ -22,5 +22,5 @@ ACCOUNTANTS: dict[str, type[Accountant]] = {
 
 # Compatibility (the one shim of this move): ``ACCOUNTANTS`` used to live in ``accountants``; the same dict is
 # attached there once both modules exist, so ``from privcal.accounting.accountants import ACCOUNTANTS`` (and
-# the flat ``privcal.accountants``) keep working without ``accountants`` importing ``privcal.pld``.
+# the flat ``privcal.accountants``) keep working without ``accountants`` importing the PLD accountant.
 accountants.ACCOUNTANTS = ACCOUNTANTS

@@ -45,7 +45,7 @@ from ..accounting.accountants import PaperAccountant, RDPAccountant
 from ..accounting.registry import ACCOUNTANTS
 from ..accounting.events import Neighbouring, Releases, SelfComposedEvent, _unwrap
 from ..errors import InfeasibleError
-from ..pld import MemoryLimitError
+from ..privacy_loss import MemoryLimitError
 from ..rdp import GridEdgeWarning
 
 __all__ = [

@@ -33,7 +33,9 @@ from typing import Any, Callable, Iterable, Optional
 from .. import _validate as V
 from .. import composition, rkhs
 from ..accounting.accountants import ExactAccountant, KOVAccountant, RDPAccountant
+from ..accounting.pld_accountant import PLDAccountant
 from ..accounting.protocol import Accountant
+from ..privacy_loss import MemoryLimitError
 from ..accounting.events import Neighbouring, Releases
 from ..errors import InfeasibleError
 from . import dpq, gpope
@@ -338,8 +340,6 @@ def _rows(
         sigmas["kov"] = _accountant_sigma(KOVAccountant, eps, delta, steps, sensitivity, exact)
         sigmas["rdp"] = _accountant_sigma(RDPAccountant, eps, delta, steps, sensitivity, exact)
         if with_pld:
-            from ..pld import PLDAccountant
-
             sigmas["pld"] = _accountant_sigma(PLDAccountant, eps, delta, steps, sensitivity, exact)
         details = {}
         if end_to_end is not None:
@@ -580,8 +580,6 @@ def _gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: in
     of Algorithm 1 from below, the upper end is an upper bound for this pair only (the valid upper bound of
     the algorithm is the accountants' replace-one bound).
     """
-    from ..pld import MemoryLimitError, PLDAccountant
-
     # noise h N(0, sigma^2 I) against a shift of 2h: sensitivity 2 in units of h, Poisson add/remove pair
     event = Releases._unchecked(2.0, iterations, 1.0 / trajectories, "poisson", Neighbouring.ADD_REMOVE).event(sigma)
     try:

@@ -29,7 +29,7 @@ How the lower bound is certified (every step only lowers the hockey-stick diverg
    h Z, keeping its P-mass. delta(eps) = E_P[(1 - e^{eps - L})_+] with L the sum of the steps' losses under
    the product of the P's; rounding every step's loss down lowers L pointwise, so the computed delta is a lower
    bound (first order in h: the grid is fine).
-3. **Composition** by ``privcal.pld._compose.compose`` with its round-off and window bounds, read on the
+3. **Composition** by ``privcal.privacy_loss._compose.compose`` with its round-off and window bounds, read on the
    lower side (``_epsilon_side(..., upper=False)``).
 4. **kappa**: every computed cell mass is within a relative r of the exact one (``log_ndtr`` to a relative
    4 u (2 + |log tail|) of each tail, amplified by the subtraction's cancellation, plus the rounding of the
@@ -51,8 +51,10 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from .. import _validate as V
-from ..accounting import pairs
-from ..accounting.events import (
+from ..privacy_loss import _build, _compose
+from ..privacy_loss._distribution import _epsilon_side
+from . import pairs
+from .events import (
     Event,
     GaussianEvent,
     GaussianProcessEvent,
@@ -61,8 +63,6 @@ from ..accounting.events import (
     flatten,
     unwrap,
 )
-from . import _build, _compose
-from ._distribution import _epsilon_side
 
 __all__ = ["MixturePair", "worst_case_pair", "epsilon_lower", "delta_lower"]
 
@@ -131,7 +131,7 @@ def worst_case_pair(event: Event) -> Optional[MixturePair]:
 
 def _tail_error(log_tail):
     """Relative error bound of a normal tail from ``log_ndtr``: 4 u (2 + |log tail|) (the accuracy
-    ``privcal.pld._build`` assumes, checked against mpmath in tests/test_pld_realisable.py)."""
+    ``privcal.privacy_loss._build`` assumes, checked against mpmath in tests/test_pld_realisable.py)."""
     return 4 * _U * (2.0 + np.abs(log_tail))
 
 

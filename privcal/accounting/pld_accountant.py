@@ -16,10 +16,10 @@ import math
 from typing import Optional
 
 from .. import _validate as V
-from ..accounting import _search
-from ..accounting.protocol import Accountant, default_hint
-from ..accounting.events import Event, Releases
-from . import _distribution as D
+from ..privacy_loss import _distribution as D
+from . import _search
+from .events import Event, Releases
+from .protocol import Accountant, default_hint
 
 __all__ = ["PLDAccountant"]
 

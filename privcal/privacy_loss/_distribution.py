@@ -142,7 +142,7 @@ class PLD:
     Use :func:`from_event` to build one (the constructor trusts its arguments).
 
     Args:
-        factors: (pair, count) pairs of the private ``privcal.pld._build`` pair classes (internal; build
+        factors: (pair, count) pairs of the private ``privcal.privacy_loss._build`` pair classes (internal; build
             with :func:`from_event`).
         value_discretization: the grid spacing h of the loss in nats, in (0, inf), or None (default:
             chosen automatically from ``accuracy`` when a number is asked).
