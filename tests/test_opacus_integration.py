@@ -14,6 +14,8 @@ import sys
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import privcal
 from privcal.integrations import opacus as po
@@ -55,6 +57,25 @@ def test_hook_records_the_optimizers_noise_at_the_accumulated_rate():
     assert acc.history == [(1.5, 0.125, 2), (1.5, 0.25, 1)]
     with pytest.raises(ValueError, match="sample_rate must be in \\(0, 1\\], got 1.25"):
         hook(SimpleNamespace(noise_multiplier=1.5, accumulated_iterations=10))
+
+
+@given(st.lists(st.sampled_from([(1.1, 0.01), (1.3, 0.01), (1.1, 0.02), (0.7, 1.0)]), max_size=40))
+def test_history_expands_to_the_steps_taken_and_groups_count_them(steps):
+    acc = PrivcalAccountant()
+    for nm, q in steps:
+        acc.step(noise_multiplier=nm, sample_rate=q)
+    assert [(nm, q) for nm, q, n in acc.history for _ in range(n)] == steps  # runs, in order
+    assert all(a[:2] != b[:2] for a, b in zip(acc.history, acc.history[1:]))  # maximal runs
+    assert len(acc) == len(steps)
+    event = history_event(acc.history)
+    expected = {}
+    for pair in steps:
+        expected[pair] = expected.get(pair, 0) + 1
+    if event is None:
+        assert not steps
+    else:  # one repetition per distinct pair, counting its steps, in first-appearance order
+        leaves = privcal.accounting.events.flatten(event)
+        assert [(leaf, n) for leaf, n in leaves] == [(_run(nm, q, 1).event, n) for (nm, q), n in expected.items()]
 
 
 # --- pricing ---------------------------------------------------------------------------------------
