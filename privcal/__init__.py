@@ -77,7 +77,7 @@ for _old, _module in {
     globals()[_old] = _module
 del _old, _module
 
-__version__ = "0.1.0"
+from ._version import __version__  # the installed distribution's version (pyproject.toml)
 
 __all__ = [
     "ACCOUNTANTS",
