@@ -70,6 +70,8 @@ MODULES = [
     "privcal.accounting.pairs",
     "privcal.accounting.protocol",
     "privcal.accounting.registry",
+    "privcal.integrations.opacus",
+    "privcal._version",
     "privcal._cli_out",
 ]
 
