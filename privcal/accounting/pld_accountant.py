@@ -16,8 +16,8 @@ import math
 from typing import Optional
 
 from .. import _validate as V
-from ..privacy_loss import _distribution as D
-from . import _search
+from .. import privacy_loss as D
+from . import _search, pld_events
 from .events import Event, Releases
 from .protocol import Accountant, default_hint
 
@@ -80,7 +80,7 @@ class PLDAccountant(Accountant):
 
     # ------------------------------------------------------------------ protocol
     def _supports_leaf(self, event: Event) -> bool:
-        return D._leaf_supported(event)
+        return pld_events.leaf_supported(event)
 
     def _add(self, event: Event, count: int) -> None:
         self._pld = None  # rebuilt (lazily) from the whole ledger
@@ -90,9 +90,9 @@ class PLDAccountant(Accountant):
         """The (lazy) :class:`~privcal.pld.PLD` of everything composed so far."""
         if self._pld is None:
             self._pld = D.PLD(
-                D._factors(self._ledger), value_discretization=self.value_discretization,
+                pld_events.factors(self._ledger), value_discretization=self.value_discretization,
                 accuracy=self.accuracy, absolute_accuracy=self.absolute_accuracy, memory_limit=self.memory_limit,
-                realisable=D._realisable(self._ledger),
+                realisable=pld_events.realisable(self._ledger),
             )
         return self._pld
 
@@ -102,7 +102,7 @@ class PLDAccountant(Accountant):
         themselves from below (True unless the ledger holds sampling without replacement under
         replace-one, priced by a dominating pair); only then may a lower end above a target prove that
         the target is not met."""
-        return D._realisable(self._ledger)
+        return pld_events.realisable(self._ledger)
 
     def _epsilon(self, delta: float) -> float:
         return self.pld._epsilon(delta)

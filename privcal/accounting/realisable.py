@@ -29,8 +29,8 @@ How the lower bound is certified (every step only lowers the hockey-stick diverg
    h Z, keeping its P-mass. delta(eps) = E_P[(1 - e^{eps - L})_+] with L the sum of the steps' losses under
    the product of the P's; rounding every step's loss down lowers L pointwise, so the computed delta is a lower
    bound (first order in h: the grid is fine).
-3. **Composition** by ``privcal.privacy_loss._compose.compose`` with its round-off and window bounds, read on the
-   lower side (``_epsilon_side(..., upper=False)``).
+3. **Composition** by ``privcal.privacy_loss.compose_pmfs`` with its round-off and window bounds, read on the
+   lower side (``privcal.privacy_loss.epsilon_side(..., upper=False)``).
 4. **kappa**: every computed cell mass is within a relative r of the exact one (``log_ndtr`` to a relative
    4 u (2 + |log tail|) of each tail, amplified by the subtraction's cancellation, plus the rounding of the
    mixture's sum), so every atom of a T-fold product is within R = (1 + r)^T - 1; on the atoms where
@@ -51,8 +51,7 @@ import numpy as np
 from scipy.special import log_ndtr
 
 from .. import _validate as V
-from ..privacy_loss import _build, _compose
-from ..privacy_loss._distribution import _epsilon_side
+from .. import privacy_loss as L
 from . import pairs
 from .events import (
     Event,
@@ -181,7 +180,7 @@ def _perturbation(r: float, steps: int) -> float:
     return big * (1.0 + (1.0 + big) / (1.0 - big))
 
 
-def _rounded_pmf(lp: np.ndarray, lq: np.ndarray, h: float) -> _build.Pmf:
+def _rounded_pmf(lp: np.ndarray, lq: np.ndarray, h: float) -> L.Pmf:
     """P-masses of the binned atoms at their losses rounded down to h Z (mass with Q = 0 at +inf); each
     grid atom's error bound is (atoms summed into it + 4) u times its mass (exp, then the sum)."""
     keep = np.isfinite(lp)
@@ -194,7 +193,7 @@ def _rounded_pmf(lp: np.ndarray, lq: np.ndarray, h: float) -> _build.Pmf:
     mass = np.bincount(idx - off, weights=p[finite])
     count = np.bincount(idx - off)
     err = (count + 4.0) * _U * mass
-    return _build.Pmf(off, mass, min(inf_mass, 1.0), h, err_mass=float(err.sum()), err_atoms=err)
+    return L.Pmf(off, mass, min(inf_mass, 1.0), h, err_mass=float(err.sum()), err_atoms=err)
 
 
 def _directions(pair: MixturePair) -> tuple[MixturePair, MixturePair]:
@@ -219,7 +218,7 @@ def _composed(event: Event, h: float, bins: int, tail: float):
             lp, lq, r_pair = _binned(_directions(pair)[d], bins)
             factors.append((_rounded_pmf(lp, lq, h), n))
             r, steps = max(r, r_pair), steps + n
-        out.append((_compose.compose(factors, tail), _perturbation(r, steps)))
+        out.append((L.compose_pmfs(factors, tail), _perturbation(r, steps)))
     return out
 
 
@@ -256,9 +255,9 @@ def epsilon_lower(event: Event, delta: float, *, value_discretization: Optional[
         raise ValueError(f"bins must be an integer >= 100, got {bins!r}")
     h = _grid(event) if value_discretization is None else V.positive("value_discretization", value_discretization)
     best = 0.0
-    for c, kappa in _composed(event, h, bins, min(max(1e-4 * delta, _compose.WINDOW_TAIL), 1e-9)):
+    for c, kappa in _composed(event, h, bins, min(max(1e-4 * delta, L.WINDOW_TAIL), 1e-9)):
         if delta + kappa < 1.0:  # the target raised by the perturbation of the computed masses
-            best = max(best, _epsilon_side(c, delta + kappa, upper=False))
+            best = max(best, L.epsilon_side(c, delta + kappa, upper=False))
     return best
 
 
@@ -282,6 +281,6 @@ def delta_lower(event: Event, epsilon: float, *, value_discretization: Optional[
         raise ValueError(f"bins must be an integer >= 100, got {bins!r}")
     h = _grid(event) if value_discretization is None else V.positive("value_discretization", value_discretization)
     best = 0.0
-    for c, kappa in _composed(event, h, bins, _compose.WINDOW_TAIL):
-        best = max(best, _compose.delta_at(c, epsilon) - _compose.slack(c, epsilon) - kappa)
+    for c, kappa in _composed(event, h, bins, L.WINDOW_TAIL):
+        best = max(best, L.delta_at(c, epsilon) - L.slack(c, epsilon) - kappa)
     return max(best, 0.0)

@@ -24,7 +24,7 @@ from ..privacy_loss import (
     PLD,
     MemoryLimitError,
 )
-from ..privacy_loss._distribution import from_event, supports
+from ..accounting.pld_events import from_event, supports
 
 __all__ = [
     "PLD",

@@ -5,10 +5,16 @@ into dominating and dominated discrete PLDs, ``_compose`` composes them by one F
 bound and a Chernoff-bounded window, and :class:`PLD` turns a list of (pair, count) factors into certified
 brackets [lower, upper] on epsilon and delta. The derivations are in docs/pld.md, section 2.
 
-Events become factors in the accounting layer (``privcal.accounting.pld_accountant``); the public home of
-the whole PLD feature is ``privcal.pld``.
+Events become factors in the accounting layer (``privcal.accounting.pld_events``); the public home of the
+whole PLD feature is ``privcal.pld``. The names below are this package's interface to the layers above
+(the pair classes, and the discrete-PMF primitives ``privcal.accounting.realisable`` builds on); inputs are
+trusted.
 """
 
+from ._build import ApproxDPPair, GaussianPair, LaplacePair, Pmf, SubsampledGaussianPair
+from ._compose import WINDOW_TAIL, Composed
+from ._compose import compose as compose_pmfs
+from ._compose import delta_at, epsilon_for, slack
 from ._distribution import (
     DEFAULT_ABSOLUTE_ACCURACY,
     DEFAULT_ACCURACY,
@@ -16,5 +22,24 @@ from ._distribution import (
     PLD,
     MemoryLimitError,
 )
+from ._distribution import _epsilon_side as epsilon_side
 
-__all__ = ["PLD", "MemoryLimitError", "DEFAULT_ACCURACY", "DEFAULT_ABSOLUTE_ACCURACY", "DEFAULT_MEMORY_LIMIT"]
+__all__ = [
+    "PLD",
+    "MemoryLimitError",
+    "DEFAULT_ACCURACY",
+    "DEFAULT_ABSOLUTE_ACCURACY",
+    "DEFAULT_MEMORY_LIMIT",
+    "GaussianPair",
+    "SubsampledGaussianPair",
+    "LaplacePair",
+    "ApproxDPPair",
+    "Pmf",
+    "Composed",
+    "WINDOW_TAIL",
+    "compose_pmfs",
+    "delta_at",
+    "epsilon_for",
+    "slack",
+    "epsilon_side",
+]

@@ -1,4 +1,7 @@
-r"""The :class:`PLD` object: a lazy composition of single-event PLDs with a certified bracket."""
+r"""The :class:`PLD` object: a lazy composition of single-event PLDs with a certified bracket.
+
+Pure mathematics on (pair, count) factors; events become factors in the accounting layer
+(``privcal.accounting.pld_events``)."""
 
 from __future__ import annotations
 
@@ -8,22 +11,9 @@ from typing import Optional
 import numpy as np
 
 from .. import _validate as V
-from ..accounting.events import (
-    ApproxDPEvent,
-    Event,
-    GaussianEvent,
-    GaussianProcessEvent,
-    LaplaceEvent,
-    Neighbouring,
-    SubsampledEvent,
-    _flatten,
-    _unwrap,
-)
-from ..accounting import pairs
-from ..errors import UnsupportedEventError
 from . import _build, _compose
 
-__all__ = ["PLD", "MemoryLimitError", "from_event", "supports", "DEFAULT_ACCURACY", "DEFAULT_ABSOLUTE_ACCURACY", "DEFAULT_MEMORY_LIMIT"]
+__all__ = ["PLD", "MemoryLimitError", "DEFAULT_ACCURACY", "DEFAULT_ABSOLUTE_ACCURACY", "DEFAULT_MEMORY_LIMIT"]
 
 #: default relative width of the bracket [lower, upper] of epsilon
 DEFAULT_ACCURACY = 1e-3
@@ -32,13 +22,6 @@ DEFAULT_ABSOLUTE_ACCURACY = 1e-4
 #: default cap of the memory the arrays of one evaluation may take, in bytes
 DEFAULT_MEMORY_LIMIT = 256 * 2**20
 
-_GAUSSIAN_LEAVES = (GaussianEvent, GaussianProcessEvent)
-#: (sampling, neighbouring) pairs of a subsampled Gaussian priced here (those with a valid RDP bound)
-SUBSAMPLED = {
-    ("poisson", Neighbouring.ADD_REMOVE),
-    ("without_replacement", Neighbouring.REPLACE_ONE),
-    ("without_replacement", Neighbouring.ZERO_OUT),
-}
 class MemoryLimitError(ValueError):
     """The grid a requested accuracy needs exceeds the memory cap (a ValueError: relax the accuracy or
     raise ``memory_limit``; the message names both). The front door may fall back to another valid
@@ -48,72 +31,6 @@ class MemoryLimitError(ValueError):
 _BYTES_PER_CELL = 8 * 16  # arrays alive per grid cell during one build or composition (generous)
 _MAX_REFINE = 6  # refinements of the grid (upper: halvings)
 _MAX_REFINE_BRACKET = 3  # refinements of the grid for the bracket (each up to a factor 4)
-
-
-def _leaf_supported(event: Event) -> bool:
-    if isinstance(event, (*_GAUSSIAN_LEAVES, ApproxDPEvent, LaplaceEvent)):
-        return True
-    if isinstance(event, SubsampledEvent):
-        inner, n = _unwrap(event.event)
-        return isinstance(inner, _GAUSSIAN_LEAVES) and n == 1 and (event.sampling, event.neighbouring) in SUBSAMPLED
-    return False
-
-
-def _realisable(ledger) -> bool:
-    """Whether the pairs priced for these leaves are realised by two neighbouring data sets (so the lower
-    end bounds the mechanism's own epsilon from below): all but sampling without replacement under zero-out
-    neighbours, which is priced by the replace-one pair at twice the sensitivity (a dominating pair, not a
-    zero-out one; ``privcal.accounting.pairs``, docs/pld.md section 1)."""
-    return all(pairs.realisable(leaf) for leaf, _ in ledger if isinstance(leaf, SubsampledEvent))
-
-
-def supports(event: Event) -> bool:
-    """Whether ``event`` (any history) has a PLD here: Gaussian and Gaussian-process releases, Laplace
-    releases, (epsilon, delta)-DP events, and subsampled Gaussians (Poisson with add/remove neighbours;
-    without replacement with replace-one or zero-out neighbours).
-
-    Args:
-        event: the event to price.
-
-    Returns:
-        True when every leaf of the history is supported.
-    """
-    return isinstance(event, Event) and all(_leaf_supported(leaf) for leaf, _ in _flatten(event))
-
-
-def _factors(ledger) -> list:
-    """(pair, count) factors of a ledger of (leaf, count): Gaussian releases merged into one Gaussian
-    (mu^2 adds up, Dong, Roth & Su 2019, Cor. 3.3), equal pairs grouped, releases without loss dropped."""
-    mu2 = 0.0
-    groups: dict = {}
-    for leaf, n in ledger:
-        pair = None
-        if isinstance(leaf, _GAUSSIAN_LEAVES):
-            mu2 += n * leaf.mu * leaf.mu
-            continue
-        if isinstance(leaf, SubsampledEvent):
-            nm = _unwrap(pairs.priced_event(leaf).event)[0].noise_multiplier  # zero-out w/o repl.: 2x sensitivity
-            if math.isinf(nm):
-                continue
-            if leaf.sample_rate >= 1.0:
-                mu2 += n / (nm * nm)
-                continue
-            pair = _build.SubsampledGaussianPair(nm, leaf.sample_rate)
-        elif isinstance(leaf, LaplaceEvent):
-            pair = _build.LaplacePair(leaf.sensitivity / leaf.scale)
-        elif isinstance(leaf, ApproxDPEvent):
-            if leaf.epsilon == 0 and leaf.delta == 0:
-                continue
-            pair = _build.ApproxDPPair(leaf.epsilon, leaf.delta)
-        else:  # pragma: no cover - filtered by supports()
-            raise UnsupportedEventError(f"no PLD for {leaf!r}")
-        key = pair.key()
-        old = groups.get(key)
-        groups[key] = (pair, n + (old[1] if old else 0))
-    out = list(groups.values())
-    if mu2 > 0:
-        out.insert(0, (_build.GaussianPair(math.sqrt(mu2)), 1))
-    return out
 
 
 def _step_sd(pair) -> float:
@@ -407,50 +324,3 @@ def _factors_merge(a, b) -> list:
         mu2 = sum(n * p.mu * p.mu for p, n in gauss)
         rest.insert(0, (_build.GaussianPair(math.sqrt(mu2)), 1))
     return rest
-
-
-def from_event(
-    event: Event,
-    *,
-    value_discretization: Optional[float] = None,
-    accuracy: float = DEFAULT_ACCURACY,
-    absolute_accuracy: float = DEFAULT_ABSOLUTE_ACCURACY,
-    memory_limit: float = DEFAULT_MEMORY_LIMIT,
-) -> PLD:
-    """The PLD of ``event`` (any history of supported events; see :func:`supports`).
-
-    Args:
-        event: what ran.
-        value_discretization: grid spacing h of the loss, in nats, in (0, inf); default None: chosen
-            automatically (coarse first, refined until the bracket meets the accuracy).
-        accuracy: relative width of the epsilon bracket to reach, in (0, 1); default 1e-3.
-        absolute_accuracy: absolute width of the epsilon bracket to reach, in (0, inf); default 1e-4
-            (the larger of the two widths is the target).
-        memory_limit: cap of the memory of one evaluation, in bytes, in (0, inf); default 256 MiB. A grid
-            above it raises ``ValueError`` naming the cap and the accuracy to relax.
-
-    Returns:
-        A lazy :class:`PLD`.
-
-    Raises:
-        ValueError: an argument is outside its range.
-        UnsupportedEventError: ``event`` has a release with no PLD here.
-    """
-    if not isinstance(event, Event):
-        raise ValueError(f"event must be a privcal Event, got {event!r}")
-    if value_discretization is not None:
-        value_discretization = V.positive("value_discretization", value_discretization)
-    accuracy = V.open_unit("accuracy", accuracy)
-    absolute_accuracy = V.positive("absolute_accuracy", absolute_accuracy)
-    memory_limit = V.positive("memory_limit", memory_limit)
-    return _from_event(event, value_discretization=value_discretization, accuracy=accuracy,
-                       absolute_accuracy=absolute_accuracy, memory_limit=memory_limit)
-
-
-def _from_event(event, *, value_discretization=None, accuracy=DEFAULT_ACCURACY,
-                absolute_accuracy=DEFAULT_ABSOLUTE_ACCURACY, memory_limit=DEFAULT_MEMORY_LIMIT) -> PLD:
-    if not supports(event):
-        raise UnsupportedEventError(f"no PLD for {event!r}")
-    ledger = _flatten(event)
-    return PLD(_factors(ledger), value_discretization=value_discretization, accuracy=accuracy,
-               absolute_accuracy=absolute_accuracy, memory_limit=memory_limit, realisable=_realisable(ledger))
