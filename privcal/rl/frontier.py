@@ -11,7 +11,7 @@ beats the trivial reference with the stated confidence (:func:`beats_reference`)
 agent      amount of data                utility (per seed)               trivial reference
 =========  ============================  ===============================  ============================
 ``dpq``    samples T (environment        return per episode, mean of the  random policy (exact
-           steps), interval env          last 10 episodes (higher better)  simulation, its std. error)
+           steps), interval env          last 10 episodes, higher better   simulation, its std. error)
 ``gpope``  trajectories m (chain,        MSPBE on an independent sample   theta = 0 (exact)
            N = m iterations)             (lower better)
 ``pucb``   episodes T (tabular MDP)      cumulative regret / T, exact     uniform policy: rho* -
