@@ -2,7 +2,7 @@
 
 import pytest
 
-from privcal.events import (
+from privcal.accounting.events import (
     ApproxDPEvent,
     ComposedEvent,
     GaussianEvent,

@@ -1,4 +1,4 @@
-"""Tests for privcal.gpope (pure formulas): sensitivity 2h vs h, Theorem 1 as printed and with valid constants.
+"""Tests for privcal.calibrators.gpope (pure formulas): sensitivity 2h vs h, Theorem 1 as printed and with valid constants.
 
 Evidence kept here (GPOPE paper = ../shared/papers/003_a2204df6124aecb1.txt):
 * one released clipped gradient has sensitivity 2h under the paper's replace-one neighbours (numeric demonstration on
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from scipy.stats import binom, norm
 
 from privcal.errors import InfeasibleError
-from privcal.gpope import (
+from privcal.calibrators.gpope import (
     THEOREM1_C1,
     THEOREM1_C2,
     THEOREM1_C2_PAPER,

@@ -1,16 +1,17 @@
-"""privcal.gpope.calibrate: sigma of GPOPE Algorithm 1 under each bound, and the gpope table."""
+"""privcal.calibrators.gpope.calibrate: sigma of GPOPE Algorithm 1 under each bound, and the gpope table."""
 
 import math
 import warnings
 
 import pytest
 
-from privcal import gpope, subsampling
-from privcal.accountants import RDPAccountant
+from privcal import subsampling
+from privcal.calibrators import gpope
+from privcal.accounting.accountants import RDPAccountant
 from privcal.accounting.events import Releases
 from privcal.errors import InfeasibleError
 from privcal.rdp import GridEdgeWarning
-from privcal.table import gpope_table
+from privcal.calibrators.table import gpope_table
 
 # the paper's chain experiments: eps = 0.1, delta = 1e-5; m = 1000 trajectories, N = 1e4 iterations
 SETTING = dict(iterations=10_000, trajectories=1000)

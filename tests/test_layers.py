@@ -85,3 +85,34 @@ def test_the_rules_can_fail():
     probe = ROOT / "accounting" / "probe.py"  # not written: its source is given
     assert "privcal.pld" in _imports(probe, "def f():\n    from ..pld import PLD\n")
     assert "privcal.accounting.events" in _imports(ROOT / "privacy_loss" / "probe.py", "from ..accounting import events\n")
+
+
+_FLAT = ("privcal.dpq", "privcal.gpope", "privcal.table", "privcal.events", "privcal.accountants",
+         "privcal.calibration", "privcal.api")
+
+
+def test_privcal_code_never_imports_a_deprecated_flat_path():
+    # the former flat paths stay importable for users (privcal/__init__.py keeps them); privcal itself
+    # imports the modules from their homes (issue 20, item 3)
+    for path in ROOT.rglob("*.py"):
+        if path == ROOT / "__init__.py":
+            continue
+        used = {i for i in _imports(path) if i in _FLAT or i.startswith(tuple(f + "." for f in _FLAT))}
+        text = path.read_text(encoding="utf-8")
+        used |= {f for f in ("dpq", "gpope", "table") if f"from privcal import {f}" in text or f"from .. import {f}\n" in text}
+        assert not used, (path.relative_to(ROOT.parent), used)
+
+
+def test_every_module_imports_without_a_privcal_deprecation_warning():
+    import importlib
+    import subprocess
+    import sys
+
+    names = sorted(_module(p) for p in ROOT.rglob("*.py") if "__main__" not in p.name)
+    code = ("import warnings, importlib\n"
+            "warnings.filterwarnings('error', category=DeprecationWarning, module='privcal')\n"
+            f"for n in {names!r}:\n    importlib.import_module(n)\nprint('ok')\n")
+    proc = subprocess.run([sys.executable, "-W", "error::DeprecationWarning:privcal", "-c", code],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-2000:]
+    assert importlib.import_module("privcal")

@@ -323,7 +323,7 @@ def test_noise_level_changes_learning():
 
 
 def test_train_dpq_calibrates_with_privcal_dpq():
-    from privcal import dpq
+    from privcal.calibrators import dpq
 
     res = train_dpq(epsilon=0.9, delta=1e-4, samples=640, batch_size=64, lr=3e-4, seed=0)
     cal = dpq.calibrate(0.9, 1e-4, samples=640, batch_size=64, lr=3e-4, lipschitz=4.0, resets=10)
@@ -337,7 +337,7 @@ def test_train_dpq_calibrates_with_privcal_dpq():
     # a beta other than the calibrated one voids the claim (the sensitivity depends on beta)
     other = train_dpq(epsilon=0.9, delta=1e-4, samples=640, lr=3e-4, beta=2 * cal.beta, seed=0)
     assert other.beta == 2 * cal.beta
-    assert other.guarantee == "no valid guarantee: calibrated noise: sigma and beta from privcal.dpq.calibrate (valid)"
+    assert other.guarantee == "no valid guarantee: calibrated noise: sigma and beta from privcal.calibrators.dpq.calibrate (valid)"
     given = train_dpq(sigma=0.5, samples=640, lr=3e-4, seed=0)
     assert given.guarantee.startswith("no valid guarantee: calibrated noise")
 
@@ -346,7 +346,7 @@ def test_train_dpq_calibrates_for_the_env_actions():
     """The failure term counts one noise path per action: a 3-action env is calibrated for 3 paths."""
     from gymnasium import spaces
 
-    from privcal import dpq
+    from privcal.calibrators import dpq
     from privcal.rl.envs import IntervalEnv
 
     class ThreeActions(IntervalEnv):
@@ -680,7 +680,7 @@ def test_valid_run_premises_fail_visibly():
     cal_beta = train_dpq(epsilon=10.0, delta=1e-5, hp=SMALL, seed=0).beta
     res = train_dpq(epsilon=10.0, delta=1e-5, hp=SMALL, beta=cal_beta / 2, seed=0)
     failed = [name for name, held, _ in res.premises if not held]
-    assert failed == ["calibrated noise: sigma and beta from privcal.dpq.calibrate (valid)"]
+    assert failed == ["calibrated noise: sigma and beta from privcal.calibrators.dpq.calibrate (valid)"]
     assert res.guarantee == f"no valid guarantee: {failed[0]}"
     d = res.to_dict()
     assert [p["held"] for p in d["premises"]].count(False) == 1 and d["certificate"]["paths"] == 11

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import privcal.gpope as accounting
+import privcal.calibrators.gpope as accounting
 from privcal.rl.domains.chain import sample_chain
 from privcal.rl.domains.data import Dataset
 from privcal.rl.domains.features import OneHot
@@ -25,10 +25,10 @@ from privcal.rl.mspbe import MSPBE, estimate_abc, mspbe, relative_mspbe
 
 
 def _calibrate():
-    """privcal.gpope.calibrate, or skip while the accounting layer does not provide it."""
+    """privcal.calibrators.gpope.calibrate, or skip while the accounting layer does not provide it."""
     fn = getattr(accounting, "calibrate", None)
     if fn is None:
-        pytest.skip("privcal.gpope.calibrate not available")
+        pytest.skip("privcal.calibrators.gpope.calibrate not available")
     return fn
 
 

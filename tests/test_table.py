@@ -5,7 +5,7 @@ import math
 import pytest
 
 from privcal import composition, rkhs
-from privcal.table import dpq_table, gaussian_table
+from privcal.calibrators.table import dpq_table, gaussian_table
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +107,7 @@ def test_valid_sensitivity_column(e3):
 
 
 def test_end_to_end_columns_come_from_the_dpq_calibrator(e3):
-    from privcal import dpq
+    from privcal.calibrators import dpq
 
     row = [r for r in e3.rows if r.epsilon == 0.9][0]
     r = dpq.calibrate(0.9, 5e-5, samples=5000, batch_size=64, lr=3e-4, lipschitz=4.0, resets=78, actions=2)
@@ -206,7 +206,7 @@ def test_existing_columns_unchanged_by_the_end_to_end_checks(default_dpq):
 def test_dpq_lead_uses_the_valid_end_to_end_column(default_dpq):
     for lead, row in zip(default_dpq.lead(), default_dpq.rows):
         assert lead.source == "e2e_valid" and lead.sigma == row.sigmas["e2e_valid"]
-        # the valid analysis rests on the certified update clip (privcal.dpq.DEFAULT_UPDATE_CLIP = 0.01), not on k
+        # the valid analysis rests on the certified update clip (privcal.calibrators.dpq.DEFAULT_UPDATE_CLIP = 0.01), not on k
         assert lead.source_name == "end-to-end valid (clip 0.01)"
         # the paper's statement form: never sufficient here (test_statement_form_is_far_from_sufficient)
         assert lead.paper_source == "thm5_statement" and lead.paper_private is False
@@ -223,7 +223,7 @@ def test_gaussian_lead_is_the_exact_accountant():
 
 def test_gpope_lead_uses_the_tightest_valid_bound_and_lower_bounds_for_not_private():
     from privcal.calibrators import gpope
-    from privcal.table import gpope_table
+    from privcal.calibrators.table import gpope_table
 
     tab = gpope_table([0.5, 2.0], trajectories=100, iterations=1000)
     for lead, row in zip(tab.lead(), tab.rows):

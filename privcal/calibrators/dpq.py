@@ -138,7 +138,7 @@ def _fresh_noise(resets: int, updates: int) -> int:
             f"resets must equal the number of updates floor(T/B) = {updates} under variant='valid', got "
             f"{resets!r}: premise 'fresh noise for every release' fails (J < floor(T/B) reuses one noise path "
             f"for {updates / resets:g} updates, which reveals their differences without noise: not DP at any "
-            f"epsilon, see privcal.dpq)")
+            f"epsilon, see privcal.calibrators.dpq)")
     return resets
 
 
@@ -402,5 +402,5 @@ def check(
 
 
 #: The same report under the name every calibrator shares (``privcal.calibrate_report``,
-#: ``privcal.gpope.calibrate_report``): a :class:`DPQCalibration`.
+#: ``privcal.calibrators.gpope.calibrate_report``): a :class:`DPQCalibration`.
 calibrate_report = calibrate

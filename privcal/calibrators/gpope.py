@@ -556,7 +556,7 @@ _BEST_OF = ("rdp", "pld")
 class GPOPECalibration:
     """Result of :func:`calibrate_report`: sigma for a target (epsilon, delta), the bound and the
     accountant that gave it, and the epsilon a valid accountant certifies at it. The same kind of report
-    as ``privcal.dpq.calibrate``'s :class:`~privcal.calibrators.dpq.DPQCalibration` (``sigma``,
+    as ``privcal.calibrators.dpq.calibrate``'s :class:`~privcal.calibrators.dpq.DPQCalibration` (``sigma``,
     ``accountant``, ``epsilon``, ``delta``, ``notes``).
 
     Attributes:

@@ -279,12 +279,12 @@ _COLUMNS = {
     "pld": Column("pld", "PLD", "privacy loss distribution (privcal.pld), certified upper end", False),
     "e2e_paper": Column(
         "e2e_paper", "Thm5 solved",
-        "privcal.dpq.calibrate(variant='paper'): the paper's formulas with k solved so that its own conditions "
+        "privcal.calibrators.dpq.calibrate(variant='paper'): the paper's formulas with k solved so that its own conditions "
         "hold (delta = total, split in halves)", True,
     ),
     "e2e_valid": Column(
         "e2e_valid", "end-to-end valid",
-        "privcal.dpq.calibrate(): every update certified to move Q by at most the update clip (the agent enforces "
+        "privcal.calibrators.dpq.calibrate(): every update certified to move Q by at most the update clip (the agent enforces "
         "it), sensitivity of each adaptive release from that clip and L (Lemma 6), exact composition, beta solved; "
         "no noise bound k needed (delta = total, all for composition)", True,
     ),
@@ -387,7 +387,7 @@ def dpq_table(
     """Sigma per bound for DP Q-learning (Wang & Hegde 2019, Thm 5 / App. E.3), one row per epsilon.
 
     The accounting columns use the given k; with ``end_to_end`` two more columns come from
-    :func:`privcal.dpq.calibrate`, which solves for k (and beta, and the delta split) itself:
+    :func:`privcal.calibrators.dpq.calibrate`, which solves for k (and beta, and the delta split) itself:
     the paper's formulas made self-consistent, and the valid analysis.
 
     Args:
@@ -403,7 +403,7 @@ def dpq_table(
         resets: J, the number of times the noise paths are redrawn, an int >= 1; default None:
             floor(T/B) as in App. E.3.
         actions: m, noise paths per reset (one per action), an int >= 1; default 2.
-        end_to_end: whether to add the two columns solved by :func:`privcal.dpq.calibrate`; default True.
+        end_to_end: whether to add the two columns solved by :func:`privcal.calibrators.dpq.calibrate`; default True.
 
     Returns:
         a :class:`Table` with reference "exact".
@@ -597,9 +597,9 @@ def gpope_table(
 ) -> Table:
     """Sigma of GPOPE Algorithm 1 (noise h N(0, sigma^2 I)) per bound, one row per epsilon.
 
-    The reference is the valid subsampled RDP under replace-one neighbours (``privcal.gpope.calibrate``'s
+    The reference is the valid subsampled RDP under replace-one neighbours (``privcal.calibrators.gpope.calibrate``'s
     default); paper columns are checked against it ('!' where their sigma is not (epsilon, delta)-DP).
-    Each column is ``privcal.gpope.calibrate`` with that bound.
+    Each column is ``privcal.calibrators.gpope.calibrate`` with that bound.
 
     Args:
         epsilons: target epsilons, a non-empty sequence of values in (0, inf); default
@@ -650,7 +650,7 @@ def gpope_table(
         "sensitivity 2h under the paper's replace-one neighbours; a trajectory replaced by a null one has sensitivity h "
         "but still displaces another from the draw, so zero-out is priced at 2h too (docs/pld.md 1.3).",
         "Thm 1 valid is inf where epsilon lies outside the range its constants are proven for "
-        "(privcal.gpope.theorem1_epsilon_range).",
+        "(privcal.calibrators.gpope.theorem1_epsilon_range).",
     )
     return Table(
         "gpope", params, tuple(_GPOPE_COLUMNS.values()), tuple(rows), notes, reference="pld",

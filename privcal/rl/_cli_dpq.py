@@ -29,7 +29,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         "dpq", help="DP Q-learning with functional noise (Wang & Hegde 2019, Alg. 1)",
         description="Train Algorithm 1 of Wang & Hegde 2019 (or a baseline of App. E.2) on the "
                     "interval environment of App. E.1 and report the per-episode returns. sigma comes "
-                    "from privcal.dpq.calibrate for --epsilon/--delta, or is given with --sigma. "
+                    "from privcal.calibrators.dpq.calibrate for --epsilon/--delta, or is given with --sigma. "
                     "--loop replay runs the paper's Figure 1 experiment as its authors' code runs it "
                     "(replay buffer, RMSprop, target network, beta = 1, sigma set by hand): no valid "
                     "privacy guarantee; --privacy-report says why.")
@@ -53,7 +53,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--update-clip", type=float, default=None,
                    help="algorithm1, valid variant: certified bound on how far one update may move Q(s, a) over the "
                         "states [0, 1], in units of Q (= reward); a larger step is scaled back (default "
-                        "privcal.dpq.DEFAULT_UPDATE_CLIP = 0.01)")
+                        "privcal.calibrators.dpq.DEFAULT_UPDATE_CLIP = 0.01)")
     p.add_argument("--resets", type=int, default=None,
                    help="J, times the noise paths are redrawn; must divide floor(T/B) (default floor(T/B), App. E.3)")
     p.add_argument("--variant", choices=("valid", "paper", "corrected"), default="valid",

@@ -1,11 +1,11 @@
 r"""DP Q-learning with functional noise (Wang & Hegde 2019, Algorithm 1) and the Q-learning baselines.
 
-``privcal.dpq`` *calibrates* (sigma, beta) for Algorithm 1; this module *runs* it. One training
+``privcal.calibrators.dpq`` *calibrates* (sigma, beta) for Algorithm 1; this module *runs* it. One training
 loop serves Algorithm 1 and the Q-network baselines of App. E.2 (``method``):
 
 * ``"dpq"`` - Algorithm 1: one exact Ornstein-Uhlenbeck noise path g_a ~ GP(0, sigma^2 exp(-beta|x-y|))
   per action (``privcal.noise.OrnsteinUhlenbeckPaths``), the released function is Q(., a) + g_a,
-  redrawn J times (every floor(T/B)/J updates); sigma from ``privcal.dpq.calibrate`` or given;
+  redrawn J times (every floor(T/B)/J updates); sigma from ``privcal.calibrators.dpq.calibrate`` or given;
 * ``"non_private"`` - the same learner without noise;
 * ``"input_perturbation"`` - Venkatasubramanian 2013: every observed reward gets N(0, sigma_r^2)
   (``privcal.rl.baselines.input_perturbation_sigma``);
@@ -29,7 +29,7 @@ Algorithm 1, as run here (t counts samples, j updates; T samples, batch B, U = f
 
 Choices the paper leaves open (all parameters of :class:`Hyperparameters`, defaults stated there):
 
-* Only full batches are trained on: U = floor(T/B) updates, as ``privcal.dpq.calibrate`` counts
+* Only full batches are trained on: U = floor(T/B) updates, as ``privcal.calibrators.dpq.calibrate`` counts
   floor(T/B) releases. The T - UB trailing samples are still *acted* on (so T = 5000 gives all 100
   episodes; only complete episodes are recorded) but never used in an update; acting on the
   released Q + g is post-processing and costs no privacy.
@@ -56,7 +56,7 @@ spacing h = c/(4L) plus the Lipschitz slack (L_old + L_new) h / 2 between grid p
 parameters; while the bound exceeds ``update_clip`` c the step is scaled back (:func:`certified_step`,
 the analogue of DP-SGD's gradient clipping; unit of c: the unit of Q, i.e. of reward). Each release
 (the function before each update, and the function after the last one) gets a fresh noise path, so
-J = floor(T/B) is required. ``privcal.dpq`` turns c into the sensitivity of every release (2 j c after j
+J = floor(T/B) is required. ``privcal.calibrators.dpq`` turns c into the sensitivity of every release (2 j c after j
 updates, whatever the two reward functions are) and composes them exactly. The run records what it
 observed in ``TrainResult.premises`` (every update certified, every network L-Lipschitz, fresh noise,
 states in [0, 1], sigma and beta as calibrated) and states "(epsilon, delta)-DP w.r.t. reward functions"
@@ -119,12 +119,12 @@ class Hyperparameters:
     move-to-the-middle policy earns 20.7), which is what the experiments use
     (``privcal.rl.experiments_dpq.LEARNING_RATE``). The valid calibration does not depend on alpha (the
     certified update clip bounds every step), but at T = 5000, B = 64, L = 4, c = 0.01,
-    epsilon = 0.9, delta = 1e-4 it needs sigma = 124 (``privcal.dpq``).
+    epsilon = 0.9, delta = 1e-4 it needs sigma = 124 (``privcal.calibrators.dpq``).
     Not in the paper: gamma = 0.5 (the task is nearly myopic; with only 78 updates gamma = 0.9 learns
     worse, 15.2 at alpha = 1); hidden = (32, 32) tanh units; output_scale = 0.1 (the last layer starts
     small, so the initial Q is nearly flat); exploration = 0.1 (epsilon-greedy); clip = 1 (DP-SGD's C);
     update_clip = None (plain SGD steps; the valid variant of :func:`train_dpq` sets it, default
-    ``privcal.dpq.DEFAULT_UPDATE_CLIP`` = 0.01).
+    ``privcal.calibrators.dpq.DEFAULT_UPDATE_CLIP`` = 0.01).
 
     Attributes:
         samples: T, the number of environment steps, an int >= 1; default 5000.
@@ -250,11 +250,11 @@ def check_resets(resets: int, updates: int) -> int:
 
 def functional_noise(epsilon: float, delta: float, hp: Hyperparameters, resets: int, *,
                      actions: int = 2, variant: str = "valid") -> tuple[float, float, Any]:
-    """(sigma, beta, calibration) of Algorithm 1 for a target (epsilon, delta): ``privcal.dpq.calibrate``.
+    """(sigma, beta, calibration) of Algorithm 1 for a target (epsilon, delta): ``privcal.calibrators.dpq.calibrate``.
 
     ``variant="valid"`` is the valid analysis at the update clip ``hp.update_clip`` (default
-    ``privcal.dpq.DEFAULT_UPDATE_CLIP``), which needs J = floor(T/B); ``"paper"`` solves the paper's own
-    formulas consistently (see ``privcal.dpq``); ``"corrected"`` is a deprecated alias of ``"valid"``.
+    ``privcal.calibrators.dpq.DEFAULT_UPDATE_CLIP``), which needs J = floor(T/B); ``"paper"`` solves the paper's own
+    formulas consistently (see ``privcal.calibrators.dpq``); ``"corrected"`` is a deprecated alias of ``"valid"``.
     The calibrator validates the arguments.
 
     Args:
@@ -272,7 +272,7 @@ def functional_noise(epsilon: float, delta: float, hp: Hyperparameters, resets: 
         InfeasibleError: the paper variant finds no noise bound k (the message names T, B, lr, L, J).
         ValueError: an argument is outside its range, or J != floor(T/B) under the valid variant.
     """
-    from privcal import dpq
+    from privcal.calibrators import dpq
     from privcal.errors import InfeasibleError
 
     clip = hp.update_clip if hp.update_clip is not None else dpq.DEFAULT_UPDATE_CLIP
@@ -654,7 +654,7 @@ def certified_step(net: LipschitzMLP, grads: list, lr: float, update_clip: float
     """theta <- project(theta - t lr grads) with the largest tried t in [0, 1] whose change is certified.
 
     The function-space analogue of DP-SGD's gradient clipping (valid analysis of Algorithm 1, see
-    ``privcal.dpq``): after the step and the Lipschitz projection, the change of every output over the
+    ``privcal.calibrators.dpq``): after the step and the Lipschitz projection, the change of every output over the
     states [0, 1] is certified on the *actual new parameters* by ``privcal.rl.mlp.sup_difference_bound``
     on a grid of ceil(4 L / c) + 1 points (the Lipschitz slack between grid points is then at most
     c / 4). If the certified bound exceeds c, t is scaled back (to about 0.9 (c - slack) / (largest
@@ -723,13 +723,13 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
               progress: Optional[Callable[[int, int], None]] = None, **overrides: Any) -> TrainResult:
     """Algorithm 1 of Wang & Hegde 2019: train, return per-episode returns and the released Q + g.
 
-    Either a target (``epsilon``, ``delta``): sigma and beta come from ``privcal.dpq.calibrate``
+    Either a target (``epsilon``, ``delta``): sigma and beta come from ``privcal.calibrators.dpq.calibrate``
     for J = ``resets``; or ``sigma`` directly, in which case no privacy claim is made (``epsilon``
     and ``delta``, if given, are only recorded). A ``beta`` other than the calibrated one voids the
     claim too. The calibration counts one noise path per action of ``env``.
 
     ``variant="valid"``: every update is certified to move each action's Q by at most
-    ``hp.update_clip`` (default ``privcal.dpq.DEFAULT_UPDATE_CLIP`` = 0.01, units of Q) over the states
+    ``hp.update_clip`` (default ``privcal.calibrators.dpq.DEFAULT_UPDATE_CLIP`` = 0.01, units of Q) over the states
     [0, 1] (:func:`certified_step`), a fresh noise path serves every release (J must equal floor(T/B);
     the function after the last update gets its own path), and the result's ``premises`` record what
     this run observed: every update certified, every network L-Lipschitz, fresh noise per release,
@@ -764,7 +764,7 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
             cannot hold in this setting (J < floor(T/B): noise reuse; update_clip too small to certify).
         InfeasibleError: the paper variant finds no sigma for the target.
     """
-    from privcal import dpq
+    from privcal.calibrators import dpq
 
     hp = _check_hp(hp)
     if overrides:
@@ -789,7 +789,7 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
                     calibration=calibration)
     if variant == "paper":
         result.guarantee = ("no valid guarantee (paper analysis): the paper's Thm 5 formulas solved "
-                            "consistently, see privcal.dpq")
+                            "consistently, see privcal.calibrators.dpq")
         if calibration is None:
             result.guarantee = "no valid guarantee (paper analysis): sigma given directly, no privacy claim computed"
         return result
@@ -814,11 +814,11 @@ def _premises(result: TrainResult, calibration, cal_beta) -> list:
     c = hp.update_clip
     out = []
     if calibration is None:
-        out.append(("calibrated noise: sigma and beta from privcal.dpq.calibrate (valid)", False,
+        out.append(("calibrated noise: sigma and beta from privcal.calibrators.dpq.calibrate (valid)", False,
                     "sigma given directly: no privacy claim computed"))
     else:
         same = result.beta == cal_beta and result.sigma == calibration.sigma
-        out.append(("calibrated noise: sigma and beta from privcal.dpq.calibrate (valid)", bool(same),
+        out.append(("calibrated noise: sigma and beta from privcal.calibrators.dpq.calibrate (valid)", bool(same),
                     f"sigma = {result.sigma:.6g}, beta = {result.beta:.6g} (calibrated beta = {cal_beta:.6g}) for "
                     f"T = {hp.samples}, B = {hp.batch_size}, L = {hp.lipschitz:g}, c = {c:g}, "
                     f"{calibration.actions} actions"))

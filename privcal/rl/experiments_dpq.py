@@ -7,7 +7,7 @@ r"""Experiments of Wang & Hegde 2019, Sec. 4 (Figures 1 and 2) and a Monte Carlo
   sigma = 0.32 / 0.74 for epsilon = 0.9 / 0.45, delta = 1e-4, kernel beta = 2222; input perturbation:
   KOV; DP-SGD: Abadi et al. Thm 1 with c2 = sqrt(2), a per-example guarantee); ``"valid"`` - noise from
   a valid calibration for reward-function neighbours at the hyperparameters actually used
-  (Algorithm 1: ``privcal.dpq.calibrate(variant="valid")`` at the update clip ``hp.update_clip``
+  (Algorithm 1: ``privcal.calibrators.dpq.calibrate(variant="valid")`` at the update clip ``hp.update_clip``
   (default 0.01, units of Q), run with that clip certified on every update and J = floor(T/B);
   input perturbation: exact composition; DP-SGD: sensitivity 2B C, exact composition). BGP16-style
   output perturbation uses Algorithm 1's sigma in both versions and is never DP here (utility
@@ -158,14 +158,14 @@ def _noise_for(method, epsilon, delta, hp, version) -> NoiseSetting:
                                                                 variant="paper")
                 except InfeasibleError as exc:
                     return NoiseSetting(method, version, infeasible=str(exc))
-                source = "privcal.dpq.calibrate(variant='paper'): the paper's formulas solved consistently"
+                source = "privcal.calibrators.dpq.calibrate(variant='paper'): the paper's formulas solved consistently"
             dp = False
         else:
             try:
                 sigma, beta, cal = dpq_agent.functional_noise(epsilon, delta, hp, hp.updates)
             except InfeasibleError as exc:
-                return NoiseSetting(method, version, infeasible=f"privcal.dpq.calibrate (valid): {exc}")
-            source = (f"privcal.dpq.calibrate valid (update clip c = {cal.update_clip:g} certified on every "
+                return NoiseSetting(method, version, infeasible=f"privcal.calibrators.dpq.calibrate (valid): {exc}")
+            source = (f"privcal.calibrators.dpq.calibrate valid (update clip c = {cal.update_clip:g} certified on every "
                       f"update, exact composition)")
             dp = method == "dpq"
         if method == "bgp16":

@@ -6,7 +6,7 @@ standard deviation and number of diverged runs over trials) and :func:`plot` wri
 standard-deviation bands. What each figure runs:
 
 * :func:`figure1a` -- chain, MSPBE vs data size m at (epsilon, delta) = (0.1, 1e-5): GPOPE with the
-  *valid* sigma (``privcal.gpope.calibrate``, bound "rdp": subsampled RDP without replacement,
+  *valid* sigma (``privcal.calibrators.gpope.calibrate``, bound "rdp": subsampled RDP without replacement,
   replace-one neighbours) at the tuned step size and at 0.1x and 10x it, GPOPE with the paper's
   sigma (Lemma 1 as printed with sensitivity h, bound "lemma1") at its own tuned step,
   DP-LSW and DP-LSL (BGP16), and the non-private LSTD and the zero predictor theta = 0 as references.

@@ -14,7 +14,7 @@ trajectory's feature matrix. Non-private GTD2 (Sutton et al. 2009; Liu et al. 20
 same loop with sigma = 0 and no clipping (:func:`gtd2`).
 
 sigma is Alg. 1's noise scale (noise h N(0, sigma^2 I)). Pass it directly, or pass (epsilon, delta)
-and it is computed by ``privcal.gpope.calibrate`` with ``bound``: "rdp" (default, valid: subsampled
+and it is computed by ``privcal.calibrators.gpope.calibrate`` with ``bound``: "rdp" (default, valid: subsampled
 RDP without replacement, WBK 2018 Thm 27 / Thm 9), "thm9" (valid: WBK Thm 9 alone, full sum),
 "theorem1" (valid explicit constants), "lemma1" (the paper's Lemma 1 as printed with sensitivity h:
 not an upper bound) or "theorem1_paper" (Theorem 1 as printed, c2 = 2: not valid).

@@ -8,7 +8,7 @@ network (``privcal.rl.mlp.LipschitzMLP``):
   and one update under r + 1 instead of r moves its output by alpha (all B rewards change).
 * DPQ-noise-reuse: counting floor(T/B) updates as independent Gaussian releases when J < floor(T/B)
   paths serve them. Fails: two releases on one path reveal their difference without noise.
-* DPQ-valid-clip: the premise of privcal's valid calibration (``privcal.dpq``, variant "valid"): with
+* DPQ-valid-clip: the premise of privcal's valid calibration (``privcal.calibrators.dpq``, variant "valid"): with
   every update certified to move Q by at most c, the functions after j updates under two reward
   functions differ by at most 2 j c. Checked on the certified agent under r + 1 and adversarial pairs.
 
@@ -21,7 +21,8 @@ import math
 
 import numpy as np
 
-from privcal import dpq, rkhs
+from privcal import rkhs
+from privcal.calibrators import dpq
 from privcal import gaussian as G
 from privcal.verify._common import FAILS, HOLDS, g
 from privcal.verify.claims_wh import WH
@@ -91,9 +92,9 @@ def _batch(rng, size, actions=2, action=None):
     function="privcal.rkhs.update_sup_bound",
     corrected="Bound the update in the agent instead: every update is certified to move Q by at most c "
               "(privcal.rl.dpq_agent.certified_step); release j then has sup |Q_j - Q'_j| <= 2 j c and Lip <= "
-              "2L (privcal.rkhs.clipped_release_sensitivity_squared), composed exactly (privcal.dpq, variant "
+              "2L (privcal.rkhs.clipped_release_sensitivity_squared), composed exactly (privcal.calibrators.dpq, variant "
               "'valid').",
-    corrected_function="privcal.dpq.calibrate (variant='valid')",
+    corrected_function="privcal.calibrators.dpq.calibrate (variant='valid')",
 )
 def _update_sup(ctx) -> Outcome:
     s = BIAS_SETTING
@@ -133,9 +134,9 @@ def _update_sup(ctx) -> Outcome:
            "and with r + 1, release R_1 = Q_1 + g on the same path; R_1 - R_0 at 101 states under both rewards",
     function="privcal.rl.dpq_agent.train (resets < floor(T/B))",
     corrected="Fresh noise for every release: J = floor(T/B), and a new path for the function after the last "
-              "update; privcal.dpq.calibrate(variant='valid') and the agent refuse J < floor(T/B) with a "
+              "update; privcal.calibrators.dpq.calibrate(variant='valid') and the agent refuse J < floor(T/B) with a "
               "ValueError naming the premise.",
-    corrected_function="privcal.dpq.calibrate (variant='valid')",
+    corrected_function="privcal.calibrators.dpq.calibrate (variant='valid')",
 )
 def _noise_reuse(ctx) -> Outcome:
     from privcal.noise import OrnsteinUhlenbeckPaths
@@ -211,7 +212,7 @@ _SHIFTS = {
 
 
 @claim(
-    CLAIMS, "DPQ-valid-clip", paper=PRIVCAL_VALID, location="privcal.dpq module docstring (variant 'valid')",
+    CLAIMS, "DPQ-valid-clip", paper=PRIVCAL_VALID, location="privcal.calibrators.dpq module docstring (variant 'valid')",
     statement="With every update certified to move each action's Q by at most c over [0, 1], the agent's "
               "functions after j updates under any two reward functions differ by at most 2 j c.",
     method="the certified agent (privcal.rl.dpq_agent, update_clip c) under r and under three neighbours (r + 1 "

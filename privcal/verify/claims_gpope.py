@@ -3,7 +3,7 @@ r"""Claims of the GPOPE paper, "Privacy Preserving Off-Policy Evaluation" (gradi
 clipped gradient, and Theorem 1.
 
 The implementations live in privcal.subsampling (Lemma 1, Eq. B.2, exact Poisson and WBK Thm 9 RDP) and
-privcal.gpope (sensitivity, Theorem 1 as printed and with valid constants). They are imported inside the
+privcal.calibrators.gpope (sensitivity, Theorem 1 as printed and with valid constants). They are imported inside the
 checks, so a missing function makes only its claim "not-run".
 
 "Not private" comes only from lower bounds of realisable pairs (issue 13, item 3): exact RDP values of the
@@ -156,21 +156,21 @@ def _large_sigma(ctx) -> Outcome:
     statement="Without loss of generality the sampled trajectory's clipped gradient is e_1 and the others' 0, so "
               "one step is the Gaussian mechanism with sensitivity h: eps0(alpha) = alpha/(2 sigma^2).",
     method="two trajectories of a 4-state chain with rewards +5 and -5: distance of their clipped GTD2 gradients "
-           "at theta = w = 0 (privcal.gpope.clip_gradient, primal_dual_gradient), the shift of the replace-one "
+           "at theta = w = 0 (privcal.calibrators.gpope.clip_gradient, primal_dual_gradient), the shift of the replace-one "
            "pair; two lower bounds on delta of the subsampled Gaussian with that measured shift (q = 1/m: a "
            "realisable pair, every other trajectory's clipped gradient -h e, the replaced one +h e / -h e) against "
            "the (eps, delta) the RDP accountant computes with sensitivity h: the certified lower end of its PLD "
            "(privcal.pld) and an empirical audit (95%, Clopper-Pearson, Bonferroni); hypothesis: clipped gradients "
            "are never more than 2h apart",
-    function="privcal.gpope.sensitivity_paper",
+    function="privcal.calibrators.gpope.sensitivity_paper",
     corrected="Sensitivity 2h under replace-one (and add/remove) adjacency: noise multiplier sigma/2 in "
               "sensitivity units. Zero-out neighbours do not rescue h: the null trajectory still takes the draw's "
               "slot, so the pair is (1-q)N(-h)+qN(+h) against (1-q)N(-h)+qN(0), priced as replace-one at 2h "
               "(docs/pld.md 1.3).",
-    corrected_function="privcal.gpope.sensitivity",
+    corrected_function="privcal.calibrators.gpope.sensitivity",
 )
 def _sensitivity(ctx) -> Outcome:
-    from privcal.gpope import clip_gradient, primal_dual_gradient, sensitivity_paper
+    from privcal.calibrators.gpope import clip_gradient, primal_dual_gradient, sensitivity_paper
     from privcal.rdp import DEFAULT_ORDERS, epsilon_from_rdp
     from privcal.subsampling import rdp_poisson_gaussian
 
@@ -247,15 +247,15 @@ def _count_delta_lower(epsilon, noise_multiplier, q, steps, k):
            "tails) at the appendix's constants (c2 = 2, c1 = 2 ln(m/sigma)) with the paper's own sensitivity h, "
            "and at privcal's valid constants with the true shift 2h when the upper limit on eps is dropped; the "
            "valid statement re-checked with WBK Thm 9 (full sum) + the moments tail",
-    function="privcal.gpope.theorem1_sigma_paper",
+    function="privcal.calibrators.gpope.theorem1_sigma_paper",
     corrected="Valid with explicit constants and conditions: sigma = Delta c2 sqrt(N ln(1/delta))/(m eps), "
-              "c2 = privcal.gpope.THEOREM1_C2, "
+              "c2 = privcal.calibrators.gpope.THEOREM1_C2, "
               "Delta = 2 (replace-one), for c3 (N L^2)^{1/3}/m <= eps <= min(c1 N/m^2, c4 L, ...), L = ln(1/delta) "
-              "(privcal.gpope.theorem1_constants); outside that range use the numeric RDP accountant.",
-    corrected_function="privcal.gpope.theorem1_sigma",
+              "(privcal.calibrators.gpope.theorem1_constants); outside that range use the numeric RDP accountant.",
+    corrected_function="privcal.calibrators.gpope.theorem1_sigma",
 )
 def _thm1(ctx) -> Outcome:
-    from privcal.gpope import (THEOREM1_C1, THEOREM1_C2, theorem1_c1_paper, theorem1_epsilon_range, theorem1_sigma,
+    from privcal.calibrators.gpope import (THEOREM1_C1, THEOREM1_C2, theorem1_c1_paper, theorem1_epsilon_range, theorem1_sigma,
                                theorem1_sigma_paper)
     from privcal.rdp import moments_tail_epsilon
     from privcal.subsampling import rdp_without_replacement_gaussian
@@ -291,7 +291,7 @@ def _thm1(ctx) -> Outcome:
                                   f"{g(low_paper)}",
                    corrected=f"Valid with explicit constants and conditions: sigma = Delta c2 sqrt(N ln(1/delta))/(m "
                              f"eps), c2 = {g(THEOREM1_C2, 3)}, Delta = 2 (replace-one), for c3 (N L^2)^{{1/3}}/m <= eps "
-                             "<= min(c1 N/m^2, c4 L, ...), L = ln(1/delta) (privcal.gpope.theorem1_constants); outside "
+                             "<= min(c1 N/m^2, c4 L, ...), L = ln(1/delta) (privcal.calibrators.gpope.theorem1_constants); outside "
                              "that range use the numeric RDP accountant.",
                    data={"certified_epsilon": certified, "target_epsilon": eps3})
 
@@ -318,14 +318,14 @@ def _c2_from_display(coefficient: float) -> sp.Expr:
            "0.05): upper bounds, so they show only that the proof does not reach delta; whether that sigma is "
            "private is decided by the certified lower end of the PLD of the realisable pair (Poisson q = 1/m, "
            "sensitivity 2h: every other trajectory's clipped gradient -h e, the replaced one +h e / -h e)",
-    function="privcal.gpope.THEOREM1_C2_PAPER",
+    function="privcal.calibrators.gpope.THEOREM1_C2_PAPER",
     corrected="Even taking Lemma 1 at face value the display needs the coefficient 4 N lambda(lambda + 1)/(m^2 "
               "sigma^2), which gives c2 = 4 (and a factor e^{eps/2}); the valid constants are in "
-              "privcal.gpope.theorem1_constants.",
-    corrected_function="privcal.gpope.theorem1_constants",
+              "privcal.calibrators.gpope.theorem1_constants.",
+    corrected_function="privcal.calibrators.gpope.theorem1_constants",
 )
 def _thm1_c2(ctx) -> Outcome:
-    from privcal.gpope import theorem1_c1_paper, theorem1_sigma_paper
+    from privcal.calibrators.gpope import theorem1_c1_paper, theorem1_sigma_paper
     from privcal.rdp import moments_tail_delta
     from privcal.subsampling import rdp_gpope_lemma1_paper
 

@@ -14,7 +14,8 @@ import sympy as sp
 from hypothesis import strategies as st
 
 from privcal import composition as C
-from privcal import dpq, rkhs, supremum
+from privcal import rkhs, supremum
+from privcal.calibrators import dpq
 from privcal import gaussian as G
 from privcal.verify import audit as A
 from privcal.verify._common import EXACT_PROFILE, FAILS, HOLDS, first_crossing, g
@@ -282,7 +283,7 @@ def _thm5_derivation(ctx) -> Outcome:
     function="privcal.composition.thm5_sigma_statement_paper",
     corrected="sigma = sqrt(2 T' C ln(e + eps/delta))/eps (C inside the root, the proof's form; itself valid only "
               "up to eps*(delta)), or the exact calibration; with the valid sensitivity and failure term use "
-              "privcal.dpq.calibrate.",
+              "privcal.calibrators.dpq.calibrate.",
     corrected_function="privcal.composition.sigma_composed_exact",
 )
 def _thm5_sigma_statement(ctx) -> Outcome:
@@ -372,15 +373,15 @@ def _kov_quoted(ctx) -> Outcome:
     CLAIMS, "WH-thm5", paper=WH, location="Thm 5 (statement)",
     statement="Algorithm 1 is (eps, delta + J exp(-(2k - 8.68 sqrt(beta) sigma)^2/2))-DP provided 2k > 8.68 "
               "sqrt(beta) sigma and sigma >= sqrt(2 (T/B) ln(e + eps/delta)) C(alpha, k, L, B)/eps, beta = 1/v.",
-    method="privcal.dpq.calibrate(variant='paper') finds the smallest integer k meeting every printed condition "
+    method="privcal.calibrators.dpq.calibrate(variant='paper') finds the smallest integer k meeting every printed condition "
            "at App. E.3 (eps = 0.9, delta = 1e-4 split 5e-5 + 5e-5); the exact composed delta of that sigma "
            "with the paper's own sensitivity D^2 = C; empirical audit of the observed GP mechanism",
-    function="privcal.dpq.calibrate (variant='paper')",
+    function="privcal.calibrators.dpq.calibrate (variant='paper')",
     corrected="A valid end-to-end calibration: the agent certifies that every update moves Q by at most an update "
               "clip c (sup norm over the states), the sensitivity of each adaptive release follows from c and the "
               "Lipschitz bound (Lemma 6), composed exactly over the releases and actions with fresh noise per "
               "release; no noise bound k and no failure term are needed.",
-    corrected_function="privcal.dpq.calibrate (variant='valid')",
+    corrected_function="privcal.calibrators.dpq.calibrate (variant='valid')",
 )
 def _thm5(ctx) -> Outcome:
     paper = dpq.calibrate(0.9, 1e-4, variant="paper", **E3)
@@ -422,11 +423,11 @@ def _e3_v(ctx) -> Outcome:
               "reach ln(1 - exp(ln(1 - delta_g)/J)) ~= 3.5, so k = 23 suffices.",
     method="the coefficient of sqrt(k+1) implied by the paper's own sigma (statement form, C ~= v L^2, beta = "
            "1/v), and the margin z with 1 - (1 - e^{-z^2/2})^J = delta_g, by arithmetic",
-    function="privcal.dpq.check",
+    function="privcal.calibrators.dpq.check",
     corrected="With the paper's own formulas the coefficient of sqrt(k+1) and the margin sqrt(-2 ln(1 - (1 - "
               "delta_g)^(1/J))) are larger; no integer k near 23 satisfies the condition (the paper variant of "
-              "privcal.dpq.calibrate finds the smallest k, see WH-thm5).",
-    corrected_function="privcal.dpq.calibrate (variant='paper')",
+              "privcal.calibrators.dpq.calibrate finds the smallest k, see WH-thm5).",
+    corrected_function="privcal.calibrators.dpq.calibrate (variant='paper')",
 )
 def _e3_k(ctx) -> Outcome:
     eps, delta_c = 0.9, 5e-5
@@ -448,19 +449,19 @@ def _e3_k(ctx) -> Outcome:
                    counterexample=f"k = 23: 2k - {g(coeff, 3)} sqrt(k+1) = {g(46 - coeff * math.sqrt(24), 4)} < 0",
                    corrected=f"With the paper's own formulas 8.68 sqrt(beta) sigma ~= {g(coeff, 3)} sqrt(k+1), and the "
                              f"margin must be sqrt(-2 ln(1 - (1 - delta_g)^(1/J))) = {g(margin, 3)}; no integer k near "
-                             "23 satisfies it (the paper variant of privcal.dpq.calibrate finds the smallest k, see "
+                             "23 satisfies it (the paper variant of privcal.calibrators.dpq.calibrate finds the smallest k, see "
                              "WH-thm5).")
 
 
 @claim(
     CLAIMS, "WH-appE3-condition", paper=WH, location="App. E.3 with Thm 5's proviso",
     statement="k = 23 with sigma ~= 0.313 (and beta = 1/v) satisfies Thm 5's condition 2k > 8.68 sqrt(beta) sigma.",
-    method="privcal.dpq.check at App. E.3's parameters (beta = 1/v with the correct v = 4.5e-4, and with the "
+    method="privcal.calibrators.dpq.check at App. E.3's parameters (beta = 1/v with the correct v = 4.5e-4, and with the "
            "printed v = 6.19e-5)",
-    function="privcal.dpq.check",
+    function="privcal.calibrators.dpq.check",
     corrected="No k satisfies all the paper's conditions near 23; the paper variant of the calibrator finds a "
               "larger k and sigma, the valid one a much larger sigma (values in WH-thm5).",
-    corrected_function="privcal.dpq.calibrate",
+    corrected_function="privcal.calibrators.dpq.calibrate",
 )
 def _e3_condition(ctx) -> Outcome:
     r = dpq.check(0.9, 1e-4, sigma=0.313, k=23, **E3)
@@ -471,7 +472,7 @@ def _e3_condition(ctx) -> Outcome:
     valid = dpq.calibrate(0.9, 1e-4, **E3)
     return Outcome(HOLDS if met else FAILS,
                    f"beta = 1/v = {g(r.beta)}: 8.68 sqrt(beta) sigma = {g(lhs)} > 2k = 46 (with the printed v = "
-                   f"6.19e-5: {g(lhs_printed)}); privcal.dpq.check: feasible = {r.feasible}",
+                   f"6.19e-5: {g(lhs_printed)}); privcal.calibrators.dpq.check: feasible = {r.feasible}",
                    counterexample=f"k = 23, sigma = 0.313: 2k = 46 <= {g(lhs)}",
                    corrected=f"No k satisfies all the paper's conditions near 23; the paper variant of the calibrator "
                              f"finds k = {g(paper.k)} (sigma = {g(paper.sigma, 3)}), the valid one sigma = "
@@ -485,10 +486,10 @@ def _e3_condition(ctx) -> Outcome:
     method="exact composed profile of the 78 GP releases with the paper's own (too small) sensitivity D^2 = C "
            "at k = 23 (giving the composition ALL of delta = 1e-4), and an empirical audit (Clopper-Pearson, "
            "Bonferroni, 95%) of the GP mechanism observed at 4 points",
-    function="privcal.dpq.check",
-    corrected="At (0.9, 1e-4) use the valid calibration (privcal.dpq.calibrate); even ignoring the failure term "
+    function="privcal.calibrators.dpq.check",
+    corrected="At (0.9, 1e-4) use the valid calibration (privcal.calibrators.dpq.calibrate); even ignoring the failure term "
               "and the sensitivity error the exact composition needs a sigma about 9 times larger.",
-    corrected_function="privcal.dpq.calibrate",
+    corrected_function="privcal.calibrators.dpq.calibrate",
 )
 def _e3_privacy(ctx) -> Outcome:
     c = _e3_c()
@@ -507,7 +508,7 @@ def _e3_privacy(ctx) -> Outcome:
     return Outcome(FAILS if refuted else HOLDS, "; ".join(rows) + f" (exact delta: the {EXACT_PROFILE}, with the "
                    "paper's own sensitivity; the audit: a Clopper-Pearson lower bound)",
                    counterexample="sigma = 0.32 at eps = 0.9 (and sigma = 0.74 at eps = 0.45)", data=data,
-                   corrected=f"At (0.9, 1e-4) the valid calibration is sigma = {g(valid, 3)} (privcal.dpq.calibrate); "
+                   corrected=f"At (0.9, 1e-4) the valid calibration is sigma = {g(valid, 3)} (privcal.calibrators.dpq.calibrate); "
                              "even ignoring the failure term and the sensitivity error the exact composition of the "
                              f"78 releases needs sigma >= {g(exact, 3)}.")
 
