@@ -653,3 +653,16 @@ def test_cli_gaussian_bad_input(argv, match):
     args = _parser().parse_args(("train pucb --json --episodes 5 " + argv).split())
     with pytest.raises(ValueError, match=match):
         _cli_pucb.run(args)
+
+
+def test_regret_experiment_with_gaussian_counters():
+    exp = regret_experiment("fast", episodes=30, seeds=(0,), epsilons=(10.0, None), counter_noise="gaussian",
+                            delta=1e-5, n_jobs=1)
+    assert exp.setting["counter_noise"] == "gaussian" and exp.setting["delta"] == 1e-5
+    assert exp.error_bounds["epsilon=10"] == PUCB(3, 2, 3, 30, epsilon=10.0, counter_noise="gaussian",
+                                                  delta=1e-5).error_bound
+    assert exp.error_bounds["non-private"] == 0.0
+    single = run_pucb(random_mdp(3, 2, 3, seed=0), 30, 10.0, 0.1, 0, counter_noise="gaussian", delta=1e-5)
+    np.testing.assert_array_equal(exp.episode_regret["epsilon=10"][0], single.episode_regret)
+    with pytest.raises(ValueError, match="delta"):
+        regret_experiment("fast", episodes=30, seeds=(0,), epsilons=(10.0,), counter_noise="gaussian", n_jobs=1)
