@@ -465,11 +465,11 @@ def gaussian_sigma(steps: int, epsilon: float, delta: float, *, streams: int = 1
     - e^epsilon Phi(-mu/2 - epsilon/mu) (Balle & Wang 2018, Thm 8; ``privcal.gaussian``), never
     the classic sqrt(2 ln(1.25/delta)) form (valid only for epsilon < 1). All the p-sums together
     are one Gaussian mechanism on the vector of p-sums; the releases are its post-processing. When
-    the streams are fed adaptively (inputs depending on earlier releases, as in PUCB), each round
-    releases one Gaussian mechanism whose sensitivity is fixed in advance if the changed inputs'
-    rounds are (a unit is one round, as in PUCB); the adaptive composition of mu_i-GDP mechanisms
-    is sqrt(sum mu_i^2)-GDP exactly (Dong, Roth & Su 2022, Cor. 3.3 with Thm 3.2), which is this
-    same profile with mu = Delta_2 / sigma. The result is checked: delta(epsilon; Delta_2/sigma)
+    the streams are fed adaptively (inputs depending on earlier releases, as in PUCB) and the
+    rounds of the inputs a unit may change are fixed in advance (in PUCB a unit is one round of
+    every stream), each round's release is a Gaussian mechanism whose sensitivity is fixed in
+    advance, and the adaptive composition of mu_i-GDP mechanisms is sqrt(sum mu_i^2)-GDP exactly
+    (Dong, Roth & Su 2022, Cor. 3.3 with Thm 3.2): this same profile with mu = Delta_2 / sigma. The result is checked: delta(epsilon; Delta_2/sigma)
     <= delta (it is nudged up until it is).
 
     Args:

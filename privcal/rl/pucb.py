@@ -45,29 +45,33 @@ Choices where the paper is silent or inconsistent (each is a parameter; defaults
   ``"valid"`` (deprecated).
 
 Privacy unit: one user = one episode's trajectory (its H + 1 states, H actions and H rewards), and
-neighbouring runs replace one user (VBKW Def. 3); the guarantee is joint DP (the agent's own actions
-towards user t are not protected from user t, VBKW Def. 4). Every run reports this
-(:data:`PRIVACY_UNIT`, ``PUCBRun.privacy_unit``).
+neighbouring runs replace one user (t-neighbouring user sequences, VBKW Def. 3); the guarantee is
+joint DP under continual observation (Def. 3 covers every output except those of episode t itself,
+M_{-t}, past and future, and the released policy). Every run reports this (:data:`PRIVACY_UNIT`,
+``PUCBRun.privacy_unit``).
 
 Counter noise (``counter_noise``):
 - ``"laplace"`` (default, the paper's): binary-mechanism counters with Laplace noise at the
   per-counter epsilon' above; pure epsilon-JDP.
 - ``"gaussian"``: :class:`privcal.counter.GaussianBinaryCounter` with one sigma for all K
   counters (:func:`counter_sigma`). Replacing user t changes the round-t input of at most 6H
-  counters (2 per family and step, as above), each by at most 1, and nothing else given the
-  releases so far; each changed input lies in at most L = floor(log2 T) + 1 released p-sums
-  (:func:`privcal.counter.gaussian_psum_sensitivity`), so the vector of all p-sums moves by at
-  most sqrt(6HL) in l2 (against 6HL in l1 for the Laplace counters). The p-sums containing
-  round t are fixed by t alone, so the adaptive releases compose as Gaussian mechanisms whose
-  sensitivities are fixed in advance: sqrt(6HL)/sigma-GDP (Dong, Roth & Su 2022, Cor. 3.3), i.e.
-  the exact Gaussian profile (Balle & Wang 2018), which sigma is calibrated on: (epsilon, delta)-DP
-  for the releases. PrivQ and the policy are post-processing of the releases, and each user's
-  actions depend only on the releases and that user's own states, so the billboard lemma (Hsu et
-  al. 2014, Lemma 9; VBKW's proof of Thm 5, with (epsilon, delta) in place of epsilon) gives
-  (epsilon, delta)-JDP. E is the union bound of the exact Gaussian tails over all K counters
-  (:func:`privcal.counter.gaussian_error_bound`). The paper's budget split and its E_epsilon are
-  Laplace formulas: ``budget_split="paper"`` and ``error_bound="paper"`` are refused with
-  Gaussian counters.
+  counters (2 per family and step, as above), each by at most 1, and, given the releases so far,
+  no other input (the other users act on the releases only). Round t lies in at most L =
+  floor(log2 T) + 1 p-sums of each counter, one per level, and which ones depends on t alone. So
+  each round's release (the completed p-sum of every counter) is a Gaussian mechanism whose l2
+  sensitivity is fixed in advance: sqrt(6H) for the at most L releases whose p-sum contains round
+  t, 0 for the others. Their adaptive composition is sqrt(6HL)/sigma-GDP (Dong, Roth & Su 2022,
+  Cor. 3.3 with the adaptive composition of Thm 3.2), i.e. the exact Gaussian profile with
+  mu = sqrt(6HL)/sigma (Balle & Wang 2018), on which sigma is calibrated
+  (:func:`privcal.counter.gaussian_psum_sensitivity`: sqrt(6HL) in l2 against 6HL in l1 for the
+  Laplace counters): the releases are (epsilon, delta)-DP. PrivQ and the policies are
+  post-processing of the releases and each user's actions depend only on them and on that user's
+  own data, so the billboard lemma (Hsu, Huang, Roth, Roughgarden & Wu, "Private matchings and
+  allocations", stated for (epsilon, delta)) gives (epsilon, delta)-JDP, the argument of VBKW's
+  proof with the counters' (epsilon, delta) in place of epsilon. E is the union bound of the exact
+  Gaussian tails over all K counters (:func:`privcal.counter.gaussian_error_bound`). The paper's
+  budget split and its E_epsilon are Laplace formulas: ``budget_split="paper"`` and
+  ``error_bound="paper"`` are refused with Gaussian counters.
 """
 
 from __future__ import annotations
@@ -141,7 +145,8 @@ ERROR_BOUNDS = ("valid", "paper")
 COUNTER_NOISES = ("laplace", "gaussian")
 #: What one user is, and which runs are neighbours (VBKW Def. 3 and 4).
 PRIVACY_UNIT = ("one user = one episode's trajectory (H + 1 states, H actions, H rewards); "
-                "neighbouring runs replace one user (VBKW Def. 3); joint DP (Def. 4)")
+                "neighbouring runs replace one user (t-neighbours, VBKW Def. 3: joint DP under continual "
+                "observation)")
 
 
 def _error_bound_rule(error_bound: str) -> str:
