@@ -21,6 +21,15 @@ the scale used here in ``privcal.rl.checks_pucb.counter_error_check``: with log 
 for T >= 2 at the usual failure probability, is 0 (violated) at T = 1, and fails for a failure
 probability close to 1.
 
+Gaussian noise (:class:`GaussianBinaryCounter`). The same tree with N(0, sigma^2) on every p-sum
+is the Gaussian mechanism on the vector of all p-sums, priced by its l2 sensitivity
+(:func:`gaussian_psum_sensitivity`: sqrt(L) per changed input, against L in l1) with the exact
+Gaussian profile (:func:`gaussian_sigma`, Balle & Wang 2018), so it is (epsilon, delta)-DP. Its
+release error at round t is exactly N(0, popcount(t) sigma^2) and :func:`gaussian_error_bound` is
+the union bound over rounds and counters of these Gaussian tails. When one unit touches many
+streams (PUCB: 6H of them) the l2 sensitivity grows like the square root of their number instead of
+linearly, which is where the Gaussian counters win.
+
 Noise is drawn lazily (one Laplace array per round, for the one p-sum that completes in that round)
 from a ``numpy.random.Generator`` (``privcal._rng``), so a seed reproduces the run. Memory is 2 L
 floats per counter.
@@ -41,9 +50,10 @@ from typing import Callable, TypeVar, Union
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import brentq
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln, log_ndtr, logsumexp, ndtr
 
 from privcal import _rng
+from privcal import gaussian as _gaussian
 from privcal import _validate as V
 from privcal.errors import InfeasibleError
 
@@ -57,7 +67,12 @@ __all__ = [
     "sup_error_failure_lower_bound",
     "popcount_histogram",
     "laplace_sum_sf",
+    "gaussian_psum_sensitivity",
+    "gaussian_sigma",
+    "gaussian_error_bound",
+    "gaussian_sup_error_failure_lower_bound",
     "BinaryCounter",
+    "GaussianBinaryCounter",
     "ExactCounter",
 ]
 
@@ -397,6 +412,176 @@ def _sup_error_failure_lower_bound(bound: float, steps: int, epsilon: float,
     return float(-math.expm1(n * math.log1p(-math.exp(-bound / b)))) if bound > 0 else 1.0
 
 
+# ---------------------------------------------------------------------------------------------
+# Gaussian noise on the p-sums
+# ---------------------------------------------------------------------------------------------
+
+def gaussian_psum_sensitivity(steps: int, *, streams: int = 1, changes_per_stream: int = 1) -> float:
+    r"""l2 sensitivity of the vector of all p-sums of ``streams`` counters when one unit changes them.
+
+    The vector is every dyadic p-sum (levels 0..L-1, L = :func:`num_levels`) of every stream; one
+    unit of privacy (a user) may change ``changes_per_stream`` inputs, each by at most 1 (values
+    in [0, 1]), in each of ``streams`` distinct streams. Derivation:
+
+    * one input: it lies in at most one p-sum per level, so at most L p-sums move, each by at most
+      1: ||Delta||_2^2 <= L. Tight: input 1 lies in the p-sum (0, 2^j] of every level j.
+    * inputs of distinct streams move disjoint coordinates, so the squares add: streams * L.
+    * k inputs of *one* stream: the squares do NOT simply add, because several changed inputs can
+      lie in the same p-sum (T = 2, inputs 1 and 2 both +1: the level-1 p-sum moves by 2, so
+      ||Delta||_2^2 = 1 + 1 + 4 = 6 > 2 L = 4). Per level the moves n_i of the p-sums satisfy
+      sum n_i <= k, so sum n_i^2 <= k^2: ||Delta||_2^2 <= k^2 L (the triangle inequality).
+
+    Together: Delta_2 = changes_per_stream * sqrt(streams * L); exact for one change per stream
+    (tests/test_counter.py enumerates neighbouring streams of small trees). For comparison the l1
+    sensitivity, which prices the Laplace counters, is changes_per_stream * streams * L.
+
+    Args:
+        steps: stream length T, an integer >= 1.
+        streams: number of distinct streams (counters) one unit may change, an integer >= 1;
+            default 1.
+        changes_per_stream: number of inputs one unit may change in each of those streams, an
+            integer >= 1; default 1.
+
+    Returns:
+        Delta_2, in (0, inf) (unit of the stream values).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    return _gaussian_psum_sensitivity(V.positive_int("steps", steps), V.positive_int("streams", streams),
+                                      V.positive_int("changes_per_stream", changes_per_stream))
+
+
+def _gaussian_psum_sensitivity(steps: int, streams: int = 1, changes_per_stream: int = 1) -> float:
+    return changes_per_stream * math.sqrt(streams * _num_levels(steps))
+
+
+def gaussian_sigma(steps: int, epsilon: float, delta: float, *, streams: int = 1,
+                   changes_per_stream: int = 1) -> float:
+    r"""Smallest sigma of :class:`GaussianBinaryCounter` making the releases (epsilon, delta)-DP.
+
+    sigma = Delta_2 / mu(epsilon, delta), Delta_2 = :func:`gaussian_psum_sensitivity` and mu the
+    largest mu of the EXACT Gaussian privacy profile delta(epsilon; mu) = Phi(mu/2 - epsilon/mu)
+    - e^epsilon Phi(-mu/2 - epsilon/mu) (Balle & Wang 2018, Thm 8; ``privcal.gaussian``), never
+    the classic sqrt(2 ln(1.25/delta)) form (valid only for epsilon < 1). All the p-sums together
+    are one Gaussian mechanism on the vector of p-sums; the releases are its post-processing. When
+    the streams are fed adaptively (inputs depending on earlier releases, as in PUCB) and the
+    rounds of the inputs a unit may change are fixed in advance (in PUCB a unit is one round of
+    every stream), each round's release is a Gaussian mechanism whose sensitivity is fixed in
+    advance, and the adaptive composition of mu_i-GDP mechanisms is sqrt(sum mu_i^2)-GDP exactly
+    (Dong, Roth & Su 2022, Cor. 3.3 with Thm 3.2): this same profile with mu = Delta_2 / sigma. The result is checked: delta(epsilon; Delta_2/sigma)
+    <= delta (it is nudged up until it is).
+
+    Args:
+        steps: stream length T, an integer >= 1.
+        epsilon: target epsilon, in (0, inf).
+        delta: target delta, in (0, 1).
+        streams: number of distinct streams one unit may change, an integer >= 1; default 1.
+        changes_per_stream: inputs one unit may change per stream, an integer >= 1; default 1.
+
+    Returns:
+        sigma, the noise standard deviation of each p-sum, in (0, inf) (unit of the stream values).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    return _gaussian_sigma(V.positive_int("steps", steps), V.positive("epsilon", epsilon),
+                           V.open_unit("delta", delta), V.positive_int("streams", streams),
+                           V.positive_int("changes_per_stream", changes_per_stream))
+
+
+def _gaussian_sigma(steps: int, epsilon: float, delta: float, streams: int = 1,
+                    changes_per_stream: int = 1) -> float:
+    sens = _gaussian_psum_sensitivity(steps, streams, changes_per_stream)
+    sigma = _gaussian.sigma_exact(epsilon, delta, sensitivity=sens)
+    while _gaussian.delta_exact(epsilon, sens / sigma) > delta:  # fail conservative
+        sigma *= 1.0 + 1e-12
+    return sigma
+
+
+def _log_gaussian_union_failure(bound: float, histogram: np.ndarray, sigma: float) -> float:
+    """ln sum_k N_k 2 Phi(-bound / (sigma sqrt k)): the union-bound failure probability of one counter."""
+    logs = [math.log(n_k) + math.log(2.0) + float(log_ndtr(-bound / (sigma * math.sqrt(k))))
+            for k, n_k in enumerate(histogram) if k >= 1 and n_k > 0]
+    return float(logsumexp(logs))
+
+
+def gaussian_error_bound(steps: int, sigma: float, failure_probability: float, *,
+                         counters: int = 1) -> float:
+    r"""Valid uniform error bound of Gaussian binary-mechanism counters (exact tails + union bound).
+
+    With probability >= 1 - beta (beta = ``failure_probability``), |release_t - c(t)| <= E
+    simultaneously for all t in 1..T and all ``counters`` counters, where E solves
+        counters * sum_{k>=1} N_k * 2 Phi(-E / (sigma sqrt k)) = beta,
+    N_k = :func:`popcount_histogram`: the error at round t is a sum of popcount(t) independent
+    N(0, sigma^2) draws, exactly N(0, popcount(t) sigma^2) (no Laplace-sum tail needed), and the
+    union bound runs over rounds and counters. At T = 1 and one counter it is the exact quantile
+    sigma Phi^{-1}(1 - beta/2). Valid whatever the dependence between counters.
+
+    Args:
+        steps: stream length T, an integer >= 1.
+        sigma: noise standard deviation of each p-sum, in (0, inf).
+        failure_probability: probability beta that the bound may fail, in (0, 1).
+        counters: number of counters covered by the bound, an integer >= 1; default 1.
+
+    Returns:
+        E (unit of the stream values), in (0, inf); never smaller than the root (fail
+        conservative).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    return _gaussian_error_bound(V.positive_int("steps", steps), V.positive("sigma", sigma),
+                                 V.open_unit("failure_probability", failure_probability),
+                                 counters=V.positive_int("counters", counters))
+
+
+def _gaussian_error_bound(steps: int, sigma: float, failure_probability: float, *,
+                          counters: int = 1) -> float:
+    hist = _popcount_histogram(steps)
+    target = math.log(failure_probability) - math.log(counters)
+
+    def excess(bound: float) -> float:
+        return _log_gaussian_union_failure(bound, hist, sigma) - target
+
+    high = sigma * math.sqrt(_num_levels(steps)) * (math.sqrt(2.0 * math.log(
+        2.0 * counters * steps / failure_probability)) + 1.0)
+    while excess(high) > 0:
+        high *= 2.0
+    root = float(brentq(excess, 0.0, high, xtol=1e-12 * high, rtol=1e-12))
+    while excess(root) > 0:  # fail conservative: never return a bound whose failure exceeds beta
+        root *= 1.0 + 1e-12
+    return root
+
+
+def gaussian_sup_error_failure_lower_bound(bound: float, steps: int, sigma: float,
+                                           counters: int = 1) -> float:
+    """Rigorous lower bound on P(sup_t |error_t| > bound) for independent Gaussian counters.
+
+    Rounds t = 2^j (j = 0..L-1) each release exactly one p-sum, of distinct levels, so their errors
+    are independent N(0, sigma^2): P(no failure) <= (1 - 2 Phi(-bound/sigma))^{L * counters}
+    (CSS11 Alg. 2 with Gaussian noise).
+
+    Args:
+        bound: error threshold, in [0, inf) (unit of the stream values).
+        steps: stream length T, an integer >= 1.
+        sigma: noise standard deviation of each p-sum, in (0, inf).
+        counters: number of independent counters, an integer >= 1; default 1.
+
+    Returns:
+        A lower bound on the failure probability, in [0, 1] (1 at ``bound`` = 0).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    b = V.nonnegative("bound", bound)
+    n = _num_levels(V.positive_int("steps", steps)) * V.positive_int("counters", counters)
+    sd = V.positive("sigma", sigma)
+    if b == 0:
+        return 1.0
+    return float(-math.expm1(n * math.log1p(-2.0 * float(ndtr(-b / sd)))))
+
+
 def _check_shape(shape) -> tuple[int, ...]:
     if isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
         shape = (int(shape),)
@@ -452,53 +637,25 @@ class _CounterBase:
         return int(np.prod(self.shape, dtype=np.int64))
 
 
-class BinaryCounter(_CounterBase):
-    r"""An array of independent binary-mechanism counters, each epsilon-DP for its whole stream.
+class _TreeCounter(_CounterBase):
+    """The binary-mechanism bookkeeping shared by the Laplace and the Gaussian counters.
 
-    ``BinaryCounter(steps, epsilon, shape, seed)`` holds ``prod(shape)`` counters; each call
-    ``update(values)`` feeds one value in [0, 1] to every counter (``values`` broadcasts to
-    ``shape``) and returns the new releases (noisy prefix sums), also available as ``estimate``.
-    Mechanism: Chan, Shi & Song 2011 Alg. 2 (binary mechanism), Laplace scale b = L/epsilon with
-    L = floor(log2 steps) + 1 (:func:`laplace_scale`). Out-of-range values raise ``ValueError``
-    unless ``clip=True``. Releases are unbiased (E[release_t] = c(t)) with variance
-    :func:`error_variance`; they are *not* monotone in t (VBKW App. A.3 says PC is monotone: that
-    needs a post-processing step such as a running max, which keeps DP but not unbiasedness).
-
-    Args:
-        steps: stream length T (rounds the counters may be fed), an integer >= 1.
-        epsilon: privacy parameter of each counter's whole stream, in (0, inf).
-        shape: shape of the array of counters, an int or a tuple of ints >= 0; default () (one
-            counter).
-        seed: None, a non-negative int, a ``numpy.random.SeedSequence`` or a
-            ``numpy.random.Generator`` (used and advanced as is); default None (fresh entropy).
-        clip: clip fed values into [0, 1] instead of rejecting them; default False.
-
-    Raises:
-        ValueError: an argument is outside its range.
+    Subclasses set ``levels`` and ``_rng`` and define ``_draw()`` (one noise array of shape ``shape``
+    for the p-sum that completes in the current round) and ``variance``.
     """
 
-    def __init__(self, steps: int, epsilon: float, shape: Union[int, tuple[int, ...]] = (),
-                 seed: _rng.Seed = None, *, clip: bool = False):
-        super().__init__(steps, shape, clip)
-        self.epsilon = V.positive("epsilon", epsilon)
-        self.levels = _num_levels(self.steps)
-        self.laplace_scale = self.levels / self.epsilon
-        self._rng = _rng.as_generator(seed)
+    def _allocate(self) -> None:
         self._exact = np.zeros((self.levels,) + self.shape)  # running exact p-sums, one per level
         self._noisy = np.zeros((self.levels,) + self.shape)  # their noisy releases
         self._estimate = np.zeros(self.shape)
+
+    def _draw(self) -> np.ndarray:  # pragma: no cover - abstract
+        raise NotImplementedError
 
     @property
     def estimate(self) -> np.ndarray:
         """Releases after the rounds fed so far (zeros before the first round); a copy."""
         return self._estimate.copy()
-
-    @property
-    def variance(self) -> float:
-        """Exact variance of the current release error, popcount(t) 2 b^2 (0 before round 1)."""
-        if self.t == 0:
-            return 0.0
-        return float(_psums_used(np.asarray(self.t, dtype=np.int64))) * 2.0 * self.laplace_scale ** 2
 
     def update(self, values: ArrayLike) -> np.ndarray:
         """Feed one value per counter (round t -> t + 1) and return the releases for round t + 1.
@@ -520,10 +677,103 @@ class BinaryCounter(_CounterBase):
         self._exact[:level] = 0.0
         self._exact[level] = psum
         self._noisy[:level] = 0.0
-        self._noisy[level] = psum + self._rng.laplace(0.0, self.laplace_scale, size=self.shape)
+        self._noisy[level] = psum + self._draw()
         bits = [j for j in range(self.levels) if (t >> j) & 1]
         self._estimate = self._noisy[bits].sum(axis=0)
         return self._estimate.copy()
+
+
+class BinaryCounter(_TreeCounter):
+    r"""An array of independent binary-mechanism counters, each epsilon-DP for its whole stream.
+
+    ``BinaryCounter(steps, epsilon, shape, seed)`` holds ``prod(shape)`` counters; each call
+    ``update(values)`` feeds one value in [0, 1] to every counter (``values`` broadcasts to
+    ``shape``) and returns the new releases (noisy prefix sums), also available as ``estimate``.
+    Mechanism: Chan, Shi & Song 2011 Alg. 2 (binary mechanism), Laplace scale b = L/epsilon with
+    L = floor(log2 steps) + 1 (:func:`laplace_scale`). Out-of-range values raise ``ValueError``
+    unless ``clip=True``. Releases are unbiased (E[release_t] = c(t)) with variance
+    :func:`error_variance`; they are *not* monotone in t (VBKW App. A.3 says PC is monotone: that
+    needs a post-processing step such as a running max, which keeps DP but not unbiasedness).
+    :class:`GaussianBinaryCounter` is the same tree with Gaussian noise ((epsilon, delta)-DP).
+
+    Args:
+        steps: stream length T (rounds the counters may be fed), an integer >= 1.
+        epsilon: privacy parameter of each counter's whole stream, in (0, inf).
+        shape: shape of the array of counters, an int or a tuple of ints >= 0; default () (one
+            counter).
+        seed: None, a non-negative int, a ``numpy.random.SeedSequence`` or a
+            ``numpy.random.Generator`` (used and advanced as is); default None (fresh entropy).
+        clip: clip fed values into [0, 1] instead of rejecting them; default False.
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+
+    def __init__(self, steps: int, epsilon: float, shape: Union[int, tuple[int, ...]] = (),
+                 seed: _rng.Seed = None, *, clip: bool = False):
+        super().__init__(steps, shape, clip)
+        self.epsilon = V.positive("epsilon", epsilon)
+        self.levels = _num_levels(self.steps)
+        self.laplace_scale = self.levels / self.epsilon
+        self._rng = _rng.as_generator(seed)
+        self._allocate()
+
+    def _draw(self) -> np.ndarray:
+        return self._rng.laplace(0.0, self.laplace_scale, size=self.shape)
+
+    @property
+    def variance(self) -> float:
+        """Exact variance of the current release error, popcount(t) 2 b^2 (0 before round 1)."""
+        if self.t == 0:
+            return 0.0
+        return float(_psums_used(np.asarray(self.t, dtype=np.int64))) * 2.0 * self.laplace_scale ** 2
+
+
+class GaussianBinaryCounter(_TreeCounter):
+    r"""An array of binary-mechanism counters with Gaussian noise N(0, sigma^2) on every p-sum.
+
+    Same tree, bookkeeping and interface as :class:`BinaryCounter` (``update``, ``estimate``,
+    ``variance``, ``levels``, ``counters``); only the noise differs. The privacy of the releases
+    depends on how many streams (and inputs) one unit of privacy may change, so the counter takes
+    ``sigma`` and :func:`gaussian_sigma` calibrates it: e.g. ``GaussianBinaryCounter(T,
+    gaussian_sigma(T, epsilon, delta), shape)`` makes each counter's whole stream
+    (epsilon, delta)-DP when a unit changes one input of one stream; see
+    :func:`gaussian_psum_sensitivity` for several streams (all the counters of ``shape`` are then
+    covered by the one guarantee, because the noise is calibrated to the joint l2 sensitivity).
+    The release at round t sums popcount(t) independent N(0, sigma^2) draws, so its error is
+    exactly N(0, popcount(t) sigma^2) (:func:`gaussian_error_bound` bounds it uniformly).
+
+    Args:
+        steps: stream length T (rounds the counters may be fed), an integer >= 1.
+        sigma: standard deviation of the noise on each p-sum, in (0, inf) (unit of the stream
+            values).
+        shape: shape of the array of counters, an int or a tuple of ints >= 0; default () (one
+            counter).
+        seed: None, a non-negative int, a ``numpy.random.SeedSequence`` or a
+            ``numpy.random.Generator`` (used and advanced as is); default None (fresh entropy).
+        clip: clip fed values into [0, 1] instead of rejecting them; default False.
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+
+    def __init__(self, steps: int, sigma: float, shape: Union[int, tuple[int, ...]] = (),
+                 seed: _rng.Seed = None, *, clip: bool = False):
+        super().__init__(steps, shape, clip)
+        self.sigma = V.positive("sigma", sigma)
+        self.levels = _num_levels(self.steps)
+        self._rng = _rng.as_generator(seed)
+        self._allocate()
+
+    def _draw(self) -> np.ndarray:
+        return self._rng.normal(0.0, self.sigma, size=self.shape)
+
+    @property
+    def variance(self) -> float:
+        """Exact variance of the current release error, popcount(t) sigma^2 (0 before round 1)."""
+        if self.t == 0:
+            return 0.0
+        return float(_psums_used(np.asarray(self.t, dtype=np.int64))) * self.sigma ** 2
 
 
 class ExactCounter(_CounterBase):

@@ -282,3 +282,183 @@ def test_bad_bound_arguments():
         laplace_sum_sf(1.0, 0, 1.0)
     with pytest.raises(ValueError, match="x must"):
         laplace_sum_sf(-1.0, 1, 1.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Gaussian binary-mechanism counters
+# ---------------------------------------------------------------------------------------------
+
+import itertools  # noqa: E402
+
+from scipy.optimize import brentq  # noqa: E402
+from scipy.stats import norm  # noqa: E402
+
+import privcal  # noqa: E402
+from privcal._stats import clopper_pearson_lower  # noqa: E402
+from privcal.counter import (  # noqa: E402
+    GaussianBinaryCounter,
+    gaussian_error_bound,
+    gaussian_psum_sensitivity,
+    gaussian_sigma,
+    gaussian_sup_error_failure_lower_bound,
+)
+from privcal.gaussian import delta_exact  # noqa: E402
+
+
+def _psum_matrix(steps):
+    """Rows: the completed dyadic p-sums (t - 2^j, t] with 2^j | t <= T; built independently of
+    privcal.counter from the definition (CSS11 Alg. 2)."""
+    rows = []
+    j = 0
+    while 2 ** j <= steps:
+        for end in range(2 ** j, steps + 1, 2 ** j):
+            row = np.zeros(steps)
+            row[end - 2 ** j:end] = 1.0
+            rows.append(row)
+        j += 1
+    return np.array(rows)
+
+
+def _max_l2_one_stream(steps, changes):
+    """max ||P d||_2 over input changes d in [-1, 1]^T with at most ``changes`` non-zeros: a convex
+    function of d on a box, so its maximum is at a vertex, d in {-1, 0, 1}^T (brute force)."""
+    p = _psum_matrix(steps)
+    best = 0.0
+    for support in itertools.combinations(range(steps), changes):
+        for signs in itertools.product((-1.0, 1.0), repeat=changes):
+            d = np.zeros(steps)
+            d[list(support)] = signs
+            best = max(best, float(np.linalg.norm(p @ d)))
+    return best
+
+
+@pytest.mark.parametrize("steps", range(1, 10))
+def test_gaussian_sensitivity_one_change_is_exact_by_brute_force(steps):
+    # one changed input of one stream: the largest l2 move of the p-sum vector is sqrt(L), exactly
+    assert _max_l2_one_stream(steps, 1) == pytest.approx(gaussian_psum_sensitivity(steps), rel=1e-12)
+    assert gaussian_psum_sensitivity(steps) == pytest.approx(math.sqrt(num_levels(steps)), rel=1e-15)
+
+
+@pytest.mark.parametrize("steps", range(1, 8))
+def test_gaussian_sensitivity_several_streams_by_brute_force(steps):
+    # two streams, one change each: the p-sum vectors are stacked, so the moves' squares add: sqrt(2L)
+    p = _psum_matrix(steps)
+    best = 0.0
+    for t1, t2 in itertools.product(range(steps), repeat=2):
+        d1, d2 = np.zeros(steps), np.zeros(steps)
+        d1[t1], d2[t2] = 1.0, -1.0
+        best = max(best, math.hypot(np.linalg.norm(p @ d1), np.linalg.norm(p @ d2)))
+    assert best == pytest.approx(gaussian_psum_sensitivity(steps, streams=2), rel=1e-12)
+
+
+@pytest.mark.parametrize("steps, changes", [(2, 2), (4, 2), (5, 2), (6, 3), (8, 2), (8, 4)])
+def test_gaussian_sensitivity_several_changes_of_one_stream(steps, changes):
+    # k changes of one stream: the bound k sqrt(L) holds, and summing squares (sqrt(k L)) would be
+    # optimistic: T = 2, inputs 1 and 2 both +1 move the p-sums by (1, 1, 2), squared norm 6 > 2 L = 4
+    brute = _max_l2_one_stream(steps, changes)
+    assert brute <= gaussian_psum_sensitivity(steps, changes_per_stream=changes) * (1 + 1e-12)
+    assert brute > math.sqrt(changes * num_levels(steps))
+
+
+@given(steps=st.integers(1, 10 ** 6), epsilon=st.floats(0.05, 50.0), delta=st.floats(1e-12, 0.5),
+       streams=st.integers(1, 200))
+def test_gaussian_sigma_round_trip(steps, epsilon, delta, streams):
+    sens = gaussian_psum_sensitivity(steps, streams=streams)
+    sigma = gaussian_sigma(steps, epsilon, delta, streams=streams)
+    # the exact profile (Balle & Wang 2018, Thm 8) at the returned sigma meets the target ...
+    assert delta_exact(epsilon, sens / sigma) <= delta
+    # ... and sigma is the smallest such (a sigma 1e-6 smaller misses it): no classic-form slack
+    assert delta_exact(epsilon, sens / (sigma * (1 - 1e-6))) > delta
+
+
+def test_gaussian_sigma_agrees_with_the_front_door():
+    # the same sigma through privcal.calibrate (exact accountant, one step) and back through
+    # privcal.epsilon: an independent path through the accountants
+    steps, eps, delta, streams = 2000, 1.0, 1e-5, 18
+    sens = gaussian_psum_sensitivity(steps, streams=streams)  # sqrt(18 * 11)
+    assert sens == pytest.approx(math.sqrt(198), rel=1e-15)
+    sigma = gaussian_sigma(steps, eps, delta, streams=streams)
+    assert sigma == pytest.approx(privcal.calibrate(eps, delta, sensitivity=sens, steps=1, accountant="exact"),
+                                  rel=1e-8)
+    assert privcal.epsilon(sigma, delta, sensitivity=sens, steps=1, accountant="exact") <= eps * (1 + 1e-9)
+    # the classic form sqrt(2 ln(1.25/delta)) sens/eps is larger (looser) here
+    assert sigma < math.sqrt(2 * math.log(1.25 / delta)) * sens / eps
+
+
+def test_gaussian_error_bound_exact_cases():
+    # T = 1, one counter: one N(0, sigma^2) draw, so E is the two-sided quantile sigma z_{1 - beta/2}
+    assert gaussian_error_bound(1, 1.0, 0.05) == pytest.approx(norm.ppf(0.975), rel=1e-10)
+    assert gaussian_error_bound(1, 3.0, 0.05) == pytest.approx(3 * norm.ppf(0.975), rel=1e-10)
+    # two counters at T = 1: the union bound gives 2 * 2 Phi(-E) = beta
+    assert gaussian_error_bound(1, 1.0, 0.05, counters=2) == pytest.approx(norm.ppf(1 - 0.05 / 4), rel=1e-10)
+    # T = 3: rounds 1, 2 use one p-sum and round 3 two, so 3 counters * (2 * 2 Phi(-E) + 2 Phi(-E/sqrt 2))
+    # = beta, solved here with scipy (pins the weights N_k, the variance k sigma^2 and the factor 2)
+    ref = brentq(lambda e: 3 * (4 * norm.sf(e) + 2 * norm.sf(e / math.sqrt(2))) - 0.1, 0.1, 20, xtol=1e-14)
+    assert gaussian_error_bound(3, 1.0, 0.1, counters=3) == pytest.approx(ref, rel=1e-9)
+
+
+@given(steps=st.integers(1, 5000), sigma=st.floats(0.01, 100.0), beta=st.floats(1e-6, 0.9),
+       counters=st.integers(1, 1000))
+def test_gaussian_error_bound_monotone(steps, sigma, beta, counters):
+    e = gaussian_error_bound(steps, sigma, beta, counters=counters)
+    assert gaussian_error_bound(steps + 1, sigma, beta, counters=counters) >= e * (1 - 1e-9)
+    assert gaussian_error_bound(steps, sigma, beta, counters=counters + 1) >= e
+    assert gaussian_error_bound(steps, sigma, beta / 2, counters=counters) >= e
+    # linear in sigma (the tails depend on E / sigma only)
+    assert gaussian_error_bound(steps, 2 * sigma, beta, counters=counters) == pytest.approx(2 * e, rel=1e-9)
+    # valid: the rigorous lower bound on the failure probability at E stays below beta (equal at
+    # T = 1 and one counter, where both are exact: round-off only)
+    assert gaussian_sup_error_failure_lower_bound(e, steps, sigma, counters) <= beta * (1 + 1e-12)
+
+
+def test_gaussian_error_bound_holds_and_is_tight_by_monte_carlo():
+    # 20000 independent counters (seed 1), T = 64, sigma = 1, beta = 0.1; fed zeros, so the release is
+    # the error. One-sided Clopper-Pearson bounds at level 0.999:
+    #  * valid: the lower bound on P(sup_t |error_t| > E) is <= beta (measured 0.068 at E);
+    #  * tight: the lower bound on P(sup_t |error_t| > E / 1.1) is > beta (measured 0.137): E is loose
+    #    by less than a factor 1.1 (it is within about 5% of the Monte Carlo 0.9 quantile).
+    steps, trials, beta = 64, 20000, 0.1
+    counter = GaussianBinaryCounter(steps, 1.0, (trials,), seed=1)
+    sup = np.zeros(trials)
+    for _ in range(steps):
+        sup = np.maximum(sup, np.abs(counter.update(0.0)))
+    bound = gaussian_error_bound(steps, 1.0, beta)
+    assert clopper_pearson_lower(int(np.sum(sup > bound)), trials, 1e-3) <= beta
+    assert clopper_pearson_lower(int(np.sum(sup > bound / 1.1)), trials, 1e-3) > beta
+
+
+def test_gaussian_counter_error_variance_and_bookkeeping():
+    # tiny sigma: the releases are the prefix sums; variance property popcount(t) sigma^2
+    c = GaussianBinaryCounter(8, 1e-12, seed=0)
+    stream = [0.5, 1.0, 0.0, 0.25, 1.0]
+    for t, x in enumerate(stream, start=1):
+        assert c.update(x) == pytest.approx(sum(stream[:t]), abs=1e-9)
+    assert c.variance == pytest.approx(2 * 1e-24)  # t = 5 = 101b uses 2 p-sums
+    # errors: mean 0, variance popcount(t) sigma^2 (closed form), 40000 counters, seed 2
+    c = GaussianBinaryCounter(7, 2.0, (40000,), seed=2)
+    errs = np.array([c.update(0.0) for _ in range(7)])
+    var = errs.var(axis=1)
+    expected = 4.0 * np.array([1, 1, 2, 1, 2, 2, 3])
+    # sample variance of 40000 normals: relative sd sqrt(2/40000) = 0.7%, so 5% is > 7 sd
+    np.testing.assert_allclose(var, expected, rtol=0.05)
+    assert np.all(np.abs(errs.mean(axis=1)) < 5 * np.sqrt(expected / 40000))
+    a = GaussianBinaryCounter(16, 1.0, (3,), seed=5)
+    b = GaussianBinaryCounter(16, 1.0, (3,), seed=5)
+    assert np.array_equal(a.update([0, 1, 0.5]), b.update([0, 1, 0.5]))
+
+
+@pytest.mark.parametrize("call, name", [
+    (lambda: GaussianBinaryCounter(8, 0.0), "sigma"),
+    (lambda: GaussianBinaryCounter(0, 1.0), "steps"),
+    (lambda: gaussian_sigma(8, 1.0, 1.0), "delta"),
+    (lambda: gaussian_sigma(8, -1.0, 1e-5), "epsilon"),
+    (lambda: gaussian_sigma(8, 1.0, 1e-5, streams=0), "streams"),
+    (lambda: gaussian_psum_sensitivity(8, changes_per_stream=0), "changes_per_stream"),
+    (lambda: gaussian_error_bound(8, 1.0, 0.0), "failure_probability"),
+    (lambda: gaussian_error_bound(8, -1.0, 0.1), "sigma"),
+    (lambda: gaussian_error_bound(8, 1.0, 0.1, counters=0), "counters"),
+    (lambda: gaussian_sup_error_failure_lower_bound(-1.0, 8, 1.0), "bound"),
+])
+def test_gaussian_bad_input(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()

@@ -59,21 +59,41 @@ def pucb_tiny():
 
 def test_structure_of_a_tiny_sweep(pucb_tiny):
     f = pucb_tiny
+    # the default variant "all": pucb's Laplace (valid), Gaussian-counter and paper variants, in that order
     assert [(p.variant, p.epsilon, p.amount) for p in f.points] == [
-        ("valid", 1.0, 40), ("valid", 10.0, 40), ("paper", 1.0, 40), ("paper", 10.0, 40)]
+        ("valid", 1.0, 40), ("valid", 10.0, 40), ("gaussian", 1.0, 40), ("gaussian", 10.0, 40),
+        ("paper", 1.0, 40), ("paper", 10.0, 40)]
     for p in f.points:
         assert len(p.values) == 2 and not p.infeasible
         assert p.mean == pytest.approx(np.mean(p.values)) and p.std == pytest.approx(np.std(p.values, ddof=1))
         assert (p.beats_trivial, p.bound) == F.beats_reference(p.values, f.references[40]["trivial"]["mean"],
                                                                higher_is_better=False)
         assert p.noise > 0 and p.guarantee
-    assert "JDP" in f.points[0].guarantee and f.points[2].guarantee.startswith("no valid guarantee")
-    assert f.higher_is_better is False and f.utility == "regret_per_episode" and f.delta is None
+    assert f.points[0].guarantee.startswith("1-JDP, Laplace") and f.points[4].guarantee.startswith("no valid")
+    assert f.points[2].guarantee.startswith("(1, 1e-05)-JDP, Gaussian")
+    # the gaussian delta is the setting's 1e-5 (Laplace counters are pure epsilon-JDP)
+    assert f.higher_is_better is False and f.utility == "regret_per_episode" and f.delta == 1e-5
     rows = f.rows()
-    assert len(rows) == 4 and {"trivial", "non_private", "beats_trivial", "bound"} <= set(rows[0])
-    json.dumps(f.to_dict())  # JSON-ready
-    assert "valid" in f.text() and "uniform policy" in f.text()
-    assert f.markdown().count("\n") == 5
+    assert len(rows) == 6 and {"trivial", "non_private", "beats_trivial", "bound"} <= set(rows[0])
+    assert [r["variant"] for r in rows] == ["valid", "valid", "gaussian", "gaussian", "paper", "paper"]
+    d = f.to_dict()
+    json.dumps(d)  # JSON-ready
+    assert set(d["first_beating_gaussian"]) == {"40"}
+    assert "valid" in f.text() and "gaussian" in f.text() and "uniform policy" in f.text()
+    assert f.markdown().count("\n") == 7
+
+
+def test_pucb_gaussian_points_use_gaussian_counters(pucb_tiny):
+    # noise is E: each gaussian point's E is the agent's Gaussian E at (eps, delta = 1e-5), below the
+    # Laplace E at the same epsilon (the Gaussian counters' l2 calibration, sqrt(6HL) against 6HL)
+    from privcal.rl.pucb import PUCB
+
+    pts = {(p.variant, p.epsilon): p for p in pucb_tiny.points}
+    for eps in (1.0, 10.0):
+        gauss = PUCB(3, 2, 3, 40, epsilon=eps, counter_noise="gaussian", delta=1e-5)
+        assert pts["gaussian", eps].noise == gauss.error_bound
+        assert pts["valid", eps].noise == PUCB(3, 2, 3, 40, epsilon=eps).error_bound
+        assert pts["gaussian", eps].noise < pts["valid", eps].noise
 
 
 def test_references_present(pucb_tiny):
@@ -91,12 +111,14 @@ def test_does_not_depend_on_n_jobs(pucb_tiny):
     seen = []
     assert F.frontier("pucb", n_jobs=2, progress=lambda d, t: seen.append((d, t)), **TINY).to_dict() \
         == pucb_tiny.to_dict()
-    assert seen[-1] == (10, 10)  # 2 variants x 2 epsilons x 2 seeds, plus 2 non-private runs
+    assert seen[-1] == (14, 14)  # 3 variants x 2 epsilons x 2 seeds, plus 2 non-private runs
 
 
 def test_a_point_does_not_depend_on_the_rest_of_the_sweep(pucb_tiny):
     one = F.frontier("pucb", epsilons=(10.0,), amounts=(40,), seeds=(0, 1), variant="paper", n_jobs=1)
-    assert one.points[0] == pucb_tiny.points[3]
+    assert one.points[0] == pucb_tiny.points[5]
+    one = F.frontier("pucb", epsilons=(10.0,), amounts=(40,), seeds=(0, 1), variant="gaussian", n_jobs=1)
+    assert one.points[0] == pucb_tiny.points[3] and one.delta == 1e-5
 
 
 def test_dpq_infeasible_points_are_reported_and_references():
@@ -138,7 +160,9 @@ def test_gpope_references(monkeypatch):
     ({"agent": "pucb", "amounts": (0,)}, "amounts"),
     ({"agent": "pucb", "seeds": (-1,)}, "seeds"),
     ({"agent": "pucb", "seeds": ()}, "empty"),
-    ({"agent": "pucb", "delta": 1e-5}, "delta"),
+    ({"agent": "pucb", "variant": "both", "delta": 1e-5}, "delta"),
+    ({"agent": "pucb", "variant": "gaussian", "delta": 1.5}, "delta"),
+    ({"agent": "dpq", "variant": "gaussian"}, "variant"),
     ({"agent": "dpq", "delta": 1.5}, "delta"),
     ({"agent": "dpq", "amounts": (10,)}, "amounts"),
     ({"agent": "pucb", "backend": "dask"}, "scheduler"),
@@ -158,7 +182,8 @@ def test_plot(pucb_tiny, tmp_path):
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and "epsilon" in ax.get_xlabel() and "regret" in ax.get_ylabel()
     labels = ax.get_legend_handles_labels()[1]
-    assert {"valid, T=40", "paper, T=40", "non-private, T=40", "uniform policy (trivial)"} <= set(labels)
+    assert {"valid, T=40", "gaussian, T=40", "paper, T=40", "non-private, T=40",
+            "uniform policy (trivial)"} <= set(labels)
     with pytest.raises(ValueError):
         F.plot_frontier(pucb_tiny, str(tmp_path / "frontier.jpg"))
 
@@ -190,7 +215,8 @@ def test_cli_json_and_csv(capsys, tmp_path):
                          "--n-jobs", "1", "--json", "--plot", str(tmp_path / "f.png")])
     assert args._run(args) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["agent"] == "pucb" and len(out["points"]) == 4 and "40" in out["references"]
+    assert out["agent"] == "pucb" and len(out["points"]) == 6 and "40" in out["references"]
+    assert [p["variant"] for p in out["points"]].count("gaussian") == 2 and out["delta"] == 1e-5
     assert (tmp_path / "f.png").exists()
     args = p.parse_args(["frontier", "pucb", "--epsilons", "1", "--amounts", "40", "--seeds", "0,1",
                          "--n-jobs", "1", "--variant", "valid", "--format", "csv"])
@@ -204,7 +230,7 @@ def test_cli_json_and_csv(capsys, tmp_path):
     (["--scheduler", "tcp://x:8786"], "scheduler"),
     (["--n-jobs", "0"], "n-jobs"),
     (["--epsilons", "-1"], "epsilons"),
-    (["--delta", "1e-5"], "delta"),
+    (["--variant", "valid", "--delta", "1e-5"], "delta"),
     (["--plot", "out.jpg"], "suffix"),
     (["--json", "--format", "csv"], "contradicts"),
 ])

@@ -56,15 +56,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--seeds", type=_counts, default=None,
                    help="comma-separated seeds (ints >= 0), one training run each per point; two or more give a "
                         "verdict (default: 0,1,2 in the fast setting, 10 seeds (pucb 5) in the paper setting)")
-    p.add_argument("--variant", choices=("valid", "paper", "both"), default="both",
-                   help="noise: valid (the valid calibration), paper (the paper's sigma, no valid guarantee) or "
-                        "both, labelled (default both)")
+    p.add_argument("--variant", choices=("valid", "paper", "gaussian", "both", "all"), default="all",
+                   help="noise: valid (the valid calibration), paper (the paper's sigma, no valid guarantee), "
+                        "gaussian (pucb only: Gaussian counters, valid (epsilon, delta)-JDP), both (valid and "
+                        "paper) or all (every variant of the agent), labelled (default all)")
     p.add_argument("--setting", choices=("fast", "paper"), default="fast",
                    help="default sweep and sizes: fast (minutes on 2 cores) or paper (the papers' sizes) "
                         "(default fast)")
     p.add_argument("--delta", type=float, default=None,
-                   help="target delta, in (0, 1) (default dpq 1e-4 as App. E.3, gpope 1e-5; pucb is pure "
-                        "epsilon-JDP and takes none)")
+                   help="target delta, in (0, 1) (default dpq 1e-4 as App. E.3, gpope 1e-5, pucb 1e-5 for its "
+                        "gaussian variant only: Laplace counters are pure epsilon-JDP)")
     p.add_argument("--confidence", type=float, default=0.95,
                    help="one-sided confidence of the 'beats trivial' verdict, in (0, 1) (default 0.95)")
     p.add_argument("--n-jobs", type=int, default=-1,

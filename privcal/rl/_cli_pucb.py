@@ -16,6 +16,9 @@ from privcal.rl._progress import ProgressBar
 
 __all__ = ["add_parser", "run"]
 
+#: Fields of the report repeated on every csv row (csv of a run has one row per episode).
+_CSV_SETTINGS = ("counter_noise", "delta", "error_bound", "privacy_unit")
+
 
 def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParser:
     """Add the ``pucb`` subparser to the subparsers object of ``privcal train``; returns it.
@@ -30,17 +33,26 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     """
     p = subparsers.add_parser(
         "pucb", help="PUCB (Vietri et al. 2020) with binary-mechanism counters",
-        description="Train PUCB (epsilon-JDP) or its non-private UBEV-style baseline on a seeded "
-                    "tabular episodic MDP and report the exact regret per episode.")
+        description="Train PUCB (epsilon-JDP with Laplace counters, (epsilon, delta)-JDP with Gaussian "
+                    "counters) or its non-private UBEV-style baseline on a seeded tabular episodic MDP and "
+                    "report the exact regret per episode. Privacy unit: one user = one episode's "
+                    "trajectory, replaced (VBKW Def. 3).")
     p.add_argument("--states", type=int, default=10, help="number of states S, an int >= 1 (default 10)")
     p.add_argument("--actions", type=int, default=3, help="number of actions A, an int >= 1 (default 3)")
     p.add_argument("--horizon", type=int, default=10, help="episode length H, steps per episode (default 10)")
     p.add_argument("--episodes", type=_cli_out.count, default=1000,
                    help="number of episodes T, an int >= 1 (default 1000; 1e4 accepted)")
     p.add_argument("--epsilon", type=float, default=None,
-                   help="JDP epsilon of the whole run, > 0 (required unless --non-private)")
+                   help="JDP epsilon of the whole run, > 0 (default: none; required unless --non-private)")
+    p.add_argument("--counter-noise", choices=("laplace", "gaussian"), default=None,
+                   help="noise of the binary-mechanism counters: laplace (the paper's, epsilon-JDP) or gaussian "
+                        "(calibrated on the l2 sensitivity sqrt(6HL) with the exact Gaussian profile, "
+                        "(epsilon, delta)-JDP, needs --delta) (default laplace)")
+    p.add_argument("--delta", type=float, default=None,
+                   help="JDP delta of the whole run, in (0, 1), with --counter-noise gaussian only "
+                        "(default: none; required with gaussian)")
     p.add_argument("--non-private", action="store_true",
-                   help="run the non-private baseline (exact counts, no privacy terms)")
+                   help="run the non-private baseline (exact counts, no privacy terms) (default: off)")
     p.add_argument("--failure-probability", type=float, default=None,
                    help="failure probability beta' of the counters' error bound and of the bonus, in (0, 1) "
                         "(default 0.1)")
@@ -84,12 +96,21 @@ def run(args: argparse.Namespace) -> int:
 
     from privcal import _validate as V
     from privcal.rl.experiments_pucb import make_mdp
-    from privcal.rl.pucb import _check_memory, _error_bound_rule, _run_pucb
+    from privcal.rl.pucb import PRIVACY_UNIT, check_counter_noise, _check_memory, _error_bound_rule, _run_pucb
     from privcal.rl.tabular import uniform_policy_return
 
     fmt = _cli_train.check_output_flags(args)
     if args.non_private and args.epsilon is not None:
         raise ValueError("--epsilon must not be given together with --non-private")
+    if args.non_private and (args.counter_noise is not None or args.delta is not None):
+        raise ValueError("--counter-noise and --delta must not be given together with --non-private "
+                         "(the baseline has exact counters)")
+    counter_noise = "laplace" if args.counter_noise is None else args.counter_noise
+    if counter_noise == "laplace" and args.delta is not None:
+        raise ValueError(f"--delta is used only with --counter-noise gaussian (Laplace counters are pure "
+                         f"epsilon-JDP), got --delta {args.delta:g}")
+    if counter_noise == "gaussian" and args.delta is None:
+        raise ValueError("--counter-noise gaussian needs --delta in (0, 1)")
     if not args.non_private and args.epsilon is None:
         raise ValueError("--epsilon is required (or pass --non-private)")
     if args.beta is not None:
@@ -105,6 +126,9 @@ def run(args: argparse.Namespace) -> int:
     error_bound = _error_bound_rule("valid" if args.error_bound == "union" else args.error_bound)
     episodes = V.positive_int("episodes", args.episodes)
     epsilon = None if args.epsilon is None else V.positive("epsilon", args.epsilon)
+    delta = None
+    if not args.non_private:
+        delta = check_counter_noise(counter_noise, epsilon, args.delta, args.budget_split, error_bound)
     for name in ("states", "actions", "horizon"):
         V.positive_int(name, getattr(args, name))
     _check_memory(args.states, args.actions, args.horizon, episodes)  # before the MDP is built
@@ -122,7 +146,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = _run_pucb(mdp, episodes, epsilon, failure_probability, args.seed,
                            budget_split=args.budget_split, error_bound=error_bound,
-                           unknown=args.unknown, progress=progress(0))
+                           unknown=args.unknown, counter_noise=counter_noise, delta=delta,
+                           progress=progress(0))
         baseline = None
         if runs == 2:
             baseline = _run_pucb(mdp, episodes, None, failure_probability, args.seed, progress=progress(episodes))
@@ -144,6 +169,11 @@ def run(args: argparse.Namespace) -> int:
         "epsilon": result.epsilon,
         "jdp_epsilon": result.jdp_epsilon,
         "counter_epsilon": result.counter_epsilon,
+        "counter_noise": result.counter_noise,
+        "delta": result.delta,
+        "noise_scale": result.noise_scale,
+        "privacy_unit": PRIVACY_UNIT,
+        "guarantee": result.guarantee,
         "budget_split": args.budget_split,
         "error_bound_rule": error_bound,
         "error_bound": result.error_bound,
@@ -173,17 +203,26 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"  random policy         {refs['random_policy_final_regret']:.3f}  "
                      f"({refs['random_policy_regret_per_episode']:.3f} per episode, exact)")
     lines.append(f"  suboptimal episodes   {out['suboptimal_episodes']} (regret > {accuracy:.3g})")
-    if out["epsilon"] is not None:
-        lines.append(f"  counter epsilon       {out['counter_epsilon']:.4g} "
+    if out["epsilon"] is not None and counter_noise == "gaussian":
+        lines.append(f"  counter noise         gaussian, sigma {out['noise_scale']:.4g} per p-sum "
+                     f"(({out['jdp_epsilon']:.6g}, {out['delta']:g})-JDP)")
+    elif out["epsilon"] is not None:
+        lines.append(f"  counter noise         laplace, counter epsilon {out['counter_epsilon']:.4g} "
                      f"(JDP epsilon <= {out['jdp_epsilon']:g}, split {args.budget_split})")
+    if out["epsilon"] is not None:
         lines.append(f"  counter error bound E {out['error_bound']:.4g} ({error_bound}); "
                      f"largest error seen {out['max_counter_error']:.4g}")
+    lines.append(f"  privacy unit          {PRIVACY_UNIT}")
     lines.append(f"  time                  {seconds:.2f} s")
     spec = _cli_train.PlotSpec(
         episode_index, f"{out['algorithm']} ({eps})", cumulative,
         title=f"PUCB on {mdp.name}, seed {args.seed}", xlabel="episode", ylabel="cumulative regret",
         references={"non-private baseline": series.get("non_private_regret"),
                     "random policy": None if not refs else refs["random_policy_regret_per_episode"] * episode_index})
-    _cli_train.emit(args, fmt, out, "\n".join(lines), series, spec)
+    record = out
+    if fmt == "csv":  # csv prints the per-episode rows only: the privacy settings go on every row
+        series.update({k: [out[k]] * episodes for k in _CSV_SETTINGS})
+        record = {k: v for k, v in out.items() if k not in _CSV_SETTINGS}
+    _cli_train.emit(args, fmt, record, "\n".join(lines), series, spec)
     return 0
 

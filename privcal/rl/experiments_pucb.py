@@ -17,7 +17,7 @@ from privcal import _rng
 from privcal import _validate as V
 from privcal.counter import _accept_old_beta
 from privcal.rl._parallel import _run_trials, check_engine
-from privcal.rl.pucb import BUDGET_SPLITS, UNKNOWN_RULES, _error_bound_rule, _run_pucb
+from privcal.rl.pucb import BUDGET_SPLITS, UNKNOWN_RULES, _error_bound_rule, _run_pucb, check_counter_noise
 from privcal.rl.tabular import TabularMDP, _random_mdp, _river_swim, backward_induction
 
 __all__ = [
@@ -142,10 +142,13 @@ def _make_mdp(kind: str, states: int, actions: int, horizon: int, seed=0) -> Tab
     return _river_swim(states, horizon)
 
 
-def _one_run(env, episodes, epsilon, fail, seed, budget_split, error_bound, unknown, progress) -> tuple:
+def _one_run(env, episodes, epsilon, fail, seed, budget_split, error_bound, unknown, progress,
+             counter_noise="laplace", delta=None) -> tuple:
     """One seeded PUCB run (top level, so joblib can ship it): (regret, E, informative count, JDP eps)."""
+    private = epsilon is not None
     run = _run_pucb(env, episodes, epsilon, fail, seed, budget_split=budget_split,
-                    error_bound=error_bound, unknown=unknown, progress=progress)
+                    error_bound=error_bound, unknown=unknown, progress=progress,
+                    counter_noise=counter_noise if private else "laplace", delta=delta if private else None)
     return run.episode_regret, run.error_bound, run.info["informative_count"], run.jdp_epsilon
 
 
@@ -155,6 +158,7 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
                       mdp_seed: _rng.Seed = 0, accuracy: Optional[float] = None,
                       failure_probability: float = 0.1, budget_split: str = "valid",
                       error_bound: str = "valid", unknown: str = "optimistic",
+                      counter_noise: str = "laplace", delta: Optional[float] = None,
                       progress: Optional[Callable[[int, int], None]] = None,
                       n_jobs: Optional[int] = -1, backend: Optional[str] = None,
                       scheduler: Optional[str] = None, **overrides: int) -> RegretExperiment:
@@ -176,6 +180,11 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
         budget_split: "valid" (default) or "paper", see :class:`privcal.rl.pucb.PUCB`.
         error_bound: "valid" (default) or "paper", see :class:`privcal.rl.pucb.PUCB`.
         unknown: "optimistic" (default) or "paper", see :func:`privcal.rl.pucb.private_q`.
+        counter_noise: noise of the private runs' counters, "laplace" (default, epsilon-JDP) or
+            "gaussian" ((epsilon, delta)-JDP), see :class:`privcal.rl.pucb.PUCB`; the non-private
+            baseline keeps exact counters.
+        delta: JDP delta of the private runs, in (0, 1), with ``counter_noise="gaussian"`` only;
+            default None.
         progress: called as ``progress(done, total)`` with episodes done over all runs (after every
             episode when the runs are sequential, after every run otherwise); default None.
         n_jobs: parallel runs (``privcal.rl._parallel.run_trials``): an int >= 1 (1: in this process,
@@ -206,11 +215,13 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
     error_bound = _error_bound_rule(error_bound)
     V.choice("unknown", unknown, UNKNOWN_RULES)
     fail = V.open_unit("failure_probability", failure_probability)
+    eps_list = tuple(None if e is None else V.positive("epsilon", e) for e in epsilons)
+    some_eps = next((e for e in eps_list if e is not None), 1.0)  # the refusals do not depend on its value
+    delta = check_counter_noise(counter_noise, some_eps, delta, budget_split, error_bound)
     env = _make_mdp(mdp, conf["states"], conf["actions"], conf["horizon"], mdp_seed)
     conf["mdp"] = env.name
     optimal = float(env.initial @ backward_induction(env).values[0])
     acc = 0.1 * optimal if accuracy is None else V.nonnegative("accuracy", accuracy)
-    eps_list = tuple(None if e is None else V.positive("epsilon", e) for e in epsilons)
     engine = check_engine(n_jobs, backend, scheduler)
     t_total = conf["episodes"]
     total = len(eps_list) * len(conf["seeds"]) * t_total
@@ -222,7 +233,8 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
             if sequential and progress is not None:  # per episode, in this process
                 offset = len(tasks) * t_total
                 cb = lambda d, _t, o=offset: progress(o + d, total)  # noqa: E731
-            tasks.append((env, t_total, eps, fail, sd, budget_split, error_bound, unknown, cb))
+            tasks.append((env, t_total, eps, fail, sd, budget_split, error_bound, unknown, cb, counter_noise,
+                          delta))
     per_run = None if sequential or progress is None else (lambda d, _n: progress(d * t_total, total))
     runs = iter(_run_trials(_one_run, tasks, *engine, per_run))
     regrets, bounds, counts, jdps = {}, {}, {}, {}
@@ -235,7 +247,7 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
             bounds[label], counts[label], jdps[label] = bound, count, jdp
         regrets[label] = np.array(rows)
     conf.update(failure_probability=fail, budget_split=budget_split, error_bound=error_bound,
-                unknown=unknown)
+                unknown=unknown, counter_noise=counter_noise, delta=delta)
     return RegretExperiment(setting=conf, epsilons=eps_list, episode_regret=regrets,
                             error_bounds=bounds, informative_counts=counts, jdp_epsilons=jdps,
                             accuracy=acc)

@@ -18,13 +18,17 @@ agent      amount of data                utility (per seed)               trivia
                                          (lower better)                   rho^uniform (exact)
 =========  ============================  ===============================  ============================
 
-Noise per variant (the two are labelled everywhere; ``variant="both"`` runs both):
+Noise per variant (labelled everywhere; ``variant="all"``, the default, runs every variant of the agent,
+``"both"`` runs valid and paper):
 
 * ``"valid"``: dpq - ``privcal.rl.dpq_agent.train_dpq(variant="valid")`` (the calibrator's valid
   analysis at the certified update clip; every run checks its premises, and a point whose run broke a
   premise says so); gpope - ``privcal.calibrators.gpope.calibrate`` with
-  ``privcal.rl.gpope_agent.VALID_BOUND``; pucb - ``budget_split="valid"``, ``error_bound="valid"``
-  (epsilon-JDP).
+  ``privcal.rl.gpope_agent.VALID_BOUND``; pucb - Laplace counters, ``budget_split="valid"``,
+  ``error_bound="valid"`` (epsilon-JDP).
+* ``"gaussian"`` (pucb only): Gaussian binary-mechanism counters (``counter_noise="gaussian"``, sigma
+  calibrated on the l2 sensitivity sqrt(6HL) with the exact Gaussian profile, E the union bound of the
+  Gaussian tails): a valid (epsilon, delta)-JDP guarantee, delta from ``delta`` (default 1e-5).
 * ``"paper"``: the paper's sigma, no valid guarantee: dpq - ``privcal.rl.experiments_dpq.noise_for``
   version "paper" (App. E.3's printed sigma where it exists, else the paper's formulas solved); gpope -
   ``gpope_agent.PAPER_BOUND`` (Lemma 1 as printed); pucb - the paper's budget split and error bound E.
@@ -52,12 +56,17 @@ from privcal import _validate as V
 from privcal.errors import InfeasibleError
 from privcal.rl._parallel import _run_trials, check_engine
 
-__all__ = ["AGENTS", "VARIANTS", "SETTINGS", "FrontierPoint", "Frontier", "beats_reference", "frontier",
+__all__ = ["AGENTS", "VARIANTS", "AGENT_VARIANTS", "SETTINGS", "FrontierPoint", "Frontier", "beats_reference", "frontier",
            "plot_frontier"]
 
 AGENTS = ("dpq", "gpope", "pucb")
-#: Noise variants of a point; ``frontier(variant="both")`` runs both.
+#: Noise variants shared by every agent; ``frontier(variant="both")`` runs both.
 VARIANTS = ("valid", "paper")
+#: Every variant of each agent, in table order; ``frontier(variant="all")`` (default) runs them. PUCB's
+#: "gaussian" is valid, with Gaussian counters and an (epsilon, delta)-JDP guarantee.
+AGENT_VARIANTS = {"dpq": ("valid", "paper"), "gpope": ("valid", "paper"), "pucb": ("valid", "gaussian", "paper")}
+_ORDER = ("valid", "gaussian", "paper")
+_VARIANT_CHOICES = ("valid", "paper", "gaussian", "both", "all")
 _LAST = 10  # dpq: episodes averaged per seed
 
 #: Default sweeps per agent and setting: "fast" (minutes on 2 cores) and "paper" (the papers' sizes).
@@ -76,9 +85,9 @@ SETTINGS = {
     },
     "pucb": {
         "fast": {"epsilons": (1.0, 10.0, 100.0, 1000.0, 10000.0), "amounts": (500, 2000), "seeds": (0, 1, 2),
-                 "delta": None},
+                 "delta": 1e-5},  # delta: the gaussian variant's only (Laplace counters are pure eps-JDP)
         "paper": {"epsilons": (0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0), "amounts": (2000, 10000),
-                  "seeds": (0, 1, 2, 3, 4), "delta": None},
+                  "seeds": (0, 1, 2, 3, 4), "delta": 1e-5},
     },
 }
 
@@ -213,12 +222,12 @@ class Frontier:
         """Per amount, the smallest epsilon whose point beats the trivial reference (None if none does).
 
         Args:
-            variant: "valid" (default) or "paper".
+            variant: "valid" (default), "gaussian" (pucb) or "paper".
 
         Returns:
             amount -> epsilon or None.
         """
-        V.choice("variant", variant, VARIANTS)
+        V.choice("variant", variant, _ORDER)
         out = {}
         for p in self.points:
             if p.variant != variant:
@@ -240,6 +249,8 @@ class Frontier:
         d["references"] = {str(k): v for k, v in self.references.items()}
         d["points"] = [asdict(p) for p in self.points]
         d["first_beating_valid"] = {str(k): v for k, v in self.first_beating("valid").items()}
+        if any(p.variant == "gaussian" for p in self.points):
+            d["first_beating_gaussian"] = {str(k): v for k, v in self.first_beating("gaussian").items()}
         return clean(d)
 
     def text(self) -> str:
@@ -276,6 +287,11 @@ class Frontier:
         first = self.first_beating("valid")
         lines.append("smallest valid epsilon that beats the trivial reference: " + ", ".join(
             f"{self.amount_name.split()[-1]}={a}: {'none' if e is None else f'{e:g}'}" for a, e in first.items()))
+        if any(p.variant == "gaussian" for p in self.points):
+            first = self.first_beating("gaussian")
+            lines.append("smallest gaussian epsilon that beats the trivial reference: " + ", ".join(
+                f"{self.amount_name.split()[-1]}={a}: {'none' if e is None else f'{e:g}'}"
+                for a, e in first.items()))
         guarantees = dict.fromkeys(f"  {p.variant}: {p.guarantee}" for p in self.points if p.guarantee)
         lines.append("guarantees:")
         lines.extend(guarantees)
@@ -347,11 +363,15 @@ def _gpope_lstd(ctx, m, base_seed, trial) -> float:
     return float(ctx.score(lstd(data, ridge=1e-10)))
 
 
-def _pucb_task(mdp, episodes, epsilon, failure_probability, rule, seed) -> tuple:
-    """Cumulative regret per episode of one PUCB run, and its error bound E."""
+def _pucb_task(mdp, episodes, epsilon, failure_probability, variant, seed, delta=None) -> tuple:
+    """Cumulative regret per episode of one PUCB run, and its error bound E. variant: "valid" (Laplace
+    counters), "gaussian" (Gaussian counters at ``delta``) or "paper"."""
     from privcal.rl.pucb import _run_pucb
 
-    run = _run_pucb(mdp, episodes, epsilon, failure_probability, seed, budget_split=rule, error_bound=rule)
+    rule = "paper" if variant == "paper" else "valid"
+    noise = "gaussian" if variant == "gaussian" else "laplace"
+    run = _run_pucb(mdp, episodes, epsilon, failure_probability, seed, budget_split=rule, error_bound=rule,
+                    counter_noise=noise, delta=delta if noise == "gaussian" else None)
     return float(run.episode_regret.sum() / episodes), float(run.error_bound)
 
 
@@ -463,7 +483,7 @@ def _plan_gpope(setting, epsilons, amounts, seeds, variants, delta, ctx_setting)
     return tasks, plan, refs, {"trivial": trivial}, settings
 
 
-def _plan_pucb(setting, epsilons, amounts, seeds, variants, mdp):
+def _plan_pucb(setting, epsilons, amounts, seeds, variants, mdp, delta=None):
     from privcal.rl.tabular import backward_induction, uniform_policy_return
 
     tasks, plan, refs = [], [], {}
@@ -472,10 +492,10 @@ def _plan_pucb(setting, epsilons, amounts, seeds, variants, mdp):
         for v in variants:
             for eps in epsilons:
                 start = len(tasks)
-                tasks += [("pucb", mdp, T, eps, fail, v, sd) for sd in seeds]
+                tasks += [("pucb", mdp, T, eps, fail, v, sd, delta if v == "gaussian" else None) for sd in seeds]
                 plan.append((v, eps, T, None, "", start))
         refs[T] = {"non_private": len(tasks)}
-        tasks += [("pucb", mdp, T, None, fail, "valid", sd) for sd in seeds]
+        tasks += [("pucb", mdp, T, None, fail, "valid", sd, None) for sd in seeds]
     optimal = float(mdp.initial @ backward_induction(mdp).values[0])
     trivial = {"mean": optimal - uniform_policy_return(mdp), "se": 0.0, "label": "uniform policy"}
     return tasks, plan, refs, {"trivial": trivial}, {"failure_probability": fail}
@@ -498,7 +518,7 @@ def _key(epsilon: float) -> int:
 
 
 def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts: Optional[Iterable[int]] = None,
-             seeds: Optional[Iterable[int]] = None, variant: str = "both", setting: str = "fast",
+             seeds: Optional[Iterable[int]] = None, variant: str = "all", setting: str = "fast",
              delta: Optional[float] = None, confidence: float = 0.95, n_jobs: Optional[int] = -1,
              backend: Optional[str] = None, scheduler: Optional[str] = None,
              progress: Optional[Callable[[int, int], None]] = None) -> Frontier:
@@ -513,11 +533,13 @@ def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts:
         amounts: amounts of data, ints >= 1 (dpq: samples T >= 64; gpope: trajectories m; pucb:
             episodes); default the setting's.
         seeds: seeds per point, non-negative ints (2 or more for a verdict); default the setting's.
-        variant: "valid", "paper" or "both" (default).
+        variant: "valid", "paper", "gaussian" (pucb only: Gaussian counters), "both" (valid and paper)
+            or "all" (default: every variant of the agent, :data:`AGENT_VARIANTS`).
         setting: "fast" (default: small sizes, minutes on 2 cores) or "paper" (the papers' sizes:
             dpq T = 5000, 10 seeds; gpope the full chain setting; pucb S = 10, A = 3, H = 10).
-        delta: target delta, in (0, 1); default the setting's (dpq 1e-4 as App. E.3; gpope 1e-5).
-            Not used by pucb (pure epsilon-JDP); giving one there is an error.
+        delta: target delta, in (0, 1); default the setting's (dpq 1e-4 as App. E.3; gpope 1e-5; pucb
+            1e-5, used by its gaussian variant only: Laplace counters are pure epsilon-JDP, and giving a
+            delta to a pucb sweep without the gaussian variant is an error).
         confidence: one-sided confidence of the "beats trivial" verdict, in (0, 1); default 0.95.
         n_jobs: parallel runs: an int >= 1, -1 (all cores or workers, default) or None (joblib's
             configured default).
@@ -533,7 +555,10 @@ def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts:
     """
     V.choice("agent", agent, AGENTS)
     V.choice("setting", setting, ("fast", "paper"))
-    V.choice("variant", variant, (*VARIANTS, "both"))
+    V.choice("variant", variant, _VARIANT_CHOICES)
+    if variant not in ("both", "all") and variant not in AGENT_VARIANTS[agent]:
+        raise ValueError(f"variant {variant!r} is not a variant of {agent} (its variants: "
+                         f"{', '.join(AGENT_VARIANTS[agent])})")
     conf = SETTINGS[agent][setting]
     eps_list = tuple(V.positive("epsilons", e) for e in (conf["epsilons"] if epsilons is None else epsilons))
     amount_list = tuple(V.positive_int("amounts", a) for a in (conf["amounts"] if amounts is None else amounts))
@@ -541,14 +566,15 @@ def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts:
     if not eps_list or not amount_list or not seed_list:
         raise ValueError("epsilons, amounts and seeds must not be empty")
     eps_list, amount_list = tuple(dict.fromkeys(eps_list)), tuple(dict.fromkeys(amount_list))
-    if agent == "pucb":
+    variants = {"both": VARIANTS, "all": AGENT_VARIANTS[agent]}.get(variant, (variant,))
+    if agent == "pucb" and "gaussian" not in variants:
         if delta is not None:
-            raise ValueError(f"delta is not used by pucb (pure epsilon-JDP), got {delta!r}")
+            raise ValueError(f"delta is used only by pucb's gaussian variant (Laplace counters are pure "
+                             f"epsilon-JDP), got {delta!r}")
     else:
         delta = conf["delta"] if delta is None else V.open_unit("delta", delta)
     confidence = V.open_unit("confidence", confidence)
     engine = check_engine(n_jobs, backend, scheduler)
-    variants = VARIANTS if variant == "both" else (variant,)
     return _frontier(agent, eps_list, amount_list, seed_list, variants, setting, delta, confidence, engine,
                      progress)
 
@@ -566,13 +592,13 @@ def _frontier(agent, epsilons, amounts, seeds, variants, setting, delta, confide
 
         sizes = PS["fast" if setting == "fast" else "full"]
         mdp = _make_mdp("random", sizes["states"], sizes["actions"], sizes["horizon"], 0)
-        tasks, plan, ref_idx, fixed, settings = _plan_pucb(setting, epsilons, amounts, seeds, variants, mdp)
+        tasks, plan, ref_idx, fixed, settings = _plan_pucb(setting, epsilons, amounts, seeds, variants, mdp, delta)
         settings.update(mdp=mdp.name, states=mdp.states, actions=mdp.actions, horizon=mdp.horizon)
     results = _run_trials(_task, tasks, *engine, progress)
     n = len(seeds)
     trivial = fixed["trivial"]
     points = []
-    order = sorted(range(len(plan)), key=lambda i: (VARIANTS.index(plan[i][0]), amounts.index(plan[i][2]),
+    order = sorted(range(len(plan)), key=lambda i: (_ORDER.index(plan[i][0]), amounts.index(plan[i][2]),
                                                     epsilons.index(plan[i][1])))
     for i in order:
         v, eps, amount, noise, infeasible, start = plan[i]
@@ -624,7 +650,10 @@ def _guarantee(agent, variant, results, eps, delta) -> str:
             return f"({eps:g}, {delta:g})-DP w.r.t. one trajectory replaced, valid bound {VALID_BOUND!r}"
         return f"no valid guarantee: the paper's sigma (bound {PAPER_BOUND!r}, which privcal verify shows failing)"
     if variant == "valid":
-        return f"{eps:g}-JDP (valid budget split eps/(6H) and valid error bound)"
+        return f"{eps:g}-JDP, Laplace counters (valid budget split eps/(6H) and valid error bound)"
+    if variant == "gaussian":
+        return (f"({eps:g}, {delta:g})-JDP, Gaussian counters (l2 sensitivity sqrt(6HL), exact Gaussian profile, "
+                f"E from the Gaussian tails)")
     return "no valid guarantee: the paper's budget split eps/(3H) (2 eps-JDP) and error bound E"
 
 
@@ -635,7 +664,7 @@ def plot_frontier(result: Frontier, path: Any = None, ax: Any = None) -> Any:
     """Utility against epsilon (log x): one line per amount of data and variant, with the references.
 
     Valid points are solid lines with filled markers where they beat the trivial reference (hollow where
-    they do not); paper points are dashed. Error bars are one standard deviation over seeds. The trivial
+    they do not); pucb's gaussian points dash-dotted with triangles; paper points are dashed. Error bars are one standard deviation over seeds. The trivial
     reference is a grey dashed line; each amount's non-private baseline a dotted line in that amount's
     colour. Infeasible calibrations are listed under the axes. Needs matplotlib (the ``plot`` extra).
 
@@ -661,21 +690,21 @@ def plot_frontier(result: Frontier, path: Any = None, ax: Any = None) -> Any:
     missing = []
     for ai, amount in enumerate(amounts):
         color = colors[ai % len(colors)]
-        for v in VARIANTS:
+        for v in _ORDER:
             pts = [p for p in result.points if p.variant == v and p.amount == amount]
             missing += [p for p in pts if p.infeasible]
-            if all(p.infeasible for p in pts):
+            if not pts or all(p.infeasible for p in pts):
                 continue
             # an infeasible point is a gap in its line (nan), never bridged
             x = np.array([p.epsilon for p in pts])
             y = np.array([math.nan if p.infeasible else p.mean for p in pts], dtype=float)
             err = np.array([p.std or 0.0 for p in pts], dtype=float)
-            style = "-" if v == "valid" else "--"
+            style = {"valid": "-", "gaussian": "-.", "paper": "--"}[v]
             ax.errorbar(x, y, yerr=err, linestyle=style, color=color, capsize=2, linewidth=1.4,
                         label=f"{v}, {result.amount_name.split()[-1]}={amount}")
             beat = np.array([bool(p.beats_trivial) for p in pts])
             x, y, beat = x[np.isfinite(y)], y[np.isfinite(y)], beat[np.isfinite(y)]
-            marker = "o" if v == "valid" else "s"
+            marker = {"valid": "o", "gaussian": "^", "paper": "s"}[v]
             ax.scatter(x[beat], y[beat], marker=marker, color=color, zorder=3)
             ax.scatter(x[~beat], y[~beat], marker=marker, facecolors="white", edgecolors=color, zorder=3)
         np_mean = result.references[amount]["non_private"]["mean"]

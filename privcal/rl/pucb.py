@@ -43,6 +43,35 @@ Choices where the paper is silent or inconsistent (each is a parameter; defaults
   over all K counters (exact Laplace-sum tails, union bound); ``"paper"`` uses E above, which
   ``privcal verify`` shows failing (claim VBKW-E-eps). ``"union"`` is the former name of
   ``"valid"`` (deprecated).
+
+Privacy unit: one user = one episode's trajectory (its H + 1 states, H actions and H rewards), and
+neighbouring runs replace one user (t-neighbouring user sequences, VBKW Def. 3); the guarantee is
+joint DP under continual observation (Def. 3 covers every output except those of episode t itself,
+M_{-t}, past and future, and the released policy). Every run reports this (:data:`PRIVACY_UNIT`,
+``PUCBRun.privacy_unit``).
+
+Counter noise (``counter_noise``):
+- ``"laplace"`` (default, the paper's): binary-mechanism counters with Laplace noise at the
+  per-counter epsilon' above; pure epsilon-JDP.
+- ``"gaussian"``: :class:`privcal.counter.GaussianBinaryCounter` with one sigma for all K
+  counters (:func:`counter_sigma`). Replacing user t changes the round-t input of at most 6H
+  counters (2 per family and step, as above), each by at most 1, and, given the releases so far,
+  no other input (the other users act on the releases only). Round t lies in at most L =
+  floor(log2 T) + 1 p-sums of each counter, one per level, and which ones depends on t alone. So
+  each round's release (the completed p-sum of every counter) is a Gaussian mechanism whose l2
+  sensitivity is fixed in advance: sqrt(6H) for the at most L releases whose p-sum contains round
+  t, 0 for the others. Their adaptive composition is sqrt(6HL)/sigma-GDP (Dong, Roth & Su 2022,
+  Cor. 3.3 with the adaptive composition of Thm 3.2), i.e. the exact Gaussian profile with
+  mu = sqrt(6HL)/sigma (Balle & Wang 2018), on which sigma is calibrated
+  (:func:`privcal.counter.gaussian_psum_sensitivity`: sqrt(6HL) in l2 against 6HL in l1 for the
+  Laplace counters): the releases are (epsilon, delta)-DP. PrivQ and the policies are
+  post-processing of the releases and each user's actions depend only on them and on that user's
+  own data, so the billboard lemma (Hsu, Huang, Roth, Roughgarden & Wu, "Private matchings and
+  allocations", stated for (epsilon, delta)) gives (epsilon, delta)-JDP, the argument of VBKW's
+  proof with the counters' (epsilon, delta) in place of epsilon. E is the union bound of the exact
+  Gaussian tails over all K counters (:func:`privcal.counter.gaussian_error_bound`). The paper's
+  budget split and its E_epsilon are Laplace formulas: ``budget_split="paper"`` and
+  ``error_bound="paper"`` are refused with Gaussian counters.
 """
 
 from __future__ import annotations
@@ -60,11 +89,16 @@ from numpy.typing import ArrayLike
 from privcal import _rng
 from privcal import _validate as V
 from privcal._stats import clopper_pearson
+from privcal import gaussian as _gaussian
 from privcal.counter import (
     BinaryCounter,
     ExactCounter,
+    GaussianBinaryCounter,
     _accept_old_beta,
     _error_bound as _counter_error_bound,
+    gaussian_error_bound,
+    gaussian_psum_sensitivity,
+    gaussian_sigma,
     sup_error_failure_lower_bound,
 )
 from privcal.rl.tabular import (
@@ -78,7 +112,11 @@ __all__ = [
     "num_counters",
     "counter_epsilon",
     "counter_epsilon_paper",
+    "counter_sigma",
+    "check_counter_noise",
     "jdp_epsilon",
+    "COUNTER_NOISES",
+    "PRIVACY_UNIT",
     "error_bound_paper",
     "bonus_phi",
     "bonus_psi",
@@ -103,6 +141,12 @@ __all__ = [
 
 BUDGET_SPLITS = ("valid", "paper")
 ERROR_BOUNDS = ("valid", "paper")
+#: Noise of the private counters: Laplace (the paper's, epsilon-JDP) or Gaussian ((epsilon, delta)-JDP).
+COUNTER_NOISES = ("laplace", "gaussian")
+#: What one user is, and which runs are neighbours (VBKW Def. 3 and 4).
+PRIVACY_UNIT = ("one user = one episode's trajectory (H + 1 states, H actions, H rewards); "
+                "neighbouring runs replace one user (t-neighbours, VBKW Def. 3: joint DP under continual "
+                "observation)")
 
 
 def _error_bound_rule(error_bound: str) -> str:
@@ -236,6 +280,72 @@ def jdp_epsilon(counter_eps: float, horizon: int) -> float:
 
 def _jdp_epsilon(counter_eps: float, horizon: int) -> float:
     return 6.0 * horizon * counter_eps
+
+
+def counter_sigma(epsilon: float, delta: float, horizon: int, episodes: int) -> float:
+    r"""Noise sigma of PUCB's Gaussian counters that makes the agent (epsilon, delta)-JDP.
+
+    sigma = :func:`privcal.counter.gaussian_sigma` (T, epsilon, delta, streams=6H): one user (one
+    episode, replaced) changes the round-t input of at most 6H counters by at most 1 each (see
+    :func:`counter_epsilon`), so the vector of all p-sums of all counters moves by at most
+    sqrt(6 H L) in l2, L = floor(log2 T) + 1; calibrated with the exact Gaussian profile (Balle &
+    Wang 2018). The module docstring gives the adaptive-composition and billboard argument.
+
+    Args:
+        epsilon: target JDP epsilon of the agent, in (0, inf).
+        delta: target JDP delta of the agent, in (0, 1).
+        horizon: episode length H, an integer >= 1.
+        episodes: number of episodes T (the counters' stream length), an integer >= 1.
+
+    Returns:
+        sigma, the standard deviation of the noise on every p-sum (unit: counts), in (0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    return gaussian_sigma(V.positive_int("episodes", episodes), V.positive("epsilon", epsilon),
+                          V.open_unit("delta", delta), streams=6 * V.positive_int("horizon", horizon))
+
+
+def check_counter_noise(counter_noise: str, epsilon: Optional[float], delta: Optional[float],
+                        budget_split: str, error_bound: str) -> Optional[float]:
+    """``counter_noise`` and ``delta`` checked together with the options they constrain (one owner
+    of these refusals for the agent, :func:`run_pucb` and the CLI).
+
+    Gaussian counters need an epsilon and a delta in (0, 1) and refuse the paper's budget split and
+    E_epsilon (Laplace formulas); Laplace counters refuse a delta (they are pure epsilon-JDP).
+
+    Args:
+        counter_noise: "laplace" or "gaussian".
+        epsilon: the JDP epsilon (already validated), or None for the non-private baseline.
+        delta: the JDP delta, in (0, 1) for Gaussian counters, None for Laplace counters.
+        budget_split: "valid" or "paper" (already validated).
+        error_bound: "valid" or "paper" (already validated).
+
+    Returns:
+        The delta to use: the validated delta (Gaussian) or None (Laplace).
+
+    Raises:
+        ValueError: a refusal, in one line naming the argument.
+    """
+    V.choice("counter_noise", counter_noise, COUNTER_NOISES)
+    if counter_noise == "laplace":
+        if delta is not None:
+            raise ValueError(f"delta is used only with counter_noise='gaussian' (the Laplace counters are "
+                             f"pure epsilon-JDP), got delta={delta!r}")
+        return None
+    if epsilon is None:
+        raise ValueError("counter_noise='gaussian' needs an epsilon (epsilon=None is the non-private "
+                         "baseline, with exact counters)")
+    if delta is None:
+        raise ValueError("delta must be in (0, 1) for counter_noise='gaussian', got None")
+    if error_bound == "paper":
+        raise ValueError("error_bound='paper' is the paper's E_epsilon, a Laplace formula; with "
+                         "counter_noise='gaussian' use error_bound='valid'")
+    if budget_split == "paper":
+        raise ValueError("budget_split='paper' is the paper's Laplace split epsilon/(3H); with "
+                         "counter_noise='gaussian' use budget_split='valid'")
+    return V.open_unit("delta", delta)
 
 
 @_accept_old_beta
@@ -484,9 +594,19 @@ class PUCB:
             :func:`privcal.counter.error_bound`) or "paper" (E_epsilon of Alg. 3, which fails);
             "union" is the deprecated former name of "valid".
         unknown: Q~+ where n~ < 2E, "optimistic" (H, default) or "paper" (min{H, Q~ + H}).
+        counter_noise: "laplace" (default, the paper's: epsilon-JDP) or "gaussian" (Gaussian
+            binary-mechanism counters, :func:`counter_sigma`: (epsilon, delta)-JDP; needs
+            ``delta``, refuses the paper's budget split and error bound).
+        delta: JDP delta, in (0, 1), with ``counter_noise="gaussian"`` only; default None.
+
+    Attributes (besides the arguments): ``counter_epsilon`` (Laplace) or ``counter_sigma``
+    (Gaussian), ``noise_scale`` (Laplace b or Gaussian sigma of each p-sum), ``jdp_epsilon`` and
+    ``jdp_delta`` (the guarantee: an upper bound on epsilon at ``jdp_delta``, 0 for Laplace),
+    ``error_bound`` E, ``privacy_unit`` and ``guarantee`` (in words).
 
     Raises:
-        ValueError: an argument is outside its range.
+        ValueError: an argument is outside its range, or ``counter_noise`` conflicts with
+            ``delta``, ``budget_split`` or ``error_bound``.
     """
 
     beta = _deprecated_beta("PUCB")
@@ -495,14 +615,17 @@ class PUCB:
     def __init__(self, states: int, actions: int, horizon: int, episodes: int,
                  epsilon: Optional[float] = None, failure_probability: float = 0.1,
                  seed: _rng.Seed = None, *, budget_split: str = "valid",
-                 error_bound: str = "valid", unknown: str = "optimistic"):
+                 error_bound: str = "valid", unknown: str = "optimistic",
+                 counter_noise: str = "laplace", delta: Optional[float] = None):
+        eps = None if epsilon is None else V.positive("epsilon", epsilon)
+        split = V.choice("budget_split", budget_split, BUDGET_SPLITS)
+        rule = _error_bound_rule(error_bound)
         self._setup(V.positive_int("states", states), V.positive_int("actions", actions),
                     V.positive_int("horizon", horizon), V.positive_int("episodes", episodes),
-                    None if epsilon is None else V.positive("epsilon", epsilon),
-                    V.open_unit("failure_probability", failure_probability), seed,
-                    budget_split=V.choice("budget_split", budget_split, BUDGET_SPLITS),
-                    error_bound=_error_bound_rule(error_bound),
-                    unknown=V.choice("unknown", unknown, UNKNOWN_RULES))
+                    eps, V.open_unit("failure_probability", failure_probability), seed,
+                    budget_split=split, error_bound=rule,
+                    unknown=V.choice("unknown", unknown, UNKNOWN_RULES), counter_noise=counter_noise,
+                    delta=check_counter_noise(counter_noise, eps, delta, split, rule))
 
     @classmethod
     def _trusted(cls, *args, **kwargs) -> "PUCB":
@@ -512,24 +635,48 @@ class PUCB:
         return agent
 
     def _setup(self, states, actions, horizon, episodes, epsilon, failure_probability, seed, *,
-               budget_split, error_bound, unknown) -> None:
+               budget_split, error_bound, unknown, counter_noise="laplace", delta=None) -> None:
         self.states, self.actions, self.horizon, self.episodes = states, actions, horizon, episodes
         self.failure_probability = failure_probability
         self.budget_split = budget_split
         self.error_bound_kind = error_bound
         self.unknown = unknown
         self.private = epsilon is not None
+        self.counter_noise = counter_noise
+        self.delta = delta
+        self.privacy_unit = PRIVACY_UNIT
+        self.counter_sigma = None
+        self.jdp_delta = None
         h, s, a, t = horizon, states, actions, episodes
         streams = _rng.spawn(seed, 4)
         self._rng = streams[3]  # tie-breaking only (data independent)
         shapes = {"rewards": (h, s, a), "counts": (h, s, a), "transitions": (h, s, a, s)}
-        if self.private:
+        if self.private and counter_noise == "gaussian":
             self.epsilon = epsilon
+            self.counter_epsilon = None
+            self.counter_sigma = self.noise_scale = gaussian_sigma(t, epsilon, delta, streams=6 * h)
+            sensitivity = gaussian_psum_sensitivity(t, streams=6 * h)
+            # the guarantee at this sigma, from the exact profile (an upper bound on epsilon, <= target)
+            self.jdp_epsilon = _gaussian.epsilon_exact(delta, sensitivity / self.counter_sigma)
+            self.jdp_delta = delta
+            self.counters = {name: GaussianBinaryCounter(t, self.counter_sigma, shape, seed=stream)
+                             for (name, shape), stream in zip(shapes.items(), streams[:3])}
+            self.error_bound = gaussian_error_bound(t, self.counter_sigma, failure_probability,
+                                                    counters=_num_counters(s, a, h))
+            self.guarantee = (f"({self.jdp_epsilon:.6g}, {delta:g})-JDP, Gaussian counters calibrated on "
+                              f"the l2 sensitivity sqrt(6HL) (exact Gaussian profile)")
+        elif self.private:
+            self.epsilon = epsilon
+            self.jdp_delta = 0.0
             split = _counter_epsilon if budget_split == "valid" else _counter_epsilon_paper
             self.counter_epsilon = split(self.epsilon, h)
             self.jdp_epsilon = _jdp_epsilon(self.counter_epsilon, h)
             self.counters = {name: BinaryCounter(t, self.counter_epsilon, shape, seed=stream)
                              for (name, shape), stream in zip(shapes.items(), streams[:3])}
+            self.noise_scale = self.counters["counts"].laplace_scale
+            self.guarantee = (f"{self.jdp_epsilon:g}-JDP, Laplace counters (budget split {budget_split}"
+                              + (": the paper's epsilon/(3H) gives twice the target)" if budget_split == "paper"
+                                 else ")"))
             if error_bound == "paper":
                 # E_epsilon of Alg. 3 written through epsilon' (= epsilon/(3H) in the paper)
                 self.error_bound = _error_bound_paper(3.0 * h * self.counter_epsilon, s, a, h, t,
@@ -542,6 +689,8 @@ class PUCB:
             self.epsilon = self.counter_epsilon = self.jdp_epsilon = None
             self.counters = {name: ExactCounter(t, shape) for name, shape in shapes.items()}
             self.error_bound = 0.0
+            self.noise_scale = 0.0
+            self.guarantee = "none (non-private baseline: exact counters)"
 
     @property
     def releases(self) -> dict:
@@ -598,10 +747,13 @@ class PUCB:
 class PUCBRun:
     """Outcome of :func:`run_pucb`: exact per-episode regret rho* - rho^{pi_t} and the settings.
 
-    Fields: ``episode_regret`` (T,), ``optimal_return`` rho*, ``epsilon``, ``counter_epsilon``,
-    ``jdp_epsilon`` (None for the baseline), ``error_bound`` E, ``max_counter_error`` (largest
-    |release - count| seen), ``failure_probability``, ``seed`` and ``info`` (settings, MDP name,
-    informative count).
+    Fields: ``episode_regret`` (T,), ``optimal_return`` rho*, ``epsilon``, ``counter_epsilon``
+    (Laplace counters; None otherwise), ``jdp_epsilon`` (None for the baseline), ``error_bound`` E,
+    ``max_counter_error`` (largest |release - count| seen), ``failure_probability``, ``seed``,
+    ``info`` (settings, MDP name, informative count), ``counter_noise`` ("laplace", "gaussian" or
+    None for the baseline), ``delta`` (the JDP delta: 0 for Laplace, None for the baseline),
+    ``noise_scale`` (Laplace b or Gaussian sigma of each p-sum), ``privacy_unit`` and
+    ``guarantee`` (the privacy claim in words).
     """
 
     episode_regret: np.ndarray
@@ -614,6 +766,11 @@ class PUCBRun:
     failure_probability: float
     seed: _rng.Seed
     info: dict = field(default_factory=dict)
+    counter_noise: Optional[str] = "laplace"
+    delta: Optional[float] = None
+    noise_scale: float = 0.0
+    privacy_unit: str = PRIVACY_UNIT
+    guarantee: str = ""
 
     beta = _deprecated_beta("PUCBRun")
 
@@ -641,6 +798,7 @@ class PUCBRun:
 def run_pucb(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
              failure_probability: float = 0.1, seed: _rng.Seed = None, *,
              budget_split: str = "valid", error_bound: str = "valid", unknown: str = "optimistic",
+             counter_noise: str = "laplace", delta: Optional[float] = None,
              progress: Optional[Callable[[int, int], None]] = None) -> PUCBRun:
     """Run PUCB (or the non-private baseline, ``epsilon=None``) for ``episodes`` episodes.
 
@@ -660,22 +818,27 @@ def run_pucb(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
         budget_split: "valid" (epsilon/(6H), default) or "paper" (epsilon/(3H)).
         error_bound: "valid" (default: the union bound) or "paper" (E_epsilon of Alg. 3); see :class:`PUCB`.
         unknown: "optimistic" (default) or "paper", see :func:`private_q`.
+        counter_noise: "laplace" (default, epsilon-JDP) or "gaussian" ((epsilon, delta)-JDP), see
+            :class:`PUCB`.
+        delta: JDP delta, in (0, 1), with ``counter_noise="gaussian"`` only; default None.
         progress: called as ``progress(done, total)`` after each episode; default None.
 
     Returns:
         A :class:`PUCBRun`.
 
     Raises:
-        ValueError: an argument is outside its range.
+        ValueError: an argument is outside its range (or ``counter_noise`` conflicts with another).
     """
     if not isinstance(mdp, TabularMDP):
         raise ValueError(f"mdp must be a TabularMDP, got {type(mdp).__name__}")
-    return _run_pucb(mdp, V.positive_int("episodes", episodes),
-                     None if epsilon is None else V.positive("epsilon", epsilon),
+    eps = None if epsilon is None else V.positive("epsilon", epsilon)
+    split = V.choice("budget_split", budget_split, BUDGET_SPLITS)
+    rule = _error_bound_rule(error_bound)
+    return _run_pucb(mdp, V.positive_int("episodes", episodes), eps,
                      V.open_unit("failure_probability", failure_probability), seed,
-                     budget_split=V.choice("budget_split", budget_split, BUDGET_SPLITS),
-                     error_bound=_error_bound_rule(error_bound),
-                     unknown=V.choice("unknown", unknown, UNKNOWN_RULES), progress=progress)
+                     budget_split=split, error_bound=rule,
+                     unknown=V.choice("unknown", unknown, UNKNOWN_RULES), counter_noise=counter_noise,
+                     delta=check_counter_noise(counter_noise, eps, delta, split, rule), progress=progress)
 
 
 #: Largest memory a PUCB run may need (bytes); larger requests are refused before allocating.
@@ -704,13 +867,15 @@ def _check_memory(states: int, actions: int, horizon: int, episodes: int) -> Non
 def _run_pucb(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
               failure_probability: float = 0.1, seed: _rng.Seed = None, *,
               budget_split: str = "valid", error_bound: str = "valid",
-              unknown: str = "optimistic",
+              unknown: str = "optimistic", counter_noise: str = "laplace",
+              delta: Optional[float] = None,
               progress: Optional[Callable[[int, int], None]] = None) -> PUCBRun:
     _check_memory(mdp.states, mdp.actions, mdp.horizon, episodes)
     t_total = episodes
     agent = PUCB._trusted(mdp.states, mdp.actions, mdp.horizon, t_total, epsilon,
                           failure_probability, seed, budget_split=budget_split,
-                          error_bound=error_bound, unknown=unknown)
+                          error_bound=error_bound, unknown=unknown, counter_noise=counter_noise,
+                          delta=delta)
     env_rng = _rng.spawn(seed, 5)[4]
     sampler = EpisodeSampler(mdp)
     optimal = float(mdp.initial @ backward_induction(mdp).values[0])
@@ -737,8 +902,11 @@ def _run_pucb(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
                    jdp_epsilon=agent.jdp_epsilon, error_bound=agent.error_bound,
                    max_counter_error=max_err, failure_probability=failure_probability,
                    seed=int(seed) if isinstance(seed, numbers.Integral) else seed,
+                   counter_noise=counter_noise if agent.private else None, delta=agent.jdp_delta,
+                   noise_scale=agent.noise_scale, privacy_unit=agent.privacy_unit,
+                   guarantee=agent.guarantee,
                    info={"budget_split": budget_split, "error_bound": error_bound,
-                         "unknown": unknown,
+                         "unknown": unknown, "counter_noise": counter_noise,
                          "mdp": mdp.name, "informative_count": _informative_count(
                              agent.error_bound, mdp.states, mdp.horizon, t_total,
                              failure_probability)})
