@@ -746,8 +746,10 @@ def _registry() -> dict[str, type[Accountant]]:
     # privcal.pld builds its accountant on this module (Accountant, _default_hint), so it is imported
     # here, once both are defined
     from ..pld.accountant import PLDAccountant
+    from .basic import BasicAccountant  # basic composition of pure / approximate DP (+ RDP), built on RDPAccountant
 
-    return {cls.name: cls for cls in (ExactAccountant, PaperAccountant, KOVAccountant, RDPAccountant, PLDAccountant)}
+    return {cls.name: cls for cls in (ExactAccountant, PaperAccountant, KOVAccountant, RDPAccountant, PLDAccountant,
+                                      BasicAccountant)}
 
 
 #: The accountants the front door and the CLI know by name ("pld": ``privcal.pld.PLDAccountant``).
