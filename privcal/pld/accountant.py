@@ -247,20 +247,27 @@ def _secant(upper, target: float, hint: float, tol: float) -> float:
         raise _Stalled
     lo, glo, hi, ghi = (a, ga, b, gb) if ga > 0 else (b, gb, a, ga)  # g(lo) > 0 >= g(hi)
     side = 0
+    clamped_lo, clamped_hi = glo >= 700.0, ghi <= -700.0
     for _ in range(60):
         if abs(hi - lo) <= tol / 2:
             break
-        x = hi - ghi * (hi - lo) / (ghi - glo) if ghi != glo else (lo + hi) / 2
+        clamped = clamped_lo or clamped_hi
+        if ghi != glo and not clamped:
+            x = hi - ghi * (hi - lo) / (ghi - glo)
+        else:  # an end at epsilon = 0 or inf (clamped to -+700) says nothing of the slope: bisect
+            x = (lo + hi) / 2
         margin = abs(hi - lo) * 1e-3
         x = min(max(x, min(lo, hi) + margin), max(lo, hi) - margin)
         gx = g(x)
         if gx > 0:
             lo, glo = x, gx
+            clamped_lo = gx >= 700.0
             if side == -1:
                 ghi /= 2
             side = -1
         else:
             hi, ghi = x, gx
+            clamped_hi = gx <= -700.0
             if side == 1:
                 glo /= 2
             side = 1
