@@ -223,8 +223,13 @@ def stages(names: list[str]) -> list[list[str]]:
     return [first, later] if later else [first]
 
 
-def _make(name: str, pld: Optional[dict]) -> Accountant:
-    """A fresh accountant ``name`` (the PLD's with the caller's accuracy / memory cap)."""
+def make_accountant(name: str, pld: Optional[dict] = None) -> Accountant:
+    """A fresh accountant ``name`` (the PLD's with the caller's accuracy / memory cap).
+
+    Args:
+        name: a name of :data:`ACCOUNTANTS`.
+        pld: keyword arguments of ``PLDAccountant`` (from :func:`pld_options`), or None.
+    """
     if name == "pld" and pld:
         return ACCOUNTANTS[name](**pld)
     return ACCOUNTANTS[name]()
@@ -276,7 +281,7 @@ def _priced(names: list[str], event: Event, delta: float, *, with_bracket: bool,
     where = f"at delta = {delta:g}"
     for stage in stages(names):
         for name in stage:
-            acc = _make(name, pld)._compose_supported(event)  # support resolved once per kind of event
+            acc = make_accountant(name, pld)._compose_supported(event)  # support resolved once per kind of event
             try:
                 value = float(acc._epsilon(delta))
             except _FAILURES as exc:
@@ -379,7 +384,7 @@ def epsilon_report(
     sigma = V.positive("sigma", sigma)
     delta = V.open_unit("delta", delta)
     rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
-    return _epsilon_report(sigma, delta, rel, accountant, with_bracket=True, pld=_pld(pld_accuracy, memory_limit))
+    return _epsilon_report(sigma, delta, rel, accountant, with_bracket=True, pld=pld_options(pld_accuracy, memory_limit))
 
 
 def _epsilon_report(sigma: float, delta: float, rel: Releases, accountant: str, *, with_bracket: bool,
@@ -431,7 +436,7 @@ def epsilon(
     sigma = V.positive("sigma", sigma)
     delta = V.open_unit("delta", delta)
     rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
-    pld = _pld(pld_accuracy, memory_limit)
+    pld = pld_options(pld_accuracy, memory_limit)
     event = rel.event(sigma)
     return _priced(_resolve(accountant, rel, event), event, delta, with_bracket=False, pld=pld)[0]
 
@@ -506,7 +511,7 @@ def epsilon_of_report(event: Event, delta: float, *, accountant: str = "best", p
     if not isinstance(event, Event):
         raise ValueError(f"event must be a privcal Event, got {event!r}")
     delta = V.open_unit("delta", delta)
-    pld = _pld(pld_accuracy, memory_limit)
+    pld = pld_options(pld_accuracy, memory_limit)
     value, acc, bracket, notes = _priced(resolve_accountants(accountant, event), event, delta,
                                          with_bracket=bool(with_bracket), pld=pld)
     notes = (() if math.isfinite(value) else (f"no finite epsilon at delta = {delta:g}",)) + notes
@@ -536,7 +541,7 @@ def calibrate_report(
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
     rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
-    return _calibrate_report(epsilon, delta, rel, accountant, with_bracket=True, pld=_pld(pld_accuracy, memory_limit))
+    return _calibrate_report(epsilon, delta, rel, accountant, with_bracket=True, pld=pld_options(pld_accuracy, memory_limit))
 
 
 def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: str, *,
@@ -551,7 +556,7 @@ def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: s
     where = f"calibrating for (epsilon, delta) = ({epsilon:g}, {delta:g})"
     for stage in stages(names):
         for name in stage:
-            acc = _make(name, pld)
+            acc = make_accountant(name, pld)
             try:
                 sigma = float(acc._sigma_for(rel, epsilon, delta))
             except _FAILURES as exc:
@@ -573,7 +578,7 @@ def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: s
     if done is not None and done[0] == sigma:
         acc, achieved = done[2], float(done[1])
     else:
-        acc = _make(name, pld)._compose_supported(rel.event(sigma))
+        acc = make_accountant(name, pld)._compose_supported(rel.event(sigma))
         achieved = float(acc._epsilon(delta))
     bracket = None
     if with_bracket:
@@ -589,8 +594,13 @@ def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: s
     )
 
 
-def _pld(pld_accuracy: Optional[float], memory_limit: Optional[float]) -> Optional[dict]:
-    """The PLD accountant's options the caller set (validated), or None."""
+def pld_options(pld_accuracy: Optional[float], memory_limit: Optional[float]) -> Optional[dict]:
+    """The PLD accountant's options the caller set (validated), or None.
+
+    Args:
+        pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1), or None.
+        memory_limit: cap of the memory of one PLD evaluation, in bytes, in (0, inf), or None.
+    """
     out = {}
     if pld_accuracy is not None:
         out["accuracy"] = V.open_unit("pld_accuracy", pld_accuracy)
@@ -633,7 +643,7 @@ def calibrate(
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
     rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
-    pld = _pld(pld_accuracy, memory_limit)
+    pld = pld_options(pld_accuracy, memory_limit)
     return _calibrate_report(epsilon, delta, rel, accountant, with_bracket=False, pld=pld).sigma
 
 
