@@ -279,9 +279,12 @@ def _priced(names: list[str], event: Event, delta: float, *, with_bracket: bool,
     note naming why and who answered instead."""
     best, failed, errors = None, {}, {}
     where = f"at delta = {delta:g}"
+    leaves = grouped(event)
     for stage in stages(names):
         for name in stage:
-            acc = make_accountant(name, pld)._compose_supported(event)  # support resolved once per kind of event
+            acc = make_accountant(name, pld)
+            for leaf, count in leaves:  # support resolved once per kind of event
+                acc._compose_supported(leaf, count)
             try:
                 value = float(acc._epsilon(delta))
             except _FAILURES as exc:
@@ -305,6 +308,22 @@ def _priced(names: list[str], event: Event, delta: float, *, with_bracket: bool,
         bracket, more = _bracket(acc, value, delta)
         notes += more
     return value, acc, bracket, notes
+
+
+def grouped(event: Event) -> list[tuple[Event, int]]:
+    """The leaves of ``event`` with equal leaves merged: (leaf, total count), in order of first appearance.
+
+    Every accountant here composes by a commutative rule (RDP curves and mu^2 add up, PLDs convolve, basic
+    composition sums), so a history is priced the same with its equal releases merged, and each distinct
+    release is priced once however often it recurs in the history.
+
+    Args:
+        event: any history.
+    """
+    counts: dict[Event, int] = {}
+    for leaf, n in _flatten(event):
+        counts[leaf] = counts.get(leaf, 0) + n
+    return list(counts.items())
 
 
 def _bracket(acc: Accountant, value: float, delta: float) -> tuple[Optional[tuple[float, float]], tuple[str, ...]]:
