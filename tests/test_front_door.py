@@ -73,6 +73,19 @@ def test_best_does_not_price_rdp_when_the_pld_answers(monkeypatch):
     assert privcal.epsilon_report(1.0, 1e-5, **SUB).accountant == "rdp" and calls == ["eps"]
 
 
+def test_rdp_is_priced_beside_a_pld_whose_bracket_missed_its_accuracy(monkeypatch):
+    # PLD.accuracy_met = False (the PLD could not refine its grid): RDP may then be the tighter one
+    from privcal.pld import PLD
+
+    calls = []
+    real = RDPAccountant._epsilon
+    monkeypatch.setattr(RDPAccountant, "_epsilon", lambda self, d: calls.append("eps") or real(self, d))
+    monkeypatch.setattr(PLD, "accuracy_met", False, raising=False)
+    monkeypatch.setattr(PLDAccountant, "_epsilon", lambda self, delta: 1e3)  # a very loose upper end
+    r = privcal.epsilon_report(1.0, 1e-5, **SUB)
+    assert calls and r.accountant == "rdp" and r.epsilon < 1e3
+
+
 def test_stages_put_rdp_and_basic_after_the_pld():
     assert api.stages(["pld", "rdp"]) == [["pld"], ["rdp"]]
     assert api.stages(["kov", "pld", "basic"]) == [["kov", "pld"], ["basic"]]

@@ -14,9 +14,12 @@ optionally on a random subsample (``sample_rate``, ``sampling="poisson" | "witho
 * ``"pld"``    privacy loss distributions (``privcal.pld``): a certified bracket [lower, upper], the upper
   end reported;
 * ``"best"``   the smallest certified upper bound among the *valid* accountants that support the setting
-  (``"exact"`` alone when it applies: every valid bound is >= the exact value; otherwise every valid
-  one is priced -- PLD and RDP for subsampled releases -- and the smallest answer wins: a PLD grid can be
-  looser than RDP at 10^6-10^7 steps).
+  (``"exact"`` alone when it applies: every valid bound is >= the exact value; otherwise the PLD, and
+  RDP only where the PLD gives no finite answer or says its bracket is wider than the accuracy asked of
+  it -- then the smaller answer wins; see :func:`stages`). When an accountant tried first gives no
+  answer (a delta below what the PLD can certify, a grid over its memory cap) the report names it, why,
+  and who answered instead; pure and approximate DP releases fall back to ``"basic"`` (basic
+  composition, KOV), so they never answer inf where a finite bound exists.
 
 Reports carry ``bracket``: certified (lower, upper) bounds on epsilon when the winning accountant gives
 them (PLD; the exact profile: (epsilon, epsilon)), else None. Which accountants support an event, and
@@ -223,6 +226,20 @@ def stages(names: list[str]) -> list[list[str]]:
     return [first, later] if later else [first]
 
 
+def wide(acc) -> bool:
+    """Whether ``acc`` is a PLD accountant whose PLD says its bracket is wider than the accuracy asked of
+    it (``PLD.accuracy_met`` is False: the grid could not be refined, e.g. under the memory cap). Only
+    then may RDP beat the PLD's upper end by more than that accuracy (RDP >= the true epsilon >= the
+    PLD's lower end), so only then does "best" price RDP beside a finite PLD answer.
+
+    Args:
+        acc: an accountant (or None).
+    """
+    if getattr(acc, "name", None) != "pld":
+        return False
+    return getattr(acc.pld, "accuracy_met", None) is False
+
+
 def make_accountant(name: str, pld: Optional[dict] = None) -> Accountant:
     """A fresh accountant ``name`` (the PLD's with the caller's accuracy / memory cap).
 
@@ -297,7 +314,7 @@ def _priced(names: list[str], event: Event, delta: float, *, with_bracket: bool,
                 failed[name] = _inf_reason(acc, delta)
             if best is None or value < best[0]:
                 best = (value, acc)
-        if best is not None and math.isfinite(best[0]):
+        if best is not None and math.isfinite(best[0]) and not wide(best[1]):
             break
     if best is None:
         _raise_none(names, failed, errors)
@@ -439,9 +456,10 @@ def epsilon(
 
     Every valid accountant reports an upper bound on the true epsilon (``"exact"``: the true value).
     ``"best"`` (the default) is the smallest certified upper bound among the valid accountants that
-    support the setting: the exact profile for plain releases; for subsampled ones the smaller of the
-    PLD's upper bound and RDP's. :func:`epsilon_report` says which accountant answered, its guarantee
-    and, where there is one, the certified bracket [lower, upper]. ``epsilon(...)`` is
+    support the setting: the exact profile for plain releases; for subsampled ones the PLD's upper bound
+    (RDP's where the PLD gives no finite answer, or the smaller of the two where the PLD's bracket is
+    wider than its accuracy). :func:`epsilon_report` says which accountant answered, why another did
+    not, its guarantee and, where there is one, the certified bracket [lower, upper]. ``epsilon(...)`` is
     ``epsilon_report(...).epsilon``. Example::
 
         >>> round(privcal.epsilon(1.0, 1e-5), 4)   # one release, sensitivity 1: exact profile
@@ -587,7 +605,7 @@ def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: s
                 continue
             if best is None or sigma < best[0]:
                 best = (sigma, name, acc)
-        if best is not None:
+        if best is not None and not wide(getattr(best[2], "calibrated", None) and best[2].calibrated[2]):
             break
     if best is None:
         _raise_none(names, failed, errors)
@@ -646,7 +664,8 @@ def calibrate(
 
     ``"best"`` (the default): the smallest sigma whose certified upper epsilon is <= the target under
     some valid accountant that supports the setting -- the exact profile for plain releases; for
-    subsampled ones the smaller of the PLD's and RDP's answers. ``calibrate(...)`` is
+    subsampled ones the PLD's answer (RDP's where the PLD finds none, or the smaller of the two where
+    the PLD's bracket is wider than its accuracy). ``calibrate(...)`` is
     ``calibrate_report(...).sigma``. Example::
 
         >>> round(privcal.calibrate(4.3772, 1e-5), 3)   # one release, sensitivity 1: exact profile
