@@ -97,7 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         accountant=(
             "--accountant",
-            dict(choices=api.ACCOUNTANT_CHOICES, default="best", help="bound to use (default: best valid)"),
+            dict(choices=api.ACCOUNTANT_CHOICES, default="best",
+                 help="bound to use (default: best valid: the exact profile for plain releases, else the PLD, "
+                 "with rdp / basic where the PLD gives no finite answer; the output names who answered and why)"),
         ),
         sample_rate=("--sample-rate", dict(type=float, default=None, help="each release on a subsample at this rate, in (0, 1] (default: no subsampling)")),
         sampling=(
