@@ -279,3 +279,30 @@ def test_cli_passes_the_pld_flags_to_the_pld_accountant(monkeypatch, capsys):
     assert main(["epsilon", "--sigma", "1", "--delta", "1e-5", "--steps", "100", "--sample-rate", "0.01",
                  "--pld-accuracy", "0.01", "--memory-limit", "64"]) == 0
     assert {"accuracy": 0.01, "memory_limit": 64 * 2**20} in made
+
+
+# --------------------------------------------------------------------------------------------------
+# properties of the basic accountant
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=25, deadline=None)
+@given(scale=st.floats(0.5, 50.0), count=st.integers(1, 20), log_delta=st.floats(-12, -2))
+def test_basic_is_sound_against_the_pld_lower_end_and_at_most_the_sum(scale, count, log_delta):
+    # the PLD's lower end is a certified lower bound on the true epsilon of Laplace releases (their pair is
+    # realisable); basic composition (sum of pure epsilons) and KOV are upper bounds: lower <= basic <= sum
+    delta = 10.0 ** log_delta
+    event = privcal.SelfComposedEvent(privcal.LaplaceEvent(scale), count)
+    basic = BasicAccountant().compose(event).epsilon(delta)
+    lower, _ = PLDAccountant().compose(event).bracket(delta)
+    assert lower <= basic * (1 + 1e-9) and basic <= count / scale * (1 + 1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(eps=st.floats(0.01, 2.0), d0=st.floats(0.0, 1e-4), count=st.integers(1, 50), log_delta=st.floats(-8, -1))
+def test_basic_is_monotone_in_delta(eps, d0, count, log_delta):
+    acc = BasicAccountant().compose(privcal.ApproxDPEvent(eps, d0), count)
+    delta = 10.0 ** log_delta
+    assert acc.epsilon(min(2 * delta, 0.99)) <= acc.epsilon(delta)
