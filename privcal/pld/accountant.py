@@ -16,6 +16,7 @@ import math
 from typing import Optional
 
 from .. import _validate as V
+from .. import composition
 from ..accounting import _search
 from ..accounting.accountants import Accountant, _default_hint
 from ..accounting.events import Event, Releases
@@ -156,7 +157,7 @@ class PLDAccountant(Accountant):
         ``SIGMA_MAX`` (1e12) has a finite upper end at or below the target, ``InfeasibleError`` says so,
         with the last refusal; the search never returns a sigma beyond that range."""
         self._check_supported(releases)
-        hint = _default_hint(releases, epsilon, delta) if sigma_hint is None else sigma_hint
+        hint = _clt_hint(releases, epsilon, delta) if sigma_hint is None else sigma_hint
         memo: dict = {}
         refusals: list = []
         feasible: dict = {}  # the smallest feasible sigma probed -> its accountant (for ``calibrated``)
@@ -191,6 +192,22 @@ class PLDAccountant(Accountant):
         if sigma in feasible:
             self.calibrated = (sigma, memo[sigma], feasible[sigma])
         return sigma
+
+
+def _clt_hint(releases: Releases, epsilon: float, delta: float) -> float:
+    """Start of the PLD calibration: the sigma at which the central-limit approximation of the composed
+    subsampled Gaussian (Dong, Roth & Su 2019, Cor. 5.4: T releases at sample rate q are close to
+    mu-GDP with mu = q sqrt(T (e^{1/s^2} - 1)), s the noise multiplier) has the exact Gaussian's
+    (epsilon, delta), i.e. s = 1 / sqrt(log(1 + mu*^2 / (q^2 T))) with mu* = 1 / sigma_exact(epsilon,
+    delta). Only a start (the approximation is not a bound): every answer is found and checked on the
+    PLD itself. Falls back to the exact unsubsampled sigma times q where the formula does not apply."""
+    try:
+        mu_star = 1.0 / composition._sigma_composed_exact(epsilon, delta, steps=1, sensitivity=1.0)
+        ratio = mu_star * mu_star / (releases.sample_rate ** 2 * releases.steps)
+        hint = releases.sensitivity / math.sqrt(math.log1p(ratio))
+    except (ArithmeticError, ValueError):
+        hint = math.nan
+    return hint if math.isfinite(hint) and hint > 0 else _default_hint(releases, epsilon, delta)
 
 
 #: what a calibration probe may raise that means "no certified epsilon at this sigma"
