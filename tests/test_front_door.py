@@ -138,9 +138,9 @@ def test_the_issue_18_secant_case_is_feasible_or_infeasible_never_absurd():
 
 
 def test_a_probe_over_the_memory_cap_moves_up(monkeypatch):
-    # eps = 4, q = 0.01, 10 steps: the first probe (the exact unsubsampled sigma x q = 0.034) needs a grid
-    # of ~2.5 MiB, the answer (~0.52) one of ~0.35 MiB; under a 1 MiB cap the first probe is refused and
-    # the search moves up to the same answer (the grid rule does not depend on the cap)
+    # eps = 4, q = 0.01, 10 steps: a first probe at sigma = 0.034 needs a grid of ~2.5 MiB, the answer
+    # (~0.52) one of ~0.35 MiB; under a 1 MiB cap the first probe is refused and the search moves up to
+    # the same answer (the grid rule does not depend on the cap)
     refused = []
     real = PLDAccountant._epsilon
 
@@ -153,9 +153,9 @@ def test_a_probe_over_the_memory_cap_moves_up(monkeypatch):
 
     monkeypatch.setattr(PLDAccountant, "_epsilon", spy)
     rel = Releases(1.0, 10, 0.01, "poisson", None)
-    capped = PLDAccountant(memory_limit=2**20).sigma_for(rel, 4.0, 1e-5)
+    capped = PLDAccountant(memory_limit=2**20).sigma_for(rel, 4.0, 1e-5, sigma_hint=0.034)
     assert refused and min(refused) < capped
-    assert capped == pytest.approx(PLDAccountant().sigma_for(rel, 4.0, 1e-5), rel=1e-6)
+    assert capped == pytest.approx(PLDAccountant().sigma_for(rel, 4.0, 1e-5, sigma_hint=0.034), rel=1e-6)
     r = privcal.calibrate_report(4.0, 1e-5, steps=10, sample_rate=0.01, memory_limit=2**20)
     assert r.accountant == "pld" and r.achieved_epsilon <= 4.0
 
