@@ -219,6 +219,12 @@ def test_basic_uses_kov_for_one_kind_of_release():
     assert acc.epsilon(1e-5) == kov.kov_epsilon(0.1, 0.0, steps=10, delta=1e-5) < 1.0
 
 
+def test_basic_answers_beyond_kovs_range():
+    # 1e9 pure 0.5-DP releases: KOV takes at most 1e8 steps; basic composition still answers 1e9 x 0.5
+    acc = BasicAccountant().compose(privcal.LaplaceEvent(2.0), 10**9)
+    assert acc.epsilon(1e-5) == 5e8 and acc.delta(5e8) == 0.0
+
+
 def test_basic_adds_the_rdp_of_the_gaussians_at_the_delta_left():
     acc = BasicAccountant().compose(privcal.LaplaceEvent(2.0)).compose(privcal.ApproxDPEvent(0.0, 1e-6))
     acc.compose(privcal.GaussianEvent(3.0), 4)

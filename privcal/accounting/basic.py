@@ -90,9 +90,9 @@ class BasicAccountant(Accountant):
         if len(self._steps) == 1:  # k repetitions of one release: KOV's optimal composition is valid too
             (e0, d0), k = next(iter(self._steps.items()))
             try:
-                value = min(value, kov._kov_epsilon(e0, d0, steps=k, delta=delta))
-            except InfeasibleError:  # delta below what k steps fail with: basic composition's answer stands
-                pass
+                value = min(value, kov.kov_epsilon(e0, d0, steps=k, delta=delta))
+            except (InfeasibleError, ValueError):  # delta below what k steps fail with, or k beyond KOV's range
+                pass  # (kov.kov_epsilon takes k <= 1e8): basic composition's answer stands
         return value
 
     def _delta(self, epsilon: float) -> float:
@@ -104,5 +104,8 @@ class BasicAccountant(Accountant):
         value = min(1.0, spent * (1.0 + _DELTA_SLACK)) if epsilon >= eps else 1.0
         if len(self._steps) == 1:
             (e0, d0), k = next(iter(self._steps.items()))
-            value = min(value, kov._kov_delta(e0, d0, steps=k, epsilon=epsilon))
+            try:
+                value = min(value, kov.kov_delta(e0, d0, steps=k, epsilon=epsilon))
+            except ValueError:  # k beyond KOV's range: basic composition's answer stands
+                pass
         return value

@@ -202,7 +202,7 @@ def _clt_hint(releases: Releases, epsilon: float, delta: float) -> float:
     delta). Only a start (the approximation is not a bound): every answer is found and checked on the
     PLD itself. Falls back to the exact unsubsampled sigma times q where the formula does not apply."""
     try:
-        mu_star = 1.0 / composition._sigma_composed_exact(epsilon, delta, steps=1, sensitivity=1.0)
+        mu_star = 1.0 / composition.sigma_composed_exact(epsilon, delta, steps=1, sensitivity=1.0)
         ratio = mu_star * mu_star / (releases.sample_rate ** 2 * releases.steps)
         hint = releases.sensitivity / math.sqrt(math.log1p(ratio))
     except (ArithmeticError, ValueError):
