@@ -16,7 +16,6 @@ import math
 from typing import Optional
 
 from .. import _validate as V
-from .. import composition
 from ..accounting import _search
 from ..accounting.accountants import Accountant, _default_hint
 from ..accounting.events import Event, Releases
@@ -201,13 +200,14 @@ def _clt_hint(releases: Releases, epsilon: float, delta: float) -> float:
     (epsilon, delta), i.e. s = 1 / sqrt(log(1 + mu*^2 / (q^2 T))) with mu* = 1 / sigma_exact(epsilon,
     delta). Only a start (the approximation is not a bound): every answer is found and checked on the
     PLD itself. Falls back to the exact unsubsampled sigma times q where the formula does not apply."""
+    start = _default_hint(releases, epsilon, delta)  # sigma_exact(T releases) x q = q sqrt(T) sensitivity / mu*
     try:
-        mu_star = 1.0 / composition.sigma_composed_exact(epsilon, delta, steps=1, sensitivity=1.0)
+        mu_star = releases.sample_rate * math.sqrt(releases.steps) * releases.sensitivity / start
         ratio = mu_star * mu_star / (releases.sample_rate ** 2 * releases.steps)
         hint = releases.sensitivity / math.sqrt(math.log1p(ratio))
     except (ArithmeticError, ValueError):
         hint = math.nan
-    return hint if math.isfinite(hint) and hint > 0 else _default_hint(releases, epsilon, delta)
+    return hint if math.isfinite(hint) and hint > 0 else start
 
 
 #: what a calibration probe may raise that means "no certified epsilon at this sigma"
