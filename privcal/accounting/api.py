@@ -392,8 +392,9 @@ _SETTING_DOC = """
             without replacement (then a clipped contribution of norm h has sensitivity 2h; left unstated,
             it is implied with a NeighbouringWarning).
         accountant: "best" (default: the smallest certified upper bound among the valid accountants
-            that support the setting; the PLD's, with RDP only where the PLD gives no finite answer),
-            "exact", "paper", "kov", "rdp", "pld" or "basic".
+            that support the setting: the exact profile for plain releases, else the PLD's, with RDP
+            priced only where the PLD gives no finite answer), "exact", "paper", "kov", "rdp", "pld" or
+            "basic".
         pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1); default None
             (the PLD accountant's default, 1e-3).
         memory_limit: cap of the memory of one PLD evaluation, in bytes, in (0, inf); default None (256
@@ -498,7 +499,7 @@ def epsilon_of(event: Event, delta: float, *, accountant: str = "best", pld_accu
         event: what ran.
         delta: in (0, 1).
         accountant: "best" (default: the smallest certified upper bound among the valid accountants
-            that support the history; the exact profile when it applies), "exact", "paper", "kov", "rdp"
+            that support the history; the exact profile when it applies), "exact", "paper", "kov", "rdp",
             "pld" or "basic" (pure / approximate DP by basic composition, for Laplace and (epsilon, delta)
             events).
         pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1); default None (1e-3).
