@@ -1,6 +1,6 @@
 """privcal's PLD accountant side by side with dp_accounting (PLD and RDP) and prv_accountant (issue 13, item 5).
 
-Run:  pip install -e '.[bench]' && python benchmarks/bench_pld.py [--quick] [--repeat R]
+Run:  pip install -e '.[bench]' && python benchmarks/bench_pld.py [--quick] [--repeat R] [--peers] [--front-only]
 
 Settings: Poisson-subsampled Gaussian (add/remove), q in {1e-3, 1e-2, 0.1} x steps in {1e3, 1e4, 1e5} x
 sigma in {0.8, 1.1, 2} at delta = 1e-5; calibration at q = 0.01, 1e4 steps, eps in {0.5, 1, 8}; one
@@ -11,6 +11,15 @@ one process (privcal, peer 1, peer 2, ..., privcal, peer 1, ...) and a speed rat
 repeats of (peer time / privcal time) of the same round: on a shared machine block timing is unreliable.
 privcal's time is that of ``PLDAccountant().compose(event).epsilon(delta)`` (the upper end, on a fresh
 accountant: grid chosen from the default accuracy); its bracket is computed once, outside the timing.
+Times are CPU times (``time.process_time``; a peer's is measured inside its own forked child), so the
+ratios do not depend on what else the shared machine runs.
+
+The front-door section (issue 18) times ``privcal.epsilon`` / ``privcal.calibrate`` with
+``accountant="best"`` -- what users call -- against RDP peers (Opacus's RDP accountant with ``--peers``
+when ``opacus`` is importable, dp_accounting's RdpAccountant always) and dp_accounting's PLD on the
+27-case grid and at 10^7 steps, and checks that best's epsilon is <= dp_accounting's pessimistic PLD x
+1.001 at delta in {1e-5, 1e-9, 1e-12, 1e-15} wherever the latter is finite. It ends with a target table
+(geometric means of CPU-time ratios).
 """
 
 from __future__ import annotations
@@ -40,9 +49,10 @@ HISTORY = [(1_000, 1.0, 0.01), (2_000, 2.0, 0.02)]  # (steps, sigma, q); plus 10
 
 
 def _timed(fn):
-    start = time.perf_counter()
+    """(CPU seconds, value) of ``fn()``."""
+    start = time.process_time()
     value = fn()
-    return time.perf_counter() - start, value
+    return time.process_time() - start, value
 
 
 def _peak_mb(fn) -> float:
@@ -248,13 +258,197 @@ def calibration(repeat, eps_list):
     return out
 
 
+# ---------------------------------------------------------------------------------------------- front door
+TIGHT_DELTAS = (1e-5, 1e-9, 1e-12, 1e-15)
+
+
+def _geomean(xs):
+    xs = [x for x in xs if x > 0 and math.isfinite(x)]
+    return math.exp(statistics.fmean(math.log(x) for x in xs)) if xs else math.nan
+
+
+def _opacus():
+    """Opacus's RDP functions (compute_rdp, get_privacy_spent, get_noise_multiplier), or None."""
+    try:
+        from opacus.accountants.analysis import rdp as opacus_rdp
+        from opacus.accountants.utils import get_noise_multiplier
+    except ImportError:
+        return None
+    return opacus_rdp, get_noise_multiplier
+
+
+def _rdp_peers(q, steps, sigma, delta, use_opacus):
+    """{name: zero-argument callable returning epsilon} of the RDP peers."""
+    import dp_accounting
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    def dp_rdp():
+        acc = rdp_privacy_accountant.RdpAccountant()
+        acc.compose(dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps))
+        return acc.get_epsilon(delta)
+
+    out = {"dp RDP": dp_rdp}
+    found = _opacus() if use_opacus else None
+    if found is not None:
+        opacus_rdp, _ = found
+        orders = [1 + x / 10.0 for x in range(1, 100)] + list(range(12, 64))  # Opacus's default orders
+
+        def opacus_eps():
+            rdp = opacus_rdp.compute_rdp(q=q, noise_multiplier=sigma, steps=steps, orders=orders)
+            return opacus_rdp.get_privacy_spent(orders=orders, rdp=rdp, delta=delta)[0]
+
+        out["opacus RDP"] = opacus_eps
+    return out
+
+
+def _dp_pld(q, steps, sigma, delta):
+    import dp_accounting
+    from dp_accounting.pld import pld_privacy_accountant
+
+    def run():
+        acc = pld_privacy_accountant.PLDAccountant()  # pessimistic estimate, discretization 1e-4
+        acc.compose(dp_accounting.SelfComposedDpEvent(
+            dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps))
+        return acc.get_epsilon(delta)
+
+    return run
+
+
+def _interleaved(ours, theirs, repeat):
+    """(our value, our median CPU s, {peer: (value, median CPU s, median ratio peer/ours)}), interleaved."""
+    mine, times = [], {name: [] for name in theirs}
+    values = {}
+    for _ in range(repeat):
+        t, value = _timed(ours)
+        mine.append(t)
+        for name, fn in theirs.items():
+            t, values[name] = _safe(fn)
+            times[name].append(t)
+    out = {}
+    for name in theirs:
+        ratios = [b / max(a, 1e-6) for a, b in zip(mine, times[name]) if not math.isnan(b)]
+        out[name] = (values[name], statistics.median(times[name]),
+                     statistics.median(ratios) if ratios else math.nan)
+    return value, statistics.median(mine), out
+
+
+def front_door(repeat, quick, use_opacus):
+    """best epsilon / sigma against the RDP peers and dp_accounting's PLD, tightness at small deltas."""
+    import warnings
+
+    import privcal
+
+    warnings.simplefilter("ignore")
+    try:
+        import dp_accounting  # noqa: F401
+    except ImportError:
+        print("\n(front door: dp_accounting not installed: pip install -e '.[bench]'; section skipped)")
+        return
+    if use_opacus and _opacus() is None:
+        print("\n(front door: opacus is not importable; its RDP accountant is skipped)")
+    grid = list(itertools.product(QS, STEPS, SIGMAS))
+    if quick:
+        grid = [(1e-3, 1_000, 0.8), (1e-2, 10_000, 1.1), (0.1, 1_000, 2.0)]
+    ratios: dict = {}
+    print(f"\nfront door: privcal.epsilon(accountant='best') at delta = {DELTA} (CPU ms; ratio = peer / privcal)")
+    print(f"{'setting':<26}{'best':>9}{'by':>5}{'ms':>8}   peers (epsilon, ms, ratio)")
+    for q, steps, sigma in grid:
+        theirs = {**_rdp_peers(q, steps, sigma, DELTA, use_opacus), "dp PLD": _dp_pld(q, steps, sigma, DELTA)}
+        by = privcal.epsilon_report(sigma, DELTA, steps=steps, sample_rate=q).accountant
+        value, t, out = _interleaved(lambda: privcal.epsilon(sigma, DELTA, steps=steps, sample_rate=q), theirs, repeat)
+        for name, (_, _, r) in out.items():
+            ratios.setdefault(("epsilon", name), []).append(r)
+        peers_text = "  ".join(f"{n}: {_fmt(v)}, {tp * 1e3:.0f}, {_fmt(r, '.1f')}x" for n, (v, tp, r) in out.items())
+        print(f"{f'q={q:g} T={steps:g} s={sigma:g}':<26}{_fmt(value):>9}{by:>5}{t * 1e3:>8.1f}   {peers_text}")
+
+    print(f"\nfront door: privcal.calibrate(accountant='best'), eps = 1, delta = {DELTA} (CPU ms; RDP peers: "
+          "dp_accounting's calibrate_dp_mechanism with its RdpAccountant; Opacus's get_noise_multiplier)")
+    cal_grid = [(q, steps) for q, steps in itertools.product(QS, STEPS)]
+    if quick:
+        cal_grid = [(1e-2, 10_000)]
+    for q, steps in cal_grid:
+        theirs = {"dp RDP": _dp_rdp_sigma(q, steps, 1.0, DELTA)}
+        found = _opacus() if use_opacus else None
+        if found is not None:
+            _, get_noise_multiplier = found
+            theirs["opacus RDP"] = lambda: get_noise_multiplier(target_epsilon=1.0, target_delta=DELTA,
+                                                                sample_rate=q, steps=steps, accountant="rdp")
+        by = privcal.calibrate_report(1.0, DELTA, steps=steps, sample_rate=q).accountant
+        value, t, out = _interleaved(lambda: privcal.calibrate(1.0, DELTA, steps=steps, sample_rate=q), theirs, repeat)
+        for name, (_, _, r) in out.items():
+            ratios.setdefault(("sigma", name), []).append(r)
+        peers_text = "  ".join(f"{n}: {_fmt(v)}, {tp * 1e3:.0f}, {_fmt(r, '.1f')}x" for n, (v, tp, r) in out.items())
+        print(f"{f'q={q:g} T={steps:g}':<26}{_fmt(value):>9}{by:>5}{t * 1e3:>8.1f}   {peers_text}")
+
+    q, steps, sigma = 1e-3, 10**7, 1.0
+    theirs = _rdp_peers(q, steps, sigma, DELTA, use_opacus)
+    value, t, long_run = _interleaved(lambda: privcal.epsilon(sigma, DELTA, steps=steps, sample_rate=q), theirs, 1)
+    print(f"\nat T = 1e7 (q = {q:g}, sigma = {sigma:g}): best {_fmt(value)} in {t * 1e3:.0f} ms; " + "  ".join(
+        f"{n}: {_fmt(v)}, {tp * 1e3:.0f} ms, {_fmt(r, '.2f')}x" for n, (v, tp, r) in long_run.items()))
+
+    print("\nfront door tightness: best epsilon / dp_accounting pessimistic PLD, where the latter is finite")
+    worst, count = 0.0, 0
+    tight_grid = grid if not quick else grid[:2]
+    for delta in TIGHT_DELTAS:
+        for q, steps, sigma in tight_grid:
+            status, peer = _guarded(_dp_pld(q, steps, sigma, delta))
+            if status != "ok" or not math.isfinite(peer) or peer <= 0:
+                continue
+            r = privcal.epsilon_report(sigma, delta, steps=steps, sample_rate=q)
+            count += 1
+            worst = max(worst, r.epsilon / peer)
+            if r.epsilon > peer * 1.001:
+                print(f"  delta={delta:g} q={q:g} T={steps:g} s={sigma:g}: best {r.epsilon:.5g} ({r.accountant}) > "
+                      f"dp PLD {peer:.5g} x 1.001")
+    print(f"  {count} finite cases, worst ratio {worst:.5f}")
+
+    print("\n== front-door targets (geometric mean of CPU-time ratios peer / privcal) ==")
+    rows = [("best epsilon vs opacus RDP, 27-case grid", ("epsilon", "opacus RDP"), 1.0),
+            ("best sigma vs opacus RDP", ("sigma", "opacus RDP"), 1.0),
+            ("best epsilon vs dp RDP (stand-in for Opacus)", ("epsilon", "dp RDP"), 1.0),
+            ("best sigma vs dp RDP (calibrate_dp_mechanism)", ("sigma", "dp RDP"), 1.0),
+            ("best epsilon vs dp PLD", ("epsilon", "dp PLD"), 10.0)]
+    for label, key, goal in rows:
+        if key not in ratios:
+            print(f"{label:<50} skipped (peer not available)")
+            continue
+        g = _geomean(ratios[key])
+        print(f"{label:<50} {g:>7.2f}x  (target >= {goal:g}x: {'met' if g >= goal else 'NOT met'})")
+    for name, (_, _, r) in long_run.items():
+        print(f"{'T = 1e7, best epsilon vs ' + name:<50} {r:>7.2f}x  (target >= 1/3: {'met' if r >= 1 / 3 else 'NOT met'})")
+    print(f"{'best <= dp PLD x 1.001 at deltas 1e-5..1e-15':<50} worst {worst:.5f} over {count} cases "
+          f"({'met' if worst <= 1.001 else 'NOT met'})")
+
+
+def _dp_rdp_sigma(q, steps, epsilon, delta):
+    import dp_accounting
+    from dp_accounting import mechanism_calibration as mc
+    from dp_accounting.rdp import rdp_privacy_accountant
+
+    def run():
+        return mc.calibrate_dp_mechanism(
+            rdp_privacy_accountant.RdpAccountant,
+            lambda s: dp_accounting.SelfComposedDpEvent(
+                dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(s)), steps),
+            epsilon, delta, mc.ExplicitBracketInterval(0.1, 100.0), tol=1e-4)
+
+    return run
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="three settings, one repeat, calibration at eps = 1")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--no-memory", action="store_true", help="skip the tracemalloc runs")
+    ap.add_argument("--peers", action="store_true",
+                    help="front door: add Opacus's RDP accountant (when opacus is importable)")
+    ap.add_argument("--front-only", action="store_true", help="only the front-door section (issue 18)")
     args = ap.parse_args(argv)
     repeat = 1 if args.quick else max(1, args.repeat)
+    if args.front_only:
+        front_door(repeat, args.quick, args.peers)
+        return
     grid = list(itertools.product(QS, STEPS, SIGMAS))
     if args.quick:
         grid = [(1e-3, 1_000, 0.8), (1e-2, 10_000, 1.1), (0.1, 1_000, 2.0)]
@@ -286,6 +480,7 @@ def main(argv=None):
     if mems:
         print(f"peak memory (privcal bracket, tracemalloc): {max(mems):.0f} MB (<= 500 MB: "
               f"{'met' if max(mems) <= 500 else 'NOT met'})")
+    front_door(repeat, args.quick, args.peers)
 
 
 if __name__ == "__main__":

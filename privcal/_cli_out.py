@@ -23,7 +23,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional, Union
 
-__all__ = ["FORMATS", "add_format", "chosen", "clean", "count", "emit"]
+__all__ = ["FORMATS", "add_format", "add_pld_options", "pld_options", "chosen", "clean", "count", "emit"]
 
 FORMATS = ("text", "json", "csv", "markdown")
 
@@ -46,6 +46,40 @@ def count(text: str) -> int:
     if not value.is_integer():
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
     return int(value)
+
+
+def add_pld_options(parser: argparse.ArgumentParser) -> None:
+    """Add ``--pld-accuracy`` and ``--memory-limit`` (the PLD accountant's accuracy and memory cap).
+
+    Args:
+        parser: the subcommand's parser.
+    """
+    parser.add_argument("--pld-accuracy", type=float, default=None, metavar="REL",
+                        help="requested relative width of the PLD's epsilon bracket, in (0, 1) (default: 1e-3)")
+    parser.add_argument("--memory-limit", type=float, default=None, metavar="MB",
+                        help="cap of the memory of one PLD evaluation, in MiB, > 0 (default: 256); above it the "
+                        "PLD coarsens its grid or refuses, and 'best' answers with another valid accountant")
+
+
+def pld_options(args: argparse.Namespace) -> dict:
+    """Keyword arguments ``pld_accuracy`` / ``memory_limit`` (bytes) of the front door from the flags
+    of :func:`add_pld_options` that were given, validated (a ValueError naming the flag otherwise).
+
+    Args:
+        args: the parsed command line.
+    """
+    out = {}
+    accuracy = getattr(args, "pld_accuracy", None)
+    if accuracy is not None:
+        if not 0 < accuracy < 1:
+            raise ValueError(f"--pld-accuracy must be in (0, 1), got {accuracy!r}")
+        out["pld_accuracy"] = accuracy
+    limit = getattr(args, "memory_limit", None)
+    if limit is not None:
+        if not 0 < limit < math.inf:
+            raise ValueError(f"--memory-limit must be a number of MiB in (0, inf), got {limit!r}")
+        out["memory_limit"] = limit * 2**20
+    return out
 
 
 def add_format(parser: argparse.ArgumentParser, formats: Sequence[str] = FORMATS) -> None:

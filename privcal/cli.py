@@ -97,7 +97,9 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         accountant=(
             "--accountant",
-            dict(choices=api.ACCOUNTANT_CHOICES, default="best", help="bound to use (default: best valid)"),
+            dict(choices=api.ACCOUNTANT_CHOICES, default="best",
+                 help="bound to use (default: best valid: the exact profile for plain releases, else the PLD, "
+                 "with rdp / basic where the PLD gives no finite answer; the output names who answered and why)"),
         ),
         sample_rate=("--sample-rate", dict(type=float, default=None, help="each release on a subsample at this rate, in (0, 1] (default: no subsampling)")),
         sampling=(
@@ -133,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     for p in (c, e):
         for flag, kw in common.values():
             p.add_argument(flag, **kw)
+        _cli_out.add_pld_options(p)
         _cli_out.add_format(p)
         p.add_argument(
             "--history", default=None, metavar="FILE",
@@ -274,16 +277,19 @@ def _cmd_calibrate(args) -> int:
     if args.history is None:
         if args.scale is not None:
             raise ValueError("--scale applies only with --history")
-        r = api.calibrate_report(args.epsilon, args.delta, accountant=args.accountant, **setting)
+        r = api.calibrate_report(args.epsilon, args.delta, accountant=args.accountant, **setting,
+                                 **_cli_out.pld_options(args))
         return _print_report(r, _cli_out.chosen(args), f"sigma = {r.sigma:.10g}, achieved epsilon {r.achieved_epsilon:.6g}")
     history, groups = _history(args)
-    factor, sigmas, name = history.calibrate_history(groups, args.epsilon, args.delta, scaled=args.scale,
-                                                     accountant=args.accountant)
+    r = history.calibrate_history_report(groups, args.epsilon, args.delta, scaled=args.scale,
+                                         accountant=args.accountant, **_cli_out.pld_options(args))
     which = "every group's sigma" if args.scale is None else f"group {args.scale}'s sigma"
+    lines = [f"scale {which} by {r.factor:.10g}: sigmas = {', '.join(f'{s:.6g}' for s in r.sigmas)}  ({r.accountant})"]
+    lines += [f"note: {note}" for note in r.notes]
     _cli_out.emit(_cli_out.chosen(args),
-                  {"scale": factor, "sigmas": sigmas, "epsilon": args.epsilon, "delta": args.delta,
-                   "accountant": name, "scaled_group": args.scale},
-                  f"scale {which} by {factor:.10g}: sigmas = {', '.join(f'{s:.6g}' for s in sigmas)}  ({name})")
+                  {"scale": r.factor, "sigmas": r.sigmas, "epsilon": args.epsilon, "delta": args.delta,
+                   "accountant": r.accountant, "scaled_group": args.scale, "notes": list(r.notes)},
+                  "\n".join(lines))
     return 0
 
 
@@ -292,15 +298,20 @@ def _cmd_epsilon(args) -> int:
     if args.history is None:
         if args.sigma is None:
             raise ValueError("privcal epsilon needs --sigma (or --history FILE)")
-        r = api.epsilon_report(args.sigma, args.delta, accountant=args.accountant, **setting)
+        r = api.epsilon_report(args.sigma, args.delta, accountant=args.accountant, **setting,
+                               **_cli_out.pld_options(args))
         return _print_report(r, _cli_out.chosen(args), f"epsilon = {r.epsilon:.10g}")
     if args.sigma is not None:
         raise ValueError("--sigma cannot be combined with --history (each group in the file sets its own)")
     history, groups = _history(args)
-    value = api.epsilon_of(history.history_event(groups), args.delta, accountant=args.accountant)
+    r = api.epsilon_of_report(history.history_event(groups), args.delta, accountant=args.accountant,
+                              with_bracket=False, **_cli_out.pld_options(args))
+    lines = [f"epsilon = {r.epsilon:.10g}  ({len(groups)} release groups; {r.accountant}: {r.guarantee})"]
+    lines += [f"note: {note}" for note in r.notes]
     _cli_out.emit(_cli_out.chosen(args),
-                  {"epsilon": value, "delta": args.delta, "groups": len(groups), "accountant": args.accountant},
-                  f"epsilon = {value:.10g}  ({len(groups)} release groups, accountant: {args.accountant})")
+                  {"epsilon": r.epsilon, "delta": args.delta, "groups": len(groups), "accountant": r.accountant,
+                   "notes": list(r.notes)},
+                  "\n".join(lines))
     return 0
 
 

@@ -270,6 +270,6 @@ def test_best_falls_back_when_the_pld_grid_exceeds_its_memory_cap(monkeypatch):
     monkeypatch.setattr(PLDAccountant, "_epsilon", refuse)
     r = privcal.epsilon_report(1.0, 1e-5, steps=100, sample_rate=0.01)
     assert r.accountant == "rdp" and r.epsilon == privcal.epsilon(1.0, 1e-5, steps=100, sample_rate=0.01, accountant="rdp")
-    assert any(n.startswith("pld skipped: the grid needs 9 GB") for n in r.notes)
+    assert any(n.startswith("pld: the grid needs 9 GB") and n.endswith("; answered by rdp") for n in r.notes)
     with pytest.raises(MemoryLimitError, match="memory_limit"):
         privcal.epsilon(1.0, 1e-5, steps=100, sample_rate=0.01, accountant="pld")

@@ -71,6 +71,7 @@ MODULES = [
     "privcal.accounting.pairs",
     "privcal.accounting.protocol",
     "privcal.accounting.registry",
+    "privcal.accounting.basic",
     "privcal.integrations.opacus",
     "privcal._version",
     "privcal._cli_out",

@@ -14,9 +14,12 @@ optionally on a random subsample (``sample_rate``, ``sampling="poisson" | "witho
 * ``"pld"``    privacy loss distributions (``privcal.pld``): a certified bracket [lower, upper], the upper
   end reported;
 * ``"best"``   the smallest certified upper bound among the *valid* accountants that support the setting
-  (``"exact"`` alone when it applies: every valid bound is >= the exact value; otherwise every valid
-  one is priced -- PLD and RDP for subsampled releases -- and the smallest answer wins: a PLD grid can be
-  looser than RDP at 10^6-10^7 steps).
+  (``"exact"`` alone when it applies: every valid bound is >= the exact value; otherwise the PLD, and
+  RDP only where the PLD gives no finite answer or says its bracket is wider than the accuracy asked of
+  it -- then the smaller answer wins; see :func:`stages`). When an accountant tried first gives no
+  answer (a delta below what the PLD can certify, a grid over its memory cap) the report names it, why,
+  and who answered instead; pure and approximate DP releases fall back to ``"basic"`` (basic
+  composition, KOV), so they never answer inf where a finite bound exists.
 
 Reports carry ``bracket``: certified (lower, upper) bounds on epsilon when the winning accountant gives
 them (PLD; the exact profile: (epsilon, epsilon)), else None. Which accountants support an event, and
@@ -34,7 +37,8 @@ from typing import Optional, Union
 
 from .. import _validate as V
 from .. import composition
-from ..errors import InfeasibleError, UnsupportedEventError
+from . import _search
+from ..errors import CalibrationError, InfeasibleError, UnsupportedEventError
 from ..privacy_loss import MemoryLimitError
 from .protocol import Accountant
 from .registry import ACCOUNTANTS
@@ -46,6 +50,8 @@ __all__ = [
     "CalibrationReport",
     "epsilon",
     "epsilon_of",
+    "epsilon_of_report",
+    "HistoryReport",
     "epsilon_report",
     "calibrate",
     "calibrate_report",
@@ -142,6 +148,8 @@ def resolve_accountants(accountant: str, event: Event, what: str = "") -> list[s
             raise UnsupportedEventError(f"the {accountant} accountant does not support {what or repr(event)}")
         return [accountant]
     names = [name for name, valid in verdicts.items() if valid]
+    if "basic" in names and "rdp" in names:  # RDP prices the whole history: "basic" would repeat its answer
+        names.remove("basic")
     if not names:
         raise UnsupportedEventError(f"no valid accountant supports {what or repr(event)}")
     return ["exact"] if "exact" in names else names
@@ -186,39 +194,179 @@ def _verdicts(event: Event) -> dict[str, bool]:
     return found
 
 
-def _priced(names: list[str], event: Event, delta: float, *, with_bracket: bool) -> tuple[float, Accountant, tuple, tuple]:
+#: accountants that "best" prices only when none of the others answers finitely: RDP, whose answer was
+#: never below the PLD's certified upper end on the issue-18 grid (27 epsilon + 36 calibration + 4
+#: history cases; the PLD prices the same dominating pairs up to its discretisation) and which took 33-40%
+#: of the time of "best" when it was priced beside the PLD on every call; and "basic", which prices the
+#: PLD's releases by coarser bounds (basic composition, KOV, RDP) and is there for deltas the PLD cannot
+#: certify
+FALLBACK_ONLY = ("rdp", "basic")
+
+#: how an accountant fails on inputs already validated: a grid over the memory cap, an infeasible
+#: calibration, and the numerics' own failures (overflow, nan, a shape error), which the front door turns
+#: into a one-line reason and a fallback, never an internal message
+_FAILURES = (MemoryLimitError, MemoryError, InfeasibleError, CalibrationError, ValueError, ArithmeticError,
+             IndexError)
+
+
+def stages(names: list[str]) -> list[list[str]]:
+    """The order in which "best" prices ``names``: every accountant but those of :data:`FALLBACK_ONLY`,
+    then, only if none of them answers finitely, those (one stage when the PLD is not among ``names``:
+    without it nothing prices the same pairs as tightly, and every valid one is priced).
+
+    Args:
+        names: accountant names from :func:`resolve_accountants`.
+
+    Returns:
+        one or two non-empty lists of names.
+    """
+    if "pld" not in names:
+        return [list(names)]
+    first = [n for n in names if n not in FALLBACK_ONLY]
+    later = [n for n in names if n in FALLBACK_ONLY]
+    return [first, later] if later else [first]
+
+
+def wide(acc) -> bool:
+    """Whether ``acc`` is a PLD accountant whose PLD says its bracket is wider than the accuracy asked of
+    it (``PLD.accuracy_met`` is False: the grid could not be refined, e.g. under the memory cap). Only
+    then may RDP beat the PLD's upper end by more than that accuracy (RDP >= the true epsilon >= the
+    PLD's lower end), so only then does "best" price RDP beside a finite PLD answer.
+
+    Args:
+        acc: an accountant (or None).
+    """
+    if getattr(acc, "name", None) != "pld":
+        return False
+    return getattr(acc.pld, "accuracy_met", None) is False
+
+
+def make_accountant(name: str, pld: Optional[dict] = None) -> Accountant:
+    """A fresh accountant ``name`` (the PLD's with the caller's accuracy / memory cap).
+
+    Args:
+        name: a name of :data:`ACCOUNTANTS`.
+        pld: keyword arguments of ``PLDAccountant`` (from :func:`pld_options`), or None.
+    """
+    if name == "pld" and pld:
+        return ACCOUNTANTS[name](**pld)
+    return ACCOUNTANTS[name]()
+
+
+def _one_line(text: object) -> str:
+    return " ".join(str(text).split())
+
+
+def _failure(name: str, exc: BaseException, where: str) -> str:
+    """Why accountant ``name`` gave no answer, in one line (no internal numpy message)."""
+    if isinstance(exc, (MemoryLimitError, InfeasibleError, CalibrationError)):
+        return _one_line(exc)
+    if isinstance(exc, MemoryError):
+        return f"not enough memory {where}"
+    return f"its numerics failed {where} ({type(exc).__name__}); no certified answer"
+
+
+def _inf_reason(acc: Accountant, delta: float) -> str:
+    """Why ``acc`` answered inf at ``delta`` (the PLD's own note when it gives one)."""
+    if acc.name == "pld":
+        notes = tuple(getattr(getattr(acc, "pld", None), "notes", ()) or ())
+        if notes:
+            return _one_line(notes[-1])
+        return (f"no finite certified upper end at delta = {delta:g} (its error terms -- round-off, truncation, "
+                "the mass at infinite loss -- reach delta)")
+    return f"no finite bound at delta = {delta:g}"
+
+
+def _declined(failed: dict[str, str], winner: str) -> tuple[str, ...]:
+    """One note per accountant that gave no finite answer, naming the one that answered."""
+    return tuple(f"{name}: {reason}; answered by {winner}" for name, reason in failed.items() if name != winner)
+
+
+def _raise_none(names: list[str], failed: dict[str, str], errors: dict[str, BaseException]) -> None:
+    """No accountant answered: the one accountant's own clean error, or an InfeasibleError listing why."""
+    if len(names) == 1 and isinstance(errors.get(names[0]), (MemoryLimitError, InfeasibleError, CalibrationError)):
+        raise errors[names[0]]
+    raise InfeasibleError("; ".join(f"{n}: {failed[n]}" for n in names if n in failed) or "no accountant answered")
+
+
+def _priced(names: list[str], event: Event, delta: float, *, with_bracket: bool,
+            pld: Optional[dict] = None) -> tuple[float, Accountant, tuple, tuple]:
     """(epsilon, accountant, bracket or None, notes): the smallest certified epsilon among ``names`` at
-    ``delta`` for ``event``. A grid that an accountant cannot afford (``privcal.pld.MemoryLimitError``,
-    naming its memory cap) is skipped, with a note, when another accountant answers."""
-    best = None
-    notes: list[str] = []
-    for i, name in enumerate(names):
-        acc = ACCOUNTANTS[name]()._compose_supported(event)  # support resolved once per kind of event
-        try:
-            value = float(acc._epsilon(delta))
-        except (MemoryLimitError, MemoryError) as exc:
-            if len(names) == 1 or (best is None and i == len(names) - 1):
-                raise
-            notes.append(f"{name} skipped: {exc}")
-            continue
-        if best is None or value < best[0]:
-            best = (value, acc)
+    ``delta`` for ``event``, priced in :func:`stages` (RDP only when nothing else answers finitely). An
+    accountant that fails (a grid over its memory cap, its numerics) or answers inf is skipped, with a
+    note naming why and who answered instead."""
+    best, failed, errors = None, {}, {}
+    where = f"at delta = {delta:g}"
+    leaves = grouped(event)
+    for stage in stages(names):
+        for name in stage:
+            acc = make_accountant(name, pld)
+            for leaf, count in leaves:  # support resolved once per kind of event
+                acc._compose_supported(leaf, count)
+            try:
+                value = float(acc._epsilon(delta))
+            except _FAILURES as exc:
+                failed[name], errors[name] = _failure(name, exc, where), exc
+                continue
+            if math.isnan(value):
+                failed[name] = f"its numerics returned nan {where}; no certified answer"
+                continue
+            if math.isinf(value):
+                failed[name] = _inf_reason(acc, delta)
+            if best is None or value < best[0]:
+                best = (value, acc)
+        if best is not None and math.isfinite(best[0]) and not wide(best[1]):
+            break
+    if best is None:
+        _raise_none(names, failed, errors)
     value, acc = best
-    bracket = _bracket(acc, value, delta) if with_bracket else None
-    return value, acc, bracket, tuple(notes)
+    notes = _declined(failed, acc.name) if math.isfinite(value) else ()
+    bracket = None
+    if with_bracket:
+        bracket, more = _bracket(acc, value, delta)
+        notes += more
+    return value, acc, bracket, notes
 
 
-def _bracket(acc: Accountant, value: float, delta: float) -> Optional[tuple[float, float]]:
-    """Certified (lower, upper) epsilon of ``acc`` at ``delta``, upper = ``value`` (the reported upper
-    bound; the accountant's own bracket may end a little higher or lower, both ends are certified), or
-    None when ``acc`` gives no lower bound."""
+def grouped(event: Event) -> list[tuple[Event, int]]:
+    """The leaves of ``event`` with equal leaves merged: (leaf, total count), in order of first appearance.
+
+    Every accountant here composes by a commutative rule (RDP curves and mu^2 add up, PLDs convolve, basic
+    composition sums), so a history is priced the same with its equal releases merged, and each distinct
+    release is priced once however often it recurs in the history.
+
+    Args:
+        event: any history.
+    """
+    counts: dict[Event, int] = {}
+    for leaf, n in _flatten(event):
+        counts[leaf] = counts.get(leaf, 0) + n
+    return list(counts.items())
+
+
+def _bracket(acc: Accountant, value: float, delta: float) -> tuple[Optional[tuple[float, float]], tuple[str, ...]]:
+    """(certified (lower, upper) epsilon of ``acc`` at ``delta``, upper = ``value``, or None when ``acc``
+    gives no lower bound; notes): the reported upper bound is kept (the accountant's own bracket may end a
+    little higher or lower, both ends are certified). A PLD bracket wider than the accuracy asked of it
+    gets a note (read from the PLD when it says so, ``PLD.accuracy_met``; else from the bracket)."""
     if acc.name == "exact":
-        return (value, value)
-    own = getattr(acc, "_bracket", None)
-    if own is None or not math.isfinite(value):
-        return None
-    lower, _ = own(delta)
-    return (min(float(lower), value), value)
+        return (value, value), ()
+    own = getattr(acc, "bracket", None)
+    if own is None or not math.isfinite(value) or acc.name != "pld":
+        return None, ()
+    try:
+        lower, upper = own(delta)
+    except _FAILURES as exc:
+        return None, (f"pld lower end not computed: {_failure('pld', exc, f'at delta = {delta:g}')}",)
+    lower = min(float(lower), value)
+    met = getattr(acc.pld, "accuracy_met", None)
+    wanted = max(acc.accuracy * value, acc.absolute_accuracy)
+    if met is None:
+        met = value - lower <= wanted
+    notes = () if met else (
+        f"pld bracket [{lower:.6g}, {value:.6g}] is wider than the requested accuracy ({wanted:.3g} = max(accuracy "
+        f"{acc.accuracy:g} x epsilon, {acc.absolute_accuracy:g})): the grid could not be refined further",)
+    return (lower, value), notes
 
 
 def _describe(releases: Releases) -> str:
@@ -245,7 +393,14 @@ _SETTING_DOC = """
             without replacement (then a clipped contribution of norm h has sensitivity 2h; left unstated,
             it is implied with a NeighbouringWarning).
         accountant: "best" (default: the smallest certified upper bound among the valid accountants
-            that support the setting), "exact", "paper", "kov", "rdp" or "pld".
+            that support the setting: the exact profile for plain releases, else the PLD's, with RDP
+            priced only where the PLD gives no finite answer), "exact", "paper", "kov", "rdp", "pld" or
+            "basic".
+        pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1); default None
+            (the PLD accountant's default, 1e-3).
+        memory_limit: cap of the memory of one PLD evaluation, in bytes, in (0, inf); default None (256
+            MiB). A grid above it makes the PLD coarsen or refuse; "best" then answers with another
+            valid accountant and says so in the notes.
 """
 
 
@@ -259,20 +414,24 @@ def epsilon_report(
     sampling: Sampling = "poisson",
     neighbouring: Optional[Union[Neighbouring, str]] = None,
     accountant: str = "best",
+    pld_accuracy: Optional[float] = None,
+    memory_limit: Optional[float] = None,
 ) -> EpsilonReport:
     """:func:`epsilon` with the accountant used, its guarantee and notes.
     {doc}"""
     sigma = V.positive("sigma", sigma)
     delta = V.open_unit("delta", delta)
     rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
-    return _epsilon_report(sigma, delta, rel, accountant, with_bracket=True)
+    return _epsilon_report(sigma, delta, rel, accountant, with_bracket=True, pld=pld_options(pld_accuracy, memory_limit))
 
 
-def _epsilon_report(sigma: float, delta: float, rel: Releases, accountant: str, *, with_bracket: bool) -> EpsilonReport:
+def _epsilon_report(sigma: float, delta: float, rel: Releases, accountant: str, *, with_bracket: bool,
+                    pld: Optional[dict] = None) -> EpsilonReport:
     """epsilon_report for validated inputs (``with_bracket=False``: no lower bound computed, for
     :func:`epsilon`, which returns the upper bound alone)."""
     event = rel.event(sigma)
-    value, acc, bracket, notes = _priced(_resolve(accountant, rel, event), event, delta, with_bracket=with_bracket)
+    value, acc, bracket, notes = _priced(_resolve(accountant, rel, event), event, delta, with_bracket=with_bracket,
+                                         pld=pld)
     notes = (() if math.isfinite(value) else (f"no finite epsilon at delta = {delta:g}",)) + notes
     notes += _lemma1_notes(acc, delta)
     return EpsilonReport(
@@ -292,14 +451,17 @@ def epsilon(
     sampling: Sampling = "poisson",
     neighbouring: Optional[Union[Neighbouring, str]] = None,
     accountant: str = "best",
+    pld_accuracy: Optional[float] = None,
+    memory_limit: Optional[float] = None,
 ) -> float:
     """Epsilon at ``delta`` of ``steps`` Gaussian (or GP) releases with noise standard deviation ``sigma``.
 
     Every valid accountant reports an upper bound on the true epsilon (``"exact"``: the true value).
     ``"best"`` (the default) is the smallest certified upper bound among the valid accountants that
-    support the setting: the exact profile for plain releases; for subsampled ones the smaller of the
-    PLD's upper bound and RDP's. :func:`epsilon_report` says which accountant answered, its guarantee
-    and, where there is one, the certified bracket [lower, upper]. ``epsilon(...)`` is
+    support the setting: the exact profile for plain releases; for subsampled ones the PLD's upper bound
+    (RDP's where the PLD gives no finite answer, or the smaller of the two where the PLD's bracket is
+    wider than its accuracy). :func:`epsilon_report` says which accountant answered, why another did
+    not, its guarantee and, where there is one, the certified bracket [lower, upper]. ``epsilon(...)`` is
     ``epsilon_report(...).epsilon``. Example::
 
         >>> round(privcal.epsilon(1.0, 1e-5), 4)   # one release, sensitivity 1: exact profile
@@ -313,11 +475,13 @@ def epsilon(
     sigma = V.positive("sigma", sigma)
     delta = V.open_unit("delta", delta)
     rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
+    pld = pld_options(pld_accuracy, memory_limit)
     event = rel.event(sigma)
-    return _priced(_resolve(accountant, rel, event), event, delta, with_bracket=False)[0]
+    return _priced(_resolve(accountant, rel, event), event, delta, with_bracket=False, pld=pld)[0]
 
 
-def epsilon_of(event: Event, delta: float, *, accountant: str = "best") -> float:
+def epsilon_of(event: Event, delta: float, *, accountant: str = "best", pld_accuracy: Optional[float] = None,
+               memory_limit: Optional[float] = None) -> float:
     """Epsilon at ``delta`` of any history of events, as dp_accounting's ``get_epsilon``.
 
     ``event`` may be a list composition (``ComposedEvent([e1, e2, ...])``), repetitions
@@ -336,19 +500,61 @@ def epsilon_of(event: Event, delta: float, *, accountant: str = "best") -> float
         event: what ran.
         delta: in (0, 1).
         accountant: "best" (default: the smallest certified upper bound among the valid accountants
-            that support the history; the exact profile when it applies), "exact", "paper", "kov", "rdp"
-            or "pld".
+            that support the history; the exact profile when it applies), "exact", "paper", "kov", "rdp",
+            "pld" or "basic" (pure / approximate DP by basic composition, for Laplace and (epsilon, delta)
+            events).
+        pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1); default None (1e-3).
+        memory_limit: cap of the memory of one PLD evaluation, in bytes, in (0, inf); default None (256 MiB).
 
     Returns:
         epsilon, an upper bound on the true epsilon for valid accountants.
 
     Raises:
         UnsupportedEventError: no (valid) accountant prices this history.
+        InfeasibleError: no accountant could price it (the message gives each one's reason, one line).
+    """
+    return epsilon_of_report(event, delta, accountant=accountant, pld_accuracy=pld_accuracy,
+                             memory_limit=memory_limit, with_bracket=False).epsilon
+
+
+@dataclass(frozen=True)
+class HistoryReport:
+    """Epsilon of a history of events, with the accountant that answered, its guarantee and notes."""
+
+    epsilon: float
+    delta: float
+    accountant: str
+    valid: bool
+    guarantee: str
+    notes: tuple[str, ...] = field(default=())
+    #: certified (lower, upper) bounds on epsilon (PLD; exact: (epsilon, epsilon)), else None
+    bracket: tuple[float, float] | None = None
+
+
+def epsilon_of_report(event: Event, delta: float, *, accountant: str = "best", pld_accuracy: Optional[float] = None,
+                      memory_limit: Optional[float] = None, with_bracket: bool = True) -> HistoryReport:
+    """:func:`epsilon_of` with the accountant that answered, its guarantee, the bracket and notes (among
+    them why an accountant "best" tried first gave no finite answer, and who answered instead).
+
+    Args:
+        event: what ran.
+        delta: in (0, 1).
+        accountant: as in :func:`epsilon_of`; default "best".
+        pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1); default None (1e-3).
+        memory_limit: cap of the memory of one PLD evaluation, in bytes, in (0, inf); default None (256 MiB).
+        with_bracket: also compute the certified lower end (one more PLD composition); default True.
+
+    Returns:
+        the report; ``epsilon`` is an upper bound on the true epsilon for valid accountants.
     """
     if not isinstance(event, Event):
         raise ValueError(f"event must be a privcal Event, got {event!r}")
     delta = V.open_unit("delta", delta)
-    return _priced(resolve_accountants(accountant, event), event, delta, with_bracket=False)[0]
+    pld = pld_options(pld_accuracy, memory_limit)
+    value, acc, bracket, notes = _priced(resolve_accountants(accountant, event), event, delta,
+                                         with_bracket=bool(with_bracket), pld=pld)
+    notes = (() if math.isfinite(value) else (f"no finite epsilon at delta = {delta:g}",)) + notes
+    return HistoryReport(value, delta, acc.name, acc.valid, acc.guarantee, notes, bracket)
 
 
 def calibrate_report(
@@ -361,6 +567,8 @@ def calibrate_report(
     sampling: Sampling = "poisson",
     neighbouring: Optional[Union[Neighbouring, str]] = None,
     accountant: str = "best",
+    pld_accuracy: Optional[float] = None,
+    memory_limit: Optional[float] = None,
 ) -> CalibrationReport:
     """:func:`calibrate` with the achieved epsilon, the accountant used and notes.
 
@@ -372,30 +580,49 @@ def calibrate_report(
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
     rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
-    return _calibrate_report(epsilon, delta, rel, accountant, with_bracket=True)
+    return _calibrate_report(epsilon, delta, rel, accountant, with_bracket=True, pld=pld_options(pld_accuracy, memory_limit))
 
 
 def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: str, *,
-                      with_bracket: bool) -> CalibrationReport:
+                      with_bracket: bool, pld: Optional[dict] = None) -> CalibrationReport:
     """calibrate_report for validated inputs (``with_bracket=False``: no lower bound computed, for
-    :func:`calibrate`). With several valid accountants each one calibrates; the smallest sigma wins (each
-    answer is checked by its own accountant: its upper epsilon is <= the target there)."""
+    :func:`calibrate`). With several valid accountants each one of a :func:`stages` stage calibrates
+    (RDP only when no other one answers); the smallest sigma wins (each answer is checked by its own
+    accountant: its upper epsilon is <= the target there). An accountant that fails (infeasible under it,
+    a grid over the memory cap, its numerics) is skipped with a note naming why and who answered."""
     names = _resolve(accountant, rel, rel.event(1.0))
-    best, notes = None, ()
-    for i, name in enumerate(names):
-        try:
-            sigma = ACCOUNTANTS[name]()._sigma_for(rel, epsilon, delta)
-        except (MemoryLimitError, MemoryError, InfeasibleError) as exc:
-            if len(names) == 1 or (best is None and i == len(names) - 1):
-                raise
-            notes += (f"{name} skipped: {exc}",)
-            continue
-        if best is None or sigma < best[0]:
-            best = (sigma, name)
-    sigma, name = float(best[0]), best[1]
-    acc = ACCOUNTANTS[name]()._compose_supported(rel.event(sigma))
-    achieved = float(acc._epsilon(delta))
-    bracket = _bracket(acc, achieved, delta) if with_bracket else None
+    best, failed, errors = None, {}, {}
+    where = f"calibrating for (epsilon, delta) = ({epsilon:g}, {delta:g})"
+    for stage in stages(names):
+        for name in stage:
+            acc = make_accountant(name, pld)
+            try:
+                sigma = float(acc._sigma_for(rel, epsilon, delta))
+            except _FAILURES as exc:
+                failed[name], errors[name] = _failure(name, exc, where), exc
+                continue
+            if not 0 < sigma <= _search.SIGMA_MAX:  # never an absurd sigma: beyond the search's own range
+                failed[name] = f"no sigma up to {_search.SIGMA_MAX:g} reaches the target (it returned {sigma:g})"
+                errors[name] = InfeasibleError(f"{name}: {failed[name]}")
+                continue
+            if best is None or sigma < best[0]:
+                best = (sigma, name, acc)
+        if best is not None and not wide(getattr(best[2], "calibrated", None) and best[2].calibrated[2]):
+            break
+    if best is None:
+        _raise_none(names, failed, errors)
+    sigma, name, searched = best
+    notes = _declined(failed, name)
+    done = getattr(searched, "calibrated", None)  # the accountant of the last probe, at the answer (PLD)
+    if done is not None and done[0] == sigma:
+        acc, achieved = done[2], float(done[1])
+    else:
+        acc = make_accountant(name, pld)._compose_supported(rel.event(sigma))
+        achieved = float(acc._epsilon(delta))
+    bracket = None
+    if with_bracket:
+        bracket, more = _bracket(acc, achieved, delta)
+        notes += more
     notes += _lemma1_notes(acc, delta)
     if name == "paper" and not rel.subsampled:
         notes += _thm5_notes(epsilon, delta, rel.sensitivity, rel.steps)
@@ -404,6 +631,21 @@ def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: s
         rel.sample_rate, rel.sampling if rel.subsampled else None,
         rel.neighbouring.value if rel.subsampled else None, bracket,
     )
+
+
+def pld_options(pld_accuracy: Optional[float], memory_limit: Optional[float]) -> Optional[dict]:
+    """The PLD accountant's options the caller set (validated), or None.
+
+    Args:
+        pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1), or None.
+        memory_limit: cap of the memory of one PLD evaluation, in bytes, in (0, inf), or None.
+    """
+    out = {}
+    if pld_accuracy is not None:
+        out["accuracy"] = V.open_unit("pld_accuracy", pld_accuracy)
+    if memory_limit is not None:
+        out["memory_limit"] = V.positive("memory_limit", memory_limit)
+    return out or None
 
 
 def calibrate(
@@ -416,13 +658,16 @@ def calibrate(
     sampling: Sampling = "poisson",
     neighbouring: Optional[Union[Neighbouring, str]] = None,
     accountant: str = "best",
+    pld_accuracy: Optional[float] = None,
+    memory_limit: Optional[float] = None,
 ) -> float:
     """Smallest sigma for which ``steps`` Gaussian (or GP) releases are (epsilon, delta)-DP under the
     chosen accountant. The answer is checked before it is returned.
 
     ``"best"`` (the default): the smallest sigma whose certified upper epsilon is <= the target under
     some valid accountant that supports the setting -- the exact profile for plain releases; for
-    subsampled ones the smaller of the PLD's and RDP's answers. ``calibrate(...)`` is
+    subsampled ones the PLD's answer (RDP's where the PLD finds none, or the smaller of the two where
+    the PLD's bracket is wider than its accuracy). ``calibrate(...)`` is
     ``calibrate_report(...).sigma``. Example::
 
         >>> round(privcal.calibrate(4.3772, 1e-5), 3)   # one release, sensitivity 1: exact profile
@@ -438,7 +683,8 @@ def calibrate(
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
     rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
-    return _calibrate_report(epsilon, delta, rel, accountant, with_bracket=False).sigma
+    pld = pld_options(pld_accuracy, memory_limit)
+    return _calibrate_report(epsilon, delta, rel, accountant, with_bracket=False, pld=pld).sigma
 
 
 for _fn, _first in (

@@ -28,7 +28,7 @@ def accountant_factory(accountant: AccountantSpec) -> Callable[[], Accountant]:
     """A zero-argument callable making fresh accountants.
 
     Args:
-        accountant: a name of :data:`privcal.ACCOUNTANTS` ("exact", "paper", "kov", "rdp", "pld"), an
+        accountant: a name of :data:`privcal.ACCOUNTANTS` ("exact", "paper", "kov", "rdp", "pld", "basic"), an
             Accountant class, or a zero-argument factory.
     """
     if isinstance(accountant, str):

@@ -15,19 +15,20 @@ group's) so that the whole history meets a target (epsilon, delta).
 from __future__ import annotations
 
 import json
+import math
 import pathlib
 from dataclasses import dataclass
 from typing import Optional, Union
 
 from .. import _validate as V
-from ..errors import InfeasibleError
+from ..errors import CalibrationError, InfeasibleError
 from ..privacy_loss import MemoryLimitError
 from . import _search
-from .registry import ACCOUNTANTS
-from .api import resolve_accountants
+from .api import make_accountant, pld_options, resolve_accountants, stages
 from .events import ComposedEvent, Event, Releases
 
-__all__ = ["ReleaseGroup", "load_history", "history_event", "calibrate_history"]
+__all__ = ["ReleaseGroup", "HistoryCalibration", "load_history", "history_event", "calibrate_history",
+           "calibrate_history_report"]
 
 _KEYS = ("sigma", "sensitivity", "steps", "sample_rate", "sampling", "neighbouring")
 
@@ -110,6 +111,23 @@ def history_event(groups: list[ReleaseGroup], *, scale: float = 1.0, scaled: Opt
     return events[0] if len(events) == 1 else ComposedEvent._unchecked(tuple(events))
 
 
+@dataclass(frozen=True)
+class HistoryCalibration:
+    """The factor that scales a history's sigmas to meet a target, with the accountant and notes.
+
+    Attributes:
+        factor: the scale applied to sigma (every group's, or only ``scaled``'s).
+        sigmas: the scaled sigmas, one per group.
+        accountant: the accountant that certifies epsilon <= target at them.
+        notes: why an accountant tried first gave no answer, and who answered instead.
+    """
+
+    factor: float
+    sigmas: list
+    accountant: str
+    notes: tuple = ()
+
+
 def calibrate_history(
     groups: list[ReleaseGroup],
     epsilon: float,
@@ -117,6 +135,8 @@ def calibrate_history(
     *,
     scaled: Optional[int] = None,
     accountant: str = "best",
+    pld_accuracy: Optional[float] = None,
+    memory_limit: Optional[float] = None,
 ) -> tuple[float, list[float], str]:
     """The smallest factor by which to scale sigma so that the whole history is (epsilon, delta)-DP.
 
@@ -127,7 +147,9 @@ def calibrate_history(
         scaled: index of the one group whose sigma is scaled; default None (every group).
         accountant: "best" (default: the smallest factor whose certified upper epsilon meets the target
             under a valid accountant that supports the history -- the exact profile alone when it
-            applies, else each of RDP, PLD, ...) or an accountant's name.
+            applies, else the PLD, and RDP only where the PLD finds none) or an accountant's name.
+        pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1); default None (1e-3).
+        memory_limit: cap of the memory of one PLD evaluation, in bytes, in (0, inf); default None (256 MiB).
 
     Returns:
         (factor, the scaled sigmas, the accountant used); the accountant certifies epsilon <= target.
@@ -135,24 +157,66 @@ def calibrate_history(
     Raises:
         InfeasibleError: no factor up to 1e12 reaches the target (e.g. the unscaled groups alone exceed it).
     """
+    r = calibrate_history_report(groups, epsilon, delta, scaled=scaled, accountant=accountant,
+                                 pld_accuracy=pld_accuracy, memory_limit=memory_limit)
+    return r.factor, r.sigmas, r.accountant
+
+
+def calibrate_history_report(
+    groups: list[ReleaseGroup],
+    epsilon: float,
+    delta: float,
+    *,
+    scaled: Optional[int] = None,
+    accountant: str = "best",
+    pld_accuracy: Optional[float] = None,
+    memory_limit: Optional[float] = None,
+) -> HistoryCalibration:
+    """:func:`calibrate_history` with notes: why an accountant tried first gave no answer, who answered.
+
+    Args:
+        groups: release groups (from :func:`load_history`); their sigmas are the starting point.
+        epsilon: target epsilon, in (0, inf).
+        delta: target delta, in (0, 1).
+        scaled: index of the one group whose sigma is scaled; default None (every group).
+        accountant: as in :func:`calibrate_history`; default "best".
+        pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1); default None (1e-3).
+        memory_limit: cap of the memory of one PLD evaluation, in bytes, in (0, inf); default None (256 MiB).
+
+    Returns:
+        the factor, the scaled sigmas, the accountant and the notes.
+
+    Raises:
+        InfeasibleError: no accountant reaches the target (the message gives each one's reason).
+    """
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
     if scaled is not None and not 0 <= scaled < len(groups):
         raise ValueError(f"scaled must be in [0, {len(groups) - 1}], got {scaled!r}")
+    options = pld_options(pld_accuracy, memory_limit)
     names = resolve_accountants(accountant, history_event(groups), "this history")
-    best = None
-    for i, name in enumerate(names):
-        def epsilon_at(c: float, name: str = name) -> float:
-            return ACCOUNTANTS[name]()._compose(history_event(groups, scale=c, scaled=scaled))._epsilon(delta)
+    best, failed = None, {}
+    for stage in stages(names):
+        for name in stage:
+            def epsilon_at(c: float, name: str = name) -> float:
+                acc = make_accountant(name, options)._compose(history_event(groups, scale=c, scaled=scaled))
+                try:
+                    return acc._epsilon(delta)
+                except (MemoryLimitError, MemoryError, ValueError, ArithmeticError):  # no certified answer
+                    return math.inf  # here: a larger scale (coarser grid, more noise) may answer
 
-        try:
-            factor = _search.search(epsilon_at, epsilon, delta, sigma_hint=1.0, rtol=1e-9)
-        except (InfeasibleError, MemoryLimitError, MemoryError):  # or a grid beyond a memory cap
-            if best is None and i == len(names) - 1:
-                raise
-            continue
-        if best is None or factor < best[0]:
-            best = (factor, name)
+            try:
+                factor = _search.search(epsilon_at, epsilon, delta, sigma_hint=1.0, rtol=1e-9)
+            except (InfeasibleError, CalibrationError) as exc:
+                failed[name] = " ".join(str(exc).split())
+                continue
+            if best is None or factor < best[0]:
+                best = (factor, name)
+        if best is not None:
+            break
+    if best is None:
+        raise InfeasibleError("; ".join(f"{n}: {why}" for n, why in failed.items()))
     factor, name = best
     sigmas = [g.sigma * factor if scaled is None or i == scaled else g.sigma for i, g in enumerate(groups)]
-    return factor, sigmas, name
+    notes = tuple(f"{n}: {why}; answered by {name}" for n, why in failed.items())
+    return HistoryCalibration(factor, sigmas, name, notes)

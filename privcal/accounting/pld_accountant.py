@@ -17,6 +17,8 @@ from typing import Optional
 
 from .. import _validate as V
 from .. import privacy_loss as D
+from ..errors import InfeasibleError
+from ..privacy_loss import MemoryLimitError
 from . import _search, pld_events
 from .events import Event, Releases
 from .protocol import Accountant, default_hint
@@ -137,26 +139,93 @@ class PLDAccountant(Accountant):
         return self.pld._delta_bracket(V.nonnegative("epsilon", epsilon))
 
     # ------------------------------------------------------------------ calibration
+    #: after :meth:`sigma_for`: (sigma, its upper epsilon, a PLDAccountant holding the releases at that
+    #: sigma) of the answer, so that a caller reporting the achieved epsilon or the bracket reuses the
+    #: last evaluation instead of recomputing it; None before
+    calibrated: Optional[tuple] = None
+
     def _sigma_for(self, releases: Releases, epsilon: float, delta: float, *, sigma_hint=None,
                    rtol=1e-9) -> float:
         """Smallest sigma whose *upper* epsilon (as :meth:`epsilon` reports it) is <= the target. A
         safeguarded secant on (log sigma, log epsilon) brackets the answer to relative max(rtol, 1e-7)
         and returns the feasible end, checked; the generic root finder takes over if the secant stalls.
-        Each probe is one FFT per neighbouring direction."""
+        Each probe is one FFT per neighbouring direction.
+
+        A probe whose grid exceeds the memory cap, or whose numerics fail, counts as infeasible (upper
+        end inf): the search moves up, since a larger sigma needs a smaller grid. When no sigma up to
+        ``SIGMA_MAX`` (1e12) has a finite upper end at or below the target, ``InfeasibleError`` says so,
+        with the last refusal; the search never returns a sigma beyond that range."""
         self._check_supported(releases)
-        hint = default_hint(releases, epsilon, delta) if sigma_hint is None else sigma_hint
+        hint = _clt_hint(releases, epsilon, delta) if sigma_hint is None else sigma_hint
         memo: dict = {}
+        refusals: list = []
+        feasible: dict = {}  # the smallest feasible sigma probed -> its accountant (for ``calibrated``)
 
         def upper(sigma: float) -> float:
             if sigma not in memo:
-                memo[sigma] = self._fresh()._compose(releases.event(sigma))._epsilon(delta)
+                acc = self._fresh()._compose(releases.event(sigma))
+                try:
+                    value = float(acc._epsilon(delta))
+                except _PROBE_FAILURES as exc:  # too fine a grid (or failed numerics): infeasible here
+                    refusals.append(f"{type(exc).__name__} at sigma = {sigma:.4g}: {' '.join(str(exc).split())}"
+                                    if isinstance(exc, MemoryLimitError) else
+                                    f"the PLD numerics failed at sigma = {sigma:.4g} ({type(exc).__name__})")
+                    value = math.inf
+                if math.isnan(value):
+                    value = math.inf
+                memo[sigma] = value
+                if value <= epsilon and (not feasible or sigma < next(iter(feasible))):
+                    feasible.clear()
+                    feasible[sigma] = acc
             return memo[sigma]
 
         tol = max(rtol, SIGMA_RTOL_FLOOR)
         try:
-            return _secant(upper, epsilon, hint, tol)
-        except _Stalled:
-            return _search.search(upper, epsilon, delta, sigma_hint=hint, rtol=tol)
+            try:
+                sigma = _secant(upper, epsilon, hint, tol)
+            except _Stalled:
+                sigma = _search.search(upper, epsilon, delta, sigma_hint=hint, rtol=tol)
+        except InfeasibleError:
+            finite = any(math.isfinite(v) for v in memo.values())
+            raise InfeasibleError(_infeasible(epsilon, delta, refusals, finite)) from None
+        if sigma in feasible:
+            self.calibrated = (sigma, memo[sigma], feasible[sigma])
+        return sigma
+
+
+def _clt_hint(releases: Releases, epsilon: float, delta: float) -> float:
+    """Start of the PLD calibration: the sigma at which the central-limit approximation of the composed
+    subsampled Gaussian (Dong, Roth & Su 2019, Cor. 5.4: T releases at sample rate q are close to
+    mu-GDP with mu = q sqrt(T (e^{1/s^2} - 1)), s the noise multiplier) has the exact Gaussian's
+    (epsilon, delta), i.e. s = 1 / sqrt(log(1 + mu*^2 / (q^2 T))) with mu* = 1 / sigma_exact(epsilon,
+    delta). Only a start (the approximation is not a bound): every answer is found and checked on the
+    PLD itself. Falls back to the exact unsubsampled sigma times q where the formula does not apply."""
+    start = default_hint(releases, epsilon, delta)  # sigma_exact(T releases) x q = q sqrt(T) sensitivity / mu*
+    try:
+        mu_star = releases.sample_rate * math.sqrt(releases.steps) * releases.sensitivity / start
+        ratio = mu_star * mu_star / (releases.sample_rate ** 2 * releases.steps)
+        hint = releases.sensitivity / math.sqrt(math.log1p(ratio))
+    except (ArithmeticError, ValueError):
+        hint = math.nan
+    return hint if math.isfinite(hint) and hint > 0 else start
+
+
+#: what a calibration probe may raise that means "no certified epsilon at this sigma"
+_PROBE_FAILURES = (MemoryLimitError, MemoryError, ValueError, ArithmeticError, IndexError)
+_LOG_SIGMA_MAX = math.log(_search.SIGMA_MAX)
+_LOG_SIGMA_MIN = math.log(_search.SIGMA_MIN)
+
+
+def _infeasible(epsilon: float, delta: float, refusals: list, finite: bool) -> str:
+    """One line: the PLD certifies the target at no sigma up to SIGMA_MAX, and why."""
+    if refusals:
+        why = f" (last refusal: {refusals[-1]})"
+    elif not finite:
+        why = " (its upper end is inf at every sigma probed: its error terms reach delta)"
+    else:
+        why = ""
+    return (f"no sigma up to {_search.SIGMA_MAX:g} has a certified PLD upper epsilon <= {epsilon:g} at "
+            f"delta = {delta:g}{why}")
 
 
 class _Stalled(Exception):
@@ -165,42 +234,57 @@ class _Stalled(Exception):
 
 def _secant(upper, target: float, hint: float, tol: float) -> float:
     """Regula falsi (Illinois) on log epsilon - log target against log sigma, from a bracket found by
-    steps of epsilon ~ 1/sigma; returns the feasible end once the bracket is within ``tol``."""
+    steps of epsilon ~ 1/sigma; returns the feasible end once the bracket is within ``tol``. Probes stay in
+    [SIGMA_MIN, SIGMA_MAX]: a bracket that would need a sigma above SIGMA_MAX raises InfeasibleError
+    (the upper end is inf, or above the target, everywhere up there); one below SIGMA_MIN stalls (the
+    generic search then decides)."""
     def g(log_s: float) -> float:
         e = upper(math.exp(log_s))
         if e == 0:
             return -700.0
         return math.log(e / target) if math.isfinite(e) else 700.0
 
-    a = math.log(hint)
+    a = min(max(math.log(hint), _LOG_SIGMA_MIN), _LOG_SIGMA_MAX)
     ga = g(a)
     b = a + ga * 1.05 if abs(ga) < 50 else a + math.copysign(2.0, ga)
+    b = min(max(b, _LOG_SIGMA_MIN), _LOG_SIGMA_MAX)
     gb = g(b)
     for _ in range(40):  # widen until the signs differ
         if (ga > 0) != (gb > 0) or gb == 0:
             break
-        step = (b - a) * 2.0 if b != a else 0.1
+        if gb > 0 and b >= _LOG_SIGMA_MAX:
+            raise InfeasibleError("no sigma up to SIGMA_MAX meets the target")
+        if gb <= 0 and b <= _LOG_SIGMA_MIN:
+            raise _Stalled
+        step = (b - a) * 2.0 if b != a else math.copysign(0.1, ga)
         a, ga = b, gb
-        b = b + step
+        b = min(max(b + step, _LOG_SIGMA_MIN), _LOG_SIGMA_MAX)
         gb = g(b)
     else:
         raise _Stalled
     lo, glo, hi, ghi = (a, ga, b, gb) if ga > 0 else (b, gb, a, ga)  # g(lo) > 0 >= g(hi)
     side = 0
+    clamped_lo, clamped_hi = glo >= 700.0, ghi <= -700.0
     for _ in range(60):
         if abs(hi - lo) <= tol / 2:
             break
-        x = hi - ghi * (hi - lo) / (ghi - glo) if ghi != glo else (lo + hi) / 2
+        clamped = clamped_lo or clamped_hi
+        if ghi != glo and not clamped:
+            x = hi - ghi * (hi - lo) / (ghi - glo)
+        else:  # an end at epsilon = 0 or inf (clamped to -+700) says nothing of the slope: bisect
+            x = (lo + hi) / 2
         margin = abs(hi - lo) * 1e-3
         x = min(max(x, min(lo, hi) + margin), max(lo, hi) - margin)
         gx = g(x)
         if gx > 0:
             lo, glo = x, gx
+            clamped_lo = gx >= 700.0
             if side == -1:
                 ghi /= 2
             side = -1
         else:
             hi, ghi = x, gx
+            clamped_hi = gx <= -700.0
             if side == 1:
                 glo /= 2
             side = 1

@@ -61,6 +61,10 @@ def _gaussian_or_approx(event: Event) -> bool:
     return isinstance(event, (*GAUSSIAN_LEAVES, ApproxDPEvent))
 
 
+def _basic_leaf(event: Event) -> bool:
+    return isinstance(event, (LaplaceEvent, ApproxDPEvent)) or _gaussian_or_subsampled(event)
+
+
 def _pld_leaf(event: Event) -> bool:
     return isinstance(event, (*GAUSSIAN_LEAVES, ApproxDPEvent, LaplaceEvent)) or subsampled_gaussian(event)
 
@@ -73,6 +77,7 @@ SUPPORT: dict[str, Callable[[Event], bool]] = {
     "kov": _gaussian_or_approx,
     "rdp": _gaussian_or_subsampled,
     "pld": _pld_leaf,
+    "basic": _basic_leaf,
 }
 
 

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 from . import accountants
 from .accountants import ExactAccountant, KOVAccountant, PaperAccountant, RDPAccountant
+from .basic import BasicAccountant
 from .pld_accountant import PLDAccountant
 from .protocol import Accountant
 
 __all__ = ["ACCOUNTANTS"]
 
-#: name -> accountant class ("pld": ``privcal.pld.PLDAccountant``).
+#: name -> accountant class ("pld": ``privcal.pld.PLDAccountant``; "basic": pure / approximate DP by basic
+#: composition and KOV, Gaussian parts by RDP, ``privcal.accounting.basic``).
 ACCOUNTANTS: dict[str, type[Accountant]] = {
-    cls.name: cls for cls in (ExactAccountant, PaperAccountant, KOVAccountant, RDPAccountant, PLDAccountant)
+    cls.name: cls for cls in (ExactAccountant, PaperAccountant, KOVAccountant, RDPAccountant, PLDAccountant,
+                              BasicAccountant)
 }
 
 # Compatibility (the one shim of this move): ``ACCOUNTANTS`` used to live in ``accountants``; the same dict is
