@@ -242,8 +242,11 @@ def _print_report(report, fmt: str, headline: str) -> int:
     lines = [f"{headline}  ({report.accountant}: {report.guarantee})"]
     bracket = getattr(report, "bracket", None)
     if bracket is not None and bracket[0] != bracket[1]:
-        lines.append(f"certified bracket of epsilon: [{bracket[0]:.6g}, {bracket[1]:.6g}] (lower end: a realisable "
-                     "worst-case pair loses at least this much; the reported value is the upper end)")
+        lower = ("a realisable worst-case pair loses at least this much" if getattr(report, "realisable", True)
+                 else "of the dominating pair priced, not of this mechanism (see privcal.pld.realisable)")
+        lines.append(f"certified bracket of epsilon: [{bracket[0]:.6g}, {bracket[1]:.6g}] (the reported value is its "
+                     "upper end)")
+        lines.append(f"  lower end: {lower}")
     if report.sampling is not None:
         lines.append(f"setting: {report.sampling} subsampling at rate {report.sample_rate:g}, {report.neighbouring} "
                      f"neighbours (sensitivity {report.sensitivity:g} is under that relation)")

@@ -242,3 +242,22 @@ def test_lower_bound_refuses_bad_input():
         realisable.epsilon_lower(event, 1e-5, bins=10)
     assert realisable.worst_case_pair(privcal.LaplaceEvent(1.0)) is None
     assert Neighbouring.ZERO_OUT.value == "zero_out"
+
+
+def test_reports_say_whether_the_lower_end_bounds_the_mechanism(capsys):
+    # the CLI's "realisable worst-case pair" wording only where the pair is realised (docs/pld.md 1.2, 1.3)
+    from privcal.cli import main
+
+    zero = privcal.epsilon_report(1.0, 1e-5, steps=20, sample_rate=0.01, sampling="without_replacement",
+                                  neighbouring="zero_out")
+    one = privcal.epsilon_report(1.0, 1e-5, steps=20, sample_rate=0.01, sampling="without_replacement",
+                                 neighbouring="replace_one")
+    assert zero.realisable is False and one.realisable is True
+    assert privcal.epsilon_report(3.0, 1e-5, steps=20).realisable is True  # exact profile
+    base = ["epsilon", "--sigma", "1", "--delta", "1e-5", "--steps", "20", "--sample-rate", "0.01",
+            "--sampling", "without_replacement", "--neighbouring"]
+    assert main(base + ["zero_out"]) == 0
+    out = capsys.readouterr().out
+    assert "not of this mechanism" in out and "realisable worst-case pair" not in out
+    assert main(base + ["replace_one"]) == 0
+    assert "realisable worst-case pair loses at least this much" in capsys.readouterr().out

@@ -79,6 +79,9 @@ class EpsilonReport:
     #: certified (lower, upper) bounds on epsilon, upper == ``epsilon`` (PLD; exact: (epsilon, epsilon));
     #: None when the accountant gives no lower bound
     bracket: tuple[float, float] | None = None
+    #: whether the bracket's lower end bounds the mechanism itself (its pair is realised by two neighbouring
+    #: data sets: docs/pld.md section 1), not only the dominating pair priced; None without a bracket
+    realisable: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,9 @@ class CalibrationReport:
     #: certified (lower, upper) bounds on the epsilon at ``sigma``, upper == ``achieved_epsilon`` (PLD;
     #: exact: (epsilon, epsilon)); None when the accountant gives no lower bound
     bracket: tuple[float, float] | None = None
+    #: whether the bracket's lower end bounds the mechanism itself (its pair is realised by two neighbouring
+    #: data sets: docs/pld.md section 1), not only the dominating pair priced; None without a bracket
+    realisable: bool | None = None
 
     @property
     def noise_multiplier(self) -> float:
@@ -437,7 +443,7 @@ def _epsilon_report(sigma: float, delta: float, rel: Releases, accountant: str, 
     return EpsilonReport(
         value, delta, sigma, rel.sensitivity, rel.steps, acc.name, acc.valid, acc.guarantee, notes,
         rel.sample_rate, rel.sampling if rel.subsampled else None,
-        rel.neighbouring.value if rel.subsampled else None, bracket,
+        rel.neighbouring.value if rel.subsampled else None, bracket, realisable_lower(acc, bracket),
     )
 
 
@@ -529,6 +535,9 @@ class HistoryReport:
     notes: tuple[str, ...] = field(default=())
     #: certified (lower, upper) bounds on epsilon (PLD; exact: (epsilon, epsilon)), else None
     bracket: tuple[float, float] | None = None
+    #: whether the bracket's lower end bounds the mechanism itself (its pair is realised by two neighbouring
+    #: data sets: docs/pld.md section 1), not only the dominating pair priced; None without a bracket
+    realisable: bool | None = None
 
 
 def epsilon_of_report(event: Event, delta: float, *, accountant: str = "best", pld_accuracy: Optional[float] = None,
@@ -554,7 +563,8 @@ def epsilon_of_report(event: Event, delta: float, *, accountant: str = "best", p
     value, acc, bracket, notes = _priced(resolve_accountants(accountant, event), event, delta,
                                          with_bracket=bool(with_bracket), pld=pld)
     notes = (() if math.isfinite(value) else (f"no finite epsilon at delta = {delta:g}",)) + notes
-    return HistoryReport(value, delta, acc.name, acc.valid, acc.guarantee, notes, bracket)
+    return HistoryReport(value, delta, acc.name, acc.valid, acc.guarantee, notes, bracket,
+                         realisable_lower(acc, bracket))
 
 
 def calibrate_report(
@@ -629,8 +639,22 @@ def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: s
     return CalibrationReport(
         sigma, epsilon, delta, achieved, rel.sensitivity, rel.steps, name, acc.valid, acc.guarantee, notes,
         rel.sample_rate, rel.sampling if rel.subsampled else None,
-        rel.neighbouring.value if rel.subsampled else None, bracket,
+        rel.neighbouring.value if rel.subsampled else None, bracket, realisable_lower(acc, bracket),
     )
+
+
+def realisable_lower(acc: Accountant, bracket) -> Optional[bool]:
+    """Whether the lower end of ``bracket`` bounds the mechanism's own epsilon from below: True for the exact
+    profile, the PLD accountant's ``realisable`` (False for sampling without replacement under zero-out
+    neighbours, priced by a dominating replace-one pair), None without a bracket.
+
+    Args:
+        acc: the accountant that answered.
+        bracket: its (lower, upper) bracket, or None.
+    """
+    if bracket is None:
+        return None
+    return bool(getattr(acc, "realisable", True))
 
 
 def pld_options(pld_accuracy: Optional[float], memory_limit: Optional[float]) -> Optional[dict]:
