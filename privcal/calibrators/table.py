@@ -37,7 +37,7 @@ from ..accounting.pld_accountant import PLDAccountant
 from ..accounting.protocol import Accountant
 from ..privacy_loss import MemoryLimitError
 from ..accounting.events import Neighbouring, Releases
-from ..errors import InfeasibleError
+from ..errors import CalibrationError, InfeasibleError
 from . import dpq, gpope
 
 __all__ = [
@@ -575,10 +575,10 @@ def _gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: in
     The pair: every trajectory's clipped gradient is -h e at every iterate and the replaced one's is +h e
     instead (clipping makes such gradients of norm h realisable); each iteration picks the replaced
     trajectory with probability q = 1/m independently, so one iteration releases (1 - q) N(0, (sigma h)^2)
-    + q N(2h e, (sigma h)^2) against N(0, (sigma h)^2) (shifted by h e): the Poisson-subsampled Gaussian
-    pair at sensitivity 2h. Its PLD bracket (privcal.pld) is certified; the lower end bounds the true epsilon
-    of Algorithm 1 from below, the upper end is an upper bound for this pair only (the valid upper bound of
-    the algorithm is the accountants' replace-one bound).
+    + q N(2h e, (sigma h)^2) against N(0, (sigma h)^2) (shifted by h e): the subsampled Gaussian pair at
+    sensitivity 2h. Its PLD bracket (privcal.pld) is certified. The pair is realised (so the lower end bounds
+    the true epsilon of Algorithm 1 from below) and it is the dominating pair of one trajectory drawn without
+    replacement under replace-one neighbours (docs/pld.md 1.2; so the upper end bounds it from above).
     """
     # noise h N(0, sigma^2 I) against a shift of 2h: sensitivity 2 in units of h, Poisson add/remove pair
     event = Releases._unchecked(2.0, iterations, 1.0 / trajectories, "poisson", Neighbouring.ADD_REMOVE).event(sigma)
@@ -619,7 +619,7 @@ def gpope_table(
     m = V.positive_int("trajectories", trajectories)
     n = V.positive_int("iterations", iterations)
     setting = dict(iterations=n, trajectories=m)
-    rows = []
+    rows, skipped = [], {}
     for eps in epsilons:
         sigmas = {}
         for key, kw in (
@@ -634,18 +634,31 @@ def gpope_table(
                     sigmas[key] = gpope._calibrate_report(eps, delta, **setting, **kw).sigma
             except InfeasibleError:
                 sigmas[key] = math.inf
-        ref = sigmas["pld"]
+            except (MemoryLimitError, MemoryError, CalibrationError) as exc:  # e.g. a PLD grid beyond its cap:
+                sigmas[key] = math.inf  # the other columns are printed regardless
+                skipped.setdefault(key, " ".join(str(exc).split()))
+        rows.append((eps, sigmas))
+    reference = "pld" if all(math.isfinite(s["pld"]) for _, s in rows) else "rdp"
+    done = []
+    for eps, sigmas in rows:
+        ref = sigmas[reference]
         checked = [k for k in sigmas if _GPOPE_COLUMNS[k].checked and math.isfinite(sigmas[k])]
-        brackets = {k: _gpope_bracket(sigmas[k], delta, m, n) for k in checked}
-        # upper: the valid replace-one accountant (the pair's own upper end bounds that pair only)
+        # upper: the valid replace-one RDP accountant first (cheap); where it does not certify the target, the
+        # PLD bracket of the pair, which is both realised and the dominating pair priced under replace-one
+        # (docs/pld.md 1.2): its lower end bounds Algorithm 1's epsilon from below, its upper end from above
         upper = {k: gpope._valid_epsilon(sigmas[k], delta, m, n, "replace_one") for k in checked}
-        lower = {k: b[0] for k, b in brackets.items()}
+        lower = {}
+        for k in checked:
+            if upper[k] > eps:
+                lower[k], pld_upper = _gpope_bracket(sigmas[k], delta, m, n)
+                upper[k] = min(upper[k], pld_upper)
         # '!' only where a certified lower bound of a realisable pair exceeds the target (issue 13, item 3)
-        insufficient = tuple(k for k in checked if lower[k] > eps)
-        rows.append(Row(eps, delta, sigmas, {k: v / ref for k, v in sigmas.items()}, insufficient, upper,
+        insufficient = tuple(k for k in lower if lower[k] > eps)
+        done.append(Row(eps, delta, sigmas, {k: v / ref for k, v in sigmas.items()}, insufficient, upper,
                         lower_epsilons=lower))
+    rows = done
     params = {"trajectories": m, "iterations": n, "sample_rate": 1.0 / m}
-    notes = (
+    notes = tuple(f"{key} not computed: {why}" for key, why in skipped.items()) + (
         "sigma is Algorithm 1's noise multiplier (noise h N(0, sigma^2 I)); one trajectory's clipped gradient has "
         "sensitivity 2h under the paper's replace-one neighbours; a trajectory replaced by a null one has sensitivity h "
         "but still displaces another from the draw, so zero-out is priced at 2h too (docs/pld.md 1.3).",
@@ -653,6 +666,6 @@ def gpope_table(
         "(privcal.calibrators.gpope.theorem1_epsilon_range).",
     )
     return Table(
-        "gpope", params, tuple(_GPOPE_COLUMNS.values()), tuple(rows), notes, reference="pld",
+        "gpope", params, tuple(_GPOPE_COLUMNS.values()), tuple(rows), notes, reference=reference,
         valid_keys=("pld", "rdp", "thm9", "theorem1"), paper_key="theorem1_paper", reference_exact=False,
     )
