@@ -347,6 +347,8 @@ def _main(argv) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
+        if os.environ.get("PRIVCAL_READY") == "1":  # a readiness line for tests that interrupt a run
+            print("privcal: ready", file=sys.stderr, flush=True)
         if args.command is None:
             parser.print_help()
             return 2

@@ -3,7 +3,8 @@ refusal (exit 2) quickly, never a traceback or a hang; Ctrl-C exits 130 with one
 ``privcal: warning:`` line. The fast paths added for this stay upper bounds (checked against the slow ones).
 
 Most cases run in-process (``privcal.cli.main``); the few that could hang or need a signal run in a
-subprocess with a 30 s timeout.
+subprocess under a hang cap of minutes (never a performance deadline: the suite must pass on a loaded
+machine). Interrupt tests wait for a readiness line on stderr (``PRIVCAL_READY=1``), never for a sleep.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import warnings
 
 import pytest
@@ -22,7 +22,7 @@ from privcal import cli
 from privcal import kov as K
 from privcal.accounting import api
 
-_TIMEOUT = 30.0
+_TIMEOUT = 600.0  # a hang cap, not a performance target (issue 20, item 5)
 
 _BIG, _TINY = "1e300", "1e-300"
 
@@ -137,11 +137,38 @@ def test_formerly_slow_inputs_finish_within_the_timeout(argv):
     _check(proc.returncode, out, err, argv)
 
 
-def test_ctrl_c_exits_130_with_one_line():
-    proc = _run(["train", "pucb", "--episodes", "1000000", "--epsilon", "1", "--json"])
-    time.sleep(3.0)  # past the imports, inside the training loop
+def _launch(argv: list[str]) -> subprocess.Popen:
+    """The ``privcal`` command's own entry point (privcal_launcher), with readiness lines on stderr."""
+    code = "import sys, privcal_launcher; sys.exit(privcal_launcher.main())"
+    env = dict(os.environ, PRIVCAL_READY="1")
+    return subprocess.Popen([sys.executable, "-c", code, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+
+
+def _interrupt_after(proc: subprocess.Popen, line: str) -> tuple[str, str]:
+    first = proc.stderr.readline()  # blocks until the process says it got there (no sleep)
+    assert first.strip() == "privcal: starting", first
+    while first.strip() != line:
+        first = proc.stderr.readline()
+        assert first, f"the process ended before {line!r}"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=_TIMEOUT)
+    return out, err
+
+
+def test_ctrl_c_exits_130_with_one_line():
+    # inside the run: after the arguments are parsed, a million PUCB episodes are under way
+    proc = _launch(["train", "pucb", "--episodes", "1000000", "--epsilon", "1", "--json"])
+    out, err = _interrupt_after(proc, "privcal: ready")
+    assert proc.returncode == 130, err
+    assert err.strip().splitlines() == ["privcal: interrupted"]
+
+
+def test_ctrl_c_during_the_imports_exits_130_with_one_line():
+    # the signal lands while privcal (numpy, scipy, sympy, ...) is being imported, or at the latest before the
+    # arguments are parsed: either way one line and 130, never a traceback
+    proc = _launch(["train", "pucb", "--episodes", "1000000", "--epsilon", "1", "--json"])
+    out, err = _interrupt_after(proc, "privcal: starting")
     assert proc.returncode == 130, err
     assert err.strip().splitlines() == ["privcal: interrupted"]
 
