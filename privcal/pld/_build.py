@@ -33,6 +33,16 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri
 
 _U = 2.0**-53  # unit round-off of float64
+#: |computed log_ndtr(z) - log Phi(z)| <= LOG_NDTR_ERR u (2 + |log Phi(z)|) (scipy's log_ndtr; checked against
+#: mpmath in tests/test_pld_certificate.py over the range the grids use, measured at most 4.5)
+LOG_NDTR_ERR = 8.0
+#: relative error of a cell mass exp(a) * -expm1(b - a) from two log tails, beyond the tails' own error
+_CELL_REL = 4.0
+#: relative error of the split of a cell ((p - rt) / (1 - e^{-h}), then p - up): a few roundings
+_SPLIT_REL = 4.0
+#: error factor of the lower end's sweep (each fraction passes its error on to the cell below); see
+#: docs/pld.md Sec. 2.4 (a stated bound, checked by tests against exact arithmetic, not yet proven)
+LOWER_CHAIN = 4.0
 #: each tail of a single-step PLD beyond its grid holds at most this much P-mass
 TAIL_MASS = 1e-25
 _Z_TAIL = float(-ndtri(TAIL_MASS))  # ~10.4 standard deviations
@@ -63,6 +73,11 @@ class Pmf:
     err_dipole: float = 0.0
     err_quad: float = 0.0
     err_atoms: Optional[np.ndarray] = None  # per-atom bound of the same errors (local use, no FFT)
+    # where the errors sit (anchored at atom j; None: unknown, every error is taken where it costs most)
+    mono: Optional[np.ndarray] = None  # non-local error at atom j (l1)
+    dip: Optional[np.ndarray] = None  # dipole sizes anchored at atom j (within atoms j-1 .. j+1)
+    quad: Optional[np.ndarray] = None  # quadrupole sizes centred at atom j
+    err_inf: float = 0.0  # bound of the error of ``inf_mass``
 
     @property
     def losses(self) -> np.ndarray:
@@ -262,6 +277,16 @@ class ApproxDPPair:
 
 # --------------------------------------------------------------------------------------------------
 # Discretisation.
+
+
+def tail_rel_err(log_tail):
+    """Bound of the relative error of a tail value exp(v) computed from log tails v (docs/pld.md
+    Sec. 2.2): ``log_ndtr`` (LOG_NDTR_ERR u (2 + |v|)), then the subsampled mixture's ``logaddexp`` (its
+    terms' errors average, plus a few u (1 + |v|)) and ``exp`` (u). The tails are those at the computed
+    argument z (or preimage x); the rounding of the argument itself is a shift of the loss point, not
+    covered here (docs/pld.md Sec. 2.2, open item)."""
+    v = np.abs(log_tail)
+    return (LOG_NDTR_ERR + 6.0) * _U * (3.0 + v)
 # --------------------------------------------------------------------------------------------------
 
 
@@ -302,23 +327,31 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS) -> Pmf:
         lq_small = np.minimum(q_gt, q_le)
         r_small = np.exp(lq_small + g)  # size of e^g * Q-tails (what the split sees)
         rt = np.exp(np.log(lr) + g[:-1])  # e^{g_j} * Q-mass of cell j (<= p_j), no 0 * inf
-        kp = 4 * _U * (2.0 + np.abs(np.minimum(p_gt, p_le)))
-        kq = 4 * _U * (2.0 + np.abs(lq_small))
+        kp = tail_rel_err(np.minimum(p_gt, p_le))
+        kq = tail_rel_err(lq_small)
     rt = np.minimum(np.nan_to_num(rt, nan=0.0), p)
     below, above = float(np.exp(p_le[0])), float(np.exp(p_gt[-1]))
     inf_mass = float(direction.inf_mass)
     one_minus = -math.expm1(-h)  # 1 - e^{-h}
     with np.errstate(invalid="ignore"):
         te = np.nan_to_num(kp * p_small) + np.nan_to_num(kq * r_small)  # error of the tails at g_j
-    tail_err = float(te.sum())
-    chain = 1.0 if upper else 4.0  # the sweep's fractions pass errors on to the next cell
-    err_quad = chain * tail_err / one_minus
-    split = 4 * _U * (p + rt) / one_minus  # round-off of the split of cell j (atoms j and j+1)
-    err_dipole = chain * (tail_err + float(split.sum()))
-    err_mass = float(4 * _U * (2 + 60) * (below + above) + 4 * _U * p.sum())
+    chain = 1.0 if upper else LOWER_CHAIN  # the sweep's fractions pass errors on to the next cell
+    split = np.zeros(te.size)
+    split[:-1] = _SPLIT_REL * _U * (p + rt) / one_minus  # round-off of the split of cell j (atoms j, j+1)
+    # local patterns anchored at atom j (docs/pld.md, Sec. 2.3): a tail error at g_j is a dipole of the
+    # cells j-1, j, which the split turns into a quadrupole te / (1 - e^{-h}) plus a dipole te
+    dip = chain * (te + split)
+    quad = chain * te / one_minus
+    mono = np.zeros(te.size)
+    mono[1:] = _CELL_REL * _U * p  # relative error of a cell mass (two exp, one expm1, products)
+    below_err = float(tail_rel_err(p_le[0])) * below if below > 0 else 0.0
+    mono[0] += below_err
+    err_mass = float(mono.sum())
+    err_inf = float(tail_rel_err(p_gt[-1])) * above if above > 0 else 0.0  # error of the mass moved to +inf (upper end)
     # per atom: a tail error at g_j reaches atoms j-1, j, j+1 (through cells j-1 and j)
-    spread = np.convolve(te, [1.0, 1.0, 1.0], mode="same") * (2.0 / one_minus)
-    err_atoms = chain * (spread + te + np.concatenate([split, [0.0]]) + np.concatenate([[0.0], split]))
+    padded = np.concatenate([[0.0], te, [0.0]])
+    spread = (padded[:-2] + padded[1:-1] + padded[2:]) * (2.0 / one_minus)
+    err_atoms = chain * (spread + te + split + np.concatenate([[0.0], split[:-1]]))
     err_atoms[0] += err_mass
     atoms = np.zeros(p.size + 1)
     if upper:
@@ -329,7 +362,9 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS) -> Pmf:
         inf_mass = inf_mass + above
     else:
         atoms[:-1] = _sweep(p, rt, h, below, float(np.exp(q_le[0] + g[0])))
-    return Pmf(lo, atoms, min(inf_mass, 1.0), h, err_mass, err_dipole, err_quad, err_atoms)
+        err_inf = 0.0
+    return Pmf(lo, atoms, min(inf_mass, 1.0), h, err_mass, float(dip.sum()), float(quad.sum()), err_atoms,
+               mono=mono, dip=dip, quad=quad, err_inf=err_inf)
 
 
 def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float) -> np.ndarray:

@@ -61,6 +61,10 @@ class Composed:
     err: float
     outside: float
     err_atoms: Optional[np.ndarray] = None  # per-atom error bound (single factor: local, replaces err)
+    tilt: float = 0.0  # tau (1/grid units): err and outside are l1 bounds of the tilted composition
+    log_scale: float = 0.0  # K = sum_i n_i log M_i(tau): mass_j = tilted_j exp(K - tau (offset + j))
+    top: Optional[int] = None  # last grid index of the window (None: offset + mass.size - 1)
+    err_inf: float = 0.0  # bound of the error of inf_mass
 
     @property
     def losses(self) -> np.ndarray:
@@ -90,17 +94,21 @@ def _moments(p: Pmf) -> tuple[float, float, float]:
 
 
 def _log_mgf(p: Pmf, tilts: np.ndarray) -> np.ndarray:
-    """log sum_j mass_j e^{t (offset + j)} for each tilt t (in 1/grid units)."""
+    """log sum_j mass_j e^{t (offset + j)} for each tilt t (in 1/grid units), vectorised over the tilts
+    (one matrix of the nonzero atoms by the tilts, in blocks to bound the memory)."""
     nz = np.flatnonzero(p.mass > 0)
+    tilts = np.asarray(tilts, dtype=float)
     if nz.size == 0:
         return np.full(tilts.size, -np.inf)
     lm = np.log(p.mass[nz])
     idx = (nz + p.offset).astype(float)
     out = np.empty(tilts.size)
-    for i, t in enumerate(tilts):
-        e = lm + t * idx
-        top = float(e.max())
-        out[i] = top + math.log(float(np.sum(np.exp(e - top))))
+    block = max(1, int(2**22 // max(nz.size, 1)))
+    for s in range(0, tilts.size, block):
+        t = tilts[s:s + block]
+        e = lm[None, :] + t[:, None] * idx[None, :]
+        top = e.max(axis=1)
+        out[s:s + block] = top + np.log(np.sum(np.exp(e - top[:, None]), axis=1))
     return out
 
 
@@ -116,11 +124,11 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
     sd = max(math.sqrt(var), 1.0)
     ts = np.geomspace(0.1, 100.0, 16) / sd  # tilts, in 1/grid units
     log_tail = math.log(tail)
-    pos = np.zeros(ts.size)
-    neg = np.zeros(ts.size)
+    both = np.zeros(2 * ts.size)
+    tt = np.concatenate([ts, -ts])
     for p, n in factors:
-        pos += n * _log_mgf(p, ts)
-        neg += n * _log_mgf(p, -ts)
+        both += n * _log_mgf(p, tt)
+    pos, neg = both[:ts.size], both[ts.size:]
     pos = pos + 1e-9 * np.abs(pos) + 1e-12  # slack for the round-off of K
     neg = neg + 1e-9 * np.abs(neg) + 1e-12
     hi = float(np.min((pos - log_tail) / ts))  # exp(K(t) - t B) <= tail
@@ -155,13 +163,90 @@ def _dipole_factor(N: int) -> np.ndarray:
     return out
 
 
-def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL) -> Composed:
-    """The composition of ``count`` repetitions of each Pmf, with its error bounds (see module doc)."""
+def _inf_err(factors, inf_mass: float) -> float:
+    """Bound of the error of :func:`_inf_mass`: the factors' own (n err_inf each, to first order, with a
+    factor 2 for the second), log1p / product / sum / expm1 roundings ((k + 3) u |s|, s its exponent)."""
+    own = sum(n * p.err_inf for p, n in factors)
+    s = -math.log1p(-inf_mass) if inf_mass < 1 else 0.0
+    return 2.0 * own + (len(factors) + 3) * _U * s + _U * inf_mass
+
+
+def tilted(p: Pmf, tau: float) -> tuple[Pmf, float]:
+    """The exponentially tilted, normalised copy of ``p``: mass_j e^{tau (offset + j)} / M(tau), and
+    log M(tau). Composition commutes with tilting (e^{tau (a + b)} = e^{tau a} e^{tau b}), so the tilted
+    composition, multiplied back by exp(K - tau l), is the composition; its absolute round-off becomes
+    relative to exp(K - tau l), the Chernoff bound of the tail that delta measures (docs/pld.md Sec. 2.5).
+
+    Error patterns move with their atoms (tau >= 0; rho = e^tau - 1): a pattern anchored at atom j of
+    size e becomes the same pattern of size e w_j (w_j = e^{tau (offset + j)} / M) plus at most
+    e w_j rho (dipole) or 2 e w_j rho (quadrupole) of non-local error, its atoms' weights differing by at
+    most e^{+-tau} from w_j; a non-local error at atom j becomes e w_j. Without positions (Pmf built
+    elsewhere) every error is taken at the largest weight."""
+    idx = p.offset + np.arange(p.mass.size)
+    with np.errstate(divide="ignore"):
+        lw = np.log(p.mass) + tau * idx
+    top = float(np.max(lw))
+    if not math.isfinite(top):
+        return Pmf(p.offset, p.mass.copy(), p.inf_mass, p.h, p.err_mass, p.err_dipole, p.err_quad), 0.0
+    lM = top + math.log(float(np.sum(np.exp(lw - top))))
+    x = np.exp(lw - lM)
+    with np.errstate(over="ignore"):
+        w = np.exp(tau * idx - lM)
+    rho = math.expm1(tau)
+    if p.mono is not None and p.dip is not None and p.quad is not None:
+        with np.errstate(invalid="ignore", over="ignore"):
+            mono = float(np.sum(w * (p.mono + rho * (p.dip + 2.0 * p.quad))))
+            dip = float(np.sum(w * p.dip))
+            quad = float(np.sum(w * p.quad))
+    else:
+        wmax = float(np.max(w)) * math.exp(tau)
+        mono = wmax * (p.err_mass + rho * (p.err_dipole + 2.0 * p.err_quad))
+        dip, quad = wmax * p.err_dipole, wmax * p.err_quad
+    # x_j = exp(lw_j - lM) carries a relative error <= 2u (|lw_j| + |lM|) + 2u beyond the mass's own
+    # (log, product, sum, exp): an l1 error <= that times sum x = 1; w is computed alike (a factor on
+    # bounds only)
+    finite = lw[np.isfinite(lw)]
+    rel = 2 * _U * (2.0 + float(np.max(np.abs(finite))) + abs(lM))
+    mono = mono * (1.0 + 2 * rel) + rel
+    out = Pmf(p.offset, x, p.inf_mass, p.h, mono if math.isfinite(mono) else math.inf,
+              dip if math.isfinite(dip) else math.inf, quad if math.isfinite(quad) else math.inf)
+    return out, lM
+
+
+def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: float = 0.0) -> Composed:
+    """The composition of ``count`` repetitions of each Pmf, with its error bounds (see module doc).
+
+    ``tilt`` (tau >= 0, in 1/grid units) composes the exponentially tilted factors (:func:`tilted`): the
+    round-off bound is then relative to the Chernoff bound exp(K - tau l) of the tail above each loss l,
+    which certifies deltas far below the float64 round-off of the untilted masses."""
     h = factors[0][0].h
     inf_mass = _inf_mass(factors)
+    err_inf = _inf_err(factors, inf_mass)
     if len(factors) == 1 and factors[0][1] == 1:
         p = factors[0][0]
-        return Composed(p.offset, p.mass, inf_mass, h, 0.0, 0.0, p.err_atoms)
+        return Composed(p.offset, p.mass, inf_mass, h, 0.0, 0.0, p.err_atoms, err_inf=err_inf)
+    if tilt > 0:
+        tf, K = [], 0.0
+        for p, n in factors:
+            t, lM = tilted(p, tilt)
+            tf.append((t, n))
+            K += n * lM
+        c = _compose_fft(tf, tail)
+        idx = c.offset + np.arange(c.mass.size)
+        with np.errstate(divide="ignore", over="ignore"):
+            lm = np.log(c.mass) + (K - tilt * idx)
+        mass = np.exp(np.minimum(lm, 0.0))  # a mass is <= 1: capping only moves it towards the truth
+        top = c.offset + c.mass.size - 1
+        return Composed(c.offset, mass, inf_mass, h, c.err, c.outside, None, tilt, K, top, err_inf)
+    c = _compose_fft(factors, tail)
+    c.err_inf = err_inf
+    return c
+
+
+def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL) -> Composed:
+    """The FFT composition (module doc); the factors' masses are taken as given."""
+    h = factors[0][0].h
+    inf_mass = _inf_mass(factors)
     A, B, outside = window(factors, tail)
     N = int(sfft.next_fast_len(B - A + 1, real=True))
     k = np.arange(N // 2 + 1)
@@ -215,21 +300,76 @@ def delta_at(c: Composed, epsilon: float) -> float:
     return float(np.sum(c.mass[m] * -np.expm1(epsilon - l[m]))) + c.inf_mass
 
 
-def _eval_err(c: Composed) -> float:
-    """Bound of the round-off of a delta evaluated by pairwise summation (4 log2(N) u times the mass)."""
-    return 4.0 * math.log2(max(c.mass.size, 2)) * _U * float(c.mass.sum()) + 4 * _U
+def _log_c(tau: np.ndarray) -> np.ndarray:
+    """log c(tau), c(tau) = max_{x >= 0} (1 - e^{-x}) e^{-tau x} = (1 / (1 + tau)) (tau / (1 + tau))^tau:
+    delta(epsilon) = E[(1 - e^{epsilon - L})_+] <= c(tau) E[e^{tau (L - epsilon)}] for every tau > 0."""
+    return -np.log1p(tau) + tau * (np.log(tau) - np.log1p(tau))
+
+
+#: the tilts tried (in 1/nats), a fixed ladder so nearby targets share a cached composition
+TILT_LADDER = 2.0 ** (np.arange(-24, 41) / 4.0)
+
+
+def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None,
+                epsilon: Optional[float] = None) -> float:
+    """A tilt tau (in 1/grid units) for a delta target (minimising the Chernoff estimate of epsilon,
+    (K(tau) + log c(tau) - log delta) / tau) or an epsilon target (minimising the Chernoff bound of delta,
+    K(tau) - tau epsilon + log c(tau)), from :data:`TILT_LADDER`. Any tau >= 0 gives a certified answer;
+    this one makes the round-off bound about relative to delta (docs/pld.md Sec. 2.5)."""
+    h = factors[0][0].h
+    taus = TILT_LADDER
+    K = np.zeros(taus.size)
+    for p, n in factors:
+        K += n * _log_mgf(p, taus * h)
+    with np.errstate(invalid="ignore"):
+        if epsilon is not None:
+            obj = K - taus * epsilon + _log_c(taus)
+        else:
+            fin = delta - _inf_mass(factors)
+            if not fin > 0:
+                return 0.0
+            obj = (K + _log_c(taus) - math.log(fin)) / taus
+    obj = np.where(np.isfinite(obj), obj, np.inf)
+    if not np.isfinite(obj).any():
+        return 0.0
+    return float(taus[int(np.argmin(obj))] * h)
+
+
+def _eval_err(value: float, n: int) -> float:
+    """Bound of the round-off of a delta evaluated as a sum of n terms mass_i (1 - e^{epsilon - l_i}):
+    each term has relative error <= 4u (expm1, subtraction, product), and any order of pairwise
+    additions has error <= gamma_{n-1} times the sum of the terms (Higham 2002, Sec. 4.2, bound (4.4),
+    valid for every ordering); so at most (n + 4) u (1 + 2 (n + 4) u) times the computed value plus its
+    own error, i.e. at most 1.01 (n + 4) u value / (1 - 1.01 (n + 4) u)."""
+    g = 1.01 * (n + 4) * _U
+    return g * value / (1.0 - g) if g < 0.5 else math.inf
+
+
+def scale_at(c: Composed, epsilon: float) -> float:
+    """max over the window's atoms with loss > epsilon of exp(K - tau l) (1 without tilt): the factor that
+    turns the tilted l1 bounds into bounds of a delta at ``epsilon``; at the window's top at most (the
+    mass folded in from above the window, and the mass above it, are charged at the top)."""
+    if c.tilt <= 0:
+        return 1.0
+    top = c.top if c.top is not None else c.offset + c.mass.size - 1
+    i = min(int(math.floor(epsilon / c.h)) + 1, top)
+    i = max(i, c.offset)
+    e = c.log_scale - c.tilt * i
+    return math.exp(e) if e < 700 else math.inf
 
 
 def slack(c: Composed, epsilon: float) -> float:
     """Bound of |computed delta - delta of the discretised composition| at ``epsilon``: round-off,
-    mass outside the window, evaluation. With per-atom errors (no FFT) only atoms above epsilon count,
-    each weighted by min(1, l - epsilon) >= 1 - e^{epsilon - l}."""
-    s = c.err + c.outside + _eval_err(c)
+    mass outside the window (scaled by :func:`scale_at` when tilted), the error of the mass at +inf, and
+    the evaluation. With per-atom errors (no FFT) only atoms above epsilon count, each weighted by
+    min(1, l - epsilon) >= 1 - e^{epsilon - l}."""
+    s = (c.err + c.outside) * scale_at(c, epsilon) + c.err_inf
+    l = c.losses
+    m = l > epsilon
+    value = float(np.sum(c.mass[m])) + c.inf_mass
     if c.err_atoms is not None:
-        l = c.losses
-        m = l > epsilon
         s += float(np.sum(c.err_atoms[m] * np.minimum(1.0, l[m] - epsilon)))
-    return s
+    return s + _eval_err(value + s, int(np.count_nonzero(m)) + 1)
 
 
 def epsilon_for(c: Composed, target: float) -> float:

@@ -343,23 +343,38 @@ class PLD:
         win = min(max(1e-4 * delta, _compose.WINDOW_TAIL), 1e-9)
         return 10.0 ** math.floor(math.log10(step)), 10.0 ** math.floor(math.log10(win))
 
-    def _composed(self, h: float, upper: bool, delta: Optional[float] = None) -> list:
-        tails = self._tails(delta)
-        key = (h, upper, tails)
+    def _pmfs(self, h: float, upper: bool, tails: tuple[float, float]) -> list:
+        """The discrete single-event PLDs of each direction (cached)."""
+        key = ("pmf", h, upper, tails[0])
         if key not in self._cache:
             self._check_memory(h, self._cells(h, tails[0]))
             n_dirs = 1 if all(p.symmetric for p, _ in self._factors) else 2
-            out = []
-            for d in range(n_dirs):
-                pm = [(_build.pmfs(p.directions()[min(d, len(p.directions()) - 1)], h, upper=upper,
-                                   tail=tails[0]), n) for p, n in self._factors]
+            self._cache[key] = [
+                [(_build.pmfs(p.directions()[min(d, len(p.directions()) - 1)], h, upper=upper, tail=tails[0]), n)
+                 for p, n in self._factors]
+                for d in range(n_dirs)
+            ]
+        return self._cache[key]
+
+    def _composed(self, h: float, upper: bool, delta: Optional[float] = None,
+                  epsilon: Optional[float] = None) -> list:
+        """The composed PLD of each direction, tilted for the target (``delta``, or ``epsilon``, or
+        neither: no tilt), cached by grid, side, tails and tilt."""
+        tails = self._tails(delta)
+        if len(self._cache) > 24:
+            self._cache.clear()
+        out = []
+        for pm in self._pmfs(h, upper, tails):
+            tilt = 0.0
+            if delta is not None or epsilon is not None:
+                tilt = _compose.choose_tilt(pm, delta=delta, epsilon=epsilon)
+            key = ("composed", h, upper, tails, id(pm[0][0]), tilt)
+            if key not in self._cache:
                 if len(pm) > 1 or pm[0][1] > 1:
                     self._check_memory(h, _compose.window_size(pm, tails[1]))
-                out.append(_compose.compose(pm, tails[1]))
-            if len(self._cache) > 8:
-                self._cache.clear()
-            self._cache[key] = out
-        return self._cache[key]
+                self._cache[key] = _compose.compose(pm, tails[1], tilt)
+            out.append(self._cache[key])
+        return out
 
     def _upper_at(self, delta: float, h: float) -> float:
         return max(_epsilon_side(c, delta, upper=True) for c in self._composed(h, True, delta))
@@ -371,9 +386,9 @@ class PLD:
 
     def _delta_bracket_at(self, epsilon: float, h: float) -> tuple[float, float]:
         up = max(min(1.0, _compose.delta_at(c, epsilon) + _compose.slack(c, epsilon))
-                 for c in self._composed(h, True))
+                 for c in self._composed(h, True, epsilon=epsilon))
         lo = max(max(0.0, _compose.delta_at(c, epsilon) - _compose.slack(c, epsilon))
-                 for c in self._composed(h, False))
+                 for c in self._composed(h, False, epsilon=epsilon))
         return min(lo, up), up
 
     def __repr__(self) -> str:
@@ -382,19 +397,41 @@ class PLD:
 
 
 def _epsilon_side(c: _compose.Composed, delta: float, *, upper: bool) -> float:
-    """Certified epsilon of one composed direction: the slack is evaluated where it matters (it only
-    decreases in epsilon, and delta only needs to hold at the answer, being monotone)."""
-    if c.err_atoms is None:  # the slack does not depend on epsilon
-        s = _compose.slack(c, 0.0)
-        return _compose.epsilon_for(c, delta - s if upper else min(delta + s, 1.0))
+    """Certified epsilon of one composed direction (docs/pld.md Sec. 2.7).
+
+    Upper: an epsilon e with delta_at(e) + slack(e) <= delta, checked at e itself (delta is
+    decreasing, so the true epsilon is <= e); inf if none is found. Lower: an e with
+    delta_at(e') - slack(e') > delta at e' just below e, checked (then the true delta at e' exceeds delta,
+    and the true epsilon is > e'); 0 if none is found. ``epsilon_for`` only proposes candidates."""
     if upper:
-        guess = _compose.epsilon_for(c, delta)  # below the answer: its slack is the larger
-        return _compose.epsilon_for(c, delta - _compose.slack(c, guess))
-    guess = _compose.epsilon_for(c, min(2.0 * delta, 1.0))
-    e = _compose.epsilon_for(c, min(delta + _compose.slack(c, guess), 1.0))
-    if e < guess:  # the answer fell below the point whose slack was used: use the slack at 0
-        e = _compose.epsilon_for(c, min(delta + _compose.slack(c, 0.0), 1.0))
-    return e
+        e = _compose.epsilon_for(c, delta)
+        if math.isinf(e):
+            return math.inf
+        for _ in range(16):
+            s = _compose.slack(c, e)
+            if _compose.delta_at(c, e) + s <= delta:
+                return e
+            t = delta - 2.0 * s if _ > 0 else delta - s
+            nxt = _compose.epsilon_for(c, t) if t > c.inf_mass else math.inf
+            if not nxt > e:  # rounding of the proposal: step up by a relative 1e-9 and one ulp
+                nxt = e + 1e-9 * abs(e) + 1e-12
+            if math.isinf(nxt):  # the slack here is too large: look further up (it decreases with e)
+                nxt = e + max(c.h, 0.25 * abs(e))
+            e = nxt
+        return math.inf
+    e = _compose.epsilon_for(c, min(2.0 * delta, 1.0))
+    for _ in range(16):
+        t = min(delta + _compose.slack(c, e), 1.0)
+        cand = _compose.epsilon_for(c, t)
+        if not math.isfinite(cand) or cand <= 0:
+            return 0.0
+        below = cand * (1.0 - 1e-12) - 1e-15
+        if below > 0 and _compose.delta_at(c, below) - _compose.slack(c, below) > delta:
+            return below
+        e = min(cand, e) * 0.999 if e > 0 else 0.0
+        if e <= 0:
+            return 0.0
+    return 0.0
 
 
 def _factors_merge(a, b) -> list:
