@@ -65,6 +65,9 @@ class Composed:
     log_scale: float = 0.0  # K = sum_i n_i log M_i(tau): mass_j = tilted_j exp(K - tau (offset + j))
     top: Optional[int] = None  # last grid index of the window (None: offset + mass.size - 1)
     err_inf: float = 0.0  # bound of the error of inf_mass
+    # (mono, dipole, quadrupole, growth): sum_i n_i of the factors' (tilted) input error patterns and the
+    # factor prod_i (1 + l1_i)^{n_i} bounding the masses they are convolved with (see :func:`local_err`)
+    local: Optional[tuple] = None
 
     @property
     def losses(self) -> np.ndarray:
@@ -177,11 +180,12 @@ def tilted(p: Pmf, tau: float) -> tuple[Pmf, float]:
     composition, multiplied back by exp(K - tau l), is the composition; its absolute round-off becomes
     relative to exp(K - tau l), the Chernoff bound of the tail that delta measures (docs/pld.md Sec. 2.5).
 
-    Error patterns move with their atoms (tau >= 0; rho = e^tau - 1): a pattern anchored at atom j of
-    size e becomes the same pattern of size e w_j (w_j = e^{tau (offset + j)} / M) plus at most
-    e w_j rho (dipole) or 2 e w_j rho (quadrupole) of non-local error, its atoms' weights differing by at
-    most e^{+-tau} from w_j; a non-local error at atom j becomes e w_j. Without positions (Pmf built
-    elsewhere) every error is taken at the largest weight."""
+    Error patterns move with their atoms (tau >= 0; w_j = e^{tau (offset + j)} / M): a non-local error e
+    at atom j becomes e w_j; a dipole e (1, -1) anchored at j (atoms j-1, j or j, j+1) becomes
+    e w_j (1, -1) plus at most e w_j (e^tau - 1) non-local; a quadrupole e (1, -2, 1) centred at j becomes
+    e w_j (1, -2, 1) + e w_j sinh(tau) (-1, 0, 1) + e w_j (cosh(tau) - 1) (1, 0, 1): a quadrupole, a
+    dipole two atoms wide (Fourier cost |1 - w^{2k}| <= 2 |1 - w^k|) and 2 e w_j (cosh tau - 1) non-local.
+    Without positions (a Pmf built elsewhere) every error is taken at the largest weight."""
     idx = p.offset + np.arange(p.mass.size)
     with np.errstate(divide="ignore"):
         lw = np.log(p.mass) + tau * idx
@@ -192,16 +196,16 @@ def tilted(p: Pmf, tau: float) -> tuple[Pmf, float]:
     x = np.exp(lw - lM)
     with np.errstate(over="ignore"):
         w = np.exp(tau * idx - lM)
-    rho = math.expm1(tau)
+    rho, sh, ch = math.expm1(tau), math.sinh(tau), 2.0 * math.sinh(tau / 2) ** 2  # ch = cosh - 1
     if p.mono is not None and p.dip is not None and p.quad is not None:
         with np.errstate(invalid="ignore", over="ignore"):
-            mono = float(np.sum(w * (p.mono + rho * (p.dip + 2.0 * p.quad))))
-            dip = float(np.sum(w * p.dip))
+            mono = float(np.sum(w * (p.mono + rho * p.dip + 2.0 * ch * p.quad)))
+            dip = float(np.sum(w * (p.dip + 2.0 * sh * p.quad)))
             quad = float(np.sum(w * p.quad))
     else:
         wmax = float(np.max(w)) * math.exp(tau)
-        mono = wmax * (p.err_mass + rho * (p.err_dipole + 2.0 * p.err_quad))
-        dip, quad = wmax * p.err_dipole, wmax * p.err_quad
+        mono = wmax * (p.err_mass + rho * p.err_dipole + 2.0 * ch * p.err_quad)
+        dip, quad = wmax * (p.err_dipole + 2.0 * sh * p.err_quad), wmax * p.err_quad
     # x_j = exp(lw_j - lM) carries a relative error <= 2u (|lw_j| + |lM|) + 2u beyond the mass's own
     # (log, product, sum, exp): an l1 error <= that times sum x = 1; w is computed alike (a factor on
     # bounds only)
@@ -237,10 +241,48 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
             lm = np.log(c.mass) + (K - tilt * idx)
         mass = np.exp(np.minimum(lm, 0.0))  # a mass is <= 1: capping only moves it towards the truth
         top = c.offset + c.mass.size - 1
-        return Composed(c.offset, mass, inf_mass, h, c.err, c.outside, None, tilt, K, top, err_inf)
+        return Composed(c.offset, mass, inf_mass, h, c.err, c.outside, None, tilt, K, top, err_inf,
+                        _local(tf))
     c = _compose_fft(factors, tail)
     c.err_inf = err_inf
+    c.local = _local(factors)
     return c
+
+
+def _local(factors) -> tuple:
+    """(sum n_i mono_i, sum n_i dip_i, sum n_i quad_i, growth) of the factors' input errors."""
+    mono = sum(n * p.err_mass for p, n in factors)
+    dip = sum(n * p.err_dipole for p, n in factors)
+    quad = sum(n * p.err_quad for p, n in factors)
+    l1 = sum(n * (p.err_mass + 2.0 * p.err_dipole + 4.0 * p.err_quad) for p, n in factors)
+    growth = math.exp(l1) if l1 < 1.0 else math.inf
+    return mono, dip, quad, growth
+
+
+def local_err(c: Composed, epsilon: float) -> float:
+    r"""Bound of the change of delta(epsilon) caused by the factors' input errors (docs/pld.md Sec. 2.4).
+
+    delta = sum_l y_l g(l), g(l) = exp(K - tau l) (1 - e^{epsilon - l})_+ (tau per nat here), y the exact
+    composition of the tilted factors. Telescoping, prod x^_i - prod x_i = sum_m (x^_1 .. x^_{m-1}) * E_m
+    * (x_{m+1} .. x_N), and each term changes delta by at most ||prefix||_1 ||suffix||_1 (<= growth) times
+    max_s |sum_e E_m[e] g(s + e)|: a non-local error e costs e max g, a dipole e max|Delta g| <= e h
+    max|g'|, a quadrupole e max|Delta^2 g| <= e (h [g'] + h^2 max|g''|), [g'] <= S the jump of g' at
+    epsilon. g vanishes below epsilon; above it g <= S, |g'| <= S max(1, tau), |g''| <= S (1 + tau)^2,
+    with S = exp(K - tau epsilon); and always |Delta g| <= 2 S, |Delta^2 g| <= 4 S."""
+    if c.local is None:
+        return 0.0
+    mono, dip, quad, growth = c.local
+    if not math.isfinite(growth):
+        return math.inf
+    h = c.h
+    tp = c.tilt / h  # per nat
+    S = 1.0
+    if c.tilt > 0:
+        e = c.log_scale - tp * epsilon
+        S = math.exp(e) if e < 700 else math.inf
+    d1 = min(h * max(1.0, tp), 2.0)
+    d2 = min(h + h * h * (1.0 + tp) ** 2, 4.0)
+    return S * growth * (mono + dip * d1 + quad * d2)
 
 
 def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL) -> Composed:
@@ -266,13 +308,13 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL) -> C
         X = sfft.rfft(x)
         mod = np.abs(X)
         tot = float(p.mass.sum())
-        e = p.err_mass + c_fft * tot + dip * (p.err_dipole + p.err_quad * dip)
+        e = c_fft * tot  # the transform's round-off only: the input errors are propagated in time (local)
         with np.errstate(divide="ignore"):
             lm = np.log(mod)
         ang = np.arctan2(X.imag, X.real)
         logmod += n * lm
         phase += np.mod(n * ang, 2 * np.pi)
-        log_hi += n * np.log(np.minimum(mod + e, tot + p.err_mass + c_fft * tot))
+        log_hi += n * np.log(np.minimum(mod + e, tot + c_fft * tot))
         spread += n * (np.abs(np.nan_to_num(lm, neginf=0.0)) + np.abs(ang))
     with np.errstate(under="ignore"):
         ymod = np.exp(logmod)
@@ -306,30 +348,40 @@ def _log_c(tau: np.ndarray) -> np.ndarray:
     return -np.log1p(tau) + tau * (np.log(tau) - np.log1p(tau))
 
 
-#: the tilts tried (in 1/nats), a fixed ladder so nearby targets share a cached composition
-TILT_LADDER = 2.0 ** (np.arange(-24, 41) / 4.0)
+#: largest tilt per grid step (e^30 between neighbouring atoms: beyond it nothing is gained)
+_MAX_GRID_TILT = 30.0
+
+
+def _tilt_ladder(factors) -> np.ndarray:
+    """The tilts tried, in 1/nats: powers 2^(k/4) (so nearby targets share a cached composition) from
+    0.02 to 2e4 over the composed standard deviation (the Chernoff-optimal tilt of a tail z standard
+    deviations out is about z / sd for a Gaussian-like tail, far larger near the end of a bounded one)."""
+    var = sum(n * _moments(p)[2] for p, n in factors)
+    sd = max(math.sqrt(var), 0.5) * factors[0][0].h  # nats
+    lo, hi = math.floor(4 * math.log2(0.02 / sd)), math.ceil(4 * math.log2(2e4 / sd))
+    return 2.0 ** (np.arange(lo, hi + 1) / 4.0)
 
 
 def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None,
                 epsilon: Optional[float] = None) -> float:
     """A tilt tau (in 1/grid units) for a delta target (minimising the Chernoff estimate of epsilon,
-    (K(tau) + log c(tau) - log delta) / tau) or an epsilon target (minimising the Chernoff bound of delta,
-    K(tau) - tau epsilon + log c(tau)), from :data:`TILT_LADDER`. Any tau >= 0 gives a certified answer;
+    (K(tau) + log c(tau) - log delta) / tau) or an epsilon (minimising the factor exp(K(tau) - tau
+    epsilon) of the round-off bound at epsilon), from :func:`_tilt_ladder`. Any tau >= 0 gives a certified answer;
     this one makes the round-off bound about relative to delta (docs/pld.md Sec. 2.5)."""
     h = factors[0][0].h
-    taus = TILT_LADDER
+    taus = _tilt_ladder(factors)
     K = np.zeros(taus.size)
     for p, n in factors:
         K += n * _log_mgf(p, taus * h)
     with np.errstate(invalid="ignore"):
         if epsilon is not None:
-            obj = K - taus * epsilon + _log_c(taus)
+            obj = K - taus * epsilon
         else:
             fin = delta - _inf_mass(factors)
             if not fin > 0:
                 return 0.0
             obj = (K + _log_c(taus) - math.log(fin)) / taus
-    obj = np.where(np.isfinite(obj), obj, np.inf)
+    obj = np.where(np.isfinite(obj) & (taus * h <= _MAX_GRID_TILT), obj, np.inf)
     if not np.isfinite(obj).any():
         return 0.0
     return float(taus[int(np.argmin(obj))] * h)
@@ -363,7 +415,7 @@ def slack(c: Composed, epsilon: float) -> float:
     mass outside the window (scaled by :func:`scale_at` when tilted), the error of the mass at +inf, and
     the evaluation. With per-atom errors (no FFT) only atoms above epsilon count, each weighted by
     min(1, l - epsilon) >= 1 - e^{epsilon - l}."""
-    s = (c.err + c.outside) * scale_at(c, epsilon) + c.err_inf
+    s = (c.err + c.outside) * scale_at(c, epsilon) + c.err_inf + local_err(c, epsilon)
     l = c.losses
     m = l > epsilon
     value = float(np.sum(c.mass[m])) + c.inf_mass

@@ -46,7 +46,10 @@ class MemoryLimitError(ValueError):
 
 _BYTES_PER_CELL = 8 * 16  # arrays alive per grid cell during one build or composition (generous)
 _MAX_REFINE = 6  # refinements of the grid (upper: halvings)
-_MAX_REFINE_BRACKET = 3  # refinements of the grid for the bracket (each up to a factor 4)
+_MAX_REFINE_BRACKET = 3
+#: smallest per-step grid tail (the grid then reaches ~37 standard deviations; deltas down to ~1e-300)
+_MIN_STEP_TAIL = 1e-305
+_MAX_COARSEN = 8  # doublings of the grid tried to fit the memory cap  # refinements of the grid for the bracket (each up to a factor 4)
 
 
 def _leaf_supported(event: Event) -> bool:
@@ -182,6 +185,9 @@ class PLD:
         self.memory_limit = memory_limit
         self._cache: dict = {}
         self._chosen_h: Optional[float] = None
+        self._notes: list = []
+        self._met: dict = {}
+        self._last_parts = (0.0, 0.0)
 
     # ------------------------------------------------------------------ composition
     def compose(self, other: "PLD") -> "PLD":
@@ -261,27 +267,94 @@ class PLD:
 
     # ------------------------------------------------------------------ kernels
     def _bracket(self, delta: float) -> tuple[float, float]:
+        """Certified bracket, the grid adapted (docs/pld.md Sec. 2.8): from :meth:`_auto_h`, refined
+        where the discretisation dominates the width (it shrinks like h^2) and coarsened where the
+        round-off bound does (it grows like 1/h); every grid's bracket is certified, so the answer is
+        their intersection. Records whether the requested width was met (:meth:`accuracy_met`)."""
         if not self._factors:
+            self._met[delta] = True
             return 0.0, 0.0
         if self.value_discretization is not None:
-            return self._bracket_at(delta, self.value_discretization)
-        h = self._auto_h()
+            lo, hi = self._bracket_at(delta, self.value_discretization)
+            self._met[delta] = hi - lo <= self._width(hi)
+            return lo, hi
+        h = self._fitting_h(self._auto_h(), delta)
         lo, hi = self._bracket_at(delta, h)
+        tried = {h}
         for _ in range(_MAX_REFINE_BRACKET):
-            width = max(self.accuracy * hi, self.absolute_accuracy)
-            if hi - lo <= width or math.isinf(hi):  # inf: round-off or +inf mass, a finer grid cannot help
-                self._chosen_h = h
-                return lo, hi
-            gap = (hi - lo) / width if math.isfinite(hi) else 16.0
-            factor = min(max(math.sqrt(gap) * 1.25, 1.5), 4.0)  # the width shrinks like h^2
-            try:
-                lo_next, hi_next = self._bracket_at(delta, h / factor)
-            except MemoryLimitError:  # the accuracy is out of reach under the cap: keep the last bracket
+            if hi - lo <= self._width(hi) or self._inf_mass_blocks(delta):
                 break
-            h = h / factor
+            disc, roff = self._last_parts
+            if math.isfinite(hi):
+                gap = (hi - lo) / self._width(hi)
+                factor = min(max(math.sqrt(gap) * 1.25, 1.5), 4.0)  # the width shrinks like h^2
+            else:
+                factor = 4.0
+            h_next = h * factor if roff > disc else h / factor
+            if h_next in tried:
+                break
+            tried.add(h_next)
+            try:
+                lo_next, hi_next = self._bracket_at(delta, h_next)
+            except MemoryLimitError:  # the accuracy is out of reach under the cap: keep the last bracket
+                self._note(f"delta={delta:g}: a finer grid (spacing {h_next:.3g}) exceeds memory_limit; "
+                           "the bracket is wider than the requested accuracy")
+                break
+            h = h_next
             lo, hi = max(lo, lo_next), min(hi, hi_next)  # both brackets are certified
         self._chosen_h = h
+        met = hi - lo <= self._width(hi)
+        self._met[delta] = met
+        if not met:
+            self._note(f"delta={delta:g}: bracket [{lo:.6g}, {hi:.6g}] is wider than the requested accuracy "
+                       f"(relative {self.accuracy:g}, absolute {self.absolute_accuracy:g})")
         return lo, hi
+
+    def _width(self, hi: float) -> float:
+        return max(self.accuracy * hi, self.absolute_accuracy) * (1.0 + 1e-9)
+
+    def _inf_mass_blocks(self, delta: float) -> bool:
+        """Whether the exact mass at +inf (of the (epsilon, delta) events) alone reaches delta."""
+        log_keep = sum(n * math.log1p(-p.inf_mass) if p.inf_mass < 1 else -math.inf
+                       for p, n in self._factors if getattr(p, "inf_mass", 0.0) > 0)
+        return -math.expm1(log_keep) >= delta if log_keep > -math.inf else True
+
+    def _note(self, text: str) -> None:
+        if text not in self._notes:
+            self._notes.append(text)
+
+    @property
+    def notes(self) -> tuple:
+        """What the numbers given so far did not meet or had to adapt (a requested accuracy not reached,
+        a grid coarsened to fit ``memory_limit``), one sentence each, for a front door to report."""
+        return tuple(self._notes)
+
+    def accuracy_met(self, delta: float) -> bool:
+        """Whether the bracket at ``delta`` is within the requested accuracy (computes it if needed).
+
+        Args:
+            delta: target delta, in (0, 1).
+
+        Returns:
+            True when upper - lower <= max(accuracy * upper, absolute_accuracy).
+        """
+        delta = V.open_unit("delta", delta)
+        if delta not in self._met:
+            self._bracket(delta)
+        return self._met[delta]
+
+    def _fitting_h(self, h: float, delta: Optional[float]) -> float:
+        """``h``, or the finest coarser grid (by factors of 2) whose arrays fit ``memory_limit``, with a
+        note; MemoryLimitError when none up to ``_MAX_COARSEN`` doublings fits."""
+        tails = self._tails(delta)
+        for k in range(_MAX_COARSEN + 1):
+            hk = h * 2.0**k
+            if self._cells(hk, tails[0]) * _BYTES_PER_CELL <= self.memory_limit:
+                if k:
+                    self._note(f"the grid was coarsened from spacing {h:.3g} to {hk:.3g} to fit memory_limit "
+                               f"= {self.memory_limit / 2**20:.0f} MB")
+                return hk
+        return h  # the check in _composed raises MemoryLimitError, naming the cap
 
     def _epsilon(self, delta: float) -> float:
         """Certified upper bound on one grid: ``value_discretization`` or :meth:`_auto_h` (a fixed rule,
@@ -339,7 +412,7 @@ class PLD:
         if delta is None:
             return _build.TAIL_MASS, _compose.WINDOW_TAIL
         n_total = sum(n for _, n in self._factors)
-        step = min(max(1e-3 * delta / n_total, _build.TAIL_MASS), 1e-12)
+        step = min(max(1e-3 * delta / n_total, _MIN_STEP_TAIL), 1e-12)
         win = min(max(1e-4 * delta, _compose.WINDOW_TAIL), 1e-9)
         return 10.0 ** math.floor(math.log10(step)), 10.0 ** math.floor(math.log10(win))
 
@@ -359,7 +432,10 @@ class PLD:
     def _composed(self, h: float, upper: bool, delta: Optional[float] = None,
                   epsilon: Optional[float] = None) -> list:
         """The composed PLD of each direction, tilted for the target (``delta``, or ``epsilon``, or
-        neither: no tilt), cached by grid, side, tails and tilt."""
+        neither: no tilt), cached by grid, side, tails and tilt. For a delta target the first tilt
+        comes from the Chernoff estimate of epsilon; where its round-off bound at the epsilon found is
+        not small against delta, the composition is redone with the tilt that minimises the bound there
+        (docs/pld.md Sec. 2.5)."""
         tails = self._tails(delta)
         if len(self._cache) > 24:
             self._cache.clear()
@@ -368,20 +444,40 @@ class PLD:
             tilt = 0.0
             if delta is not None or epsilon is not None:
                 tilt = _compose.choose_tilt(pm, delta=delta, epsilon=epsilon)
-            key = ("composed", h, upper, tails, id(pm[0][0]), tilt)
-            if key not in self._cache:
-                if len(pm) > 1 or pm[0][1] > 1:
-                    self._check_memory(h, _compose.window_size(pm, tails[1]))
-                self._cache[key] = _compose.compose(pm, tails[1], tilt)
-            out.append(self._cache[key])
+            c = self._composed_one(pm, h, upper, tails, tilt)
+            if delta is not None and epsilon is None:
+                e0 = _compose.epsilon_for(c, delta)
+                if math.isfinite(e0) and _compose.slack(c, e0) > 1e-6 * delta:
+                    tilt2 = _compose.choose_tilt(pm, epsilon=e0)
+                    if tilt2 != tilt:
+                        c2 = self._composed_one(pm, h, upper, tails, tilt2)
+                        if _compose.slack(c2, e0) < _compose.slack(c, e0):
+                            c = c2
+            out.append(c)
         return out
+
+    def _composed_one(self, pm, h: float, upper: bool, tails, tilt: float):
+        key = ("composed", h, upper, tails, id(pm[0][0]), tilt)
+        if key not in self._cache:
+            if len(pm) > 1 or pm[0][1] > 1:
+                self._check_memory(h, _compose.window_size(pm, tails[1]))
+            self._cache[key] = _compose.compose(pm, tails[1], tilt)
+        return self._cache[key]
 
     def _upper_at(self, delta: float, h: float) -> float:
         return max(_epsilon_side(c, delta, upper=True) for c in self._composed(h, True, delta))
 
     def _bracket_at(self, delta: float, h: float) -> tuple[float, float]:
-        up = self._upper_at(delta, h)
-        lo = max(_epsilon_side(c, delta, upper=False) for c in self._composed(h, False, delta))
+        """Certified bracket on one grid; records (discretisation gap, round-off widening) of it."""
+        ups = self._composed(h, True, delta)
+        los = self._composed(h, False, delta)
+        up = max(_epsilon_side(c, delta, upper=True) for c in ups)
+        lo = max(_epsilon_side(c, delta, upper=False) for c in los)
+        raw_up = max(_compose.epsilon_for(c, delta) for c in ups)
+        raw_lo = max(_compose.epsilon_for(c, delta) for c in los)
+        disc = max(raw_up - raw_lo, 0.0)
+        roff = (up - raw_up) + max(raw_lo - lo, 0.0) if math.isfinite(up) else math.inf
+        self._last_parts = (disc, roff)
         return min(lo, up), up
 
     def _delta_bracket_at(self, epsilon: float, h: float) -> tuple[float, float]:
