@@ -40,9 +40,9 @@ LOG_NDTR_ERR = 8.0
 _CELL_REL = 4.0
 #: relative error of the split of a cell ((p - rt) / (1 - e^{-h}), then p - up): a few roundings
 _SPLIT_REL = 4.0
-#: error factor of the lower end's sweep (each fraction passes its error on to the cell below); see
-#: docs/pld.md Sec. 2.4 (a stated bound, checked by tests against exact arithmetic, not yet proven)
-LOWER_CHAIN = 4.0
+#: relative round-off of an emitted atom of the sweep (min of two sums of two products): the output is
+#: shrunk by this many u so that it stays dominated (docs/pld.md Sec. 2.3)
+_SWEEP_REL = 8.0
 #: each tail of a single-step PLD beyond its grid holds at most this much P-mass
 TAIL_MASS = 1e-25
 _Z_TAIL = float(-ndtri(TAIL_MASS))  # ~10.4 standard deviations
@@ -329,13 +329,17 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS) -> Pmf:
         rt = np.exp(np.log(lr) + g[:-1])  # e^{g_j} * Q-mass of cell j (<= p_j), no 0 * inf
         kp = tail_rel_err(np.minimum(p_gt, p_le))
         kq = tail_rel_err(lq_small)
-    rt = np.minimum(np.nan_to_num(rt, nan=0.0), p)
+    rt_raw = np.nan_to_num(rt, nan=0.0)
+    rt = np.minimum(rt_raw, p)
     below, above = float(np.exp(p_le[0])), float(np.exp(p_gt[-1]))
     inf_mass = float(direction.inf_mass)
     one_minus = -math.expm1(-h)  # 1 - e^{-h}
     with np.errstate(invalid="ignore"):
         te = np.nan_to_num(kp * p_small) + np.nan_to_num(kq * r_small)  # error of the tails at g_j
-    chain = 1.0 if upper else LOWER_CHAIN  # the sweep's fractions pass errors on to the next cell
+    if not upper:
+        return _lower_pmf(lo, g, p, rt_raw, lr, np.nan_to_num(kp * p_small), np.nan_to_num(kq * r_small),
+                          below, p_le[0], float(np.exp(q_le[0] + g[0])), q_le[0], h)
+    chain = 1.0
     split = np.zeros(te.size)
     split[:-1] = _SPLIT_REL * _U * (p + rt) / one_minus  # round-off of the split of cell j (atoms j, j+1)
     # local patterns anchored at atom j (docs/pld.md, Sec. 2.3): a tail error at g_j is a dipole of the
@@ -360,19 +364,52 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS) -> Pmf:
         atoms[:-1] += p - up
         atoms[0] += below
         inf_mass = inf_mass + above
-    else:
-        atoms[:-1] = _sweep(p, rt, h, below, float(np.exp(q_le[0] + g[0])))
-        err_inf = 0.0
     return Pmf(lo, atoms, min(inf_mass, 1.0), h, err_mass, float(dip.sum()), float(quad.sum()), err_atoms,
                mono=mono, dip=dip, quad=quad, err_inf=err_inf)
 
 
+def _lower_pmf(lo: int, g, p, rt, lr, p_err, q_err, below: float, log_below: float, below_rt: float,
+               log_below_q: float, h: float) -> Pmf:
+    """The dominated (lower) PMF, built so that it needs no error bound (docs/pld.md Sec. 2.3).
+
+    The computed cells are first made *dominated* by the true ones: P-masses lowered and e^{g_j} Q-masses
+    raised by their error bounds (a tail error at g_j moves mass between the two cells it separates,
+    so a cell's error is at most the errors of its two tails plus its own rounding). Lowering P and
+    raising Q cellwise can only lower every delta of every composition (P^n(S) - e^eps Q^n(S) decreases
+    for every S). A cell whose bounds no longer show a ratio >= e^{g_j} loses its P-mass (sound, and
+    only possible for cells within round-off of a ratio e^{g_j}). The sweep is then a post-processing
+    of this dominated pair; its own round-off is absorbed by emitting min(P, e^{g_j} Q) of each mixture,
+    shrunk by _SWEEP_REL u."""
+    u = _U
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        p_err = np.nan_to_num(p_err, nan=np.inf)
+        q_err = np.nan_to_num(q_err, nan=np.inf)
+        rel_rt = 4 * u * (2.0 + np.nan_to_num(np.abs(np.log(lr)), posinf=0.0) + np.abs(g[:-1]))
+    p_lo = np.maximum(p - (p_err[:-1] + p_err[1:] + _CELL_REL * u * p), 0.0)
+    rt_hi = rt + q_err[:-1] + q_err[1:] + rel_rt * rt + _CELL_REL * u * rt
+    p_lo = np.where(p_lo > rt_hi, p_lo, 0.0)
+    rt_hi = np.minimum(rt_hi, p_lo)  # where P was dropped the cell is empty
+    below_lo = below * (1.0 - float(tail_rel_err(log_below))) if below > 0 else 0.0
+    below_rt_hi = below_rt * (1.0 + float(tail_rel_err(log_below_q)) + 4 * u * (2.0 + abs(g[0]))) if below_rt > 0 else 0.0
+    atoms = np.zeros(p.size + 1)
+    atoms[:-1] = _sweep(p_lo, rt_hi, h, max(below_lo, 0.0), below_rt_hi)
+    return Pmf(lo, atoms, 0.0, h, 0.0, 0.0, 0.0, np.zeros(atoms.size),
+               mono=np.zeros(atoms.size), dip=np.zeros(atoms.size), quad=np.zeros(atoms.size))
+
+
 def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float) -> np.ndarray:
     """P-mass emitted at each g_j (j = 0..m-1) by the dominated construction: cell j's remaining atom is
-    mixed with a fraction of cell j-1's atom until its likelihood ratio is e^{g_j} (top-down)."""
-    eh = math.exp(h)
-    excess = (p - rt).tolist()  # P - e^{g_j} Q of cell j's atom, >= 0
-    # deficit of cell j-1's atom w.r.t. g_j: e^{g_j} Q - P = e^h rt_{j-1} - p_{j-1} >= 0
+    mixed with a fraction c of cell j-1's atom until its likelihood ratio is about e^{g_j} (top-down).
+
+    Certified whatever the rounding (docs/pld.md Sec. 2.3): a mixture (P, Q) may be emitted at g_j with
+    any P-mass in [e^{g_j} Q, P] (drop P-mass, add Q-mass: both only lower deltas). Each emission is the
+    upper bound R+ = (keep rt_j + c e^h rt_{j-1}) (1 + 4u) of e^{g_j} Q, checked against the lower
+    bound P- = (keep p_j + c p_{j-1}) (1 - 4u) of P (e^h rounded up; keep = 1 - c of the cell above,
+    rounded, is absorbed by the same margins). Where the check fails, c is lowered (down to 0: the cell
+    alone, whose ratio the caller certified), and a cell that fails even alone emits nothing."""
+    eh = math.exp(h) * (1.0 + 2 * _U)  # e^h rounded up: e^{g_j} Q of the cell below is not underestimated
+    lo_f, hi_f = 1.0 - 4 * _U, 1.0 + 4 * _U
+    excess = (p - rt).tolist()
     prev_p = [below_p] + p[:-1].tolist()
     prev_rt = [below_rt / eh] + rt[:-1].tolist()
     pl, rtl = p.tolist(), rt.tolist()
@@ -380,16 +417,23 @@ def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: fl
     used = 0.0  # fraction of cell j's atom taken by the emission at g_{j+1}
     for j in range(len(pl) - 1, -1, -1):
         keep = 1.0 - used
-        need = keep * max(excess[j], 0.0)
-        deficit = max(eh * prev_rt[j] - prev_p[j], 0.0)
-        if need <= 0.0:
-            out[j] = keep * pl[j]
-            used = 0.0
-        elif need <= deficit:
-            c = need / deficit
-            out[j] = keep * pl[j] + c * prev_p[j]
-            used = c
-        else:  # the cell below cannot absorb the excess: take all of it, drop the excess P-mass
-            out[j] = keep * rtl[j] + eh * prev_rt[j]
-            used = 1.0
+        used = 0.0
+        need = keep * excess[j]
+        if not need > 0.0:
+            continue
+        deficit = eh * prev_rt[j] - prev_p[j]
+        c = min(need / deficit, 1.0) if deficit > 0.0 else 0.0
+        for _ in range(3):
+            P_lo = (keep * pl[j] + c * prev_p[j]) * lo_f
+            R_hi = (keep * rtl[j] + c * eh * prev_rt[j]) * hi_f
+            if R_hi <= P_lo:
+                out[j] = R_hi
+                used = c
+                break
+            if c == 0.0:
+                break
+            # lower c: the gap P - R grows by (c - c') deficit; ask for 64 u P of it, then for c = 0
+            c = max(c - 64 * _U * (keep * pl[j] + c * prev_p[j]) / deficit, 0.0) if deficit > 0.0 else 0.0
+            if _ == 1:
+                c = 0.0
     return np.asarray(out)

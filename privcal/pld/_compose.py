@@ -369,22 +369,30 @@ def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None
     epsilon) of the round-off bound at epsilon), from :func:`_tilt_ladder`. Any tau >= 0 gives a certified answer;
     this one makes the round-off bound about relative to delta (docs/pld.md Sec. 2.5)."""
     h = factors[0][0].h
-    taus = _tilt_ladder(factors)
-    K = np.zeros(taus.size)
-    for p, n in factors:
-        K += n * _log_mgf(p, taus * h)
-    with np.errstate(invalid="ignore"):
-        if epsilon is not None:
-            obj = K - taus * epsilon
-        else:
-            fin = delta - _inf_mass(factors)
-            if not fin > 0:
-                return 0.0
-            obj = (K + _log_c(taus) - math.log(fin)) / taus
-    obj = np.where(np.isfinite(obj) & (taus * h <= _MAX_GRID_TILT), obj, np.inf)
+    ladder = _tilt_ladder(factors)
+    fin = None
+    if epsilon is None:
+        fin = delta - _inf_mass(factors)
+        if not fin > 0:
+            return 0.0
+
+    def objective(taus: np.ndarray) -> np.ndarray:
+        K = np.zeros(taus.size)
+        for p, n in factors:
+            K += n * _log_mgf(p, taus * h)
+        with np.errstate(invalid="ignore", over="ignore"):
+            obj = K - taus * epsilon if epsilon is not None else (K + _log_c(taus) - math.log(fin)) / taus
+        return np.where(np.isfinite(obj) & (taus * h <= _MAX_GRID_TILT), obj, np.inf)
+
+    # the objectives are unimodal in log tau: every 4th rung, then the rungs around the best one
+    coarse = np.arange(0, ladder.size, 4)
+    obj = objective(ladder[coarse])
     if not np.isfinite(obj).any():
         return 0.0
-    return float(taus[int(np.argmin(obj))] * h)
+    best = int(coarse[int(np.argmin(obj))])
+    fine = np.arange(max(best - 3, 0), min(best + 4, ladder.size))
+    obj = objective(ladder[fine])
+    return float(ladder[int(fine[int(np.argmin(obj))])] * h)
 
 
 def _eval_err(value: float, n: int) -> float:

@@ -310,6 +310,19 @@ class PLD:
                        f"(relative {self.accuracy:g}, absolute {self.absolute_accuracy:g})")
         return lo, hi
 
+    def _pure_cap(self, upper: float, delta: float) -> float:
+        """min(upper, E) when every factor is pure or approximate DP with losses bounded by its eps0
+        (Laplace, (eps0, delta0) events): no finite composed loss exceeds E = sum_i n_i eps0_i, so the
+        true delta(E) is the mass at +inf, 1 - prod_i (1 - delta0_i)^{n_i}; where that is <= delta the true
+        epsilon is <= E (docs/pld.md Sec. 2.9). The +inf mass is bounded above here with its round-off."""
+        if not all(isinstance(p, (_build.LaplacePair, _build.ApproxDPPair)) for p, _ in self._factors):
+            return upper
+        E = math.fsum(n * p.e0 for p, n in self._factors) * (1.0 + 4 * _build._U * len(self._factors))
+        log_keep = math.fsum(n * math.log1p(-p.inf_mass) for p, n in self._factors if p.inf_mass > 0)
+        inf_mass = -math.expm1(log_keep) if log_keep > -math.inf else 1.0
+        inf_mass = inf_mass * (1.0 + 8 * _build._U * (len(self._factors) + 4)) + 4 * _build._U * inf_mass
+        return min(upper, E) if inf_mass <= delta else upper
+
     def _width(self, hi: float) -> float:
         return max(self.accuracy * hi, self.absolute_accuracy) * (1.0 + 1e-9)
 
@@ -357,12 +370,19 @@ class PLD:
         return h  # the check in _composed raises MemoryLimitError, naming the cap
 
     def _epsilon(self, delta: float) -> float:
-        """Certified upper bound on one grid: ``value_discretization`` or :meth:`_auto_h` (a fixed rule,
-        so that epsilon is a smooth function of the noise locally and calibration is consistent)."""
+        """The upper end of :meth:`_bracket` (one definition: ``epsilon``, ``bracket()[1]`` and the
+        accountant's epsilon are the same number)."""
+        return self._bracket(delta)[1]
+
+    def _probe_epsilon(self, delta: float) -> float:
+        """Certified upper bound on the fixed rule grid (:meth:`_auto_h`) only, for calibration probes:
+        a smooth function of the noise, and never below :meth:`_epsilon` (whose bracket starts on this
+        grid and only intersects further certified brackets), so a sigma accepted here is accepted by
+        what the user later reads."""
         if not self._factors:
             return 0.0
-        h = self.value_discretization or self._auto_h()
-        return self._upper_at(delta, h)
+        h = self.value_discretization or self._fitting_h(self._auto_h(), delta)
+        return self._pure_cap(self._upper_at(delta, h), delta)
 
     def _auto_h(self) -> float:
         """The grid of :meth:`epsilon`: the starting spacing of :meth:`_initial_h` (the upper end's
@@ -478,6 +498,7 @@ class PLD:
         disc = max(raw_up - raw_lo, 0.0)
         roff = (up - raw_up) + max(raw_lo - lo, 0.0) if math.isfinite(up) else math.inf
         self._last_parts = (disc, roff)
+        up = self._pure_cap(up, delta)
         return min(lo, up), up
 
     def _delta_bracket_at(self, epsilon: float, h: float) -> tuple[float, float]:
