@@ -337,8 +337,9 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS) -> Pmf:
     with np.errstate(invalid="ignore"):
         te = np.nan_to_num(kp * p_small) + np.nan_to_num(kq * r_small)  # error of the tails at g_j
     if not upper:
-        return _lower_pmf(lo, g, p, rt_raw, lr, np.nan_to_num(kp * p_small), np.nan_to_num(kq * r_small),
-                          below, p_le[0], float(np.exp(q_le[0] + g[0])), q_le[0], h)
+        with np.errstate(invalid="ignore"):
+            return _lower_pmf(lo, g, p, rt_raw, lr, np.nan_to_num(kp * p_small), np.nan_to_num(kq * r_small),
+                              below, p_le[0], float(np.exp(q_le[0] + g[0])), q_le[0], h)
     chain = 1.0
     split = np.zeros(te.size)
     split[:-1] = _SPLIT_REL * _U * (p + rt) / one_minus  # round-off of the split of cell j (atoms j, j+1)

@@ -3,6 +3,7 @@ r"""The :class:`PLD` object: a lazy composition of single-event PLDs with a cert
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Optional
 
 import numpy as np
@@ -317,7 +318,10 @@ class PLD:
         epsilon is <= E (docs/pld.md Sec. 2.9). The +inf mass is bounded above here with its round-off."""
         if not all(isinstance(p, (_build.LaplacePair, _build.ApproxDPPair)) for p, _ in self._factors):
             return upper
-        E = math.fsum(n * p.e0 for p, n in self._factors) * (1.0 + 4 * _build._U * len(self._factors))
+        exact = sum(Fraction(n) * Fraction(p.e0) for p, n in self._factors)
+        E = float(exact)
+        if Fraction(E) < exact:
+            E = math.nextafter(E, math.inf)
         log_keep = math.fsum(n * math.log1p(-p.inf_mass) for p, n in self._factors if p.inf_mass > 0)
         inf_mass = -math.expm1(log_keep) if log_keep > -math.inf else 1.0
         inf_mass = inf_mass * (1.0 + 8 * _build._U * (len(self._factors) + 4)) + 4 * _build._U * inf_mass
