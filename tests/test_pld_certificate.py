@@ -312,3 +312,42 @@ def test_pure_dp_answers_at_most_the_composed_eps_at_every_delta():
     assert from_event(ApproxDPEvent(0.0, 0.1)).epsilon(0.2) == 0.0
     assert from_event(SelfComposedEvent(ApproxDPEvent(0.2, 0.1), 2)).epsilon(0.2) <= 0.4
     assert math.isinf(from_event(SelfComposedEvent(ApproxDPEvent(0.2, 0.1), 2)).epsilon(0.18))
+
+
+# ------------------------------------------------------------------ local patterns, nearly attained
+@pytest.mark.parametrize("pattern, kind", [((1.0, -2.0, 1.0), "quad"), ((1.0, -1.0), "dip")])
+def test_local_pattern_costs_nearly_attained(pattern, kind):
+    """A PMF carrying a known error pattern e (1, -2, 1) or e (1, -1) at the atom of loss 1, composed
+    twice: the exact change of delta at an epsilon inside the pattern's image is within local_err and
+    above a fifth of it (the quadrupole's h [g'] and the dipole's h max|g'| are what is attained;
+    catches either cost weakened, e.g. the quadrupole's h term dropped)."""
+    h, e = 0.01, 1e-6
+    x = np.zeros(120)
+    x[0] = x[100] = 0.5
+    xe = x.copy()
+    xe[99:99 + len(pattern)] += e * np.array(pattern)
+    pm = B.Pmf(0, xe, 0.0, h, 0.0, e if kind == "dip" else 0.0, e if kind == "quad" else 0.0)
+    c = C.compose([(pm, 2)], tail=1e-30)
+    ye, den = _exact_power(xe, 2)
+    y, _ = _exact_power(x, 2)
+    worst = 0.0
+    for eps in [1.985, 1.995, 2.005]:
+        change = abs(_exact_delta(ye, den, 0, h, eps) - _exact_delta(y, den, 0, h, eps))
+        bound = C.local_err(c, eps)
+        assert change <= bound
+        worst = max(worst, float(change / bound))
+    assert worst > 0.2
+
+
+def test_tilt_scale_is_the_largest_weight_above_epsilon():
+    """scale_at(c, eps) >= exp(K - tau i) for every window atom i above eps (recomputed here; catches
+    the factor that turns tilted l1 bounds into bounds of a delta being weakened)."""
+    pair = B.GaussianPair(1.0)
+    pm = B.pmfs(pair, 0.1, upper=True, tail=1e-22)
+    tau = C.choose_tilt([(pm, 5)], delta=1e-12)
+    c = C.compose([(pm, 5)], tail=1e-24, tilt=tau)
+    idx = c.offset + np.arange(c.mass.size)
+    for eps in [0.0, 2.0, 5.5, 9.03]:
+        above = idx[idx * c.h > eps]
+        expect = math.exp(c.log_scale - tau * float(above.min()))
+        assert C.scale_at(c, eps) >= expect * (1 - 1e-12)
