@@ -14,13 +14,16 @@ From the cell masses on the grid g_j = j h two discrete PLDs are built:
   atoms back), so by data processing and Blackwell's theorem every composition of split pairs is at least
   as lossy as the true composition. The mass below the grid is moved up to its first point, the mass above
   it goes to +inf (both only increase every delta).
-* **lower** (a dominated pair): each cell's mass is merged into one atom (a post-processing of the true
-  pair) and the atom is mixed with part of the atom of the cell below until its likelihood ratio is exactly
-  e^{g_j} (a further post-processing); where the cell below is too light the excess P-mass is dropped,
-  as is the mass outside the grid (dropping mass only decreases every delta).
+* **lower** (a dominated pair): the computed cells are first made dominated by the true ones (P-mass
+  lowered, Q-mass raised by their error bounds), each cell's mass is merged into one atom (a
+  post-processing of the true pair) and the atom is mixed with part of the atom of the cell below until
+  its likelihood ratio is about e^{g_j} (a further post-processing), each emission checked to lie in
+  [e^{g_j} Q, P] whatever the rounding; where the cell below is too light the excess P-mass is dropped,
+  as is the mass outside the grid (dropping P-mass only decreases every delta). It needs no error bound.
 
 Both keep the error of the discretisation second order in h: the split and the merge only move mass
-within one cell. Each PLD also carries a bound on its own round-off (see :class:`Pmf`).
+within one cell. The upper PLD carries a bound on its own round-off (see :class:`Pmf`). Derivations and
+the test of each term: docs/pld.md, Sec. 2.
 """
 
 from __future__ import annotations
@@ -55,14 +58,15 @@ class Pmf:
     in the low Fourier coefficients that a composition amplifies the more local it is):
 
     * ``err_mass``: l1 norm of the errors that are not local;
-    * ``err_dipole``: total size of errors +e, -e at adjacent atoms (cost e |1 - w^k| in coefficient k,
-      w = exp(-2 pi i / N), and at most e h in a delta);
-    * ``err_quad``: total size of errors e, -2e, e at three adjacent atoms (cost e |1 - w^k|^2, at most
-      e h in a delta).
+    * ``err_dipole``: total size of errors +e, -e at adjacent atoms (at most e h max|g'| in a delta,
+      docs/pld.md Sec. 2.4);
+    * ``err_quad``: total size of errors e, -2e, e at three adjacent atoms (at most e (h + h^2 ...) in a
+      delta).
 
-    The tails are taken to be accurate to a relative 4 u (2 + |log tail|) (``log_ndtr`` in log space, then
-    ``exp``); an error in a tail moves mass between the two cells it separates (a dipole), which the split
-    into atoms turns into a quadrupole of size error / (1 - e^{-h}) plus a dipole.
+    ``mono``, ``dip``, ``quad`` give the same per anchoring atom (for the tilt). The tails are taken to be
+    accurate to a relative :func:`tail_rel_err`; an error in a tail moves mass between the two cells it
+    separates (a dipole), which the split into atoms turns into a quadrupole of size error / (1 - e^{-h})
+    plus a dipole.
     """
 
     offset: int

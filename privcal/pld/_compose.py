@@ -1,5 +1,7 @@
 r"""Composition of discrete PLDs by one FFT, with the truncated mass and the round-off accounted for
-(private; inputs are trusted).
+(private; inputs are trusted). The derivation of every error term, and the test that pins it, is in
+docs/pld.md, Sec. 2; the compositions are exponentially tilted (:func:`tilted`) so that the bounds below
+are relative to the tail that delta measures.
 
 The composed PLD of ``n_i`` repetitions of each factor ``x_i`` is ``x_1^{*n_1} * ... * x_k^{*n_k}``. It is
 computed on a window [A, A + N) of the composed loss: every factor is folded modulo N (each centred on
@@ -18,9 +20,9 @@ sketch). Let X_i[k] be the exact and X^_i[k] the computed coefficients. (a) A ra
 coefficient with |X^ - X| <= c_f log2(N) u ||x||_1 (Higham 2002, *Accuracy and Stability of Numerical
 Algorithms*, 2nd ed., Sec. 24.1, Thm 24.2, read componentwise: every coefficient is a sum of the x_j
 times unit twiddles formed through log2 N butterfly stages, each adding a relative error of at most
-eta = mu + gamma_4 (sqrt 2 + mu)); c_f = 12 covers the twiddle error mu of pocketfft. To that we add the
-error the factor itself carries (``Pmf.err_mass`` + ``Pmf.err_dipole`` |1 - w^k| + ``Pmf.err_quad``
-|1 - w^k|^2, see ``_build``).
+eta = mu + gamma_4 (sqrt 2 + mu)); c_f = 12 covers the twiddle error mu of pocketfft (checked against an
+exact DFT in tests/test_pld_certificate.py). The factors' own input errors are not put in the spectrum:
+they are propagated in time (:func:`local_err`).
 So |X^_i[k] - X_i[k]| <= e_i[k]. (b) For complex numbers, |prod z_m - prod w_m| <= prod(|w_m| + d_m) -
 prod |w_m| when |z_m - w_m| <= d_m; with n_i copies of each factor this bounds the error of the exact
 product of the computed coefficients by prod_i (|X^_i| + e_i)^{n_i} - prod_i |X^_i|^{n_i}. Computing the

@@ -189,6 +189,7 @@ class PLD:
         self._notes: list = []
         self._met: dict = {}
         self._last_parts = (0.0, 0.0)
+        self._seen: dict = {}  # (upper, direction) -> compositions computed so far (all certified)
 
     # ------------------------------------------------------------------ composition
     def compose(self, other: "PLD") -> "PLD":
@@ -278,9 +279,23 @@ class PLD:
         if self.value_discretization is not None:
             lo, hi = self._bracket_at(delta, self.value_discretization)
             self._met[delta] = hi - lo <= self._width(hi)
+            if not self._met[delta]:
+                self._note(f"delta={delta:g}: bracket [{lo:.6g}, {hi:.6g}] is wider than the requested "
+                           f"accuracy on the fixed grid value_discretization={self.value_discretization:g}")
             return lo, hi
         h = self._fitting_h(self._auto_h(), delta)
-        lo, hi = self._bracket_at(delta, h)
+        h0 = h
+        for k in range(_MAX_COARSEN + 1):  # the composed window may not fit where one step does
+            try:
+                lo, hi = self._bracket_at(delta, h)
+                break
+            except MemoryLimitError:
+                if k == _MAX_COARSEN:
+                    raise
+                h *= 2.0
+        if h != h0:
+            self._note(f"the grid was coarsened from spacing {h0:.3g} to {h:.3g} to fit memory_limit "
+                       f"= {self.memory_limit / 2**20:.0f} MB")
         tried = {h}
         for _ in range(_MAX_REFINE_BRACKET):
             if hi - lo <= self._width(hi) or self._inf_mass_blocks(delta):
@@ -464,28 +479,32 @@ class PLD:
         if len(self._cache) > 24:
             self._cache.clear()
         out = []
-        for pm in self._pmfs(h, upper, tails):
+        for d, pm in enumerate(self._pmfs(h, upper, tails)):
             tilt = 0.0
             if delta is not None or epsilon is not None:
                 tilt = _compose.choose_tilt(pm, delta=delta, epsilon=epsilon)
-            c = self._composed_one(pm, h, upper, tails, tilt)
+            c = self._composed_one(pm, h, upper, tails, tilt, d)
             if delta is not None and epsilon is None:
                 e0 = _compose.epsilon_for(c, delta)
                 if math.isfinite(e0) and _compose.slack(c, e0) > 1e-6 * delta:
                     tilt2 = _compose.choose_tilt(pm, epsilon=e0)
                     if tilt2 != tilt:
-                        c2 = self._composed_one(pm, h, upper, tails, tilt2)
+                        c2 = self._composed_one(pm, h, upper, tails, tilt2, d)
                         if _compose.slack(c2, e0) < _compose.slack(c, e0):
                             c = c2
             out.append(c)
         return out
 
-    def _composed_one(self, pm, h: float, upper: bool, tails, tilt: float):
+    def _composed_one(self, pm, h: float, upper: bool, tails, tilt: float, d: int = 0):
         key = ("composed", h, upper, tails, id(pm[0][0]), tilt)
         if key not in self._cache:
             if len(pm) > 1 or pm[0][1] > 1:
                 self._check_memory(h, _compose.window_size(pm, tails[1]))
             self._cache[key] = _compose.compose(pm, tails[1], tilt)
+            seen = self._seen.setdefault((upper, d), [])
+            seen.append(self._cache[key])
+            if len(seen) > 12:
+                del seen[0]
         return self._cache[key]
 
     def _upper_at(self, delta: float, h: float) -> float:
@@ -506,10 +525,16 @@ class PLD:
         return min(lo, up), up
 
     def _delta_bracket_at(self, epsilon: float, h: float) -> tuple[float, float]:
-        up = max(min(1.0, _compose.delta_at(c, epsilon) + _compose.slack(c, epsilon))
-                 for c in self._composed(h, True, epsilon=epsilon))
-        lo = max(max(0.0, _compose.delta_at(c, epsilon) - _compose.slack(c, epsilon))
-                 for c in self._composed(h, False, epsilon=epsilon))
+        """Certified delta bracket: on grid ``h`` (tilted for ``epsilon``), intersected with every
+        composition computed so far (each certified), so that delta(epsilon(d)) <= d holds for the
+        epsilon reported at any d (which may come from a refined grid)."""
+        self._composed(h, True, epsilon=epsilon)
+        self._composed(h, False, epsilon=epsilon)
+        n_dirs = 1 + max((d for _, d in self._seen), default=0)
+        up = max(min(min(1.0, _compose.delta_at(c, epsilon) + _compose.slack(c, epsilon))
+                     for c in self._seen[(True, d)]) for d in range(n_dirs))
+        lo = max(max(max(0.0, _compose.delta_at(c, epsilon) - _compose.slack(c, epsilon))
+                     for c in self._seen[(False, d)]) for d in range(n_dirs))
         return min(lo, up), up
 
     def __repr__(self) -> str:
