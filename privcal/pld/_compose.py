@@ -386,15 +386,24 @@ def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None
             obj = K - taus * epsilon if epsilon is not None else (K + _log_c(taus) - math.log(fin)) / taus
         return np.where(np.isfinite(obj) & (taus * h <= _MAX_GRID_TILT), obj, np.inf)
 
-    # the objectives are unimodal in log tau: every 4th rung, then the rungs around the best one
-    coarse = np.arange(0, ladder.size, 4)
+    # the objectives are unimodal in log tau: every 8th rung, then the rungs around the best one
+    coarse = np.arange(0, ladder.size, 8)
     obj = objective(ladder[coarse])
     if not np.isfinite(obj).any():
         return 0.0
     best = int(coarse[int(np.argmin(obj))])
-    fine = np.arange(max(best - 3, 0), min(best + 4, ladder.size))
-    obj = objective(ladder[fine])
-    return float(ladder[int(fine[int(np.argmin(obj))])] * h)
+    fine = np.setdiff1d(np.arange(max(best - 7, 0), min(best + 8, ladder.size), 2), coarse)
+    if fine.size:
+        obj_f = objective(ladder[fine])
+        if np.min(obj_f) < np.min(obj):
+            best = int(fine[int(np.argmin(obj_f))])
+    fine = np.setdiff1d(np.arange(max(best - 1, 0), min(best + 2, ladder.size)), np.concatenate([coarse, fine]))
+    if fine.size:
+        obj_f = objective(ladder[fine])
+        cand = int(fine[int(np.argmin(obj_f))])
+        if np.min(obj_f) < float(objective(ladder[[best]])[0]):
+            best = cand
+    return float(ladder[best] * h)
 
 
 def _eval_err(value: float, n: int) -> float:
