@@ -47,10 +47,10 @@ class MemoryLimitError(ValueError):
 
 _BYTES_PER_CELL = 8 * 16  # arrays alive per grid cell during one build or composition (generous)
 _MAX_REFINE = 6  # refinements of the grid (upper: halvings)
-_MAX_REFINE_BRACKET = 3
+_MAX_REFINE_BRACKET = 3  # grid changes of the bracket (each up to a factor 4, finer or coarser)
 #: smallest per-step grid tail (the grid then reaches ~37 standard deviations; deltas down to ~1e-300)
 _MIN_STEP_TAIL = 1e-305
-_MAX_COARSEN = 8  # doublings of the grid tried to fit the memory cap  # refinements of the grid for the bracket (each up to a factor 4)
+_MAX_COARSEN = 4  # doublings of the grid tried to fit the memory cap (a 16x coarser grid at most)
 
 
 def _leaf_supported(event: Event) -> bool:
