@@ -100,7 +100,7 @@ def _moments(p: Pmf) -> tuple[float, float, float]:
 
 def _log_mgf(p: Pmf, tilts: np.ndarray) -> np.ndarray:
     """log sum_j mass_j e^{t (offset + j)} for each tilt t (in 1/grid units), vectorised over the tilts
-    (one matrix of the nonzero atoms by the tilts, in blocks to bound the memory)."""
+    (matrices of the nonzero atoms by blocks of tilts)."""
     nz = np.flatnonzero(p.mass > 0)
     tilts = np.asarray(tilts, dtype=float)
     if nz.size == 0:
@@ -108,7 +108,7 @@ def _log_mgf(p: Pmf, tilts: np.ndarray) -> np.ndarray:
     lm = np.log(p.mass[nz])
     idx = (nz + p.offset).astype(float)
     out = np.empty(tilts.size)
-    block = max(1, int(2**22 // max(nz.size, 1)))
+    block = max(1, int(2**16 // max(nz.size, 1)))  # small blocks stay in cache (measured fastest)
     for s in range(0, tilts.size, block):
         t = tilts[s:s + block]
         e = lm[None, :] + t[:, None] * idx[None, :]
@@ -219,12 +219,15 @@ def tilted(p: Pmf, tau: float) -> tuple[Pmf, float]:
     return out, lM
 
 
-def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: float = 0.0) -> Composed:
+def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: float = 0.0,
+            check=None) -> Composed:
     """The composition of ``count`` repetitions of each Pmf, with its error bounds (see module doc).
 
     ``tilt`` (tau >= 0, in 1/grid units) composes the exponentially tilted factors (:func:`tilted`): the
     round-off bound is then relative to the Chernoff bound exp(K - tau l) of the tail above each loss l,
-    which certifies deltas far below the float64 round-off of the untilted masses."""
+    which certifies deltas far below the float64 round-off of the untilted masses. ``check``, if given,
+    is called with the FFT length once the window is known (before any array of that length exists),
+    e.g. to enforce a memory cap; the window is computed once per composition."""
     h = factors[0][0].h
     inf_mass = _inf_mass(factors)
     err_inf = _inf_err(factors, inf_mass)
@@ -237,7 +240,7 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
             t, lM = tilted(p, tilt)
             tf.append((t, n))
             K += n * lM
-        c = _compose_fft(tf, tail)
+        c = _compose_fft(tf, tail, check)
         idx = c.offset + np.arange(c.mass.size)
         with np.errstate(divide="ignore", over="ignore"):
             lm = np.log(c.mass) + (K - tilt * idx)
@@ -245,7 +248,7 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
         top = c.offset + c.mass.size - 1
         return Composed(c.offset, mass, inf_mass, h, c.err, c.outside, None, tilt, K, top, err_inf,
                         _local(tf))
-    c = _compose_fft(factors, tail)
+    c = _compose_fft(factors, tail, check)
     c.err_inf = err_inf
     c.local = _local(factors)
     return c
@@ -287,12 +290,14 @@ def local_err(c: Composed, epsilon: float) -> float:
     return S * growth * (mono + dip * d1 + quad * d2)
 
 
-def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL) -> Composed:
+def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, check=None) -> Composed:
     """The FFT composition (module doc); the factors' masses are taken as given."""
     h = factors[0][0].h
     inf_mass = _inf_mass(factors)
     A, B, outside = window(factors, tail)
     N = int(sfft.next_fast_len(B - A + 1, real=True))
+    if check is not None:
+        check(N)
     k = np.arange(N // 2 + 1)
     dip = _dipole_factor(N)
     logmod = np.zeros(k.size)

@@ -499,9 +499,7 @@ class PLD:
     def _composed_one(self, pm, h: float, upper: bool, tails, tilt: float, d: int = 0):
         key = ("composed", h, upper, tails, id(pm[0][0]), tilt)
         if key not in self._cache:
-            if len(pm) > 1 or pm[0][1] > 1:
-                self._check_memory(h, _compose.window_size(pm, tails[1]))
-            self._cache[key] = _compose.compose(pm, tails[1], tilt)
+            self._cache[key] = _compose.compose(pm, tails[1], tilt, check=lambda N: self._check_memory(h, N))
             seen = self._seen.setdefault((upper, d), [])
             seen.append(self._cache[key])
             if len(seen) > 12:
