@@ -233,18 +233,23 @@ def stages(names: list[str]) -> list[list[str]]:
     return [first, later] if later else [first]
 
 
-def wide(acc) -> bool:
+def wide(acc, delta: Optional[float] = None) -> bool:
     """Whether ``acc`` is a PLD accountant whose PLD says its bracket is wider than the accuracy asked of
-    it (``PLD.accuracy_met`` is False: the grid could not be refined, e.g. under the memory cap). Only
-    then may RDP beat the PLD's upper end by more than that accuracy (RDP >= the true epsilon >= the
-    PLD's lower end), so only then does "best" price RDP beside a finite PLD answer.
+    it (``PLD.accuracy_by_delta`` holds False at ``delta``, or at any delta asked when None: the grid could
+    not be refined, e.g. under the memory cap). Only then may RDP beat the PLD's upper end by more than
+    that accuracy (RDP >= the true epsilon >= the PLD's lower end), so only then does "best" price RDP
+    beside a finite PLD answer.
 
     Args:
         acc: an accountant (or None).
+        delta: the delta asked, or None.
     """
     if getattr(acc, "name", None) != "pld":
         return False
-    return getattr(acc.pld, "accuracy_met", None) is False
+    met = dict(getattr(acc.pld, "accuracy_by_delta", {}) or {})
+    if delta is not None:
+        return met.get(delta) is False
+    return any(v is False for v in met.values())
 
 
 def make_accountant(name: str, pld: Optional[dict] = None) -> Accountant:
@@ -321,7 +326,7 @@ def _priced(names: list[str], event: Event, delta: float, *, with_bracket: bool,
                 failed[name] = _inf_reason(acc, delta)
             if best is None or value < best[0]:
                 best = (value, acc)
-        if best is not None and math.isfinite(best[0]) and not wide(best[1]):
+        if best is not None and math.isfinite(best[0]) and not wide(best[1], delta):
             break
     if best is None:
         _raise_none(names, failed, errors)
@@ -365,10 +370,8 @@ def _bracket(acc: Accountant, value: float, delta: float) -> tuple[Optional[tupl
     except _FAILURES as exc:
         return None, (f"pld lower end not computed: {_failure('pld', exc, f'at delta = {delta:g}')}",)
     lower = min(float(lower), value)
-    met = getattr(acc.pld, "accuracy_met", None)
     wanted = max(acc.accuracy * value, acc.absolute_accuracy)
-    if met is None:
-        met = value - lower <= wanted
+    met = not wide(acc, delta) and value - lower <= wanted * (1.0 + 1e-9)
     notes = () if met else (
         f"pld bracket [{lower:.6g}, {value:.6g}] is wider than the requested accuracy ({wanted:.3g} = max(accuracy "
         f"{acc.accuracy:g} x epsilon, {acc.absolute_accuracy:g})): the grid could not be refined further",)
@@ -601,7 +604,7 @@ def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: s
     accountant: its upper epsilon is <= the target there). An accountant that fails (infeasible under it,
     a grid over the memory cap, its numerics) is skipped with a note naming why and who answered."""
     names = _resolve(accountant, rel, rel.event(1.0))
-    best, failed, errors = None, {}, {}
+    best, failed, errors, found = None, {}, {}, {}
     where = f"calibrating for (epsilon, delta) = ({epsilon:g}, {delta:g})"
     for stage in stages(names):
         for name in stage:
@@ -615,14 +618,18 @@ def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: s
                 failed[name] = f"no sigma up to {_search.SIGMA_MAX:g} reaches the target (it returned {sigma:g})"
                 errors[name] = InfeasibleError(f"{name}: {failed[name]}")
                 continue
+            found[name] = sigma
             if best is None or sigma < best[0]:
                 best = (sigma, name, acc)
-        if best is not None and not wide(getattr(best[2], "calibrated", None) and best[2].calibrated[2]):
+        if best is not None and not wide(getattr(best[2], "calibrated", None) and best[2].calibrated[2], delta):
             break
     if best is None:
         _raise_none(names, failed, errors)
     sigma, name, searched = best
     notes = _declined(failed, name)
+    if name != "pld" and "pld" in found:  # the PLD answered but a fallback priced beside it needs less noise
+        notes += (f"pld: its bracket at delta = {delta:g} is wider than the requested accuracy and its sigma "
+                  f"{found['pld']:.6g} is larger; answered by {name}",)
     done = getattr(searched, "calibrated", None)  # the accountant of the last probe, at the answer (PLD)
     if done is not None and done[0] == sigma:
         acc, achieved = done[2], float(done[1])

@@ -124,7 +124,8 @@ def from_event(
         absolute_accuracy: absolute width of the epsilon bracket to reach, in (0, inf); default 1e-4
             (the larger of the two widths is the target).
         memory_limit: cap of the memory of one evaluation, in bytes, in (0, inf); default 256 MiB. A grid
-            above it raises ``ValueError`` naming the cap and the accuracy to relax.
+            above it is coarsened (up to 16x, recorded in ``PLD.notes``); beyond that
+            ``MemoryLimitError`` (a ``ValueError``) names the cap and the accuracy to relax.
 
     Returns:
         A lazy :class:`~privcal.privacy_loss.PLD`.

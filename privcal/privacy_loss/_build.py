@@ -14,13 +14,16 @@ From the cell masses on the grid g_j = j h two discrete PLDs are built:
   atoms back), so by data processing and Blackwell's theorem every composition of split pairs is at least
   as lossy as the true composition. The mass below the grid is moved up to its first point, the mass above
   it goes to +inf (both only increase every delta).
-* **lower** (a dominated pair): each cell's mass is merged into one atom (a post-processing of the true
-  pair) and the atom is mixed with part of the atom of the cell below until its likelihood ratio is exactly
-  e^{g_j} (a further post-processing); where the cell below is too light the excess P-mass is dropped,
-  as is the mass outside the grid (dropping mass only decreases every delta).
+* **lower** (a dominated pair): the computed cells are first made dominated by the true ones (P-mass
+  lowered, Q-mass raised by their error bounds), each cell's mass is merged into one atom (a
+  post-processing of the true pair) and the atom is mixed with part of the atom of the cell below until
+  its likelihood ratio is about e^{g_j} (a further post-processing), each emission checked to lie in
+  [e^{g_j} Q, P] whatever the rounding; where the cell below is too light the excess P-mass is dropped,
+  as is the mass outside the grid (dropping P-mass only decreases every delta). It needs no error bound.
 
 Both keep the error of the discretisation second order in h: the split and the merge only move mass
-within one cell. Each PLD also carries a bound on its own round-off (see :class:`Pmf`).
+within one cell. The upper PLD carries a bound on its own round-off (see :class:`Pmf`). Derivations and
+the test of each term: docs/pld.md, Sec. 2.
 """
 
 from __future__ import annotations
@@ -33,6 +36,16 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri
 
 _U = 2.0**-53  # unit round-off of float64
+#: |computed log_ndtr(z) - log Phi(z)| <= LOG_NDTR_ERR u (2 + |log Phi(z)|) (scipy's log_ndtr; checked against
+#: mpmath in tests/test_pld_certificate.py over the range the grids use, measured at most 4.5)
+LOG_NDTR_ERR = 8.0
+#: relative error of a cell mass exp(a) * -expm1(b - a) from two log tails, beyond the tails' own error
+_CELL_REL = 4.0
+#: relative error of the split of a cell ((p - rt) / (1 - e^{-h}), then p - up): a few roundings
+_SPLIT_REL = 4.0
+#: relative round-off of an emitted atom of the sweep (min of two sums of two products): the output is
+#: shrunk by this many u so that it stays dominated (docs/pld.md Sec. 2.3)
+_SWEEP_REL = 8.0
 #: each tail of a single-step PLD beyond its grid holds at most this much P-mass
 TAIL_MASS = 1e-25
 _Z_TAIL = float(-ndtri(TAIL_MASS))  # ~10.4 standard deviations
@@ -45,14 +58,15 @@ class Pmf:
     in the low Fourier coefficients that a composition amplifies the more local it is):
 
     * ``err_mass``: l1 norm of the errors that are not local;
-    * ``err_dipole``: total size of errors +e, -e at adjacent atoms (cost e |1 - w^k| in coefficient k,
-      w = exp(-2 pi i / N), and at most e h in a delta);
-    * ``err_quad``: total size of errors e, -2e, e at three adjacent atoms (cost e |1 - w^k|^2, at most
-      e h in a delta).
+    * ``err_dipole``: total size of errors +e, -e at adjacent atoms (at most e h max|g'| in a delta,
+      docs/pld.md Sec. 2.4);
+    * ``err_quad``: total size of errors e, -2e, e at three adjacent atoms (at most e (h + h^2 ...) in a
+      delta).
 
-    The tails are taken to be accurate to a relative 4 u (2 + |log tail|) (``log_ndtr`` in log space, then
-    ``exp``); an error in a tail moves mass between the two cells it separates (a dipole), which the split
-    into atoms turns into a quadrupole of size error / (1 - e^{-h}) plus a dipole.
+    ``mono``, ``dip``, ``quad`` give the same per anchoring atom (for the tilt). The tails are taken to be
+    accurate to a relative :func:`tail_rel_err`; an error in a tail moves mass between the two cells it
+    separates (a dipole), which the split into atoms turns into a quadrupole of size error / (1 - e^{-h})
+    plus a dipole.
     """
 
     offset: int
@@ -63,6 +77,11 @@ class Pmf:
     err_dipole: float = 0.0
     err_quad: float = 0.0
     err_atoms: Optional[np.ndarray] = None  # per-atom bound of the same errors (local use, no FFT)
+    # where the errors sit (anchored at atom j; None: unknown, every error is taken where it costs most)
+    mono: Optional[np.ndarray] = None  # non-local error at atom j (l1)
+    dip: Optional[np.ndarray] = None  # dipole sizes anchored at atom j (within atoms j-1 .. j+1)
+    quad: Optional[np.ndarray] = None  # quadrupole sizes centred at atom j
+    err_inf: float = 0.0  # bound of the error of ``inf_mass``
 
     @property
     def losses(self) -> np.ndarray:
@@ -262,6 +281,16 @@ class ApproxDPPair:
 
 # --------------------------------------------------------------------------------------------------
 # Discretisation.
+
+
+def tail_rel_err(log_tail):
+    """Bound of the relative error of a tail value exp(v) computed from log tails v (docs/pld.md
+    Sec. 2.2): ``log_ndtr`` (LOG_NDTR_ERR u (2 + |v|)), then the subsampled mixture's ``logaddexp`` (its
+    terms' errors average, plus a few u (1 + |v|)) and ``exp`` (u). The tails are those at the computed
+    argument z (or preimage x); the rounding of the argument itself is a shift of the loss point, not
+    covered here (docs/pld.md Sec. 2.2, open item)."""
+    v = np.abs(log_tail)
+    return (LOG_NDTR_ERR + 6.0) * _U * (3.0 + v)
 # --------------------------------------------------------------------------------------------------
 
 
@@ -302,23 +331,36 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS) -> Pmf:
         lq_small = np.minimum(q_gt, q_le)
         r_small = np.exp(lq_small + g)  # size of e^g * Q-tails (what the split sees)
         rt = np.exp(np.log(lr) + g[:-1])  # e^{g_j} * Q-mass of cell j (<= p_j), no 0 * inf
-        kp = 4 * _U * (2.0 + np.abs(np.minimum(p_gt, p_le)))
-        kq = 4 * _U * (2.0 + np.abs(lq_small))
-    rt = np.minimum(np.nan_to_num(rt, nan=0.0), p)
+        kp = tail_rel_err(np.minimum(p_gt, p_le))
+        kq = tail_rel_err(lq_small)
+    rt_raw = np.nan_to_num(rt, nan=0.0)
+    rt = np.minimum(rt_raw, p)
     below, above = float(np.exp(p_le[0])), float(np.exp(p_gt[-1]))
     inf_mass = float(direction.inf_mass)
     one_minus = -math.expm1(-h)  # 1 - e^{-h}
     with np.errstate(invalid="ignore"):
         te = np.nan_to_num(kp * p_small) + np.nan_to_num(kq * r_small)  # error of the tails at g_j
-    tail_err = float(te.sum())
-    chain = 1.0 if upper else 4.0  # the sweep's fractions pass errors on to the next cell
-    err_quad = chain * tail_err / one_minus
-    split = 4 * _U * (p + rt) / one_minus  # round-off of the split of cell j (atoms j and j+1)
-    err_dipole = chain * (tail_err + float(split.sum()))
-    err_mass = float(4 * _U * (2 + 60) * (below + above) + 4 * _U * p.sum())
+    if not upper:
+        with np.errstate(invalid="ignore"):
+            return _lower_pmf(lo, g, p, rt_raw, lr, np.nan_to_num(kp * p_small), np.nan_to_num(kq * r_small),
+                              below, p_le[0], float(np.exp(q_le[0] + g[0])), q_le[0], h)
+    chain = 1.0
+    split = np.zeros(te.size)
+    split[:-1] = _SPLIT_REL * _U * (p + rt) / one_minus  # round-off of the split of cell j (atoms j, j+1)
+    # local patterns anchored at atom j (docs/pld.md, Sec. 2.3): a tail error at g_j is a dipole of the
+    # cells j-1, j, which the split turns into a quadrupole te / (1 - e^{-h}) plus a dipole te
+    dip = chain * (te + split)
+    quad = chain * te / one_minus
+    mono = np.zeros(te.size)
+    mono[1:] = _CELL_REL * _U * p  # relative error of a cell mass (two exp, one expm1, products)
+    below_err = float(tail_rel_err(p_le[0])) * below if below > 0 else 0.0
+    mono[0] += below_err
+    err_mass = float(mono.sum())
+    err_inf = float(tail_rel_err(p_gt[-1])) * above if above > 0 else 0.0  # error of the mass moved to +inf (upper end)
     # per atom: a tail error at g_j reaches atoms j-1, j, j+1 (through cells j-1 and j)
-    spread = np.convolve(te, [1.0, 1.0, 1.0], mode="same") * (2.0 / one_minus)
-    err_atoms = chain * (spread + te + np.concatenate([split, [0.0]]) + np.concatenate([[0.0], split]))
+    padded = np.concatenate([[0.0], te, [0.0]])
+    spread = (padded[:-2] + padded[1:-1] + padded[2:]) * (2.0 / one_minus)
+    err_atoms = chain * (spread + te + split + np.concatenate([[0.0], split[:-1]]))
     err_atoms[0] += err_mass
     atoms = np.zeros(p.size + 1)
     if upper:
@@ -327,17 +369,52 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS) -> Pmf:
         atoms[:-1] += p - up
         atoms[0] += below
         inf_mass = inf_mass + above
-    else:
-        atoms[:-1] = _sweep(p, rt, h, below, float(np.exp(q_le[0] + g[0])))
-    return Pmf(lo, atoms, min(inf_mass, 1.0), h, err_mass, err_dipole, err_quad, err_atoms)
+    return Pmf(lo, atoms, min(inf_mass, 1.0), h, err_mass, float(dip.sum()), float(quad.sum()), err_atoms,
+               mono=mono, dip=dip, quad=quad, err_inf=err_inf)
+
+
+def _lower_pmf(lo: int, g, p, rt, lr, p_err, q_err, below: float, log_below: float, below_rt: float,
+               log_below_q: float, h: float) -> Pmf:
+    """The dominated (lower) PMF, built so that it needs no error bound (docs/pld.md Sec. 2.3).
+
+    The computed cells are first made *dominated* by the true ones: P-masses lowered and e^{g_j} Q-masses
+    raised by their error bounds (a tail error at g_j moves mass between the two cells it separates,
+    so a cell's error is at most the errors of its two tails plus its own rounding). Lowering P and
+    raising Q cellwise can only lower every delta of every composition (P^n(S) - e^eps Q^n(S) decreases
+    for every S). A cell whose bounds no longer show a ratio >= e^{g_j} loses its P-mass (sound, and
+    only possible for cells within round-off of a ratio e^{g_j}). The sweep is then a post-processing
+    of this dominated pair; its own round-off is absorbed by emitting min(P, e^{g_j} Q) of each mixture,
+    shrunk by _SWEEP_REL u."""
+    u = _U
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        p_err = np.nan_to_num(p_err, nan=np.inf)
+        q_err = np.nan_to_num(q_err, nan=np.inf)
+        rel_rt = 4 * u * (2.0 + np.nan_to_num(np.abs(np.log(lr)), posinf=0.0) + np.abs(g[:-1]))
+    p_lo = np.maximum(p - (p_err[:-1] + p_err[1:] + _CELL_REL * u * p), 0.0)
+    rt_hi = rt + q_err[:-1] + q_err[1:] + rel_rt * rt + _CELL_REL * u * rt
+    p_lo = np.where(p_lo > rt_hi, p_lo, 0.0)
+    rt_hi = np.minimum(rt_hi, p_lo)  # where P was dropped the cell is empty
+    below_lo = below * (1.0 - float(tail_rel_err(log_below))) if below > 0 else 0.0
+    below_rt_hi = below_rt * (1.0 + float(tail_rel_err(log_below_q)) + 4 * u * (2.0 + abs(g[0]))) if below_rt > 0 else 0.0
+    atoms = np.zeros(p.size + 1)
+    atoms[:-1] = _sweep(p_lo, rt_hi, h, max(below_lo, 0.0), below_rt_hi)
+    return Pmf(lo, atoms, 0.0, h, 0.0, 0.0, 0.0, np.zeros(atoms.size),
+               mono=np.zeros(atoms.size), dip=np.zeros(atoms.size), quad=np.zeros(atoms.size))
 
 
 def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float) -> np.ndarray:
     """P-mass emitted at each g_j (j = 0..m-1) by the dominated construction: cell j's remaining atom is
-    mixed with a fraction of cell j-1's atom until its likelihood ratio is e^{g_j} (top-down)."""
-    eh = math.exp(h)
-    excess = (p - rt).tolist()  # P - e^{g_j} Q of cell j's atom, >= 0
-    # deficit of cell j-1's atom w.r.t. g_j: e^{g_j} Q - P = e^h rt_{j-1} - p_{j-1} >= 0
+    mixed with a fraction c of cell j-1's atom until its likelihood ratio is about e^{g_j} (top-down).
+
+    Certified whatever the rounding (docs/pld.md Sec. 2.3): a mixture (P, Q) may be emitted at g_j with
+    any P-mass in [e^{g_j} Q, P] (drop P-mass, add Q-mass: both only lower deltas). Each emission is the
+    upper bound R+ = (keep rt_j + c e^h rt_{j-1}) (1 + 4u) of e^{g_j} Q, checked against the lower
+    bound P- = (keep p_j + c p_{j-1}) (1 - 4u) of P (e^h rounded up; keep = 1 - c of the cell above,
+    rounded, is absorbed by the same margins). Where the check fails, c is lowered (down to 0: the cell
+    alone, whose ratio the caller certified), and a cell that fails even alone emits nothing."""
+    eh = math.exp(h) * (1.0 + 2 * _U)  # e^h rounded up: e^{g_j} Q of the cell below is not underestimated
+    lo_f, hi_f = 1.0 - 4 * _U, 1.0 + 4 * _U
+    excess = (p - rt).tolist()
     prev_p = [below_p] + p[:-1].tolist()
     prev_rt = [below_rt / eh] + rt[:-1].tolist()
     pl, rtl = p.tolist(), rt.tolist()
@@ -345,16 +422,23 @@ def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: fl
     used = 0.0  # fraction of cell j's atom taken by the emission at g_{j+1}
     for j in range(len(pl) - 1, -1, -1):
         keep = 1.0 - used
-        need = keep * max(excess[j], 0.0)
-        deficit = max(eh * prev_rt[j] - prev_p[j], 0.0)
-        if need <= 0.0:
-            out[j] = keep * pl[j]
-            used = 0.0
-        elif need <= deficit:
-            c = need / deficit
-            out[j] = keep * pl[j] + c * prev_p[j]
-            used = c
-        else:  # the cell below cannot absorb the excess: take all of it, drop the excess P-mass
-            out[j] = keep * rtl[j] + eh * prev_rt[j]
-            used = 1.0
+        used = 0.0
+        need = keep * excess[j]
+        if not need > 0.0:
+            continue
+        deficit = eh * prev_rt[j] - prev_p[j]
+        c = min(need / deficit, 1.0) if deficit > 0.0 else 0.0
+        for _ in range(3):
+            P_lo = (keep * pl[j] + c * prev_p[j]) * lo_f
+            R_hi = (keep * rtl[j] + c * eh * prev_rt[j]) * hi_f
+            if R_hi <= P_lo:
+                out[j] = R_hi
+                used = c
+                break
+            if c == 0.0:
+                break
+            # lower c: the gap P - R grows by (c - c') deficit; ask for 64 u P of it, then for c = 0
+            c = max(c - 64 * _U * (keep * pl[j] + c * prev_p[j]) / deficit, 0.0) if deficit > 0.0 else 0.0
+            if _ == 1:
+                c = 0.0
     return np.asarray(out)

@@ -1,5 +1,7 @@
 r"""Composition of discrete PLDs by one FFT, with the truncated mass and the round-off accounted for
-(private; inputs are trusted).
+(private; inputs are trusted). The derivation of every error term, and the test that pins it, is in
+docs/pld.md, Sec. 2; the compositions are exponentially tilted (:func:`tilted`) so that the bounds below
+are relative to the tail that delta measures.
 
 The composed PLD of ``n_i`` repetitions of each factor ``x_i`` is ``x_1^{*n_1} * ... * x_k^{*n_k}``. It is
 computed on a window [A, A + N) of the composed loss: every factor is folded modulo N (each centred on
@@ -18,9 +20,9 @@ sketch). Let X_i[k] be the exact and X^_i[k] the computed coefficients. (a) A ra
 coefficient with |X^ - X| <= c_f log2(N) u ||x||_1 (Higham 2002, *Accuracy and Stability of Numerical
 Algorithms*, 2nd ed., Sec. 24.1, Thm 24.2, read componentwise: every coefficient is a sum of the x_j
 times unit twiddles formed through log2 N butterfly stages, each adding a relative error of at most
-eta = mu + gamma_4 (sqrt 2 + mu)); c_f = 12 covers the twiddle error mu of pocketfft. To that we add the
-error the factor itself carries (``Pmf.err_mass`` + ``Pmf.err_dipole`` |1 - w^k| + ``Pmf.err_quad``
-|1 - w^k|^2, see ``_build``).
+eta = mu + gamma_4 (sqrt 2 + mu)); c_f = 12 covers the twiddle error mu of pocketfft (checked against an
+exact DFT in tests/test_pld_certificate.py). The factors' own input errors are not put in the spectrum:
+they are propagated in time (:func:`local_err`).
 So |X^_i[k] - X_i[k]| <= e_i[k]. (b) For complex numbers, |prod z_m - prod w_m| <= prod(|w_m| + d_m) -
 prod |w_m| when |z_m - w_m| <= d_m; with n_i copies of each factor this bounds the error of the exact
 product of the computed coefficients by prod_i (|X^_i| + e_i)^{n_i} - prod_i |X^_i|^{n_i}. Computing the
@@ -61,6 +63,13 @@ class Composed:
     err: float
     outside: float
     err_atoms: Optional[np.ndarray] = None  # per-atom error bound (single factor: local, replaces err)
+    tilt: float = 0.0  # tau (1/grid units): err and outside are l1 bounds of the tilted composition
+    log_scale: float = 0.0  # K = sum_i n_i log M_i(tau): mass_j = tilted_j exp(K - tau (offset + j))
+    top: Optional[int] = None  # last grid index of the window (None: offset + mass.size - 1)
+    err_inf: float = 0.0  # bound of the error of inf_mass
+    # (mono, dipole, quadrupole, growth): sum_i n_i of the factors' (tilted) input error patterns and the
+    # factor prod_i (1 + l1_i)^{n_i} bounding the masses they are convolved with (see :func:`local_err`)
+    local: Optional[tuple] = None
 
     @property
     def losses(self) -> np.ndarray:
@@ -90,17 +99,21 @@ def _moments(p: Pmf) -> tuple[float, float, float]:
 
 
 def _log_mgf(p: Pmf, tilts: np.ndarray) -> np.ndarray:
-    """log sum_j mass_j e^{t (offset + j)} for each tilt t (in 1/grid units)."""
+    """log sum_j mass_j e^{t (offset + j)} for each tilt t (in 1/grid units), vectorised over the tilts
+    (matrices of the nonzero atoms by blocks of tilts)."""
     nz = np.flatnonzero(p.mass > 0)
+    tilts = np.asarray(tilts, dtype=float)
     if nz.size == 0:
         return np.full(tilts.size, -np.inf)
     lm = np.log(p.mass[nz])
     idx = (nz + p.offset).astype(float)
     out = np.empty(tilts.size)
-    for i, t in enumerate(tilts):
-        e = lm + t * idx
-        top = float(e.max())
-        out[i] = top + math.log(float(np.sum(np.exp(e - top))))
+    block = max(1, int(2**16 // max(nz.size, 1)))  # small blocks stay in cache (measured fastest)
+    for s in range(0, tilts.size, block):
+        t = tilts[s:s + block]
+        e = lm[None, :] + t[:, None] * idx[None, :]
+        top = e.max(axis=1)
+        out[s:s + block] = top + np.log(np.sum(np.exp(e - top[:, None]), axis=1))
     return out
 
 
@@ -116,11 +129,11 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
     sd = max(math.sqrt(var), 1.0)
     ts = np.geomspace(0.1, 100.0, 16) / sd  # tilts, in 1/grid units
     log_tail = math.log(tail)
-    pos = np.zeros(ts.size)
-    neg = np.zeros(ts.size)
+    both = np.zeros(2 * ts.size)
+    tt = np.concatenate([ts, -ts])
     for p, n in factors:
-        pos += n * _log_mgf(p, ts)
-        neg += n * _log_mgf(p, -ts)
+        both += n * _log_mgf(p, tt)
+    pos, neg = both[:ts.size], both[ts.size:]
     pos = pos + 1e-9 * np.abs(pos) + 1e-12  # slack for the round-off of K
     neg = neg + 1e-9 * np.abs(neg) + 1e-12
     hi = float(np.min((pos - log_tail) / ts))  # exp(K(t) - t B) <= tail
@@ -155,15 +168,136 @@ def _dipole_factor(N: int) -> np.ndarray:
     return out
 
 
-def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL) -> Composed:
-    """The composition of ``count`` repetitions of each Pmf, with its error bounds (see module doc)."""
+def _inf_err(factors, inf_mass: float) -> float:
+    """Bound of the error of :func:`_inf_mass`: the factors' own (n err_inf each, to first order, with a
+    factor 2 for the second), log1p / product / sum / expm1 roundings ((k + 3) u |s|, s its exponent)."""
+    own = sum(n * p.err_inf for p, n in factors)
+    s = -math.log1p(-inf_mass) if inf_mass < 1 else 0.0
+    return 2.0 * own + (len(factors) + 3) * _U * s + _U * inf_mass
+
+
+def tilted(p: Pmf, tau: float) -> tuple[Pmf, float]:
+    """The exponentially tilted, normalised copy of ``p``: mass_j e^{tau (offset + j)} / M(tau), and
+    log M(tau). Composition commutes with tilting (e^{tau (a + b)} = e^{tau a} e^{tau b}), so the tilted
+    composition, multiplied back by exp(K - tau l), is the composition; its absolute round-off becomes
+    relative to exp(K - tau l), the Chernoff bound of the tail that delta measures (docs/pld.md Sec. 2.5).
+
+    Error patterns move with their atoms (tau >= 0; w_j = e^{tau (offset + j)} / M): a non-local error e
+    at atom j becomes e w_j; a dipole e (1, -1) anchored at j (atoms j-1, j or j, j+1) becomes
+    e w_j (1, -1) plus at most e w_j (e^tau - 1) non-local; a quadrupole e (1, -2, 1) centred at j becomes
+    e w_j (1, -2, 1) + e w_j sinh(tau) (-1, 0, 1) + e w_j (cosh(tau) - 1) (1, 0, 1): a quadrupole, a
+    dipole two atoms wide (Fourier cost |1 - w^{2k}| <= 2 |1 - w^k|) and 2 e w_j (cosh tau - 1) non-local.
+    Without positions (a Pmf built elsewhere) every error is taken at the largest weight."""
+    idx = p.offset + np.arange(p.mass.size)
+    with np.errstate(divide="ignore"):
+        lw = np.log(p.mass) + tau * idx
+    top = float(np.max(lw))
+    if not math.isfinite(top):
+        return Pmf(p.offset, p.mass.copy(), p.inf_mass, p.h, p.err_mass, p.err_dipole, p.err_quad), 0.0
+    lM = top + math.log(float(np.sum(np.exp(lw - top))))
+    x = np.exp(lw - lM)
+    with np.errstate(over="ignore"):
+        w = np.exp(tau * idx - lM)
+    rho, sh, ch = math.expm1(tau), math.sinh(tau), 2.0 * math.sinh(tau / 2) ** 2  # ch = cosh - 1
+    if p.mono is not None and p.dip is not None and p.quad is not None:
+        with np.errstate(invalid="ignore", over="ignore"):
+            mono = float(np.sum(w * (p.mono + rho * p.dip + 2.0 * ch * p.quad)))
+            dip = float(np.sum(w * (p.dip + 2.0 * sh * p.quad)))
+            quad = float(np.sum(w * p.quad))
+    else:
+        wmax = float(np.max(w)) * math.exp(tau)
+        mono = wmax * (p.err_mass + rho * p.err_dipole + 2.0 * ch * p.err_quad)
+        dip, quad = wmax * (p.err_dipole + 2.0 * sh * p.err_quad), wmax * p.err_quad
+    # x_j = exp(lw_j - lM) carries a relative error <= 2u (|lw_j| + |lM|) + 2u beyond the mass's own
+    # (log, product, sum, exp): an l1 error <= that times sum x = 1; w is computed alike (a factor on
+    # bounds only)
+    finite = lw[np.isfinite(lw)]
+    rel = 2 * _U * (2.0 + float(np.max(np.abs(finite))) + abs(lM))
+    mono = mono * (1.0 + 2 * rel) + rel
+    out = Pmf(p.offset, x, p.inf_mass, p.h, mono if math.isfinite(mono) else math.inf,
+              dip if math.isfinite(dip) else math.inf, quad if math.isfinite(quad) else math.inf)
+    return out, lM
+
+
+def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: float = 0.0,
+            check=None) -> Composed:
+    """The composition of ``count`` repetitions of each Pmf, with its error bounds (see module doc).
+
+    ``tilt`` (tau >= 0, in 1/grid units) composes the exponentially tilted factors (:func:`tilted`): the
+    round-off bound is then relative to the Chernoff bound exp(K - tau l) of the tail above each loss l,
+    which certifies deltas far below the float64 round-off of the untilted masses. ``check``, if given,
+    is called with the FFT length once the window is known (before any array of that length exists),
+    e.g. to enforce a memory cap; the window is computed once per composition."""
     h = factors[0][0].h
     inf_mass = _inf_mass(factors)
+    err_inf = _inf_err(factors, inf_mass)
     if len(factors) == 1 and factors[0][1] == 1:
         p = factors[0][0]
-        return Composed(p.offset, p.mass, inf_mass, h, 0.0, 0.0, p.err_atoms)
+        return Composed(p.offset, p.mass, inf_mass, h, 0.0, 0.0, p.err_atoms, err_inf=err_inf)
+    if tilt > 0:
+        tf, K = [], 0.0
+        for p, n in factors:
+            t, lM = tilted(p, tilt)
+            tf.append((t, n))
+            K += n * lM
+        c = _compose_fft(tf, tail, check)
+        idx = c.offset + np.arange(c.mass.size)
+        with np.errstate(divide="ignore", over="ignore"):
+            lm = np.log(c.mass) + (K - tilt * idx)
+        mass = np.exp(np.minimum(lm, 0.0))  # a mass is <= 1: capping only moves it towards the truth
+        top = c.offset + c.mass.size - 1
+        return Composed(c.offset, mass, inf_mass, h, c.err, c.outside, None, tilt, K, top, err_inf,
+                        _local(tf))
+    c = _compose_fft(factors, tail, check)
+    c.err_inf = err_inf
+    c.local = _local(factors)
+    return c
+
+
+def _local(factors) -> tuple:
+    """(sum n_i mono_i, sum n_i dip_i, sum n_i quad_i, growth) of the factors' input errors."""
+    mono = sum(n * p.err_mass for p, n in factors)
+    dip = sum(n * p.err_dipole for p, n in factors)
+    quad = sum(n * p.err_quad for p, n in factors)
+    l1 = sum(n * (p.err_mass + 2.0 * p.err_dipole + 4.0 * p.err_quad) for p, n in factors)
+    growth = math.exp(l1) if l1 < 1.0 else math.inf
+    return mono, dip, quad, growth
+
+
+def local_err(c: Composed, epsilon: float) -> float:
+    r"""Bound of the change of delta(epsilon) caused by the factors' input errors (docs/pld.md Sec. 2.4).
+
+    delta = sum_l y_l g(l), g(l) = exp(K - tau l) (1 - e^{epsilon - l})_+ (tau per nat here), y the exact
+    composition of the tilted factors. Telescoping, prod x^_i - prod x_i = sum_m (x^_1 .. x^_{m-1}) * E_m
+    * (x_{m+1} .. x_N), and each term changes delta by at most ||prefix||_1 ||suffix||_1 (<= growth) times
+    max_s |sum_e E_m[e] g(s + e)|: a non-local error e costs e max g, a dipole e max|Delta g| <= e h
+    max|g'|, a quadrupole e max|Delta^2 g| <= e (h [g'] + h^2 max|g''|), [g'] <= S the jump of g' at
+    epsilon. g vanishes below epsilon; above it g <= S, |g'| <= S max(1, tau), |g''| <= S (1 + tau)^2,
+    with S = exp(K - tau epsilon); and always |Delta g| <= 2 S, |Delta^2 g| <= 4 S."""
+    if c.local is None:
+        return 0.0
+    mono, dip, quad, growth = c.local
+    if not math.isfinite(growth):
+        return math.inf
+    h = c.h
+    tp = c.tilt / h  # per nat
+    S = 1.0
+    if c.tilt > 0:
+        e = c.log_scale - tp * epsilon
+        S = math.exp(e) if e < 700 else math.inf
+    d1 = min(h * max(1.0, tp), 2.0)
+    d2 = min(h + h * h * (1.0 + tp) ** 2, 4.0)
+    return S * growth * (mono + dip * d1 + quad * d2)
+
+
+def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, check=None) -> Composed:
+    """The FFT composition (module doc); the factors' masses are taken as given."""
+    h = factors[0][0].h
+    inf_mass = _inf_mass(factors)
     A, B, outside = window(factors, tail)
     N = int(sfft.next_fast_len(B - A + 1, real=True))
+    if check is not None:
+        check(N)
     k = np.arange(N // 2 + 1)
     dip = _dipole_factor(N)
     logmod = np.zeros(k.size)
@@ -181,13 +315,13 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL) -> Compos
         X = sfft.rfft(x)
         mod = np.abs(X)
         tot = float(p.mass.sum())
-        e = p.err_mass + c_fft * tot + dip * (p.err_dipole + p.err_quad * dip)
+        e = c_fft * tot  # the transform's round-off only: the input errors are propagated in time (local)
         with np.errstate(divide="ignore"):
             lm = np.log(mod)
         ang = np.arctan2(X.imag, X.real)
         logmod += n * lm
         phase += np.mod(n * ang, 2 * np.pi)
-        log_hi += n * np.log(np.minimum(mod + e, tot + p.err_mass + c_fft * tot))
+        log_hi += n * np.log(np.minimum(mod + e, tot + c_fft * tot))
         spread += n * (np.abs(np.nan_to_num(lm, neginf=0.0)) + np.abs(ang))
     with np.errstate(under="ignore"):
         ymod = np.exp(logmod)
@@ -215,21 +349,103 @@ def delta_at(c: Composed, epsilon: float) -> float:
     return float(np.sum(c.mass[m] * -np.expm1(epsilon - l[m]))) + c.inf_mass
 
 
-def _eval_err(c: Composed) -> float:
-    """Bound of the round-off of a delta evaluated by pairwise summation (4 log2(N) u times the mass)."""
-    return 4.0 * math.log2(max(c.mass.size, 2)) * _U * float(c.mass.sum()) + 4 * _U
+def _log_c(tau: np.ndarray) -> np.ndarray:
+    """log c(tau), c(tau) = max_{x >= 0} (1 - e^{-x}) e^{-tau x} = (1 / (1 + tau)) (tau / (1 + tau))^tau:
+    delta(epsilon) = E[(1 - e^{epsilon - L})_+] <= c(tau) E[e^{tau (L - epsilon)}] for every tau > 0."""
+    return -np.log1p(tau) + tau * (np.log(tau) - np.log1p(tau))
+
+
+#: largest tilt per grid step (e^30 between neighbouring atoms: beyond it nothing is gained)
+_MAX_GRID_TILT = 30.0
+
+
+def _tilt_ladder(factors) -> np.ndarray:
+    """The tilts tried, in 1/nats: powers 2^(k/4) (so nearby targets share a cached composition) from
+    0.02 to 2e4 over the composed standard deviation (the Chernoff-optimal tilt of a tail z standard
+    deviations out is about z / sd for a Gaussian-like tail, far larger near the end of a bounded one)."""
+    var = sum(n * _moments(p)[2] for p, n in factors)
+    sd = max(math.sqrt(var), 0.5) * factors[0][0].h  # nats
+    lo, hi = math.floor(4 * math.log2(0.02 / sd)), math.ceil(4 * math.log2(2e4 / sd))
+    return 2.0 ** (np.arange(lo, hi + 1) / 4.0)
+
+
+def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None,
+                epsilon: Optional[float] = None) -> float:
+    """A tilt tau (in 1/grid units) for a delta target (minimising the Chernoff estimate of epsilon,
+    (K(tau) + log c(tau) - log delta) / tau) or an epsilon (minimising the factor exp(K(tau) - tau
+    epsilon) of the round-off bound at epsilon), from :func:`_tilt_ladder`. Any tau >= 0 gives a certified answer;
+    this one makes the round-off bound about relative to delta (docs/pld.md Sec. 2.5)."""
+    h = factors[0][0].h
+    ladder = _tilt_ladder(factors)
+    fin = None
+    if epsilon is None:
+        fin = delta - _inf_mass(factors)
+        if not fin > 0:
+            return 0.0
+
+    def objective(taus: np.ndarray) -> np.ndarray:
+        K = np.zeros(taus.size)
+        for p, n in factors:
+            K += n * _log_mgf(p, taus * h)
+        with np.errstate(invalid="ignore", over="ignore"):
+            obj = K - taus * epsilon if epsilon is not None else (K + _log_c(taus) - math.log(fin)) / taus
+        return np.where(np.isfinite(obj) & (taus * h <= _MAX_GRID_TILT), obj, np.inf)
+
+    # the objectives are unimodal in log tau: every 8th rung, then the rungs around the best one
+    coarse = np.arange(0, ladder.size, 8)
+    obj = objective(ladder[coarse])
+    if not np.isfinite(obj).any():
+        return 0.0
+    best = int(coarse[int(np.argmin(obj))])
+    fine = np.setdiff1d(np.arange(max(best - 7, 0), min(best + 8, ladder.size), 2), coarse)
+    if fine.size:
+        obj_f = objective(ladder[fine])
+        if np.min(obj_f) < np.min(obj):
+            best = int(fine[int(np.argmin(obj_f))])
+    fine = np.setdiff1d(np.arange(max(best - 1, 0), min(best + 2, ladder.size)), np.concatenate([coarse, fine]))
+    if fine.size:
+        obj_f = objective(ladder[fine])
+        cand = int(fine[int(np.argmin(obj_f))])
+        if np.min(obj_f) < float(objective(ladder[[best]])[0]):
+            best = cand
+    return float(ladder[best] * h)
+
+
+def _eval_err(value: float, n: int) -> float:
+    """Bound of the round-off of a delta evaluated as a sum of n terms mass_i (1 - e^{epsilon - l_i}):
+    each term has relative error <= 4u (expm1, subtraction, product), and any order of pairwise
+    additions has error <= gamma_{n-1} times the sum of the terms (Higham 2002, Sec. 4.2, bound (4.4),
+    valid for every ordering); so at most (n + 4) u (1 + 2 (n + 4) u) times the computed value plus its
+    own error, i.e. at most 1.01 (n + 4) u value / (1 - 1.01 (n + 4) u)."""
+    g = 1.01 * (n + 4) * _U
+    return g * value / (1.0 - g) if g < 0.5 else math.inf
+
+
+def scale_at(c: Composed, epsilon: float) -> float:
+    """max over the window's atoms with loss > epsilon of exp(K - tau l) (1 without tilt): the factor that
+    turns the tilted l1 bounds into bounds of a delta at ``epsilon``; at the window's top at most (the
+    mass folded in from above the window, and the mass above it, are charged at the top)."""
+    if c.tilt <= 0:
+        return 1.0
+    top = c.top if c.top is not None else c.offset + c.mass.size - 1
+    i = min(int(math.floor(epsilon / c.h)) + 1, top)
+    i = max(i, c.offset)
+    e = c.log_scale - c.tilt * i
+    return math.exp(e) if e < 700 else math.inf
 
 
 def slack(c: Composed, epsilon: float) -> float:
     """Bound of |computed delta - delta of the discretised composition| at ``epsilon``: round-off,
-    mass outside the window, evaluation. With per-atom errors (no FFT) only atoms above epsilon count,
-    each weighted by min(1, l - epsilon) >= 1 - e^{epsilon - l}."""
-    s = c.err + c.outside + _eval_err(c)
+    mass outside the window (scaled by :func:`scale_at` when tilted), the error of the mass at +inf, and
+    the evaluation. With per-atom errors (no FFT) only atoms above epsilon count, each weighted by
+    min(1, l - epsilon) >= 1 - e^{epsilon - l}."""
+    s = (c.err + c.outside) * scale_at(c, epsilon) + c.err_inf + local_err(c, epsilon)
+    l = c.losses
+    m = l > epsilon
+    value = float(np.sum(c.mass[m])) + c.inf_mass
     if c.err_atoms is not None:
-        l = c.losses
-        m = l > epsilon
         s += float(np.sum(c.err_atoms[m] * np.minimum(1.0, l[m] - epsilon)))
-    return s
+    return s + _eval_err(value + s, int(np.count_nonzero(m)) + 1)
 
 
 def epsilon_for(c: Composed, target: float) -> float:

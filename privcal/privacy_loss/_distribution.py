@@ -6,6 +6,7 @@ Pure mathematics on (pair, count) factors; events become factors in the accounti
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Optional
 
 import numpy as np
@@ -30,7 +31,10 @@ class MemoryLimitError(ValueError):
 
 _BYTES_PER_CELL = 8 * 16  # arrays alive per grid cell during one build or composition (generous)
 _MAX_REFINE = 6  # refinements of the grid (upper: halvings)
-_MAX_REFINE_BRACKET = 3  # refinements of the grid for the bracket (each up to a factor 4)
+_MAX_REFINE_BRACKET = 3  # grid changes of the bracket (each up to a factor 4, finer or coarser)
+#: smallest per-step grid tail (the grid then reaches ~37 standard deviations; deltas down to ~1e-300)
+_MIN_STEP_TAIL = 1e-305
+_MAX_COARSEN = 4  # doublings of the grid tried to fit the memory cap (a 16x coarser grid at most)
 
 
 def _step_sd(pair) -> float:
@@ -97,6 +101,10 @@ class PLD:
         self.memory_limit = memory_limit
         self._cache: dict = {}
         self._chosen_h: Optional[float] = None
+        self._notes: list = []
+        self._met: dict = {}
+        self._last_parts = (0.0, 0.0)
+        self._seen: dict = {}  # (upper, direction) -> compositions computed so far (all certified)
 
     # ------------------------------------------------------------------ composition
     def compose(self, other: "PLD") -> "PLD":
@@ -131,7 +139,8 @@ class PLD:
 
     # ------------------------------------------------------------------ numbers
     def epsilon(self, delta: float) -> float:
-        """Upper bound on epsilon at ``delta`` (``inf`` if none can be certified).
+        """Upper bound on epsilon at ``delta``: the upper end of :meth:`bracket` (``inf`` if none can be
+        certified; :meth:`accuracy_met` and :attr:`notes` say whether the bracket met the accuracy).
 
         Args:
             delta: target delta, in (0, 1).
@@ -176,35 +185,145 @@ class PLD:
 
     # ------------------------------------------------------------------ kernels
     def _bracket(self, delta: float) -> tuple[float, float]:
+        """Certified bracket, the grid adapted (docs/pld.md Sec. 2.8): from :meth:`_auto_h`, refined
+        where the discretisation dominates the width (it shrinks like h^2) and coarsened where the
+        round-off bound does (it grows like 1/h); every grid's bracket is certified, so the answer is
+        their intersection. Records whether the requested width was met (:meth:`accuracy_met`)."""
         if not self._factors:
+            self._met[delta] = True
             return 0.0, 0.0
         if self.value_discretization is not None:
-            return self._bracket_at(delta, self.value_discretization)
-        h = self._auto_h()
-        lo, hi = self._bracket_at(delta, h)
-        for _ in range(_MAX_REFINE_BRACKET):
-            width = max(self.accuracy * hi, self.absolute_accuracy)
-            if hi - lo <= width or math.isinf(hi):  # inf: round-off or +inf mass, a finer grid cannot help
-                self._chosen_h = h
-                return lo, hi
-            gap = (hi - lo) / width if math.isfinite(hi) else 16.0
-            factor = min(max(math.sqrt(gap) * 1.25, 1.5), 4.0)  # the width shrinks like h^2
+            lo, hi = self._bracket_at(delta, self.value_discretization)
+            self._met[delta] = hi - lo <= self._width(hi)
+            if not self._met[delta]:
+                self._note(f"delta={delta:g}: bracket [{lo:.6g}, {hi:.6g}] is wider than the requested "
+                           f"accuracy on the fixed grid value_discretization={self.value_discretization:g}")
+            return lo, hi
+        h = self._fitting_h(self._auto_h(), delta)
+        h0 = h
+        for k in range(_MAX_COARSEN + 1):  # the composed window may not fit where one step does
             try:
-                lo_next, hi_next = self._bracket_at(delta, h / factor)
-            except MemoryLimitError:  # the accuracy is out of reach under the cap: keep the last bracket
+                lo, hi = self._bracket_at(delta, h)
                 break
-            h = h / factor
+            except MemoryLimitError:
+                if k == _MAX_COARSEN:
+                    raise
+                h *= 2.0
+        if h != h0:
+            self._note(f"the grid was coarsened from spacing {h0:.3g} to {h:.3g} to fit memory_limit "
+                       f"= {self.memory_limit / 2**20:.0f} MB")
+        tried = {h}
+        for _ in range(_MAX_REFINE_BRACKET):
+            if hi - lo <= self._width(hi) or self._inf_mass_blocks(delta):
+                break
+            disc, roff = self._last_parts
+            if math.isfinite(hi):
+                gap = (hi - lo) / self._width(hi)
+                factor = min(max(math.sqrt(gap) * 1.25, 1.5), 4.0)  # the width shrinks like h^2
+            else:
+                factor = 4.0
+            h_next = h * factor if roff > disc else h / factor
+            if h_next in tried:
+                break
+            tried.add(h_next)
+            try:
+                lo_next, hi_next = self._bracket_at(delta, h_next)
+            except MemoryLimitError:  # the accuracy is out of reach under the cap: keep the last bracket
+                self._note(f"delta={delta:g}: a finer grid (spacing {h_next:.3g}) exceeds memory_limit; "
+                           "the bracket is wider than the requested accuracy")
+                break
+            h = h_next
             lo, hi = max(lo, lo_next), min(hi, hi_next)  # both brackets are certified
         self._chosen_h = h
+        met = hi - lo <= self._width(hi)
+        self._met[delta] = met
+        if not met:
+            self._note(f"delta={delta:g}: bracket [{lo:.6g}, {hi:.6g}] is wider than the requested accuracy "
+                       f"(relative {self.accuracy:g}, absolute {self.absolute_accuracy:g})")
         return lo, hi
 
+    def _pure_cap(self, upper: float, delta: float) -> float:
+        """min(upper, E) when every factor is pure or approximate DP with losses bounded by its eps0
+        (Laplace, (eps0, delta0) events): no finite composed loss exceeds E = sum_i n_i eps0_i, so the
+        true delta(E) is the mass at +inf, 1 - prod_i (1 - delta0_i)^{n_i}; where that is <= delta the true
+        epsilon is <= E (docs/pld.md Sec. 2.9). The +inf mass is bounded above here with its round-off."""
+        if not all(isinstance(p, (_build.LaplacePair, _build.ApproxDPPair)) for p, _ in self._factors):
+            return upper
+        exact = sum(Fraction(n) * Fraction(p.e0) for p, n in self._factors)
+        E = float(exact)
+        if Fraction(E) < exact:
+            E = math.nextafter(E, math.inf)
+        log_keep = math.fsum(n * math.log1p(-p.inf_mass) for p, n in self._factors if p.inf_mass > 0)
+        inf_mass = -math.expm1(log_keep) if log_keep > -math.inf else 1.0
+        inf_mass = inf_mass * (1.0 + 8 * _build._U * (len(self._factors) + 4)) + 4 * _build._U * inf_mass
+        return min(upper, E) if inf_mass <= delta else upper
+
+    def _width(self, hi: float) -> float:
+        return max(self.accuracy * hi, self.absolute_accuracy) * (1.0 + 1e-9)
+
+    def _inf_mass_blocks(self, delta: float) -> bool:
+        """Whether the exact mass at +inf (of the (epsilon, delta) events) alone reaches delta."""
+        log_keep = sum(n * math.log1p(-p.inf_mass) if p.inf_mass < 1 else -math.inf
+                       for p, n in self._factors if getattr(p, "inf_mass", 0.0) > 0)
+        return -math.expm1(log_keep) >= delta if log_keep > -math.inf else True
+
+    def _note(self, text: str) -> None:
+        if text not in self._notes:
+            self._notes.append(text)
+
+    @property
+    def notes(self) -> tuple:
+        """What the numbers given so far did not meet or had to adapt (a requested accuracy not reached,
+        a grid coarsened to fit ``memory_limit``), one sentence each, for a front door to report."""
+        return tuple(self._notes)
+
+    @property
+    def accuracy_by_delta(self) -> dict:
+        """delta -> whether the bracket computed at that delta met the requested accuracy, for the deltas
+        asked so far (no computation; a front door reads it after ``epsilon`` or ``bracket``)."""
+        return dict(self._met)
+
+    def accuracy_met(self, delta: float) -> bool:
+        """Whether the bracket at ``delta`` is within the requested accuracy (computes it if needed).
+
+        Args:
+            delta: target delta, in (0, 1).
+
+        Returns:
+            True when upper - lower <= max(accuracy * upper, absolute_accuracy).
+        """
+        delta = V.open_unit("delta", delta)
+        if delta not in self._met:
+            self._bracket(delta)
+        return self._met[delta]
+
+    def _fitting_h(self, h: float, delta: Optional[float]) -> float:
+        """``h``, or the finest coarser grid (by factors of 2) whose arrays fit ``memory_limit``, with a
+        note; MemoryLimitError when none up to ``_MAX_COARSEN`` doublings fits."""
+        tails = self._tails(delta)
+        for k in range(_MAX_COARSEN + 1):
+            hk = h * 2.0**k
+            if self._cells(hk, tails[0]) * _BYTES_PER_CELL <= self.memory_limit:
+                if k:
+                    self._note(f"the grid was coarsened from spacing {h:.3g} to {hk:.3g} to fit memory_limit "
+                               f"= {self.memory_limit / 2**20:.0f} MB")
+                return hk
+        return h  # the check in _composed raises MemoryLimitError, naming the cap
+
     def _epsilon(self, delta: float) -> float:
-        """Certified upper bound on one grid: ``value_discretization`` or :meth:`_auto_h` (a fixed rule,
-        so that epsilon is a smooth function of the noise locally and calibration is consistent)."""
+        """The upper end of :meth:`_bracket` (one definition: ``epsilon``, ``bracket()[1]`` and the
+        accountant's epsilon are the same number)."""
+        return self._bracket(delta)[1]
+
+    def _probe_epsilon(self, delta: float) -> float:
+        """Certified upper bound on the fixed rule grid (:meth:`_auto_h`) only, for calibration probes:
+        a smooth function of the noise, and never below :meth:`_epsilon` (whose bracket starts on this
+        grid and only intersects further certified brackets), so a sigma accepted here is accepted by
+        what the user later reads."""
         if not self._factors:
             return 0.0
-        h = self.value_discretization or self._auto_h()
-        return self._upper_at(delta, h)
+        h = self.value_discretization or self._fitting_h(self._auto_h(), delta)
+        return self._pure_cap(self._upper_at(delta, h), delta)
 
     def _auto_h(self) -> float:
         """The grid of :meth:`epsilon`: the starting spacing of :meth:`_initial_h` (the upper end's
@@ -254,41 +373,88 @@ class PLD:
         if delta is None:
             return _build.TAIL_MASS, _compose.WINDOW_TAIL
         n_total = sum(n for _, n in self._factors)
-        step = min(max(1e-3 * delta / n_total, _build.TAIL_MASS), 1e-12)
+        step = min(max(1e-3 * delta / n_total, _MIN_STEP_TAIL), 1e-12)
         win = min(max(1e-4 * delta, _compose.WINDOW_TAIL), 1e-9)
         return 10.0 ** math.floor(math.log10(step)), 10.0 ** math.floor(math.log10(win))
 
-    def _composed(self, h: float, upper: bool, delta: Optional[float] = None) -> list:
-        tails = self._tails(delta)
-        key = (h, upper, tails)
+    def _pmfs(self, h: float, upper: bool, tails: tuple[float, float]) -> list:
+        """The discrete single-event PLDs of each direction (cached)."""
+        key = ("pmf", h, upper, tails[0])
         if key not in self._cache:
             self._check_memory(h, self._cells(h, tails[0]))
             n_dirs = 1 if all(p.symmetric for p, _ in self._factors) else 2
-            out = []
-            for d in range(n_dirs):
-                pm = [(_build.pmfs(p.directions()[min(d, len(p.directions()) - 1)], h, upper=upper,
-                                   tail=tails[0]), n) for p, n in self._factors]
-                if len(pm) > 1 or pm[0][1] > 1:
-                    self._check_memory(h, _compose.window_size(pm, tails[1]))
-                out.append(_compose.compose(pm, tails[1]))
-            if len(self._cache) > 8:
-                self._cache.clear()
-            self._cache[key] = out
+            self._cache[key] = [
+                [(_build.pmfs(p.directions()[min(d, len(p.directions()) - 1)], h, upper=upper, tail=tails[0]), n)
+                 for p, n in self._factors]
+                for d in range(n_dirs)
+            ]
+        return self._cache[key]
+
+    def _composed(self, h: float, upper: bool, delta: Optional[float] = None,
+                  epsilon: Optional[float] = None) -> list:
+        """The composed PLD of each direction, tilted for the target (``delta``, or ``epsilon``, or
+        neither: no tilt), cached by grid, side, tails and tilt. For a delta target the first tilt
+        comes from the Chernoff estimate of epsilon; where its round-off bound at the epsilon found is
+        not small against delta, the composition is redone with the tilt that minimises the bound there
+        (docs/pld.md Sec. 2.5)."""
+        tails = self._tails(delta)
+        if len(self._cache) > 24:
+            self._cache.clear()
+        out = []
+        for d, pm in enumerate(self._pmfs(h, upper, tails)):
+            tilt = 0.0
+            if delta is not None or epsilon is not None:
+                tilt = _compose.choose_tilt(pm, delta=delta, epsilon=epsilon)
+            c = self._composed_one(pm, h, upper, tails, tilt, d)
+            if delta is not None and epsilon is None:
+                e0 = _compose.epsilon_for(c, delta)
+                if math.isfinite(e0) and _compose.slack(c, e0) > 1e-6 * delta:
+                    tilt2 = _compose.choose_tilt(pm, epsilon=e0)
+                    if tilt2 != tilt:
+                        c2 = self._composed_one(pm, h, upper, tails, tilt2, d)
+                        if _compose.slack(c2, e0) < _compose.slack(c, e0):
+                            c = c2
+            out.append(c)
+        return out
+
+    def _composed_one(self, pm, h: float, upper: bool, tails, tilt: float, d: int = 0):
+        key = ("composed", h, upper, tails, id(pm[0][0]), tilt)
+        if key not in self._cache:
+            self._cache[key] = _compose.compose(pm, tails[1], tilt, check=lambda N: self._check_memory(h, N))
+            seen = self._seen.setdefault((upper, d), [])
+            seen.append(self._cache[key])
+            if len(seen) > 12:
+                del seen[0]
         return self._cache[key]
 
     def _upper_at(self, delta: float, h: float) -> float:
         return max(_epsilon_side(c, delta, upper=True) for c in self._composed(h, True, delta))
 
     def _bracket_at(self, delta: float, h: float) -> tuple[float, float]:
-        up = self._upper_at(delta, h)
-        lo = max(_epsilon_side(c, delta, upper=False) for c in self._composed(h, False, delta))
+        """Certified bracket on one grid; records (discretisation gap, round-off widening) of it."""
+        ups = self._composed(h, True, delta)
+        los = self._composed(h, False, delta)
+        up = max(_epsilon_side(c, delta, upper=True) for c in ups)
+        lo = max(_epsilon_side(c, delta, upper=False) for c in los)
+        raw_up = max(_compose.epsilon_for(c, delta) for c in ups)
+        raw_lo = max(_compose.epsilon_for(c, delta) for c in los)
+        disc = max(raw_up - raw_lo, 0.0)
+        roff = (up - raw_up) + max(raw_lo - lo, 0.0) if math.isfinite(up) else math.inf
+        self._last_parts = (disc, roff)
+        up = self._pure_cap(up, delta)
         return min(lo, up), up
 
     def _delta_bracket_at(self, epsilon: float, h: float) -> tuple[float, float]:
-        up = max(min(1.0, _compose.delta_at(c, epsilon) + _compose.slack(c, epsilon))
-                 for c in self._composed(h, True))
-        lo = max(max(0.0, _compose.delta_at(c, epsilon) - _compose.slack(c, epsilon))
-                 for c in self._composed(h, False))
+        """Certified delta bracket: on grid ``h`` (tilted for ``epsilon``), intersected with every
+        composition computed so far (each certified), so that delta(epsilon(d)) <= d holds for the
+        epsilon reported at any d (which may come from a refined grid)."""
+        self._composed(h, True, epsilon=epsilon)
+        self._composed(h, False, epsilon=epsilon)
+        n_dirs = 1 + max((d for _, d in self._seen), default=0)
+        up = max(min(min(1.0, _compose.delta_at(c, epsilon) + _compose.slack(c, epsilon))
+                     for c in self._seen[(True, d)]) for d in range(n_dirs))
+        lo = max(max(max(0.0, _compose.delta_at(c, epsilon) - _compose.slack(c, epsilon))
+                     for c in self._seen[(False, d)]) for d in range(n_dirs))
         return min(lo, up), up
 
     def __repr__(self) -> str:
@@ -297,19 +463,41 @@ class PLD:
 
 
 def _epsilon_side(c: _compose.Composed, delta: float, *, upper: bool) -> float:
-    """Certified epsilon of one composed direction: the slack is evaluated where it matters (it only
-    decreases in epsilon, and delta only needs to hold at the answer, being monotone)."""
-    if c.err_atoms is None:  # the slack does not depend on epsilon
-        s = _compose.slack(c, 0.0)
-        return _compose.epsilon_for(c, delta - s if upper else min(delta + s, 1.0))
+    """Certified epsilon of one composed direction (docs/pld.md Sec. 2.7).
+
+    Upper: an epsilon e with delta_at(e) + slack(e) <= delta, checked at e itself (delta is
+    decreasing, so the true epsilon is <= e); inf if none is found. Lower: an e with
+    delta_at(e') - slack(e') > delta at e' just below e, checked (then the true delta at e' exceeds delta,
+    and the true epsilon is > e'); 0 if none is found. ``epsilon_for`` only proposes candidates."""
     if upper:
-        guess = _compose.epsilon_for(c, delta)  # below the answer: its slack is the larger
-        return _compose.epsilon_for(c, delta - _compose.slack(c, guess))
-    guess = _compose.epsilon_for(c, min(2.0 * delta, 1.0))
-    e = _compose.epsilon_for(c, min(delta + _compose.slack(c, guess), 1.0))
-    if e < guess:  # the answer fell below the point whose slack was used: use the slack at 0
-        e = _compose.epsilon_for(c, min(delta + _compose.slack(c, 0.0), 1.0))
-    return e
+        e = _compose.epsilon_for(c, delta)
+        if math.isinf(e):
+            return math.inf
+        for _ in range(16):
+            s = _compose.slack(c, e)
+            if _compose.delta_at(c, e) + s <= delta:
+                return e
+            t = delta - 2.0 * s if _ > 0 else delta - s
+            nxt = _compose.epsilon_for(c, t) if t > c.inf_mass else math.inf
+            if not nxt > e:  # rounding of the proposal: step up by a relative 1e-9 and one ulp
+                nxt = e + 1e-9 * abs(e) + 1e-12
+            if math.isinf(nxt):  # the slack here is too large: look further up (it decreases with e)
+                nxt = e + max(c.h, 0.25 * abs(e))
+            e = nxt
+        return math.inf
+    e = _compose.epsilon_for(c, min(2.0 * delta, 1.0))
+    for _ in range(16):
+        t = min(delta + _compose.slack(c, e), 1.0)
+        cand = _compose.epsilon_for(c, t)
+        if not math.isfinite(cand) or cand <= 0:
+            return 0.0
+        below = cand * (1.0 - 1e-12) - 1e-15
+        if below > 0 and _compose.delta_at(c, below) - _compose.slack(c, below) > delta:
+            return below
+        e = min(cand, e) * 0.999 if e > 0 else 0.0
+        if e <= 0:
+            return 0.0
+    return 0.0
 
 
 def _factors_merge(a, b) -> list:

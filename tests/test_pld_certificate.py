@@ -1,0 +1,353 @@
+"""The PLD certificate, term by term (docs/pld.md, Sec. 2): every error term of ``privcal.privacy_loss._build`` and
+``privcal.privacy_loss._compose`` is checked against exact arithmetic, and each test below fails when the term it
+names is removed or weakened (the edit is named in each docstring).
+
+Exact references: discrete compositions are convolved in exact integer arithmetic (every float64 mass is
+an integer multiple of 2^-1074, so scaling by 2^1100 makes it an exact Python int, and numpy convolves
+object arrays exactly); deltas and tails of the exact values are evaluated with mpmath at 50 digits.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mpmath as mp
+import numpy as np
+import pytest
+from scipy import fft as sfft
+from scipy.special import log_ndtr
+
+from privcal.privacy_loss import _build as B
+from privcal.privacy_loss import _compose as C
+
+U = 2.0**-53
+SCALE = 1100  # 2^1100 * (a float64 >= 0) is an integer
+
+
+def _ints(mass):
+    return np.array([int(Fraction(float(m)) * 2**SCALE) for m in mass], dtype=object)
+
+
+def _exact_power(mass, n):
+    """Exact n-fold self-convolution of a float PMF: (integer array, power of two of its denominator)."""
+    x = _ints(mass)
+    y = x
+    for _ in range(n - 1):
+        y = np.convolve(y, x)
+    return y, SCALE * n
+
+
+def _exact_delta(y, den, offset, h, eps):
+    """sum_{l > eps} y_l / 2^den (1 - e^{eps - l}), l = (offset + i) h, at 50 digits."""
+    with mp.workdps(50):
+        tot = mp.mpf(0)
+        D = mp.mpf(2) ** den
+        e = mp.mpf(eps)
+        for i, v in enumerate(y):
+            l = mp.mpf(offset + i) * mp.mpf(h)
+            if l > e and v:
+                tot += mp.mpf(v) / D * (1 - mp.exp(e - l))
+        return tot
+
+
+def _pmf(mass, offset=0, h=0.25):
+    return B.Pmf(offset, np.asarray(mass, dtype=float), 0.0, h)
+
+
+# ------------------------------------------------------------------------------------- log_ndtr (Sec. 2.2)
+def test_log_ndtr_error_bound_holds_against_mpmath_over_the_range_used():
+    """The tails assume |log_ndtr(z) - log Phi(z)| <= LOG_NDTR_ERR u (2 + |log Phi(z)|); the grids reach
+    z ~ -37.5 (step tails down to 1e-305) and z ~ +9 on the other side. Measured worst over this grid:
+    4.45 (z ~ -22.9); catches LOG_NDTR_ERR weakened to 4."""
+    zs = np.concatenate([np.linspace(-38.0, 9.0, 1601), [-22.86715, -12.47425, -11.602667]])
+    got = log_ndtr(zs)
+    worst = 0.0
+    with mp.workdps(40):
+        for z, v in zip(zs, got):
+            exact = mp.log(mp.ncdf(mp.mpf(float(z))))
+            if exact == 0:
+                continue
+            ratio = float(abs(mp.mpf(float(v)) - exact) / (U * (2 + abs(exact))))
+            worst = max(worst, ratio)
+    assert worst <= B.LOG_NDTR_ERR
+    assert worst > 4.0  # the measured constant: a bound of 4 would fail here
+
+
+# ------------------------------------------------------------------------- FFT round-off (Sec. 2.6)
+def _adversarial(seed=7, size=97):
+    rng = np.random.default_rng(seed)
+    m = rng.random(size) ** 8  # spread over many magnitudes
+    return m / m.sum()
+
+
+def test_fft_composition_is_within_its_round_off_bound_against_exact_convolution():
+    """A PMF without input errors composed 9 times: |computed delta - exact delta| <= slack at every
+    epsilon, and the FFT error is larger than what the slack holds without ``err`` (catches err = 0)."""
+    mass = _adversarial()
+    p = _pmf(mass)
+    n = 9
+    c = C.compose([(p, n)], tail=1e-30)
+    y, den = _exact_power(mass, n)
+    needed_err = False
+    for eps in [0.5, 40.0, 115.0, 150.0, 170.0, 190.0, 200.0]:
+        exact = _exact_delta(y, den, 0, p.h, eps)
+        got = C.delta_at(c, eps)
+        diff = abs(mp.mpf(got) - exact)
+        assert diff <= C.slack(c, eps), eps
+        without = C.slack(c, eps) - c.err * C.scale_at(c, eps)
+        needed_err |= diff > without
+    assert needed_err
+
+
+def test_forward_fft_error_within_c_fft_against_exact_dft():
+    """Sec. 2.6 (a): each computed coefficient of rfft(x) is within C_FFT log2(N) u ||x||_1 of the exact
+    DFT (mpmath at 40 digits), here for a PMF with many magnitudes and an all-equal one."""
+    for x in [_adversarial(3, 64), np.full(60, 1.0 / 60)]:
+        N = x.size
+        X = sfft.rfft(x)
+        bound = C.C_FFT * math.log2(N) * U * float(np.sum(x))
+        with mp.workdps(40):
+            for k in range(0, N // 2 + 1, 5):
+                ex = mp.fsum(mp.mpf(float(x[j])) * mp.expjpi(-2 * mp.mpf(j * k) / N) for j in range(N))
+                assert abs(mp.mpc(complex(X[k])) - ex) <= bound
+
+
+def test_fft_bound_matches_its_derivation():
+    """``err`` is the bound of Sec. 2.6 with C_FFT = 12 and C_POW = 8, recomputed here from the spectra
+    (catches C_FFT = 0, C_POW = 0, err = 0 or any weakened term)."""
+    mass = _adversarial(11, 50)
+    p = _pmf(mass)
+    n = 7
+    c = C.compose([(p, n)], tail=1e-30)
+    A, Bw, _ = C.window([(p, n)], 1e-30)
+    N = int(sfft.next_fast_len(Bw - A + 1, real=True))
+    cf = 12.0 * math.log2(N) * U
+    centre = int(round(C._moments(p)[1]))
+    x = np.bincount((np.arange(mass.size) - centre) % N, weights=mass, minlength=N)
+    X = sfft.rfft(x)
+    mod, ang = np.abs(X), np.angle(X)
+    ymod = mod**n
+    hi = np.minimum(mod + cf, 1.0 + cf) ** n
+    spread = n * (np.abs(np.log(mod)) + np.abs(ang))
+    dY = (hi - ymod) + 4 * U * hi + 8.0 * U * ymod * (1 + spread)
+    w = np.full(X.size, 2.0)
+    w[0] = 1.0
+    if N % 2 == 0:
+        w[-1] = 1.0
+    ref = math.sqrt(float(np.sum(w * dY * dY))) + cf * float(np.sum(w * ymod))
+    assert c.err >= ref * (1 - 1e-9)
+    assert c.err <= ref * (1 + 1e-3)
+
+
+# ------------------------------------------------------------------------ window charge (Sec. 2.5)
+def test_window_charge_decides_near_the_window_top():
+    """A narrow window (tail 1e-6): the mass above it wraps to its bottom, so the computed delta near
+    the top is too small by more than every other term of the slack; the Chernoff charge covers it
+    (catches outside = 0)."""
+    mass = _adversarial(5, 40)
+    p = _pmf(mass)
+    n = 6
+    c = C.compose([(p, n)], tail=1e-6)
+    y, den = _exact_power(mass, n)
+    top = (c.offset + c.mass.size - 1) * p.h
+    decided = False
+    for eps in np.linspace(top - 6 * p.h, top + p.h, 8):
+        exact = _exact_delta(y, den, 0, p.h, float(eps))
+        got = mp.mpf(C.delta_at(c, float(eps)))
+        s = C.slack(c, float(eps))
+        assert got + s >= exact
+        decided |= got + s - c.outside * C.scale_at(c, float(eps)) < exact
+    assert c.outside > 0 and decided
+
+
+def test_chernoff_window_bound_is_a_bound():
+    """The window's charge bounds the exact composed mass outside it (both sides)."""
+    mass = _adversarial(9, 30)
+    p = _pmf(mass, offset=-10)
+    n = 5
+    A, Bw, out = C.window([(p, n)], 1e-5)
+    y, den = _exact_power(mass, n)
+    off = n * p.offset
+    outside = sum(v for i, v in enumerate(y) if not A <= off + i <= Bw)
+    assert Fraction(outside, 2**den) <= Fraction(out) * (1 + Fraction(1, 10**9))
+
+
+# ------------------------------------------------------------------------ tilted composition (Sec. 2.5)
+def test_tilted_composition_certified_at_delta_1e_minus_15_against_exact():
+    """Gaussian pair mu = 1, h = 0.1, 4 steps: the tilted composition brackets the exact delta of the
+    same discrete PMFs at deltas near 1e-15, where the untilted round-off bound alone exceeds delta."""
+    pair = B.GaussianPair(1.0)
+    pm = B.pmfs(pair, 0.1, upper=True, tail=1e-22)
+    n = 4
+    plain = C.compose([(pm, n)], tail=1e-24)
+    tau = C.choose_tilt([(pm, n)], delta=1e-15)
+    assert tau > 0
+    c = C.compose([(pm, n)], tail=1e-24, tilt=tau)
+    eps = C.epsilon_for(c, 1e-15)
+    assert C.slack(plain, eps) > 1e-15  # not certifiable without the tilt
+    assert C.slack(c, eps) < 1e-3 * 1e-15
+    y, den = _exact_power(pm.mass, n)
+    for e in [eps - 0.2, eps, eps + 0.2]:
+        exact = _exact_delta(y, den, n * pm.offset, pm.h, e) + mp.mpf(c.inf_mass)  # grid tails at +inf
+        assert abs(mp.mpf(C.delta_at(c, e)) - exact) <= C.slack(c, e)
+
+
+# ------------------------------------------------------------------ discretisation and tails (Sec. 2.3)
+def _exact_tails_gaussian(mu, g):
+    """Exact (mpmath) log tails of the Gaussian pair at the same arguments z as the code computes."""
+    out = []
+    with mp.workdps(40):
+        for l in g:
+            zp = (float(l) - mu * mu / 2) / mu
+            zq = (float(l) + mu * mu / 2) / mu
+            out.append([mp.log(mp.ncdf(-zp)), mp.log(mp.ncdf(zp)), mp.log(mp.ncdf(-zq)), mp.log(mp.ncdf(zq))])
+    return out
+
+
+class _ExactPair:
+    """The Gaussian pair with tails from mpmath (as float64 of the exact log: only the last rounding)."""
+
+    symmetric, inf_mass = True, 0.0
+
+    def __init__(self, mu):
+        self.mu, self.inner = mu, B.GaussianPair(mu)
+
+    def support(self, z=B._Z_TAIL):
+        return self.inner.support(z)
+
+    def tails(self, l):
+        ex = _exact_tails_gaussian(self.mu, np.atleast_1d(l))
+        return tuple(np.array([float(r[i]) for r in ex]) for i in range(4))
+
+
+@pytest.mark.parametrize("mu, h", [(0.5, 0.004), (2.0, 0.05)])
+def test_single_step_atoms_within_their_error_bounds(mu, h):
+    """Per atom, |upper pmf from log_ndtr tails - upper pmf from exact tails| <= err_atoms (a tail error
+    reaches three atoms, plus the split's round-off). Without the tails' term the bound fails by a
+    factor 45-430 here (catches te = 0, the tails not charged, and LOG_NDTR_ERR lowered a lot)."""
+    got = B.pmfs(B.GaussianPair(mu), h, upper=True, tail=1e-30)
+    ref = B.pmfs(_ExactPair(mu), h, upper=True, tail=1e-30)
+    assert got.offset == ref.offset and got.mass.size == ref.mass.size
+    diff = np.abs(got.mass - ref.mass)
+    assert np.all(diff <= got.err_atoms)
+
+
+def test_local_bound_covers_the_composed_delta():
+    """Composing (exactly) the float upper PMF and the one from exact tails: the deltas differ by at
+    most the local term of the slack (Sec. 2.4; catches local_err = 0 and the patterns not propagated)."""
+    mu, h, n = 0.5, 0.05, 3
+    got = B.pmfs(B.GaussianPair(mu), h, upper=True, tail=1e-30)
+    ref = B.pmfs(_ExactPair(mu), h, upper=True, tail=1e-30)
+    c = C.compose([(got, n)], tail=1e-30)
+    yg, den = _exact_power(got.mass, n)
+    yr, _ = _exact_power(ref.mass, n)
+    needed = False
+    for eps in [0.25, 1.0, 2.0, 3.0]:
+        dg = _exact_delta(yg, den, n * got.offset, h, eps)
+        dr = _exact_delta(yr, den, n * ref.offset, h, eps)
+        assert abs(dg - dr) <= C.local_err(c, eps)
+        needed |= abs(dg - dr) > 0
+    assert needed
+
+
+def _gaussian_delta(mu, eps):
+    """Exact delta of the Gaussian pair (Balle & Wang 2018, Thm 8), mpmath."""
+    with mp.workdps(50):
+        mu, eps = mp.mpf(mu), mp.mpf(eps)
+        return mp.ncdf(mu / 2 - eps / mu) - mp.exp(eps) * mp.ncdf(-mu / 2 - eps / mu)
+
+
+@pytest.mark.parametrize("h", [0.1, 0.2])
+def test_both_ends_bracket_the_closed_form_composition(h):
+    """Gaussian pair mu = 0.8, 4 steps (exactly mu = 1.6): the exact composition of the upper PMF is
+    >= the closed form and that of the lower PMF <= it, at deltas down to ~1e-14 (Sec. 2.3)."""
+    mu, n = 0.8, 4
+    up = B.pmfs(B.GaussianPair(mu), h, upper=True, tail=1e-30)
+    lo = B.pmfs(B.GaussianPair(mu), h, upper=False, tail=1e-30)
+    yu, du = _exact_power(up.mass, n)
+    yl, dl = _exact_power(lo.mass, n)
+    for eps in [0.5, 2.0, 5.0, 9.0]:
+        exact = _gaussian_delta(mu * 2, eps)
+        assert _exact_delta(yl, dl, n * lo.offset, h, eps) <= exact
+        assert _exact_delta(yu, du, n * up.offset, h, eps) + n * up.inf_mass >= exact
+
+
+def test_lower_end_drops_cells_whose_ratio_is_not_certified():
+    """A cell whose P-mass exceeds e^{g_j} Q by less than their error bounds emits nothing; one that
+    exceeds it by more emits at most its P-mass (catches the cells not made dominated, Sec. 2.3)."""
+    g = np.array([0.0, 0.1, 0.2])
+    p = np.array([1e-3, 1e-3])
+    rt = p * (1 - 1e-13)
+    lr = rt * np.exp(-g[:-1])
+    err = np.array([1e-16, 1e-16, 1e-16])  # tail errors: 2e-16 per cell > the excess 1e-16
+    out = B._lower_pmf(0, g, p, rt, lr, err, err, 0.0, -np.inf, 0.0, -np.inf, 0.1)
+    assert np.all(out.mass == 0.0)
+    out = B._lower_pmf(0, g, p, p * 0.9, lr, err, err, 0.0, -np.inf, 0.0, -np.inf, 0.1)
+    assert 0 < out.mass.sum() <= p.sum()
+    assert out.err_mass == out.err_dipole == out.err_quad == 0.0
+
+
+# ------------------------------------------------------------------------------ evaluation (Sec. 2.7)
+def test_evaluation_error_is_relative_and_charged():
+    """The evaluation term is (n + 4) u relative (Higham 2002, Sec. 4.2), not an absolute 4u that
+    would swamp deltas below 1e-15; removing it breaks the identity below."""
+    c = C.Composed(0, np.full(1000, 1e-20), 0.0, 0.01, 0.0, 0.0)
+    value = C.delta_at(c, 0.0)
+    s = C.slack(c, 0.0)
+    assert 0 < s <= 1.02 * 1005 * U * 1000 * 1e-20
+    assert s >= 1.01 * 1005 * U * value
+
+
+# --------------------------------------------------------------------------------- pure DP (Sec. 2.9)
+def test_pure_dp_answers_at_most_the_composed_eps_at_every_delta():
+    from privcal.accounting.events import ApproxDPEvent, LaplaceEvent, SelfComposedEvent
+    from privcal.pld import from_event
+
+    for delta in [1e-3, 1e-15, 1e-30, 1e-200]:
+        assert from_event(LaplaceEvent(2.0)).epsilon(delta) <= 0.5
+        assert from_event(SelfComposedEvent(LaplaceEvent(4.0), 3)).epsilon(delta) <= 0.75 * (1 + 1e-12)
+        assert from_event(ApproxDPEvent(0.3, 0.0)).epsilon(delta) <= 0.3
+    # (eps0, delta0): finite once delta exceeds the +inf mass 1 - (1 - 0.1)^2 = 0.19
+    assert from_event(ApproxDPEvent(0.0, 0.1)).epsilon(0.2) == 0.0
+    assert from_event(SelfComposedEvent(ApproxDPEvent(0.2, 0.1), 2)).epsilon(0.2) <= 0.4
+    assert math.isinf(from_event(SelfComposedEvent(ApproxDPEvent(0.2, 0.1), 2)).epsilon(0.18))
+
+
+# ------------------------------------------------------------------ local patterns, nearly attained
+@pytest.mark.parametrize("pattern, kind", [((1.0, -2.0, 1.0), "quad"), ((1.0, -1.0), "dip")])
+def test_local_pattern_costs_nearly_attained(pattern, kind):
+    """A PMF carrying a known error pattern e (1, -2, 1) or e (1, -1) at the atom of loss 1, composed
+    twice: the exact change of delta at an epsilon inside the pattern's image is within local_err and
+    above a fifth of it (the quadrupole's h [g'] and the dipole's h max|g'| are what is attained;
+    catches either cost weakened, e.g. the quadrupole's h term dropped)."""
+    h, e = 0.01, 1e-6
+    x = np.zeros(120)
+    x[0] = x[100] = 0.5
+    xe = x.copy()
+    xe[99:99 + len(pattern)] += e * np.array(pattern)
+    pm = B.Pmf(0, xe, 0.0, h, 0.0, e if kind == "dip" else 0.0, e if kind == "quad" else 0.0)
+    c = C.compose([(pm, 2)], tail=1e-30)
+    ye, den = _exact_power(xe, 2)
+    y, _ = _exact_power(x, 2)
+    worst = 0.0
+    for eps in [1.985, 1.995, 2.005]:
+        change = abs(_exact_delta(ye, den, 0, h, eps) - _exact_delta(y, den, 0, h, eps))
+        bound = C.local_err(c, eps)
+        assert change <= bound
+        worst = max(worst, float(change / bound))
+    assert worst > 0.2
+
+
+def test_tilt_scale_is_the_largest_weight_above_epsilon():
+    """scale_at(c, eps) >= exp(K - tau i) for every window atom i above eps (recomputed here; catches
+    the factor that turns tilted l1 bounds into bounds of a delta being weakened)."""
+    pair = B.GaussianPair(1.0)
+    pm = B.pmfs(pair, 0.1, upper=True, tail=1e-22)
+    tau = C.choose_tilt([(pm, 5)], delta=1e-12)
+    c = C.compose([(pm, 5)], tail=1e-24, tilt=tau)
+    idx = c.offset + np.arange(c.mass.size)
+    for eps in [0.0, 2.0, 5.5, 9.03]:
+        above = idx[idx * c.h > eps]
+        expect = math.exp(c.log_scale - tau * float(above.min()))
+        assert C.scale_at(c, eps) >= expect * (1 - 1e-12)
