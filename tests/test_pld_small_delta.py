@@ -125,3 +125,11 @@ def test_against_dp_accounting_at_1e_minus_12():
     ref = acc.get_epsilon(1e-12)  # its pessimistic (connect-the-dots) estimate, a float64 FFT
     lo, hi = from_event(_poisson(1e-2, 1.0, 1000)).bracket(1e-12)
     assert lo <= ref * (1 + 1e-3) and ref <= hi * (1 + 1e-2)
+
+
+def test_probe_is_never_below_the_reported_epsilon():
+    """Calibration probes (rule grid, upper end only) accept a sigma only if epsilon() does too."""
+    for event, delta in [(_poisson(1e-3, 0.8, 1000), 1e-12), (_poisson(1e-2, 1.0, 10_000), 1e-5),
+                         (SelfComposedEvent(LaplaceEvent(1.0), 4), 1e-9)]:
+        pld = from_event(event)
+        assert pld.probe_epsilon(delta) >= pld.epsilon(delta)

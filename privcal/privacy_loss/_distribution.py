@@ -315,11 +315,19 @@ class PLD:
         accountant's epsilon are the same number)."""
         return self._bracket(delta)[1]
 
-    def _probe_epsilon(self, delta: float) -> float:
-        """Certified upper bound on the fixed rule grid (:meth:`_auto_h`) only, for calibration probes:
-        a smooth function of the noise, and never below :meth:`_epsilon` (whose bracket starts on this
-        grid and only intersects further certified brackets), so a sigma accepted here is accepted by
-        what the user later reads."""
+    def probe_epsilon(self, delta: float) -> float:
+        """Certified upper bound on epsilon on the fixed rule grid only (no lower end, no refinement),
+        for calibration probes: a smooth function of the noise, about 10x cheaper than :meth:`epsilon`,
+        and never below it (the bracket starts on this grid and only intersects further certified
+        brackets), so a sigma accepted by a probe is accepted by what the user later reads.
+
+        Args:
+            delta: target delta, in (0, 1).
+
+        Returns:
+            epsilon, in [0, inf].
+        """
+        delta = V.open_unit("delta", delta)
         if not self._factors:
             return 0.0
         h = self.value_discretization or self._fitting_h(self._auto_h(), delta)
