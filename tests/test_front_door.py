@@ -115,8 +115,13 @@ def test_a_tiny_target_epsilon_gets_an_answer():
 def test_the_secant_says_infeasible_instead_of_an_absurd_sigma(monkeypatch):
     # upper end inf below 1e13 and 0 above (what a PLD whose error terms reach delta looks like): the
     # answer would be beyond the search range, so the PLD calibration must refuse, not return 1e13
+    from privcal.pld import PLD
+
     monkeypatch.setattr(PLDAccountant, "_epsilon",
                         lambda self, d: 0.0 if self._ledger[0][0].event.noise_multiplier > 1e13 else math.inf)
+    # the calibration's probes read the rule grid's upper end (the pair's noise multiplier is its .s)
+    monkeypatch.setattr(PLD, "unchecked_probe_epsilon",
+                        lambda self, d: 0.0 if self._factors[0][0].s > 1e13 else math.inf)
     rel = Releases(1.0, 3, 0.0035642, "poisson", None)
     with pytest.raises(InfeasibleError, match="no sigma up to 1e.12"):
         PLDAccountant().sigma_for(rel, 0.92778, 4.70e-11)
@@ -138,28 +143,29 @@ def test_the_issue_18_secant_case_is_feasible_or_infeasible_never_absurd():
 
 
 def test_a_probe_over_the_memory_cap_moves_up(monkeypatch):
-    # eps = 4, q = 0.01, 10 steps: a first probe at sigma = 0.034 needs a grid of ~2.5 MiB, the answer
-    # (~0.52) one of ~0.35 MiB; the PLD coarsens a grid up to 16x to fit its cap, so under a 128 KiB cap the
-    # first probe is still refused while the answer fits once coarsened: the search moves up to a sigma
-    # within the coarser grid's accuracy of the uncapped one, and certified there
+    # eps = 4, q = 0.01, 10 steps, a 1 MiB cap: the PLD coarsens a grid up to 16x to fit its cap, so a first
+    # probe at sigma = 0.001 is still refused while the answer (~0.52, a composed window of ~2 MB) fits once
+    # coarsened: the search moves up to a sigma within the accuracy of the uncapped one, certified there
+    from privcal.pld import PLD
+
     refused = []
-    real = PLDAccountant._epsilon
+    real = PLD.unchecked_probe_epsilon  # what the calibration's probes read
 
     def spy(self, delta):
         try:
             return real(self, delta)
         except MemoryLimitError:
-            refused.append(self._ledger[0][0].event.noise_multiplier)
+            refused.append(self._factors[0][0].s)  # the pair's noise multiplier
             raise
 
-    monkeypatch.setattr(PLDAccountant, "_epsilon", spy)
+    monkeypatch.setattr(PLD, "unchecked_probe_epsilon", spy)
     rel = Releases(1.0, 10, 0.01, "poisson", None)
-    capped = PLDAccountant(memory_limit=2**17).sigma_for(rel, 4.0, 1e-5, sigma_hint=0.034)
+    capped = PLDAccountant(memory_limit=2**20).sigma_for(rel, 4.0, 1e-5, sigma_hint=0.001)
     assert refused and min(refused) < capped
-    monkeypatch.setattr(PLDAccountant, "_epsilon", real)
-    assert PLDAccountant(memory_limit=2**17).compose(rel.event(capped)).epsilon(1e-5) <= 4.0
-    assert capped == pytest.approx(PLDAccountant().sigma_for(rel, 4.0, 1e-5, sigma_hint=0.034), rel=1e-2)
-    r = privcal.calibrate_report(4.0, 1e-5, steps=10, sample_rate=0.01, memory_limit=2**17)
+    monkeypatch.setattr(PLD, "unchecked_probe_epsilon", real)
+    assert PLDAccountant(memory_limit=2**20).compose(rel.event(capped)).epsilon(1e-5) <= 4.0
+    assert capped == pytest.approx(PLDAccountant().sigma_for(rel, 4.0, 1e-5, sigma_hint=0.034), rel=1e-3)
+    r = privcal.calibrate_report(4.0, 1e-5, steps=10, sample_rate=0.01, memory_limit=2**20)
     assert r.accountant == "pld" and r.achieved_epsilon <= 4.0
 
 
@@ -170,8 +176,11 @@ def test_the_achieved_epsilon_reuses_the_last_probe(monkeypatch):
                         lambda self, d: seen.append(self._ledger[0][0].event.noise_multiplier) or real(self, d))
     r = privcal.calibrate_report(1.0, 1e-5, **SUB)
     assert r.accountant == "pld"
-    # the answer was evaluated once, by the search (its check hits the memo); the report did not recompute it
-    assert seen.count(r.sigma) == 1
+    # the probes read the rule grid's upper end (PLD.probe_epsilon); the report evaluates the answer once,
+    # on the accountant the search built (its bracket's upper end: the number privcal.epsilon reports)
+    assert seen == [r.sigma]
+    monkeypatch.undo()
+    assert r.achieved_epsilon == privcal.epsilon(r.sigma, 1e-5, **SUB) <= 1.0
 
 
 def test_a_bracket_wider_than_the_accuracy_is_reported(monkeypatch):
@@ -266,7 +275,10 @@ def test_history_calibration_names_the_fallback(monkeypatch, tmp_path):
 
 
 def test_cli_names_the_fallback_and_refuses_bad_pld_flags_in_one_line(monkeypatch, capsys):
+    from privcal.pld import PLD
+
     monkeypatch.setattr(PLDAccountant, "_epsilon", _fail_with(ValueError("operands could not be broadcast")))
+    monkeypatch.setattr(PLD, "unchecked_probe_epsilon", _fail_with(ValueError("operands could not be broadcast")))
     assert main(["calibrate", "--epsilon", "1", "--delta", "1e-5", "--steps", "100", "--sample-rate", "0.01"]) == 0
     out, err = capsys.readouterr()
     assert "(rdp:" in out and "note: pld: " in out and "answered by rdp" in out and "broadcast" not in out + err

@@ -631,8 +631,16 @@ def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: s
         notes += (f"pld: its bracket at delta = {delta:g} is wider than the requested accuracy and its sigma "
                   f"{found['pld']:.6g} is larger; answered by {name}",)
     done = getattr(searched, "calibrated", None)  # the accountant of the last probe, at the answer (PLD)
-    if done is not None and done[0] == sigma:
-        acc, achieved = done[2], float(done[1])
+    if done is not None and done[0] == sigma and not with_bracket:
+        acc, achieved = done[2], float(done[1])  # the probe's upper end (>= epsilon(); calibrate() reads sigma)
+    elif done is not None and done[0] == sigma:
+        acc = done[2]  # its PLD is already built: the bracket's upper end is what epsilon() reports
+        try:
+            achieved = float(acc._epsilon(delta))
+        except _FAILURES as exc:  # the probe's upper end stands (certified, and never below the bracket's)
+            achieved = float(done[1])
+            notes += (f"pld: bracket not computed at the answer ({_failure(name, exc, where)}); the achieved "
+                      "epsilon is the upper end on its rule grid",)
     else:
         acc = make_accountant(name, pld)._compose_supported(rel.event(sigma))
         achieved = float(acc._epsilon(delta))

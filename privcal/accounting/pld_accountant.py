@@ -164,8 +164,8 @@ class PLDAccountant(Accountant):
         def upper(sigma: float) -> float:
             if sigma not in memo:
                 acc = self._fresh()._compose(releases.event(sigma))
-                try:
-                    value = float(acc._epsilon(delta))
+                try:  # the upper end on the rule grid: never below epsilon() (the bracket's upper end)
+                    value = float(acc.pld.unchecked_probe_epsilon(delta))
                 except _PROBE_FAILURES as exc:  # too fine a grid (or failed numerics): infeasible here
                     refusals.append(f"{type(exc).__name__} at sigma = {sigma:.4g}: {' '.join(str(exc).split())}"
                                     if isinstance(exc, MemoryLimitError) else

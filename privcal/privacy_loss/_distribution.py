@@ -327,11 +327,26 @@ class PLD:
         Returns:
             epsilon, in [0, inf].
         """
-        delta = V.open_unit("delta", delta)
+        return self.unchecked_probe_epsilon(V.open_unit("delta", delta))
+
+    def unchecked_probe_epsilon(self, delta: float) -> float:
+        """:meth:`probe_epsilon` for a delta already validated (a calibration's probes: no validation each).
+
+        Args:
+            delta: target delta, in (0, 1) (trusted).
+        """
         if not self._factors:
             return 0.0
-        h = self.value_discretization or self._fitting_h(self._auto_h(), delta)
-        return self._pure_cap(self._upper_at(delta, h), delta)
+        if self.value_discretization is not None:
+            return self._pure_cap(self._upper_at(delta, self.value_discretization), delta)
+        h = self._fitting_h(self._auto_h(), delta)
+        for k in range(_MAX_COARSEN + 1):  # as _bracket: the composed window may not fit where one step does
+            try:  # (the same grid the bracket starts on, so the probe is never below epsilon())
+                return self._pure_cap(self._upper_at(delta, h), delta)
+            except MemoryLimitError:
+                if k == _MAX_COARSEN:
+                    raise
+                h *= 2.0
 
     def _auto_h(self) -> float:
         """The grid of :meth:`epsilon`: the starting spacing of :meth:`_initial_h` (the upper end's
