@@ -201,8 +201,10 @@ def test_get_noise_multiplier_round_trip(target_epsilon, sample_rate, steps):
     acc.history = [(nm, sample_rate, steps)]
     achieved = acc.get_epsilon(1e-5)
     assert achieved <= target_epsilon and target_epsilon - achieved <= 0.01  # Opacus's tolerance
-    acc.history = [(nm * (1 - 1e-6), sample_rate, steps)]
-    assert acc.get_epsilon(1e-5) > target_epsilon  # minimal: a little less noise misses the target
+    # minimal within the PLD's accuracy (its calibration probes the rule grid's upper end, which is never
+    # below the refined bracket's, default relative accuracy 1e-3): 0.2 % less noise misses the target
+    acc.history = [(nm * (1 - 2e-3), sample_rate, steps)]
+    assert acc.get_epsilon(1e-5) > target_epsilon
     assert nm == privcal.calibrate(target_epsilon, 1e-5, steps=steps, sample_rate=sample_rate)
 
 
