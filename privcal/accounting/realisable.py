@@ -230,6 +230,15 @@ def _grid(event: Event) -> float:
     return 2.0 ** max(min(math.floor(math.log2(h)), -8), -17)
 
 
+def _settings(event: Event, value_discretization: Optional[float], bins: int) -> tuple[float, int]:
+    """(loss grid h, bins), validated (the arguments both lower bounds share)."""
+    bins = V.positive_int("bins", bins)
+    if bins < 100:
+        raise ValueError(f"bins must be an integer >= 100, got {bins!r}")
+    h = _grid(event) if value_discretization is None else V.positive("value_discretization", value_discretization)
+    return h, bins
+
+
 def epsilon_lower(event: Event, delta: float, *, value_discretization: Optional[float] = None,
                   bins: int = 20_000) -> float:
     """Certified lower bound on the epsilon at ``delta`` of every mechanism that sums contributions whose
@@ -250,10 +259,7 @@ def epsilon_lower(event: Event, delta: float, *, value_discretization: Optional[
         ValueError: an argument is outside its range, or a release's (sampling, relation) pair is not priced.
     """
     delta = V.open_unit("delta", delta)
-    bins = V.positive_int("bins", bins)
-    if bins < 100:
-        raise ValueError(f"bins must be an integer >= 100, got {bins!r}")
-    h = _grid(event) if value_discretization is None else V.positive("value_discretization", value_discretization)
+    h, bins = _settings(event, value_discretization, bins)
     best = 0.0
     for c, kappa in _composed(event, h, bins, min(max(1e-4 * delta, L.WINDOW_TAIL), 1e-9)):
         if delta + kappa < 1.0:  # the target raised by the perturbation of the computed masses
@@ -276,10 +282,7 @@ def delta_lower(event: Event, epsilon: float, *, value_discretization: Optional[
         a lower bound on delta, in [0, 1].
     """
     epsilon = V.nonnegative("epsilon", epsilon)
-    bins = V.positive_int("bins", bins)
-    if bins < 100:
-        raise ValueError(f"bins must be an integer >= 100, got {bins!r}")
-    h = _grid(event) if value_discretization is None else V.positive("value_discretization", value_discretization)
+    h, bins = _settings(event, value_discretization, bins)
     best = 0.0
     for c, kappa in _composed(event, h, bins, L.WINDOW_TAIL):
         best = max(best, L.delta_at(c, epsilon) - L.slack(c, epsilon) - kappa)
