@@ -261,3 +261,12 @@ def test_reports_say_whether_the_lower_end_bounds_the_mechanism(capsys):
     assert "not of this mechanism" in out and "realisable worst-case pair" not in out
     assert main(base + ["replace_one"]) == 0
     assert "realisable worst-case pair loses at least this much" in capsys.readouterr().out
+
+
+def test_a_huge_loss_range_coarsens_its_grid_instead_of_allocating_it():
+    # GPOPE at the paper's sigma for eps = 5 (0.1357 in units of h, noise multiplier 0.0679 at sensitivity 2h):
+    # the composed window on the default grid would need ~341 GiB; the bound coarsens (a coarser grid rounds
+    # the losses further down: still a lower bound) and stays below the valid RDP upper bound
+    event = SelfComposedEvent(privcal.PoissonSampledEvent(1e-3, GaussianEvent(0.1357 / 2)), 10_000)
+    lower = realisable.epsilon_lower(event, 1e-5)
+    assert 1000.0 < lower <= privcal.epsilon_of(event, 1e-5, accountant="rdp")

@@ -59,11 +59,11 @@ from .events import (
     GaussianProcessEvent,
     Neighbouring,
     SubsampledEvent,
-    flatten,
-    unwrap,
+    _flatten,
+    _unwrap,
 )
 
-__all__ = ["MixturePair", "worst_case_pair", "epsilon_lower", "delta_lower"]
+__all__ = ["MixturePair", "worst_case_pair", "epsilon_lower", "delta_lower", "unchecked_epsilon_lower"]
 
 _U = 2.0**-53
 #: reach of the binned line beyond the extreme means, in noise standard deviations (tail mass < 1e-33)
@@ -102,7 +102,7 @@ def worst_case_pair(event: Event) -> Optional[MixturePair]:
     """
     if not isinstance(event, Event):
         raise ValueError(f"event must be a privcal Event, got {event!r}")
-    inner, n = unwrap(event)
+    inner, n = _unwrap(event)
     if n != 1:
         raise ValueError(f"event must be a single release (use epsilon_lower for histories), got {event!r}")
     if isinstance(inner, (GaussianEvent, GaussianProcessEvent)):
@@ -110,7 +110,7 @@ def worst_case_pair(event: Event) -> Optional[MixturePair]:
         return None if math.isinf(s) else MixturePair((1.0,), (1.0,), (1.0,), (0.0,), s, "f(D) - f(D') = sensitivity")
     if not isinstance(inner, SubsampledEvent):
         return None
-    base, m = unwrap(inner.event)
+    base, m = _unwrap(inner.event)
     if m != 1 or not isinstance(base, (GaussianEvent, GaussianProcessEvent)) or math.isinf(base.noise_multiplier):
         return None
     if (inner.sampling, inner.neighbouring) not in pairs.PRICED:
@@ -202,10 +202,31 @@ def _directions(pair: MixturePair) -> tuple[MixturePair, MixturePair]:
     return pair, rev
 
 
+#: arrays alive per grid cell of one composition (as ``privcal.privacy_loss``) and the cap of their memory
+_BYTES_PER_CELL = 8 * 16
+
+
+def _fit(cells: int) -> None:
+    if cells * _BYTES_PER_CELL > L.DEFAULT_MEMORY_LIMIT:
+        raise L.MemoryLimitError(f"the realisable pair's grid ({cells} cells) exceeds "
+                                 f"{L.DEFAULT_MEMORY_LIMIT / 2**20:.0f} MB")
+
+
+def _coarsening(fn, h: float):
+    """``fn(h)`` on the given grid, or on the finest 4^k-times coarser one whose arrays fit the memory cap
+    (a coarser grid rounds the losses further down: still a lower bound, a weaker one)."""
+    for _ in range(12):
+        try:
+            return fn(h)
+        except L.MemoryLimitError:
+            h *= 4.0
+    raise L.MemoryLimitError("the realisable pair's grid exceeds the memory cap even 16.7e6 times coarser")
+
+
 def _composed(event: Event, h: float, bins: int, tail: float):
     """For both orders: the composed rounded PMF and the summed kappa (P and Q) over all steps."""
     groups: dict = {}
-    for leaf, n in flatten(event):
+    for leaf, n in _flatten(event):
         pair = worst_case_pair(leaf)
         if pair is not None:
             groups[pair] = groups.get(pair, 0) + n
@@ -216,16 +237,19 @@ def _composed(event: Event, h: float, bins: int, tail: float):
         factors, r, steps = [], 0.0, 0
         for pair, n in groups.items():
             lp, lq, r_pair = _binned(_directions(pair)[d], bins)
+            finite = np.isfinite(lp) & np.isfinite(lq)
+            losses = lp[finite] - lq[finite]
+            _fit(int((losses.max() - losses.min()) / h) + 2 if losses.size else 1)
             factors.append((_rounded_pmf(lp, lq, h), n))
             r, steps = max(r, r_pair), steps + n
-        out.append((L.compose_pmfs(factors, tail), _perturbation(r, steps)))
+        out.append((L.compose_pmfs(factors, tail, check=_fit), _perturbation(r, steps)))
     return out
 
 
 def _grid(event: Event) -> float:
     """A loss grid fine enough that rounding down costs little: about 1 / (200 sqrt(steps)) of a nat,
     a power of two, in [2^-17, 2^-8]."""
-    steps = sum(n for _, n in flatten(event))
+    steps = sum(n for _, n in _flatten(event))
     h = 0.005 / math.sqrt(steps)
     return 2.0 ** max(min(math.floor(math.log2(h)), -8), -17)
 
@@ -258,10 +282,26 @@ def epsilon_lower(event: Event, delta: float, *, value_discretization: Optional[
     Raises:
         ValueError: an argument is outside its range, or a release's (sampling, relation) pair is not priced.
     """
+    if not isinstance(event, Event):
+        raise ValueError(f"event must be a privcal Event, got {event!r}")
     delta = V.open_unit("delta", delta)
     h, bins = _settings(event, value_discretization, bins)
+    return unchecked_epsilon_lower(event, delta, h, bins)
+
+
+def unchecked_epsilon_lower(event: Event, delta: float, h: Optional[float] = None, bins: int = 20_000) -> float:
+    """:func:`epsilon_lower` for validated arguments (privcal's tables call it once per column).
+
+    Args:
+        event: what ran (trusted).
+        delta: in (0, 1) (trusted).
+        h: the loss grid, or None (from the number of steps).
+        bins: cells of the binned output line per release (trusted, >= 100).
+    """
+    h = _grid(event) if h is None else h
     best = 0.0
-    for c, kappa in _composed(event, h, bins, min(max(1e-4 * delta, L.WINDOW_TAIL), 1e-9)):
+    tail = min(max(1e-4 * delta, L.WINDOW_TAIL), 1e-9)
+    for c, kappa in _coarsening(lambda g: _composed(event, g, bins, tail), h):
         if delta + kappa < 1.0:  # the target raised by the perturbation of the computed masses
             best = max(best, L.epsilon_side(c, delta + kappa, upper=False))
     return best
@@ -284,6 +324,6 @@ def delta_lower(event: Event, epsilon: float, *, value_discretization: Optional[
     epsilon = V.nonnegative("epsilon", epsilon)
     h, bins = _settings(event, value_discretization, bins)
     best = 0.0
-    for c, kappa in _composed(event, h, bins, L.WINDOW_TAIL):
+    for c, kappa in _coarsening(lambda g: _composed(event, g, bins, L.WINDOW_TAIL), h):
         best = max(best, L.delta_at(c, epsilon) - L.slack(c, epsilon) - kappa)
     return max(best, 0.0)

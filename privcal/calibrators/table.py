@@ -33,6 +33,7 @@ from typing import Any, Callable, Iterable, Optional
 from .. import _validate as V
 from .. import composition, rkhs
 from ..accounting.accountants import ExactAccountant, KOVAccountant, RDPAccountant
+from ..accounting import realisable
 from ..accounting.pld_accountant import PLDAccountant
 from ..accounting.protocol import Accountant
 from ..privacy_loss import MemoryLimitError
@@ -569,7 +570,8 @@ _GPOPE_COLUMNS = {
 }
 
 
-def _gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: int) -> tuple[float, float]:
+def _gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: int,
+                   target: Optional[float] = None) -> tuple[float, float]:
     """(lower, upper) epsilon of GPOPE at noise multiplier ``sigma`` for a realisable worst-case pair.
 
     The pair: every trajectory's clipped gradient is -h e at every iterate and the replaced one's is +h e
@@ -582,10 +584,24 @@ def _gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: in
     """
     # noise h N(0, sigma^2 I) against a shift of 2h: sensitivity 2 in units of h, Poisson add/remove pair
     event = Releases._unchecked(2.0, iterations, 1.0 / trajectories, "poisson", Neighbouring.ADD_REMOVE).event(sigma)
+    # cheap certified ends first: the realisable pair's binned lower bound and the PLD's rule-grid upper end;
+    # the PLD's refined bracket only where they leave the target undecided
     try:
-        return PLDAccountant()._compose(event)._bracket(delta)
+        lower = realisable.unchecked_epsilon_lower(event, delta)
     except MemoryLimitError:
-        return 0.0, math.inf
+        lower = 0.0
+    acc = PLDAccountant()._compose(event)
+    try:
+        upper = float(acc.pld.unchecked_probe_epsilon(delta))
+    except MemoryLimitError:
+        upper = math.inf
+    if target is None or lower <= target < upper:
+        try:
+            lo, hi = acc._bracket(delta)
+            lower, upper = max(lower, lo), min(upper, hi)
+        except MemoryLimitError:
+            pass
+    return min(lower, upper), upper
 
 
 def gpope_table(
@@ -650,7 +666,7 @@ def gpope_table(
         lower = {}
         for k in checked:
             if upper[k] > eps:
-                lower[k], pld_upper = _gpope_bracket(sigmas[k], delta, m, n)
+                lower[k], pld_upper = _gpope_bracket(sigmas[k], delta, m, n, target=eps)
                 upper[k] = min(upper[k], pld_upper)
         # '!' only where a certified lower bound of a realisable pair exceeds the target (issue 13, item 3)
         insufficient = tuple(k for k in lower if lower[k] > eps)
