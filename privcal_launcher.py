@@ -6,6 +6,10 @@ nothing heavy: it installs a SIGINT handler that ends the process with one line 
 imports the CLI and hands over to ``privcal.cli.main`` (which handles an interrupt the same way). It is a
 top-level module because any ``privcal.*`` import runs ``privcal/__init__`` first.
 
+``python -m privcal`` imports the package before its ``__main__``: ``privcal/__init__`` calls :func:`install`
+first when it is being run that way (``sys.orig_argv`` names ``-m privcal``), and ``privcal/__main__`` calls
+:func:`run`.
+
 ``PRIVCAL_READY=1`` in the environment makes it write ``privcal: starting`` to stderr before the imports,
 so that a test can interrupt it at a known point without sleeping.
 """
@@ -22,11 +26,21 @@ def _interrupted(signum, frame) -> None:  # pragma: no cover - runs in a child p
     os._exit(130)
 
 
-def main() -> int:
-    """Run the privcal CLI with Ctrl-C handled during its imports; returns the exit status."""
+def install() -> None:
+    """Handle SIGINT with one line and exit 130 until :func:`run` hands over to the CLI (before the imports)."""
     signal.signal(signal.SIGINT, _interrupted)
     if os.environ.get("PRIVCAL_READY") == "1":
         os.write(2, b"privcal: starting\n")
+
+
+def main() -> int:
+    """Run the privcal CLI with Ctrl-C handled during its imports; returns the exit status."""
+    install()
+    return run()
+
+
+def run() -> int:
+    """Import the CLI and run it, Ctrl-C raising KeyboardInterrupt again (the CLI catches it)."""
     from privcal.cli import main as cli_main
 
     try:

@@ -25,6 +25,18 @@ same module objects as their new homes.
 
 import sys as _sys
 
+
+def _run_as_main() -> bool:
+    """Whether this interpreter runs ``python -m privcal`` (its command line, not any later import)."""
+    argv = list(getattr(_sys, "orig_argv", ()))
+    return any(a == "-m" and argv[i + 1: i + 2] == ["privcal"] for i, a in enumerate(argv))
+
+
+if _run_as_main():  # Ctrl-C during the heavy imports below: one line and exit 130 (privcal_launcher)
+    import privcal_launcher as _launcher
+
+    _launcher.install()
+
 from . import accounting as accounting
 from . import calibrators as calibrators
 from .accounting import accountants as _accountants

@@ -137,11 +137,13 @@ def test_formerly_slow_inputs_finish_within_the_timeout(argv):
     _check(proc.returncode, out, err, argv)
 
 
-def _launch(argv: list[str]) -> subprocess.Popen:
-    """The ``privcal`` command's own entry point (privcal_launcher), with readiness lines on stderr."""
+def _launch(argv: list[str], module: bool = False) -> subprocess.Popen:
+    """The ``privcal`` command's own entry point (privcal_launcher), or ``python -m privcal``, with readiness
+    lines on stderr."""
     code = "import sys, privcal_launcher; sys.exit(privcal_launcher.main())"
+    start = ["-m", "privcal"] if module else ["-c", code]
     env = dict(os.environ, PRIVCAL_READY="1")
-    return subprocess.Popen([sys.executable, "-c", code, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, *start, *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env)
 
 
@@ -164,10 +166,12 @@ def test_ctrl_c_exits_130_with_one_line():
     assert err.strip().splitlines() == ["privcal: interrupted"]
 
 
-def test_ctrl_c_during_the_imports_exits_130_with_one_line():
+@pytest.mark.parametrize("module", [False, True], ids=["privcal", "python -m privcal"])
+def test_ctrl_c_during_the_imports_exits_130_with_one_line(module):
     # the signal lands while privcal (numpy, scipy, sympy, ...) is being imported, or at the latest before the
-    # arguments are parsed: either way one line and 130, never a traceback
-    proc = _launch(["train", "pucb", "--episodes", "1000000", "--epsilon", "1", "--json"])
+    # arguments are parsed: either way one line and 130, never a traceback (``python -m privcal`` imports the
+    # package before its __main__: privcal/__init__ installs the handler first when run that way)
+    proc = _launch(["train", "pucb", "--episodes", "1000000", "--epsilon", "1", "--json"], module=module)
     out, err = _interrupt_after(proc, "privcal: starting")
     assert proc.returncode == 130, err
     assert err.strip().splitlines() == ["privcal: interrupted"]
