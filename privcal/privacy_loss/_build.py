@@ -43,9 +43,9 @@ LOG_NDTR_ERR = 8.0
 _CELL_REL = 4.0
 #: relative error of the split of a cell ((p - rt) / (1 - e^{-h}), then p - up): a few roundings
 _SPLIT_REL = 4.0
-#: relative round-off of an emitted atom of the sweep (min of two sums of two products): the output is
-#: shrunk by this many u so that it stays dominated (docs/pld.md Sec. 2.3)
-_SWEEP_REL = 8.0
+#: red-black passes that raise the pairing fractions of the lower PMF (converged after one on the issue-13
+#: grid; docs/pld.md Sec. 2.3)
+_PAIR_ROUNDS = 2
 #: each tail of a single-step PLD beyond its grid holds at most this much P-mass
 TAIL_MASS = 1e-25
 _Z_TAIL = float(-ndtri(TAIL_MASS))  # ~10.4 standard deviations
@@ -382,9 +382,9 @@ def _lower_pmf(lo: int, g, p, rt, lr, p_err, q_err, below: float, log_below: flo
     so a cell's error is at most the errors of its two tails plus its own rounding). Lowering P and
     raising Q cellwise can only lower every delta of every composition (P^n(S) - e^eps Q^n(S) decreases
     for every S). A cell whose bounds no longer show a ratio >= e^{g_j} loses its P-mass (sound, and
-    only possible for cells within round-off of a ratio e^{g_j}). The sweep is then a post-processing
-    of this dominated pair; its own round-off is absorbed by emitting min(P, e^{g_j} Q) of each mixture,
-    shrunk by _SWEEP_REL u."""
+    only possible for cells within round-off of a ratio e^{g_j}). The pairing (:func:`_sweep`) is then a
+    post-processing of this dominated pair; its own round-off is absorbed by emitting an upper bound of
+    e^{g_j} Q of each mixture only where it is below a lower bound of P."""
     u = _U
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         p_err = np.nan_to_num(p_err, nan=np.inf)
@@ -403,42 +403,64 @@ def _lower_pmf(lo: int, g, p, rt, lr, p_err, q_err, below: float, log_below: flo
 
 
 def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float) -> np.ndarray:
-    """P-mass emitted at each g_j (j = 0..m-1) by the dominated construction: cell j's remaining atom is
-    mixed with a fraction c of cell j-1's atom until its likelihood ratio is about e^{g_j} (top-down).
+    """P-mass emitted at each g_j (j = 0..m-1) by the dominated construction, vectorised: each cell's
+    atom (ratio in [e^{g_j}, e^{g_{j+1}}], certified by the caller) is cut into three parts fixed in
+    advance: a fraction x_j mixed with a fraction z_{j-1} of the atom below so that the mixture's ratio
+    is e^{g_j} (z_{j-1} deficit_j = x_j excess_j), a fraction z_j given to the mixture at g_{j+1}, and the
+    rest emitted alone at g_j (its ratio rounded down to e^{g_j}: P-mass dropped).
 
-    Certified whatever the rounding (docs/pld.md Sec. 2.3): a mixture (P, Q) may be emitted at g_j with
-    any P-mass in [e^{g_j} Q, P] (drop P-mass, add Q-mass: both only lower deltas). Each emission is the
-    upper bound R+ = (keep rt_j + c e^h rt_{j-1}) (1 + 4u) of e^{g_j} Q, checked against the lower
-    bound P- = (keep p_j + c p_{j-1}) (1 - 4u) of P (e^h rounded up; keep = 1 - c of the cell above,
-    rounded, is absorbed by the same margins). Where the check fails, c is lowered (down to 0: the cell
-    alone, whose ratio the caller certified), and a cell that fails even alone emits nothing."""
-    eh = math.exp(h) * (1.0 + 2 * _U)  # e^h rounded up: e^{g_j} Q of the cell below is not underestimated
-    lo_f, hi_f = 1.0 - 4 * _U, 1.0 + 4 * _U
-    excess = (p - rt).tolist()
-    prev_p = [below_p] + p[:-1].tolist()
-    prev_rt = [below_rt / eh] + rt[:-1].tolist()
-    pl, rtl = p.tolist(), rt.tolist()
-    out = [0.0] * len(pl)
-    used = 0.0  # fraction of cell j's atom taken by the emission at g_{j+1}
-    for j in range(len(pl) - 1, -1, -1):
-        keep = 1.0 - used
-        used = 0.0
-        need = keep * excess[j]
-        if not need > 0.0:
-            continue
-        deficit = eh * prev_rt[j] - prev_p[j]
-        c = min(need / deficit, 1.0) if deficit > 0.0 else 0.0
-        for _ in range(3):
-            P_lo = (keep * pl[j] + c * prev_p[j]) * lo_f
-            R_hi = (keep * rtl[j] + c * eh * prev_rt[j]) * hi_f
-            if R_hi <= P_lo:
-                out[j] = R_hi
-                used = c
-                break
-            if c == 0.0:
-                break
-            # lower c: the gap P - R grows by (c - c') deficit; ask for 64 u P of it, then for c = 0
-            c = max(c - 64 * _U * (keep * pl[j] + c * prev_p[j]) / deficit, 0.0) if deficit > 0.0 else 0.0
-            if _ == 1:
-                c = 0.0
-    return np.asarray(out)
+    Any fractions with x_j + z_j <= 1 are a post-processing (docs/pld.md Sec. 2.3). With a_j =
+    excess_j / deficit_j, x_j = 1 / (1 + max(a_j, a_{j+1})) and z_j = x_{j+1} a_{j+1} give
+    x_j + z_j <= 1 / (1 + a_{j+1}) + a_{j+1} / (1 + a_{j+1}) = 1, with equality where a is locally
+    constant (every cell used in full); both are shrunk by 4u so that their computed values keep the
+    sum below 1, and the rest by 4u absolutely. Each emission is checked as in the sequential sweep it
+    replaces: the upper bound R+ = (x_j rt_j + z_{j-1} e^h rt_{j-1}) (1 + 4u) of e^{g_j} Q against the
+    lower bound P- = (x_j p_j + z_{j-1} p_{j-1}) (1 - 4u) of P (e^h rounded up). z_{j-1} is first
+    lowered by 64u P / deficit_j so that the check has room; where it fails the cell mixes nothing
+    (z_{j-1} = 0, that part of the atom below joins its rest), and a part that fails alone emits
+    nothing."""
+    u = _U
+    eh = math.exp(h) * (1.0 + 2 * u)  # e^h rounded up: e^{g_j} Q of the cell below is not underestimated
+    lo_f, hi_f = 1.0 - 4 * u, 1.0 + 4 * u
+    shrink = 1.0 - 4 * u
+    prev_p = np.concatenate([[below_p], p[:-1]])
+    prev_rt = np.concatenate([[below_rt / eh], rt[:-1]])
+    excess = p - rt
+    deficit = eh * prev_rt - prev_p
+    mix = (excess > 0.0) & (deficit > 0.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        a = np.where(mix, excess / np.where(mix, deficit, 1.0), 0.0)
+    a = np.where(np.isfinite(a), a, 0.0)
+    mix &= a > 0.0
+    a_next = np.concatenate([a[1:], [0.0]])
+    x = np.where(excess > 0.0, 1.0 / (1.0 + np.maximum(a, a_next)), 0.0)
+    # raise the fractions where their neighbours leave room (red-black passes keep x_j + a_{j+1} x_{j+1} <= 1)
+    can = excess > 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inv_a = np.where(a > 0.0, 1.0 / np.where(a > 0.0, a, 1.0), 0.0)
+    for _ in range(_PAIR_ROUNDS):
+        for parity in (0, 1):
+            x_next = np.concatenate([x[1:], [0.0]])
+            x_prev = np.concatenate([[0.0], x[:-1]])
+            room = np.minimum(1.0 - a_next * x_next, np.where(a > 0.0, (1.0 - x_prev) * inv_a, 1.0))
+            room = np.clip(room, 0.0, 1.0)
+            sel = can.copy()
+            sel[parity::2] = False
+            x = np.where(sel, np.maximum(x, room), x)
+    x = x * (1.0 - 8 * u)
+    z_prev = np.where(mix, x * a * shrink, 0.0)  # fraction of the atom below mixed at g_j
+    P_mix = x * p + z_prev * prev_p
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z_prev = np.where(mix, np.maximum(z_prev - 64 * u * P_mix / np.where(mix, deficit, 1.0), 0.0), 0.0)
+    P_lo = (x * p + z_prev * prev_p) * lo_f
+    R_hi = (x * rt + (z_prev * eh) * prev_rt) * hi_f
+    ok = R_hi <= P_lo
+    R0 = x * rt * hi_f  # the x part alone
+    ok0 = R0 <= x * p * lo_f
+    out = np.where(ok, R_hi, np.where(ok0, R0, 0.0))
+    z_prev = np.where(ok, z_prev, 0.0)
+    z = np.concatenate([z_prev[1:], [0.0]])  # fraction of cell j used at g_{j+1}
+    left = np.maximum(1.0 - x - z - 4 * u, 0.0)
+    R_alone = left * rt * hi_f
+    out = out + np.where(R_alone <= left * p * lo_f, R_alone, 0.0)
+    return out
