@@ -276,3 +276,28 @@ def test_empty_and_lossless():
     assert PLDAccountant().epsilon(1e-5) == 0.0
     assert PLDAccountant().compose(GaussianEvent(math.inf)).epsilon(1e-5) == 0.0
     assert isinstance(from_event(GaussianEvent(1.0)), PLD)
+
+
+def test_cache_keeps_a_bracket_and_stays_under_the_memory_cap(monkeypatch):
+    """epsilon, bracket and accuracy_met at one delta compose once (the bracket is memoised; clearing the
+    whole cache between a bracket's two sides made some brackets compute every composition twice), and
+    the arrays the cache keeps never exceed memory_limit (the oldest entries are evicted first)."""
+    from privcal.privacy_loss import _compose
+
+    calls = []
+    real = _compose.compose
+    monkeypatch.setattr(_compose, "compose", lambda *a, **k: calls.append(1) or real(*a, **k))
+    ev = SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.1)), 1000)
+    pld = from_event(ev)
+    eps = pld.epsilon(1e-5)
+    n = len(calls)
+    assert n > 0
+    assert pld.bracket(1e-5)[1] == eps and pld.accuracy_met(1e-5) in (True, False)
+    assert len(calls) == n
+    import numpy as np
+
+    small = from_event(ev, memory_limit=2**20)
+    for k in range(3):  # three 400 kB compositions under a 1 MiB cap: the oldest goes
+        small._remember(("composed", k), _compose.Composed(0, np.zeros(50_000), 0.0, 0.1, 0.0, 0.0))
+    assert list(small._cache) == [("composed", 1), ("composed", 2)]
+    assert sum(small._cache_bytes.values()) <= 2**20

@@ -37,6 +37,20 @@ _MIN_STEP_TAIL = 1e-305
 _MAX_COARSEN = 4  # doublings of the grid tried to fit the memory cap (a 16x coarser grid at most)
 
 
+_CACHE_ENTRIES = 32  # cached PMF lists, compositions and tilts per PLD (the oldest go first)
+
+
+def _nbytes(value) -> int:
+    """Bytes held by the arrays of a cached value (a composition, a list of PMF lists, a number)."""
+    if isinstance(value, _compose.Composed):
+        return value.mass.nbytes + (value.err_atoms.nbytes if value.err_atoms is not None else 0)
+    if isinstance(value, list):
+        return sum(_nbytes(v) for v in value)
+    if isinstance(value, tuple) and value and isinstance(value[0], _build.Pmf):
+        return 6 * value[0].mass.nbytes  # mass, err_atoms, mono, dip, quad (and slack)
+    return 0
+
+
 def _step_sd(pair) -> float:
     """Rough standard deviation of one step's loss (picks the first grid spacing only)."""
     if isinstance(pair, _build.GaussianPair):
@@ -100,6 +114,8 @@ class PLD:
         self.absolute_accuracy = absolute_accuracy
         self.memory_limit = memory_limit
         self._cache: dict = {}
+        self._cache_bytes: dict = {}
+        self._brackets: dict = {}
         self._chosen_h: Optional[float] = None
         self._notes: list = []
         self._met: dict = {}
@@ -192,6 +208,12 @@ class PLD:
         if not self._factors:
             self._met[delta] = True
             return 0.0, 0.0
+        key = ("bracket", delta, self.value_discretization, self.accuracy, self.absolute_accuracy, self.memory_limit)
+        if key not in self._brackets:  # epsilon, bracket and accuracy_met ask for the same number
+            self._brackets[key] = self._bracket_uncached(delta)
+        return self._brackets[key]
+
+    def _bracket_uncached(self, delta: float) -> tuple[float, float]:
         if self.value_discretization is not None:
             lo, hi = self._bracket_at(delta, self.value_discretization)
             self._met[delta] = hi - lo <= self._width(hi)
@@ -226,6 +248,17 @@ class PLD:
             if h_next in tried:
                 break
             tried.add(h_next)
+            if h_next < h:  # a finer grid: the lower end first, the weaker side (docs/pld.md Sec. 2.8)
+                try:
+                    lo = max(lo, max(_epsilon_side(c, delta, upper=False)
+                                     for c in self._composed(h_next, False, delta)))
+                except MemoryLimitError:
+                    self._note(f"delta={delta:g}: a finer grid (spacing {h_next:.3g}) exceeds memory_limit; "
+                               "the bracket is wider than the requested accuracy")
+                    break
+                if hi - lo <= self._width(hi):
+                    h = h_next
+                    break
             try:
                 lo_next, hi_next = self._bracket_at(delta, h_next)
             except MemoryLimitError:  # the accuracy is out of reach under the cap: keep the last bracket
@@ -406,11 +439,31 @@ class PLD:
         if key not in self._cache:
             self._check_memory(h, self._cells(h, tails[0]))
             n_dirs = 1 if all(p.symmetric for p, _ in self._factors) else 2
-            self._cache[key] = [
+            self._remember(key, [
                 [(_build.pmfs(p.directions()[min(d, len(p.directions()) - 1)], h, upper=upper, tail=tails[0]), n)
                  for p, n in self._factors]
                 for d in range(n_dirs)
-            ]
+            ])
+        return self._cache[key]
+
+    def _remember(self, key, value) -> None:
+        """Cache ``value``; the oldest entries go first once there are more than _CACHE_ENTRIES or their
+        arrays exceed ``memory_limit`` (never the new one). A calibration's probes and a bracket's two
+        sides and refinements all reuse what is kept; clearing everything at once made some brackets
+        compute their compositions twice."""
+        self._cache[key] = value
+        self._cache_bytes[key] = _nbytes(value)
+        while len(self._cache) > 1 and (len(self._cache) > _CACHE_ENTRIES
+                                        or sum(self._cache_bytes.values()) > self.memory_limit):
+            oldest = next(iter(self._cache))
+            del self._cache[oldest]
+            del self._cache_bytes[oldest]
+
+    def _tilt(self, pm, h: float, upper: bool, tails, d: int, delta, epsilon) -> float:
+        """:func:`_compose.choose_tilt` for this target, cached (it evaluates every factor's MGF)."""
+        key = ("tilt", h, upper, tails, d, delta, epsilon)
+        if key not in self._cache:
+            self._remember(key, _compose.choose_tilt(pm, delta=delta, epsilon=epsilon))
         return self._cache[key]
 
     def _composed(self, h: float, upper: bool, delta: Optional[float] = None,
@@ -421,18 +474,16 @@ class PLD:
         not small against delta, the composition is redone with the tilt that minimises the bound there
         (docs/pld.md Sec. 2.5)."""
         tails = self._tails(delta)
-        if len(self._cache) > 24:
-            self._cache.clear()
         out = []
         for d, pm in enumerate(self._pmfs(h, upper, tails)):
             tilt = 0.0
             if delta is not None or epsilon is not None:
-                tilt = _compose.choose_tilt(pm, delta=delta, epsilon=epsilon)
+                tilt = self._tilt(pm, h, upper, tails, d, delta, epsilon)
             c = self._composed_one(pm, h, upper, tails, tilt, d)
             if delta is not None and epsilon is None:
                 e0 = _compose.epsilon_for(c, delta)
                 if math.isfinite(e0) and _compose.slack(c, e0) > 1e-6 * delta:
-                    tilt2 = _compose.choose_tilt(pm, epsilon=e0)
+                    tilt2 = self._tilt(pm, h, upper, tails, d, None, e0)
                     if tilt2 != tilt:
                         c2 = self._composed_one(pm, h, upper, tails, tilt2, d)
                         if _compose.slack(c2, e0) < _compose.slack(c, e0):
@@ -443,7 +494,7 @@ class PLD:
     def _composed_one(self, pm, h: float, upper: bool, tails, tilt: float, d: int = 0):
         key = ("composed", h, upper, tails, id(pm[0][0]), tilt)
         if key not in self._cache:
-            self._cache[key] = _compose.compose(pm, tails[1], tilt, check=lambda N: self._check_memory(h, N))
+            self._remember(key, _compose.compose(pm, tails[1], tilt, check=lambda N: self._check_memory(h, N)))
             seen = self._seen.setdefault((upper, d), [])
             seen.append(self._cache[key])
             if len(seen) > 12:
