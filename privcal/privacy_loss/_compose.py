@@ -101,14 +101,16 @@ def _moments(p: Pmf) -> tuple[float, float, float]:
 def _log_mgf(p: Pmf, tilts: np.ndarray) -> np.ndarray:
     """log sum_j mass_j e^{t (offset + j)} for each tilt t (in 1/grid units), vectorised over the tilts
     (matrices of the nonzero atoms by blocks of tilts)."""
-    nz = np.flatnonzero(p.mass > 0)
     tilts = np.asarray(tilts, dtype=float)
-    if nz.size == 0:
+    cached = getattr(p, "_log_atoms", None)  # (grid indices, log masses) of the nonzero atoms
+    if cached is None:
+        nz = np.flatnonzero(p.mass > 0)
+        cached = p._log_atoms = ((nz + p.offset).astype(float), np.log(p.mass[nz]))
+    idx, lm = cached
+    if idx.size == 0:
         return np.full(tilts.size, -np.inf)
-    lm = np.log(p.mass[nz])
-    idx = (nz + p.offset).astype(float)
     out = np.empty(tilts.size)
-    block = max(1, int(2**16 // max(nz.size, 1)))  # small blocks stay in cache (measured fastest)
+    block = max(1, int(2**16 // max(idx.size, 1)))  # small blocks stay in cache (measured fastest)
     for s in range(0, tilts.size, block):
         t = tilts[s:s + block]
         e = lm[None, :] + t[:, None] * idx[None, :]
