@@ -710,13 +710,16 @@ def _calibrate_report(
     e, d, n, m = epsilon, delta, iterations, trajectories
     notes = []
     name = None
+    last = None
     hint = 2.0 * math.sqrt(n * math.log(1.0 / d)) / (m * e)  # the paper's closed form as a start
+    used = {}  # the accountant objects that calibrated: their last evaluation gives the achieved epsilon
     if bound == "best":
         found = {}
         for key in _BEST_OF:
             accountant, _ = _ACCOUNTANT_BOUNDS[key]
             try:
-                found[key] = accountant()._sigma_for(_releases(m, n, neighbouring), e, d, sigma_hint=hint)
+                used[key] = accountant()
+                found[key] = used[key]._sigma_for(_releases(m, n, neighbouring), e, d, sigma_hint=hint)
             except (InfeasibleError, MemoryLimitError, MemoryError) as exc:  # or a PLD grid beyond its cap
                 if key == _BEST_OF[-1] and not found:
                     raise
@@ -724,10 +727,13 @@ def _calibrate_report(
         bound_used = min(found, key=found.get)
         sigma = found[bound_used]
         name = _ACCOUNTANT_BOUNDS[bound_used][0].name
+        last = getattr(used[bound_used], "calibrated", None)
     elif bound in _ACCOUNTANT_BOUNDS:
         accountant, priced_under = _ACCOUNTANT_BOUNDS[bound]
-        sigma = accountant()._sigma_for(_releases(m, n, priced_under or neighbouring), e, d, sigma_hint=hint)
+        acc = accountant()
+        sigma = acc._sigma_for(_releases(m, n, priced_under or neighbouring), e, d, sigma_hint=hint)
         name = accountant.name
+        last = getattr(acc, "calibrated", None)
     elif bound == "theorem1":
         sigma = _theorem1_sigma(e, d, iterations=n, trajectories=m, neighbouring=neighbouring)
     else:
@@ -737,7 +743,9 @@ def _calibrate_report(
         notes.append("GPOPE Lemma 1 + moments tail with sensitivity h, as printed: not a valid bound in general")
     elif bound == "theorem1_paper":
         notes.append("GPOPE Theorem 1 as printed (c2 = 2): false for some parameters, not a valid bound")
-    if name == "pld":
+    if name == "pld" and last is not None and last[0] == sigma:
+        valid_eps = last[1]  # the calibration's last evaluation at this sigma: a certified upper end
+    elif name == "pld":
         valid_eps = ACCOUNTANTS["pld"]()._compose(_event(sigma, m, n, neighbouring))._epsilon(d)
     else:
         valid_eps = _valid_epsilon(sigma, d, m, n, neighbouring)

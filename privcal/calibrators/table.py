@@ -584,17 +584,20 @@ def _gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: in
     """
     # noise h N(0, sigma^2 I) against a shift of 2h: sensitivity 2 in units of h, Poisson add/remove pair
     event = Releases._unchecked(2.0, iterations, 1.0 / trajectories, "poisson", Neighbouring.ADD_REMOVE).event(sigma)
-    # cheap certified ends first: the realisable pair's binned lower bound and the PLD's rule-grid upper end;
-    # the PLD's refined bracket only where they leave the target undecided
-    try:
-        lower = realisable.unchecked_epsilon_lower(event, delta)
-    except MemoryLimitError:
-        lower = 0.0
+    # cheap certified ends first: the PLD's rule-grid upper end, then (only where it does not certify the
+    # target) the realisable pair's binned lower bound; the PLD's refined bracket only where they leave the
+    # target undecided. A target certified by the upper end needs no lower end: 0 (trivially valid) stands.
     acc = PLDAccountant()._compose(event)
     try:
         upper = float(acc.pld.unchecked_probe_epsilon(delta))
     except MemoryLimitError:
         upper = math.inf
+    if target is not None and upper <= target:
+        return 0.0, upper
+    try:
+        lower = realisable.unchecked_epsilon_lower(event, delta)
+    except MemoryLimitError:
+        lower = 0.0
     if target is None or lower <= target < upper:
         try:
             lo, hi = acc._bracket(delta)
