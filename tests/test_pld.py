@@ -301,3 +301,27 @@ def test_cache_keeps_a_bracket_and_stays_under_the_memory_cap(monkeypatch):
         small._remember(("composed", k), _compose.Composed(0, np.zeros(50_000), 0.0, 0.1, 0.0, 0.0))
     assert list(small._cache) == [("composed", 1), ("composed", 2)]
     assert sum(small._cache_bytes.values()) <= 2**20
+
+
+def test_pld_settings_set_the_defaults_of_accountants_inside_the_block():
+    """pld_settings is what `--pld-accuracy` / `--memory-limit` set for whole commands: accountants built
+    with default arguments inside the block take its values (nested blocks override, None keeps), explicit
+    arguments win, and the defaults return after the block; bad values are refused by name."""
+    from privcal.pld import DEFAULT_ACCURACY, DEFAULT_MEMORY_LIMIT, pld_settings
+    from privcal.accounting.pld_accountant import default_memory_limit
+
+    with pld_settings(accuracy=1e-2, memory_limit=2**24):
+        assert (PLDAccountant().accuracy, PLDAccountant().memory_limit) == (1e-2, 2**24)
+        assert default_memory_limit() == 2**24
+        with pld_settings(accuracy=5e-2):
+            assert (PLDAccountant().accuracy, PLDAccountant().memory_limit) == (5e-2, 2**24)
+        assert PLDAccountant(accuracy=1e-4).accuracy == 1e-4
+        ev = SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.1)), 1000)
+        coarse = PLDAccountant()._compose(ev)
+        lo, hi = coarse.bracket(1e-5)
+        assert hi - lo <= 1e-2 * hi * (1 + 1e-9)
+    assert (PLDAccountant().accuracy, PLDAccountant().memory_limit) == (DEFAULT_ACCURACY, DEFAULT_MEMORY_LIMIT)
+    assert default_memory_limit() == DEFAULT_MEMORY_LIMIT
+    with pytest.raises(ValueError, match="memory_limit"):
+        with pld_settings(memory_limit=-1):
+            pass

@@ -12,8 +12,10 @@ proves the target is not met.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
-from typing import Optional
+from typing import Iterator, Optional
 
 from .. import _validate as V
 from .. import privacy_loss as D
@@ -23,11 +25,43 @@ from . import _search, pld_events
 from .events import Event, Releases
 from .protocol import Accountant, default_hint
 
-__all__ = ["PLDAccountant"]
+__all__ = ["PLDAccountant", "pld_settings", "default_memory_limit"]
 
 #: calibration resolves sigma to this relative precision at least (the upper epsilon it tests is itself
 #: computed on a grid; finer resolution would only chase the grid)
 SIGMA_RTOL_FLOOR = 1e-7
+
+
+#: (accuracy, memory_limit) that a PLDAccountant built with default arguments uses (see pld_settings)
+_DEFAULTS: contextvars.ContextVar = contextvars.ContextVar("privcal_pld_defaults", default=(None, None))
+
+
+@contextlib.contextmanager
+def pld_settings(accuracy: Optional[float] = None, memory_limit: Optional[float] = None) -> Iterator[None]:
+    """Within the block, every :class:`PLDAccountant` built with its default ``accuracy`` or
+    ``memory_limit`` uses these instead: the knobs of the PLD inside commands that build many
+    accountants (the comparison tables, the plots, the GPOPE calibrations), as ``privcal table
+    --pld-accuracy --memory-limit`` sets them. Nested blocks override; ``None`` keeps the outer value.
+
+    Args:
+        accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1); default None (keep).
+        memory_limit: cap of the memory of one PLD evaluation, in bytes, in (0, inf); default None (keep).
+    """
+    outer = _DEFAULTS.get()
+    new = (outer[0] if accuracy is None else V.open_unit("accuracy", accuracy),
+           outer[1] if memory_limit is None else V.positive("memory_limit", memory_limit))
+    token = _DEFAULTS.set(new)
+    try:
+        yield
+    finally:
+        _DEFAULTS.reset(token)
+
+
+def default_memory_limit() -> float:
+    """The memory cap, in bytes, that PLD evaluations built with default settings use here: the
+    innermost :func:`pld_settings` block's, else ``privcal.pld.DEFAULT_MEMORY_LIMIT`` (256 MiB)."""
+    value = _DEFAULTS.get()[1]
+    return D.DEFAULT_MEMORY_LIMIT if value is None else value
 
 
 class PLDAccountant(Accountant):
@@ -58,6 +92,11 @@ class PLDAccountant(Accountant):
         value_discretization: Optional[float] = None,
     ):
         super().__init__()
+        ctx_accuracy, ctx_memory = _DEFAULTS.get()
+        if accuracy == D.DEFAULT_ACCURACY and ctx_accuracy is not None:
+            accuracy = ctx_accuracy  # validated by pld_settings
+        if memory_limit == D.DEFAULT_MEMORY_LIMIT and ctx_memory is not None:
+            memory_limit = ctx_memory
         self._setup(
             V.open_unit("accuracy", accuracy) if accuracy != D.DEFAULT_ACCURACY else accuracy,
             V.positive("absolute_accuracy", absolute_accuracy)

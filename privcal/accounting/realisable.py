@@ -53,6 +53,7 @@ from scipy.special import log_ndtr
 from .. import _validate as V
 from .. import privacy_loss as L
 from . import pairs
+from .pld_accountant import default_memory_limit
 from .events import (
     Event,
     GaussianEvent,
@@ -207,9 +208,10 @@ _BYTES_PER_CELL = 8 * 16
 
 
 def _fit(cells: int) -> None:
-    if cells * _BYTES_PER_CELL > L.DEFAULT_MEMORY_LIMIT:
-        raise L.MemoryLimitError(f"the realisable pair's grid ({cells} cells) exceeds "
-                                 f"{L.DEFAULT_MEMORY_LIMIT / 2**20:.0f} MB")
+    cap = default_memory_limit()  # 256 MiB, or the enclosing privcal.pld.pld_settings block's
+    if cells * _BYTES_PER_CELL > cap:
+        raise L.MemoryLimitError(f"the realisable pair's grid ({cells} cells) exceeds memory_limit = "
+                                 f"{cap / 2**20:.0f} MB")
 
 
 def _coarsening(fn, h: float):

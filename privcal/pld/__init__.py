@@ -8,6 +8,8 @@ The public home of the PLD feature (above the accounting layer; nothing in privc
   lazy :class:`PLD` (``epsilon``, ``delta``, ``bracket``, ``delta_bracket``, ``compose``, ``self_compose``);
 * :class:`PLDAccountant` — the same behind the accountant protocol, with ``bracket(delta)`` and its own
   calibration (``privcal.accounting.pld_accountant``);
+* :func:`pld_settings` — a block within which accountants built with default settings use a given
+  accuracy and memory cap (what ``--pld-accuracy`` and ``--memory-limit`` set for whole commands);
 * :mod:`realisable` — certified *lower* bounds of realisable worst-case pairs of neighbouring data sets
   (``privcal.accounting.realisable``), the basis of "not private" verdicts.
 
@@ -16,7 +18,7 @@ Chernoff-bounded truncation, a proven round-off bound); the proofs are in docs/p
 """
 
 from ..accounting import realisable
-from ..accounting.pld_accountant import PLDAccountant
+from ..accounting.pld_accountant import PLDAccountant, pld_settings
 from ..privacy_loss import (
     DEFAULT_ABSOLUTE_ACCURACY,
     DEFAULT_ACCURACY,
@@ -32,6 +34,7 @@ from ..privacy_loss import _build, _compose, _distribution  # noqa: F401
 __all__ = [
     "PLD",
     "PLDAccountant",
+    "pld_settings",
     "MemoryLimitError",
     "from_event",
     "supports",
