@@ -325,3 +325,17 @@ def test_pld_settings_set_the_defaults_of_accountants_inside_the_block():
     with pytest.raises(ValueError, match="memory_limit"):
         with pld_settings(memory_limit=-1):
             pass
+
+
+def test_untilted_and_tilted_compositions_give_overlapping_brackets(monkeypatch):
+    """At delta >= 1e-8 the composition starts untilted (its round-off bound is tiny against delta, and a
+    tilt fattens a subsampled step's upper tail: a larger window); both are certified, so the brackets
+    of the two routes must overlap (a wrong slack on either route would separate them here)."""
+    from privcal.privacy_loss import _distribution
+
+    ev = SelfComposedEvent(PoissonSampledEvent(0.001, GaussianEvent(0.8)), 1000)
+    lo1, hi1 = from_event(ev).bracket(1e-5)
+    monkeypatch.setattr(_distribution, "_UNTILTED_DELTA", 0.0)  # always tilt
+    lo2, hi2 = from_event(ev).bracket(1e-5)
+    assert max(lo1, lo2) <= min(hi1, hi2)
+    assert hi1 - lo1 <= 1e-3 * hi1 * (1 + 1e-9)

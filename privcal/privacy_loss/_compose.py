@@ -102,11 +102,7 @@ def _log_mgf(p: Pmf, tilts: np.ndarray) -> np.ndarray:
     """log sum_j mass_j e^{t (offset + j)} for each tilt t (in 1/grid units), vectorised over the tilts
     (matrices of the nonzero atoms by blocks of tilts)."""
     tilts = np.asarray(tilts, dtype=float)
-    cached = getattr(p, "_log_atoms", None)  # (grid indices, log masses) of the nonzero atoms
-    if cached is None:
-        nz = np.flatnonzero(p.mass > 0)
-        cached = p._log_atoms = ((nz + p.offset).astype(float), np.log(p.mass[nz]))
-    idx, lm = cached
+    idx, lm = _log_atoms(p)
     if idx.size == 0:
         return np.full(tilts.size, -np.inf)
     out = np.empty(tilts.size)
@@ -143,12 +139,18 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
     A = max(full_lo, int(math.floor(lo)))
     B = min(full_hi, int(math.ceil(hi)))
     B = max(B, A)
-    out = 0.0
-    if B < full_hi:
-        out += float(np.exp(np.min(pos - ts * B)))
-    if A > full_lo:
-        out += float(np.exp(np.min(neg + ts * A)))
-    return A, B, out
+    out_hi = float(np.exp(np.min(pos - ts * B))) if B < full_hi else 0.0
+    out_lo = float(np.exp(np.min(neg + ts * A))) if A > full_lo else 0.0
+    return A, B, out_hi + out_lo
+
+
+def _log_atoms(p: Pmf) -> tuple[np.ndarray, np.ndarray]:
+    """(grid indices, log masses) of the nonzero atoms of ``p`` (cached on it)."""
+    cached = getattr(p, "_log_atoms", None)
+    if cached is None:
+        nz = np.flatnonzero(p.mass > 0)
+        cached = p._log_atoms = ((nz + p.offset).astype(float), np.log(p.mass[nz]))
+    return cached
 
 
 def window_size(factors, tail: float = WINDOW_TAIL) -> int:

@@ -37,6 +37,10 @@ _MIN_STEP_TAIL = 1e-305
 _MAX_COARSEN = 4  # doublings of the grid tried to fit the memory cap (a 16x coarser grid at most)
 
 
+#: a delta target at least this large is first composed without tilt (its round-off bound, ~1e-13, is
+#: small against it, and a tilt fattens the heavy upper tail of a subsampled step, so the window and the
+#: FFT grow up to 40x); the slack check below re-tilts where the bound is not small after all
+_UNTILTED_DELTA = 1e-8
 _CACHE_ENTRIES = 32  # cached PMF lists, compositions and tilts per PLD (the oldest go first)
 
 
@@ -477,12 +481,16 @@ class PLD:
         out = []
         for d, pm in enumerate(self._pmfs(h, upper, tails)):
             tilt = 0.0
-            if delta is not None or epsilon is not None:
+            if (delta is not None and delta < _UNTILTED_DELTA) or epsilon is not None:
                 tilt = self._tilt(pm, h, upper, tails, d, delta, epsilon)
             c = self._composed_one(pm, h, upper, tails, tilt, d)
             if delta is not None and epsilon is None:
                 e0 = _compose.epsilon_for(c, delta)
-                if math.isfinite(e0) and _compose.slack(c, e0) > 1e-6 * delta:
+                # a tilted first try re-tilts above 1e-6 delta; an untilted one (delta >= _UNTILTED_DELTA) only
+                # where its slack exceeds 1e-3 delta (the bracket includes the slack, and its width check
+                # refines the grid if the slack ever decides it)
+                allowed = 1e-3 * delta if tilt == 0.0 else 1e-6 * delta
+                if math.isfinite(e0) and _compose.slack(c, e0) > allowed:
                     tilt2 = self._tilt(pm, h, upper, tails, d, None, e0)
                     if tilt2 != tilt:
                         c2 = self._composed_one(pm, h, upper, tails, tilt2, d)
