@@ -45,13 +45,11 @@ _CACHE_ENTRIES = 32  # cached PMF lists, compositions and tilts per PLD (the old
 
 
 def _nbytes(value) -> int:
-    """Bytes held by the arrays of a cached value (a composition, a list of PMF lists, a number)."""
+    """Bytes of a cached composition's arrays, the entries the memory cap evicts. The single-step PMF
+    lists are not counted: every composition of their grid needs them again (a long history's list can
+    exceed the cap by itself, and evicting it made each of its uses rebuild it)."""
     if isinstance(value, _compose.Composed):
         return value.mass.nbytes + (value.err_atoms.nbytes if value.err_atoms is not None else 0)
-    if isinstance(value, list):
-        return sum(_nbytes(v) for v in value)
-    if isinstance(value, tuple) and value and isinstance(value[0], _build.Pmf):
-        return 6 * value[0].mass.nbytes  # mass, err_atoms, mono, dip, quad (and slack)
     return 0
 
 
