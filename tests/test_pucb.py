@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from privcal.counter import error_bound as counter_error_bound
-from privcal.rl import _cli_pucb
+from privcal.cli import pucb as _cli_pucb
 from privcal.rl.pucb import (
     PUCB,
     SETTINGS,

@@ -1,5 +1,5 @@
 """Training layer of DP Q-learning: MLP (privcal.rl.mlp), Algorithm 1 and baselines
-(privcal.rl.dpq_agent, privcal.rl.baselines), experiments (privcal.rl.experiments_dpq), CLI (_cli_dpq)."""
+(privcal.rl.dpq_agent, privcal.rl.baselines), experiments (privcal.rl.experiments_dpq), CLI (privcal.cli.dpq)."""
 
 import io
 import json
@@ -568,7 +568,7 @@ def test_cli_imports_without_gymnasium_and_matplotlib():
     code = (
         "import sys; sys.modules['gymnasium'] = None; sys.modules['matplotlib'] = None\n"
         "sys.modules['joblib'] = None\n"
-        "import privcal.rl._cli_dpq\n"
+        "import privcal.cli.dpq\n"
         "from privcal.cli import build_parser\n"
         "assert 'train' in build_parser().format_help()\n"
         "import argparse\n"

@@ -1,6 +1,6 @@
 """``privcal train dpq``: DP Q-learning with functional noise (Wang & Hegde 2019, Alg. 1) or a baseline.
 
-The lead's ``privcal/cli.py`` calls :func:`add_parser` on the subparsers of ``privcal train`` and
+``privcal.cli`` (``privcal/cli/__init__.py``) calls :func:`add_parser` on the subparsers of ``privcal train`` and
 ``args._run(args)``; bad input raises ``ValueError`` (printed there as one line, exit code 2).
 Importing this module needs neither gymnasium nor matplotlib (they are imported inside :func:`run`).
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from privcal import _cli_out
-from privcal.rl import _cli_train
+from privcal.cli import out as _cli_out
+from privcal.cli import train as _cli_train
 
 __all__ = ["add_parser", "run"]
 

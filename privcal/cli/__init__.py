@@ -9,11 +9,13 @@ import argparse
 import os
 import sys
 import warnings
+from collections.abc import Sequence
+from typing import Optional
 
-from . import _cli_out
-from .accounting import api
-from .calibrators import render, table
-from .errors import PrivcalError
+from ..accounting import api
+from ..calibrators import render, table
+from ..errors import PrivcalError
+from . import out as _out
 
 __all__ = ["main", "build_parser", "format_table"]
 
@@ -40,11 +42,12 @@ def _float_list(text: str) -> list[float]:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``privcal`` argument parser with every command (usage errors raise instead of exiting)."""
     parser = _Parser(
         prog="privcal",
         description="Privacy accounting and noise calibration for differentially private RL.",
     )
-    from . import __version__
+    from .. import __version__
 
     parser.add_argument("--version", action="version", version=f"privcal {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
@@ -69,19 +72,19 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument("--delta", type=float, default=1e-5, help="target delta (default: %(default)g)")
     d = table.DPQ_DEFAULTS
-    t.add_argument("--samples", type=_cli_out.count, default=d["samples"], help="dpq: T samples (default: %(default)s)")
-    t.add_argument("--batch-size", type=_cli_out.count, default=d["batch_size"], help="dpq: B (default: %(default)s)")
+    t.add_argument("--samples", type=_out.count, default=d["samples"], help="dpq: T samples (default: %(default)s)")
+    t.add_argument("--batch-size", type=_out.count, default=d["batch_size"], help="dpq: B (default: %(default)s)")
     t.add_argument("--lr", type=float, default=d["lr"], help="dpq: learning rate alpha (default: %(default)g)")
     t.add_argument("--k", type=float, default=d["k"], help="dpq: noise bound k of Thm 5 (default: %(default)g)")
     t.add_argument("--lipschitz", type=float, default=d["lipschitz"], help="dpq: L (default: %(default)g)")
-    t.add_argument("--resets", type=_cli_out.count, default=None, help="dpq: J noise resets (default: floor(T/B))")
-    t.add_argument("--actions", type=_cli_out.count, default=2, help="dpq: actions, one noise path each (default: 2)")
-    t.add_argument("--steps", type=_cli_out.count, default=100, help="gaussian: releases (default: %(default)s)")
+    t.add_argument("--resets", type=_out.count, default=None, help="dpq: J noise resets (default: floor(T/B))")
+    t.add_argument("--actions", type=_out.count, default=2, help="dpq: actions, one noise path each (default: 2)")
+    t.add_argument("--steps", type=_out.count, default=100, help="gaussian: releases (default: %(default)s)")
     t.add_argument("--sensitivity", type=float, default=1.0, help="gaussian: L2 sensitivity (default: 1)")
     g = table.GPOPE_DEFAULTS
-    t.add_argument("--trajectories", type=_cli_out.count, default=g["trajectories"], help="gpope: m (default: %(default)s)")
-    t.add_argument("--iterations", type=_cli_out.count, default=g["iterations"], help="gpope: N (default: %(default)s)")
-    _cli_out.add_format(t)
+    t.add_argument("--trajectories", type=_out.count, default=g["trajectories"], help="gpope: m (default: %(default)s)")
+    t.add_argument("--iterations", type=_out.count, default=g["iterations"], help="gpope: N (default: %(default)s)")
+    _out.add_format(t)
     t.add_argument(
         "--wide", action="store_true",
         help="text: add every bound side by side under the lead rows (lines over 100 columns); "
@@ -89,7 +92,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     common = dict(
-        steps=("--steps", dict(type=_cli_out.count, default=None, help="number of composed releases (default: 1; 1e4 accepted)")),
+        steps=("--steps", dict(type=_out.count, default=None, help="number of composed releases (default: 1; 1e4 accepted)")),
         sensitivity=(
             "--sensitivity",
             dict(type=float, default=None, help="L2 / RKHS sensitivity of one release under the neighbouring "
@@ -135,31 +138,23 @@ def build_parser() -> argparse.ArgumentParser:
     for p in (c, e):
         for flag, kw in common.values():
             p.add_argument(flag, **kw)
-        _cli_out.add_pld_options(p)
-        _cli_out.add_format(p)
+        _out.add_pld_options(p)
+        _out.add_format(p)
         p.add_argument(
             "--history", default=None, metavar="FILE",
             help="a history of release groups instead of one setting: JSON (or TOML on Python >= 3.11), a list of "
             "{sigma, sensitivity, steps, sample_rate, sampling, neighbouring} (default: the one setting of the flags)",
         )
 
-    from . import _cli_plot
+    from . import plot as plot_cli
 
-    _cli_plot.add_parser(sub)
+    plot_cli.add_parser(sub)
 
-    try:  # `privcal verify`: module provides add_parser(subparsers) setting _run, like the agents
-        from .verify import _cli as verify_cli
-    except ImportError:
-        pass
-    else:
-        verify_cli.add_parser(sub)
+    from . import frontier as frontier_cli
+    from . import verify as verify_cli
 
-    try:  # `privcal frontier AGENT`: the privacy-utility frontier (privcal.rl.frontier)
-        from .rl import _cli_frontier
-    except ImportError:
-        pass
-    else:
-        _cli_frontier.add_parser(sub)
+    verify_cli.add_parser(sub)  # `privcal verify`: add_parser(subparsers) sets _run, like the agents
+    frontier_cli.add_parser(sub)  # `privcal frontier AGENT`: the privacy-utility frontier (privcal.rl.frontier)
 
     tr = sub.add_parser("train", help="train a private agent", description="Train a private RL agent.")
     agents = tr.add_subparsers(dest="agent", parser_class=_Parser, metavar="AGENT")
@@ -170,11 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_train_agents(agents) -> None:
     """Agents register here; each module provides add_parser(subparsers) and run(args) -> int."""
-    for module_name in ("privcal.rl._cli_dpq", "privcal.rl._cli_gpope", "privcal.rl._cli_pucb"):
-        try:
-            module = __import__(module_name, fromlist=["add_parser"])
-        except ImportError:
-            continue
+    from . import dpq, gpope, pucb
+
+    for module in (dpq, gpope, pucb):
         module.add_parser(agents)
 
 
@@ -187,7 +180,7 @@ format_table = render.format_table
 
 
 def _cmd_table(args) -> int:
-    fmt = _cli_out.chosen(args)
+    fmt = _out.chosen(args)
     if args.wide and fmt != "text":
         raise _UsageError("privcal table: --wide applies to --format text only (markdown, csv and json carry every bound)")
     if args.setting == "dpq":
@@ -251,7 +244,7 @@ def _print_report(report, fmt: str, headline: str) -> int:
         lines.append(f"setting: {report.sampling} subsampling at rate {report.sample_rate:g}, {report.neighbouring} "
                      f"neighbours (sensitivity {report.sensitivity:g} is under that relation)")
     lines += [f"note: {note}" for note in report.notes]
-    _cli_out.emit(fmt, _report_dict(report), "\n".join(lines))
+    _out.emit(fmt, _report_dict(report), "\n".join(lines))
     return 0
 
 
@@ -270,7 +263,7 @@ def _setting(args) -> dict:
 
 
 def _history(args):
-    from .accounting import history
+    from ..accounting import history
 
     return history, history.load_history(args.history)
 
@@ -281,15 +274,15 @@ def _cmd_calibrate(args) -> int:
         if args.scale is not None:
             raise ValueError("--scale applies only with --history")
         r = api.calibrate_report(args.epsilon, args.delta, accountant=args.accountant, **setting,
-                                 **_cli_out.pld_options(args))
-        return _print_report(r, _cli_out.chosen(args), f"sigma = {r.sigma:.10g}, achieved epsilon {r.achieved_epsilon:.6g}")
+                                 **_out.pld_options(args))
+        return _print_report(r, _out.chosen(args), f"sigma = {r.sigma:.10g}, achieved epsilon {r.achieved_epsilon:.6g}")
     history, groups = _history(args)
     r = history.calibrate_history_report(groups, args.epsilon, args.delta, scaled=args.scale,
-                                         accountant=args.accountant, **_cli_out.pld_options(args))
+                                         accountant=args.accountant, **_out.pld_options(args))
     which = "every group's sigma" if args.scale is None else f"group {args.scale}'s sigma"
     lines = [f"scale {which} by {r.factor:.10g}: sigmas = {', '.join(f'{s:.6g}' for s in r.sigmas)}  ({r.accountant})"]
     lines += [f"note: {note}" for note in r.notes]
-    _cli_out.emit(_cli_out.chosen(args),
+    _out.emit(_out.chosen(args),
                   {"scale": r.factor, "sigmas": r.sigmas, "epsilon": args.epsilon, "delta": args.delta,
                    "accountant": r.accountant, "scaled_group": args.scale, "notes": list(r.notes)},
                   "\n".join(lines))
@@ -302,16 +295,16 @@ def _cmd_epsilon(args) -> int:
         if args.sigma is None:
             raise ValueError("privcal epsilon needs --sigma (or --history FILE)")
         r = api.epsilon_report(args.sigma, args.delta, accountant=args.accountant, **setting,
-                               **_cli_out.pld_options(args))
-        return _print_report(r, _cli_out.chosen(args), f"epsilon = {r.epsilon:.10g}")
+                               **_out.pld_options(args))
+        return _print_report(r, _out.chosen(args), f"epsilon = {r.epsilon:.10g}")
     if args.sigma is not None:
         raise ValueError("--sigma cannot be combined with --history (each group in the file sets its own)")
     history, groups = _history(args)
     r = api.epsilon_of_report(history.history_event(groups), args.delta, accountant=args.accountant,
-                              with_bracket=False, **_cli_out.pld_options(args))
+                              with_bracket=False, **_out.pld_options(args))
     lines = [f"epsilon = {r.epsilon:.10g}  ({len(groups)} release groups; {r.accountant}: {r.guarantee})"]
     lines += [f"note: {note}" for note in r.notes]
-    _cli_out.emit(_cli_out.chosen(args),
+    _out.emit(_out.chosen(args),
                   {"epsilon": r.epsilon, "delta": args.delta, "groups": len(groups), "accountant": r.accountant,
                    "notes": list(r.notes)},
                   "\n".join(lines))
@@ -328,9 +321,13 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"privcal: warning: {_one_line(message)}", file=sys.stderr)
 
 
-def main(argv=None) -> int:
+def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the CLI; returns the exit status (0 ok, 1 a verify check could not run, 2 bad input or a
-    refused request, 130 interrupted). Errors and warnings are one line each on stderr."""
+    refused request, 130 interrupted). Errors and warnings are one line each on stderr.
+
+    Args:
+        argv: the arguments after ``privcal`` (default: ``sys.argv[1:]``).
+    """
     with warnings.catch_warnings():
         # only when warnings are shown (not recorded, e.g. by pytest.warns or a caller's catch_warnings)
         if getattr(warnings._showwarnmsg_impl, "__module__", None) == "warnings":

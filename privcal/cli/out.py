@@ -23,6 +23,8 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional, Union
 
+from privcal.records import clean
+
 __all__ = ["FORMATS", "add_format", "add_pld_options", "pld_options", "chosen", "clean", "count", "emit"]
 
 FORMATS = ("text", "json", "csv", "markdown")
@@ -109,26 +111,6 @@ def chosen(args: argparse.Namespace) -> str:
             raise ValueError(f"--json contradicts --format {fmt}")
         return "json"
     return fmt or "text"
-
-
-def clean(value: Any) -> Any:
-    """A JSON-safe copy: non-finite floats become None, numpy scalars and arrays plain numbers and lists,
-    tuples lists, other objects their ``str``.
-
-    Args:
-        value: any nesting of dicts, sequences, numbers and strings.
-    """
-    if isinstance(value, Mapping):
-        return {str(k): clean(v) for k, v in value.items()}
-    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
-        value = value.tolist()
-    if isinstance(value, (list, tuple)):
-        return [clean(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return str(value)
 
 
 def _cell(value: Any) -> str:

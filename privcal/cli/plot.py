@@ -14,7 +14,7 @@ __all__ = ["add_parser", "run"]
 KINDS = ("epsilon-vs-steps", "profile", "sigma-vs-epsilon")
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``plot`` on the CLI's subparsers; sets ``_run``.
 
     Args:
@@ -52,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
     Args:
         args: the parsed command line.
     """
-    from . import _validate as V
-    from . import plot
+    from privcal import _validate as V
+    from privcal import plot
 
     needs_sigma = args.kind in ("epsilon-vs-steps", "profile")
     if needs_sigma and args.sigma is None:

@@ -1,6 +1,6 @@
 """``privcal frontier AGENT``: the privacy-utility frontier of dpq, gpope or pucb (``privcal.rl.frontier``).
 
-The lead's ``privcal/cli.py`` calls :func:`add_parser` on its subparsers and :func:`run` on the parsed
+``privcal.cli`` (``privcal/cli/__init__.py``) calls :func:`add_parser` on its subparsers and :func:`run` on the parsed
 arguments; bad input raises ``ValueError`` (one stderr line, exit code 2 there). Importing this module
 needs neither gymnasium nor matplotlib nor joblib.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from privcal import _cli_out
+from privcal.cli import out as _cli_out
 
 __all__ = ["add_parser", "run"]
 

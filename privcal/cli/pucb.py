@@ -1,6 +1,6 @@
 """``privcal train pucb``: run PUCB (or its non-private baseline) on a seeded tabular MDP.
 
-The lead's ``privcal/cli.py`` calls :func:`add_parser` on the subparsers of ``privcal train`` and
+``privcal.cli`` (``privcal/cli/__init__.py``) calls :func:`add_parser` on the subparsers of ``privcal train`` and
 :func:`run` on the parsed arguments; bad input raises ``ValueError`` (turned into one stderr
 line and exit code 2 there).
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from privcal import _cli_out
-from privcal.rl import _cli_train
+from privcal.cli import out as _cli_out
+from privcal.cli import train as _cli_train
 from privcal.rl._progress import ProgressBar
 
 __all__ = ["add_parser", "run"]

@@ -1,6 +1,6 @@
 """``privcal train gpope``: GPOPE (gradient-perturbed off-policy evaluation) on the chain, Mountain Car or HIV.
 
-The lead's ``privcal/cli.py`` calls :func:`add_parser` on the subparsers of ``privcal train`` and
+``privcal.cli`` (``privcal/cli/__init__.py``) calls :func:`add_parser` on the subparsers of ``privcal train`` and
 :func:`run` on the parsed arguments; bad input raises ``ValueError`` (one stderr line, exit code 2
 there). Importing this module needs neither gymnasium nor matplotlib nor joblib.
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from privcal import _cli_out
-from privcal.rl import _cli_train
+from privcal.cli import out as _cli_out
+from privcal.cli import train as _cli_train
 
 __all__ = ["add_parser", "run", "DEFAULT_EVAL", "BOUND_CHOICES"]
 

@@ -1,6 +1,6 @@
 """``privcal verify``: run the claims registry from the command line.
 
-Hooked into privcal/cli.py by ``verify_cli.add_parser(sub)``; ``run(args)`` prints the report and returns
+Hooked into ``privcal.cli`` by ``verify_cli.add_parser(sub)``; ``run(args)`` prints the report and returns
 the exit code: 0 when every check ran (failing claims are findings), 1 when a check could not run.
 Unknown claim ids raise ``ValueError`` (the main CLI prints one line on stderr and exits 2); unknown
 budgets and formats are argparse usage errors (also exit 2).
@@ -13,7 +13,7 @@ import os
 import sys
 from typing import Any
 
-from privcal import _cli_out
+from privcal.cli import out as _cli_out
 from privcal.verify.registry import BUDGETS, all_claims, get_claim, run_claims
 from privcal.verify.report import FORMATS, exit_code, render
 
