@@ -552,7 +552,7 @@ def test_cli_progress_text_and_baseline():
 
 @pytest.mark.parametrize("argv, message", [
     (["--samples", "640", "--sigma", "0.3", "--resets", "3"], "resets must divide"),
-    (["--samples", "50", "--sigma", "0.3"], "batch_size must be in"),
+    (["--samples", "50", "--sigma", "0.3"], "--batch-size must be in"),
     (["--samples", "640", "--epsilon", "0.9"], "both --epsilon and --delta"),
     (["--samples", "640", "--sigma", "0.3", "--lr", "0"], "lr must be in"),
     (["--samples", "640", "--epsilon", "0.9", "--delta", "1e-4", "--resets", "5"],

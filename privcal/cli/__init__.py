@@ -7,14 +7,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 import warnings
 from collections.abc import Sequence
 from typing import Optional
 
+from .. import rdp
 from ..accounting import api
 from ..calibrators import render, table
-from ..errors import PrivcalError
+from ..errors import PrivcalError, UnsupportedEventError
 from . import out as _out
 
 __all__ = ["main", "build_parser", "format_table"]
@@ -32,13 +34,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         raise _UsageError(f"{self.prog}: {message}")
 
-
-
-def _float_list(text: str) -> list[float]:
-    try:
-        return [float(x) for x in text.replace(" ", "").split(",") if x]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,7 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t.add_argument("--setting", choices=("dpq", "gaussian", "gpope"), default="dpq", help="default: dpq")
     t.add_argument(
-        "--epsilons", type=_float_list, default=None,
+        "--epsilons", type=_out.numbers, default=None,
         help=f"comma-separated targets (default: {','.join(map(str, table.DEFAULT_EPSILONS))}; "
         f"gpope: {','.join(map(str, table.GPOPE_EPSILONS))})",
     )
@@ -125,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     c.add_argument("--epsilon", type=float, required=True, help="target epsilon of the whole history, > 0 (required)")
     c.add_argument("--delta", type=float, required=True, help="target delta of the whole history, in (0, 1) (required)")
-    c.add_argument("--scale", type=int, default=None,
+    c.add_argument("--scale", type=_out.seed, default=None,
                    help="with --history: scale only this group's sigma (0-based; default: every group)")
     e = sub.add_parser(
         "epsilon",
@@ -183,6 +178,9 @@ def _cmd_table(args) -> int:
     fmt = _out.chosen(args)
     if args.wide and fmt != "text":
         raise _UsageError("privcal table: --wide applies to --format text only (markdown, csv and json carry every bound)")
+    for e in args.epsilons or ():
+        if not 0 < e <= table.MAX_EPSILON:
+            raise ValueError(f"--epsilons: each target must be in (0, {table.MAX_EPSILON:g}], got {e:g}")
     if args.setting == "dpq":
         tab = table.dpq_table(
             args.epsilons or table.DEFAULT_EPSILONS, args.delta, samples=args.samples, batch_size=args.batch_size,
@@ -243,7 +241,7 @@ def _print_report(report, fmt: str, headline: str) -> int:
     if report.sampling is not None:
         lines.append(f"setting: {report.sampling} subsampling at rate {report.sample_rate:g}, {report.neighbouring} "
                      f"neighbours (sensitivity {report.sensitivity:g} is under that relation)")
-    lines += [f"note: {note}" for note in report.notes]
+    lines += [f"note: {_user_words(note)}" for note in report.notes]
     _out.emit(fmt, _report_dict(report), "\n".join(lines))
     return 0
 
@@ -265,7 +263,37 @@ def _setting(args) -> dict:
 def _history(args):
     from ..accounting import history
 
-    return history, history.load_history(args.history)
+    groups = history.load_history(args.history)
+    if getattr(args, "scale", None) is not None and args.scale >= len(groups):
+        raise ValueError(f"--scale must be a group index in [0, {len(groups) - 1}] ({args.history} has "
+                         f"{len(groups)} release group{'s' if len(groups) > 1 else ''}), got {args.scale}")
+    event = history.history_event(groups)
+    try:
+        api.resolve_accountants(args.accountant, event, "this history")
+    except UnsupportedEventError:
+        able = api.resolve_accountants("best", event, "this history") if args.accountant != "best" else []
+        raise ValueError(f"--accountant {args.accountant} cannot price {args.history} (a group it does not support, "
+                         f"e.g. subsampled releases); valid accountants that can: best, {', '.join(able)}") from None
+    for g in groups:
+        _check_pld_range(args.accountant, g.sigma, g.releases.sensitivity, "a group's sigma")
+    return history, groups
+
+
+#: The largest sensitivity / sigma the PLD accountant is asked to price from the command line: its grid would
+#: need more than ~1e20 cells beyond it (the memory cap refuses far earlier), and its numerics leave float64.
+_PLD_MAX_RATIO = 1e10
+
+
+def _check_pld_range(accountant: str, sigma: float, sensitivity: float, what: str = "--sigma") -> None:
+    """Refuse, before any work, a sigma the PLD accountant cannot price (only when it alone is asked for:
+    'best' moves on to another valid accountant)."""
+    if accountant != "pld" or not (sigma > 0 and sensitivity > 0):
+        return
+    ratio = sensitivity / sigma
+    if ratio > _PLD_MAX_RATIO:
+        raise ValueError(
+            f"{what} {sigma:g} is too small for --accountant pld: sensitivity / sigma = {ratio:.3g} must be at most "
+            f"{_PLD_MAX_RATIO:g}; --accountant best prices it (exact without subsampling, else rdp)")
 
 
 def _cmd_calibrate(args) -> int:
@@ -273,15 +301,15 @@ def _cmd_calibrate(args) -> int:
     if args.history is None:
         if args.scale is not None:
             raise ValueError("--scale applies only with --history")
-        r = api.calibrate_report(args.epsilon, args.delta, accountant=args.accountant, **setting,
-                                 **_out.pld_options(args))
+        r = _answered(lambda: api.calibrate_report(args.epsilon, args.delta, accountant=args.accountant, **setting,
+                                                   **_out.pld_options(args)))
         return _print_report(r, _out.chosen(args), f"sigma = {r.sigma:.10g}, achieved epsilon {r.achieved_epsilon:.6g}")
     history, groups = _history(args)
-    r = history.calibrate_history_report(groups, args.epsilon, args.delta, scaled=args.scale,
-                                         accountant=args.accountant, **_out.pld_options(args))
+    r = _answered(lambda: history.calibrate_history_report(groups, args.epsilon, args.delta, scaled=args.scale,
+                                                           accountant=args.accountant, **_out.pld_options(args)))
     which = "every group's sigma" if args.scale is None else f"group {args.scale}'s sigma"
     lines = [f"scale {which} by {r.factor:.10g}: sigmas = {', '.join(f'{s:.6g}' for s in r.sigmas)}  ({r.accountant})"]
-    lines += [f"note: {note}" for note in r.notes]
+    lines += [f"note: {_user_words(note)}" for note in r.notes]
     _out.emit(_out.chosen(args),
                   {"scale": r.factor, "sigmas": r.sigmas, "epsilon": args.epsilon, "delta": args.delta,
                    "accountant": r.accountant, "scaled_group": args.scale, "notes": list(r.notes)},
@@ -294,16 +322,18 @@ def _cmd_epsilon(args) -> int:
     if args.history is None:
         if args.sigma is None:
             raise ValueError("privcal epsilon needs --sigma (or --history FILE)")
-        r = api.epsilon_report(args.sigma, args.delta, accountant=args.accountant, **setting,
-                               **_out.pld_options(args))
+        _check_pld_range(args.accountant, args.sigma, setting["sensitivity"])
+        r = _answered(lambda: api.epsilon_report(args.sigma, args.delta, accountant=args.accountant, **setting,
+                                                 **_out.pld_options(args)))
         return _print_report(r, _out.chosen(args), f"epsilon = {r.epsilon:.10g}")
     if args.sigma is not None:
         raise ValueError("--sigma cannot be combined with --history (each group in the file sets its own)")
     history, groups = _history(args)
-    r = api.epsilon_of_report(history.history_event(groups), args.delta, accountant=args.accountant,
-                              with_bracket=False, **_out.pld_options(args))
-    lines = [f"epsilon = {r.epsilon:.10g}  ({len(groups)} release groups; {r.accountant}: {r.guarantee})"]
-    lines += [f"note: {note}" for note in r.notes]
+    r = _answered(lambda: api.epsilon_of_report(history.history_event(groups), args.delta, accountant=args.accountant,
+                                                with_bracket=False, **_out.pld_options(args)))
+    n = len(groups)
+    lines = [f"epsilon = {r.epsilon:.10g}  ({n} release group{'s' if n > 1 else ''}; {r.accountant}: {r.guarantee})"]
+    lines += [f"note: {_user_words(note)}" for note in r.notes]
     _out.emit(_out.chosen(args),
                   {"epsilon": r.epsilon, "delta": args.delta, "groups": len(groups), "accountant": r.accountant,
                    "notes": list(r.notes)},
@@ -311,14 +341,66 @@ def _cmd_epsilon(args) -> int:
     return 0
 
 
-def _one_line(text: object) -> str:
-    """``text`` on one line (messages of numpy/scipy warnings and OS errors may span several)."""
-    return " ".join(str(text).split())
+#: The library's words for what the command line calls by a flag (advice must name a flag that exists).
+_FLAG_WORDS = (
+    (re.compile(r"relax accuracy \(now ([^)]*)\) or value_discretization, or raise memory_limit"),
+     r"relax --pld-accuracy (now \1) or raise --memory-limit (in MiB)"),
+    (re.compile(r"memory_limit = (\S+) MB"), r"--memory-limit \1 (MiB)"),
+    (re.compile(r"\b(neighbouring|sampling)='(\w+)'"), lambda m: f"--{m[1]} {m[2]}"),
+    (re.compile(r"\b\d{13,}\b"), lambda m: f"{float(m[0]):.3g}"),  # a count of grid cells, say
+)
+
+
+#: Arguments of the library whose flag has the same name (``batch_size`` is ``--batch-size``): an error that
+#: starts with one of them ("epsilon must be in (0, 1e+06], got 1e+300") names the flag instead.
+_SAME_AS_FLAG = ("epsilon", "delta", "sigma", "sensitivity", "steps", "sample_rate", "samples", "batch_size", "lr",
+                 "lipschitz", "resets", "actions", "update_clip", "gamma", "trajectories", "iterations",
+                 "episodes", "states", "horizon", "clip", "step_size", "failure_probability", "accuracy")
+_FIRST_WORD = re.compile(rf"^({'|'.join(_SAME_AS_FLAG)}) (must|needs)\b")
+
+
+def _error_words(text: object) -> str:
+    """An error message in the command line's words (:func:`_user_words`, its first word a flag)."""
+    out = _user_words(text)
+    return _FIRST_WORD.sub(lambda m: f"--{m[1].replace('_', '-')} {m[2]}", out)
+
+
+def _user_words(text: object) -> str:
+    """``text`` on one line (messages of numpy/scipy warnings and OS errors may span several), the
+    library's argument names replaced by the flags that set them."""
+    out = " ".join(str(text).split())
+    for pattern, repl in _FLAG_WORDS:
+        out = pattern.sub(repl, out)
+    return out
+
+
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """warnings.showwarning for the CLI: one ``privcal: warning: ...`` line on stderr."""
-    print(f"privcal: warning: {_one_line(message)}", file=sys.stderr)
+    print(f"privcal: warning: {_user_words(message)}", file=sys.stderr)
+
+
+def _answered(call):
+    """``call()``, showing only the warnings of the accountant that answered: RDP's "optimal order at the
+    edge of its grid" only when RDP gave the answer (it is then a valid but possibly loose bound, and the
+    advice names the flag that prices the setting otherwise); other warnings pass through, once each."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = call()
+    seen = set()
+    for w in caught:
+        key = (w.category, str(w.message))
+        if key in seen:
+            continue
+        seen.add(key)
+        if issubclass(w.category, rdp.GridEdgeWarning):
+            if getattr(result, "accountant", None) == "rdp":
+                warnings.warn("rdp answered with its optimal order at the edge of its order grid: a valid upper "
+                              "bound that may be loose (--accountant pld gives a certified bracket)", UserWarning)
+            continue
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return result
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -332,6 +414,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         # only when warnings are shown (not recorded, e.g. by pytest.warns or a caller's catch_warnings)
         if getattr(warnings._showwarnmsg_impl, "__module__", None) == "warnings":
             warnings.simplefilter("default")
+            # a file left open by an import that Ctrl-C cut short is no news to a user of the command
+            warnings.filterwarnings("ignore", category=ResourceWarning)
+            # numpy's floating-point messages ("overflow encountered in exp") are internals: a result is
+            # certified or refused whatever they say
+            warnings.filterwarnings("ignore", category=RuntimeWarning)
+            # RDP's grid-edge advice concerns RDP only: shown by _answered when RDP gave the answer
+            warnings.filterwarnings("ignore", category=rdp.GridEdgeWarning)
             warnings.showwarning = _show_warning
         try:
             return _main(argv)
@@ -369,14 +458,14 @@ def _main(argv) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except _UsageError as exc:
-        print(_one_line(exc), file=sys.stderr)
+        print(_user_words(exc), file=sys.stderr)
         return 2
     except (ValueError, PrivcalError) as exc:
-        print(f"privcal: error: {_one_line(exc)}", file=sys.stderr)
+        print(f"privcal: error: {_error_words(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:  # file errors: the path and the reason, one line
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        print(f"privcal: error: {where}{_one_line(exc.strerror or exc)}", file=sys.stderr)
+        print(f"privcal: error: {where}{_user_words(exc.strerror or exc)}", file=sys.stderr)
         return 2
     except MemoryError:
         print("privcal: error: not enough memory for this request (reduce its size)", file=sys.stderr)

@@ -54,14 +54,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="algorithm1, valid variant: certified bound on how far one update may move Q(s, a) over the "
                         "states [0, 1], in units of Q (= reward); a larger step is scaled back (default "
                         "privcal.calibrators.dpq.DEFAULT_UPDATE_CLIP = 0.01)")
-    p.add_argument("--resets", type=int, default=None,
+    p.add_argument("--resets", type=_cli_out.count, default=None,
                    help="J, times the noise paths are redrawn; must divide floor(T/B) (default floor(T/B), App. E.3)")
     p.add_argument("--variant", choices=("valid", "paper", "corrected"), default="valid",
                    help="calibration: valid (default: the corrected analysis) or paper (the paper's formulas, "
                         "no valid guarantee); corrected is the former name of valid")
     p.add_argument("--method", choices=tuple(_METHODS), default="dpq",
                    help="dpq (Algorithm 1, default) or a baseline of App. E.2")
-    p.add_argument("--batch-size", type=int, default=None,
+    p.add_argument("--batch-size", type=_cli_out.count, default=None,
                    help="B, samples per update (default 64, App. E.3; replay: 128, the authors' code)")
     p.add_argument("--lr", type=float, default=None,
                    help="learning rate alpha (default App. E.3's 3e-4, with which 78 SGD updates learn nothing; "
@@ -82,7 +82,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="algorithm1: Lipschitz constant L enforced on Q(., a), per unit of state (default 4)")
     p.add_argument("--gamma", type=float, default=None,
                    help="discount factor, in [0, 1) (default 0.5; replay: 0.999, the authors' code)")
-    p.add_argument("--seed", type=int, default=0, help="seed of everything (default 0)")
+    p.add_argument("--seed", type=_cli_out.seed, default=0, help="seed of everything (default 0)")
     _cli_train.add_output_flags(p)
     p.set_defaults(_run=run)
     return p
@@ -197,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
 
     from privcal import _validate as V
     from privcal.rl import dpq_agent
-    from privcal.rl._progress import ProgressBar
+    from privcal.cli.progress import ProgressBar
     fmt = _cli_train.check_output_flags(args)
     if args.loop == "replay":
         return _run_replay(args, fmt)
@@ -276,7 +276,7 @@ def _run_replay(args: argparse.Namespace, fmt: str) -> int:
 
     from privcal import _validate as V
     from privcal.rl import dpq_replay
-    from privcal.rl._progress import ProgressBar
+    from privcal.cli.progress import ProgressBar
 
     wrong = [f for f, v in (("--samples", args.samples), ("--resets", args.resets), ("--lipschitz", args.lipschitz),
                             ("--update-clip", args.update_clip)) if v is not None]

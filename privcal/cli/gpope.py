@@ -58,13 +58,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="clip h, the largest L2 norm of one trajectory's gradient (default per domain)")
     p.add_argument("--off-policy", action="store_true",
                    help="mountain-car: evaluate the uniform policy from the learned policy's data")
-    p.add_argument("--eval-trajectories", type=int, default=None,
+    p.add_argument("--eval-trajectories", type=_cli_out.count, default=None,
                    help="size of the independent sample that estimates the MSPBE, in trajectories (default per "
                         "domain: chain 20000, mountain-car 1000, hiv 200)")
-    p.add_argument("--q-episodes", type=int, default=None,
+    p.add_argument("--q-episodes", type=_cli_out.count, default=None,
                    help="Q-learning episodes that learn the behaviour policy (default mountain-car 200, hiv 64)")
-    p.add_argument("--horizon", type=int, default=None, help="hiv: decisions per episode (default 50)")
-    p.add_argument("--seed", type=int, default=0, help="seed of data, behaviour policy and noise (default 0)")
+    p.add_argument("--horizon", type=_cli_out.count, default=None, help="hiv: decisions per episode (default 50)")
+    p.add_argument("--seed", type=_cli_out.seed, default=0, help="seed of data, behaviour policy and noise (default 0)")
     _cli_train.add_output_flags(p)
     p.set_defaults(_run=run)  # privcal.cli dispatches ``privcal train AGENT`` to args._run(args)
     return p
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
 
     from privcal import _validate as V
     from privcal._rng import as_generator
-    from privcal.rl._progress import ProgressBar
+    from privcal.cli.progress import ProgressBar
     from privcal.rl.experiments_gpope import CLIP, DEFAULT_STEP
     from privcal.calibrators.gpope import calibrate_report
     from privcal.rl.gpope_agent import gpope

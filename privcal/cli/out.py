@@ -25,29 +25,97 @@ from typing import Any, Optional, Union
 
 from privcal.records import clean
 
-__all__ = ["FORMATS", "add_format", "add_pld_options", "pld_options", "chosen", "clean", "count", "emit"]
+__all__ = ["FORMATS", "add_format", "add_pld_options", "pld_options", "chosen", "clean", "count", "seed", "numbers", "counts",
+           "seeds", "emit"]
 
 FORMATS = ("text", "json", "csv", "markdown")
 
 _NULL_NOTE = "json writes null for an infinite value, csv writes inf"
 
 
+def _whole(text: str, low: int) -> int:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (value.is_integer() and value >= low):
+        raise argparse.ArgumentTypeError(f"must be a whole number >= {low} (1e4 notation accepted), got {text!r}")
+    return int(value)
+
+
 def count(text: str) -> int:
-    """argparse type of a count: an integer, or float notation with an integral value ("1e4").
+    """argparse type of a count, the one rule of every count flag: a whole number >= 1, in integer or
+    float notation with an integral value ("1e4").
 
     Args:
         text: the flag's text.
 
     Raises:
-        argparse.ArgumentTypeError: not a whole number.
+        argparse.ArgumentTypeError: not a whole number >= 1 (argparse names the flag).
     """
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not value.is_integer():
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
-    return int(value)
+    return _whole(text, 1)
+
+
+def seed(text: str) -> int:
+    """argparse type of a seed or an index: a whole number >= 0 (float notation with an integral value
+    accepted, as for :func:`count`).
+
+    Args:
+        text: the flag's text.
+
+    Raises:
+        argparse.ArgumentTypeError: not a whole number >= 0 (argparse names the flag).
+    """
+    return _whole(text, 0)
+
+
+def _items(text: str) -> list[str]:
+    items = [x for x in text.replace(" ", "").split(",") if x]
+    if not items:
+        raise argparse.ArgumentTypeError(f"expected one or more comma-separated values, got {text!r}")
+    return items
+
+
+def numbers(text: str) -> list[float]:
+    """argparse type of a comma-separated list of numbers (at least one; each range is the command's).
+
+    Args:
+        text: the flag's text, e.g. ``"0.5,1,2"``.
+
+    Raises:
+        argparse.ArgumentTypeError: empty, or an item that is not a number.
+    """
+    out = []
+    for x in _items(text):
+        try:
+            out.append(float(x))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {x!r} in {text!r}") from None
+    return out
+
+
+def counts(text: str) -> list[int]:
+    """argparse type of a comma-separated list of counts (at least one; each as :func:`count`).
+
+    Args:
+        text: the flag's text, e.g. ``"1e3,1e4"``.
+
+    Raises:
+        argparse.ArgumentTypeError: empty, or an item that is not a whole number >= 1.
+    """
+    return [count(x) for x in _items(text)]
+
+
+def seeds(text: str) -> list[int]:
+    """argparse type of a comma-separated list of seeds (at least one; each as :func:`seed`).
+
+    Args:
+        text: the flag's text, e.g. ``"0,1,2"``.
+
+    Raises:
+        argparse.ArgumentTypeError: empty, or an item that is not a whole number >= 0.
+    """
+    return [seed(x) for x in _items(text)]
 
 
 def add_pld_options(parser: argparse.ArgumentParser) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 
+from privcal.cli.out import count
+
 __all__ = ["add_parser", "run"]
 
 KINDS = ("epsilon-vs-steps", "profile", "sigma-vs-epsilon")
@@ -34,7 +36,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--sigma", type=float, default=None,
                    help="noise standard deviation, absolute (epsilon-vs-steps, profile; required there)")
     p.add_argument("--delta", type=float, default=1e-5, help="delta (epsilon-vs-steps, sigma-vs-epsilon; default 1e-5)")
-    p.add_argument("--steps", type=float, default=None,
+    p.add_argument("--steps", type=count, default=None,
                    help="number of releases (epsilon-vs-steps: the largest drawn; default 1000, else 1); 1e4 accepted")
     p.add_argument("--sensitivity", type=float, default=1.0, help="L2 sensitivity of one release (default 1)")
     p.add_argument("--sample-rate", type=float, default=None, help="each release on a subsample at this rate, in (0, 1] (default: no subsampling)")

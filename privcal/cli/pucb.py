@@ -12,7 +12,7 @@ import time
 
 from privcal.cli import out as _cli_out
 from privcal.cli import train as _cli_train
-from privcal.rl._progress import ProgressBar
+from privcal.cli.progress import ProgressBar
 
 __all__ = ["add_parser", "run"]
 
@@ -37,9 +37,9 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
                     "counters) or its non-private UBEV-style baseline on a seeded tabular episodic MDP and "
                     "report the exact regret per episode. Privacy unit: one user = one episode's "
                     "trajectory, replaced (VBKW Def. 3).")
-    p.add_argument("--states", type=int, default=10, help="number of states S, an int >= 1 (default 10)")
-    p.add_argument("--actions", type=int, default=3, help="number of actions A, an int >= 1 (default 3)")
-    p.add_argument("--horizon", type=int, default=10, help="episode length H, steps per episode (default 10)")
+    p.add_argument("--states", type=_cli_out.count, default=10, help="number of states S, an int >= 1 (default 10)")
+    p.add_argument("--actions", type=_cli_out.count, default=3, help="number of actions A, an int >= 1 (default 3)")
+    p.add_argument("--horizon", type=_cli_out.count, default=10, help="episode length H, steps per episode (default 10)")
     p.add_argument("--episodes", type=_cli_out.count, default=1000,
                    help="number of episodes T, an int >= 1 (default 1000; 1e4 accepted)")
     p.add_argument("--epsilon", type=float, default=None,
@@ -59,7 +59,7 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     p.add_argument("--beta", type=float, default=None, help=argparse.SUPPRESS)  # former name (deprecated)
     p.add_argument("--mdp", choices=("random", "riverswim"), default="random",
                    help="MDP family (default random; riverswim needs --actions 2)")
-    p.add_argument("--mdp-seed", type=int, default=0, help="seed of the random MDP (default 0)")
+    p.add_argument("--mdp-seed", type=_cli_out.seed, default=0, help="seed of the random MDP (default 0)")
     p.add_argument("--error-bound", choices=("valid", "paper", "union"), default="valid",
                    help="counter error bound E: valid (default: union bound over the counters' exact Laplace-"
                         "sum tails) or paper (E_epsilon of Alg. 3, which privcal verify shows failing); union "
@@ -72,7 +72,7 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     p.add_argument("--accuracy", type=float, default=None,
                    help="count episodes with regret > accuracy, in reward units per episode "
                         "(default: 10%% of the optimal return)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the agent and the episodes (default 0)")
+    p.add_argument("--seed", type=_cli_out.seed, default=0, help="seed of the agent and the episodes (default 0)")
     _cli_train.add_output_flags(p)
     p.set_defaults(_run=run)  # privcal.cli dispatches ``privcal train AGENT`` to args._run(args)
     return p

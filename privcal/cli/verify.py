@@ -20,16 +20,6 @@ from privcal.verify.report import FORMATS, exit_code, render
 __all__ = ["add_parser", "run"]
 
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"seed must be a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"seed must be a non-negative integer, got {text!r}")
-    return value
-
-
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Create the ``verify`` subcommand on the top-level subparsers object.
 
@@ -56,7 +46,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--claim", action="append", default=[], metavar="ID",
                    help="run only this claim (repeatable; see --list; default: every claim)")
     _cli_out.add_format(p, FORMATS)
-    p.add_argument("--seed", type=_seed, default=0, help="seed of every random search and sample (default: 0)")
+    p.add_argument("--seed", type=_cli_out.seed, default=0, help="seed of every random search and sample (default: 0)")
     p.add_argument("--write", metavar="PATH", help="write the report to PATH (default: standard output)")
     p.add_argument("--list", action="store_true", help="list the claim ids and exit")
     p.set_defaults(_run=run)
@@ -67,7 +57,7 @@ class _Progress:
     """Claims done so far, on one stderr line (``verify [####....] 12/47 wh-thm5 ...``)."""
 
     def __init__(self, total: int):
-        from privcal.rl._progress import ProgressBar
+        from privcal.cli.progress import ProgressBar
 
         self.bar = ProgressBar(total, label="verify", min_interval=0.0)
         self.done = 0

@@ -1,0 +1,88 @@
+"""A dependency-free progress bar for long runs of the command line (stderr; silent when the caller passes
+None).
+
+On a terminal it is one line redrawn in place (a carriage return, at most every ``min_interval`` seconds).
+Anywhere else (a pipe, a log file, a test's capture) carriage returns would garble the text, so it writes
+whole lines instead, at most one every :data:`LOG_INTERVAL` seconds, plus one when the work completes.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Optional, TextIO
+
+__all__ = ["ProgressBar", "LOG_INTERVAL", "on_terminal"]
+
+#: Seconds between two progress lines when the stream is not a terminal.
+LOG_INTERVAL = 10.0
+
+
+def on_terminal(stream: TextIO) -> bool:
+    """Whether ``stream`` is a terminal (a stream without ``isatty`` is not).
+
+    Args:
+        stream: a text stream.
+    """
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty()) if isatty is not None else False
+    except ValueError:  # a closed stream
+        return False
+
+
+class ProgressBar:
+    """A progress bar on a stream (stderr by default): redrawn in place on a terminal, whole lines elsewhere.
+
+    Call it as ``bar(done, total=None)``; :meth:`close` ends the line.
+
+    Args:
+        total: the amount of work (at least 1 is used).
+        stream: where to draw; default None (``sys.stderr``).
+        width: characters of the bar; default 30.
+        label: text before the bar; default "pucb".
+        min_interval: seconds between redraws on a terminal (the last one is always drawn); default 0.1.
+    """
+
+    def __init__(self, total: int, stream: Optional[TextIO] = None, width: int = 30, label: str = "pucb",
+                 min_interval: float = 0.1):
+        self.total = max(int(total), 1)
+        self.stream = sys.stderr if stream is None else stream
+        self.width = width
+        self.label = label
+        self.tty = on_terminal(self.stream)
+        self.min_interval = min_interval if self.tty else max(min_interval, LOG_INTERVAL)
+        self._start = time.perf_counter()
+        self._last = time.perf_counter() if not self.tty else -float("inf")  # no line at the very start of a log
+        self._open = False  # a terminal line drawn and not yet ended
+        self._completed = False
+
+    def __call__(self, done: int, total: int | None = None) -> None:
+        if total is not None:
+            self.total = max(int(total), 1)
+        now = time.perf_counter()
+        complete = done >= self.total
+        if not complete and now - self._last < self.min_interval:
+            return
+        if complete and self._completed and not self.tty:
+            return  # one completion line in a log
+        self._last = now
+        self._completed = complete
+        frac = min(max(done / self.total, 0.0), 1.0)
+        filled = int(round(frac * self.width))
+        elapsed = now - self._start
+        eta = f"{elapsed * (1 - frac) / frac:5.1f}s" if frac > 0 else "    ?"
+        line = f"{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {done}/{self.total} {elapsed:5.1f}s eta {eta}"
+        if self.tty:
+            self.stream.write("\r" + line)
+            self._open = True
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the line (on a terminal, when one was drawn)."""
+        if self._open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._open = False
