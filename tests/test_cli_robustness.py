@@ -342,3 +342,75 @@ def test_numpy_messages_never_reach_the_user():
     out, err = _run(["calibrate", "--epsilon", "1e5", "--delta", "1e-5", "--accountant", "pld"]).communicate(
         timeout=_TIMEOUT)
     assert out.startswith("sigma = ") and err == "", err
+
+
+# --- issue 20, items 4 and 5: every ignored flag is refused; one parsing rule; usage on stderr -------------
+
+_IGNORED = [  # argv, the flag named in the one-line refusal
+    (["train", "dpq", "--variant", "paper", "--update-clip", "0.1", "--epsilon", "1", "--delta", "1e-4"],
+     "--update-clip applies only to --variant valid"),
+    (["train", "dpq", "--method", "non-private", "--variant", "paper"], "takes no --variant"),
+    (["train", "dpq", "--method", "dp-sgd", "--variant", "paper", "--sigma", "1"], "--variant paper chooses"),
+    (["train", "pucb", "--non-private", "--error-bound", "paper"], "--error-bound and --budget-split"),
+    (["train", "pucb", "--non-private", "--budget-split", "paper"], "--error-bound and --budget-split"),
+    (["train", "gpope", "--non-private", "--bound", "paper"], "--delta and --bound"),
+    (["train", "gpope", "--non-private", "--delta", "1e-5"], "--delta and --bound"),
+    (["table", "--epsilons", ""], "argument --epsilons: expected one or more comma-separated values"),
+    (["table", "--epsilons", ","], "argument --epsilons: expected one or more comma-separated values"),
+    (["epsilon", "--history", "{sampling}", "--delta", "1e-5"], "release[0] sets sampling but no sample_rate"),
+    (["epsilon", "--history", "{neighbouring}", "--delta", "1e-5"], "release[0] sets neighbouring but no"),
+    (["epsilon", "--sigma", "1", "--delta", "1e-5", "--accountant", "rdp", "--memory-limit", "5"],
+     "--memory-limit applies only to --accountant pld and best"),
+    (["calibrate", "--epsilon", "1", "--delta", "1e-5", "--accountant", "exact", "--pld-accuracy", "0.1"],
+     "--pld-accuracy applies only to --accountant pld and best"),
+    (["plot", "profile", "--sigma", "3", "--delta", "1e-5", "--out", "x.png"], "--delta is not used by privcal plot"),
+    (["verify", "--list", "--seed", "3"], "--list takes no"),
+    (["verify", "--list", "--json"], "--list takes no"),
+]
+
+
+@pytest.mark.parametrize("argv, says", _IGNORED, ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+def test_every_ignored_flag_is_refused(argv, says, tmp_path, capsys):
+    files = {}
+    for key in ("sampling", "neighbouring"):
+        path = tmp_path / f"{key}.json"
+        path.write_text(f'[{{"sigma": 1.0, "steps": 10, "{key}": "{"poisson" if key == "sampling" else "add_remove"}"}}]')
+        files[key] = str(path)
+    code = cli.main([a.format(**files) for a in argv])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert says in err, err
+
+
+@pytest.mark.parametrize("flag", [["table", "--batch-size", "1e9"], ["train", "pucb", "--states", "1e6"],
+                                  ["table", "--samples", "1e4"], ["train", "gpope", "--eval-trajectories", "2e3"],
+                                  ["train", "dpq", "--resets", "1e1"], ["verify", "--seed", "1e3"],
+                                  ["frontier", "dpq", "--seeds", "0,1e1"], ["plot", "profile", "--steps", "1e2"]])
+def test_counts_accept_float_notation_everywhere(flag):
+    # 1e6 is a count wherever an integer count is (it was refused by --batch-size and --states)
+    args = cli.build_parser().parse_args([*flag, *(["--out", "x.png"] if flag[0] == "plot" else [])])
+    value = getattr(args, flag[-2].lstrip("-").replace("-", "_"))
+    assert value == [0, 10] if flag[-2] == "--seeds" else value == int(float(flag[-1]))
+
+
+@pytest.mark.parametrize("argv", [["table", "--batch-size", "2.5"], ["train", "pucb", "--states", "0"],
+                                  ["train", "gpope", "--q-episodes", "1.5"], ["calibrate", "--epsilon", "1",
+                                  "--delta", "1e-5", "--steps", "-3"], ["frontier", "dpq", "--amounts", "0"],
+                                  ["train", "dpq", "--seed", "0.5"]])
+def test_non_integer_counts_are_refused_with_the_one_message_of_their_rule(argv, capsys):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    low = "0" if "seed" in argv[-2] else "1"
+    assert f": must be a whole number >= {low} (1e4 notation accepted), got '{argv[-1]}'" in err, err
+
+
+@pytest.mark.parametrize("argv", [["train", "dpq", "--sigma", "1", "--gamma", g] for g in ("1", "2", "-0.5", "nan")])
+def test_gamma_range_is_said_one_way(argv, capsys):
+    assert cli.main(argv) == 2
+    assert f"--gamma must be in [0, 1), got" in capsys.readouterr().err
+
+
+def test_no_command_prints_usage_on_stderr_and_exits_2(capsys):
+    assert cli.main([]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("usage: privcal")

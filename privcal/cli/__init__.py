@@ -435,8 +435,8 @@ def _main(argv) -> int:
         args = parser.parse_args(argv)
         if os.environ.get("PRIVCAL_READY") == "1":  # a readiness line for tests that interrupt a run
             print("privcal: ready", file=sys.stderr, flush=True)
-        if args.command is None:
-            parser.print_help()
+        if args.command is None:  # usage is an error's company: stderr, exit 2
+            parser.print_help(sys.stderr)
             return 2
         if args.command == "table":
             _check_table_flags(args, parser.parse_args(["table"]))

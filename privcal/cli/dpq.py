@@ -116,9 +116,16 @@ def _train(args, hp, progress):
         raise ValueError("give either --sigma or the target --epsilon/--delta, not both")
     if method == "non_private" and (targeted or args.sigma is not None):
         raise ValueError("--method non-private takes no --sigma, --epsilon or --delta")
+    if args.variant != "valid" and method != "dpq" and not targeted:  # ignored flags are refused
+        raise ValueError(f"--variant {args.variant} chooses a calibration: --method {args.method} takes it only "
+                         "with --epsilon/--delta" if method != "non_private" else
+                         "--method non-private takes no --variant (there is no calibration)")
     if method == "dpq":
         if args.sigma is None and not targeted:
             raise ValueError("give --sigma or both --epsilon and --delta")
+        if args.variant == "paper" and args.update_clip is not None:
+            raise ValueError("--update-clip applies only to --variant valid (the paper variant runs plain SGD "
+                             "steps, with no clip)")
         return dpq_agent.train_dpq(epsilon=args.epsilon, delta=args.delta, sigma=args.sigma, beta=args.beta,
                                    resets=args.resets, variant=args.variant, hp=hp, seed=args.seed,
                                    progress=progress)

@@ -41,7 +41,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="data size m, trajectories in the private data set (default 1000; 1e4 accepted)")
     p.add_argument("--epsilon", type=float, default=None,
                    help="target epsilon of the whole run, > 0 (required unless --non-private)")
-    p.add_argument("--delta", type=float, default=1e-5, help="target delta of the whole run, in (0, 1) (default 1e-5)")
+    p.add_argument("--delta", type=float, default=None, help="target delta of the whole run, in (0, 1) (default 1e-5)")
     p.add_argument("--bound", default="valid", choices=BOUND_CHOICES,
                    help="accounting for sigma: valid (default: the tightest valid bound, PLD or RDP, whichever "
                         "certifies the smaller sigma), paper (the paper's Theorem 1 as printed, no valid guarantee), "
@@ -123,6 +123,10 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--epsilon must not be given together with --non-private")
     if not args.non_private and args.epsilon is None:
         raise ValueError("--epsilon is required (or pass --non-private)")
+    if args.non_private and (args.delta is not None or args.bound != "valid"):
+        raise ValueError("--delta and --bound must not be given together with --non-private (GTD2 adds no noise)")
+    if args.delta is None:
+        args.delta = 1e-5
     if args.off_policy and args.domain != "mountain-car":
         raise ValueError("--off-policy applies to --domain mountain-car (chain is on-policy, hiv "
                          "is always off-policy)")

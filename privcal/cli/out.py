@@ -139,6 +139,11 @@ def pld_options(args: argparse.Namespace) -> dict:
         args: the parsed command line.
     """
     out = {}
+    given = [f for f, d in (("--pld-accuracy", "pld_accuracy"), ("--memory-limit", "memory_limit"))
+             if getattr(args, d, None) is not None]
+    if given and getattr(args, "accountant", "best") not in ("best", "pld"):
+        raise ValueError(f"{' and '.join(given)} appl{'ies' if len(given) == 1 else 'y'} only to --accountant pld "
+                         f"and best (the PLD's grid), not --accountant {args.accountant}")
     accuracy = getattr(args, "pld_accuracy", None)
     if accuracy is not None:
         if not 0 < accuracy < 1:

@@ -105,6 +105,9 @@ def run(args: argparse.Namespace) -> int:
     if args.non_private and (args.counter_noise is not None or args.delta is not None):
         raise ValueError("--counter-noise and --delta must not be given together with --non-private "
                          "(the baseline has exact counters)")
+    if args.non_private and (args.error_bound != "valid" or args.budget_split != "valid"):
+        raise ValueError("--error-bound and --budget-split must not be given together with --non-private "
+                         "(the baseline has exact counters: no error bound, no privacy budget)")
     counter_noise = "laplace" if args.counter_noise is None else args.counter_noise
     if counter_noise == "laplace" and args.delta is not None:
         raise ValueError(f"--delta is used only with --counter-noise gaussian (Laplace counters are pure "

@@ -82,8 +82,10 @@ def run(args: argparse.Namespace) -> int:
         the exit code: 0 when every check ran, 1 when one could not run.
     """
     if getattr(args, "list", False):
-        if getattr(args, "write", None) or args.claim:
-            raise ValueError("--list takes no --write or --claim (it only lists the claim ids)")
+        if (getattr(args, "write", None) or args.claim or args.seed != 0 or args.budget != "quick" or args.format
+                or args.json):
+            raise ValueError("--list takes no --write, --claim, --seed, --budget or --format (it only lists the "
+                             "claim ids)")
         for c in all_claims():
             print(f"{c.id}\t{c.paper}, {c.location}")
         return 0
