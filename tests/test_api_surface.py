@@ -84,6 +84,7 @@ MODULES = [
     "privcal.cli.pucb",
     "privcal.cli.frontier",
     "privcal.cli.verify",
+    "privcal.cli.progress",
 ]
 
 _SKIP_PARAMS = {"self", "cls"}

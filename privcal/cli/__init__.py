@@ -6,6 +6,7 @@ Bad input prints one line to stderr and exits with status 2 (no traceback).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import sys
@@ -18,6 +19,7 @@ from ..accounting import api
 from ..calibrators import render, table
 from ..errors import PrivcalError, UnsupportedEventError
 from . import out as _out
+from .progress import Working
 
 __all__ = ["main", "build_parser", "format_table"]
 
@@ -181,17 +183,18 @@ def _cmd_table(args) -> int:
     for e in args.epsilons or ():
         if not 0 < e <= table.MAX_EPSILON:
             raise ValueError(f"--epsilons: each target must be in (0, {table.MAX_EPSILON:g}], got {e:g}")
-    if args.setting == "dpq":
-        tab = table.dpq_table(
-            args.epsilons or table.DEFAULT_EPSILONS, args.delta, samples=args.samples, batch_size=args.batch_size,
-            lr=args.lr, k=args.k, lipschitz=args.lipschitz, resets=args.resets, actions=args.actions,
-        )
-    elif args.setting == "gpope":
-        tab = table.gpope_table(
-            args.epsilons or table.GPOPE_EPSILONS, args.delta, trajectories=args.trajectories, iterations=args.iterations
-        )
-    else:
-        tab = table.gaussian_table(args.epsilons or table.DEFAULT_EPSILONS, args.delta, steps=args.steps, sensitivity=args.sensitivity)
+    with (Working(f"privcal: table {args.setting}") if fmt == "text" else contextlib.nullcontext()):
+        if args.setting == "dpq":
+            tab = table.dpq_table(
+                args.epsilons or table.DEFAULT_EPSILONS, args.delta, samples=args.samples, batch_size=args.batch_size,
+                lr=args.lr, k=args.k, lipschitz=args.lipschitz, resets=args.resets, actions=args.actions,
+            )
+        elif args.setting == "gpope":
+            tab = table.gpope_table(
+                args.epsilons or table.GPOPE_EPSILONS, args.delta, trajectories=args.trajectories, iterations=args.iterations
+            )
+        else:
+            tab = table.gaussian_table(args.epsilons or table.DEFAULT_EPSILONS, args.delta, steps=args.steps, sensitivity=args.sensitivity)
     print(render.format_table(tab, fmt, wide=args.wide))
     return 0
 
@@ -296,17 +299,26 @@ def _check_pld_range(accountant: str, sigma: float, sensitivity: float, what: st
             f"{_PLD_MAX_RATIO:g}; --accountant best prices it (exact without subsampling, else rdp)")
 
 
+def _progress_label(args, doing: str, groups: Optional[int] = None) -> Optional[str]:
+    """What a progress line says (text output only: machine-read formats stay quiet on stderr)."""
+    if _out.chosen(args) != "text":
+        return None
+    what = "the releases" if groups is None else f"{groups} release group{'s' if groups > 1 else ''}"
+    return f"{doing} {what} ({args.accountant})"
+
+
 def _cmd_calibrate(args) -> int:
     setting = _setting(args)
     if args.history is None:
         if args.scale is not None:
             raise ValueError("--scale applies only with --history")
         r = _answered(lambda: api.calibrate_report(args.epsilon, args.delta, accountant=args.accountant, **setting,
-                                                   **_out.pld_options(args)))
+                                                   **_out.pld_options(args)), _progress_label(args, "calibrating"))
         return _print_report(r, _out.chosen(args), f"sigma = {r.sigma:.10g}, achieved epsilon {r.achieved_epsilon:.6g}")
     history, groups = _history(args)
     r = _answered(lambda: history.calibrate_history_report(groups, args.epsilon, args.delta, scaled=args.scale,
-                                                           accountant=args.accountant, **_out.pld_options(args)))
+                                                           accountant=args.accountant, **_out.pld_options(args)),
+                  _progress_label(args, "calibrating", len(groups)))
     which = "every group's sigma" if args.scale is None else f"group {args.scale}'s sigma"
     lines = [f"scale {which} by {r.factor:.10g}: sigmas = {', '.join(f'{s:.6g}' for s in r.sigmas)}  ({r.accountant})"]
     lines += [f"note: {_user_words(note)}" for note in r.notes]
@@ -324,13 +336,14 @@ def _cmd_epsilon(args) -> int:
             raise ValueError("privcal epsilon needs --sigma (or --history FILE)")
         _check_pld_range(args.accountant, args.sigma, setting["sensitivity"])
         r = _answered(lambda: api.epsilon_report(args.sigma, args.delta, accountant=args.accountant, **setting,
-                                                 **_out.pld_options(args)))
+                                                 **_out.pld_options(args)), _progress_label(args, "pricing"))
         return _print_report(r, _out.chosen(args), f"epsilon = {r.epsilon:.10g}")
     if args.sigma is not None:
         raise ValueError("--sigma cannot be combined with --history (each group in the file sets its own)")
     history, groups = _history(args)
     r = _answered(lambda: api.epsilon_of_report(history.history_event(groups), args.delta, accountant=args.accountant,
-                                                with_bracket=False, **_out.pld_options(args)))
+                                                with_bracket=False, **_out.pld_options(args)),
+                  _progress_label(args, "pricing", len(groups)))
     n = len(groups)
     lines = [f"epsilon = {r.epsilon:.10g}  ({n} release group{'s' if n > 1 else ''}; {r.accountant}: {r.guarantee})"]
     lines += [f"note: {_user_words(note)}" for note in r.notes]
@@ -381,13 +394,18 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
     print(f"privcal: warning: {_user_words(message)}", file=sys.stderr)
 
 
-def _answered(call):
+def _answered(call, progress: Optional[str] = None):
     """``call()``, showing only the warnings of the accountant that answered: RDP's "optimal order at the
     edge of its grid" only when RDP gave the answer (it is then a valid but possibly loose bound, and the
-    advice names the flag that prices the setting otherwise); other warnings pass through, once each."""
+    advice names the flag that prices the setting otherwise); other warnings pass through, once each.
+    With ``progress`` (a label), a line on stderr says what is being done once it takes over 2 s."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        result = call()
+        if progress is None:
+            result = call()
+        else:
+            with Working(f"privcal: {progress}"):
+                result = call()
     seen = set()
     for w in caught:
         key = (w.category, str(w.message))

@@ -8,6 +8,7 @@ there). Importing this module needs neither gymnasium nor matplotlib nor joblib.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 
 from privcal.cli import out as _cli_out
@@ -112,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
 
     from privcal import _validate as V
     from privcal._rng import as_generator
-    from privcal.cli.progress import ProgressBar
+    from privcal.cli.progress import ProgressBar, Working
     from privcal.rl.experiments_gpope import CLIP, DEFAULT_STEP
     from privcal.calibrators.gpope import calibrate_report
     from privcal.rl.gpope_agent import gpope
@@ -183,13 +184,15 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    ref = wis_lstd(data, ridge=1e-10) if off else lstd(data, ridge=1e-10)
-    name = "relative_mspbe" if relative else "mspbe"
-    refs = {}
-    if references:
-        refs = {"lstd": score(ref), "lstd_method": "wis-lstd" if off else "lstd",
-                "zero_predictor": score(np.zeros(data.n_features)),
-                "non_private_gtd2": None if baseline is None else score(baseline.theta)}
+    # after the bar: the reference fit and the evaluations on the independent sample (up to a minute)
+    with (Working("gpope: references and evaluation") if fmt == "text" else contextlib.nullcontext()):
+        ref = wis_lstd(data, ridge=1e-10) if off else lstd(data, ridge=1e-10)
+        name = "relative_mspbe" if relative else "mspbe"
+        refs = {}
+        if references:
+            refs = {"lstd": score(ref), "lstd_method": "wis-lstd" if off else "lstd",
+                    "zero_predictor": score(np.zeros(data.n_features)),
+                    "non_private_gtd2": None if baseline is None else score(baseline.theta)}
     out = {
         "algorithm": "gtd2" if args.non_private else "gpope",
         "domain": args.domain, "off_policy": bool(off),

@@ -1,5 +1,5 @@
-"""A dependency-free progress bar for long runs of the command line (stderr; silent when the caller passes
-None).
+"""Progress of long runs of the command line, on stderr: a bar where the work can be counted
+(:class:`ProgressBar`), a line with the elapsed time where it cannot (:class:`Working`). Dependency-free.
 
 On a terminal it is one line redrawn in place (a carriage return, at most every ``min_interval`` seconds).
 Anywhere else (a pipe, a log file, a test's capture) carriage returns would garble the text, so it writes
@@ -9,10 +9,11 @@ whole lines instead, at most one every :data:`LOG_INTERVAL` seconds, plus one wh
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import Optional, TextIO
 
-__all__ = ["ProgressBar", "LOG_INTERVAL", "on_terminal"]
+__all__ = ["ProgressBar", "Working", "LOG_INTERVAL", "on_terminal"]
 
 #: Seconds between two progress lines when the stream is not a terminal.
 LOG_INTERVAL = 10.0
@@ -86,3 +87,67 @@ class ProgressBar:
             self.stream.write("\n")
             self.stream.flush()
             self._open = False
+
+
+class Working:
+    """A line saying what is being done and for how long, for work whose progress cannot be counted (pricing a
+    long history, a table, an evaluation): a context manager; nothing is drawn for work shorter than ``after``
+    seconds.
+
+    On a terminal the line is redrawn in place every ``interval`` seconds and erased at the end; elsewhere a
+    whole line is written at most every :data:`LOG_INTERVAL` seconds.
+
+    Args:
+        label: what is being done, e.g. "pricing 10000 release groups".
+        stream: where to draw; default None (``sys.stderr``).
+        after: seconds of work before the first line; default 2.
+        interval: seconds between redraws on a terminal; default 0.5.
+    """
+
+    def __init__(self, label: str, stream: Optional[TextIO] = None, after: float = 2.0, interval: float = 0.5):
+        self.label = label
+        self.stream = sys.stderr if stream is None else stream
+        self.tty = on_terminal(self.stream)
+        self.after = after
+        self.interval = interval if self.tty else max(interval, LOG_INTERVAL)
+        self._start = time.perf_counter()
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self._open = False
+
+    def draw(self) -> None:
+        """Write the line once (the thread calls it; a test may too)."""
+        line = f"{self.label} ... {time.perf_counter() - self._start:.0f}s"
+        if self.tty:
+            self.stream.write("\r" + line)
+            self._open = True
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def _run(self) -> None:
+        if self._stop.wait(self.after):
+            return
+        while True:
+            self.draw()
+            if self._stop.wait(self.interval):
+                return
+
+    def __enter__(self) -> "Working":
+        self._start = time.perf_counter()
+        self._thread = threading.Thread(target=self._run, name="privcal-progress", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        """Stop drawing; on a terminal, erase the line."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._open:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self._open = False
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
