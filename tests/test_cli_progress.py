@@ -83,6 +83,13 @@ def test_the_working_line_is_drawn_by_its_thread_once_the_work_outlasts_after():
     assert stream.getvalue().startswith("\rwork ... ") and stream.getvalue().endswith("\r\033[K")
 
 
+def test_the_working_line_is_not_drawn_in_a_log():
+    stream = _Terminal(tty=False)
+    with P.Working("work", stream=stream, after=0.0) as work:
+        assert work._thread is None  # no thread: a pipe or a log gets no elapsed-time lines
+    assert stream.getvalue() == ""
+
+
 def test_nothing_is_drawn_for_short_work():
     stream = _Terminal(tty=True)
     with P.Working("work", stream=stream, after=_HANG_CAP):

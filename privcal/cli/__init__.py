@@ -232,19 +232,34 @@ def _subsampling(args) -> dict:
     return {"sample_rate": args.sample_rate, "sampling": args.sampling, "neighbouring": args.neighbouring}
 
 
+#: Human words for the library's codes in text output (json, csv and markdown keep the codes).
+_WORDS = {"poisson": "Poisson", "without_replacement": "without-replacement", "add_remove": "add/remove",
+          "replace_one": "replace-one", "zero_out": "zero-out"}
+
+
+def _bracket_line(bracket, realisable: bool) -> Optional[str]:
+    """The certified bracket of epsilon in one short line; None when it says nothing (a single point).
+
+    A bracket whose lower end is below 1% of its upper end tells nothing of the tightness: only that is said."""
+    if bracket is None or bracket[0] == bracket[1]:
+        return None
+    lo, hi = bracket
+    if not lo > 0.01 * hi:
+        return f"  bracket     wide (lower end {lo:.3g}): a certified upper bound of unknown tightness"
+    lower = "a realisable pair loses at least this much" if realisable else "of the priced pair, not this mechanism"
+    return f"  bracket     [{lo:.6g}, {hi:.6g}], certified; lower end: {lower}"
+
+
 def _print_report(report, fmt: str, headline: str) -> int:
-    lines = [f"{headline}  ({report.accountant}: {report.guarantee})"]
-    bracket = getattr(report, "bracket", None)
-    if bracket is not None and bracket[0] != bracket[1]:
-        lower = ("a realisable worst-case pair loses at least this much" if getattr(report, "realisable", True)
-                 else "of the dominating pair priced, not of this mechanism (see privcal.pld.realisable)")
-        lines.append(f"certified bracket of epsilon: [{bracket[0]:.6g}, {bracket[1]:.6g}] (the reported value is its "
-                     "upper end)")
-        lines.append(f"  lower end: {lower}")
+    lines = [headline, f"  accountant  {report.accountant}: {report.guarantee}"]
+    bracket = _bracket_line(getattr(report, "bracket", None), getattr(report, "realisable", True))
+    if bracket is not None:
+        lines.append(bracket)
     if report.sampling is not None:
-        lines.append(f"setting: {report.sampling} subsampling at rate {report.sample_rate:g}, {report.neighbouring} "
-                     f"neighbours (sensitivity {report.sensitivity:g} is under that relation)")
-    lines += [f"note: {_user_words(note)}" for note in report.notes]
+        lines.append(f"  setting     {_WORDS.get(report.sampling, report.sampling)} subsampling at rate "
+                     f"{report.sample_rate:g}, {_WORDS.get(report.neighbouring, report.neighbouring)} neighbours, "
+                     f"sensitivity {report.sensitivity:g} under them")
+    lines += [f"  note        {_user_words(note)}" for note in report.notes]
     _out.emit(fmt, _report_dict(report), "\n".join(lines))
     return 0
 
@@ -320,8 +335,9 @@ def _cmd_calibrate(args) -> int:
                                                            accountant=args.accountant, **_out.pld_options(args)),
                   _progress_label(args, "calibrating", len(groups)))
     which = "every group's sigma" if args.scale is None else f"group {args.scale}'s sigma"
-    lines = [f"scale {which} by {r.factor:.10g}: sigmas = {', '.join(f'{s:.6g}' for s in r.sigmas)}  ({r.accountant})"]
-    lines += [f"note: {_user_words(note)}" for note in r.notes]
+    lines = [f"scale {which} by {r.factor:.10g}: sigmas = {', '.join(f'{s:.6g}' for s in r.sigmas)}",
+             f"  accountant  {r.accountant} (it certifies epsilon <= {args.epsilon:g} at delta = {args.delta:g})"]
+    lines += [f"  note        {_user_words(note)}" for note in r.notes]
     _out.emit(_out.chosen(args),
                   {"scale": r.factor, "sigmas": r.sigmas, "epsilon": args.epsilon, "delta": args.delta,
                    "accountant": r.accountant, "scaled_group": args.scale, "notes": list(r.notes)},
@@ -345,8 +361,9 @@ def _cmd_epsilon(args) -> int:
                                                 with_bracket=False, **_out.pld_options(args)),
                   _progress_label(args, "pricing", len(groups)))
     n = len(groups)
-    lines = [f"epsilon = {r.epsilon:.10g}  ({n} release group{'s' if n > 1 else ''}; {r.accountant}: {r.guarantee})"]
-    lines += [f"note: {_user_words(note)}" for note in r.notes]
+    lines = [f"epsilon = {r.epsilon:.10g}  ({n} release group{'s' if n > 1 else ''})",
+             f"  accountant  {r.accountant}: {r.guarantee}"]
+    lines += [f"  note        {_user_words(note)}" for note in r.notes]
     _out.emit(_out.chosen(args),
                   {"epsilon": r.epsilon, "delta": args.delta, "groups": len(groups), "accountant": r.accountant,
                    "notes": list(r.notes)},

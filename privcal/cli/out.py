@@ -20,13 +20,15 @@ import csv
 import io
 import json
 import math
+import re
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional, Union
 
 from privcal.records import clean
 
 __all__ = ["FORMATS", "add_format", "add_pld_options", "pld_options", "chosen", "clean", "count", "seed", "numbers", "counts",
-           "seeds", "emit"]
+           "seeds", "emit", "fit", "WIDTH"]
 
 FORMATS = ("text", "json", "csv", "markdown")
 
@@ -241,6 +243,40 @@ def _markdown(record: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: Columns of every command's text output (issue 20: text fits a terminal of 100 columns).
+WIDTH = 100
+
+# "  privacy               (0.9, 1e-4)-DP ...": a label, two or more spaces, the value (continuations align
+# under the value); "note: ..." and other "word: " openings continue two columns in
+_LABEL = re.compile(r"^(\s*\S.*?\s{2,})\S")
+_OPENING = re.compile(r"^(\s*)[\w\[\]-]+(?: [\w-]+)?: \S")
+
+
+def fit(text: str, width: int = WIDTH) -> str:
+    """``text`` with every line longer than ``width`` columns wrapped at spaces, continuations indented
+    under the value of a ``label   value`` line (or two columns in); table rows and lines that fit are left
+    alone. A word longer than the width (a path) stays whole.
+
+    Args:
+        text: the text report.
+        width: the columns; default :data:`WIDTH`.
+    """
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        label = _LABEL.match(line)
+        if label and len(label.group(1)) <= width // 2:
+            indent = " " * len(label.group(1))
+        else:
+            lead = _OPENING.match(line)
+            indent = (lead.group(1) if lead else re.match(r"\s*", line).group(0)) + "  "
+        out.append(textwrap.fill(line, width=width, subsequent_indent=indent, break_long_words=False,
+                                 break_on_hyphens=False, drop_whitespace=True))
+    return "\n".join(out)
+
+
 def emit(fmt: str, record: Mapping[str, Any], text: Union[str, Callable[[], str]],
          series: Optional[Mapping[str, Sequence]] = None) -> None:
     """Print one result in format ``fmt``.
@@ -263,4 +299,4 @@ def emit(fmt: str, record: Mapping[str, Any], text: Union[str, Callable[[], str]
     elif fmt == "markdown":
         print(_markdown(record))
     else:
-        print(text() if callable(text) else text)
+        print(fit(text() if callable(text) else text))

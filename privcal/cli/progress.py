@@ -94,8 +94,9 @@ class Working:
     long history, a table, an evaluation): a context manager; nothing is drawn for work shorter than ``after``
     seconds.
 
-    On a terminal the line is redrawn in place every ``interval`` seconds and erased at the end; elsewhere a
-    whole line is written at most every :data:`LOG_INTERVAL` seconds.
+    On a terminal the line is redrawn in place every ``interval`` seconds and erased at the end. Elsewhere (a
+    pipe, a log) nothing is drawn: the elapsed time alone is no news in a log, and a refusal or an answer
+    stays the only text of a run.
 
     Args:
         label: what is being done, e.g. "pricing 10000 release groups".
@@ -109,14 +110,14 @@ class Working:
         self.stream = sys.stderr if stream is None else stream
         self.tty = on_terminal(self.stream)
         self.after = after
-        self.interval = interval if self.tty else max(interval, LOG_INTERVAL)
+        self.interval = interval
         self._start = time.perf_counter()
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
         self._open = False
 
     def draw(self) -> None:
-        """Write the line once (the thread calls it; a test may too)."""
+        """Write the line once (the thread calls it on a terminal; called elsewhere, a whole line)."""
         line = f"{self.label} ... {time.perf_counter() - self._start:.0f}s"
         if self.tty:
             self.stream.write("\r" + line)
@@ -135,6 +136,8 @@ class Working:
 
     def __enter__(self) -> "Working":
         self._start = time.perf_counter()
+        if not self.tty:
+            return self
         self._thread = threading.Thread(target=self._run, name="privcal-progress", daemon=True)
         self._thread.start()
         return self

@@ -15,9 +15,10 @@ from typing import Any
 
 from privcal.cli import out as _cli_out
 from privcal.verify.registry import BUDGETS, all_claims, get_claim, run_claims
+from privcal.verify.model import VERDICTS
 from privcal.verify.report import FORMATS, exit_code, render
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "compact"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -49,6 +50,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=_cli_out.seed, default=0, help="seed of every random search and sample (default: 0)")
     p.add_argument("--write", metavar="PATH", help="write the report to PATH (default: standard output)")
     p.add_argument("--list", action="store_true", help="list the claim ids and exit")
+    p.add_argument("--verbose", action="store_true",
+                   help="text: each claim's statement, check, evidence, counterexample and functions (default: one "
+                        "line per claim, and the counterexample of each failing claim)")
     p.set_defaults(_run=run)
     return p
 
@@ -72,6 +76,34 @@ class _Progress:
         self.bar.close()
 
 
+def _clip(line: str, width: int = _cli_out.WIDTH) -> str:
+    """``line`` cut to ``width`` columns (an ellipsis says where)."""
+    return line if len(line) <= width else line[: width - 3].rstrip() + "..."
+
+
+def compact(results: list, *, budget: str, seed: int) -> str:
+    """The default text view: a summary, one line per claim (verdict, id, where it is printed), the
+    counterexample of each failing claim, all within 100 columns (``--verbose``: every field).
+
+    Args:
+        results: results of :func:`privcal.verify.run_claims`.
+        budget: the budget they ran at.
+        seed: the seed they ran with.
+    """
+    counts = {v: sum(r.outcome.verdict == v for r in results) for v in VERDICTS}
+    summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+    lines = [_cli_out.fit(f"privcal verify: {len(results)} claims, budget {budget}, seed {seed}: {summary}"), ""]
+    width = max((len(r.claim.id) for r in results), default=0)
+    for r in results:
+        c, o = r.claim, r.outcome
+        lines.append(_clip(f"[{o.verdict.upper()}] {c.id:<{width}}  {c.paper}, {c.location}"))
+        if o.counterexample:
+            lines.append(_clip(f"    counterexample: {o.counterexample}"))
+    lines += ["", f"total {sum(r.seconds for r in results):.1f} s; --verbose for each claim's statement, check "
+              "and evidence"]
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the selected claims and print (or write) the report.
 
@@ -86,8 +118,10 @@ def run(args: argparse.Namespace) -> int:
                 or args.json):
             raise ValueError("--list takes no --write, --claim, --seed, --budget or --format (it only lists the "
                              "claim ids)")
-        for c in all_claims():
-            print(f"{c.id}\t{c.paper}, {c.location}")
+        claims = all_claims()
+        width = max(len(c.id) for c in claims)
+        for c in claims:
+            print(_clip(f"{c.id:<{width}}  {c.paper}, {c.location}"))
         return 0
     if getattr(args, "write", None):  # fail before the run, not after it
         folder = os.path.dirname(os.path.abspath(args.write))
@@ -106,7 +140,14 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    text = render(results, fmt, budget=args.budget, seed=args.seed)
+    if args.verbose and fmt != "text":
+        raise ValueError(f"--verbose applies to the text format only ({fmt} always carries every field)")
+    if fmt != "text":
+        text = render(results, fmt, budget=args.budget, seed=args.seed)
+    elif args.verbose:
+        text = _cli_out.fit(render(results, fmt, budget=args.budget, seed=args.seed))
+    else:
+        text = compact(results, budget=args.budget, seed=args.seed)
     if getattr(args, "write", None):
         with open(args.write, "w", encoding="utf-8") as fh:
             fh.write(text if text.endswith("\n") else text + "\n")
