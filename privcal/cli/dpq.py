@@ -264,8 +264,12 @@ def run(args: argparse.Namespace) -> int:
                      f"last 10 {r[-10:].mean():.3f}")
     lines += _reference_lines(refs)
     lines.append(f"  time                  {seconds:.2f} s")
+    noise = "no noise" if result.sigma is None else f"σ = {result.sigma:.4g}"
+    target = (f"ε = {args.epsilon:g}, δ = {args.delta:g}, " if args.epsilon is not None
+              else "no privacy target, " if result.sigma is None else "σ given (no privacy claim), ")
     spec = _cli_train.PlotSpec(
-        episodes, args.method, r, title=f"{args.method} on the interval environment, T={hp.samples}, seed {args.seed}",
+        episodes, args.method, r,
+        title=f"{args.method} on the interval environment: {target}{noise}; T = {hp.samples}, seed {args.seed}",
         xlabel="episode", ylabel="return per episode (50 steps)",
         references={"non-private baseline": series.get("non_private_return"),
                     "random policy": refs.get("random_policy_return"),
