@@ -442,7 +442,7 @@ def test_eq2_boundary_is_not_run_if_eq2_paper_changes_its_convention(monkeypatch
 
 
 def test_gpope_sensitivity_verdict_comes_from_the_audit_of_the_measured_shift(monkeypatch):
-    import privcal.gpope as gp
+    import privcal.calibrators.gpope as gp
 
     real = gp.clip_gradient
 

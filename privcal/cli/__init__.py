@@ -21,7 +21,7 @@ from ..errors import PrivcalError, UnsupportedEventError
 from . import out as _out
 from .progress import Working
 
-__all__ = ["main", "build_parser", "format_table"]
+__all__ = ["main", "build_parser"]
 
 FORMATS = ("text", "markdown", "csv", "json")
 
@@ -172,8 +172,13 @@ def _add_train_agents(agents) -> None:
 # formatting
 
 
-#: Former home of the table renderer (now privcal.calibrators.render.format_table; same signature, plus wide).
-format_table = render.format_table
+def __getattr__(name: str):
+    # the former home of the table renderer: deprecated since 0.2.0, removed in 0.3.0
+    if name == "format_table":
+        warnings.warn("privcal.cli.format_table is deprecated: use privcal.calibrators.render.format_table (same "
+                      "signature, plus wide); removed in 0.3.0", DeprecationWarning, stacklevel=2)
+        return render.format_table
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _cmd_table(args) -> int:
