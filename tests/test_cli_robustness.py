@@ -270,6 +270,11 @@ _MESSAGES = [  # argv (with {two}/{binary} for history files), what stderr must 
     (["train", "gpope", "--seed", "-1", "--epsilon", "1"], "argument --seed: must be a whole number >= 0", "expected"),
     (["train", "pucb", "--seed", "-1", "--epsilon", "1"], "argument --seed: must be a whole number >= 0", "expected"),
     (["train", "dpq", "--epsilon", "1e300", "--delta", "1e-4"], "--epsilon must be in (0, 1e+06], got 1e+300", "{{"),
+    # advice names the flags that exist: a refusal of the library in its argument names, said in flags
+    (["train", "pucb", "--counter-noise", "gaussian", "--error-bound", "paper", "--delta", "1e-5", "--epsilon", "1"],
+     "with --counter-noise gaussian use --error-bound valid", "='"),
+    (["calibrate", "--epsilon", "1", "--delta", "1e-5", "--history", "{two}", "--accountant", "kov"],
+     "--accountant kov cannot price {two}", "Event("),
     # the PLD's memory advice names the flags that exist (not memory_limit, value_discretization)
     (["epsilon", "--sigma", "1e-6", "--delta", "1e-5", "--accountant", "pld"],
      "relax --pld-accuracy (now 0.001) or raise --memory-limit", "_"),

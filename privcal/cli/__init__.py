@@ -381,7 +381,8 @@ _FLAG_WORDS = (
     (re.compile(r"relax accuracy \(now ([^)]*)\) or value_discretization, or raise memory_limit"),
      r"relax --pld-accuracy (now \1) or raise --memory-limit (in MiB)"),
     (re.compile(r"memory_limit = (\S+) MB"), r"--memory-limit \1 (MiB)"),
-    (re.compile(r"\b(neighbouring|sampling)='(\w+)'"), lambda m: f"--{m[1]} {m[2]}"),
+    (re.compile(r"\b(neighbouring|sampling|counter_noise|error_bound|budget_split|variant|bound|accountant|"
+                r"unknown)='(\w+)'"), lambda m: f"--{m[1].replace('_', '-')} {m[2]}"),
     (re.compile(r"\b\d{13,}\b"), lambda m: f"{float(m[0]):.3g}"),  # a count of grid cells, say
 )
 
