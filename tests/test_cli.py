@@ -68,7 +68,7 @@ def test_calibrate_text_with_paper_note(capsys):
         (["table", "--delta", "2"], "delta must be in (0, 1)"),
         (["table", "--epsilons", "a,b"], "comma-separated"),
         (["calibrate", "--epsilon", "-1", "--delta", "1e-5"], "epsilon must be"),
-        (["epsilon", "--sigma", "1", "--delta", "1e-5", "--steps", "0"], "--steps: must be a whole number >= 1"),
+        (["epsilon", "--sigma", "1", "--delta", "1e-5", "--steps", "0"], "--steps: must be a whole number in [1, 1e15]"),
         (["epsilon", "--sigma", "1", "--delta", "1e-5", "--accountant", "x"], "invalid choice"),
         (["frobnicate"], "invalid choice"),
     ],

@@ -265,10 +265,10 @@ _MESSAGES = [  # argv (with {two}/{binary} for history files), what stderr must 
     (["epsilon", "--history", "{binary}", "--delta", "1e-5"], "history file '{binary}' is not a text file", "codec"),
     (["calibrate", "--epsilon", "1", "--delta", "1e-5", "--history", "{two}", "--scale", "5"],
      "--scale must be a group index in [0, 1]", "scaled"),
-    (["verify", "--seed", "-1"], "argument --seed: must be a whole number >= 0", "non-negative int"),
-    (["train", "dpq", "--seed", "-1", "--sigma", "1"], "argument --seed: must be a whole number >= 0", "Generator"),
-    (["train", "gpope", "--seed", "-1", "--epsilon", "1"], "argument --seed: must be a whole number >= 0", "expected"),
-    (["train", "pucb", "--seed", "-1", "--epsilon", "1"], "argument --seed: must be a whole number >= 0", "expected"),
+    (["verify", "--seed", "-1"], "argument --seed: must be a whole number in [0, 1e15]", "non-negative int"),
+    (["train", "dpq", "--seed", "-1", "--sigma", "1"], "argument --seed: must be a whole number in [0, 1e15]", "Generator"),
+    (["train", "gpope", "--seed", "-1", "--epsilon", "1"], "argument --seed: must be a whole number in [0, 1e15]", "expected"),
+    (["train", "pucb", "--seed", "-1", "--epsilon", "1"], "argument --seed: must be a whole number in [0, 1e15]", "expected"),
     (["train", "dpq", "--epsilon", "1e300", "--delta", "1e-4"], "--epsilon must be in (0, 1e+06], got 1e+300", "{{"),
     # advice names the flags that exist: a refusal of the library in its argument names, said in flags
     (["train", "pucb", "--counter-noise", "gaussian", "--error-bound", "paper", "--delta", "1e-5", "--epsilon", "1"],
@@ -398,7 +398,9 @@ def test_counts_accept_float_notation_everywhere(flag):
     assert value == [0, 10] if flag[-2] == "--seeds" else value == int(float(flag[-1]))
 
 
-@pytest.mark.parametrize("argv", [["table", "--batch-size", "2.5"], ["train", "pucb", "--states", "0"],
+@pytest.mark.parametrize("argv", [["table", "--setting", "gaussian", "--steps", "1e300"],  # was a traceback
+                                  ["plot", "epsilon-vs-steps", "--sigma", "1", "--out", "x.png", "--steps", "1e16"],
+                                  ["table", "--batch-size", "2.5"], ["train", "pucb", "--states", "0"],
                                   ["train", "gpope", "--q-episodes", "1.5"], ["calibrate", "--epsilon", "1",
                                   "--delta", "1e-5", "--steps", "-3"], ["frontier", "dpq", "--amounts", "0"],
                                   ["train", "dpq", "--seed", "0.5"]])
@@ -406,7 +408,7 @@ def test_non_integer_counts_are_refused_with_the_one_message_of_their_rule(argv,
     assert cli.main(argv) == 2
     err = capsys.readouterr().err
     low = "0" if "seed" in argv[-2] else "1"
-    assert f": must be a whole number >= {low} (1e4 notation accepted), got '{argv[-1]}'" in err, err
+    assert f": must be a whole number in [{low}, 1e15] (1e4 notation accepted), got '{argv[-1]}'" in err, err
 
 
 @pytest.mark.parametrize("argv", [["train", "dpq", "--sigma", "1", "--gamma", g] for g in ("1", "2", "-0.5", "nan")])

@@ -366,7 +366,7 @@ def test_cli_write(tmp_path, capsys):
         (["verify", "--claim", "NOPE"], "unknown claim id 'NOPE'"),
         (["verify", "--budget", "huge"], "invalid choice"),
         (["verify", "--format", "xml"], "invalid choice"),
-        (["verify", "--seed", "-3"], "--seed: must be a whole number >= 0"),
+        (["verify", "--seed", "-3"], "--seed: must be a whole number in [0, 1e15]"),
     ],
 )
 def test_cli_bad_input_one_line_exit_2(argv, message, capsys):

@@ -35,38 +35,44 @@ FORMATS = ("text", "json", "csv", "markdown")
 _NULL_NOTE = "json writes null for an infinite value, csv writes inf"
 
 
+#: The largest count or seed a flag takes: every whole number up to it is exact in float notation (2^53 ~ 9e15
+#: is where float64 stops counting by ones), and no privcal computation wants more (1e300 steps met a TypeError).
+MAX_COUNT = 10**15
+
+
 def _whole(text: str, low: int) -> int:
     try:
         value = float(text)
     except ValueError:
         value = math.nan
-    if not (value.is_integer() and value >= low):
-        raise argparse.ArgumentTypeError(f"must be a whole number >= {low} (1e4 notation accepted), got {text!r}")
+    if not (value.is_integer() and low <= value <= MAX_COUNT):
+        raise argparse.ArgumentTypeError(f"must be a whole number in [{low}, 1e15] (1e4 notation accepted), "
+                                         f"got {text!r}")
     return int(value)
 
 
 def count(text: str) -> int:
-    """argparse type of a count, the one rule of every count flag: a whole number >= 1, in integer or
-    float notation with an integral value ("1e4").
+    """argparse type of a count, the one rule of every count flag: a whole number in [1, :data:`MAX_COUNT`],
+    in integer or float notation with an integral value ("1e4").
 
     Args:
         text: the flag's text.
 
     Raises:
-        argparse.ArgumentTypeError: not a whole number >= 1 (argparse names the flag).
+        argparse.ArgumentTypeError: not a whole number in [1, 1e15] (argparse names the flag).
     """
     return _whole(text, 1)
 
 
 def seed(text: str) -> int:
-    """argparse type of a seed or an index: a whole number >= 0 (float notation with an integral value
-    accepted, as for :func:`count`).
+    """argparse type of a seed or an index: a whole number in [0, :data:`MAX_COUNT`] (float notation with an
+    integral value accepted, as for :func:`count`).
 
     Args:
         text: the flag's text.
 
     Raises:
-        argparse.ArgumentTypeError: not a whole number >= 0 (argparse names the flag).
+        argparse.ArgumentTypeError: not a whole number in [0, 1e15] (argparse names the flag).
     """
     return _whole(text, 0)
 
@@ -103,7 +109,7 @@ def counts(text: str) -> list[int]:
         text: the flag's text, e.g. ``"1e3,1e4"``.
 
     Raises:
-        argparse.ArgumentTypeError: empty, or an item that is not a whole number >= 1.
+        argparse.ArgumentTypeError: empty, or an item that is not a whole number in [1, 1e15].
     """
     return [count(x) for x in _items(text)]
 
@@ -115,7 +121,7 @@ def seeds(text: str) -> list[int]:
         text: the flag's text, e.g. ``"0,1,2"``.
 
     Raises:
-        argparse.ArgumentTypeError: empty, or an item that is not a whole number >= 0.
+        argparse.ArgumentTypeError: empty, or an item that is not a whole number in [0, 1e15].
     """
     return [seed(x) for x in _items(text)]
 
