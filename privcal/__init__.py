@@ -19,8 +19,8 @@ Layers (imports flow downward only):
   (environments, agents, experiments), ``privcal.cli``.
 
 The former flat paths ``privcal.events``, ``privcal.accountants``, ``privcal.calibration``,
-``privcal.api``, ``privcal.dpq``, ``privcal.gpope`` and ``privcal.table`` still import: they are the
-same module objects as their new homes.
+``privcal.api``, ``privcal.dpq``, ``privcal.gpope`` and ``privcal.table`` still import, with a
+DeprecationWarning (removed in 0.3.0): they are the same module objects as their new homes.
 """
 
 import sys as _sys
@@ -79,15 +79,66 @@ from .calibrators import table as _table
 from .errors import CalibrationError, InfeasibleError, PrivcalError, UnsupportedEventError
 from .pld import PLDAccountant
 
-# The former flat import paths name the moved modules themselves (not copies), so
-# ``import privcal.dpq`` / ``from privcal.events import GaussianEvent`` / monkeypatching keep working.
-for _old, _module in {
-    "events": _events, "accountants": _accountants, "calibration": _calibration, "api": _api,
-    "dpq": _dpq, "gpope": _gpope, "table": _table,
-}.items():
-    _sys.modules[f"{__name__}.{_old}"] = _module
-    globals()[_old] = _module
-del _old, _module
+# The former flat import paths (deprecated since 0.2.0, removed in 0.3.0: docs/deprecation.md) name the moved
+# modules themselves, not copies, so ``import privcal.dpq`` / ``from privcal.events import GaussianEvent`` /
+# monkeypatching keep working, with a DeprecationWarning naming the new home. This is their one shim: an
+# import finder for ``import privcal.<old>`` and a module ``__getattr__`` for ``privcal.<old>``.
+_MOVED = {
+    "events": "privcal.accounting.events", "accountants": "privcal.accounting.accountants",
+    "calibration": "privcal.accounting.calibration", "api": "privcal.accounting.api",
+    "dpq": "privcal.calibrators.dpq", "gpope": "privcal.calibrators.gpope", "table": "privcal.calibrators.table",
+}
+
+
+def _warn_moved(old: str, stacklevel: int) -> None:
+    import warnings
+
+    warnings.warn(f"privcal.{old} is deprecated: import {_MOVED[old]} (the same module); removed in 0.3.0",
+                  DeprecationWarning, stacklevel=stacklevel)
+
+
+class _MovedModules:
+    """Import finder and loader of the former flat paths: the module found is the one at its new home."""
+
+    @staticmethod
+    def find_spec(fullname, path=None, target=None):
+        prefix, _, old = fullname.partition(".")
+        if prefix != __name__ or old not in _MOVED:
+            return None
+        import importlib.util
+
+        return importlib.util.spec_from_loader(fullname, _MovedModules)
+
+    _specs: dict = {}
+
+    @staticmethod
+    def create_module(spec):
+        import importlib
+
+        old = spec.name.partition(".")[2]
+        _warn_moved(old, stacklevel=3)  # the import machinery's own frames are skipped by warnings
+        module = importlib.import_module(_MOVED[old])
+        _MovedModules._specs[module.__name__] = module.__spec__  # the machinery overwrites it
+        return module
+
+    @staticmethod
+    def exec_module(module):
+        # already executed at its new home: only its own spec is put back
+        module.__spec__ = _MovedModules._specs.pop(module.__name__, module.__spec__)
+
+
+if not any(f is _MovedModules for f in _sys.meta_path):
+    _sys.meta_path.append(_MovedModules)
+
+
+def __getattr__(name: str):
+    if name in _MOVED:
+        import importlib
+
+        _warn_moved(name, stacklevel=3)
+        return importlib.import_module(_MOVED[name])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 from ._version import __version__  # the installed distribution's version (pyproject.toml)
 

@@ -30,6 +30,13 @@ __all__ = ["epsilon_vs_steps", "profile", "sigma_vs_epsilon", "learning_curve", 
 #: The accountants drawn, in legend order (those that do not support a setting are left out).
 ACCOUNTANT_ORDER = ("exact", "pld", "rdp", "kov", "paper")
 _STYLE = {"exact": "-", "pld": (0, (5, 1)), "rdp": "--", "kov": "-.", "paper": ":"}
+# The exact curve is the truth every bound lies on or above, and the PLD's upper end hugs it: the PLD is drawn
+# wide and pale, the exact curve thin, dark and on top, so that neither hides the other.
+_LINE = {"exact": dict(color="black", linewidth=1.3, zorder=5),
+         "pld": dict(linewidth=3.2, alpha=0.55, zorder=3)}
+#: Human words for the codes of the settings (titles and legends carry no code token).
+_WORDS = {"poisson": "Poisson", "without_replacement": "without-replacement", "add_remove": "add/remove",
+          "replace_one": "replace-one", "zero_out": "zero-out"}
 
 
 def _pyplot():
@@ -49,7 +56,11 @@ def _accountants(names: Sequence[str], releases: Releases) -> list[str]:
 
 def _label(name: str, releases: Releases) -> str:
     acc = ACCOUNTANTS[name]()
-    return name if acc.valid_for(releases.event(1.0)) else f"{name} (paper, not a valid bound)"
+    return name if acc.valid_for(releases.event(1.0)) else f"{name} (not a valid bound)"
+
+
+def _draw(ax, name: str, xs, ys, releases: Releases, label: Optional[str] = None) -> None:
+    ax.plot(xs, ys, linestyle=_STYLE[name], label=label or _label(name, releases), **_LINE.get(name, {}))
 
 
 def _epsilon(name: str, releases: Releases, sigma: float, delta: float) -> float:
@@ -75,7 +86,10 @@ def _finish(ax, title: str, xlabel: str, ylabel: str):
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend()
+    # below the axes: a legend inside them covers a curve somewhere (issue 20: dpq.png's did)
+    count = len(ax.get_legend_handles_labels()[1])
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=min(count, 3) or 1, fontsize="small",
+              frameon=False)
     ax.figure.tight_layout()
     return ax.figure
 
@@ -83,7 +97,8 @@ def _finish(ax, title: str, xlabel: str, ylabel: str):
 def _setting_text(releases: Releases) -> str:
     text = f"sensitivity {releases.sensitivity:g}"
     if releases.subsampled:
-        text += f", {releases.sampling} q = {releases.sample_rate:g} ({releases.neighbouring.value})"
+        text += (f", {_WORDS[releases.sampling]} subsampling q = {releases.sample_rate:g}, "
+                 f"{_WORDS[releases.neighbouring.value]} neighbours")
     return text
 
 
@@ -128,7 +143,7 @@ def epsilon_vs_steps(
         ys = [_epsilon(name, Releases._unchecked(releases.sensitivity, int(k), releases.sample_rate,
                                                  releases.sampling, releases.neighbouring), sigma, delta)
               for k in xs]
-        ax.plot(xs, ys, linestyle=_STYLE[name], label=_label(name, releases))
+        _draw(ax, name, xs, ys, releases)
     ax.set_xscale("log")
     ax.set_yscale("log")
     return _finish(ax, f"epsilon at delta = {delta:g}, sigma = {sigma:g} ({_setting_text(releases)})",
@@ -167,7 +182,13 @@ def profile(
     names = _accountants(accountants, releases)
     fig, ax = _pyplot().subplots(figsize=(6.4, 4.2))
     for name in names:
-        ax.plot(ds, _epsilons(name, releases, sigma, ds), linestyle=_STYLE[name], label=_label(name, releases))
+        ys = np.array(_epsilons(name, releases, sigma, ds))
+        label = None
+        finite = np.isfinite(ys)
+        if finite.any() and not finite.all():  # say where the curve stops, and why
+            label = (f"{_label(name, releases)}: no finite certified bound below delta = "
+                     f"{ds[finite].min():.0e}")
+        _draw(ax, name, ds, ys, releases, label)
     ax.set_xscale("log")
     ax.set_yscale("log")
     return _finish(ax, f"privacy profile: {releases.steps} releases, sigma = {sigma:g} ({_setting_text(releases)})",
@@ -214,7 +235,7 @@ def sigma_vs_epsilon(
                     ys.append(ACCOUNTANTS[name]()._sigma_for(releases, float(e), delta, rtol=1e-6))
             except InfeasibleError:
                 ys.append(math.nan)
-        ax.plot(es, ys, linestyle=_STYLE[name], label=_label(name, releases))
+        _draw(ax, name, es, ys, releases)
     ax.set_xscale("log")
     ax.set_yscale("log")
     return _finish(ax, f"sigma for (epsilon, {delta:g})-DP: {releases.steps} releases ({_setting_text(releases)})",
@@ -305,6 +326,6 @@ def save(fig: Any, path: str) -> str:
         ``path``.
     """
     V.choice("path suffix", str(path).rsplit(".", 1)[-1].lower() if "." in str(path) else "", ("png", "svg"))
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, bbox_inches="tight")  # the legend below the axes stays in the picture
     _pyplot().close(fig)
     return path

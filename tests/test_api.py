@@ -92,9 +92,9 @@ def test_public_api_is_exported():
 def test_docstring_examples():
     import doctest
 
-    import privcal.api
+    import privcal.accounting.api
 
-    result = doctest.testmod(privcal.api, extraglobs={"privcal": privcal})
+    result = doctest.testmod(privcal.accounting.api, extraglobs={"privcal": privcal})
     assert result.attempted >= 2 and result.failed == 0
 
 
@@ -206,6 +206,8 @@ def test_former_import_paths_name_the_moved_modules():
     import sys
 
     code = (
+        "import warnings\n"
+        "warnings.simplefilter('ignore', DeprecationWarning)  # each warns (test_former_import_paths_warn)\n"
         "import privcal.events, privcal.accountants, privcal.calibration, privcal.api, privcal.dpq, "
         "privcal.gpope, privcal.table, privcal\n"
         "from privcal.events import GaussianEvent\n"
@@ -218,6 +220,47 @@ def test_former_import_paths_name_the_moved_modules():
         "assert kov_epsilon is k2\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+_FLAT = {"events": "accounting.events", "accountants": "accounting.accountants", "calibration": "accounting.calibration",
+         "api": "accounting.api", "dpq": "calibrators.dpq", "gpope": "calibrators.gpope", "table": "calibrators.table"}
+
+
+@pytest.mark.parametrize("old", sorted(_FLAT))
+@pytest.mark.parametrize("how", ["import privcal.{old} as m", "from privcal import {old} as m"])
+def test_former_import_paths_warn_naming_the_new_home(old, how):
+    # docs/deprecation.md: they were silent aliases; they warn from 0.2.0 (removed in 0.3.0), at the user's line
+    import subprocess
+    import sys
+
+    code = ("import warnings, privcal, importlib\n"
+            "with warnings.catch_warnings(record=True) as caught:\n"
+            "    warnings.simplefilter('always')\n"
+            f"    {how.format(old=old)}\n"
+            f"assert m is importlib.import_module('privcal.{_FLAT[old]}')\n"
+            f"assert m.__spec__.name == 'privcal.{_FLAT[old]}'  # its own spec, not the alias's\n"
+            "dep = [w for w in caught if issubclass(w.category, DeprecationWarning)]\n"
+            f"assert dep and all('privcal.{_FLAT[old]}' in str(w.message) for w in dep), [str(w.message) for w in dep]\n"
+            "assert all(w.filename == '<string>' for w in dep), [w.filename for w in dep]\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("use, replacement", [
+    ("privcal.calibrate_sigma(lambda s: privcal.GaussianEvent(s), 1.0, 1e-5)", "search_sigma"),
+    ("privcal.accounting.calibration.calibrate_sigma_rdp(lambda s: privcal.GaussianEvent(s), 1.0, 1e-5)",
+     "search_sigma"),
+    ("privcal.calibrators.gpope.ADJACENCIES", "SENSITIVITY_PER_CLIP"),
+    ("privcal.cli.format_table", "privcal.calibrators.render.format_table"),
+    ("privcal.rl.gpope_agent.calibrate_sigma(1.0, 1e-5, iterations=10, trajectories=10)",
+     "privcal.calibrators.gpope.calibrate"),
+])
+def test_former_silent_names_warn_naming_the_replacement(use, replacement):
+    import privcal.calibrators.gpope  # noqa: F401
+    import privcal.cli
+    import privcal.rl.gpope_agent  # noqa: F401
+
+    with pytest.warns(DeprecationWarning, match=replacement.replace(".", r"\.")):
+        eval(use, {"privcal": privcal})
 
 
 def test_implied_replace_one_relation_warns_at_the_users_call():

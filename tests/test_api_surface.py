@@ -74,7 +74,17 @@ MODULES = [
     "privcal.accounting.basic",
     "privcal.integrations.opacus",
     "privcal._version",
-    "privcal._cli_out",
+    "privcal.records",
+    "privcal.cli",
+    "privcal.cli.out",
+    "privcal.cli.plot",
+    "privcal.cli.train",
+    "privcal.cli.dpq",
+    "privcal.cli.gpope",
+    "privcal.cli.pucb",
+    "privcal.cli.frontier",
+    "privcal.cli.verify",
+    "privcal.cli.progress",
 ]
 
 _SKIP_PARAMS = {"self", "cls"}

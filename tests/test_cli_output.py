@@ -11,7 +11,8 @@ import math
 import numpy as np
 import pytest
 
-from privcal import _cli_out, cli
+from privcal import cli
+from privcal.cli import out as _cli_out
 
 
 def _run(capsys, *argv):

@@ -184,7 +184,8 @@ def test_warnings_are_one_privcal_line():
     out, err = _run(argv).communicate(timeout=_TIMEOUT)
     assert out.startswith("sigma = ")
     lines = err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("privcal: warning: sampling='without_replacement'"), err
+    assert len(lines) == 1 and lines[0].startswith("privcal: warning: --sampling without_replacement"), err
+    assert "--neighbouring replace_one" in lines[0]  # the advice names the flag (the library says neighbouring=)
 
 
 def test_file_errors_are_one_line(tmp_path, capsys, monkeypatch):
@@ -238,3 +239,185 @@ def test_kov_report_says_when_the_closed_form_was_used():
     report = api.epsilon_report(1e5, 1e-5, steps=10**8, accountant="kov")
     assert "Thm 3.4" in report.guarantee
     assert "Thm 3.4" not in api.epsilon_report(100.0, 1e-5, steps=10**4, accountant="kov").guarantee
+
+
+# --- issue 20, item 2: each listed message is a user message naming the flag and its valid range --------
+
+
+@pytest.fixture
+def histories(tmp_path):
+    two = tmp_path / "two.json"  # one plain group, one subsampled: the exact accountant prices only the first
+    two.write_text('[{"sigma": 1.0, "steps": 10}, {"sigma": 2.0, "steps": 5, "sample_rate": 0.1}]')
+    binary = tmp_path / "binary.json"
+    binary.write_bytes(bytes([0x93, 0xff, 0x00, 0x81]) * 16)
+    return {"two": str(two), "binary": str(binary)}
+
+
+_MESSAGES = [  # argv (with {two}/{binary} for history files), what stderr must say, what it must not say
+    (["epsilon", "--sigma", "1e-300", "--delta", "1e-5", "--accountant", "pld"],
+     "--sigma 1e-300 is too small for --accountant pld: sensitivity / sigma = 1e+300 must be at most 1e+10",
+     "NaN"),
+    (["epsilon", "--sigma", "1e-20", "--delta", "1e-5", "--accountant", "pld"],  # was a traceback (TypeError)
+     "--sigma 1e-20 is too small for --accountant pld", "ufunc"),
+    (["table", "--epsilons", "1e300"], "--epsilons: each target must be in (0, 1e+06], got 1e+300", "domain"),
+    (["epsilon", "--history", "{two}", "--delta", "1e-5", "--accountant", "exact"],
+     "--accountant exact cannot price {two}", "Event("),
+    (["epsilon", "--history", "{binary}", "--delta", "1e-5"], "history file '{binary}' is not a text file", "codec"),
+    (["calibrate", "--epsilon", "1", "--delta", "1e-5", "--history", "{two}", "--scale", "5"],
+     "--scale must be a group index in [0, 1]", "scaled"),
+    (["verify", "--seed", "-1"], "argument --seed: must be a whole number in [0, 1e15]", "non-negative int"),
+    (["train", "dpq", "--seed", "-1", "--sigma", "1"], "argument --seed: must be a whole number in [0, 1e15]", "Generator"),
+    (["train", "gpope", "--seed", "-1", "--epsilon", "1"], "argument --seed: must be a whole number in [0, 1e15]", "expected"),
+    (["train", "pucb", "--seed", "-1", "--epsilon", "1"], "argument --seed: must be a whole number in [0, 1e15]", "expected"),
+    (["train", "dpq", "--epsilon", "1e300", "--delta", "1e-4"], "--epsilon must be in (0, 1e+06], got 1e+300", "{{"),
+    # advice names the flags that exist: a refusal of the library in its argument names, said in flags
+    (["train", "pucb", "--counter-noise", "gaussian", "--error-bound", "paper", "--delta", "1e-5", "--epsilon", "1"],
+     "with --counter-noise gaussian use --error-bound valid", "='"),
+    (["calibrate", "--epsilon", "1", "--delta", "1e-5", "--history", "{two}", "--accountant", "kov"],
+     "--accountant kov cannot price {two}", "Event("),
+    # the PLD's memory advice names the flags that exist (not memory_limit, value_discretization)
+    (["epsilon", "--sigma", "1e-6", "--delta", "1e-5", "--accountant", "pld"],
+     "relax --pld-accuracy (now 0.001) or raise --memory-limit", "_"),
+]
+
+
+@pytest.mark.parametrize("argv, says, not_says", _MESSAGES, ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+def test_listed_messages_name_the_flag_and_its_range(argv, says, not_says, histories, capsys):
+    argv = [a.format(**histories) for a in argv]
+    code = cli.main(argv)
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "", (argv, out)
+    assert len(err.strip().splitlines()) == 1, err
+    assert says.format(**histories) in err, err
+    assert not_says.format(**histories) not in err.split(": error: ", 1)[-1], err
+
+
+def test_the_gpope_table_at_a_small_delta_answers(capsys):
+    # a legitimate request (it met an overflow refusal): the PLD prices it
+    code = cli.main(["table", "--setting", "gpope", "--delta", "1e-10", "--epsilons", "1"])
+    out, err = capsys.readouterr()
+    assert code == 0 and err == "", err
+    row = next(line for line in out.splitlines() if line.lstrip().startswith("1 "))
+    assert "PLD" in row
+
+
+# --- issue 20, item 3: warnings only from the accountant that answered, advice naming a flag that exists ----
+
+
+class _Report:
+    def __init__(self, accountant):
+        self.accountant = accountant
+
+
+@pytest.mark.parametrize("answered, shown", [("pld", False), ("exact", False), ("rdp", True)])
+def test_rdp_grid_edge_warning_only_when_rdp_answered(answered, shown, recwarn):
+    from privcal import rdp
+
+    def priced():
+        warnings.warn("the optimal order for epsilon is the smallest order of the grid (1.01); extend it",
+                      rdp.GridEdgeWarning)
+        warnings.warn("sampling='without_replacement' prices replace-one neighbours", UserWarning)
+        return _Report(answered)
+
+    assert cli._answered(priced).accountant == answered
+    said = [str(w.message) for w in recwarn]
+    assert "sampling='without_replacement' prices replace-one neighbours" in said  # other warnings pass
+    assert not any("extend it" in m for m in said)  # RDP's own advice names no flag: never shown as is
+    edge = [m for m in said if "order grid" in m]
+    assert edge == (["rdp answered with its optimal order at the edge of its order grid: a valid upper bound "
+                     "that may be loose (--accountant pld gives a certified bracket)"] if shown else []), said
+
+
+def test_warnings_name_flags_not_the_library_arguments(capsys):
+    cli._show_warning("sampling='without_replacement' prices replace-one neighbours: pass "
+                      "neighbouring='replace_one' to state it", UserWarning, "x.py", 1)
+    assert capsys.readouterr().err == ("privcal: warning: --sampling without_replacement prices replace-one "
+                                       "neighbours: pass --neighbouring replace_one to state it\n")
+
+
+def test_a_table_shows_no_warning_of_a_bound_that_did_not_answer():
+    # epsilon 1e6: RDP's column has its optimum at the grid's edge, but the lead (end-to-end valid) answers.
+    # In a process of its own: pytest records warnings in-process, where the CLI leaves them to it
+    out, err = _run(["table", "--epsilons", "1e6"]).communicate(timeout=_TIMEOUT)
+    assert "end-to-end valid" in out and err == "", err
+
+
+def test_numpy_messages_never_reach_the_user():
+    # the PLD's search meets "overflow encountered in exp" on its way (a RuntimeWarning of numpy): not news
+    out, err = _run(["calibrate", "--epsilon", "1e5", "--delta", "1e-5", "--accountant", "pld"]).communicate(
+        timeout=_TIMEOUT)
+    assert out.startswith("sigma = ") and err == "", err
+
+
+# --- issue 20, items 4 and 5: every ignored flag is refused; one parsing rule; usage on stderr -------------
+
+_IGNORED = [  # argv, the flag named in the one-line refusal
+    (["train", "dpq", "--variant", "paper", "--update-clip", "0.1", "--epsilon", "1", "--delta", "1e-4"],
+     "--update-clip applies only to --variant valid"),
+    (["train", "dpq", "--method", "non-private", "--variant", "paper"], "takes no --variant"),
+    (["train", "dpq", "--method", "dp-sgd", "--variant", "paper", "--sigma", "1"], "--variant paper chooses"),
+    (["train", "pucb", "--non-private", "--error-bound", "paper"], "--error-bound and --budget-split"),
+    (["train", "pucb", "--non-private", "--budget-split", "paper"], "--error-bound and --budget-split"),
+    (["train", "gpope", "--non-private", "--bound", "paper"], "--delta and --bound"),
+    (["train", "gpope", "--non-private", "--delta", "1e-5"], "--delta and --bound"),
+    (["table", "--epsilons", ""], "argument --epsilons: expected one or more comma-separated values"),
+    (["table", "--epsilons", ","], "argument --epsilons: expected one or more comma-separated values"),
+    (["epsilon", "--history", "{sampling}", "--delta", "1e-5"], "release[0] sets sampling but no sample_rate"),
+    (["epsilon", "--history", "{neighbouring}", "--delta", "1e-5"], "release[0] sets neighbouring but no"),
+    (["epsilon", "--sigma", "1", "--delta", "1e-5", "--accountant", "rdp", "--memory-limit", "5"],
+     "--memory-limit applies only to --accountant pld and best"),
+    (["calibrate", "--epsilon", "1", "--delta", "1e-5", "--accountant", "exact", "--pld-accuracy", "0.1"],
+     "--pld-accuracy applies only to --accountant pld and best"),
+    (["plot", "profile", "--sigma", "3", "--delta", "1e-5", "--out", "x.png"], "--delta is not used by privcal plot"),
+    (["verify", "--list", "--seed", "3"], "--list takes no"),
+    (["verify", "--list", "--json"], "--list takes no"),
+]
+
+
+@pytest.mark.parametrize("argv, says", _IGNORED, ids=lambda v: " ".join(v) if isinstance(v, list) else "")
+def test_every_ignored_flag_is_refused(argv, says, tmp_path, capsys):
+    files = {}
+    for key in ("sampling", "neighbouring"):
+        path = tmp_path / f"{key}.json"
+        path.write_text(f'[{{"sigma": 1.0, "steps": 10, "{key}": "{"poisson" if key == "sampling" else "add_remove"}"}}]')
+        files[key] = str(path)
+    code = cli.main([a.format(**files) for a in argv])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
+    assert says in err, err
+
+
+@pytest.mark.parametrize("flag", [["table", "--batch-size", "1e9"], ["train", "pucb", "--states", "1e6"],
+                                  ["table", "--samples", "1e4"], ["train", "gpope", "--eval-trajectories", "2e3"],
+                                  ["train", "dpq", "--resets", "1e1"], ["verify", "--seed", "1e3"],
+                                  ["frontier", "dpq", "--seeds", "0,1e1"], ["plot", "profile", "--steps", "1e2"]])
+def test_counts_accept_float_notation_everywhere(flag):
+    # 1e6 is a count wherever an integer count is (it was refused by --batch-size and --states)
+    args = cli.build_parser().parse_args([*flag, *(["--out", "x.png"] if flag[0] == "plot" else [])])
+    value = getattr(args, flag[-2].lstrip("-").replace("-", "_"))
+    assert value == [0, 10] if flag[-2] == "--seeds" else value == int(float(flag[-1]))
+
+
+@pytest.mark.parametrize("argv", [["table", "--setting", "gaussian", "--steps", "1e300"],  # was a traceback
+                                  ["plot", "epsilon-vs-steps", "--sigma", "1", "--out", "x.png", "--steps", "1e16"],
+                                  ["table", "--batch-size", "2.5"], ["train", "pucb", "--states", "0"],
+                                  ["train", "gpope", "--q-episodes", "1.5"], ["calibrate", "--epsilon", "1",
+                                  "--delta", "1e-5", "--steps", "-3"], ["frontier", "dpq", "--amounts", "0"],
+                                  ["train", "dpq", "--seed", "0.5"]])
+def test_non_integer_counts_are_refused_with_the_one_message_of_their_rule(argv, capsys):
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    low = "0" if "seed" in argv[-2] else "1"
+    assert f": must be a whole number in [{low}, 1e15] (1e4 notation accepted), got '{argv[-1]}'" in err, err
+
+
+@pytest.mark.parametrize("argv", [["train", "dpq", "--sigma", "1", "--gamma", g] for g in ("1", "2", "-0.5", "nan")])
+def test_gamma_range_is_said_one_way(argv, capsys):
+    assert cli.main(argv) == 2
+    assert f"--gamma must be in [0, 1), got" in capsys.readouterr().err
+
+
+def test_no_command_prints_usage_on_stderr_and_exits_2(capsys):
+    assert cli.main([]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("usage: privcal")

@@ -281,7 +281,7 @@ def test_cli_names_the_fallback_and_refuses_bad_pld_flags_in_one_line(monkeypatc
     monkeypatch.setattr(PLD, "unchecked_probe_epsilon", _fail_with(ValueError("operands could not be broadcast")))
     assert main(["calibrate", "--epsilon", "1", "--delta", "1e-5", "--steps", "100", "--sample-rate", "0.01"]) == 0
     out, err = capsys.readouterr()
-    assert "(rdp:" in out and "note: pld: " in out and "answered by rdp" in out and "broadcast" not in out + err
+    assert "accountant  rdp:" in out and "note        pld: " in out and "answered by rdp" in out and "broadcast" not in out + err
     for flag, value in (("--pld-accuracy", "2"), ("--pld-accuracy", "0"), ("--memory-limit", "-1")):
         code = main(["epsilon", "--sigma", "1", "--delta", "1e-5", "--steps", "100", "--sample-rate", "0.01", flag, value])
         out, err = capsys.readouterr()

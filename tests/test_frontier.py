@@ -192,7 +192,7 @@ def test_plot(pucb_tiny, tmp_path):
 
 
 def _parser():
-    from privcal.rl import _cli_frontier
+    from privcal.cli import frontier as _cli_frontier
 
     p = argparse.ArgumentParser(prog="privcal")
     sub = p.add_subparsers()

@@ -223,4 +223,5 @@ def test_former_adjacency_spelling_still_works_with_a_warning():
     assert old == gpope.calibrate(0.5, 1e-5, neighbouring="zero_out", **SETTING)
     with pytest.warns(DeprecationWarning, match="replace_one"):
         assert gpope.calibrate(0.5, 1e-5, neighbouring="replace", **SETTING) == new
-    assert gpope.calibrate_report(0.5, 1e-5, **SETTING).adjacency == "replace_one"
+    with pytest.warns(DeprecationWarning, match="neighbouring"):
+        assert gpope.calibrate_report(0.5, 1e-5, **SETTING).adjacency == "replace_one"

@@ -1,6 +1,7 @@
 """The layering rules of DESIGN.md, counted from the code's own imports (issue 18, item 5): the PLD's pure
 mathematics sits below the accounting layer, the accounting layer never imports the ``privcal.pld`` facade
-above it, and no privcal module takes part in an import cycle."""
+above it, the command line (``privcal/cli/``) sits on top with nothing below importing it, and no privcal
+module takes part in an import cycle."""
 
 from __future__ import annotations
 
@@ -80,7 +81,25 @@ def test_no_import_cycle_between_modules():
             visit(m, [m])
 
 
+def _imports_the_cli(path: pathlib.Path, source: str | None = None) -> set[str]:
+    return {i for i in _imports(path, source) if i == "privcal.cli" or i.startswith("privcal.cli.")}
+
+
+def test_the_cli_sits_on_top():
+    # issue 20, item 7: every piece of command-line code lives in privcal/cli/, and nothing below it imports it
+    # (the launcher privcal_launcher.py, outside the package, is its one caller)
+    for path in ROOT.rglob("*.py"):
+        if path.parent == ROOT / "cli":
+            continue
+        assert not _imports_the_cli(path), (path.relative_to(ROOT.parent), _imports_the_cli(path))
+    stray = [p.relative_to(ROOT.parent) for p in ROOT.rglob("*cli*.py") if p.parent != ROOT / "cli"]
+    assert not stray, f"command-line code outside privcal/cli/: {stray}"
+
+
 def test_the_rules_can_fail():
+    # a module of rl/ that imports the CLI's output helpers (the edit the cli rule guards against)
+    assert _imports_the_cli(ROOT / "rl" / "probe.py", "def f():\n    from privcal.cli.out import emit\n")
+    assert _imports_the_cli(ROOT / "rl" / "probe.py", "from ..cli import out\n")
     # the checker sees a relative import of the facade (the edit it guards against)
     probe = ROOT / "accounting" / "probe.py"  # not written: its source is given
     assert "privcal.pld" in _imports(probe, "def f():\n    from ..pld import PLD\n")

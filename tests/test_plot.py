@@ -36,7 +36,7 @@ def test_subsampled_setting_leaves_out_unsupporting_accountants_and_labels_paper
     fig = plot.profile(1.0, steps=100, sample_rate=0.01, deltas=[1e-8, 1e-5, 1e-2])
     labels = set(_lines(fig))
     # the exact profile and KOV do not price subsampling; the paper's Lemma 1 is not a valid bound
-    assert labels == {"pld", "rdp", "paper (paper, not a valid bound)"}
+    assert labels == {"pld", "rdp", "paper (not a valid bound)"}  # said once (it read "paper (paper, ...)")
     plot.save(fig, str(tmp_path / "profile.svg"))
     assert (tmp_path / "profile.svg").read_text().lstrip().startswith("<?xml")
 
@@ -67,3 +67,57 @@ def test_sigma_vs_epsilon_matches_calibrate_and_marks_infeasible_as_missing():
 def test_bad_input_names_the_argument(call, argument):
     with pytest.raises(ValueError, match=argument):
         call()
+
+
+# --- issue 20, item 8: each picture's flaw ---------------------------------------------------------------
+
+
+def test_the_exact_curve_is_drawn_on_top_of_the_pld_curve_in_its_own_style():
+    fig = plot.epsilon_vs_steps(3.0, 1e-5, steps=10, points=3, accountants=("exact", "pld"))
+    lines = _lines(fig)
+    exact, pld = lines["exact"], lines["pld"]
+    # the PLD's upper end hugs the exact value: it is drawn wide and pale, the exact curve thin and above it
+    assert exact.get_zorder() > pld.get_zorder()
+    assert exact.get_linewidth() < pld.get_linewidth() and pld.get_alpha() < 1
+
+
+@pytest.mark.parametrize("sampling, neighbouring", [("poisson", None), ("without_replacement", "replace_one"),
+                                                    ("without_replacement", "zero_out")])
+def test_titles_and_legends_carry_no_code_token(sampling, neighbouring):
+    fig = plot.profile(1.0, steps=10, sample_rate=0.1, sampling=sampling, neighbouring=neighbouring,
+                       deltas=[1e-5, 1e-3], accountants=("rdp", "paper"))
+    ax = fig.axes[0]
+    words = [ax.get_title(), *(t.get_text() for t in ax.get_legend().get_texts())]
+    assert not any("_" in w for w in words), words  # "(add_remove)" read as code
+    assert "paper (not a valid bound)" in words  # said once, not "paper (paper, not a valid bound)"
+
+
+def test_the_legend_sits_below_the_axes_and_covers_no_curve():
+    fig = plot.learning_curve([1, 2, 3], {"run": [1.0, 2.0, 3.0]}, {"random policy": 1.5}, title="t",
+                              xlabel="episode", ylabel="return")
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    assert ax.get_legend().get_window_extent().y1 <= ax.get_window_extent().y0
+
+
+def test_where_a_profile_stops_is_said_in_the_legend(monkeypatch):
+    # an accountant with no finite bound at the smallest deltas: the curve stops, and the legend says where
+    def epsilons(name, releases, sigma, deltas):
+        return [math.inf if d < 1e-10 else 1.0 / d ** 0.1 for d in deltas]
+
+    monkeypatch.setattr(plot, "_epsilons", epsilons)
+    fig = plot.profile(1.0, steps=10, sample_rate=0.1, deltas=[1e-12, 1e-11, 1e-10, 1e-5], accountants=("pld",))
+    assert set(_lines(fig)) == {"pld: no finite certified bound below delta = 1e-10"}
+
+
+def test_the_dpq_picture_names_epsilon_delta_and_sigma(tmp_path, monkeypatch, capsys):
+    from privcal import cli
+
+    titles = []
+    real = plot.learning_curve
+    monkeypatch.setattr(plot, "learning_curve", lambda *a, **k: titles.append(k["title"]) or real(*a, **k))
+    path = tmp_path / "dpq.png"
+    assert cli.main(["train", "dpq", "--samples", "640", "--epsilon", "0.9", "--delta", "1e-4", "--plot",
+                     str(path), "--no-references"]) == 0
+    assert path.stat().st_size > 1000
+    assert titles and "ε = 0.9" in titles[0] and "δ = 0.0001" in titles[0] and "σ = " in titles[0], titles

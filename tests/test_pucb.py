@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from privcal.counter import error_bound as counter_error_bound
-from privcal.rl import _cli_pucb
+from privcal.cli import pucb as _cli_pucb
 from privcal.rl.pucb import (
     PUCB,
     SETTINGS,
@@ -430,8 +430,6 @@ def test_cli_text_and_progress(capsys):
 
 
 @pytest.mark.parametrize("argv, name", [
-    ("--episodes 0 --epsilon 1", "episodes"),
-    ("--states 0 --epsilon 1", "states"),
     ("--epsilon -1", "epsilon"),
     ("--epsilon 1 --non-private", "epsilon"),
     ("", "epsilon"),
@@ -443,6 +441,13 @@ def test_cli_bad_input(argv, name):
     args = _parser().parse_args(("train pucb --json --episodes 5 " + argv).split())
     with pytest.raises(ValueError, match=name):
         _cli_pucb.run(args)
+
+
+@pytest.mark.parametrize("flag", ["--episodes", "--states", "--actions", "--horizon"])
+def test_cli_zero_counts_are_refused_by_the_one_count_rule(flag, capsys):
+    with pytest.raises(SystemExit):
+        _parser().parse_args(f"train pucb --epsilon 1 {flag} 0".split())
+    assert f"argument {flag}: must be a whole number in [1, 1e15]" in capsys.readouterr().err
 
 
 def test_notebook_is_valid_nbformat_v4():

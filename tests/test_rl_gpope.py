@@ -1,4 +1,4 @@
-"""Tests for the GPOPE training layer: privcal.rl.gpope_agent, lstd, mspbe, experiments_gpope, _cli_gpope.
+"""Tests for the GPOPE training layer: privcal.rl.gpope_agent, lstd, mspbe, experiments_gpope, privcal.cli.gpope.
 
 Known values carry their source; Monte Carlo checks have a fixed seed and a bound of >= 5 standard errors.
 """
@@ -408,8 +408,8 @@ def test_cli_errors(capsys):
 def test_cli_module_imports_without_optional_dependencies():
     code = ("import sys\n"
             "for name in ('gymnasium', 'matplotlib', 'joblib'): sys.modules[name] = None\n"
-            "import privcal.rl._cli_gpope, privcal.cli\n"
+            "import privcal.cli.gpope, privcal.cli\n"
             "p = privcal.cli.build_parser()\n"
             "a = p.parse_args(['train', 'gpope', '--trajectories', '5', '--epsilon', '1'])\n"
-            "assert a._run is privcal.rl._cli_gpope.run\n")
+            "assert a._run is privcal.cli.gpope.run\n")
     subprocess.run([sys.executable, "-c", code], check=True)

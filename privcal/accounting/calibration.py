@@ -11,6 +11,8 @@ accountant certifies; it exceeds the true minimum by at most a factor (1 + rtol)
 
 from __future__ import annotations
 
+import warnings
+
 from typing import Callable, Union
 
 from .. import _validate as V
@@ -78,16 +80,23 @@ def search_sigma(
 
 
 def calibrate_sigma(*args, **kwargs) -> float:
-    """Former name of :func:`search_sigma` (kept so old code runs; it was easy to confuse with
-    ``privcal.calibrate``)."""
+    """Former name of :func:`search_sigma` (deprecated since 0.2.0, removed in 0.3.0: it was easy to confuse
+    with ``privcal.calibrate``)."""
+    warnings.warn("calibrate_sigma is deprecated: use privcal.search_sigma (same arguments); removed in 0.3.0",
+                  DeprecationWarning, stacklevel=2)
     return search_sigma(*args, **kwargs)
 
 
 def calibrate_sigma_rdp(make_event, target_epsilon, target_delta, accountant=None, *, sigma_hint=1.0,
                         rtol=1e-9, window=None) -> float:
     """Former windowed RDP search on an arbitrary ``make_event``; now :func:`search_sigma` with an RDP
-    accountant (the windowed fast path lives in ``RDPAccountant.sigma_for``)."""
+    accountant (the windowed fast path lives in ``RDPAccountant.sigma_for``). Deprecated since 0.2.0,
+    removed in 0.3.0."""
     from .accountants import RDPAccountant
+
+    warnings.warn("calibrate_sigma_rdp is deprecated: use privcal.search_sigma(make_event, ..., "
+                  "privcal.RDPAccountant), or RDPAccountant().sigma_for(Releases(...), ...) for steps of a "
+                  "Gaussian; removed in 0.3.0", DeprecationWarning, stacklevel=2)
 
     return search_sigma(make_event, target_epsilon, target_delta, accountant or RDPAccountant,
                         sigma_hint=sigma_hint, rtol=rtol)

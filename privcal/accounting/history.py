@@ -56,6 +56,11 @@ def _group(entry, where: str) -> ReleaseGroup:
         raise ValueError(f"{where} needs a sigma")
     sigma = V.positive(f"{where}.sigma", entry["sigma"])
     rate = entry.get("sample_rate")
+    ignored = [k for k in ("sampling", "neighbouring") if k in entry]
+    if rate is None and ignored:  # as on the command line: no subsampling without a sample_rate
+        keys, one = " and ".join(ignored), len(ignored) == 1
+        raise ValueError(f"{where} sets {keys} but no sample_rate ({keys} appl{'ies' if one else 'y'} only to "
+                         f"subsampled releases): add a sample_rate in (0, 1] or remove {'it' if one else 'them'}")
     releases = Releases(
         entry.get("sensitivity", 1.0), entry.get("steps", 1), 1.0 if rate is None else rate,
         entry.get("sampling", "poisson"), entry.get("neighbouring"),
@@ -77,6 +82,8 @@ def load_history(path: Union[str, pathlib.Path]) -> list[ReleaseGroup]:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ValueError(f"history file {str(path)!r} cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"history file {str(path)!r} is not a text file (JSON or TOML in UTF-8)") from None
     if path.suffix.lower() == ".toml":
         try:
             import tomllib

@@ -58,7 +58,13 @@ from ..accounting.accountants import ExactAccountant
 from ..accounting.events import Neighbouring, Releases
 from ..errors import InfeasibleError
 
-__all__ = ["DPQCalibration", "calibrate", "calibrate_report", "check", "VARIANTS", "DEFAULT_UPDATE_CLIP"]
+__all__ = ["DPQCalibration", "calibrate", "calibrate_report", "check", "VARIANTS", "DEFAULT_UPDATE_CLIP",
+           "MAX_EPSILON"]
+
+#: The largest target epsilon a calibration accepts (here and in privcal.calibrators.table): beyond it every
+#: sigma is negligible and no bound tells a user anything, and the closed forms of several bounds leave
+#: float64 (a target of 1e300 met a math domain error in the table and an infeasible exact search here).
+MAX_EPSILON = 1e6
 
 VARIANTS = ("valid", "paper")
 #: Deprecated spellings of :data:`VARIANTS` (issue 14): "corrected" is "valid".
@@ -87,7 +93,7 @@ class DPQCalibration:
         accountant: how the composition was priced: "exact" (ExactAccountant) or the paper's
             statement form.
         variant: "valid" or "paper".
-        epsilon: target epsilon, in (0, inf).
+        epsilon: target epsilon, in (0, MAX_EPSILON = 1e6].
         delta: target total delta (composition + failure term), in (0, 1).
         sensitivity: RKHS-norm sensitivity of one update, in (0, inf); for ``variant="valid"`` the
             equal-release equivalent sqrt(sum over releases and actions of the squared sensitivities / U),
@@ -145,6 +151,8 @@ def _fresh_noise(resets: int, updates: int) -> int:
 def _inputs(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip):
     """The arguments of :func:`calibrate` / :func:`check`, validated once (each names the user's argument)."""
     epsilon = V.positive("epsilon", epsilon)
+    if epsilon > MAX_EPSILON:
+        raise ValueError(f"epsilon must be in (0, {MAX_EPSILON:g}], got {epsilon!r}")
     delta = V.open_unit("delta", delta)
     samples, batch_size = V.samples_and_batch(samples, batch_size)
     lr = V.positive("lr", lr)
@@ -282,7 +290,7 @@ def calibrate(
     valid analysis and its proof sketch.
 
     Args:
-        epsilon: target epsilon, in (0, inf).
+        epsilon: target epsilon, in (0, MAX_EPSILON = 1e6].
         delta: target total delta, in (0, 1).
         samples: T, the number of samples processed, an int >= 1 (floor(T/B) updates).
         batch_size: B, samples per update, an int in [1, samples].
@@ -334,7 +342,8 @@ def _calibrate(
     else:
         result = _calibrate_paper(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions)
     if not result.feasible:  # the search and the final check disagree: never return it as feasible
-        raise InfeasibleError(f"calibration found no setting meeting every condition: {result.conditions}")
+        failed = "; ".join(name for name, met in result.conditions.items() if not met)
+        raise InfeasibleError(f"calibration found no setting meeting every condition (not met: {failed})")
     return result
 
 
@@ -362,7 +371,7 @@ def check(
     every release exactly at the whole delta with the sensitivities of ``update_clip`` (no k).
 
     Args:
-        epsilon: target epsilon, in (0, inf).
+        epsilon: target epsilon, in (0, MAX_EPSILON = 1e6].
         delta: target total delta, in (0, 1).
         sigma: scale of the Gaussian-process noise (absolute), in (0, inf).
         k: noise bound, in (0, inf); required by the paper variant, ignored by the valid one; default None.

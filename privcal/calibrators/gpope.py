@@ -49,7 +49,6 @@ from ..privacy_loss import MemoryLimitError
 from ..rdp import GridEdgeWarning
 
 __all__ = [
-    "ADJACENCIES",
     "SENSITIVITY_PER_CLIP",
     "Relation",
     "clip_gradient",
@@ -78,8 +77,17 @@ __all__ = [
 #: Neighbouring relations (``privcal.Neighbouring`` values) :func:`sensitivity` knows, with the
 #: sensitivity of one released clipped gradient in units of the clip h.
 SENSITIVITY_PER_CLIP = {"replace_one": 2.0, "add_remove": 2.0, "zero_out": 1.0}
-#: Former name of :data:`SENSITIVITY_PER_CLIP`, keyed by the former spellings ("replace" = replace-one).
-ADJACENCIES = {"replace": 2.0, "add_remove": 2.0, "zero_out": 1.0}
+#: Former name of :data:`SENSITIVITY_PER_CLIP`, keyed by the former spellings ("replace" = replace-one);
+#: reached as ``ADJACENCIES`` with a DeprecationWarning (since 0.2.0, removed in 0.3.0).
+_ADJACENCIES = {"replace": 2.0, "add_remove": 2.0, "zero_out": 1.0}
+
+
+def __getattr__(name: str):
+    if name == "ADJACENCIES":
+        warnings.warn("privcal.calibrators.gpope.ADJACENCIES is deprecated: use SENSITIVITY_PER_CLIP (keyed by "
+                      "'replace_one', not 'replace'); removed in 0.3.0", DeprecationWarning, stacklevel=2)
+        return _ADJACENCIES
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _priced_per_clip(neighbouring: str, trajectories: int) -> float:
@@ -593,7 +601,9 @@ class GPOPECalibration:
 
     @property
     def adjacency(self) -> str:
-        """Former name of :attr:`neighbouring`."""
+        """Former name of :attr:`neighbouring` (deprecated since 0.2.0, removed in 0.3.0)."""
+        warnings.warn("GPOPECalibration.adjacency is deprecated: use .neighbouring; removed in 0.3.0",
+                      DeprecationWarning, stacklevel=2)
         return self.neighbouring
 
 

@@ -43,7 +43,7 @@ from . import dpq, gpope
 
 __all__ = [
     "Column", "Row", "Lead", "Table", "dpq_table", "gaussian_table", "gpope_table",
-    "DPQ_DEFAULTS", "DEFAULT_EPSILONS", "GPOPE_DEFAULTS", "GPOPE_EPSILONS",
+    "DPQ_DEFAULTS", "DEFAULT_EPSILONS", "GPOPE_DEFAULTS", "GPOPE_EPSILONS", "MAX_EPSILON",
 ]
 
 #: Wang & Hegde 2019, App. E.3: T samples, batch size B, learning rate alpha, k, Lipschitz constant L.
@@ -292,9 +292,16 @@ _COLUMNS = {
 }
 
 
+#: The largest target epsilon of a table (privcal.calibrators.dpq.MAX_EPSILON, 1e6).
+MAX_EPSILON = dpq.MAX_EPSILON
+
+
 def _epsilons(epsilons: Iterable[float]) -> tuple[float, ...]:
-    """The target epsilons, validated (an error names ``epsilons[i]``)."""
+    """The target epsilons, validated: each in (0, MAX_EPSILON] (an error names ``epsilons[i]``)."""
     eps = tuple(V.positive(f"epsilons[{i}]", e) for i, e in enumerate(epsilons))
+    for i, e in enumerate(eps):
+        if e > MAX_EPSILON:
+            raise ValueError(f"epsilons[{i}] must be in (0, {MAX_EPSILON:g}], got {e!r}")
     if not eps:
         raise ValueError("epsilons must contain at least one value, got none")
     return eps
@@ -392,7 +399,7 @@ def dpq_table(
     the paper's formulas made self-consistent, and the valid analysis.
 
     Args:
-        epsilons: target epsilons, a non-empty sequence of values in (0, inf); default
+        epsilons: target epsilons, a non-empty sequence of values in (0, MAX_EPSILON = 1e6]; default
             DEFAULT_EPSILONS = (0.1, 0.45, 0.9, 2.0, 4.0, 8.0).
         delta: target delta, in (0, 1); default 1e-5. For the accounting columns it is the composition
             delta; for the end-to-end columns the total delta.
@@ -511,7 +518,7 @@ def gaussian_table(
     """Sigma per bound for ``steps`` composed Gaussian releases of sensitivity ``sensitivity``.
 
     Args:
-        epsilons: target epsilons, a non-empty sequence of values in (0, inf); default DEFAULT_EPSILONS.
+        epsilons: target epsilons, a non-empty sequence of values in (0, MAX_EPSILON = 1e6]; default DEFAULT_EPSILONS.
         delta: target delta, in (0, 1); default 1e-5.
         steps: number of composed releases, an int >= 1; default 1.
         sensitivity: L2 sensitivity of each release, in (0, inf); default 1.
@@ -621,7 +628,7 @@ def gpope_table(
     Each column is ``privcal.calibrators.gpope.calibrate`` with that bound.
 
     Args:
-        epsilons: target epsilons, a non-empty sequence of values in (0, inf); default
+        epsilons: target epsilons, a non-empty sequence of values in (0, MAX_EPSILON = 1e6]; default
             GPOPE_EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0).
         delta: target delta, in (0, 1); default 1e-5.
         trajectories: m, the number of trajectories (one drawn per iteration), an int >= 1; default 1000.

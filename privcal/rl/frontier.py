@@ -238,12 +238,12 @@ class Frontier:
         return out
 
     def to_dict(self) -> dict:
-        """JSON-ready copy (infinite numbers as None, via ``privcal._cli_out.clean``).
+        """JSON-ready copy (infinite numbers as None, via ``privcal.records.clean``).
 
         Returns:
             a dict with the fields, ``points`` as dicts and ``rows`` (:meth:`rows`).
         """
-        from privcal._cli_out import clean
+        from privcal.records import clean
 
         d = {k: v for k, v in asdict(self).items() if k != "points"}
         d["references"] = {str(k): v for k, v in self.references.items()}

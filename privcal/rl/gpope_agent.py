@@ -80,7 +80,12 @@ class GPOPEResult:
 
 def calibrate_sigma(epsilon: float, delta: float, *, iterations: int, trajectories: int,
                     clip: float = 1.0, bound: str = VALID_BOUND) -> float:
-    """Former name of ``privcal.calibrators.gpope.calibrate`` (same arguments), kept so old code runs."""
+    """Former name of ``privcal.calibrators.gpope.calibrate`` (same arguments); deprecated since 0.2.0,
+    removed in 0.3.0."""
+    import warnings
+
+    warnings.warn("privcal.rl.gpope_agent.calibrate_sigma is deprecated: use privcal.calibrators.gpope.calibrate "
+                  "(same arguments); removed in 0.3.0", DeprecationWarning, stacklevel=2)
     return _gpope_calibrator.calibrate(epsilon, delta, iterations=iterations, trajectories=trajectories,
                                        clip=clip, bound=bound)
 

@@ -1,6 +1,6 @@
 """``privcal frontier AGENT``: the privacy-utility frontier of dpq, gpope or pucb (``privcal.rl.frontier``).
 
-The lead's ``privcal/cli.py`` calls :func:`add_parser` on its subparsers and :func:`run` on the parsed
+``privcal.cli`` (``privcal/cli/__init__.py``) calls :func:`add_parser` on its subparsers and :func:`run` on the parsed
 arguments; bad input raises ``ValueError`` (one stderr line, exit code 2 there). Importing this module
 needs neither gymnasium nor matplotlib nor joblib.
 """
@@ -10,22 +10,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from privcal import _cli_out
+from privcal.cli import out as _cli_out
 
 __all__ = ["add_parser", "run"]
 
 _AGENTS = ("dpq", "gpope", "pucb")
-
-
-def _floats(text: str) -> list:
-    try:
-        return [float(x) for x in text.replace(" ", "").split(",") if x]
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from None
-
-
-def _counts(text: str) -> list:
-    return [_cli_out.count(x) for x in text.replace(" ", "").split(",") if x]
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -48,12 +37,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                     "dpq: return per episode (mean of the last 10) against samples T; gpope: MSPBE on the "
                     "chain against trajectories m; pucb: cumulative regret per episode against episodes.")
     p.add_argument("agent", choices=_AGENTS, help="the agent whose frontier is drawn (no default: required)")
-    p.add_argument("--epsilons", type=_floats, default=None,
+    p.add_argument("--epsilons", type=_cli_out.numbers, default=None,
                    help=f"comma-separated target epsilons, each > 0 (default per agent, fast setting: {defaults('epsilons')})")
-    p.add_argument("--amounts", type=_counts, default=None,
+    p.add_argument("--amounts", type=_cli_out.counts, default=None,
                    help="comma-separated amounts of data: dpq samples T, gpope trajectories m, pucb episodes; 1e4 "
                         f"accepted (default per agent, fast setting: {defaults('amounts')})")
-    p.add_argument("--seeds", type=_counts, default=None,
+    p.add_argument("--seeds", type=_cli_out.seeds, default=None,
                    help="comma-separated seeds (ints >= 0), one training run each per point; two or more give a "
                         "verdict (default: 0,1,2 in the fast setting, 10 seeds (pucb 5) in the paper setting)")
     p.add_argument("--variant", choices=("valid", "paper", "gaussian", "both", "all"), default="all",
@@ -110,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"--n-jobs must be an integer >= 1 or -1, got {args.n_jobs}")
     bar = None
     if fmt == "text":  # the runs take minutes: a progress bar on stderr (not with machine-read formats)
-        from privcal.rl._progress import ProgressBar
+        from privcal.cli.progress import ProgressBar
 
         bar = ProgressBar(1, label=f"frontier {args.agent} (training runs)")
     try:

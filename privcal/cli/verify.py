@@ -1,6 +1,6 @@
 """``privcal verify``: run the claims registry from the command line.
 
-Hooked into privcal/cli.py by ``verify_cli.add_parser(sub)``; ``run(args)`` prints the report and returns
+Hooked into ``privcal.cli`` by ``verify_cli.add_parser(sub)``; ``run(args)`` prints the report and returns
 the exit code: 0 when every check ran (failing claims are findings), 1 when a check could not run.
 Unknown claim ids raise ``ValueError`` (the main CLI prints one line on stderr and exits 2); unknown
 budgets and formats are argparse usage errors (also exit 2).
@@ -13,21 +13,12 @@ import os
 import sys
 from typing import Any
 
-from privcal import _cli_out
+from privcal.cli import out as _cli_out
 from privcal.verify.registry import BUDGETS, all_claims, get_claim, run_claims
+from privcal.verify.model import VERDICTS
 from privcal.verify.report import FORMATS, exit_code, render
 
-__all__ = ["add_parser", "run"]
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"seed must be a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"seed must be a non-negative integer, got {text!r}")
-    return value
+__all__ = ["add_parser", "run", "compact"]
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -56,9 +47,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--claim", action="append", default=[], metavar="ID",
                    help="run only this claim (repeatable; see --list; default: every claim)")
     _cli_out.add_format(p, FORMATS)
-    p.add_argument("--seed", type=_seed, default=0, help="seed of every random search and sample (default: 0)")
+    p.add_argument("--seed", type=_cli_out.seed, default=0, help="seed of every random search and sample (default: 0)")
     p.add_argument("--write", metavar="PATH", help="write the report to PATH (default: standard output)")
     p.add_argument("--list", action="store_true", help="list the claim ids and exit")
+    p.add_argument("--verbose", action="store_true",
+                   help="text: each claim's statement, check, evidence, counterexample and functions (default: one "
+                        "line per claim, and the counterexample of each failing claim)")
     p.set_defaults(_run=run)
     return p
 
@@ -67,7 +61,7 @@ class _Progress:
     """Claims done so far, on one stderr line (``verify [####....] 12/47 wh-thm5 ...``)."""
 
     def __init__(self, total: int):
-        from privcal.rl._progress import ProgressBar
+        from privcal.cli.progress import ProgressBar
 
         self.bar = ProgressBar(total, label="verify", min_interval=0.0)
         self.done = 0
@@ -82,6 +76,34 @@ class _Progress:
         self.bar.close()
 
 
+def _clip(line: str, width: int = _cli_out.WIDTH) -> str:
+    """``line`` cut to ``width`` columns (an ellipsis says where)."""
+    return line if len(line) <= width else line[: width - 3].rstrip() + "..."
+
+
+def compact(results: list, *, budget: str, seed: int) -> str:
+    """The default text view: a summary, one line per claim (verdict, id, where it is printed), the
+    counterexample of each failing claim, all within 100 columns (``--verbose``: every field).
+
+    Args:
+        results: results of :func:`privcal.verify.run_claims`.
+        budget: the budget they ran at.
+        seed: the seed they ran with.
+    """
+    counts = {v: sum(r.outcome.verdict == v for r in results) for v in VERDICTS}
+    summary = ", ".join(f"{n} {v}" for v, n in counts.items() if n)
+    lines = [_cli_out.fit(f"privcal verify: {len(results)} claims, budget {budget}, seed {seed}: {summary}"), ""]
+    width = max((len(r.claim.id) for r in results), default=0)
+    for r in results:
+        c, o = r.claim, r.outcome
+        lines.append(_clip(f"[{o.verdict.upper()}] {c.id:<{width}}  {c.paper}, {c.location}"))
+        if o.counterexample:
+            lines.append(_clip(f"    counterexample: {o.counterexample}"))
+    lines += ["", f"total {sum(r.seconds for r in results):.1f} s; --verbose for each claim's statement, check "
+              "and evidence"]
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the selected claims and print (or write) the report.
 
@@ -92,10 +114,14 @@ def run(args: argparse.Namespace) -> int:
         the exit code: 0 when every check ran, 1 when one could not run.
     """
     if getattr(args, "list", False):
-        if getattr(args, "write", None) or args.claim:
-            raise ValueError("--list takes no --write or --claim (it only lists the claim ids)")
-        for c in all_claims():
-            print(f"{c.id}\t{c.paper}, {c.location}")
+        if (getattr(args, "write", None) or args.claim or args.seed != 0 or args.budget != "quick" or args.format
+                or args.json):
+            raise ValueError("--list takes no --write, --claim, --seed, --budget or --format (it only lists the "
+                             "claim ids)")
+        claims = all_claims()
+        width = max(len(c.id) for c in claims)
+        for c in claims:
+            print(_clip(f"{c.id:<{width}}  {c.paper}, {c.location}"))
         return 0
     if getattr(args, "write", None):  # fail before the run, not after it
         folder = os.path.dirname(os.path.abspath(args.write))
@@ -114,7 +140,14 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    text = render(results, fmt, budget=args.budget, seed=args.seed)
+    if args.verbose and fmt != "text":
+        raise ValueError(f"--verbose applies to the text format only ({fmt} always carries every field)")
+    if fmt != "text":
+        text = render(results, fmt, budget=args.budget, seed=args.seed)
+    elif args.verbose:
+        text = _cli_out.fit(render(results, fmt, budget=args.budget, seed=args.seed))
+    else:
+        text = compact(results, budget=args.budget, seed=args.seed)
     if getattr(args, "write", None):
         with open(args.write, "w", encoding="utf-8") as fh:
             fh.write(text if text.endswith("\n") else text + "\n")

@@ -1,6 +1,6 @@
 """``privcal train pucb``: run PUCB (or its non-private baseline) on a seeded tabular MDP.
 
-The lead's ``privcal/cli.py`` calls :func:`add_parser` on the subparsers of ``privcal train`` and
+``privcal.cli`` (``privcal/cli/__init__.py``) calls :func:`add_parser` on the subparsers of ``privcal train`` and
 :func:`run` on the parsed arguments; bad input raises ``ValueError`` (turned into one stderr
 line and exit code 2 there).
 """
@@ -10,9 +10,9 @@ from __future__ import annotations
 import argparse
 import time
 
-from privcal import _cli_out
-from privcal.rl import _cli_train
-from privcal.rl._progress import ProgressBar
+from privcal.cli import out as _cli_out
+from privcal.cli import train as _cli_train
+from privcal.cli.progress import ProgressBar
 
 __all__ = ["add_parser", "run"]
 
@@ -37,9 +37,9 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
                     "counters) or its non-private UBEV-style baseline on a seeded tabular episodic MDP and "
                     "report the exact regret per episode. Privacy unit: one user = one episode's "
                     "trajectory, replaced (VBKW Def. 3).")
-    p.add_argument("--states", type=int, default=10, help="number of states S, an int >= 1 (default 10)")
-    p.add_argument("--actions", type=int, default=3, help="number of actions A, an int >= 1 (default 3)")
-    p.add_argument("--horizon", type=int, default=10, help="episode length H, steps per episode (default 10)")
+    p.add_argument("--states", type=_cli_out.count, default=10, help="number of states S, an int >= 1 (default 10)")
+    p.add_argument("--actions", type=_cli_out.count, default=3, help="number of actions A, an int >= 1 (default 3)")
+    p.add_argument("--horizon", type=_cli_out.count, default=10, help="episode length H, steps per episode (default 10)")
     p.add_argument("--episodes", type=_cli_out.count, default=1000,
                    help="number of episodes T, an int >= 1 (default 1000; 1e4 accepted)")
     p.add_argument("--epsilon", type=float, default=None,
@@ -59,7 +59,7 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     p.add_argument("--beta", type=float, default=None, help=argparse.SUPPRESS)  # former name (deprecated)
     p.add_argument("--mdp", choices=("random", "riverswim"), default="random",
                    help="MDP family (default random; riverswim needs --actions 2)")
-    p.add_argument("--mdp-seed", type=int, default=0, help="seed of the random MDP (default 0)")
+    p.add_argument("--mdp-seed", type=_cli_out.seed, default=0, help="seed of the random MDP (default 0)")
     p.add_argument("--error-bound", choices=("valid", "paper", "union"), default="valid",
                    help="counter error bound E: valid (default: union bound over the counters' exact Laplace-"
                         "sum tails) or paper (E_epsilon of Alg. 3, which privcal verify shows failing); union "
@@ -72,7 +72,7 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     p.add_argument("--accuracy", type=float, default=None,
                    help="count episodes with regret > accuracy, in reward units per episode "
                         "(default: 10%% of the optimal return)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the agent and the episodes (default 0)")
+    p.add_argument("--seed", type=_cli_out.seed, default=0, help="seed of the agent and the episodes (default 0)")
     _cli_train.add_output_flags(p)
     p.set_defaults(_run=run)  # privcal.cli dispatches ``privcal train AGENT`` to args._run(args)
     return p
@@ -105,6 +105,9 @@ def run(args: argparse.Namespace) -> int:
     if args.non_private and (args.counter_noise is not None or args.delta is not None):
         raise ValueError("--counter-noise and --delta must not be given together with --non-private "
                          "(the baseline has exact counters)")
+    if args.non_private and (args.error_bound != "valid" or args.budget_split != "valid"):
+        raise ValueError("--error-bound and --budget-split must not be given together with --non-private "
+                         "(the baseline has exact counters: no error bound, no privacy budget)")
     counter_noise = "laplace" if args.counter_noise is None else args.counter_noise
     if counter_noise == "laplace" and args.delta is not None:
         raise ValueError(f"--delta is used only with --counter-noise gaussian (Laplace counters are pure "

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 
+from privcal.cli.out import count
+
 __all__ = ["add_parser", "run"]
 
 KINDS = ("epsilon-vs-steps", "profile", "sigma-vs-epsilon")
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
+def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     """Register ``plot`` on the CLI's subparsers; sets ``_run``.
 
     Args:
@@ -33,8 +35,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="output file, .png or .svg")
     p.add_argument("--sigma", type=float, default=None,
                    help="noise standard deviation, absolute (epsilon-vs-steps, profile; required there)")
-    p.add_argument("--delta", type=float, default=1e-5, help="delta (epsilon-vs-steps, sigma-vs-epsilon; default 1e-5)")
-    p.add_argument("--steps", type=float, default=None,
+    p.add_argument("--delta", type=float, default=None, help="delta (epsilon-vs-steps, sigma-vs-epsilon; default 1e-5)")
+    p.add_argument("--steps", type=count, default=None,
                    help="number of releases (epsilon-vs-steps: the largest drawn; default 1000, else 1); 1e4 accepted")
     p.add_argument("--sensitivity", type=float, default=1.0, help="L2 sensitivity of one release (default 1)")
     p.add_argument("--sample-rate", type=float, default=None, help="each release on a subsample at this rate, in (0, 1] (default: no subsampling)")
@@ -52,14 +54,17 @@ def run(args: argparse.Namespace) -> int:
     Args:
         args: the parsed command line.
     """
-    from . import _validate as V
-    from . import plot
+    from privcal import _validate as V
+    from privcal import plot
 
     needs_sigma = args.kind in ("epsilon-vs-steps", "profile")
     if needs_sigma and args.sigma is None:
         raise ValueError(f"privcal plot {args.kind} needs --sigma")
     if not needs_sigma and args.sigma is not None:
         raise ValueError(f"--sigma is not used by privcal plot {args.kind} (it plots sigma); drop it")
+    if args.kind == "profile" and args.delta is not None:
+        raise ValueError("--delta is not used by privcal plot profile (it plots delta against epsilon); drop it")
+    delta = 1e-5 if args.delta is None else args.delta
     if args.sample_rate is None and (args.sampling != "poisson" or args.neighbouring is not None):
         raise ValueError("--sampling and --neighbouring need --sample-rate")
     steps = V.positive_int("steps", 1000 if args.steps is None and args.kind == "epsilon-vs-steps"
@@ -70,11 +75,11 @@ def run(args: argparse.Namespace) -> int:
         # it is never routed through a PLD grid (which at 1e12 steps exceeds any memory cap)
         setting["accountants"] = tuple(n for n in plot.ACCOUNTANT_ORDER if n != "pld")
     if args.kind == "epsilon-vs-steps":
-        fig = plot.epsilon_vs_steps(args.sigma, args.delta, steps=steps, **setting)
+        fig = plot.epsilon_vs_steps(args.sigma, delta, steps=steps, **setting)
     elif args.kind == "profile":
         fig = plot.profile(args.sigma, steps=steps, **setting)
     else:
-        fig = plot.sigma_vs_epsilon(args.delta, steps=steps, **setting)
+        fig = plot.sigma_vs_epsilon(delta, steps=steps, **setting)
     try:
         plot.save(fig, args.out)
     except OSError as exc:

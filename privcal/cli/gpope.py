@@ -1,6 +1,6 @@
 """``privcal train gpope``: GPOPE (gradient-perturbed off-policy evaluation) on the chain, Mountain Car or HIV.
 
-The lead's ``privcal/cli.py`` calls :func:`add_parser` on the subparsers of ``privcal train`` and
+``privcal.cli`` (``privcal/cli/__init__.py``) calls :func:`add_parser` on the subparsers of ``privcal train`` and
 :func:`run` on the parsed arguments; bad input raises ``ValueError`` (one stderr line, exit code 2
 there). Importing this module needs neither gymnasium nor matplotlib nor joblib.
 """
@@ -8,10 +8,11 @@ there). Importing this module needs neither gymnasium nor matplotlib nor joblib.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 
-from privcal import _cli_out
-from privcal.rl import _cli_train
+from privcal.cli import out as _cli_out
+from privcal.cli import train as _cli_train
 
 __all__ = ["add_parser", "run", "DEFAULT_EVAL", "BOUND_CHOICES"]
 
@@ -41,7 +42,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="data size m, trajectories in the private data set (default 1000; 1e4 accepted)")
     p.add_argument("--epsilon", type=float, default=None,
                    help="target epsilon of the whole run, > 0 (required unless --non-private)")
-    p.add_argument("--delta", type=float, default=1e-5, help="target delta of the whole run, in (0, 1) (default 1e-5)")
+    p.add_argument("--delta", type=float, default=None, help="target delta of the whole run, in (0, 1) (default 1e-5)")
     p.add_argument("--bound", default="valid", choices=BOUND_CHOICES,
                    help="accounting for sigma: valid (default: the tightest valid bound, PLD or RDP, whichever "
                         "certifies the smaller sigma), paper (the paper's Theorem 1 as printed, no valid guarantee), "
@@ -58,13 +59,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="clip h, the largest L2 norm of one trajectory's gradient (default per domain)")
     p.add_argument("--off-policy", action="store_true",
                    help="mountain-car: evaluate the uniform policy from the learned policy's data")
-    p.add_argument("--eval-trajectories", type=int, default=None,
+    p.add_argument("--eval-trajectories", type=_cli_out.count, default=None,
                    help="size of the independent sample that estimates the MSPBE, in trajectories (default per "
                         "domain: chain 20000, mountain-car 1000, hiv 200)")
-    p.add_argument("--q-episodes", type=int, default=None,
+    p.add_argument("--q-episodes", type=_cli_out.count, default=None,
                    help="Q-learning episodes that learn the behaviour policy (default mountain-car 200, hiv 64)")
-    p.add_argument("--horizon", type=int, default=None, help="hiv: decisions per episode (default 50)")
-    p.add_argument("--seed", type=int, default=0, help="seed of data, behaviour policy and noise (default 0)")
+    p.add_argument("--horizon", type=_cli_out.count, default=None, help="hiv: decisions per episode (default 50)")
+    p.add_argument("--seed", type=_cli_out.seed, default=0, help="seed of data, behaviour policy and noise (default 0)")
     _cli_train.add_output_flags(p)
     p.set_defaults(_run=run)  # privcal.cli dispatches ``privcal train AGENT`` to args._run(args)
     return p
@@ -112,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
 
     from privcal import _validate as V
     from privcal._rng import as_generator
-    from privcal.rl._progress import ProgressBar
+    from privcal.cli.progress import ProgressBar, Working
     from privcal.rl.experiments_gpope import CLIP, DEFAULT_STEP
     from privcal.calibrators.gpope import calibrate_report
     from privcal.rl.gpope_agent import gpope
@@ -123,6 +124,10 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--epsilon must not be given together with --non-private")
     if not args.non_private and args.epsilon is None:
         raise ValueError("--epsilon is required (or pass --non-private)")
+    if args.non_private and (args.delta is not None or args.bound != "valid"):
+        raise ValueError("--delta and --bound must not be given together with --non-private (GTD2 adds no noise)")
+    if args.delta is None:
+        args.delta = 1e-5
     if args.off_policy and args.domain != "mountain-car":
         raise ValueError("--off-policy applies to --domain mountain-car (chain is on-policy, hiv "
                          "is always off-policy)")
@@ -179,13 +184,15 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    ref = wis_lstd(data, ridge=1e-10) if off else lstd(data, ridge=1e-10)
-    name = "relative_mspbe" if relative else "mspbe"
-    refs = {}
-    if references:
-        refs = {"lstd": score(ref), "lstd_method": "wis-lstd" if off else "lstd",
-                "zero_predictor": score(np.zeros(data.n_features)),
-                "non_private_gtd2": None if baseline is None else score(baseline.theta)}
+    # after the bar: the reference fit and the evaluations on the independent sample (up to a minute)
+    with (Working("gpope: references and evaluation") if fmt == "text" else contextlib.nullcontext()):
+        ref = wis_lstd(data, ridge=1e-10) if off else lstd(data, ridge=1e-10)
+        name = "relative_mspbe" if relative else "mspbe"
+        refs = {}
+        if references:
+            refs = {"lstd": score(ref), "lstd_method": "wis-lstd" if off else "lstd",
+                    "zero_predictor": score(np.zeros(data.n_features)),
+                    "non_private_gtd2": None if baseline is None else score(baseline.theta)}
     out = {
         "algorithm": "gtd2" if args.non_private else "gpope",
         "domain": args.domain, "off_policy": bool(off),

@@ -1,6 +1,6 @@
 """``privcal train dpq``: DP Q-learning with functional noise (Wang & Hegde 2019, Alg. 1) or a baseline.
 
-The lead's ``privcal/cli.py`` calls :func:`add_parser` on the subparsers of ``privcal train`` and
+``privcal.cli`` (``privcal/cli/__init__.py``) calls :func:`add_parser` on the subparsers of ``privcal train`` and
 ``args._run(args)``; bad input raises ``ValueError`` (printed there as one line, exit code 2).
 Importing this module needs neither gymnasium nor matplotlib (they are imported inside :func:`run`).
 """
@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from privcal import _cli_out
-from privcal.rl import _cli_train
+from privcal.cli import out as _cli_out
+from privcal.cli import train as _cli_train
 
 __all__ = ["add_parser", "run"]
 
@@ -54,14 +54,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="algorithm1, valid variant: certified bound on how far one update may move Q(s, a) over the "
                         "states [0, 1], in units of Q (= reward); a larger step is scaled back (default "
                         "privcal.calibrators.dpq.DEFAULT_UPDATE_CLIP = 0.01)")
-    p.add_argument("--resets", type=int, default=None,
+    p.add_argument("--resets", type=_cli_out.count, default=None,
                    help="J, times the noise paths are redrawn; must divide floor(T/B) (default floor(T/B), App. E.3)")
     p.add_argument("--variant", choices=("valid", "paper", "corrected"), default="valid",
                    help="calibration: valid (default: the corrected analysis) or paper (the paper's formulas, "
                         "no valid guarantee); corrected is the former name of valid")
     p.add_argument("--method", choices=tuple(_METHODS), default="dpq",
                    help="dpq (Algorithm 1, default) or a baseline of App. E.2")
-    p.add_argument("--batch-size", type=int, default=None,
+    p.add_argument("--batch-size", type=_cli_out.count, default=None,
                    help="B, samples per update (default 64, App. E.3; replay: 128, the authors' code)")
     p.add_argument("--lr", type=float, default=None,
                    help="learning rate alpha (default App. E.3's 3e-4, with which 78 SGD updates learn nothing; "
@@ -82,7 +82,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="algorithm1: Lipschitz constant L enforced on Q(., a), per unit of state (default 4)")
     p.add_argument("--gamma", type=float, default=None,
                    help="discount factor, in [0, 1) (default 0.5; replay: 0.999, the authors' code)")
-    p.add_argument("--seed", type=int, default=0, help="seed of everything (default 0)")
+    p.add_argument("--seed", type=_cli_out.seed, default=0, help="seed of everything (default 0)")
     _cli_train.add_output_flags(p)
     p.set_defaults(_run=run)
     return p
@@ -116,9 +116,16 @@ def _train(args, hp, progress):
         raise ValueError("give either --sigma or the target --epsilon/--delta, not both")
     if method == "non_private" and (targeted or args.sigma is not None):
         raise ValueError("--method non-private takes no --sigma, --epsilon or --delta")
+    if args.variant != "valid" and method != "dpq" and not targeted:  # ignored flags are refused
+        raise ValueError(f"--variant {args.variant} chooses a calibration: --method {args.method} takes it only "
+                         "with --epsilon/--delta" if method != "non_private" else
+                         "--method non-private takes no --variant (there is no calibration)")
     if method == "dpq":
         if args.sigma is None and not targeted:
             raise ValueError("give --sigma or both --epsilon and --delta")
+        if args.variant == "paper" and args.update_clip is not None:
+            raise ValueError("--update-clip applies only to --variant valid (the paper variant runs plain SGD "
+                             "steps, with no clip)")
         return dpq_agent.train_dpq(epsilon=args.epsilon, delta=args.delta, sigma=args.sigma, beta=args.beta,
                                    resets=args.resets, variant=args.variant, hp=hp, seed=args.seed,
                                    progress=progress)
@@ -197,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
 
     from privcal import _validate as V
     from privcal.rl import dpq_agent
-    from privcal.rl._progress import ProgressBar
+    from privcal.cli.progress import ProgressBar
     fmt = _cli_train.check_output_flags(args)
     if args.loop == "replay":
         return _run_replay(args, fmt)
@@ -257,8 +264,12 @@ def run(args: argparse.Namespace) -> int:
                      f"last 10 {r[-10:].mean():.3f}")
     lines += _reference_lines(refs)
     lines.append(f"  time                  {seconds:.2f} s")
+    noise = "no noise" if result.sigma is None else f"σ = {result.sigma:.4g}"
+    target = (f"ε = {args.epsilon:g}, δ = {args.delta:g}, " if args.epsilon is not None
+              else "no privacy target, " if result.sigma is None else "σ given (no privacy claim), ")
     spec = _cli_train.PlotSpec(
-        episodes, args.method, r, title=f"{args.method} on the interval environment, T={hp.samples}, seed {args.seed}",
+        episodes, args.method, r,
+        title=f"{args.method} on the interval environment: {target}{noise}; T = {hp.samples}, seed {args.seed}",
         xlabel="episode", ylabel="return per episode (50 steps)",
         references={"non-private baseline": series.get("non_private_return"),
                     "random policy": refs.get("random_policy_return"),
@@ -276,7 +287,7 @@ def _run_replay(args: argparse.Namespace, fmt: str) -> int:
 
     from privcal import _validate as V
     from privcal.rl import dpq_replay
-    from privcal.rl._progress import ProgressBar
+    from privcal.cli.progress import ProgressBar
 
     wrong = [f for f, v in (("--samples", args.samples), ("--resets", args.resets), ("--lipschitz", args.lipschitz),
                             ("--update-clip", args.update_clip)) if v is not None]

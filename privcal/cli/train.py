@@ -13,7 +13,7 @@ import argparse
 from collections.abc import Mapping, Sequence
 from typing import Any, Optional
 
-from privcal import _cli_out
+from privcal.cli import out as _cli_out
 
 __all__ = ["add_output_flags", "check_output_flags", "emit", "PlotSpec", "REFERENCES_NOTE"]
 

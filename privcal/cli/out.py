@@ -20,32 +20,110 @@ import csv
 import io
 import json
 import math
+import re
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Optional, Union
 
-__all__ = ["FORMATS", "add_format", "add_pld_options", "pld_options", "chosen", "clean", "count", "emit"]
+from privcal.records import clean
+
+__all__ = ["FORMATS", "add_format", "add_pld_options", "pld_options", "chosen", "clean", "count", "seed", "numbers", "counts",
+           "seeds", "emit", "fit", "WIDTH"]
 
 FORMATS = ("text", "json", "csv", "markdown")
 
 _NULL_NOTE = "json writes null for an infinite value, csv writes inf"
 
 
+#: The largest count or seed a flag takes: every whole number up to it is exact in float notation (2^53 ~ 9e15
+#: is where float64 stops counting by ones), and no privcal computation wants more (1e300 steps met a TypeError).
+MAX_COUNT = 10**15
+
+
+def _whole(text: str, low: int) -> int:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (value.is_integer() and low <= value <= MAX_COUNT):
+        raise argparse.ArgumentTypeError(f"must be a whole number in [{low}, 1e15] (1e4 notation accepted), "
+                                         f"got {text!r}")
+    return int(value)
+
+
 def count(text: str) -> int:
-    """argparse type of a count: an integer, or float notation with an integral value ("1e4").
+    """argparse type of a count, the one rule of every count flag: a whole number in [1, :data:`MAX_COUNT`],
+    in integer or float notation with an integral value ("1e4").
 
     Args:
         text: the flag's text.
 
     Raises:
-        argparse.ArgumentTypeError: not a whole number.
+        argparse.ArgumentTypeError: not a whole number in [1, 1e15] (argparse names the flag).
     """
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if not value.is_integer():
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}")
-    return int(value)
+    return _whole(text, 1)
+
+
+def seed(text: str) -> int:
+    """argparse type of a seed or an index: a whole number in [0, :data:`MAX_COUNT`] (float notation with an
+    integral value accepted, as for :func:`count`).
+
+    Args:
+        text: the flag's text.
+
+    Raises:
+        argparse.ArgumentTypeError: not a whole number in [0, 1e15] (argparse names the flag).
+    """
+    return _whole(text, 0)
+
+
+def _items(text: str) -> list[str]:
+    items = [x for x in text.replace(" ", "").split(",") if x]
+    if not items:
+        raise argparse.ArgumentTypeError(f"expected one or more comma-separated values, got {text!r}")
+    return items
+
+
+def numbers(text: str) -> list[float]:
+    """argparse type of a comma-separated list of numbers (at least one; each range is the command's).
+
+    Args:
+        text: the flag's text, e.g. ``"0.5,1,2"``.
+
+    Raises:
+        argparse.ArgumentTypeError: empty, or an item that is not a number.
+    """
+    out = []
+    for x in _items(text):
+        try:
+            out.append(float(x))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {x!r} in {text!r}") from None
+    return out
+
+
+def counts(text: str) -> list[int]:
+    """argparse type of a comma-separated list of counts (at least one; each as :func:`count`).
+
+    Args:
+        text: the flag's text, e.g. ``"1e3,1e4"``.
+
+    Raises:
+        argparse.ArgumentTypeError: empty, or an item that is not a whole number in [1, 1e15].
+    """
+    return [count(x) for x in _items(text)]
+
+
+def seeds(text: str) -> list[int]:
+    """argparse type of a comma-separated list of seeds (at least one; each as :func:`seed`).
+
+    Args:
+        text: the flag's text, e.g. ``"0,1,2"``.
+
+    Raises:
+        argparse.ArgumentTypeError: empty, or an item that is not a whole number in [0, 1e15].
+    """
+    return [seed(x) for x in _items(text)]
 
 
 def add_pld_options(parser: argparse.ArgumentParser) -> None:
@@ -69,6 +147,11 @@ def pld_options(args: argparse.Namespace) -> dict:
         args: the parsed command line.
     """
     out = {}
+    given = [f for f, d in (("--pld-accuracy", "pld_accuracy"), ("--memory-limit", "memory_limit"))
+             if getattr(args, d, None) is not None]
+    if given and getattr(args, "accountant", "best") not in ("best", "pld"):
+        raise ValueError(f"{' and '.join(given)} appl{'ies' if len(given) == 1 else 'y'} only to --accountant pld "
+                         f"and best (the PLD's grid), not --accountant {args.accountant}")
     accuracy = getattr(args, "pld_accuracy", None)
     if accuracy is not None:
         if not 0 < accuracy < 1:
@@ -109,26 +192,6 @@ def chosen(args: argparse.Namespace) -> str:
             raise ValueError(f"--json contradicts --format {fmt}")
         return "json"
     return fmt or "text"
-
-
-def clean(value: Any) -> Any:
-    """A JSON-safe copy: non-finite floats become None, numpy scalars and arrays plain numbers and lists,
-    tuples lists, other objects their ``str``.
-
-    Args:
-        value: any nesting of dicts, sequences, numbers and strings.
-    """
-    if isinstance(value, Mapping):
-        return {str(k): clean(v) for k, v in value.items()}
-    if hasattr(value, "tolist") and not isinstance(value, (str, bytes)):
-        value = value.tolist()
-    if isinstance(value, (list, tuple)):
-        return [clean(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return str(value)
 
 
 def _cell(value: Any) -> str:
@@ -186,6 +249,40 @@ def _markdown(record: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
+#: Columns of every command's text output (issue 20: text fits a terminal of 100 columns).
+WIDTH = 100
+
+# "  privacy               (0.9, 1e-4)-DP ...": a label, two or more spaces, the value (continuations align
+# under the value); "note: ..." and other "word: " openings continue two columns in
+_LABEL = re.compile(r"^(\s*\S.*?\s{2,})\S")
+_OPENING = re.compile(r"^(\s*)[\w\[\]-]+(?: [\w-]+)?: \S")
+
+
+def fit(text: str, width: int = WIDTH) -> str:
+    """``text`` with every line longer than ``width`` columns wrapped at spaces, continuations indented
+    under the value of a ``label   value`` line (or two columns in); table rows and lines that fit are left
+    alone. A word longer than the width (a path) stays whole.
+
+    Args:
+        text: the text report.
+        width: the columns; default :data:`WIDTH`.
+    """
+    out = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        label = _LABEL.match(line)
+        if label and len(label.group(1)) <= width // 2:
+            indent = " " * len(label.group(1))
+        else:
+            lead = _OPENING.match(line)
+            indent = (lead.group(1) if lead else re.match(r"\s*", line).group(0)) + "  "
+        out.append(textwrap.fill(line, width=width, subsequent_indent=indent, break_long_words=False,
+                                 break_on_hyphens=False, drop_whitespace=True))
+    return "\n".join(out)
+
+
 def emit(fmt: str, record: Mapping[str, Any], text: Union[str, Callable[[], str]],
          series: Optional[Mapping[str, Sequence]] = None) -> None:
     """Print one result in format ``fmt``.
@@ -208,4 +305,4 @@ def emit(fmt: str, record: Mapping[str, Any], text: Union[str, Callable[[], str]
     elif fmt == "markdown":
         print(_markdown(record))
     else:
-        print(text() if callable(text) else text)
+        print(fit(text() if callable(text) else text))

@@ -1,0 +1,520 @@
+"""Command-line interface: ``privcal table | calibrate | epsilon | verify | train``.
+
+Bad input prints one line to stderr and exits with status 2 (no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import re
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import Optional
+
+from .. import rdp
+from ..accounting import api
+from ..calibrators import render, table
+from ..errors import PrivcalError, UnsupportedEventError
+from . import out as _out
+from .progress import Working
+
+__all__ = ["main", "build_parser"]
+
+FORMATS = ("text", "markdown", "csv", "json")
+
+
+class _UsageError(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line (the caller prints it and exits 2)."""
+
+    def error(self, message):
+        raise _UsageError(f"{self.prog}: {message}")
+
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``privcal`` argument parser with every command (usage errors raise instead of exiting)."""
+    parser = _Parser(
+        prog="privcal",
+        description="Privacy accounting and noise calibration for differentially private RL.",
+    )
+    from .. import __version__
+
+    parser.add_argument("--version", action="version", version=f"privcal {__version__}")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
+
+    t = sub.add_parser(
+        "table",
+        help="sigma each bound requires, side by side (the main job)",
+        description=(
+            "For each target epsilon at one delta: the sigma each bound requires and its ratio to the "
+            "exact sigma (gpope: to the valid RDP sigma). Rows flag paper closed forms that are not actually "
+            "sufficient (checked on the exact privacy profile / the valid accountant). Setting 'dpq' is DP "
+            "Q-learning (Wang & Hegde 2019, defaults of App. E.3) with end-to-end calibrations; 'gaussian' is "
+            "a plain composed Gaussian mechanism; 'gpope' is GPOPE's Algorithm 1 (one of m trajectories "
+            "per iteration)."
+        ),
+    )
+    t.add_argument("--setting", choices=("dpq", "gaussian", "gpope"), default="dpq", help="default: dpq")
+    t.add_argument(
+        "--epsilons", type=_out.numbers, default=None,
+        help=f"comma-separated targets (default: {','.join(map(str, table.DEFAULT_EPSILONS))}; "
+        f"gpope: {','.join(map(str, table.GPOPE_EPSILONS))})",
+    )
+    t.add_argument("--delta", type=float, default=1e-5, help="target delta (default: %(default)g)")
+    d = table.DPQ_DEFAULTS
+    t.add_argument("--samples", type=_out.count, default=d["samples"], help="dpq: T samples (default: %(default)s)")
+    t.add_argument("--batch-size", type=_out.count, default=d["batch_size"], help="dpq: B (default: %(default)s)")
+    t.add_argument("--lr", type=float, default=d["lr"], help="dpq: learning rate alpha (default: %(default)g)")
+    t.add_argument("--k", type=float, default=d["k"], help="dpq: noise bound k of Thm 5 (default: %(default)g)")
+    t.add_argument("--lipschitz", type=float, default=d["lipschitz"], help="dpq: L (default: %(default)g)")
+    t.add_argument("--resets", type=_out.count, default=None, help="dpq: J noise resets (default: floor(T/B))")
+    t.add_argument("--actions", type=_out.count, default=2, help="dpq: actions, one noise path each (default: 2)")
+    t.add_argument("--steps", type=_out.count, default=100, help="gaussian: releases (default: %(default)s)")
+    t.add_argument("--sensitivity", type=float, default=1.0, help="gaussian: L2 sensitivity (default: 1)")
+    g = table.GPOPE_DEFAULTS
+    t.add_argument("--trajectories", type=_out.count, default=g["trajectories"], help="gpope: m (default: %(default)s)")
+    t.add_argument("--iterations", type=_out.count, default=g["iterations"], help="gpope: N (default: %(default)s)")
+    _out.add_format(t)
+    t.add_argument(
+        "--wide", action="store_true",
+        help="text: add every bound side by side under the lead rows (lines over 100 columns); "
+        "markdown, csv and json always carry every bound",
+    )
+
+    common = dict(
+        steps=("--steps", dict(type=_out.count, default=None, help="number of composed releases (default: 1; 1e4 accepted)")),
+        sensitivity=(
+            "--sensitivity",
+            dict(type=float, default=None, help="L2 / RKHS sensitivity of one release under the neighbouring "
+                 "relation (default: 1; replace-one: 2C for a sum of contributions clipped to C)"),
+        ),
+        accountant=(
+            "--accountant",
+            dict(choices=api.ACCOUNTANT_CHOICES, default="best",
+                 help="bound to use (default: best valid: the exact profile for plain releases, else the PLD, "
+                 "with rdp / basic where the PLD gives no finite answer; the output names who answered and why)"),
+        ),
+        sample_rate=("--sample-rate", dict(type=float, default=None, help="each release on a subsample at this rate, in (0, 1] (default: no subsampling)")),
+        sampling=(
+            "--sampling",
+            dict(choices=("poisson", "without_replacement"), default="poisson", help="subsampling scheme (default: poisson)"),
+        ),
+        neighbouring=(
+            "--neighbouring",
+            dict(
+                choices=("add_remove", "replace_one", "zero_out"), default=None,
+                help="neighbouring relation the sensitivity is defined under (default: add_remove for poisson, "
+                "replace_one without replacement)",
+            ),
+        ),
+    )
+    c = sub.add_parser(
+        "calibrate",
+        help="sigma for a target (epsilon, delta)",
+        description="Smallest sigma for which STEPS Gaussian releases are (epsilon, delta)-DP (mirrors privcal.calibrate).",
+    )
+    c.add_argument("--epsilon", type=float, required=True, help="target epsilon of the whole history, > 0 (required)")
+    c.add_argument("--delta", type=float, required=True, help="target delta of the whole history, in (0, 1) (required)")
+    c.add_argument("--scale", type=_out.seed, default=None,
+                   help="with --history: scale only this group's sigma (0-based; default: every group)")
+    e = sub.add_parser(
+        "epsilon",
+        help="epsilon of a given sigma at delta",
+        description="Epsilon at delta of STEPS Gaussian releases with noise SIGMA (mirrors privcal.epsilon).",
+    )
+    e.add_argument("--sigma", type=float, default=None,
+                   help="noise standard deviation, absolute (not a multiplier); required unless --history")
+    e.add_argument("--delta", type=float, required=True, help="delta at which epsilon is reported, in (0, 1) (required)")
+    for p in (c, e):
+        for flag, kw in common.values():
+            p.add_argument(flag, **kw)
+        _out.add_pld_options(p)
+        _out.add_format(p)
+        p.add_argument(
+            "--history", default=None, metavar="FILE",
+            help="a history of release groups instead of one setting: JSON (or TOML on Python >= 3.11), a list of "
+            "{sigma, sensitivity, steps, sample_rate, sampling, neighbouring} (default: the one setting of the flags)",
+        )
+
+    from . import plot as plot_cli
+
+    plot_cli.add_parser(sub)
+
+    from . import frontier as frontier_cli
+    from . import verify as verify_cli
+
+    verify_cli.add_parser(sub)  # `privcal verify`: add_parser(subparsers) sets _run, like the agents
+    frontier_cli.add_parser(sub)  # `privcal frontier AGENT`: the privacy-utility frontier (privcal.rl.frontier)
+
+    tr = sub.add_parser("train", help="train a private agent", description="Train a private RL agent.")
+    agents = tr.add_subparsers(dest="agent", parser_class=_Parser, metavar="AGENT")
+    tr.set_defaults(_agents=agents)
+    _add_train_agents(agents)
+    return parser
+
+
+def _add_train_agents(agents) -> None:
+    """Agents register here; each module provides add_parser(subparsers) and run(args) -> int."""
+    from . import dpq, gpope, pucb
+
+    for module in (dpq, gpope, pucb):
+        module.add_parser(agents)
+
+
+# ---------------------------------------------------------------------------------------------------
+# formatting
+
+
+def __getattr__(name: str):
+    # the former home of the table renderer: deprecated since 0.2.0, removed in 0.3.0
+    if name == "format_table":
+        warnings.warn("privcal.cli.format_table is deprecated: use privcal.calibrators.render.format_table (same "
+                      "signature, plus wide); removed in 0.3.0", DeprecationWarning, stacklevel=2)
+        return render.format_table
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _cmd_table(args) -> int:
+    fmt = _out.chosen(args)
+    if args.wide and fmt != "text":
+        raise _UsageError("privcal table: --wide applies to --format text only (markdown, csv and json carry every bound)")
+    for e in args.epsilons or ():
+        if not 0 < e <= table.MAX_EPSILON:
+            raise ValueError(f"--epsilons: each target must be in (0, {table.MAX_EPSILON:g}], got {e:g}")
+    with (Working(f"privcal: table {args.setting}") if fmt == "text" else contextlib.nullcontext()):
+        if args.setting == "dpq":
+            tab = table.dpq_table(
+                args.epsilons or table.DEFAULT_EPSILONS, args.delta, samples=args.samples, batch_size=args.batch_size,
+                lr=args.lr, k=args.k, lipschitz=args.lipschitz, resets=args.resets, actions=args.actions,
+            )
+        elif args.setting == "gpope":
+            tab = table.gpope_table(
+                args.epsilons or table.GPOPE_EPSILONS, args.delta, trajectories=args.trajectories, iterations=args.iterations
+            )
+        else:
+            tab = table.gaussian_table(args.epsilons or table.DEFAULT_EPSILONS, args.delta, steps=args.steps, sensitivity=args.sensitivity)
+    print(render.format_table(tab, fmt, wide=args.wide))
+    return 0
+
+
+#: the flags of `privcal table` that only one setting reads
+_TABLE_FLAGS = {
+    "dpq": ("samples", "batch_size", "lr", "k", "lipschitz", "resets", "actions"),
+    "gaussian": ("steps", "sensitivity"),
+    "gpope": ("trajectories", "iterations"),
+}
+
+
+def _check_table_flags(args, defaults) -> None:
+    """Refuse flags the chosen setting would ignore (a flag left at its default is not 'given')."""
+    for setting, dests in _TABLE_FLAGS.items():
+        if setting == args.setting:
+            continue
+        given = [d for d in dests if getattr(args, d) != getattr(defaults, d)]
+        if given:
+            flags = ", ".join("--" + d.replace("_", "-") for d in given)
+            raise ValueError(f"{flags} applies only to --setting {setting}, not {args.setting}")
+
+
+def _report_dict(report) -> dict:
+    d = dict(report.__dict__)
+    d["notes"] = list(d["notes"])
+    return d
+
+
+def _subsampling(args) -> dict:
+    if args.sample_rate is None:
+        if args.sampling != "poisson" or args.neighbouring is not None:
+            raise ValueError("--sampling and --neighbouring apply only with --sample-rate (no subsampling without it)")
+        return {}
+    return {"sample_rate": args.sample_rate, "sampling": args.sampling, "neighbouring": args.neighbouring}
+
+
+#: Human words for the library's codes in text output (json, csv and markdown keep the codes).
+_WORDS = {"poisson": "Poisson", "without_replacement": "without-replacement", "add_remove": "add/remove",
+          "replace_one": "replace-one", "zero_out": "zero-out"}
+
+
+def _bracket_line(bracket, realisable: bool) -> Optional[str]:
+    """The certified bracket of epsilon in one short line; None when it says nothing (a single point).
+
+    A bracket whose lower end is below 1% of its upper end tells nothing of the tightness: only that is said."""
+    if bracket is None or bracket[0] == bracket[1]:
+        return None
+    lo, hi = bracket
+    if not lo > 0.01 * hi:
+        return f"  bracket     wide (lower end {lo:.3g}): a certified upper bound of unknown tightness"
+    lower = "a realisable pair loses at least this much" if realisable else "of the priced pair, not this mechanism"
+    return f"  bracket     [{lo:.6g}, {hi:.6g}], certified; lower end: {lower}"
+
+
+def _print_report(report, fmt: str, headline: str) -> int:
+    lines = [headline, f"  accountant  {report.accountant}: {report.guarantee}"]
+    bracket = _bracket_line(getattr(report, "bracket", None), getattr(report, "realisable", True))
+    if bracket is not None:
+        lines.append(bracket)
+    if report.sampling is not None:
+        lines.append(f"  setting     {_WORDS.get(report.sampling, report.sampling)} subsampling at rate "
+                     f"{report.sample_rate:g}, {_WORDS.get(report.neighbouring, report.neighbouring)} neighbours, "
+                     f"sensitivity {report.sensitivity:g} under them")
+    lines += [f"  note        {_user_words(note)}" for note in report.notes]
+    _out.emit(fmt, _report_dict(report), "\n".join(lines))
+    return 0
+
+
+def _setting(args) -> dict:
+    """The one-setting flags, refusing them next to --history (which carries its own)."""
+    given = [f for f, v in (("--steps", args.steps), ("--sensitivity", args.sensitivity),
+                            ("--sample-rate", args.sample_rate), ("--neighbouring", args.neighbouring)) if v is not None]
+    if args.sampling != "poisson":
+        given.append("--sampling")
+    if args.history is not None:
+        if given:
+            raise ValueError(f"{', '.join(given)} cannot be combined with --history (each group in the file sets its own)")
+        return {}
+    return dict(sensitivity=1.0 if args.sensitivity is None else args.sensitivity,
+                steps=1 if args.steps is None else args.steps, **_subsampling(args))
+
+
+def _history(args):
+    from ..accounting import history
+
+    groups = history.load_history(args.history)
+    if getattr(args, "scale", None) is not None and args.scale >= len(groups):
+        raise ValueError(f"--scale must be a group index in [0, {len(groups) - 1}] ({args.history} has "
+                         f"{len(groups)} release group{'s' if len(groups) > 1 else ''}), got {args.scale}")
+    event = history.history_event(groups)
+    try:
+        api.resolve_accountants(args.accountant, event, "this history")
+    except UnsupportedEventError:
+        able = api.resolve_accountants("best", event, "this history") if args.accountant != "best" else []
+        raise ValueError(f"--accountant {args.accountant} cannot price {args.history} (a group it does not support, "
+                         f"e.g. subsampled releases); valid accountants that can: best, {', '.join(able)}") from None
+    for g in groups:
+        _check_pld_range(args.accountant, g.sigma, g.releases.sensitivity, "a group's sigma")
+    return history, groups
+
+
+#: The largest sensitivity / sigma the PLD accountant is asked to price from the command line: its grid would
+#: need more than ~1e20 cells beyond it (the memory cap refuses far earlier), and its numerics leave float64.
+_PLD_MAX_RATIO = 1e10
+
+
+def _check_pld_range(accountant: str, sigma: float, sensitivity: float, what: str = "--sigma") -> None:
+    """Refuse, before any work, a sigma the PLD accountant cannot price (only when it alone is asked for:
+    'best' moves on to another valid accountant)."""
+    if accountant != "pld" or not (sigma > 0 and sensitivity > 0):
+        return
+    ratio = sensitivity / sigma
+    if ratio > _PLD_MAX_RATIO:
+        raise ValueError(
+            f"{what} {sigma:g} is too small for --accountant pld: sensitivity / sigma = {ratio:.3g} must be at most "
+            f"{_PLD_MAX_RATIO:g}; --accountant best prices it (exact without subsampling, else rdp)")
+
+
+def _progress_label(args, doing: str, groups: Optional[int] = None) -> Optional[str]:
+    """What a progress line says (text output only: machine-read formats stay quiet on stderr)."""
+    if _out.chosen(args) != "text":
+        return None
+    what = "the releases" if groups is None else f"{groups} release group{'s' if groups > 1 else ''}"
+    return f"{doing} {what} ({args.accountant})"
+
+
+def _cmd_calibrate(args) -> int:
+    setting = _setting(args)
+    if args.history is None:
+        if args.scale is not None:
+            raise ValueError("--scale applies only with --history")
+        r = _answered(lambda: api.calibrate_report(args.epsilon, args.delta, accountant=args.accountant, **setting,
+                                                   **_out.pld_options(args)), _progress_label(args, "calibrating"))
+        return _print_report(r, _out.chosen(args), f"sigma = {r.sigma:.10g}, achieved epsilon {r.achieved_epsilon:.6g}")
+    history, groups = _history(args)
+    r = _answered(lambda: history.calibrate_history_report(groups, args.epsilon, args.delta, scaled=args.scale,
+                                                           accountant=args.accountant, **_out.pld_options(args)),
+                  _progress_label(args, "calibrating", len(groups)))
+    which = "every group's sigma" if args.scale is None else f"group {args.scale}'s sigma"
+    lines = [f"scale {which} by {r.factor:.10g}: sigmas = {', '.join(f'{s:.6g}' for s in r.sigmas)}",
+             f"  accountant  {r.accountant} (it certifies epsilon <= {args.epsilon:g} at delta = {args.delta:g})"]
+    lines += [f"  note        {_user_words(note)}" for note in r.notes]
+    _out.emit(_out.chosen(args),
+                  {"scale": r.factor, "sigmas": r.sigmas, "epsilon": args.epsilon, "delta": args.delta,
+                   "accountant": r.accountant, "scaled_group": args.scale, "notes": list(r.notes)},
+                  "\n".join(lines))
+    return 0
+
+
+def _cmd_epsilon(args) -> int:
+    setting = _setting(args)
+    if args.history is None:
+        if args.sigma is None:
+            raise ValueError("privcal epsilon needs --sigma (or --history FILE)")
+        _check_pld_range(args.accountant, args.sigma, setting["sensitivity"])
+        r = _answered(lambda: api.epsilon_report(args.sigma, args.delta, accountant=args.accountant, **setting,
+                                                 **_out.pld_options(args)), _progress_label(args, "pricing"))
+        return _print_report(r, _out.chosen(args), f"epsilon = {r.epsilon:.10g}")
+    if args.sigma is not None:
+        raise ValueError("--sigma cannot be combined with --history (each group in the file sets its own)")
+    history, groups = _history(args)
+    r = _answered(lambda: api.epsilon_of_report(history.history_event(groups), args.delta, accountant=args.accountant,
+                                                with_bracket=False, **_out.pld_options(args)),
+                  _progress_label(args, "pricing", len(groups)))
+    n = len(groups)
+    lines = [f"epsilon = {r.epsilon:.10g}  ({n} release group{'s' if n > 1 else ''})",
+             f"  accountant  {r.accountant}: {r.guarantee}"]
+    lines += [f"  note        {_user_words(note)}" for note in r.notes]
+    _out.emit(_out.chosen(args),
+                  {"epsilon": r.epsilon, "delta": args.delta, "groups": len(groups), "accountant": r.accountant,
+                   "notes": list(r.notes)},
+                  "\n".join(lines))
+    return 0
+
+
+#: The library's words for what the command line calls by a flag (advice must name a flag that exists).
+_FLAG_WORDS = (
+    (re.compile(r"relax accuracy \(now ([^)]*)\) or value_discretization, or raise memory_limit"),
+     r"relax --pld-accuracy (now \1) or raise --memory-limit (in MiB)"),
+    (re.compile(r"memory_limit = (\S+) MB"), r"--memory-limit \1 (MiB)"),
+    (re.compile(r"\b(neighbouring|sampling|counter_noise|error_bound|budget_split|variant|bound|accountant|"
+                r"unknown)='(\w+)'"), lambda m: f"--{m[1].replace('_', '-')} {m[2]}"),
+    (re.compile(r"\b\d{13,}\b"), lambda m: f"{float(m[0]):.3g}"),  # a count of grid cells, say
+)
+
+
+#: Arguments of the library whose flag has the same name (``batch_size`` is ``--batch-size``): an error that
+#: starts with one of them ("epsilon must be in (0, 1e+06], got 1e+300") names the flag instead.
+_SAME_AS_FLAG = ("epsilon", "delta", "sigma", "sensitivity", "steps", "sample_rate", "samples", "batch_size", "lr",
+                 "lipschitz", "resets", "actions", "update_clip", "gamma", "trajectories", "iterations",
+                 "episodes", "states", "horizon", "clip", "step_size", "failure_probability", "accuracy")
+_FIRST_WORD = re.compile(rf"^({'|'.join(_SAME_AS_FLAG)}) (must|needs)\b")
+
+
+def _error_words(text: object) -> str:
+    """An error message in the command line's words (:func:`_user_words`, its first word a flag)."""
+    out = _user_words(text)
+    return _FIRST_WORD.sub(lambda m: f"--{m[1].replace('_', '-')} {m[2]}", out)
+
+
+def _user_words(text: object) -> str:
+    """``text`` on one line (messages of numpy/scipy warnings and OS errors may span several), the
+    library's argument names replaced by the flags that set them."""
+    out = " ".join(str(text).split())
+    for pattern, repl in _FLAG_WORDS:
+        out = pattern.sub(repl, out)
+    return out
+
+
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """warnings.showwarning for the CLI: one ``privcal: warning: ...`` line on stderr."""
+    print(f"privcal: warning: {_user_words(message)}", file=sys.stderr)
+
+
+def _answered(call, progress: Optional[str] = None):
+    """``call()``, showing only the warnings of the accountant that answered: RDP's "optimal order at the
+    edge of its grid" only when RDP gave the answer (it is then a valid but possibly loose bound, and the
+    advice names the flag that prices the setting otherwise); other warnings pass through, once each.
+    With ``progress`` (a label), a line on stderr says what is being done once it takes over 2 s."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if progress is None:
+            result = call()
+        else:
+            with Working(f"privcal: {progress}"):
+                result = call()
+    seen = set()
+    for w in caught:
+        key = (w.category, str(w.message))
+        if key in seen:
+            continue
+        seen.add(key)
+        if issubclass(w.category, rdp.GridEdgeWarning):
+            if getattr(result, "accountant", None) == "rdp":
+                warnings.warn("rdp answered with its optimal order at the edge of its order grid: a valid upper "
+                              "bound that may be loose (--accountant pld gives a certified bracket)", UserWarning)
+            continue
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return result
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the CLI; returns the exit status (0 ok, 1 a verify check could not run, 2 bad input or a
+    refused request, 130 interrupted). Errors and warnings are one line each on stderr.
+
+    Args:
+        argv: the arguments after ``privcal`` (default: ``sys.argv[1:]``).
+    """
+    with warnings.catch_warnings():
+        # only when warnings are shown (not recorded, e.g. by pytest.warns or a caller's catch_warnings)
+        if getattr(warnings._showwarnmsg_impl, "__module__", None) == "warnings":
+            warnings.simplefilter("default")
+            # a file left open by an import that Ctrl-C cut short is no news to a user of the command
+            warnings.filterwarnings("ignore", category=ResourceWarning)
+            # numpy's floating-point messages ("overflow encountered in exp") are internals: a result is
+            # certified or refused whatever they say
+            warnings.filterwarnings("ignore", category=RuntimeWarning)
+            # RDP's grid-edge advice concerns RDP only: shown by _answered when RDP gave the answer
+            warnings.filterwarnings("ignore", category=rdp.GridEdgeWarning)
+            warnings.showwarning = _show_warning
+        try:
+            return _main(argv)
+        except KeyboardInterrupt:
+            print("privcal: interrupted", file=sys.stderr)
+            return 130
+
+
+def _main(argv) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+        if os.environ.get("PRIVCAL_READY") == "1":  # a readiness line for tests that interrupt a run
+            print("privcal: ready", file=sys.stderr, flush=True)
+        if args.command is None:  # usage is an error's company: stderr, exit 2
+            parser.print_help(sys.stderr)
+            return 2
+        if args.command == "table":
+            _check_table_flags(args, parser.parse_args(["table"]))
+            return _cmd_table(args)
+        if args.command == "calibrate":
+            return _cmd_calibrate(args)
+        if args.command == "epsilon":
+            return _cmd_epsilon(args)
+        if args.command in ("plot", "frontier"):
+            return args._run(args)
+        if args.command == "verify":
+            return args._run(args)
+        if args.command == "train":
+            if getattr(args, "agent", None) is None:
+                raise _UsageError("privcal train: choose an agent (see privcal train --help)")
+            return args._run(args)
+    except BrokenPipeError:  # e.g. `privcal table | head`: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except _UsageError as exc:
+        print(_user_words(exc), file=sys.stderr)
+        return 2
+    except (ValueError, PrivcalError) as exc:
+        print(f"privcal: error: {_error_words(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # file errors: the path and the reason, one line
+        where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
+        print(f"privcal: error: {where}{_user_words(exc.strerror or exc)}", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("privcal: error: not enough memory for this request (reduce its size)", file=sys.stderr)
+        return 2
+    except ArithmeticError as exc:  # overflow / division by zero at extreme inputs
+        print(
+            "privcal: error: these inputs are outside the range privcal can compute (a number overflows "
+            f"float64, e.g. sensitivity / sigma too large; {type(exc).__name__})", file=sys.stderr,
+        )
+        return 2
+    return 2
