@@ -162,3 +162,27 @@ def test_version_and_format_vocabulary(capsys):
     assert code == code2 == 0 and json.loads(out) == json.loads(out2)
     code, out, err = run(capsys, "epsilon", "--sigma", "3", "--delta", "1e-5", "--json", "--format", "text")
     assert code == 2 and out == "" and "contradicts" in err
+
+
+def test_table_takes_the_pld_flags_and_plot_refuses_them_without_a_pld(capsys, monkeypatch):
+    """`privcal table --pld-accuracy --memory-limit` set every PLD the table builds (issue 18, item 3):
+    the settings reach the accountants (recorded here), a bad value is one line and exit 2, and `plot`
+    without --sample-rate (no PLD grid) refuses them instead of ignoring them."""
+    from privcal.accounting import pld_accountant
+
+    seen = []
+    real = pld_accountant.PLDAccountant._setup
+
+    def spy(self, accuracy, absolute_accuracy, memory_limit, value_discretization):
+        seen.append((accuracy, memory_limit))
+        real(self, accuracy, absolute_accuracy, memory_limit, value_discretization)
+
+    monkeypatch.setattr(pld_accountant.PLDAccountant, "_setup", spy)
+    code, out, _ = run(capsys, "table", "--setting", "gaussian", "--steps", "10", "--epsilons", "1",
+                       "--pld-accuracy", "0.01", "--memory-limit", "64", "--format", "json")
+    assert code == 0 and json.loads(out)
+    assert seen and all(s == (0.01, 64 * 2**20) for s in seen)
+    code, _, err = run(capsys, "table", "--pld-accuracy", "2")
+    assert code == 2 and "--pld-accuracy must be in (0, 1)" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run(capsys, "plot", "profile", "--sigma", "2", "--pld-accuracy", "0.01", "--out", "x.png")
+    assert code == 2 and "apply only with --sample-rate" in err

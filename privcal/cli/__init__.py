@@ -82,6 +82,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--trajectories", type=_out.count, default=g["trajectories"], help="gpope: m (default: %(default)s)")
     t.add_argument("--iterations", type=_out.count, default=g["iterations"], help="gpope: N (default: %(default)s)")
     _out.add_format(t)
+    _out.add_pld_options(t)
     t.add_argument(
         "--wide", action="store_true",
         help="text: add every bound side by side under the lead rows (lines over 100 columns); "
@@ -188,7 +189,8 @@ def _cmd_table(args) -> int:
     for e in args.epsilons or ():
         if not 0 < e <= table.MAX_EPSILON:
             raise ValueError(f"--epsilons: each target must be in (0, {table.MAX_EPSILON:g}], got {e:g}")
-    with (Working(f"privcal: table {args.setting}") if fmt == "text" else contextlib.nullcontext()):
+    with (Working(f"privcal: table {args.setting}") if fmt == "text" else contextlib.nullcontext()), \
+            _out.pld_block(args):  # --pld-accuracy / --memory-limit: every PLD the table builds
         if args.setting == "dpq":
             tab = table.dpq_table(
                 args.epsilons or table.DEFAULT_EPSILONS, args.delta, samples=args.samples, batch_size=args.batch_size,

@@ -27,7 +27,7 @@ from typing import Any, Optional, Union
 
 from privcal.records import clean
 
-__all__ = ["FORMATS", "add_format", "add_pld_options", "pld_options", "chosen", "clean", "count", "seed", "numbers", "counts",
+__all__ = ["FORMATS", "add_format", "add_pld_options", "pld_options", "pld_block", "chosen", "clean", "count", "seed", "numbers", "counts",
            "seeds", "emit", "fit", "WIDTH"]
 
 FORMATS = ("text", "json", "csv", "markdown")
@@ -163,6 +163,20 @@ def pld_options(args: argparse.Namespace) -> dict:
             raise ValueError(f"--memory-limit must be a number of MiB in (0, inf), got {limit!r}")
         out["memory_limit"] = limit * 2**20
     return out
+
+
+def pld_block(args: argparse.Namespace):
+    """A ``privcal.pld.pld_settings`` block set by the ``--pld-accuracy`` / ``--memory-limit`` flags that
+    were given (validated as :func:`pld_options`), for commands that build many accountants (``table``,
+    ``plot``); a no-op block when neither was given.
+
+    Args:
+        args: the parsed command line.
+    """
+    from privcal.pld import pld_settings
+
+    opts = pld_options(args)
+    return pld_settings(accuracy=opts.get("pld_accuracy"), memory_limit=opts.get("memory_limit"))
 
 
 def add_format(parser: argparse.ArgumentParser, formats: Sequence[str] = FORMATS) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from privcal.cli.out import count
+from privcal.cli.out import add_pld_options, count, pld_block
 
 __all__ = ["add_parser", "run"]
 
@@ -44,6 +44,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="subsampling scheme (default: poisson)")
     p.add_argument("--neighbouring", choices=("add_remove", "replace_one", "zero_out"), default=None,
                    help="neighbouring relation the sensitivity is defined under (default: the sampling's natural one)")
+    add_pld_options(p)
     p.set_defaults(_run=run)
     return p
 
@@ -74,12 +75,16 @@ def run(args: argparse.Namespace) -> int:
     if args.sample_rate is None:  # plain Gaussian releases: the exact profile is the curve the PLD approximates;
         # it is never routed through a PLD grid (which at 1e12 steps exceeds any memory cap)
         setting["accountants"] = tuple(n for n in plot.ACCOUNTANT_ORDER if n != "pld")
-    if args.kind == "epsilon-vs-steps":
-        fig = plot.epsilon_vs_steps(args.sigma, delta, steps=steps, **setting)
-    elif args.kind == "profile":
-        fig = plot.profile(args.sigma, steps=steps, **setting)
-    else:
-        fig = plot.sigma_vs_epsilon(delta, steps=steps, **setting)
+        if args.pld_accuracy is not None or args.memory_limit is not None:
+            raise ValueError("--pld-accuracy and --memory-limit apply only with --sample-rate (plain Gaussian "
+                             "releases are drawn from the exact profile, with no PLD grid)")
+    with pld_block(args):
+        if args.kind == "epsilon-vs-steps":
+            fig = plot.epsilon_vs_steps(args.sigma, delta, steps=steps, **setting)
+        elif args.kind == "profile":
+            fig = plot.profile(args.sigma, steps=steps, **setting)
+        else:
+            fig = plot.sigma_vs_epsilon(delta, steps=steps, **setting)
     try:
         plot.save(fig, args.out)
     except OSError as exc:
