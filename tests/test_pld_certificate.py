@@ -398,3 +398,55 @@ def test_lower_construction_uses_smooth_cells_in_full():
     rt = p * math.exp(-theta * h)
     out = B._sweep(p, rt, h, 0.0, 0.0)
     assert 1.0 - out.sum() / p.sum() < 5e-4
+
+
+# ------------------------------------------------------------------ two-level composition (Sec. 2.10)
+def _hetero_factors(k, h=2.0**-10, upper=True):
+    return [(B.pmfs(B.SubsampledGaussianPair(1.0 + 0.05 * i, 0.02).directions()[0], h, upper=upper, tail=1e-14), 7 + i)
+            for i in range(k)]
+
+
+def test_grouped_composition_carries_each_groups_errors():
+    """compose_grouped charges, per group, the FFT round-off E_g and twice the window's outside mass as
+    non-local input errors of the second level (catches dropping either term), and the bracket it gives
+    overlaps the one-level composition's (both certified)."""
+    import math as _m
+
+    factors = _hetero_factors(9)
+    c2 = C.compose_grouped(factors, 1e-12)
+    size = max(int(_m.ceil(_m.sqrt(len(factors)))), 2)
+    groups = [factors[i:i + size] for i in range(0, len(factors), size)]
+    tail_g = 1e-12 / (4 * len(groups))
+    carried = 0.0
+    for g in groups:
+        cg = C._compose_fft(g, tail_g)
+        carried += cg.err + 2.0 * cg.outside
+        assert cg.err > 0
+    assert c2.local[0] >= carried  # mono of the second level includes every group's round-off and truncation
+    c1 = C._compose_fft(factors, 1e-12)
+    c1.local = C._local(factors)
+    for eps in (0.5, 1.0, 2.0):
+        up1 = C.delta_at(c1, eps) + C.slack(c1, eps)
+        up2 = C.delta_at(c2, eps) + C.slack(c2, eps)
+        lo1 = C.delta_at(c1, eps) - C.slack(c1, eps)
+        lo2 = C.delta_at(c2, eps) - C.slack(c2, eps)
+        assert max(lo1, lo2) <= min(up1, up2)
+
+
+def test_long_histories_use_two_levels_and_agree_with_one(monkeypatch):
+    """Above GROUP_MIN distinct factors the PLD composes in two levels; its bracket overlaps the one-level
+    bracket of the same history (a history of 12 distinct subsampled Gaussians, GROUP_MIN lowered to 4)."""
+    from privcal.accounting.events import ComposedEvent, GaussianEvent, PoissonSampledEvent, SelfComposedEvent
+    from privcal.pld import from_event
+
+    ev = ComposedEvent([SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.0 + 0.01 * i)), 50)
+                        for i in range(12)])
+    monkeypatch.setattr(C, "GROUP_MIN", 10**9)
+    lo1, hi1 = from_event(ev).bracket(1e-5)
+    calls = []
+    real = C.compose_grouped
+    monkeypatch.setattr(C, "compose_grouped", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(C, "GROUP_MIN", 4)
+    lo2, hi2 = from_event(ev).bracket(1e-5)
+    assert calls
+    assert max(lo1, lo2) <= min(hi1, hi2)
