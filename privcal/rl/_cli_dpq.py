@@ -314,7 +314,7 @@ def run(args: argparse.Namespace) -> int:
     refs = {} if args.no_references else _references(
         None if baseline is None else float(np.mean(baseline.episode_returns[-10:])))
     out["references"] = refs
-    out["privacy_unit"] = unit
+    out["privacy_unit"] = None if args.method == "non-private" else unit
     lines_out = []
     out.update(_verdict(r, refs, lines_out))
     out["seconds"] = seconds

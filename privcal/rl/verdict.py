@@ -29,7 +29,11 @@ from numpy.typing import ArrayLike
 
 from privcal import _validate as V
 
-__all__ = ["VERDICTS", "Verdict", "verdict_one_run", "verdict_over_seeds"]
+__all__ = ["VERDICTS", "DIVERGENCE_RULE", "Verdict", "diverged", "verdict_one_run", "verdict_over_seeds"]
+
+#: What "diverged" means for a loss-minimising trainer (``privcal train gpope``).
+DIVERGENCE_RULE = ("diverged: the parameters left the floats (non-finite), or the final loss is above the loss "
+                   "of the initial parameters (theta = 0, the trivial predictor's)")
 
 VERDICTS = ("beats", "does not beat", "cannot tell")
 
@@ -69,6 +73,22 @@ class Verdict:
         p = "" if self.p_value is None else f", p = {self.p_value:.3g}"
         return (f"{self.verdict} the {self.reference_label} ({self.value:.4g} against {self.reference:.4g}{p}; "
                 f"{self.test})")
+
+
+def diverged(final_loss: float, initial_loss: float, parameters_finite: bool = True) -> bool:
+    """Whether a run diverged by :data:`DIVERGENCE_RULE`: non-finite parameters or loss, or a final loss above
+    the initial one.
+
+    Args:
+        final_loss: the loss of the released parameters (MSPBE).
+        initial_loss: the loss of the initial parameters (theta = 0: the trivial predictor's).
+        parameters_finite: whether every parameter stayed finite; default True.
+
+    Returns:
+        True when the run diverged.
+    """
+    final, initial = float(final_loss), float(initial_loss)
+    return (not parameters_finite) or not math.isfinite(final) or final > initial
 
 
 def verdict_one_run(value: float, reference: float, *, higher_is_better: bool, reference_label: str,
