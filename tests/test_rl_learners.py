@@ -309,3 +309,41 @@ def test_train_dpq_refuses_units_and_flags_in_one_line(capsys, argv, match):
     code = cli.main(["train", "dpq", *argv])
     err = capsys.readouterr().err
     assert code == 2 and match in err and err.count("\n") == 1
+
+
+# ------------------------------------------------------------------ every trainer: unit, verdict, divergence
+
+
+def test_train_gpope_diverged_means_worse_than_its_start(capsys):
+    # step size 100 on the chain: the MSPBE ends far above that of theta = 0, where GTD2 starts (issue 19:
+    # it reported MSPBE 5147 with "diverged": false); the parameters stay finite
+    d = _json(capsys, "train", "gpope", "--epsilon", "1", "--trajectories", "200", "--step-size", "100",
+              "--format", "json")
+    assert d["diverged"] is True and d["parameters_non_finite"] is False
+    assert d["mspbe"] > d["references"]["zero_predictor"] and d["verdict"] == "does not beat"
+    assert d["privacy_unit"] == "trajectory" and "initial" in d["diverged_rule"]
+    d = _json(capsys, "train", "gpope", "--epsilon", "10", "--trajectories", "200", "--format", "json")
+    assert d["diverged"] is (d["mspbe"] > d["references"]["zero_predictor"])
+    assert d["verdict_test"]["test"].startswith("one seed")
+
+
+def test_train_pucb_reports_its_verdict_and_the_counter_bound(capsys):
+    d = _json(capsys, "train", "pucb", "--states", "3", "--actions", "2", "--horizon", "3", "--episodes", "50",
+              "--epsilon", "100", "--format", "json")
+    gap = d["references"]["random_policy_regret_per_episode"]
+    assert d["verdict"] == ("beats" if d["final_regret"] / 50 < gap else "does not beat")
+    assert d["privacy_unit"] == "episode" and isinstance(d["counter_error_within_bound"], bool)
+
+
+def test_train_csv_rows_carry_the_references_unit_and_verdict(capsys):
+    import csv
+    import io
+
+    assert cli.main(["train", "dpq", "--sigma", "0.5", "--samples", "500", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 10 and rows[0]["privacy_unit"] == "reward-function" and rows[-1]["verdict"]
+    assert float(rows[0]["reference_random_policy_return"]) == pytest.approx(10.87, abs=0.05)  # App. E.1, simulated
+    assert cli.main(["train", "pucb", "--states", "3", "--actions", "2", "--horizon", "3", "--episodes", "5",
+                     "--epsilon", "10", "--format", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert "reference_random_policy_regret_per_episode" in rows[0] and rows[0]["verdict"]
