@@ -14,7 +14,7 @@ agent      amount of data                utility (per seed)               trivia
            steps), random-peak interval  per episode (500 simulated       in expectation over theta
            env (default)                 episodes; select, fqi: 2000)     (``envs.trivial_return``)
 ``dpq``    samples T, fixed interval     return per episode, mean of the  random policy (exact
-           env (``environment="fixed"``) last 10 episodes, higher better   simulation, its std. error)
+           env ("fixed" environment)     last 10 episodes, higher better   simulation, its std. error)
 ``gpope``  trajectories m (chain,        MSPBE on an independent sample   theta = 0 (exact)
            N = m iterations)             (lower better)
 ``pucb``   episodes T (tabular MDP)      cumulative regret / T, exact     uniform policy: rho* -
