@@ -34,7 +34,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                     "from privcal.calibrators.dpq.calibrate for --epsilon/--delta, or is given with --sigma. "
                     "--loop replay runs the paper's Figure 1 experiment as its authors' code runs it "
                     "(replay buffer, RMSprop, target network, beta = 1, sigma set by hand): no valid "
-                    "privacy guarantee; --privacy-report says why.")
+                    "privacy guarantee; --privacy-report says why. --method select and --method fqi-dpsgd run the "
+                    "valid learners of privcal.rl.learners on the random-peak environment and report "
+                    "policy_return. Every output names its privacy unit and gives a verdict against the "
+                    "trivial reference.")
     p.add_argument("--loop", choices=("algorithm1", "replay"), default="algorithm1",
                    help="algorithm1 (default: Algorithm 1 as printed, with the valid calibration) or replay (the "
                         "paper's experiment as its authors' code runs it; no valid guarantee)")
