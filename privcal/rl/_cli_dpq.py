@@ -196,8 +196,12 @@ def _verdict(returns, refs, lines) -> dict:
 
     from privcal.rl.verdict import verdict_one_run
 
-    if not refs or len(returns) < 2:
-        return {}
+    from privcal.rl.verdict import no_reference
+
+    if not refs:
+        return no_reference("--no-references")
+    if len(returns) < 2:
+        return no_reference("fewer than 2 complete episodes")
     last = np.asarray(returns[-10:], dtype=float)
     v = verdict_one_run(float(last.mean()), refs["random_policy_return"], higher_is_better=True,
                         reference_label="random policy (trivial reference of the fixed-reward environment)",

@@ -227,6 +227,10 @@ def run(args: argparse.Namespace) -> int:
                             higher_is_better=False, reference_label="uniform policy (trivial reference)")
         out["verdict"], out["verdict_test"] = v.verdict, v.to_dict()
         lines.append(f"  verdict               {v.line()}")
+    else:
+        from privcal.rl.verdict import no_reference
+
+        out.update(no_reference("--no-references"))
     lines.append(f"  privacy unit          episode: {PRIVACY_UNIT}")
     lines.append(f"  time                  {seconds:.2f} s")
     spec = _cli_train.PlotSpec(

@@ -135,6 +135,10 @@ def run_learner(method: str, *, epsilon: float, delta: Optional[float], privacy_
                   f"over theta ~ U[0, 1] (best data-independent policy)",
                   f"  threshold at theta    {opt:.3f} (near-optimal; knows theta)",
                   f"  verdict               {verdict.line()}"]
+    if not references:
+        from privcal.rl.verdict import no_reference
+
+        record.update(no_reference("references=False (--no-references)"))
     record["references"] = refs
     record["seconds"] = time.perf_counter() - start
     lines.append(f"  time                  {record['seconds']:.2f} s")

@@ -29,7 +29,8 @@ from numpy.typing import ArrayLike
 
 from privcal import _validate as V
 
-__all__ = ["VERDICTS", "DIVERGENCE_RULE", "Verdict", "diverged", "verdict_one_run", "verdict_over_seeds"]
+__all__ = ["VERDICTS", "DIVERGENCE_RULE", "Verdict", "diverged", "no_reference", "verdict_one_run",
+           "verdict_over_seeds"]
 
 #: What "diverged" means for a loss-minimising trainer (``privcal train gpope``).
 DIVERGENCE_RULE = ("diverged: the parameters left the floats (non-finite), or the final loss is above the loss "
@@ -73,6 +74,19 @@ class Verdict:
         p = "" if self.p_value is None else f", p = {self.p_value:.3g}"
         return (f"{self.verdict} the {self.reference_label} ({self.value:.4g} against {self.reference:.4g}{p}; "
                 f"{self.test})")
+
+
+def no_reference(reason: str) -> dict:
+    """The ``verdict`` fields of a run that computed no reference: "cannot tell", and why.
+
+    Args:
+        reason: why there is no reference (e.g. "--no-references").
+
+    Returns:
+        {"verdict": "cannot tell", "verdict_test": {"verdict", "test", "seeds"}}.
+    """
+    test = f"no reference computed ({reason}): nothing to compare with"
+    return {"verdict": "cannot tell", "verdict_test": {"verdict": "cannot tell", "test": test, "seeds": 1}}
 
 
 def diverged(final_loss: float, initial_loss: float, parameters_finite: bool = True) -> bool:
