@@ -624,8 +624,8 @@ def test_cli_gaussian_csv_and_text(capsys):
     args = _parser().parse_args((base + " --counter-noise gaussian --delta 1e-5 --format csv").split())
     _cli_pucb.run(args)
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == ("episode,regret,counter_noise,delta,error_bound,privacy_unit,counter_error_within_bound"
-                        ) and len(lines) == 5
+    assert lines[0] == ("episode,regret,counter_noise,delta,error_bound,privacy_unit,counter_error_within_bound,"
+                        "verdict") and len(lines) == 5  # no references: verdict "cannot tell"
     assert lines[1].split(",")[2:4] == ["gaussian", "1e-05"]
     args = _parser().parse_args((base + " --counter-noise gaussian --delta 1e-5").split())
     _cli_pucb.run(args)
