@@ -155,6 +155,8 @@ def test_dpq_random_peak_frontier_shows_the_valid_learners_beside_algorithm_1():
     # fitted-Q at epsilon 10 on 2000 transitions learns (measured 20.6-21.4 per seed; trivial 12.22)
     first = f.first_beating("select"), f.first_beating("fqi-transition")
     assert first == ({2000: 10.0}, {2000: 10.0})
+    verdicts = {p.variant: p.verdict for p in f.points}
+    assert verdicts["select"] == verdicts["fqi-transition"] == "beats"  # Welch t over the 2 seeds
     assert "privacy_unit" in f.to_dict()["points"][0] and "first_beating_select" in f.to_dict()
     with pytest.raises(ValueError, match="not a variant of dpq on the fixed environment"):
         F.frontier("dpq", variant="select", environment="fixed", epsilons=(1.0,), amounts=(2000,), seeds=(0,))

@@ -182,7 +182,10 @@ def _beats_reference(vals, reference, higher, confidence, reference_se) -> tuple
 class FrontierPoint:
     """One (variant, epsilon, amount) point: per-seed utilities, their mean and std, and the verdict.
 
-    ``privacy_unit`` says what one neighbouring change is (``privcal.rl.units``).
+    ``privacy_unit`` says what one neighbouring change is (``privcal.rl.units``). ``verdict`` is
+    ``privcal.rl.verdict.verdict_over_seeds`` against the trivial reference ("beats", "does not beat" or
+    "cannot tell": a one-sided Welch t bound, the reference's standard error added; "" with fewer than two
+    seeds or no values) and ``sign_test_p`` its exact one-sided sign-test p-value.
 
     ``values`` is empty and ``infeasible`` holds the calibrator's reason when no noise exists for the
     target. ``noise`` is the noise level used (dpq: functional-noise sigma; gpope: noise multiplier
@@ -203,6 +206,8 @@ class FrontierPoint:
     guarantee: str = ""
     infeasible: str = ""
     privacy_unit: str = ""
+    verdict: str = ""
+    sign_test_p: Optional[float] = None
 
 
 @dataclass(frozen=True)
@@ -233,6 +238,7 @@ class Frontier:
 
         Returns:
             dicts with keys agent, variant, privacy_unit, epsilon, amount, mean, std, seeds, bound, beats_trivial,
+            verdict, sign_test_p,
             trivial, non_private, noise, guarantee, infeasible, in the order of ``points``.
         """
         out = []
@@ -241,7 +247,7 @@ class Frontier:
             out.append({"agent": self.agent, "variant": p.variant, "privacy_unit": p.privacy_unit,
                         "epsilon": p.epsilon, "amount": p.amount,
                         "mean": p.mean, "std": p.std, "seeds": len(p.values), "bound": p.bound,
-                        "beats_trivial": p.beats_trivial,
+                        "beats_trivial": p.beats_trivial, "verdict": p.verdict, "sign_test_p": p.sign_test_p,
                         "trivial": ref.get("trivial", {}).get("mean"),
                         "non_private": ref.get("non_private", {}).get("mean"),
                         "noise": p.noise, "guarantee": p.guarantee, "infeasible": p.infeasible})
@@ -726,8 +732,16 @@ def _frontier(agent, epsilons, amounts, seeds, variants, setting, delta, confide
             values = tuple(res)
         mean, std = _stats(values)
         verdict, bound = _beats_reference(np.asarray(values), trivial["mean"], higher, confidence, trivial["se"])
+        word, sign_p = "", None
+        if len(values) >= 2:
+            from privcal.rl.verdict import verdict_over_seeds
+
+            vs = verdict_over_seeds(values, trivial["mean"], higher_is_better=higher, reference_label=trivial["label"],
+                                    reference_se=trivial["se"], confidence=confidence)
+            word, sign_p = vs.verdict, vs.sign_test_p
         points.append(FrontierPoint(v, eps, amount, values, mean, std, None if math.isnan(bound) else bound,
-                                    verdict, noise, _guarantee(agent, v, res, eps, delta), privacy_unit=unit))
+                                    verdict, noise, _guarantee(agent, v, res, eps, delta), privacy_unit=unit,
+                                    verdict=word, sign_test_p=sign_p))
     references = {}
     for amount in amounts:
         idx = ref_idx[amount]
