@@ -294,11 +294,12 @@ def train_fqi_dpsgd(*, epsilon: Optional[float], delta: Optional[float], privacy
 
 
 def _calibrate(eps, delta, steps, q, clip) -> tuple[float, tuple]:
-    from privcal.accounting.api import calibrate_report
+    import privcal
 
-    rep = calibrate_report(eps, delta, steps=steps, sample_rate=None if q >= 1.0 else q, sensitivity=clip,
+    rep = privcal.calibrate_report(eps, delta, steps=steps, sample_rate=None if q >= 1.0 else q, sensitivity=clip,
                            accountant="best")
-    return float(rep.sigma), (f"sigma from privcal.calibrate_report(accountant='best'): {rep.accountant}, "
+    return float(rep.sigma), (f"sigma from privcal.calibrate_report(accountant='best'), the report of "
+                              f"privcal.calibrate: {rep.accountant}, "
                               f"achieved epsilon {rep.achieved_epsilon:.6g}",) + tuple(rep.notes)
 
 

@@ -322,7 +322,8 @@ class Frontier:
                     parts.append(f"{ref[extra]['label']} {_num(ref[extra]['mean'])}")
             lines.append(f"  {self.amount_name} = {amount}: " + "; ".join(parts))
         first = self.first_beating("valid")
-        lines.append("smallest valid epsilon that beats the trivial reference: " + ", ".join(
+        name = "valid (Algorithm 1)" if self.agent == "dpq" else "valid"
+        lines.append(f"smallest {name} epsilon that beats the trivial reference: " + ", ".join(
             f"{self.amount_name.split()[-1]}={a}: {'none' if e is None else f'{e:g}'}" for a, e in first.items()))
         for v in ("gaussian",) + DPQ_LEARNERS:
             if any(p.variant == v for p in self.points):
