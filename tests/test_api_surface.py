@@ -62,6 +62,11 @@ MODULES = [
     "privcal.rl.tabular",
     "privcal.rl.dpq_replay",
     "privcal.rl.frontier",
+    "privcal.rl.units",
+    "privcal.rl.verdict",
+    "privcal.rl.dpq_select",
+    "privcal.rl.fqi_dpsgd",
+    "privcal.rl.learners",
     "privcal.rl._parallel",
     "privcal.pld",
     # privcal.privacy_loss is the trusted internal layer under privcal.pld (its names serve the layers above

@@ -122,7 +122,7 @@ def test_a_point_does_not_depend_on_the_rest_of_the_sweep(pucb_tiny):
 
 
 def test_dpq_infeasible_points_are_reported_and_references():
-    f = F.frontier("dpq", epsilons=(0.9, 10.0), amounts=(500,), seeds=(0, 1), n_jobs=2)
+    f = F.frontier("dpq", epsilons=(0.9, 10.0), amounts=(500,), seeds=(0, 1), n_jobs=2, environment="fixed")
     paper = {p.epsilon: p for p in f.points if p.variant == "paper"}
     # the paper's Thm 5 has no noise bound k at epsilon = 10 (privcal.dpq.calibrate, variant "paper");
     # at 0.9 App. E.3 prints sigma = 0.32
@@ -137,6 +137,31 @@ def test_dpq_infeasible_points_are_reported_and_references():
     assert ref["optimum"]["mean"] > ref["trivial"]["mean"]  # move-to-middle beats random (App. E.1)
     assert f.first_beating("valid") == {500: None} or all(
         isinstance(e, float) for e in f.first_beating("valid").values())
+
+
+def test_dpq_random_peak_frontier_shows_the_valid_learners_beside_algorithm_1():
+    # the default environment: theta drawn per seed; the trivial reference is the best data-independent policy
+    # in expectation over theta (12.22 per episode, privcal.rl.envs.trivial_return)
+    f = F.frontier("dpq", epsilons=(10.0,), amounts=(2000,), seeds=(0, 1), n_jobs=1,
+                   variant="all")
+    assert [p.variant for p in f.points] == ["select", "fqi-transition", "fqi-episode", "valid", "paper"]
+    units = {p.variant: p.privacy_unit for p in f.points}
+    assert units == {"select": "reward-function", "fqi-transition": "transition", "fqi-episode": "episode",
+                     "valid": "reward-function", "paper": "reward-function"}
+    ref = f.references[2000]
+    assert ref["trivial"]["mean"] == pytest.approx(12.217, abs=0.01) and "data-independent" in ref["trivial"]["label"]
+    assert f.utility == "policy_return" and all(r["privacy_unit"] for r in f.rows())
+    # randomized response at epsilon 10 over 40 policies releases the best one with probability 0.998, and
+    # fitted-Q at epsilon 10 on 2000 transitions learns (measured 20.6-21.4 per seed; trivial 12.22)
+    first = f.first_beating("select"), f.first_beating("fqi-transition")
+    assert first == ({2000: 10.0}, {2000: 10.0})
+    verdicts = {p.variant: p.verdict for p in f.points}
+    assert verdicts["select"] == verdicts["fqi-transition"] == "beats"  # Welch t over the 2 seeds
+    assert "privacy_unit" in f.to_dict()["points"][0] and "first_beating_select" in f.to_dict()
+    with pytest.raises(ValueError, match="not a variant of dpq on the fixed environment"):
+        F.frontier("dpq", variant="select", environment="fixed", epsilons=(1.0,), amounts=(2000,), seeds=(0,))
+    with pytest.raises(ValueError, match="environment applies only to agent 'dpq'"):
+        F.frontier("pucb", environment="fixed", **TINY)
 
 
 def test_gpope_references(monkeypatch):
@@ -222,7 +247,7 @@ def test_cli_json_and_csv(capsys, tmp_path):
                          "--n-jobs", "1", "--variant", "valid", "--format", "csv"])
     args._run(args)
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0].startswith("agent,variant,epsilon,amount,mean") and len(lines) == 2
+    assert lines[0].startswith("agent,variant,privacy_unit,epsilon,amount,mean") and len(lines) == 2
 
 
 @pytest.mark.parametrize("argv, match", [

@@ -617,7 +617,10 @@ def test_cli_gaussian_error_bound_below_laplace(capsys):
     lap, gau = outs[""], outs[" --counter-noise gaussian --delta 1e-5"]
     assert gau["error_bound"] < lap["error_bound"]
     assert (lap["counter_noise"], lap["delta"], gau["counter_noise"], gau["delta"]) == ("laplace", 0.0, "gaussian", 1e-5)
-    assert lap["privacy_unit"] == gau["privacy_unit"] == PRIVACY_UNIT
+    assert lap["privacy_unit"] == gau["privacy_unit"] == "episode"  # privcal.rl.units vocabulary
+    assert lap["privacy_unit_description"] == gau["privacy_unit_description"] == PRIVACY_UNIT
+    # the counters' largest error against E (a run above its (1 - beta) bound says so)
+    assert lap["counter_error_within_bound"] == (lap["max_counter_error"] <= lap["error_bound"])
     assert gau["guarantee"].startswith("(100, 1e-05)-JDP") and gau["counter_epsilon"] is None
 
 
@@ -626,7 +629,8 @@ def test_cli_gaussian_csv_and_text(capsys):
     args = _parser().parse_args((base + " --counter-noise gaussian --delta 1e-5 --format csv").split())
     _cli_pucb.run(args)
     lines = capsys.readouterr().out.strip().splitlines()
-    assert lines[0] == "episode,regret,counter_noise,delta,error_bound,privacy_unit" and len(lines) == 5
+    assert lines[0] == ("episode,regret,counter_noise,delta,error_bound,privacy_unit,counter_error_within_bound,"
+                        "verdict") and len(lines) == 5  # no references: verdict "cannot tell"
     assert lines[1].split(",")[2:4] == ["gaussian", "1e-05"]
     args = _parser().parse_args((base + " --counter-noise gaussian --delta 1e-5").split())
     _cli_pucb.run(args)

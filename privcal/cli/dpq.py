@@ -16,7 +16,9 @@ from privcal.cli import train as _cli_train
 __all__ = ["add_parser", "run"]
 
 _METHODS = {"dpq": "dpq", "non-private": "non_private", "input-perturbation": "input_perturbation",
-            "dp-sgd": "dpsgd", "bgp16": "bgp16"}
+            "dp-sgd": "dpsgd", "bgp16": "bgp16", "select": "select", "fqi-dpsgd": "fqi-dpsgd"}
+#: the valid learners of privcal.rl.learners (their own loop, their own privacy units)
+_LEARNERS = ("select", "fqi-dpsgd")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -32,13 +34,18 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                     "from privcal.calibrators.dpq.calibrate for --epsilon/--delta, or is given with --sigma. "
                     "--loop replay runs the paper's Figure 1 experiment as its authors' code runs it "
                     "(replay buffer, RMSprop, target network, beta = 1, sigma set by hand): no valid "
-                    "privacy guarantee; --privacy-report says why.")
+                    "privacy guarantee; --privacy-report says why. --method select and --method fqi-dpsgd run the "
+                    "valid learners of privcal.rl.learners on the random-peak environment and report "
+                    "policy_return. Every output names its privacy unit and gives a verdict against the "
+                    "trivial reference.")
     p.add_argument("--loop", choices=("algorithm1", "replay"), default="algorithm1",
                    help="algorithm1 (default: Algorithm 1 as printed, with the valid calibration) or replay (the "
                         "paper's experiment as its authors' code runs it; no valid guarantee)")
     p.add_argument("--samples", type=_cli_out.count, default=None,
                    help="algorithm1: T, environment steps (samples) of the run, an int >= 1 (default 5000 = 100 "
-                        "episodes of 50 steps; 1e4 accepted)")
+                        "episodes of 50 steps; 1e4 accepted); select: steps of its rollouts (default 20000); "
+                        "fqi-dpsgd: transitions of its data set, in 50-step episodes (default 5000, episode unit "
+                        "50000)")
     p.add_argument("--episodes", type=_cli_out.count, default=None,
                    help="replay: episodes of 50 steps (default 100, the paper's Figure 1)")
     p.add_argument("--epsilon", type=float, default=None, help="target epsilon of the whole run, > 0 (no default)")
@@ -60,7 +67,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="calibration: valid (default: the corrected analysis) or paper (the paper's formulas, "
                         "no valid guarantee); corrected is the former name of valid")
     p.add_argument("--method", choices=tuple(_METHODS), default="dpq",
-                   help="dpq (Algorithm 1, default) or a baseline of App. E.2")
+                   help="dpq (Algorithm 1, default), a baseline of App. E.2, or a valid learner: select (private "
+                        "selection over 40 public threshold policies, pure epsilon-DP for any change of the data) or "
+                        "fqi-dpsgd (fitted-Q iteration by DP-SGD, per-transition or per-episode clipping); these two "
+                        "run on the random-peak environment and report policy_return and a verdict")
+    p.add_argument("--privacy-unit", choices=("reward-function", "transition", "episode"), default=None,
+                   help="what one neighbouring change is: reward-function (the paper's relation: any change of the "
+                        "data here; Algorithm 1, its baselines and select), transition or episode (fqi-dpsgd; "
+                        "select covers them too). A unit the method cannot protect is refused (default: "
+                        "reward-function; fqi-dpsgd transition)")
+    p.add_argument("--selector", choices=("randomized-response", "exponential", "noisy-max"), default=None,
+                   help="select: the selection mechanism, all pure epsilon-DP (default randomized-response)")
+    p.add_argument("--policies", type=_cli_out.count, default=None,
+                   help="select: K, the number of public threshold policies, an int >= 2 (default 40)")
+    p.add_argument("--peak", type=float, default=None,
+                   help="select and fqi-dpsgd: the reward's peak theta in [0, 1] (default: drawn from --seed, the "
+                        "random-peak environment; 0.5 is App. E.1's reward)")
     p.add_argument("--batch-size", type=_cli_out.count, default=None,
                    help="B, samples per update (default 64, App. E.3; replay: 128, the authors' code)")
     p.add_argument("--lr", type=float, default=None,
@@ -174,6 +196,57 @@ def _reference_lines(refs: dict) -> list:
     return lines
 
 
+def _verdict(returns, refs, lines) -> dict:
+    """The one-seed verdict of a training curve against the random policy (last 10 episodes, their
+    standard error); appends its text line to ``lines``; {} without references."""
+    import numpy as np
+
+    from privcal.rl.verdict import verdict_one_run
+
+    from privcal.rl.verdict import no_reference
+
+    if not refs:
+        return no_reference("--no-references")
+    if len(returns) < 2:
+        return no_reference("fewer than 2 complete episodes")
+    last = np.asarray(returns[-10:], dtype=float)
+    v = verdict_one_run(float(last.mean()), refs["random_policy_return"], higher_is_better=True,
+                        reference_label="random policy (trivial reference of the fixed-reward environment)",
+                        value_se=float(last.std(ddof=1) / np.sqrt(last.size)),
+                        reference_se=refs["random_policy_return_se"])
+    lines.append(f"  verdict               {v.line()} (last {last.size} training episodes)")
+    return {"verdict": v.verdict, "verdict_test": v.to_dict()}
+
+
+def _run_learner(args: argparse.Namespace, fmt: str) -> int:
+    """``privcal train dpq --method select|fqi-dpsgd`` (privcal.rl.learners)."""
+    from privcal.rl.learners import run_learner
+
+    wrong = [f for f, v in (("--sigma", args.sigma), ("--beta", args.beta), ("--update-clip", args.update_clip),
+                            ("--resets", args.resets), ("--batch-size", args.batch_size), ("--lr", args.lr),
+                            ("--optimizer", args.optimizer), ("--buffer-size", args.buffer_size),
+                            ("--target-update", args.target_update), ("--noise-reset", args.noise_reset),
+                            ("--lipschitz", args.lipschitz), ("--gamma", args.gamma), ("--episodes", args.episodes),
+                            ("--plot", args.plot)) if v is not None]
+    if args.privacy_report:
+        wrong.append("--privacy-report")
+    if args.loop != "algorithm1" or args.variant != "valid":
+        wrong.append("--loop" if args.loop != "algorithm1" else "--variant")
+    if args.method == "fqi-dpsgd":
+        wrong += [f for f, v in (("--selector", args.selector), ("--policies", args.policies)) if v is not None]
+    if wrong:
+        raise ValueError(f"{', '.join(wrong)} does not apply to --method {args.method}")
+    if args.epsilon is None or (args.delta is None and args.method == "fqi-dpsgd"):
+        raise ValueError(f"--method {args.method} needs --epsilon" + (" and --delta" if args.method == "fqi-dpsgd"
+                                                                       else ""))
+    run = run_learner(args.method, epsilon=args.epsilon, delta=args.delta, privacy_unit=args.privacy_unit,
+                      samples=args.samples, selector=args.selector or "randomized-response",
+                      policies=40 if args.policies is None else args.policies, peak=args.peak,
+                      references=not args.no_references, seed=args.seed)
+    _cli_train.emit(args, fmt, run.record, run.text, None, None)
+    return 0
+
+
 #: bytes a run holds per sample, roughly: each revealed state is stored on every action's noise path
 #: (16 bytes in the path's store, 16 in its flat copy) plus the episode bookkeeping
 _BYTES_PER_SAMPLE_PER_ACTION = 48
@@ -206,6 +279,16 @@ def run(args: argparse.Namespace) -> int:
     from privcal.rl import dpq_agent
     from privcal.cli.progress import ProgressBar
     fmt = _cli_train.check_output_flags(args)
+    if args.method in _LEARNERS:
+        return _run_learner(args, fmt)
+    given = [f for f, v in (("--selector", args.selector), ("--policies", args.policies), ("--peak", args.peak))
+             if v is not None]
+    if given:
+        raise ValueError(f"{', '.join(given)} applies only to --method select and fqi-dpsgd")
+    from privcal.rl.units import check_unit
+
+    unit = check_unit("reward-function" if args.privacy_unit is None else args.privacy_unit, ("reward-function",),
+                      f"--method {args.method}" + (" --loop replay" if args.loop == "replay" else ""))
     if args.loop == "replay":
         return _run_replay(args, fmt)
     given = [f for f, v in (("--episodes", args.episodes), ("--optimizer", args.optimizer),
@@ -245,6 +328,9 @@ def run(args: argparse.Namespace) -> int:
     refs = {} if args.no_references else _references(
         None if baseline is None else float(np.mean(baseline.episode_returns[-10:])))
     out["references"] = refs
+    out["privacy_unit"] = None if args.method == "non-private" else unit
+    lines_out = []
+    out.update(_verdict(r, refs, lines_out))
     out["seconds"] = seconds
     episodes = np.arange(1, len(r) + 1)
     series = {"episode": episodes.tolist(), "episode_returns": [float(x) for x in r]}
@@ -263,6 +349,8 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"  episodes              {len(r)}; mean return first 10 {r[:10].mean():.3f}, "
                      f"last 10 {r[-10:].mean():.3f}")
     lines += _reference_lines(refs)
+    lines.append(f"  privacy unit          {unit}")
+    lines += lines_out
     lines.append(f"  time                  {seconds:.2f} s")
     noise = "no noise" if result.sigma is None else f"σ = {result.sigma:.4g}"
     target = (f"ε = {args.epsilon:g}, δ = {args.delta:g}, " if args.epsilon is not None
@@ -331,6 +419,10 @@ def _run_replay(args: argparse.Namespace, fmt: str) -> int:
     out.pop("episode_returns", None)
     refs = {} if args.no_references else _references(None if baseline is None else baseline.mean_return(10))
     out["references"] = refs
+    out["privacy_unit"] = "reward-function"
+    r_all = np.asarray(result.episode_returns, dtype=float)
+    verdict_lines = []
+    out.update(_verdict(r_all, refs, verdict_lines))
     report = None
     if args.privacy_report:
         report = dpq_replay.replay_privacy_report(config, epsilon=args.epsilon, delta=args.delta,
@@ -350,6 +442,8 @@ def _run_replay(args: argparse.Namespace, fmt: str) -> int:
              f"  privacy               {result.guarantee}",
              f"  episodes              {len(r)}; mean return first 10 {r[:10].mean():.3f}, last 10 {r[-10:].mean():.3f}"]
     lines += _reference_lines(refs)
+    lines.append("  privacy unit          reward-function (the paper's relation; no valid guarantee here)")
+    lines += verdict_lines
     if report is not None:
         lines += ["  " + line for line in report.describe().splitlines()]
     lines.append(f"  time                  {seconds:.2f} s")

@@ -45,10 +45,16 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--seeds", type=_cli_out.seeds, default=None,
                    help="comma-separated seeds (ints >= 0), one training run each per point; two or more give a "
                         "verdict (default: 0,1,2 in the fast setting, 10 seeds (pucb 5) in the paper setting)")
-    p.add_argument("--variant", choices=("valid", "paper", "gaussian", "both", "all"), default="all",
+    p.add_argument("--variant", choices=F._VARIANT_CHOICES, default="all",
                    help="noise: valid (the valid calibration), paper (the paper's sigma, no valid guarantee), "
-                        "gaussian (pucb only: Gaussian counters, valid (epsilon, delta)-JDP), both (valid and "
+                        "gaussian (pucb only: Gaussian counters, valid (epsilon, delta)-JDP), the valid dpq learners "
+                        "select, fqi-transition, fqi-episode (random-peak environment), both (valid and "
                         "paper) or all (every variant of the agent), labelled (default all)")
+    p.add_argument("--environment", choices=F.ENVIRONMENTS, default=None,
+                   help="dpq only: random-peak (the reward's peak theta drawn per seed; utility the released greedy "
+                        "policy's return; trivial reference the best data-independent policy in expectation over "
+                        "theta) or fixed (App. E.1's reward; Algorithm 1 only, against the random policy) "
+                        "(default random-peak)")
     p.add_argument("--setting", choices=("fast", "paper"), default="fast",
                    help="default sweep and sizes: fast (minutes on 2 cores) or paper (the papers' sizes) "
                         "(default fast)")
@@ -106,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
         result = F.frontier(args.agent, epsilons=args.epsilons, amounts=args.amounts, seeds=args.seeds,
                             variant=args.variant, setting=args.setting, delta=args.delta,
                             confidence=args.confidence, n_jobs=args.n_jobs, backend=args.backend,
-                            scheduler=args.scheduler, progress=bar)
+                            scheduler=args.scheduler, progress=bar, environment=args.environment)
     finally:
         if bar is not None:
             bar.close()

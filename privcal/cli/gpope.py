@@ -184,14 +184,18 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
+    from privcal.rl.verdict import DIVERGENCE_RULE, diverged, verdict_one_run
+
     # after the bar: the reference fit and the evaluations on the independent sample (up to a minute)
     with (Working("gpope: references and evaluation") if fmt == "text" else contextlib.nullcontext()):
         ref = wis_lstd(data, ridge=1e-10) if off else lstd(data, ridge=1e-10)
         name = "relative_mspbe" if relative else "mspbe"
+        final, zero = score(res.theta), score(np.zeros(data.n_features))  # theta = 0: the start and the trivial predictor
+        verdict = verdict_one_run(final, zero, higher_is_better=False, reference_label="theta = 0 (trivial predictor)")
         refs = {}
         if references:
             refs = {"lstd": score(ref), "lstd_method": "wis-lstd" if off else "lstd",
-                    "zero_predictor": score(np.zeros(data.n_features)),
+                    "zero_predictor": zero,
                     "non_private_gtd2": None if baseline is None else score(baseline.theta)}
     out = {
         "algorithm": "gtd2" if args.non_private else "gpope",
@@ -210,7 +214,11 @@ def run(args: argparse.Namespace) -> int:
                       if not cal.valid else
                       f"(epsilon, delta)-DP w.r.t. one trajectory replaced, valid bound {bound_used}"),
         "references": refs,
-        "clipped_fraction": res.clipped_fraction, "diverged": res.diverged,
+        "privacy_unit": None if args.non_private else "trajectory",
+        "verdict": verdict.verdict, "verdict_test": verdict.to_dict(),
+        "clipped_fraction": res.clipped_fraction,
+        "diverged": diverged(final, zero, not res.diverged), "diverged_rule": DIVERGENCE_RULE,
+        "parameters_non_finite": res.diverged,
         "eval_trajectories": ev.trajectories,
         "seconds": time.perf_counter() - start,
     }
@@ -225,12 +233,17 @@ def run(args: argparse.Namespace) -> int:
              f"seed {args.seed}",
              f"  sigma                 {sigma:.4g} (noise std {out['noise_std']:.4g}, clip {out['clip']})",
              f"  privacy               {out['guarantee']}",
-             f"  {name:21s} {score(res.theta):.4g}" + ("  (diverged)" if res.diverged else "")]
+             f"  {name:21s} {final:.4g}" + ("  (diverged: above the MSPBE of theta = 0, where it started)"
+                                            if out["diverged"] and not res.diverged else
+                                            "  (diverged: non-finite parameters)" if res.diverged else "")]
     if refs:
         if baseline is not None:
             lines.append(f"  non-private GTD2      {refs['non_private_gtd2']:.4g} (same data, step size and seed)")
         lines.append(f"  {refs['lstd_method']:21s} {refs['lstd']:.4g} (non-private closed form)")
         lines.append(f"  theta = 0             {refs['zero_predictor']:.4g} (trivial predictor)")
+    lines.append(f"  verdict               {verdict.line()}")
+    if not args.non_private:
+        lines.append("  privacy unit          trajectory: one trajectory of the data set replaced by another")
     lines.append(f"  clipped fraction      {res.clipped_fraction:.3f}")
     lines.append(f"  time                  {out['seconds']:.2f} s")
     spec = _cli_train.PlotSpec(

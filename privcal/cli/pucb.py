@@ -17,7 +17,7 @@ from privcal.cli.progress import ProgressBar
 __all__ = ["add_parser", "run"]
 
 #: Fields of the report repeated on every csv row (csv of a run has one row per episode).
-_CSV_SETTINGS = ("counter_noise", "delta", "error_bound", "privacy_unit")
+_CSV_SETTINGS = ("counter_noise", "delta", "error_bound", "privacy_unit", "counter_error_within_bound")
 
 
 def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentParser:
@@ -167,6 +167,7 @@ def run(args: argparse.Namespace) -> int:
         refs = {"random_policy_regret_per_episode": gap,
                 "random_policy_final_regret": gap * episodes,
                 "non_private_final_regret": None if baseline is None else float(baseline.cumulative_regret[-1])}
+    out_eps = result.epsilon
     out = {
         "algorithm": "non-private" if args.non_private else "pucb",
         "epsilon": result.epsilon,
@@ -175,7 +176,8 @@ def run(args: argparse.Namespace) -> int:
         "counter_noise": result.counter_noise,
         "delta": result.delta,
         "noise_scale": result.noise_scale,
-        "privacy_unit": PRIVACY_UNIT,
+        "privacy_unit": None if args.non_private else "episode",
+        "privacy_unit_description": PRIVACY_UNIT,
         "guarantee": result.guarantee,
         "budget_split": args.budget_split,
         "error_bound_rule": error_bound,
@@ -190,6 +192,8 @@ def run(args: argparse.Namespace) -> int:
         "accuracy": accuracy,
         "suboptimal_episodes": result.suboptimal_episodes(accuracy),
         "max_counter_error": result.max_counter_error,
+        "counter_error_within_bound": (None if out_eps is None else
+                                       bool(result.max_counter_error <= result.error_bound)),
         "references": refs,
         "seconds": seconds,
     }
@@ -215,7 +219,22 @@ def run(args: argparse.Namespace) -> int:
     if out["epsilon"] is not None:
         lines.append(f"  counter error bound E {out['error_bound']:.4g} ({error_bound}); "
                      f"largest error seen {out['max_counter_error']:.4g}")
-    lines.append(f"  privacy unit          {PRIVACY_UNIT}")
+        if not out["counter_error_within_bound"]:
+            lines.append(f"  BOUND EXCEEDED        a counter's error {out['max_counter_error']:.4g} exceeded its "
+                         f"(1 - {failure_probability:g}) bound E = {out['error_bound']:.4g}: the regret analysis "
+                         f"does not cover this run")
+    if refs:
+        from privcal.rl.verdict import verdict_one_run
+
+        v = verdict_one_run(float(cumulative[-1]) / episodes, refs["random_policy_regret_per_episode"],
+                            higher_is_better=False, reference_label="uniform policy (trivial reference)")
+        out["verdict"], out["verdict_test"] = v.verdict, v.to_dict()
+        lines.append(f"  verdict               {v.line()}")
+    else:
+        from privcal.rl.verdict import no_reference
+
+        out.update(no_reference("--no-references"))
+    lines.append(f"  privacy unit          episode: {PRIVACY_UNIT}")
     lines.append(f"  time                  {seconds:.2f} s")
     spec = _cli_train.PlotSpec(
         episode_index, f"{out['algorithm']} ({eps})", cumulative,

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 from privcal.cli import out as _cli_out
 
-__all__ = ["add_output_flags", "check_output_flags", "emit", "PlotSpec", "REFERENCES_NOTE"]
+__all__ = ["add_output_flags", "check_output_flags", "emit", "csv_constant_columns", "PlotSpec", "REFERENCES_NOTE"]
 
 #: What the references are, said in every format: they are computed without privacy (the non-private run
 #: reads the same data, or the same simulated users), so printing them is not covered by the run's guarantee.
@@ -78,6 +78,30 @@ class PlotSpec:
         self.log_y = log_y
 
 
+def csv_constant_columns(record: Mapping[str, Any], series: Mapping[str, Sequence]) -> dict:
+    """Columns a trainer's csv repeats on every row: its privacy unit, verdict and reference values.
+
+    csv prints the curve's rows only, so the references (``reference_<name>``, scalars of
+    ``record["references"]``, the note excepted), ``privacy_unit`` and ``verdict`` go on every row.
+
+    Args:
+        record: the result's fields.
+        series: the curve's columns (the number of rows; existing columns are kept as they are).
+
+    Returns:
+        the extra columns, each a list as long as the series.
+    """
+    rows = len(next(iter(series.values()))) if series else 0
+    extra = {}
+    for key, value in (record.get("references") or {}).items():
+        if key != "note" and (value is None or isinstance(value, (int, float, str))):
+            extra[f"reference_{key}"] = [value] * rows
+    for key in ("privacy_unit", "verdict"):
+        if key in record and key not in series:
+            extra[key] = [record[key]] * rows
+    return {k: v for k, v in extra.items() if k not in series}
+
+
 def emit(args: argparse.Namespace, fmt: str, record: Mapping[str, Any], text: str,
          series: Optional[Mapping[str, Sequence]], spec: Optional[PlotSpec]) -> None:
     """Print the result in ``fmt`` and, with ``--plot``, draw ``spec`` (the path goes to stderr).
@@ -93,6 +117,10 @@ def emit(args: argparse.Namespace, fmt: str, record: Mapping[str, Any], text: st
     if record.get("references"):
         record = {**record, "references": {**record["references"], "note": REFERENCES_NOTE}}
         text = f"{text}\n  note                  {REFERENCES_NOTE}"
+    if fmt == "csv" and series:  # csv prints the rows only: the constant columns replace those fields
+        extra = csv_constant_columns(record, series)
+        series = {**series, **extra}
+        record = {k: v for k, v in record.items() if k not in extra}
     _cli_out.emit(fmt, record, text, series)
     if args.plot is not None and spec is not None:
         import sys

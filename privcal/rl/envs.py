@@ -15,6 +15,19 @@ Start: s_0 ~ U[0, 1]. End: every episode is truncated after ``max_episode_steps`
 (``truncated=True``); it never terminates (``terminated`` is always False), so a learner should
 bootstrap from the last state. Observation: ``np.array([s])`` (float64, in the Box [0, 1]).
 
+**The random-peak variant** (``IntervalEnv(peak=theta)``; :func:`draw_peak` draws theta ~ U[0, 1] from a
+seed; registered as ``"privcal/IntervalPeak-v0"``, whose ``peak_seed`` draws it): the reward is
+r_theta(s') = max(0, 0.5 - |s' - theta|), in [0, 0.5]; theta = 0.5 is App. E.1's reward exactly (for s' in
+[0, 1], |s' - 0.5| <= 0.5). With one fixed reward, "beats the random policy" does not test private learning:
+the data-independent move-to-middle policy is optimal and 0-DP. With theta drawn per seed, the best a
+data-independent policy can do is the best policy for the expected reward
+g(s) = E_theta r_theta(s) = 0.25 - (s - 0.5)^2 / 2 (closed form: the triangle of area 1/4 loses the part
+(|s - 0.5|)^2 / 2 that falls outside [0, 1]); a policy that does not see the rewards sees only states,
+so its expected return is that of the MDP with reward g, where Markov policies are optimal.
+:func:`trivial_return` simulates the move-to-middle policy under g; tests/test_rl_learners.py checks by
+dynamic programming on a grid that no policy does better under g. :func:`policy_return` evaluates any
+policy (a function of the states) for one theta by vectorised simulation.
+
 Choices App. E.1 leaves open: the reward is read at the state *after* the move (App. E.1 says "the
 reward 0.5 - |s - 0.5| is given at each step", which read at the state before the move would not
 depend on the action at all); the time limit is enforced inside the environment (so ``make`` adds
@@ -37,25 +50,190 @@ except ImportError:  # pragma: no cover - depends on the environment
     _gym = None
     _spaces = None
 
-__all__ = ["ENV_ID", "IntervalEnv", "MAX_STEP", "EPISODE_STEPS", "register", "reward", "reference_return"]
+__all__ = ["ENV_ID", "PEAK_ENV_ID", "IntervalEnv", "RandomPeakIntervalEnv", "MAX_STEP", "EPISODE_STEPS",
+           "register", "reward", "reference_return", "draw_peak", "expected_reward", "episode_returns",
+           "policy_return", "middle_policy", "trivial_return"]
 
 ENV_ID = "privcal/Interval-v0"
+PEAK_ENV_ID = "privcal/IntervalPeak-v0"
 MAX_STEP = 0.25  # largest move per step (App. E.1)
 EPISODE_STEPS = 50  # episode length (App. E.1)
 
 _Base = _gym.Env if _gym is not None else object
 
 
-def reward(state: ArrayLike) -> np.ndarray:
-    """Reward at the state reached: 0.5 - |s - 0.5| (Wang & Hegde 2019, App. E.1); works on arrays.
+def reward(state: ArrayLike, peak: float = 0.5) -> np.ndarray:
+    """Reward at the state reached: max(0, 0.5 - |s - peak|); at peak 0.5 Wang & Hegde 2019, App. E.1's
+    0.5 - |s - 0.5|; works on arrays.
 
     Args:
         state: position(s) s in [0, 1] (a float or an array of any shape).
+        peak: the reward's peak theta, in [0, 1]; default 0.5 (App. E.1).
 
     Returns:
-        0.5 - |s - 0.5| elementwise, in [0, 0.5] (a 0-d array for a float input).
+        max(0, 0.5 - |s - peak|) elementwise, in [0, 0.5] (a 0-d array for a float input).
     """
-    return 0.5 - np.abs(np.asarray(state, dtype=float) - 0.5)
+    return _reward(np.asarray(state, dtype=float), _peak(peak))
+
+
+def _reward(state, peak):
+    return np.maximum(0.0, 0.5 - np.abs(state - peak))
+
+
+def _peak(peak) -> float:
+    return V.in_closed("peak", peak, 0.0, 1.0)
+
+
+def draw_peak(seed: Any) -> float:
+    """The reward peak theta ~ U[0, 1] of the random-peak variant, drawn from ``seed`` alone.
+
+    The stream is ``privcal._rng.as_generator([seed, 7])`` for an int seed (keyed, so it is independent
+    of every other stream a run draws from the same int), else the generator of ``seed``.
+
+    Args:
+        seed: an int >= 0 (a run's seed), a SeedSequence or a Generator.
+
+    Returns:
+        theta in [0, 1).
+    """
+    from privcal import _rng
+
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool) and seed >= 0:
+        seed = [int(seed), 7]
+    return float(_rng.as_generator(seed, "seed").uniform(0.0, 1.0))
+
+
+def expected_reward(state: ArrayLike) -> np.ndarray:
+    """g(s) = E_theta max(0, 0.5 - |s - theta|) for theta ~ U[0, 1], in closed form 0.25 - (s - 0.5)^2 / 2.
+
+    The area under the triangle of height and half-width 0.5 centred at s is 1/4; the part of it outside
+    [0, 1] is a triangle of legs |s - 0.5| each, area (s - 0.5)^2 / 2 (s in [0, 1]).
+
+    Args:
+        state: position(s) s in [0, 1].
+
+    Returns:
+        g(s) elementwise, in [0.125, 0.25].
+    """
+    s = np.asarray(state, dtype=float)
+    return 0.25 - 0.5 * (s - 0.5) ** 2
+
+
+def episode_returns(policy: Any, peak: float = 0.5, *, episodes: int = 2000, episode_steps: int = EPISODE_STEPS,
+                    seed: Any = 0) -> np.ndarray:
+    """Returns of ``episodes`` simulated episodes of a deterministic policy for the reward peaked at ``peak``.
+
+    The same dynamics as :class:`IntervalEnv` (s_0 ~ U[0, 1], moves U[0, 0.25] clipped to [0, 1], reward
+    max(0, 0.5 - |s' - peak|) at the state after the move), all episodes at once. The policy is called
+    with the states of all episodes at each step, so a callable that knows which episode is which (e.g. a
+    vector of thresholds, one per episode) evaluates several policies in one call.
+
+    Args:
+        policy: a callable mapping a 1-D array of ``episodes`` states in [0, 1] to as many actions in
+            {0, 1} (1 = right), e.g. a released greedy policy.
+        peak: the reward's peak theta, in [0, 1]; default 0.5 (App. E.1).
+        episodes: simulated episodes, an int >= 1; default 2000.
+        episode_steps: steps per episode, an int >= 1; default 50 (App. E.1).
+        seed: seed of the simulation (``privcal._rng``); default 0.
+
+    Returns:
+        the ``episodes`` returns, each in [0, 0.5 episode_steps].
+
+    Raises:
+        ValueError: an argument is outside its range, or the policy returns something other than one
+            action in {0, 1} per state.
+    """
+    from privcal import _rng
+
+    if not callable(policy):
+        raise ValueError(f"policy must be a callable of the states, got {policy!r}")
+    theta = _peak(peak)
+    n = V.positive_int("episodes", episodes)
+    steps = V.positive_int("episode_steps", episode_steps)
+    return _simulate_policy(policy, lambda s: _reward(s, theta), n, steps, _rng.as_generator(seed, "seed"))
+
+
+def policy_return(policy: Any, peak: float = 0.5, *, episodes: int = 2000, episode_steps: int = EPISODE_STEPS,
+                  seed: Any = 0) -> tuple[float, float]:
+    """Expected return per episode of a deterministic policy for the reward peaked at ``peak``, by simulation.
+
+    The mean of :func:`episode_returns` and its standard error.
+
+    Args:
+        policy: a callable mapping a 1-D array of states in [0, 1] to an array of actions in {0, 1} (1 =
+            right), e.g. a released greedy policy.
+        peak: the reward's peak theta, in [0, 1]; default 0.5 (App. E.1).
+        episodes: simulated episodes, an int >= 2; default 2000 (standard error about 0.07 for a
+            returns' standard deviation of about 3).
+        episode_steps: steps per episode, an int >= 1; default 50 (App. E.1).
+        seed: seed of the simulation (``privcal._rng``); default 0.
+
+    Returns:
+        (mean return per episode, standard error of the mean).
+
+    Raises:
+        ValueError: an argument is outside its range, or the policy returns something other than 0/1
+            per state.
+    """
+    if V.positive_int("episodes", episodes) < 2:
+        raise ValueError(f"episodes must be an integer >= 2 (a standard error needs two), got {episodes!r}")
+    total = episode_returns(policy, peak, episodes=episodes, episode_steps=episode_steps, seed=seed)
+    return float(total.mean()), float(total.std(ddof=1) / np.sqrt(total.size))
+
+
+def middle_policy(states: ArrayLike) -> np.ndarray:
+    """The move-to-middle policy: right (1) below 0.5, left (0) from 0.5 on; data-independent.
+
+    Args:
+        states: positions in [0, 1].
+
+    Returns:
+        the actions, as ints.
+    """
+    return (np.asarray(states, dtype=float) < 0.5).astype(np.intp)
+
+
+def trivial_return(*, episodes: int = 20000, episode_steps: int = EPISODE_STEPS, seed: Any = 0) -> tuple[float, float]:
+    """Expected return of the best data-independent policy on the random-peak variant (theta ~ U[0, 1]).
+
+    A policy that does not see the rewards faces the MDP with the expected reward :func:`expected_reward`
+    (theta is independent of the states it sees), whose optimum is move-to-middle (g is symmetric and
+    peaked at 0.5; checked by dynamic programming in tests/test_rl_learners.py). This simulates that
+    policy under g, exactly in theta (g is the closed-form average) and by simulation in the dynamics.
+
+    Args:
+        episodes: simulated episodes, an int >= 2; default 20000 (standard error about 0.01).
+        episode_steps: steps per episode, an int >= 1; default 50.
+        seed: seed of the simulation; default 0.
+
+    Returns:
+        (mean return per episode, standard error of the mean).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    from privcal import _rng
+
+    n = V.positive_int("episodes", episodes)
+    if n < 2:
+        raise ValueError(f"episodes must be an integer >= 2 (a standard error needs two), got {episodes!r}")
+    steps = V.positive_int("episode_steps", episode_steps)
+    total = _simulate_policy(middle_policy, expected_reward, n, steps, _rng.as_generator(seed, "seed"))
+    return float(total.mean()), float(total.std(ddof=1) / np.sqrt(n))
+
+
+def _simulate_policy(policy, reward_fn, n, steps, rng) -> np.ndarray:
+    """Returns of ``n`` episodes of a deterministic policy (a function of the states) under ``reward_fn``."""
+    s = rng.uniform(0.0, 1.0, n)
+    total = np.zeros(n)
+    for _ in range(steps):
+        a = np.asarray(policy(s)).reshape(-1)
+        if a.shape != (n,) or not np.all((a == 0) | (a == 1)):
+            raise ValueError("policy must return one action in {0, 1} per state")
+        move = MAX_STEP * rng.random(n)
+        s = np.clip(np.where(a == 1, s + move, s - move), 0.0, 1.0)
+        total += reward_fn(s)
+    return total
 
 
 def reference_return(policy: str = "random", *, episodes: int = 20000, episode_steps: int = EPISODE_STEPS,
@@ -113,6 +291,8 @@ class IntervalEnv(_Base):
         max_episode_steps: steps after which every episode is truncated, an int >= 1; default 50
             (App. E.1).
         render_mode: must be None (no rendering); Gymnasium's constructor argument.
+        peak: the reward's peak theta, in [0, 1]: reward max(0, 0.5 - |s' - theta|); default 0.5 (App.
+            E.1's reward).
 
     Raises:
         ImportError: gymnasium is not installed (the ``rl`` extra).
@@ -121,12 +301,14 @@ class IntervalEnv(_Base):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, max_episode_steps: int = EPISODE_STEPS, render_mode: Optional[str] = None):
+    def __init__(self, max_episode_steps: int = EPISODE_STEPS, render_mode: Optional[str] = None,
+                 peak: float = 0.5):
         if _gym is None:
             raise ImportError("IntervalEnv needs gymnasium: pip install 'privcal[rl]'")
         if render_mode is not None:
             raise ValueError(f"render_mode must be None (no rendering), got {render_mode!r}")
         self.max_episode_steps = V.positive_int("max_episode_steps", max_episode_steps)
+        self.peak = _peak(peak)
         self.render_mode = None
         self.observation_space = _spaces.Box(low=0.0, high=1.0, shape=(1,), dtype=np.float64)
         self.action_space = _spaces.Discrete(2)
@@ -185,15 +367,36 @@ class IntervalEnv(_Base):
         self._steps += 1
         truncated = self._steps >= self.max_episode_steps
         self._done = truncated
-        return np.array([s]), 0.5 - abs(s - 0.5), False, truncated, {}
+        return np.array([s]), max(0.0, 0.5 - abs(s - self.peak)), False, truncated, {}
+
+
+class RandomPeakIntervalEnv(IntervalEnv):
+    """The random-peak variant: :class:`IntervalEnv` with theta = :func:`draw_peak` (``peak_seed``).
+
+    Args:
+        peak_seed: the seed theta is drawn from (an int >= 0, e.g. the run's seed); default 0.
+        max_episode_steps: as :class:`IntervalEnv`; default 50.
+        render_mode: must be None.
+
+    Raises:
+        ImportError: gymnasium is not installed (the ``rl`` extra).
+        ValueError: an argument is outside its range.
+    """
+
+    def __init__(self, peak_seed: Any = 0, max_episode_steps: int = EPISODE_STEPS,
+                 render_mode: Optional[str] = None):
+        super().__init__(max_episode_steps, render_mode, peak=draw_peak(peak_seed))
 
 
 def register() -> bool:
-    """Register :data:`ENV_ID` with gymnasium (idempotent); False when gymnasium is not installed."""
+    """Register :data:`ENV_ID` and :data:`PEAK_ENV_ID` with gymnasium (idempotent); False when gymnasium is
+    not installed."""
     if _gym is None:
         return False
     if ENV_ID not in _gym.registry:
         _gym.register(id=ENV_ID, entry_point="privcal.rl.envs:IntervalEnv")
+    if PEAK_ENV_ID not in _gym.registry:
+        _gym.register(id=PEAK_ENV_ID, entry_point="privcal.rl.envs:RandomPeakIntervalEnv")
     return True
 
 

@@ -10,8 +10,11 @@ beats the trivial reference with the stated confidence (:func:`beats_reference`)
 =========  ============================  ===============================  ============================
 agent      amount of data                utility (per seed)               trivial reference
 =========  ============================  ===============================  ============================
-``dpq``    samples T (environment        return per episode, mean of the  random policy (exact
-           steps), interval env          last 10 episodes, higher better   simulation, its std. error)
+``dpq``    samples T (environment        released greedy policy's return  best data-independent policy
+           steps), random-peak interval  per episode (500 simulated       in expectation over theta
+           env (default)                 episodes; select, fqi: 2000)     (``envs.trivial_return``)
+``dpq``    samples T, fixed interval     return per episode, mean of the  random policy (exact
+           env ("fixed" environment)     last 10 episodes, higher better   simulation, its std. error)
 ``gpope``  trajectories m (chain,        MSPBE on an independent sample   theta = 0 (exact)
            N = m iterations)             (lower better)
 ``pucb``   episodes T (tabular MDP)      cumulative regret / T, exact     uniform policy: rho* -
@@ -19,7 +22,15 @@ agent      amount of data                utility (per seed)               trivia
 =========  ============================  ===============================  ============================
 
 Noise per variant (labelled everywhere; ``variant="all"``, the default, runs every variant of the agent,
-``"both"`` runs valid and paper):
+``"both"`` runs valid and paper). Every point names its privacy unit (``privacy_unit``, ``privcal.rl.units``):
+
+* dpq on the random-peak environment (the default; theta ~ U[0, 1] drawn from each seed, so a data-independent
+  policy cannot be optimal) also runs the valid learners: ``"select"`` (``privcal.rl.dpq_select``,
+  randomized response over 40 threshold policies, pure epsilon-DP, unit reward-function), ``"fqi-transition"``
+  and ``"fqi-episode"`` (``privcal.rl.fqi_dpsgd``, DP-SGD fitted-Q iteration on floor(T/50) episodes of
+  random-behaviour data, units transition and episode). The non-private reference is fitted-Q without noise;
+  "optimum" is the threshold policy at each seed's theta. Algorithm 1 ("valid", "paper") is evaluated by its
+  released greedy policy (the last released function, Q + the last noise path).
 
 * ``"valid"``: dpq - ``privcal.rl.dpq_agent.train_dpq(variant="valid")`` (the calibrator's valid
   analysis at the certified update clip; every run checks its premises, and a point whose run broke a
@@ -64,29 +75,41 @@ AGENTS = ("dpq", "gpope", "pucb")
 VARIANTS = ("valid", "paper")
 #: Every variant of each agent, in table order; ``frontier(variant="all")`` (default) runs them. PUCB's
 #: "gaussian" is valid, with Gaussian counters and an (epsilon, delta)-JDP guarantee.
-AGENT_VARIANTS = {"dpq": ("valid", "paper"), "gpope": ("valid", "paper"), "pucb": ("valid", "gaussian", "paper")}
-_ORDER = ("valid", "gaussian", "paper")
-_VARIANT_CHOICES = ("valid", "paper", "gaussian", "both", "all")
+AGENT_VARIANTS = {"dpq": ("select", "fqi-transition", "fqi-episode", "valid", "paper"), "gpope": ("valid", "paper"),
+                  "pucb": ("valid", "gaussian", "paper")}
+#: dpq's valid learners (privcal.rl.dpq_select, privcal.rl.fqi_dpsgd): random-peak environment only
+DPQ_LEARNERS = ("select", "fqi-transition", "fqi-episode")
+#: dpq environments: "random-peak" (default: theta drawn per seed, privcal.rl.envs.draw_peak) or "fixed" (App. E.1)
+ENVIRONMENTS = ("random-peak", "fixed")
+_ORDER = ("select", "fqi-transition", "fqi-episode", "valid", "gaussian", "paper")
+_VARIANT_CHOICES = ("valid", "paper", "gaussian", "select", "fqi-transition", "fqi-episode", "both", "all")
+#: the privacy unit of each (agent, variant)
+_UNITS = {"dpq": {"select": "reward-function", "fqi-transition": "transition", "fqi-episode": "episode",
+                  "valid": "reward-function", "paper": "reward-function"},
+          "gpope": {"valid": "trajectory", "paper": "trajectory"},
+          "pucb": {"valid": "episode", "gaussian": "episode", "paper": "episode"}}
+_EVAL_EPISODES = 500  # dpq, random-peak: simulated episodes per released policy (seed [seed, 31])
 _LAST = 10  # dpq: episodes averaged per seed
 
 #: Default sweeps per agent and setting: "fast" (minutes on 2 cores) and "paper" (the papers' sizes).
 SETTINGS = {
     "dpq": {
-        "fast": {"epsilons": (0.9, 10.0, 100.0, 1000.0, 10000.0), "amounts": (2000, 10000), "seeds": (0, 1, 2),
-                 "delta": 1e-4},
-        "paper": {"epsilons": (0.45, 0.9, 10.0, 100.0, 1000.0, 10000.0), "amounts": (5000, 20000),
-                  "seeds": tuple(range(10)), "delta": 1e-4},
+        "fast": {"epsilons": (0.9, 3.0, 5.0, 7.0, 10.0, 100.0, 300.0, 1000.0, 10000.0), "amounts": (2000, 10000),
+                 "seeds": (0, 1, 2), "delta": 1e-4},
+        "paper": {"epsilons": (0.45, 0.9, 3.0, 5.0, 7.0, 10.0, 100.0, 300.0, 1000.0, 10000.0),
+                  "amounts": (5000, 20000), "seeds": tuple(range(10)), "delta": 1e-4},
     },
     "gpope": {
-        "fast": {"epsilons": (0.1, 1.0, 10.0, 100.0), "amounts": (100, 300, 1000), "seeds": (0, 1, 2),
-                 "delta": 1e-5},
-        "paper": {"epsilons": (0.1, 0.5, 1.0, 10.0, 100.0), "amounts": (100, 300, 1000, 3000, 10000),
+        "fast": {"epsilons": (0.1, 1.0, 3.0, 5.0, 7.0, 10.0, 100.0, 300.0), "amounts": (100, 300, 1000),
+                 "seeds": (0, 1, 2), "delta": 1e-5},
+        "paper": {"epsilons": (0.1, 0.5, 1.0, 3.0, 5.0, 7.0, 10.0, 100.0, 300.0),
+                  "amounts": (100, 300, 1000, 3000, 10000),
                   "seeds": tuple(range(10)), "delta": 1e-5},
     },
     "pucb": {
-        "fast": {"epsilons": (1.0, 10.0, 100.0, 1000.0, 10000.0), "amounts": (500, 2000), "seeds": (0, 1, 2),
-                 "delta": 1e-5},  # delta: the gaussian variant's only (Laplace counters are pure eps-JDP)
-        "paper": {"epsilons": (0.1, 1.0, 10.0, 100.0, 1000.0, 10000.0), "amounts": (2000, 10000),
+        "fast": {"epsilons": (1.0, 3.0, 5.0, 7.0, 10.0, 100.0, 300.0, 1000.0, 10000.0), "amounts": (500, 2000),
+                 "seeds": (0, 1, 2), "delta": 1e-5},  # delta: the gaussian variant's only (Laplace: pure eps-JDP)
+        "paper": {"epsilons": (0.1, 1.0, 3.0, 5.0, 7.0, 10.0, 100.0, 300.0, 1000.0, 10000.0), "amounts": (2000, 10000),
                   "seeds": (0, 1, 2, 3, 4), "delta": 1e-5},
     },
 }
@@ -94,6 +117,8 @@ SETTINGS = {
 _UTILITY = {  # name, axis label, higher is better, amount name, trivial reference's label
     "dpq": ("final_return", "return per episode (mean of the last 10 episodes)", True, "samples T",
             "random policy"),
+    "dpq-random-peak": ("policy_return", "return per episode of the released greedy policy", True, "samples T",
+                        "best data-independent policy"),
     "gpope": ("mspbe", "MSPBE (log scale)", False, "trajectories m", "theta = 0"),
     "pucb": ("regret_per_episode", "cumulative regret / episodes", False, "episodes T", "uniform policy"),
 }
@@ -157,6 +182,11 @@ def _beats_reference(vals, reference, higher, confidence, reference_se) -> tuple
 class FrontierPoint:
     """One (variant, epsilon, amount) point: per-seed utilities, their mean and std, and the verdict.
 
+    ``privacy_unit`` says what one neighbouring change is (``privcal.rl.units``). ``verdict`` is
+    ``privcal.rl.verdict.verdict_over_seeds`` against the trivial reference ("beats", "does not beat" or
+    "cannot tell": a one-sided Welch t bound, the reference's standard error added; "" with fewer than two
+    seeds or no values) and ``sign_test_p`` its exact one-sided sign-test p-value.
+
     ``values`` is empty and ``infeasible`` holds the calibrator's reason when no noise exists for the
     target. ``noise`` is the noise level used (dpq: functional-noise sigma; gpope: noise multiplier
     sigma; pucb: the counters' error bound E). ``bound`` is the one-sided confidence bound of
@@ -175,6 +205,9 @@ class FrontierPoint:
     noise: Optional[float] = None
     guarantee: str = ""
     infeasible: str = ""
+    privacy_unit: str = ""
+    verdict: str = ""
+    sign_test_p: Optional[float] = None
 
 
 @dataclass(frozen=True)
@@ -204,15 +237,17 @@ class Frontier:
         """One flat dict per point, with its amount's references (the table and csv form).
 
         Returns:
-            dicts with keys agent, variant, epsilon, amount, mean, std, seeds, bound, beats_trivial,
+            dicts with keys agent, variant, privacy_unit, epsilon, amount, mean, std, seeds, bound, beats_trivial,
+            verdict, sign_test_p,
             trivial, non_private, noise, guarantee, infeasible, in the order of ``points``.
         """
         out = []
         for p in self.points:
             ref = self.references.get(p.amount, {})
-            out.append({"agent": self.agent, "variant": p.variant, "epsilon": p.epsilon, "amount": p.amount,
+            out.append({"agent": self.agent, "variant": p.variant, "privacy_unit": p.privacy_unit,
+                        "epsilon": p.epsilon, "amount": p.amount,
                         "mean": p.mean, "std": p.std, "seeds": len(p.values), "bound": p.bound,
-                        "beats_trivial": p.beats_trivial,
+                        "beats_trivial": p.beats_trivial, "verdict": p.verdict, "sign_test_p": p.sign_test_p,
                         "trivial": ref.get("trivial", {}).get("mean"),
                         "non_private": ref.get("non_private", {}).get("mean"),
                         "noise": p.noise, "guarantee": p.guarantee, "infeasible": p.infeasible})
@@ -222,7 +257,8 @@ class Frontier:
         """Per amount, the smallest epsilon whose point beats the trivial reference (None if none does).
 
         Args:
-            variant: "valid" (default), "gaussian" (pucb) or "paper".
+            variant: "valid" (default), "gaussian" (pucb), "paper", or a dpq learner ("select",
+                "fqi-transition", "fqi-episode").
 
         Returns:
             amount -> epsilon or None.
@@ -249,8 +285,9 @@ class Frontier:
         d["references"] = {str(k): v for k, v in self.references.items()}
         d["points"] = [asdict(p) for p in self.points]
         d["first_beating_valid"] = {str(k): v for k, v in self.first_beating("valid").items()}
-        if any(p.variant == "gaussian" for p in self.points):
-            d["first_beating_gaussian"] = {str(k): v for k, v in self.first_beating("gaussian").items()}
+        for v in ("gaussian",) + DPQ_LEARNERS:
+            if any(p.variant == v for p in self.points):
+                d[f"first_beating_{v.replace('-', '_')}"] = {str(k): e for k, e in self.first_beating(v).items()}
         return clean(d)
 
     def text(self) -> str:
@@ -265,15 +302,15 @@ class Frontier:
                  + (f", delta = {self.delta:g}" if self.delta is not None else ""),
                  f"beats trivial: one-sided Student-t bound over seeds at confidence {self.confidence:g} "
                  f"(reference std. error added in quadrature)",
-                 f"{'variant':8s} {'epsilon':>9s} {self.amount_name.split()[-1]:>8s} {'mean':>10s} {'std':>9s} "
-                 f"{'bound':>10s} {'beats':>6s} {'noise':>10s}"]
+                 f"{'variant':14s} {'epsilon':>9s} {self.amount_name.split()[-1]:>8s} {'mean':>10s} {'std':>9s} "
+                 f"{'bound':>10s} {'beats':>6s} {'noise':>10s}  unit"]
         for p in self.points:
             if p.infeasible:
-                lines.append(f"{p.variant:8s} {p.epsilon:9.4g} {p.amount:8d}  infeasible: {p.infeasible[:60]}")
+                lines.append(f"{p.variant:14s} {p.epsilon:9.4g} {p.amount:8d}  infeasible: {p.infeasible[:60]}")
                 continue
             beats = {True: "yes", False: "no", None: "-"}[p.beats_trivial]
-            lines.append(f"{p.variant:8s} {p.epsilon:9.4g} {p.amount:8d} {_num(p.mean):>10s} {_num(p.std):>9s} "
-                         f"{_num(p.bound):>10s} {beats:>6s} {_num(p.noise):>10s}")
+            lines.append(f"{p.variant:14s} {p.epsilon:9.4g} {p.amount:8d} {_num(p.mean):>10s} {_num(p.std):>9s} "
+                         f"{_num(p.bound):>10s} {beats:>6s} {_num(p.noise):>10s}  {p.privacy_unit}")
         lines.append("references (same amount of data):")
         for amount, ref in self.references.items():
             parts = [f"{ref['trivial']['label']} {_num(ref['trivial']['mean'])}"]
@@ -285,14 +322,17 @@ class Frontier:
                     parts.append(f"{ref[extra]['label']} {_num(ref[extra]['mean'])}")
             lines.append(f"  {self.amount_name} = {amount}: " + "; ".join(parts))
         first = self.first_beating("valid")
-        lines.append("smallest valid epsilon that beats the trivial reference: " + ", ".join(
+        name = "valid (Algorithm 1)" if self.agent == "dpq" else "valid"
+        lines.append(f"smallest {name} epsilon that beats the trivial reference: " + ", ".join(
             f"{self.amount_name.split()[-1]}={a}: {'none' if e is None else f'{e:g}'}" for a, e in first.items()))
-        if any(p.variant == "gaussian" for p in self.points):
-            first = self.first_beating("gaussian")
-            lines.append("smallest gaussian epsilon that beats the trivial reference: " + ", ".join(
-                f"{self.amount_name.split()[-1]}={a}: {'none' if e is None else f'{e:g}'}"
-                for a, e in first.items()))
-        guarantees = dict.fromkeys(f"  {p.variant}: {p.guarantee}" for p in self.points if p.guarantee)
+        for v in ("gaussian",) + DPQ_LEARNERS:
+            if any(p.variant == v for p in self.points):
+                first = self.first_beating(v)
+                lines.append(f"smallest {v} epsilon that beats the trivial reference: " + ", ".join(
+                    f"{self.amount_name.split()[-1]}={a}: {'none' if e is None else f'{e:g}'}"
+                    for a, e in first.items()))
+        guarantees = dict.fromkeys(f"  {p.variant} (unit {p.privacy_unit}): {p.guarantee}" for p in self.points
+                                   if p.guarantee)
         lines.append("guarantees:")
         lines.extend(guarantees)
         return "\n".join(lines)
@@ -303,15 +343,16 @@ class Frontier:
         Returns:
             the table.
         """
-        head = ["variant", "epsilon", self.amount_name, "mean", "std", "bound", "beats trivial", "trivial",
-                "non-private", "noise"]
+        head = ["variant", "privacy unit", "epsilon", self.amount_name, "mean", "std", "bound", "beats trivial",
+                "trivial", "non-private", "noise"]
         lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
         for r in self.rows():
             if r["infeasible"]:
-                cells = [r["variant"], f"{r['epsilon']:g}", str(r["amount"]),
+                cells = [r["variant"], r["privacy_unit"], f"{r['epsilon']:g}", str(r["amount"]),
                          "infeasible: " + r["infeasible"].replace("|", "\\|")[:80], "", "", "", "", "", ""]
             else:
-                cells = [r["variant"], f"{r['epsilon']:g}", str(r["amount"]), _num(r["mean"]), _num(r["std"]),
+                cells = [r["variant"], r["privacy_unit"], f"{r['epsilon']:g}", str(r["amount"]), _num(r["mean"]),
+                         _num(r["std"]),
                          _num(r["bound"]), {True: "yes", False: "no", None: "—"}[r["beats_trivial"]],
                          _num(r["trivial"]), _num(r["non_private"]), _num(r["noise"])]
             lines.append("| " + " | ".join(cells) + " |")
@@ -329,22 +370,48 @@ def _num(x) -> str:
 # ------------------------------------------------------------------------------------- tasks
 
 
-def _dpq_task(kind, hp, epsilon, delta, sigma, beta, seed) -> tuple:
-    """One dpq run: (utility, premises held or None, guarantee). kind: "valid", "paper" or "non_private"."""
-    from privcal.rl import dpq_agent
+def _dpq_task(kind, hp, epsilon, delta, sigma, beta, seed, environment="fixed") -> tuple:
+    """One Algorithm-1 run: (utility, premises held or None, guarantee, noise). kind: "valid", "paper" or
+    "non_private". Fixed environment: the mean return of the last 10 training episodes; random-peak: the
+    released greedy policy's return at the seed's theta (``_EVAL_EPISODES`` simulated episodes)."""
+    from privcal.rl import dpq_agent, envs
 
+    env = None
+    if environment == "random-peak":
+        env = envs.IntervalEnv(peak=envs.draw_peak(seed))
     if kind == "valid":
-        res = dpq_agent.train_dpq(epsilon=epsilon, delta=delta, variant="valid", hp=hp, seed=seed)
+        res = dpq_agent.train_dpq(epsilon=epsilon, delta=delta, variant="valid", hp=hp, seed=seed, env=env)
         held = bool(res.premises) and all(ok for _, ok, _ in res.premises)
         guarantee = res.guarantee
     elif kind == "paper":
-        res = dpq_agent._train("dpq", hp, sigma, beta, hp.updates, seed, None, None)
+        res = dpq_agent.train("dpq", hp=hp, sigma=sigma, beta=beta, seed=seed, env=env)
         held, guarantee = None, ""
     else:
-        res = dpq_agent._train("non_private", hp, None, None, None, seed, None, None)
+        res = dpq_agent.train("non_private", hp=hp, seed=seed, env=env)
         held, guarantee = None, ""
-    r = np.asarray(res.episode_returns, dtype=float)
-    return float(r[-_LAST:].mean()), held, guarantee
+    if env is None:
+        r = np.asarray(res.episode_returns, dtype=float)
+        return float(r[-_LAST:].mean()), held, guarantee, res.sigma
+    value, _ = envs.policy_return(res.greedy_actions, env.peak, episodes=_EVAL_EPISODES, seed=[seed, 31])
+    return value, held, guarantee, res.sigma
+
+
+def _learner_task(variant, samples, epsilon, delta, seed) -> tuple:
+    """One run of a valid learner on the random-peak environment: (policy return, premises held, guarantee,
+    sigma or None). variant: "select", "fqi-transition", "fqi-episode", or "fqi-non-private"."""
+    from privcal.rl import dpq_select, fqi_dpsgd
+    from privcal.rl.envs import EPISODE_STEPS
+
+    if variant == "select":
+        res = dpq_select.train_select(epsilon=epsilon, delta=delta, samples=samples, seed=seed)
+        return res.policy_return, True, res.guarantee, None
+    unit = "episode" if variant == "fqi-episode" else "transition"
+    if epsilon is None:  # the non-private reference: the same learner without noise
+        delta = None
+    res = fqi_dpsgd.train_fqi_dpsgd(epsilon=epsilon, delta=delta, privacy_unit=unit,
+                                    episodes=samples // EPISODE_STEPS, seed=seed)
+    held = all(ok for _, ok, _ in res.premises)
+    return res.policy_return, held, res.guarantee, (res.sigma if epsilon is not None else None)
 
 
 def _gpope_task(ctx, m, base_seed, trial, sigma, clip, step, stream) -> float:
@@ -379,6 +446,8 @@ def _task(kind, *args):
     """Dispatch one task (a single top-level function keeps the task list homogeneous)."""
     if kind == "dpq":
         return _dpq_task(*args)
+    if kind == "learner":
+        return _learner_task(*args)
     if kind == "gpope":
         return _gpope_task(*args)
     if kind == "lstd":
@@ -398,7 +467,7 @@ def _stats(values) -> tuple:
     return float(vals.mean()), float(vals.std(ddof=1)) if vals.size > 1 else 0.0
 
 
-def _plan_dpq(setting, epsilons, amounts, seeds, variants, delta):
+def _plan_dpq(setting, epsilons, amounts, seeds, variants, delta, environment="fixed"):
     """(tasks, how to read them back, references, settings) of the dpq frontier."""
     from privcal.rl import experiments_dpq as X
     from privcal.rl.envs import EPISODE_STEPS, reference_return
@@ -406,32 +475,64 @@ def _plan_dpq(setting, epsilons, amounts, seeds, variants, delta):
     base = "fast" if setting == "fast" else "full"
     tasks, plan, refs = [], [], {}
     hp0 = X.hyperparameters(base)
+    peaked = environment == "random-peak"
     for T in amounts:
         if T < EPISODE_STEPS or T < hp0.batch_size:
             raise ValueError(f"amounts must be at least {max(EPISODE_STEPS, hp0.batch_size)} samples for dpq (one "
                              f"episode of {EPISODE_STEPS} steps and one batch of {hp0.batch_size}), got {T}")
+        if "select" in variants and T < 40 * EPISODE_STEPS:
+            raise ValueError(f"amounts must be at least {40 * EPISODE_STEPS} samples for select (one episode of "
+                             f"each of its 40 policies), got {T}")
         hp = X.hyperparameters(base, samples=T)
         for v in variants:
             for eps in epsilons:
+                start = len(tasks)
+                if v in DPQ_LEARNERS:
+                    tasks += [("learner", v, T, eps, delta, sd) for sd in seeds]
+                    plan.append((v, eps, T, None, "", start))
+                    continue
                 ns = X._noise_for("dpq", eps, delta, hp, v)
                 if ns.infeasible:
                     plan.append((v, eps, T, None, ns.infeasible, 0))
                     continue
-                start = len(tasks)
-                tasks += [("dpq", v, hp, eps, delta, ns.sigma, ns.beta, sd) for sd in seeds]
+                tasks += [("dpq", v, hp, eps, delta, ns.sigma, ns.beta, sd, environment) for sd in seeds]
                 plan.append((v, eps, T, ns.sigma, "", start))
         refs[T] = {"non_private": len(tasks)}
-        tasks += [("dpq", "non_private", hp, None, None, None, None, sd) for sd in seeds]
+        if peaked:
+            tasks += [("learner", "fqi-non-private", T, None, None, sd) for sd in seeds]
+        else:
+            tasks += [("dpq", "non_private", hp, None, None, None, None, sd) for sd in seeds]
+    settings = {"learner": {k: v for k, v in asdict(hp0).items() if k != "samples"}, "last_episodes": _LAST,
+                "environment": environment}
+    if peaked:
+        from privcal.rl import envs
+
+        triv, triv_se = envs.trivial_return()
+        trivial = {"mean": triv, "se": triv_se, "label": "best data-independent policy (move-to-middle, "
+                   "expected over theta ~ U[0, 1])"}
+        opt = [envs.policy_return(lambda s, t=envs.draw_peak(sd): (s < t).astype(np.intp), envs.draw_peak(sd),
+                                  episodes=_EVAL_EPISODES, seed=[sd, 31])[0] for sd in seeds]
+        optimum = {"mean": float(np.mean(opt)), "se": float(np.std(opt, ddof=1) / np.sqrt(len(opt)))
+                   if len(opt) > 1 else 0.0, "label": "threshold at theta (knows theta), mean over the seeds"}
+        settings.update(environment="privcal.rl.envs.IntervalEnv(peak=draw_peak(seed)): random-peak variant, "
+                        "theta ~ U[0, 1] per seed", utility="released greedy policy's return per episode, "
+                        f"{_EVAL_EPISODES} simulated episodes (select and fqi: 2000)",
+                        non_private="fqi-dpsgd without noise (transition unit)", last_episodes=None)
+        return tasks, plan, refs, {"trivial": trivial, "optimum": optimum}, settings
     rnd, rnd_se = reference_return("random")
     mid, mid_se = reference_return("middle")
     trivial = {"mean": rnd, "se": rnd_se, "label": "random policy"}
     optimum = {"mean": mid, "se": mid_se, "label": "move-to-middle policy"}
-    settings = {"learner": {k: v for k, v in asdict(hp0).items() if k != "samples"}, "last_episodes": _LAST,
-                "environment": "privcal.rl.envs.IntervalEnv (Wang & Hegde 2019, App. E.1)"}
+    settings["environment"] = "privcal.rl.envs.IntervalEnv (Wang & Hegde 2019, App. E.1)"
     return tasks, plan, refs, {"trivial": trivial, "optimum": optimum}, settings
 
 
 def _dpq_guarantee(variant, results, eps, delta):
+    if variant in DPQ_LEARNERS:
+        held = [r[1] for r in results]
+        if all(held):
+            return results[0][2]
+        return f"no guarantee: a premise failed in {held.count(False)} of {len(held)} seeds ({results[0][2]})"
     if variant == "paper":
         return "no valid guarantee: the paper's sigma (privcal.rl.experiments_dpq.noise_for, version 'paper')"
     held = [r[1] for r in results]
@@ -521,7 +622,8 @@ def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts:
              seeds: Optional[Iterable[int]] = None, variant: str = "all", setting: str = "fast",
              delta: Optional[float] = None, confidence: float = 0.95, n_jobs: Optional[int] = -1,
              backend: Optional[str] = None, scheduler: Optional[str] = None,
-             progress: Optional[Callable[[int, int], None]] = None) -> Frontier:
+             progress: Optional[Callable[[int, int], None]] = None,
+             environment: Optional[str] = None) -> Frontier:
     """Sweep epsilon x amount of data for one agent under valid and/or paper noise; utility per point.
 
     See the module docstring for the utilities, the references and the noise of each variant.
@@ -533,8 +635,10 @@ def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts:
         amounts: amounts of data, ints >= 1 (dpq: samples T >= 64; gpope: trajectories m; pucb:
             episodes); default the setting's.
         seeds: seeds per point, non-negative ints (2 or more for a verdict); default the setting's.
-        variant: "valid", "paper", "gaussian" (pucb only: Gaussian counters), "both" (valid and paper)
-            or "all" (default: every variant of the agent, :data:`AGENT_VARIANTS`).
+        variant: "valid", "paper", "gaussian" (pucb only: Gaussian counters), a dpq learner ("select",
+            "fqi-transition", "fqi-episode"; random-peak environment only), "both" (valid and paper) or
+            "all" (default: every variant of the agent, :data:`AGENT_VARIANTS`; dpq on the fixed
+            environment: valid and paper).
         setting: "fast" (default: small sizes, minutes on 2 cores) or "paper" (the papers' sizes:
             dpq T = 5000, 10 seeds; gpope the full chain setting; pucb S = 10, A = 3, H = 10).
         delta: target delta, in (0, 1); default the setting's (dpq 1e-4 as App. E.3; gpope 1e-5; pucb
@@ -546,6 +650,10 @@ def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts:
         backend: None (joblib's configured backend, default), "local" (loky processes) or "dask".
         scheduler: Dask scheduler address (``"tcp://host:8786"``), with backend "dask" only; default None.
         progress: called as ``progress(done, total)`` (training runs) as results arrive; default None.
+        environment: dpq only: "random-peak" (default: the reward's peak theta drawn per seed, utility the
+            released greedy policy's return, trivial reference the best data-independent policy in
+            expectation over theta) or "fixed" (App. E.1: utility the mean of the last 10 training
+            episodes, trivial reference the random policy; Algorithm 1 only). Default None.
 
     Returns:
         the :class:`Frontier` (points in the order variant, amount, epsilon).
@@ -556,9 +664,15 @@ def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts:
     V.choice("agent", agent, AGENTS)
     V.choice("setting", setting, ("fast", "paper"))
     V.choice("variant", variant, _VARIANT_CHOICES)
-    if variant not in ("both", "all") and variant not in AGENT_VARIANTS[agent]:
-        raise ValueError(f"variant {variant!r} is not a variant of {agent} (its variants: "
-                         f"{', '.join(AGENT_VARIANTS[agent])})")
+    if agent == "dpq":
+        environment = "random-peak" if environment is None else V.choice("environment", environment, ENVIRONMENTS)
+    elif environment is not None:
+        raise ValueError(f"environment applies only to agent 'dpq', got {environment!r}")
+    own = AGENT_VARIANTS[agent] if environment != "fixed" else VARIANTS
+    if variant not in ("both", "all") and variant not in own:
+        raise ValueError(f"variant {variant!r} is not a variant of {agent}"
+                         + (" on the fixed environment" if environment == "fixed" else "")
+                         + f" (its variants: {', '.join(own)})")
     conf = SETTINGS[agent][setting]
     eps_list = tuple(V.positive("epsilons", e) for e in (conf["epsilons"] if epsilons is None else epsilons))
     amount_list = tuple(V.positive_int("amounts", a) for a in (conf["amounts"] if amounts is None else amounts))
@@ -566,7 +680,7 @@ def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts:
     if not eps_list or not amount_list or not seed_list:
         raise ValueError("epsilons, amounts and seeds must not be empty")
     eps_list, amount_list = tuple(dict.fromkeys(eps_list)), tuple(dict.fromkeys(amount_list))
-    variants = {"both": VARIANTS, "all": AGENT_VARIANTS[agent]}.get(variant, (variant,))
+    variants = {"both": VARIANTS, "all": own}.get(variant, (variant,))
     if agent == "pucb" and "gaussian" not in variants:
         if delta is not None:
             raise ValueError(f"delta is used only by pucb's gaussian variant (Laplace counters are pure "
@@ -576,14 +690,15 @@ def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts:
     confidence = V.open_unit("confidence", confidence)
     engine = check_engine(n_jobs, backend, scheduler)
     return _frontier(agent, eps_list, amount_list, seed_list, variants, setting, delta, confidence, engine,
-                     progress)
+                     progress, environment)
 
 
 def _frontier(agent, epsilons, amounts, seeds, variants, setting, delta, confidence, engine,
-              progress=None) -> Frontier:
-    name, label, higher, amount_name, _ = _UTILITY[agent]
+              progress=None, environment=None) -> Frontier:
+    name, label, higher, amount_name, _ = _UTILITY["dpq-random-peak" if environment == "random-peak" else agent]
     if agent == "dpq":
-        tasks, plan, ref_idx, fixed, settings = _plan_dpq(setting, epsilons, amounts, seeds, variants, delta)
+        tasks, plan, ref_idx, fixed, settings = _plan_dpq(setting, epsilons, amounts, seeds, variants, delta,
+                                                          environment)
     elif agent == "gpope":
         tasks, plan, ref_idx, fixed, settings = _plan_gpope(setting, epsilons, amounts, seeds, variants, delta,
                                                             _gpope_context(setting))
@@ -602,13 +717,15 @@ def _frontier(agent, epsilons, amounts, seeds, variants, setting, delta, confide
                                                     epsilons.index(plan[i][1])))
     for i in order:
         v, eps, amount, noise, infeasible, start = plan[i]
+        unit = _UNITS[agent][v]
         if infeasible:
             points.append(FrontierPoint(v, eps, amount, guarantee=_guarantee(agent, v, None, eps, delta),
-                                        infeasible=infeasible))
+                                        infeasible=infeasible, privacy_unit=unit))
             continue
         res = results[start:start + n]
         if agent == "dpq":
             values = tuple(r[0] for r in res)
+            noise = noise if noise is not None else res[0][3]
         elif agent == "pucb":
             values = tuple(r[0] for r in res)
             noise = res[0][1]
@@ -616,8 +733,16 @@ def _frontier(agent, epsilons, amounts, seeds, variants, setting, delta, confide
             values = tuple(res)
         mean, std = _stats(values)
         verdict, bound = _beats_reference(np.asarray(values), trivial["mean"], higher, confidence, trivial["se"])
+        word, sign_p = "", None
+        if len(values) >= 2:
+            from privcal.rl.verdict import verdict_over_seeds
+
+            vs = verdict_over_seeds(values, trivial["mean"], higher_is_better=higher, reference_label=trivial["label"],
+                                    reference_se=trivial["se"], confidence=confidence)
+            word, sign_p = vs.verdict, vs.sign_test_p
         points.append(FrontierPoint(v, eps, amount, values, mean, std, None if math.isnan(bound) else bound,
-                                    verdict, noise, _guarantee(agent, v, res, eps, delta)))
+                                    verdict, noise, _guarantee(agent, v, res, eps, delta), privacy_unit=unit,
+                                    verdict=word, sign_test_p=sign_p))
     references = {}
     for amount in amounts:
         idx = ref_idx[amount]
@@ -699,12 +824,14 @@ def plot_frontier(result: Frontier, path: Any = None, ax: Any = None) -> Any:
             x = np.array([p.epsilon for p in pts])
             y = np.array([math.nan if p.infeasible else p.mean for p in pts], dtype=float)
             err = np.array([p.std or 0.0 for p in pts], dtype=float)
-            style = {"valid": "-", "gaussian": "-.", "paper": "--"}[v]
+            style = {"valid": "-", "gaussian": "-.", "paper": "--", "select": ":", "fqi-transition": "-",
+                     "fqi-episode": "-."}[v]
             ax.errorbar(x, y, yerr=err, linestyle=style, color=color, capsize=2, linewidth=1.4,
                         label=f"{v}, {result.amount_name.split()[-1]}={amount}")
             beat = np.array([bool(p.beats_trivial) for p in pts])
             x, y, beat = x[np.isfinite(y)], y[np.isfinite(y)], beat[np.isfinite(y)]
-            marker = {"valid": "o", "gaussian": "^", "paper": "s"}[v]
+            marker = {"valid": "o", "gaussian": "^", "paper": "s", "select": "D", "fqi-transition": "v",
+                      "fqi-episode": "P"}[v]
             ax.scatter(x[beat], y[beat], marker=marker, color=color, zorder=3)
             ax.scatter(x[~beat], y[~beat], marker=marker, facecolors="white", edgecolors=color, zorder=3)
         np_mean = result.references[amount]["non_private"]["mean"]

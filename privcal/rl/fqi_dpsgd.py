@@ -1,0 +1,348 @@
+r"""Fitted-Q iteration trained by DP-SGD: a valid DP Q-learner for the transition or the episode unit.
+
+Data: ``episodes`` episodes of 50 steps collected on the interval environment by the uniformly random
+behaviour policy (public and data-independent), each transition (s, a, r, s'). :func:`train_fqi_dpsgd`:
+
+* **Model** (linear, public features): Q_w(s, a) = <w_a, phi(s)>, phi the M hat functions
+  phi_j(s) = max(0, 1 - |s - c_j| (M - 1)), c_j = j / (M - 1), j = 0..M-1 (piecewise-linear
+  interpolation on a uniform grid; at most two are non-zero and they sum to 1, so ||phi(s)||_2 <= 1).
+* **Fitted-Q iteration** (Ernst, Geurts & Wehenkel 2005): for k = 1..K, targets
+  y = r + gamma max_b Q_{w_{k-1}}(s', b) from the *released* parameters of the previous iteration
+  (w_0 = 0), then ``steps`` DP-SGD steps on the squared loss (Q_w(s, a) - y)^2 / 2, warm-started at
+  w_{k-1}. The targets depend on the data only through the record itself and through w_{k-1}, which is
+  an output of the earlier (private) steps: adaptive composition covers it.
+* **DP-SGD** (Abadi et al. 2016, Alg. 1), every step:
+
+  - Poisson sampling: each record is in the batch independently with probability q = min(1, b / N) (b
+    the expected batch, N the number of records);
+  - per-record clipping to L2 norm C. A record is one transition (``privacy_unit="transition"``:
+    gradient (Q_w(s, a) - y) phi(s) in the block of action a) or one episode (``"episode"``: the sum of
+    its transitions' gradients, clipped as one vector). Adding or removing one record therefore moves the
+    clipped sum by at most C (:func:`clipped_gradient_sum`);
+  - the sum gets N(0, sigma^2 I), and w <- w - lr (sum + noise) / (q N).
+
+  sigma = ``privcal.calibrate(epsilon, delta, steps=K x steps, sample_rate=q, sensitivity=C,
+  accountant="best")``: K x steps Poisson-subsampled Gaussian releases under add/remove neighbours, all
+  FQI iterations composed (the PLD accountant's certified upper bound; q = 1 is priced as plain
+  Gaussian composition). The released object is the last w; its greedy policy argmax_a Q_w(s, a) is
+  post-processing.
+
+What the run checks (``premises``): every record's clipped gradient had norm <= C (the largest is
+recorded); the features were bounded by 1; the number of noisy steps equals the number priced.
+``policy_return`` is the released greedy policy's expected return per episode for the same reward, by
+simulation (``evaluation_episodes`` episodes, seed ``[seed, 21]``); like the returns of any training
+curve it reads the private rewards and is not covered by the guarantee.
+
+The guarantee is (epsilon, delta)-DP w.r.t. one transition (or one episode) added or removed. It does
+not cover the reward-function unit (a change of the reward function changes every record), and
+:func:`train_fqi_dpsgd` refuses it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Optional
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from privcal import _rng
+from privcal import _validate as V
+from privcal.rl import envs
+from privcal.rl.units import check_unit, describe
+
+__all__ = ["PROTECTED_UNITS", "FQIConfig", "FQIResult", "features", "clipped_gradient_sum", "collect",
+           "train_fqi_dpsgd"]
+
+PROTECTED_UNITS = ("transition", "episode")
+_ACTIONS = 2
+_NORM_SLACK = 1e-9  # relative rounding allowance when the clipped norms are checked against C
+
+
+@dataclass(frozen=True)
+class FQIConfig:
+    """The learner's settings (defaults: measured to learn at epsilon = 1 with 100 episodes, transition unit).
+
+    Args:
+        features: M, hat functions per action, an int >= 2; default 11.
+        iterations: K, fitted-Q iterations, an int >= 1; default 10.
+        steps: DP-SGD steps per iteration, an int >= 1; default 100.
+        batch: expected records per step b (q = min(1, b / N)), in (0, inf); default None: 256 transitions
+            or 16 episodes.
+        clip: C, the per-record L2 clipping norm, in (0, inf); default 1 (a transition's gradient is
+            |Q - y| ||phi|| <= |Q - y|).
+        lr: step size, in (0, inf); default 0.5.
+        gamma: discount, in [0, 1); default 0.5 (as privcal's Algorithm 1 runs).
+    """
+
+    features: int = 11
+    iterations: int = 10
+    steps: int = 100
+    batch: Optional[float] = None
+    clip: float = 1.0
+    lr: float = 0.5
+    gamma: float = 0.5
+
+    def __post_init__(self):
+        if V.positive_int("features", self.features) < 2:
+            raise ValueError(f"features must be an integer >= 2, got {self.features!r}")
+        V.positive_int("iterations", self.iterations)
+        V.positive_int("steps", self.steps)
+        if self.batch is not None:
+            V.positive("batch", self.batch)
+        V.positive("clip", self.clip)
+        V.positive("lr", self.lr)
+        g = V.nonnegative("gamma", self.gamma)
+        if g >= 1:
+            raise ValueError(f"gamma must be in [0, 1), got {self.gamma!r}")
+
+
+@dataclass(frozen=True)
+class FQIResult:
+    """What :func:`train_fqi_dpsgd` released and measured (``weights``: the released w, shape (2, M))."""
+
+    method: str
+    privacy_unit: str
+    epsilon: Optional[float]
+    delta: Optional[float]
+    sigma: float
+    sample_rate: float
+    noisy_steps: int
+    records: int
+    episodes: int
+    peak: float
+    policy_return: float
+    policy_return_se: float
+    evaluation_episodes: int
+    config: FQIConfig
+    weights: np.ndarray = field(repr=False, default=None)
+    premises: tuple = ()
+    accountant_notes: tuple = ()
+    seed: Optional[int] = 0
+    guarantee: str = ""
+
+    def greedy_actions(self, states: ArrayLike) -> np.ndarray:
+        """argmax_a Q_w(s, a) of the released w (ties: action 0).
+
+        Args:
+            states: positions in [0, 1].
+        """
+        return _greedy(self.weights, np.asarray(states, dtype=float).reshape(-1))
+
+    def to_dict(self) -> dict:
+        """JSON-ready summary (what ``privcal train dpq --method fqi-dpsgd --format json`` prints)."""
+        return {"method": self.method, "privacy_unit": self.privacy_unit,
+                "privacy_unit_description": describe(self.privacy_unit), "epsilon": self.epsilon,
+                "delta": self.delta, "guarantee": self.guarantee, "sigma": self.sigma,
+                "sample_rate": self.sample_rate, "noisy_steps": self.noisy_steps, "records": self.records,
+                "episodes": self.episodes, "samples": self.episodes * envs.EPISODE_STEPS, "peak": self.peak,
+                "policy_return": self.policy_return, "policy_return_se": self.policy_return_se,
+                "evaluation_episodes": self.evaluation_episodes, "config": asdict(self.config),
+                "premises": [{"name": n, "held": bool(h), "evidence": e} for n, h, e in self.premises],
+                "accountant_notes": list(self.accountant_notes), "seed": self.seed}
+
+
+def features(states: ArrayLike, count: int = 11) -> np.ndarray:
+    """Hat features phi_j(s) = max(0, 1 - |s - j/(M-1)| (M-1)), shape (..., M); ||phi(s)||_2 <= 1 on [0, 1].
+
+    Args:
+        states: positions in [0, 1] (any shape).
+        count: M, an int >= 2; default 11.
+    """
+    m = V.positive_int("count", count)
+    if m < 2:
+        raise ValueError(f"count must be an integer >= 2, got {count!r}")
+    return _features(np.asarray(states, dtype=float), m)
+
+
+def _features(s, m):
+    centres = np.linspace(0.0, 1.0, m)
+    return np.maximum(0.0, 1.0 - np.abs(s[..., None] - centres) * (m - 1))
+
+
+def _greedy(w, s):
+    return np.argmax(_features(s, w.shape[1]) @ w.T, axis=-1).astype(np.intp)
+
+
+def clipped_gradient_sum(weights: ArrayLike, phi: ArrayLike, actions: ArrayLike, targets: ArrayLike, clip: float, *,
+                         episode_length: Optional[int] = None) -> tuple[np.ndarray, np.ndarray]:
+    """Sum of per-record gradients of (Q_w(s, a) - y)^2 / 2, each record's clipped to L2 norm ``clip``.
+
+    A record is one transition (``episode_length`` None) or ``episode_length`` consecutive transitions
+    (one episode: the sum of its transitions' gradients is clipped as one vector). Each clipped record
+    has norm <= clip, so adding or removing one record moves the sum by at most ``clip`` in L2.
+
+    Args:
+        weights: w, shape (2, M).
+        phi: features of the transitions' states, shape (n, M).
+        actions: actions in {0, 1}, shape (n,).
+        targets: y, shape (n,).
+        clip: C, in (0, inf).
+        episode_length: transitions per record, an int >= 1 dividing n, or None (one transition per
+            record, default).
+
+    Returns:
+        (the clipped sum, shape (2, M); the records' norms before clipping).
+
+    Raises:
+        ValueError: shapes do not match or an argument is outside its range.
+    """
+    w = np.asarray(weights, dtype=float)
+    phi = np.asarray(phi, dtype=float)
+    a = np.asarray(actions)
+    y = np.asarray(targets, dtype=float)
+    if w.ndim != 2 or w.shape[0] != _ACTIONS or phi.ndim != 2 or phi.shape[1] != w.shape[1]:
+        raise ValueError(f"weights must have shape (2, M) and phi (n, M), got {w.shape} and {phi.shape}")
+    if a.shape != (phi.shape[0],) or y.shape != a.shape or not np.all((a == 0) | (a == 1)):
+        raise ValueError("actions must be n values in {0, 1} and targets n numbers, n = len(phi)")
+    h = 1 if episode_length is None else V.positive_int("episode_length", episode_length)
+    if phi.shape[0] % h:
+        raise ValueError(f"episode_length must divide the number of transitions {phi.shape[0]}, got {h}")
+    return _clipped_sum(w, phi, a.astype(np.intp), y, V.positive("clip", clip), h)
+
+
+def _clipped_sum(w, phi, a, y, clip, h):
+    err = np.einsum("ij,ij->i", phi, w[a]) - y
+    per = np.zeros((phi.shape[0], _ACTIONS, phi.shape[1]))
+    per[np.arange(phi.shape[0]), a] = err[:, None] * phi
+    if h > 1:
+        per = per.reshape(-1, h, _ACTIONS, phi.shape[1]).sum(axis=1)
+    norms = np.sqrt(np.einsum("ijk,ijk->i", per, per))
+    scale = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
+    return np.einsum("i,ijk->jk", scale, per), norms
+
+
+def collect(episodes: int, peak: float, seed: _rng.Seed = 0) -> dict:
+    """Episodes of the uniformly random behaviour policy on the interval environment with reward peak ``peak``.
+
+    Args:
+        episodes: number of 50-step episodes, an int >= 1.
+        peak: the reward's peak theta, in [0, 1].
+        seed: seed of the simulation; default 0.
+
+    Returns:
+        {"s", "a", "r", "s2"}: arrays of shape (episodes, 50).
+    """
+    n = V.positive_int("episodes", episodes)
+    theta = V.in_closed("peak", peak, 0.0, 1.0)
+    return _collect(n, theta, _rng.as_generator(seed, "seed"))
+
+
+def _collect(n, theta, rng) -> dict:
+    steps = envs.EPISODE_STEPS
+    out = {k: np.empty((n, steps)) for k in ("s", "r", "s2")}
+    out["a"] = np.empty((n, steps), dtype=np.intp)
+    s = rng.uniform(0.0, 1.0, n)
+    for t in range(steps):
+        a = (rng.random(n) < 0.5).astype(np.intp)
+        move = envs.MAX_STEP * rng.random(n)
+        s2 = np.clip(np.where(a == 1, s + move, s - move), 0.0, 1.0)
+        out["s"][:, t], out["a"][:, t], out["s2"][:, t] = s, a, s2
+        out["r"][:, t] = envs.reward(s2, theta)
+        s = s2
+    return out
+
+
+def train_fqi_dpsgd(*, epsilon: Optional[float], delta: Optional[float], privacy_unit: str = "transition",
+                    episodes: int = 100, config: Optional[FQIConfig] = None, peak: Optional[float] = None,
+                    evaluation_episodes: int = 2000, seed: int = 0) -> FQIResult:
+    """Fitted-Q iteration by DP-SGD on random-behaviour data; see the module docstring.
+
+    Args:
+        epsilon: target epsilon, in (0, inf); None (with ``delta`` None) for the non-private learner
+            (the same clipping, no noise).
+        delta: target delta, in (0, 1); None only with ``epsilon`` None.
+        privacy_unit: "transition" (default) or "episode"; "reward-function" is refused (not protected).
+        episodes: data set size in 50-step episodes, an int >= 1; default 100 (5000 transitions).
+        config: the learner's :class:`FQIConfig`; default ``FQIConfig()``.
+        peak: the reward's peak theta in [0, 1], or None (default) to draw it from ``seed``
+            (``privcal.rl.envs.draw_peak``, the random-peak variant).
+        evaluation_episodes: episodes simulated to estimate ``policy_return``, an int >= 2; default 2000.
+        seed: seed of the data, the sampling, the noise and the evaluation, an int >= 0; default 0.
+
+    Returns:
+        the :class:`FQIResult`.
+
+    Raises:
+        ValueError: an argument is outside its range, or the unit is not protected.
+        InfeasibleError: no sigma reaches the target.
+    """
+    unit = check_unit(privacy_unit, PROTECTED_UNITS, "fqi-dpsgd")
+    if (epsilon is None) != (delta is None):
+        raise ValueError("give both epsilon and delta, or neither (the non-private learner)")
+    eps = None if epsilon is None else V.positive("epsilon", epsilon)
+    dlt = None if delta is None else V.open_unit("delta", delta)
+    n_ep = V.positive_int("episodes", episodes)
+    cfg = FQIConfig() if config is None else config
+    if not isinstance(cfg, FQIConfig):
+        raise ValueError(f"config must be an FQIConfig, got {type(cfg).__name__}")
+    n_eval = V.positive_int("evaluation_episodes", evaluation_episodes)
+    if n_eval < 2:
+        raise ValueError(f"evaluation_episodes must be an integer >= 2, got {evaluation_episodes!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    theta = envs.draw_peak(int(seed)) if peak is None else V.in_closed("peak", peak, 0.0, 1.0)
+    records = n_ep * envs.EPISODE_STEPS if unit == "transition" else n_ep
+    batch = (256.0 if unit == "transition" else 16.0) if cfg.batch is None else cfg.batch
+    q = min(1.0, batch / records)
+    steps = cfg.iterations * cfg.steps
+    sigma, notes = 0.0, ()
+    if eps is not None:
+        sigma, notes = _calibrate(eps, dlt, steps, q, cfg.clip)
+    return _train(eps, dlt, unit, n_ep, cfg, theta, n_eval, int(seed), q, sigma, notes)
+
+
+def _calibrate(eps, delta, steps, q, clip) -> tuple[float, tuple]:
+    import privcal
+
+    rep = privcal.calibrate_report(eps, delta, steps=steps, sample_rate=None if q >= 1.0 else q, sensitivity=clip,
+                           accountant="best")
+    return float(rep.sigma), (f"sigma from privcal.calibrate_report(accountant='best'), the report of "
+                              f"privcal.calibrate: {rep.accountant}, "
+                              f"achieved epsilon {rep.achieved_epsilon:.6g}",) + tuple(rep.notes)
+
+
+def _train(eps, delta, unit, n_ep, cfg, theta, n_eval, seed, q, sigma, notes) -> FQIResult:
+    data_rng, sample_rng, noise_rng = _rng.spawn([seed, 20], 3)
+    d = _collect(n_ep, theta, data_rng)
+    h = envs.EPISODE_STEPS
+    m = cfg.features
+    phi = _features(d["s"], m).reshape(-1, m)  # (N transitions, M), episode-major
+    phi2 = _features(d["s2"], m).reshape(-1, m)
+    a, r = d["a"].reshape(-1), d["r"].reshape(-1)
+    records = n_ep * h if unit == "transition" else n_ep
+    per_record = 1 if unit == "transition" else h
+    w = np.zeros((_ACTIONS, m))
+    largest_clipped, noisy = 0.0, 0
+    for _ in range(cfg.iterations):
+        y = r + cfg.gamma * (phi2 @ w.T).max(axis=1)  # targets from the released w of the last iteration
+        for _ in range(cfg.steps):
+            chosen = np.flatnonzero(sample_rng.random(records) < q)  # Poisson sampling of records
+            rows = (chosen[:, None] * per_record + np.arange(per_record)).reshape(-1)
+            total, norms = _clipped_sum(w, phi[rows], a[rows], y[rows], cfg.clip, per_record)
+            if norms.size:
+                largest_clipped = max(largest_clipped, float(np.minimum(norms, cfg.clip).max()))
+            if sigma > 0.0:
+                total = total + sigma * noise_rng.standard_normal(total.shape)
+                noisy += 1
+            w = w - cfg.lr * total / (q * records)
+    value, se = envs.policy_return(lambda s: _greedy(w, s), theta, episodes=n_eval, seed=[seed, 21])
+    premises = ()
+    guarantee = "none (non-private: the same learner without noise)"
+    if eps is not None:
+        steps = cfg.iterations * cfg.steps
+        premises = (
+            ("per-record clip", largest_clipped <= cfg.clip * (1.0 + _NORM_SLACK),
+             f"largest clipped {unit} gradient norm {largest_clipped:.6g} <= C = {cfg.clip:g}"),
+            ("bounded features", bool(phi.max() <= 1.0 and np.sqrt((phi ** 2).sum(axis=1)).max() <= 1.0),
+             "hat features in [0, 1] with ||phi||_2 <= 1"),
+            ("steps priced", noisy == steps, f"{noisy} noisy steps, {steps} priced"),
+        )
+        held = all(ok for _, ok, _ in premises)
+        guarantee = (f"({eps:g}, {delta:g})-DP w.r.t. {describe(unit)} added or removed: DP-SGD with Poisson sampling q = {q:.4g}, "
+                     f"per-{unit} clip C = {cfg.clip:g}, sigma = {sigma:.5g} over {steps} steps "
+                     f"({cfg.iterations} FQI iterations)") if held else \
+            "no guarantee: a premise failed (" + "; ".join(e for _, ok, e in premises if not ok) + ")"
+    return FQIResult("fqi-dpsgd", unit, eps, delta, sigma, q, noisy, records, n_ep, theta, value, se, n_eval, cfg,
+                     w, premises, notes, seed, guarantee)

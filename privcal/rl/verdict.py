@@ -1,0 +1,212 @@
+r"""Verdicts: does a run (or a set of seeds) beat the trivial reference, fail to, or can we not tell?
+
+Every ``privcal train`` output carries a :class:`Verdict` against its trivial reference (the best
+data-independent policy, the random or uniform policy, the zero predictor), with the test used:
+
+* **one seed** (:func:`verdict_one_run`): the run's utility and the reference are compared with their
+  evaluation standard errors (a released policy's return estimated by simulation; an exact value has
+  standard error 0). With z = (u - u_ref) / sqrt(se^2 + se_ref^2) (sign flipped when lower is better) and
+  the one-sided normal quantile z_c at the confidence c: "beats" when z > z_c, "does not beat" when
+  z < -z_c, else "cannot tell"; with both standard errors 0 the values are compared as they are (a tie
+  does not beat). The test is about *this run's* output only: one seed says nothing about the method's
+  spread over seeds, and the verdict says so.
+* **several seeds** (:func:`verdict_over_seeds`): a one-sided Welch t bound on the mean over seeds, the
+  reference's own standard error added in quadrature (Welch-Satterthwaite degrees of freedom):
+  "beats" when the confidence bound on the mean is better than the reference, "does not beat" when the
+  opposite bound is worse, else "cannot tell"; the exact sign test (the number of seeds better than the
+  reference against Binomial(n, 1/2)) is reported beside it. A non-finite value (a diverged run) counts
+  as the worst value.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Optional
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from privcal import _validate as V
+
+__all__ = ["VERDICTS", "DIVERGENCE_RULE", "Verdict", "diverged", "no_reference", "verdict_one_run",
+           "verdict_over_seeds"]
+
+#: What "diverged" means for a loss-minimising trainer (``privcal train gpope``).
+DIVERGENCE_RULE = ("diverged: the parameters left the floats (non-finite), or the final loss is above the loss "
+                   "of the initial parameters (theta = 0, the trivial predictor's)")
+
+VERDICTS = ("beats", "does not beat", "cannot tell")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A verdict against a reference and how it was reached.
+
+    ``verdict`` is one of :data:`VERDICTS`; ``test`` names the test in words (and says "one seed" when
+    there was one); ``value`` the run's utility (or the mean over seeds); ``reference`` the reference's
+    value and ``reference_label`` what it is; ``statistic`` the z or t statistic (positive = better
+    than the reference; None for an exact comparison); ``p_value`` the one-sided p-value of "no better
+    than the reference" (None for an exact comparison); ``sign_test_p`` the exact one-sided sign-test
+    p-value over seeds (None for one seed); ``seeds`` the number of values.
+    """
+
+    verdict: str
+    test: str
+    value: float
+    reference: float
+    reference_label: str
+    higher_is_better: bool
+    confidence: float
+    seeds: int
+    statistic: Optional[float] = None
+    p_value: Optional[float] = None
+    sign_test_p: Optional[float] = None
+
+    def to_dict(self) -> dict:
+        """JSON-ready copy (non-finite numbers as None)."""
+        from privcal._cli_out import clean
+
+        return clean(asdict(self))
+
+    def line(self) -> str:
+        """One line for the text reports."""
+        p = "" if self.p_value is None else f", p = {self.p_value:.3g}"
+        return (f"{self.verdict} the {self.reference_label} ({self.value:.4g} against {self.reference:.4g}{p}; "
+                f"{self.test})")
+
+
+def no_reference(reason: str) -> dict:
+    """The ``verdict`` fields of a run that computed no reference: "cannot tell", and why.
+
+    Args:
+        reason: why there is no reference (e.g. "--no-references").
+
+    Returns:
+        {"verdict": "cannot tell", "verdict_test": {"verdict", "test", "seeds"}}.
+    """
+    test = f"no reference computed ({reason}): nothing to compare with"
+    return {"verdict": "cannot tell", "verdict_test": {"verdict": "cannot tell", "test": test, "seeds": 1}}
+
+
+def diverged(final_loss: float, initial_loss: float, parameters_finite: bool = True) -> bool:
+    """Whether a run diverged by :data:`DIVERGENCE_RULE`: non-finite parameters or loss, or a final loss above
+    the initial one.
+
+    Args:
+        final_loss: the loss of the released parameters (MSPBE).
+        initial_loss: the loss of the initial parameters (theta = 0: the trivial predictor's).
+        parameters_finite: whether every parameter stayed finite; default True.
+
+    Returns:
+        True when the run diverged.
+    """
+    final, initial = float(final_loss), float(initial_loss)
+    return (not parameters_finite) or not math.isfinite(final) or final > initial
+
+
+def verdict_one_run(value: float, reference: float, *, higher_is_better: bool, reference_label: str,
+                    value_se: float = 0.0, reference_se: float = 0.0, confidence: float = 0.95) -> Verdict:
+    """Verdict of one run (one seed) against a reference: a one-sided z test with evaluation standard errors.
+
+    Args:
+        value: the run's utility (return, MSPBE, regret per episode); a non-finite value does not beat.
+        reference: the reference's utility, finite.
+        higher_is_better: True for returns, False for losses and regret.
+        reference_label: what the reference is, e.g. "best data-independent policy".
+        value_se: standard error of ``value`` (simulation of the released policy), in [0, inf); default 0.
+        reference_se: standard error of ``reference``, in [0, inf); default 0 (exact).
+        confidence: one-sided confidence, in (0, 1); default 0.95.
+
+    Returns:
+        the :class:`Verdict`.
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    ref = float(reference)
+    if not math.isfinite(ref):
+        raise ValueError(f"reference must be finite, got {reference!r}")
+    se, se_ref = V.nonnegative("value_se", value_se), V.nonnegative("reference_se", reference_se)
+    conf = V.open_unit("confidence", confidence)
+    return _one_run(float(value), ref, bool(higher_is_better), str(reference_label), se, se_ref, conf)
+
+
+def _one_run(value, ref, higher, label, se, se_ref, conf) -> Verdict:
+    sign = 1.0 if higher else -1.0
+    common = dict(value=value, reference=ref, reference_label=label, higher_is_better=higher, confidence=conf,
+                  seeds=1)
+    if not math.isfinite(value):
+        return Verdict("does not beat", "one seed: the run's value is not finite (diverged)", **common)
+    scale = math.hypot(se, se_ref)
+    if scale == 0.0:
+        better = sign * (value - ref) > 0
+        return Verdict("beats" if better else "does not beat",
+                       "one seed: exact values compared (no evaluation error); says nothing about other seeds",
+                       **common)
+    from scipy.stats import norm
+
+    z = sign * (value - ref) / scale
+    q = float(norm.ppf(conf))
+    verdict = "beats" if z > q else "does not beat" if z < -q else "cannot tell"
+    return Verdict(verdict, f"one seed: one-sided z test at confidence {conf:g} with the evaluation standard "
+                            f"errors ({se:.3g} run, {se_ref:.3g} reference); says nothing about other seeds",
+                   statistic=float(z), p_value=float(norm.sf(z)), **common)
+
+
+def verdict_over_seeds(values: ArrayLike, reference: float, *, higher_is_better: bool, reference_label: str,
+                       reference_se: float = 0.0, confidence: float = 0.95) -> Verdict:
+    """Verdict of several seeds against a reference: one-sided Welch t bound, with the sign test beside it.
+
+    Args:
+        values: per-seed utilities, a 1-D sequence of at least 2 floats.
+        reference: the reference's utility, finite.
+        higher_is_better: True for returns, False for losses and regret.
+        reference_label: what the reference is.
+        reference_se: standard error of ``reference``, in [0, inf); default 0 (exact).
+        confidence: one-sided confidence, in (0, 1); default 0.95.
+
+    Returns:
+        the :class:`Verdict`.
+
+    Raises:
+        ValueError: an argument is outside its range (fewer than 2 values: use :func:`verdict_one_run`).
+    """
+    vals = np.asarray(values, dtype=float).ravel()
+    if vals.size < 2:
+        raise ValueError(f"values must hold at least 2 seeds (one seed: verdict_one_run), got {vals.size}")
+    ref = float(reference)
+    if not math.isfinite(ref):
+        raise ValueError(f"reference must be finite, got {reference!r}")
+    return _over_seeds(vals, ref, bool(higher_is_better), str(reference_label),
+                       V.nonnegative("reference_se", reference_se), V.open_unit("confidence", confidence))
+
+
+def _over_seeds(vals, ref, higher, label, se_ref, conf) -> Verdict:
+    from scipy.stats import binom, norm
+    from scipy.stats import t as student_t
+
+    n = vals.size
+    sign = 1.0 if higher else -1.0
+    wins = int(np.sum(np.where(np.isfinite(vals), sign * (vals - ref) > 0, False)))
+    sign_p = float(binom.sf(wins - 1, n, 0.5))  # P(at least `wins` of n better | median = reference)
+    mean = float(vals.mean()) if np.all(np.isfinite(vals)) else (-math.inf if higher else math.inf)
+    common = dict(value=mean, reference=ref, reference_label=label, higher_is_better=higher, confidence=conf,
+                  seeds=n, sign_test_p=sign_p)
+    test = (f"{n} seeds: one-sided Welch t bound at confidence {conf:g} (reference std. error added); "
+            f"sign test {wins}/{n} better")
+    if not np.all(np.isfinite(vals)):
+        return Verdict("does not beat", test + "; a diverged seed counts as the worst value", **common)
+    var = float(vals.var(ddof=1)) / n
+    se2 = var + se_ref ** 2
+    if se2 == 0.0:
+        better = sign * (mean - ref) > 0
+        return Verdict("beats" if better else "does not beat", test + "; no spread: values compared", **common)
+    # Welch-Satterthwaite degrees of freedom (the reference's part has infinite degrees of freedom)
+    df = se2 ** 2 / (var ** 2 / (n - 1)) if var > 0 else math.inf
+    t = sign * (mean - ref) / math.sqrt(se2)
+    dist = student_t(df) if math.isfinite(df) else norm
+    q = float(dist.ppf(conf))
+    verdict = "beats" if t > q else "does not beat" if t < -q else "cannot tell"
+    p = float(dist.sf(t))
+    return Verdict(verdict, test, statistic=float(t), p_value=p, **common)
