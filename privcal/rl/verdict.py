@@ -65,7 +65,7 @@ class Verdict:
 
     def to_dict(self) -> dict:
         """JSON-ready copy (non-finite numbers as None)."""
-        from privcal._cli_out import clean
+        from privcal.records import clean
 
         return clean(asdict(self))
 
