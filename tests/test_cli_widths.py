@@ -18,6 +18,8 @@ _COMMANDS = [
     ["calibrate", "--epsilon", "1", "--delta", "1e-5", "--steps", "10", "--sample-rate", "0.1"],
     ["calibrate", "--epsilon", "1", "--delta", "1e-5", "--steps", "10", "--sample-rate", "0.1",
      "--sampling", "without_replacement"],
+    ["epsilon", "--sigma", "1", "--delta", "1e-5", "--steps", "20", "--sample-rate", "0.01", "--sampling",
+     "without_replacement", "--neighbouring", "zero_out"],  # the longest setting line
     ["epsilon", "--sigma", "0.01", "--delta", "1e-5", "--sample-rate", "0.01"],  # a wide bracket and a PLD note
     ["epsilon", "--sigma", "1e-20", "--delta", "1e-5", "--sample-rate", "0.5"],  # rdp answers, the PLD's note
     ["epsilon", "--history", "{history}", "--delta", "1e-5"],
@@ -84,5 +86,5 @@ def test_the_bracket_line_is_short_and_says_wide_when_uninformative():
         "  bracket     wide (lower end 0): a certified upper bound of unknown tightness")
     line = cli._bracket_line((0.999564, 1.0), True)
     assert line == "  bracket     [0.999564, 1], certified; lower end: a realisable pair loses at least this much"
-    assert "not this mechanism" in cli._bracket_line((0.5, 1.0), False)
+    assert "not of this mechanism" in cli._bracket_line((0.5, 1.0), False)
     assert cli._bracket_line((1.0, 1.0), True) is None and cli._bracket_line(None, True) is None

@@ -253,7 +253,7 @@ def _bracket_line(bracket, realisable: bool) -> Optional[str]:
     lo, hi = bracket
     if not lo > 0.01 * hi:
         return f"  bracket     wide (lower end {lo:.3g}): a certified upper bound of unknown tightness"
-    lower = "a realisable pair loses at least this much" if realisable else "of the priced pair, not this mechanism"
+    lower = "a realisable pair loses at least this much" if realisable else "of the priced pair, not of this mechanism"
     return f"  bracket     [{lo:.6g}, {hi:.6g}], certified; lower end: {lower}"
 
 
@@ -263,9 +263,9 @@ def _print_report(report, fmt: str, headline: str) -> int:
     if bracket is not None:
         lines.append(bracket)
     if report.sampling is not None:
-        lines.append(f"  setting     {_WORDS.get(report.sampling, report.sampling)} subsampling at rate "
-                     f"{report.sample_rate:g}, {_WORDS.get(report.neighbouring, report.neighbouring)} neighbours, "
-                     f"sensitivity {report.sensitivity:g} under them")
+        lines.append(f"  setting     {_WORDS.get(report.sampling, report.sampling)} subsampling, rate "
+                     f"{report.sample_rate:g}, {_WORDS.get(report.neighbouring, report.neighbouring)} neighbours "
+                     f"(sensitivity {report.sensitivity:g})")
     lines += [f"  note        {_user_words(note)}" for note in report.notes]
     _out.emit(fmt, _report_dict(report), "\n".join(lines))
     return 0
