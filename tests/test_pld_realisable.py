@@ -258,7 +258,7 @@ def test_reports_say_whether_the_lower_end_bounds_the_mechanism(capsys):
             "--sampling", "without_replacement", "--neighbouring"]
     assert main(base + ["zero_out"]) == 0
     out = capsys.readouterr().out
-    assert "of the priced pair, not this mechanism" in out and "realisable pair" not in out
+    assert "of the priced pair, not of this mechanism" in out and "realisable pair" not in out
     assert main(base + ["replace_one"]) == 0
     assert "a realisable pair loses at least this much" in capsys.readouterr().out
 
