@@ -339,3 +339,14 @@ def test_untilted_and_tilted_compositions_give_overlapping_brackets(monkeypatch)
     lo2, hi2 = from_event(ev).bracket(1e-5)
     assert max(lo1, lo2) <= min(hi1, hi2)
     assert hi1 - lo1 <= 1e-3 * hi1 * (1 + 1e-9)
+
+
+def test_a_loss_beyond_the_grid_index_range_is_refused_in_words():
+    """sigma 1e-20 at sensitivity 1: the Gaussian's mean loss is 5e39 nats, whose grid indices are not
+    exact integers (numpy fell into object arrays and log_ndtr raised TypeError). The PLD refuses with a
+    ValueError naming the loss; the exact accountant still answers (5e39, the closed form mu^2 / 2 + ...)."""
+    import privcal
+
+    with pytest.raises(ValueError, match="beyond what a grid"):
+        privcal.epsilon_report(1e-20, 1e-5, accountant="pld")
+    assert privcal.epsilon(1e-20, 1e-5) >= 5e39

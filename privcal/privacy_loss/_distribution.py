@@ -41,7 +41,8 @@ _MAX_COARSEN = 4  # doublings of the grid tried to fit the memory cap (a 16x coa
 #: small against it, and a tilt fattens the heavy upper tail of a subsampled step, so the window and the
 #: FFT grow up to 40x); the slack check below re-tilts where the bound is not small after all
 _UNTILTED_DELTA = 1e-8
-_CACHE_ENTRIES = 32  # cached PMF lists, compositions and tilts per PLD (the oldest go first)
+_CACHE_ENTRIES = 32
+_MAX_INDEX = 2**52  # grid indices stay exact integers in float64 (and in numpy's int64 arange)  # cached PMF lists, compositions and tilts per PLD (the oldest go first)
 
 
 def _nbytes(value) -> int:
@@ -409,6 +410,11 @@ class PLD:
         for pair, _ in self._factors:
             for d in pair.directions():
                 lo, hi = _build.grid_range(d, h, tail)
+                if max(abs(lo), abs(hi)) > _MAX_INDEX:  # e.g. a Gaussian of sensitivity / sigma 1e20: mean loss 5e39
+                    raise MemoryLimitError(
+                        f"the privacy loss reaches {max(abs(lo), abs(hi)) * h:.3g} nats, beyond what a grid of "
+                        f"spacing {h:.3g} can index (2^52 cells from 0): no PLD answer here; the noise is far "
+                        "too small for any useful epsilon")
                 cells = max(cells, hi - lo + 1)
         return cells
 
