@@ -543,6 +543,18 @@ def test_cli_json():
     assert json.loads(out2)["episode_returns"] == d["episode_returns"]
 
 
+def test_cli_slope_clip_and_authors_sampler():
+    code, out, _ = _cli(["train", "dpq", "--samples", "640", "--epsilon", "10", "--delta", "1e-4", "--lr", "1",
+                         "--update-lipschitz", "0.05", "--no-references", "--json"])
+    d = json.loads(out)
+    assert code == 0 and d["certificate"]["update_lipschitz"] == 0.05 and d["calibration"]["notes"]
+    assert d["certificate"]["max_certified_lipschitz"] <= 0.05 and all(p["held"] for p in d["premises"])
+    code, out, _ = _cli(["train", "dpq", "--loop", "replay", "--sigma", "0.2", "--episodes", "3", "--sampler",
+                         "authors", "--no-references", "--json"])
+    d = json.loads(out)
+    assert code == 0 and d["config"]["sampler"] == "authors" and "not the paper" in d["sampler"]
+
+
 def test_cli_progress_text_and_baseline():
     code, out, err = _cli(["train", "dpq", "--samples", "640", "--sigma", "0.3", "--lr", "1"])
     assert code == 0 and "sigma" in out and re.search(r"(\d+)/\1 ", err)  # the progress bar completes
@@ -558,6 +570,10 @@ def test_cli_progress_text_and_baseline():
     (["--samples", "640", "--sigma", "0.3", "--lr", "0"], "lr must be in"),
     (["--samples", "640", "--epsilon", "0.9", "--delta", "1e-4", "--resets", "5"],
      "'fresh noise for every release' fails"),
+    (["--samples", "640", "--sigma", "0.3", "--sampler", "authors"], "--sampler applies only to --loop replay"),
+    (["--loop", "replay", "--sigma", "0.3", "--update-lipschitz", "0.1"], "--update-lipschitz applies only to"),
+    (["--samples", "640", "--epsilon", "1", "--delta", "1e-4", "--update-lipschitz", "0"],
+     "update_lipschitz must be in"),
 ])
 def test_cli_bad_input_exit_2_one_line(argv, message):
     code, out, err = _cli(["train", "dpq", *argv, "--json"])
