@@ -483,6 +483,18 @@ def test_plot_curves_writes_png(tmp_path):
     c = X.figure2(0.9, "valid", "fast", seeds=(0,), hp=hp, methods=("non_private", "dpq"))
     path = X.plot_curves(c, tmp_path / "fig.png")
     assert (tmp_path / "fig.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.endswith("fig.png")
+    # the Algorithm-1 figures carry the random-policy line (the trivial reference) and the optimum
+    import matplotlib.pyplot as plt
+
+    from privcal.rl.envs import reference_return
+
+    ax = X.plot_curves(c, ax=plt.subplots()[1])
+    lines = {line.get_label(): line.get_ydata()[0] for line in ax.get_lines()}
+    assert lines["random policy (trivial)"] == reference_return("random")[0]  # 10.87, simulated
+    assert lines["move to middle (optimum)"] == reference_return("middle")[0]  # 20.71
+    assert "random policy (trivial)" not in {ln.get_label() for ln in X.plot_curves(
+        c, ax=plt.subplots()[1], references=False).get_lines()}
+    plt.close("all")
 
 
 # ---------------------------------------------------------------------------------------------------

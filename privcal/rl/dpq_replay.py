@@ -119,8 +119,10 @@ _SAMPLER_LABELS = {"privcal": "privcal: exact Ornstein-Uhlenbeck paths (the Gaus
                               "value (the authors' experimental loop, not the paper)"}
 #: sigma of Figure 1 (authors' loop.py; 0 is the non-private run).
 PAPER_SIGMAS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-#: Returns reported for this loop in privcal's issue 12 (measured there, not printed in the paper):
-#: non-private and sigma = 0.2, 0.4 after 100 episodes; the move-to-the-middle policy; a random policy.
+#: Returns of this loop as privcal's issue 12 stated them: measured there by running the authors' loop
+#: (last-10-episode return after 100 episodes: non-private, sigma = 0.2, 0.4), NOT numbers of the paper,
+#: which prints no returns (Wang & Hegde 2019, Figure 1 shows learning curves only); and this environment's
+#: references, the move-to-the-middle policy (the optimum) and the uniformly random policy.
 REPORTED_RETURNS = {"non-private": 20.2, 0.2: 19.6, 0.4: 17.2, "move_to_middle": 20.7, "random": 10.9}
 #: Figure 1 sizes: "fast" (tests and the notebook's default) and "full" (the authors' loop.py).
 SETTINGS = {

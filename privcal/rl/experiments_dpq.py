@@ -349,10 +349,14 @@ def figure2(epsilon: float, version: str = "valid", setting: str = "fast", *, de
 
 
 def plot_curves(curves: Curves, path: Any = None, ax: Any = None,
-                labels: Optional[Sequence[str]] = None, title: Optional[str] = None) -> Any:
+                labels: Optional[Sequence[str]] = None, title: Optional[str] = None,
+                references: bool = True) -> Any:
     """Return vs samples (mean +- 1 std over seeds) per label (all, or ``labels``); PNG to ``path``.
 
-    Needs matplotlib (the ``plot`` extra).
+    With ``references`` the random policy (the trivial reference a learner must beat, grey dotted) and
+    the move-to-the-middle policy (the optimum, black dashed) are drawn as horizontal lines
+    (``privcal.rl.envs.reference_return``, 20,000 simulated episodes each). Needs matplotlib (the ``plot``
+    extra).
 
     Args:
         curves: what :func:`figure1` or :func:`figure2` returned.
@@ -360,6 +364,7 @@ def plot_curves(curves: Curves, path: Any = None, ax: Any = None,
         ax: matplotlib axes to draw on; default None (a new figure).
         labels: the labels to draw, among ``curves.labels``; default all.
         title: plot title; default ``curves.title``.
+        references: draw the random-policy and move-to-the-middle lines; default True.
 
     Returns:
         ``str(path)`` when a new figure was saved, else the axes.
@@ -389,6 +394,11 @@ def plot_curves(curves: Curves, path: Any = None, ax: Any = None,
         mean, sd = r.mean(axis=0), r.std(axis=0)
         (line,) = ax.plot(x, mean, label=label, lw=1.2)
         ax.fill_between(x, mean - sd, mean + sd, color=line.get_color(), alpha=0.15)
+    if references:
+        from privcal.rl.envs import reference_return
+
+        ax.axhline(reference_return("middle")[0], color="black", ls="--", lw=0.8, label="move to middle (optimum)")
+        ax.axhline(reference_return("random")[0], color="gray", ls=":", lw=1.0, label="random policy (trivial)")
     if curves.missing:
         text = "no valid sigma: " + ", ".join(curves.missing)
         ax.text(0.02, 0.02, text, transform=ax.transAxes, fontsize=7, color="darkred")

@@ -397,7 +397,7 @@ def slope_difference_bound(first: LipschitzMLP, second: LipschitzMLP, grid_size:
     The derivative of the difference f = first - second (networks of one input) is evaluated exactly
     on the grid s_i = i h, h = 1/(grid_size - 1) (:meth:`LipschitzMLP.input_derivative`); f' is
     M-Lipschitz with M = first.curvature_bound() + second.curvature_bound(), so, as for
-    :func:`sup_difference_bound`, on each cell |f'(s)| <= (|f'(s_i)| + |f'(s_(i+1))| + M h) / 2, plus a
+    :func:`sup_difference_bound`, on each cell ``|f'(s)| <= (|f'(s_i)| + |f'(s_(i+1))| + M h) / 2``, plus a
     relative margin of 1e-12 of the largest |derivative| for rounding. The result is also capped by
     first.lipschitz_bound() + second.lipschitz_bound(), always a bound. For relu M is inf and the cap
     is the answer.
