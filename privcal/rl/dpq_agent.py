@@ -144,8 +144,8 @@ class Hyperparameters:
     (10 seeds; the initial greedy policy drifts to an edge), against 19.6 at alpha = 1 (the
     move-to-the-middle policy earns 20.7), which is what the experiments use
     (``privcal.rl.experiments_dpq.LEARNING_RATE``). The valid calibration does not depend on alpha (the
-    certified update clip bounds every step), but at T = 5000, B = 64, L = 4, c = 0.01,
-    epsilon = 0.9, delta = 1e-4 it needs sigma = 124 (``privcal.calibrators.dpq``).
+    certified update and slope clips bound every step): at T = 5000, B = 64, c = 0.01, l = 0.02,
+    epsilon = 0.9, delta = 1e-4 it needs sigma = 1.51 (``privcal.calibrators.dpq``).
     Not in the paper: gamma = 0.5 (the task is nearly myopic; with only 78 updates gamma = 0.9 learns
     worse, 15.2 at alpha = 1); hidden = (32, 32) tanh units; output_scale = 0.1 (the last layer starts
     small, so the initial Q is nearly flat); exploration = 0.1 (epsilon-greedy); clip = 1 (DP-SGD's C);
@@ -378,11 +378,12 @@ class TrainResult:
     what privacy claim the noise carries, and ``premises`` lists (name, held, evidence) for every
     premise of the valid analysis as observed in this run (:func:`train_dpq`, variant "valid"; empty
     otherwise): the claim is made only when every premise held. ``certificate`` summarises the update
-    certificate (empty without ``update_clip``): update_clip, grid_size, max_certified (the largest
-    certified sup change of an update), scaled (updates whose step was scaled back), skipped (updates
-    scaled to nothing), min_factor, max_lipschitz, paths (noise paths drawn per action), state_min,
-    state_max (these statistics, like the episode returns, are computed from the private rewards and are
-    not covered by the guarantee). ``timings`` splits the wall time (seconds) into env, act (forward
+    certificate (empty without ``update_clip``): update_clip, update_lipschitz, grid_size, max_certified
+    (the largest certified sup change of an update), max_certified_lipschitz (the largest certified slope
+    change), scaled (updates whose step was scaled back), skipped (updates scaled to nothing),
+    min_factor, max_lipschitz, paths (noise layers drawn per action), state_min, state_max, restart
+    ("released": every update started from the released function) (these statistics, like the episode
+    returns, are computed from the private rewards and are not covered by the guarantee). ``timings`` splits the wall time (seconds) into env, act (forward
     passes), noise (path queries and resets) and update. ``seed`` is the int seed of the run (None when a Generator, a
     SeedSequence or None was given).
     """
@@ -526,9 +527,10 @@ def train(method: str = "dpq", *, hp: Optional[Hyperparameters] = None, sigma: O
         env: the environment; default a fresh :class:`privcal.rl.envs.IntervalEnv`.
         progress: called as ``progress(done_samples, total)`` after each update; default None.
 
-    With ``hp.update_clip`` set, every "dpq" update is certified (:func:`certified_step`) and the
-    function after the last update gets a fresh noise path; ``TrainResult.certificate`` records it. No
-    privacy claim is computed here (see :func:`train_dpq`).
+    With ``hp.update_clip`` set, every "dpq" update is certified (:func:`certified_step`; slope clip
+    :func:`update_lipschitz_of`), starts from the released function (the noise layers of the releases are
+    summed) and the function after the last update gets a fresh noise layer; ``TrainResult.certificate``
+    records it. No privacy claim is computed here (see :func:`train_dpq`).
 
     Returns:
         the run's :class:`TrainResult`.
@@ -907,12 +909,14 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
     and ``delta``, if given, are only recorded). A ``beta`` other than the calibrated one voids the
     claim too. The calibration counts one noise path per action of ``env``.
 
-    ``variant="valid"``: every update is certified to move each action's Q by at most
-    ``hp.update_clip`` (default ``privcal.calibrators.dpq.DEFAULT_UPDATE_CLIP`` = 0.01, units of Q) over the states
-    [0, 1] (:func:`certified_step`), a fresh noise path serves every release (J must equal floor(T/B);
-    the function after the last update gets its own path), and the result's ``premises`` record what
-    this run observed: every update certified, every network L-Lipschitz, fresh noise per release,
-    every state in [0, 1], sigma and beta as calibrated. ``guarantee`` states
+    ``variant="valid"``: every update starts from the released function and is certified to move each
+    action's Q by at most ``hp.update_clip`` (default ``privcal.calibrators.dpq.DEFAULT_UPDATE_CLIP`` = 0.01,
+    units of Q) over the states [0, 1], with a Lipschitz constant at most ``hp.update_lipschitz`` (default
+    ``DEFAULT_UPDATE_LIPSCHITZ`` = 0.02 for tanh networks, 2L for relu) (:func:`certified_step`); a fresh
+    noise layer serves every release (J must equal floor(T/B); the function after the last update gets
+    its own), and the result's ``premises`` record what this run observed: every update certified in sup
+    and slope and restarted from the release, every network L-Lipschitz, fresh noise per release, every
+    state in [0, 1], sigma and beta as calibrated. ``guarantee`` states
     "(epsilon, delta)-DP w.r.t. reward functions ..." only when every premise held, otherwise
     "no valid guarantee: <failed premise>". ``variant="paper"`` runs the plain SGD steps (certified only
     if ``hp.update_clip`` is set) and says "no valid guarantee (paper analysis)".
