@@ -667,7 +667,9 @@ def test_neighbouring_rewards_never_move_q_apart_beyond_the_certified_bound(seed
 
 def test_reward_shift_drifts_beyond_one_update(monkeypatch):
     """The premise of the paper's proof (one update's size bounds the release's sensitivity) fails even with
-    certified updates: under r + 1 the gap grows with j, past 2c, so the calibration sums 2 j c."""
+    certified updates when the network carries on from its own parameters: under r + 1 the networks' gap grows
+    with j, past 2c. That drift is why every valid update starts from the released function (where it is
+    inside the release both runs share, and a release costs one update's change)."""
     hp = Hyperparameters(samples=640, batch_size=64, lr=1.0, update_clip=0.05)
     _, q, _ = _certified_run(monkeypatch, hp, None, 0, sigma=0.01)
     _, q2, _ = _certified_run(monkeypatch, hp, SHIFTS["plus_one"], 0, sigma=0.01)
