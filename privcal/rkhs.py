@@ -77,6 +77,8 @@ __all__ = [
     "clipped_release_sensitivity_squared",
     "clipped_run_sensitivity_squared",
     "clipped_run_minimizing_beta",
+    "restarted_release_sensitivity_squared",
+    "restarted_minimizing_beta",
     "output_perturbation_sensitivity_squared_paper",
     "output_perturbation_sensitivity_squared",
 ]
@@ -1117,3 +1119,68 @@ def _clipped_run_minimizing_beta(update_clip, updates, lipschitz) -> float:
     a = 4.0 * update_clip**2 * _sum_of_squares(updates)
     c = updates * (2.0 * lipschitz) ** 2 / 2.0
     return math.sqrt(2.0 * c / a)
+
+
+# ----------------------------------------------------------------------------------------------
+# every update starts from the released function (valid analysis of Algorithm 1, issue 19)
+
+
+def _validate_restarted(update_clip, update_lipschitz) -> tuple[float, float]:
+    return V.positive("update_clip", update_clip), V.positive("update_lipschitz", update_lipschitz)
+
+
+def restarted_release_sensitivity_squared(update_clip: float, update_lipschitz: float, beta: float) -> float:
+    """Squared RKHS sensitivity of one release when every update starts from the released function.
+
+    Formula: ``(1 + beta/2) (2c)^2 + (2l)^2 / (2 beta)`` with ``c = update_clip``, ``l = update_lipschitz``:
+    ``sensitivity_squared_bound`` of ``f = Delta - Delta'``. Release j + 1 is R_j + Delta_j + g_(j+1),
+    where R_j is the earlier release and Delta_j = Q_new - Q_old is the j-th update's change, certified
+    to satisfy sup_s |Delta_j(s)| <= c and Lip_s(Delta_j) <= l. Under adaptive composition R_j is given
+    (the same for both reward functions), so the two means differ by Delta_j - Delta'_j: sup <= 2c,
+    Lipschitz <= 2l, whatever the rewards and however far the parameters drifted. Lemma 6's norm
+    ``||f||_H^2 = (f(0)^2 + f(1)^2)/2 + (1/(2 beta)) int_0^1 (f'^2 + beta^2 f^2)
+    <= sup^2 (1 + beta/2) + Lip^2 / (2 beta)`` gives the formula.
+    Source: Wang & Hegde 2019, Lemma 6 norm (as used in the proof of Thm 5), with both premises certified
+    by the agent (``privcal.rl.dpq_agent.certified_step``).
+
+    Args:
+        update_clip: c, the certified bound on one update's change of Q in sup norm, in (0, inf) (units of Q).
+        update_lipschitz: l, the certified bound on the Lipschitz constant of one update's change, in
+            (0, inf) (units of Q per unit state).
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
+
+    Returns:
+        the squared RKHS sensitivity of one release (one action), in (0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    update_clip, update_lipschitz = _validate_restarted(update_clip, update_lipschitz)
+    beta = V.positive("beta", beta)
+    return _restarted_release_sensitivity_squared(update_clip, update_lipschitz, beta)
+
+
+def _restarted_release_sensitivity_squared(update_clip, update_lipschitz, beta) -> float:
+    """restarted_release_sensitivity_squared for validated inputs."""
+    return _sensitivity_squared_bound(2.0 * update_clip, 2.0 * update_lipschitz, beta)
+
+
+def restarted_minimizing_beta(update_clip: float, update_lipschitz: float) -> float:
+    """Kernel beta minimising :func:`restarted_release_sensitivity_squared`: ``beta = l / c``.
+
+    Formula: ``(1 + beta/2) 4 c^2 + 2 l^2 / beta`` is minimal at ``beta = sqrt(2 * 2 l^2 / (4 c^2)) = l / c``,
+    where it equals ``4 c^2 + 4 c l`` (``sensitivity_minimizing_beta`` with D = 2c, L' = 2l).
+    Source: calculus on :func:`restarted_release_sensitivity_squared`.
+
+    Args:
+        update_clip: c, the certified bound on one update's change of Q in sup norm, in (0, inf).
+        update_lipschitz: l, the certified bound on the Lipschitz constant of one update's change, in (0, inf).
+
+    Returns:
+        the minimising kernel beta, in (0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+    update_clip, update_lipschitz = _validate_restarted(update_clip, update_lipschitz)
+    return update_lipschitz / update_clip

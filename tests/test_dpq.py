@@ -18,30 +18,43 @@ def valid():
 
 
 def test_valid_known_value_at_e3(valid):
-    # closed form (privcal.calibrators.dpq module docstring): U = 78 releases, m = 2 actions, c = 0.01, L = 4:
-    # sum_j j^2 = 78*79*157/6 = 161239, A = 4 c^2 * 161239 = 64.4956, C = U (2L)^2 / 2 = 2496,
-    # beta = sqrt(2C/A) = 8.7978, total = m (A + sqrt(2 A C)) = 1263.83; mu(0.9, 1e-4) = 0.285961 (exact
-    # Gaussian profile, Balle & Wang 2018); sigma = sqrt(total)/mu = 124.32.
-    assert valid.variant == "valid" and valid.update_clip == 0.01 and valid.feasible
-    assert valid.beta == pytest.approx(8.797763, rel=1e-6)
-    assert valid.sensitivity**2 * 78 == pytest.approx(1263.825, rel=1e-6)
-    assert valid.sigma == pytest.approx(124.3188, rel=1e-5)
+    # closed form (privcal.calibrators.dpq module docstring): every update restarts from the release, so each of
+    # the U = 78 releases of each of m = 2 actions has sup <= 2c and slope <= 2l with c = 0.01, l = 0.02:
+    # beta = l / c = 2, per release (1 + beta/2)(2c)^2 + (2l)^2/(2 beta) = 8e-4 + 4e-4 = 1.2e-3 = 4c^2 + 4cl,
+    # total = 78 * 2 * 1.2e-3 = 0.1872; mu(0.9, 1e-4) = 0.285961 (exact Gaussian profile, Balle & Wang 2018);
+    # sigma = sqrt(0.1872) / 0.285961 = 1.51303 (the former analysis, 2 j c and 2L: 124.32).
+    assert valid.variant == "valid" and valid.update_clip == 0.01 and valid.update_lipschitz == 0.02
+    assert valid.feasible and valid.beta == 2.0
+    assert valid.sensitivity**2 * 78 == pytest.approx(0.1872, rel=1e-12)
+    assert valid.sigma == pytest.approx(1.51303, rel=1e-5)
     assert math.isinf(valid.k) and valid.delta_tail == 0.0 and valid.delta_composition == 1e-4
 
 
 def test_valid_answer_rechecked_independently(valid):
-    # the sum of the per-release Lemma 6 bounds (one function per release), composed as one Gaussian mechanism
-    total = 2 * sum(rkhs.clipped_release_sensitivity_squared(0.01, j, 4.0, valid.beta) for j in range(1, 79))
+    # the per-release Lemma 6 bound (the same for every release), composed as one Gaussian mechanism
+    total = 2 * 78 * rkhs.restarted_release_sensitivity_squared(0.01, 0.02, valid.beta)
     assert total == pytest.approx(valid.sensitivity**2 * 78, rel=1e-12)
+    assert total == pytest.approx(2 * 78 * rkhs.sensitivity_squared_bound(0.02, 0.04, 2.0), rel=1e-12)
     mu = math.sqrt(total) / valid.sigma
     assert gaussian.delta_exact(0.9, mu) <= 1e-4 * (1 + 1e-9)
     assert gaussian.delta_exact(0.9, mu / 0.999) > 1e-4  # minimal: 0.1% less noise breaks the target
 
 
-def test_valid_beta_minimises_the_summed_sensitivity(valid):
-    total = rkhs.clipped_run_sensitivity_squared(0.01, 78, 4.0, valid.beta, actions=2)
+def test_valid_beta_minimises_the_release_sensitivity(valid):
+    one = rkhs.restarted_release_sensitivity_squared(0.01, 0.02, valid.beta)
+    assert one == pytest.approx(4 * 0.01**2 + 4 * 0.01 * 0.02, rel=1e-12)  # the minimum 4c^2 + 4cl
+    assert rkhs.restarted_minimizing_beta(0.01, 0.02) == valid.beta
     for f in (0.9, 1.1):
-        assert rkhs.clipped_run_sensitivity_squared(0.01, 78, 4.0, valid.beta * f, actions=2) > total
+        assert rkhs.restarted_release_sensitivity_squared(0.01, 0.02, valid.beta * f) > one
+
+
+def test_valid_sensitivity_charges_the_slope_clip_not_2L():
+    # the release sensitivity does not depend on L (the networks' own slope), only on the update's clips;
+    # it grows with l (a weaker slope certificate costs noise)
+    a = dpq.calibrate(2.0, 1e-5, **E3)
+    assert dpq.calibrate(2.0, 1e-5, **{**E3, "lipschitz": 40.0}).sigma == a.sigma
+    sig = [dpq.calibrate(2.0, 1e-5, update_lipschitz=ell, **E3).sigma for ell in (0.01, 0.02, 8.0)]
+    assert sig[0] < sig[1] == a.sigma < sig[2]
 
 
 def test_valid_depends_on_the_update_count_and_clip_not_on_lr_or_batch():
@@ -76,9 +89,9 @@ def test_check_valid(valid):
         dpq.check(0.9, 1e-4, sigma=0.3, **E3)
 
 
-def test_valid_needs_far_more_noise_than_the_paper_claims(valid):
-    # the paper's 0.313 against the valid end-to-end answer at c = 0.01 (124, see the known value above)
-    assert valid.sigma > 50 * 0.313
+def test_valid_needs_more_noise_than_the_paper_claims(valid):
+    # the paper's 0.313 against the valid end-to-end answer at c = 0.01, l = 0.02 (1.513, see the known value above)
+    assert valid.sigma > 4 * 0.313
 
 
 def test_paper_variant_solved_consistently():
@@ -116,6 +129,7 @@ def test_infeasible_names_the_binding_condition():
         (dict(actions=0), "actions"),
         (dict(variant="loose"), "variant"),
         (dict(update_clip=0), "update_clip"),
+        (dict(update_lipschitz=-1.0), "update_lipschitz"),
     ],
 )
 def test_bad_input(kwargs, name):
@@ -132,10 +146,11 @@ def test_bad_input(kwargs, name):
 
 @pytest.mark.parametrize("variant", ["valid", "paper"])
 def test_calibrate_validates_each_argument_once(validations, variant):
-    # 10 arguments, samples and batch_size checked together (one rule calling positive_int twice): 11.
+    # 11 arguments (update_clip and update_lipschitz for the valid variant only), samples and batch_size
+    # checked together (one rule calling positive_int twice): 12 (valid), 10 (paper).
     # Before the kernels, every candidate k re-validated in rkhs/supremum/gaussian (121 and 39 calls).
     dpq.calibrate(0.9, 1e-4, variant=variant, **E3)
-    assert 1 <= validations["n"] <= 11
+    assert 1 <= validations["n"] <= (12 if variant == "valid" else 10)
 
 
 def test_check_validates_each_argument_once(validations):

@@ -264,3 +264,26 @@ def test_cli_bad_input_raises_value_error(argv, match):
     args = p.parse_args(["frontier", "pucb", "--amounts", "40", "--seeds", "0,1", *argv])
     with pytest.raises(ValueError, match=match):
         args._run(args)
+
+
+def test_plot_defines_its_error_bars_and_keeps_the_infeasibility_note_in_its_panel(pucb_tiny):
+    # issue 19, item 8: the picture says what its bars are, and the note of an infeasible point sits inside the
+    # frame of the panel it belongs to (in docs/frontier.py's stacked panels it used to sit above the next title)
+    pytest.importorskip("matplotlib")
+    import dataclasses
+
+    import matplotlib.pyplot as plt
+
+    bad = F.FrontierPoint("paper", 3.0, pucb_tiny.points[0].amount, infeasible="no sigma meets the target")
+    result = dataclasses.replace(pucb_tiny, points=tuple(pucb_tiny.points) + (bad,))
+    fig, axes = plt.subplots(2, 1, figsize=(9, 9))
+    F.plot_frontier(result, ax=axes[0])
+    F.plot_frontier(pucb_tiny, ax=axes[1])
+    fig.canvas.draw()
+    assert "error bars: mean +- 1 sample standard deviation over the" in axes[0].get_title()
+    notes = [t for t in axes[0].texts if t.get_text().startswith("infeasible calibration")]
+    assert len(notes) == 1 and "paper eps=3" in notes[0].get_text() and not axes[1].texts
+    box, frame = notes[0].get_window_extent(), axes[0].get_window_extent()
+    assert frame.y0 <= box.y0 and box.y1 <= frame.y1  # inside its own panel, above the next one
+    assert box.y0 > axes[1].get_tightbbox().y1
+    plt.close(fig)

@@ -330,7 +330,7 @@ def test_train_dpq_calibrates_with_privcal_dpq():
     assert res.sigma == cal.sigma and res.beta == cal.beta and res.resets == 10
     assert res.calibration.feasible and res.guarantee.startswith("(0.9, 0.0001)-DP w.r.t. reward functions")
     assert res.hyperparameters.update_clip == cal.update_clip == 0.01
-    assert len(res.premises) == 6 and all(held for _, held, _ in res.premises)
+    assert len(res.premises) == 8 and all(held for _, held, _ in res.premises)
     paper = train_dpq(epsilon=0.9, delta=1e-4, samples=640, lr=3e-4, variant="paper", seed=0)
     assert paper.guarantee.startswith("no valid guarantee (paper analysis)") and paper.premises == []
     assert paper.sigma < res.sigma and paper.certificate == {}  # plain SGD steps, as the paper ran them
@@ -449,7 +449,8 @@ def test_noise_for_versions():
     assert paper.sigma == 0.32 and paper.dp is False  # App. E.3's printed value
     assert paper.beta == pytest.approx(64 / (4 * 3e-4 * 24))
     valid = X.noise_for("dpq", 0.9, 1e-4, hp, "valid")
-    assert valid.dp is True and valid.sigma > 10 * paper.sigma and "update clip c = 0.01" in valid.source
+    # the valid sigma (every update restarted from the release, slope clip 0.02): 0.954 at T = 2000, eps = 0.9
+    assert valid.dp is True and valid.sigma > paper.sigma and "update clip c = 0.01" in valid.source
     # the valid calibration does not depend on lr (the certified clip bounds the update)
     assert X.noise_for("dpq", 0.9, 1e-4, replace(hp, lr=3e-4), "valid").sigma == valid.sigma
     assert X.noise_for("bgp16", 0.9, 1e-4, hp, "paper").dp is False
@@ -482,6 +483,18 @@ def test_plot_curves_writes_png(tmp_path):
     c = X.figure2(0.9, "valid", "fast", seeds=(0,), hp=hp, methods=("non_private", "dpq"))
     path = X.plot_curves(c, tmp_path / "fig.png")
     assert (tmp_path / "fig.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.endswith("fig.png")
+    # the Algorithm-1 figures carry the random-policy line (the trivial reference) and the optimum
+    import matplotlib.pyplot as plt
+
+    from privcal.rl.envs import reference_return
+
+    ax = X.plot_curves(c, ax=plt.subplots()[1])
+    lines = {line.get_label(): line.get_ydata()[0] for line in ax.get_lines()}
+    assert lines["random policy (trivial)"] == reference_return("random")[0]  # 10.87, simulated
+    assert lines["move to middle (optimum)"] == reference_return("middle")[0]  # 20.71
+    assert "random policy (trivial)" not in {ln.get_label() for ln in X.plot_curves(
+        c, ax=plt.subplots()[1], references=False).get_lines()}
+    plt.close("all")
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -542,6 +555,18 @@ def test_cli_json():
     assert json.loads(out2)["episode_returns"] == d["episode_returns"]
 
 
+def test_cli_slope_clip_and_authors_sampler():
+    code, out, _ = _cli(["train", "dpq", "--samples", "640", "--epsilon", "10", "--delta", "1e-4", "--lr", "1",
+                         "--update-lipschitz", "0.05", "--no-references", "--json"])
+    d = json.loads(out)
+    assert code == 0 and d["certificate"]["update_lipschitz"] == 0.05 and d["calibration"]["notes"]
+    assert d["certificate"]["max_certified_lipschitz"] <= 0.05 and all(p["held"] for p in d["premises"])
+    code, out, _ = _cli(["train", "dpq", "--loop", "replay", "--sigma", "0.2", "--episodes", "3", "--sampler",
+                         "authors", "--no-references", "--json"])
+    d = json.loads(out)
+    assert code == 0 and d["config"]["sampler"] == "authors" and "not the paper" in d["sampler"]
+
+
 def test_cli_progress_text_and_baseline():
     code, out, err = _cli(["train", "dpq", "--samples", "640", "--sigma", "0.3", "--lr", "1"])
     assert code == 0 and "sigma" in out and re.search(r"(\d+)/\1 ", err)  # the progress bar completes
@@ -557,6 +582,10 @@ def test_cli_progress_text_and_baseline():
     (["--samples", "640", "--sigma", "0.3", "--lr", "0"], "lr must be in"),
     (["--samples", "640", "--epsilon", "0.9", "--delta", "1e-4", "--resets", "5"],
      "'fresh noise for every release' fails"),
+    (["--samples", "640", "--sigma", "0.3", "--sampler", "authors"], "--sampler applies only to --loop replay"),
+    (["--loop", "replay", "--sigma", "0.3", "--update-lipschitz", "0.1"], "--update-lipschitz applies only to"),
+    (["--samples", "640", "--epsilon", "1", "--delta", "1e-4", "--update-lipschitz", "0"],
+     "update_lipschitz must be in"),
 ])
 def test_cli_bad_input_exit_2_one_line(argv, message):
     code, out, err = _cli(["train", "dpq", *argv, "--json"])
@@ -639,7 +668,9 @@ def test_neighbouring_rewards_never_move_q_apart_beyond_the_certified_bound(seed
 
 def test_reward_shift_drifts_beyond_one_update(monkeypatch):
     """The premise of the paper's proof (one update's size bounds the release's sensitivity) fails even with
-    certified updates: under r + 1 the gap grows with j, past 2c, so the calibration sums 2 j c."""
+    certified updates when the network carries on from its own parameters: under r + 1 the networks' gap grows
+    with j, past 2c. That drift is why every valid update starts from the released function (where it is
+    inside the release both runs share, and a release costs one update's change)."""
     hp = Hyperparameters(samples=640, batch_size=64, lr=1.0, update_clip=0.05)
     _, q, _ = _certified_run(monkeypatch, hp, None, 0, sigma=0.01)
     _, q2, _ = _certified_run(monkeypatch, hp, SHIFTS["plus_one"], 0, sigma=0.01)
@@ -656,8 +687,8 @@ def test_certified_step_scales_back_or_skips():
     before = net(DENSE)
     _, inputs = net.forward(rng.uniform(size=(16, 1)))
     grads = net.backward(inputs, rng.normal(scale=100.0, size=(16, 2)))
-    factor, bound = certified_step(net, grads, 1.0, 0.01)
-    assert 0.0 < factor < 1.0 and bound <= 0.01
+    factor, bound, slope = certified_step(net, grads, 1.0, 0.01)
+    assert 0.0 < factor < 1.0 and bound <= 0.01 and slope <= 2 * 2.0
     assert np.abs(net(DENSE) - before).max() <= bound
     assert net.lipschitz_bound() <= 2.0
     # a bias-only network (zero weights) moves by exactly t lr on the bias: t = c / lr after the line search
@@ -665,8 +696,8 @@ def test_certified_step_scales_back_or_skips():
     for w in flat.weights:
         w[...] = 0.0
     zero_w = [(np.zeros_like(w), np.ones_like(b)) for w, b in zip(flat.weights, flat.biases)]
-    factor, bound = certified_step(flat, zero_w, 1e-3, 0.25)  # lr below the clip: the full step
-    assert factor == 1.0 and bound == pytest.approx(1e-3, rel=1e-9)
+    factor, bound, slope = certified_step(flat, zero_w, 1e-3, 0.25)  # lr below the clip: the full step
+    assert factor == 1.0 and bound == pytest.approx(1e-3, rel=1e-9) and slope == 0.0
     with pytest.raises(ValueError, match="grads must hold"):
         certified_step(flat, zero_w[:1], 1e-3, 0.25)
     with pytest.raises(ValueError, match="update_clip must be in"):
@@ -693,3 +724,205 @@ def test_valid_run_premises_fail_visibly():
 
     with pytest.raises(ValueError, match=r"in \[0, 1\]"):
         train_dpq(epsilon=10.0, delta=1e-5, hp=SMALL, env=Outside(), seed=0)
+
+
+# ---------------------------------------------------------------------------------------------------
+# the certificate term by term (issue 19, item 4): adversarial network pairs that attain each slack, so that
+# weakening a term (halving the between-grid-point slack, charging only the new network's slope or curvature,
+# a smaller tanh curvature constant, a partial-product sum cut short) makes a test red
+
+
+def _unit(w, b, v, c=0.0, activation="relu", lipschitz=100.0, hidden=1):
+    """s -> v act(w s + b) + c with one hidden unit (more columns zero): its Lipschitz bound |v w| is attained."""
+    net = LipschitzMLP((1, hidden, 1), lipschitz=lipschitz, activation=activation, seed=0)
+    for arr in (*net.weights, *net.biases):
+        arr[...] = 0.0
+    net.weights[0][0, 0], net.biases[0][0], net.weights[1][0, 0], net.biases[1][0] = w, b, v, c
+    return net
+
+
+def _dense_with(*points):
+    return np.sort(np.concatenate([DENSE[:, 0], points]))[:, None]
+
+
+def test_sup_certificate_slack_is_attained_by_a_network_pair():
+    """f = N1 - N2 with N1 = -2 relu(p - s) + 1 (slope 2 left of p) and N2 = relu(s - p) (slope 1 right of p):
+    f peaks at p = 0.46, inside the cell [0.4, 0.5] of an 11-point grid, rising at 2 and falling at 1. Its true
+    sup is f(p) = 1 (closed form); the grid values are f(0.4) = 0.88, f(0.5) = 0.96, so the certified bound is
+    0.92 + (2 + 1) 0.1 / 2 = 1.07 (closed form). With half the slack it would be 0.995 < 1: unsound."""
+    p = 0.46
+    first, second = _unit(-1.0, p, -2.0, 1.0), _unit(1.0, -p, 1.0)
+    assert first.lipschitz_bound() == 2.0 and second.lipschitz_bound() == 1.0  # attained slopes
+    dense = _dense_with(p)
+    true = float(np.abs(first(dense) - second(dense)).max())
+    assert true == pytest.approx(1.0, abs=1e-12)
+    bound = mlp_module.sup_difference_bound(first, second, 11)
+    assert true <= bound == pytest.approx(1.07, rel=1e-9)
+
+
+def test_certified_step_charges_the_old_networks_slope():
+    """Old network: a V, a/2... s -> a |s - 1/2| with a = 1/2 (relu units s - 1/2 and 1/2 - s; Lipschitz bound
+    2a = 1); the step moves every weight to 0 and the output bias to a/2, so the change is f = a/2 - a|s - 1/2|,
+    whose sup a/2 = 0.25 sits at s = 1/2, mid-cell of the 10-point grid (h = 1/9, clip c = 0.5, L = 1.01).
+    The grid values next to it are 0.25 - a h / 2: a certificate charging only the new network's slope (0)
+    returns 0.222 < 0.25. Charging both, (1 + 0) h / 2 is added: 0.25 - 0.0278 + 0.0556 >= 0.25."""
+    from privcal.rl.dpq_agent import _grid_size, certified_step
+
+    a = 0.5
+    net = LipschitzMLP((1, 2, 1), lipschitz=1.01, activation="relu", seed=0)
+    net.weights[0][...] = [[1.0], [-1.0]]
+    net.biases[0][...] = [-0.5, 0.5]
+    net.weights[1][...] = [[a, a]]
+    net.biases[1][...] = [0.0]
+    assert _grid_size(0.5, 1.01) == 10
+    before = net(_dense_with(0.5))
+    grads = [(w.copy(), b.copy()) for w, b in zip(net.weights, net.biases)]  # theta - 1 * grads = 0 ...
+    grads[-1] = (grads[-1][0], np.array([-a / 2]))  # ... except the output bias: a / 2
+    factor, bound, _ = certified_step(net, grads, 1.0, 0.5)
+    assert factor == 1.0 and net.lipschitz_bound() == 0.0
+    true = float(np.abs(net(_dense_with(0.5)) - before).max())
+    assert true == pytest.approx(a / 2, abs=1e-12)
+    assert true <= bound == pytest.approx(a / 2 + a / 18, rel=1e-9)  # 0.25 - a h / 2 + (2a + 0) h / 2, h = 1/9
+
+
+@settings(max_examples=20, deadline=None)
+@given(w=st.floats(0.5, 20.0), v=st.floats(-3.0, 3.0).filter(lambda x: abs(x) > 0.1))
+def test_curvature_bound_of_one_tanh_unit_is_attained(w, v):
+    """N(s) = v tanh(w (s - 1/2)): N'' = v w^2 tanh''(w (s - 1/2)), whose largest |.| is
+    (4 / (3 sqrt 3)) |v| w^2 at tanh^2 = 1/3, i.e. s = 1/2 +- atanh(1/sqrt 3) / w, inside [0, 1] for w >= 0.5.
+    curvature_bound gives exactly that (closed form), so a smaller constant would be exceeded."""
+    net = _unit(w, -w / 2, v, activation="tanh")
+    peak = 0.5 + math.atanh(1 / math.sqrt(3)) / w
+    t = math.tanh(w * (peak - 0.5))
+    attained = abs(v) * w * w * 2 * abs(t) * (1 - t * t)
+    assert attained == pytest.approx(4 / (3 * math.sqrt(3)) * abs(v) * w * w, rel=1e-12)
+    assert net.curvature_bound() == pytest.approx(attained, rel=1e-12)
+    # and by finite differences of the exact derivative (independent of the closed form)
+    x = np.linspace(peak - 1e-5, peak + 1e-5, 3)[:, None]
+    d = net.input_derivative(x)[1][:, 0]
+    assert abs(d[2] - d[0]) / 2e-5 == pytest.approx(attained, rel=1e-5)  # central difference: O((w h)^2)
+
+
+@settings(max_examples=20, deadline=None)
+@given(w1=st.floats(1.0, 10.0), w2=st.floats(0.01, 0.2), v=st.floats(0.5, 2.0), seed=st.integers(0, 100))
+def test_curvature_bound_holds_for_deep_chains(w1, w2, v, seed):
+    """s -> v tanh(w2 tanh(w1 (s - s0))): with w2 small the first layer's curvature term
+    v w2 tanh''(z1) w1^2 dominates; a bound that kept only the last partial product (P_2 = w1 w2) would be
+    kappa v w1^2 w2^2, far below. Checked against |N''| from the exact derivative on a dense grid."""
+    s0 = np.random.default_rng(seed).uniform(0.3, 0.7)
+    net = LipschitzMLP((1, 1, 1, 1), lipschitz=100.0, activation="tanh", seed=0)
+    net.weights[0][...], net.biases[0][...] = w1, -w1 * s0
+    net.weights[1][...], net.biases[1][...] = w2, 0.0
+    net.weights[2][...], net.biases[2][...] = v, 0.0
+    d = net.input_derivative(DENSE)[1][:, 0]
+    observed = float(np.abs(np.diff(d)).max() / (DENSE[1, 0] - DENSE[0, 0]))
+    assert observed <= net.curvature_bound()
+    assert observed > 0.5 * net.curvature_bound()  # the chain nearly attains it (measured >= 0.66)
+
+
+def _bump_then_flat(w, v, h_units=3):
+    """A tanh network of 1 + 2 units: unit 0 is the bump-slope unit v tanh(w (s - p)) (old network); units 1, 2
+    are a cancelling pair (weights 0.01, outputs +-100: Lipschitz bound 2, slope ~0, curvature bound 0.022)."""
+    net = LipschitzMLP((1, h_units, 1), lipschitz=4.0, activation="tanh", seed=0)
+    for arr in (*net.weights, *net.biases):
+        arr[...] = 0.0
+    return net
+
+
+def test_slope_certificate_charges_both_curvatures_and_the_whole_slack():
+    """Old network: v tanh(w (s - p)) with w = 44, p mid-cell of the certificate's 12-point grid (h = 1/11): its
+    slope v w sech^2 is a narrow bump, v w = 1.8 at p, 0.13 at the grid points (w h / 2 = 2). New network: a
+    pair of units whose slopes cancel (Lipschitz bound 2, so Lip(old) + Lip(new) = 3.8 > l = 3 and the grid
+    certificate is used), nearly no curvature. The change's slope peaks at 1.8 between grid points: the
+    certified bound 0.13 + (kappa v w^2 + 0.022) h / 2 = 2.9 covers it; with only the new network's curvature,
+    or half the slack (0.13 + 1.39 = 1.52), it would not."""
+    from privcal.rl.dpq_agent import _grid_size, certified_step
+
+    L, c, ell = 2.0, 10.0, 3.0
+    n = _grid_size(c, L, ell)
+    h = 1.0 / (n - 1)
+    p = 5.5 * h  # mid-cell
+    w = 4.0 / h
+    v = 1.8 / w
+    net = LipschitzMLP((1, 3, 1), lipschitz=L, activation="tanh", seed=0)
+    for arr in (*net.weights, *net.biases):
+        arr[...] = 0.0
+    net.weights[0][0, 0], net.biases[0][0], net.weights[1][0, 0] = w, -w * p, v
+    new_w1 = np.array([[0.0], [0.01], [0.01]])
+    new_w2 = np.array([[0.0, 100.0, -100.0]])
+    grads = [(net.weights[0] - new_w1, net.biases[0].copy()), (net.weights[1] - new_w2, net.biases[1].copy())]
+    dense = _dense_with(p)
+    before = net.input_derivative(dense)[1][:, 0]
+    factor, _, slope = certified_step(net, grads, 1.0, c, ell)
+    assert factor == 1.0 and net.lipschitz_bound() == pytest.approx(2.0, rel=1e-12)
+    after = net.input_derivative(dense)[1][:, 0]
+    true = float(np.abs(after - before).max())
+    assert true == pytest.approx(1.8, rel=1e-3)
+    assert true <= slope <= ell
+
+
+def test_certified_step_keeps_the_old_parameters_when_nothing_certifies():
+    """The fallback: a step that no factor certifies leaves every parameter exactly as it was (change 0).
+    (a) non-finite gradients: the bounds are nan, never <= c; (b) a network above its Lipschitz bound L: the
+    projection after any step, however small, rescales the weights, a change no factor shrinks below c."""
+    from privcal.rl.dpq_agent import certified_step
+
+    net = LipschitzMLP((1, 8, 2), lipschitz=2.0, seed=3)
+    params = net.get_params().copy()
+    grads = [(np.full_like(w, np.nan), np.zeros_like(b)) for w, b in zip(net.weights, net.biases)]
+    assert certified_step(net, grads, 1.0, 0.01) == (0.0, 0.0, 0.0)
+    assert np.array_equal(net.get_params(), params)
+    assert certified_step(net, grads, 1.0, 0.01, 0.02) == (0.0, 0.0, 0.0)
+    assert np.array_equal(net.get_params(), params)
+    for wt in net.weights:
+        wt *= 3.0  # product of norms 27x: above L = 2
+    params = net.get_params().copy()
+    zero = [(np.zeros_like(w), np.zeros_like(b)) for w, b in zip(net.weights, net.biases)]
+    assert certified_step(net, zero, 1.0, 0.01) == (0.0, 0.0, 0.0)
+    assert np.array_equal(net.get_params(), params)
+
+
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 1000), lr=st.sampled_from([1.0, 20.0]), clip=st.sampled_from([0.02, 0.1]),
+       ell=st.sampled_from([0.02, 0.1]), shift=st.sampled_from(sorted(SHIFTS)))
+def test_every_update_is_certified_in_sup_and_slope(seed, lr, clip, ell, shift):
+    """Training runs (r and its adversarial neighbours): every update's change Delta = N_new - N_old, on a dense
+    grid of 10,001 states, has sup <= the certified bound <= c and slope (exact derivative) <= the certified
+    slope bound <= l. Under adaptive composition two reward functions' releases then differ by Delta - Delta'
+    (sup <= 2c, slope <= 2l): the sensitivity the calibration charges."""
+    from privcal.rl import dpq_agent
+
+    hp = Hyperparameters(samples=320, batch_size=32, lr=lr, update_clip=clip, update_lipschitz=ell)
+    seen = []
+    orig = dpq_agent._certified_step
+
+    def spy(net, grads, *args):
+        before = net.input_derivative(DENSE)
+        out = orig(net, grads, *args)
+        after = net.input_derivative(DENSE)
+        seen.append((float(np.abs(after[0] - before[0]).max()), float(np.abs(after[1] - before[1]).max()),
+                     out[1], out[2]))
+        return out
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dpq_agent, "_certified_step", spy)
+        res = train("dpq", hp=hp, sigma=0.05, beta=ell / clip, seed=seed, env=_Shifted(SHIFTS[shift]))
+    assert len(seen) == hp.updates == 10 and res.certificate["max_certified_lipschitz"] <= ell
+    for sup, slope, sup_bound, slope_bound in seen:
+        assert sup <= sup_bound <= clip and slope <= slope_bound <= ell
+
+
+def test_the_valid_run_restarts_from_the_released_function(monkeypatch):
+    """Every update starts from the released function: the noise of release j is the sum of j + 1 independent
+    layers (one fresh layer per release), the network carries on from the updated parameters, and the last
+    release is N_U + G_U with U + 1 layers. The released values the next update sees are N + G."""
+    res = train_dpq(epsilon=100.0, delta=1e-5, hp=SMALL, seed=0)
+    layers = res.noise.layers
+    assert len(layers) == res.updates + 1 == 11 and res.certificate["restart"] == "released"
+    s = np.linspace(0.0, 1.0, 7)
+    expected = res.q(s[:, None]) + sum(layer.sample_all(s) for layer in layers).T
+    assert np.allclose(res.released_q(s), expected, rtol=0, atol=1e-15)
+    # every layer is a path of the calibrated sigma and beta, and the layers are distinct draws
+    assert all(path.sigma == res.sigma and path.beta == res.beta for layer in layers for path in layer)
+    first = [float(layer[0].sample_point(0.5)) for layer in layers]
+    assert len(set(first)) == len(first)

@@ -282,7 +282,7 @@ def test_sigma_lower_bound_is_the_composed_gaussian():
     ("rmsprop_decay", 1.0), ("adam_decays", (0.9,)), ("optimizer_offset", 0.0), ("grad_clamp", 0.0),
     ("huber_threshold", -1.0), ("gamma", 1.0), ("target_update", 0), ("hidden", (0,)),
     ("activation", "gelu"), ("exploration_start", 1.5), ("exploration_decay", 0.0),
-    ("bootstrap_last", "yes"),
+    ("bootstrap_last", "yes"), ("sampler", "exact"),
 ])
 def test_bad_config_raises_naming_the_field(field, value):
     name = field.split("[")[0]
@@ -309,3 +309,98 @@ def test_bad_arguments_raise():
         R.replay_curves((0.0,), (-1,), config=SMALL, n_jobs=1)
     with pytest.raises(ValueError, match="episodes"):
         R.reference_returns(1)
+
+
+# ---------------------------------------------------------------------------------------------------
+# the authors' sampler (issue 19, item 7): its laws in closed form, term by term
+
+
+class _FixedNormals:
+    """A generator stand-in whose standard normals are a fixed value: the sample is then mean + value * sd."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def standard_normal(self, size):
+        return np.full(size, float(self.value))
+
+
+def _sampler(points, values, beta=2.0, sigma=0.5, z=0.0):
+    smp = R.AuthorsNoiseSampler(beta, sigma, seed=0)
+    smp._rng = _FixedNormals(z)
+    for x, v in zip(points, values):  # an empty sampler draws sigma * z: set the stored values directly
+        smp._xs.append(x)
+        smp._vs.append(np.asarray(v, dtype=float))
+    return smp
+
+
+@pytest.mark.parametrize("z", [0.0, 1.0])
+def test_authors_sampler_left_and_between_are_the_exact_conditional_laws(z):
+    from privcal.noise.laws import bridge_law, step_law
+
+    beta, sigma = 2.0, 0.5
+    smp = _sampler([0.3, 0.7], [(0.2, -0.4), (0.6, 0.1)], beta, sigma, z)
+    left = smp.sample(0.1)
+    mean, var = step_law(0.1, 0.3, np.array([0.2, -0.4]), beta, sigma)  # the AR(1) step, privcal's own law
+    np.testing.assert_allclose(left, mean + z * np.sqrt(var), rtol=1e-12, atol=1e-15)
+    mid = smp.sample(0.45)
+    mean, var = bridge_law(0.45, 0.3, np.array([0.2, -0.4]), 0.7, np.array([0.6, 0.1]), beta, sigma)
+    np.testing.assert_allclose(mid, mean + z * np.sqrt(var), rtol=1e-12, atol=1e-15)
+    assert np.array_equal(smp.sample(0.45), mid) and len(smp) == 4  # stored, in sorted order
+    assert smp._xs == [0.1, 0.3, 0.45, 0.7]
+
+
+def test_authors_sampler_right_extrapolation_conditions_on_the_first_value():
+    # right of the largest state 0.7, the mean is k(s, 0.7) times the value at the SMALLEST state 0.3 (the
+    # authors' buffer[0]), not at 0.7: k = exp(-2 * 0.2) = 0.670320 (closed form), sd sigma sqrt(1 - k^2)
+    beta, sigma = 2.0, 0.5
+    k = math.exp(-beta * 0.2)
+    for z in (0.0, 1.0):
+        smp = _sampler([0.3, 0.7], [(0.2, -0.4), (0.6, 0.1)], beta, sigma, z)
+        right = smp.sample(0.9)
+        want = k * np.array([0.2, -0.4]) + z * sigma * math.sqrt(1 - k * k)
+        np.testing.assert_allclose(right, want, rtol=1e-12)
+        assert not np.allclose(right, k * np.array([0.6, 0.1]) + z * sigma * math.sqrt(1 - k * k))
+    smp.reset()
+    assert len(smp) == 0
+    with pytest.raises(ValueError, match="s must be in"):
+        smp.sample(1.5)
+
+
+def test_authors_sampler_first_value_and_marginal_variance():
+    # the first state is N(0, sigma^2) per action; a second draw to the right of it has the marginal variance
+    # sigma^2 (k^2 sigma^2 + sigma^2 (1 - k^2)): Monte Carlo over 4,000 fresh samplers (seed 7), the sample
+    # variance of 4,000 normals is within 4 % of sigma^2 = 0.25 with probability > 0.99 (sd sqrt(2/4000) = 2.2 %)
+    draws = []
+    rng = np.random.default_rng(7)
+    for _ in range(4000):
+        smp = R.AuthorsNoiseSampler(1.0, 0.5, seed=rng)
+        smp.sample(0.2)
+        draws.append(smp.sample(0.6))
+    var = np.var(np.array(draws), axis=0)
+    assert np.all(np.abs(var / 0.25 - 1) < 0.06)
+
+
+def test_authors_sampler_runs_the_loop_and_is_labelled():
+    cfg = replace(SMALL, sigma=0.3, sampler="authors")
+    a = R.train_replay(cfg, seed=2)
+    assert np.array_equal(a.episode_returns, R.train_replay(cfg, seed=2).episode_returns)
+    b = R.train_replay(replace(cfg, sampler="privcal"), seed=2)
+    assert not np.array_equal(a.episode_returns, b.episode_returns)
+    d = a.to_dict()
+    assert d["sampler"].startswith("authors:") and "not the paper" in d["sampler"]
+    assert d["config"]["sampler"] == "authors" and d["guarantee"] == R.GUARANTEE
+    assert R.train_replay(SMALL, seed=2).to_dict()["sampler"] is None  # no noise, no sampler
+
+
+def test_authors_sampler_is_queried_in_the_codes_order():
+    # policy network at the batch's states in batch order, then the target network at the live next states
+    cfg = replace(SMALL, sigma=0.3, sampler="authors")
+    noise = R._Paths(cfg, np.random.default_rng(0), 16)
+    S = np.array([0.5, 0.1, 0.9, 0.3])
+    acts = np.array([0, 1, 1, 0])
+    live = np.array([True, False, True, True])
+    g, h = noise.batch(np.arange(4), S, acts, S[live] * 0.5, live)
+    assert noise.policy._xs == sorted(S.tolist()) and noise.target._xs == sorted((S[live] * 0.5).tolist())
+    np.testing.assert_array_equal(g, [noise.policy.sample(x)[a] for x, a in zip(S, acts)])
+    assert h.shape == (3, 2)

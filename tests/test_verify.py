@@ -579,9 +579,10 @@ def test_dpq_noise_reuse_holds_if_the_update_ignored_the_rewards(monkeypatch):
 def test_dpq_valid_clip_fails_if_updates_were_not_certified(monkeypatch):
     from privcal.rl import dpq_agent
 
-    def plain(net, grads, lr, clip, grid, old_values):  # the uncertified step, reported as certified
-        projected = int(net._step(grads, lr) != 1.0)
-        return 1.0, 0.0, net(grid), projected
+    def plain(net, grads, lr, clip, grid, old_values, lip_clip=None, old_slopes=None):  # uncertified, reported
+        projected = int(net._step(grads, lr) != 1.0)                                   # as certified
+        values, slopes = net.input_derivative(grid)
+        return 1.0, 0.0, 0.0, values, slopes if lip_clip is not None else None, projected
 
     monkeypatch.setattr(dpq_agent, "_certified_step", plain)
     out = run_claim(get_claim("DPQ-valid-clip")).outcome

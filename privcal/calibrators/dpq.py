@@ -6,19 +6,25 @@ the next update are computed from released values only.
 
 ``variant="valid"`` (default; ``"corrected"`` is a deprecated alias) is private by construction:
 
-* premise, made true in the agent (``privcal.rl.dpq_agent``): every update moves each action's Q by at
-  most ``update_clip`` c in sup norm over the state space [0, 1], certified on the actual new
-  parameters (grid values plus the Lipschitz slack between grid points; the step is scaled back until
-  it holds), the analogue of DP-SGD's gradient clipping;
+* premises, made true in the agent (``privcal.rl.dpq_agent``): every update starts from the released
+  function (release j + 1 = release j + Delta_j + fresh noise) and its change Delta_j moves each action's
+  Q by at most ``update_clip`` c in sup norm over the state space [0, 1], with Lipschitz constant in the
+  state at most ``update_lipschitz`` l, both certified on the actual new parameters (grid values plus
+  the slack between grid points; the step is scaled back until both hold), the analogue of DP-SGD's
+  gradient clipping;
 * sensitivity: under adaptive composition the j-th release is computed from the rewards and the
-  earlier releases, so for ANY two reward functions the two agents' functions differ by
-  |Q_j - Q'_j| <= 2 j c (each of the j updates of each agent moves it by <= c; same initial network)
-  and Lip(Q_j - Q'_j) <= 2L; Lemma 6 gives ||Q_j - Q'_j||_H^2 <= (1 + beta/2)(2jc)^2 + (2L)^2/(2 beta)
-  (``privcal.rkhs.clipped_release_sensitivity_squared``). The per-update sensitivity does NOT stay at
-  one step's size: the parameters of the two runs drift apart through every earlier update;
+  earlier releases, which are shared by the two runs; the agent's state beyond them (its parameters)
+  enters only through Delta_j, so for ANY two reward functions the two means differ by
+  Delta_j - Delta'_j: sup <= 2c and Lip <= 2l. Lemma 6 gives
+  ||Delta_j - Delta'_j||_H^2 <= (1 + beta/2)(2c)^2 + (2l)^2/(2 beta)
+  (``privcal.rkhs.restarted_release_sensitivity_squared``), the same for every release, minimal at
+  beta = l / c. (Without the restart the parameters of the two runs drift apart through every earlier
+  update, release j differs by up to 2 j c with slope 2L, ``privcal.rkhs.clipped_release_sensitivity_squared``:
+  privcal's former analysis, whose noise grew with the number of releases.) The agent's docstring
+  writes the post-processing argument out;
 * composition: U x m independent GP releases are one Gaussian mechanism with
   mu^2 = sum_j m ||Q_j - Q'_j||_H^2 / sigma^2 (Prop. 4; exact), priced by the exact accountant at the
-  whole delta, with beta minimising the sum (``rkhs.clipped_run_minimizing_beta``);
+  whole delta, with beta = l / c (``rkhs.restarted_minimizing_beta``);
 * no noise bound k and no Lemma 8 failure term: the paper needs sup|g| <= k only to bound the update
   (the targets contain the noise); the certified clip bounds it whatever the noise, so k is not
   needed (``DPQCalibration.k`` is inf, ``delta_tail`` 0);
@@ -59,7 +65,7 @@ from ..accounting.events import Neighbouring, Releases
 from ..errors import InfeasibleError
 
 __all__ = ["DPQCalibration", "calibrate", "calibrate_report", "check", "VARIANTS", "DEFAULT_UPDATE_CLIP",
-           "MAX_EPSILON"]
+           "DEFAULT_UPDATE_LIPSCHITZ", "MAX_EPSILON"]
 
 #: The largest target epsilon a calibration accepts (here and in privcal.calibrators.table): beyond it every
 #: sigma is negligible and no bound tells a user anything, and the closed forms of several bounds leave
@@ -71,6 +77,9 @@ VARIANTS = ("valid", "paper")
 _ALIASES = {"corrected": "valid"}
 #: Default certified bound c on one update's change of Q (sup norm over [0, 1], units of Q = reward).
 DEFAULT_UPDATE_CLIP = 0.01
+#: Default certified bound l on the Lipschitz constant (in the state) of one update's change of Q (units of Q
+#: per unit state); the agent certifies it for tanh networks (``privcal.rl.mlp.slope_difference_bound``).
+DEFAULT_UPDATE_LIPSCHITZ = 0.02
 _PAPER_K_MAX = 10**6
 
 
@@ -105,6 +114,8 @@ class DPQCalibration:
         notes: what was used, in words.
         update_clip: c, the certified bound on one update's change of Q (sup norm, units of Q) the
             valid variant assumes; None for the paper variant.
+        update_lipschitz: l, the certified bound on the Lipschitz constant of one update's change of Q
+            (units of Q per unit state) the valid variant assumes; None for the paper variant.
     """
 
     sigma: float
@@ -124,6 +135,7 @@ class DPQCalibration:
     conditions: dict[str, bool] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     update_clip: Optional[float] = None
+    update_lipschitz: Optional[float] = None
 
 
 def _variant(variant, stacklevel: int = 4) -> str:
@@ -148,7 +160,8 @@ def _fresh_noise(resets: int, updates: int) -> int:
     return resets
 
 
-def _inputs(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip):
+def _inputs(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip,
+            update_lipschitz):
     """The arguments of :func:`calibrate` / :func:`check`, validated once (each names the user's argument)."""
     epsilon = V.positive("epsilon", epsilon)
     if epsilon > MAX_EPSILON:
@@ -162,8 +175,9 @@ def _inputs(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions,
     variant = _variant(variant)
     if variant == "valid":
         update_clip = V.positive("update_clip", update_clip)
+        update_lipschitz = V.positive("update_lipschitz", update_lipschitz)
         _fresh_noise(resets, samples // batch_size)
-    return epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip
+    return epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip, update_lipschitz
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -171,13 +185,12 @@ def _inputs(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions,
 
 
 def _evaluate_valid(epsilon, delta, samples, batch_size, resets, actions, update_clip, lipschitz,
-                    beta=None, sigma=None):
-    """The valid analysis at (update_clip, beta[, sigma]): exact composition of every release, no k."""
+                    update_lipschitz, beta=None, sigma=None):
+    """The valid analysis at (c, l, beta[, sigma]): U equal releases of sensitivity d, composed exactly, no k."""
     updates = samples // batch_size
     if beta is None:
-        beta = rkhs._clipped_run_minimizing_beta(update_clip, updates, lipschitz)
-    total = rkhs._clipped_run_sensitivity_squared(update_clip, updates, lipschitz, beta, actions)
-    d = math.sqrt(total / updates)  # U equal releases of sensitivity d compose to the same mu
+        beta = update_lipschitz / update_clip  # rkhs.restarted_minimizing_beta
+    d = math.sqrt(actions * rkhs._restarted_release_sensitivity_squared(update_clip, update_lipschitz, beta))
     releases = Releases._unchecked(d, updates, 1.0, "poisson", Neighbouring.ADD_REMOVE)
     if sigma is None:
         sigma = ExactAccountant()._sigma_for(releases, epsilon, delta)
@@ -191,15 +204,17 @@ def _evaluate_valid(epsilon, delta, samples, batch_size, resets, actions, update
         feasible=all(conditions.values()), accountant="exact", variant="valid", epsilon=epsilon, delta=delta,
         sensitivity=d, updates=updates, resets=resets, actions=actions, conditions=conditions,
         notes=(
-            f"premise (certified by the agent in every run): each update moves every action's Q by at most "
-            f"update_clip c = {update_clip:g} (units of Q) in sup norm over [0, 1]",
-            f"sensitivity: release j has |Q_j - Q'_j| <= 2 j c and Lip <= 2L = {2 * lipschitz:g} (Lemma 6 "
-            f"bound), summed over j = 1..{updates} and {actions} actions; beta = {beta:.6g}; "
-            f"D = sqrt(sum / {updates}) = {d:.6g} is the equal-release equivalent",
+            f"premises (certified by the agent in every run): each update moves every action's Q by at most "
+            f"update_clip c = {update_clip:g} (units of Q) in sup norm over [0, 1], with Lipschitz constant at "
+            f"most update_lipschitz l = {update_lipschitz:g}, and starts from the released function",
+            f"sensitivity: each release differs from the earlier one by one update's change, so two reward "
+            f"functions give sup <= 2c and Lip <= 2l (Lemma 6 bound (1 + beta/2)(2c)^2 + (2l)^2/(2 beta)) for "
+            f"each of {actions} actions; beta = {beta:.6g}; D = {d:.6g} per release (all actions)",
             f"composition: exact Gaussian profile of the {updates} x {actions} GP releases, all of delta",
             "no noise bound k and no failure term: the clip bounds each update whatever the noise",
         ),
         update_clip=update_clip,
+        update_lipschitz=update_lipschitz,
     )
 
 
@@ -275,15 +290,16 @@ def calibrate(
     actions: int = 2,
     variant: str = "valid",
     update_clip: float = DEFAULT_UPDATE_CLIP,
+    update_lipschitz: float = DEFAULT_UPDATE_LIPSCHITZ,
 ) -> DPQCalibration:
     """Smallest sigma (with its kernel beta and delta split) making Algorithm 1 (epsilon, delta)-DP.
 
     What it calibrates: the scale sigma of the Gaussian-process noise GP(0, sigma^2 exp(-beta|x-y|))
     added to each released Q-function of DP Q-learning with functional noise. With ``variant="valid"``
-    the sensitivity of release j comes from the update clip c that the agent certifies
-    (|Q_j - Q'_j| <= 2 j c, Lip <= 2L, Lemma 6), the U x m releases are composed exactly
-    (``ExactAccountant._sigma_for``) at the whole ``delta``, beta minimises the summed sensitivity, and
-    no noise bound k is needed; J must equal floor(T/B). With ``variant="paper"`` sigma is the statement
+    every update starts from the released function, so the sensitivity of every release comes from the
+    update clip c and slope clip l that the agent certifies (sup <= 2c, Lip <= 2l, Lemma 6), the U x m
+    releases are composed exactly (``ExactAccountant._sigma_for``) at the whole ``delta``, beta = l / c
+    minimises the sensitivity, and no noise bound k is needed; J must equal floor(T/B). With ``variant="paper"`` sigma is the statement
     form of Thm 5 (``composition.thm5_sigma_statement_paper``) with the smallest integer k meeting the
     paper's conditions (not a valid guarantee). Every condition is re-checked after the search.
     Source: Wang & Hegde 2019, Thm 5, Lemma 6, Lemma 8, App. E.3; see the module docstring for the
@@ -303,6 +319,11 @@ def calibrate(
         update_clip: c, the bound on one update's change of each action's Q in sup norm over [0, 1]
             that the agent certifies, in (0, inf), units of Q (= units of reward); default
             :data:`DEFAULT_UPDATE_CLIP` = 0.01. Used by the valid variant only.
+        update_lipschitz: l, the bound on the Lipschitz constant in the state of one update's change of
+            each action's Q that the agent certifies, in (0, inf), units of Q per unit state; default
+            :data:`DEFAULT_UPDATE_LIPSCHITZ` = 0.02 (the agent certifies l < 2L for tanh networks only; give
+            2L for a relu network, which always holds). Used by the
+            valid variant only.
 
     Returns:
         a :class:`DPQCalibration` with ``feasible`` True; its ``conditions`` list every condition checked.
@@ -312,11 +333,12 @@ def calibrate(
             message names the premise).
         InfeasibleError: the paper variant finds no k meeting every printed condition.
     """
-    epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip = _inputs(
-        epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip
-    )
+    epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip, update_lipschitz = (
+        _inputs(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip,
+                update_lipschitz))
     return _calibrate(epsilon, delta, samples=samples, batch_size=batch_size, lr=lr, lipschitz=lipschitz,
-                      resets=resets, actions=actions, variant=variant, update_clip=update_clip)
+                      resets=resets, actions=actions, variant=variant, update_clip=update_clip,
+                      update_lipschitz=update_lipschitz)
 
 
 def _calibrate(
@@ -331,6 +353,7 @@ def _calibrate(
     actions: int = 2,
     variant: str = "valid",
     update_clip: float = DEFAULT_UPDATE_CLIP,
+    update_lipschitz: float = DEFAULT_UPDATE_LIPSCHITZ,
 ) -> DPQCalibration:
     """:func:`calibrate` for validated inputs (privcal's own callers, e.g. the dpq table).
 
@@ -338,7 +361,8 @@ def _calibrate(
     variant = _ALIASES.get(variant, variant)
     if variant == "valid":
         _fresh_noise(resets, samples // batch_size)
-        result = _evaluate_valid(epsilon, delta, samples, batch_size, resets, actions, update_clip, lipschitz)
+        result = _evaluate_valid(epsilon, delta, samples, batch_size, resets, actions, update_clip, lipschitz,
+                                 update_lipschitz)
     else:
         result = _calibrate_paper(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions)
     if not result.feasible:  # the search and the final check disagree: never return it as feasible
@@ -362,6 +386,7 @@ def check(
     variant: str = "paper",
     beta: Optional[float] = None,
     update_clip: float = DEFAULT_UPDATE_CLIP,
+    update_lipschitz: float = DEFAULT_UPDATE_LIPSCHITZ,
 ) -> DPQCalibration:
     """Evaluate a given sigma (and k, for the paper) against the conditions of ``variant`` (no search).
 
@@ -383,10 +408,12 @@ def check(
         actions: m, noise paths per reset, an int >= 1; default 2.
         variant: "paper" (default) or "valid" ("corrected" is a deprecated alias of "valid").
         beta: kernel parameter beta of exp(-beta|x-y|), in (0, inf); default None: the paper's 1/v,
-            v = 4 alpha (k+1)/B (paper), or ``rkhs.clipped_run_minimizing_beta`` (valid). The paper
+            v = 4 alpha (k+1)/B (paper), or l / c (valid, ``rkhs.restarted_minimizing_beta``). The paper
             variant always uses 1/v.
         update_clip: c, the certified bound on one update's change of Q (sup norm, units of Q), in
             (0, inf); default 0.01. Used by the valid variant only.
+        update_lipschitz: l, the certified bound on the Lipschitz constant of one update's change of Q
+            (units of Q per unit state), in (0, inf); default 0.02. Used by the valid variant only.
 
     Returns:
         a :class:`DPQCalibration` whose ``feasible`` says whether every condition holds.
@@ -395,9 +422,9 @@ def check(
         ValueError: an argument is outside its range (or k is missing for the paper variant, or
             J != floor(T/B) for the valid one).
     """
-    epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip = _inputs(
-        epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip
-    )
+    epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip, update_lipschitz = (
+        _inputs(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip,
+                update_lipschitz))
     sigma = V.positive("sigma", sigma)
     if variant == "paper":
         if k is None:
@@ -407,7 +434,7 @@ def check(
     if beta is not None:
         beta = V.positive("beta", beta)
     return _evaluate_valid(epsilon, delta, samples, batch_size, resets, actions, update_clip, lipschitz,
-                           beta=beta, sigma=sigma)
+                           update_lipschitz, beta=beta, sigma=sigma)
 
 
 #: The same report under the name every calibrator shares (``privcal.calibrate_report``,

@@ -61,6 +61,14 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="algorithm1, valid variant: certified bound on how far one update may move Q(s, a) over the "
                         "states [0, 1], in units of Q (= reward); a larger step is scaled back (default "
                         "privcal.calibrators.dpq.DEFAULT_UPDATE_CLIP = 0.01)")
+    p.add_argument("--update-lipschitz", type=float, default=None,
+                   help="algorithm1, valid variant: certified bound on the Lipschitz constant (in the state) of one "
+                        "update's change of Q(., a), in units of Q per unit state; a steeper step is scaled back "
+                        "(default privcal.calibrators.dpq.DEFAULT_UPDATE_LIPSCHITZ = 0.02)")
+    p.add_argument("--sampler", choices=("privcal", "authors"), default=None,
+                   help="replay: noise sampler: privcal (default: exact Ornstein-Uhlenbeck paths, the process the "
+                        "paper states) or authors (the authors' lazy sampler, whose right extrapolation conditions "
+                        "on the first buffered value: their experimental loop, not the paper)")
     p.add_argument("--resets", type=_cli_out.count, default=None,
                    help="J, times the noise paths are redrawn; must divide floor(T/B) (default floor(T/B), App. E.3)")
     p.add_argument("--variant", choices=("valid", "paper", "corrected"), default="valid",
@@ -118,6 +126,8 @@ def _hyperparameters(args):
           "lipschitz": 4.0 if args.lipschitz is None else args.lipschitz}
     if args.update_clip is not None:
         kw["update_clip"] = args.update_clip
+    if args.update_lipschitz is not None:
+        kw["update_lipschitz"] = args.update_lipschitz
     if args.lr is not None:
         kw["lr"] = args.lr
     if args.gamma is not None:
@@ -153,8 +163,8 @@ def _train(args, hp, progress):
                                    progress=progress)
     if args.beta is not None:
         raise ValueError("--beta applies only to --method dpq")
-    if args.update_clip is not None:
-        raise ValueError("--update-clip applies only to --method dpq")
+    if args.update_clip is not None or args.update_lipschitz is not None:
+        raise ValueError("--update-clip and --update-lipschitz apply only to --method dpq")
     if args.resets is not None and method != "bgp16":
         raise ValueError("--resets applies only to --method dpq and bgp16")
     sigma, guarantee = args.sigma, "sigma given directly: no privacy claim computed"
@@ -293,7 +303,7 @@ def run(args: argparse.Namespace) -> int:
         return _run_replay(args, fmt)
     given = [f for f, v in (("--episodes", args.episodes), ("--optimizer", args.optimizer),
                             ("--buffer-size", args.buffer_size), ("--target-update", args.target_update),
-                            ("--noise-reset", args.noise_reset)) if v is not None]
+                            ("--noise-reset", args.noise_reset), ("--sampler", args.sampler)) if v is not None]
     if args.privacy_report:
         given.append("--privacy-report")
     if given:
@@ -378,7 +388,8 @@ def _run_replay(args: argparse.Namespace, fmt: str) -> int:
     from privcal.cli.progress import ProgressBar
 
     wrong = [f for f, v in (("--samples", args.samples), ("--resets", args.resets), ("--lipschitz", args.lipschitz),
-                            ("--update-clip", args.update_clip)) if v is not None]
+                            ("--update-clip", args.update_clip), ("--update-lipschitz", args.update_lipschitz))
+             if v is not None]
     if args.variant != "valid":
         wrong.append("--variant")
     if args.method != "dpq":
@@ -392,7 +403,7 @@ def _run_replay(args: argparse.Namespace, fmt: str) -> int:
         raise ValueError("--privacy-report needs both --epsilon and --delta (or neither)")
     fields = {"sigma": args.sigma, "episodes": args.episodes, "batch_size": args.batch_size, "lr": args.lr,
               "gamma": args.gamma, "beta": args.beta, "optimizer": args.optimizer, "buffer_size": args.buffer_size,
-              "target_update": args.target_update, "noise_reset": args.noise_reset}
+              "target_update": args.target_update, "noise_reset": args.noise_reset, "sampler": args.sampler}
     config = replace(dpq_replay.ReplayConfig(), **{k: v for k, v in fields.items() if v is not None})
     if args.sigma is not None:
         V.nonnegative("sigma", args.sigma)
@@ -438,7 +449,8 @@ def _run_replay(args: argparse.Namespace, fmt: str) -> int:
              f"{config.episodes} episodes, {config.optimizer} lr={config.lr:g}, B={config.batch_size}, "
              f"gamma={config.gamma:g}, seed {args.seed}",
              f"  sigma                 {config.sigma:.5g} (set by hand), beta={config.beta:g}, noise reset every "
-             f"{config.noise_reset}",
+             f"{config.noise_reset}, sampler {config.sampler}"
+             + (" (the authors' experimental loop, not the paper)" if config.sampler == "authors" else ""),
              f"  privacy               {result.guarantee}",
              f"  episodes              {len(r)}; mean return first 10 {r[:10].mean():.3f}, last 10 {r[-10:].mean():.3f}"]
     lines += _reference_lines(refs)

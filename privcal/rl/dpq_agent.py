@@ -49,22 +49,46 @@ Choices the paper leaves open (all parameters of :class:`Hyperparameters`, defau
 * Episodes are truncated at 50 steps, never terminated: the target bootstraps from the last state.
 * gamma, network size, activation, initial output scale, lr: :class:`Hyperparameters`.
 
-What is valid (:func:`train_dpq`, ``variant="valid"``, the default): private by construction. Every
-update is certified in function space: after the SGD step and the Lipschitz projection, the change
-sup_s |Q_new(s, a) - Q_old(s, a)| over the states [0, 1] is bounded from the network values on a grid of
-spacing h = c/(4L) plus the Lipschitz slack (L_old + L_new) h / 2 between grid points, on the actual new
-parameters; while the bound exceeds ``update_clip`` c the step is scaled back (:func:`certified_step`,
-the analogue of DP-SGD's gradient clipping; unit of c: the unit of Q, i.e. of reward). Each release
-(the function before each update, and the function after the last one) gets a fresh noise path, so
-J = floor(T/B) is required. ``privcal.calibrators.dpq`` turns c into the sensitivity of every release (2 j c after j
-updates, whatever the two reward functions are) and composes them exactly. The run records what it
-observed in ``TrainResult.premises`` (every update certified, every network L-Lipschitz, fresh noise,
-states in [0, 1], sigma and beta as calibrated) and states "(epsilon, delta)-DP w.r.t. reward functions"
-only when all held. The guarantee covers the released functions and what is computed from them
-(actions, the policy); the episode returns and the certificate statistics the run reports are
-computed from the private rewards and are not covered. ``variant="paper"`` runs the paper's plain SGD
-steps with the paper's sigma: no valid guarantee (its per-update bound 4 alpha L (k+1)/B fails, see
-``privcal verify`` DPQ-update-sup).
+What is valid (:func:`train_dpq`, ``variant="valid"``, the default): private by construction.
+
+* Every update starts from the released function. Release j is R_j = N_j + G_j, the network N_j =
+  N_(theta_j) plus the noise G_j = g_0 + ... + g_j (one fresh, independent OU layer per release and
+  action, :class:`_SummedPaths`); the update computes theta_(j+1) from the batch and R_j's values and
+  the next function is Q_(j+1) = R_j + Delta_j, Delta_j = N_(j+1) - N_j, released as
+  R_(j+1) = Q_(j+1) + g_(j+1) = N_(j+1) + G_(j+1). Why a release then costs one update's change
+  (post-processing argument): theta_j is a deterministic function of the rewards and the earlier
+  releases R_0 .. R_(j-1) (and of randomness independent of the rewards), and so is
+  G_j - g_j = R_(j-1) - N_(j-1). So the j+1-th mechanism maps (rewards, R_0 .. R_j) to
+  R_j + Delta_j(rewards, R_0 .. R_j) + g_(j+1). Under adaptive composition the earlier releases are
+  fixed and shared by the two reward functions, so its two means differ by Delta_j - Delta'_j only:
+  the parameters may have drifted apart through all earlier updates, but that drift is inside R_j,
+  which both runs start from. Without the restart (release N_(j+1) + g_(j+1)) the means differ by
+  N_(j+1) - N'_(j+1), up to 2 (j+1) c: that was privcal's former analysis.
+* Every update's change is certified in function space on the actual new parameters
+  (:func:`certified_step`): sup_s |Delta_j(s, a)| <= c (``update_clip``; grid of spacing h <= c/(4L)
+  plus the slack (Lip(N_new) + Lip(N_old)) h / 2 between grid points) and Lip_s Delta_j(., a) <= l
+  (``update_lipschitz``): l >= 2L holds always (Lip(N_new) + Lip(N_old) <= 2L after the projection);
+  below 2L the derivative of Delta_j is evaluated on the grid and the slack
+  (curv(N_new) + curv(N_old)) h / 2 added between grid points (``privcal.rl.mlp.curvature_bound``, tanh
+  networks). While a bound exceeds its clip the step is scaled back (the analogue of DP-SGD's gradient
+  clipping); if no tried step certifies, the parameters stay (Delta_j = 0). Units: c in units of Q
+  (reward), l in units of Q per unit state.
+* Lemma 6 then bounds each release's RKHS sensitivity, for any two reward functions, by
+  ||Delta_j - Delta'_j||_H^2 <= (1 + beta/2)(2c)^2 + (2l)^2/(2 beta) per action, minimal at beta = l/c
+  (``privcal.rkhs.restarted_release_sensitivity_squared``): it no longer grows with j and no longer
+  charges the networks' own slope 2L. ``privcal.calibrators.dpq`` composes the U x m releases exactly.
+
+A fresh noise layer serves every release (the function before each update, and the function after
+the last one), so J = floor(T/B) is required. The run records what it observed in
+``TrainResult.premises`` (every update certified in sup and slope, every update restarted from the
+released function, every network L-Lipschitz, fresh noise, states in [0, 1], sigma and beta as
+calibrated) and states "(epsilon, delta)-DP w.r.t. reward functions" only when all held. The guarantee
+covers the released functions and what is computed from them (actions, the policy); the episode returns
+and the certificate statistics the run reports are computed from the private rewards and are not
+covered. The price of the restart: the noise in the released function accumulates, G_j has standard
+deviation sigma sqrt(j + 1) at every state. ``variant="paper"`` runs the paper's plain SGD steps with
+the paper's sigma (no restart, one path per release): no valid guarantee (its per-update bound
+4 alpha L (k+1)/B fails, see ``privcal verify`` DPQ-update-sup).
 
 Randomness: ``privcal._rng.spawn(seed, 5)`` gives independent streams for the environment, the initial
 weights, the noise paths, exploration and the baselines' noise; same seed, same returns.
@@ -83,7 +107,7 @@ from numpy.typing import ArrayLike
 
 from privcal import _rng
 from privcal import _validate as V
-from privcal.rl.mlp import ACTIVATIONS, LipschitzMLP, _sup_difference_bound
+from privcal.rl.mlp import ACTIVATIONS, LipschitzMLP, _slope_difference_bound, _sup_difference_bound
 
 __all__ = [
     "METHODS",
@@ -96,6 +120,8 @@ __all__ = [
     "functional_noise",
     "train",
     "train_dpq",
+    "update_lipschitz_of",
+    "valid_hyperparameters",
 ]
 
 METHODS = ("dpq", "non_private", "input_perturbation", "dpsgd", "bgp16")
@@ -118,8 +144,8 @@ class Hyperparameters:
     (10 seeds; the initial greedy policy drifts to an edge), against 19.6 at alpha = 1 (the
     move-to-the-middle policy earns 20.7), which is what the experiments use
     (``privcal.rl.experiments_dpq.LEARNING_RATE``). The valid calibration does not depend on alpha (the
-    certified update clip bounds every step), but at T = 5000, B = 64, L = 4, c = 0.01,
-    epsilon = 0.9, delta = 1e-4 it needs sigma = 124 (``privcal.calibrators.dpq``).
+    certified update and slope clips bound every step): at T = 5000, B = 64, c = 0.01, l = 0.02,
+    epsilon = 0.9, delta = 1e-4 it needs sigma = 1.51 (``privcal.calibrators.dpq``).
     Not in the paper: gamma = 0.5 (the task is nearly myopic; with only 78 updates gamma = 0.9 learns
     worse, 15.2 at alpha = 1); hidden = (32, 32) tanh units; output_scale = 0.1 (the last layer starts
     small, so the initial Q is nearly flat); exploration = 0.1 (epsilon-greedy); clip = 1 (DP-SGD's C);
@@ -142,6 +168,11 @@ class Hyperparameters:
             default None. With c set, every ``"dpq"`` update is scaled back until the certificate holds
             (:func:`certified_step`). It must be at least 4 L / 262144 (the certificate's grid has
             ceil(4 L / c) + 1 points).
+        update_lipschitz: l, the certified bound on the Lipschitz constant in the state of one update's
+            change Q_new(., a) - Q_old(., a), in (0, inf), units of Q per unit state, or None; default
+            None: l = 2 L, the bound Lip(Q_new) + Lip(Q_old) that always holds. Below 2 L it needs
+            activation "tanh" (the slope change is certified on the grid with a curvature bound,
+            ``privcal.rl.mlp.slope_difference_bound``); the grid then has at least ceil(8 L^2 / l) + 1 points.
 
     Raises:
         ValueError: a field is outside its range.
@@ -158,6 +189,7 @@ class Hyperparameters:
     exploration: float = 0.1
     clip: float = 1.0
     update_clip: Optional[float] = None
+    update_lipschitz: Optional[float] = None
 
     def __post_init__(self):
         samples, batch = V.samples_and_batch(self.samples, self.batch_size)
@@ -172,9 +204,16 @@ class Hyperparameters:
         object.__setattr__(self, "output_scale", V.positive("output_scale", self.output_scale))
         object.__setattr__(self, "exploration", V.probability("exploration", self.exploration))
         object.__setattr__(self, "clip", V.positive("clip", self.clip))
+        if self.update_lipschitz is not None:
+            lip = V.positive("update_lipschitz", self.update_lipschitz)
+            object.__setattr__(self, "update_lipschitz", lip)
+            if self.activation != "tanh" and lip < 2.0 * self.lipschitz:
+                raise ValueError(
+                    f"update_lipschitz must be at least 2 * lipschitz = {2.0 * self.lipschitz:g} for activation "
+                    f"{self.activation!r} (only a tanh network's slope change is certified on a grid), got {lip!r}")
         if self.update_clip is not None:
             object.__setattr__(self, "update_clip", V.positive("update_clip", self.update_clip))
-            _grid_size(self.update_clip, self.lipschitz)
+            _grid_size(self.update_clip, self.lipschitz, self.update_lipschitz)
 
     @property
     def updates(self) -> int:
@@ -186,15 +225,56 @@ class Hyperparameters:
 MAX_GRID = 2**18 + 1
 
 
-def _grid_size(update_clip: float, lipschitz: float) -> int:
-    """Grid points of the certificate: spacing h = c / (4L), so the Lipschitz slack 2L h / 2 is c / 4."""
-    n = math.ceil(4.0 * lipschitz / update_clip) + 1
+def _grid_size(update_clip: float, lipschitz: float, update_lipschitz: Optional[float] = None) -> int:
+    """Grid points of the certificate: spacing h <= c / (4L), so the Lipschitz slack 2L h / 2 is <= c / 4;
+    with a slope clip l < 2L also h <= l / (8 L^2) (the slope's slack M h / 2, M the two networks'
+    curvature bound, is then about l / 10 for a trained (1, 32, 32, 2) tanh network at L = 4; a larger
+    M only makes the certificate refuse more steps, never unsound)."""
+    need = 4.0 * lipschitz / update_clip
+    if update_lipschitz is not None and update_lipschitz < 2.0 * lipschitz:
+        need = max(need, 8.0 * lipschitz**2 / update_lipschitz)
+    n = math.ceil(need) + 1
     if n > MAX_GRID:
         raise ValueError(
             f"update_clip must be at least 4 * lipschitz / {MAX_GRID - 1} = {4.0 * lipschitz / (MAX_GRID - 1):.3g} "
-            f"for lipschitz = {lipschitz:g}, got {update_clip!r}: premise 'every update certified' needs a grid "
-            f"of spacing c / (4L) on [0, 1], here {n} points (more than {MAX_GRID})")
+            f"and update_lipschitz at least 8 * lipschitz^2 / {MAX_GRID - 1} = "
+            f"{8.0 * lipschitz**2 / (MAX_GRID - 1):.3g} for lipschitz = {lipschitz:g}, got update_clip = "
+            f"{update_clip!r}, update_lipschitz = {update_lipschitz!r}: premise 'every update certified' needs a "
+            f"grid of {n} points on [0, 1] (more than {MAX_GRID})")
     return max(n, 2)
+
+
+def valid_hyperparameters(hp: "Hyperparameters") -> "Hyperparameters":
+    """``hp`` with the valid variant's defaults filled in where unset: the update clip
+    ``privcal.calibrators.dpq.DEFAULT_UPDATE_CLIP`` and, for tanh networks, the slope clip
+    ``privcal.calibrators.dpq.DEFAULT_UPDATE_LIPSCHITZ`` (relu: 2 L, see :func:`update_lipschitz_of`).
+
+    Args:
+        hp: the learner's settings.
+
+    Returns:
+        the settings the valid variant runs and is calibrated with.
+    """
+    from privcal.calibrators import dpq
+
+    changes = {}
+    if hp.update_clip is None:
+        changes["update_clip"] = dpq.DEFAULT_UPDATE_CLIP
+    if hp.update_lipschitz is None and hp.activation == "tanh":
+        changes["update_lipschitz"] = min(dpq.DEFAULT_UPDATE_LIPSCHITZ, 2.0 * hp.lipschitz)
+    return replace(hp, **changes) if changes else hp
+
+
+def update_lipschitz_of(hp: "Hyperparameters") -> float:
+    """l, the bound on one update's slope change the certificate enforces: ``hp.update_lipschitz`` or 2 L.
+
+    Args:
+        hp: the learner's settings.
+
+    Returns:
+        ``hp.update_lipschitz`` if set, else 2 ``hp.lipschitz`` (Lip(Q_new - Q_old) <= Lip(Q_new) + Lip(Q_old)).
+    """
+    return hp.update_lipschitz if hp.update_lipschitz is not None else 2.0 * hp.lipschitz
 
 
 def _gamma(gamma) -> float:
@@ -275,11 +355,13 @@ def functional_noise(epsilon: float, delta: float, hp: Hyperparameters, resets: 
     from privcal.calibrators import dpq
     from privcal.errors import InfeasibleError
 
-    clip = hp.update_clip if hp.update_clip is not None else dpq.DEFAULT_UPDATE_CLIP
+    if variant != "paper":
+        hp = valid_hyperparameters(hp)
     try:
         cal = dpq.calibrate(epsilon, delta, samples=hp.samples, batch_size=hp.batch_size, lr=hp.lr,
                             lipschitz=hp.lipschitz, resets=resets, actions=actions, variant=variant,
-                            update_clip=clip)
+                            update_clip=hp.update_clip if hp.update_clip is not None else dpq.DEFAULT_UPDATE_CLIP,
+                            update_lipschitz=update_lipschitz_of(hp))
     except InfeasibleError as exc:
         raise InfeasibleError(
             f"{exc} [at T={hp.samples}, B={hp.batch_size}, lr={hp.lr:g}, L={hp.lipschitz:g}, J={resets}, "
@@ -296,11 +378,12 @@ class TrainResult:
     what privacy claim the noise carries, and ``premises`` lists (name, held, evidence) for every
     premise of the valid analysis as observed in this run (:func:`train_dpq`, variant "valid"; empty
     otherwise): the claim is made only when every premise held. ``certificate`` summarises the update
-    certificate (empty without ``update_clip``): update_clip, grid_size, max_certified (the largest
-    certified sup change of an update), scaled (updates whose step was scaled back), skipped (updates
-    scaled to nothing), min_factor, max_lipschitz, paths (noise paths drawn per action), state_min,
-    state_max (these statistics, like the episode returns, are computed from the private rewards and are
-    not covered by the guarantee). ``timings`` splits the wall time (seconds) into env, act (forward
+    certificate (empty without ``update_clip``): update_clip, update_lipschitz, grid_size, max_certified
+    (the largest certified sup change of an update), max_certified_lipschitz (the largest certified slope
+    change), scaled (updates whose step was scaled back), skipped (updates scaled to nothing),
+    min_factor, max_lipschitz, paths (noise layers drawn per action), state_min, state_max, restart
+    ("released": every update started from the released function) (these statistics, like the episode
+    returns, are computed from the private rewards and are not covered by the guarantee). ``timings`` splits the wall time (seconds) into env, act (forward
     passes), noise (path queries and resets) and update. ``seed`` is the int seed of the run (None when a Generator, a
     SeedSequence or None was given).
     """
@@ -444,9 +527,10 @@ def train(method: str = "dpq", *, hp: Optional[Hyperparameters] = None, sigma: O
         env: the environment; default a fresh :class:`privcal.rl.envs.IntervalEnv`.
         progress: called as ``progress(done_samples, total)`` after each update; default None.
 
-    With ``hp.update_clip`` set, every "dpq" update is certified (:func:`certified_step`) and the
-    function after the last update gets a fresh noise path; ``TrainResult.certificate`` records it. No
-    privacy claim is computed here (see :func:`train_dpq`).
+    With ``hp.update_clip`` set, every "dpq" update is certified (:func:`certified_step`; slope clip
+    :func:`update_lipschitz_of`), starts from the released function (the noise layers of the releases are
+    summed) and the function after the last update gets a fresh noise layer; ``TrainResult.certificate``
+    records it. No privacy claim is computed here (see :func:`train_dpq`).
 
     Returns:
         the run's :class:`TrainResult`.
@@ -493,7 +577,12 @@ def _loop(method, hp, net, env, env_seed, actions, sigma, beta, resets, noise_rn
     explore = hp.exploration
     period = U // resets if resets else None
     paths = None
-    if method == "dpq":
+    # the update certificate (valid analysis): dpq with an update clip only; every update then starts
+    # from the released function R_j = N_theta_j + G_j, whose noise G_j sums one fresh layer per release
+    certify = method == "dpq" and hp.update_clip is not None
+    if certify:
+        paths = _SummedPaths(actions, beta, sigma, noise_rng)
+    elif method == "dpq":
         from privcal.noise import OrnsteinUhlenbeckPaths
 
         paths = OrnsteinUhlenbeckPaths(actions, beta, sigma, seed=noise_rng)
@@ -501,16 +590,17 @@ def _loop(method, hp, net, env, env_seed, actions, sigma, beta, resets, noise_rn
         from privcal.rl.baselines import WhiteNoisePaths
 
         paths = WhiteNoisePaths(actions, sigma, seed=noise_rng)
-    # the update certificate (valid analysis): dpq with an update clip only
-    certify = method == "dpq" and hp.update_clip is not None
     cert = None
     if certify:
-        n = _grid_size(hp.update_clip, hp.lipschitz)
+        slope_clip = _slope_clip(hp)
+        n = _grid_size(hp.update_clip, hp.lipschitz, slope_clip)
         grid = np.linspace(0.0, 1.0, n)[:, None]
-        cert = {"update_clip": hp.update_clip, "grid_size": n, "max_certified": 0.0, "scaled": 0, "skipped": 0,
+        cert = {"update_clip": hp.update_clip, "update_lipschitz": update_lipschitz_of(hp), "grid_size": n,
+                "max_certified": 0.0, "max_certified_lipschitz": 0.0, "scaled": 0, "skipped": 0,
                 "min_factor": 1.0, "max_lipschitz": net.lipschitz_bound(), "paths": 1, "state_min": math.inf,
-                "state_max": -math.inf}
-        cached = [grid, net(grid)]  # the current network's values on the grid
+                "state_max": -math.inf, "restart": "released"}
+        values, slopes = net.input_derivative(grid)
+        cached = [grid, values, slopes if slope_clip is not None else None]  # the current network on the grid
     zeros = np.zeros(actions)
     perf = time.perf_counter
     t_env = t_act = t_noise = t_update = 0.0
@@ -542,7 +632,7 @@ def _loop(method, hp, net, env, env_seed, actions, sigma, beta, resets, noise_rn
         j, i = divmod(t, B)
         if i == 0 and j < U and paths is not None and j % period == 0 and j > 0:
             t0 = perf()
-            paths.reset()  # lines 7-9: new independent paths; the current state is revealed again
+            paths.reset()  # lines 7-9: new independent paths (a new layer under certify); the state revealed again
             g_s = reveal(s)
             t_noise += perf() - t0
             if cert is not None:
@@ -635,11 +725,14 @@ def _update(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma, mech
 def _certified_update(net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, cached, cert) -> int:
     """One certified step of Algorithm 1 (valid analysis): :func:`certified_step` on the batch gradient.
 
-    ``cached`` = [grid, the network's values on it] (updated in place); ``cert`` collects the statistics."""
+    ``cached`` = [grid, the network's values on it, its slopes on it or None] (updated in place);
+    ``cert`` collects the statistics."""
     grads = _gradients("dpq", net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, None, None)
-    factor, bound, values, projected = _certified_step(net, grads, hp.lr, hp.update_clip, cached[0], cached[1])
-    cached[1] = values
+    factor, bound, slope, values, slopes, projected = _certified_step(
+        net, grads, hp.lr, hp.update_clip, cached[0], cached[1], _slope_clip(hp), cached[2])
+    cached[1], cached[2] = values, slopes
     cert["max_certified"] = max(cert["max_certified"], bound)
+    cert["max_certified_lipschitz"] = max(cert["max_certified_lipschitz"], slope)
     cert["scaled"] += int(factor < 1.0)
     cert["skipped"] += int(factor == 0.0)
     cert["min_factor"] = min(cert["min_factor"], factor)
@@ -647,20 +740,34 @@ def _certified_update(net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, cached, c
     return projected
 
 
+def _slope_clip(hp) -> Optional[float]:
+    """The slope clip the grid certificate must enforce, or None when 2L (always true) is enough."""
+    lip = update_lipschitz_of(hp)
+    return lip if lip < 2.0 * hp.lipschitz else None
+
+
 _MAX_TRIALS = 40
 
 
-def certified_step(net: LipschitzMLP, grads: list, lr: float, update_clip: float) -> tuple[float, float]:
+def certified_step(net: LipschitzMLP, grads: list, lr: float, update_clip: float,
+                   update_lipschitz: Optional[float] = None) -> tuple[float, float, float]:
     """theta <- project(theta - t lr grads) with the largest tried t in [0, 1] whose change is certified.
 
     The function-space analogue of DP-SGD's gradient clipping (valid analysis of Algorithm 1, see
-    ``privcal.calibrators.dpq``): after the step and the Lipschitz projection, the change of every output over the
-    states [0, 1] is certified on the *actual new parameters* by ``privcal.rl.mlp.sup_difference_bound``
-    on a grid of ceil(4 L / c) + 1 points (the Lipschitz slack between grid points is then at most
-    c / 4). If the certified bound exceeds c, t is scaled back (to about 0.9 (c - slack) / (largest
-    grid change) of its value, at most halved, at least divided by 100) and the step redone from the
-    old parameters, up to 40 times; if none certifies, the parameters are left unchanged (t = 0: the
-    change is exactly 0).
+    ``privcal.calibrators.dpq``). After the step and the Lipschitz projection, the change
+    f = Q_new - Q_old of every output over the states [0, 1] is certified on the *actual new parameters*:
+
+    * sup norm: ``privcal.rl.mlp.sup_difference_bound`` on a uniform grid (values at the grid points,
+      plus (Lip(Q_new) + Lip(Q_old)) h / 2 between them), at most ``update_clip`` c;
+    * Lipschitz constant (slope): at most ``update_lipschitz`` l. Lip(f) <= Lip(Q_new) + Lip(Q_old)
+      always; when that exceeds l, ``privcal.rl.mlp.slope_difference_bound`` certifies it from f' at the
+      grid points plus (curvature(Q_new) + curvature(Q_old)) h / 2 (tanh networks).
+
+    The grid has ``_grid_size(c, L, l)`` points (spacing at most c / (4L), and l / (8 L^2) when l < 2L).
+    If a bound exceeds its clip, t is scaled back (to about 0.9 (clip - slack) / (largest grid
+    change) of its value for the tighter of the two, at most halved, at least divided by 100) and the
+    step redone from the old parameters, up to 40 times; if none certifies, the parameters are left
+    unchanged (t = 0: the change is exactly 0, whose sup and slope are 0).
 
     Args:
         net: a network with one input (the state in [0, 1]); updated in place.
@@ -669,32 +776,50 @@ def certified_step(net: LipschitzMLP, grads: list, lr: float, update_clip: float
         lr: the step size alpha, in (0, inf).
         update_clip: c, the bound on the change of each output in sup norm over [0, 1], in (0, inf),
             units of the outputs (Q).
+        update_lipschitz: l, the bound on the Lipschitz constant in the state of each output's change,
+            in (0, inf), or None (default: 2L, which always holds). Below 2L the network must use tanh.
 
     Returns:
-        (t, the step factor used, in [0, 1]; the certified bound on the change, in [0, c]).
+        (t, the step factor used, in [0, 1]; the certified bound on the sup change, in [0, c]; the
+        certified bound on the change's Lipschitz constant, in [0, l]).
 
     Raises:
-        ValueError: an argument is outside its range (the grid for c would be too large, the network
-            does not have one input, or grads does not match it).
+        ValueError: an argument is outside its range (the grid for c or l would be too large, the network
+            does not have one input, l < 2L with a relu network, or grads does not match it).
     """
     lr = V.positive("lr", lr)
     update_clip = V.positive("update_clip", update_clip)
     if not isinstance(net, LipschitzMLP) or net.sizes[0] != 1:
         raise ValueError(f"net must be a LipschitzMLP with one input, got {net!r}")
+    if update_lipschitz is not None:
+        update_lipschitz = V.positive("update_lipschitz", update_lipschitz)
+        if update_lipschitz >= 2.0 * net.lipschitz:
+            update_lipschitz = None
+        elif net.activation != "tanh":
+            raise ValueError(f"update_lipschitz must be at least 2 * lipschitz = {2.0 * net.lipschitz:g} for "
+                             f"activation {net.activation!r}, got {update_lipschitz!r}")
     shapes = [(w.shape, b.shape) for w, b in zip(net.weights, net.biases)]
     if len(grads) != len(shapes) or any(np.shape(dw) != ws or np.shape(db) != bs
                                         for (dw, db), (ws, bs) in zip(grads, shapes)):
         raise ValueError("grads must hold one (dW, db) per layer with the shapes of net's parameters")
-    grid = np.linspace(0.0, 1.0, _grid_size(update_clip, net.lipschitz))[:, None]
-    factor, bound, _, _ = _certified_step(net, grads, lr, update_clip, grid, net(grid))
-    return factor, bound
+    grid = np.linspace(0.0, 1.0, _grid_size(update_clip, net.lipschitz, update_lipschitz))[:, None]
+    values, slopes = net.input_derivative(grid)
+    factor, bound, slope, _, _, _ = _certified_step(net, grads, lr, update_clip, grid, values, update_lipschitz,
+                                                    slopes if update_lipschitz is not None else None)
+    return factor, bound, slope
 
 
-def _certified_step(net, grads, lr, clip, grid, old_values):
-    """Kernel of :func:`certified_step`: (t, certified bound, new values on the grid, 1 if projected)."""
+def _certified_step(net, grads, lr, clip, grid, old_values, lip_clip=None, old_slopes=None):
+    """Kernel of :func:`certified_step`: (t, certified sup bound, certified slope bound, new values on the
+    grid, new slopes on the grid (None without ``lip_clip``), 1 if projected).
+
+    ``lip_clip`` None: the slope bound is Lip(Q_new) + Lip(Q_old) <= 2L, not enforced beyond the projection."""
+    if not all(np.isfinite(dw).all() and np.isfinite(db).all() for dw, db in grads):
+        return 0.0, 0.0, 0.0, old_values, old_slopes, 0  # no step of a non-finite direction is certified
     weights = [w.copy() for w in net.weights]
     biases = [b.copy() for b in net.biases]
     lip_old = net.lipschitz_bound()
+    curv_old = net.curvature_bound() if lip_clip is not None else math.inf
     spacing = 1.0 / (grid.shape[0] - 1)
     factor = 1.0
     for _ in range(_MAX_TRIALS):
@@ -702,18 +827,74 @@ def _certified_step(net, grads, lr, clip, grid, old_values):
             np.subtract(w0, factor * lr * dw, out=w)
             np.subtract(b0, factor * lr * db, out=b)
         projected = int(net.project() != 1.0)
-        values = net(grid)
-        slope = lip_old + net.lipschitz_bound()
-        bound, largest = _sup_difference_bound(values, old_values, slope, spacing)
-        if bound <= clip:
-            return factor, bound, values, projected
-        room = clip - 0.5 * slope * spacing
-        shrink = 0.9 * room / largest if room > 0.0 and largest > 0.0 else 0.01
+        lip_new = net.lipschitz_bound()
+        cap = lip_old + lip_new  # Lip(Q_new - Q_old) <= Lip(Q_new) + Lip(Q_old), always
+        if lip_clip is None:
+            values, slopes = net(grid), None
+        else:
+            values, slopes = net._input_derivative(grid)
+        bound, largest = _sup_difference_bound(values, old_values, cap, spacing)
+        shrink = 1.0
+        if not bound <= clip:  # also a nan bound (non-finite gradients): never certified
+            room = clip - 0.5 * cap * spacing
+            shrink = 0.9 * room / largest if room > 0.0 and largest > 0.0 else 0.01
+        slope = cap
+        if lip_clip is not None and cap > lip_clip:
+            curvature = curv_old + net.curvature_bound()
+            slope, steepest = _slope_difference_bound(slopes, old_slopes, curvature, spacing, cap)
+            if not slope <= lip_clip:
+                room = lip_clip - 0.5 * curvature * spacing
+                shrink = min(shrink, 0.9 * room / steepest if room > 0.0 and steepest > 0.0 else 0.01)
+        if shrink == 1.0 and slope <= 2.0 * net.lipschitz:  # slope: nan-safe (cap is nan for nan weights)
+            return factor, bound, slope, values, slopes, projected
+        if not shrink < 1.0:  # nan: shrink as much as allowed
+            shrink = 0.01
         factor *= min(0.5, max(0.01, shrink))
     for w, b, w0, b0 in zip(net.weights, net.biases, weights, biases):  # nothing certified: no step
         w[...] = w0
         b[...] = b0
-    return 0.0, 0.0, old_values, 0
+    return 0.0, 0.0, 0.0, old_values, old_slopes, 0
+
+
+class _SummedPaths:
+    """The noise of the released functions when every update starts from the released one (valid variant).
+
+    Release j is R_j = N_(theta_j) + G_j with G_j = g_0 + ... + g_j, one fresh, independent layer of OU
+    paths (one per action, ``privcal.noise.OrnsteinUhlenbeckPaths``) per release: :meth:`reset` adds a
+    layer. Every layer is extended exactly at each queried state, so G_j is sampled from its exact law.
+    Iterating yields one object per action with ``sample_point`` (the loop's interface)."""
+
+    def __init__(self, actions, beta, sigma, rng):
+        from privcal.noise import OrnsteinUhlenbeckPaths
+
+        self._make = lambda: OrnsteinUhlenbeckPaths(actions, beta, sigma, seed=rng)
+        self.layers = [self._make()]
+        self._actions = [_SummedAction(self.layers, a) for a in range(actions)]
+
+    def __len__(self) -> int:
+        return len(self._actions)
+
+    def __iter__(self):
+        return iter(self._actions)
+
+    def reset(self) -> None:
+        """A fresh layer for the next release (the earlier layers stay: they are part of it)."""
+        self.layers.append(self._make())
+
+    def sample_all(self, points: ArrayLike) -> np.ndarray:
+        """G at ``points`` for every action, shape (actions, *points.shape)."""
+        return sum(layer.sample_all(points) for layer in self.layers)
+
+
+class _SummedAction:
+    """One action's G_j (see :class:`_SummedPaths`)."""
+
+    def __init__(self, layers, action):
+        self._layers, self._action = layers, action
+
+    def sample_point(self, s: float) -> float:
+        a = self._action
+        return float(sum(layer[a].sample_point(s) for layer in self._layers))
 
 
 def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
@@ -728,12 +909,14 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
     and ``delta``, if given, are only recorded). A ``beta`` other than the calibrated one voids the
     claim too. The calibration counts one noise path per action of ``env``.
 
-    ``variant="valid"``: every update is certified to move each action's Q by at most
-    ``hp.update_clip`` (default ``privcal.calibrators.dpq.DEFAULT_UPDATE_CLIP`` = 0.01, units of Q) over the states
-    [0, 1] (:func:`certified_step`), a fresh noise path serves every release (J must equal floor(T/B);
-    the function after the last update gets its own path), and the result's ``premises`` record what
-    this run observed: every update certified, every network L-Lipschitz, fresh noise per release,
-    every state in [0, 1], sigma and beta as calibrated. ``guarantee`` states
+    ``variant="valid"``: every update starts from the released function and is certified to move each
+    action's Q by at most ``hp.update_clip`` (default ``privcal.calibrators.dpq.DEFAULT_UPDATE_CLIP`` = 0.01,
+    units of Q) over the states [0, 1], with a Lipschitz constant at most ``hp.update_lipschitz`` (default
+    ``DEFAULT_UPDATE_LIPSCHITZ`` = 0.02 for tanh networks, 2L for relu) (:func:`certified_step`); a fresh
+    noise layer serves every release (J must equal floor(T/B); the function after the last update gets
+    its own), and the result's ``premises`` record what this run observed: every update certified in sup
+    and slope and restarted from the release, every network L-Lipschitz, fresh noise per release, every
+    state in [0, 1], sigma and beta as calibrated. ``guarantee`` states
     "(epsilon, delta)-DP w.r.t. reward functions ..." only when every premise held, otherwise
     "no valid guarantee: <failed premise>". ``variant="paper"`` runs the plain SGD steps (certified only
     if ``hp.update_clip`` is set) and says "no valid guarantee (paper analysis)".
@@ -771,8 +954,8 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
         hp = replace(hp, **overrides)
     resets = hp.updates if resets is None else check_resets(resets, hp.updates)
     variant = dpq._variant(variant, stacklevel=3)
-    if variant == "valid" and hp.update_clip is None:
-        hp = replace(hp, update_clip=dpq.DEFAULT_UPDATE_CLIP)
+    if variant == "valid":
+        hp = valid_hyperparameters(hp)
     calibration = None
     cal_beta = None
     if sigma is None:
@@ -801,7 +984,8 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
         c = hp.update_clip
         result.guarantee = (
             f"({calibration.epsilon:g}, {calibration.delta:g})-DP w.r.t. reward functions (any two), valid "
-            f"analysis: update clip c = {c:g} (units of Q) certified on all {result.updates} updates, fresh "
+            f"analysis: update clip c = {c:g} (units of Q) and slope clip l = {update_lipschitz_of(hp):g} certified "
+            f"on all {result.updates} updates, each update started from the released function, fresh "
             f"noise per release, exact composition of {result.updates} x {calibration.actions} GP releases; "
             f"covers the released Q + g and what is computed from it (actions, policy), not the printed returns "
             f"and run statistics")
@@ -830,6 +1014,13 @@ def _premises(result: TrainResult, calibration, cal_beta) -> list:
                 f"{U} updates, largest certified change {cert.get('max_certified', math.nan):.4g} on a grid of "
                 f"{cert.get('grid_size')} points; {cert.get('scaled')} steps scaled back, {cert.get('skipped')} "
                 f"skipped (smallest factor {cert.get('min_factor', math.nan):.3g})"))
+    lip = update_lipschitz_of(hp)
+    out.append((f"every update's slope certified: Lip_s(Q_new(s, a) - Q_old(s, a)) <= l = {lip:g}",
+                bool(cert) and cert["max_certified_lipschitz"] <= lip and cert.get("update_lipschitz") == lip,
+                f"largest certified slope change {cert.get('max_certified_lipschitz', math.nan):.4g} "
+                f"(l = {cert.get('update_lipschitz')} in the run)"))
+    out.append(("every update starts from the released function (R_j + change; noise layers summed)",
+                cert.get("restart") == "released", f"restart: {cert.get('restart')}"))
     out.append((f"every network L-Lipschitz in the state (L = {hp.lipschitz:g})",
                 bool(cert) and cert["max_lipschitz"] <= hp.lipschitz,
                 f"largest prod ||W_i||_2 over the run {cert.get('max_lipschitz', math.nan):.6g}"))

@@ -49,7 +49,11 @@ Where the authors' code departs from Algorithm 1's text (pseudo-code says X; cod
   We do the same.
 * Code's lazy sampler extrapolates to the right of the largest sampled state from the *smallest*
   one's value (``buffer[0]`` for ``buffer[-1]``), so its values are not exactly the stated Gaussian
-  process; we sample the process exactly (privcal's paths), which is what the paper states.
+  process; by default (``sampler="privcal"``) we sample the process exactly (privcal's paths), which is
+  what the paper states. ``sampler="authors"`` reproduces the authors' experimental loop instead of the
+  paper: :class:`AuthorsNoiseSampler`, queried lazily in the code's order (the action's state, then the
+  batch's states for the policy network, then the live next states for the target network), whose law
+  depends on that order.
 * sigma = 0 is the non-private run (code skips the noise when sigma = 0).
 
 Randomness: ``privcal._rng.spawn(seed, 5)`` gives independent streams for the environment, the
@@ -77,6 +81,8 @@ from privcal.rl.mlp import LipschitzMLP
 __all__ = [
     "GUARANTEE",
     "OPTIMIZERS",
+    "SAMPLERS",
+    "AuthorsNoiseSampler",
     "NOISE_RESETS",
     "PAPER_SIGMAS",
     "REPORTED_RETURNS",
@@ -105,10 +111,18 @@ GUARANTEE = ("no valid guarantee: the paper's experiment (Wang & Hegde, Figure 1
 OPTIMIZERS = ("rmsprop", "adam", "sgd")
 #: When the noise paths are redrawn: after every episode (authors' code), before every update, never.
 NOISE_RESETS = ("episode", "update", "never")
+#: How the noise paths are sampled: "privcal" (exact Ornstein-Uhlenbeck paths, the process the paper states) or
+#: "authors" (the authors' lazy sampler, :class:`AuthorsNoiseSampler`: their experimental loop, not the paper).
+SAMPLERS = ("privcal", "authors")
+_SAMPLER_LABELS = {"privcal": "privcal: exact Ornstein-Uhlenbeck paths (the Gaussian process the paper states)",
+                   "authors": "authors: their lazy sampler, right extrapolation conditioned on the first buffered "
+                              "value (the authors' experimental loop, not the paper)"}
 #: sigma of Figure 1 (authors' loop.py; 0 is the non-private run).
 PAPER_SIGMAS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-#: Returns reported for this loop in privcal's issue 12 (measured there, not printed in the paper):
-#: non-private and sigma = 0.2, 0.4 after 100 episodes; the move-to-the-middle policy; a random policy.
+#: Returns of this loop as privcal's issue 12 stated them: measured there by running the authors' loop
+#: (last-10-episode return after 100 episodes: non-private, sigma = 0.2, 0.4), NOT numbers of the paper,
+#: which prints no returns (Wang & Hegde 2019, Figure 1 shows learning curves only); and this environment's
+#: references, the move-to-the-middle policy (the optimum) and the uniformly random policy.
 REPORTED_RETURNS = {"non-private": 20.2, 0.2: 19.6, 0.4: 17.2, "move_to_middle": 20.7, "random": 10.9}
 #: Figure 1 sizes: "fast" (tests and the notebook's default) and "full" (the authors' loop.py).
 SETTINGS = {
@@ -156,6 +170,9 @@ class ReplayConfig:
         exploration_decay: decay time in environment steps, in (0, inf); default 200.
         bootstrap_last: if True the last step of an episode bootstraps from the next state; if False
             (default, code) it is treated as terminal.
+        sampler: "privcal" (default: exact OU paths, the Gaussian process the paper states) or "authors"
+            (the authors' lazy sampler, :class:`AuthorsNoiseSampler`, queried in their code's order:
+            their experimental loop, not the paper).
 
     Raises:
         ValueError: a field is outside its range (the message names it).
@@ -183,6 +200,7 @@ class ReplayConfig:
     exploration_end: float = 0.05
     exploration_decay: float = 200.0
     bootstrap_last: bool = False
+    sampler: str = "privcal"
 
     def __post_init__(self):
         put = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 (frozen)
@@ -222,6 +240,7 @@ class ReplayConfig:
         if not isinstance(self.bootstrap_last, (bool, np.bool_)):
             raise ValueError(f"bootstrap_last must be True or False, got {self.bootstrap_last!r}")
         put("bootstrap_last", bool(self.bootstrap_last))
+        V.choice("sampler", self.sampler, SAMPLERS)
 
     @property
     def steps(self) -> int:
@@ -503,6 +522,7 @@ class ReplayResult:
             "delta": None,
             "sigma": self.config.sigma,
             "beta": self.config.beta,
+            "sampler": (_SAMPLER_LABELS[self.config.sampler] if self.config.private else None),
             "updates": self.updates,
             "seed": self.seed,
             "episode_returns": [float(x) for x in self.episode_returns],
@@ -560,6 +580,90 @@ def _network(config, rng) -> LipschitzMLP:
     return net
 
 
+class AuthorsNoiseSampler:
+    r"""The authors' lazy noise sampler: both actions' values at a state, drawn when first asked for.
+
+    The facts of the authors' ``noisebuffer`` (``dpql.py``), with kernel k(x, y) = exp(-beta |x - y|)
+    (their code: beta = 1). The sampled states are kept sorted with both actions' values v(x):
+
+    * no state yet: v(s) ~ N(0, sigma^2), independently per action;
+    * a sampled state: its stored values;
+    * s left of the smallest sampled state x_1: v(s) ~ N(k(s, x_1) v(x_1), sigma^2 (1 - k(s, x_1)^2))
+      (exact: the OU process is Markov);
+    * s between neighbours x_- < s < x_+: the exact bridge, mean (sinh(beta (x_+ - s)) v(x_-) +
+      sinh(beta (s - x_-)) v(x_+)) / sinh(beta (x_+ - x_-)), variance sigma^2 (1 - (k(x_-, s)
+      sinh(beta (x_+ - s)) + k(x_+, s) sinh(beta (s - x_-))) / sinh(beta (x_+ - x_-)));
+    * s right of the largest sampled state x_n: v(s) ~ N(k(s, x_n) v(x_1), sigma^2 (1 - k(s, x_n)^2)):
+      the mean conditions on the *first* (smallest) buffered state's value, not on v(x_n). So the values
+      are not the stated Gaussian process, and their law depends on the order of the queries.
+
+    Randomness from ``seed`` (``privcal._rng``); two standard normals per new state (action 0, then 1).
+
+    Args:
+        beta: kernel parameter beta, in (0, inf).
+        sigma: standard deviation of the process, in (0, inf).
+        seed: None, an int >= 0, a SeedSequence or a Generator; default None.
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
+
+    def __init__(self, beta: float, sigma: float, seed: _rng.Seed = None):
+        self.beta = V.positive("beta", beta)
+        self.sigma = V.positive("sigma", sigma)
+        self._rng = _rng.as_generator(seed, "seed")
+        self._xs: list = []
+        self._vs: list = []
+
+    def __len__(self) -> int:
+        return len(self._xs)
+
+    def reset(self) -> None:
+        """Forget every sampled state (the authors' ``reset`` after each episode)."""
+        self._xs, self._vs = [], []
+
+    def sample(self, s: float) -> np.ndarray:
+        """Both actions' values at state ``s`` (drawn now if ``s`` was never asked for).
+
+        Args:
+            s: the state, a number in [0, 1] (the interval environment's states).
+
+        Returns:
+            an array of 2 values (action 0, action 1).
+
+        Raises:
+            ValueError: ``s`` is not a number in [0, 1].
+        """
+        s = V.in_closed("s", s, 0.0, 1.0)
+        return self._sample(s)
+
+    def _sample(self, s: float) -> np.ndarray:
+        import bisect
+
+        xs, vs, beta, sigma = self._xs, self._vs, self.beta, self.sigma
+        i = bisect.bisect_left(xs, s)
+        if i < len(xs) and xs[i] == s:
+            return vs[i]
+        z = self._rng.standard_normal(_ACTIONS)
+        if not xs:
+            v = sigma * z
+        elif i == 0:  # left of the smallest: exact
+            k = math.exp(-beta * (xs[0] - s))
+            v = k * vs[0] + sigma * math.sqrt(1.0 - k * k) * z
+        elif i == len(xs):  # right of the largest: the authors condition on the smallest state's value
+            k = math.exp(-beta * (s - xs[-1]))
+            v = k * vs[0] + sigma * math.sqrt(1.0 - k * k) * z
+        else:  # the exact bridge between the neighbours
+            lo, hi = xs[i - 1], xs[i]
+            w = math.sinh(beta * (hi - lo))
+            w_lo, w_hi = math.sinh(beta * (hi - s)) / w, math.sinh(beta * (s - lo)) / w
+            var = 1.0 - (math.exp(-beta * (s - lo)) * w_lo + math.exp(-beta * (hi - s)) * w_hi)
+            v = w_lo * vs[i - 1] + w_hi * vs[i] + sigma * math.sqrt(max(var, 0.0)) * z
+        xs.insert(i, s)
+        vs.insert(i, v)
+        return v
+
+
 class _Paths:
     """The two networks' noise (one OU path per action each), or no noise when sigma = 0.
 
@@ -573,8 +677,13 @@ class _Paths:
 
     def __init__(self, config, rng, capacity):
         self.on = config.private
-        self.eager = config.noise_reset != "update"
-        if self.on:
+        self.authors = config.sampler == "authors"
+        self.eager = config.noise_reset != "update" and not self.authors
+        if self.on and self.authors:  # the authors' sampler, queried lazily in their code's order
+            policy_rng, target_rng = _rng.spawn(rng, 2)
+            self.policy = AuthorsNoiseSampler(config.beta, config.sigma, seed=policy_rng)
+            self.target = AuthorsNoiseSampler(config.beta, config.sigma, seed=target_rng)
+        elif self.on:
             from privcal.noise import OrnsteinUhlenbeckPaths
 
             policy_rng, target_rng = _rng.spawn(rng, 2)
@@ -586,6 +695,8 @@ class _Paths:
 
     def at_state(self, s: float) -> np.ndarray:
         """g_a(s) of the policy paths for every action."""
+        if self.authors:
+            return self.policy._sample(s)
         return np.array([p.sample_point(s) for p in self.policy])
 
     def pushed(self, pos: int, s: float, s2: float) -> None:
@@ -598,6 +709,10 @@ class _Paths:
         """(g_{a_i}(s_i) of the policy paths, h_a(s'_i) of the target paths for live i: (n, actions))."""
         if self.eager:
             return self.g_s[idx, actions], self.h_s2[idx][live]
+        if self.authors:  # code's order: policy_net(state_batch), then target_net(non-final next states)
+            chosen = np.array([self.policy._sample(float(x))[a] for x, a in zip(states, actions)])
+            nxt = np.array([self.target._sample(float(x)) for x in next_live]).reshape(-1, _ACTIONS)
+            return chosen, nxt
         chosen = np.empty(states.size)
         for a in range(_ACTIONS):
             sel = actions == a
@@ -609,6 +724,8 @@ class _Paths:
         """New independent paths; in eager mode revealed at every buffered state."""
         self.policy.reset()
         self.target.reset()
+        if self.authors:
+            return
         if self.eager and size:
             self.g_s[:size] = self.policy.sample_all(S[:size]).T
             self.h_s2[:size] = self.target.sample_all(S2[:size]).T

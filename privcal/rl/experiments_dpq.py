@@ -8,7 +8,8 @@ r"""Experiments of Wang & Hegde 2019, Sec. 4 (Figures 1 and 2) and a Monte Carlo
   KOV; DP-SGD: Abadi et al. Thm 1 with c2 = sqrt(2), a per-example guarantee); ``"valid"`` - noise from
   a valid calibration for reward-function neighbours at the hyperparameters actually used
   (Algorithm 1: ``privcal.calibrators.dpq.calibrate(variant="valid")`` at the update clip ``hp.update_clip``
-  (default 0.01, units of Q), run with that clip certified on every update and J = floor(T/B);
+  (default 0.01, units of Q) and slope clip ``hp.update_lipschitz`` (default 0.02), run with both certified
+  on every update, every update started from the released function, and J = floor(T/B);
   input perturbation: exact composition; DP-SGD: sensitivity 2B C, exact composition). BGP16-style
   output perturbation uses Algorithm 1's sigma in both versions and is never DP here (utility
   comparison only).
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 import numpy as np
@@ -165,8 +166,9 @@ def _noise_for(method, epsilon, delta, hp, version) -> NoiseSetting:
                 sigma, beta, cal = dpq_agent.functional_noise(epsilon, delta, hp, hp.updates)
             except InfeasibleError as exc:
                 return NoiseSetting(method, version, infeasible=f"privcal.calibrators.dpq.calibrate (valid): {exc}")
-            source = (f"privcal.calibrators.dpq.calibrate valid (update clip c = {cal.update_clip:g} certified on every "
-                      f"update, exact composition)")
+            source = (f"privcal.calibrators.dpq.calibrate valid (update clip c = {cal.update_clip:g} and slope clip "
+                      f"l = {cal.update_lipschitz:g} certified on every update, each update started from the released "
+                      f"function, exact composition)")
             dp = method == "dpq"
         if method == "bgp16":
             return NoiseSetting(method, version, sigma=sigma, dp=False,
@@ -336,10 +338,8 @@ def figure2(epsilon: float, version: str = "valid", setting: str = "fast", *, de
             continue
         resets = hp.updates if method in ("dpq", "bgp16") else None
         run_hp = hp
-        if method == "dpq" and version == "valid" and hp.update_clip is None:  # the clip it was calibrated for
-            from privcal.calibrators.dpq import DEFAULT_UPDATE_CLIP
-
-            run_hp = replace(hp, update_clip=DEFAULT_UPDATE_CLIP)
+        if method == "dpq" and version == "valid":  # the clips it was calibrated for
+            run_hp = dpq_agent.valid_hyperparameters(hp)
         configs[label] = (method, run_hp, ns.sigma, ns.beta, resets)
         noise[label] = ns
     returns = _collect(configs, conf["seeds"] if seeds is None else seeds, engine) if configs else {}
@@ -349,10 +349,14 @@ def figure2(epsilon: float, version: str = "valid", setting: str = "fast", *, de
 
 
 def plot_curves(curves: Curves, path: Any = None, ax: Any = None,
-                labels: Optional[Sequence[str]] = None, title: Optional[str] = None) -> Any:
+                labels: Optional[Sequence[str]] = None, title: Optional[str] = None,
+                references: bool = True) -> Any:
     """Return vs samples (mean +- 1 std over seeds) per label (all, or ``labels``); PNG to ``path``.
 
-    Needs matplotlib (the ``plot`` extra).
+    With ``references`` the random policy (the trivial reference a learner must beat, grey dotted) and
+    the move-to-the-middle policy (the optimum, black dashed) are drawn as horizontal lines
+    (``privcal.rl.envs.reference_return``, 20,000 simulated episodes each). Needs matplotlib (the ``plot``
+    extra).
 
     Args:
         curves: what :func:`figure1` or :func:`figure2` returned.
@@ -360,6 +364,7 @@ def plot_curves(curves: Curves, path: Any = None, ax: Any = None,
         ax: matplotlib axes to draw on; default None (a new figure).
         labels: the labels to draw, among ``curves.labels``; default all.
         title: plot title; default ``curves.title``.
+        references: draw the random-policy and move-to-the-middle lines; default True.
 
     Returns:
         ``str(path)`` when a new figure was saved, else the axes.
@@ -389,6 +394,11 @@ def plot_curves(curves: Curves, path: Any = None, ax: Any = None,
         mean, sd = r.mean(axis=0), r.std(axis=0)
         (line,) = ax.plot(x, mean, label=label, lw=1.2)
         ax.fill_between(x, mean - sd, mean + sd, color=line.get_color(), alpha=0.15)
+    if references:
+        from privcal.rl.envs import reference_return
+
+        ax.axhline(reference_return("middle")[0], color="black", ls="--", lw=0.8, label="move to middle (optimum)")
+        ax.axhline(reference_return("random")[0], color="gray", ls=":", lw=1.0, label="random policy (trivial)")
     if curves.missing:
         text = "no valid sigma: " + ", ".join(curves.missing)
         ax.text(0.02, 0.02, text, transform=ax.transAxes, fontsize=7, color="darkred")

@@ -789,9 +789,10 @@ def plot_frontier(result: Frontier, path: Any = None, ax: Any = None) -> Any:
     """Utility against epsilon (log x): one line per amount of data and variant, with the references.
 
     Valid points are solid lines with filled markers where they beat the trivial reference (hollow where
-    they do not); pucb's gaussian points dash-dotted with triangles; paper points are dashed. Error bars are one standard deviation over seeds. The trivial
-    reference is a grey dashed line; each amount's non-private baseline a dotted line in that amount's
-    colour. Infeasible calibrations are listed under the axes. Needs matplotlib (the ``plot`` extra).
+    they do not); pucb's gaussian points dash-dotted with triangles; paper points are dashed. Error bars are one
+    standard deviation over seeds (the title says so). The trivial reference is a grey dashed line; each
+    amount's non-private baseline a dotted line in that amount's colour. Infeasible calibrations are listed
+    inside the panel's frame, bottom left. Needs matplotlib (the ``plot`` extra).
 
     Args:
         result: what :func:`frontier` returned.
@@ -846,13 +847,15 @@ def plot_frontier(result: Frontier, path: Any = None, ax: Any = None) -> Any:
     ax.set_xscale("log")
     if result.agent == "gpope":
         ax.set_yscale("log")
-    if missing:
+    if missing:  # inside this panel's frame (bottom left), so it cannot be read as the next panel's
         text = "infeasible calibration (no point, gap in the line): " + "; ".join(f"{p.variant} eps={p.epsilon:g} {result.amount_name.split()[-1]}="
                                             f"{p.amount}" for p in missing[:6]) + (" ..." if len(missing) > 6 else "")
-        ax.text(0.0, -0.2, text, transform=ax.transAxes, fontsize=7, color="darkred")
+        ax.text(0.01, 0.02, text, transform=ax.transAxes, fontsize=7, color="darkred", va="bottom", ha="left",
+                wrap=True, bbox={"facecolor": "white", "edgecolor": "darkred", "alpha": 0.85, "pad": 2})
     better = "higher" if result.higher_is_better else "lower"
     ax.set_title(f"{result.agent}: privacy-utility frontier ({result.setting}; filled = beats trivial at "
-                 f"{result.confidence:g}; {better} is better)", fontsize=9)
+                 f"{result.confidence:g}; {better} is better)\nerror bars: mean +- 1 sample standard deviation over the "
+                 f"{len(result.seeds)} seeds of each point", fontsize=9)
     ax.set_xlabel("target epsilon (log scale)")
     ax.set_ylabel(result.utility_label)
     ax.grid(True, which="both", alpha=0.3)

@@ -33,13 +33,16 @@ from numpy.typing import ArrayLike
 from privcal import _rng
 from privcal import _validate as V
 
-__all__ = ["LipschitzMLP", "ACTIVATIONS", "Gradients", "sup_difference_bound"]
+__all__ = ["LipschitzMLP", "ACTIVATIONS", "Gradients", "TANH_CURVATURE", "sup_difference_bound",
+           "slope_difference_bound"]
 
 ACTIVATIONS = ("tanh", "relu")
 #: Gradients (or any per-layer parameter update) as [(dW_1, db_1), (dW_2, db_2), ...].
 Gradients = list[tuple[np.ndarray, np.ndarray]]
 _SHRINK = 1.0 - 1e-12  # keeps the rescaled product a hair below L despite rounding
 _ROUNDING = 1e-12  # relative margin for the rounding of forward passes in a certificate
+#: max_z |tanh''(z)| = max_z 2 |tanh z| (1 - tanh^2 z) = 4 / (3 sqrt 3), attained at tanh^2 z = 1/3.
+TANH_CURVATURE = 4.0 / (3.0 * math.sqrt(3.0))
 
 
 class LipschitzMLP:
@@ -132,6 +135,55 @@ class LipschitzMLP:
             h = self._act(h @ w.T + b)
         out = h @ self.weights[-1].T + self.biases[-1]
         return out[0] if single else out
+
+    def input_derivative(self, x: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+        """(outputs, d outputs / d x) at scalar inputs ``x`` (networks of one input; forward mode).
+
+        With h_0 = x, z_k = W_k h_(k-1) + b_k, h_k = act(z_k): dh_k/dx = act'(z_k) * W_k dh_(k-1)/dx, and
+        d out / dx = W_n dh_(n-1)/dx (relu: the one-sided derivative with act'(0) = 0).
+
+        Args:
+            x: inputs, shape (n, 1).
+
+        Returns:
+            (outputs of shape (n, sizes[-1]), their derivatives in x, shape (n, sizes[-1])).
+
+        Raises:
+            ValueError: the network does not have one input or ``x`` has the wrong shape.
+        """
+        h = np.asarray(x, dtype=float)
+        if self.sizes[0] != 1 or h.ndim != 2 or h.shape[1] != 1:
+            raise ValueError(f"x must have shape (n, 1) for a network of one input, got {h.shape} for sizes {self.sizes}")
+        return self._input_derivative(h)
+
+    def _input_derivative(self, h):
+        """Kernel of :meth:`input_derivative` (h of shape (n, 1), trusted)."""
+        dh = np.ones_like(h)
+        for w, b in zip(self.weights[:-1], self.biases[:-1]):
+            h = self._act(h @ w.T + b)
+            dh = self._act_grad(h) * (dh @ w.T)
+        return h @ self.weights[-1].T + self.biases[-1], dh @ self.weights[-1].T
+
+    def curvature_bound(self) -> float:
+        r"""Upper bound on sup_x ||d^2 out / dx^2||_2 (one input, tanh); inf for relu (its slope jumps).
+
+        With D_k = diag(act'(z_k)) (||D_k||_2 <= 1), d out/dx = W_n D_(n-1) W_(n-1) ... D_1 W_1 and
+
+            d^2 out/dx^2 = sum_(k=1..n-1) W_n D_(n-1) ... W_(k+1) diag(act''(z_k) * dz_k/dx) W_k ... D_1 W_1,
+
+        where ||dz_k/dx||_inf <= ||dz_k/dx||_2 <= P_k := prod_(i<=k) ||W_i||_2 and |act''| <= TANH_CURVATURE
+        = 4/(3 sqrt 3), so the k-th term is at most TANH_CURVATURE (prod_(i>k) ||W_i||_2) P_k P_k and
+
+            ||d^2 out/dx^2||_2 <= TANH_CURVATURE * P_n * sum_(k=1..n-1) P_k.
+
+        Each output's second derivative is bounded by it. A network without hidden layer is affine
+        (bound 0). Source: the chain rule; the constant is calculus on tanh.
+        """
+        if self.activation != "tanh":
+            return math.inf
+        norms = self.spectral_norms()
+        partial = np.cumprod(norms)
+        return float(TANH_CURVATURE * partial[-1] * partial[:-1].sum())
 
     def forward(self, x: ArrayLike) -> tuple[np.ndarray, list[np.ndarray]]:
         """(outputs (n, sizes[-1]), cache of the layer inputs) for a batch x of shape (n, sizes[0]).
@@ -337,3 +389,52 @@ def _sup_difference_bound(values_first: np.ndarray, values_second: np.ndarray, s
     cells = 0.5 * (diff[:-1] + diff[1:]).max() + 0.5 * slope * spacing
     scale = max(float(np.abs(values_first).max()), float(np.abs(values_second).max()), 1.0)
     return float(cells + _ROUNDING * scale), float(diff.max())
+
+
+def slope_difference_bound(first: LipschitzMLP, second: LipschitzMLP, grid_size: int) -> float:
+    """Certified upper bound on max_k sup_(s in [0, 1]) |first'(s)_k - second'(s)_k|: Lip of the difference.
+
+    The derivative of the difference f = first - second (networks of one input) is evaluated exactly
+    on the grid s_i = i h, h = 1/(grid_size - 1) (:meth:`LipschitzMLP.input_derivative`); f' is
+    M-Lipschitz with M = first.curvature_bound() + second.curvature_bound(), so, as for
+    :func:`sup_difference_bound`, on each cell ``|f'(s)| <= (|f'(s_i)| + |f'(s_(i+1))| + M h) / 2``, plus a
+    relative margin of 1e-12 of the largest |derivative| for rounding. The result is also capped by
+    first.lipschitz_bound() + second.lipschitz_bound(), always a bound. For relu M is inf and the cap
+    is the answer.
+
+    Args:
+        first: a network with one input (sizes[0] == 1).
+        second: a network with one input and as many outputs as ``first``.
+        grid_size: number of grid points, an int >= 2.
+
+    Returns:
+        the certified bound on the Lipschitz constant of each output of first - second, in [0, inf).
+
+    Raises:
+        ValueError: an argument is outside its range or the networks do not match.
+    """
+    grid_size = V.positive_int("grid_size", grid_size)
+    if grid_size < 2:
+        raise ValueError(f"grid_size must be an int >= 2, got {grid_size!r}")
+    for name, net in (("first", first), ("second", second)):
+        if not isinstance(net, LipschitzMLP) or net.sizes[0] != 1:
+            raise ValueError(f"{name} must be a LipschitzMLP with one input, got {net!r}")
+    if first.sizes[-1] != second.sizes[-1]:
+        raise ValueError(f"first and second must have as many outputs, got {first.sizes[-1]} and {second.sizes[-1]}")
+    grid = np.linspace(0.0, 1.0, grid_size)[:, None]
+    curvature = first.curvature_bound() + second.curvature_bound()
+    cap = first.lipschitz_bound() + second.lipschitz_bound()
+    return _slope_difference_bound(first._input_derivative(grid)[1], second._input_derivative(grid)[1],
+                                   curvature, 1.0 / (grid_size - 1), cap)[0]
+
+
+def _slope_difference_bound(slopes_first: np.ndarray, slopes_second: np.ndarray, curvature: float,
+                            spacing: float, cap: float) -> tuple[float, float]:
+    """(certified bound, largest grid value) of |first' - second'| from their derivatives on a uniform grid.
+
+    ``curvature`` bounds the Lipschitz constant of first' - second'; ``cap`` is a bound that always holds
+    (the sum of the two networks' Lipschitz bounds); see :func:`slope_difference_bound`."""
+    if not math.isfinite(curvature):
+        return float(cap), float(cap)
+    bound, largest = _sup_difference_bound(slopes_first, slopes_second, curvature, spacing)
+    return min(bound, float(cap)), largest

@@ -90,10 +90,11 @@ def _batch(rng, size, actions=2, action=None):
            "k = 94.3; the Lemma 6 norm of the (constant) difference and the exact epsilon of 156 releases "
            "at the former calibration's sigma = 0.0875, beta = 15201",
     function="privcal.rkhs.update_sup_bound",
-    corrected="Bound the update in the agent instead: every update is certified to move Q by at most c "
-              "(privcal.rl.dpq_agent.certified_step); release j then has sup |Q_j - Q'_j| <= 2 j c and Lip <= "
-              "2L (privcal.rkhs.clipped_release_sensitivity_squared), composed exactly (privcal.calibrators.dpq, variant "
-              "'valid').",
+    corrected="Bound the update in the agent instead: every update is certified to move Q by at most c in sup norm "
+              "and by at most l in Lipschitz constant (privcal.rl.dpq_agent.certified_step) and starts from the "
+              "released function; every release then differs between two reward functions by Delta - Delta' "
+              "(sup <= 2c, Lip <= 2l, privcal.rkhs.restarted_release_sensitivity_squared), composed exactly "
+              "(privcal.calibrators.dpq, variant 'valid').",
     corrected_function="privcal.calibrators.dpq.calibrate (variant='valid')",
 )
 def _update_sup(ctx) -> Outcome:

@@ -487,8 +487,9 @@ def _e3_condition(ctx) -> Outcome:
            "at k = 23 (giving the composition ALL of delta = 1e-4), and an empirical audit (Clopper-Pearson, "
            "Bonferroni, 95%) of the GP mechanism observed at 4 points",
     function="privcal.calibrators.dpq.check",
-    corrected="At (0.9, 1e-4) use the valid calibration (privcal.calibrators.dpq.calibrate); even ignoring the failure term "
-              "and the sensitivity error the exact composition needs a sigma about 9 times larger.",
+    corrected="At (0.9, 1e-4) the algorithm as printed needs, even ignoring the failure term and the sensitivity error, "
+              "a sigma about 9 times larger for the exact composition; use the valid variant (privcal.calibrators.dpq."
+              "calibrate: every update certified and started from the released function, a different sensitivity).",
     corrected_function="privcal.calibrators.dpq.calibrate",
 )
 def _e3_privacy(ctx) -> Outcome:
@@ -508,9 +509,10 @@ def _e3_privacy(ctx) -> Outcome:
     return Outcome(FAILS if refuted else HOLDS, "; ".join(rows) + f" (exact delta: the {EXACT_PROFILE}, with the "
                    "paper's own sensitivity; the audit: a Clopper-Pearson lower bound)",
                    counterexample="sigma = 0.32 at eps = 0.9 (and sigma = 0.74 at eps = 0.45)", data=data,
-                   corrected=f"At (0.9, 1e-4) the valid calibration is sigma = {g(valid, 3)} (privcal.calibrators.dpq.calibrate); "
-                             "even ignoring the failure term and the sensitivity error the exact composition of the "
-                             f"78 releases needs sigma >= {g(exact, 3)}.")
+                   corrected=f"At (0.9, 1e-4) the algorithm as printed needs, even ignoring the failure term and the "
+                             f"sensitivity error, sigma >= {g(exact, 3)} for the exact composition of the 78 releases; "
+                             f"the valid variant (every update certified in sup and slope and started from the released "
+                             f"function, privcal.calibrators.dpq.calibrate) needs sigma = {g(valid, 3)}.")
 
 
 # ===================================================================================================
