@@ -186,3 +186,15 @@ def test_table_takes_the_pld_flags_and_plot_refuses_them_without_a_pld(capsys, m
     assert code == 2 and "--pld-accuracy must be in (0, 1)" in err and len(err.strip().splitlines()) == 1
     code, _, err = run(capsys, "plot", "profile", "--sigma", "2", "--pld-accuracy", "0.01", "--out", "x.png")
     assert code == 2 and "apply only with --sample-rate" in err
+
+
+def test_flags_that_a_command_would_ignore_are_refused(capsys):
+    """`frontier pucb --delta` without Gaussian counters (Laplace counters are pure epsilon-DP: delta would be
+    ignored) and `train dpq --method select --sampler/--update-lipschitz` (Algorithm 1's knobs) exit 2 with
+    one line naming the flag."""
+    code, _, err = run(capsys, "frontier", "pucb", "--variant", "valid", "--delta", "1e-5")
+    assert code == 2 and "--delta applies to pucb only" in err and len(err.strip().splitlines()) == 1
+    for flag, value in (("--sampler", "authors"), ("--update-lipschitz", "0.1")):
+        code, _, err = run(capsys, "train", "dpq", "--method", "select", "--epsilon", "7", "--delta", "1e-5",
+                           flag, value)
+        assert code == 2 and flag in err and "does not apply to --method select" in err

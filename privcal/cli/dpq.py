@@ -237,7 +237,8 @@ def _run_learner(args: argparse.Namespace, fmt: str) -> int:
                             ("--optimizer", args.optimizer), ("--buffer-size", args.buffer_size),
                             ("--target-update", args.target_update), ("--noise-reset", args.noise_reset),
                             ("--lipschitz", args.lipschitz), ("--gamma", args.gamma), ("--episodes", args.episodes),
-                            ("--plot", args.plot)) if v is not None]
+                            ("--plot", args.plot), ("--update-lipschitz", args.update_lipschitz),
+                            ("--sampler", args.sampler)) if v is not None]
     if args.privacy_report:
         wrong.append("--privacy-report")
     if args.loop != "algorithm1" or args.variant != "valid":

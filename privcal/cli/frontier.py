@@ -101,6 +101,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--backend dask needs --scheduler ADDRESS (e.g. tcp://host:8786)")
     if args.backend != "dask" and args.scheduler is not None:
         raise ValueError("--scheduler is used only with --backend dask")
+    if args.delta is not None and args.agent == "pucb" and args.variant not in ("all", "gaussian"):
+        raise ValueError("--delta applies to pucb only with --variant gaussian or all (the Laplace counters are "
+                         "pure epsilon-DP)")
     if args.n_jobs == 0 or args.n_jobs < -1:
         raise ValueError(f"--n-jobs must be an integer >= 1 or -1, got {args.n_jobs}")
     bar = None
