@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -226,12 +226,7 @@ def train_select(*, epsilon: float, delta: Optional[float] = None, selector: str
     if rollouts < 1:
         raise ValueError(f"samples must be at least {envs.EPISODE_STEPS * k} (one episode of {envs.EPISODE_STEPS} "
                          f"steps per policy, {k} policies), got {samples!r}")
-    n_eval = V.positive_int("evaluation_episodes", evaluation_episodes)
-    if n_eval < 2:
-        raise ValueError(f"evaluation_episodes must be an integer >= 2, got {evaluation_episodes!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    theta = envs.draw_peak(int(seed)) if peak is None else V.in_closed("peak", peak, 0.0, 1.0)
+    n_eval, seed, theta = envs.run_inputs(evaluation_episodes, seed, peak)
     return _train_select(eps, delta, selector, taus, rollouts, theta, unit, n_eval, int(seed))
 
 

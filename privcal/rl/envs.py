@@ -52,7 +52,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 __all__ = ["ENV_ID", "PEAK_ENV_ID", "IntervalEnv", "RandomPeakIntervalEnv", "MAX_STEP", "EPISODE_STEPS",
            "register", "reward", "reference_return", "draw_peak", "expected_reward", "episode_returns",
-           "policy_return", "middle_policy", "trivial_return"]
+           "policy_return", "middle_policy", "trivial_return", "run_inputs"]
 
 ENV_ID = "privcal/Interval-v0"
 PEAK_ENV_ID = "privcal/IntervalPeak-v0"
@@ -401,3 +401,21 @@ def register() -> bool:
 
 
 register()
+
+
+def run_inputs(evaluation_episodes: int, seed: int, peak: Optional[float]) -> tuple[int, int, float]:
+    """(evaluation episodes, seed, reward peak theta) of a learner's run, each checked and named: episodes an
+    int >= 2, seed a non-negative int, peak in [0, 1] or None (then drawn from the seed, :func:`draw_peak`).
+
+    Args:
+        evaluation_episodes: simulated episodes of the released policy, an int >= 2.
+        seed: the run's seed, an int >= 0.
+        peak: the reward's peak theta in [0, 1], or None.
+    """
+    n_eval = V.positive_int("evaluation_episodes", evaluation_episodes)
+    if n_eval < 2:
+        raise ValueError(f"evaluation_episodes must be an integer >= 2, got {evaluation_episodes!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    theta = draw_peak(int(seed)) if peak is None else V.in_closed("peak", peak, 0.0, 1.0)
+    return n_eval, int(seed), theta

@@ -40,7 +40,6 @@ not cover the reward-function unit (a change of the reward function changes ever
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Optional
 
@@ -277,12 +276,7 @@ def train_fqi_dpsgd(*, epsilon: Optional[float], delta: Optional[float], privacy
     cfg = FQIConfig() if config is None else config
     if not isinstance(cfg, FQIConfig):
         raise ValueError(f"config must be an FQIConfig, got {type(cfg).__name__}")
-    n_eval = V.positive_int("evaluation_episodes", evaluation_episodes)
-    if n_eval < 2:
-        raise ValueError(f"evaluation_episodes must be an integer >= 2, got {evaluation_episodes!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    theta = envs.draw_peak(int(seed)) if peak is None else V.in_closed("peak", peak, 0.0, 1.0)
+    n_eval, seed, theta = envs.run_inputs(evaluation_episodes, seed, peak)
     records = n_ep * envs.EPISODE_STEPS if unit == "transition" else n_ep
     batch = (256.0 if unit == "transition" else 16.0) if cfg.batch is None else cfg.batch
     q = min(1.0, batch / records)

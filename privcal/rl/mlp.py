@@ -366,17 +366,9 @@ def sup_difference_bound(first: LipschitzMLP, second: LipschitzMLP, grid_size: i
     Raises:
         ValueError: an argument is outside its range or the networks do not match.
     """
-    grid_size = V.positive_int("grid_size", grid_size)
-    if grid_size < 2:
-        raise ValueError(f"grid_size must be an int >= 2, got {grid_size!r}")
-    for name, net in (("first", first), ("second", second)):
-        if not isinstance(net, LipschitzMLP) or net.sizes[0] != 1:
-            raise ValueError(f"{name} must be a LipschitzMLP with one input, got {net!r}")
-    if first.sizes[-1] != second.sizes[-1]:
-        raise ValueError(f"first and second must have as many outputs, got {first.sizes[-1]} and {second.sizes[-1]}")
-    grid = np.linspace(0.0, 1.0, grid_size)[:, None]
+    grid = _pair_grid(first, second, grid_size)
     slope = first.lipschitz_bound() + second.lipschitz_bound()
-    return _sup_difference_bound(first(grid), second(grid), slope, 1.0 / (grid_size - 1))[0]
+    return _sup_difference_bound(first(grid), second(grid), slope, 1.0 / (grid.shape[0] - 1))[0]
 
 
 def _sup_difference_bound(values_first: np.ndarray, values_second: np.ndarray, slope: float,
@@ -413,19 +405,11 @@ def slope_difference_bound(first: LipschitzMLP, second: LipschitzMLP, grid_size:
     Raises:
         ValueError: an argument is outside its range or the networks do not match.
     """
-    grid_size = V.positive_int("grid_size", grid_size)
-    if grid_size < 2:
-        raise ValueError(f"grid_size must be an int >= 2, got {grid_size!r}")
-    for name, net in (("first", first), ("second", second)):
-        if not isinstance(net, LipschitzMLP) or net.sizes[0] != 1:
-            raise ValueError(f"{name} must be a LipschitzMLP with one input, got {net!r}")
-    if first.sizes[-1] != second.sizes[-1]:
-        raise ValueError(f"first and second must have as many outputs, got {first.sizes[-1]} and {second.sizes[-1]}")
-    grid = np.linspace(0.0, 1.0, grid_size)[:, None]
+    grid = _pair_grid(first, second, grid_size)
     curvature = first.curvature_bound() + second.curvature_bound()
     cap = first.lipschitz_bound() + second.lipschitz_bound()
     return _slope_difference_bound(first._input_derivative(grid)[1], second._input_derivative(grid)[1],
-                                   curvature, 1.0 / (grid_size - 1), cap)[0]
+                                   curvature, 1.0 / (grid.shape[0] - 1), cap)[0]
 
 
 def _slope_difference_bound(slopes_first: np.ndarray, slopes_second: np.ndarray, curvature: float,
@@ -438,3 +422,16 @@ def _slope_difference_bound(slopes_first: np.ndarray, slopes_second: np.ndarray,
         return float(cap), float(cap)
     bound, largest = _sup_difference_bound(slopes_first, slopes_second, curvature, spacing)
     return min(bound, float(cap)), largest
+
+
+def _pair_grid(first, second, grid_size) -> np.ndarray:
+    """The state grid of a certified bound on first - second, the arguments checked (each named)."""
+    grid_size = V.positive_int("grid_size", grid_size)
+    if grid_size < 2:
+        raise ValueError(f"grid_size must be an int >= 2, got {grid_size!r}")
+    for name, net in (("first", first), ("second", second)):
+        if not isinstance(net, LipschitzMLP) or net.sizes[0] != 1:
+            raise ValueError(f"{name} must be a LipschitzMLP with one input, got {net!r}")
+    if first.sizes[-1] != second.sizes[-1]:
+        raise ValueError(f"first and second must have as many outputs, got {first.sizes[-1]} and {second.sizes[-1]}")
+    return np.linspace(0.0, 1.0, grid_size)[:, None]
