@@ -366,13 +366,9 @@ def run(args: argparse.Namespace) -> int:
     noise = "no noise" if result.sigma is None else f"σ = {result.sigma:.4g}"
     target = (f"ε = {args.epsilon:g}, δ = {args.delta:g}, " if args.epsilon is not None
               else "no privacy target, " if result.sigma is None else "σ given (no privacy claim), ")
-    spec = _cli_train.PlotSpec(
-        episodes, args.method, r,
-        title=f"{args.method} on the interval environment: {target}{noise}; T = {hp.samples}, seed {args.seed}",
-        xlabel="episode", ylabel="return per episode (50 steps)",
-        references={"non-private baseline": series.get("non_private_return"),
-                    "random policy": refs.get("random_policy_return"),
-                    "move to the middle": refs.get("move_to_middle_return")})
+    spec = _plot_spec(episodes, args.method, r,
+                      f"{args.method} on the interval environment: {target}{noise}; T = {hp.samples}, seed {args.seed}",
+                      series, refs)
     _cli_train.emit(args, fmt, out, "\n".join(lines), series, spec)
     return 0
 
@@ -460,12 +456,17 @@ def _run_replay(args: argparse.Namespace, fmt: str) -> int:
     if report is not None:
         lines += ["  " + line for line in report.describe().splitlines()]
     lines.append(f"  time                  {seconds:.2f} s")
-    spec = _cli_train.PlotSpec(
-        episodes, f"replay loop, sigma {config.sigma:g}", r,
-        title=f"The paper's experiment as run (replay loop), seed {args.seed}; no valid guarantee",
-        xlabel="episode", ylabel="return per episode (50 steps)",
+    spec = _plot_spec(episodes, f"replay loop, sigma {config.sigma:g}", r,
+                      f"The paper's experiment as run (replay loop), seed {args.seed}; no valid guarantee", series, refs)
+    _cli_train.emit(args, fmt, out, "\n".join(lines), series, spec)
+    return 0
+
+
+def _plot_spec(episodes, label: str, returns, title: str, series: dict, refs: dict):
+    """The picture of a DP-Q run: its returns per episode against the non-private baseline, the random
+    policy and move-to-the-middle (the references it was run with)."""
+    return _cli_train.PlotSpec(
+        episodes, label, returns, title=title, xlabel="episode", ylabel="return per episode (50 steps)",
         references={"non-private baseline": series.get("non_private_return"),
                     "random policy": refs.get("random_policy_return"),
                     "move to the middle": refs.get("move_to_middle_return")})
-    _cli_train.emit(args, fmt, out, "\n".join(lines), series, spec)
-    return 0

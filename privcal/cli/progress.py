@@ -74,12 +74,7 @@ class ProgressBar:
         elapsed = now - self._start
         eta = f"{elapsed * (1 - frac) / frac:5.1f}s" if frac > 0 else "    ?"
         line = f"{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {done}/{self.total} {elapsed:5.1f}s eta {eta}"
-        if self.tty:
-            self.stream.write("\r" + line)
-            self._open = True
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
+        self._open = _write_line(self.stream, self.tty, line) or self._open
 
     def close(self) -> None:
         """End the line (on a terminal, when one was drawn)."""
@@ -119,12 +114,7 @@ class Working:
     def draw(self) -> None:
         """Write the line once (the thread calls it on a terminal; called elsewhere, a whole line)."""
         line = f"{self.label} ... {time.perf_counter() - self._start:.0f}s"
-        if self.tty:
-            self.stream.write("\r" + line)
-            self._open = True
-        else:
-            self.stream.write(line + "\n")
-        self.stream.flush()
+        self._open = _write_line(self.stream, self.tty, line) or self._open
 
     def _run(self) -> None:
         if self._stop.wait(self.after):
@@ -154,3 +144,13 @@ class Working:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _write_line(stream, tty: bool, line: str) -> bool:
+    """Redraw ``line`` in place on a terminal (True: a line is open), else write it whole (False)."""
+    if tty:
+        stream.write("\r" + line)
+    else:
+        stream.write(line + "\n")
+    stream.flush()
+    return tty
