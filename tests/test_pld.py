@@ -292,7 +292,7 @@ def test_cache_keeps_a_bracket_and_stays_under_the_memory_cap(monkeypatch):
     eps = pld.epsilon(1e-5)
     n = len(calls)
     assert n > 0
-    assert pld.bracket(1e-5)[1] == eps and pld.accuracy_met(1e-5) in (True, False)
+    assert pld.bracket(1e-5)[1] == eps and pld.accuracy_met(1e-5)  # width within 1e-3 here (measured 7e-4)
     assert len(calls) == n
     import numpy as np
 
