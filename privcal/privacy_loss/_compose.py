@@ -159,19 +159,6 @@ def window_size(factors, tail: float = WINDOW_TAIL) -> int:
     return int(sfft.next_fast_len(B - A + 1, real=True))
 
 
-_DIP_CACHE: dict = {}
-
-
-def _dipole_factor(N: int) -> np.ndarray:
-    """|1 - exp(-2 pi i k / N)| = 2 |sin(pi k / N)| for k = 0..N/2 (cached by N)."""
-    out = _DIP_CACHE.get(N)
-    if out is None:
-        if len(_DIP_CACHE) > 16:
-            _DIP_CACHE.clear()
-        out = _DIP_CACHE[N] = 2.0 * np.abs(np.sin(np.pi * np.arange(N // 2 + 1) / N))
-    return out
-
-
 def _inf_err(factors, inf_mass: float) -> float:
     """Bound of the error of :func:`_inf_mass`: the factors' own (n err_inf each, to first order, with a
     factor 2 for the second), log1p / product / sum / expm1 roundings ((k + 3) u |s|, s its exponent)."""
@@ -346,7 +333,6 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
     if check is not None:
         check(N)
     k = np.arange(N // 2 + 1)
-    dip = _dipole_factor(N)
     logmod = np.zeros(k.size)
     phase = np.zeros(k.size)
     log_hi = np.zeros(k.size)

@@ -9,7 +9,6 @@ import math
 from fractions import Fraction
 from typing import Optional
 
-import numpy as np
 
 from .. import _validate as V
 from . import _build, _compose
