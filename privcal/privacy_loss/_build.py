@@ -18,8 +18,10 @@ From the cell masses on the grid g_j = j h two discrete PLDs are built:
   lowered, Q-mass raised by their error bounds), each cell's mass is merged into one atom (a
   post-processing of the true pair) and the atom is mixed with part of the atom of the cell below until
   its likelihood ratio is about e^{g_j} (a further post-processing), each emission checked to lie in
-  [e^{g_j} Q, P] whatever the rounding; where the cell below is too light the excess P-mass is dropped,
-  as is the mass outside the grid (dropping P-mass only decreases every delta). It needs no error bound.
+  [e^{g_j} Q, P] whatever the rounding; the heaviest rests (the piles at a bounded end of the loss) are
+  mixed with emitted mixtures further away, and what is left is emitted at its own grid point with its
+  P-mass (a loss rounded down, its P-mass kept: the composed delta is non-decreasing in both). The mass
+  below the grid is dropped. It needs no error bound.
 
 Both keep the error of the discretisation second order in h: the split and the merge only move mass
 within one cell. The upper PLD carries a bound on its own round-off (see :class:`Pmf`). Derivations and
@@ -403,24 +405,115 @@ def _lower_pmf(lo: int, g, p, rt, lr, p_err, q_err, below: float, log_below: flo
 
 
 def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float) -> np.ndarray:
-    """P-mass emitted at each g_j (j = 0..m-1) by the dominated construction, vectorised: each cell's
-    atom (ratio in [e^{g_j}, e^{g_{j+1}}], certified by the caller) is cut into three parts fixed in
-    advance: a fraction x_j mixed with a fraction z_{j-1} of the atom below so that the mixture's ratio
-    is e^{g_j} (z_{j-1} deficit_j = x_j excess_j), a fraction z_j given to the mixture at g_{j+1}, and the
-    rest emitted alone at g_j (its ratio rounded down to e^{g_j}: P-mass dropped).
+    """P-mass emitted at each g_j (j = 0..m-1) by the dominated construction (docs/pld.md Sec. 2.3).
 
-    Any fractions with x_j + z_j <= 1 are a post-processing (docs/pld.md Sec. 2.3). With a_j =
-    excess_j / deficit_j, x_j = 1 / (1 + max(a_j, a_{j+1})) and z_j = x_{j+1} a_{j+1} give
-    x_j + z_j <= 1 / (1 + a_{j+1}) + a_{j+1} / (1 + a_{j+1}) = 1, with equality where a is locally
-    constant (every cell used in full); both are shrunk by 4u so that their computed values keep the
-    sum below 1, and the rest by 4u absolutely. Each emission is checked as in the sequential sweep it
-    replaces: the upper bound R+ = (x_j rt_j + z_{j-1} e^h rt_{j-1}) (1 + 4u) of e^{g_j} Q against the
-    lower bound P- = (x_j p_j + z_{j-1} p_{j-1}) (1 - 4u) of P (e^h rounded up). z_{j-1} is first
-    lowered by 64u P / deficit_j so that the check has room; where it fails the cell mixes nothing
-    (z_{j-1} = 0, that part of the atom below joins its rest), and a part that fails alone emits
-    nothing."""
+    The pairing (:func:`_pair_level`) mixes a fraction of each cell's atom with a fraction of the atom
+    below so that the mixture's ratio is e^{g_j}. A cell much heavier than its neighbours -- the mass piled
+    at the infimum of a bounded-below loss or at the supremum of a bounded-above one -- keeps most of its
+    atom; :func:`_absorb_piles` mixes the heaviest such rests with emitted mixtures further away (an
+    atom at g_i taken up to a higher point, or down to a lower one, with the rest), and what is still left
+    is emitted at its own g_j with its P-mass (its loss rounded down).
+
+    Validity: cutting an atom, merging atoms and mixing are post-processings; a mixture is emitted only
+    where a lower bound of its P-mass is at least an upper bound of e^{g} times its Q-mass (its loss is
+    >= g), and every emission puts a lower bound of a P-mass at a loss at most its true loss. The composed
+    delta_T(eps) = E_{P^T}[(1 - e^{eps - sum_i L_i})_+] is non-decreasing in every L_i and in every P-mass,
+    so every delta of every composition of the emitted PMFs is at most the true one."""
     u = _U
     eh = math.exp(h) * (1.0 + 2 * u)  # e^h rounded up: e^{g_j} Q of the cell below is not underestimated
+    out, r_out, left = _pair_level(p, rt, eh, below_p, below_rt)
+    lp = left * p * (1.0 - 2 * u)  # the rest: P from below, e^{g_j} Q from above
+    lrt = left * rt * (1.0 + 2 * u)
+    out, lp = _absorb_piles(out, r_out, lp, lrt, h)
+    return out + lp * (1.0 - 4 * u)
+
+
+#: rests absorbed by :func:`_absorb_piles` per PMF (the heaviest), and how far their partners may be (cells)
+_PILES, _PILE_REACH = 8, 512
+
+
+def _absorb_piles(out, r_out, lp, lrt, h):
+    """Mix the heaviest rests of the pairing with emitted mixtures (docs/pld.md Sec. 2.3).
+
+    A rest at cell j (P-mass >= lp_j, e^{g_j} Q <= lrt_j, ratio in (e^{g_j}, e^{g_j + h}]) rounded down to g_j
+    loses its excess lp_j - lrt_j to first order. Mixed with fractions y_i of the mixtures emitted at g_i <
+    g_j (P >= out_i, e^{g_i} Q <= r_out_i, each with a deficit r_out_i e^{(j - i) h} - out_i relative to
+    g_j) until the deficits cover the excess, the mixture has ratio >= e^{g_j} and goes to g_j whole: the
+    rest moves down and the partners up, a second-order change. Where no mixture lies below (the infimum
+    of a bounded-below loss) the rest is mixed up to g_{j+1} with mixtures above it, which have an excess
+    relative to g_{j+1}. Each mixture is checked as in the pairing (lower bound of P against an upper
+    bound of e^{g} Q, with 64u of room); a partner's used fraction is removed from its own emission.
+    Returns the emissions and the rests left."""
+    u = _U
+    out, r_out, lp = out.copy(), r_out.copy(), lp.copy()
+    excess = lp - lrt
+    floor = 1e-9 * h * float(out.sum())  # a rest whose excess is below this is not worth a loop
+    for j in np.argsort(-excess)[:_PILES]:
+        j = int(j)
+        if not (excess[j] > floor and lp[j] > 0.0):
+            continue
+        for direction in (-1, 1):
+            if direction < 0:  # land at g_j with partners below: their deficits relative to g_j
+                target = j
+                sel = np.arange(j - 1, max(j - 1 - _PILE_REACH, -1), -1)
+                scale = np.exp((j - sel) * h) * (1.0 + 4 * u)  # e^{g_j - g_i}, rounded up
+                need, rest_rt = lp[j] - lrt[j], lrt[j]
+                gain = r_out[sel] * scale - out[sel]
+            else:  # land at g_{j+1} with partners above it: their excesses relative to g_{j+1}
+                target = j + 1
+                sel = np.arange(j + 2, min(j + 2 + _PILE_REACH, out.size))
+                scale = np.exp(-(sel - target) * h) * (1.0 + 4 * u)  # e^{g_{j+1} - g_i}, rounded up
+                rest_rt = lrt[j] * math.exp(h) * (1.0 + 4 * u)
+                need = rest_rt - lp[j]
+                gain = out[sel] - r_out[sel] * scale
+            if sel.size == 0 or target >= out.size or not need > 0.0:
+                continue
+            gain = np.maximum(gain, 0.0)
+            total = np.cumsum(gain)
+            if not total[-1] > 0.0 or (direction < 0 and total[-1] < need):
+                continue  # below: only where the partners cover the whole excess (else the rest is rounded down)
+            k = min(int(np.searchsorted(total, need)), sel.size - 1)  # partners 0..k (the k-th partly)
+            before = float(total[k - 1]) if k > 0 else 0.0
+            y = np.ones(k + 1)  # fraction of each partner's mixture taken
+            room = 64 * u * (lp[j] + float(np.sum(out[sel[:k + 1]])))  # room for the check's roundings
+            if direction < 0:  # the rest's excess pays for the partners' deficits: they are rounded down
+                phi = 1.0
+                y[k] = min(max((need - before - room) / gain[k], 0.0), 1.0) if gain[k] > 0.0 else 0.0
+            else:  # the partners' excesses pay for the rest's deficit: the rest is rounded down
+                phi = min(max(float(min(total[-1], need + room) - room) / need, 0.0), 1.0)
+                y[k] = min(max((phi * need + room - before) / gain[k], 0.0), 1.0) if gain[k] > 0.0 else 0.0
+            sel, scale = sel[:k + 1], scale[:k + 1]
+            p_lo = (phi * lp[j] + float(np.sum(y * out[sel]))) * (1.0 - 4 * u)
+            r_hi = (phi * rest_rt + float(np.sum(y * r_out[sel] * scale))) * (1.0 + 8 * u)
+            if not r_hi <= p_lo:
+                continue
+            out[sel] = out[sel] * (1.0 - y) * (1.0 - 2 * u)  # what is left of each partner's mixture
+            r_out[sel] = r_out[sel] * (1.0 - y) * (1.0 + 2 * u)
+            out[target] += p_lo
+            r_out[target] += r_hi  # the new mixture may be a later rest's partner
+            lp[j] *= (1.0 - phi) * (1.0 - 2 * u)
+            break
+    return out, lp
+
+
+def _pair_level(p: np.ndarray, rt: np.ndarray, eh: float, below_p: float, below_rt: float):
+    """One level of the pairing on cells (G_i, G_i + H] with P-masses ``p`` and e^{G_i} Q-masses ``rt``
+    (certified bounds: P from below, e^{G_i} Q from above), ``eh`` = e^H rounded up. Returns the P-mass
+    emitted at each G_i by the mixtures, and the fraction of each cell left unused.
+
+    Each cell's atom (ratio in [e^{G_i}, e^{G_i + H}]) is cut into three parts fixed in advance: a fraction
+    x_i mixed with a fraction z_{i-1} of the atom below so that the mixture's ratio is e^{G_i}
+    (z_{i-1} deficit_i = x_i excess_i), a fraction z_i given to the mixture at G_{i+1}, and the rest.
+    Any fractions with x_i + z_i <= 1 are a post-processing. With a_i = excess_i / deficit_i,
+    x_i = 1 / (1 + max(a_i, a_{i+1})) and z_i = x_{i+1} a_{i+1} give x_i + z_i <= 1 / (1 + a_{i+1}) +
+    a_{i+1} / (1 + a_{i+1}) = 1, with equality where a is locally constant (every cell used in full); two
+    red-black passes raise each x_i to the room its two constraints leave. Both are shrunk by 8u / 4u so
+    that their computed values keep the sum below 1, and the rest by 4u absolutely. A mixture is emitted
+    (its P-mass lower bound P- = (x_i p_i + z_{i-1} p_{i-1}) (1 - 4u)) only where the upper bound
+    R+ = (x_i rt_i + z_{i-1} e^H rt_{i-1}) (1 + 4u) of e^{G_i} Q is <= P-, after z_{i-1} is lowered by
+    64u P / deficit_i to make room; where the check fails the cell mixes nothing and both parts stay in
+    the rest."""
+    u = _U
     lo_f, hi_f = 1.0 - 4 * u, 1.0 + 4 * u
     shrink = 1.0 - 4 * u
     prev_p = np.concatenate([[below_p], p[:-1]])
@@ -448,19 +541,15 @@ def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: fl
             sel[parity::2] = False
             x = np.where(sel, np.maximum(x, room), x)
     x = x * (1.0 - 8 * u)
-    z_prev = np.where(mix, x * a * shrink, 0.0)  # fraction of the atom below mixed at g_j
+    z_prev = np.where(mix, x * a * shrink, 0.0)  # fraction of the atom below mixed at G_i
     P_mix = x * p + z_prev * prev_p
     with np.errstate(divide="ignore", invalid="ignore"):
         z_prev = np.where(mix, np.maximum(z_prev - 64 * u * P_mix / np.where(mix, deficit, 1.0), 0.0), 0.0)
     P_lo = (x * p + z_prev * prev_p) * lo_f
     R_hi = (x * rt + (z_prev * eh) * prev_rt) * hi_f
-    ok = R_hi <= P_lo
-    R0 = x * rt * hi_f  # the x part alone
-    ok0 = R0 <= x * p * lo_f
-    out = np.where(ok, R_hi, np.where(ok0, R0, 0.0))
-    z_prev = np.where(ok, z_prev, 0.0)
-    z = np.concatenate([z_prev[1:], [0.0]])  # fraction of cell j used at g_{j+1}
-    left = np.maximum(1.0 - x - z - 4 * u, 0.0)
-    R_alone = left * rt * hi_f
-    out = out + np.where(R_alone <= left * p * lo_f, R_alone, 0.0)
-    return out
+    ok = (R_hi <= P_lo) & mix
+    out = np.where(ok, P_lo, 0.0)
+    r_out = np.where(ok, R_hi, 0.0)
+    z = np.concatenate([np.where(ok, z_prev, 0.0)[1:], [0.0]])  # fraction of cell i used at G_{i+1}
+    left = np.maximum(1.0 - np.where(ok, x, 0.0) - z - 4 * u, 0.0)
+    return out, r_out, left
