@@ -428,8 +428,9 @@ def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: fl
     return out + lp * (1.0 - 4 * u)
 
 
-#: rests absorbed by :func:`_absorb_piles` per PMF (the heaviest), and how far their partners may be (cells)
-_PILES, _PILE_REACH = 8, 512
+#: rests absorbed by :func:`_absorb_piles` per PMF (the heaviest), and how far their partners may be (cells):
+#: the near partners are tried first (a pile needs ~5 cells of them), the far ones where those fall short
+_PILES, _PILE_NEAR, _PILE_REACH = 8, 16, 512
 
 
 def _absorb_piles(out, r_out, lp, lrt, h):
@@ -452,16 +453,16 @@ def _absorb_piles(out, r_out, lp, lrt, h):
         j = int(j)
         if not (excess[j] > floor and lp[j] > 0.0):
             continue
-        for direction in (-1, 1):
+        for direction, reach in ((-1, _PILE_NEAR), (-1, _PILE_REACH), (1, _PILE_NEAR), (1, _PILE_REACH)):
             if direction < 0:  # land at g_j with partners below: their deficits relative to g_j
                 target = j
-                sel = np.arange(j - 1, max(j - 1 - _PILE_REACH, -1), -1)
+                sel = np.arange(j - 1, max(j - 1 - reach, -1), -1)
                 scale = np.exp((j - sel) * h) * (1.0 + 4 * u)  # e^{g_j - g_i}, rounded up
                 need, rest_rt = lp[j] - lrt[j], lrt[j]
                 gain = r_out[sel] * scale - out[sel]
             else:  # land at g_{j+1} with partners above it: their excesses relative to g_{j+1}
                 target = j + 1
-                sel = np.arange(j + 2, min(j + 2 + _PILE_REACH, out.size))
+                sel = np.arange(j + 2, min(j + 2 + reach, out.size))
                 scale = np.exp(-(sel - target) * h) * (1.0 + 4 * u)  # e^{g_{j+1} - g_i}, rounded up
                 rest_rt = lrt[j] * math.exp(h) * (1.0 + 4 * u)
                 need = rest_rt - lp[j]
@@ -470,8 +471,8 @@ def _absorb_piles(out, r_out, lp, lrt, h):
                 continue
             gain = np.maximum(gain, 0.0)
             total = np.cumsum(gain)
-            if not total[-1] > 0.0 or (direction < 0 and total[-1] < need):
-                continue  # below: only where the partners cover the whole excess (else the rest is rounded down)
+            if not total[-1] > 0.0 or ((direction < 0 or reach < _PILE_REACH) and total[-1] < need):
+                continue  # below, or near only: where the partners cover it all (else the rest is rounded down)
             k = min(int(np.searchsorted(total, need)), sel.size - 1)  # partners 0..k (the k-th partly)
             before = float(total[k - 1]) if k > 0 else 0.0
             y = np.ones(k + 1)  # fraction of each partner's mixture taken
