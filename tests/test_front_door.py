@@ -21,7 +21,7 @@ SUB = dict(steps=100, sample_rate=0.01)  # a subsampled setting the PLD prices a
 
 
 def _fail_with(exc):
-    def fail(self, delta):
+    def fail(self, delta, *args):
         raise exc
 
     return fail
@@ -121,7 +121,7 @@ def test_the_secant_says_infeasible_instead_of_an_absurd_sigma(monkeypatch):
                         lambda self, d: 0.0 if self._ledger[0][0].event.noise_multiplier > 1e13 else math.inf)
     # the calibration's probes read the rule grid's upper end (the pair's noise multiplier is its .s)
     monkeypatch.setattr(PLD, "unchecked_probe_epsilon",
-                        lambda self, d: 0.0 if self._factors[0][0].s > 1e13 else math.inf)
+                        lambda self, d, coarsen=1: 0.0 if self._factors[0][0].s > 1e13 else math.inf)
     rel = Releases(1.0, 3, 0.0035642, "poisson", None)
     with pytest.raises(InfeasibleError, match="no sigma up to 1e.12"):
         PLDAccountant().sigma_for(rel, 0.92778, 4.70e-11)
@@ -151,9 +151,9 @@ def test_a_probe_over_the_memory_cap_moves_up(monkeypatch):
     refused = []
     real = PLD.unchecked_probe_epsilon  # what the calibration's probes read
 
-    def spy(self, delta):
+    def spy(self, delta, coarsen=1):
         try:
-            return real(self, delta)
+            return real(self, delta, coarsen)
         except MemoryLimitError:
             refused.append(self._factors[0][0].s)  # the pair's noise multiplier
             raise
@@ -327,3 +327,40 @@ def test_basic_is_monotone_in_delta(eps, d0, count, log_delta):
     acc = BasicAccountant().compose(privcal.ApproxDPEvent(eps, d0), count)
     delta = 10.0 ** log_delta
     assert acc.epsilon(min(2 * delta, 0.99)) <= acc.epsilon(delta)
+
+
+@pytest.mark.parametrize("q, steps, target", [(1e-3, 1000, 1.0), (0.01, 100_000, 8.0), (0.1, 1000, 0.5)])
+def test_a_pld_calibration_stops_within_eps_rtol_below_the_target(q, steps, target):
+    # the rule grid's upper epsilon moves by ~3e-5 between neighbouring sigmas, so the secant stops once its
+    # feasible end is within _EPS_RTOL (1e-4) below the target instead of chasing the grid to a 1e-7
+    # bracket (it took 10-13 probes): the answer is feasible and at most 1e-4 conservative in epsilon
+
+    rel = Releases(1.0, steps, q, "poisson", None)
+    sigma = PLDAccountant().sigma_for(rel, target, 1e-5)
+    upper = PLDAccountant()._fresh()._compose(rel.event(sigma)).pld.unchecked_probe_epsilon(1e-5)
+    assert target * (1 - 1e-4) <= upper <= target  # the promise, not the constant (which may not loosen)
+
+
+def test_the_coarse_phase_of_a_pld_calibration_is_only_a_start(monkeypatch):
+    # the first phase runs on a 4x coarser grid; if its numbers were wrong (here: 3x too small, so its
+    # root is far too small a sigma) the answer must still be the rule grid's, checked there
+    from privcal.pld import PLD
+
+    rel = Releases(1.0, 1000, 0.01, "poisson", None)
+    reference = PLDAccountant().sigma_for(rel, 1.0, 1e-5, sigma_hint=1.4)  # a hint skips the coarse phase
+    real = PLD.unchecked_probe_epsilon
+    coarse = []
+
+    def wrong_when_coarse(self, delta, coarsen=1):
+        value = real(self, delta, coarsen)
+        if coarsen > 1:
+            coarse.append(value)
+            return value / 3.0
+        return value
+
+    monkeypatch.setattr(PLD, "unchecked_probe_epsilon", wrong_when_coarse)
+    sigma = PLDAccountant().sigma_for(rel, 1.0, 1e-5)
+    assert coarse  # the coarse phase ran
+    monkeypatch.setattr(PLD, "unchecked_probe_epsilon", real)
+    assert PLDAccountant().compose(rel.event(sigma)).epsilon(1e-5) <= 1.0
+    assert sigma == pytest.approx(reference, rel=2e-4)

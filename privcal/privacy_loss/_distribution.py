@@ -364,17 +364,20 @@ class PLD:
         """
         return self.unchecked_probe_epsilon(V.open_unit("delta", delta))
 
-    def unchecked_probe_epsilon(self, delta: float) -> float:
+    def unchecked_probe_epsilon(self, delta: float, coarsen: int = 1) -> float:
         """:meth:`probe_epsilon` for a delta already validated (a calibration's probes: no validation each).
 
         Args:
             delta: target delta, in (0, 1) (trusted).
+            coarsen: the grid spacing times this power of two (a calibration's first, rough phase: still
+                a certified upper bound, about ``coarsen`` times cheaper, but not the grid of
+                :meth:`epsilon`); default 1.
         """
         if not self._factors:
             return 0.0
         if self.value_discretization is not None:
-            return self._pure_cap(self._upper_at(delta, self.value_discretization), delta)
-        h = self._fitting_h(self._auto_h(), delta)
+            return self._pure_cap(self._upper_at(delta, self.value_discretization * coarsen), delta)
+        h = self._fitting_h(self._auto_h() * coarsen, delta)
         for k in range(_MAX_COARSEN + 1):  # as _bracket: the composed window may not fit where one step does
             try:  # (the same grid the bracket starts on, so the probe is never below epsilon())
                 return self._pure_cap(self._upper_at(delta, h), delta)
