@@ -250,3 +250,15 @@ def test_train_dpq_loop_replay_is_labelled_without_guarantee(capsys):
         assert code == 2 and len(err.splitlines()) == 1, extra
     code, _, err = _run(capsys, "train", "dpq", "--sigma", "1", "--episodes", "2")
     assert code == 2 and "--loop replay" in err
+
+
+def test_json_notes_name_the_flags_as_the_text_does(capsys):
+    # issue 20, item 4: "every piece of advice names a flag that exists"; the JSON notes said memory_limit
+    # (the library's argument) where the text said --memory-limit. 2 MiB forces a coarse grid here.
+    argv = ("epsilon", "--sigma", "0.8", "--delta", "1e-5", "--steps", "1e5", "--sample-rate", "0.001",
+            "--memory-limit", "2")
+    notes = json.loads(_run(capsys, *argv, "--format", "json")[1])["notes"]
+    text = _run(capsys, *argv)[1]
+    assert notes and any("raise --memory-limit" in n for n in notes)
+    assert not any("memory_limit" in n or "max(accuracy" in n for n in notes)
+    assert "raise --memory-limit" in " ".join(text.split())

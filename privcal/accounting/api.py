@@ -372,9 +372,12 @@ def _bracket(acc: Accountant, value: float, delta: float) -> tuple[Optional[tupl
     lower = min(float(lower), value)
     wanted = max(acc.accuracy * value, acc.absolute_accuracy)
     met = not wide(acc, delta) and value - lower <= wanted * (1.0 + 1e-9)
+    capped = any("memory_limit" in n for n in getattr(getattr(acc, "pld", None), "notes", ()))
+    why = ("a finer grid would exceed memory_limit (raise memory_limit to refine it)" if capped else
+           "the grid could not be refined further")
     notes = () if met else (
         f"pld bracket [{lower:.6g}, {value:.6g}] is wider than the requested accuracy ({wanted:.3g} = max(accuracy "
-        f"{acc.accuracy:g} x epsilon, {acc.absolute_accuracy:g})): the grid could not be refined further",)
+        f"{acc.accuracy:g} x epsilon, {acc.absolute_accuracy:g})): {why}",)
     return (lower, value), notes
 
 

@@ -227,7 +227,7 @@ def _check_table_flags(args, defaults) -> None:
 
 def _report_dict(report) -> dict:
     d = dict(report.__dict__)
-    d["notes"] = list(d["notes"])
+    d["notes"] = [_user_words(note) for note in d["notes"]]  # the flags, as in the text output
     return d
 
 
@@ -347,7 +347,7 @@ def _cmd_calibrate(args) -> int:
     lines += [f"  note        {_user_words(note)}" for note in r.notes]
     _out.emit(_out.chosen(args),
                   {"scale": r.factor, "sigmas": r.sigmas, "epsilon": args.epsilon, "delta": args.delta,
-                   "accountant": r.accountant, "scaled_group": args.scale, "notes": list(r.notes)},
+                   "accountant": r.accountant, "scaled_group": args.scale, "notes": [_user_words(note) for note in r.notes]},
                   "\n".join(lines))
     return 0
 
@@ -373,7 +373,7 @@ def _cmd_epsilon(args) -> int:
     lines += [f"  note        {_user_words(note)}" for note in r.notes]
     _out.emit(_out.chosen(args),
                   {"epsilon": r.epsilon, "delta": args.delta, "groups": len(groups), "accountant": r.accountant,
-                   "notes": list(r.notes)},
+                   "notes": [_user_words(note) for note in r.notes]},
                   "\n".join(lines))
     return 0
 
@@ -383,6 +383,8 @@ _FLAG_WORDS = (
     (re.compile(r"relax accuracy \(now ([^)]*)\) or value_discretization, or raise memory_limit"),
      r"relax --pld-accuracy (now \1) or raise --memory-limit (in MiB)"),
     (re.compile(r"memory_limit = (\S+) MB"), r"--memory-limit \1 (MiB)"),
+    (re.compile(r"\bmemory_limit\b"), "--memory-limit"),
+    (re.compile(r"\baccuracy (?=\d)"), "--pld-accuracy "),
     (re.compile(r"\b(neighbouring|sampling|counter_noise|error_bound|budget_split|variant|bound|accountant|"
                 r"unknown)='(\w+)'"), lambda m: f"--{m[1].replace('_', '-')} {m[2]}"),
     (re.compile(r"\b\d{13,}\b"), lambda m: f"{float(m[0]):.3g}"),  # a count of grid cells, say
