@@ -12,6 +12,7 @@ trusted.
 """
 
 from ._build import ApproxDPPair, GaussianPair, LaplacePair, Pmf, SubsampledGaussianPair
+from ._build import _sweep as dominated_masses
 from ._compose import WINDOW_TAIL, Composed
 from ._compose import compose as compose_pmfs
 from ._compose import delta_at, epsilon_for, slack
@@ -42,4 +43,5 @@ __all__ = [
     "epsilon_for",
     "slack",
     "epsilon_side",
+    "dominated_masses",
 ]
