@@ -44,6 +44,7 @@ ignoring a release's output is a post-processing, so the bound stays a lower bou
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from typing import Optional
@@ -156,6 +157,7 @@ def _log_cell_masses(edges: np.ndarray, mean: float, s: float):
     return logs, np.where(np.isfinite(logs), rel, 0.0)
 
 
+@functools.lru_cache(maxsize=64)  # the grid and both lower bounds bin the same pairs
 def _binned(pair: MixturePair, bins: int):
     """(log P-mass, log Q-mass) of each cell of the binned line, and r: a bound on the relative error of
     every computed cell mass (the mixture's sum adds 2 u per component)."""
@@ -248,13 +250,34 @@ def _composed(event: Event, h: float, bins: int, tail: float):
     return out
 
 
-def _grid(event: Event) -> float:
-    """A loss grid on which the pairing's second-order error is small: about 1 / (50 sqrt(steps)) of a nat,
-    a power of two, in [2^-15, 2^-6] (4x coarser than the first-order rounding this replaced needed: the
-    bound moved by < 1e-3 relative on the cases measured, docs/pld.md Sec. 1)."""
-    steps = sum(n for _, n in _flatten(event))
-    h = 0.02 / math.sqrt(steps)
-    return 2.0 ** max(min(math.floor(math.log2(h)), -6), -15)
+def _grid(event: Event, bins: int = 20_000) -> float:
+    """The loss grid: the PLD's rule-grid spacing for these pairs, 2 sqrt(1e-3 x the mean over the steps of
+    one step's loss variance under P) (``privcal.privacy_loss``'s starting grid at its default accuracy, on
+    which the same dominated construction meets that accuracy in most cases), a power of two in [2^-17,
+    2^-8] (one step's mixtures need 2^-8), and at most 0.08 / sqrt(steps). A grid from the number of steps
+    alone fails at small q, whose per-step loss spread is tiny (at q = 1e-3, sigma = 2, 1e3 steps a grid of
+    2e-3 left a bound of 0)."""
+    var, steps = 0.0, 0
+    for leaf, n in _flatten(event):
+        pair = worst_case_pair(leaf)
+        if pair is None:
+            continue
+        worst = 0.0
+        for d in (0, 1):
+            lp, lq, _ = _binned(_directions(pair)[d], bins)
+            fin = np.isfinite(lp) & np.isfinite(lq)
+            p, loss = np.exp(lp[fin]), lp[fin] - lq[fin]
+            mass = float(p.sum())
+            if mass > 0:
+                mean = float(np.sum(p * loss)) / mass
+                worst = max(worst, float(np.sum(p * (loss - mean) ** 2)) / mass)
+        var, steps = var + n * worst, steps + n
+    h = 2.0 * math.sqrt(1e-3 * var / steps) if var > 0 and steps else 2.0**-8
+    # and at most 0.08 / sqrt(steps): a heavy-tailed step (small sigma) has a large variance, but its binned
+    # atoms need the finer grid (sigma = 0.6786, sensitivity 2, q = 1e-3, 1e4 steps: 22.26 on the variance's
+    # grid 2^-9, 25.38 on 2^-11, against the PLD's upper end 25.39)
+    h = min(h, 0.08 / math.sqrt(max(steps, 1)))
+    return 2.0 ** max(min(math.floor(math.log2(h)), -8), -17)
 
 
 def _settings(event: Event, value_discretization: Optional[float], bins: int) -> tuple[float, int]:
@@ -262,7 +285,7 @@ def _settings(event: Event, value_discretization: Optional[float], bins: int) ->
     bins = V.positive_int("bins", bins)
     if bins < 100:
         raise ValueError(f"bins must be an integer >= 100, got {bins!r}")
-    h = _grid(event) if value_discretization is None else V.positive("value_discretization", value_discretization)
+    h = _grid(event, bins) if value_discretization is None else V.positive("value_discretization", value_discretization)
     return h, bins
 
 
@@ -301,7 +324,7 @@ def unchecked_epsilon_lower(event: Event, delta: float, h: Optional[float] = Non
         h: the loss grid, or None (from the number of steps).
         bins: cells of the binned output line per release (trusted, >= 100).
     """
-    h = _grid(event) if h is None else h
+    h = _grid(event, bins) if h is None else h
     best = 0.0
     tail = min(max(1e-4 * delta, L.WINDOW_TAIL), 1e-9)
     for c in _coarsening(lambda g: _composed(event, g, bins, tail), h):
