@@ -653,7 +653,11 @@ def gpope_table(
             ("theorem1", dict(bound="theorem1")), ("lemma1", dict(bound="lemma1")), ("theorem1_paper", dict(bound="theorem1_paper")),
         ):
             try:
-                if kw is None:  # the paper's sensitivity h under the replace-one pair: RDP's sigma, not valid
+                if kw is None and math.isfinite(sigmas.get("rdp", math.inf)):
+                    # the paper's sensitivity h under the replace-one pair (not valid): RDP depends on sigma /
+                    # sensitivity only, so its sigma at sensitivity h is the "rdp" column's (2h) halved
+                    sigmas[key] = sigmas["rdp"] / gpope.SENSITIVITY_PER_CLIP["replace_one"]
+                elif kw is None:
                     sigmas[key] = RDPAccountant()._sigma_for(
                         Releases._unchecked(1.0, n, 1.0 / m, "without_replacement", Neighbouring.REPLACE_ONE), eps, delta)
                 else:
