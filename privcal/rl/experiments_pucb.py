@@ -17,7 +17,8 @@ from privcal import _rng
 from privcal import _validate as V
 from privcal.counter import _accept_old_beta
 from privcal.rl._parallel import _run_trials, check_engine
-from privcal.rl.pucb import BUDGET_SPLITS, UNKNOWN_RULES, _error_bound_rule, _run_pucb, check_counter_noise
+from privcal.rl.pucb import (BUDGET_SPLITS, UNKNOWN_RULES, check_counter_noise, check_error_bound,
+                             run_pucb_unchecked)
 from privcal.rl.tabular import TabularMDP, _random_mdp, _river_swim, backward_induction
 
 __all__ = [
@@ -146,7 +147,7 @@ def _one_run(env, episodes, epsilon, fail, seed, budget_split, error_bound, unkn
              counter_noise="laplace", delta=None) -> tuple:
     """One seeded PUCB run (top level, so joblib can ship it): (regret, E, informative count, JDP eps)."""
     private = epsilon is not None
-    run = _run_pucb(env, episodes, epsilon, fail, seed, budget_split=budget_split,
+    run = run_pucb_unchecked(env, episodes, epsilon, fail, seed, budget_split=budget_split,
                     error_bound=error_bound, unknown=unknown, progress=progress,
                     counter_noise=counter_noise if private else "laplace", delta=delta if private else None)
     return run.episode_regret, run.error_bound, run.info["informative_count"], run.jdp_epsilon
@@ -212,7 +213,7 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
         raise ValueError("seeds must not be empty")
     V.choice("mdp", mdp, MDP_KINDS)
     V.choice("budget_split", budget_split, BUDGET_SPLITS)
-    error_bound = _error_bound_rule(error_bound)
+    error_bound = check_error_bound(error_bound)
     V.choice("unknown", unknown, UNKNOWN_RULES)
     fail = V.open_unit("failure_probability", failure_probability)
     eps_list = tuple(None if e is None else V.positive("epsilon", e) for e in epsilons)

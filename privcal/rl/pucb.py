@@ -125,6 +125,9 @@ __all__ = [
     "PUCB",
     "PUCBRun",
     "run_pucb",
+    "run_pucb_unchecked",
+    "check_error_bound",
+    "check_memory",
     # moved to other modules, still importable from here
     "sup_error_failure_lower_bound",
     "SETTINGS",
@@ -149,8 +152,19 @@ PRIVACY_UNIT = ("one user = one episode's trajectory (H + 1 states, H actions, H
                 "observation)")
 
 
-def _error_bound_rule(error_bound: str) -> str:
-    """``error_bound`` checked against :data:`ERROR_BOUNDS`; the former name "union" means "valid"."""
+def check_error_bound(error_bound: str) -> str:
+    """``error_bound`` checked against :data:`ERROR_BOUNDS`; the former name "union" means "valid".
+
+    Args:
+        error_bound: "valid" or "paper" (see :class:`PUCB`); "union", the former spelling of "valid",
+            warns (DeprecationWarning) and is read as "valid".
+
+    Returns:
+        The checked rule, "valid" or "paper".
+
+    Raises:
+        ValueError: ``error_bound`` is not one of :data:`ERROR_BOUNDS`.
+    """
     if error_bound == "union":
         import warnings
 
@@ -619,7 +633,7 @@ class PUCB:
                  counter_noise: str = "laplace", delta: Optional[float] = None):
         eps = None if epsilon is None else V.positive("epsilon", epsilon)
         split = V.choice("budget_split", budget_split, BUDGET_SPLITS)
-        rule = _error_bound_rule(error_bound)
+        rule = check_error_bound(error_bound)
         self._setup(V.positive_int("states", states), V.positive_int("actions", actions),
                     V.positive_int("horizon", horizon), V.positive_int("episodes", episodes),
                     eps, V.open_unit("failure_probability", failure_probability), seed,
@@ -833,8 +847,8 @@ def run_pucb(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
         raise ValueError(f"mdp must be a TabularMDP, got {type(mdp).__name__}")
     eps = None if epsilon is None else V.positive("epsilon", epsilon)
     split = V.choice("budget_split", budget_split, BUDGET_SPLITS)
-    rule = _error_bound_rule(error_bound)
-    return _run_pucb(mdp, V.positive_int("episodes", episodes), eps,
+    rule = check_error_bound(error_bound)
+    return run_pucb_unchecked(mdp, V.positive_int("episodes", episodes), eps,
                      V.open_unit("failure_probability", failure_probability), seed,
                      budget_split=split, error_bound=rule,
                      unknown=V.choice("unknown", unknown, UNKNOWN_RULES), counter_noise=counter_noise,
@@ -853,8 +867,18 @@ def _memory_estimate(states: int, actions: int, horizon: int, episodes: int) -> 
     return 8 * cells * 2 * (2 * episodes.bit_length() + 4) + 64 * episodes
 
 
-def _check_memory(states: int, actions: int, horizon: int, episodes: int) -> None:
-    """Refuse (ValueError naming the budget) a run that would need more than _MEMORY_BUDGET bytes."""
+def check_memory(states: int, actions: int, horizon: int, episodes: int) -> None:
+    """Refuse (ValueError naming the budget) a run that would need more than ``_MEMORY_BUDGET`` bytes.
+
+    Args:
+        states: number of states S, an integer >= 1 (trusted).
+        actions: number of actions A, an integer >= 1 (trusted).
+        horizon: episode length H, an integer >= 1 (trusted).
+        episodes: number of episodes T, an integer >= 1 (trusted).
+
+    Raises:
+        ValueError: the run would need more than the memory budget (4 GiB); the message names the need.
+    """
     need = _memory_estimate(states, actions, horizon, episodes)
     if need > _MEMORY_BUDGET:
         raise ValueError(
@@ -864,13 +888,36 @@ def _check_memory(states: int, actions: int, horizon: int, episodes: int) -> Non
         )
 
 
-def _run_pucb(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
+def run_pucb_unchecked(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
               failure_probability: float = 0.1, seed: _rng.Seed = None, *,
               budget_split: str = "valid", error_bound: str = "valid",
               unknown: str = "optimistic", counter_noise: str = "laplace",
               delta: Optional[float] = None,
               progress: Optional[Callable[[int, int], None]] = None) -> PUCBRun:
-    _check_memory(mdp.states, mdp.actions, mdp.horizon, episodes)
+    """:func:`run_pucb` on arguments already checked (the trusted kernel the CLI and the experiments call).
+
+    Validates nothing but the memory budget: the caller has checked every argument as :func:`run_pucb` does.
+
+    Args:
+        mdp: the environment, a :class:`privcal.rl.tabular.TabularMDP`.
+        episodes: number of episodes T, an integer >= 1.
+        epsilon: JDP epsilon, in (0, inf); None for the non-private baseline.
+        failure_probability: the paper's beta', in (0, 1).
+        seed: None, a non-negative int, a SeedSequence or a Generator.
+        budget_split: "valid" or "paper".
+        error_bound: "valid" or "paper" (as returned by :func:`check_error_bound`).
+        unknown: "optimistic" or "paper".
+        counter_noise: "laplace" or "gaussian".
+        delta: JDP delta as returned by :func:`check_counter_noise`; None for Laplace counters.
+        progress: called as ``progress(done, total)`` after each episode, or None.
+
+    Returns:
+        A :class:`PUCBRun`.
+
+    Raises:
+        ValueError: the run would need more than the memory budget (:func:`check_memory`).
+    """
+    check_memory(mdp.states, mdp.actions, mdp.horizon, episodes)
     t_total = episodes
     agent = PUCB._trusted(mdp.states, mdp.actions, mdp.horizon, t_total, epsilon,
                           failure_probability, seed, budget_split=budget_split,
