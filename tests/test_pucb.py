@@ -1,5 +1,5 @@
-"""Tests of the PUCB layer: privcal.rl.tabular, the agent (privcal.rl.pucb), its experiments,
-plots and Monte Carlo checks (privcal.rl.experiments_pucb, plots_pucb, checks_pucb) and the
+"""Tests of the PUCB layer: privcal.rl.pucb.tabular, the agent (privcal.rl.pucb), its experiments,
+plots and Monte Carlo checks (privcal.rl.pucb.experiments, .plots, .checks) and the
 ``privcal train pucb`` subcommand."""
 
 import argparse
@@ -22,7 +22,6 @@ from privcal.cli import pucb as _cli_pucb
 from privcal.rl.pucb import (
     PUCB,
     SETTINGS,
-    _episode_inputs,
     bonus_phi,
     bonus_psi,
     clopper_pearson,
@@ -40,7 +39,8 @@ from privcal.rl.pucb import (
     run_pucb,
     sup_error_failure_lower_bound,
 )
-from privcal.rl.tabular import (
+from privcal.rl.pucb.agent import _episode_inputs
+from privcal.rl.pucb.tabular import (
     EpisodeSampler,
     TabularMDP,
     backward_induction,
@@ -309,7 +309,7 @@ def test_regret_experiment_fast_and_plot(tmp_path):
     plot_regret(exp, exp_plot, compare=[paper])
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert matplotlib.get_backend() == backend  # drawn without pyplot: the session's backend is kept
-    from privcal.rl.plots_pucb import regret_figure
+    from privcal.rl.pucb.plots import regret_figure
     fig = regret_figure(exp, compare=[paper])
     (valid_ax, _), (paper_ax, _) = [fig.axes[:2], fig.axes[2:]]
     assert "valid" in valid_ax.get_title() and "VBKW-E-eps" in paper_ax.get_title()
@@ -465,10 +465,10 @@ def test_notebook_is_valid_nbformat_v4():
 def test_old_import_path_reexports_the_moved_names():
     # every name privcal.rl.pucb exported before the split is still there, as the same object
     pucb = importlib.import_module("privcal.rl.pucb")
-    homes = {"privcal.rl.experiments_pucb": ["SETTINGS", "EPSILONS", "make_mdp", "RegretExperiment",
+    homes = {"privcal.rl.pucb.experiments": ["SETTINGS", "EPSILONS", "make_mdp", "RegretExperiment",
                                              "regret_experiment"],
-             "privcal.rl.plots_pucb": ["plot_regret"],
-             "privcal.rl.checks_pucb": ["counter_error_check", "pucb_error_bound_check",
+             "privcal.rl.pucb.plots": ["plot_regret"],
+             "privcal.rl.pucb.checks": ["counter_error_check", "pucb_error_bound_check",
                                         "collusion_attack"],
              "privcal.counter": ["sup_error_failure_lower_bound"],
              "privcal._stats": ["clopper_pearson"]}
@@ -483,8 +483,8 @@ def test_old_import_path_reexports_the_moved_names():
 
 def test_agent_module_imports_no_experiments_and_no_matplotlib():
     code = ("import sys, privcal.rl.pucb; "
-            "print(sorted(m for m in ('matplotlib', 'privcal.rl.experiments_pucb', "
-            "'privcal.rl.plots_pucb', 'privcal.rl.checks_pucb') if m in sys.modules))")
+            "print(sorted(m for m in ('matplotlib', 'privcal.rl.pucb.experiments', "
+            "'privcal.rl.pucb.plots', 'privcal.rl.pucb.checks') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

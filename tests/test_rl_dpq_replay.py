@@ -1,4 +1,4 @@
-"""privcal.rl.dpq_replay: the authors' replay loop (Wang & Hegde, Figure 1) and its privacy report."""
+"""privcal.rl.dpq.replay: the authors' replay loop (Wang & Hegde, Figure 1) and its privacy report."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("gymnasium")
 
 from privcal import gaussian  # noqa: E402
-from privcal.rl import dpq_replay as R  # noqa: E402
+from privcal.rl.dpq import replay as R  # noqa: E402
 
 # a small loop: 8 episodes of 50 steps, batch 32 -> 369 updates (about 0.1 s without noise)
 SMALL = R.ReplayConfig(episodes=8, batch_size=32)

@@ -77,13 +77,13 @@ def _domain(args, rng_eval, rng_data, m, progress_label):
     import numpy as np
 
     from privcal import _validate as V
-    from privcal.rl.mspbe import MSPBE
+    from privcal.rl.gpope.mspbe import MSPBE
     n_eval = V.positive_int("eval_trajectories", args.eval_trajectories or DEFAULT_EVAL[args.domain])
     if args.domain == "chain":
-        from privcal.rl.domains.chain import sample_chain
+        from privcal.rl.gpope.domains.chain import sample_chain
         return sample_chain(m, rng_data), MSPBE.from_dataset(sample_chain(n_eval, rng_eval)), False
     if args.domain == "mountain-car":
-        from privcal.rl.domains import mountain_car as mc
+        from privcal.rl.gpope.domains import mountain_car as mc
         env = mc.MountainCarBatch.from_gymnasium()
         beh = mc.learn_behaviour(env, episodes=V.positive_int("q_episodes", args.q_episodes or 200),
                                  seed=np.random.SeedSequence([args.seed, 31]))
@@ -91,7 +91,7 @@ def _domain(args, rng_eval, rng_data, m, progress_label):
                                                        off_policy=args.off_policy), ridge=1e-8)
         return (mc.sample_mountain_car(m, rng_data, behaviour=beh, env=env,
                                        off_policy=args.off_policy), ev, False)
-    from privcal.rl.domains import hiv
+    from privcal.rl.gpope.domains import hiv
     env = hiv.HIVBatch(horizon=50 if args.horizon is None else args.horizon)
     target, beh = hiv.learn_hiv_policies(env, episodes=V.positive_int("q_episodes", args.q_episodes or 64),
                                          seed=np.random.SeedSequence([args.seed, 37]))
@@ -114,10 +114,10 @@ def run(args: argparse.Namespace) -> int:
     from privcal import _validate as V
     from privcal._rng import as_generator
     from privcal.cli.progress import ProgressBar, Working
-    from privcal.rl.experiments_gpope import CLIP, DEFAULT_STEP
+    from privcal.rl.gpope.experiments import CLIP, DEFAULT_STEP
     from privcal.calibrators.gpope import calibrate_report
-    from privcal.rl.gpope_agent import gpope
-    from privcal.rl.lstd import lstd, wis_lstd
+    from privcal.rl.gpope.agent import gpope
+    from privcal.rl.gpope.lstd import lstd, wis_lstd
 
     fmt = _cli_train.check_output_flags(args)
     if args.non_private and args.epsilon is not None:

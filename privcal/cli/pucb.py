@@ -95,10 +95,10 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from privcal import _validate as V
-    from privcal.rl.experiments_pucb import make_mdp
-    from privcal.rl.pucb import (PRIVACY_UNIT, check_counter_noise, check_error_bound, check_memory,
+    from privcal.rl.pucb.experiments import make_mdp
+    from privcal.rl.pucb.agent import (PRIVACY_UNIT, check_counter_noise, check_error_bound, check_memory,
                                  run_pucb_unchecked)
-    from privcal.rl.tabular import uniform_policy_return
+    from privcal.rl.pucb.tabular import uniform_policy_return
 
     fmt = _cli_train.check_output_flags(args)
     if args.non_private and args.epsilon is not None:

@@ -19,7 +19,7 @@ from the layer-wise outer products (||d h^T||_F = ||d|| ||h||) without materiali
 
 :func:`sup_difference_bound` certifies how far apart two networks of one input are over [0, 1]
 (grid values plus the Lipschitz slack between grid points); the DP Q-learning agent uses it to bound
-every update in function space (``privcal.rl.dpq_agent``).
+every update in function space (``privcal.rl.dpq.agent``).
 """
 
 from __future__ import annotations

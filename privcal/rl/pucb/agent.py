@@ -1,11 +1,11 @@
 r"""PUCB and PrivQ (Vietri, Balle, Krishnamurthy & Wu, ICML 2020, Alg. 2 and 3) and the UBEV-style
 non-private baseline: the agent, its formulas and :func:`run_pucb`.
 
-The rest of the PUCB layer lives in its own modules (their names stay importable from here):
-``privcal.rl.experiments_pucb`` (regret experiments), ``privcal.rl.plots_pucb`` (figures,
-matplotlib imported lazily), ``privcal.rl.checks_pucb`` (Monte Carlo checks of the counter and
-PrivQ bounds, the collusion attack); ``sup_error_failure_lower_bound`` moved to
-``privcal.counter`` and ``clopper_pearson`` lives in ``privcal._stats``.
+The rest of the PUCB layer lives in its own modules of ``privcal.rl.pucb`` (whose names the package
+``privcal.rl.pucb`` re-exports): ``experiments`` (regret experiments), ``plots`` (figures, matplotlib
+imported lazily), ``checks`` (Monte Carlo checks of the counter and PrivQ bounds, the collusion
+attack), ``tabular`` (the MDPs); ``sup_error_failure_lower_bound`` moved to ``privcal.counter`` and
+``clopper_pearson`` lives in ``privcal._stats``.
 
 PUCB keeps three families of private counters, each one stream per (s, a, h) (or (s, a, s', h)) with
 one value per episode: rewards r~(s, a, h), visits n~(s, a, h) and transitions m~(s, a, s', h),
@@ -76,12 +76,11 @@ Counter noise (``counter_noise``):
 
 from __future__ import annotations
 
-import importlib
 import math
 import numbers
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -101,7 +100,7 @@ from privcal.counter import (
     gaussian_sigma,
     sup_error_failure_lower_bound,
 )
-from privcal.rl.tabular import (
+from privcal.rl.pucb.tabular import (
     EpisodeSampler,
     TabularMDP,
     _policy_values,
@@ -130,16 +129,7 @@ __all__ = [
     "check_memory",
     # moved to other modules, still importable from here
     "sup_error_failure_lower_bound",
-    "SETTINGS",
-    "EPSILONS",
-    "make_mdp",
-    "RegretExperiment",
-    "regret_experiment",
-    "plot_regret",
     "clopper_pearson",
-    "counter_error_check",
-    "pucb_error_bound_check",
-    "collusion_attack",
 ]
 
 BUDGET_SPLITS = ("valid", "paper")
@@ -172,32 +162,6 @@ def check_error_bound(error_bound: str) -> str:
         return "valid"
     return V.choice("error_bound", error_bound, ERROR_BOUNDS)
 UNKNOWN_RULES = ("optimistic", "paper")
-
-#: Names that moved out of this module, and where they live now (imported on first use, so the
-#: agent does not import its experiments, plots or checks).
-_MOVED = {
-    "SETTINGS": "privcal.rl.experiments_pucb",
-    "EPSILONS": "privcal.rl.experiments_pucb",
-    "make_mdp": "privcal.rl.experiments_pucb",
-    "RegretExperiment": "privcal.rl.experiments_pucb",
-    "regret_experiment": "privcal.rl.experiments_pucb",
-    "plot_regret": "privcal.rl.plots_pucb",
-    "regret_figure": "privcal.rl.plots_pucb",
-    "counter_error_check": "privcal.rl.checks_pucb",
-    "pucb_error_bound_check": "privcal.rl.checks_pucb",
-    "collusion_attack": "privcal.rl.checks_pucb",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """Old import path of the names in ``_MOVED`` (PEP 562)."""
-    module = _MOVED.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
 
 # ----------------------------------------------------------------------------------------------
 # formulas
@@ -370,7 +334,7 @@ def error_bound_paper(epsilon: float, states: int, actions: int, horizon: int, e
     VBKW Alg. 3 (footnote 6 has (beta')^{-1} in the denominator, a typo: ln(K beta') < 0).
     It is the counter bound (4/epsilon') ln(K/beta') log(T)^{5/2} at epsilon' = epsilon/(3H) but
     with constant 3H instead of 12H, i.e. 4 times smaller than the union bound it stands for;
-    it fails at small T (see :func:`privcal.rl.checks_pucb.pucb_error_bound_check`).
+    it fails at small T (see :func:`privcal.rl.pucb.checks.pucb_error_bound_check`).
 
     Args:
         epsilon: JDP epsilon of the agent, in (0, inf).
@@ -822,7 +786,7 @@ def run_pucb(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
     agent).
 
     Args:
-        mdp: the environment, a :class:`privcal.rl.tabular.TabularMDP`.
+        mdp: the environment, a :class:`privcal.rl.pucb.tabular.TabularMDP`.
         episodes: number of episodes T, an integer >= 1.
         epsilon: JDP epsilon, in (0, inf); None (default) for the non-private baseline.
         failure_probability: the paper's beta', in (0, 1); default 0.1 (old keyword ``beta=``
@@ -899,7 +863,7 @@ def run_pucb_unchecked(mdp: TabularMDP, episodes: int, epsilon: Optional[float] 
     Validates nothing but the memory budget: the caller has checked every argument as :func:`run_pucb` does.
 
     Args:
-        mdp: the environment, a :class:`privcal.rl.tabular.TabularMDP`.
+        mdp: the environment, a :class:`privcal.rl.pucb.tabular.TabularMDP`.
         episodes: number of episodes T, an integer >= 1.
         epsilon: JDP epsilon, in (0, inf); None for the non-private baseline.
         failure_probability: the paper's beta', in (0, 1).

@@ -3,7 +3,7 @@ r"""Regret experiments of PUCB (Vietri, Balle, Krishnamurthy & Wu, ICML 2020) an
 One seeded tabular MDP (:func:`make_mdp`) is shared by all runs; for each privacy level in
 :data:`EPSILONS` and each seed, :func:`privcal.rl.pucb.run_pucb` records the exact regret of every
 episode. :class:`RegretExperiment` holds the result (cumulative regret, number of
-accuracy-suboptimal episodes, VBKW Def. 1 and 2); ``privcal.rl.plots_pucb`` draws it.
+accuracy-suboptimal episodes, VBKW Def. 1 and 2); ``privcal.rl.pucb.plots`` draws it.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from privcal import _rng
 from privcal import _validate as V
 from privcal.counter import _accept_old_beta
 from privcal.rl._parallel import _run_trials, check_engine
-from privcal.rl.pucb import (BUDGET_SPLITS, UNKNOWN_RULES, check_counter_noise, check_error_bound,
+from privcal.rl.pucb.agent import (BUDGET_SPLITS, UNKNOWN_RULES, check_counter_noise, check_error_bound,
                              run_pucb_unchecked)
-from privcal.rl.tabular import TabularMDP, _random_mdp, _river_swim, backward_induction
+from privcal.rl.pucb.tabular import TabularMDP, _random_mdp, _river_swim, backward_induction
 
 __all__ = [
     "SETTINGS",
@@ -123,7 +123,7 @@ def make_mdp(kind: str, states: int, actions: int, horizon: int,
         seed: seed of the random MDP (unused by riverswim); default 0.
 
     Returns:
-        The :class:`privcal.rl.tabular.TabularMDP`.
+        The :class:`privcal.rl.pucb.tabular.TabularMDP`.
 
     Raises:
         ValueError: an argument is outside its range.

@@ -10,7 +10,7 @@ which is a relabelling of a symmetric task), in numpy, deterministic under a see
 account for, and which of its premises fail.
 
 **There is no valid privacy guarantee for this loop** (``ReplayResult.guarantee`` says so; the
-reasons are computed by :func:`replay_privacy_report`). Use ``privcal.rl.dpq_agent`` for Algorithm 1.
+reasons are computed by :func:`replay_privacy_report`). Use ``privcal.rl.dpq.agent`` for Algorithm 1.
 
 Where the authors' code departs from Algorithm 1's text (pseudo-code says X; code does Y; we do Y):
 
@@ -107,7 +107,7 @@ __all__ = [
 #: What the replay loop's output guarantees: nothing (the label every result carries).
 GUARANTEE = ("no valid guarantee: the paper's experiment (Wang & Hegde, Figure 1) as its authors' code "
              "runs it; sigma is set by hand, not calibrated, and the loop breaks the premises of the "
-             "privacy analysis (see privcal.rl.dpq_replay.replay_privacy_report)")
+             "privacy analysis (see privcal.rl.dpq.replay.replay_privacy_report)")
 OPTIMIZERS = ("rmsprop", "adam", "sgd")
 #: When the noise paths are redrawn: after every episode (authors' code), before every update, never.
 NOISE_RESETS = ("episode", "update", "never")

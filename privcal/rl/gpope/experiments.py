@@ -59,11 +59,11 @@ from numpy.typing import ArrayLike
 from privcal import _rng as R
 from privcal import _validate as V
 from privcal.rl._parallel import _run_trials, check_engine, run_trials
-from privcal.rl import gpope_agent
+from privcal.rl.gpope import agent as gpope_agent
 from privcal.calibrators import gpope as _gpope_calibrator
-from privcal.rl.gpope_agent import PAPER_BOUND, VALID_BOUND
-from privcal.rl.lstd import dp_lsl, dp_lsw, first_visit_returns, lstd, wis_lstd
-from privcal.rl.mspbe import MSPBE
+from privcal.rl.gpope.agent import PAPER_BOUND, VALID_BOUND
+from privcal.rl.gpope.lstd import dp_lsl, dp_lsw, first_visit_returns, lstd, wis_lstd
+from privcal.rl.gpope.mspbe import MSPBE
 
 __all__ = ["Setting", "SETTINGS", "CLIP", "DEFAULT_STEP", "ExperimentResult", "DomainContext", "make_context",
            "run_trials", "tune_step_size", "figure1a", "figure1b", "figure2", "figure3",
@@ -177,13 +177,13 @@ class DomainContext:
     return_range: tuple = (0.0, 1.0)
 
     def sample(self, m: int, rng: R.Seed) -> Any:
-        """m trajectories of the domain, a :class:`~privcal.rl.domains.data.Dataset`.
+        """m trajectories of the domain, a :class:`~privcal.rl.gpope.domains.data.Dataset`.
 
         Args:
             m: number of trajectories, an int >= 1.
             rng: seed or Generator of the sample (``privcal._rng``).
         """
-        from privcal.rl.domains import chain, hiv, mountain_car
+        from privcal.rl.gpope.domains import chain, hiv, mountain_car
         if self.kind == "chain":
             return chain.sample_chain(m, rng)
         if self.kind == "mountain-car":
@@ -226,8 +226,8 @@ def make_context(kind: str, setting: Setting, seed: int = 0, *, off_policy: bool
         ValueError: an unknown domain.
     """
     V.choice("kind", kind, ("chain", "mountain-car", "hiv"))
-    from privcal.rl.domains import chain, hiv, mountain_car
-    from privcal.rl.domains.features import GridCells
+    from privcal.rl.gpope.domains import chain, hiv, mountain_car
+    from privcal.rl.gpope.domains.features import GridCells
     rng = _rng(seed, 7919)
     if kind == "chain":
         ev = MSPBE.from_dataset(chain.sample_chain(setting.chain_eval, rng))

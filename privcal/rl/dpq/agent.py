@@ -8,13 +8,13 @@ loop serves Algorithm 1 and the Q-network baselines of App. E.2 (``method``):
   redrawn J times (every floor(T/B)/J updates); sigma from ``privcal.calibrators.dpq.calibrate`` or given;
 * ``"non_private"`` - the same learner without noise;
 * ``"input_perturbation"`` - Venkatasubramanian 2013: every observed reward gets N(0, sigma_r^2)
-  (``privcal.rl.baselines.input_perturbation_sigma``);
+  (``privcal.rl.dpq.baselines.input_perturbation_sigma``);
 * ``"dpsgd"`` - Abadi et al. 2016: per-example gradients clipped to C, the sum gets N(0, z^2 C^2 I)
-  (``privcal.rl.baselines.dpsgd_noise_multiplier*``);
+  (``privcal.rl.dpq.baselines.dpsgd_noise_multiplier*``);
 * ``"bgp16"`` - output perturbation in the style of Balle, Gomrokchi & Precup 2016: like ``"dpq"`` but
   with independent N(0, sigma^2) at each visited (state, action) instead of a continuous path
-  (``privcal.rl.baselines.WhiteNoisePaths``); for utility comparison only, NOT DP w.r.t. reward
-  functions (see ``privcal.rl.baselines``).
+  (``privcal.rl.dpq.baselines.WhiteNoisePaths``); for utility comparison only, NOT DP w.r.t. reward
+  functions (see ``privcal.rl.dpq.baselines``).
 
 Algorithm 1, as run here (t counts samples, j updates; T samples, batch B, U = floor(T/B) updates):
 
@@ -143,7 +143,7 @@ class Hyperparameters:
     this network measurably: the non-private mean return of the last 20 episodes stays at 1.5
     (10 seeds; the initial greedy policy drifts to an edge), against 19.6 at alpha = 1 (the
     move-to-the-middle policy earns 20.7), which is what the experiments use
-    (``privcal.rl.experiments_dpq.LEARNING_RATE``). The valid calibration does not depend on alpha (the
+    (``privcal.rl.dpq.experiments.LEARNING_RATE``). The valid calibration does not depend on alpha (the
     certified update and slope clips bound every step): at T = 5000, B = 64, c = 0.01, l = 0.02,
     epsilon = 0.9, delta = 1e-4 it needs sigma = 1.51 (``privcal.calibrators.dpq``).
     Not in the paper: gamma = 0.5 (the task is nearly myopic; with only 78 updates gamma = 0.9 learns
@@ -503,7 +503,7 @@ def train(method: str = "dpq", *, hp: Optional[Hyperparameters] = None, sigma: O
           progress: Optional[Callable[[int, int], None]] = None) -> TrainResult:
     """Run one method for ``hp.samples`` samples with a *given* noise level; returns a TrainResult.
 
-    Use :func:`train_dpq` or ``privcal.rl.baselines`` (or ``privcal.rl.experiments_dpq.noise_for``)
+    Use :func:`train_dpq` or ``privcal.rl.dpq.baselines`` (or ``privcal.rl.dpq.experiments.noise_for``)
     to get sigma from a target (epsilon, delta). ``env`` may be any env with 1-D observations in
     [0, 1], discrete actions and the Gymnasium reset/step API.
 
@@ -544,7 +544,7 @@ def train(method: str = "dpq", *, hp: Optional[Hyperparameters] = None, sigma: O
     if method == "non_private":
         sigma = None
     elif sigma is None:
-        raise ValueError(f"sigma is required for method {method!r} (see train_dpq / privcal.rl.baselines)")
+        raise ValueError(f"sigma is required for method {method!r} (see train_dpq / privcal.rl.dpq.baselines)")
     else:
         sigma = V.positive("sigma", sigma)
     if method == "dpq":
@@ -587,7 +587,7 @@ def _loop(method, hp, net, env, env_seed, actions, sigma, beta, resets, noise_rn
 
         paths = OrnsteinUhlenbeckPaths(actions, beta, sigma, seed=noise_rng)
     elif method == "bgp16":
-        from privcal.rl.baselines import WhiteNoisePaths
+        from privcal.rl.dpq.baselines import WhiteNoisePaths
 
         paths = WhiteNoisePaths(actions, sigma, seed=noise_rng)
     cert = None
