@@ -174,17 +174,16 @@ def _snapshots(hp, shift, seed, dense):
     """Q_j on ``dense`` for j = 0..U of a certified run (dpq_agent._loop with its own network)."""
     from privcal.rl.dpq import agent as dpq_agent
 
-    env_seed, net_rng, noise_rng, explore_rng, mech_rng = dpq_agent._streams(seed)
+    streams = dpq_agent._Streams(*dpq_agent._streams(seed))
     env = _ShiftedInterval(shift)
     net = dpq_agent.LipschitzMLP((1, *hp.hidden, 2), lipschitz=hp.lipschitz, activation=hp.activation,
-                                 seed=net_rng, output_scale=hp.output_scale)
+                                 seed=streams.net, output_scale=hp.output_scale)
     snaps = {0: net(dense)}
 
     def progress(done, total):
         snaps.setdefault(done // hp.batch_size, net(dense))
 
-    res = dpq_agent._loop("dpq", hp, net, env, env_seed, 2, 0.3, 30.0, hp.updates, noise_rng, explore_rng,
-                          mech_rng, progress)
+    res = dpq_agent._loop(dpq_agent._Noise("dpq", 0.3, 30.0, hp.updates), hp, net, env, streams, progress)
     return res, np.array([snaps[j] for j in range(hp.updates + 1)])
 
 
