@@ -262,3 +262,39 @@ def test_the_former_rl_paths_are_the_moved_modules_with_a_warning():
             "print('ok')\n")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def _private_imports_across_packages(path: pathlib.Path, source: str | None = None) -> set[str]:
+    """``_name``s (not modules) that ``path`` imports from a privcal.rl module of another package than its own."""
+    mod = _module(path)
+    own = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+    text = path.read_text(encoding="utf-8") if source is None else source
+    found = set()
+    for node in ast.walk(ast.parse(text)):
+        if not (isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("privcal.rl")):
+            continue
+        home = node.module
+        package = home if (ROOT.parent / home.replace(".", "/") / "__init__.py").exists() else home.rsplit(".", 1)[0]
+        for a in node.names:
+            is_module = (ROOT.parent / home.replace(".", "/") / f"{a.name}.py").exists()
+            if a.name.startswith("_") and not a.name.startswith("__") and not is_module and package != own:
+                found.add(f"{home}.{a.name}")
+    return found
+
+
+def test_no_private_name_of_the_rl_layer_crosses_a_package():
+    # STYLE.md: `_name` is private to its module; what another package needs has a public name in its own
+    # (the trusted kernels are the unchecked_* / *_unchecked functions)
+    for path in list(RL.rglob("*.py")) + list((ROOT / "cli").glob("*.py")):
+        used = _private_imports_across_packages(path)
+        assert not used, (path.relative_to(ROOT.parent), used)
+
+
+def test_the_private_name_rule_can_fail():
+    assert _private_imports_across_packages(RL / "frontier.py", "from privcal.rl.dpq.experiments import _x\n") == {
+        "privcal.rl.dpq.experiments._x"}
+    assert _private_imports_across_packages(RL / "dpq" / "agent.py", "from privcal.rl.mlp import _bound\n") == {
+        "privcal.rl.mlp._bound"}
+    # within one package, and a private module, are not counted
+    assert not _private_imports_across_packages(RL / "dpq" / "experiments.py", "from privcal.rl.dpq.agent import _g\n")
+    assert not _private_imports_across_packages(RL / "frontier.py", "from privcal.rl import _parallel\n")

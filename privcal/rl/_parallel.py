@@ -107,10 +107,10 @@ def run_trials(fn: Callable[..., Any], tasks: Iterable[tuple], n_jobs: Optional[
         ImportError: backend "dask" without the ``dask`` extra.
     """
     n_jobs, backend, scheduler = check_engine(n_jobs, backend, scheduler)
-    return _run_trials(fn, tasks, n_jobs, backend, scheduler, progress)
+    return run_trials_unchecked(fn, tasks, n_jobs, backend, scheduler, progress)
 
 
-def _run_trials(fn, tasks, n_jobs, backend, scheduler, progress) -> list:
+def run_trials_unchecked(fn, tasks, n_jobs, backend, scheduler, progress) -> list:
     """Kernel of :func:`run_trials` (engine already checked)."""
     tasks = list(tasks)
     total = len(tasks)

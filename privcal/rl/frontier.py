@@ -65,7 +65,7 @@ from numpy.typing import ArrayLike
 
 from privcal import _validate as V
 from privcal.errors import InfeasibleError
-from privcal.rl._parallel import _run_trials, check_engine
+from privcal.rl._parallel import run_trials_unchecked, check_engine
 
 __all__ = ["AGENTS", "VARIANTS", "AGENT_VARIANTS", "VARIANT_CHOICES", "SETTINGS", "FrontierPoint", "Frontier",
            "beats_reference", "frontier", "plot_frontier"]
@@ -419,17 +419,17 @@ def _learner_task(variant, samples, epsilon, delta, seed) -> tuple:
 
 def _gpope_task(ctx, m, base_seed, trial, sigma, clip, step, stream) -> float:
     """MSPBE of one GPOPE run on data set ``trial`` of size m (data shared by every variant and epsilon)."""
-    from privcal.rl.gpope.experiments import _gpope_score, _rng
+    from privcal.rl.gpope.experiments import unchecked_gpope_score, trial_rng
 
-    data = ctx.sample(m, _rng(base_seed, 1, m, trial))
-    return float(_gpope_score(ctx, data, sigma, clip, step, _rng(base_seed, 2, m, trial, *stream)))
+    data = ctx.sample(m, trial_rng(base_seed, 1, m, trial))
+    return float(unchecked_gpope_score(ctx, data, sigma, clip, step, trial_rng(base_seed, 2, m, trial, *stream)))
 
 
 def _gpope_lstd(ctx, m, base_seed, trial) -> float:
-    from privcal.rl.gpope.experiments import _rng
+    from privcal.rl.gpope.experiments import trial_rng
     from privcal.rl.gpope.lstd import lstd
 
-    data = ctx.sample(m, _rng(base_seed, 1, m, trial))
+    data = ctx.sample(m, trial_rng(base_seed, 1, m, trial))
     return float(ctx.score(lstd(data, ridge=1e-10)))
 
 
@@ -494,7 +494,7 @@ def _plan_dpq(setting, epsilons, amounts, seeds, variants, delta, environment="f
                     tasks += [("learner", v, T, eps, delta, sd) for sd in seeds]
                     plan.append((v, eps, T, None, "", start))
                     continue
-                ns = X._noise_for("dpq", eps, delta, hp, v)
+                ns = X.unchecked_noise_for("dpq", eps, delta, hp, v)
                 if ns.infeasible:
                     plan.append((v, eps, T, None, ns.infeasible, 0))
                     continue
@@ -706,13 +706,13 @@ def _frontier(agent, epsilons, amounts, seeds, variants, setting, delta, confide
         tasks, plan, ref_idx, fixed, settings = _plan_gpope(setting, epsilons, amounts, seeds, variants, delta,
                                                             _gpope_context(setting))
     else:
-        from privcal.rl.pucb.experiments import SETTINGS as PS, _make_mdp
+        from privcal.rl.pucb.experiments import SETTINGS as PS, unchecked_make_mdp
 
         sizes = PS["fast" if setting == "fast" else "full"]
-        mdp = _make_mdp("random", sizes["states"], sizes["actions"], sizes["horizon"], 0)
+        mdp = unchecked_make_mdp("random", sizes["states"], sizes["actions"], sizes["horizon"], 0)
         tasks, plan, ref_idx, fixed, settings = _plan_pucb(setting, epsilons, amounts, seeds, variants, mdp, delta)
         settings.update(mdp=mdp.name, states=mdp.states, actions=mdp.actions, horizon=mdp.horizon)
-    results = _run_trials(_task, tasks, *engine, progress)
+    results = run_trials_unchecked(_task, tasks, *engine, progress)
     n = len(seeds)
     trivial = fixed["trivial"]
     points = []

@@ -107,7 +107,8 @@ from numpy.typing import ArrayLike
 
 from privcal import _rng
 from privcal import _validate as V
-from privcal.rl.mlp import ACTIVATIONS, LipschitzMLP, _slope_difference_bound, _sup_difference_bound
+from privcal.rl.mlp import (ACTIVATIONS, LipschitzMLP, unchecked_slope_difference_bound,
+                            unchecked_sup_difference_bound)
 
 __all__ = [
     "METHODS",
@@ -947,7 +948,7 @@ def _certified_step(net, grads, lr, clip, grid, old_values, lip_clip=None, old_s
             values, slopes = net(grid), None
         else:
             values, slopes = net._input_derivative(grid)
-        bound, largest = _sup_difference_bound(values, old_values, cap, spacing)
+        bound, largest = unchecked_sup_difference_bound(values, old_values, cap, spacing)
         shrink = 1.0
         if not bound <= clip:  # also a nan bound (non-finite gradients): never certified
             room = clip - 0.5 * cap * spacing
@@ -955,7 +956,7 @@ def _certified_step(net, grads, lr, clip, grid, old_values, lip_clip=None, old_s
         slope = cap
         if lip_clip is not None and cap > lip_clip:
             curvature = curv_old + net.curvature_bound()
-            slope, steepest = _slope_difference_bound(slopes, old_slopes, curvature, spacing, cap)
+            slope, steepest = unchecked_slope_difference_bound(slopes, old_slopes, curvature, spacing, cap)
             if not slope <= lip_clip:
                 room = lip_clip - 0.5 * curvature * spacing
                 shrink = min(shrink, 0.9 * room / steepest if room > 0.0 and steepest > 0.0 else 0.01)

@@ -36,7 +36,7 @@ from privcal import _rng
 from privcal import _validate as V
 from privcal.errors import InfeasibleError
 from privcal.rl.dpq import agent as dpq_agent
-from privcal.rl._parallel import _run_trials, check_engine
+from privcal.rl._parallel import run_trials_unchecked, check_engine
 from privcal.rl.dpq.agent import PAPER_E3, Hyperparameters, _gamma
 
 __all__ = [
@@ -137,10 +137,11 @@ def noise_for(method: str, epsilon: float, delta: float, hp: Hyperparameters,
     """
     V.choice("method", method, dpq_agent.METHODS)
     V.choice("version", version, VERSIONS)
-    return _noise_for(method, V.positive("epsilon", epsilon), V.open_unit("delta", delta), hp, version)
+    return unchecked_noise_for(method, V.positive("epsilon", epsilon), V.open_unit("delta", delta), hp, version)
 
 
-def _noise_for(method, epsilon, delta, hp, version) -> NoiseSetting:
+def unchecked_noise_for(method, epsilon, delta, hp, version) -> NoiseSetting:
+    """:func:`noise_for` on arguments already checked (the kernel the sweeps and the frontier call)."""
     from privcal.rl.dpq import baselines
 
     if method == "non_private":
@@ -245,7 +246,7 @@ def _collect(configs, seeds, engine) -> dict:
     if not seeds:
         raise ValueError("seeds must not be empty")
     tasks = [(*cfg, sd) for cfg in configs.values() for sd in seeds]
-    results = _run_trials(_run_one, tasks, *engine, None)
+    results = run_trials_unchecked(_run_one, tasks, *engine, None)
     out, pos = {}, 0
     for label in configs:
         out[label] = np.array(results[pos:pos + len(seeds)])
@@ -330,7 +331,7 @@ def figure2(epsilon: float, version: str = "valid", setting: str = "fast", *, de
     epsilon, delta = V.positive("epsilon", epsilon), V.open_unit("delta", delta)
     configs, noise, missing = {}, {}, {}
     for method in methods:
-        ns = _noise_for(V.choice("method", method, dpq_agent.METHODS), epsilon, delta, hp, version)
+        ns = unchecked_noise_for(V.choice("method", method, dpq_agent.METHODS), epsilon, delta, hp, version)
         tag = {True: "DP", False: "not DP", None: "reference"}[ns.dp]
         label = method if ns.sigma is None else f"{method} (sigma={ns.sigma:.3g}, {tag})"
         if ns.infeasible:

@@ -16,7 +16,7 @@ import numpy as np
 from privcal import _rng
 from privcal import _validate as V
 from privcal.counter import _accept_old_beta
-from privcal.rl._parallel import _run_trials, check_engine
+from privcal.rl._parallel import run_trials_unchecked, check_engine
 from privcal.rl.pucb.agent import (BUDGET_SPLITS, UNKNOWN_RULES, check_counter_noise, check_error_bound,
                              run_pucb_unchecked)
 from privcal.rl.pucb.tabular import TabularMDP, _random_mdp, _river_swim, backward_induction
@@ -129,11 +129,12 @@ def make_mdp(kind: str, states: int, actions: int, horizon: int,
         ValueError: an argument is outside its range.
     """
     V.choice("kind", kind, MDP_KINDS)
-    return _make_mdp(kind, V.positive_int("states", states), V.positive_int("actions", actions),
+    return unchecked_make_mdp(kind, V.positive_int("states", states), V.positive_int("actions", actions),
                      V.positive_int("horizon", horizon), seed)
 
 
-def _make_mdp(kind: str, states: int, actions: int, horizon: int, seed=0) -> TabularMDP:
+def unchecked_make_mdp(kind: str, states: int, actions: int, horizon: int, seed=0) -> TabularMDP:
+    """:func:`make_mdp` on arguments already checked (the kernel the CLI and the frontier call)."""
     if kind == "random":
         return _random_mdp(states, actions, horizon, seed)
     if actions != 2:
@@ -219,7 +220,7 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
     eps_list = tuple(None if e is None else V.positive("epsilon", e) for e in epsilons)
     some_eps = next((e for e in eps_list if e is not None), 1.0)  # the refusals do not depend on its value
     delta = check_counter_noise(counter_noise, some_eps, delta, budget_split, error_bound)
-    env = _make_mdp(mdp, conf["states"], conf["actions"], conf["horizon"], mdp_seed)
+    env = unchecked_make_mdp(mdp, conf["states"], conf["actions"], conf["horizon"], mdp_seed)
     conf["mdp"] = env.name
     optimal = float(env.initial @ backward_induction(env).values[0])
     acc = 0.1 * optimal if accuracy is None else V.nonnegative("accuracy", accuracy)
@@ -237,7 +238,7 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
             tasks.append((env, t_total, eps, fail, sd, budget_split, error_bound, unknown, cb, counter_noise,
                           delta))
     per_run = None if sequential or progress is None else (lambda d, _n: progress(d * t_total, total))
-    runs = iter(_run_trials(_one_run, tasks, *engine, per_run))
+    runs = iter(run_trials_unchecked(_one_run, tasks, *engine, per_run))
     regrets, bounds, counts, jdps = {}, {}, {}, {}
     for eps in eps_list:
         label = _label(eps)

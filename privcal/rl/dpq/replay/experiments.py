@@ -85,7 +85,7 @@ def reference_returns(episodes: int = 20_000, *, episode_steps: int = 50, seed: 
     Raises:
         ValueError: an argument is outside its range.
     """
-    from privcal.rl.envs import _simulate
+    from privcal.rl.envs import unchecked_simulate
 
     episodes = V.positive_int("episodes", episodes)
     if episodes < 2:
@@ -94,6 +94,6 @@ def reference_returns(episodes: int = 20_000, *, episode_steps: int = 50, seed: 
     rng_mid, rng_rand = _rng.spawn(seed, 2, "seed")
     out = {}
     for name, rng in (("move_to_middle", rng_mid), ("random", rng_rand)):
-        r = _simulate("middle" if name == "move_to_middle" else name, episodes, episode_steps, rng)
+        r = unchecked_simulate("middle" if name == "move_to_middle" else name, episodes, episode_steps, rng)
         out[name] = {"mean": float(r.mean()), "standard_error": float(r.std(ddof=1) / math.sqrt(episodes))}
     return out
