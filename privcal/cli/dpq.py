@@ -286,7 +286,6 @@ def run(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from privcal import _validate as V
     from privcal.rl.dpq import agent as dpq_agent
     from privcal.cli.progress import ProgressBar
     fmt = _cli_train.check_output_flags(args)
@@ -312,8 +311,8 @@ def run(args: argparse.Namespace) -> int:
     if args.variant == "corrected":
         warnings.warn("--variant corrected is now spelled --variant valid", DeprecationWarning, stacklevel=2)
         args.variant = "valid"
-    _check_memory(V.positive_int("samples", 5000 if args.samples is None else args.samples))
-    hp = _hyperparameters(args)
+    hp = _hyperparameters(args)  # validates every learner setting once (Hyperparameters)
+    _check_memory(hp.samples)
     references = not args.no_references and args.method != "non-private"
     runs = 2 if references else 1
     bar = None if fmt != "text" else ProgressBar(hp.samples * runs, label=args.method)

@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from privcal import _validate as V
-    from privcal.rl.pucb.experiments import make_mdp
+    from privcal.rl.pucb.experiments import MDP_KINDS, unchecked_make_mdp
     from privcal.rl.pucb.agent import (PRIVACY_UNIT, check_counter_noise, check_error_bound, check_memory,
                                  run_pucb_unchecked)
     from privcal.rl.pucb.tabular import uniform_policy_return
@@ -133,10 +133,9 @@ def run(args: argparse.Namespace) -> int:
     delta = None
     if not args.non_private:
         delta = check_counter_noise(counter_noise, epsilon, args.delta, args.budget_split, error_bound)
-    for name in ("states", "actions", "horizon"):
-        V.positive_int(name, getattr(args, name))
-    check_memory(args.states, args.actions, args.horizon, episodes)  # before the MDP is built
-    mdp = make_mdp(args.mdp, args.states, args.actions, args.horizon, seed=args.mdp_seed)
+    states, actions, horizon = (V.positive_int(name, getattr(args, name)) for name in ("states", "actions", "horizon"))
+    check_memory(states, actions, horizon, episodes)  # before the MDP is built
+    mdp = unchecked_make_mdp(V.choice("mdp", args.mdp, MDP_KINDS), states, actions, horizon, seed=args.mdp_seed)
     if args.accuracy is not None:
         V.nonnegative("accuracy", args.accuracy)
     references = not args.no_references

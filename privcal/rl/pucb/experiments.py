@@ -130,7 +130,7 @@ def make_mdp(kind: str, states: int, actions: int, horizon: int,
     """
     V.choice("kind", kind, MDP_KINDS)
     return unchecked_make_mdp(kind, V.positive_int("states", states), V.positive_int("actions", actions),
-                     V.positive_int("horizon", horizon), seed)
+                              V.positive_int("horizon", horizon), seed)
 
 
 def unchecked_make_mdp(kind: str, states: int, actions: int, horizon: int, seed=0) -> TabularMDP:
