@@ -5,6 +5,7 @@ plots and Monte Carlo checks (privcal.rl.pucb.experiments, .plots, .checks) and 
 import argparse
 import ast
 import importlib
+import io
 import itertools
 import json
 import math
@@ -427,6 +428,34 @@ def test_cli_text_and_progress(capsys):
     captured = capsys.readouterr()
     # the label is the flag's spelling (--non-private); the run is the UBEV-style baseline
     assert "non-private" in captured.out and "10/10" in captured.err
+
+
+class _Stderr(io.StringIO):
+    """A stderr that says whether it is a terminal."""
+
+    def __init__(self, tty: bool):
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+@pytest.mark.parametrize("tty", [False, True])
+def test_train_progress_writes_carriage_returns_only_to_a_terminal(tty, monkeypatch, capsys):
+    # issue 19, item 9: the bar of `privcal train` redraws in place on a terminal only; a pipe or a log gets
+    # whole lines (here the run is short: its one completion line), never a carriage return
+    err = _Stderr(tty)
+    monkeypatch.setattr(sys, "stderr", err)
+    args = _parser().parse_args("train pucb --states 2 --actions 2 --horizon 2 --episodes 10 --epsilon 1".split())
+    assert _cli_pucb.run(args) == 0
+    capsys.readouterr()
+    text = err.getvalue()
+    assert "20/20" in text  # the run and its non-private reference on one bar
+    if tty:
+        assert "\r" in text and text.endswith("\n")
+    else:
+        assert "\r" not in text and text.count("20/20") == 1 and text.endswith("\n")
 
 
 @pytest.mark.parametrize("argv, name", [
