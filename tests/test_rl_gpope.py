@@ -1,4 +1,4 @@
-"""Tests for the GPOPE training layer: privcal.rl.gpope.agent, lstd, mspbe, experiments_gpope, privcal.cli.gpope.
+"""Tests for the GPOPE training layer: privcal.rl.gpope.agent, lstd, mspbe, experiments, privcal.cli.gpope.
 
 Known values carry their source; Monte Carlo checks have a fixed seed and a bound of >= 5 standard errors.
 """
