@@ -927,3 +927,34 @@ def test_the_valid_run_restarts_from_the_released_function(monkeypatch):
     assert all(path.sigma == res.sigma and path.beta == res.beta for layer in layers for path in layer)
     first = [float(layer[0].sample_point(0.5)) for layer in layers]
     assert len(set(first)) == len(first)
+
+
+@pytest.mark.parametrize("kw", [{}, {"activation": "relu"}, {"update_clip": 0.05}, {"update_lipschitz": 0.5},
+                                {"lipschitz": 0.25, "hidden": (4,)}])
+def test_valid_hyperparameters_fill_the_defaults_as_a_replace_would(kw):
+    # valid_hyperparameters sets the library's two defaults without validating hp's fields again (issue 19,
+    # item 9): the result is the Hyperparameters that dataclasses.replace (which re-runs __post_init__) gives
+    from dataclasses import replace
+
+    from privcal.calibrators import dpq as cal
+    from privcal.rl.dpq.agent import valid_hyperparameters
+
+    hp = Hyperparameters(samples=640, batch_size=32, **kw)
+    changes = {}
+    if hp.update_clip is None:
+        changes["update_clip"] = cal.DEFAULT_UPDATE_CLIP
+    if hp.update_lipschitz is None and hp.activation == "tanh":
+        changes["update_lipschitz"] = min(cal.DEFAULT_UPDATE_LIPSCHITZ, 2.0 * hp.lipschitz)
+    assert valid_hyperparameters(hp) == replace(hp, **changes)
+    assert valid_hyperparameters(hp).update_clip is not None
+
+
+def test_valid_hyperparameters_still_refuse_a_grid_too_fine():
+    # the premise the defaults add (the certificate's grid of ceil(4 L / c) + 1 points) is checked: with the
+    # default c = 0.01, L = 1e3 needs 400,001 points, more than MAX_GRID
+    from privcal.rl.dpq.agent import MAX_GRID, valid_hyperparameters
+
+    hp = Hyperparameters(samples=640, batch_size=32, lipschitz=1e3)
+    assert 4 * 1e3 / 0.01 + 1 > MAX_GRID
+    with pytest.raises(ValueError, match="update_clip must be at least"):
+        valid_hyperparameters(hp)

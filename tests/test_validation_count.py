@@ -112,13 +112,11 @@ REPEATED = {
         "step_size": 2,
     },
     "dpq": {
-        # Hyperparameters (CLI), again when train_dpq replaces its fields (valid_hyperparameters: dataclasses.replace
-        # runs __post_init__) and calibrators.dpq.calibrate; lipschitz also in the LipschitzMLP of each run
-        "samples": 3, "batch_size": 3, "lr": 3, "lipschitz": 5,
+        # Hyperparameters (CLI) and calibrators.dpq.calibrate (train_dpq calls the public calibrator);
+        # lipschitz also in the LipschitzMLP of each run (the private run and the non-private reference)
+        "samples": 2, "batch_size": 2, "lr": 2, "lipschitz": 4,
         # train_dpq and calibrators.dpq.calibrate
         "variant": 2,
-        # the replaced Hyperparameters and calibrators.dpq.calibrate
-        "update_lipschitz": 2, "update_clip": 2,
         # IntervalEnv of the private run and of the baseline
         "peak": 2,
         # one Ornstein-Uhlenbeck path layer per release, each checking its (beta, sigma) (privcal.noise)

@@ -96,6 +96,7 @@ weights, the noise paths, exploration and the baselines' noise; same seed, same 
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 import time
@@ -263,7 +264,15 @@ def valid_hyperparameters(hp: "Hyperparameters") -> "Hyperparameters":
         changes["update_clip"] = dpq.DEFAULT_UPDATE_CLIP
     if hp.update_lipschitz is None and hp.activation == "tanh":
         changes["update_lipschitz"] = min(dpq.DEFAULT_UPDATE_LIPSCHITZ, 2.0 * hp.lipschitz)
-    return replace(hp, **changes) if changes else hp
+    if not changes:
+        return hp
+    # hp's fields are valid already (its __post_init__ ran): set the two library defaults without validating
+    # every field again (dataclasses.replace would), and check the premise they add, the certificate's grid
+    filled = copy.copy(hp)
+    for name, value in changes.items():
+        object.__setattr__(filled, name, value)
+    _grid_size(filled.update_clip, filled.lipschitz, filled.update_lipschitz)
+    return filled
 
 
 def update_lipschitz_of(hp: "Hyperparameters") -> float:
