@@ -36,7 +36,7 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
 
     from privcal.noise import OrnsteinUhlenbeckPath
-    from privcal.rl.dpq_agent import Hyperparameters, train, train_dpq
+    from privcal.rl.dpq.agent import Hyperparameters, train, train_dpq
 
     hp = Hyperparameters(samples=args.samples, batch_size=args.batch_size, lr=1.0)
     updates = hp.updates

@@ -1,4 +1,4 @@
-"""Benchmark: the authors' replay loop (privcal.rl.dpq_replay) at the paper's size, 100 episodes, one core.
+"""Benchmark: the authors' replay loop (privcal.rl.dpq.replay) at the paper's size, 100 episodes, one core.
 
 Target: a 5,000-step run in a few seconds. Prints, per configuration, the best wall time over
 ``--repeat`` runs, the split the loop measures itself (env, act, noise, update, sensitivity) and the
@@ -28,7 +28,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
-    from privcal.rl.dpq_replay import ReplayConfig, train_replay
+    from privcal.rl.dpq.replay import ReplayConfig, train_replay
 
     base = ReplayConfig(episodes=args.episodes)
     configs = {

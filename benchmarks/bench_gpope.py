@@ -27,10 +27,10 @@ def main(argv=None) -> dict:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
 
-    from privcal.rl.domains import hiv, mountain_car
-    from privcal.rl.domains.chain import sample_chain
+    from privcal.rl.gpope.domains import hiv, mountain_car
+    from privcal.rl.gpope.domains.chain import sample_chain
     from privcal.calibrators.gpope import calibrate
-    from privcal.rl.gpope_agent import gpope
+    from privcal.rl.gpope.agent import gpope
 
     out = {}
     m = args.trajectories

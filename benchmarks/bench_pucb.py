@@ -31,7 +31,7 @@ def main(argv=None) -> dict:
 
     from privcal.counter import BinaryCounter
     from privcal.rl.pucb import num_counters, run_pucb
-    from privcal.rl.tabular import random_mdp
+    from privcal.rl.pucb.tabular import random_mdp
 
     s, a, h, t = args.states, args.actions, args.horizon, args.episodes
     mdp = random_mdp(s, a, h, seed=0)

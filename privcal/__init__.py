@@ -19,8 +19,10 @@ Layers (imports flow downward only):
   (environments, agents, experiments), ``privcal.cli``.
 
 The former flat paths ``privcal.events``, ``privcal.accountants``, ``privcal.calibration``,
-``privcal.api``, ``privcal.dpq``, ``privcal.gpope`` and ``privcal.table`` still import, with a
-DeprecationWarning (removed in 0.3.0): they are the same module objects as their new homes.
+``privcal.api``, ``privcal.dpq``, ``privcal.gpope`` and ``privcal.table``, and the flat paths of the RL layer
+(``privcal.rl.dpq_agent``, ``privcal.rl.experiments_pucb``, ...: ``privcal.rl`` is one subpackage per
+algorithm family) still import, with a DeprecationWarning (removed in 0.3.0): they are the same module
+objects as their new homes.
 """
 
 import sys as _sys
@@ -79,31 +81,55 @@ from .calibrators import table as _table
 from .errors import CalibrationError, InfeasibleError, PrivcalError, UnsupportedEventError
 from .pld import PLDAccountant
 
-# The former flat import paths (deprecated since 0.2.0, removed in 0.3.0: docs/deprecation.md) name the moved
+# The former module paths (deprecated since 0.2.0, removed in 0.3.0: docs/deprecation.md) name the moved
 # modules themselves, not copies, so ``import privcal.dpq`` / ``from privcal.events import GaussianEvent`` /
-# monkeypatching keep working, with a DeprecationWarning naming the new home. This is their one shim: an
-# import finder for ``import privcal.<old>`` and a module ``__getattr__`` for ``privcal.<old>``.
+# ``from privcal.rl import dpq_agent`` / monkeypatching keep working, with a DeprecationWarning naming the new
+# home. This is their one shim: the table below, an import finder for ``import <old>`` (a moved package's
+# submodules too: ``privcal.rl.domains.chain``) and a module ``__getattr__`` for ``privcal.<old>``.
 _MOVED = {
+    # issue 11: the accounting layer and the papers' calibrators
     "events": "privcal.accounting.events", "accountants": "privcal.accounting.accountants",
     "calibration": "privcal.accounting.calibration", "api": "privcal.accounting.api",
     "dpq": "privcal.calibrators.dpq", "gpope": "privcal.calibrators.gpope", "table": "privcal.calibrators.table",
+    # issue 19, item 9: privcal.rl as one subpackage per algorithm family
+    "rl.dpq_agent": "privcal.rl.dpq.agent", "rl.dpq_replay": "privcal.rl.dpq.replay",
+    "rl.dpq_select": "privcal.rl.dpq.select", "rl.fqi_dpsgd": "privcal.rl.dpq.fqi_dpsgd",
+    "rl.learners": "privcal.rl.dpq.learners", "rl.baselines": "privcal.rl.dpq.baselines",
+    "rl.experiments_dpq": "privcal.rl.dpq.experiments",
+    "rl.gpope_agent": "privcal.rl.gpope.agent", "rl.lstd": "privcal.rl.gpope.lstd",
+    "rl.mspbe": "privcal.rl.gpope.mspbe", "rl.domains": "privcal.rl.gpope.domains",
+    "rl.experiments_gpope": "privcal.rl.gpope.experiments",
+    "rl.tabular": "privcal.rl.pucb.tabular", "rl.experiments_pucb": "privcal.rl.pucb.experiments",
+    "rl.plots_pucb": "privcal.rl.pucb.plots", "rl.checks_pucb": "privcal.rl.pucb.checks",
 }
 
 
-def _warn_moved(old: str, stacklevel: int) -> None:
+def _moved_home(fullname: str):
+    """The new home of a former module path ``privcal.<old>`` (or of a submodule of a moved package), or None."""
+    prefix, _, old = fullname.partition(".")
+    if prefix != __name__:
+        return None
+    if old in _MOVED:
+        return _MOVED[old]
+    for moved, home in _MOVED.items():
+        if old.startswith(moved + "."):
+            return home + old[len(moved):]
+    return None
+
+
+def _warn_moved(fullname: str, stacklevel: int) -> None:
     import warnings
 
-    warnings.warn(f"privcal.{old} is deprecated: import {_MOVED[old]} (the same module); removed in 0.3.0",
+    warnings.warn(f"{fullname} is deprecated: import {_moved_home(fullname)} (the same module); removed in 0.3.0",
                   DeprecationWarning, stacklevel=stacklevel)
 
 
 class _MovedModules:
-    """Import finder and loader of the former flat paths: the module found is the one at its new home."""
+    """Import finder and loader of the former paths: the module found is the one at its new home."""
 
     @staticmethod
     def find_spec(fullname, path=None, target=None):
-        prefix, _, old = fullname.partition(".")
-        if prefix != __name__ or old not in _MOVED:
+        if not fullname.startswith(__name__ + ".") or _moved_home(fullname) is None:
             return None
         import importlib.util
 
@@ -115,9 +141,8 @@ class _MovedModules:
     def create_module(spec):
         import importlib
 
-        old = spec.name.partition(".")[2]
-        _warn_moved(old, stacklevel=3)  # the import machinery's own frames are skipped by warnings
-        module = importlib.import_module(_MOVED[old])
+        _warn_moved(spec.name, stacklevel=3)  # the import machinery's own frames are skipped by warnings
+        module = importlib.import_module(_moved_home(spec.name))
         _MovedModules._specs[module.__name__] = module.__spec__  # the machinery overwrites it
         return module
 
@@ -127,15 +152,16 @@ class _MovedModules:
         module.__spec__ = _MovedModules._specs.pop(module.__name__, module.__spec__)
 
 
+# first in the path: a moved package's own __path__ must not give its submodules a second module object
 if not any(f is _MovedModules for f in _sys.meta_path):
-    _sys.meta_path.append(_MovedModules)
+    _sys.meta_path.insert(0, _MovedModules)
 
 
 def __getattr__(name: str):
     if name in _MOVED:
         import importlib
 
-        _warn_moved(name, stacklevel=3)
+        _warn_moved(f"{__name__}.{name}", stacklevel=3)
         return importlib.import_module(_MOVED[name])
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

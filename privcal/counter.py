@@ -17,7 +17,7 @@ then post-processing). CSS11 write "log T" for L: for T = 2^k there are k + 1 le
 L = floor(log2 T) + 1 (= ceil(log2 T) unless T is a power of two); the ceil(log2 T) + 1 sometimes
 quoted is one level too many when T is not a power of two. VBKW's PC(T, epsilon) (ICML 2020,
 App. A.3) does not state its scale; its error bound (:func:`error_bound_paper`) is checked against
-the scale used here in ``privcal.rl.checks_pucb.counter_error_check``: with log = log2 it holds
+the scale used here in ``privcal.rl.pucb.checks.counter_error_check``: with log = log2 it holds
 for T >= 2 at the usual failure probability, is 0 (violated) at T = 1, and fails for a failure
 probability close to 1.
 
@@ -216,7 +216,7 @@ def error_bound_paper(steps: int, epsilon: float, failure_probability: float, *,
     gives the natural-log reading.
     Where it fails: at T = 1 it is 0 although the release carries Laplace noise; with the natural
     log it is violated for small T (e.g. T = 2..4) at the noise scale L/epsilon of this module;
-    for large T it is loose by a factor that grows like log(T) (see ``privcal.rl.checks_pucb``).
+    for large T it is loose by a factor that grows like log(T) (see ``privcal.rl.pucb.checks``).
 
     Args:
         steps: stream length T, an integer >= 1.

@@ -32,7 +32,7 @@ Findings (tests in ``tests/test_rkhs.py`` hold the evidence):
   does not bound how far a parameter step moves the function: a network whose only moving parameter
   is the output bias (0-Lipschitz in the state) shifts by ``alpha`` under ``r`` versus ``r + 1``
   (``privcal verify``, claim DPQ-update-sup). The valid analysis certifies the update in the agent
-  instead (``privcal.rl.dpq_agent``: ``sup |Q_new - Q_old| <= c``) and prices release ``j`` with
+  instead (``privcal.rl.dpq.agent``: ``sup |Q_new - Q_old| <= c``) and prices release ``j`` with
   ``clipped_release_sensitivity_squared``: ``sup |Q_j - Q'_j| <= 2 j c`` (the neighbours' parameters
   drift apart through every earlier update), ``Lip(Q_j - Q'_j) <= 2L``.
 * Sec. 3.2's output-perturbation bound ``2 r0^2 (1 + beta/2)/(1-gamma)^2 + L^2/beta`` is half of
@@ -1030,7 +1030,7 @@ def clipped_release_sensitivity_squared(update_clip: float, updates: int, lipsch
     [0, 1], so ``|Q_j - Q'_j| <= sum_i (|Q_i - Q_(i-1)| + |Q'_i - Q'_(i-1)|) <= 2 j c`` (the same
     initial network); both are ``L``-Lipschitz, so ``f`` is ``2L``-Lipschitz.
     Source: Wang & Hegde 2019, Lemma 6 norm (as used in the proof of Thm 5), with the per-update
-    premise made true by the agent (``privcal.rl.dpq_agent``) instead of assumed.
+    premise made true by the agent (``privcal.rl.dpq.agent``) instead of assumed.
 
     Args:
         update_clip: c, the certified bound on one update's change of Q in sup norm, in (0, inf)
@@ -1141,7 +1141,7 @@ def restarted_release_sensitivity_squared(update_clip: float, update_lipschitz: 
     ``||f||_H^2 = (f(0)^2 + f(1)^2)/2 + (1/(2 beta)) int_0^1 (f'^2 + beta^2 f^2)
     <= sup^2 (1 + beta/2) + Lip^2 / (2 beta)`` gives the formula.
     Source: Wang & Hegde 2019, Lemma 6 norm (as used in the proof of Thm 5), with both premises certified
-    by the agent (``privcal.rl.dpq_agent.certified_step``).
+    by the agent (``privcal.rl.dpq.agent.certified_step``).
 
     Args:
         update_clip: c, the certified bound on one update's change of Q in sup norm, in (0, inf) (units of Q).

@@ -251,13 +251,13 @@ def test_former_import_paths_warn_naming_the_new_home(old, how):
      "search_sigma"),
     ("privcal.calibrators.gpope.ADJACENCIES", "SENSITIVITY_PER_CLIP"),
     ("privcal.cli.format_table", "privcal.calibrators.render.format_table"),
-    ("privcal.rl.gpope_agent.calibrate_sigma(1.0, 1e-5, iterations=10, trajectories=10)",
+    ("privcal.rl.gpope.agent.calibrate_sigma(1.0, 1e-5, iterations=10, trajectories=10)",
      "privcal.calibrators.gpope.calibrate"),
 ])
 def test_former_silent_names_warn_naming_the_replacement(use, replacement):
     import privcal.calibrators.gpope  # noqa: F401
     import privcal.cli
-    import privcal.rl.gpope_agent  # noqa: F401
+    import privcal.rl.gpope.agent  # noqa: F401
 
     with pytest.warns(DeprecationWarning, match=replacement.replace(".", r"\.")):
         eval(use, {"privcal": privcal})

@@ -88,7 +88,7 @@ def test_verify_csv_and_progress_only_outside_json(capsys):
 
 
 def test_uniform_policy_return_matches_the_closed_form_on_a_two_action_bandit():
-    from privcal.rl.tabular import TabularMDP, uniform_policy_return
+    from privcal.rl.pucb.tabular import TabularMDP, uniform_policy_return
 
     # one state, two actions, horizon 2, mean rewards 0.2 and 0.6: the uniform policy earns 0.4 per step
     transitions = np.ones((2, 1, 2, 1))
@@ -110,8 +110,8 @@ def test_reference_returns_of_the_interval_environment_match_the_paper():
 
 
 def test_train_pucb_json_carries_the_references_and_the_valid_default(capsys):
-    from privcal.rl.experiments_pucb import make_mdp
-    from privcal.rl.tabular import uniform_policy_return
+    from privcal.rl.pucb.experiments import make_mdp
+    from privcal.rl.pucb.tabular import uniform_policy_return
 
     code, out, err = _run(capsys, "train", "pucb", "--epsilon", "1", "--episodes", "20", "--json")
     d = json.loads(out)

@@ -5,7 +5,8 @@ import math
 
 import pytest
 
-from privcal import composition, dpq, gaussian, rkhs
+from privcal import composition, gaussian, rkhs
+from privcal.calibrators import dpq
 from privcal.errors import InfeasibleError
 
 # Wang & Hegde 2019, App. E.3: T = 5000, B = 64, alpha = 3e-4, L = 4, J = floor(T/B) = 78, m = 2 actions

@@ -97,8 +97,8 @@ def test_pucb_gaussian_points_use_gaussian_counters(pucb_tiny):
 
 
 def test_references_present(pucb_tiny):
-    from privcal.rl.experiments_pucb import make_mdp
-    from privcal.rl.tabular import backward_induction, uniform_policy_return
+    from privcal.rl.pucb.experiments import make_mdp
+    from privcal.rl.pucb.tabular import backward_induction, uniform_policy_return
 
     ref = pucb_tiny.references[40]
     mdp = make_mdp("random", 3, 2, 3, 0)  # the fast setting's MDP
@@ -167,7 +167,7 @@ def test_dpq_random_peak_frontier_shows_the_valid_learners_beside_algorithm_1():
 def test_gpope_references(monkeypatch):
     from dataclasses import replace
 
-    from privcal.rl import experiments_gpope as G
+    from privcal.rl.gpope import experiments as G
 
     small = replace(G.SETTINGS["fast"], chain_eval=500, step_grid=(1e-3, 1e-1))
     monkeypatch.setattr(F, "_gpope_context", lambda setting: (small, G.make_context("chain", small, 0)))

@@ -1,7 +1,10 @@
 """The layering rules of DESIGN.md, counted from the code's own imports (issue 18, item 5): the PLD's pure
 mathematics sits below the accounting layer, the accounting layer never imports the ``privcal.pld`` facade
 above it, the command line (``privcal/cli/``) sits on top with nothing below importing it, and no privcal
-module takes part in an import cycle."""
+module takes part in an import cycle. The RL layer (issue 19, item 9) is one subpackage per algorithm family
+(``privcal.rl.dpq``, ``.gpope``, ``.pucb``): no family imports another, the shared pieces import no family,
+the command line imports no private name of the RL layer, and the former flat paths are the same modules
+with a DeprecationWarning."""
 
 from __future__ import annotations
 
@@ -107,7 +110,12 @@ def test_the_rules_can_fail():
 
 
 _FLAT = ("privcal.dpq", "privcal.gpope", "privcal.table", "privcal.events", "privcal.accountants",
-         "privcal.calibration", "privcal.api")
+         "privcal.calibration", "privcal.api",
+         # the flat paths of the RL layer before its families (issue 19, item 9)
+         "privcal.rl.dpq_agent", "privcal.rl.dpq_replay", "privcal.rl.dpq_select", "privcal.rl.fqi_dpsgd",
+         "privcal.rl.learners", "privcal.rl.baselines", "privcal.rl.experiments_dpq", "privcal.rl.gpope_agent",
+         "privcal.rl.lstd", "privcal.rl.mspbe", "privcal.rl.domains", "privcal.rl.experiments_gpope",
+         "privcal.rl.tabular", "privcal.rl.experiments_pucb", "privcal.rl.plots_pucb", "privcal.rl.checks_pucb")
 
 
 def test_privcal_code_never_imports_a_deprecated_flat_path():
@@ -135,3 +143,158 @@ def test_every_module_imports_without_a_privcal_deprecation_warning():
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-2000:]
     assert importlib.import_module("privcal")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the RL layer: one subpackage per algorithm family, and the pieces they share (issue 19, item 9)
+
+RL = ROOT / "rl"
+FAMILIES = ("privcal.rl.dpq", "privcal.rl.gpope", "privcal.rl.pucb")
+SHARED = ("privcal.rl.envs", "privcal.rl.mlp", "privcal.rl.units", "privcal.rl.verdict", "privcal.rl._parallel")
+
+
+def _family(name: str) -> str | None:
+    return next((f for f in FAMILIES if name == f or name.startswith(f + ".")), None)
+
+
+def _families_imported(path: pathlib.Path, source: str | None = None) -> set[str]:
+    return {f for f in map(_family, _imports(path, source)) if f is not None}
+
+
+def test_the_rl_layer_is_one_subpackage_per_family():
+    # every module of privcal/rl/ is a family's, a shared piece, the frontier (it spans the three) or rl's __init__
+    modules = {_module(p) for p in RL.rglob("*.py")}
+    stray = {m for m in modules if _family(m) is None and m not in SHARED + ("privcal.rl", "privcal.rl.frontier")}
+    assert not stray, f"modules of privcal.rl outside a family or the shared pieces: {sorted(stray)}"
+    assert all(any(_module(p).startswith(f + ".") for p in RL.rglob("*.py")) for f in FAMILIES)
+
+
+def test_no_family_imports_another():
+    for path in RL.rglob("*.py"):
+        own = _family(_module(path))
+        if own is None:
+            continue
+        other = _families_imported(path) - {own}
+        assert not other, (path.relative_to(ROOT.parent), other)
+
+
+def test_shared_pieces_import_no_family_and_not_the_frontier():
+    for name in SHARED:
+        path = ROOT.parent / (name.replace(".", "/") + ".py")
+        used = _families_imported(path) | ({"privcal.rl.frontier"} & _imports(path))
+        assert not used, (name, used)
+
+
+def _private_rl_names(path: pathlib.Path, source: str | None = None) -> set[str]:
+    """``privcal.rl...`` names imported as ``from privcal.rl.x import _y``, or read as ``alias._y`` of an
+    imported ``privcal.rl`` module (issue 20, item 7: the CLI calls public names only)."""
+    text = path.read_text(encoding="utf-8") if source is None else source
+    tree = ast.parse(text)
+    found, aliases = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("privcal.rl"):
+            for a in node.names:
+                if a.name.startswith("_") and not a.name.startswith("__"):
+                    found.add(f"{node.module}.{a.name}")
+                elif not a.name[:1].isupper():  # a module (or a function) imported from privcal.rl...
+                    aliases.add(a.asname or a.name)
+        elif isinstance(node, ast.Import):
+            aliases |= {a.asname for a in node.names if a.name.startswith("privcal.rl") and a.asname}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+                and node.attr.startswith("_") and not node.attr.startswith("__")):
+            found.add(f"{node.value.id}.{node.attr}")
+    return found
+
+
+def test_the_cli_imports_no_private_name_of_the_rl_layer():
+    for path in (ROOT / "cli").glob("*.py"):
+        used = _private_rl_names(path)
+        assert not used, (path.name, used)
+
+
+def test_the_rl_rules_can_fail():
+    # a pucb module importing the DP-Q agent, a shared piece importing a family, the CLI importing a private name
+    assert _families_imported(RL / "pucb" / "probe.py", "from privcal.rl.dpq import agent\n") == {"privcal.rl.dpq"}
+    assert _families_imported(RL / "pucb" / "probe.py", "from ..gpope.lstd import lstd\n") == {"privcal.rl.gpope"}
+    assert _families_imported(RL / "envs.py", "def f():\n    from privcal.rl.pucb.tabular import TabularMDP\n")
+    assert _private_rl_names(ROOT / "cli" / "probe.py", "from privcal.rl.pucb.agent import _run, check\n") == {
+        "privcal.rl.pucb.agent._run"}
+    assert _private_rl_names(ROOT / "cli" / "probe.py", "from privcal.rl import frontier as F\nF._CHOICES\n") == {
+        "F._CHOICES"}
+    assert _family("privcal.rl.dpqx") is None and _family("privcal.rl.dpq") == "privcal.rl.dpq"
+
+
+def _rl_moves() -> dict[str, str]:
+    import privcal
+
+    return {f"privcal.{old}": new for old, new in privcal._MOVED.items() if old.startswith("rl.")}
+
+
+def test_the_former_rl_paths_are_the_moved_modules_with_a_warning():
+    # docs/deprecation.md: each former flat path imports the module at its new home (the same object, so
+    # monkeypatching keeps working), warns at the user's line naming that home, and a moved package's
+    # submodule is that package's (no second module object); in a fresh interpreter
+    import subprocess
+    import sys
+
+    moves = _rl_moves()
+    assert len(moves) == 16 and all(n.startswith(("privcal.rl.dpq.", "privcal.rl.gpope.", "privcal.rl.pucb."))
+                                    for n in moves.values())
+    code = ("import importlib, sys, warnings\n"
+            f"moves = {moves!r}\n"
+            "for old, new in moves.items():\n"
+            "    with warnings.catch_warnings(record=True) as caught:\n"
+            "        warnings.simplefilter('always')\n"
+            "        exec(f'import {old} as m')\n"
+            "    assert m is importlib.import_module(new) and m.__name__ == m.__spec__.name == new, old\n"
+            "    dep = [w for w in caught if issubclass(w.category, DeprecationWarning)]\n"
+            "    assert dep and all(new in str(w.message) and w.filename == '<string>' for w in dep), old\n"
+            "with warnings.catch_warnings(record=True):\n"
+            "    warnings.simplefilter('always')\n"
+            "    from privcal.rl import experiments_pucb\n"
+            "    import privcal.rl.domains.chain\n"
+            "    from privcal.rl.domains import hiv\n"
+            "import privcal.rl.pucb.experiments, privcal.rl.gpope.domains.chain, privcal.rl.gpope.domains.hiv\n"
+            "assert experiments_pucb is privcal.rl.pucb.experiments\n"
+            "assert sys.modules['privcal.rl.domains.chain'] is privcal.rl.gpope.domains.chain\n"
+            "assert hiv is privcal.rl.gpope.domains.hiv\n"
+            "print('ok')\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def _private_imports_across_packages(path: pathlib.Path, source: str | None = None) -> set[str]:
+    """``_name``s (not modules) that ``path`` imports from a privcal.rl module of another package than its own."""
+    mod = _module(path)
+    own = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+    text = path.read_text(encoding="utf-8") if source is None else source
+    found = set()
+    for node in ast.walk(ast.parse(text)):
+        if not (isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("privcal.rl")):
+            continue
+        home = node.module
+        package = home if (ROOT.parent / home.replace(".", "/") / "__init__.py").exists() else home.rsplit(".", 1)[0]
+        for a in node.names:
+            is_module = (ROOT.parent / home.replace(".", "/") / f"{a.name}.py").exists()
+            if a.name.startswith("_") and not a.name.startswith("__") and not is_module and package != own:
+                found.add(f"{home}.{a.name}")
+    return found
+
+
+def test_no_private_name_of_the_rl_layer_crosses_a_package():
+    # STYLE.md: `_name` is private to its module; what another package needs has a public name in its own
+    # (the trusted kernels are the unchecked_* / *_unchecked functions)
+    for path in list(RL.rglob("*.py")) + list((ROOT / "cli").glob("*.py")):
+        used = _private_imports_across_packages(path)
+        assert not used, (path.relative_to(ROOT.parent), used)
+
+
+def test_the_private_name_rule_can_fail():
+    assert _private_imports_across_packages(RL / "frontier.py", "from privcal.rl.dpq.experiments import _x\n") == {
+        "privcal.rl.dpq.experiments._x"}
+    assert _private_imports_across_packages(RL / "dpq" / "agent.py", "from privcal.rl.mlp import _bound\n") == {
+        "privcal.rl.mlp._bound"}
+    # within one package, and a private module, are not counted
+    assert not _private_imports_across_packages(RL / "dpq" / "experiments.py", "from privcal.rl.dpq.agent import _g\n")
+    assert not _private_imports_across_packages(RL / "frontier.py", "from privcal.rl import _parallel\n")

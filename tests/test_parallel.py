@@ -64,7 +64,7 @@ def test_one_blas_thread_per_local_worker():
 
 
 def test_pucb_experiment_does_not_depend_on_n_jobs():
-    from privcal.rl.experiments_pucb import regret_experiment
+    from privcal.rl.pucb.experiments import regret_experiment
 
     seen = []
     one = regret_experiment("fast", episodes=40, seeds=(0, 1), epsilons=(1.0, None), n_jobs=1)

@@ -1,10 +1,11 @@
-"""Tests of the PUCB layer: privcal.rl.tabular, the agent (privcal.rl.pucb), its experiments,
-plots and Monte Carlo checks (privcal.rl.experiments_pucb, plots_pucb, checks_pucb) and the
+"""Tests of the PUCB layer: privcal.rl.pucb.tabular, the agent (privcal.rl.pucb), its experiments,
+plots and Monte Carlo checks (privcal.rl.pucb.experiments, .plots, .checks) and the
 ``privcal train pucb`` subcommand."""
 
 import argparse
 import ast
 import importlib
+import io
 import itertools
 import json
 import math
@@ -22,7 +23,6 @@ from privcal.cli import pucb as _cli_pucb
 from privcal.rl.pucb import (
     PUCB,
     SETTINGS,
-    _episode_inputs,
     bonus_phi,
     bonus_psi,
     clopper_pearson,
@@ -40,7 +40,8 @@ from privcal.rl.pucb import (
     run_pucb,
     sup_error_failure_lower_bound,
 )
-from privcal.rl.tabular import (
+from privcal.rl.pucb.agent import _episode_inputs
+from privcal.rl.pucb.tabular import (
     EpisodeSampler,
     TabularMDP,
     backward_induction,
@@ -309,7 +310,7 @@ def test_regret_experiment_fast_and_plot(tmp_path):
     plot_regret(exp, exp_plot, compare=[paper])
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert matplotlib.get_backend() == backend  # drawn without pyplot: the session's backend is kept
-    from privcal.rl.plots_pucb import regret_figure
+    from privcal.rl.pucb.plots import regret_figure
     fig = regret_figure(exp, compare=[paper])
     (valid_ax, _), (paper_ax, _) = [fig.axes[:2], fig.axes[2:]]
     assert "valid" in valid_ax.get_title() and "VBKW-E-eps" in paper_ax.get_title()
@@ -429,6 +430,34 @@ def test_cli_text_and_progress(capsys):
     assert "non-private" in captured.out and "10/10" in captured.err
 
 
+class _Stderr(io.StringIO):
+    """A stderr that says whether it is a terminal."""
+
+    def __init__(self, tty: bool):
+        super().__init__()
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+@pytest.mark.parametrize("tty", [False, True])
+def test_train_progress_writes_carriage_returns_only_to_a_terminal(tty, monkeypatch, capsys):
+    # issue 19, item 9: the bar of `privcal train` redraws in place on a terminal only; a pipe or a log gets
+    # whole lines (here the run is short: its one completion line), never a carriage return
+    err = _Stderr(tty)
+    monkeypatch.setattr(sys, "stderr", err)
+    args = _parser().parse_args("train pucb --states 2 --actions 2 --horizon 2 --episodes 10 --epsilon 1".split())
+    assert _cli_pucb.run(args) == 0
+    capsys.readouterr()
+    text = err.getvalue()
+    assert "20/20" in text  # the run and its non-private reference on one bar
+    if tty:
+        assert "\r" in text and text.endswith("\n")
+    else:
+        assert "\r" not in text and text.count("20/20") == 1 and text.endswith("\n")
+
+
 @pytest.mark.parametrize("argv, name", [
     ("--epsilon -1", "epsilon"),
     ("--epsilon 1 --non-private", "epsilon"),
@@ -465,10 +494,10 @@ def test_notebook_is_valid_nbformat_v4():
 def test_old_import_path_reexports_the_moved_names():
     # every name privcal.rl.pucb exported before the split is still there, as the same object
     pucb = importlib.import_module("privcal.rl.pucb")
-    homes = {"privcal.rl.experiments_pucb": ["SETTINGS", "EPSILONS", "make_mdp", "RegretExperiment",
+    homes = {"privcal.rl.pucb.experiments": ["SETTINGS", "EPSILONS", "make_mdp", "RegretExperiment",
                                              "regret_experiment"],
-             "privcal.rl.plots_pucb": ["plot_regret"],
-             "privcal.rl.checks_pucb": ["counter_error_check", "pucb_error_bound_check",
+             "privcal.rl.pucb.plots": ["plot_regret"],
+             "privcal.rl.pucb.checks": ["counter_error_check", "pucb_error_bound_check",
                                         "collusion_attack"],
              "privcal.counter": ["sup_error_failure_lower_bound"],
              "privcal._stats": ["clopper_pearson"]}
@@ -483,8 +512,8 @@ def test_old_import_path_reexports_the_moved_names():
 
 def test_agent_module_imports_no_experiments_and_no_matplotlib():
     code = ("import sys, privcal.rl.pucb; "
-            "print(sorted(m for m in ('matplotlib', 'privcal.rl.experiments_pucb', "
-            "'privcal.rl.plots_pucb', 'privcal.rl.checks_pucb') if m in sys.modules))")
+            "print(sorted(m for m in ('matplotlib', 'privcal.rl.pucb.experiments', "
+            "'privcal.rl.pucb.plots', 'privcal.rl.pucb.checks') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 

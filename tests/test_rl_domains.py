@@ -1,4 +1,4 @@
-"""Tests for privcal.rl.domains: chain, Mountain Car (vs Gymnasium), HIV simulator, features, data validation.
+"""Tests for privcal.rl.gpope.domains: chain, Mountain Car (vs Gymnasium), HIV simulator, features, data validation.
 
 Monte Carlo checks use fixed seeds and bounds of >= 5 standard errors (stated per test).
 """
@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from privcal.rl.domains.chain import ChainEnv, chain_features, chain_values, sample_chain
-from privcal.rl.domains.data import Dataset, Trajectory, discounted_returns, importance_ratios
-from privcal.rl.domains.features import FourierBasis, GridCells, OneHot, fourier_coefficients
-from privcal.rl.domains.hiv import (HIVBatch, HIVEnv, X0_HEALTHY, X0_UNHEALTHY,
+from privcal.rl.gpope.domains.chain import ChainEnv, chain_features, chain_values, sample_chain
+from privcal.rl.gpope.domains.data import Dataset, Trajectory, discounted_returns, importance_ratios
+from privcal.rl.gpope.domains.features import FourierBasis, GridCells, OneHot, fourier_coefficients
+from privcal.rl.gpope.domains.hiv import (HIVBatch, HIVEnv, X0_HEALTHY, X0_UNHEALTHY,
                                     hiv_derivatives, hiv_features, hiv_reward)
-from privcal.rl.domains.policies import EpsilonGreedy, Greedy, LinearQ, Softmax, Uniform, collect
-from privcal.rl.lstd import lstd
+from privcal.rl.gpope.domains.policies import EpsilonGreedy, Greedy, LinearQ, Softmax, Uniform, collect
+from privcal.rl.gpope.lstd import lstd
 
 
 # ------------------------------------------------------------------------------------------ chain
@@ -167,7 +167,7 @@ def test_discounted_returns_closed_form():
 
 def test_mountain_car_batch_equals_gymnasium_step_by_step():
     gym = pytest.importorskip("gymnasium")
-    from privcal.rl.domains.mountain_car import MountainCarBatch
+    from privcal.rl.gpope.domains.mountain_car import MountainCarBatch
     batch = MountainCarBatch.from_gymnasium()
     rng = np.random.default_rng(11)
     env = gym.make("MountainCar-v0")
@@ -189,7 +189,7 @@ def test_mountain_car_batch_equals_gymnasium_step_by_step():
 
 def test_mountain_car_behaviour_is_seeded_and_decent():
     pytest.importorskip("gymnasium")
-    from privcal.rl.domains.mountain_car import MountainCarBatch, learn_behaviour, sample_mountain_car
+    from privcal.rl.gpope.domains.mountain_car import MountainCarBatch, learn_behaviour, sample_mountain_car
     env = MountainCarBatch.from_gymnasium()
     p1 = learn_behaviour(env, episodes=16, seed=4)
     p2 = learn_behaviour(env, episodes=16, seed=4)
@@ -255,7 +255,7 @@ def test_uniform_and_epsilon_greedy_probabilities_sum_to_one():
 def test_mountain_car_needs_gymnasium_with_a_clear_error(monkeypatch):
     import sys
 
-    from privcal.rl.domains.mountain_car import MountainCarBatch
+    from privcal.rl.gpope.domains.mountain_car import MountainCarBatch
     monkeypatch.setitem(sys.modules, "gymnasium", None)
     with pytest.raises(ImportError, match="install gymnasium"):
         MountainCarBatch.from_gymnasium()

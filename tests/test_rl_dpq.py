@@ -1,5 +1,5 @@
 """Training layer of DP Q-learning: MLP (privcal.rl.mlp), Algorithm 1 and baselines
-(privcal.rl.dpq_agent, privcal.rl.baselines), experiments (privcal.rl.experiments_dpq), CLI (privcal.cli.dpq)."""
+(privcal.rl.dpq.agent, privcal.rl.dpq.baselines), experiments (privcal.rl.dpq.experiments), CLI (privcal.cli.dpq)."""
 
 import io
 import json
@@ -16,8 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from privcal.errors import InfeasibleError
-from privcal.rl import baselines, experiments_dpq as X
-from privcal.rl.dpq_agent import Hyperparameters, train, train_dpq
+from privcal.rl.dpq import baselines
+from privcal.rl.dpq import experiments as X
+from privcal.rl.dpq.agent import Hyperparameters, train, train_dpq
 from privcal.rl import mlp as mlp_module
 from privcal.rl.mlp import LipschitzMLP
 
@@ -206,7 +207,7 @@ def test_one_update_follows_algorithm1_lines_19_20():
     weights and noise values. The noise is of order 1 against Q of order 0.1, so leaving g out of the
     target (line 19) or of the loss (line 20), or dropping gamma or the reward, moves the result far
     outside the tolerance (rounding only: a few ulps of values of order 1)."""
-    from privcal.rl import dpq_agent
+    from privcal.rl.dpq import agent as dpq_agent
 
     rng = np.random.default_rng(11)
     hp = Hyperparameters(samples=64, batch_size=16, lr=0.05, gamma=0.7, hidden=(5,), lipschitz=100.0)
@@ -232,7 +233,7 @@ def test_training_feeds_the_revealed_noise_into_the_update(monkeypatch):
     """End to end: the batch the loop hands to the update carries g_{a_i}(s_i) and g_a(s_{i+1}) of the
     current noise paths (Algorithm 1 lines 14-18), and the resulting weights are the hand-written
     step of lines 19-22 from the weights before it (one update: T = B = 64, J = 1)."""
-    from privcal.rl import dpq_agent
+    from privcal.rl.dpq import agent as dpq_agent
 
     seen = []
     orig = dpq_agent._update
@@ -629,7 +630,7 @@ DENSE = np.linspace(0.0, 1.0, 10_001)[:, None]
 
 def _certified_run(monkeypatch, hp, shift, seed, sigma=0.3):
     """A certified dpq run; returns (Q_j on DENSE for j = 0..U, largest dense change per update)."""
-    from privcal.rl import dpq_agent
+    from privcal.rl.dpq import agent as dpq_agent
 
     snaps = []
     orig = dpq_agent._certified_update
@@ -681,7 +682,7 @@ def test_reward_shift_drifts_beyond_one_update(monkeypatch):
 
 def test_certified_step_scales_back_or_skips():
     rng = np.random.default_rng(0)
-    from privcal.rl.dpq_agent import certified_step
+    from privcal.rl.dpq.agent import certified_step
 
     net = LipschitzMLP((1, 8, 2), lipschitz=2.0, seed=1)
     before = net(DENSE)
@@ -766,7 +767,7 @@ def test_certified_step_charges_the_old_networks_slope():
     whose sup a/2 = 0.25 sits at s = 1/2, mid-cell of the 10-point grid (h = 1/9, clip c = 0.5, L = 1.01).
     The grid values next to it are 0.25 - a h / 2: a certificate charging only the new network's slope (0)
     returns 0.222 < 0.25. Charging both, (1 + 0) h / 2 is added: 0.25 - 0.0278 + 0.0556 >= 0.25."""
-    from privcal.rl.dpq_agent import _grid_size, certified_step
+    from privcal.rl.dpq.agent import _grid_size, certified_step
 
     a = 0.5
     net = LipschitzMLP((1, 2, 1), lipschitz=1.01, activation="relu", seed=0)
@@ -836,7 +837,7 @@ def test_slope_certificate_charges_both_curvatures_and_the_whole_slack():
     certificate is used), nearly no curvature. The change's slope peaks at 1.8 between grid points: the
     certified bound 0.13 + (kappa v w^2 + 0.022) h / 2 = 2.9 covers it; with only the new network's curvature,
     or half the slack (0.13 + 1.39 = 1.52), it would not."""
-    from privcal.rl.dpq_agent import _grid_size, certified_step
+    from privcal.rl.dpq.agent import _grid_size, certified_step
 
     L, c, ell = 2.0, 10.0, 3.0
     n = _grid_size(c, L, ell)
@@ -865,7 +866,7 @@ def test_certified_step_keeps_the_old_parameters_when_nothing_certifies():
     """The fallback: a step that no factor certifies leaves every parameter exactly as it was (change 0).
     (a) non-finite gradients: the bounds are nan, never <= c; (b) a network above its Lipschitz bound L: the
     projection after any step, however small, rescales the weights, a change no factor shrinks below c."""
-    from privcal.rl.dpq_agent import certified_step
+    from privcal.rl.dpq.agent import certified_step
 
     net = LipschitzMLP((1, 8, 2), lipschitz=2.0, seed=3)
     params = net.get_params().copy()
@@ -890,7 +891,7 @@ def test_every_update_is_certified_in_sup_and_slope(seed, lr, clip, ell, shift):
     grid of 10,001 states, has sup <= the certified bound <= c and slope (exact derivative) <= the certified
     slope bound <= l. Under adaptive composition two reward functions' releases then differ by Delta - Delta'
     (sup <= 2c, slope <= 2l): the sensitivity the calibration charges."""
-    from privcal.rl import dpq_agent
+    from privcal.rl.dpq import agent as dpq_agent
 
     hp = Hyperparameters(samples=320, batch_size=32, lr=lr, update_clip=clip, update_lipschitz=ell)
     seen = []
@@ -926,3 +927,34 @@ def test_the_valid_run_restarts_from_the_released_function(monkeypatch):
     assert all(path.sigma == res.sigma and path.beta == res.beta for layer in layers for path in layer)
     first = [float(layer[0].sample_point(0.5)) for layer in layers]
     assert len(set(first)) == len(first)
+
+
+@pytest.mark.parametrize("kw", [{}, {"activation": "relu"}, {"update_clip": 0.05}, {"update_lipschitz": 0.5},
+                                {"lipschitz": 0.25, "hidden": (4,)}])
+def test_valid_hyperparameters_fill_the_defaults_as_a_replace_would(kw):
+    # valid_hyperparameters sets the library's two defaults without validating hp's fields again (issue 19,
+    # item 9): the result is the Hyperparameters that dataclasses.replace (which re-runs __post_init__) gives
+    from dataclasses import replace
+
+    from privcal.calibrators import dpq as cal
+    from privcal.rl.dpq.agent import valid_hyperparameters
+
+    hp = Hyperparameters(samples=640, batch_size=32, **kw)
+    changes = {}
+    if hp.update_clip is None:
+        changes["update_clip"] = cal.DEFAULT_UPDATE_CLIP
+    if hp.update_lipschitz is None and hp.activation == "tanh":
+        changes["update_lipschitz"] = min(cal.DEFAULT_UPDATE_LIPSCHITZ, 2.0 * hp.lipschitz)
+    assert valid_hyperparameters(hp) == replace(hp, **changes)
+    assert valid_hyperparameters(hp).update_clip is not None
+
+
+def test_valid_hyperparameters_still_refuse_a_grid_too_fine():
+    # the premise the defaults add (the certificate's grid of ceil(4 L / c) + 1 points) is checked: with the
+    # default c = 0.01, L = 1e3 needs 400,001 points, more than MAX_GRID
+    from privcal.rl.dpq.agent import MAX_GRID, valid_hyperparameters
+
+    hp = Hyperparameters(samples=640, batch_size=32, lipschitz=1e3)
+    assert 4 * 1e3 / 0.01 + 1 > MAX_GRID
+    with pytest.raises(ValueError, match="update_clip must be at least"):
+        valid_hyperparameters(hp)

@@ -1,4 +1,4 @@
-"""privcal.rl.dpq_replay: the authors' replay loop (Wang & Hegde, Figure 1) and its privacy report."""
+"""privcal.rl.dpq.replay: the authors' replay loop (Wang & Hegde, Figure 1) and its privacy report."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ import pytest
 pytest.importorskip("gymnasium")
 
 from privcal import gaussian  # noqa: E402
-from privcal.rl import dpq_replay as R  # noqa: E402
+from privcal.rl.dpq import replay as R  # noqa: E402
+from privcal.rl.dpq.replay import privacy as RV  # noqa: E402
+from privcal.rl.dpq.replay import sampler as RS  # noqa: E402
 
 # a small loop: 8 episodes of 50 steps, batch 32 -> 369 updates (about 0.1 s without noise)
 SMALL = R.ReplayConfig(episodes=8, batch_size=32)
@@ -141,7 +143,7 @@ def test_noise_values_used_are_the_paths_values(reset):
     # the loop's bookkeeping (paths revealed at every buffered state, or lazily per batch) must hand
     # the update exactly the stored path values at the batch's states
     cfg = replace(SMALL, sigma=0.3, noise_reset=reset)
-    noise = R._Paths(cfg, np.random.default_rng(0), 16)
+    noise = RS.ReplayPaths(cfg, np.random.default_rng(0), 16)
     rng = np.random.default_rng(1)
     S, S2 = rng.uniform(0, 1, 16), rng.uniform(0, 1, 16)
     for i in range(10):
@@ -229,7 +231,7 @@ def _uses_brute_force(T, B, cap):
 @pytest.mark.parametrize("episodes,steps,batch,cap", [(3, 5, 2, 4), (4, 5, 3, 20), (2, 7, 5, 5)])
 def test_reward_uses_against_brute_force(episodes, steps, batch, cap):
     cfg = R.ReplayConfig(episodes=episodes, episode_steps=steps, batch_size=batch, buffer_size=cap)
-    expected, most = R._reward_uses(cfg)
+    expected, most = RV._reward_uses(cfg)
     want_e, want_m = _uses_brute_force(cfg.steps, batch, cap)
     np.testing.assert_allclose(expected, want_e)
     np.testing.assert_array_equal(most, want_m)
@@ -396,7 +398,7 @@ def test_authors_sampler_runs_the_loop_and_is_labelled():
 def test_authors_sampler_is_queried_in_the_codes_order():
     # policy network at the batch's states in batch order, then the target network at the live next states
     cfg = replace(SMALL, sigma=0.3, sampler="authors")
-    noise = R._Paths(cfg, np.random.default_rng(0), 16)
+    noise = RS.ReplayPaths(cfg, np.random.default_rng(0), 16)
     S = np.array([0.5, 0.1, 0.9, 0.3])
     acts = np.array([0, 1, 1, 0])
     live = np.array([True, False, True, True])

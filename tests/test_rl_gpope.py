@@ -1,4 +1,4 @@
-"""Tests for the GPOPE training layer: privcal.rl.gpope_agent, lstd, mspbe, experiments_gpope, privcal.cli.gpope.
+"""Tests for the GPOPE training layer: privcal.rl.gpope.agent, lstd, mspbe, experiments, privcal.cli.gpope.
 
 Known values carry their source; Monte Carlo checks have a fixed seed and a bound of >= 5 standard errors.
 """
@@ -14,14 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import privcal.calibrators.gpope as accounting
-from privcal.rl.domains.chain import sample_chain
-from privcal.rl.domains.data import Dataset
-from privcal.rl.domains.features import OneHot
-from privcal.rl.gpope_agent import _gradient, gpope, gtd2, step_sizes
-from privcal.rl.lstd import (MonteCarloReturns, dp_lsl, dp_lsw, first_visit_returns, lsl,
+from privcal.rl.gpope.domains.chain import sample_chain
+from privcal.rl.gpope.domains.data import Dataset
+from privcal.rl.gpope.domains.features import OneHot
+from privcal.rl.gpope.agent import _gradient, gpope, gtd2, step_sizes
+from privcal.rl.gpope.lstd import (MonteCarloReturns, dp_lsl, dp_lsw, first_visit_returns, lsl,
                              lsl_local_bound, lsw, lsw_local_bound, lstd,
                              smooth_gaussian_parameters, smooth_sensitivity, wis_lstd)
-from privcal.rl.mspbe import MSPBE, estimate_abc, mspbe, relative_mspbe
+from privcal.rl.gpope.mspbe import MSPBE, estimate_abc, mspbe, relative_mspbe
 
 
 def _calibrate():
@@ -265,7 +265,7 @@ TINY = dict(trials=2, chain_m=(40, 80), chain_fixed_m=40, chain_eval=1000,
 
 def test_figure1a_tiny_runs_and_is_deterministic():
     _calibrate()
-    from privcal.rl.experiments_gpope import figure1a
+    from privcal.rl.gpope.experiments import figure1a
     r1 = figure1a("fast", seed=3, **TINY)
     r2 = figure1a("fast", seed=3, **TINY)
     assert list(r1.x) == [40, 80]
@@ -276,7 +276,7 @@ def test_figure1a_tiny_runs_and_is_deterministic():
     # each curve's sigma is its calibrator's at (0.1, 1e-5) with N = m: the valid one the tightest valid bound
     # ("best": with PLD it is below the paper's Lemma 1 sigma here, although Lemma 1 takes half the sensitivity)
     from privcal.calibrators.gpope import calibrate
-    from privcal.rl.gpope_agent import PAPER_BOUND, VALID_BOUND
+    from privcal.rl.gpope.agent import PAPER_BOUND, VALID_BOUND
 
     for label, bound in (("GPOPE valid sigma (tuned step)", VALID_BOUND), ("GPOPE paper sigma (tuned step)", PAPER_BOUND)):
         assert r1.meta["sigma"][label] == pytest.approx(
@@ -288,7 +288,7 @@ def test_joblib_backend_is_configurable_without_code_changes():
     _calibrate()
     from joblib._parallel_backends import ThreadingBackend
 
-    from privcal.rl.experiments_gpope import figure1b
+    from privcal.rl.gpope.experiments import figure1b
 
     class RecordingBackend(ThreadingBackend):
         """A stand-in for a cluster backend (Dask/Ray register themselves the same way)."""
@@ -318,7 +318,7 @@ def test_joblib_backend_is_configurable_without_code_changes():
 
 def test_plot_writes_png(tmp_path):
     pytest.importorskip("matplotlib")
-    from privcal.rl.experiments_gpope import ExperimentResult, plot
+    from privcal.rl.gpope.experiments import ExperimentResult, plot
     res = ExperimentResult("t", "m", "MSPBE", np.array([1, 10]),
                            {"a": {"mean": np.array([1.0, 0.1]), "std": np.array([0.1, 0.01]),
                                   "diverged": np.array([0, 1])}})
@@ -335,7 +335,7 @@ def test_plot_styles_scales_and_legend():
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    from privcal.rl.experiments_gpope import ExperimentResult, plot
+    from privcal.rl.gpope.experiments import ExperimentResult, plot
     flat = {"mean": np.array([0.037, 0.037]), "std": np.zeros(2), "diverged": np.zeros(2, int)}
     curves = {"GPOPE valid sigma (tuned step)": dict(flat, mean=np.array([0.036, 0.037])),
               "GPOPE valid sigma (10x step)": dict(flat, mean=np.array([0.038, 0.036])),

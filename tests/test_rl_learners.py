@@ -1,5 +1,5 @@
 """Valid DP Q-learners (issue 19, items 1-3 and 6): the random-peak environment and its trivial reference,
-private selection (privcal.rl.dpq_select), fitted-Q iteration by DP-SGD (privcal.rl.fqi_dpsgd), privacy units,
+private selection (privcal.rl.dpq.select), fitted-Q iteration by DP-SGD (privcal.rl.dpq.fqi_dpsgd), privacy units,
 verdicts, and ``privcal train dpq --method select|fqi-dpsgd``."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ import pytest
 
 import privcal
 from privcal import cli
-from privcal.rl import dpq_select as S
+from privcal.rl.dpq import select as S
 from privcal.rl import envs
-from privcal.rl import fqi_dpsgd as Q
+from privcal.rl.dpq import fqi_dpsgd as Q
 from privcal.rl.units import PRIVACY_UNITS, check_unit
 from privcal.rl.verdict import verdict_one_run, verdict_over_seeds
 

@@ -408,7 +408,7 @@ def _verdict(cid):
 
 
 def test_epsilon_split_uses_the_l1_change_it_measures(monkeypatch):
-    import privcal.rl.pucb as P
+    import privcal.rl.pucb.agent as P
 
     assert _verdict("VBKW-epsilon-split") == "fails"  # L1 change 6H: eps/(3H) gives 2 eps
     real = P._episode_inputs
@@ -418,7 +418,7 @@ def test_epsilon_split_uses_the_l1_change_it_measures(monkeypatch):
 
 
 def test_epsilon_split_uses_the_printed_split(monkeypatch):
-    import privcal.rl.pucb as P
+    import privcal.rl.pucb.agent as P
 
     monkeypatch.setattr(P, "counter_epsilon_paper", P.counter_epsilon)  # eps/(6H) in place of eps/(3H)
     assert _verdict("VBKW-epsilon-split") == "holds"
@@ -577,7 +577,7 @@ def test_dpq_noise_reuse_holds_if_the_update_ignored_the_rewards(monkeypatch):
 
 
 def test_dpq_valid_clip_fails_if_updates_were_not_certified(monkeypatch):
-    from privcal.rl import dpq_agent
+    from privcal.rl.dpq import agent as dpq_agent
 
     def plain(net, grads, lr, clip, grid, old_values, lip_clip=None, old_slopes=None):  # uncertified, reported
         projected = int(net._step(grads, lr) != 1.0)                                   # as certified

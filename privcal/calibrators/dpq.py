@@ -6,7 +6,7 @@ the next update are computed from released values only.
 
 ``variant="valid"`` (default; ``"corrected"`` is a deprecated alias) is private by construction:
 
-* premises, made true in the agent (``privcal.rl.dpq_agent``): every update starts from the released
+* premises, made true in the agent (``privcal.rl.dpq.agent``): every update starts from the released
   function (release j + 1 = release j + Delta_j + fresh noise) and its change Delta_j moves each action's
   Q by at most ``update_clip`` c in sup norm over the state space [0, 1], with Lipschitz constant in the
   state at most ``update_lipschitz`` l, both certified on the actual new parameters (grid values plus

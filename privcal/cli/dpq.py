@@ -17,7 +17,7 @@ __all__ = ["add_parser", "run"]
 
 _METHODS = {"dpq": "dpq", "non-private": "non_private", "input-perturbation": "input_perturbation",
             "dp-sgd": "dpsgd", "bgp16": "bgp16", "select": "select", "fqi-dpsgd": "fqi-dpsgd"}
-#: the valid learners of privcal.rl.learners (their own loop, their own privacy units)
+#: the valid learners of privcal.rl.dpq.learners (their own loop, their own privacy units)
 _LEARNERS = ("select", "fqi-dpsgd")
 
 
@@ -35,7 +35,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                     "--loop replay runs the paper's Figure 1 experiment as its authors' code runs it "
                     "(replay buffer, RMSprop, target network, beta = 1, sigma set by hand): no valid "
                     "privacy guarantee; --privacy-report says why. --method select and --method fqi-dpsgd run the "
-                    "valid learners of privcal.rl.learners on the random-peak environment and report "
+                    "valid learners of privcal.rl.dpq.learners on the random-peak environment and report "
                     "policy_return. Every output names its privacy unit and gives a verdict against the "
                     "trivial reference.")
     p.add_argument("--loop", choices=("algorithm1", "replay"), default="algorithm1",
@@ -119,7 +119,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def _hyperparameters(args):
-    from privcal.rl.dpq_agent import Hyperparameters
+    from privcal.rl.dpq.agent import Hyperparameters
 
     kw = {"samples": 5000 if args.samples is None else args.samples,
           "batch_size": 64 if args.batch_size is None else args.batch_size,
@@ -137,8 +137,8 @@ def _hyperparameters(args):
 
 def _train(args, hp, progress):
     from privcal import _validate as V
-    from privcal.rl import dpq_agent
-    from privcal.rl.experiments_dpq import noise_for
+    from privcal.rl.dpq import agent as dpq_agent
+    from privcal.rl.dpq.experiments import noise_for
 
     method = _METHODS[args.method]
     targeted = args.epsilon is not None or args.delta is not None
@@ -229,8 +229,8 @@ def _verdict(returns, refs, lines) -> dict:
 
 
 def _run_learner(args: argparse.Namespace, fmt: str) -> int:
-    """``privcal train dpq --method select|fqi-dpsgd`` (privcal.rl.learners)."""
-    from privcal.rl.learners import run_learner
+    """``privcal train dpq --method select|fqi-dpsgd`` (privcal.rl.dpq.learners)."""
+    from privcal.rl.dpq.learners import run_learner
 
     wrong = [f for f, v in (("--sigma", args.sigma), ("--beta", args.beta), ("--update-clip", args.update_clip),
                             ("--resets", args.resets), ("--batch-size", args.batch_size), ("--lr", args.lr),
@@ -286,8 +286,7 @@ def run(args: argparse.Namespace) -> int:
 
     import numpy as np
 
-    from privcal import _validate as V
-    from privcal.rl import dpq_agent
+    from privcal.rl.dpq import agent as dpq_agent
     from privcal.cli.progress import ProgressBar
     fmt = _cli_train.check_output_flags(args)
     if args.method in _LEARNERS:
@@ -312,8 +311,8 @@ def run(args: argparse.Namespace) -> int:
     if args.variant == "corrected":
         warnings.warn("--variant corrected is now spelled --variant valid", DeprecationWarning, stacklevel=2)
         args.variant = "valid"
-    _check_memory(V.positive_int("samples", 5000 if args.samples is None else args.samples))
-    hp = _hyperparameters(args)
+    hp = _hyperparameters(args)  # validates every learner setting once (Hyperparameters)
+    _check_memory(hp.samples)
     references = not args.no_references and args.method != "non-private"
     runs = 2 if references else 1
     bar = None if fmt != "text" else ProgressBar(hp.samples * runs, label=args.method)
@@ -375,13 +374,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_replay(args: argparse.Namespace, fmt: str) -> int:
-    """``privcal train dpq --loop replay``: the authors' loop (privcal.rl.dpq_replay), no valid guarantee."""
+    """``privcal train dpq --loop replay``: the authors' loop (privcal.rl.dpq.replay), no valid guarantee."""
     from dataclasses import replace
 
     import numpy as np
 
     from privcal import _validate as V
-    from privcal.rl import dpq_replay
+    from privcal.rl.dpq import replay as dpq_replay
     from privcal.cli.progress import ProgressBar
 
     wrong = [f for f, v in (("--samples", args.samples), ("--resets", args.resets), ("--lipschitz", args.lipschitz),

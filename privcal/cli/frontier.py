@@ -45,7 +45,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--seeds", type=_cli_out.seeds, default=None,
                    help="comma-separated seeds (ints >= 0), one training run each per point; two or more give a "
                         "verdict (default: 0,1,2 in the fast setting, 10 seeds (pucb 5) in the paper setting)")
-    p.add_argument("--variant", choices=F._VARIANT_CHOICES, default="all",
+    p.add_argument("--variant", choices=F.VARIANT_CHOICES, default="all",
                    help="noise: valid (the valid calibration), paper (the paper's sigma, no valid guarantee), "
                         "gaussian (pucb only: Gaussian counters, valid (epsilon, delta)-JDP), the valid dpq learners "
                         "select, fqi-transition, fqi-episode (random-peak environment), both (valid and "

@@ -73,27 +73,26 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def _domain(args, rng_eval, rng_data, m, progress_label):
-    """(private data, MSPBE evaluator, relative?) for the chosen domain."""
+    """(private data, MSPBE evaluator, relative?) for the chosen domain (``args`` checked by :func:`run`)."""
     import numpy as np
 
-    from privcal import _validate as V
-    from privcal.rl.mspbe import MSPBE
-    n_eval = V.positive_int("eval_trajectories", args.eval_trajectories or DEFAULT_EVAL[args.domain])
+    from privcal.rl.gpope.mspbe import MSPBE
+    n_eval = args.eval_trajectories or DEFAULT_EVAL[args.domain]
     if args.domain == "chain":
-        from privcal.rl.domains.chain import sample_chain
+        from privcal.rl.gpope.domains.chain import sample_chain
         return sample_chain(m, rng_data), MSPBE.from_dataset(sample_chain(n_eval, rng_eval)), False
     if args.domain == "mountain-car":
-        from privcal.rl.domains import mountain_car as mc
+        from privcal.rl.gpope.domains import mountain_car as mc
         env = mc.MountainCarBatch.from_gymnasium()
-        beh = mc.learn_behaviour(env, episodes=V.positive_int("q_episodes", args.q_episodes or 200),
+        beh = mc.learn_behaviour(env, episodes=args.q_episodes or 200,
                                  seed=np.random.SeedSequence([args.seed, 31]))
         ev = MSPBE.from_dataset(mc.sample_mountain_car(n_eval, rng_eval, behaviour=beh, env=env,
                                                        off_policy=args.off_policy), ridge=1e-8)
         return (mc.sample_mountain_car(m, rng_data, behaviour=beh, env=env,
                                        off_policy=args.off_policy), ev, False)
-    from privcal.rl.domains import hiv
+    from privcal.rl.gpope.domains import hiv
     env = hiv.HIVBatch(horizon=50 if args.horizon is None else args.horizon)
-    target, beh = hiv.learn_hiv_policies(env, episodes=V.positive_int("q_episodes", args.q_episodes or 64),
+    target, beh = hiv.learn_hiv_policies(env, episodes=args.q_episodes or 64,
                                          seed=np.random.SeedSequence([args.seed, 37]))
     ev = MSPBE.from_dataset(hiv.sample_hiv(n_eval, rng_eval, target=target, behaviour=beh, env=env),
                             ridge=1e-8)
@@ -114,10 +113,10 @@ def run(args: argparse.Namespace) -> int:
     from privcal import _validate as V
     from privcal._rng import as_generator
     from privcal.cli.progress import ProgressBar, Working
-    from privcal.rl.experiments_gpope import CLIP, DEFAULT_STEP
+    from privcal.rl.gpope.experiments import CLIP, DEFAULT_STEP
     from privcal.calibrators.gpope import calibrate_report
-    from privcal.rl.gpope_agent import gpope
-    from privcal.rl.lstd import lstd, wis_lstd
+    from privcal.rl.gpope.agent import gpope
+    from privcal.rl.gpope.lstd import lstd, wis_lstd
 
     fmt = _cli_train.check_output_flags(args)
     if args.non_private and args.epsilon is not None:
@@ -134,13 +133,13 @@ def run(args: argparse.Namespace) -> int:
     if args.horizon is not None:
         if args.domain != "hiv":
             raise ValueError("--horizon applies only to --domain hiv")
-        V.positive_int("horizon", args.horizon)
+        args.horizon = V.positive_int("horizon", args.horizon)
     if args.q_episodes is not None:
         if args.domain == "chain":
             raise ValueError("--q-episodes applies only to --domain mountain-car and hiv")
-        V.positive_int("q_episodes", args.q_episodes)
+        args.q_episodes = V.positive_int("q_episodes", args.q_episodes)
     if args.eval_trajectories is not None:
-        V.positive_int("eval_trajectories", args.eval_trajectories)
+        args.eval_trajectories = V.positive_int("eval_trajectories", args.eval_trajectories)
     if args.non_private and args.clip is not None:
         raise ValueError("--clip must not be given together with --non-private (GTD2 does not clip)")
     m = V.positive_int("trajectories", args.trajectories)
@@ -150,12 +149,9 @@ def run(args: argparse.Namespace) -> int:
                          f"{_MEMORY_BUDGET / 2**30:g} GiB (at most {_MEMORY_BUDGET // 8} iterations)")
     step = DEFAULT_STEP[args.domain] if args.step_size is None else V.positive("step_size", args.step_size)
     clip = CLIP[args.domain] if args.clip is None else V.positive("clip", args.clip)
-    V.open_unit("delta", args.delta)
-    if args.epsilon is not None:
-        V.positive("epsilon", args.epsilon)
     start = time.perf_counter()
     sigma, bound_used = 0.0, None
-    if not args.non_private:  # calibrate first: bad (epsilon, delta) fails before any simulation
+    if not args.non_private:  # calibrate first (it validates epsilon and delta): bad input fails before any simulation
         kw = {} if args.bound == "valid" else {"bound": "theorem1_paper" if args.bound == "paper" else args.bound}
         cal = calibrate_report(args.epsilon, args.delta, iterations=n_iter, trajectories=m, clip=clip, **kw)
         sigma = cal.sigma

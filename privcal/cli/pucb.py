@@ -95,9 +95,10 @@ def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from privcal import _validate as V
-    from privcal.rl.experiments_pucb import make_mdp
-    from privcal.rl.pucb import PRIVACY_UNIT, check_counter_noise, _check_memory, _error_bound_rule, _run_pucb
-    from privcal.rl.tabular import uniform_policy_return
+    from privcal.rl.pucb.experiments import MDP_KINDS, unchecked_make_mdp
+    from privcal.rl.pucb.agent import (PRIVACY_UNIT, check_counter_noise, check_error_bound, check_memory,
+                                 run_pucb_unchecked)
+    from privcal.rl.pucb.tabular import uniform_policy_return
 
     fmt = _cli_train.check_output_flags(args)
     if args.non_private and args.epsilon is not None:
@@ -126,16 +127,15 @@ def run(args: argparse.Namespace) -> int:
                                       0.1 if args.failure_probability is None else args.failure_probability)
     if args.error_bound == "union":
         warnings.warn("--error-bound union is now spelled --error-bound valid", DeprecationWarning, stacklevel=2)
-    error_bound = _error_bound_rule("valid" if args.error_bound == "union" else args.error_bound)
+    error_bound = check_error_bound("valid" if args.error_bound == "union" else args.error_bound)
     episodes = V.positive_int("episodes", args.episodes)
     epsilon = None if args.epsilon is None else V.positive("epsilon", args.epsilon)
     delta = None
     if not args.non_private:
         delta = check_counter_noise(counter_noise, epsilon, args.delta, args.budget_split, error_bound)
-    for name in ("states", "actions", "horizon"):
-        V.positive_int(name, getattr(args, name))
-    _check_memory(args.states, args.actions, args.horizon, episodes)  # before the MDP is built
-    mdp = make_mdp(args.mdp, args.states, args.actions, args.horizon, seed=args.mdp_seed)
+    states, actions, horizon = (V.positive_int(name, getattr(args, name)) for name in ("states", "actions", "horizon"))
+    check_memory(states, actions, horizon, episodes)  # before the MDP is built
+    mdp = unchecked_make_mdp(V.choice("mdp", args.mdp, MDP_KINDS), states, actions, horizon, seed=args.mdp_seed)
     if args.accuracy is not None:
         V.nonnegative("accuracy", args.accuracy)
     references = not args.no_references
@@ -147,13 +147,13 @@ def run(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
     try:
-        result = _run_pucb(mdp, episodes, epsilon, failure_probability, args.seed,
+        result = run_pucb_unchecked(mdp, episodes, epsilon, failure_probability, args.seed,
                            budget_split=args.budget_split, error_bound=error_bound,
                            unknown=args.unknown, counter_noise=counter_noise, delta=delta,
                            progress=progress(0))
         baseline = None
         if runs == 2:
-            baseline = _run_pucb(mdp, episodes, None, failure_probability, args.seed, progress=progress(episodes))
+            baseline = run_pucb_unchecked(mdp, episodes, None, failure_probability, args.seed, progress=progress(episodes))
     finally:
         if bar is not None:
             bar.close()

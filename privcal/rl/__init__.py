@@ -1,17 +1,25 @@
 """Reinforcement-learning layer of privcal: environments, private agents and their experiments.
 
-Submodules are imported on demand (``from privcal.rl import pucb``); this package imports nothing
-heavy at import time.
-DP Q-learning (Wang & Hegde 2019): ``envs``, ``mlp``, ``dpq_agent`` (Algorithm 1, certified updates),
-``dpq_replay`` (the paper's experiment as its authors' code runs it; no valid guarantee), ``baselines``,
-``experiments_dpq``.
-PUCB (Vietri, Balle, Krishnamurthy & Wu 2020): ``tabular``, ``pucb`` (the agent),
-``experiments_pucb``, ``plots_pucb``, ``checks_pucb`` (Monte Carlo checks).
-GPOPE and its baselines: ``domains``, ``gpope_agent``, ``lstd``, ``mspbe``, ``experiments_gpope``.
-Valid DP Q-learners on the interval environment (``envs``, also its random-peak variant): ``dpq_select``
-(private selection, the reward-function unit), ``fqi_dpsgd`` (fitted-Q iteration by DP-SGD, the transition
-or episode unit), ``learners`` (one run with its references and verdict).
-Shared: ``units`` (privacy units: what one neighbouring change is), ``verdict`` (beats / does not beat /
-cannot tell the trivial reference).
-All three: ``frontier`` (privacy-utility frontier, valid and paper calibrations side by side).
+One subpackage per algorithm family, each with its agent and experiments (its command-line glue is the
+module of the same name in ``privcal.cli``), and the pieces they share. Submodules are imported on demand
+(``from privcal.rl.dpq import agent``); this package imports nothing heavy at import time.
+
+* ``dpq``: DP Q-learning (Wang & Hegde 2019) on the interval environment: ``dpq.agent`` (Algorithm 1,
+  certified updates), ``dpq.replay`` (the paper's experiment as its authors' code runs it; no valid
+  guarantee), ``dpq.baselines``, ``dpq.experiments``; and the valid DP Q-learners: ``dpq.select``
+  (private selection, the reward-function unit), ``dpq.fqi_dpsgd`` (fitted-Q iteration by DP-SGD, the
+  transition or episode unit), ``dpq.learners`` (one run with its references and verdict).
+* ``gpope``: GPOPE and its baselines: ``gpope.agent``, ``gpope.lstd``, ``gpope.mspbe``, ``gpope.domains``,
+  ``gpope.experiments``.
+* ``pucb``: PUCB (Vietri, Balle, Krishnamurthy & Wu 2020): ``pucb.agent`` (whose public names the package
+  re-exports), ``pucb.tabular``, ``pucb.experiments``, ``pucb.plots``, ``pucb.checks`` (Monte Carlo checks).
+* shared (they import no family): ``envs`` (the interval environment, also its random-peak variant),
+  ``mlp`` (the Lipschitz MLP), ``units`` (privacy units: what one neighbouring change is), ``verdict``
+  (beats / does not beat / cannot tell the trivial reference), ``_parallel`` (the parallel runner of
+  every sweep); the progress bar is the command line's (``privcal.cli.progress``).
+* all three families: ``frontier`` (privacy-utility frontier, valid and paper calibrations side by side).
+
+The flat module paths of 0.1 (``privcal.rl.dpq_agent``, ``privcal.rl.experiments_pucb``, ...) still
+import, with a DeprecationWarning, until 0.3.0: they are the same module objects as their new homes
+(``privcal/__init__.py`` keeps the one table of moved modules).
 """

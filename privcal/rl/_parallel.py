@@ -1,7 +1,8 @@
 """One runner for the experiments' independent, seeded tasks: joblib on local cores or on a Dask cluster.
 
-:func:`run_trials` is the only place the experiments (``experiments_dpq``, ``experiments_gpope``,
-``experiments_pucb``, ``dpq_replay``, ``frontier``) hand work to an engine. Three engines:
+:func:`run_trials` (and its kernel :func:`run_trials_unchecked`, engine already checked) is the only place the
+experiments (``dpq.experiments``, ``gpope.experiments``, ``pucb.experiments``, ``dpq.replay``, ``frontier``)
+hand work to an engine. Three engines:
 
 * ``backend=None`` (the default): whatever ``joblib.parallel_config(backend=...)`` selects around the call
   (loky processes when nothing is configured; Dask, Ray, threading or a registered custom backend
@@ -107,10 +108,10 @@ def run_trials(fn: Callable[..., Any], tasks: Iterable[tuple], n_jobs: Optional[
         ImportError: backend "dask" without the ``dask`` extra.
     """
     n_jobs, backend, scheduler = check_engine(n_jobs, backend, scheduler)
-    return _run_trials(fn, tasks, n_jobs, backend, scheduler, progress)
+    return run_trials_unchecked(fn, tasks, n_jobs, backend, scheduler, progress)
 
 
-def _run_trials(fn, tasks, n_jobs, backend, scheduler, progress) -> list:
+def run_trials_unchecked(fn, tasks, n_jobs, backend, scheduler, progress) -> list:
     """Kernel of :func:`run_trials` (engine already checked)."""
     tasks = list(tasks)
     total = len(tasks)

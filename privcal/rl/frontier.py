@@ -25,28 +25,28 @@ Noise per variant (labelled everywhere; ``variant="all"``, the default, runs eve
 ``"both"`` runs valid and paper). Every point names its privacy unit (``privacy_unit``, ``privcal.rl.units``):
 
 * dpq on the random-peak environment (the default; theta ~ U[0, 1] drawn from each seed, so a data-independent
-  policy cannot be optimal) also runs the valid learners: ``"select"`` (``privcal.rl.dpq_select``,
+  policy cannot be optimal) also runs the valid learners: ``"select"`` (``privcal.rl.dpq.select``,
   randomized response over 40 threshold policies, pure epsilon-DP, unit reward-function), ``"fqi-transition"``
-  and ``"fqi-episode"`` (``privcal.rl.fqi_dpsgd``, DP-SGD fitted-Q iteration on floor(T/50) episodes of
+  and ``"fqi-episode"`` (``privcal.rl.dpq.fqi_dpsgd``, DP-SGD fitted-Q iteration on floor(T/50) episodes of
   random-behaviour data, units transition and episode). The non-private reference is fitted-Q without noise;
   "optimum" is the threshold policy at each seed's theta. Algorithm 1 ("valid", "paper") is evaluated by its
   released greedy policy (the last released function, Q + the last noise path).
 
-* ``"valid"``: dpq - ``privcal.rl.dpq_agent.train_dpq(variant="valid")`` (the calibrator's valid
+* ``"valid"``: dpq - ``privcal.rl.dpq.agent.train_dpq(variant="valid")`` (the calibrator's valid
   analysis at the certified update clip; every run checks its premises, and a point whose run broke a
   premise says so); gpope - ``privcal.calibrators.gpope.calibrate`` with
-  ``privcal.rl.gpope_agent.VALID_BOUND``; pucb - Laplace counters, ``budget_split="valid"``,
+  ``privcal.rl.gpope.agent.VALID_BOUND``; pucb - Laplace counters, ``budget_split="valid"``,
   ``error_bound="valid"`` (epsilon-JDP).
 * ``"gaussian"`` (pucb only): Gaussian binary-mechanism counters (``counter_noise="gaussian"``, sigma
   calibrated on the l2 sensitivity sqrt(6HL) with the exact Gaussian profile, E the union bound of the
   Gaussian tails): a valid (epsilon, delta)-JDP guarantee, delta from ``delta`` (default 1e-5).
-* ``"paper"``: the paper's sigma, no valid guarantee: dpq - ``privcal.rl.experiments_dpq.noise_for``
+* ``"paper"``: the paper's sigma, no valid guarantee: dpq - ``privcal.rl.dpq.experiments.noise_for``
   version "paper" (App. E.3's printed sigma where it exists, else the paper's formulas solved); gpope -
   ``gpope_agent.PAPER_BOUND`` (Lemma 1 as printed); pucb - the paper's budget split and error bound E.
 
 A calibration that does not exist (``InfeasibleError``) gives a point with no values and the reason in
 ``infeasible``; it is reported, never dropped. GPOPE's step sizes are tuned on public data (an
-independent sample, ``privcal.rl.experiments_gpope.tune_step_size``), per (variant, epsilon, m).
+independent sample, ``privcal.rl.gpope.experiments.tune_step_size``), per (variant, epsilon, m).
 Every task is seeded by its arguments (dpq: the seed; gpope: the data set ``SeedSequence([0, 1, m, seed])``,
 shared by every variant and epsilon, and a noise stream keyed by (m, seed, variant, epsilon); pucb: the
 seed, on one fixed MDP), so the frontier does not depend on ``n_jobs``, the backend or the other points of
@@ -65,10 +65,10 @@ from numpy.typing import ArrayLike
 
 from privcal import _validate as V
 from privcal.errors import InfeasibleError
-from privcal.rl._parallel import _run_trials, check_engine
+from privcal.rl._parallel import run_trials_unchecked, check_engine
 
-__all__ = ["AGENTS", "VARIANTS", "AGENT_VARIANTS", "SETTINGS", "FrontierPoint", "Frontier", "beats_reference", "frontier",
-           "plot_frontier"]
+__all__ = ["AGENTS", "VARIANTS", "AGENT_VARIANTS", "VARIANT_CHOICES", "SETTINGS", "FrontierPoint", "Frontier",
+           "beats_reference", "frontier", "plot_frontier"]
 
 AGENTS = ("dpq", "gpope", "pucb")
 #: Noise variants shared by every agent; ``frontier(variant="both")`` runs both.
@@ -77,12 +77,13 @@ VARIANTS = ("valid", "paper")
 #: "gaussian" is valid, with Gaussian counters and an (epsilon, delta)-JDP guarantee.
 AGENT_VARIANTS = {"dpq": ("select", "fqi-transition", "fqi-episode", "valid", "paper"), "gpope": ("valid", "paper"),
                   "pucb": ("valid", "gaussian", "paper")}
-#: dpq's valid learners (privcal.rl.dpq_select, privcal.rl.fqi_dpsgd): random-peak environment only
+#: dpq's valid learners (privcal.rl.dpq.select, privcal.rl.dpq.fqi_dpsgd): random-peak environment only
 DPQ_LEARNERS = ("select", "fqi-transition", "fqi-episode")
 #: dpq environments: "random-peak" (default: theta drawn per seed, privcal.rl.envs.draw_peak) or "fixed" (App. E.1)
 ENVIRONMENTS = ("random-peak", "fixed")
 _ORDER = ("select", "fqi-transition", "fqi-episode", "valid", "gaussian", "paper")
-_VARIANT_CHOICES = ("valid", "paper", "gaussian", "select", "fqi-transition", "fqi-episode", "both", "all")
+#: every value of ``frontier(variant=...)``: a variant of ``AGENT_VARIANTS``, "both" or "all"
+VARIANT_CHOICES = ("valid", "paper", "gaussian", "select", "fqi-transition", "fqi-episode", "both", "all")
 #: the privacy unit of each (agent, variant)
 _UNITS = {"dpq": {"select": "reward-function", "fqi-transition": "transition", "fqi-episode": "episode",
                   "valid": "reward-function", "paper": "reward-function"},
@@ -374,7 +375,8 @@ def _dpq_task(kind, hp, epsilon, delta, sigma, beta, seed, environment="fixed") 
     """One Algorithm-1 run: (utility, premises held or None, guarantee, noise). kind: "valid", "paper" or
     "non_private". Fixed environment: the mean return of the last 10 training episodes; random-peak: the
     released greedy policy's return at the seed's theta (``_EVAL_EPISODES`` simulated episodes)."""
-    from privcal.rl import dpq_agent, envs
+    from privcal.rl import envs
+    from privcal.rl.dpq import agent as dpq_agent
 
     env = None
     if environment == "random-peak":
@@ -399,7 +401,8 @@ def _dpq_task(kind, hp, epsilon, delta, sigma, beta, seed, environment="fixed") 
 def _learner_task(variant, samples, epsilon, delta, seed) -> tuple:
     """One run of a valid learner on the random-peak environment: (policy return, premises held, guarantee,
     sigma or None). variant: "select", "fqi-transition", "fqi-episode", or "fqi-non-private"."""
-    from privcal.rl import dpq_select, fqi_dpsgd
+    from privcal.rl.dpq import select as dpq_select
+    from privcal.rl.dpq import fqi_dpsgd
     from privcal.rl.envs import EPISODE_STEPS
 
     if variant == "select":
@@ -416,28 +419,28 @@ def _learner_task(variant, samples, epsilon, delta, seed) -> tuple:
 
 def _gpope_task(ctx, m, base_seed, trial, sigma, clip, step, stream) -> float:
     """MSPBE of one GPOPE run on data set ``trial`` of size m (data shared by every variant and epsilon)."""
-    from privcal.rl.experiments_gpope import _gpope_score, _rng
+    from privcal.rl.gpope.experiments import unchecked_gpope_score, trial_rng
 
-    data = ctx.sample(m, _rng(base_seed, 1, m, trial))
-    return float(_gpope_score(ctx, data, sigma, clip, step, _rng(base_seed, 2, m, trial, *stream)))
+    data = ctx.sample(m, trial_rng(base_seed, 1, m, trial))
+    return float(unchecked_gpope_score(ctx, data, sigma, clip, step, trial_rng(base_seed, 2, m, trial, *stream)))
 
 
 def _gpope_lstd(ctx, m, base_seed, trial) -> float:
-    from privcal.rl.experiments_gpope import _rng
-    from privcal.rl.lstd import lstd
+    from privcal.rl.gpope.experiments import trial_rng
+    from privcal.rl.gpope.lstd import lstd
 
-    data = ctx.sample(m, _rng(base_seed, 1, m, trial))
+    data = ctx.sample(m, trial_rng(base_seed, 1, m, trial))
     return float(ctx.score(lstd(data, ridge=1e-10)))
 
 
 def _pucb_task(mdp, episodes, epsilon, failure_probability, variant, seed, delta=None) -> tuple:
     """Cumulative regret per episode of one PUCB run, and its error bound E. variant: "valid" (Laplace
     counters), "gaussian" (Gaussian counters at ``delta``) or "paper"."""
-    from privcal.rl.pucb import _run_pucb
+    from privcal.rl.pucb.agent import run_pucb_unchecked
 
     rule = "paper" if variant == "paper" else "valid"
     noise = "gaussian" if variant == "gaussian" else "laplace"
-    run = _run_pucb(mdp, episodes, epsilon, failure_probability, seed, budget_split=rule, error_bound=rule,
+    run = run_pucb_unchecked(mdp, episodes, epsilon, failure_probability, seed, budget_split=rule, error_bound=rule,
                     counter_noise=noise, delta=delta if noise == "gaussian" else None)
     return float(run.episode_regret.sum() / episodes), float(run.error_bound)
 
@@ -469,7 +472,7 @@ def _stats(values) -> tuple:
 
 def _plan_dpq(setting, epsilons, amounts, seeds, variants, delta, environment="fixed"):
     """(tasks, how to read them back, references, settings) of the dpq frontier."""
-    from privcal.rl import experiments_dpq as X
+    from privcal.rl.dpq import experiments as X
     from privcal.rl.envs import EPISODE_STEPS, reference_return
 
     base = "fast" if setting == "fast" else "full"
@@ -491,7 +494,7 @@ def _plan_dpq(setting, epsilons, amounts, seeds, variants, delta, environment="f
                     tasks += [("learner", v, T, eps, delta, sd) for sd in seeds]
                     plan.append((v, eps, T, None, "", start))
                     continue
-                ns = X._noise_for("dpq", eps, delta, hp, v)
+                ns = X.unchecked_noise_for("dpq", eps, delta, hp, v)
                 if ns.infeasible:
                     plan.append((v, eps, T, None, ns.infeasible, 0))
                     continue
@@ -534,7 +537,7 @@ def _dpq_guarantee(variant, results, eps, delta):
             return results[0][2]
         return f"no guarantee: a premise failed in {held.count(False)} of {len(held)} seeds ({results[0][2]})"
     if variant == "paper":
-        return "no valid guarantee: the paper's sigma (privcal.rl.experiments_dpq.noise_for, version 'paper')"
+        return "no valid guarantee: the paper's sigma (privcal.rl.dpq.experiments.noise_for, version 'paper')"
     held = [r[1] for r in results]
     if all(held):
         return (f"({eps:g}, {delta:g})-DP w.r.t. reward functions (valid analysis, every premise held in "
@@ -544,7 +547,7 @@ def _dpq_guarantee(variant, results, eps, delta):
 
 
 def _gpope_context(setting):
-    from privcal.rl import experiments_gpope as G
+    from privcal.rl.gpope import experiments as G
 
     s = G.SETTINGS["fast" if setting == "fast" else "full"]
     return s, G.make_context("chain", s, 0)
@@ -552,8 +555,8 @@ def _gpope_context(setting):
 
 def _plan_gpope(setting, epsilons, amounts, seeds, variants, delta, ctx_setting):
     from privcal.calibrators import gpope as cal
-    from privcal.rl import experiments_gpope as G
-    from privcal.rl.gpope_agent import PAPER_BOUND, VALID_BOUND
+    from privcal.rl.gpope import experiments as G
+    from privcal.rl.gpope.agent import PAPER_BOUND, VALID_BOUND
 
     s, ctx = ctx_setting
     clip = G.CLIP["chain"]
@@ -585,7 +588,7 @@ def _plan_gpope(setting, epsilons, amounts, seeds, variants, delta, ctx_setting)
 
 
 def _plan_pucb(setting, epsilons, amounts, seeds, variants, mdp, delta=None):
-    from privcal.rl.tabular import backward_induction, uniform_policy_return
+    from privcal.rl.pucb.tabular import backward_induction, uniform_policy_return
 
     tasks, plan, refs = [], [], {}
     fail = 0.1
@@ -663,7 +666,7 @@ def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts:
     """
     V.choice("agent", agent, AGENTS)
     V.choice("setting", setting, ("fast", "paper"))
-    V.choice("variant", variant, _VARIANT_CHOICES)
+    V.choice("variant", variant, VARIANT_CHOICES)
     if agent == "dpq":
         environment = "random-peak" if environment is None else V.choice("environment", environment, ENVIRONMENTS)
     elif environment is not None:
@@ -703,13 +706,13 @@ def _frontier(agent, epsilons, amounts, seeds, variants, setting, delta, confide
         tasks, plan, ref_idx, fixed, settings = _plan_gpope(setting, epsilons, amounts, seeds, variants, delta,
                                                             _gpope_context(setting))
     else:
-        from privcal.rl.experiments_pucb import SETTINGS as PS, _make_mdp
+        from privcal.rl.pucb.experiments import SETTINGS as PS, unchecked_make_mdp
 
         sizes = PS["fast" if setting == "fast" else "full"]
-        mdp = _make_mdp("random", sizes["states"], sizes["actions"], sizes["horizon"], 0)
+        mdp = unchecked_make_mdp("random", sizes["states"], sizes["actions"], sizes["horizon"], 0)
         tasks, plan, ref_idx, fixed, settings = _plan_pucb(setting, epsilons, amounts, seeds, variants, mdp, delta)
         settings.update(mdp=mdp.name, states=mdp.states, actions=mdp.actions, horizon=mdp.horizon)
-    results = _run_trials(_task, tasks, *engine, progress)
+    results = run_trials_unchecked(_task, tasks, *engine, progress)
     n = len(seeds)
     trivial = fixed["trivial"]
     points = []
@@ -769,7 +772,7 @@ def _guarantee(agent, variant, results, eps, delta) -> str:
                     else "no valid guarantee: the paper's sigma does not exist here")
         return _dpq_guarantee(variant, results, eps, delta)
     if agent == "gpope":
-        from privcal.rl.gpope_agent import PAPER_BOUND, VALID_BOUND
+        from privcal.rl.gpope.agent import PAPER_BOUND, VALID_BOUND
 
         if variant == "valid":
             return f"({eps:g}, {delta:g})-DP w.r.t. one trajectory replaced, valid bound {VALID_BOUND!r}"

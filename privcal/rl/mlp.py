@@ -19,7 +19,7 @@ from the layer-wise outer products (||d h^T||_F = ||d|| ||h||) without materiali
 
 :func:`sup_difference_bound` certifies how far apart two networks of one input are over [0, 1]
 (grid values plus the Lipschitz slack between grid points); the DP Q-learning agent uses it to bound
-every update in function space (``privcal.rl.dpq_agent``).
+every update in function space (``privcal.rl.dpq.agent``).
 """
 
 from __future__ import annotations
@@ -368,11 +368,11 @@ def sup_difference_bound(first: LipschitzMLP, second: LipschitzMLP, grid_size: i
     """
     grid = _pair_grid(first, second, grid_size)
     slope = first.lipschitz_bound() + second.lipschitz_bound()
-    return _sup_difference_bound(first(grid), second(grid), slope, 1.0 / (grid.shape[0] - 1))[0]
+    return unchecked_sup_difference_bound(first(grid), second(grid), slope, 1.0 / (grid.shape[0] - 1))[0]
 
 
-def _sup_difference_bound(values_first: np.ndarray, values_second: np.ndarray, slope: float,
-                          spacing: float) -> tuple[float, float]:
+def unchecked_sup_difference_bound(values_first: np.ndarray, values_second: np.ndarray, slope: float,
+                                   spacing: float) -> tuple[float, float]:
     """(certified bound, largest grid value) of |first - second| from their values on a uniform grid.
 
     ``values_*`` have shape (n, outputs) on s_i = i * spacing; ``slope`` bounds the Lipschitz constant of
@@ -408,19 +408,19 @@ def slope_difference_bound(first: LipschitzMLP, second: LipschitzMLP, grid_size:
     grid = _pair_grid(first, second, grid_size)
     curvature = first.curvature_bound() + second.curvature_bound()
     cap = first.lipschitz_bound() + second.lipschitz_bound()
-    return _slope_difference_bound(first._input_derivative(grid)[1], second._input_derivative(grid)[1],
+    return unchecked_slope_difference_bound(first._input_derivative(grid)[1], second._input_derivative(grid)[1],
                                    curvature, 1.0 / (grid.shape[0] - 1), cap)[0]
 
 
-def _slope_difference_bound(slopes_first: np.ndarray, slopes_second: np.ndarray, curvature: float,
-                            spacing: float, cap: float) -> tuple[float, float]:
+def unchecked_slope_difference_bound(slopes_first: np.ndarray, slopes_second: np.ndarray,
+                                     curvature: float, spacing: float, cap: float) -> tuple[float, float]:
     """(certified bound, largest grid value) of |first' - second'| from their derivatives on a uniform grid.
 
     ``curvature`` bounds the Lipschitz constant of first' - second'; ``cap`` is a bound that always holds
     (the sum of the two networks' Lipschitz bounds); see :func:`slope_difference_bound`."""
     if not math.isfinite(curvature):
         return float(cap), float(cap)
-    bound, largest = _sup_difference_bound(slopes_first, slopes_second, curvature, spacing)
+    bound, largest = unchecked_sup_difference_bound(slopes_first, slopes_second, curvature, spacing)
     return min(bound, float(cap)), largest
 
 

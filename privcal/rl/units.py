@@ -12,7 +12,7 @@ the name (``privacy_unit``) and its description in every JSON output.
   probability >= p when the reward is r_j. (epsilon, delta)-DP gives P_1(S_j) >= e^-epsilon (P_j(S_j) -
   delta) >= e^-epsilon (p - delta), and the S_j are disjoint, so 1 >= sum_j P_1(S_j) >= K e^-epsilon
   (p - delta): p <= e^epsilon / K + delta, i.e. success needs epsilon >= ln(K (p - delta)), which grows
-  like ln K. ``privcal.rl.dpq_select`` meets this scale.
+  like ln K. ``privcal.rl.dpq.select`` meets this scale.
 * ``"transition"``: one transition (s, a, r, s') added to or removed from the data set (add/remove
   neighbours, the relation of Poisson sampling).
 * ``"episode"``: one episode (one user's whole trajectory of transitions) added or removed, or, for PUCB,

@@ -1,6 +1,6 @@
 r"""Claims about DP Q-learning with functional noise as privcal runs it (Wang & Hegde 2019, Algorithm 1).
 
-Three premises of the privacy analysis, checked on privcal's own agent (``privcal.rl.dpq_agent``) and
+Three premises of the privacy analysis, checked on privcal's own agent (``privcal.rl.dpq.agent``) and
 network (``privcal.rl.mlp.LipschitzMLP``):
 
 * DPQ-update-sup: the paper's per-update sup bound 4 alpha L (k+1)/B (proof of Thm 5). Fails: a network
@@ -55,7 +55,7 @@ def _one_update(net, batch, shift, lr, gamma=0.5, released=None):
     ``released`` (callable state -> values per action) replaces Q + g in the targets and the loss when
     given (the released function of an earlier update); by default the batch's own noise values are used.
     """
-    from privcal.rl import dpq_agent
+    from privcal.rl.dpq import agent as dpq_agent
 
     hp = dpq_agent.Hyperparameters(samples=batch["s"].size, batch_size=batch["s"].size, lr=lr, gamma=gamma,
                                    hidden=(4,), lipschitz=1.0)
@@ -83,7 +83,7 @@ def _batch(rng, size, actions=2, action=None):
               "at most 4 alpha L (k+1)/B in sup norm, so each release has RKHS sensitivity D(k, beta) built on "
               "that bound.",
     method="privcal's LipschitzMLP with every weight 0 (0-Lipschitz in the state; the Lipschitz projection "
-           "leaves biases alone, so the agent allows it) and one agent update (privcal.rl.dpq_agent) on the "
+           "leaves biases alone, so the agent allows it) and one agent update (privcal.rl.dpq.agent) on the "
            "same batch, noise and weights with r and r + 1, at issue 12's setting T = 640000, B = 4096, "
            "alpha = 1e-3, L = 0.25, J = 156, eps = 2, delta = 1e-5; the sup difference over 1,001 states x 2 "
            "actions against the bound at the paper calibration's k and at the former privcal calibration's "
@@ -91,7 +91,7 @@ def _batch(rng, size, actions=2, action=None):
            "at the former calibration's sigma = 0.0875, beta = 15201",
     function="privcal.rkhs.update_sup_bound",
     corrected="Bound the update in the agent instead: every update is certified to move Q by at most c in sup norm "
-              "and by at most l in Lipschitz constant (privcal.rl.dpq_agent.certified_step) and starts from the "
+              "and by at most l in Lipschitz constant (privcal.rl.dpq.agent.certified_step) and starts from the "
               "released function; every release then differs between two reward functions by Delta - Delta' "
               "(sup <= 2c, Lip <= 2l, privcal.rkhs.restarted_release_sensitivity_squared), composed exactly "
               "(privcal.calibrators.dpq, variant 'valid').",
@@ -133,7 +133,7 @@ def _update_sup(ctx) -> Outcome:
     method="two consecutive releases on one path: the bias-only network (every weight 0), release R_0 = Q_0 + g "
            "(g an Ornstein-Uhlenbeck path, sigma = 1, beta = 30), one agent update from R_0's values with r "
            "and with r + 1, release R_1 = Q_1 + g on the same path; R_1 - R_0 at 101 states under both rewards",
-    function="privcal.rl.dpq_agent.train (resets < floor(T/B))",
+    function="privcal.rl.dpq.agent.train (resets < floor(T/B))",
     corrected="Fresh noise for every release: J = floor(T/B), and a new path for the function after the last "
               "update; privcal.calibrators.dpq.calibrate(variant='valid') and the agent refuse J < floor(T/B) with a "
               "ValueError naming the premise.",
@@ -172,19 +172,18 @@ def _noise_reuse(ctx) -> Outcome:
 
 def _snapshots(hp, shift, seed, dense):
     """Q_j on ``dense`` for j = 0..U of a certified run (dpq_agent._loop with its own network)."""
-    from privcal.rl import dpq_agent
+    from privcal.rl.dpq import agent as dpq_agent
 
-    env_seed, net_rng, noise_rng, explore_rng, mech_rng = dpq_agent._streams(seed)
+    streams = dpq_agent._Streams(*dpq_agent._streams(seed))
     env = _ShiftedInterval(shift)
     net = dpq_agent.LipschitzMLP((1, *hp.hidden, 2), lipschitz=hp.lipschitz, activation=hp.activation,
-                                 seed=net_rng, output_scale=hp.output_scale)
+                                 seed=streams.net, output_scale=hp.output_scale)
     snaps = {0: net(dense)}
 
     def progress(done, total):
         snaps.setdefault(done // hp.batch_size, net(dense))
 
-    res = dpq_agent._loop("dpq", hp, net, env, env_seed, 2, 0.3, 30.0, hp.updates, noise_rng, explore_rng,
-                          mech_rng, progress)
+    res = dpq_agent._loop(dpq_agent._Noise("dpq", 0.3, 30.0, hp.updates), hp, net, env, streams, progress)
     return res, np.array([snaps[j] for j in range(hp.updates + 1)])
 
 
@@ -218,16 +217,16 @@ _SHIFTS = {
               "Lipschitz constant over the states [0, 1], whatever the rewards; two runs that start an update "
               "from the same released function therefore differ after it by at most 2c in sup and 2l in slope "
               "(each release's sensitivity in Lemma 6, the same for every release).",
-    method="the certified agent (privcal.rl.dpq_agent, update_clip c, update_lipschitz l) under r and under three "
+    method="the certified agent (privcal.rl.dpq.agent, update_clip c, update_lipschitz l) under r and under three "
            "neighbours (r + 1 and two adversarial pairs pulling the actions or the halves of [0, 1] apart), same "
            "seed; every update's change N_(j+1) - N_j on a dense grid of 5,001 states x 2 actions: its sup against "
            "c and its largest difference quotient (a lower bound of its Lipschitz constant) against l; (lr, c) = "
            "(1, 0.02) and (20, 0.1) (full budget: lr in {1, 20} x c in {0.02, 0.1}, 4 seeds), L = 4, T = 320, "
            "B = 32 (10 updates); seeds from the claim's seed",
-    function="privcal.rl.dpq_agent.certified_step",
+    function="privcal.rl.dpq.agent.certified_step",
 )
 def _valid_clip(ctx) -> Outcome:
-    from privcal.rl.dpq_agent import Hyperparameters, update_lipschitz_of
+    from privcal.rl.dpq.agent import Hyperparameters, update_lipschitz_of
 
     dense = np.linspace(0.0, 1.0, 5_001)[:, None]
     spacing = float(dense[1, 0] - dense[0, 0])

@@ -11,7 +11,8 @@ import math
 import numpy as np
 
 from privcal import counter
-from privcal.rl import pucb as P
+from privcal.rl.pucb import agent as P
+from privcal.rl.pucb import checks as C
 from privcal.verify._common import FAILS, HOLDS, cp_lower, g
 from privcal.verify.model import Outcome, claim
 
@@ -52,7 +53,7 @@ def _counter_bound(ctx) -> Outcome:
             if ratio < worst:
                 worst, where = ratio, (t, b)
     condition_ok = worst >= 1.0 - 1e-9
-    mc = P.counter_error_check(1024, 1.0, 0.05, trials=ctx.pick(500, 2000), seed=ctx.seed_int(1))
+    mc = C.counter_error_check(1024, 1.0, 0.05, trials=ctx.pick(500, 2000), seed=ctx.seed_int(1))
     data = {"smallest_ratio_paper_over_union": worst, "at": where, "looseness_T1024": mc["paper"]["looseness"],
             "mc_trials": mc["trials"]}
     grid = f"{len(steps) * len(betas)} grid points with T in [2, {steps[-1]:g}], beta in [{g(betas[0])}, 1/2]"
@@ -89,7 +90,7 @@ def _counter_bound(ctx) -> Outcome:
     corrected_function="privcal.counter.error_bound",
 )
 def _e_eps(ctx) -> Outcome:
-    res = P.pucb_error_bound_check(3, 2, 3, 2, 1.0, 0.1, trials=ctx.pick(100, 400), seed=ctx.seed_int(1))
+    res = C.pucb_error_bound_check(3, 2, 3, 2, 1.0, 0.1, trials=ctx.pick(100, 400), seed=ctx.seed_int(1))
     ce = P.counter_epsilon_paper(1.0, 3)
     k = P.num_counters(3, 2, 3)
     stand_for = 4.0 / ce * math.log(k / 0.1) * math.log2(2) ** 2.5
@@ -107,7 +108,7 @@ def _l1_change(states_n: int, actions_n: int, horizon: int) -> float:
     """Largest L1 change of all counter inputs between two users' episodes (Def. 3: user t replaced).
 
     Over pairs of deterministic episodes (each user stays in one state and takes one action, reward in
-    {0, 1}), the L1 distance of :func:`privcal.rl.pucb._episode_inputs` of the two episodes.
+    {0, 1}), the L1 distance of :func:`privcal.rl.pucb.agent._episode_inputs` of the two episodes.
     """
     episodes = []
     for s in range(states_n):
@@ -145,7 +146,7 @@ def _billboard_epsilon(l1: float, counter_epsilon: float, steps: int = _SPLIT_ST
     CLAIMS, "VBKW-epsilon-split", paper=VBKW, location="Alg. 2 (eps' := eps/(3H)) with Def. 3",
     statement="Running every counter with eps' = eps/(3H) makes PUCB eps-JDP.",
     method="largest L1 change of all counter inputs between two t-neighbouring users (Def. 3: user t replaced) "
-           "over pairs of episodes (privcal.rl.pucb._episode_inputs, S = 3, A = 2, H = 4), against the 3H the "
+           "over pairs of episodes (privcal.rl.pucb.agent._episode_inputs, S = 3, A = 2, H = 4), against the 3H the "
            "split eps/(3H) counts; the privacy loss that change attains on the counters' releases (the billboard "
            "whose eps-DP the JDP proof needs; binary mechanism, T = 1024, the replaced user in round 1: every "
            "p-sum containing round 1 is an independent Laplace release, so the loss sum |shift|/b is attained, a "
@@ -237,7 +238,7 @@ def _optimism(ctx) -> Outcome:
     m = np.array([[[[1.0]]]])
     printed = float(P.private_q(r, n, m, 10.0, 100, 0.1, unknown="paper")[0, 0, 0])
     fixed = float(P.private_q(r, n, m, 10.0, 100, 0.1)[0, 0, 0])
-    from privcal.rl.tabular import EpisodeSampler, random_mdp
+    from privcal.rl.pucb.tabular import EpisodeSampler, random_mdp
 
     agent = P.PUCB(3, 2, 3, 50, epsilon=1.0, seed=ctx.seed_int(1), unknown="paper")
     mdp = random_mdp(3, 2, 3, seed=0)
@@ -266,7 +267,7 @@ def _optimism(ctx) -> Outcome:
     function="privcal.rl.pucb.collusion_attack",
 )
 def _collusion(ctx) -> Outcome:
-    res = P.collusion_attack(1.0, steps=16, trials=ctx.pick(4000, 40000), seed=ctx.seed_int(1))
+    res = C.collusion_attack(1.0, steps=16, trials=ctx.pick(4000, 40000), seed=ctx.seed_int(1))
     single, binary = res["single_draw"], res["binary"]
     ok = single["interval"][0] > res["dp_limit"] and binary["interval"][0] <= res["dp_limit"]
     n = ctx.pick(4000, 40000)

@@ -11,7 +11,7 @@ GPOPE paper's HIV figure, MSPBE / rbar^2 with rbar the average reward of the eva
 we divide by its square so that the ratio has no units and does not change when rewards are scaled).
 
 A, b, C are estimated from a large *independent* sample of the same domain (never the private data);
-the experiments document the sample size they use (:mod:`privcal.rl.experiments_gpope`).
+the experiments document the sample size they use (:mod:`privcal.rl.gpope.experiments`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def estimate_abc(dataset: Any, weighting: str = "trajectory") -> tuple[np.ndarra
     """Empirical (A, b, C) of GPOPE Eq. (2.1) from a Dataset.
 
     Args:
-        dataset: the trajectories, a :class:`~privcal.rl.domains.data.Dataset`.
+        dataset: the trajectories, a :class:`~privcal.rl.gpope.domains.data.Dataset`.
         weighting: "trajectory" (default): the mean over trajectories of each trajectory's
             (1/tau)-average, the estimator GPOPE's gradients are unbiased for (Eq. 2.2 averaged over
             i); "transition": every transition weighs 1/T (pooled LSTD statistics).
@@ -126,7 +126,7 @@ class MSPBE:
 
         Args:
             dataset: an independent sample of the domain (never the private data), a
-                :class:`~privcal.rl.domains.data.Dataset`.
+                :class:`~privcal.rl.gpope.domains.data.Dataset`.
             ridge: added to C's diagonal, in [0, inf); default 0.
 
         Raises:

@@ -28,7 +28,7 @@ from privcal.counter import (
     _error_bound_paper as _counter_error_bound_paper,
     _sup_error_failure_lower_bound,
 )
-from privcal.rl.pucb import (
+from privcal.rl.pucb.agent import (
     BUDGET_SPLITS,
     _counter_epsilon,
     _counter_epsilon_paper,

@@ -8,13 +8,13 @@ loop serves Algorithm 1 and the Q-network baselines of App. E.2 (``method``):
   redrawn J times (every floor(T/B)/J updates); sigma from ``privcal.calibrators.dpq.calibrate`` or given;
 * ``"non_private"`` - the same learner without noise;
 * ``"input_perturbation"`` - Venkatasubramanian 2013: every observed reward gets N(0, sigma_r^2)
-  (``privcal.rl.baselines.input_perturbation_sigma``);
+  (``privcal.rl.dpq.baselines.input_perturbation_sigma``);
 * ``"dpsgd"`` - Abadi et al. 2016: per-example gradients clipped to C, the sum gets N(0, z^2 C^2 I)
-  (``privcal.rl.baselines.dpsgd_noise_multiplier*``);
+  (``privcal.rl.dpq.baselines.dpsgd_noise_multiplier*``);
 * ``"bgp16"`` - output perturbation in the style of Balle, Gomrokchi & Precup 2016: like ``"dpq"`` but
   with independent N(0, sigma^2) at each visited (state, action) instead of a continuous path
-  (``privcal.rl.baselines.WhiteNoisePaths``); for utility comparison only, NOT DP w.r.t. reward
-  functions (see ``privcal.rl.baselines``).
+  (``privcal.rl.dpq.baselines.WhiteNoisePaths``); for utility comparison only, NOT DP w.r.t. reward
+  functions (see ``privcal.rl.dpq.baselines``).
 
 Algorithm 1, as run here (t counts samples, j updates; T samples, batch B, U = floor(T/B) updates):
 
@@ -96,6 +96,7 @@ weights, the noise paths, exploration and the baselines' noise; same seed, same 
 
 from __future__ import annotations
 
+import copy
 import math
 import numbers
 import time
@@ -107,7 +108,8 @@ from numpy.typing import ArrayLike
 
 from privcal import _rng
 from privcal import _validate as V
-from privcal.rl.mlp import ACTIVATIONS, LipschitzMLP, _slope_difference_bound, _sup_difference_bound
+from privcal.rl.mlp import (ACTIVATIONS, LipschitzMLP, unchecked_slope_difference_bound,
+                            unchecked_sup_difference_bound)
 
 __all__ = [
     "METHODS",
@@ -143,7 +145,7 @@ class Hyperparameters:
     this network measurably: the non-private mean return of the last 20 episodes stays at 1.5
     (10 seeds; the initial greedy policy drifts to an edge), against 19.6 at alpha = 1 (the
     move-to-the-middle policy earns 20.7), which is what the experiments use
-    (``privcal.rl.experiments_dpq.LEARNING_RATE``). The valid calibration does not depend on alpha (the
+    (``privcal.rl.dpq.experiments.LEARNING_RATE``). The valid calibration does not depend on alpha (the
     certified update and slope clips bound every step): at T = 5000, B = 64, c = 0.01, l = 0.02,
     epsilon = 0.9, delta = 1e-4 it needs sigma = 1.51 (``privcal.calibrators.dpq``).
     Not in the paper: gamma = 0.5 (the task is nearly myopic; with only 78 updates gamma = 0.9 learns
@@ -262,7 +264,15 @@ def valid_hyperparameters(hp: "Hyperparameters") -> "Hyperparameters":
         changes["update_clip"] = dpq.DEFAULT_UPDATE_CLIP
     if hp.update_lipschitz is None and hp.activation == "tanh":
         changes["update_lipschitz"] = min(dpq.DEFAULT_UPDATE_LIPSCHITZ, 2.0 * hp.lipschitz)
-    return replace(hp, **changes) if changes else hp
+    if not changes:
+        return hp
+    # hp's fields are valid already (its __post_init__ ran): set the two library defaults without validating
+    # every field again (dataclasses.replace would), and check the premise they add, the certificate's grid
+    filled = copy.copy(hp)
+    for name, value in changes.items():
+        object.__setattr__(filled, name, value)
+    _grid_size(filled.update_clip, filled.lipschitz, filled.update_lipschitz)
+    return filled
 
 
 def update_lipschitz_of(hp: "Hyperparameters") -> float:
@@ -503,7 +513,7 @@ def train(method: str = "dpq", *, hp: Optional[Hyperparameters] = None, sigma: O
           progress: Optional[Callable[[int, int], None]] = None) -> TrainResult:
     """Run one method for ``hp.samples`` samples with a *given* noise level; returns a TrainResult.
 
-    Use :func:`train_dpq` or ``privcal.rl.baselines`` (or ``privcal.rl.experiments_dpq.noise_for``)
+    Use :func:`train_dpq` or ``privcal.rl.dpq.baselines`` (or ``privcal.rl.dpq.experiments.noise_for``)
     to get sigma from a target (epsilon, delta). ``env`` may be any env with 1-D observations in
     [0, 1], discrete actions and the Gymnasium reset/step API.
 
@@ -544,7 +554,7 @@ def train(method: str = "dpq", *, hp: Optional[Hyperparameters] = None, sigma: O
     if method == "non_private":
         sigma = None
     elif sigma is None:
-        raise ValueError(f"sigma is required for method {method!r} (see train_dpq / privcal.rl.baselines)")
+        raise ValueError(f"sigma is required for method {method!r} (see train_dpq / privcal.rl.dpq.baselines)")
     else:
         sigma = V.positive("sigma", sigma)
     if method == "dpq":
@@ -561,137 +571,251 @@ def train(method: str = "dpq", *, hp: Optional[Hyperparameters] = None, sigma: O
 def _train(method, hp, sigma, beta, resets, seed, env, progress, **record) -> TrainResult:
     """Kernel of :func:`train`: arguments already checked and normalised (sigma None for non_private,
     beta and resets None where unused)."""
-    env_seed, net_rng, noise_rng, explore_rng, mech_rng = _streams(seed)
+    streams = _Streams(*_streams(seed))
     env = _make_env(env)
     actions = int(env.action_space.n)
     net = LipschitzMLP((1, *hp.hidden, actions), lipschitz=hp.lipschitz, activation=hp.activation,
-                       seed=net_rng, output_scale=hp.output_scale)
+                       seed=streams.net, output_scale=hp.output_scale)
     recorded_seed = int(seed) if isinstance(seed, numbers.Integral) else None
-    return _loop(method, hp, net, env, env_seed, actions, sigma, beta, resets, noise_rng, explore_rng,
-                 mech_rng, progress, seed=recorded_seed, **record)
+    return _loop(_Noise(method, sigma, beta, resets), hp, net, env, streams, progress, seed=recorded_seed,
+                 **record)
 
 
-def _loop(method, hp, net, env, env_seed, actions, sigma, beta, resets, noise_rng, explore_rng,
-          mech_rng, progress, **record) -> TrainResult:
-    B, T, U, gamma = hp.batch_size, hp.samples, hp.updates, hp.gamma
-    explore = hp.exploration
-    period = U // resets if resets else None
-    paths = None
-    # the update certificate (valid analysis): dpq with an update clip only; every update then starts
-    # from the released function R_j = N_theta_j + G_j, whose noise G_j sums one fresh layer per release
-    certify = method == "dpq" and hp.update_clip is not None
+# ----------------------------------------------------------------------------------------------------------
+# the training loop of Algorithm 1 (and of the baselines), in named steps: the noise of the releases, the
+# update rule (plain SGD or certified), the agent acting in its environment, the minibatch; then the loop.
+
+
+@dataclass(frozen=True)
+class _Noise:
+    """A run's checked method and noise: sigma None for non_private, beta and resets None where unused."""
+
+    method: str
+    sigma: Optional[float]
+    beta: Optional[float]
+    resets: Optional[int]
+
+
+@dataclass(frozen=True)
+class _Streams:
+    """The independent random streams of one run (:func:`_streams`)."""
+
+    env_seed: int
+    net: np.random.Generator
+    noise: np.random.Generator
+    explore: np.random.Generator
+    mechanism: np.random.Generator
+
+
+class _Clock:
+    """Seconds spent in each part of the loop ("env", "act", "noise", "update")."""
+
+    def __init__(self):
+        self.seconds = {"env": 0.0, "act": 0.0, "noise": 0.0, "update": 0.0}
+        self._t = time.perf_counter()
+
+    def lap(self, part: str) -> None:
+        """Charge the time since the last lap to ``part``."""
+        now = time.perf_counter()
+        self.seconds[part] += now - self._t
+        self._t = now
+
+    def start(self) -> None:
+        """Start a lap (time before it is charged to no part)."""
+        self._t = time.perf_counter()
+
+
+def _release_noise(noise: _Noise, certify: bool, actions: int, rng):
+    """The noise paths of the released functions (one per action), or None: summed layers when every update
+    starts from the released function (certified dpq), OU paths of kernel exp(-beta |x - y|) (dpq), white
+    noise (bgp16); the other methods release no noisy function."""
     if certify:
-        paths = _SummedPaths(actions, beta, sigma, noise_rng)
-    elif method == "dpq":
+        return _SummedPaths(actions, noise.beta, noise.sigma, rng)
+    if noise.method == "dpq":
         from privcal.noise import OrnsteinUhlenbeckPaths
 
-        paths = OrnsteinUhlenbeckPaths(actions, beta, sigma, seed=noise_rng)
-    elif method == "bgp16":
-        from privcal.rl.baselines import WhiteNoisePaths
+        return OrnsteinUhlenbeckPaths(actions, noise.beta, noise.sigma, seed=rng)
+    if noise.method == "bgp16":
+        from privcal.rl.dpq.baselines import WhiteNoisePaths
 
-        paths = WhiteNoisePaths(actions, sigma, seed=noise_rng)
-    cert = None
-    if certify:
+        return WhiteNoisePaths(actions, noise.sigma, seed=rng)
+    return None
+
+
+class _Minibatch:
+    """The buffers of one minibatch (Algorithm 1 lines 14-18): B transitions (s_i, a_i, r_i, s_{i+1}), the
+    revealed noise g_{a_i}(s_i) and g_a(s_{i+1}) of every action, and whether s_{i+1} is terminal."""
+
+    def __init__(self, size: int, actions: int):
+        self.s = np.empty(size)
+        self.a = np.empty(size, dtype=np.intp)
+        self.r = np.empty(size)
+        self.s2 = np.empty(size)
+        self.g = np.empty(size)
+        self.g2 = np.empty((size, actions))
+        self.term = np.zeros(size, dtype=bool)
+
+    def store(self, i: int, s: float, a: int, r: float, s2: float, g_s, g_s2, terminated: bool) -> None:
+        """Row ``i``: the transition and the noise revealed at its two states."""
+        self.s[i], self.a[i], self.r[i], self.s2[i], self.g[i], self.g2[i], self.term[i] = (
+            s, a, r, s2, g_s[a], g_s2, terminated)
+
+    def arrays(self) -> tuple:
+        """(s, a, r, s2, g, g2, term), the arguments of the update rules."""
+        return self.s, self.a, self.r, self.s2, self.g, self.g2, self.term
+
+
+class _PlainUpdate:
+    """One SGD step per minibatch (Algorithm 1 lines 19-22, or a baseline's variant: :func:`_update`)."""
+
+    certificate = None
+
+    def __init__(self, noise: _Noise, hp: Hyperparameters, mech_rng):
+        self.noise, self.hp, self.mech_rng = noise, hp, mech_rng
+
+    def __call__(self, net: LipschitzMLP, batch: _Minibatch) -> int:
+        return _update(self.noise.method, net, self.hp, *batch.arrays(), self.hp.gamma, self.noise.sigma,
+                       self.mech_rng)
+
+    def visited(self, s: float, s2: float) -> None:
+        """States the data reached (recorded by the certificate only)."""
+
+    def new_path(self) -> None:
+        """A fresh noise path was drawn (counted by the certificate only)."""
+
+
+class _CertifiedUpdate:
+    """One certified step per minibatch (valid analysis: :func:`_certified_update`), with its certificate:
+    the change of every update is certified on a grid of the states, at most ``update_clip`` in sup norm
+    and ``update_lipschitz_of(hp)`` in slope."""
+
+    def __init__(self, hp: Hyperparameters, net: LipschitzMLP):
+        self.hp = hp
         slope_clip = _slope_clip(hp)
         n = _grid_size(hp.update_clip, hp.lipschitz, slope_clip)
         grid = np.linspace(0.0, 1.0, n)[:, None]
-        cert = {"update_clip": hp.update_clip, "update_lipschitz": update_lipschitz_of(hp), "grid_size": n,
-                "max_certified": 0.0, "max_certified_lipschitz": 0.0, "scaled": 0, "skipped": 0,
-                "min_factor": 1.0, "max_lipschitz": net.lipschitz_bound(), "paths": 1, "state_min": math.inf,
-                "state_max": -math.inf, "restart": "released"}
+        self.certificate = {
+            "update_clip": hp.update_clip, "update_lipschitz": update_lipschitz_of(hp), "grid_size": n,
+            "max_certified": 0.0, "max_certified_lipschitz": 0.0, "scaled": 0, "skipped": 0, "min_factor": 1.0,
+            "max_lipschitz": net.lipschitz_bound(), "paths": 1, "state_min": math.inf, "state_max": -math.inf,
+            "restart": "released"}
         values, slopes = net.input_derivative(grid)
-        cached = [grid, values, slopes if slope_clip is not None else None]  # the current network on the grid
-    zeros = np.zeros(actions)
-    perf = time.perf_counter
-    t_env = t_act = t_noise = t_update = 0.0
+        self.cached = [grid, values, slopes if slope_clip is not None else None]  # the network on the grid
 
-    def reveal(s):  # g_a(s) for every action (exact; stored values for points seen before)
-        return np.array([p.sample_point(s) for p in paths]) if paths is not None else zeros
+    def __call__(self, net: LipschitzMLP, batch: _Minibatch) -> int:
+        return _certified_update(net, self.hp, *batch.arrays(), self.hp.gamma, self.cached, self.certificate)
 
-    # batch buffers
-    bs = np.empty(B)
-    ba = np.empty(B, dtype=np.intp)
-    br = np.empty(B)
-    bs2 = np.empty(B)
-    bg = np.empty(B)  # g_{a_i}(s_i)
-    bg2 = np.empty((B, actions))  # g_a(s_{i+1})
-    bterm = np.zeros(B, dtype=bool)
-    returns = []
-    projections = 0
+    def visited(self, s: float, s2: float) -> None:
+        """Record the range of the states the data reached."""
+        cert = self.certificate
+        cert["state_min"] = min(cert["state_min"], s, s2)
+        cert["state_max"] = max(cert["state_max"], s, s2)
 
-    t0 = perf()
-    obs, _ = env.reset(seed=env_seed)
-    s = float(obs[0])
-    t_env += perf() - t0
-    t0 = perf()
-    g_s = reveal(s)
-    t_noise += perf() - t0
-    ep_return = 0.0
-    x1 = np.empty((1, 1))
+    def new_path(self) -> None:
+        """Count a fresh noise layer (one per release)."""
+        self.certificate["paths"] += 1
+
+
+class _Agent:
+    """The agent in its environment: it reveals the noise of the current release at the states it visits
+    (Algorithm 1 lines 11-13: g_a(s) of every action, exact and fixed once revealed), and acts greedily on
+    Q + g, or uniformly at random with probability ``hp.exploration``."""
+
+    def __init__(self, env, net: LipschitzMLP, paths, hp: Hyperparameters, explore_rng, actions: int,
+                 clock: _Clock):
+        self.env, self.net, self.paths, self.clock = env, net, paths, clock
+        self.explore, self.explore_rng, self.actions = hp.exploration, explore_rng, actions
+        self._zeros = np.zeros(actions)
+        self._x1 = np.empty((1, 1))
+
+    def reveal(self, s: float) -> np.ndarray:
+        """g_a(s) for every action (zeros without noise paths); charged to "noise"."""
+        g = np.array([p.sample_point(s) for p in self.paths]) if self.paths is not None else self._zeros
+        self.clock.lap("noise")
+        return g
+
+    def reset(self, seed: Optional[int] = None) -> tuple[float, np.ndarray]:
+        """A new episode: its first state and the noise revealed there."""
+        self.clock.start()
+        obs, _ = self.env.reset() if seed is None else self.env.reset(seed=seed)
+        self.clock.lap("env")
+        s = float(obs[0])
+        return s, self.reveal(s)
+
+    def new_release(self, s: float) -> np.ndarray:
+        """Lines 7-9: new independent paths (a new layer under the certificate); the state revealed again."""
+        self.clock.start()
+        self.paths.reset()
+        return self.reveal(s)
+
+    def act(self, s: float, g_s: np.ndarray) -> int:
+        """The action at ``s``: exploration, else argmax_a Q(s, a) + g_a(s)."""
+        self.clock.start()
+        if self.explore > 0.0 and self.explore_rng.random() < self.explore:
+            a = int(self.explore_rng.integers(self.actions))
+        else:
+            self._x1[0, 0] = s
+            a = int(np.argmax(self.net(self._x1)[0] + g_s))
+        self.clock.lap("act")
+        return a
+
+    def step(self, a: int) -> tuple[float, float, bool, bool, np.ndarray]:
+        """Take ``a``: (s', r, terminated, truncated, g(s'))."""
+        obs2, r, terminated, truncated, _ = self.env.step(a)
+        self.clock.lap("env")
+        s2 = float(obs2[0])
+        return s2, r, terminated, truncated, self.reveal(s2)
+
+
+def _loop(noise: _Noise, hp: Hyperparameters, net: LipschitzMLP, env, streams: _Streams, progress,
+          **record) -> TrainResult:
+    """Algorithm 1 (or a baseline): T samples, one update per minibatch of B for the first U = floor(T/B)
+    minibatches, a new release of the noise every U/J updates."""
+    B, T, U = hp.batch_size, hp.samples, hp.updates
+    actions = int(env.action_space.n)
+    period = U // noise.resets if noise.resets else None
+    # the update certificate (valid analysis): dpq with an update clip only; every update then starts
+    # from the released function R_j = N_theta_j + G_j, whose noise G_j sums one fresh layer per release
+    certify = noise.method == "dpq" and hp.update_clip is not None
+    paths = _release_noise(noise, certify, actions, streams.noise)
+    update = _CertifiedUpdate(hp, net) if certify else _PlainUpdate(noise, hp, streams.mechanism)
+    clock = _Clock()
+    agent = _Agent(env, net, paths, hp, streams.explore, actions, clock)
+    batch = _Minibatch(B, actions)
+    returns, projections, ep_return = [], 0, 0.0
+    s, g_s = agent.reset(seed=streams.env_seed)
     for t in range(T):
         j, i = divmod(t, B)
         if i == 0 and j < U and paths is not None and j % period == 0 and j > 0:
-            t0 = perf()
-            paths.reset()  # lines 7-9: new independent paths (a new layer under certify); the state revealed again
-            g_s = reveal(s)
-            t_noise += perf() - t0
-            if cert is not None:
-                cert["paths"] += 1
-        t0 = perf()
-        if explore > 0.0 and explore_rng.random() < explore:
-            a = int(explore_rng.integers(actions))
-        else:
-            x1[0, 0] = s
-            a = int(np.argmax(net(x1)[0] + g_s))
-        t1 = perf()
-        obs2, r, terminated, truncated, _ = env.step(a)
-        s2 = float(obs2[0])
-        t2 = perf()
-        g_s2 = reveal(s2)
-        t3 = perf()
-        t_act += t1 - t0
-        t_env += t2 - t1
-        t_noise += t3 - t2
+            g_s = agent.new_release(s)
+            update.new_path()
+        a = agent.act(s, g_s)
+        s2, r, terminated, truncated, g_s2 = agent.step(a)
         ep_return += r
-        if cert is not None:
-            cert["state_min"] = min(cert["state_min"], s, s2)
-            cert["state_max"] = max(cert["state_max"], s, s2)
+        update.visited(s, s2)
         if j < U:
-            bs[i], ba[i], br[i], bs2[i], bg[i], bg2[i], bterm[i] = s, a, r, s2, g_s[a], g_s2, terminated
+            batch.store(i, s, a, r, s2, g_s, g_s2, terminated)
             if i == B - 1:
-                t0 = perf()
-                if certify:
-                    projections += _certified_update(net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, cached, cert)
-                else:
-                    projections += _update(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma,
-                                           mech_rng)
-                t_update += perf() - t0
+                clock.start()
+                projections += update(net, batch)
+                clock.lap("update")
                 if certify and j == U - 1:  # the function after the last update gets its own fresh path
-                    t0 = perf()
-                    paths.reset()
-                    g_s2 = reveal(s2)
-                    t_noise += perf() - t0
-                    cert["paths"] += 1
+                    g_s2 = agent.new_release(s2)
+                    update.new_path()
                 if progress is not None:
                     progress(t + 1, T)
         if terminated or truncated:
             returns.append(ep_return)
             ep_return = 0.0
-            t0 = perf()
-            obs, _ = env.reset()
-            s = float(obs[0])
-            t1 = perf()
-            g_s = reveal(s)
-            t_env += t1 - t0
-            t_noise += perf() - t1
+            s, g_s = agent.reset()
         else:
             s, g_s = s2, g_s2
     if progress is not None:
         progress(T, T)
-    timings = {"env": t_env, "act": t_act, "noise": t_noise, "update": t_update}
-    return TrainResult(method=method, episode_returns=np.array(returns), sigma=sigma, beta=beta,
-                       resets=resets, updates=U, hyperparameters=hp, q=net, noise=paths,
-                       timings=timings, projections=projections, certificate=cert or {}, **record)
+    return TrainResult(method=noise.method, episode_returns=np.array(returns), sigma=noise.sigma, beta=noise.beta,
+                       resets=noise.resets, updates=U, hyperparameters=hp, q=net, noise=paths,
+                       timings=dict(clock.seconds), projections=projections, certificate=update.certificate or {},
+                       **record)
 
 
 def _gradients(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma, mech_rng):
@@ -833,7 +957,7 @@ def _certified_step(net, grads, lr, clip, grid, old_values, lip_clip=None, old_s
             values, slopes = net(grid), None
         else:
             values, slopes = net._input_derivative(grid)
-        bound, largest = _sup_difference_bound(values, old_values, cap, spacing)
+        bound, largest = unchecked_sup_difference_bound(values, old_values, cap, spacing)
         shrink = 1.0
         if not bound <= clip:  # also a nan bound (non-finite gradients): never certified
             room = clip - 0.5 * cap * spacing
@@ -841,7 +965,7 @@ def _certified_step(net, grads, lr, clip, grid, old_values, lip_clip=None, old_s
         slope = cap
         if lip_clip is not None and cap > lip_clip:
             curvature = curv_old + net.curvature_bound()
-            slope, steepest = _slope_difference_bound(slopes, old_slopes, curvature, spacing, cap)
+            slope, steepest = unchecked_slope_difference_bound(slopes, old_slopes, curvature, spacing, cap)
             if not slope <= lip_clip:
                 room = lip_clip - 0.5 * curvature * spacing
                 shrink = min(shrink, 0.9 * room / steepest if room > 0.0 and steepest > 0.0 else 0.01)

@@ -22,8 +22,8 @@ import numpy as np
 
 from privcal import _rng
 from privcal import _validate as V
-from privcal.rl.domains.data import Dataset
-from privcal.rl.domains.features import OneHot
+from privcal.rl.gpope.domains.data import Dataset
+from privcal.rl.gpope.domains.features import OneHot
 
 __all__ = ["ChainEnv", "chain_features", "chain_values", "sample_chain"]
 
@@ -133,7 +133,7 @@ def sample_chain(trajectories: int, rng: _rng.Seed, *, n_states: int = N_STATES,
         gamma: the discount factor of the Dataset, in [0, 1]; default 0.99.
 
     Returns:
-        a validated :class:`~privcal.rl.domains.data.Dataset` with one-hot features.
+        a validated :class:`~privcal.rl.gpope.domains.data.Dataset` with one-hot features.
 
     Raises:
         ValueError: an argument is outside its range.

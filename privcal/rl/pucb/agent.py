@@ -1,11 +1,11 @@
 r"""PUCB and PrivQ (Vietri, Balle, Krishnamurthy & Wu, ICML 2020, Alg. 2 and 3) and the UBEV-style
 non-private baseline: the agent, its formulas and :func:`run_pucb`.
 
-The rest of the PUCB layer lives in its own modules (their names stay importable from here):
-``privcal.rl.experiments_pucb`` (regret experiments), ``privcal.rl.plots_pucb`` (figures,
-matplotlib imported lazily), ``privcal.rl.checks_pucb`` (Monte Carlo checks of the counter and
-PrivQ bounds, the collusion attack); ``sup_error_failure_lower_bound`` moved to
-``privcal.counter`` and ``clopper_pearson`` lives in ``privcal._stats``.
+The rest of the PUCB layer lives in its own modules of ``privcal.rl.pucb`` (whose names the package
+``privcal.rl.pucb`` re-exports): ``experiments`` (regret experiments), ``plots`` (figures, matplotlib
+imported lazily), ``checks`` (Monte Carlo checks of the counter and PrivQ bounds, the collusion
+attack), ``tabular`` (the MDPs); ``sup_error_failure_lower_bound`` moved to ``privcal.counter`` and
+``clopper_pearson`` lives in ``privcal._stats``.
 
 PUCB keeps three families of private counters, each one stream per (s, a, h) (or (s, a, s', h)) with
 one value per episode: rewards r~(s, a, h), visits n~(s, a, h) and transitions m~(s, a, s', h),
@@ -76,12 +76,11 @@ Counter noise (``counter_noise``):
 
 from __future__ import annotations
 
-import importlib
 import math
 import numbers
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -101,7 +100,7 @@ from privcal.counter import (
     gaussian_sigma,
     sup_error_failure_lower_bound,
 )
-from privcal.rl.tabular import (
+from privcal.rl.pucb.tabular import (
     EpisodeSampler,
     TabularMDP,
     _policy_values,
@@ -125,18 +124,12 @@ __all__ = [
     "PUCB",
     "PUCBRun",
     "run_pucb",
+    "run_pucb_unchecked",
+    "check_error_bound",
+    "check_memory",
     # moved to other modules, still importable from here
     "sup_error_failure_lower_bound",
-    "SETTINGS",
-    "EPSILONS",
-    "make_mdp",
-    "RegretExperiment",
-    "regret_experiment",
-    "plot_regret",
     "clopper_pearson",
-    "counter_error_check",
-    "pucb_error_bound_check",
-    "collusion_attack",
 ]
 
 BUDGET_SPLITS = ("valid", "paper")
@@ -149,8 +142,19 @@ PRIVACY_UNIT = ("one user = one episode's trajectory (H + 1 states, H actions, H
                 "observation)")
 
 
-def _error_bound_rule(error_bound: str) -> str:
-    """``error_bound`` checked against :data:`ERROR_BOUNDS`; the former name "union" means "valid"."""
+def check_error_bound(error_bound: str) -> str:
+    """``error_bound`` checked against :data:`ERROR_BOUNDS`; the former name "union" means "valid".
+
+    Args:
+        error_bound: "valid" or "paper" (see :class:`PUCB`); "union", the former spelling of "valid",
+            warns (DeprecationWarning) and is read as "valid".
+
+    Returns:
+        The checked rule, "valid" or "paper".
+
+    Raises:
+        ValueError: ``error_bound`` is not one of :data:`ERROR_BOUNDS`.
+    """
     if error_bound == "union":
         import warnings
 
@@ -158,32 +162,6 @@ def _error_bound_rule(error_bound: str) -> str:
         return "valid"
     return V.choice("error_bound", error_bound, ERROR_BOUNDS)
 UNKNOWN_RULES = ("optimistic", "paper")
-
-#: Names that moved out of this module, and where they live now (imported on first use, so the
-#: agent does not import its experiments, plots or checks).
-_MOVED = {
-    "SETTINGS": "privcal.rl.experiments_pucb",
-    "EPSILONS": "privcal.rl.experiments_pucb",
-    "make_mdp": "privcal.rl.experiments_pucb",
-    "RegretExperiment": "privcal.rl.experiments_pucb",
-    "regret_experiment": "privcal.rl.experiments_pucb",
-    "plot_regret": "privcal.rl.plots_pucb",
-    "regret_figure": "privcal.rl.plots_pucb",
-    "counter_error_check": "privcal.rl.checks_pucb",
-    "pucb_error_bound_check": "privcal.rl.checks_pucb",
-    "collusion_attack": "privcal.rl.checks_pucb",
-}
-
-
-def __getattr__(name: str) -> Any:
-    """Old import path of the names in ``_MOVED`` (PEP 562)."""
-    module = _MOVED.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
 
 # ----------------------------------------------------------------------------------------------
 # formulas
@@ -356,7 +334,7 @@ def error_bound_paper(epsilon: float, states: int, actions: int, horizon: int, e
     VBKW Alg. 3 (footnote 6 has (beta')^{-1} in the denominator, a typo: ln(K beta') < 0).
     It is the counter bound (4/epsilon') ln(K/beta') log(T)^{5/2} at epsilon' = epsilon/(3H) but
     with constant 3H instead of 12H, i.e. 4 times smaller than the union bound it stands for;
-    it fails at small T (see :func:`privcal.rl.checks_pucb.pucb_error_bound_check`).
+    it fails at small T (see :func:`privcal.rl.pucb.checks.pucb_error_bound_check`).
 
     Args:
         epsilon: JDP epsilon of the agent, in (0, inf).
@@ -619,7 +597,7 @@ class PUCB:
                  counter_noise: str = "laplace", delta: Optional[float] = None):
         eps = None if epsilon is None else V.positive("epsilon", epsilon)
         split = V.choice("budget_split", budget_split, BUDGET_SPLITS)
-        rule = _error_bound_rule(error_bound)
+        rule = check_error_bound(error_bound)
         self._setup(V.positive_int("states", states), V.positive_int("actions", actions),
                     V.positive_int("horizon", horizon), V.positive_int("episodes", episodes),
                     eps, V.open_unit("failure_probability", failure_probability), seed,
@@ -808,7 +786,7 @@ def run_pucb(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
     agent).
 
     Args:
-        mdp: the environment, a :class:`privcal.rl.tabular.TabularMDP`.
+        mdp: the environment, a :class:`privcal.rl.pucb.tabular.TabularMDP`.
         episodes: number of episodes T, an integer >= 1.
         epsilon: JDP epsilon, in (0, inf); None (default) for the non-private baseline.
         failure_probability: the paper's beta', in (0, 1); default 0.1 (old keyword ``beta=``
@@ -833,8 +811,8 @@ def run_pucb(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
         raise ValueError(f"mdp must be a TabularMDP, got {type(mdp).__name__}")
     eps = None if epsilon is None else V.positive("epsilon", epsilon)
     split = V.choice("budget_split", budget_split, BUDGET_SPLITS)
-    rule = _error_bound_rule(error_bound)
-    return _run_pucb(mdp, V.positive_int("episodes", episodes), eps,
+    rule = check_error_bound(error_bound)
+    return run_pucb_unchecked(mdp, V.positive_int("episodes", episodes), eps,
                      V.open_unit("failure_probability", failure_probability), seed,
                      budget_split=split, error_bound=rule,
                      unknown=V.choice("unknown", unknown, UNKNOWN_RULES), counter_noise=counter_noise,
@@ -853,8 +831,18 @@ def _memory_estimate(states: int, actions: int, horizon: int, episodes: int) -> 
     return 8 * cells * 2 * (2 * episodes.bit_length() + 4) + 64 * episodes
 
 
-def _check_memory(states: int, actions: int, horizon: int, episodes: int) -> None:
-    """Refuse (ValueError naming the budget) a run that would need more than _MEMORY_BUDGET bytes."""
+def check_memory(states: int, actions: int, horizon: int, episodes: int) -> None:
+    """Refuse (ValueError naming the budget) a run that would need more than ``_MEMORY_BUDGET`` bytes.
+
+    Args:
+        states: number of states S, an integer >= 1 (trusted).
+        actions: number of actions A, an integer >= 1 (trusted).
+        horizon: episode length H, an integer >= 1 (trusted).
+        episodes: number of episodes T, an integer >= 1 (trusted).
+
+    Raises:
+        ValueError: the run would need more than the memory budget (4 GiB); the message names the need.
+    """
     need = _memory_estimate(states, actions, horizon, episodes)
     if need > _MEMORY_BUDGET:
         raise ValueError(
@@ -864,13 +852,36 @@ def _check_memory(states: int, actions: int, horizon: int, episodes: int) -> Non
         )
 
 
-def _run_pucb(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
+def run_pucb_unchecked(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
               failure_probability: float = 0.1, seed: _rng.Seed = None, *,
               budget_split: str = "valid", error_bound: str = "valid",
               unknown: str = "optimistic", counter_noise: str = "laplace",
               delta: Optional[float] = None,
               progress: Optional[Callable[[int, int], None]] = None) -> PUCBRun:
-    _check_memory(mdp.states, mdp.actions, mdp.horizon, episodes)
+    """:func:`run_pucb` on arguments already checked (the trusted kernel the CLI and the experiments call).
+
+    Validates nothing but the memory budget: the caller has checked every argument as :func:`run_pucb` does.
+
+    Args:
+        mdp: the environment, a :class:`privcal.rl.pucb.tabular.TabularMDP`.
+        episodes: number of episodes T, an integer >= 1.
+        epsilon: JDP epsilon, in (0, inf); None for the non-private baseline.
+        failure_probability: the paper's beta', in (0, 1).
+        seed: None, a non-negative int, a SeedSequence or a Generator.
+        budget_split: "valid" or "paper".
+        error_bound: "valid" or "paper" (as returned by :func:`check_error_bound`).
+        unknown: "optimistic" or "paper".
+        counter_noise: "laplace" or "gaussian".
+        delta: JDP delta as returned by :func:`check_counter_noise`; None for Laplace counters.
+        progress: called as ``progress(done, total)`` after each episode, or None.
+
+    Returns:
+        A :class:`PUCBRun`.
+
+    Raises:
+        ValueError: the run would need more than the memory budget (:func:`check_memory`).
+    """
+    check_memory(mdp.states, mdp.actions, mdp.horizon, episodes)
     t_total = episodes
     agent = PUCB._trusted(mdp.states, mdp.actions, mdp.horizon, t_total, epsilon,
                           failure_probability, seed, budget_split=budget_split,

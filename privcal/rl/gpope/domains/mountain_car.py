@@ -30,8 +30,8 @@ from numpy.typing import ArrayLike
 
 from privcal import _rng
 from privcal import _validate as V
-from privcal.rl.domains.features import FourierBasis
-from privcal.rl.domains.policies import EpsilonGreedy, Uniform, collect, q_learning
+from privcal.rl.gpope.domains.features import FourierBasis
+from privcal.rl.gpope.domains.policies import EpsilonGreedy, Uniform, collect, q_learning
 
 __all__ = ["MountainCarBatch", "mountain_car_features", "learn_behaviour", "sample_mountain_car",
            "require_gymnasium"]
@@ -64,7 +64,7 @@ class MountainCarBatch:
 
     The fields are Gymnasium's constants (read by :meth:`from_gymnasium`) and the time limit
     ``horizon``; starts are x ~ U[start_low, start_high], v = 0. A batched environment of
-    :mod:`privcal.rl.domains.policies`.
+    :mod:`privcal.rl.gpope.domains.policies`.
     """
 
     min_position: float
@@ -187,7 +187,7 @@ def sample_mountain_car(trajectories: int, rng: _rng.Seed, *, behaviour: Epsilon
         gamma: the discount factor, in [0, 1]; default 0.99.
 
     Returns:
-        a validated :class:`~privcal.rl.domains.data.Dataset` (features: the behaviour's basis).
+        a validated :class:`~privcal.rl.gpope.domains.data.Dataset` (features: the behaviour's basis).
     """
     target = Uniform(env.n_actions) if off_policy else None
     return collect(env, trajectories, behaviour, rng=rng, features=behaviour.q.features,

@@ -3,7 +3,7 @@ r"""Regret experiments of PUCB (Vietri, Balle, Krishnamurthy & Wu, ICML 2020) an
 One seeded tabular MDP (:func:`make_mdp`) is shared by all runs; for each privacy level in
 :data:`EPSILONS` and each seed, :func:`privcal.rl.pucb.run_pucb` records the exact regret of every
 episode. :class:`RegretExperiment` holds the result (cumulative regret, number of
-accuracy-suboptimal episodes, VBKW Def. 1 and 2); ``privcal.rl.plots_pucb`` draws it.
+accuracy-suboptimal episodes, VBKW Def. 1 and 2); ``privcal.rl.pucb.plots`` draws it.
 """
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ import numpy as np
 from privcal import _rng
 from privcal import _validate as V
 from privcal.counter import _accept_old_beta
-from privcal.rl._parallel import _run_trials, check_engine
-from privcal.rl.pucb import BUDGET_SPLITS, UNKNOWN_RULES, _error_bound_rule, _run_pucb, check_counter_noise
-from privcal.rl.tabular import TabularMDP, _random_mdp, _river_swim, backward_induction
+from privcal.rl._parallel import run_trials_unchecked, check_engine
+from privcal.rl.pucb.agent import (BUDGET_SPLITS, UNKNOWN_RULES, check_counter_noise, check_error_bound,
+                             run_pucb_unchecked)
+from privcal.rl.pucb.tabular import TabularMDP, _random_mdp, _river_swim, backward_induction
 
 __all__ = [
     "SETTINGS",
@@ -122,17 +123,18 @@ def make_mdp(kind: str, states: int, actions: int, horizon: int,
         seed: seed of the random MDP (unused by riverswim); default 0.
 
     Returns:
-        The :class:`privcal.rl.tabular.TabularMDP`.
+        The :class:`privcal.rl.pucb.tabular.TabularMDP`.
 
     Raises:
         ValueError: an argument is outside its range.
     """
     V.choice("kind", kind, MDP_KINDS)
-    return _make_mdp(kind, V.positive_int("states", states), V.positive_int("actions", actions),
-                     V.positive_int("horizon", horizon), seed)
+    return unchecked_make_mdp(kind, V.positive_int("states", states), V.positive_int("actions", actions),
+                              V.positive_int("horizon", horizon), seed)
 
 
-def _make_mdp(kind: str, states: int, actions: int, horizon: int, seed=0) -> TabularMDP:
+def unchecked_make_mdp(kind: str, states: int, actions: int, horizon: int, seed=0) -> TabularMDP:
+    """:func:`make_mdp` on arguments already checked (the kernel the CLI and the frontier call)."""
     if kind == "random":
         return _random_mdp(states, actions, horizon, seed)
     if actions != 2:
@@ -146,7 +148,7 @@ def _one_run(env, episodes, epsilon, fail, seed, budget_split, error_bound, unkn
              counter_noise="laplace", delta=None) -> tuple:
     """One seeded PUCB run (top level, so joblib can ship it): (regret, E, informative count, JDP eps)."""
     private = epsilon is not None
-    run = _run_pucb(env, episodes, epsilon, fail, seed, budget_split=budget_split,
+    run = run_pucb_unchecked(env, episodes, epsilon, fail, seed, budget_split=budget_split,
                     error_bound=error_bound, unknown=unknown, progress=progress,
                     counter_noise=counter_noise if private else "laplace", delta=delta if private else None)
     return run.episode_regret, run.error_bound, run.info["informative_count"], run.jdp_epsilon
@@ -212,13 +214,13 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
         raise ValueError("seeds must not be empty")
     V.choice("mdp", mdp, MDP_KINDS)
     V.choice("budget_split", budget_split, BUDGET_SPLITS)
-    error_bound = _error_bound_rule(error_bound)
+    error_bound = check_error_bound(error_bound)
     V.choice("unknown", unknown, UNKNOWN_RULES)
     fail = V.open_unit("failure_probability", failure_probability)
     eps_list = tuple(None if e is None else V.positive("epsilon", e) for e in epsilons)
     some_eps = next((e for e in eps_list if e is not None), 1.0)  # the refusals do not depend on its value
     delta = check_counter_noise(counter_noise, some_eps, delta, budget_split, error_bound)
-    env = _make_mdp(mdp, conf["states"], conf["actions"], conf["horizon"], mdp_seed)
+    env = unchecked_make_mdp(mdp, conf["states"], conf["actions"], conf["horizon"], mdp_seed)
     conf["mdp"] = env.name
     optimal = float(env.initial @ backward_induction(env).values[0])
     acc = 0.1 * optimal if accuracy is None else V.nonnegative("accuracy", accuracy)
@@ -236,7 +238,7 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
             tasks.append((env, t_total, eps, fail, sd, budget_split, error_bound, unknown, cb, counter_noise,
                           delta))
     per_run = None if sequential or progress is None else (lambda d, _n: progress(d * t_total, total))
-    runs = iter(_run_trials(_one_run, tasks, *engine, per_run))
+    runs = iter(run_trials_unchecked(_one_run, tasks, *engine, per_run))
     regrets, bounds, counts, jdps = {}, {}, {}, {}
     for eps in eps_list:
         label = _label(eps)

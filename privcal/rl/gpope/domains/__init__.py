@@ -6,6 +6,6 @@ collection), :mod:`.chain`, :mod:`.mountain_car`, :mod:`.hiv`. Nothing heavy is 
 gymnasium is imported only when the Mountain Car domain is built.
 """
 
-from privcal.rl.domains.data import Dataset, Trajectory, importance_ratios
+from privcal.rl.gpope.domains.data import Dataset, Trajectory, importance_ratios
 
 __all__ = ["Dataset", "Trajectory", "importance_ratios"]

@@ -58,12 +58,12 @@ from numpy.typing import ArrayLike
 
 from privcal import _rng as R
 from privcal import _validate as V
-from privcal.rl._parallel import _run_trials, check_engine, run_trials
-from privcal.rl import gpope_agent
+from privcal.rl._parallel import run_trials_unchecked, check_engine, run_trials
+from privcal.rl.gpope import agent as gpope_agent
 from privcal.calibrators import gpope as _gpope_calibrator
-from privcal.rl.gpope_agent import PAPER_BOUND, VALID_BOUND
-from privcal.rl.lstd import dp_lsl, dp_lsw, first_visit_returns, lstd, wis_lstd
-from privcal.rl.mspbe import MSPBE
+from privcal.rl.gpope.agent import PAPER_BOUND, VALID_BOUND
+from privcal.rl.gpope.lstd import dp_lsl, dp_lsw, first_visit_returns, lstd, wis_lstd
+from privcal.rl.gpope.mspbe import MSPBE
 
 __all__ = ["Setting", "SETTINGS", "CLIP", "DEFAULT_STEP", "ExperimentResult", "DomainContext", "make_context",
            "run_trials", "tune_step_size", "figure1a", "figure1b", "figure2", "figure3",
@@ -177,13 +177,13 @@ class DomainContext:
     return_range: tuple = (0.0, 1.0)
 
     def sample(self, m: int, rng: R.Seed) -> Any:
-        """m trajectories of the domain, a :class:`~privcal.rl.domains.data.Dataset`.
+        """m trajectories of the domain, a :class:`~privcal.rl.gpope.domains.data.Dataset`.
 
         Args:
             m: number of trajectories, an int >= 1.
             rng: seed or Generator of the sample (``privcal._rng``).
         """
-        from privcal.rl.domains import chain, hiv, mountain_car
+        from privcal.rl.gpope.domains import chain, hiv, mountain_car
         if self.kind == "chain":
             return chain.sample_chain(m, rng)
         if self.kind == "mountain-car":
@@ -226,9 +226,9 @@ def make_context(kind: str, setting: Setting, seed: int = 0, *, off_policy: bool
         ValueError: an unknown domain.
     """
     V.choice("kind", kind, ("chain", "mountain-car", "hiv"))
-    from privcal.rl.domains import chain, hiv, mountain_car
-    from privcal.rl.domains.features import GridCells
-    rng = _rng(seed, 7919)
+    from privcal.rl.gpope.domains import chain, hiv, mountain_car
+    from privcal.rl.gpope.domains.features import GridCells
+    rng = trial_rng(seed, 7919)
     if kind == "chain":
         ev = MSPBE.from_dataset(chain.sample_chain(setting.chain_eval, rng))
         n = chain.N_STATES - 1
@@ -269,7 +269,8 @@ def _key(seed, *key) -> np.random.SeedSequence:
     return np.random.SeedSequence([int(seed), *[int(k) for k in key]])
 
 
-def _rng(seed, *key) -> np.random.Generator:
+def trial_rng(seed, *key) -> np.random.Generator:
+    """The generator of one trial's stream: ``seed`` keyed by ``key`` (independent across keys)."""
     return R.as_generator(_key(seed, *key))
 
 
@@ -278,7 +279,7 @@ def _sigma(epsilon, delta, m, bound, clip=1.0):
     return _gpope_calibrator.calibrate(epsilon, delta, iterations=m, trajectories=m, clip=clip, bound=bound)
 
 
-def _gpope_score(ctx, data, sigma, clip, step, rng) -> float:
+def unchecked_gpope_score(ctx, data, sigma, clip, step, rng) -> float:
     """MSPBE of GPOPE with N = m, a constant step and zero start (the kernel: sigma comes from the
     calibrator, clip from CLIP and step from the public grid, all checked)."""
     n = data.n_features
@@ -306,31 +307,31 @@ def tune_step_size(ctx: DomainContext, m: int, sigma: float, clip: float, grid: 
     """
     scores = np.zeros(len(grid))
     for t in range(trials):
-        data = ctx.sample(m, _rng(seed, 101, m, t))
+        data = ctx.sample(m, trial_rng(seed, 101, m, t))
         for j, step in enumerate(grid):
-            scores[j] += _gpope_score(ctx, data, sigma, clip, step, _rng(seed, 102, m, t, j))
+            scores[j] += unchecked_gpope_score(ctx, data, sigma, clip, step, trial_rng(seed, 102, m, t, j))
     return float(grid[int(np.argmin(scores))])
 
 
 def _tune_ridge(ctx, m, grid, trials, epsilon, delta, seed) -> float:
     scores = np.zeros(len(grid))
     for t in range(trials):
-        data = ctx.sample(m, _rng(seed, 201, m, t))
+        data = ctx.sample(m, trial_rng(seed, 201, m, t))
         mc = first_visit_returns(data, ctx.state_index, ctx.cell_phi.shape[0],
                                  return_range=ctx.return_range)
         for j, c in enumerate(grid):
             res = dp_lsl(mc, ctx.cell_phi, ctx.cell_rho, ridge=c * m, epsilon=epsilon, delta=delta,
-                         rng=_rng(seed, 202, m, t, j))
+                         rng=trial_rng(seed, 202, m, t, j))
             scores[j] += ctx.score(res.theta)
     return float(grid[int(np.argmin(scores))] * m)
 
 
 def _trial(ctx, m, t, seed, gpope_runs, baselines, epsilon, delta, ridge):
     """One private data set of size m; every method on it. Returns {name: score}."""
-    data = ctx.sample(m, _rng(seed, 1, m, t))
+    data = ctx.sample(m, trial_rng(seed, 1, m, t))
     out = {}
     for k, (name, sigma, clip, step) in enumerate(gpope_runs):
-        out[name] = _gpope_score(ctx, data, sigma, clip, step, _rng(seed, 2, m, t, k))
+        out[name] = unchecked_gpope_score(ctx, data, sigma, clip, step, trial_rng(seed, 2, m, t, k))
     if "LSTD" in baselines:
         out["LSTD"] = ctx.score(lstd(data, ridge=1e-10))
     if "WIS-LSTD" in baselines:
@@ -342,11 +343,11 @@ def _trial(ctx, m, t, seed, gpope_runs, baselines, epsilon, delta, ridge):
                                  return_range=ctx.return_range)
         if "DP-LSW" in baselines:
             out["DP-LSW"] = ctx.score(dp_lsw(mc, ctx.cell_phi, ctx.cell_rho, epsilon=epsilon,
-                                             delta=delta, rng=_rng(seed, 3, m, t)).theta)
+                                             delta=delta, rng=trial_rng(seed, 3, m, t)).theta)
         if "DP-LSL" in baselines:
             out["DP-LSL"] = ctx.score(dp_lsl(mc, ctx.cell_phi, ctx.cell_rho, ridge=ridge,
                                              epsilon=epsilon, delta=delta,
-                                             rng=_rng(seed, 4, m, t)).theta)
+                                             rng=trial_rng(seed, 4, m, t)).theta)
     return out
 
 
@@ -388,7 +389,7 @@ def _vs_m(name, ctx, s, ms, seed, engine, *, epsilon, delta, gpope_specs, baseli
             ridge = _tune_ridge(ctx, m, s.dplsl_ridge_grid, s.tune_trials, epsilon, delta, seed)
             meta["ridge"][str(m)] = ridge
         tasks = [(ctx, m, t, seed, runs, baselines, epsilon, delta, ridge) for t in range(s.trials)]
-        rows.append(_run_trials(_trial, tasks, *engine, None))
+        rows.append(run_trials_unchecked(_trial, tasks, *engine, None))
         if progress is not None:
             progress(mi + 1, len(ms))
     names = [r[0] for r in runs] + list(baselines)
@@ -409,7 +410,7 @@ def _vs_step(name, ctx, s, m, seed, engine, *, epsilon, delta, baselines, progre
         runs.append((f"GPOPE valid sigma @ {step:.3g}", sig[VALID_BOUND], clip, step))
         runs.append((f"GPOPE paper sigma @ {step:.3g}", sig[PAPER_BOUND], clip, step))
     tasks = [(ctx, m, t, seed, runs, baselines, epsilon, delta, ridge) for t in range(s.trials)]
-    res = _run_trials(_trial, tasks, *engine, None)
+    res = run_trials_unchecked(_trial, tasks, *engine, None)
     if progress is not None:
         progress(1, 1)
     curves = {}

@@ -11,7 +11,7 @@ at most one non-zero entry (1 + d n features). Konidaris et al. scale the learni
 by 1 / ||c||_2 (1 for c = 0): :attr:`FourierBasis.norms`.
 
 A feature map is any object with ``n_features`` and ``__call__(observations) -> (k, n_features)``;
-:class:`privcal.rl.domains.data.Dataset` checks the shape of what it returns.
+:class:`privcal.rl.gpope.domains.data.Dataset` checks the shape of what it returns.
 """
 
 from __future__ import annotations

@@ -84,7 +84,7 @@ def calibrate_sigma(epsilon: float, delta: float, *, iterations: int, trajectori
     removed in 0.3.0."""
     import warnings
 
-    warnings.warn("privcal.rl.gpope_agent.calibrate_sigma is deprecated: use privcal.calibrators.gpope.calibrate "
+    warnings.warn("privcal.rl.gpope.agent.calibrate_sigma is deprecated: use privcal.calibrators.gpope.calibrate "
                   "(same arguments); removed in 0.3.0", DeprecationWarning, stacklevel=2)
     return _gpope_calibrator.calibrate(epsilon, delta, iterations=iterations, trajectories=trajectories,
                                        clip=clip, bound=bound)
@@ -163,14 +163,14 @@ def gpope(dataset: Any, *, sigma: Optional[float] = None, epsilon: Optional[floa
           seed: _rng.Seed = None, theta0: Optional[ArrayLike] = None, w0: Optional[ArrayLike] = None,
           metric: Optional[Callable[[np.ndarray], float]] = None, record_every: Optional[int] = None,
           progress: Optional[Callable[[int, int], None]] = None) -> GPOPEResult:
-    """Run GPOPE (Alg. 1) on a :class:`~privcal.rl.domains.data.Dataset`; returns a :class:`GPOPEResult`.
+    """Run GPOPE (Alg. 1) on a :class:`~privcal.rl.gpope.domains.data.Dataset`; returns a :class:`GPOPEResult`.
 
     Privacy holds for the trajectory-level replace-one adjacency of the GPOPE paper (Def. 1) with the
     guarantee of the bound used to pick sigma; it does not cover step sizes or clip tuned on the
     private data.
 
     Args:
-        dataset: the m trajectories, a :class:`~privcal.rl.domains.data.Dataset`.
+        dataset: the m trajectories, a :class:`~privcal.rl.gpope.domains.data.Dataset`.
         sigma: noise multiplier, in [0, inf) (noise = clip * N(0, sigma^2 I)); give it or
             (``epsilon``, ``delta``), not both.
         epsilon: target epsilon, in (0, inf) (sigma from ``privcal.calibrators.gpope.calibrate`` with ``bound``).
@@ -283,7 +283,7 @@ def gtd2(dataset: Any, *, iterations: Optional[int] = None, step_size: float = 0
     """Non-private GTD2 (Eq. 2.3): :func:`gpope` with sigma = 0 and no clipping (same code path).
 
     Args:
-        dataset: the m trajectories, a :class:`~privcal.rl.domains.data.Dataset`.
+        dataset: the m trajectories, a :class:`~privcal.rl.gpope.domains.data.Dataset`.
         iterations: N, an int >= 1; default m.
         step_size: s_1, in (0, inf); default 0.5.
         schedule: "constant" (default), "diminishing" or a callable i -> s_i.

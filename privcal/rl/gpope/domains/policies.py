@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike
 
 from privcal import _rng
 from privcal import _validate as V
-from privcal.rl.domains.data import Dataset, importance_ratios
+from privcal.rl.gpope.domains.data import Dataset, importance_ratios
 
 __all__ = ["LinearQ", "EpsilonGreedy", "Softmax", "Greedy", "Uniform", "q_learning", "collect"]
 
@@ -225,7 +225,7 @@ def collect(env: Any, trajectories: int, behaviour: Any, *, rng: _rng.Seed, feat
         reward_scale: factor on the recorded rewards, in [0, inf); default 1.
 
     Returns:
-        the validated :class:`~privcal.rl.domains.data.Dataset`.
+        the validated :class:`~privcal.rl.gpope.domains.data.Dataset`.
 
     Raises:
         ValueError: an argument is outside its range.

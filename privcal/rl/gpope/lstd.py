@@ -73,7 +73,7 @@ def lstd(dataset: Any, ridge: float = 0.0) -> np.ndarray:
     """On-policy LSTD(0) (Bradtke & Barto 1996): theta = A^-1 b, pooled, rho ignored. Not private.
 
     Args:
-        dataset: the trajectories, a :class:`~privcal.rl.domains.data.Dataset`.
+        dataset: the trajectories, a :class:`~privcal.rl.gpope.domains.data.Dataset`.
         ridge: added to A's diagonal, in [0, inf); default 0.
 
     Returns:
@@ -90,7 +90,7 @@ def wis_lstd(dataset: Any, ridge: float = 0.0) -> np.ndarray:
     Not private.
 
     Args:
-        dataset: the trajectories, a :class:`~privcal.rl.domains.data.Dataset`.
+        dataset: the trajectories, a :class:`~privcal.rl.gpope.domains.data.Dataset`.
         ridge: added to A's diagonal, in [0, inf); default 0.
 
     Returns:
@@ -125,7 +125,7 @@ def first_visit_returns(dataset: Any, state_index: Callable[[np.ndarray], ArrayL
     """First-visit discounted returns per state (BGP16, Sec. 3). On-policy data only (rho = 1).
 
     Args:
-        dataset: on-policy trajectories (rho = 1), a :class:`~privcal.rl.domains.data.Dataset`.
+        dataset: on-policy trajectories (rho = 1), a :class:`~privcal.rl.gpope.domains.data.Dataset`.
         state_index: maps an array of observations to state ids in 0..n_states-1 (identity for the
             chain, ``GridCells.index`` for continuous states).
         n_states: N, the number of (aggregated) states, an int >= 1.

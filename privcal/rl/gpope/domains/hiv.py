@@ -39,8 +39,8 @@ from scipy.integrate import odeint
 
 from privcal import _rng
 from privcal import _validate as V
-from privcal.rl.domains.features import FourierBasis
-from privcal.rl.domains.policies import Greedy, Softmax, collect, q_learning
+from privcal.rl.gpope.domains.features import FourierBasis
+from privcal.rl.gpope.domains.policies import Greedy, Softmax, collect, q_learning
 
 __all__ = ["PARAMETERS", "REWARD", "ACTIONS", "X0_UNHEALTHY", "X0_HEALTHY", "hiv_derivatives",
            "HIVBatch", "HIVEnv", "hiv_features", "learn_hiv_policies", "sample_hiv"]
@@ -125,7 +125,7 @@ def _integrate(x, eps1, eps2, days=DAYS_PER_STEP) -> np.ndarray:
 
 @dataclass(frozen=True)
 class HIVBatch:
-    """k HIV patients stepped together (batched environment of :mod:`privcal.rl.domains.policies`).
+    """k HIV patients stepped together (batched environment of :mod:`privcal.rl.gpope.domains.policies`).
 
     ``horizon`` decisions per episode (5 days each); ``start_noise`` the std of the multiplicative
     log-normal jitter on the start state (0: the published unhealthy steady state).
@@ -275,7 +275,7 @@ def sample_hiv(trajectories: int, rng: _rng.Seed, *, target: Any, behaviour: Any
                gamma: float = GAMMA, reward_scale: float = 1e-5) -> Any:
     """m off-policy HIV trajectories (behaviour = softmax, target = greedy); rewards x ``reward_scale``.
 
-    The scale leaves the relative MSPBE (:func:`privcal.rl.mspbe.relative_mspbe`) unchanged and keeps
+    The scale leaves the relative MSPBE (:func:`privcal.rl.gpope.mspbe.relative_mspbe`) unchanged and keeps
     GPOPE's clipped gradients in a useful range.
 
     Args:
@@ -288,7 +288,7 @@ def sample_hiv(trajectories: int, rng: _rng.Seed, *, target: Any, behaviour: Any
         reward_scale: factor on the rewards, in [0, inf); default 1e-5.
 
     Returns:
-        a validated :class:`~privcal.rl.domains.data.Dataset`.
+        a validated :class:`~privcal.rl.gpope.domains.data.Dataset`.
     """
     return collect(env, trajectories, behaviour, rng=rng, features=behaviour.q.features,
                    gamma=gamma, target=target, reward_scale=reward_scale)

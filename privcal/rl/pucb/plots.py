@@ -1,4 +1,4 @@
-"""Figures of the PUCB regret experiments (``privcal.rl.experiments_pucb``).
+"""Figures of the PUCB regret experiments (``privcal.rl.pucb.experiments``).
 
 matplotlib (the ``plot`` extra) is imported inside the plotting functions only, so importing this
 module needs nothing beyond numpy. The figures are built without pyplot (``matplotlib.figure.Figure``),
@@ -15,7 +15,7 @@ from typing import Any, Union
 import numpy as np
 
 from privcal import _validate as V
-from privcal.rl.experiments_pucb import RegretExperiment
+from privcal.rl.pucb.experiments import RegretExperiment
 
 __all__ = ["regret_figure", "plot_regret"]
 
@@ -114,7 +114,7 @@ def regret_figure(experiment: RegretExperiment, *, compare: Sequence[RegretExper
     Built without pyplot; needs matplotlib (the ``plot`` extra).
 
     Args:
-        experiment: the result of :func:`privcal.rl.experiments_pucb.regret_experiment`.
+        experiment: the result of :func:`privcal.rl.pucb.experiments.regret_experiment`.
         compare: further experiments drawn below it, in order; default none.
         yscale: the regret axis, "auto" (default: log when the final regrets span a decade or
             more), "log" or "linear".
@@ -142,7 +142,7 @@ def plot_regret(experiment: RegretExperiment, path: Union[str, os.PathLike], *,
     Needs matplotlib (the ``plot`` extra), imported here only.
 
     Args:
-        experiment: the result of :func:`privcal.rl.experiments_pucb.regret_experiment`.
+        experiment: the result of :func:`privcal.rl.pucb.experiments.regret_experiment`.
         path: file to write (PNG).
         compare: further experiments drawn below it (e.g. the paper's error bound); default none.
         yscale: "auto" (default), "log" or "linear", see :func:`regret_figure`.

@@ -35,9 +35,9 @@ import numpy as np
 from privcal import _rng
 from privcal import _validate as V
 from privcal.errors import InfeasibleError
-from privcal.rl import dpq_agent
-from privcal.rl._parallel import _run_trials, check_engine
-from privcal.rl.dpq_agent import PAPER_E3, Hyperparameters, _gamma
+from privcal.rl.dpq import agent as dpq_agent
+from privcal.rl._parallel import run_trials_unchecked, check_engine
+from privcal.rl.dpq.agent import PAPER_E3, Hyperparameters, _gamma
 
 __all__ = [
     "SETTINGS",
@@ -67,7 +67,7 @@ SETTINGS = {
 }
 VERSIONS = ("paper", "valid")
 #: Learning rate of the experiments' learner: App. E.3's 3e-4 does not learn in 78 SGD steps (see
-#: ``privcal.rl.dpq_agent.Hyperparameters``); alpha = 1 does (non-private 19.6 of 20.7).
+#: ``privcal.rl.dpq.agent.Hyperparameters``); alpha = 1 does (non-private 19.6 of 20.7).
 LEARNING_RATE = 1.0
 FIGURE2_METHODS = ("non_private", "dpq", "bgp16", "input_perturbation", "dpsgd")
 _DELTA = PAPER_E3["delta"]
@@ -78,7 +78,7 @@ def _setting(setting: str) -> dict:
 
 
 def hyperparameters(setting: str = "fast", **overrides: Any) -> Hyperparameters:
-    """The experiments' learner: :class:`~privcal.rl.dpq_agent.Hyperparameters` with T of ``setting``
+    """The experiments' learner: :class:`~privcal.rl.dpq.agent.Hyperparameters` with T of ``setting``
     and lr = :data:`LEARNING_RATE`.
 
     Args:
@@ -100,7 +100,7 @@ def hyperparameters(setting: str = "fast", **overrides: Any) -> Hyperparameters:
 class NoiseSetting:
     """The noise one method gets in one version of Figure 2, and what it guarantees.
 
-    ``sigma`` as in :func:`privcal.rl.dpq_agent.train`; ``dp`` is True when the noise carries a valid
+    ``sigma`` as in :func:`privcal.rl.dpq.agent.train`; ``dp`` is True when the noise carries a valid
     (epsilon, delta)-DP guarantee w.r.t. reward functions with |r - r'|_inf <= 1, False when it does not
     (or only for another neighbourhood), None for the non-private learner. ``infeasible`` holds the
     calibrator's reason when no sigma exists (then no run is made).
@@ -123,7 +123,7 @@ def noise_for(method: str, epsilon: float, delta: float, hp: Hyperparameters,
     ``infeasible`` set, so a figure can say why a curve is missing.
 
     Args:
-        method: one of ``privcal.rl.dpq_agent.METHODS``.
+        method: one of ``privcal.rl.dpq.agent.METHODS``.
         epsilon: target epsilon, in (0, inf).
         delta: target delta, in (0, 1).
         hp: the learner's settings (T, B, lr, L enter the calibrations).
@@ -137,11 +137,12 @@ def noise_for(method: str, epsilon: float, delta: float, hp: Hyperparameters,
     """
     V.choice("method", method, dpq_agent.METHODS)
     V.choice("version", version, VERSIONS)
-    return _noise_for(method, V.positive("epsilon", epsilon), V.open_unit("delta", delta), hp, version)
+    return unchecked_noise_for(method, V.positive("epsilon", epsilon), V.open_unit("delta", delta), hp, version)
 
 
-def _noise_for(method, epsilon, delta, hp, version) -> NoiseSetting:
-    from privcal.rl import baselines
+def unchecked_noise_for(method, epsilon, delta, hp, version) -> NoiseSetting:
+    """:func:`noise_for` on arguments already checked (the kernel the sweeps and the frontier call)."""
+    from privcal.rl.dpq import baselines
 
     if method == "non_private":
         return NoiseSetting(method, version, source="no noise")
@@ -245,7 +246,7 @@ def _collect(configs, seeds, engine) -> dict:
     if not seeds:
         raise ValueError("seeds must not be empty")
     tasks = [(*cfg, sd) for cfg in configs.values() for sd in seeds]
-    results = _run_trials(_run_one, tasks, *engine, None)
+    results = run_trials_unchecked(_run_one, tasks, *engine, None)
     out, pos = {}, 0
     for label in configs:
         out[label] = np.array(results[pos:pos + len(seeds)])
@@ -310,7 +311,7 @@ def figure2(epsilon: float, version: str = "valid", setting: str = "fast", *, de
         version: "valid" (default) or "paper".
         setting: "fast" (default) or "full" (:data:`SETTINGS`).
         delta: target delta, in (0, 1); default 1e-4 (App. E.3).
-        methods: methods of ``privcal.rl.dpq_agent.METHODS``; default all five.
+        methods: methods of ``privcal.rl.dpq.agent.METHODS``; default all five.
         seeds: int seeds (one run each); default the setting's.
         n_jobs: parallel jobs: an int >= 1, -1 (all local cores, default) or None (joblib's backend).
         hp: the learner; default :func:`hyperparameters` of ``setting``.
@@ -330,7 +331,7 @@ def figure2(epsilon: float, version: str = "valid", setting: str = "fast", *, de
     epsilon, delta = V.positive("epsilon", epsilon), V.open_unit("delta", delta)
     configs, noise, missing = {}, {}, {}
     for method in methods:
-        ns = _noise_for(V.choice("method", method, dpq_agent.METHODS), epsilon, delta, hp, version)
+        ns = unchecked_noise_for(V.choice("method", method, dpq_agent.METHODS), epsilon, delta, hp, version)
         tag = {True: "DP", False: "not DP", None: "reference"}[ns.dp]
         label = method if ns.sigma is None else f"{method} (sigma={ns.sigma:.3g}, {tag})"
         if ns.infeasible:

@@ -1,6 +1,6 @@
 """The valid DP Q-learners of ``privcal train dpq --method select|fqi-dpsgd``: one run, its references, its verdict.
 
-:func:`run_learner` trains :mod:`privcal.rl.dpq_select` or :mod:`privcal.rl.fqi_dpsgd` on the interval
+:func:`run_learner` trains :mod:`privcal.rl.dpq.select` or :mod:`privcal.rl.dpq.fqi_dpsgd` on the interval
 environment (by default the random-peak variant: theta drawn from the seed) and reports:
 
 * ``policy_return``: the released greedy policy's expected return per episode (simulation, stated
@@ -56,7 +56,7 @@ def run_learner(method: str, *, epsilon: float, delta: Optional[float], privacy_
             "transition" (default) or "episode".
         samples: environment steps T, an int >= 50; default :data:`DEFAULT_SAMPLES` (fqi-dpsgd uses
             floor(T / 50) episodes).
-        selector: select's mechanism (``privcal.rl.dpq_select.SELECTORS``); default "randomized-response".
+        selector: select's mechanism (``privcal.rl.dpq.select.SELECTORS``); default "randomized-response".
         policies: select's K, an int >= 2; default 40.
         peak: theta in [0, 1], or None (default) to draw it from ``seed``.
         references: compute the references (without privacy) and the verdict; default True.
@@ -71,7 +71,8 @@ def run_learner(method: str, *, epsilon: float, delta: Optional[float], privacy_
     """
     import time
 
-    from privcal.rl import dpq_select, fqi_dpsgd
+    from privcal.rl.dpq import select as dpq_select
+    from privcal.rl.dpq import fqi_dpsgd
 
     V.choice("method", method, LEARNERS)
     start = time.perf_counter()
