@@ -309,6 +309,79 @@ class _ExactPair:
         return tuple(np.array([float(r[i]) for r in ex]) for i in range(4))
 
 
+def _exact_cells_gaussian(mu, lo, hi, h):
+    """Exact P(cell j) and e^{g_j} Q(cell j) of the Gaussian pair at the exact grid points g_j = j h
+    (the real product of j and the float h, not its rounding), mpmath at 80 digits."""
+    with mp.workdps(80):
+        m = mp.mpf(mu)
+        g = [mp.mpf(j) * mp.mpf(h) for j in range(lo, hi + 1)]
+
+        def cell(za, zb):  # Phi(zb) - Phi(za) from the side with the smaller tails
+            return mp.ncdf(zb) - mp.ncdf(za) if zb <= 0 else mp.ncdf(-za) - mp.ncdf(-zb)
+
+        P = [cell((a - m * m / 2) / m, (b - m * m / 2) / m) for a, b in zip(g[:-1], g[1:])]
+        R = [mp.exp(a) * cell((a + m * m / 2) / m, (b + m * m / 2) / m) for a, b in zip(g[:-1], g[1:])]
+    return P, R
+
+
+def _exact_cells_subsampled(s, q, remove, lo, hi, h):
+    """The same for one direction of the subsampled pair: the exact preimage x(l) = s^2 (log(e^l - 1 + q)
+    - log q) + 1/2 of each exact grid point, then the mixture's and N(0, s^2)'s masses between them."""
+    with mp.workdps(80):
+        S, Qr = mp.mpf(s), mp.mpf(q)
+
+        def cdfs(l):  # (P(L <= l), Q(L <= l)) of this direction
+            ll = l if remove else -l
+            if ll <= mp.log(1 - Qr):
+                lo_ = (mp.mpf(0), mp.mpf(0))
+                return lo_ if remove else (mp.mpf(1), mp.mpf(1))
+            x = S * S * (mp.log(mp.expm1(ll) + Qr) - mp.log(Qr)) + mp.mpf(1) / 2
+            a, b = mp.ncdf(x / S), mp.ncdf((x - 1) / S)  # N(0, s^2), N(1, s^2) below x
+            if remove:  # L <= l  <=>  X <= x
+                return (1 - Qr) * a + Qr * b, a
+            return 1 - a, 1 - ((1 - Qr) * a + Qr * b)  # L' = -L <= l  <=>  X >= x(-l)
+
+        g = [mp.mpf(j) * mp.mpf(h) for j in range(lo, hi + 1)]
+        c = [cdfs(v) for v in g]
+        P = [b[0] - a[0] for a, b in zip(c[:-1], c[1:])]
+        R = [mp.exp(v) * (b[1] - a[1]) for v, a, b in zip(g[:-1], c[:-1], c[1:])]
+    return P, R
+
+
+@pytest.mark.parametrize("case", ["gauss-1000", "gauss-300", "subsampled-remove", "subsampled-add"])
+def test_tails_argument_rounding_is_charged_against_exact_grid_points(case, monkeypatch):
+    """Sec. 2.2 (argument rounding) and 2.3: the dominated construction's lowered P-masses are below, and
+    its raised e^{g_j} Q-masses above, the exact cell masses at the *exact* grid points j h (mpmath), not
+    only at the computed arguments. At mu = 1000.3, h = 100.3 the rounding of l = j h and of mu^2 moves
+    z by ~1e-13 and the tails near the mode by ~140 times what log_ndtr's bound allows: the test fails
+    when the argument term (``arg_rel_err``) is dropped from the P-tails, and when a cell's Q-mass is
+    taken out of log space (it underflows at losses ~5e5 nats, and e^{g_j} Q became 0)."""
+    if case.startswith("gauss"):
+        mu, h = {"gauss-1000": (1000.3, 100.3), "gauss-300": (300.3, 20.3)}[case]
+        direction = B.GaussianPair(mu)
+        exact = lambda lo, hi: _exact_cells_gaussian(mu, lo, hi, h)
+    else:
+        s, q, h = 0.7, 0.05, 0.0137
+        direction = B.SubsampledGaussianPair(s, q).directions()[0 if case.endswith("remove") else 1]
+        exact = lambda lo, hi: _exact_cells_subsampled(s, q, case.endswith("remove"), lo, hi, h)
+    seen = {}
+    real_sweep = B._sweep
+
+    def capture(p, rt, h_, below_p, below_rt):
+        seen["p"], seen["rt"] = p.copy(), rt.copy()
+        return real_sweep(p, rt, h_, below_p, below_rt)
+
+    monkeypatch.setattr(B, "_sweep", capture)
+    B.pmfs(direction, h, upper=False, tail=1e-30)
+    lo, hi = B.grid_range(direction, h, 1e-30)
+    P, R = exact(lo, hi)
+    with mp.workdps(80):
+        for j, (p_lo, rt_hi) in enumerate(zip(seen["p"], seen["rt"])):
+            assert mp.mpf(float(p_lo)) <= P[j], (j, float(p_lo), float(P[j]))
+            if p_lo > 0:  # a kept cell: its raised e^{g_j} Q is above the exact one
+                assert mp.mpf(float(rt_hi)) >= R[j], (j, float(rt_hi), float(R[j]))
+
+
 @pytest.mark.parametrize("mu, h", [(0.5, 0.004), (2.0, 0.05)])
 def test_single_step_atoms_within_their_error_bounds(mu, h):
     """Per atom, |upper pmf from log_ndtr tails - upper pmf from exact tails| <= err_atoms (a tail error

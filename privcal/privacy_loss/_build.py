@@ -98,6 +98,22 @@ def _lsf(z):
     return log_ndtr(-z)
 
 
+def mills_rel_err(z, dz):
+    """Bound of the relative error of Phi(z) and of Phi(-z) when z is replaced by a point within dz of it
+    (docs/pld.md Sec. 2.2): by the mean value theorem the change of either tail is phi(zeta) dz for some
+    zeta in [z - dz, z + dz], and phi(zeta) <= (|zeta| + 1) Phi(-|zeta|) (Mills ratio: Phi(-t) >= 2 phi(t) /
+    (t + sqrt(t^2 + 4)) for t >= 0, Birnbaum 1942, Sampford 1953; so phi(t) / Phi(-t) <= (t + sqrt(t^2 +
+    4)) / 2 <= t + 1), and Phi(-|zeta|) <= Phi(-|z|) e^{lam dz} <= min(Phi(z), Phi(-z)) e^{lam dz} with
+    lam = |z| + dz + 1 (log Phi(-t) has slope at most t + 1 there). So both tails move by a relative
+    r e^r <= r (1 + 2 r), r = lam dz, for r <= 0.1; beyond that the bound is inf (never met on a grid)."""
+    z = np.abs(np.asarray(z, dtype=float))
+    dz = np.asarray(dz, dtype=float)
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = (z + dz + 1.0) * dz
+        out = np.where(r <= 0.1, r * (1.0 + 2.0 * r), np.inf)
+    return np.where(dz == 0.0, 0.0, out)
+
+
 class GaussianPair:
     r"""P = N(mu, 1), Q = N(0, 1): L ~ N(mu^2/2, mu^2) under P, N(-mu^2/2, mu^2) under Q; the same PLD in
     both directions (Balle & Wang 2018, Lemma 7 / Thm 8)."""
@@ -124,6 +140,20 @@ class GaussianPair:
         zp = (l - m * m / 2) / m
         zq = (l + m * m / 2) / m
         return _lsf(zp), log_ndtr(zp), _lsf(zq), log_ndtr(zq)
+
+    def arg_rel_err(self, l):
+        """Relative errors of the P- and Q-tails at the computed grid points l = fl(j h) caused by the
+        rounding of their arguments (docs/pld.md Sec. 2.2): z^ = fl(fl(l - fl(m m) / 2) / m) against
+        z = (j h -+ m^2 / 2) / m: |l - j h| <= u |l|, fl(m m) / 2 within u m^2 / 2, then the subtraction and
+        the division, relative u each, so |z^ - z| <= 1.01 u ((|l| + m^2 / 2) / m + 2 |z^|)."""
+        m = self.mu
+        l = np.asarray(l, dtype=float)
+        zp = (l - m * m / 2) / m
+        zq = (l + m * m / 2) / m
+        base = (np.abs(l) + m * m / 2) / m
+        dzp = 1.01 * _U * (base + 2.0 * np.abs(zp))
+        dzq = 1.01 * _U * (base + 2.0 * np.abs(zq))
+        return mills_rel_err(zp, dzp), mills_rel_err(zq, dzq)
 
 
 def _log_mix(lq1: float, lq: float, a, b):
@@ -153,6 +183,55 @@ class _SubsampledDirection:
             inner = np.where(small, np.log(np.expm1(l) + self.q), l + np.log1p(-(1.0 - self.q) * np.exp(-l)))
         x = self.s * self.s * (inner - self.lq) + 0.5
         return np.where(l > self.lq1, np.nan_to_num(x, nan=-np.inf), -np.inf)
+
+    def _preimage_err(self, l):
+        """(x^, bound of |x^ - x(j h)|) for the computed grid points l = fl(j h) (docs/pld.md Sec. 2.2), by
+        counting the roundings of :meth:`_preimage` (u per +, -, *, /; 2u for exp, expm1, log, log1p,
+        within 1 ulp), each relative to the computed value it rounds (the 1.01 covers the difference
+        between computed and exact magnitudes):
+        |l| < 0.5: A = expm1(l) + q, within 2u |expm1 l| + 1.65 u |l| (the rounding of l, e^l <= 1.65) +
+        u A; inner = log A, within that / A + 2u |inner|.
+        |l| >= 0.5: b = (1 - q) exp(-l), relative (4 + |l|) u; C = log1p(-b), within b (4 + |l|) u / (1 - b)
+        + 2u |C|; inner = l + C, plus u |l| + u |inner|.
+        y = inner - log q: plus 2u |log q| + u |y|; x = s^2 y + 1/2: s^2 (dy + 2u |y|) + u |x|."""
+        l = np.asarray(l, dtype=float)
+        q, lq, s2 = self.q, self.lq, self.s * self.s
+        u = _U
+        x = self._preimage(l)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            small = np.abs(l) < 0.5
+            e1 = np.expm1(l)
+            A = e1 + q
+            d_small = (2 * u * np.abs(e1) + 1.65 * u * np.abs(l) + u * A) / A + 2 * u * np.abs(np.log(A))
+            b = (1.0 - q) * np.exp(-l)
+            Cl = np.log1p(-b)
+            d_large = b * (4.0 + np.abs(l)) * u / (1.0 - b) + 2 * u * np.abs(Cl) + u * np.abs(l) + u * np.abs(l + Cl)
+            inner = np.where(small, np.log(A), l + Cl)
+            d_inner = np.where(small, d_small, d_large)
+            y = inner - lq
+            dy = d_inner + 2 * u * abs(lq) + u * np.abs(y)
+            dx = 1.01 * (s2 * (dy + 2 * u * np.abs(y)) + u * np.abs(x))
+        dx = np.where(np.isfinite(x), np.nan_to_num(dx, nan=np.inf), 0.0)  # x = -inf: the tails are exact
+        return x, dx
+
+    def arg_rel_err(self, l):
+        """Relative errors of the P- and Q-tails at the computed grid points caused by the rounding of
+        their arguments z0 = x / s, z1 = (x - 1) / s (x the preimage of l, or of -l for the add
+        direction; docs/pld.md Sec. 2.2): each of the mixture's terms moves by at most
+        :func:`mills_rel_err` of its own argument, so the mixture by the larger of the two; N(0, s^2)
+        alone by that of z0."""
+        s = self.s
+        l = np.asarray(l, dtype=float)
+        x, dx = self._preimage_err(l if self.remove else -l)
+        with np.errstate(invalid="ignore"):
+            z0, z1 = x / s, (x - 1.0) / s
+            fin = np.isfinite(x)
+            dz0 = np.where(fin, 1.01 * (dx / s + _U * np.abs(z0)), 0.0)
+            dz1 = np.where(fin, 1.01 * ((dx + _U * np.abs(x - 1.0)) / s + _U * np.abs(z1)), 0.0)
+            r0 = np.where(fin, mills_rel_err(np.where(fin, z0, 0.0), dz0), 0.0)
+            r1 = np.where(fin, mills_rel_err(np.where(fin, z1, 0.0), dz1), 0.0)
+        mix = np.maximum(r0, r1)
+        return (mix, r0) if self.remove else (r0, mix)
 
     def support(self, z: float = _Z_TAIL) -> tuple[float, float]:
         s = self.s
@@ -224,6 +303,19 @@ class LaplacePair:
     def support(self, z: float = _Z_TAIL) -> tuple[float, float]:
         return -self.e0, self.e0
 
+    def arg_rel_err(self, l):
+        """Relative errors of the tails from the rounding of x_l = (e0 - l) / 2 at l = fl(j h) (docs/pld.md
+        Sec. 2.2): |x_l^ - x_l| <= 1.01 u (|l| + |x_l|) (l, the subtraction; the halving is exact), and each
+        log tail has slope at most 1 in x_l (log(1 - e^{-x}/2) has slope e^{-x} / (2 - e^{-x}) <= 1), so the
+        tails move by a relative e^d - 1 <= d (1 + d). (Where a grid point is within round-off of an atom at
+        +-e0 the comparison, not a slope, decides; not covered.)"""
+        l = np.asarray(l, dtype=float)
+        xl = np.clip((self.e0 - l) / 2.0, 0.0, self.e0)
+        d = 1.01 * _U * (np.abs(l) + xl)
+        inside = (l >= -self.e0) & (l < self.e0)
+        r = np.where(inside, d * (1.0 + d), 0.0)
+        return r, r
+
     def tails(self, l):
         # L > l  <=>  x < x_l = (Delta - b l)/2, in units b = 1: x_l = (e0 - l)/2 in [0, e0] for l in [-e0, e0)
         e0 = self.e0
@@ -287,10 +379,22 @@ def tail_rel_err(log_tail):
     """Bound of the relative error of a tail value exp(v) computed from log tails v (docs/pld.md
     Sec. 2.2): ``log_ndtr`` (LOG_NDTR_ERR u (2 + |v|)), then the subsampled mixture's ``logaddexp`` (its
     terms' errors average, plus a few u (1 + |v|)) and ``exp`` (u). The tails are those at the computed
-    argument z (or preimage x); the rounding of the argument itself is a shift of the loss point, not
-    covered here (docs/pld.md Sec. 2.2, open item)."""
+    argument z (or preimage x); the rounding of the argument itself is :func:`arg_rel_err`, added by the
+    caller."""
     v = np.abs(log_tail)
     return (LOG_NDTR_ERR + 6.0) * _U * (3.0 + v)
+
+
+def arg_rel_err(direction, l) -> tuple[np.ndarray, np.ndarray]:
+    """(P, Q) bounds of the relative error of the tails at the grid points ``l`` that comes from the
+    rounding of the tails' arguments (and of l = j h itself), per pair (``arg_rel_err`` of the pair;
+    docs/pld.md Sec. 2.2); zero for pairs whose tails are step functions of l (the (eps0, delta0) pair)."""
+    f = getattr(direction, "arg_rel_err", None)
+    if f is None:
+        z = np.zeros(np.shape(l))
+        return z, z
+    ap, aq = f(l)
+    return np.asarray(ap, dtype=float), np.asarray(aq, dtype=float)
 # --------------------------------------------------------------------------------------------------
 
 
@@ -319,6 +423,17 @@ def _cell_masses(lgt: np.ndarray, lle: np.ndarray):
     return np.maximum(mass, 0.0), small
 
 
+def _log_cell_masses(lgt: np.ndarray, lle: np.ndarray) -> np.ndarray:
+    """The logs of :func:`_cell_masses` (-inf for an empty or negative cell), kept in log space: a cell's
+    Q-mass underflows far before e^{g_j} times it does (losses beyond ~700 nats)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        gt = -np.expm1(lgt[1:] - lgt[:-1])
+        le = -np.expm1(lle[:-1] - lle[1:])
+        use_gt = lgt[:-1] <= lle[1:]
+        out = np.where(use_gt, lgt[:-1] + np.log(gt), lle[1:] + np.log(le))
+    return np.nan_to_num(out, nan=-np.inf, posinf=-np.inf)
+
+
 def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS) -> Pmf:
     """The upper (dominating, split) or lower (dominated, swept) discrete PLD of one direction; the grid
     reaches about ``tail`` P-mass into each tail (the exact mass beyond goes to +inf, resp. is dropped)."""
@@ -327,23 +442,27 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS) -> Pmf:
     p_gt, p_le, q_gt, q_le = direction.tails(g)
     p, p_small = _cell_masses(p_gt, p_le)  # P-mass of cell j = (g_j, g_{j+1}]
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        lr, _ = _cell_masses(q_gt, q_le)
+        llr = _log_cell_masses(q_gt, q_le)  # log Q-mass of cell j (in log space: it underflows first)
         lq_small = np.minimum(q_gt, q_le)
         r_small = np.exp(lq_small + g)  # size of e^g * Q-tails (what the split sees)
-        rt = np.exp(np.log(lr) + g[:-1])  # e^{g_j} * Q-mass of cell j (<= p_j), no 0 * inf
-        kp = tail_rel_err(np.minimum(p_gt, p_le))
-        kq = tail_rel_err(lq_small)
+        rt = np.exp(llr + g[:-1])  # e^{g_j} * Q-mass of cell j (<= p_j), no 0 * inf
+        ap, aq = arg_rel_err(direction, g)  # the tails are those at rounded arguments (Sec. 2.2)
+        kp = tail_rel_err(np.minimum(p_gt, p_le)) + ap
+        kq = tail_rel_err(lq_small) + aq
     rt_raw = np.nan_to_num(rt, nan=0.0)
     rt = np.minimum(rt_raw, p)
     below, above = float(np.exp(p_le[0])), float(np.exp(p_gt[-1]))
+    with np.errstate(over="ignore"):  # e^{g_0} Q below the grid may be inf (losses > 700 nats): no mixing there
+        below_rt = float(np.exp(q_le[0] + g[0]))
     inf_mass = float(direction.inf_mass)
     one_minus = -math.expm1(-h)  # 1 - e^{-h}
     with np.errstate(invalid="ignore"):
         te = np.nan_to_num(kp * p_small) + np.nan_to_num(kq * r_small)  # error of the tails at g_j
     if not upper:
         with np.errstate(invalid="ignore"):
-            return _lower_pmf(lo, g, p, rt_raw, lr, np.nan_to_num(kp * p_small), np.nan_to_num(kq * r_small),
-                              below, p_le[0], float(np.exp(q_le[0] + g[0])), q_le[0], h)
+            return _lower_pmf(lo, g, p, rt_raw, llr, np.nan_to_num(kp * p_small), np.nan_to_num(kq * r_small),
+                              below, p_le[0], below_rt, q_le[0], h,
+                              float(ap[0]), float(aq[0]))
     chain = 1.0
     split = np.zeros(te.size)
     split[:-1] = _SPLIT_REL * _U * (p + rt) / one_minus  # round-off of the split of cell j (atoms j, j+1)
@@ -353,10 +472,10 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS) -> Pmf:
     quad = chain * te / one_minus
     mono = np.zeros(te.size)
     mono[1:] = _CELL_REL * _U * p  # relative error of a cell mass (two exp, one expm1, products)
-    below_err = float(tail_rel_err(p_le[0])) * below if below > 0 else 0.0
+    below_err = float(tail_rel_err(p_le[0]) + ap[0]) * below if below > 0 else 0.0
     mono[0] += below_err
     err_mass = float(mono.sum())
-    err_inf = float(tail_rel_err(p_gt[-1])) * above if above > 0 else 0.0  # error of the mass moved to +inf (upper end)
+    err_inf = float(tail_rel_err(p_gt[-1]) + ap[-1]) * above if above > 0 else 0.0  # error of the mass moved to +inf (upper end)
     # per atom: a tail error at g_j reaches atoms j-1, j, j+1 (through cells j-1 and j)
     padded = np.concatenate([[0.0], te, [0.0]])
     spread = (padded[:-2] + padded[1:-1] + padded[2:]) * (2.0 / one_minus)
@@ -373,8 +492,8 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS) -> Pmf:
                mono=mono, dip=dip, quad=quad, err_inf=err_inf)
 
 
-def _lower_pmf(lo: int, g, p, rt, lr, p_err, q_err, below: float, log_below: float, below_rt: float,
-               log_below_q: float, h: float) -> Pmf:
+def _lower_pmf(lo: int, g, p, rt, llr, p_err, q_err, below: float, log_below: float, below_rt: float,
+               log_below_q: float, h: float, arg_p0: float = 0.0, arg_q0: float = 0.0) -> Pmf:
     """The dominated (lower) PMF, built so that it needs no error bound (docs/pld.md Sec. 2.3).
 
     The computed cells are first made *dominated* by the true ones: P-masses lowered and e^{g_j} Q-masses
@@ -389,13 +508,14 @@ def _lower_pmf(lo: int, g, p, rt, lr, p_err, q_err, below: float, log_below: flo
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         p_err = np.nan_to_num(p_err, nan=np.inf)
         q_err = np.nan_to_num(q_err, nan=np.inf)
-        rel_rt = 4 * u * (2.0 + np.nan_to_num(np.abs(np.log(lr)), posinf=0.0) + np.abs(g[:-1]))
+        rel_rt = 4 * u * (2.0 + np.nan_to_num(np.abs(llr), posinf=0.0) + np.abs(g[:-1]))
     p_lo = np.maximum(p - (p_err[:-1] + p_err[1:] + _CELL_REL * u * p), 0.0)
     rt_hi = rt + q_err[:-1] + q_err[1:] + rel_rt * rt + _CELL_REL * u * rt
     p_lo = np.where(p_lo > rt_hi, p_lo, 0.0)
     rt_hi = np.minimum(rt_hi, p_lo)  # where P was dropped the cell is empty
-    below_lo = below * (1.0 - float(tail_rel_err(log_below))) if below > 0 else 0.0
-    below_rt_hi = below_rt * (1.0 + float(tail_rel_err(log_below_q)) + 4 * u * (2.0 + abs(g[0]))) if below_rt > 0 else 0.0
+    below_lo = below * (1.0 - float(tail_rel_err(log_below)) - arg_p0) if below > 0 else 0.0
+    below_rt_hi = (below_rt * (1.0 + float(tail_rel_err(log_below_q)) + arg_q0 + 4 * u * (2.0 + abs(g[0])))
+                   if below_rt > 0 else 0.0)
     atoms = np.zeros(p.size + 1)
     atoms[:-1] = _sweep(p_lo, rt_hi, h, max(below_lo, 0.0), below_rt_hi)
     return Pmf(lo, atoms, 0.0, h, 0.0, 0.0, 0.0, np.zeros(atoms.size),
