@@ -522,7 +522,7 @@ def _lower_pmf(lo: int, g, p, rt, llr, p_err, q_err, below: float, log_below: fl
                mono=np.zeros(atoms.size), dip=np.zeros(atoms.size), quad=np.zeros(atoms.size))
 
 
-def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float) -> np.ndarray:
+def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float, *, fractions: bool = False):
     """P-mass emitted at each g_j (j = 0..m-1) by the dominated construction, vectorised: each cell's
     atom (ratio in [e^{g_j}, e^{g_{j+1}}], certified by the caller) is cut into three parts fixed in
     advance: a fraction x_j mixed with a fraction z_{j-1} of the atom below so that the mixture's ratio
@@ -532,17 +532,20 @@ def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: fl
     Any fractions with x_j + z_j <= 1 are a post-processing (docs/pld.md Sec. 2.3). With a_j =
     excess_j / deficit_j, x_j = 1 / (1 + max(a_j, a_{j+1})) and z_j = x_{j+1} a_{j+1} give
     x_j + z_j <= 1 / (1 + a_{j+1}) + a_{j+1} / (1 + a_{j+1}) = 1, with equality where a is locally
-    constant (every cell used in full); both are shrunk by 4u so that their computed values keep the
-    sum below 1, and the rest by 4u absolutely. Each emission is checked as in the sequential sweep it
+    constant (every cell used in full). The computed fractions before the shrink satisfy x_j + a_{j+1}
+    x_{j+1} <= 1 + 3.01u (the roundings of the room bounds); x is shrunk by 8u, which z = a x inherits, so
+    x_j + z_j <= (1 - 8u)(1 + u)^2 (1 + 3.01u) <= 1 - 2.9u, and the rest by 4u absolutely, which covers its
+    own 3u (1 - x_j) of rounding: every cell's parts sum to at most 1 - u in exact arithmetic (docs/pld.md
+    Sec. 2.3).
+    Each emission is checked as in the sequential sweep it
     replaces: the upper bound R+ = (x_j rt_j + z_{j-1} e^h rt_{j-1}) (1 + 4u) of e^{g_j} Q against the
     lower bound P- = (x_j p_j + z_{j-1} p_{j-1}) (1 - 4u) of P (e^h rounded up). z_{j-1} is first
     lowered by 64u P / deficit_j so that the check has room; where it fails the cell mixes nothing
     (z_{j-1} = 0, that part of the atom below joins its rest), and a part that fails alone emits
-    nothing."""
+    nothing. With ``fractions`` it also returns (x, z, rest) per cell (for the tests)."""
     u = _U
     eh = math.exp(h) * (1.0 + 2 * u)  # e^h rounded up: e^{g_j} Q of the cell below is not underestimated
     lo_f, hi_f = 1.0 - 4 * u, 1.0 + 4 * u
-    shrink = 1.0 - 4 * u
     prev_p = np.concatenate([[below_p], p[:-1]])
     prev_rt = np.concatenate([[below_rt / eh], rt[:-1]])
     excess = p - rt
@@ -567,8 +570,8 @@ def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: fl
             sel = can.copy()
             sel[parity::2] = False
             x = np.where(sel, np.maximum(x, room), x)
-    x = x * (1.0 - 8 * u)
-    z_prev = np.where(mix, x * a * shrink, 0.0)  # fraction of the atom below mixed at g_j
+    x = x * (1.0 - 8 * u)  # z = a x below inherits this shrink (docstring): the parts of a cell sum to <= 1
+    z_prev = np.where(mix, x * a, 0.0)  # fraction of the atom below mixed at g_j
     P_mix = x * p + z_prev * prev_p
     with np.errstate(divide="ignore", invalid="ignore"):
         z_prev = np.where(mix, np.maximum(z_prev - 64 * u * P_mix / np.where(mix, deficit, 1.0), 0.0), 0.0)
@@ -583,4 +586,6 @@ def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: fl
     left = np.maximum(1.0 - x - z - 4 * u, 0.0)
     R_alone = left * rt * hi_f
     out = out + np.where(R_alone <= left * p * lo_f, R_alone, 0.0)
+    if fractions:  # the parts of each cell used (its x_j, z_j, rest): a post-processing needs a sum <= 1
+        return out, x, z, left
     return out
