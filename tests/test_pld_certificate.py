@@ -348,22 +348,31 @@ def _exact_cells_subsampled(s, q, remove, lo, hi, h):
     return P, R
 
 
-@pytest.mark.parametrize("case", ["gauss-1000", "gauss-300", "subsampled-remove", "subsampled-add"])
+#: a sample rate whose loss infimum log(1 - q) lies 1e-9 nats below the grid point -52 h, h = 2^-10: the
+#: preimage x(l) there is ill-conditioned (e^l - 1 + q ~ 1e-9), a genuine argument error of ~1e-7 relative
+_Q_NEAR_INF = -math.expm1(-52 * 2.0**-10 - 1e-9)
+
+
+@pytest.mark.parametrize("case", ["gauss-1000", "gauss-300", "subsampled-remove", "subsampled-add",
+                                  "subsampled-infimum"])
 def test_tails_argument_rounding_is_charged_against_exact_grid_points(case, monkeypatch):
     """Sec. 2.2 (argument rounding) and 2.3: the dominated construction's lowered P-masses are below, and
     its raised e^{g_j} Q-masses above, the exact cell masses at the *exact* grid points j h (mpmath), not
     only at the computed arguments. At mu = 1000.3, h = 100.3 the rounding of l = j h and of mu^2 moves
     z by ~1e-13 and the tails near the mode by ~140 times what log_ndtr's bound allows: the test fails
     when the argument term (``arg_rel_err``) is dropped from the P-tails, and when a cell's Q-mass is
-    taken out of log space (it underflows at losses ~5e5 nats, and e^{g_j} Q became 0)."""
+    taken out of log space (it underflows at losses ~5e5 nats, and e^{g_j} Q became 0). At a grid point
+    1e-9 nats above the subsampled loss's infimum the preimage's error is ~1e-7 relative: that case fails
+    when the subsampled pair's argument term (its preimage bound dx) is dropped."""
     if case.startswith("gauss"):
         mu, h = {"gauss-1000": (1000.3, 100.3), "gauss-300": (300.3, 20.3)}[case]
         direction = B.GaussianPair(mu)
         exact = lambda lo, hi: _exact_cells_gaussian(mu, lo, hi, h)
     else:
-        s, q, h = 0.7, 0.05, 0.0137
-        direction = B.SubsampledGaussianPair(s, q).directions()[0 if case.endswith("remove") else 1]
-        exact = lambda lo, hi: _exact_cells_subsampled(s, q, case.endswith("remove"), lo, hi, h)
+        s, q, h = (0.7, _Q_NEAR_INF, 2.0**-10) if case.endswith("infimum") else (0.7, 0.05, 0.0137)
+        remove = not case.endswith("add")
+        direction = B.SubsampledGaussianPair(s, q).directions()[0 if remove else 1]
+        exact = lambda lo, hi: _exact_cells_subsampled(s, q, remove, lo, hi, h)
     seen = {}
     real_sweep = B._sweep
 
@@ -586,6 +595,17 @@ def test_pairing_fractions_use_each_cell_at_most_once_in_exact_arithmetic(smooth
             assert exact <= 1, (seed, int(i), float(exact - 1) / U)
             worst = max(worst, float(exact - 1) / U)
     assert worst > -8.0  # the cells were used (almost) in full: the margins were exercised
+
+
+def test_lower_construction_with_a_grid_step_beyond_float_range():
+    """A user grid step h > 709 nats (e^h overflows): the pairing mixes nothing and emits each cell alone,
+    below its P-mass (it raised a bare OverflowError)."""
+    p = np.array([0.2, 0.5, 0.3])
+    rt = p * math.exp(-0.5)  # e^{g_j} Q_j below P_j
+    out = B._sweep(p, rt, 1000.0, 0.0, 0.0)
+    assert np.all(out <= p) and np.all(out > 0)
+    pm = B.pmfs(B.GaussianPair(2000.0), 1000.0, upper=False, tail=1e-30)
+    assert 0.0 < pm.mass.sum() <= 1.0
 
 
 # ------------------------------------------------------------------ two-level composition (Sec. 2.10)

@@ -176,41 +176,41 @@ class _SubsampledDirection:
         return np.logaddexp(self.lq1, self.lq + (x - 0.5) / (self.s * self.s))
 
     def _preimage(self, l):
-        """x(l) with L(x) = l, for l > log(1 - q) (elsewhere -inf)."""
-        l = np.asarray(l, dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # np.where evaluates both branches
-            small = np.abs(l) < 0.5
-            inner = np.where(small, np.log(np.expm1(l) + self.q), l + np.log1p(-(1.0 - self.q) * np.exp(-l)))
-        x = self.s * self.s * (inner - self.lq) + 0.5
-        return np.where(l > self.lq1, np.nan_to_num(x, nan=-np.inf), -np.inf)
+        """x(l) with L(x) = l, for l > log(1 - q) (elsewhere -inf): x = s^2 y + 1/2 with y = log(e^l - 1 + q)
+        - log q computed without cancelling the two logs (log1p(expm1(l) / q) for |l| < 0.5, (l - log q)
+        + log1p(-(1 - q) e^{-l}) beyond), so that its rounding is relative to y (docs/pld.md Sec. 2.2)."""
+        return self._preimage_err(l)[0]
 
     def _preimage_err(self, l):
         """(x^, bound of |x^ - x(j h)|) for the computed grid points l = fl(j h) (docs/pld.md Sec. 2.2), by
         counting the roundings of :meth:`_preimage` (u per +, -, *, /; 2u for exp, expm1, log, log1p,
         within 1 ulp), each relative to the computed value it rounds (the 1.01 covers the difference
         between computed and exact magnitudes):
-        |l| < 0.5: A = expm1(l) + q, within 2u |expm1 l| + 1.65 u |l| (the rounding of l, e^l <= 1.65) +
-        u A; inner = log A, within that / A + 2u |inner|.
-        |l| >= 0.5: b = (1 - q) exp(-l), relative (4 + |l|) u; C = log1p(-b), within b (4 + |l|) u / (1 - b)
-        + 2u |C|; inner = l + C, plus u |l| + u |inner|.
-        y = inner - log q: plus 2u |log q| + u |y|; x = s^2 y + 1/2: s^2 (dy + 2u |y|) + u |x|."""
+        |l| < 0.5: e1 = expm1(l) within 2u |e1| + 1.65 u |l| (its own rounding and that of l, e^l <= 1.65),
+        t = e1 / q within (3u |e1| + 1.65 u |l|) / q, y = log1p(t) within that / (1 + t) + 2u |y|.
+        |l| >= 0.5: b = (1 - q) e^{-l} relative (4 + |l|) u; C = log1p(-b) within b (4 + |l|) u / (1 - b)
+        + 2u |C|; d = l - log q within u |l| + 2u |log q| + u |d|; y = d + C plus u |y|.
+        x = s^2 y + 1/2: s^2 (dy + 2u |y|) + u |x|."""
         l = np.asarray(l, dtype=float)
         q, lq, s2 = self.q, self.lq, self.s * self.s
         u = _U
-        x = self._preimage(l)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # np.where evaluates both branches
             small = np.abs(l) < 0.5
             e1 = np.expm1(l)
-            A = e1 + q
-            d_small = (2 * u * np.abs(e1) + 1.65 * u * np.abs(l) + u * A) / A + 2 * u * np.abs(np.log(A))
+            t = e1 / q
+            y_small = np.log1p(t)
+            d_small = (3 * u * np.abs(e1) + 1.65 * u * np.abs(l)) / (q * (1.0 + t)) + 2 * u * np.abs(y_small)
             b = (1.0 - q) * np.exp(-l)
             Cl = np.log1p(-b)
-            d_large = b * (4.0 + np.abs(l)) * u / (1.0 - b) + 2 * u * np.abs(Cl) + u * np.abs(l) + u * np.abs(l + Cl)
-            inner = np.where(small, np.log(A), l + Cl)
-            d_inner = np.where(small, d_small, d_large)
-            y = inner - lq
-            dy = d_inner + 2 * u * abs(lq) + u * np.abs(y)
+            d = l - lq
+            y_large = d + Cl
+            d_large = (b * (4.0 + np.abs(l)) * u / (1.0 - b) + 2 * u * np.abs(Cl) + u * np.abs(l) + 2 * u * abs(lq)
+                       + u * np.abs(d) + u * np.abs(y_large))
+            y = np.where(small, y_small, y_large)
+            dy = np.where(small, d_small, d_large)
+            x = s2 * y + 0.5
             dx = 1.01 * (s2 * (dy + 2 * u * np.abs(y)) + u * np.abs(x))
+        x = np.where(l > self.lq1, np.nan_to_num(x, nan=-np.inf), -np.inf)
         dx = np.where(np.isfinite(x), np.nan_to_num(dx, nan=np.inf), 0.0)  # x = -inf: the tails are exact
         return x, dx
 
@@ -544,12 +544,15 @@ def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: fl
     (z_{j-1} = 0, that part of the atom below joins its rest), and a part that fails alone emits
     nothing. With ``fractions`` it also returns (x, z, rest) per cell (for the tests)."""
     u = _U
-    eh = math.exp(h) * (1.0 + 2 * u)  # e^h rounded up: e^{g_j} Q of the cell below is not underestimated
+    # e^h rounded up: e^{g_j} Q of the cell below is not underestimated; beyond float range no cell can be
+    # mixed (deficits are inf or nan, so nothing is paired) and each cell is emitted alone
+    eh = math.exp(h) * (1.0 + 2 * u) if h < 709.0 else math.inf
     lo_f, hi_f = 1.0 - 4 * u, 1.0 + 4 * u
     prev_p = np.concatenate([[below_p], p[:-1]])
     prev_rt = np.concatenate([[below_rt / eh], rt[:-1]])
     excess = p - rt
-    deficit = eh * prev_rt - prev_p
+    with np.errstate(invalid="ignore"):  # inf * 0 where e^h overflows: nan, never mixed
+        deficit = eh * prev_rt - prev_p
     mix = (excess > 0.0) & (deficit > 0.0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         a = np.where(mix, excess / np.where(mix, deficit, 1.0), 0.0)
@@ -576,7 +579,8 @@ def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: fl
     with np.errstate(divide="ignore", invalid="ignore"):
         z_prev = np.where(mix, np.maximum(z_prev - 64 * u * P_mix / np.where(mix, deficit, 1.0), 0.0), 0.0)
     P_lo = (x * p + z_prev * prev_p) * lo_f
-    R_hi = (x * rt + (z_prev * eh) * prev_rt) * hi_f
+    with np.errstate(invalid="ignore"):  # as above: nan fails the check below
+        R_hi = (x * rt + (z_prev * eh) * prev_rt) * hi_f
     ok = R_hi <= P_lo
     R0 = x * rt * hi_f  # the x part alone
     ok0 = R0 <= x * p * lo_f
