@@ -353,8 +353,29 @@ def _exact_cells_subsampled(s, q, remove, lo, hi, h):
 _Q_NEAR_INF = -math.expm1(-52 * 2.0**-10 - 1e-9)
 
 
+def _exact_cells_laplace(e0, lo, hi, h):
+    """The same for the Laplace pair (b = 1, P = Lap(0), Q = Lap(e0)): for l in [-e0, e0),
+    P(L <= l) = e^{-x_l} / 2 and Q(L <= l) = 1 - e^{x_l - e0} / 2 with x_l = (e0 - l) / 2; 0 below, 1 from e0."""
+    with mp.workdps(80):
+        E = mp.mpf(e0)
+
+        def cdfs(l):
+            if l < -E:
+                return mp.mpf(0), mp.mpf(0)
+            if l >= E:
+                return mp.mpf(1), mp.mpf(1)
+            x = (E - l) / 2
+            return mp.exp(-x) / 2, 1 - mp.exp(x - E) / 2
+
+        g = [mp.mpf(j) * mp.mpf(h) for j in range(lo, hi + 1)]
+        c = [cdfs(v) for v in g]
+        P = [b[0] - a[0] for a, b in zip(c[:-1], c[1:])]
+        R = [mp.exp(v) * (b[1] - a[1]) for v, a, b in zip(g[:-1], c[:-1], c[1:])]
+    return P, R
+
+
 @pytest.mark.parametrize("case", ["gauss-1000", "gauss-300", "subsampled-remove", "subsampled-add",
-                                  "subsampled-infimum"])
+                                  "subsampled-infimum", "laplace-1000"])
 def test_tails_argument_rounding_is_charged_against_exact_grid_points(case, monkeypatch):
     """Sec. 2.2 (argument rounding) and 2.3: the dominated construction's lowered P-masses are below, and
     its raised e^{g_j} Q-masses above, the exact cell masses at the *exact* grid points j h (mpmath), not
@@ -364,7 +385,11 @@ def test_tails_argument_rounding_is_charged_against_exact_grid_points(case, monk
     taken out of log space (it underflows at losses ~5e5 nats, and e^{g_j} Q became 0). At a grid point
     1e-9 nats above the subsampled loss's infimum the preimage's error is ~1e-7 relative: that case fails
     when the subsampled pair's argument term (its preimage bound dx) is dropped."""
-    if case.startswith("gauss"):
+    if case.startswith("laplace"):
+        e0, h = 1000.3, 10.3
+        direction = B.LaplacePair(e0)
+        exact = lambda lo, hi: _exact_cells_laplace(e0, lo, hi, h)
+    elif case.startswith("gauss"):
         mu, h = {"gauss-1000": (1000.3, 100.3), "gauss-300": (300.3, 20.3)}[case]
         direction = B.GaussianPair(mu)
         exact = lambda lo, hi: _exact_cells_gaussian(mu, lo, hi, h)

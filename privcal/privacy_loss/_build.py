@@ -49,6 +49,10 @@ _PAIR_ROUNDS = 2
 #: each tail of a single-step PLD beyond its grid holds at most this much P-mass
 TAIL_MASS = 1e-25
 _Z_TAIL = float(-ndtri(TAIL_MASS))  # ~10.4 standard deviations
+#: the dominated PMF drops cells whose lowered P-mass is below this: a normal cell mass >= 1e-290 was
+#: computed from normal numbers only (exp of a log tail >= the mass, times a factor <= 1), so the relative
+#: error model holds for it
+_P_FLOOR = 1e-290
 
 
 @dataclass
@@ -511,7 +515,9 @@ def _lower_pmf(lo: int, g, p, rt, llr, p_err, q_err, below: float, log_below: fl
         rel_rt = 4 * u * (2.0 + np.nan_to_num(np.abs(llr), posinf=0.0) + np.abs(g[:-1]))
     p_lo = np.maximum(p - (p_err[:-1] + p_err[1:] + _CELL_REL * u * p), 0.0)
     rt_hi = rt + q_err[:-1] + q_err[1:] + rel_rt * rt + _CELL_REL * u * rt
-    p_lo = np.where(p_lo > rt_hi, p_lo, 0.0)
+    # a cell below _P_FLOOR may have been computed through subnormal numbers, whose rounding is absolute
+    # (2^-1074), not relative: it is dropped (dropping P-mass is sound; it costs < m 1e-290 of delta)
+    p_lo = np.where((p_lo > rt_hi) & (p_lo > _P_FLOOR), p_lo, 0.0)
     rt_hi = np.minimum(rt_hi, p_lo)  # where P was dropped the cell is empty
     below_lo = below * (1.0 - float(tail_rel_err(log_below)) - arg_p0) if below > 0 else 0.0
     below_rt_hi = (below_rt * (1.0 + float(tail_rel_err(log_below_q)) + arg_q0 + 4 * u * (2.0 + abs(g[0])))
