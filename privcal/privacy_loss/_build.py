@@ -359,6 +359,12 @@ class ApproxDPPair:
     def support(self, z: float = _Z_TAIL) -> tuple[float, float]:
         return -self.e0, self.e0
 
+    def arg_rel_err(self, l):
+        """No argument is rounded: the tails are step functions of l (docs/pld.md Sec. 2.2; a grid point
+        within round-off of +-e0 is the open item named there)."""
+        z = np.zeros(np.shape(l))
+        return z, z
+
     def tails(self, l):
         e0, d0 = self.e0, self.d0
         l = np.asarray(l, dtype=float)
@@ -391,14 +397,11 @@ def tail_rel_err(log_tail):
 
 def arg_rel_err(direction, l) -> tuple[np.ndarray, np.ndarray]:
     """(P, Q) bounds of the relative error of the tails at the grid points ``l`` that comes from the
-    rounding of the tails' arguments (and of l = j h itself), per pair (``arg_rel_err`` of the pair;
-    docs/pld.md Sec. 2.2); zero for pairs whose tails are step functions of l (the (eps0, delta0) pair)."""
-    f = getattr(direction, "arg_rel_err", None)
-    if f is None:
-        z = np.zeros(np.shape(l))
-        return z, z
-    ap, aq = f(l)
-    return np.asarray(ap, dtype=float), np.asarray(aq, dtype=float)
+    rounding of the tails' arguments (and of l = j h itself): the pair's own ``arg_rel_err`` (every pair
+    must say; docs/pld.md Sec. 2.2)."""
+    ap, aq = direction.arg_rel_err(l)
+    shape = np.shape(l)
+    return np.broadcast_to(np.asarray(ap, dtype=float), shape), np.broadcast_to(np.asarray(aq, dtype=float), shape)
 # --------------------------------------------------------------------------------------------------
 
 
