@@ -183,7 +183,7 @@ class _SubsampledDirection:
         """x(l) with L(x) = l, for l > log(1 - q) (elsewhere -inf): x = s^2 y + 1/2 with y = log(e^l - 1 + q)
         - log q computed without cancelling the two logs (log1p(expm1(l) / q) for |l| < 0.5, (l - log q)
         + log1p(-(1 - q) e^{-l}) beyond), so that its rounding is relative to y (docs/pld.md Sec. 2.2)."""
-        return self._preimage_err(l)[0]
+        return self._preimage_parts(l, False)[0]
 
     def _preimage_err(self, l):
         """(x^, bound of |x^ - x(j h)|) for the computed grid points l = fl(j h) (docs/pld.md Sec. 2.2), by
@@ -195,26 +195,37 @@ class _SubsampledDirection:
         |l| >= 0.5: b = (1 - q) e^{-l} relative (4 + |l|) u; C = log1p(-b) within b (4 + |l|) u / (1 - b)
         + 2u |C|; d = l - log q within u |l| + 2u |log q| + u |d|; y = d + C plus u |y|.
         x = s^2 y + 1/2: s^2 (dy + 2u |y|) + u |x|."""
+        return self._preimage_parts(l, True)
+
+    def _preimage_parts(self, l, with_err: bool):
+        """x^ (and its error bound if ``with_err``), each branch evaluated only where it is used."""
         l = np.asarray(l, dtype=float)
         q, lq, s2 = self.q, self.lq, self.s * self.s
         u = _U
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # np.where evaluates both branches
-            small = np.abs(l) < 0.5
-            e1 = np.expm1(l)
+        y = np.empty(l.shape)
+        dy = np.empty(l.shape) if with_err else None
+        small = np.abs(l) < 0.5
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            ls = l[small]
+            e1 = np.expm1(ls)
             t = e1 / q
-            y_small = np.log1p(t)
-            d_small = (3 * u * np.abs(e1) + 1.65 * u * np.abs(l)) / (q * (1.0 + t)) + 2 * u * np.abs(y_small)
-            b = (1.0 - q) * np.exp(-l)
+            ys = np.log1p(t)
+            y[small] = ys
+            ll = l[~small]
+            b = (1.0 - q) * np.exp(-ll)
             Cl = np.log1p(-b)
-            d = l - lq
-            y_large = d + Cl
-            d_large = (b * (4.0 + np.abs(l)) * u / (1.0 - b) + 2 * u * np.abs(Cl) + u * np.abs(l) + 2 * u * abs(lq)
-                       + u * np.abs(d) + u * np.abs(y_large))
-            y = np.where(small, y_small, y_large)
-            dy = np.where(small, d_small, d_large)
+            d = ll - lq
+            yl = d + Cl
+            y[~small] = yl
             x = s2 * y + 0.5
-            dx = 1.01 * (s2 * (dy + 2 * u * np.abs(y)) + u * np.abs(x))
+            if with_err:
+                dy[small] = (3 * u * np.abs(e1) + 1.65 * u * np.abs(ls)) / (q * (1.0 + t)) + 2 * u * np.abs(ys)
+                dy[~small] = (b * (4.0 + np.abs(ll)) * u / (1.0 - b) + 2 * u * np.abs(Cl) + u * np.abs(ll)
+                              + 2 * u * abs(lq) + u * np.abs(d) + u * np.abs(yl))
+                dx = 1.01 * (s2 * (dy + 2 * u * np.abs(y)) + u * np.abs(x))
         x = np.where(l > self.lq1, np.nan_to_num(x, nan=-np.inf), -np.inf)
+        if not with_err:
+            return x, None
         dx = np.where(np.isfinite(x), np.nan_to_num(dx, nan=np.inf), 0.0)  # x = -inf: the tails are exact
         return x, dx
 
