@@ -51,6 +51,10 @@ _PAIR_ROUNDS = 2
 #: each tail of a single-step PLD beyond its grid holds at most this much P-mass
 TAIL_MASS = 1e-25
 _Z_TAIL = float(-ndtri(TAIL_MASS))  # ~10.4 standard deviations
+#: the dominated PMF drops cells whose lowered P-mass is below this: a normal cell mass >= 1e-290 was
+#: computed from normal numbers only (exp of a log tail >= the mass, times a factor <= 1), so the relative
+#: error model holds for it
+_P_FLOOR = 1e-290
 
 
 @dataclass
@@ -100,6 +104,22 @@ def _lsf(z):
     return log_ndtr(-z)
 
 
+def mills_rel_err(z, dz):
+    """Bound of the relative error of Phi(z) and of Phi(-z) when z is replaced by a point within dz of it
+    (docs/pld.md Sec. 2.2): by the mean value theorem the change of either tail is phi(zeta) dz for some
+    zeta in [z - dz, z + dz], and phi(zeta) <= (|zeta| + 1) Phi(-|zeta|) (Mills ratio: Phi(-t) >= 2 phi(t) /
+    (t + sqrt(t^2 + 4)) for t >= 0, Birnbaum 1942, Sampford 1953; so phi(t) / Phi(-t) <= (t + sqrt(t^2 +
+    4)) / 2 <= t + 1), and Phi(-|zeta|) <= Phi(-|z|) e^{lam dz} <= min(Phi(z), Phi(-z)) e^{lam dz} with
+    lam = |z| + dz + 1 (log Phi(-t) has slope at most t + 1 there). So both tails move by a relative
+    r e^r <= r (1 + 2 r), r = lam dz, for r <= 0.1; beyond that the bound is inf (never met on a grid)."""
+    z = np.abs(np.asarray(z, dtype=float))
+    dz = np.asarray(dz, dtype=float)
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = (z + dz + 1.0) * dz
+        out = np.where(r <= 0.1, r * (1.0 + 2.0 * r), np.inf)
+    return np.where(dz == 0.0, 0.0, out)
+
+
 class GaussianPair:
     r"""P = N(mu, 1), Q = N(0, 1): L ~ N(mu^2/2, mu^2) under P, N(-mu^2/2, mu^2) under Q; the same PLD in
     both directions (Balle & Wang 2018, Lemma 7 / Thm 8)."""
@@ -127,6 +147,20 @@ class GaussianPair:
         zq = (l + m * m / 2) / m
         return _lsf(zp), log_ndtr(zp), _lsf(zq), log_ndtr(zq)
 
+    def arg_rel_err(self, l):
+        """Relative errors of the P- and Q-tails at the computed grid points l = fl(j h) caused by the
+        rounding of their arguments (docs/pld.md Sec. 2.2): z^ = fl(fl(l - fl(m m) / 2) / m) against
+        z = (j h -+ m^2 / 2) / m: |l - j h| <= u |l|, fl(m m) / 2 within u m^2 / 2, then the subtraction and
+        the division, relative u each, so |z^ - z| <= 1.01 u ((|l| + m^2 / 2) / m + 2 |z^|)."""
+        m = self.mu
+        l = np.asarray(l, dtype=float)
+        zp = (l - m * m / 2) / m
+        zq = (l + m * m / 2) / m
+        base = (np.abs(l) + m * m / 2) / m
+        dzp = 1.01 * _U * (base + 2.0 * np.abs(zp))
+        dzq = 1.01 * _U * (base + 2.0 * np.abs(zq))
+        return mills_rel_err(zp, dzp), mills_rel_err(zq, dzq)
+
 
 def _log_mix(lq1: float, lq: float, a, b):
     """log((1 - q) e^a + q e^b) with lq1 = log(1 - q), lq = log q."""
@@ -148,13 +182,73 @@ class _SubsampledDirection:
         return np.logaddexp(self.lq1, self.lq + (x - 0.5) / (self.s * self.s))
 
     def _preimage(self, l):
-        """x(l) with L(x) = l, for l > log(1 - q) (elsewhere -inf)."""
+        """x(l) with L(x) = l, for l > log(1 - q) (elsewhere -inf): x = s^2 y + 1/2 with y = log(e^l - 1 + q)
+        - log q computed without cancelling the two logs (log1p(expm1(l) / q) for |l| < 0.5, (l - log q)
+        + log1p(-(1 - q) e^{-l}) beyond), so that its rounding is relative to y (docs/pld.md Sec. 2.2)."""
+        return self._preimage_parts(l, False)[0]
+
+    def _preimage_err(self, l):
+        """(x^, bound of |x^ - x(j h)|) for the computed grid points l = fl(j h) (docs/pld.md Sec. 2.2), by
+        counting the roundings of :meth:`_preimage` (u per +, -, *, /; 2u for exp, expm1, log, log1p,
+        within 1 ulp), each relative to the computed value it rounds (the 1.01 covers the difference
+        between computed and exact magnitudes):
+        |l| < 0.5: e1 = expm1(l) within 2u |e1| + 1.65 u |l| (its own rounding and that of l, e^l <= 1.65),
+        t = e1 / q within (3u |e1| + 1.65 u |l|) / q, y = log1p(t) within that / (1 + t) + 2u |y|.
+        |l| >= 0.5: b = (1 - q) e^{-l} relative (4 + |l|) u; C = log1p(-b) within b (4 + |l|) u / (1 - b)
+        + 2u |C|; d = l - log q within u |l| + 2u |log q| + u |d|; y = d + C plus u |y|.
+        x = s^2 y + 1/2: s^2 (dy + 2u |y|) + u |x|."""
+        return self._preimage_parts(l, True)
+
+    def _preimage_parts(self, l, with_err: bool):
+        """x^ (and its error bound if ``with_err``), each branch evaluated only where it is used."""
         l = np.asarray(l, dtype=float)
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # np.where evaluates both branches
-            small = np.abs(l) < 0.5
-            inner = np.where(small, np.log(np.expm1(l) + self.q), l + np.log1p(-(1.0 - self.q) * np.exp(-l)))
-        x = self.s * self.s * (inner - self.lq) + 0.5
-        return np.where(l > self.lq1, np.nan_to_num(x, nan=-np.inf), -np.inf)
+        q, lq, s2 = self.q, self.lq, self.s * self.s
+        u = _U
+        y = np.empty(l.shape)
+        dy = np.empty(l.shape) if with_err else None
+        small = np.abs(l) < 0.5
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            ls = l[small]
+            e1 = np.expm1(ls)
+            t = e1 / q
+            ys = np.log1p(t)
+            y[small] = ys
+            ll = l[~small]
+            b = (1.0 - q) * np.exp(-ll)
+            Cl = np.log1p(-b)
+            d = ll - lq
+            yl = d + Cl
+            y[~small] = yl
+            x = s2 * y + 0.5
+            if with_err:
+                dy[small] = (3 * u * np.abs(e1) + 1.65 * u * np.abs(ls)) / (q * (1.0 + t)) + 2 * u * np.abs(ys)
+                dy[~small] = (b * (4.0 + np.abs(ll)) * u / (1.0 - b) + 2 * u * np.abs(Cl) + u * np.abs(ll)
+                              + 2 * u * abs(lq) + u * np.abs(d) + u * np.abs(yl))
+                dx = 1.01 * (s2 * (dy + 2 * u * np.abs(y)) + u * np.abs(x))
+        x = np.where(l > self.lq1, np.nan_to_num(x, nan=-np.inf), -np.inf)
+        if not with_err:
+            return x, None
+        dx = np.where(np.isfinite(x), np.nan_to_num(dx, nan=np.inf), 0.0)  # x = -inf: the tails are exact
+        return x, dx
+
+    def arg_rel_err(self, l):
+        """Relative errors of the P- and Q-tails at the computed grid points caused by the rounding of
+        their arguments z0 = x / s, z1 = (x - 1) / s (x the preimage of l, or of -l for the add
+        direction; docs/pld.md Sec. 2.2): each of the mixture's terms moves by at most
+        :func:`mills_rel_err` of its own argument, so the mixture by the larger of the two; N(0, s^2)
+        alone by that of z0."""
+        s = self.s
+        l = np.asarray(l, dtype=float)
+        x, dx = self._preimage_err(l if self.remove else -l)
+        with np.errstate(invalid="ignore"):
+            z0, z1 = x / s, (x - 1.0) / s
+            fin = np.isfinite(x)
+            dz0 = np.where(fin, 1.01 * (dx / s + _U * np.abs(z0)), 0.0)
+            dz1 = np.where(fin, 1.01 * ((dx + _U * np.abs(x - 1.0)) / s + _U * np.abs(z1)), 0.0)
+            r0 = np.where(fin, mills_rel_err(np.where(fin, z0, 0.0), dz0), 0.0)
+            r1 = np.where(fin, mills_rel_err(np.where(fin, z1, 0.0), dz1), 0.0)
+        mix = np.maximum(r0, r1)
+        return (mix, r0) if self.remove else (r0, mix)
 
     def support(self, z: float = _Z_TAIL) -> tuple[float, float]:
         s = self.s
@@ -226,6 +320,19 @@ class LaplacePair:
     def support(self, z: float = _Z_TAIL) -> tuple[float, float]:
         return -self.e0, self.e0
 
+    def arg_rel_err(self, l):
+        """Relative errors of the tails from the rounding of x_l = (e0 - l) / 2 at l = fl(j h) (docs/pld.md
+        Sec. 2.2): |x_l^ - x_l| <= 1.01 u (|l| + |x_l|) (l, the subtraction; the halving is exact), and each
+        log tail has slope at most 1 in x_l (log(1 - e^{-x}/2) has slope e^{-x} / (2 - e^{-x}) <= 1), so the
+        tails move by a relative e^d - 1 <= d (1 + d). (Where a grid point is within round-off of an atom at
+        +-e0 the comparison, not a slope, decides; not covered.)"""
+        l = np.asarray(l, dtype=float)
+        xl = np.clip((self.e0 - l) / 2.0, 0.0, self.e0)
+        d = 1.01 * _U * (np.abs(l) + xl)
+        inside = (l >= -self.e0) & (l < self.e0)
+        r = np.where(inside, d * (1.0 + d), 0.0)
+        return r, r
+
     def tails(self, l):
         # L > l  <=>  x < x_l = (Delta - b l)/2, in units b = 1: x_l = (e0 - l)/2 in [0, e0] for l in [-e0, e0)
         e0 = self.e0
@@ -265,6 +372,12 @@ class ApproxDPPair:
     def support(self, z: float = _Z_TAIL) -> tuple[float, float]:
         return -self.e0, self.e0
 
+    def arg_rel_err(self, l):
+        """No argument is rounded: the tails are step functions of l (docs/pld.md Sec. 2.2; a grid point
+        within round-off of +-e0 is the open item named there)."""
+        z = np.zeros(np.shape(l))
+        return z, z
+
     def tails(self, l):
         e0, d0 = self.e0, self.d0
         l = np.asarray(l, dtype=float)
@@ -289,10 +402,19 @@ def tail_rel_err(log_tail):
     """Bound of the relative error of a tail value exp(v) computed from log tails v (docs/pld.md
     Sec. 2.2): ``log_ndtr`` (LOG_NDTR_ERR u (2 + |v|)), then the subsampled mixture's ``logaddexp`` (its
     terms' errors average, plus a few u (1 + |v|)) and ``exp`` (u). The tails are those at the computed
-    argument z (or preimage x); the rounding of the argument itself is a shift of the loss point, not
-    covered here (docs/pld.md Sec. 2.2, open item)."""
+    argument z (or preimage x); the rounding of the argument itself is :func:`arg_rel_err`, added by the
+    caller."""
     v = np.abs(log_tail)
     return (LOG_NDTR_ERR + 6.0) * _U * (3.0 + v)
+
+
+def arg_rel_err(direction, l) -> tuple[np.ndarray, np.ndarray]:
+    """(P, Q) bounds of the relative error of the tails at the grid points ``l`` that comes from the
+    rounding of the tails' arguments (and of l = j h itself): the pair's own ``arg_rel_err`` (every pair
+    must say; docs/pld.md Sec. 2.2)."""
+    ap, aq = direction.arg_rel_err(l)
+    shape = np.shape(l)
+    return np.broadcast_to(np.asarray(ap, dtype=float), shape), np.broadcast_to(np.asarray(aq, dtype=float), shape)
 # --------------------------------------------------------------------------------------------------
 
 
@@ -321,6 +443,17 @@ def _cell_masses(lgt: np.ndarray, lle: np.ndarray):
     return np.maximum(mass, 0.0), small
 
 
+def _log_cell_masses(lgt: np.ndarray, lle: np.ndarray) -> np.ndarray:
+    """The logs of :func:`_cell_masses` (-inf for an empty or negative cell), kept in log space: a cell's
+    Q-mass underflows far before e^{g_j} times it does (losses beyond ~700 nats)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        gt = -np.expm1(lgt[1:] - lgt[:-1])
+        le = -np.expm1(lle[:-1] - lle[1:])
+        use_gt = lgt[:-1] <= lle[1:]
+        out = np.where(use_gt, lgt[:-1] + np.log(gt), lle[1:] + np.log(le))
+    return np.nan_to_num(out, nan=-np.inf, posinf=-np.inf)
+
+
 def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS) -> Pmf:
     """The upper (dominating, split) or lower (dominated, swept) discrete PLD of one direction; the grid
     reaches about ``tail`` P-mass into each tail (the exact mass beyond goes to +inf, resp. is dropped)."""
@@ -329,23 +462,27 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS) -> Pmf:
     p_gt, p_le, q_gt, q_le = direction.tails(g)
     p, p_small = _cell_masses(p_gt, p_le)  # P-mass of cell j = (g_j, g_{j+1}]
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        lr, _ = _cell_masses(q_gt, q_le)
+        llr = _log_cell_masses(q_gt, q_le)  # log Q-mass of cell j (in log space: it underflows first)
         lq_small = np.minimum(q_gt, q_le)
         r_small = np.exp(lq_small + g)  # size of e^g * Q-tails (what the split sees)
-        rt = np.exp(np.log(lr) + g[:-1])  # e^{g_j} * Q-mass of cell j (<= p_j), no 0 * inf
-        kp = tail_rel_err(np.minimum(p_gt, p_le))
-        kq = tail_rel_err(lq_small)
+        rt = np.exp(llr + g[:-1])  # e^{g_j} * Q-mass of cell j (<= p_j), no 0 * inf
+        ap, aq = arg_rel_err(direction, g)  # the tails are those at rounded arguments (Sec. 2.2)
+        kp = tail_rel_err(np.minimum(p_gt, p_le)) + ap
+        kq = tail_rel_err(lq_small) + aq
     rt_raw = np.nan_to_num(rt, nan=0.0)
     rt = np.minimum(rt_raw, p)
     below, above = float(np.exp(p_le[0])), float(np.exp(p_gt[-1]))
+    with np.errstate(over="ignore"):  # e^{g_0} Q below the grid may be inf (losses > 700 nats): no mixing there
+        below_rt = float(np.exp(q_le[0] + g[0]))
     inf_mass = float(direction.inf_mass)
     one_minus = -math.expm1(-h)  # 1 - e^{-h}
     with np.errstate(invalid="ignore"):
         te = np.nan_to_num(kp * p_small) + np.nan_to_num(kq * r_small)  # error of the tails at g_j
     if not upper:
         with np.errstate(invalid="ignore"):
-            return _lower_pmf(lo, g, p, rt_raw, lr, np.nan_to_num(kp * p_small), np.nan_to_num(kq * r_small),
-                              below, p_le[0], float(np.exp(q_le[0] + g[0])), q_le[0], h)
+            return _lower_pmf(lo, g, p, rt_raw, llr, np.nan_to_num(kp * p_small), np.nan_to_num(kq * r_small),
+                              below, p_le[0], below_rt, q_le[0], h,
+                              float(ap[0]), float(aq[0]))
     chain = 1.0
     split = np.zeros(te.size)
     split[:-1] = _SPLIT_REL * _U * (p + rt) / one_minus  # round-off of the split of cell j (atoms j, j+1)
@@ -355,10 +492,10 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS) -> Pmf:
     quad = chain * te / one_minus
     mono = np.zeros(te.size)
     mono[1:] = _CELL_REL * _U * p  # relative error of a cell mass (two exp, one expm1, products)
-    below_err = float(tail_rel_err(p_le[0])) * below if below > 0 else 0.0
+    below_err = float(tail_rel_err(p_le[0]) + ap[0]) * below if below > 0 else 0.0
     mono[0] += below_err
     err_mass = float(mono.sum())
-    err_inf = float(tail_rel_err(p_gt[-1])) * above if above > 0 else 0.0  # error of the mass moved to +inf (upper end)
+    err_inf = float(tail_rel_err(p_gt[-1]) + ap[-1]) * above if above > 0 else 0.0  # error of the mass moved to +inf (upper end)
     # per atom: a tail error at g_j reaches atoms j-1, j, j+1 (through cells j-1 and j)
     padded = np.concatenate([[0.0], te, [0.0]])
     spread = (padded[:-2] + padded[1:-1] + padded[2:]) * (2.0 / one_minus)
@@ -375,8 +512,8 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS) -> Pmf:
                mono=mono, dip=dip, quad=quad, err_inf=err_inf)
 
 
-def _lower_pmf(lo: int, g, p, rt, lr, p_err, q_err, below: float, log_below: float, below_rt: float,
-               log_below_q: float, h: float) -> Pmf:
+def _lower_pmf(lo: int, g, p, rt, llr, p_err, q_err, below: float, log_below: float, below_rt: float,
+               log_below_q: float, h: float, arg_p0: float = 0.0, arg_q0: float = 0.0) -> Pmf:
     """The dominated (lower) PMF, built so that it needs no error bound (docs/pld.md Sec. 2.3).
 
     The computed cells are first made *dominated* by the true ones: P-masses lowered and e^{g_j} Q-masses
@@ -391,20 +528,23 @@ def _lower_pmf(lo: int, g, p, rt, lr, p_err, q_err, below: float, log_below: flo
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         p_err = np.nan_to_num(p_err, nan=np.inf)
         q_err = np.nan_to_num(q_err, nan=np.inf)
-        rel_rt = 4 * u * (2.0 + np.nan_to_num(np.abs(np.log(lr)), posinf=0.0) + np.abs(g[:-1]))
+        rel_rt = 4 * u * (2.0 + np.nan_to_num(np.abs(llr), posinf=0.0) + np.abs(g[:-1]))
     p_lo = np.maximum(p - (p_err[:-1] + p_err[1:] + _CELL_REL * u * p), 0.0)
     rt_hi = rt + q_err[:-1] + q_err[1:] + rel_rt * rt + _CELL_REL * u * rt
-    p_lo = np.where(p_lo > rt_hi, p_lo, 0.0)
+    # a cell below _P_FLOOR may have been computed through subnormal numbers, whose rounding is absolute
+    # (2^-1074), not relative: it is dropped (dropping P-mass is sound; it costs < m 1e-290 of delta)
+    p_lo = np.where((p_lo > rt_hi) & (p_lo > _P_FLOOR), p_lo, 0.0)
     rt_hi = np.minimum(rt_hi, p_lo)  # where P was dropped the cell is empty
-    below_lo = below * (1.0 - float(tail_rel_err(log_below))) if below > 0 else 0.0
-    below_rt_hi = below_rt * (1.0 + float(tail_rel_err(log_below_q)) + 4 * u * (2.0 + abs(g[0]))) if below_rt > 0 else 0.0
+    below_lo = below * (1.0 - float(tail_rel_err(log_below)) - arg_p0) if below > 0 else 0.0
+    below_rt_hi = (below_rt * (1.0 + float(tail_rel_err(log_below_q)) + arg_q0 + 4 * u * (2.0 + abs(g[0])))
+                   if below_rt > 0 else 0.0)
     atoms = np.zeros(p.size + 1)
     atoms[:-1] = _sweep(p_lo, rt_hi, h, max(below_lo, 0.0), below_rt_hi)
     return Pmf(lo, atoms, 0.0, h, 0.0, 0.0, 0.0, np.zeros(atoms.size),
                mono=np.zeros(atoms.size), dip=np.zeros(atoms.size), quad=np.zeros(atoms.size))
 
 
-def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float) -> np.ndarray:
+def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float, *, fractions: bool = False):
     """P-mass emitted at each g_j (j = 0..m-1) by the dominated construction (docs/pld.md Sec. 2.3).
 
     The pairing (:func:`_pair_level`) mixes a fraction of each cell's atom with a fraction of the atom
@@ -418,14 +558,20 @@ def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: fl
     where a lower bound of its P-mass is at least an upper bound of e^{g} times its Q-mass (its loss is
     >= g), and every emission puts a lower bound of a P-mass at a loss at most its true loss. The composed
     delta_T(eps) = E_{P^T}[(1 - e^{eps - sum_i L_i})_+] is non-decreasing in every L_i and in every P-mass,
-    so every delta of every composition of the emitted PMFs is at most the true one."""
+    so every delta of every composition of the emitted PMFs is at most the true one. With ``fractions`` it
+    also returns the pairing's (x, z, rest) per cell (for the tests: a post-processing needs a sum <= 1)."""
     u = _U
-    eh = math.exp(h) * (1.0 + 2 * u)  # e^h rounded up: e^{g_j} Q of the cell below is not underestimated
-    out, r_out, left = _pair_level(p, rt, eh, below_p, below_rt)
+    # e^h rounded up: e^{g_j} Q of the cell below is not underestimated; beyond float range no cell can be
+    # mixed (deficits are inf or nan, so nothing is paired) and each cell is emitted alone
+    eh = math.exp(h) * (1.0 + 2 * u) if h < 709.0 else math.inf
+    out, r_out, left, x, z = _pair_level(p, rt, eh, below_p, below_rt)
     lp = left * p * (1.0 - 2 * u)  # the rest: P from below, e^{g_j} Q from above
     lrt = left * rt * (1.0 + 2 * u)
     out, lp = _absorb_piles(out, r_out, lp, lrt, h)
-    return out + lp * (1.0 - 4 * u)
+    out = out + lp * (1.0 - 4 * u)
+    if fractions:
+        return out, x, z, left
+    return out
 
 
 #: rests absorbed by :func:`_absorb_piles` per PMF (the heaviest), and how far their partners may be (cells):
@@ -446,6 +592,8 @@ def _absorb_piles(out, r_out, lp, lrt, h):
     bound of e^{g} Q, with 64u of room); a partner's used fraction is removed from its own emission.
     Returns the emissions and the rests left."""
     u = _U
+    if not h < 709.0:  # beyond float range nothing was paired: no mixture to partner
+        return out, lp
     out, r_out, lp = out.copy(), r_out.copy(), lp.copy()
     excess = lp - lrt
     floor = 1e-9 * h * float(out.sum())  # a rest whose excess is below this is not worth a loop
@@ -508,19 +656,22 @@ def _pair_level(p: np.ndarray, rt: np.ndarray, eh: float, below_p: float, below_
     Any fractions with x_i + z_i <= 1 are a post-processing. With a_i = excess_i / deficit_i,
     x_i = 1 / (1 + max(a_i, a_{i+1})) and z_i = x_{i+1} a_{i+1} give x_i + z_i <= 1 / (1 + a_{i+1}) +
     a_{i+1} / (1 + a_{i+1}) = 1, with equality where a is locally constant (every cell used in full); two
-    red-black passes raise each x_i to the room its two constraints leave. Both are shrunk by 8u / 4u so
-    that their computed values keep the sum below 1, and the rest by 4u absolutely. A mixture is emitted
+    red-black passes raise each x_i to the room its two constraints leave. The computed fractions before the
+    shrink satisfy x_i + a_{i+1} x_{i+1} <= 1 + 3.01u (the roundings of the room bounds); x is shrunk by 8u,
+    which z = a x inherits, so x_i + z_i <= (1 - 8u)(1 + u)^2 (1 + 3.01u) <= 1 - 2.9u, and the rest by 4u
+    absolutely, which covers its own 3u (1 - x_i) of rounding: every cell's parts sum to at most 1 - u in
+    exact arithmetic (docs/pld.md Sec. 2.3). A mixture is emitted
     (its P-mass lower bound P- = (x_i p_i + z_{i-1} p_{i-1}) (1 - 4u)) only where the upper bound
     R+ = (x_i rt_i + z_{i-1} e^H rt_{i-1}) (1 + 4u) of e^{G_i} Q is <= P-, after z_{i-1} is lowered by
     64u P / deficit_i to make room; where the check fails the cell mixes nothing and both parts stay in
     the rest."""
     u = _U
     lo_f, hi_f = 1.0 - 4 * u, 1.0 + 4 * u
-    shrink = 1.0 - 4 * u
     prev_p = np.concatenate([[below_p], p[:-1]])
     prev_rt = np.concatenate([[below_rt / eh], rt[:-1]])
     excess = p - rt
-    deficit = eh * prev_rt - prev_p
+    with np.errstate(invalid="ignore"):  # inf * 0 where e^h overflows: nan, never mixed
+        deficit = eh * prev_rt - prev_p
     mix = (excess > 0.0) & (deficit > 0.0)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         a = np.where(mix, excess / np.where(mix, deficit, 1.0), 0.0)
@@ -541,16 +692,18 @@ def _pair_level(p: np.ndarray, rt: np.ndarray, eh: float, below_p: float, below_
             sel = can.copy()
             sel[parity::2] = False
             x = np.where(sel, np.maximum(x, room), x)
-    x = x * (1.0 - 8 * u)
-    z_prev = np.where(mix, x * a * shrink, 0.0)  # fraction of the atom below mixed at G_i
+    x = x * (1.0 - 8 * u)  # z = a x below inherits this shrink (docstring): the parts of a cell sum to <= 1
+    z_prev = np.where(mix, x * a, 0.0)  # fraction of the atom below mixed at G_i
     P_mix = x * p + z_prev * prev_p
     with np.errstate(divide="ignore", invalid="ignore"):
         z_prev = np.where(mix, np.maximum(z_prev - 64 * u * P_mix / np.where(mix, deficit, 1.0), 0.0), 0.0)
     P_lo = (x * p + z_prev * prev_p) * lo_f
-    R_hi = (x * rt + (z_prev * eh) * prev_rt) * hi_f
+    with np.errstate(invalid="ignore"):  # inf * 0 where e^h overflows: nan fails the check below
+        R_hi = (x * rt + (z_prev * eh) * prev_rt) * hi_f
     ok = (R_hi <= P_lo) & mix
     out = np.where(ok, P_lo, 0.0)
     r_out = np.where(ok, R_hi, 0.0)
     z = np.concatenate([np.where(ok, z_prev, 0.0)[1:], [0.0]])  # fraction of cell i used at G_{i+1}
-    left = np.maximum(1.0 - np.where(ok, x, 0.0) - z - 4 * u, 0.0)
-    return out, r_out, left
+    x_used = np.where(ok, x, 0.0)
+    left = np.maximum(1.0 - x_used - z - 4 * u, 0.0)
+    return out, r_out, left, x_used, z

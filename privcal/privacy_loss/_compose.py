@@ -16,20 +16,21 @@ Folding puts that outside mass inside the window (it only ever adds mass), so
     lower:  delta(eps) >= delta_window(eps) - E - mass above - mass below,
 
 where E bounds the l1 norm of the round-off of the computed window. **Round-off bound** (a proof
-sketch). Let X_i[k] be the exact and X^_i[k] the computed coefficients. (a) A radix-r FFT computes each
-coefficient with |X^ - X| <= c_f log2(N) u ||x||_1 (Higham 2002, *Accuracy and Stability of Numerical
-Algorithms*, 2nd ed., Sec. 24.1, Thm 24.2, read componentwise: every coefficient is a sum of the x_j
-times unit twiddles formed through log2 N butterfly stages, each adding a relative error of at most
-eta = mu + gamma_4 (sqrt 2 + mu)); c_f = 12 covers the twiddle error mu of pocketfft (checked against an
-exact DFT in tests/test_pld_certificate.py). The factors' own input errors are not put in the spectrum:
-they are propagated in time (:func:`local_err`).
+sketch). Let X_i[k] be the exact and X^_i[k] the computed coefficients. (a) The transform length is
+5-smooth (:func:`fft_length`), so pocketfft runs its real radix-4/2/3/5 passes (radf*/radb*), and each
+computed coefficient satisfies |X^ - X| <= c(N) u ||x||_1 with c(N) the sum over the passes of the
+per-pass growth :func:`fft_stage_err` (a componentwise argument per butterfly radix, docs/pld.md
+Sec. 2.6: every output of an FFT is reached from every input along exactly one path of unit-modulus
+coefficients, so per-pass relative errors eta_r give prod(1 + eta_r) - 1 in every coefficient, relative
+to ||x||_1; checked against an exact DFT in tests/test_pld_certificate.py for each radix). The
+factors' own input errors are not put in the spectrum: they are propagated in time (:func:`local_err`).
 So |X^_i[k] - X_i[k]| <= e_i[k]. (b) For complex numbers, |prod z_m - prod w_m| <= prod(|w_m| + d_m) -
 prod |w_m| when |z_m - w_m| <= d_m; with n_i copies of each factor this bounds the error of the exact
 product of the computed coefficients by prod_i (|X^_i| + e_i)^{n_i} - prod_i |X^_i|^{n_i}. Computing the
 product as exp(sum n_i log|X^_i|) e^{i sum n_i arg X^_i} adds at most c_p u |Y^| (1 + sum_i n_i (|log|X^_i||
 + |arg X^_i|)) (c_p = 8). (c) The inverse transform maps an error D in the spectrum to an l1 error at most
 sqrt(sum over the full spectrum |D_k|^2) (Parseval and Cauchy-Schwarz), and its own round-off is at most
-c_f log2(N) u sum_k |Y^_k| in l1 (as (a), with the 1/N of the inverse). E is the sum; a delta is a sum of
+(c(N) + 2.01) u sum_k |Y^_k| in l1 (as (a), plus the rounded 1/N and its product). E is the sum; a delta is a sum of
 the composed masses with weights in [0, 1], so its error is at most E.
 """
 
@@ -44,7 +45,17 @@ from scipy import fft as sfft
 
 from ._build import _U, Pmf
 
-C_FFT = 12.0
+#: |w^ - w| <= TWIDDLE_ERR u for pocketfft's twiddle factors (``sincos_2pibyn``): each of the two table
+#: entries multiplied is cos/sin of a first-octant argument x * fl(pi / 4N) (rounded in at most 4 steps:
+#: pi, the division, the conversion, the product: 4.01 u * pi/4 <= 3.15 u, and cos, sin are 1-Lipschitz)
+#: with libm's error <= 1 ulp <= 2u per component: 5.15 u each; their complex product adds
+#: sqrt(2) gamma_2 <= 2.83 u: 2 * 5.15 + 2.83 = 13.13 u (docs/pld.md Sec. 2.6)
+TWIDDLE_ERR = 13.2
+#: (kappa_r, d_r) of pocketfft's real radix-r butterflies (radf2..5 / radb2..5): every real output is a
+#: sum of +-c * (input component) through at most d_r roundings (counting the rounding of the constant
+#: c = cos/sin(2 pi k / r)); kappa_r = sqrt(2) turns the componentwise bound into a complex one where a
+#: constant has both a real and an imaginary part (1 for radix 2 and 4: entries +-1, +-i)
+_BUTTERFLY = {2: (1.0, 1), 4: (1.0, 2), 3: (math.sqrt(2.0), 4), 5: (math.sqrt(2.0), 6)}
 C_POW = 8.0
 #: the Chernoff bound of the composed mass outside the window is at most this (each side)
 WINDOW_TAIL = 1e-18
@@ -156,7 +167,51 @@ def _log_atoms(p: Pmf) -> tuple[np.ndarray, np.ndarray]:
 def window_size(factors, tail: float = WINDOW_TAIL) -> int:
     """FFT length for these factors (the window rounded up to a fast length)."""
     A, B, _ = window(factors, tail)
-    return int(sfft.next_fast_len(B - A + 1, real=True))
+    return fft_length(B - A + 1)
+
+
+def fft_stages(n: int) -> list[int]:
+    """The radices of pocketfft's real passes for length ``n``, in its order (``rfftp::factorize``: fours,
+    then one two moved to the front, then threes and fives). Only 5-smooth lengths have a proven
+    round-off bound here: any other factor raises ValueError."""
+    out, m = [], n
+    while m % 4 == 0:
+        out.append(4)
+        m //= 4
+    if m % 2 == 0:
+        out.insert(0, 2)
+        m //= 2
+    for r in (3, 5):
+        while m % r == 0:
+            out.append(r)
+            m //= r
+    if m != 1:
+        raise ValueError(f"FFT length must be 5-smooth (2^a 3^b 5^c), got {n}")
+    return out
+
+
+def fft_length(n: int) -> int:
+    """The FFT length used for a window of ``n`` points: scipy's ``next_fast_len(n, real=True)``, which is
+    5-smooth (pocketfft's ``good_size_real``), checked to be so (:func:`fft_stages` raises otherwise)."""
+    N = int(sfft.next_fast_len(n, real=True))
+    fft_stages(N)
+    return N
+
+
+def fft_stage_err(radix: int) -> float:
+    """Relative growth eta_r / u of one real radix-r pass of pocketfft (docs/pld.md Sec. 2.6): the twiddle
+    multiplication (|fl(w^ v) - w v| <= (TWIDDLE_ERR + 2 sqrt(2)) u |v|: MULPM's two roundings per
+    component, sqrt(2) gamma_2) then the butterfly (kappa_r gamma_{d_r} times the sum of its inputs'
+    moduli); second-order terms are covered by the factor 1.001 of :func:`fft_err`."""
+    kappa, depth = _BUTTERFLY[radix]
+    return kappa * depth + TWIDDLE_ERR + 2.0 * math.sqrt(2.0)
+
+
+def fft_err(n: int) -> float:
+    """c(N) u: bound of |X^_k - X_k| / ||x||_1 for every coefficient of pocketfft's rfft (and, per output
+    and before the 1/N scaling, of its irfft) of length ``n``: the per-pass growths summed over the passes
+    (prod (1 + eta_r) - 1 <= 1.001 sum eta_r while sum eta_r < 1e-3)."""
+    return 1.001 * _U * sum(fft_stage_err(r) for r in fft_stages(n))
 
 
 def _inf_err(factors, inf_mass: float) -> float:
@@ -329,7 +384,7 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
     h = factors[0][0].h
     inf_mass = _inf_mass(factors)
     A, B, outside = window(factors, tail)
-    N = int(sfft.next_fast_len(B - A + 1, real=True))
+    N = fft_length(B - A + 1)
     if check is not None:
         check(N)
     k = np.arange(N // 2 + 1)
@@ -338,7 +393,8 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
     log_hi = np.zeros(k.size)
     spread = np.zeros(k.size)  # sum n_i (|log|X_i|| + |arg X_i|)
     shift = 0
-    c_fft = C_FFT * math.log2(max(N, 2)) * _U
+    c_fft = fft_err(N)  # forward: per coefficient, relative to ||x||_1
+    c_inv = c_fft + 2.01 * _U  # inverse: plus the rounded 1/N and the product by it (pocketfft's fct)
     for p, n in factors:
         _, mean, _ = _moments(p)
         centre = int(round(mean))
@@ -368,7 +424,7 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
     if N % 2 == 0:
         w[-1] = 1.0
     dY = (hi - ymod) + 4 * _U * hi + C_POW * _U * ymod * (1.0 + spread)
-    err = math.sqrt(float(np.sum(w * dY * dY))) + c_fft * float(np.sum(w * ymod))
+    err = math.sqrt(float(np.sum(w * dY * dY))) + c_inv * float(np.sum(w * ymod))
     start = (A - shift) % N
     y = np.roll(y, -start)
     np.maximum(y, 0.0, out=y)
