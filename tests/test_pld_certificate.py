@@ -722,3 +722,11 @@ def test_long_histories_use_two_levels_and_agree_with_one(monkeypatch):
     lo2, hi2 = from_event(ev).bracket(1e-5)
     assert calls
     assert max(lo1, lo2) <= min(hi1, hi2)
+
+
+def test_fft_length_falls_back_to_a_5_smooth_length(monkeypatch):
+    """Should a scipy version's next_fast_len(real=True) return a length with a factor 7 (it is documented as
+    5-smooth), the chooser moves up to the next 5-smooth length instead of composing on an unproven one."""
+    monkeypatch.setattr(C.sfft, "next_fast_len", lambda n, real=False: 7 * 64)
+    N = C.fft_length(400)
+    assert N >= 448 and _is_5_smooth(N) and N == 450

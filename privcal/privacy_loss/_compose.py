@@ -192,10 +192,14 @@ def fft_stages(n: int) -> list[int]:
 
 def fft_length(n: int) -> int:
     """The FFT length used for a window of ``n`` points: scipy's ``next_fast_len(n, real=True)``, which is
-    5-smooth (pocketfft's ``good_size_real``), checked to be so (:func:`fft_stages` raises otherwise)."""
+    5-smooth (pocketfft's ``good_size_real``), checked to be so (else the next 5-smooth length)."""
     N = int(sfft.next_fast_len(n, real=True))
-    fft_stages(N)
-    return N
+    while True:  # scipy documents it as 5-smooth; should a version differ, the next 5-smooth length is used
+        try:
+            fft_stages(N)
+            return N
+        except ValueError:
+            N += 1
 
 
 def fft_stage_err(radix: int) -> float:
