@@ -341,6 +341,37 @@ def test_untilted_and_tilted_compositions_give_overlapping_brackets(monkeypatch)
     assert hi1 - lo1 <= 1e-3 * hi1 * (1 + 1e-9)
 
 
+
+def test_an_untilted_try_the_input_errors_would_reject_is_skipped(monkeypatch):
+    """The untilted composition's input-error term (local_err with S = 1) depends only on the factors, so a
+    delta target whose term alone exceeds 1e-3 delta (1e5 steps: ~2.5e-8 against 1e-8) is composed tilted at
+    once instead of untilted and then again tilted. Pinned: the prediction equals the term of an actual
+    untilted composition, no untilted upper composition is made, and the bracket still overlaps the one of the
+    former route (both certified)."""
+    from privcal.privacy_loss import _compose, _distribution
+
+    ev = SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.1)), 100_000)
+    pld = from_event(ev)
+    h = pld._fitting_h(pld._auto_h(), 1e-5)
+    tails = pld._tails(1e-5)
+    for pm in pld._pmfs(h, True, tails):
+        c = _compose.compose(pm, tails[1], 0.0)
+        predicted = _distribution._untilted_local(pm, h)
+        assert predicted == pytest.approx(_compose.local_err(c, 21.0), rel=1e-12) and predicted > 1e-3 * 1e-5
+    made = []
+    real = _distribution.PLD._composed_one
+
+    def spy(self, pm, h, upper, tails, tilt, d=0):
+        made.append((upper, tilt))
+        return real(self, pm, h, upper, tails, tilt, d)
+
+    monkeypatch.setattr(_distribution.PLD, "_composed_one", spy)
+    lo1, hi1 = from_event(ev).bracket(1e-5)
+    assert not [t for up, t in made if up and t == 0.0]
+    monkeypatch.setattr(_distribution, "_untilted_local", lambda pm, h: 0.0)  # the former route
+    lo2, hi2 = from_event(ev).bracket(1e-5)
+    assert max(lo1, lo2) <= min(hi1, hi2)
+
 def test_a_loss_beyond_the_grid_index_range_is_refused_in_words():
     """sigma 1e-20 at sensitivity 1: the Gaussian's mean loss is 5e39 nats, whose grid indices are not
     exact integers (numpy fell into object arrays and log_ndtr raised TypeError). The PLD refuses with a

@@ -487,7 +487,10 @@ class PLD:
         out = []
         for d, pm in enumerate(self._pmfs(h, upper, tails)):
             tilt = 0.0
-            if (delta is not None and delta < _UNTILTED_DELTA) or epsilon is not None:
+            if (delta is not None and delta < _UNTILTED_DELTA) or epsilon is not None or (
+                    delta is not None and _untilted_local(pm, h) > 1e-3 * delta):
+                # (the untilted composition's input-error term alone, known before composing, would exceed
+                # what an untilted first try allows: tilted at once instead of composing twice)
                 tilt = self._tilt(pm, h, upper, tails, d, delta, epsilon)
             c = self._composed_one(pm, h, upper, tails, tilt, d)
             if delta is not None and epsilon is None:
@@ -548,6 +551,15 @@ class PLD:
     def __repr__(self) -> str:
         inner = ", ".join(f"{type(p).__name__}{p.key()[1:]} x {n}" for p, n in self._factors)
         return f"PLD([{inner}])"
+
+
+def _untilted_local(factors, h: float) -> float:
+    """:func:`_compose.local_err` of the untilted composition of ``factors`` (it does not depend on the
+    composed masses: S = 1, no tilt), so that a delta target can skip an untilted try it would reject."""
+    mono, dip, quad, growth = _compose._local(factors)
+    if not math.isfinite(growth):
+        return math.inf
+    return growth * (mono + dip * min(h, 2.0) + quad * min(h + h * h, 4.0))
 
 
 def _epsilon_side(c: _compose.Composed, delta: float, *, upper: bool) -> float:
