@@ -617,8 +617,12 @@ class _CounterBase:
     """Shared bookkeeping: the round index and the per-round validation of the fed values."""
 
     def __init__(self, steps, shape, clip: bool):
-        self.steps = V.positive_int("steps", steps)
-        self.shape = _check_shape(shape)
+        self._init_base(V.positive_int("steps", steps), _check_shape(shape), clip)
+
+    def _init_base(self, steps: int, shape: tuple[int, ...], clip: bool) -> None:
+        """The bookkeeping from checked ``steps`` and ``shape``."""
+        self.steps = steps
+        self.shape = shape
         self.clip = bool(clip)
         self.t = 0
 
@@ -712,7 +716,34 @@ class BinaryCounter(_TreeCounter):
     def __init__(self, steps: int, epsilon: float, shape: Union[int, tuple[int, ...]] = (),
                  seed: _rng.Seed = None, *, clip: bool = False):
         super().__init__(steps, shape, clip)
-        self.epsilon = V.positive("epsilon", epsilon)
+        self._setup(V.positive("epsilon", epsilon), seed)
+
+    @classmethod
+    def unchecked(cls, steps: int, epsilon: float, shape: tuple[int, ...] = (), seed: _rng.Seed = None, *,
+                  clip: bool = False) -> "BinaryCounter":
+        """The counter of ``BinaryCounter(steps, epsilon, shape, seed, clip=clip)``, built without validation.
+
+        For callers that validated the arguments (e.g. :class:`privcal.rl.pucb.agent.PUCB`, whose
+        per-counter epsilon is derived from its own validated epsilon): same noise, same draws.
+
+        Args:
+            steps: stream length T, an int >= 1 (not checked).
+            epsilon: privacy parameter of each counter's whole stream, a float in (0, inf) (not checked).
+            shape: shape of the array of counters, a tuple of ints >= 0 (not checked, not converted
+                from an int); default ().
+            seed: as for the constructor (converted by ``privcal._rng``); default None.
+            clip: clip fed values into [0, 1] instead of rejecting them; default False.
+
+        Returns:
+            The counter.
+        """
+        counter = cls.__new__(cls)
+        counter._init_base(steps, shape, clip)
+        counter._setup(epsilon, seed)
+        return counter
+
+    def _setup(self, epsilon: float, seed: _rng.Seed) -> None:
+        self.epsilon = epsilon
         self.levels = _num_levels(self.steps)
         self.laplace_scale = self.levels / self.epsilon
         self._rng = _rng.as_generator(seed)
@@ -760,7 +791,34 @@ class GaussianBinaryCounter(_TreeCounter):
     def __init__(self, steps: int, sigma: float, shape: Union[int, tuple[int, ...]] = (),
                  seed: _rng.Seed = None, *, clip: bool = False):
         super().__init__(steps, shape, clip)
-        self.sigma = V.positive("sigma", sigma)
+        self._setup(V.positive("sigma", sigma), seed)
+
+    @classmethod
+    def unchecked(cls, steps: int, sigma: float, shape: tuple[int, ...] = (), seed: _rng.Seed = None, *,
+                  clip: bool = False) -> "GaussianBinaryCounter":
+        """The counter of ``GaussianBinaryCounter(steps, sigma, shape, seed, clip=clip)``, built without validation.
+
+        For callers that validated the arguments (e.g. :class:`privcal.rl.pucb.agent.PUCB`, whose sigma
+        comes from its own calibration): same noise, same draws.
+
+        Args:
+            steps: stream length T, an int >= 1 (not checked).
+            sigma: standard deviation of the noise on each p-sum, a float in (0, inf) (not checked).
+            shape: shape of the array of counters, a tuple of ints >= 0 (not checked, not converted
+                from an int); default ().
+            seed: as for the constructor (converted by ``privcal._rng``); default None.
+            clip: clip fed values into [0, 1] instead of rejecting them; default False.
+
+        Returns:
+            The counter.
+        """
+        counter = cls.__new__(cls)
+        counter._init_base(steps, shape, clip)
+        counter._setup(sigma, seed)
+        return counter
+
+    def _setup(self, sigma: float, seed: _rng.Seed) -> None:
+        self.sigma = sigma
         self.levels = _num_levels(self.steps)
         self._rng = _rng.as_generator(seed)
         self._allocate()

@@ -462,3 +462,17 @@ def test_gaussian_counter_error_variance_and_bookkeeping():
 def test_gaussian_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("cls,scale", [(BinaryCounter, 0.7), (GaussianBinaryCounter, 1.3)])
+def test_unchecked_constructor_is_the_checked_one(cls, scale):
+    # the trusted constructor (callers that validated, e.g. PUCB) builds the same counter: same attributes,
+    # same noise draws from the same seed, round after round (independent: the checked constructor itself)
+    checked, trusted = cls(13, scale, (2, 3), seed=5, clip=True), cls.unchecked(13, scale, (2, 3), seed=5, clip=True)
+    assert (trusted.steps, trusted.shape, trusted.clip, trusted.levels, trusted.t) == (13, (2, 3), True, 4, 0)
+    for t in range(13):
+        values = (t % 3) / 2.0
+        np.testing.assert_array_equal(trusted.update(values), checked.update(values))
+    assert trusted.variance == checked.variance
+    with pytest.raises(InfeasibleError):
+        trusted.update(0.0)

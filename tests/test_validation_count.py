@@ -95,11 +95,8 @@ TRAIN = {
 }
 
 REPEATED = {
-    "pucb": {
-        # the CLI validates epsilon once; the agent's three Laplace counters (privcal.counter.BinaryCounter)
-        # validate their own epsilon/(6H) on construction: a trusted constructor in privcal.counter is missing
-        "epsilon": 4,
-    },
+    # the agent's counters are built with BinaryCounter.unchecked (their epsilon/(6H) derives from the checked epsilon)
+    "pucb": {},
     "gpope": {
         # CLI (before the memory check) + calibrators.gpope.calibrate_report + sample_chain of the private data
         # and of the evaluation sample (its m, under the same name)

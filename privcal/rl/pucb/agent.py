@@ -637,7 +637,7 @@ class PUCB:
             # the guarantee at this sigma, from the exact profile (an upper bound on epsilon, <= target)
             self.jdp_epsilon = _gaussian.epsilon_exact(delta, sensitivity / self.counter_sigma)
             self.jdp_delta = delta
-            self.counters = {name: GaussianBinaryCounter(t, self.counter_sigma, shape, seed=stream)
+            self.counters = {name: GaussianBinaryCounter.unchecked(t, self.counter_sigma, shape, seed=stream)
                              for (name, shape), stream in zip(shapes.items(), streams[:3])}
             self.error_bound = gaussian_error_bound(t, self.counter_sigma, failure_probability,
                                                     counters=_num_counters(s, a, h))
@@ -649,7 +649,7 @@ class PUCB:
             split = _counter_epsilon if budget_split == "valid" else _counter_epsilon_paper
             self.counter_epsilon = split(self.epsilon, h)
             self.jdp_epsilon = _jdp_epsilon(self.counter_epsilon, h)
-            self.counters = {name: BinaryCounter(t, self.counter_epsilon, shape, seed=stream)
+            self.counters = {name: BinaryCounter.unchecked(t, self.counter_epsilon, shape, seed=stream)
                              for (name, shape), stream in zip(shapes.items(), streams[:3])}
             self.noise_scale = self.counters["counts"].laplace_scale
             self.guarantee = (f"{self.jdp_epsilon:g}-JDP, Laplace counters (budget split {budget_split}"
