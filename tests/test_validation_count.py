@@ -97,17 +97,8 @@ TRAIN = {
 REPEATED = {
     # the agent's counters are built with BinaryCounter.unchecked (their epsilon/(6H) derives from the checked epsilon)
     "pucb": {},
-    "gpope": {
-        # CLI (before the memory check) + calibrators.gpope.calibrate_report + sample_chain of the private data
-        # and of the evaluation sample (its m, under the same name)
-        "trajectories": 4,
-        # CLI + calibrate_report + gpope() of the private run and of the non-private baseline
-        "iterations": 4,
-        # calibrate_report + gpope() of the private run
-        "clip": 2,
-        # gpope() of the private run and of the baseline
-        "step_size": 2,
-    },
+    # the CLI validates each value once and calls calibrate_report_unchecked, sample_chain_unchecked, gpope_unchecked
+    "gpope": {},
     "dpq": {
         # Hyperparameters (CLI) and calibrators.dpq.calibrate (train_dpq calls the public calibrator);
         # lipschitz also in the LipschitzMLP of each run (the private run and the non-private reference)
