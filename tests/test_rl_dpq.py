@@ -958,3 +958,14 @@ def test_valid_hyperparameters_still_refuse_a_grid_too_fine():
     assert 4 * 1e3 / 0.01 + 1 > MAX_GRID
     with pytest.raises(ValueError, match="update_clip must be at least"):
         valid_hyperparameters(hp)
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_lipschitz_mlp_unchecked_is_the_checked_one(activation):
+    # the trusted constructor of the DP-Q runs (their Hyperparameters validated the settings; issue 19 item 9):
+    # the same projected initial weights from the same seed (independent: the checked constructor itself)
+    a = LipschitzMLP((1, 5, 4, 3), lipschitz=0.7, activation=activation, seed=2, output_scale=0.5)
+    b = LipschitzMLP.unchecked((1, 5, 4, 3), 0.7, activation, seed=2, output_scale=0.5)
+    assert repr(a) == repr(b) and a.lipschitz_bound() <= 0.7
+    for wa, wb in zip(a.weights + a.biases, b.weights + b.biases):
+        np.testing.assert_array_equal(wa, wb)

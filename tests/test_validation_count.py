@@ -99,19 +99,10 @@ REPEATED = {
     "pucb": {},
     # the CLI validates each value once and calls calibrate_report_unchecked, sample_chain_unchecked, gpope_unchecked
     "gpope": {},
-    "dpq": {
-        # Hyperparameters (CLI) and calibrators.dpq.calibrate (train_dpq calls the public calibrator);
-        # lipschitz also in the LipschitzMLP of each run (the private run and the non-private reference)
-        "samples": 2, "batch_size": 2, "lr": 2, "lipschitz": 4,
-        # train_dpq and calibrators.dpq.calibrate
-        "variant": 2,
-        # IntervalEnv of the private run and of the baseline
-        "peak": 2,
-        # one Ornstein-Uhlenbeck path layer per release, each checking its (beta, sigma) (privcal.noise)
-        "beta": 4, "sigma": 4,
-        # the two reference returns (random and middle policies), each with its episode count
-        "episodes": 2,
-    },
+    # train_dpq validates its target once (calibrators.dpq.check_target) and calls calibrate_unchecked; the runs
+    # build their network, environment and noise layers with the unchecked constructors (LipschitzMLP.unchecked,
+    # IntervalEnv.unchecked, OrnsteinUhlenbeckPaths.unchecked); the references use reference_return_unchecked
+    "dpq": {},
 }
 
 

@@ -363,15 +363,23 @@ def functional_noise(epsilon: float, delta: float, hp: Hyperparameters, resets: 
         ValueError: an argument is outside its range, or J != floor(T/B) under the valid variant.
     """
     from privcal.calibrators import dpq
+
+    return _functional_noise(dpq.calibrate, epsilon, delta, hp, resets, actions, variant)
+
+
+def _functional_noise(calibrate, epsilon, delta, hp, resets, actions, variant) -> tuple[float, float, Any]:
+    """:func:`functional_noise` through ``calibrate``: ``privcal.calibrators.dpq.calibrate`` (which validates)
+    or its ``calibrate_unchecked`` (:func:`train_dpq`, arguments validated)."""
+    from privcal.calibrators import dpq
     from privcal.errors import InfeasibleError
 
     if variant != "paper":
         hp = valid_hyperparameters(hp)
     try:
-        cal = dpq.calibrate(epsilon, delta, samples=hp.samples, batch_size=hp.batch_size, lr=hp.lr,
-                            lipschitz=hp.lipschitz, resets=resets, actions=actions, variant=variant,
-                            update_clip=hp.update_clip if hp.update_clip is not None else dpq.DEFAULT_UPDATE_CLIP,
-                            update_lipschitz=update_lipschitz_of(hp))
+        cal = calibrate(epsilon, delta, samples=hp.samples, batch_size=hp.batch_size, lr=hp.lr,
+                        lipschitz=hp.lipschitz, resets=resets, actions=actions, variant=variant,
+                        update_clip=hp.update_clip if hp.update_clip is not None else dpq.DEFAULT_UPDATE_CLIP,
+                        update_lipschitz=update_lipschitz_of(hp))
     except InfeasibleError as exc:
         raise InfeasibleError(
             f"{exc} [at T={hp.samples}, B={hp.batch_size}, lr={hp.lr:g}, L={hp.lipschitz:g}, J={resets}, "
@@ -495,7 +503,7 @@ def _make_env(env):
         return env
     from privcal.rl.envs import IntervalEnv
 
-    return IntervalEnv()
+    return IntervalEnv.unchecked()  # App. E.1's defaults: nothing to validate
 
 
 def _check_hp(hp) -> Hyperparameters:
@@ -574,7 +582,8 @@ def _train(method, hp, sigma, beta, resets, seed, env, progress, **record) -> Tr
     streams = _Streams(*_streams(seed))
     env = _make_env(env)
     actions = int(env.action_space.n)
-    net = LipschitzMLP((1, *hp.hidden, actions), lipschitz=hp.lipschitz, activation=hp.activation,
+    # hp's fields were validated by Hyperparameters; the env's action count is checked as LipschitzMLP would
+    net = LipschitzMLP.unchecked((1, *hp.hidden, V.positive_int("sizes[i]", actions)), lipschitz=hp.lipschitz, activation=hp.activation,
                        seed=streams.net, output_scale=hp.output_scale)
     recorded_seed = int(seed) if isinstance(seed, numbers.Integral) else None
     return _loop(_Noise(method, sigma, beta, resets), hp, net, env, streams, progress, seed=recorded_seed,
@@ -634,7 +643,7 @@ def _release_noise(noise: _Noise, certify: bool, actions: int, rng):
     if noise.method == "dpq":
         from privcal.noise import OrnsteinUhlenbeckPaths
 
-        return OrnsteinUhlenbeckPaths(actions, noise.beta, noise.sigma, seed=rng)
+        return OrnsteinUhlenbeckPaths.unchecked(actions, noise.beta, noise.sigma, seed=rng)  # checked by train
     if noise.method == "bgp16":
         from privcal.rl.dpq.baselines import WhiteNoisePaths
 
@@ -991,7 +1000,8 @@ class _SummedPaths:
     def __init__(self, actions, beta, sigma, rng):
         from privcal.noise import OrnsteinUhlenbeckPaths
 
-        self._make = lambda: OrnsteinUhlenbeckPaths(actions, beta, sigma, seed=rng)
+        # beta and sigma checked once by train / train_dpq: one layer per release, none re-validated
+        self._make = lambda: OrnsteinUhlenbeckPaths.unchecked(actions, beta, sigma, seed=rng)
         self.layers = [self._make()]
         self._actions = [_SummedAction(self.layers, a) for a in range(actions)]
 
@@ -1086,8 +1096,11 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
         if epsilon is None or delta is None:
             raise ValueError("give either sigma or both epsilon and delta")
         env = _make_env(env)  # the calibration counts one noise path per action of this env
-        sigma, cal_beta, calibration = functional_noise(epsilon, delta, hp, resets,
-                                                        actions=int(env.action_space.n), variant=variant)
+        # validated here once (hp, resets and variant above), then the calibrator's kernel trusts them
+        target = dpq.check_target(epsilon, delta)  # epsilon and delta are recorded as given
+        actions = V.positive_int("actions", int(env.action_space.n))
+        sigma, cal_beta, calibration = _functional_noise(dpq.calibrate_unchecked, *target, hp, resets, actions,
+                                                         variant)
         beta = cal_beta if beta is None else V.positive("beta", beta)
     else:
         sigma = V.positive("sigma", sigma)
