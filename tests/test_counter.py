@@ -476,3 +476,20 @@ def test_unchecked_constructor_is_the_checked_one(cls, scale):
     assert trusted.variance == checked.variance
     with pytest.raises(InfeasibleError):
         trusted.update(0.0)
+
+
+def test_gaussian_unchecked_kernels_are_the_checked_ones():
+    # the Gaussian counters of PUCB call these after validating (issue 19 item 9): the same numbers as the
+    # checked public functions (independent: those functions themselves)
+    from privcal import counter, gaussian
+
+    t, eps, delta, streams = 50, 1.0, 1e-5, 18
+    sigma = counter.gaussian_sigma(t, eps, delta, streams=streams)
+    assert counter.gaussian_sigma_unchecked(t, eps, delta, streams=streams) == sigma
+    sens = counter.gaussian_psum_sensitivity(t, streams=streams)
+    assert counter.gaussian_psum_sensitivity_unchecked(t, streams=streams) == sens == math.sqrt(18 * 6)  # L = 6
+    assert gaussian.epsilon_exact_unchecked(delta, sens / sigma) == gaussian.epsilon_exact(delta, sens / sigma) <= eps
+    assert gaussian.sigma_exact_unchecked(eps, delta, sensitivity=sens) == gaussian.sigma_exact(eps, delta, sensitivity=sens)
+    assert gaussian.delta_exact_unchecked(eps, sens / sigma) == gaussian.delta_exact(eps, sens / sigma) <= delta
+    assert counter.gaussian_error_bound_unchecked(t, sigma, 0.1, counters=7) == \
+        counter.gaussian_error_bound(t, sigma, 0.1, counters=7)
