@@ -90,15 +90,24 @@ TRAIN = {
     "dpq": ["train", "dpq", "--epsilon", "1", "--delta", "1e-5", "--samples", "200", "--json"],
     "gpope": ["train", "gpope", "--epsilon", "1", "--delta", "1e-5", "--trajectories", "30", "--iterations", "60",
               "--eval-trajectories", "30", "--json"],
+    "gpope hiv": ["train", "gpope", "--domain", "hiv", "--epsilon", "1", "--delta", "1e-5", "--trajectories", "10",
+                  "--iterations", "20", "--eval-trajectories", "10", "--horizon", "5", "--q-episodes", "2", "--json"],
     "pucb": ["train", "pucb", "--epsilon", "1", "--episodes", "50", "--states", "3", "--actions", "2",
              "--horizon", "3", "--json"],
+    "pucb gaussian": ["train", "pucb", "--epsilon", "1", "--episodes", "50", "--states", "3", "--actions", "2",
+                      "--horizon", "3", "--counter-noise", "gaussian", "--delta", "1e-5", "--json"],
 }
 
 REPEATED = {
     # the agent's counters are built with BinaryCounter.unchecked (their epsilon/(6H) derives from the checked epsilon)
     "pucb": {},
+    # the Gaussian counters: gaussian_sigma_unchecked, gaussian_psum_sensitivity_unchecked,
+    # gaussian_error_bound_unchecked and gaussian.epsilon_exact_unchecked after the CLI's checks
+    "pucb gaussian": {},
     # the CLI validates each value once and calls calibrate_report_unchecked, sample_chain_unchecked, gpope_unchecked
     "gpope": {},
+    # mountain-car and hiv: sample_mountain_car_unchecked / sample_hiv_unchecked (policies.collect_unchecked)
+    "gpope hiv": {},
     # train_dpq validates its target once (calibrators.dpq.check_target) and calls calibrate_unchecked; the runs
     # build their network, environment and noise layers with the unchecked constructors (LipschitzMLP.unchecked,
     # IntervalEnv.unchecked, OrnsteinUhlenbeckPaths.unchecked); the references use reference_return_unchecked
@@ -141,7 +150,7 @@ def test_train_validates_each_argument_once(agent, validated_names, capsys):
         warnings.simplefilter("ignore")
         assert cli.main(TRAIN[agent]) == 0
     capsys.readouterr()
-    arguments = {n: c for n, c in validated_names.items() if n in _dests(agent)}
+    arguments = {n: c for n, c in validated_names.items() if n in _dests(TRAIN[agent][1])}
     assert {"epsilon"} <= set(arguments)  # the instrument saw the command's own arguments
     repeated = {n: c for n, c in arguments.items() if c != 1}
     assert repeated == REPEATED[agent], f"{agent}: validated more than once: {repeated}"

@@ -73,7 +73,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def _domain(args, rng_eval, rng_data, m, progress_label):
-    """(private data, MSPBE evaluator, relative?) for the chosen domain (``args`` checked by :func:`run`)."""
+    """(private data, MSPBE evaluator, relative?) for the chosen domain (``args``, ``m`` and the evaluation size
+    checked by :func:`run`: the samplers' unchecked kernels)."""
     import numpy as np
 
     from privcal.rl.gpope.mspbe import MSPBE
@@ -86,17 +87,17 @@ def _domain(args, rng_eval, rng_data, m, progress_label):
         env = mc.MountainCarBatch.from_gymnasium()
         beh = mc.learn_behaviour(env, episodes=args.q_episodes or 200,
                                  seed=np.random.SeedSequence([args.seed, 31]))
-        ev = MSPBE.from_dataset(mc.sample_mountain_car(n_eval, rng_eval, behaviour=beh, env=env,
-                                                       off_policy=args.off_policy), ridge=1e-8)
-        return (mc.sample_mountain_car(m, rng_data, behaviour=beh, env=env,
-                                       off_policy=args.off_policy), ev, False)
+        ev = MSPBE.from_dataset(mc.sample_mountain_car_unchecked(n_eval, rng_eval, behaviour=beh, env=env,
+                                                                 off_policy=args.off_policy), ridge=1e-8)
+        return (mc.sample_mountain_car_unchecked(m, rng_data, behaviour=beh, env=env,
+                                                 off_policy=args.off_policy), ev, False)
     from privcal.rl.gpope.domains import hiv
     env = hiv.HIVBatch(horizon=50 if args.horizon is None else args.horizon)
     target, beh = hiv.learn_hiv_policies(env, episodes=args.q_episodes or 64,
                                          seed=np.random.SeedSequence([args.seed, 37]))
-    ev = MSPBE.from_dataset(hiv.sample_hiv(n_eval, rng_eval, target=target, behaviour=beh, env=env),
+    ev = MSPBE.from_dataset(hiv.sample_hiv_unchecked(n_eval, rng_eval, target=target, behaviour=beh, env=env),
                             ridge=1e-8)
-    return hiv.sample_hiv(m, rng_data, target=target, behaviour=beh, env=env), ev, True
+    return hiv.sample_hiv_unchecked(m, rng_data, target=target, behaviour=beh, env=env), ev, True
 
 
 def run(args: argparse.Namespace) -> int:
