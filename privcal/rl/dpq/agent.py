@@ -121,6 +121,7 @@ __all__ = [
     "certified_step",
     "functional_noise",
     "train",
+    "train_unchecked",
     "train_dpq",
     "update_lipschitz_of",
     "valid_hyperparameters",
@@ -313,6 +314,13 @@ def paper_beta(lr: float = PAPER_E3["lr"], batch_size: int = PAPER_E3["batch_siz
     from privcal import rkhs
 
     return rkhs.kernel_beta_thm5(lr, k, batch_size)
+
+
+def _paper_beta_e3() -> float:
+    """:func:`paper_beta` at App. E.3's constants (its defaults), which are not arguments to validate."""
+    from privcal import rkhs
+
+    return rkhs.kernel_beta_thm5_unchecked(float(PAPER_E3["lr"]), float(PAPER_E3["k"]), int(PAPER_E3["batch_size"]))
 
 
 def check_resets(resets: int, updates: int) -> int:
@@ -567,11 +575,39 @@ def train(method: str = "dpq", *, hp: Optional[Hyperparameters] = None, sigma: O
         sigma = V.positive("sigma", sigma)
     if method == "dpq":
         resets = updates if resets is None else check_resets(resets, updates)
-        beta = paper_beta() if beta is None else V.positive("beta", beta)
+        beta = _paper_beta_e3() if beta is None else V.positive("beta", beta)
     elif method == "bgp16":
         resets, beta = (updates if resets is None else check_resets(resets, updates)), None
     else:
         resets, beta = None, None
+    return _train(method, hp, sigma, beta, resets, seed, env, progress, epsilon=epsilon, delta=delta,
+                  calibration=calibration, guarantee=guarantee)
+
+
+def train_unchecked(method: str, *, hp: Hyperparameters, sigma: Optional[float], beta: Optional[float],
+                    resets: Optional[int], seed: _rng.Seed = 0, env: Any = None,
+                    progress: Optional[Callable[[int, int], None]] = None, epsilon: Optional[float] = None,
+                    delta: Optional[float] = None, calibration: Any = None, guarantee: str = "") -> TrainResult:
+    """:func:`train` without validation or defaults, for callers that validated and normalised the arguments
+    (``privcal train dpq``: its Hyperparameters, sigma and resets checked once): the same run.
+
+    Args:
+        method: one of :data:`METHODS` (not checked).
+        hp: the learner's settings, a validated :class:`Hyperparameters`.
+        sigma: the noise level, a float in (0, inf), or None for non_private (not checked).
+        beta: the kernel parameter for dpq, a float in (0, inf), else None (not checked).
+        resets: J for dpq and bgp16, an int dividing floor(T/B), else None (not checked).
+        seed: seed of everything (``privcal._rng``); default 0.
+        env: the environment; default a fresh :class:`privcal.rl.envs.IntervalEnv`.
+        progress: called as ``progress(done_samples, total)`` after each update; default None.
+        epsilon: recorded only; default None.
+        delta: recorded only; default None.
+        calibration: recorded only; default None.
+        guarantee: recorded only: the privacy claim in words; default "".
+
+    Returns:
+        the run's :class:`TrainResult`.
+    """
     return _train(method, hp, sigma, beta, resets, seed, env, progress, epsilon=epsilon, delta=delta,
                   calibration=calibration, guarantee=guarantee)
 
@@ -647,7 +683,7 @@ def _release_noise(noise: _Noise, certify: bool, actions: int, rng):
     if noise.method == "bgp16":
         from privcal.rl.dpq.baselines import WhiteNoisePaths
 
-        return WhiteNoisePaths(actions, noise.sigma, seed=rng)
+        return WhiteNoisePaths.unchecked(actions, noise.sigma, seed=rng)  # checked by train
     return None
 
 
@@ -1104,7 +1140,7 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
         beta = cal_beta if beta is None else V.positive("beta", beta)
     else:
         sigma = V.positive("sigma", sigma)
-        beta = paper_beta() if beta is None else V.positive("beta", beta)
+        beta = _paper_beta_e3() if beta is None else V.positive("beta", beta)
     result = _train("dpq", hp, sigma, beta, resets, seed, env, progress, epsilon=epsilon, delta=delta,
                     calibration=calibration)
     if variant == "paper":
