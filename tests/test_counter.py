@@ -493,3 +493,12 @@ def test_gaussian_unchecked_kernels_are_the_checked_ones():
     assert gaussian.delta_exact_unchecked(eps, sens / sigma) == gaussian.delta_exact(eps, sens / sigma) <= delta
     assert counter.gaussian_error_bound_unchecked(t, sigma, 0.1, counters=7) == \
         counter.gaussian_error_bound(t, sigma, 0.1, counters=7)
+
+
+def test_pucb_counter_epsilon_underflow_still_refused():
+    # PUCB builds its counters unchecked; an epsilon whose epsilon/(6H) underflows to 0 is still refused with the
+    # ValueError the checked counter gave (not a ZeroDivisionError)
+    from privcal.rl.pucb.agent import PUCB
+
+    with pytest.raises(ValueError, match=r"^epsilon must be in \(0, inf\), got 0\.0$"):
+        PUCB(2, 2, 3, 10, epsilon=1e-323)

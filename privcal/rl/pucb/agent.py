@@ -651,6 +651,8 @@ class PUCB:
             split = _counter_epsilon if budget_split == "valid" else _counter_epsilon_paper
             self.counter_epsilon = split(self.epsilon, h)
             self.jdp_epsilon = _jdp_epsilon(self.counter_epsilon, h)
+            if not self.counter_epsilon > 0:  # epsilon / (6H) underflowed: the check BinaryCounter made
+                raise ValueError(f"epsilon must be in (0, inf), got {self.counter_epsilon!r}")
             self.counters = {name: BinaryCounter.unchecked(t, self.counter_epsilon, shape, seed=stream)
                              for (name, shape), stream in zip(shapes.items(), streams[:3])}
             self.noise_scale = self.counters["counts"].laplace_scale
