@@ -71,6 +71,9 @@ __all__ = [
     "gaussian_sigma",
     "gaussian_error_bound",
     "gaussian_sup_error_failure_lower_bound",
+    "gaussian_psum_sensitivity_unchecked",
+    "gaussian_sigma_unchecked",
+    "gaussian_error_bound_unchecked",
     "BinaryCounter",
     "GaussianBinaryCounter",
     "ExactCounter",
@@ -452,6 +455,21 @@ def gaussian_psum_sensitivity(steps: int, *, streams: int = 1, changes_per_strea
                                       V.positive_int("changes_per_stream", changes_per_stream))
 
 
+def gaussian_psum_sensitivity_unchecked(steps: int, *, streams: int = 1, changes_per_stream: int = 1) -> float:
+    """:func:`gaussian_psum_sensitivity` without validation, for callers that validated the arguments (the
+    Gaussian counters of ``privcal.rl.pucb``): the same Delta_2.
+
+    Args:
+        steps: stream length T, an int >= 1 (not checked).
+        streams: an int >= 1 (not checked); default 1.
+        changes_per_stream: an int >= 1 (not checked); default 1.
+
+    Returns:
+        Delta_2, in (0, inf).
+    """
+    return _gaussian_psum_sensitivity(steps, streams, changes_per_stream)
+
+
 def _gaussian_psum_sensitivity(steps: int, streams: int = 1, changes_per_stream: int = 1) -> float:
     return changes_per_stream * math.sqrt(streams * _num_levels(steps))
 
@@ -490,11 +508,29 @@ def gaussian_sigma(steps: int, epsilon: float, delta: float, *, streams: int = 1
                            V.positive_int("changes_per_stream", changes_per_stream))
 
 
+def gaussian_sigma_unchecked(steps: int, epsilon: float, delta: float, *, streams: int = 1,
+                             changes_per_stream: int = 1) -> float:
+    """:func:`gaussian_sigma` without validation, for callers that validated the arguments (the Gaussian
+    counters of ``privcal.rl.pucb``): the same sigma, checked against delta the same way.
+
+    Args:
+        steps: stream length T, an int >= 1 (not checked).
+        epsilon: target epsilon, a float in (0, inf) (not checked).
+        delta: target delta, a float in (0, 1) (not checked).
+        streams: an int >= 1 (not checked); default 1.
+        changes_per_stream: an int >= 1 (not checked); default 1.
+
+    Returns:
+        sigma, the noise standard deviation of each p-sum.
+    """
+    return _gaussian_sigma(steps, epsilon, delta, streams, changes_per_stream)
+
+
 def _gaussian_sigma(steps: int, epsilon: float, delta: float, streams: int = 1,
                     changes_per_stream: int = 1) -> float:
     sens = _gaussian_psum_sensitivity(steps, streams, changes_per_stream)
-    sigma = _gaussian.sigma_exact(epsilon, delta, sensitivity=sens)
-    while _gaussian.delta_exact(epsilon, sens / sigma) > delta:  # fail conservative
+    sigma = _gaussian.sigma_exact_unchecked(epsilon, delta, sensitivity=sens)
+    while _gaussian.delta_exact_unchecked(epsilon, sens / sigma) > delta:  # fail conservative
         sigma *= 1.0 + 1e-12
     return sigma
 
@@ -534,6 +570,23 @@ def gaussian_error_bound(steps: int, sigma: float, failure_probability: float, *
     return _gaussian_error_bound(V.positive_int("steps", steps), V.positive("sigma", sigma),
                                  V.open_unit("failure_probability", failure_probability),
                                  counters=V.positive_int("counters", counters))
+
+
+def gaussian_error_bound_unchecked(steps: int, sigma: float, failure_probability: float, *,
+                                   counters: int = 1) -> float:
+    """:func:`gaussian_error_bound` without validation, for callers that validated the arguments (the Gaussian
+    counters of ``privcal.rl.pucb``): the same bound E.
+
+    Args:
+        steps: stream length T, an int >= 1 (not checked).
+        sigma: noise standard deviation of each p-sum, a float in (0, inf) (not checked).
+        failure_probability: a float in (0, 1) (not checked).
+        counters: an int >= 1 (not checked); default 1.
+
+    Returns:
+        E, in (0, inf); never smaller than the root.
+    """
+    return _gaussian_error_bound(steps, sigma, failure_probability, counters=counters)
 
 
 def _gaussian_error_bound(steps: int, sigma: float, failure_probability: float, *,
@@ -617,8 +670,12 @@ class _CounterBase:
     """Shared bookkeeping: the round index and the per-round validation of the fed values."""
 
     def __init__(self, steps, shape, clip: bool):
-        self.steps = V.positive_int("steps", steps)
-        self.shape = _check_shape(shape)
+        self._init_base(V.positive_int("steps", steps), _check_shape(shape), clip)
+
+    def _init_base(self, steps: int, shape: tuple[int, ...], clip: bool) -> None:
+        """The bookkeeping from checked ``steps`` and ``shape``."""
+        self.steps = steps
+        self.shape = shape
         self.clip = bool(clip)
         self.t = 0
 
@@ -712,7 +769,34 @@ class BinaryCounter(_TreeCounter):
     def __init__(self, steps: int, epsilon: float, shape: Union[int, tuple[int, ...]] = (),
                  seed: _rng.Seed = None, *, clip: bool = False):
         super().__init__(steps, shape, clip)
-        self.epsilon = V.positive("epsilon", epsilon)
+        self._setup(V.positive("epsilon", epsilon), seed)
+
+    @classmethod
+    def unchecked(cls, steps: int, epsilon: float, shape: tuple[int, ...] = (), seed: _rng.Seed = None, *,
+                  clip: bool = False) -> "BinaryCounter":
+        """The counter of ``BinaryCounter(steps, epsilon, shape, seed, clip=clip)``, built without validation.
+
+        For callers that validated the arguments (e.g. :class:`privcal.rl.pucb.agent.PUCB`, whose
+        per-counter epsilon is derived from its own validated epsilon): same noise, same draws.
+
+        Args:
+            steps: stream length T, an int >= 1 (not checked).
+            epsilon: privacy parameter of each counter's whole stream, a float in (0, inf) (not checked).
+            shape: shape of the array of counters, a tuple of ints >= 0 (not checked, not converted
+                from an int); default ().
+            seed: as for the constructor (converted by ``privcal._rng``); default None.
+            clip: clip fed values into [0, 1] instead of rejecting them; default False.
+
+        Returns:
+            The counter.
+        """
+        counter = cls.__new__(cls)
+        counter._init_base(steps, shape, clip)
+        counter._setup(epsilon, seed)
+        return counter
+
+    def _setup(self, epsilon: float, seed: _rng.Seed) -> None:
+        self.epsilon = epsilon
         self.levels = _num_levels(self.steps)
         self.laplace_scale = self.levels / self.epsilon
         self._rng = _rng.as_generator(seed)
@@ -760,7 +844,34 @@ class GaussianBinaryCounter(_TreeCounter):
     def __init__(self, steps: int, sigma: float, shape: Union[int, tuple[int, ...]] = (),
                  seed: _rng.Seed = None, *, clip: bool = False):
         super().__init__(steps, shape, clip)
-        self.sigma = V.positive("sigma", sigma)
+        self._setup(V.positive("sigma", sigma), seed)
+
+    @classmethod
+    def unchecked(cls, steps: int, sigma: float, shape: tuple[int, ...] = (), seed: _rng.Seed = None, *,
+                  clip: bool = False) -> "GaussianBinaryCounter":
+        """The counter of ``GaussianBinaryCounter(steps, sigma, shape, seed, clip=clip)``, built without validation.
+
+        For callers that validated the arguments (e.g. :class:`privcal.rl.pucb.agent.PUCB`, whose sigma
+        comes from its own calibration): same noise, same draws.
+
+        Args:
+            steps: stream length T, an int >= 1 (not checked).
+            sigma: standard deviation of the noise on each p-sum, a float in (0, inf) (not checked).
+            shape: shape of the array of counters, a tuple of ints >= 0 (not checked, not converted
+                from an int); default ().
+            seed: as for the constructor (converted by ``privcal._rng``); default None.
+            clip: clip fed values into [0, 1] instead of rejecting them; default False.
+
+        Returns:
+            The counter.
+        """
+        counter = cls.__new__(cls)
+        counter._init_base(steps, shape, clip)
+        counter._setup(sigma, seed)
+        return counter
+
+    def _setup(self, sigma: float, seed: _rng.Seed) -> None:
+        self.sigma = sigma
         self.levels = _num_levels(self.steps)
         self._rng = _rng.as_generator(seed)
         self._allocate()

@@ -44,6 +44,9 @@ __all__ = [
     "epsilon_exact",
     "mu_exact",
     "sigma_exact",
+    "delta_exact_unchecked",
+    "epsilon_exact_unchecked",
+    "sigma_exact_unchecked",
 ]
 
 #: c in sqrt(2 ln(c/delta)) of Dwork & Roth 2014, Thm A.1 (and Wang & Hegde 2019, Claim 13).
@@ -266,6 +269,20 @@ def _delta_exact(epsilon: float, mu: float) -> float:
     return math.exp(_log_delta_exact(epsilon, mu))
 
 
+def delta_exact_unchecked(epsilon: float, mu: float) -> float:
+    """:func:`delta_exact` without validation, for callers that validated the arguments (``privcal.counter``'s
+    Gaussian calibration): the same value.
+
+    Args:
+        epsilon: a float in [0, inf) (not checked).
+        mu: sensitivity / sigma, a float in (0, inf] (not checked).
+
+    Returns:
+        delta, in [0, 1].
+    """
+    return _delta_exact(epsilon, mu)
+
+
 def epsilon_exact(delta: float, mu: float) -> float:
     """Smallest epsilon >= 0 with delta_exact(epsilon, mu) <= delta (Balle & Wang 2018, inverse in epsilon).
 
@@ -284,6 +301,20 @@ def epsilon_exact(delta: float, mu: float) -> float:
     """
     delta = V.open_unit("delta", delta)
     mu = V.positive("mu", mu)
+    return _epsilon_exact(delta, mu)
+
+
+def epsilon_exact_unchecked(delta: float, mu: float) -> float:
+    """:func:`epsilon_exact` without validation, for callers that validated the arguments (the Gaussian counters
+    of ``privcal.rl.pucb``): the same upper bound on epsilon.
+
+    Args:
+        delta: a float in (0, 1) (not checked).
+        mu: sensitivity / sigma, a float in (0, inf) (not checked).
+
+    Returns:
+        epsilon, in [0, inf).
+    """
     return _epsilon_exact(delta, mu)
 
 
@@ -362,6 +393,21 @@ def sigma_exact(epsilon: float, delta: float, *, sensitivity: float = 1.0) -> fl
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
     sensitivity = V.positive("sensitivity", sensitivity)
+    return _sigma_exact(epsilon, delta, sensitivity=sensitivity)
+
+
+def sigma_exact_unchecked(epsilon: float, delta: float, *, sensitivity: float = 1.0) -> float:
+    """:func:`sigma_exact` without validation, for callers that validated the arguments (``privcal.counter``'s
+    Gaussian calibration): the same sigma.
+
+    Args:
+        epsilon: a float in (0, inf) (not checked).
+        delta: a float in (0, 1) (not checked).
+        sensitivity: a float in (0, inf) (not checked); default 1.
+
+    Returns:
+        sigma, rounded up.
+    """
     return _sigma_exact(epsilon, delta, sensitivity=sensitivity)
 
 

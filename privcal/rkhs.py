@@ -69,6 +69,7 @@ __all__ = [
     "update_sup_bound",
     "v_parameter",
     "kernel_beta_thm5",
+    "kernel_beta_thm5_unchecked",
     "kernel_beta_thm5_proof_paper",
     "sensitivity_squared_bound",
     "sensitivity_minimizing_beta",
@@ -753,6 +754,21 @@ def kernel_beta_thm5(lr: float, k: float, batch_size: int) -> float:
 def _kernel_beta_thm5(lr: float, k: float, batch_size: int) -> float:
     """kernel_beta_thm5 for validated inputs."""
     return 1.0 / _v_parameter(lr, k, batch_size)
+
+
+def kernel_beta_thm5_unchecked(lr: float, k: float, batch_size: int) -> float:
+    """:func:`kernel_beta_thm5` without validation, for callers that validated the arguments or pass constants
+    (``privcal.rl.dpq.agent``: App. E.3's beta = 2222 when sigma is given): the same beta.
+
+    Args:
+        lr: alpha, a float in (0, inf) (not checked).
+        k: the noise bound k, a float in [0, inf) (not checked).
+        batch_size: B, an int >= 1 (not checked).
+
+    Returns:
+        beta = 1/v, in (0, inf).
+    """
+    return _kernel_beta_thm5(lr, k, batch_size)
 
 
 def kernel_beta_thm5_proof_paper(lr: float, k: float, batch_size: int, lipschitz: float) -> float:

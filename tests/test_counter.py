@@ -462,3 +462,43 @@ def test_gaussian_counter_error_variance_and_bookkeeping():
 def test_gaussian_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("cls,scale", [(BinaryCounter, 0.7), (GaussianBinaryCounter, 1.3)])
+def test_unchecked_constructor_is_the_checked_one(cls, scale):
+    # the trusted constructor (callers that validated, e.g. PUCB) builds the same counter: same attributes,
+    # same noise draws from the same seed, round after round (independent: the checked constructor itself)
+    checked, trusted = cls(13, scale, (2, 3), seed=5, clip=True), cls.unchecked(13, scale, (2, 3), seed=5, clip=True)
+    assert (trusted.steps, trusted.shape, trusted.clip, trusted.levels, trusted.t) == (13, (2, 3), True, 4, 0)
+    for t in range(13):
+        values = (t % 3) / 2.0
+        np.testing.assert_array_equal(trusted.update(values), checked.update(values))
+    assert trusted.variance == checked.variance
+    with pytest.raises(InfeasibleError):
+        trusted.update(0.0)
+
+
+def test_gaussian_unchecked_kernels_are_the_checked_ones():
+    # the Gaussian counters of PUCB call these after validating (issue 19 item 9): the same numbers as the
+    # checked public functions (independent: those functions themselves)
+    from privcal import counter, gaussian
+
+    t, eps, delta, streams = 50, 1.0, 1e-5, 18
+    sigma = counter.gaussian_sigma(t, eps, delta, streams=streams)
+    assert counter.gaussian_sigma_unchecked(t, eps, delta, streams=streams) == sigma
+    sens = counter.gaussian_psum_sensitivity(t, streams=streams)
+    assert counter.gaussian_psum_sensitivity_unchecked(t, streams=streams) == sens == math.sqrt(18 * 6)  # L = 6
+    assert gaussian.epsilon_exact_unchecked(delta, sens / sigma) == gaussian.epsilon_exact(delta, sens / sigma) <= eps
+    assert gaussian.sigma_exact_unchecked(eps, delta, sensitivity=sens) == gaussian.sigma_exact(eps, delta, sensitivity=sens)
+    assert gaussian.delta_exact_unchecked(eps, sens / sigma) == gaussian.delta_exact(eps, sens / sigma) <= delta
+    assert counter.gaussian_error_bound_unchecked(t, sigma, 0.1, counters=7) == \
+        counter.gaussian_error_bound(t, sigma, 0.1, counters=7)
+
+
+def test_pucb_counter_epsilon_underflow_still_refused():
+    # PUCB builds its counters unchecked; an epsilon whose epsilon/(6H) underflows to 0 is still refused with the
+    # ValueError the checked counter gave (not a ZeroDivisionError)
+    from privcal.rl.pucb.agent import PUCB
+
+    with pytest.raises(ValueError, match=r"^epsilon must be in \(0, inf\), got 0\.0$"):
+        PUCB(2, 2, 3, 10, epsilon=1e-323)

@@ -185,3 +185,17 @@ def test_both_paper_calibrators_answer_calibrate_report_with_a_report():
         assert report.sigma > 0 and report.epsilon == 0.9 and report.delta == 1e-4
         assert hasattr(report, "accountant") and hasattr(report, "notes")
     assert d == dpq.calibrate(0.9, 1e-4, **E3)
+
+
+def test_calibrate_unchecked_and_check_target_are_calibrate():
+    # train_dpq validates the target with check_target, then calls calibrate_unchecked (issue 19 item 9): the
+    # same calibration as the checked calibrate (independent: calibrate itself), the same messages
+    kw = dict(samples=640, batch_size=64, lr=3e-4, lipschitz=4.0, resets=10, actions=2)
+    assert dpq.calibrate_unchecked(0.9, 1e-4, **kw) == dpq.calibrate(0.9, 1e-4, **kw)
+    assert dpq.check_target(1, 1e-4) == (1.0, 1e-4)
+    for bad, name in (((0.0, 1e-4), "epsilon"), ((2e6, 1e-4), "epsilon"), ((1.0, 1.0), "delta")):
+        with pytest.raises(ValueError, match=f"^{name} must") as e1:
+            dpq.check_target(*bad)
+        with pytest.raises(ValueError) as e2:
+            dpq.calibrate(*bad, **kw)
+        assert str(e1.value) == str(e2.value)

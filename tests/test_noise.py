@@ -569,3 +569,17 @@ def test_max_bracket_is_exact_in_the_brownian_limit():
     _, upper = max_bracket(vals, grid, beta, sigma, seed=32)
     excess = (upper - vals[:, 0]) / (sigma * math.sqrt(2 * beta))
     assert stats.kstest(excess, stats.halfnorm.cdf).pvalue > ALPHA
+
+
+def test_ou_paths_unchecked_constructor_is_the_checked_one():
+    # the trusted constructor (the DP-Q loop builds one layer per release with its checked beta and sigma): the
+    # same paths from the same seed (independent: the checked constructor itself)
+    from privcal.noise import OrnsteinUhlenbeckPaths
+
+    checked = OrnsteinUhlenbeckPaths(3, 30.0, 0.7, seed=9)
+    trusted = OrnsteinUhlenbeckPaths.unchecked(3, 30.0, 0.7, seed=9)
+    assert repr(trusted) == repr(checked)
+    points = np.array([0.5, 0.1, 0.9, 0.5, 0.33])
+    np.testing.assert_array_equal(trusted.sample_all(points), checked.sample_all(points))
+    trusted.reset(), checked.reset()
+    np.testing.assert_array_equal(trusted.sample(1, points), checked.sample(1, points))

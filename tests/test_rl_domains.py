@@ -259,3 +259,35 @@ def test_mountain_car_needs_gymnasium_with_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "gymnasium", None)
     with pytest.raises(ImportError, match="install gymnasium"):
         MountainCarBatch.from_gymnasium()
+
+
+def _same_dataset(a, b):
+    for field in ("observations", "next_observations", "actions", "rewards", "terminated", "rho", "offsets"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+
+
+def test_unchecked_samplers_are_the_checked_ones():
+    # `privcal train gpope` validates m once and calls these kernels (issue 19 item 9): the same episodes from the
+    # same seed (independent: the checked samplers themselves)
+    from privcal.rl.gpope.domains.hiv import sample_hiv, sample_hiv_unchecked
+    from privcal.rl.gpope.domains.policies import collect_unchecked
+
+    env = HIVBatch(horizon=3)
+    q = LinearQ(np.random.default_rng(0).standard_normal((4, 13)), hiv_features())
+    _same_dataset(collect(env, 5, Softmax(q, 1.0), rng=2, features=q.features, gamma=0.98, target=Greedy(q)),
+                  collect_unchecked(env, 5, Softmax(q, 1.0), rng=2, features=q.features, gamma=0.98,
+                                    target=Greedy(q)))
+    _same_dataset(sample_hiv(4, 3, target=Greedy(q), behaviour=Softmax(q, 1.0), env=env),
+                  sample_hiv_unchecked(4, 3, target=Greedy(q), behaviour=Softmax(q, 1.0), env=env))
+
+
+def test_unchecked_mountain_car_sampler_is_the_checked_one():
+    pytest.importorskip("gymnasium")
+    from privcal.rl.gpope.domains.mountain_car import (MountainCarBatch, mountain_car_features,
+                                                       sample_mountain_car, sample_mountain_car_unchecked)
+    env = MountainCarBatch.from_gymnasium()
+    features = mountain_car_features(env)
+    beh = EpsilonGreedy(LinearQ(np.random.default_rng(1).standard_normal((3, features.n_features)), features), 0.1)
+    for off in (False, True):
+        _same_dataset(sample_mountain_car(3, 5, behaviour=beh, env=env, off_policy=off),
+                      sample_mountain_car_unchecked(3, 5, behaviour=beh, env=env, off_policy=off))

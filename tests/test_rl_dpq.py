@@ -958,3 +958,45 @@ def test_valid_hyperparameters_still_refuse_a_grid_too_fine():
     assert 4 * 1e3 / 0.01 + 1 > MAX_GRID
     with pytest.raises(ValueError, match="update_clip must be at least"):
         valid_hyperparameters(hp)
+
+
+@pytest.mark.parametrize("activation", ["tanh", "relu"])
+def test_lipschitz_mlp_unchecked_is_the_checked_one(activation):
+    # the trusted constructor of the DP-Q runs (their Hyperparameters validated the settings; issue 19 item 9):
+    # the same projected initial weights from the same seed (independent: the checked constructor itself)
+    a = LipschitzMLP((1, 5, 4, 3), lipschitz=0.7, activation=activation, seed=2, output_scale=0.5)
+    b = LipschitzMLP.unchecked((1, 5, 4, 3), 0.7, activation, seed=2, output_scale=0.5)
+    assert repr(a) == repr(b) and a.lipschitz_bound() <= 0.7
+    for wa, wb in zip(a.weights + a.biases, b.weights + b.biases):
+        np.testing.assert_array_equal(wa, wb)
+
+
+def test_default_beta_without_validation_is_paper_beta():
+    # train / train_dpq with a given sigma take App. E.3's beta without re-validating its constants under the
+    # users' argument names lr and batch_size (issue 19 item 9): the same value as paper_beta()
+    # (2222.2 = 64 / (4 * 3e-4 * 24), Thm 5 with App. E.3's alpha, B, k)
+    from privcal.rl.dpq.agent import _paper_beta_e3, paper_beta
+
+    assert _paper_beta_e3() == paper_beta() == pytest.approx(64 / (4 * 3e-4 * 24), rel=1e-15)
+
+
+@pytest.mark.parametrize("method,sigma,resets", [("bgp16", 0.4, 1), ("non_private", None, None)])
+def test_train_unchecked_is_train(method, sigma, resets):
+    # the CLI's runs after its own checks (issue 19 item 9): the same run as train (independent: train itself,
+    # same seed), including the BGP16 white noise built by WhiteNoisePaths.unchecked
+    hp = Hyperparameters(samples=128, batch_size=32)
+    a = train(method, hp=hp, sigma=sigma, resets=resets, seed=3)
+    from privcal.rl.dpq.agent import train_unchecked
+
+    b = train_unchecked(method, hp=hp, sigma=sigma, beta=None, resets=resets, seed=3)
+    np.testing.assert_array_equal(a.episode_returns, b.episode_returns)
+    assert (a.sigma, a.resets) == (b.sigma, b.resets)
+    np.testing.assert_array_equal(a.released_q(np.linspace(0, 1, 7)), b.released_q(np.linspace(0, 1, 7)))
+
+
+def test_white_noise_paths_unchecked_is_the_checked_one():
+    a, b = baselines.WhiteNoisePaths(3, 0.6, seed=8), baselines.WhiteNoisePaths.unchecked(3, 0.6, seed=8)
+    points = np.array([0.1, 0.5, 0.1, 0.9])
+    np.testing.assert_array_equal(a.sample_all(points), b.sample_all(points))
+    with pytest.raises(ValueError, match="^sigma must be in"):
+        baselines.WhiteNoisePaths(2, -1.0)

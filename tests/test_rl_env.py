@@ -137,3 +137,19 @@ def test_module_imports_without_gymnasium():
     # timeout: a hang cap (minutes), not a performance deadline (the suite must pass on a loaded machine)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_unchecked_env_and_reference_are_the_checked_ones():
+    # the trusted builders of the DP-Q runs and `privcal train dpq`'s references (issue 19 item 9): the same
+    # environment and the same simulated returns (independent: the checked functions, same seeds)
+    env, trusted = IntervalEnv(max_episode_steps=7, peak=0.3), IntervalEnv.unchecked(7, 0.3)
+    assert (trusted.max_episode_steps, trusted.peak, trusted.action_space.n) == (7, 0.3, 2)
+    (o1, _), (o2, _) = env.reset(seed=4), trusted.reset(seed=4)
+    np.testing.assert_array_equal(o1, o2)
+    for a in (1, 0, 1, 1, 0, 0, 1):
+        (s1, r1, te1, tr1, _), (s2, r2, te2, tr2, _) = env.step(a), trusted.step(a)
+        np.testing.assert_array_equal(s1, s2)
+        assert (r1, te1, tr1) == (r2, te2, tr2)
+    assert tr2  # truncated after max_episode_steps = 7
+    assert envs.reference_return_unchecked("middle", episodes=300, episode_steps=9, seed=5) == \
+        envs.reference_return("middle", episodes=300, episode_steps=9, seed=5)

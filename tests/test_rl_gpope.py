@@ -413,3 +413,38 @@ def test_cli_module_imports_without_optional_dependencies():
             "a = p.parse_args(['train', 'gpope', '--trajectories', '5', '--epsilon', '1'])\n"
             "assert a._run is privcal.cli.gpope.run\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# the unchecked kernels `privcal train gpope` calls after validating (issue 19 item 9): the same numbers as the
+# checked functions (independent: the checked public function itself, same seeds)
+
+def test_sample_chain_unchecked_is_sample_chain():
+    from privcal.rl.gpope.domains.chain import sample_chain_unchecked
+
+    a, b = sample_chain(25, 11, n_states=7, p_stay=0.3), sample_chain_unchecked(25, 11, n_states=7, p_stay=0.3)
+    for field in ("observations", "next_observations", "rewards", "terminated", "offsets"):
+        np.testing.assert_array_equal(getattr(a, field), getattr(b, field))
+
+
+@pytest.mark.parametrize("schedule,sigma,clip", [("constant", 0.8, 0.5), ("diminishing", 0.0, None)])
+def test_gpope_unchecked_is_gpope(schedule, sigma, clip):
+    from privcal.rl.gpope.agent import gpope_unchecked
+
+    data = sample_chain(20, 3, n_states=6)
+    metric = lambda theta: float(theta @ theta)  # noqa: E731
+    kw = dict(sigma=sigma, clip=clip, iterations=40, step_size=0.3, schedule=schedule, metric=metric,
+              record_every=7, seed=np.random.SeedSequence([5, 3]))
+    a, b = gpope(data, **kw), gpope_unchecked(data, **kw)
+    np.testing.assert_array_equal(a.theta, b.theta)
+    np.testing.assert_array_equal(a.w, b.w)
+    assert a.history == b.history and a.clipped_fraction == b.clipped_fraction
+    assert (a.sigma, a.clip, a.step_size, a.schedule, a.epsilon, a.bound) == (
+        b.sigma, b.clip, b.step_size, b.schedule, b.epsilon, b.bound)
+
+
+@pytest.mark.parametrize("bound", ["best", "theorem1_paper"])
+def test_calibrate_report_unchecked_is_calibrate_report(bound):
+    a = accounting.calibrate_report(1.0, 1e-5, iterations=60, trajectories=30, clip=0.5, bound=bound)
+    b = accounting.calibrate_report_unchecked(1.0, 1e-5, iterations=60, trajectories=30, clip=0.5, bound=bound)
+    assert a == b

@@ -90,40 +90,48 @@ TRAIN = {
     "dpq": ["train", "dpq", "--epsilon", "1", "--delta", "1e-5", "--samples", "200", "--json"],
     "gpope": ["train", "gpope", "--epsilon", "1", "--delta", "1e-5", "--trajectories", "30", "--iterations", "60",
               "--eval-trajectories", "30", "--json"],
+    "dpq sigma": ["train", "dpq", "--sigma", "0.5", "--samples", "200", "--json"],
+    "dpq bgp16": ["train", "dpq", "--method", "bgp16", "--epsilon", "1", "--delta", "1e-5", "--samples", "200", "--json"],
+    "dpq bgp16 sigma": ["train", "dpq", "--method", "bgp16", "--sigma", "0.3", "--resets", "1", "--samples", "200",
+                        "--json"],
+    "dpq dp-sgd": ["train", "dpq", "--method", "dp-sgd", "--epsilon", "1", "--delta", "1e-5", "--samples", "200",
+                   "--json"],
+    "dpq input-perturbation": ["train", "dpq", "--method", "input-perturbation", "--epsilon", "1", "--delta", "1e-5",
+                               "--samples", "200", "--json"],
+    "dpq non-private": ["train", "dpq", "--method", "non-private", "--samples", "200", "--json"],
+    "gpope hiv": ["train", "gpope", "--domain", "hiv", "--epsilon", "1", "--delta", "1e-5", "--trajectories", "10",
+                  "--iterations", "20", "--eval-trajectories", "10", "--horizon", "5", "--q-episodes", "2", "--json"],
     "pucb": ["train", "pucb", "--epsilon", "1", "--episodes", "50", "--states", "3", "--actions", "2",
              "--horizon", "3", "--json"],
+    "pucb gaussian": ["train", "pucb", "--epsilon", "1", "--episodes", "50", "--states", "3", "--actions", "2",
+                      "--horizon", "3", "--counter-noise", "gaussian", "--delta", "1e-5", "--json"],
 }
 
 REPEATED = {
-    "pucb": {
-        # the CLI validates epsilon once; the agent's three Laplace counters (privcal.counter.BinaryCounter)
-        # validate their own epsilon/(6H) on construction: a trusted constructor in privcal.counter is missing
-        "epsilon": 4,
-    },
-    "gpope": {
-        # CLI (before the memory check) + calibrators.gpope.calibrate_report + sample_chain of the private data
-        # and of the evaluation sample (its m, under the same name)
-        "trajectories": 4,
-        # CLI + calibrate_report + gpope() of the private run and of the non-private baseline
-        "iterations": 4,
-        # calibrate_report + gpope() of the private run
-        "clip": 2,
-        # gpope() of the private run and of the baseline
-        "step_size": 2,
-    },
-    "dpq": {
-        # Hyperparameters (CLI) and calibrators.dpq.calibrate (train_dpq calls the public calibrator);
-        # lipschitz also in the LipschitzMLP of each run (the private run and the non-private reference)
-        "samples": 2, "batch_size": 2, "lr": 2, "lipschitz": 4,
-        # train_dpq and calibrators.dpq.calibrate
-        "variant": 2,
-        # IntervalEnv of the private run and of the baseline
-        "peak": 2,
-        # one Ornstein-Uhlenbeck path layer per release, each checking its (beta, sigma) (privcal.noise)
-        "beta": 4, "sigma": 4,
-        # the two reference returns (random and middle policies), each with its episode count
-        "episodes": 2,
-    },
+    # the agent's counters are built with BinaryCounter.unchecked (their epsilon/(6H) derives from the checked epsilon)
+    "pucb": {},
+    # the Gaussian counters: gaussian_sigma_unchecked, gaussian_psum_sensitivity_unchecked,
+    # gaussian_error_bound_unchecked and gaussian.epsilon_exact_unchecked after the CLI's checks
+    "pucb gaussian": {},
+    # the CLI validates each value once and calls calibrate_report_unchecked, sample_chain_unchecked, gpope_unchecked
+    "gpope": {},
+    # mountain-car and hiv: sample_mountain_car_unchecked / sample_hiv_unchecked (policies.collect_unchecked)
+    "gpope hiv": {},
+    # train_dpq validates its target once (calibrators.dpq.check_target) and calls calibrate_unchecked; the runs
+    # build their network, environment and noise layers with the unchecked constructors (LipschitzMLP.unchecked,
+    # IntervalEnv.unchecked, OrnsteinUhlenbeckPaths.unchecked); the references use reference_return_unchecked
+    "dpq": {},
+    # --sigma: App. E.3's beta without re-validating its constants (rkhs.kernel_beta_thm5_unchecked); the runs
+    # (and the non-private reference) through train_unchecked, the BGP16 noise through WhiteNoisePaths.unchecked
+    "dpq sigma": {}, "dpq bgp16 sigma": {}, "dpq non-private": {},
+    # what remains (the baselines' calibrations): experiments.noise_for validates epsilon and delta, then the
+    # calibrator it calls validates them again with the settings it reads from Hyperparameters: bgp16 through
+    # agent.functional_noise -> calibrators.dpq.calibrate (samples, batch_size, lr, lipschitz too); dp-sgd through
+    # baselines.dpsgd_noise_multiplier -> privcal.calibrate (and its _unit_sensitivity checks batch_size);
+    # input-perturbation through baselines.input_perturbation_sigma -> privcal.calibrate (samples too)
+    "dpq bgp16": {"epsilon": 2, "delta": 2, "samples": 2, "batch_size": 2, "lr": 2, "lipschitz": 2},
+    "dpq dp-sgd": {"epsilon": 2, "delta": 2, "batch_size": 2},
+    "dpq input-perturbation": {"epsilon": 2, "delta": 2, "samples": 2},
 }
 
 
@@ -162,8 +170,10 @@ def test_train_validates_each_argument_once(agent, validated_names, capsys):
         warnings.simplefilter("ignore")
         assert cli.main(TRAIN[agent]) == 0
     capsys.readouterr()
-    arguments = {n: c for n, c in validated_names.items() if n in _dests(agent)}
-    assert {"epsilon"} <= set(arguments)  # the instrument saw the command's own arguments
+    arguments = {n: c for n, c in validated_names.items() if n in _dests(TRAIN[agent][1])}
+    # the instrument saw the command's own arguments: the target (or the given sigma) and the data size
+    seen = {"epsilon" if "--epsilon" in TRAIN[agent] else "sigma" if "--sigma" in TRAIN[agent] else "samples"}
+    assert seen <= set(arguments)
     repeated = {n: c for n, c in arguments.items() if c != 1}
     assert repeated == REPEATED[agent], f"{agent}: validated more than once: {repeated}"
 

@@ -64,8 +64,8 @@ from ..accounting.accountants import ExactAccountant
 from ..accounting.events import Neighbouring, Releases
 from ..errors import InfeasibleError
 
-__all__ = ["DPQCalibration", "calibrate", "calibrate_report", "check", "VARIANTS", "DEFAULT_UPDATE_CLIP",
-           "DEFAULT_UPDATE_LIPSCHITZ", "MAX_EPSILON"]
+__all__ = ["DPQCalibration", "calibrate", "calibrate_report", "calibrate_unchecked", "check", "check_target",
+           "VARIANTS", "DEFAULT_UPDATE_CLIP", "DEFAULT_UPDATE_LIPSCHITZ", "MAX_EPSILON"]
 
 #: The largest target epsilon a calibration accepts (here and in privcal.calibrators.table): beyond it every
 #: sigma is negligible and no bound tells a user anything, and the closed forms of several bounds leave
@@ -160,13 +160,31 @@ def _fresh_noise(resets: int, updates: int) -> int:
     return resets
 
 
-def _inputs(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip,
-            update_lipschitz):
-    """The arguments of :func:`calibrate` / :func:`check`, validated once (each names the user's argument)."""
+def check_target(epsilon: float, delta: float) -> tuple[float, float]:
+    """The target (epsilon, delta) of a calibration, validated as :func:`calibrate` validates it (the first two
+    of its checks), for callers that validate the other arguments elsewhere and then call
+    :func:`calibrate_unchecked` (``privcal.rl.dpq.agent.train_dpq``).
+
+    Args:
+        epsilon: target epsilon, in (0, MAX_EPSILON = 1e6].
+        delta: target total delta, in (0, 1).
+
+    Returns:
+        (epsilon, delta) as floats.
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
     epsilon = V.positive("epsilon", epsilon)
     if epsilon > MAX_EPSILON:
         raise ValueError(f"epsilon must be in (0, {MAX_EPSILON:g}], got {epsilon!r}")
-    delta = V.open_unit("delta", delta)
+    return epsilon, V.open_unit("delta", delta)
+
+
+def _inputs(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip,
+            update_lipschitz):
+    """The arguments of :func:`calibrate` / :func:`check`, validated once (each names the user's argument)."""
+    epsilon, delta = check_target(epsilon, delta)
     samples, batch_size = V.samples_and_batch(samples, batch_size)
     lr = V.positive("lr", lr)
     lipschitz = V.positive("lipschitz", lipschitz)
@@ -336,6 +354,50 @@ def calibrate(
     epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip, update_lipschitz = (
         _inputs(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip,
                 update_lipschitz))
+    return _calibrate(epsilon, delta, samples=samples, batch_size=batch_size, lr=lr, lipschitz=lipschitz,
+                      resets=resets, actions=actions, variant=variant, update_clip=update_clip,
+                      update_lipschitz=update_lipschitz)
+
+
+def calibrate_unchecked(
+    epsilon: float,
+    delta: float,
+    *,
+    samples: int,
+    batch_size: int,
+    lr: float,
+    lipschitz: float,
+    resets: int,
+    actions: int = 2,
+    variant: str = "valid",
+    update_clip: float = DEFAULT_UPDATE_CLIP,
+    update_lipschitz: float = DEFAULT_UPDATE_LIPSCHITZ,
+) -> DPQCalibration:
+    """:func:`calibrate` without validating the arguments, for callers that validated them
+    (``privcal.rl.dpq.agent.train_dpq``: :func:`check_target`, its Hyperparameters, its resets and variant):
+    the same calibration. J != floor(T/B) still raises under "valid" (a premise, not a range check), and
+    "corrected" is read as "valid" without a warning.
+
+    Args:
+        epsilon: target epsilon, a float in (0, MAX_EPSILON] (not checked).
+        delta: target total delta, a float in (0, 1) (not checked).
+        samples: T, an int >= 1 (not checked).
+        batch_size: B, an int in [1, samples] (not checked).
+        lr: alpha, a float in (0, inf) (not checked).
+        lipschitz: L, a float in (0, inf) (not checked).
+        resets: J, an int >= 1 (must equal floor(T/B) for ``variant="valid"``: checked).
+        actions: m, an int >= 1 (not checked); default 2.
+        variant: "valid" (default) or "paper" (not checked).
+        update_clip: c, a float in (0, inf) (not checked); default :data:`DEFAULT_UPDATE_CLIP`.
+        update_lipschitz: l, a float in (0, inf) (not checked); default :data:`DEFAULT_UPDATE_LIPSCHITZ`.
+
+    Returns:
+        a :class:`DPQCalibration` with ``feasible`` True.
+
+    Raises:
+        ValueError: J != floor(T/B) under the valid variant.
+        InfeasibleError: the paper variant finds no k meeting every printed condition.
+    """
     return _calibrate(epsilon, delta, samples=samples, batch_size=batch_size, lr=lr, lipschitz=lipschitz,
                       resets=resets, actions=actions, variant=variant, update_clip=update_clip,
                       update_lipschitz=update_lipschitz)

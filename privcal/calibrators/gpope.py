@@ -72,6 +72,7 @@ __all__ = [
     "GPOPECalibration",
     "calibrate",
     "calibrate_report",
+    "calibrate_report_unchecked",
 ]
 
 #: Neighbouring relations (``privcal.Neighbouring`` values) :func:`sensitivity` knows, with the
@@ -704,6 +705,39 @@ def calibrate_report(
     V.choice("bound", bound, BOUNDS)
     neighbouring = _relation(neighbouring, adjacency)
     return _calibrate_report(e, d, iterations=n, trajectories=m, clip=h, bound=bound, neighbouring=neighbouring)
+
+
+def calibrate_report_unchecked(
+    epsilon: float,
+    delta: float,
+    *,
+    iterations: int,
+    trajectories: int,
+    clip: float = 1.0,
+    bound: str = "best",
+    neighbouring: str = "replace_one",
+) -> GPOPECalibration:
+    """:func:`calibrate_report` without validation, for callers that validated the arguments (e.g. ``privcal
+    train gpope``, whose command line checks each value once): the same report, the same sigma.
+
+    Args:
+        epsilon: target epsilon, a float in (0, inf) (not checked).
+        delta: target delta, a float in (0, 1) (not checked).
+        iterations: N, an int >= 1 (not checked).
+        trajectories: m, an int >= 1 (not checked).
+        clip: h, a float in (0, inf) (not checked); default 1.
+        bound: one of :data:`BOUNDS` (not checked); default "best".
+        neighbouring: a ``privcal.Neighbouring`` value, "replace_one" (default), "add_remove" or "zero_out"
+            (not checked; no deprecated spelling).
+
+    Returns:
+        a :class:`GPOPECalibration`.
+
+    Raises:
+        InfeasibleError: the bound cannot reach the target.
+    """
+    return _calibrate_report(epsilon, delta, iterations=iterations, trajectories=trajectories, clip=clip,
+                             bound=bound, neighbouring=neighbouring)
 
 
 def _calibrate_report(

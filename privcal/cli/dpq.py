@@ -179,15 +179,18 @@ def _train(args, hp, progress):
 
             raise InfeasibleError(ns.infeasible)
         sigma, guarantee = ns.sigma, f"{'DP' if ns.dp else 'not DP w.r.t. reward functions'}: {ns.source}"
-    else:
-        V.positive("sigma", sigma)
-    return dpq_agent.train(method, hp=hp, sigma=sigma, resets=args.resets, epsilon=args.epsilon,
-                           delta=args.delta, guarantee=guarantee, seed=args.seed, progress=progress)
+    # checked once here (given or calibrated), as train would, then the run trusts them (train_unchecked)
+    sigma = None if sigma is None else V.positive("sigma", sigma)
+    resets = None
+    if method == "bgp16":
+        resets = hp.updates if args.resets is None else dpq_agent.check_resets(args.resets, hp.updates)
+    return dpq_agent.train_unchecked(method, hp=hp, sigma=sigma, beta=None, resets=resets, epsilon=args.epsilon,
+                                     delta=args.delta, guarantee=guarantee, seed=args.seed, progress=progress)
 
 
 def _references(non_private_last10) -> dict:
     """The reference returns of the interval environment, and the non-private baseline's (or None)."""
-    from privcal.rl.envs import reference_return
+    from privcal.rl.envs import reference_return_unchecked as reference_return  # its defaults: nothing to check
 
     random_mean, random_se = reference_return("random")
     middle_mean, middle_se = reference_return("middle")
@@ -325,7 +328,8 @@ def run(args: argparse.Namespace) -> int:
         result = _train(args, hp, progress(0))
         baseline = None
         if references:
-            baseline = dpq_agent.train("non_private", hp=hp, seed=args.seed, progress=progress(hp.samples))
+            baseline = dpq_agent.train_unchecked("non_private", hp=hp, sigma=None, beta=None, resets=None,
+                                                 seed=args.seed, progress=progress(hp.samples))
     finally:
         if bar is not None:
             bar.close()

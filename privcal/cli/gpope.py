@@ -73,30 +73,31 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
 
 
 def _domain(args, rng_eval, rng_data, m, progress_label):
-    """(private data, MSPBE evaluator, relative?) for the chosen domain (``args`` checked by :func:`run`)."""
+    """(private data, MSPBE evaluator, relative?) for the chosen domain (``args``, ``m`` and the evaluation size
+    checked by :func:`run`: the samplers' unchecked kernels)."""
     import numpy as np
 
     from privcal.rl.gpope.mspbe import MSPBE
     n_eval = args.eval_trajectories or DEFAULT_EVAL[args.domain]
     if args.domain == "chain":
-        from privcal.rl.gpope.domains.chain import sample_chain
+        from privcal.rl.gpope.domains.chain import sample_chain_unchecked as sample_chain  # m, n_eval checked by run
         return sample_chain(m, rng_data), MSPBE.from_dataset(sample_chain(n_eval, rng_eval)), False
     if args.domain == "mountain-car":
         from privcal.rl.gpope.domains import mountain_car as mc
         env = mc.MountainCarBatch.from_gymnasium()
         beh = mc.learn_behaviour(env, episodes=args.q_episodes or 200,
                                  seed=np.random.SeedSequence([args.seed, 31]))
-        ev = MSPBE.from_dataset(mc.sample_mountain_car(n_eval, rng_eval, behaviour=beh, env=env,
-                                                       off_policy=args.off_policy), ridge=1e-8)
-        return (mc.sample_mountain_car(m, rng_data, behaviour=beh, env=env,
-                                       off_policy=args.off_policy), ev, False)
+        ev = MSPBE.from_dataset(mc.sample_mountain_car_unchecked(n_eval, rng_eval, behaviour=beh, env=env,
+                                                                 off_policy=args.off_policy), ridge=1e-8)
+        return (mc.sample_mountain_car_unchecked(m, rng_data, behaviour=beh, env=env,
+                                                 off_policy=args.off_policy), ev, False)
     from privcal.rl.gpope.domains import hiv
     env = hiv.HIVBatch(horizon=50 if args.horizon is None else args.horizon)
     target, beh = hiv.learn_hiv_policies(env, episodes=args.q_episodes or 64,
                                          seed=np.random.SeedSequence([args.seed, 37]))
-    ev = MSPBE.from_dataset(hiv.sample_hiv(n_eval, rng_eval, target=target, behaviour=beh, env=env),
+    ev = MSPBE.from_dataset(hiv.sample_hiv_unchecked(n_eval, rng_eval, target=target, behaviour=beh, env=env),
                             ridge=1e-8)
-    return hiv.sample_hiv(m, rng_data, target=target, behaviour=beh, env=env), ev, True
+    return hiv.sample_hiv_unchecked(m, rng_data, target=target, behaviour=beh, env=env), ev, True
 
 
 def run(args: argparse.Namespace) -> int:
@@ -114,8 +115,8 @@ def run(args: argparse.Namespace) -> int:
     from privcal._rng import as_generator
     from privcal.cli.progress import ProgressBar, Working
     from privcal.rl.gpope.experiments import CLIP, DEFAULT_STEP
-    from privcal.calibrators.gpope import calibrate_report
-    from privcal.rl.gpope.agent import gpope
+    from privcal.calibrators.gpope import calibrate_report_unchecked
+    from privcal.rl.gpope.agent import gpope_unchecked
     from privcal.rl.gpope.lstd import lstd, wis_lstd
 
     fmt = _cli_train.check_output_flags(args)
@@ -151,9 +152,10 @@ def run(args: argparse.Namespace) -> int:
     clip = CLIP[args.domain] if args.clip is None else V.positive("clip", args.clip)
     start = time.perf_counter()
     sigma, bound_used = 0.0, None
-    if not args.non_private:  # calibrate first (it validates epsilon and delta): bad input fails before any simulation
-        kw = {} if args.bound == "valid" else {"bound": "theorem1_paper" if args.bound == "paper" else args.bound}
-        cal = calibrate_report(args.epsilon, args.delta, iterations=n_iter, trajectories=m, clip=clip, **kw)
+    if not args.non_private:  # calibrate first: bad input fails before any simulation
+        epsilon, delta = V.positive("epsilon", args.epsilon), V.open_unit("delta", args.delta)
+        bound = {"valid": "best", "paper": "theorem1_paper"}.get(args.bound, args.bound)  # --bound: argparse choices
+        cal = calibrate_report_unchecked(epsilon, delta, iterations=n_iter, trajectories=m, clip=clip, bound=bound)
         sigma = cal.sigma
         bound_used = (cal.accountant or cal.bound) if cal.valid else cal.bound
     data, ev, relative = _domain(args, as_generator(np.random.SeedSequence([args.seed, 1])),
@@ -170,13 +172,14 @@ def run(args: argparse.Namespace) -> int:
     every = max(1, n_iter // 50)  # 50 points of the curve (each costs one MSPBE evaluation)
     baseline = None
     try:
-        res = gpope(data, sigma=sigma, clip=None if args.non_private else clip, iterations=n_iter,
-                    step_size=step, schedule=args.schedule, metric=score, record_every=every,
-                    seed=np.random.SeedSequence([args.seed, 3]), progress=progress(0))
+        # every argument checked above (the schedule by argparse's choices): the runs trust them
+        res = gpope_unchecked(data, sigma=sigma, clip=None if args.non_private else clip, iterations=n_iter,
+                              step_size=step, schedule=args.schedule, metric=score, record_every=every,
+                              seed=np.random.SeedSequence([args.seed, 3]), progress=progress(0))
         if runs == 2:
-            baseline = gpope(data, sigma=0.0, clip=None, iterations=n_iter, step_size=step, schedule=args.schedule,
-                             metric=score, record_every=every, seed=np.random.SeedSequence([args.seed, 3]),
-                             progress=progress(n_iter))
+            baseline = gpope_unchecked(data, sigma=0.0, clip=None, iterations=n_iter, step_size=step,
+                                       schedule=args.schedule, metric=score, record_every=every,
+                                       seed=np.random.SeedSequence([args.seed, 3]), progress=progress(n_iter))
     finally:
         if bar is not None:
             bar.close()

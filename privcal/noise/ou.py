@@ -427,7 +427,31 @@ class OrnsteinUhlenbeckPaths:
         n_paths = V.positive_int("n_paths", n_paths)
         beta = V.positive("beta", beta)
         sigma = V.positive("sigma", sigma)
-        domain = _validate_domain(domain)
+        self._setup(n_paths, beta, sigma, seed, _validate_domain(domain))
+
+    @classmethod
+    def unchecked(cls, n_paths: int, beta: float, sigma: float, seed: _rng.Seed = None,
+                  domain: tuple[float, float] = (0.0, 1.0)) -> "OrnsteinUhlenbeckPaths":
+        """The paths of ``OrnsteinUhlenbeckPaths(n_paths, beta, sigma, seed, domain)``, built without validation.
+
+        For callers that validated the arguments (the DP-Q loop of ``privcal.rl.dpq.agent`` draws a layer of
+        paths per release with its checked beta and sigma): same paths, same draws.
+
+        Args:
+            n_paths: number of paths (actions), an int >= 1 (not checked).
+            beta: kernel parameter beta of exp(-beta |x - y|), a float in (0, inf) (not checked).
+            sigma: standard deviation of every path, a float in (0, inf) (not checked).
+            seed: None, a non-negative int, a SeedSequence or a Generator; default None.
+            domain: (low, high) floats, finite with low < high (not checked); default (0, 1).
+
+        Returns:
+            The paths.
+        """
+        paths = cls.__new__(cls)
+        paths._setup(n_paths, beta, sigma, seed, domain)
+        return paths
+
+    def _setup(self, n_paths: int, beta: float, sigma: float, seed: _rng.Seed, domain: tuple[float, float]) -> None:
         self._paths = []
         for child in _rng.spawn(seed, n_paths):
             path = OrnsteinUhlenbeckPath.__new__(OrnsteinUhlenbeckPath)

@@ -51,7 +51,7 @@ except ImportError:  # pragma: no cover - depends on the environment
     _spaces = None
 
 __all__ = ["ENV_ID", "PEAK_ENV_ID", "IntervalEnv", "RandomPeakIntervalEnv", "MAX_STEP", "EPISODE_STEPS",
-           "register", "reward", "reference_return", "draw_peak", "expected_reward", "episode_returns",
+           "register", "reward", "reference_return", "reference_return_unchecked", "draw_peak", "expected_reward", "episode_returns",
            "policy_return", "middle_policy", "trivial_return", "run_inputs"]
 
 ENV_ID = "privcal/Interval-v0"
@@ -266,8 +266,27 @@ def reference_return(policy: str = "random", *, episodes: int = 20000, episode_s
     if n < 2:
         raise ValueError(f"episodes must be an integer >= 2 (a standard error needs two), got {episodes!r}")
     steps = V.positive_int("episode_steps", episode_steps)
-    total = unchecked_simulate(policy, n, steps, _rng.as_generator(seed, "seed"))
-    return float(total.mean()), float(total.std(ddof=1) / np.sqrt(n))
+    return reference_return_unchecked(policy, episodes=n, episode_steps=steps, seed=seed)
+
+
+def reference_return_unchecked(policy: str = "random", *, episodes: int = 20000, episode_steps: int = EPISODE_STEPS,
+                               seed: Any = 0) -> tuple[float, float]:
+    """:func:`reference_return` without validation, for callers that validated the arguments or pass its
+    defaults (``privcal train dpq``, whose own ``--episodes`` is another count): the same simulation.
+
+    Args:
+        policy: "random" or "middle" (not checked); default "random".
+        episodes: number of simulated episodes, an int >= 2 (not checked); default 20000.
+        episode_steps: steps per episode, an int >= 1 (not checked); default 50 (App. E.1).
+        seed: seed of the simulation (``privcal._rng``); default 0.
+
+    Returns:
+        (mean return, standard error of the mean).
+    """
+    from privcal import _rng
+
+    total = unchecked_simulate(policy, episodes, episode_steps, _rng.as_generator(seed, "seed"))
+    return float(total.mean()), float(total.std(ddof=1) / np.sqrt(episodes))
 
 
 def unchecked_simulate(policy: str, n: int, steps: int, rng: np.random.Generator) -> np.ndarray:
@@ -309,8 +328,34 @@ class IntervalEnv(_Base):
             raise ImportError("IntervalEnv needs gymnasium: pip install 'privcal[rl]'")
         if render_mode is not None:
             raise ValueError(f"render_mode must be None (no rendering), got {render_mode!r}")
-        self.max_episode_steps = V.positive_int("max_episode_steps", max_episode_steps)
-        self.peak = _peak(peak)
+        self._setup(V.positive_int("max_episode_steps", max_episode_steps), _peak(peak))
+
+    @classmethod
+    def unchecked(cls, max_episode_steps: int = EPISODE_STEPS, peak: float = 0.5) -> "IntervalEnv":
+        """The environment of ``IntervalEnv(max_episode_steps, peak=peak)``, built without validating the
+        arguments, for callers that validated them or pass the defaults (the DP-Q runs of
+        ``privcal.rl.dpq.agent``, one fresh environment each).
+
+        Args:
+            max_episode_steps: steps after which every episode is truncated, an int >= 1 (not checked);
+                default 50.
+            peak: the reward's peak theta, a float in [0, 1] (not checked); default 0.5.
+
+        Returns:
+            The environment.
+
+        Raises:
+            ImportError: gymnasium is not installed (the ``rl`` extra).
+        """
+        if _gym is None:
+            raise ImportError("IntervalEnv needs gymnasium: pip install 'privcal[rl]'")
+        env = cls.__new__(cls)
+        env._setup(max_episode_steps, peak)
+        return env
+
+    def _setup(self, max_episode_steps: int, peak: float) -> None:
+        self.max_episode_steps = max_episode_steps
+        self.peak = peak
         self.render_mode = None
         self.observation_space = _spaces.Box(low=0.0, high=1.0, shape=(1,), dtype=np.float64)
         self.action_space = _spaces.Discrete(2)

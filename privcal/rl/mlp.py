@@ -71,10 +71,36 @@ class LipschitzMLP:
         if len(sizes) < 2:
             raise ValueError(f"sizes must have at least 2 entries (input, output), got {sizes!r}")
         V.choice("activation", activation, ACTIVATIONS)
+        lipschitz = V.positive("lipschitz", lipschitz)
+        self._setup(sizes, lipschitz, activation, seed, V.positive("output_scale", output_scale))
+
+    @classmethod
+    def unchecked(cls, sizes: tuple[int, ...], lipschitz: float, activation: str = "tanh", seed: _rng.Seed = None,
+                  output_scale: float = 1.0) -> "LipschitzMLP":
+        """The network of ``LipschitzMLP(sizes, lipschitz, activation, seed, output_scale)``, built without
+        validation, for callers that validated the arguments (``privcal.rl.dpq.agent``: its Hyperparameters
+        checked them): the same initial weights from the same seed.
+
+        Args:
+            sizes: layer widths, a tuple of at least 2 ints >= 1 (not checked).
+            lipschitz: the enforced bound L, a float in (0, inf) (not checked).
+            activation: "tanh" or "relu" (not checked); default "tanh".
+            seed: seed of the initial weights (``privcal._rng``); default None.
+            output_scale: factor on the last layer's initial weights, a float in (0, inf) (not checked);
+                default 1.
+
+        Returns:
+            The network.
+        """
+        net = cls.__new__(cls)
+        net._setup(tuple(sizes), lipschitz, activation, seed, output_scale)
+        return net
+
+    def _setup(self, sizes: tuple[int, ...], lipschitz: float, activation: str, seed: _rng.Seed,
+               output_scale: float) -> None:
         self.sizes = sizes
-        self.lipschitz = V.positive("lipschitz", lipschitz)
+        self.lipschitz = lipschitz
         self.activation = activation
-        output_scale = V.positive("output_scale", output_scale)
         rng = _rng.as_generator(seed, "seed")
         self.weights = []
         self.biases = []

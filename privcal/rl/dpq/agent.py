@@ -121,6 +121,7 @@ __all__ = [
     "certified_step",
     "functional_noise",
     "train",
+    "train_unchecked",
     "train_dpq",
     "update_lipschitz_of",
     "valid_hyperparameters",
@@ -315,6 +316,13 @@ def paper_beta(lr: float = PAPER_E3["lr"], batch_size: int = PAPER_E3["batch_siz
     return rkhs.kernel_beta_thm5(lr, k, batch_size)
 
 
+def _paper_beta_e3() -> float:
+    """:func:`paper_beta` at App. E.3's constants (its defaults), which are not arguments to validate."""
+    from privcal import rkhs
+
+    return rkhs.kernel_beta_thm5_unchecked(float(PAPER_E3["lr"]), float(PAPER_E3["k"]), int(PAPER_E3["batch_size"]))
+
+
 def check_resets(resets: int, updates: int) -> int:
     """J as an int dividing U = floor(T/B); ``ValueError`` naming the valid choices otherwise.
 
@@ -363,15 +371,23 @@ def functional_noise(epsilon: float, delta: float, hp: Hyperparameters, resets: 
         ValueError: an argument is outside its range, or J != floor(T/B) under the valid variant.
     """
     from privcal.calibrators import dpq
+
+    return _functional_noise(dpq.calibrate, epsilon, delta, hp, resets, actions, variant)
+
+
+def _functional_noise(calibrate, epsilon, delta, hp, resets, actions, variant) -> tuple[float, float, Any]:
+    """:func:`functional_noise` through ``calibrate``: ``privcal.calibrators.dpq.calibrate`` (which validates)
+    or its ``calibrate_unchecked`` (:func:`train_dpq`, arguments validated)."""
+    from privcal.calibrators import dpq
     from privcal.errors import InfeasibleError
 
     if variant != "paper":
         hp = valid_hyperparameters(hp)
     try:
-        cal = dpq.calibrate(epsilon, delta, samples=hp.samples, batch_size=hp.batch_size, lr=hp.lr,
-                            lipschitz=hp.lipschitz, resets=resets, actions=actions, variant=variant,
-                            update_clip=hp.update_clip if hp.update_clip is not None else dpq.DEFAULT_UPDATE_CLIP,
-                            update_lipschitz=update_lipschitz_of(hp))
+        cal = calibrate(epsilon, delta, samples=hp.samples, batch_size=hp.batch_size, lr=hp.lr,
+                        lipschitz=hp.lipschitz, resets=resets, actions=actions, variant=variant,
+                        update_clip=hp.update_clip if hp.update_clip is not None else dpq.DEFAULT_UPDATE_CLIP,
+                        update_lipschitz=update_lipschitz_of(hp))
     except InfeasibleError as exc:
         raise InfeasibleError(
             f"{exc} [at T={hp.samples}, B={hp.batch_size}, lr={hp.lr:g}, L={hp.lipschitz:g}, J={resets}, "
@@ -495,7 +511,7 @@ def _make_env(env):
         return env
     from privcal.rl.envs import IntervalEnv
 
-    return IntervalEnv()
+    return IntervalEnv.unchecked()  # App. E.1's defaults: nothing to validate
 
 
 def _check_hp(hp) -> Hyperparameters:
@@ -559,11 +575,39 @@ def train(method: str = "dpq", *, hp: Optional[Hyperparameters] = None, sigma: O
         sigma = V.positive("sigma", sigma)
     if method == "dpq":
         resets = updates if resets is None else check_resets(resets, updates)
-        beta = paper_beta() if beta is None else V.positive("beta", beta)
+        beta = _paper_beta_e3() if beta is None else V.positive("beta", beta)
     elif method == "bgp16":
         resets, beta = (updates if resets is None else check_resets(resets, updates)), None
     else:
         resets, beta = None, None
+    return _train(method, hp, sigma, beta, resets, seed, env, progress, epsilon=epsilon, delta=delta,
+                  calibration=calibration, guarantee=guarantee)
+
+
+def train_unchecked(method: str, *, hp: Hyperparameters, sigma: Optional[float], beta: Optional[float],
+                    resets: Optional[int], seed: _rng.Seed = 0, env: Any = None,
+                    progress: Optional[Callable[[int, int], None]] = None, epsilon: Optional[float] = None,
+                    delta: Optional[float] = None, calibration: Any = None, guarantee: str = "") -> TrainResult:
+    """:func:`train` without validation or defaults, for callers that validated and normalised the arguments
+    (``privcal train dpq``: its Hyperparameters, sigma and resets checked once): the same run.
+
+    Args:
+        method: one of :data:`METHODS` (not checked).
+        hp: the learner's settings, a validated :class:`Hyperparameters`.
+        sigma: the noise level, a float in (0, inf), or None for non_private (not checked).
+        beta: the kernel parameter for dpq, a float in (0, inf), else None (not checked).
+        resets: J for dpq and bgp16, an int dividing floor(T/B), else None (not checked).
+        seed: seed of everything (``privcal._rng``); default 0.
+        env: the environment; default a fresh :class:`privcal.rl.envs.IntervalEnv`.
+        progress: called as ``progress(done_samples, total)`` after each update; default None.
+        epsilon: recorded only; default None.
+        delta: recorded only; default None.
+        calibration: recorded only; default None.
+        guarantee: recorded only: the privacy claim in words; default "".
+
+    Returns:
+        the run's :class:`TrainResult`.
+    """
     return _train(method, hp, sigma, beta, resets, seed, env, progress, epsilon=epsilon, delta=delta,
                   calibration=calibration, guarantee=guarantee)
 
@@ -574,7 +618,8 @@ def _train(method, hp, sigma, beta, resets, seed, env, progress, **record) -> Tr
     streams = _Streams(*_streams(seed))
     env = _make_env(env)
     actions = int(env.action_space.n)
-    net = LipschitzMLP((1, *hp.hidden, actions), lipschitz=hp.lipschitz, activation=hp.activation,
+    # hp's fields were validated by Hyperparameters; the env's action count is checked as LipschitzMLP would
+    net = LipschitzMLP.unchecked((1, *hp.hidden, V.positive_int("sizes[i]", actions)), lipschitz=hp.lipschitz, activation=hp.activation,
                        seed=streams.net, output_scale=hp.output_scale)
     recorded_seed = int(seed) if isinstance(seed, numbers.Integral) else None
     return _loop(_Noise(method, sigma, beta, resets), hp, net, env, streams, progress, seed=recorded_seed,
@@ -634,11 +679,11 @@ def _release_noise(noise: _Noise, certify: bool, actions: int, rng):
     if noise.method == "dpq":
         from privcal.noise import OrnsteinUhlenbeckPaths
 
-        return OrnsteinUhlenbeckPaths(actions, noise.beta, noise.sigma, seed=rng)
+        return OrnsteinUhlenbeckPaths.unchecked(actions, noise.beta, noise.sigma, seed=rng)  # checked by train
     if noise.method == "bgp16":
         from privcal.rl.dpq.baselines import WhiteNoisePaths
 
-        return WhiteNoisePaths(actions, noise.sigma, seed=rng)
+        return WhiteNoisePaths.unchecked(actions, noise.sigma, seed=rng)  # checked by train
     return None
 
 
@@ -991,7 +1036,8 @@ class _SummedPaths:
     def __init__(self, actions, beta, sigma, rng):
         from privcal.noise import OrnsteinUhlenbeckPaths
 
-        self._make = lambda: OrnsteinUhlenbeckPaths(actions, beta, sigma, seed=rng)
+        # beta and sigma checked once by train / train_dpq: one layer per release, none re-validated
+        self._make = lambda: OrnsteinUhlenbeckPaths.unchecked(actions, beta, sigma, seed=rng)
         self.layers = [self._make()]
         self._actions = [_SummedAction(self.layers, a) for a in range(actions)]
 
@@ -1086,12 +1132,15 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
         if epsilon is None or delta is None:
             raise ValueError("give either sigma or both epsilon and delta")
         env = _make_env(env)  # the calibration counts one noise path per action of this env
-        sigma, cal_beta, calibration = functional_noise(epsilon, delta, hp, resets,
-                                                        actions=int(env.action_space.n), variant=variant)
+        # validated here once (hp, resets and variant above), then the calibrator's kernel trusts them
+        target = dpq.check_target(epsilon, delta)  # epsilon and delta are recorded as given
+        actions = V.positive_int("actions", int(env.action_space.n))
+        sigma, cal_beta, calibration = _functional_noise(dpq.calibrate_unchecked, *target, hp, resets, actions,
+                                                         variant)
         beta = cal_beta if beta is None else V.positive("beta", beta)
     else:
         sigma = V.positive("sigma", sigma)
-        beta = paper_beta() if beta is None else V.positive("beta", beta)
+        beta = _paper_beta_e3() if beta is None else V.positive("beta", beta)
     result = _train("dpq", hp, sigma, beta, resets, seed, env, progress, epsilon=epsilon, delta=delta,
                     calibration=calibration)
     if variant == "paper":

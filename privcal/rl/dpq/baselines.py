@@ -235,7 +235,32 @@ class WhiteNoisePaths:
 
     def __init__(self, n_paths: int, sigma: float, seed: _rng.Seed = None):
         n_paths = V.positive_int("n_paths", n_paths)
-        self._paths = [WhiteNoisePath(sigma, seed=child) for child in _rng.spawn(seed, n_paths, "seed")]
+        children = _rng.spawn(seed, n_paths, "seed")
+        self._setup(V.positive("sigma", sigma), children)
+
+    @classmethod
+    def unchecked(cls, n_paths: int, sigma: float, seed: _rng.Seed = None) -> "WhiteNoisePaths":
+        """The paths of ``WhiteNoisePaths(n_paths, sigma, seed)``, built without validating ``n_paths`` and
+        ``sigma``, for callers that validated them (the BGP16 runs of ``privcal.rl.dpq.agent``): same draws.
+
+        Args:
+            n_paths: number of paths (actions), an int >= 1 (not checked).
+            sigma: std of every value, a float in (0, inf) (not checked).
+            seed: seed of all paths (``privcal._rng.spawn``); default None.
+
+        Returns:
+            The paths.
+        """
+        paths = cls.__new__(cls)
+        paths._setup(sigma, _rng.spawn(seed, n_paths, "seed"))
+        return paths
+
+    def _setup(self, sigma: float, children) -> None:
+        self._paths = []
+        for child in children:  # sigma checked once for all paths
+            path = WhiteNoisePath.__new__(WhiteNoisePath)
+            path.sigma, path._rng, path._values = sigma, _rng.as_generator(child, "seed"), {}
+            self._paths.append(path)
 
     def __len__(self) -> int:
         return len(self._paths)

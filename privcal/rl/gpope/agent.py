@@ -38,7 +38,7 @@ from privcal import _rng
 from privcal import _validate as V
 from privcal.calibrators import gpope as _gpope_calibrator
 
-__all__ = ["GPOPEResult", "step_sizes", "gpope", "gtd2", "BOUNDS",
+__all__ = ["GPOPEResult", "step_sizes", "gpope", "gpope_unchecked", "gtd2", "BOUNDS",
            "VALID_BOUND", "PAPER_BOUND"]
 
 BOUNDS = ("best", "pld", "rdp", "thm9", "theorem1", "lemma1", "theorem1_paper")
@@ -108,13 +108,20 @@ def step_sizes(schedule: Schedule, step_size: float, iterations: int) -> np.ndar
 
 
 def _step_sizes(schedule, step_size, n) -> np.ndarray:
+    if not callable(schedule) and schedule in ("constant", "diminishing"):
+        step_size = V.positive("step_size", step_size)
+    return _checked_steps(schedule, step_size, n)
+
+
+def _checked_steps(schedule, step_size, n) -> np.ndarray:
+    """The N step sizes from a checked ``step_size`` (any callable's values are checked here)."""
     i = np.arange(1, n + 1, dtype=float)
     if callable(schedule):
         steps = np.array([float(schedule(int(k))) for k in i])
     elif schedule == "constant":
-        steps = np.full(n, V.positive("step_size", step_size))
+        steps = np.full(n, step_size)
     elif schedule == "diminishing":
-        steps = V.positive("step_size", step_size) / i
+        steps = step_size / i
     else:
         raise ValueError(f"schedule must be 'constant', 'diminishing' or a callable, got {schedule!r}")
     if not np.all(np.isfinite(steps)) or np.any(steps <= 0):
@@ -223,6 +230,36 @@ def gpope(dataset: Any, *, sigma: Optional[float] = None, epsilon: Optional[floa
     return _gpope(dataset, sigma, h, steps, rng, theta, w, metric, every, progress,
                   schedule=schedule if isinstance(schedule, str) else "callable", epsilon=epsilon,
                   delta=delta, bound=bound)
+
+
+def gpope_unchecked(dataset: Any, *, sigma: float, clip: Optional[float], iterations: int, step_size: float,
+                    schedule: str = "constant", seed: _rng.Seed = None,
+                    metric: Optional[Callable[[np.ndarray], float]] = None, record_every: Optional[int] = None,
+                    progress: Optional[Callable[[int, int], None]] = None) -> GPOPEResult:
+    """:func:`gpope` with a given sigma from zero starts, without validating the arguments, for callers that
+    validated them (``privcal train gpope`` checks each value once, then runs GPOPE and its non-private
+    baseline): the same run as ``gpope(dataset, sigma=sigma, clip=clip, ...)``.
+
+    Args:
+        dataset: the m trajectories, a :class:`~privcal.rl.gpope.domains.data.Dataset`.
+        sigma: noise multiplier, a float in [0, inf) (not checked).
+        clip: the clip h, a float in (0, inf), or None (only with sigma = 0) (not checked).
+        iterations: N, an int >= 1 (not checked).
+        step_size: s_1, a float in (0, inf) (not checked).
+        schedule: "constant" (default) or "diminishing" (not checked).
+        seed: seed of the trajectory draws and the noise (``privcal._rng``); default None.
+        metric: theta -> float, recorded into ``history`` every ``record_every`` iterations; default None.
+        record_every: recording period, an int >= 1 (not checked); default N (only the end).
+        progress: called as ``progress(done, N)`` after each block of iterations; default None.
+
+    Returns:
+        the run's :class:`GPOPEResult`.
+    """
+    n = dataset.n_features
+    steps = _checked_steps(schedule, step_size, iterations)
+    every = iterations if record_every is None else record_every
+    return _gpope(dataset, sigma, clip, steps, _rng.as_generator(seed, "seed"), np.zeros(n), np.zeros(n), metric,
+                  every, progress, schedule=schedule, epsilon=None, delta=None, bound=None)
 
 
 def _gpope(dataset, sigma, h, steps, rng, theta, w, metric, every, progress, **record) -> GPOPEResult:

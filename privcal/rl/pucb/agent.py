@@ -95,9 +95,10 @@ from privcal.counter import (
     GaussianBinaryCounter,
     _accept_old_beta,
     _error_bound as _counter_error_bound,
-    gaussian_error_bound,
-    gaussian_psum_sensitivity,
+    gaussian_error_bound_unchecked,
+    gaussian_psum_sensitivity_unchecked,
     gaussian_sigma,
+    gaussian_sigma_unchecked,
     sup_error_failure_lower_bound,
 )
 from privcal.rl.pucb.tabular import (
@@ -632,15 +633,16 @@ class PUCB:
         if self.private and counter_noise == "gaussian":
             self.epsilon = epsilon
             self.counter_epsilon = None
-            self.counter_sigma = self.noise_scale = gaussian_sigma(t, epsilon, delta, streams=6 * h)
-            sensitivity = gaussian_psum_sensitivity(t, streams=6 * h)
+            # arguments validated by __init__ or the caller of _trusted: the unchecked kernels (issue 19 item 9)
+            self.counter_sigma = self.noise_scale = gaussian_sigma_unchecked(t, epsilon, delta, streams=6 * h)
+            sensitivity = gaussian_psum_sensitivity_unchecked(t, streams=6 * h)
             # the guarantee at this sigma, from the exact profile (an upper bound on epsilon, <= target)
-            self.jdp_epsilon = _gaussian.epsilon_exact(delta, sensitivity / self.counter_sigma)
+            self.jdp_epsilon = _gaussian.epsilon_exact_unchecked(delta, sensitivity / self.counter_sigma)
             self.jdp_delta = delta
-            self.counters = {name: GaussianBinaryCounter(t, self.counter_sigma, shape, seed=stream)
+            self.counters = {name: GaussianBinaryCounter.unchecked(t, self.counter_sigma, shape, seed=stream)
                              for (name, shape), stream in zip(shapes.items(), streams[:3])}
-            self.error_bound = gaussian_error_bound(t, self.counter_sigma, failure_probability,
-                                                    counters=_num_counters(s, a, h))
+            self.error_bound = gaussian_error_bound_unchecked(t, self.counter_sigma, failure_probability,
+                                                              counters=_num_counters(s, a, h))
             self.guarantee = (f"({self.jdp_epsilon:.6g}, {delta:g})-JDP, Gaussian counters calibrated on "
                               f"the l2 sensitivity sqrt(6HL) (exact Gaussian profile)")
         elif self.private:
@@ -649,7 +651,9 @@ class PUCB:
             split = _counter_epsilon if budget_split == "valid" else _counter_epsilon_paper
             self.counter_epsilon = split(self.epsilon, h)
             self.jdp_epsilon = _jdp_epsilon(self.counter_epsilon, h)
-            self.counters = {name: BinaryCounter(t, self.counter_epsilon, shape, seed=stream)
+            if not self.counter_epsilon > 0:  # epsilon / (6H) underflowed: the check BinaryCounter made
+                raise ValueError(f"epsilon must be in (0, inf), got {self.counter_epsilon!r}")
+            self.counters = {name: BinaryCounter.unchecked(t, self.counter_epsilon, shape, seed=stream)
                              for (name, shape), stream in zip(shapes.items(), streams[:3])}
             self.noise_scale = self.counters["counts"].laplace_scale
             self.guarantee = (f"{self.jdp_epsilon:g}-JDP, Laplace counters (budget split {budget_split}"

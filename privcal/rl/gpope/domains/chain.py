@@ -25,7 +25,7 @@ from privcal import _validate as V
 from privcal.rl.gpope.domains.data import Dataset
 from privcal.rl.gpope.domains.features import OneHot
 
-__all__ = ["ChainEnv", "chain_features", "chain_values", "sample_chain"]
+__all__ = ["ChainEnv", "chain_features", "chain_values", "sample_chain", "sample_chain_unchecked"]
 
 N_STATES = 40
 P_STAY = 0.5
@@ -143,6 +143,25 @@ def sample_chain(trajectories: int, rng: _rng.Seed, *, n_states: int = N_STATES,
     p = V.probability("p_stay", p_stay)
     if p == 1.0:
         raise ValueError("p_stay must be < 1")
+    return sample_chain_unchecked(m, rng, n_states=n, p_stay=p, gamma=gamma)
+
+
+def sample_chain_unchecked(trajectories: int, rng: _rng.Seed, *, n_states: int = N_STATES, p_stay: float = P_STAY,
+                           gamma: float = GAMMA) -> Dataset:
+    """:func:`sample_chain` without validating the sizes, for callers that validated them (``privcal train
+    gpope``): the same sample from the same ``rng``.
+
+    Args:
+        trajectories: m, an int >= 1 (not checked).
+        rng: seed or Generator of the sample (``privcal._rng``).
+        n_states: N, an int >= 1 (not checked); default 40.
+        p_stay: p, a float in [0, 1) (not checked); default 0.5.
+        gamma: the discount factor of the Dataset, in [0, 1] (checked by the Dataset); default 0.99.
+
+    Returns:
+        a validated :class:`~privcal.rl.gpope.domains.data.Dataset` with one-hot features.
+    """
+    m, n, p = trajectories, n_states, p_stay
     rng = _rng.as_generator(rng, "rng")
     starts = rng.integers(n - 1, size=m)
     n_visited = (n - 1) - starts                         # transient states visited per trajectory

@@ -40,10 +40,11 @@ from scipy.integrate import odeint
 from privcal import _rng
 from privcal import _validate as V
 from privcal.rl.gpope.domains.features import FourierBasis
-from privcal.rl.gpope.domains.policies import Greedy, Softmax, collect, q_learning
+from privcal.rl.gpope.domains.policies import Greedy, Softmax, collect, collect_unchecked, q_learning
 
 __all__ = ["PARAMETERS", "REWARD", "ACTIONS", "X0_UNHEALTHY", "X0_HEALTHY", "hiv_derivatives",
-           "HIVBatch", "HIVEnv", "hiv_features", "learn_hiv_policies", "sample_hiv"]
+           "HIVBatch", "HIVEnv", "hiv_features", "learn_hiv_policies", "sample_hiv",
+           "sample_hiv_unchecked"]
 
 #: Adams et al. 2004 (Table 1), as used by Ernst et al. 2006 (Table 1).
 PARAMETERS = {
@@ -292,3 +293,24 @@ def sample_hiv(trajectories: int, rng: _rng.Seed, *, target: Any, behaviour: Any
     """
     return collect(env, trajectories, behaviour, rng=rng, features=behaviour.q.features,
                    gamma=gamma, target=target, reward_scale=reward_scale)
+
+
+def sample_hiv_unchecked(trajectories: int, rng: _rng.Seed, *, target: Any, behaviour: Any, env: HIVBatch,
+                         gamma: float = GAMMA, reward_scale: float = 1e-5) -> Any:
+    """:func:`sample_hiv` without validating ``trajectories`` and ``reward_scale``, for callers that validated
+    them (``privcal train gpope``): the same sample.
+
+    Args:
+        trajectories: m, an int >= 1 (not checked).
+        rng: seed or Generator of the sample (``privcal._rng``).
+        target: the evaluated policy (:func:`learn_hiv_policies`).
+        behaviour: the behaviour policy.
+        env: the HIV environment.
+        gamma: the discount factor, in [0, 1]; default 0.98.
+        reward_scale: factor on the rewards, a float in [0, inf) (not checked); default 1e-5.
+
+    Returns:
+        a validated :class:`~privcal.rl.gpope.domains.data.Dataset`.
+    """
+    return collect_unchecked(env, trajectories, behaviour, rng=rng, features=behaviour.q.features,
+                             gamma=gamma, target=target, reward_scale=reward_scale)

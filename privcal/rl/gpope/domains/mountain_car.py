@@ -31,9 +31,9 @@ from numpy.typing import ArrayLike
 from privcal import _rng
 from privcal import _validate as V
 from privcal.rl.gpope.domains.features import FourierBasis
-from privcal.rl.gpope.domains.policies import EpsilonGreedy, Uniform, collect, q_learning
+from privcal.rl.gpope.domains.policies import EpsilonGreedy, Uniform, collect, collect_unchecked, q_learning
 
-__all__ = ["MountainCarBatch", "mountain_car_features", "learn_behaviour", "sample_mountain_car",
+__all__ = ["MountainCarBatch", "mountain_car_features", "learn_behaviour", "sample_mountain_car", "sample_mountain_car_unchecked",
            "require_gymnasium"]
 
 GAMMA = 0.99
@@ -192,3 +192,24 @@ def sample_mountain_car(trajectories: int, rng: _rng.Seed, *, behaviour: Epsilon
     target = Uniform(env.n_actions) if off_policy else None
     return collect(env, trajectories, behaviour, rng=rng, features=behaviour.q.features,
                    gamma=gamma, target=target)
+
+
+def sample_mountain_car_unchecked(trajectories: int, rng: _rng.Seed, *, behaviour: EpsilonGreedy,
+                                  env: MountainCarBatch, off_policy: bool = False, gamma: float = GAMMA) -> Any:
+    """:func:`sample_mountain_car` without validating ``trajectories``, for callers that validated it (``privcal
+    train gpope``): the same sample.
+
+    Args:
+        trajectories: m, an int >= 1 (not checked).
+        rng: seed or Generator of the sample (``privcal._rng``).
+        behaviour: the behaviour policy (:func:`learn_behaviour`).
+        env: the Mountain Car environment.
+        off_policy: evaluate the uniform policy instead of the behaviour; default False.
+        gamma: the discount factor, in [0, 1]; default 0.99.
+
+    Returns:
+        a validated :class:`~privcal.rl.gpope.domains.data.Dataset` (features: the behaviour's basis).
+    """
+    target = Uniform(env.n_actions) if off_policy else None
+    return collect_unchecked(env, trajectories, behaviour, rng=rng, features=behaviour.q.features,
+                             gamma=gamma, target=target)

@@ -26,7 +26,7 @@ from privcal import _rng
 from privcal import _validate as V
 from privcal.rl.gpope.domains.data import Dataset, importance_ratios
 
-__all__ = ["LinearQ", "EpsilonGreedy", "Softmax", "Greedy", "Uniform", "q_learning", "collect"]
+__all__ = ["LinearQ", "EpsilonGreedy", "Softmax", "Greedy", "Uniform", "q_learning", "collect", "collect_unchecked"]
 
 
 @dataclass
@@ -232,6 +232,29 @@ def collect(env: Any, trajectories: int, behaviour: Any, *, rng: _rng.Seed, feat
     """
     m = V.positive_int("trajectories", trajectories)
     V.nonnegative("reward_scale", reward_scale)
+    return collect_unchecked(env, m, behaviour, rng=rng, features=features, gamma=gamma, target=target,
+                             reward_scale=reward_scale)
+
+
+def collect_unchecked(env: Any, trajectories: int, behaviour: Any, *, rng: _rng.Seed, features: Any, gamma: float,
+                      target: Any = None, reward_scale: float = 1.0) -> Dataset:
+    """:func:`collect` without validating ``trajectories`` and ``reward_scale``, for callers that validated them
+    (``privcal train gpope``): the same episodes from the same ``rng``.
+
+    Args:
+        env: a batched environment (module docstring).
+        trajectories: m, an int >= 1 (not checked).
+        behaviour: the behaviour policy pi_b (anything with ``probs(observations)``).
+        rng: seed or Generator of starts and actions (``privcal._rng``).
+        features: the feature map of the Dataset.
+        gamma: the discount factor, in [0, 1] (checked by the Dataset).
+        target: the target policy pi; default the behaviour policy (on-policy).
+        reward_scale: factor on the recorded rewards, a float in [0, inf) (not checked); default 1.
+
+    Returns:
+        the validated :class:`~privcal.rl.gpope.domains.data.Dataset`.
+    """
+    m = trajectories
     rng = _rng.as_generator(rng, "rng")
     target = behaviour if target is None else target
     state = env.reset(m, rng)
