@@ -1000,3 +1000,22 @@ def test_white_noise_paths_unchecked_is_the_checked_one():
     np.testing.assert_array_equal(a.sample_all(points), b.sample_all(points))
     with pytest.raises(ValueError, match="^sigma must be in"):
         baselines.WhiteNoisePaths(2, -1.0)
+
+
+def test_the_baselines_unchecked_calibrations_equal_the_checked_ones():
+    # privcal train dpq's baselines call these after Hyperparameters validated the settings (issue 19: one
+    # validation per train call); same numbers as the checked versions, and the target is still checked
+    from privcal.rl.dpq import agent as dpq_agent
+    from privcal.rl.dpq import baselines
+
+    hp = dpq_agent.Hyperparameters(samples=200, batch_size=10)
+    assert dpq_agent.functional_noise_unchecked(1.0, 1e-5, hp, hp.updates)[:2] == \
+        dpq_agent.functional_noise(1.0, 1e-5, hp, hp.updates)[:2]
+    assert baselines.dpsgd_noise_multiplier_unchecked(1.0, 1e-5, 20, 10, "reward_function") == \
+        baselines.dpsgd_noise_multiplier(1.0, 1e-5, steps=20, batch_size=10, unit="reward_function")
+    assert baselines.input_perturbation_sigma_unchecked(1.0, 1e-5, 200, "exact") == \
+        baselines.input_perturbation_sigma(1.0, 1e-5, samples=200, accountant="exact")
+    with pytest.raises(ValueError, match="epsilon must be in"):
+        dpq_agent.functional_noise_unchecked(1e300, 1e-5, hp, hp.updates)
+    with pytest.raises(ValueError, match="delta"):
+        baselines.dpsgd_noise_multiplier_unchecked(1.0, 2.0, 20, 10, "reward_function")

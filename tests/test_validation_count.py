@@ -124,14 +124,10 @@ REPEATED = {
     # --sigma: App. E.3's beta without re-validating its constants (rkhs.kernel_beta_thm5_unchecked); the runs
     # (and the non-private reference) through train_unchecked, the BGP16 noise through WhiteNoisePaths.unchecked
     "dpq sigma": {}, "dpq bgp16 sigma": {}, "dpq non-private": {},
-    # what remains (the baselines' calibrations): experiments.noise_for validates epsilon and delta, then the
-    # calibrator it calls validates them again with the settings it reads from Hyperparameters: bgp16 through
-    # agent.functional_noise -> calibrators.dpq.calibrate (samples, batch_size, lr, lipschitz too); dp-sgd through
-    # baselines.dpsgd_noise_multiplier -> privcal.calibrate (and its _unit_sensitivity checks batch_size);
-    # input-perturbation through baselines.input_perturbation_sigma -> privcal.calibrate (samples too)
-    "dpq bgp16": {"epsilon": 2, "delta": 2, "samples": 2, "batch_size": 2, "lr": 2, "lipschitz": 2},
-    "dpq dp-sgd": {"epsilon": 2, "delta": 2, "batch_size": 2},
-    "dpq input-perturbation": {"epsilon": 2, "delta": 2, "samples": 2},
+    # the baselines' calibrations: the CLI calls experiments.unchecked_noise_for, whose calibrators check the
+    # target once (bgp16: agent.functional_noise_unchecked -> calibrators.dpq.check_target + calibrate_unchecked;
+    # dp-sgd / input-perturbation: baselines.*_unchecked -> privcal.calibrate) and trust the Hyperparameters
+    "dpq bgp16": {}, "dpq dp-sgd": {}, "dpq input-perturbation": {},
 }
 
 

@@ -138,7 +138,7 @@ def _hyperparameters(args):
 def _train(args, hp, progress):
     from privcal import _validate as V
     from privcal.rl.dpq import agent as dpq_agent
-    from privcal.rl.dpq.experiments import noise_for
+    from privcal.rl.dpq.experiments import unchecked_noise_for
 
     method = _METHODS[args.method]
     targeted = args.epsilon is not None or args.delta is not None
@@ -173,7 +173,7 @@ def _train(args, hp, progress):
     elif sigma is None:
         if not targeted:
             raise ValueError("give --sigma or both --epsilon and --delta")
-        ns = noise_for(method, args.epsilon, args.delta, hp, args.variant)
+        ns = unchecked_noise_for(method, args.epsilon, args.delta, hp, args.variant)  # the calibrators check the target
         if ns.infeasible:
             from privcal.errors import InfeasibleError
 

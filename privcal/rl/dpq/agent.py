@@ -120,6 +120,7 @@ __all__ = [
     "check_resets",
     "certified_step",
     "functional_noise",
+    "functional_noise_unchecked",
     "train",
     "train_unchecked",
     "train_dpq",
@@ -373,6 +374,29 @@ def functional_noise(epsilon: float, delta: float, hp: Hyperparameters, resets: 
     from privcal.calibrators import dpq
 
     return _functional_noise(dpq.calibrate, epsilon, delta, hp, resets, actions, variant)
+
+
+def functional_noise_unchecked(epsilon: float, delta: float, hp: Hyperparameters, resets: int, *,
+                               actions: int = 2, variant: str = "valid") -> tuple[float, float, Any]:
+    """:func:`functional_noise` for settings already validated (``hp`` was, on construction; ``resets``,
+    ``actions`` and ``variant`` by the caller): only the target is checked (``calibrators.dpq.check_target``,
+    epsilon <= MAX_EPSILON), then ``calibrators.dpq.calibrate_unchecked`` (the baselines' calibration of
+    ``privcal train dpq``, which validates each argument once).
+
+    Args:
+        epsilon: target epsilon, in (0, MAX_EPSILON].
+        delta: target delta, in (0, 1).
+        hp: the learner's settings (validated).
+        resets: J, trusted.
+        actions: number of actions, trusted; default 2.
+        variant: "valid" (default) or "paper", trusted.
+
+    Returns:
+        (sigma, beta, the calibrator's result), as :func:`functional_noise`.
+    """
+    from privcal.calibrators import dpq
+
+    return _functional_noise(dpq.calibrate_unchecked, *dpq.check_target(epsilon, delta), hp, resets, actions, variant)
 
 
 def _functional_noise(calibrate, epsilon, delta, hp, resets, actions, variant) -> tuple[float, float, Any]:

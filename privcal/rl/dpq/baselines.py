@@ -117,6 +117,40 @@ def _unit_sensitivity(unit, batch_size) -> float:
     return 1.0 if unit == "example" else 2.0 * batch_size
 
 
+def dpsgd_noise_multiplier_unchecked(epsilon: float, delta: float, steps: int, batch_size: int, unit: str,
+                                     accountant: str = "exact") -> float:
+    """:func:`dpsgd_noise_multiplier` for ``steps``, ``batch_size`` and ``unit`` already validated (the caller's
+    ``Hyperparameters``): ``privcal.calibrate`` checks the target and the accountant.
+
+    Args:
+        epsilon: target epsilon, in (0, inf).
+        delta: target delta, in (0, 1).
+        steps: number of full-batch SGD steps, trusted.
+        batch_size: B, trusted.
+        unit: "reward_function" or "example", trusted.
+        accountant: a ``privcal.calibrate`` accountant; default "exact".
+    """
+    from privcal import calibrate
+
+    return calibrate(epsilon, delta, sensitivity=1.0 if unit == "example" else 2.0 * batch_size, steps=steps,
+                     accountant=accountant)
+
+
+def input_perturbation_sigma_unchecked(epsilon: float, delta: float, samples: int, accountant: str) -> float:
+    """:func:`input_perturbation_sigma` for ``samples`` and ``accountant`` already validated: ``privcal.calibrate``
+    checks the target.
+
+    Args:
+        epsilon: target epsilon, in (0, inf).
+        delta: target delta, in (0, 1).
+        samples: T, trusted.
+        accountant: one of INPUT_PERTURBATION_ACCOUNTANTS, trusted.
+    """
+    from privcal import calibrate
+
+    return calibrate(epsilon, delta, sensitivity=1.0, steps=samples, accountant=accountant)
+
+
 def dpsgd_noise_multiplier(epsilon: float, delta: float, *, steps: int, batch_size: int,
                            unit: str = "reward_function", accountant: str = "exact") -> float:
     """Valid noise multiplier z (noise std z C on the clipped-gradient sum) for ``steps`` full-batch steps.

@@ -141,7 +141,8 @@ def noise_for(method: str, epsilon: float, delta: float, hp: Hyperparameters,
 
 
 def unchecked_noise_for(method, epsilon, delta, hp, version) -> NoiseSetting:
-    """:func:`noise_for` on arguments already checked (the kernel the sweeps and the frontier call)."""
+    """:func:`noise_for` on ``method``, ``version`` and ``hp`` already checked (the kernel the sweeps, the frontier
+    and ``privcal train dpq`` call): the calibrators it calls check the target (epsilon, delta) once."""
     from privcal.rl.dpq import baselines
 
     if method == "non_private":
@@ -156,15 +157,15 @@ def unchecked_noise_for(method, epsilon, delta, hp, version) -> NoiseSetting:
                           f"beta = 1/v")
             else:
                 try:
-                    sigma, beta, _ = dpq_agent.functional_noise(epsilon, delta, hp, hp.updates,
-                                                                variant="paper")
+                    sigma, beta, _ = dpq_agent.functional_noise_unchecked(epsilon, delta, hp, hp.updates,
+                                                                          variant="paper")
                 except InfeasibleError as exc:
                     return NoiseSetting(method, version, infeasible=str(exc))
                 source = "privcal.calibrators.dpq.calibrate(variant='paper'): the paper's formulas solved consistently"
             dp = False
         else:
             try:
-                sigma, beta, cal = dpq_agent.functional_noise(epsilon, delta, hp, hp.updates)
+                sigma, beta, cal = dpq_agent.functional_noise_unchecked(epsilon, delta, hp, hp.updates)
             except InfeasibleError as exc:
                 return NoiseSetting(method, version, infeasible=f"privcal.calibrators.dpq.calibrate (valid): {exc}")
             source = (f"privcal.calibrators.dpq.calibrate valid (update clip c = {cal.update_clip:g} and slope clip "
@@ -178,7 +179,7 @@ def unchecked_noise_for(method, epsilon, delta, hp, version) -> NoiseSetting:
         return NoiseSetting(method, version, sigma=sigma, beta=beta, dp=dp, source=source)
     if method == "input_perturbation":
         accountant = "kov" if version == "paper" else "exact"
-        sigma = baselines.input_perturbation_sigma(epsilon, delta, samples=hp.samples, accountant=accountant)
+        sigma = baselines.input_perturbation_sigma_unchecked(epsilon, delta, hp.samples, accountant)
         return NoiseSetting(method, version, sigma=sigma, dp=True,
                             source=f"{hp.samples} Gaussian releases of sensitivity 1, "
                                    f"{accountant} composition")
@@ -187,8 +188,7 @@ def unchecked_noise_for(method, epsilon, delta, hp, version) -> NoiseSetting:
         z = baselines.dpsgd_noise_multiplier_paper(epsilon, delta, steps=hp.updates)
         return NoiseSetting(method, version, sigma=z, dp=False,
                             source="Abadi et al. Thm 1, c2 = sqrt(2), q = 1: per-example guarantee only")
-    z = baselines.dpsgd_noise_multiplier(epsilon, delta, steps=hp.updates, batch_size=hp.batch_size,
-                                         unit="reward_function")
+    z = baselines.dpsgd_noise_multiplier_unchecked(epsilon, delta, hp.updates, hp.batch_size, "reward_function")
     return NoiseSetting(method, version, sigma=z, dp=True,
                         source=f"clipped-sum sensitivity 2B C = {2 * hp.batch_size} C, exact composition")
 
