@@ -354,7 +354,7 @@ def calibrate(
     epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip, update_lipschitz = (
         _inputs(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions, variant, update_clip,
                 update_lipschitz))
-    return _calibrate(epsilon, delta, samples=samples, batch_size=batch_size, lr=lr, lipschitz=lipschitz,
+    return calibrate_unchecked(epsilon, delta, samples=samples, batch_size=batch_size, lr=lr, lipschitz=lipschitz,
                       resets=resets, actions=actions, variant=variant, update_clip=update_clip,
                       update_lipschitz=update_lipschitz)
 
@@ -398,28 +398,6 @@ def calibrate_unchecked(
         ValueError: J != floor(T/B) under the valid variant.
         InfeasibleError: the paper variant finds no k meeting every printed condition.
     """
-    return _calibrate(epsilon, delta, samples=samples, batch_size=batch_size, lr=lr, lipschitz=lipschitz,
-                      resets=resets, actions=actions, variant=variant, update_clip=update_clip,
-                      update_lipschitz=update_lipschitz)
-
-
-def _calibrate(
-    epsilon: float,
-    delta: float,
-    *,
-    samples: int,
-    batch_size: int,
-    lr: float,
-    lipschitz: float,
-    resets: int,
-    actions: int = 2,
-    variant: str = "valid",
-    update_clip: float = DEFAULT_UPDATE_CLIP,
-    update_lipschitz: float = DEFAULT_UPDATE_LIPSCHITZ,
-) -> DPQCalibration:
-    """:func:`calibrate` for validated inputs (privcal's own callers, e.g. the dpq table).
-
-    "corrected" is accepted here as "valid" (no warning); J != floor(T/B) still raises under "valid"."""
     variant = _ALIASES.get(variant, variant)
     if variant == "valid":
         _fresh_noise(resets, samples // batch_size)

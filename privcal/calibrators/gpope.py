@@ -704,7 +704,7 @@ def calibrate_report(
     h = V.positive("clip", clip)
     V.choice("bound", bound, BOUNDS)
     neighbouring = _relation(neighbouring, adjacency)
-    return _calibrate_report(e, d, iterations=n, trajectories=m, clip=h, bound=bound, neighbouring=neighbouring)
+    return calibrate_report_unchecked(e, d, iterations=n, trajectories=m, clip=h, bound=bound, neighbouring=neighbouring)
 
 
 def calibrate_report_unchecked(
@@ -717,8 +717,8 @@ def calibrate_report_unchecked(
     bound: str = "best",
     neighbouring: str = "replace_one",
 ) -> GPOPECalibration:
-    """:func:`calibrate_report` without validation, for callers that validated the arguments (e.g. ``privcal
-    train gpope``, whose command line checks each value once): the same report, the same sigma.
+    """:func:`calibrate_report` without validation, for callers that validated the arguments (``privcal train gpope``, whose command
+    line checks each value once, and the GPOPE table): the same report, the same sigma.
 
     Args:
         epsilon: target epsilon, a float in (0, inf) (not checked).
@@ -736,21 +736,6 @@ def calibrate_report_unchecked(
     Raises:
         InfeasibleError: the bound cannot reach the target.
     """
-    return _calibrate_report(epsilon, delta, iterations=iterations, trajectories=trajectories, clip=clip,
-                             bound=bound, neighbouring=neighbouring)
-
-
-def _calibrate_report(
-    epsilon: float,
-    delta: float,
-    *,
-    iterations: int,
-    trajectories: int,
-    clip: float = 1.0,
-    bound: str = "best",
-    neighbouring: str = "replace_one",
-) -> GPOPECalibration:
-    """:func:`calibrate_report` for validated inputs (privcal's own callers, e.g. the gpope table)."""
     e, d, n, m = epsilon, delta, iterations, trajectories
     notes = []
     name = None

@@ -475,7 +475,7 @@ def dpq_table(
         sigmas, details = {}, {}
         for key, variant in (("e2e_paper", "paper"), ("e2e_valid", "valid")):
             try:
-                r = dpq._calibrate(eps, delta, variant=variant, **setting)
+                r = dpq.calibrate_unchecked(eps, delta, variant=variant, **setting)
             except InfeasibleError:
                 sigmas[key], details[key] = math.inf, {"feasible": False}
                 continue
@@ -661,7 +661,7 @@ def gpope_table(
                     sigmas[key] = RDPAccountant()._sigma_for(
                         Releases._unchecked(1.0, n, 1.0 / m, "without_replacement", Neighbouring.REPLACE_ONE), eps, delta)
                 else:
-                    sigmas[key] = gpope._calibrate_report(eps, delta, **setting, **kw).sigma
+                    sigmas[key] = gpope.calibrate_report_unchecked(eps, delta, **setting, **kw).sigma
             except InfeasibleError:
                 sigmas[key] = math.inf
             except (MemoryLimitError, MemoryError, CalibrationError) as exc:  # e.g. a PLD grid beyond its cap:
