@@ -487,18 +487,19 @@ class PLD:
         out = []
         for d, pm in enumerate(self._pmfs(h, upper, tails)):
             tilt = 0.0
-            if (delta is not None and delta < _UNTILTED_DELTA) or epsilon is not None or (
-                    delta is not None and _untilted_local(pm, h) > 1e-3 * delta):
-                # (the untilted composition's input-error term alone, known before composing, would exceed
-                # what an untilted first try allows: tilted at once instead of composing twice)
-                tilt = self._tilt(pm, h, upper, tails, d, delta, epsilon)
+            # delta >= _UNTILTED_DELTA: an untilted first try -- unless its input-error term alone, known before
+            # composing, would exceed the 1e-3 delta that try allows: then tilted at once, held to the same
+            # 1e-3 delta (its slack is then far smaller; a stricter re-tilt would compose twice)
+            relaxed = delta is not None and epsilon is None and delta >= _UNTILTED_DELTA
+            if not relaxed or _untilted_local(pm, h) > 1e-3 * delta:
+                tilt = self._tilt(pm, h, upper, tails, d, delta, epsilon) if (delta is not None or epsilon is not None) else 0.0
             c = self._composed_one(pm, h, upper, tails, tilt, d)
             if delta is not None and epsilon is None:
                 e0 = _compose.epsilon_for(c, delta)
                 # a tilted first try re-tilts above 1e-6 delta; an untilted one (delta >= _UNTILTED_DELTA) only
                 # where its slack exceeds 1e-3 delta (the bracket includes the slack, and its width check
                 # refines the grid if the slack ever decides it)
-                allowed = 1e-3 * delta if tilt == 0.0 else 1e-6 * delta
+                allowed = 1e-3 * delta if relaxed else 1e-6 * delta
                 if math.isfinite(e0) and _compose.slack(c, e0) > allowed:
                     tilt2 = self._tilt(pm, h, upper, tails, d, None, e0)
                     if tilt2 != tilt:
