@@ -43,6 +43,7 @@ from typing import Optional
 import numpy as np
 from scipy import fft as sfft
 
+from . import _build
 from ._build import _U, Pmf
 
 #: |w^ - w| <= TWIDDLE_ERR u for pocketfft's twiddle factors (``sincos_2pibyn``): each of the two table
@@ -81,6 +82,11 @@ class Composed:
     # (mono, dipole, quadrupole, growth): sum_i n_i of the factors' (tilted) input error patterns and the
     # factor prod_i (1 + l1_i)^{n_i} bounding the masses they are convolved with (see :func:`local_err`)
     local: Optional[tuple] = None
+    # additive bound, the same at every epsilon, of what lies between the factors composed here and exact
+    # dominating (upper) / dominated (lower) factors: the re-gridded blocks of a long history (:func:`regrid`)
+    err_add: float = 0.0
+    # the same blocks' error that scales like the tail: err_rel exp(log_scale - tau eps) at eps (Sec. 2.11)
+    err_rel: float = 0.0
 
     @property
     def losses(self) -> np.ndarray:
@@ -296,7 +302,11 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
             lm = np.log(c.mass) + (K - tilt * idx)
         mass = np.exp(np.minimum(lm, 0.0))  # a mass is <= 1: capping only moves it towards the truth
         top = c.offset + c.mass.size - 1
-        return Composed(c.offset, mass, inf_mass, h, c.err, c.outside, None, tilt, K, top, err_inf,
+        # the rescaling (log, sum, product, exp) has relative error <= 2u (2 + |lm|) per mass: in tilted l1,
+        # that times the tilted masses' sum
+        fin = lm[np.isfinite(lm)]
+        back = 2 * _U * (2.0 + (float(np.max(np.abs(fin))) if fin.size else 0.0)) * float(np.sum(c.mass))
+        return Composed(c.offset, mass, inf_mass, h, c.err + back, c.outside, None, tilt, K, top, err_inf,
                         _local(tf))
     if len(factors) > GROUP_MIN:
         return compose_grouped(factors, tail, check)
@@ -346,6 +356,129 @@ def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, c
     out.local = _local(level2)
     return out
 
+
+def block_err(c: Composed) -> tuple[float, float]:
+    """(A, R): for every real eps' (negative ones included), |delta(eps') of the computed masses of ``c`` -
+    delta(eps') of the exact composition of its exact factors| <= A + R e^{-tau eps'} (tau per nat; for an
+    untilted ``c``, tau = 0 and R is an l1 bound), docs/pld.md Sec. 2.11. The terms of R: the tilted l1
+    bounds of the FFT round-off, of twice the mass outside the window (folded in where it does not belong,
+    missing where it does; a folded mass is rescaled at its landing point, so its tilted weight is kept),
+    and of the factors' input errors (:func:`local_err`, whose bound at eps' is S(eps') times a constant),
+    all times e^K: a tilted l1 bound b gives sum_{l > eps'} |e_l| <= e^{K - tau eps'} b, the weights
+    (1 - e^{eps' - l})_+ being in [0, 1] and zero below eps'. A: the error of the +inf mass, and the
+    per-atom errors of a single factor composed once (no FFT, untilted)."""
+    loc = local_err(c, c.log_scale * c.h / c.tilt if c.tilt > 0 else 0.0)  # at S = 1: its constant
+    R = (c.err + 2.0 * c.outside + loc) * (1.0 + 8 * _U)
+    e = c.log_scale
+    R = R * math.exp(e) if e < 700 else math.inf
+    A = c.err_inf + (float(np.sum(c.err_atoms)) if c.err_atoms is not None else 0.0)  # no FFT: per-atom errors
+    return A, R
+
+
+def regrid(c: Composed, K: int, upper: bool) -> tuple[Pmf, float, float]:
+    """The composed masses of ``c`` (grid h) moved onto the grid H = K h (docs/pld.md Sec. 2.11), as a
+    :class:`Pmf` to compose further; with R, the bound of the move's rounding in the form of
+    :func:`block_err` (its e^{-tau eps} coefficient, tau = c.tilt / h; 0 for the lower end), and the log of
+    M(tau) = sum_l y_l e^{tau l} of the masses moved.
+
+    Upper (dominating): each atom (P-mass y at loss l in [G_j, G_{j+1})) is split into atoms at G_j and
+    G_{j+1} that keep its P- and Q-mass -- the fraction (1 - e^{-(l - G_j)}) / (1 - e^{-H}) of y goes up --
+    "connect the dots" on the composed PLD: by convexity of (.)_+, (p_1 - e^eps q_1)_+ + (p_2 - e^eps q_2)_+
+    >= (p - e^eps q)_+ at every real eps, so every delta of every further composition can only grow.
+    Lower (dominated): the atoms of a coarse cell are merged (a post-processing: its ratio lies in
+    [e^{G_j}, e^{G_j + H})) and the cells go through the PLD's pairing (:func:`_build._sweep`), with P-mass
+    bounded from below and e^{G_j} Q-mass from above through the sums' roundings. Both are second order in H:
+    mass moves only within one coarse cell. The masses of ``c`` are taken as the measure to move; how far
+    they are from the exact composition is :func:`block_err`, charged by the caller."""
+    u = _U
+    h, y = c.h, np.maximum(c.mass, 0.0)
+    H = K * h
+    tau = c.tilt / h
+    j0 = c.offset // K
+    pad = c.offset - j0 * K
+    cells = -(-(pad + y.size) // K)
+    Y = np.zeros(cells * K)
+    Y[pad:pad + y.size] = y
+    Y = Y.reshape(cells, K)
+    r = np.arange(K, dtype=float)
+    tot = Y.sum(axis=1)
+    atoms = np.zeros(cells + 1)
+    with np.errstate(divide="ignore"):
+        lw = np.log(y) + tau * c.losses
+    top = float(np.max(lw)) if y.size else -math.inf
+    log_m = top + math.log(float(np.sum(np.exp(lw - top)))) if math.isfinite(top) else -math.inf
+    if upper:
+        w = np.expm1(-r * h) / math.expm1(-H)  # fraction sent up to G_{j+1}, in [0, 1)
+        up = np.sum(Y * w, axis=1)
+        atoms[1:] += up
+        atoms[:-1] += np.maximum(tot - up, 0.0)
+        # w: two expm1 (1 ulp each) and a division (u): 5u; products u; each sum of K terms gamma_{K-1};
+        # the difference u |tot - up| plus the errors of tot and up: (2K + 10) u times the mass of the cell
+        # (1.01 for the second-order terms), landing at G_j or G_{j+1} <= l + H: in the form A + R e^{-tau eps},
+        # R <= (2K + 10) u e^{tau H} M(tau), twice (each atom feeds two)
+        e = log_m + tau * H
+        R = 2.02 * (2 * K + 10) * u * math.exp(e) if e < 700 else math.inf
+        return Pmf(j0, atoms, c.inf_mass, H), R, log_m
+    g = 1.01 * (K + 4) * u
+    e = np.exp(-r * h)  # e^{-(l - G_j)}, 1 ulp
+    rt = np.sum(Y * e, axis=1) * (1.0 + g)  # e^{G_j} Q from above
+    p_lo = tot * (1.0 - g)  # P from below
+    rt = np.minimum(rt, tot * (1.0 + g))  # e^{G_j} Q <= P exactly (every atom's loss is >= G_j)
+    atoms[:-1] = _build._sweep(p_lo, rt, H, 0.0, 0.0)
+    return Pmf(j0, atoms, c.inf_mass, H), 0.0, log_m
+
+
+
+def compose_levels(factors: list[tuple[Pmf, int]], K: int, B: int, upper: bool, tail: float = WINDOW_TAIL,
+                   tilt: float = 0.0, check=None) -> Composed:
+    """The composition of ``factors`` (grid h) in two levels (docs/pld.md Sec. 2.11), tilted by ``tilt``
+    (per grid step h; the same tau = tilt / h per nat at both levels), on the grid H = K h.
+
+    Each factor with a count n >= B is split into m = n // B blocks of B copies, composed on the grid h
+    (:func:`compose`) and moved onto H (:func:`regrid`: dominating for the upper end, dominated for the
+    lower); the n - m B left of each, and every factor with a count below B, are composed into one more
+    block the same way (not built on H directly: a step far narrower than H would lose a first-order part
+    of its loss in the dominated construction, every coarse cell holding a single pile). The blocks are
+    composed on H (:func:`compose`, tilt K ``tilt``).
+
+    A block's distance to an exact one is at most A + R e^{-tau eps'} at every real eps' (:func:`block_err`,
+    plus the move's rounding). Replacing the m exact blocks by the moved ones one at a time (telescoping:
+    delta_{X (x) C}(eps) = sum_c P_C(c) delta_X(eps - L_c)), each replacement costs at most A P_others +
+    R e^{-tau eps} M_others(tau), the other factors' P-mass and P-MGF at tau: in all
+    m A max(1, P_z)^m + m (R / M_z) rho^(m - 1) e^{K2 - tau eps}, K2 the second level's log MGF (its
+    ``log_scale``) and rho = max(1, M_exact / M_z) with M_exact <= M_moved + R. These are ``err_add`` and
+    ``err_rel`` of the result; :func:`slack` charges them. ``check`` is called with every FFT length."""
+    h = factors[0][0].h
+    H = K * h
+    blocks = [([(x, B)], n // B) for x, n in factors if n >= B]
+    rest = [(x, n % B if n >= B else n) for x, n in factors if (n % B if n >= B else n)]
+    if rest:
+        blocks.append((rest, 1))
+    tail1 = tail / (4.0 * sum(m for _, m in blocks))
+    tau = tilt / h
+    level2, add, rel, log_rho, k2 = [], 0.0, 0.0, 0.0, 0.0
+    for group, m in blocks:
+        block = compose(group, tail1, tilt, check)
+        z, r_move, log_my = regrid(block, K, upper)
+        a, r = block_err(block)
+        r += r_move
+        log_mz = float(_log_mgf(z, np.array([tau * H]))[0])
+        p_z = float(np.sum(z.mass)) + z.inf_mass
+        add += m * a * max(1.0, p_z) ** m
+        rel += m * r * math.exp(-log_mz) if log_mz > -700 else math.inf
+        m_exact = math.exp(log_my) + r if log_my < 700 else math.inf
+        if m > 1 and m_exact > 0:
+            log_rho += (m - 1) * max(0.0, math.log(m_exact) - log_mz)
+        k2 += m * log_mz
+        level2.append((z, m))
+    c = compose(level2, tail, tilt * K, check)
+    c.err_add += add
+    if c.tilt > 0.0:
+        c.err_rel += rel * math.exp(log_rho) if log_rho < 700 else math.inf
+    else:  # composed untilted (tau = 0, or a single block composed once): at eps >= 0, e^{K2 - tau eps} <= e^{K2}
+        e = log_rho + k2
+        c.err_add += rel * math.exp(e) if e < 700 else math.inf
+    return c
 
 def _local(factors) -> tuple:
     """(sum n_i mono_i, sum n_i dip_i, sum n_i quad_i, growth) of the factors' input errors."""
@@ -532,7 +665,10 @@ def slack(c: Composed, epsilon: float) -> float:
     mass outside the window (scaled by :func:`scale_at` when tilted), the error of the mass at +inf, and
     the evaluation. With per-atom errors (no FFT) only atoms above epsilon count, each weighted by
     min(1, l - epsilon) >= 1 - e^{epsilon - l}."""
-    s = (c.err + c.outside) * scale_at(c, epsilon) + c.err_inf + local_err(c, epsilon)
+    s = (c.err + c.outside) * scale_at(c, epsilon) + c.err_inf + local_err(c, epsilon) + c.err_add
+    if c.err_rel > 0:
+        e = c.log_scale - c.tilt / c.h * epsilon
+        s += c.err_rel * math.exp(e) if e < 700 else math.inf
     l = c.losses
     m = l > epsilon
     value = float(np.sum(c.mass[m])) + c.inf_mass
