@@ -90,7 +90,16 @@ class Composed:
 
     @property
     def losses(self) -> np.ndarray:
-        return (self.offset + np.arange(self.mass.size)) * self.h
+        """The atoms' losses (offset + i) h (cached: the epsilon searches ask for them many times)."""
+        key = (self.offset, self.mass.size, self.h)
+        cached = self.__dict__.get("_losses")
+        if cached is None or cached[0] != key:
+            cached = self.__dict__["_losses"] = (key, (self.offset + np.arange(self.mass.size)) * self.h)
+        return cached[1]
+
+    def above(self, epsilon: float) -> int:
+        """Index of the first atom with loss > ``epsilon`` (the losses increase)."""
+        return int(np.searchsorted(self.losses, epsilon, side="right"))
 
 
 def _inf_mass(factors) -> float:
@@ -570,9 +579,8 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
 
 def delta_at(c: Composed, epsilon: float) -> float:
     """sum over losses l > epsilon of (1 - e^{epsilon - l}) * mass, plus the mass at +inf (no bounds)."""
-    l = c.losses
-    m = l > epsilon
-    return float(np.sum(c.mass[m] * -np.expm1(epsilon - l[m]))) + c.inf_mass
+    j = c.above(epsilon)
+    return float(np.sum(c.mass[j:] * -np.expm1(epsilon - c.losses[j:]))) + c.inf_mass
 
 
 def _log_c(tau: np.ndarray) -> np.ndarray:
@@ -669,12 +677,34 @@ def slack(c: Composed, epsilon: float) -> float:
     if c.err_rel > 0:
         e = c.log_scale - c.tilt / c.h * epsilon
         s += c.err_rel * math.exp(e) if e < 700 else math.inf
-    l = c.losses
-    m = l > epsilon
-    value = float(np.sum(c.mass[m])) + c.inf_mass
+    j = c.above(epsilon)
+    value = float(np.sum(c.mass[j:])) + c.inf_mass
     if c.err_atoms is not None:
-        s += float(np.sum(c.err_atoms[m] * np.minimum(1.0, l[m] - epsilon)))
-    return s + _eval_err(value + s, int(np.count_nonzero(m)) + 1)
+        s += float(np.sum(c.err_atoms[j:] * np.minimum(1.0, c.losses[j:] - epsilon)))
+    return s + _eval_err(value + s, c.mass.size - j + 1)
+
+
+def _suffix_deltas(c: Composed, y: np.ndarray) -> np.ndarray:
+    """d_j = S1_j - e^{-h} T_j, the delta at the loss below atom j of the masses ``y`` (the part of ``c`` at
+    losses >= 0), with S1_j = sum_{i >= j} y_i and T_j = sum_{i >= j} y_i e^{-(l_i - l_j)}; cached on ``c``
+    (a search proposes many candidates on the same composition; only :func:`epsilon_for` uses it, and its
+    answers are only proposals, each checked by :func:`delta_at` and :func:`slack`)."""
+    key = (c.offset, c.mass.size, c.h, id(c.mass))
+    cached = c.__dict__.get("_suffix")
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    n, h = y.size, c.h
+    s1 = np.cumsum(y[::-1])[::-1]
+    if n * h < 600.0:  # e^{(n - i) h} stays finite: plain suffix sums of y_i e^{(n - i) h}
+        scale = np.exp((n - np.arange(n)) * h)
+        T = np.cumsum((y * np.exp(-np.arange(n) * h + n * h))[::-1])[::-1] / scale
+    else:
+        with np.errstate(divide="ignore"):
+            lw = np.log(y) - np.arange(n) * h  # log(y_i e^{-i h})
+        T = np.exp(np.logaddexp.accumulate(lw[::-1])[::-1] + np.arange(n) * h)
+    d = s1 - math.exp(-h) * T
+    c.__dict__["_suffix"] = (key, d)
+    return d
 
 
 def epsilon_for(c: Composed, target: float) -> float:
@@ -688,16 +718,7 @@ def epsilon_for(c: Composed, target: float) -> float:
     n = y.size
     if n == 0:
         return 0.0
-    # suffix sums S1_j = sum_{i >= j} y_i and T_j = sum_{i >= j} y_i e^{-(l_i - l_j)} (all terms <= y_i)
-    s1 = np.cumsum(y[::-1])[::-1]
-    if n * h < 600.0:  # e^{(n - i) h} stays finite: plain suffix sums of y_i e^{(n - i) h}
-        scale = np.exp((n - np.arange(n)) * h)
-        T = np.cumsum((y * np.exp(-np.arange(n) * h + n * h))[::-1])[::-1] / scale
-    else:
-        with np.errstate(divide="ignore"):
-            lw = np.log(y) - np.arange(n) * h  # log(y_i e^{-i h})
-        T = np.exp(np.logaddexp.accumulate(lw[::-1])[::-1] + np.arange(n) * h)
-    d = s1 - math.exp(-h) * T
+    d = _suffix_deltas(c, y)
     idx = np.flatnonzero(d > t)
     j = int(idx[-1]) if idx.size else 0  # last j with d_j > t: eps in [l_{j-1}, l_j]
     if not idx.size and d[0] <= t:
