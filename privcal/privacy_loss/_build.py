@@ -454,9 +454,16 @@ def _log_cell_masses(lgt: np.ndarray, lle: np.ndarray) -> np.ndarray:
     return np.nan_to_num(out, nan=-np.inf, posinf=-np.inf)
 
 
-def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS) -> Pmf:
-    """The upper (dominating, split) or lower (dominated, swept) discrete PLD of one direction; the grid
-    reaches about ``tail`` P-mass into each tail (the exact mass beyond goes to +inf, resp. is dropped)."""
+#: grid cells kept per cache (:func:`pmfs`'s ``cells``)
+_CELLS_KEPT = 8
+
+
+def _grid_cells(direction, h: float, tail: float, cells: Optional[dict] = None) -> tuple:
+    """The tails at the grid points and the cell masses of one direction (:func:`pmfs`); kept in ``cells``
+    (read-only arrays) when given, so that the other end of the same bracket reuses them."""
+    key = (id(direction), h, tail)
+    if cells is not None and key in cells:
+        return cells[key][1]
     lo, hi = grid_range(direction, h, tail)
     g = np.arange(lo, hi + 1) * h  # grid points g_0 .. g_m
     p_gt, p_le, q_gt, q_le = direction.tails(g)
@@ -474,10 +481,29 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS) -> Pmf:
     below, above = float(np.exp(p_le[0])), float(np.exp(p_gt[-1]))
     with np.errstate(over="ignore"):  # e^{g_0} Q below the grid may be inf (losses > 700 nats): no mixing there
         below_rt = float(np.exp(q_le[0] + g[0]))
-    inf_mass = float(direction.inf_mass)
-    one_minus = -math.expm1(-h)  # 1 - e^{-h}
     with np.errstate(invalid="ignore"):
         te = np.nan_to_num(kp * p_small) + np.nan_to_num(kq * r_small)  # error of the tails at g_j
+    out = (lo, g, p_gt, p_le, q_gt, q_le, p, p_small, llr, r_small, rt, rt_raw, ap, aq, kp, kq,
+           below, above, below_rt, te)
+    if cells is not None:
+        for a in out:
+            if isinstance(a, np.ndarray):
+                a.setflags(write=False)
+        cells[key] = (direction, out)  # the direction is kept alive with its entry: its id stays its own
+        while len(cells) > _CELLS_KEPT:
+            del cells[next(iter(cells))]
+    return out
+
+
+def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS, cells: Optional[dict] = None) -> Pmf:
+    """The upper (dominating, split) or lower (dominated, swept) discrete PLD of one direction; the grid
+    reaches about ``tail`` P-mass into each tail (the exact mass beyond goes to +inf, resp. is dropped).
+    ``cells``: a dict in which the grid's tails and cell masses are kept for the other end (the caller's
+    cache; the same direction object, h and tail give the same cells)."""
+    (lo, g, p_gt, p_le, q_gt, q_le, p, p_small, llr, r_small, rt, rt_raw, ap, aq, kp, kq,
+     below, above, below_rt, te) = _grid_cells(direction, h, tail, cells)
+    inf_mass = float(direction.inf_mass)
+    one_minus = -math.expm1(-h)  # 1 - e^{-h}
     if not upper:
         with np.errstate(invalid="ignore"):
             return _lower_pmf(lo, g, p, rt_raw, llr, np.nan_to_num(kp * p_small), np.nan_to_num(kq * r_small),

@@ -134,6 +134,8 @@ class PLD:
         self._met: dict = {}
         self._last_parts = (0.0, 0.0)
         self._seen: dict = {}  # (upper, direction) -> compositions computed so far (all certified)
+        self._dirs: dict = {}  # pair key -> its direction objects
+        self._grid_cache: dict = {}  # grid cells of the last few (direction, h, tail), shared by both ends
 
     # ------------------------------------------------------------------ composition
     def compose(self, other: "PLD") -> "PLD":
@@ -460,12 +462,20 @@ class PLD:
         if key not in self._cache:
             self._check_memory(h, self._cells(h, tails[0]))
             n_dirs = 1 if all(p.symmetric for p, _ in self._factors) else 2
+            dirs = [self._directions(p) for p, _ in self._factors]
             self._remember(key, [
-                [(_build.pmfs(p.directions()[min(d, len(p.directions()) - 1)], h, upper=upper, tail=tails[0]), n)
-                 for p, n in self._factors]
+                [(_build.pmfs(ds[min(d, len(ds) - 1)], h, upper=upper, tail=tails[0], cells=self._grid_cache), n)
+                 for ds, (_, n) in zip(dirs, self._factors)]
                 for d in range(n_dirs)
             ])
         return self._cache[key]
+
+    def _directions(self, pair) -> tuple:
+        """``pair.directions()``, the same objects each time (the grid cells are kept per direction)."""
+        key = pair.key()
+        if key not in self._dirs:
+            self._dirs[key] = pair.directions()
+        return self._dirs[key]
 
     def _remember(self, key, value) -> None:
         """Cache ``value``; the oldest entries go first once there are more than _CACHE_ENTRIES or their
