@@ -1,5 +1,6 @@
 r"""Composition of discrete PLDs by one FFT, with the truncated mass and the round-off accounted for
-(private; inputs are trusted). The derivation of every error term, and the test that pins it, is in
+(private; inputs are trusted); a long history in two levels (:func:`compose_levels`: blocks composed on
+the grid h, moved onto a coarser grid by dominating / dominated re-grids, composed there; Sec. 2.11). The derivation of every error term, and the test that pins it, is in
 docs/pld.md, Sec. 2; the compositions are exponentially tilted (:func:`tilted`) so that the bounds below
 are relative to the tail that delta measures.
 

@@ -77,8 +77,8 @@ class PLD:
     r"""Privacy loss distribution of a composition, with a certified bracket on every epsilon and delta.
 
     Built lazily: the object records which single-event PLDs are composed how often; the discrete PLDs are
-    built and composed (one FFT per direction and side) only when a number is asked, and kept for further
-    questions. Both neighbouring directions (remove: P vs Q, add: Q vs P) are kept; delta is the larger.
+    built and composed (one FFT per direction and side; a long history in two levels, blocks re-gridded,
+    docs/pld.md Sec. 2.11) only when a number is asked, and kept for further questions. Both neighbouring directions (remove: P vs Q, add: Q vs P) are kept; delta is the larger.
 
     For every epsilon, ``delta_bracket`` returns (lower, upper) with lower <= delta(epsilon) <= upper for
     the true composition: the upper end composes dominating discrete pairs (``_build``, "connect the
