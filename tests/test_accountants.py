@@ -91,13 +91,17 @@ def test_infinite_noise_subsampled_releases_nothing(name):
 @pytest.mark.parametrize("name", ALL)
 def test_sigma_for_is_feasible_and_leaves_the_ledger_alone(name):
     # the accountant's own calibration: the sigma it returns is certified by the accountant itself, a
-    # sigma 1e-6 smaller is not (the answer is minimal to its rtol = 1e-9), and self is not composed
+    # slightly smaller sigma is not, and self is not composed. Minimal to its rtol = 1e-9, so 1e-6 smaller
+    # fails -- except the PLD's, which stops once its epsilon is within _EPS_RTOL = 1e-4 below the target
+    # (pld_accountant: the rule grid's epsilon moves by ~3e-5 between neighbouring sigmas); epsilon falls at
+    # least like 1/sigma here, so 3e-4 smaller must fail
     acc = ACCOUNTANTS[name]()
     releases = Releases(sensitivity=2.0, steps=50)
     sigma = acc.sigma_for(releases, 1.0, 1e-5)
     assert acc.ledger == ()
     assert ACCOUNTANTS[name]().compose(releases.event(sigma)).epsilon(1e-5) <= 1.0
-    assert ACCOUNTANTS[name]().compose(releases.event(sigma * (1 - 1e-6))).epsilon(1e-5) > 1.0
+    shrink = 3e-4 if name == "pld" else 1e-6
+    assert ACCOUNTANTS[name]().compose(releases.event(sigma * (1 - shrink))).epsilon(1e-5) > 1.0
 
 
 @pytest.mark.parametrize("name", ALL)

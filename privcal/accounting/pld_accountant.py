@@ -227,14 +227,19 @@ class PLDAccountant(Accountant):
             # a rough first phase on a grid COARSE times coarser (each probe ~COARSE times cheaper) gives the
             # rule grid's search a start within ~1e-3 of its root: it then brackets and converges in about
             # half the probes. Only a start: the answer is found and checked on the rule grid below.
+            coarse: list = []
             try:
-                hint = _secant(lambda s: upper(s, _COARSE), epsilon, hint, _COARSE_RTOL)
+                hint = _secant(lambda s: upper(s, _COARSE), epsilon, hint, _COARSE_RTOL, trace=coarse,
+                               accept=_COARSE_RTOL)
+                slope = _slope(coarse)
             except (_Stalled, InfeasibleError):
-                pass
+                slope = None
             refusals.clear()
+        else:
+            slope = None
         try:
             try:
-                sigma = _secant(upper, epsilon, hint, tol)
+                sigma = _secant(upper, epsilon, hint, tol, slope=slope)
             except _Stalled:
                 sigma = _search.search(upper, epsilon, delta, sigma_hint=hint, rtol=tol)
         except InfeasibleError:
@@ -289,25 +294,62 @@ class _Stalled(Exception):
     pass
 
 
-def _secant(upper, target: float, hint: float, tol: float) -> float:
-    """Regula falsi (Illinois) on log epsilon - log target against log sigma, from a bracket found by
-    steps of epsilon ~ 1/sigma; returns the feasible end once the bracket is within ``tol`` or that end's
-    epsilon is within ``_EPS_RTOL`` below the target. Probes stay in
-    [SIGMA_MIN, SIGMA_MAX]: a bracket that would need a sigma above SIGMA_MAX raises InfeasibleError
-    (the upper end is inf, or above the target, everywhere up there); one below SIGMA_MIN stalls (the
-    generic search then decides)."""
+#: where the secant aims, in log epsilon / target: the middle of the accepted window [-_EPS_RTOL, 0]
+_AIM = -_EPS_RTOL / 2
+
+
+def _slope(trace: list) -> Optional[float]:
+    """d log epsilon / d log sigma from the two last probes of a secant's ``trace`` that straddle the
+    target (None if there are none, or the slope is not negative and finite)."""
+    pts = [(x, y) for x, y in trace if abs(y) < 700.0]
+    for i in range(len(pts) - 1, 0, -1):
+        for j in range(i - 1, -1, -1):
+            (x1, y1), (x2, y2) = pts[i], pts[j]
+            if (y1 > 0) != (y2 > 0) and x1 != x2:
+                s = (y1 - y2) / (x1 - x2)
+                return s if math.isfinite(s) and s < 0 else None
+    return None
+
+
+def _secant(upper, target: float, hint: float, tol: float, slope: Optional[float] = None,
+            trace: Optional[list] = None, accept: Optional[float] = None) -> float:
+    """Regula falsi (Illinois) on log epsilon - log target against log sigma, aimed at the middle of the
+    accepted window (``_AIM``), from a bracket found by steps of epsilon ~ 1/sigma (or, with ``slope``
+    = d log epsilon / d log sigma known from a coarser phase, a first step aimed at ``_AIM``); returns the
+    feasible end once the bracket is within ``tol`` or that end's epsilon is within ``_EPS_RTOL`` below
+    the target. Probes stay in [SIGMA_MIN, SIGMA_MAX]: a bracket that would need a sigma above SIGMA_MAX
+    raises InfeasibleError (the upper end is inf, or above the target, everywhere up there); one below
+    SIGMA_MIN stalls (the generic search then decides). ``trace``, if given, receives every (log sigma,
+    log epsilon / target) probed. ``accept`` (a rough phase): any probe within this relative distance of the
+    target, on either side, is returned unchecked (it is only a start for the rule grid's search)."""
+    done: list = []
+
     def g(log_s: float) -> float:
         e = upper(math.exp(log_s))
-        if e == 0:
-            return -700.0
-        return math.log(e / target) if math.isfinite(e) else 700.0
+        out = -700.0 if e == 0 else (math.log(e / target) if math.isfinite(e) else 700.0)
+        if trace is not None:
+            trace.append((log_s, out))
+        if (-accept <= out <= accept) if accept is not None else (-_EPS_RTOL <= out <= 0.0):
+            done.append(log_s)
+        return out
+
+    def found() -> float:
+        sigma = math.exp(done[0])
+        return sigma if accept is not None else _search.checked(sigma, upper, target)
 
     a = min(max(math.log(hint), _LOG_SIGMA_MIN), _LOG_SIGMA_MAX)
     ga = g(a)
-    b = a + ga * 1.05 if abs(ga) < 50 else a + math.copysign(2.0, ga)
+    if done:
+        return found()
+    if slope is not None and abs(ga) < 1.0:
+        b = a + (_AIM - ga) / slope
+    else:
+        b = a + ga * 1.05 if abs(ga) < 50 else a + math.copysign(2.0, ga)
     b = min(max(b, _LOG_SIGMA_MIN), _LOG_SIGMA_MAX)
     gb = g(b)
     for _ in range(40):  # widen until the signs differ
+        if done:
+            return found()
         if (ga > 0) != (gb > 0) or gb == 0:
             break
         if gb > 0 and b >= _LOG_SIGMA_MAX:
@@ -328,12 +370,14 @@ def _secant(upper, target: float, hint: float, tol: float) -> float:
             break
         clamped = clamped_lo or clamped_hi
         if ghi != glo and not clamped:
-            x = hi - ghi * (hi - lo) / (ghi - glo)
+            x = hi - (ghi - _AIM) * (hi - lo) / (ghi - glo)
         else:  # an end at epsilon = 0 or inf (clamped to -+700) says nothing of the slope: bisect
             x = (lo + hi) / 2
         margin = abs(hi - lo) * 1e-3
         x = min(max(x, min(lo, hi) + margin), max(lo, hi) - margin)
         gx = g(x)
+        if done:
+            return found()
         if gx > 0:
             lo, glo = x, gx
             clamped_lo = gx >= 700.0
