@@ -456,18 +456,26 @@ class PLD:
         win = min(max(1e-4 * delta, _compose.WINDOW_TAIL), 1e-9)
         return 10.0 ** math.floor(math.log10(step)), 10.0 ** math.floor(math.log10(win))
 
-    def _pmfs(self, h: float, upper: bool, tails: tuple[float, float]) -> list:
-        """The discrete single-event PLDs of each direction (cached)."""
+    def _pmfs(self, h: float, upper: bool, tails: tuple[float, float], both: bool = False) -> list:
+        """The discrete single-event PLDs of each direction (cached). ``both``: build the other end's too
+        where it is not cached yet, each direction's two ends from one computation of its grid cells (a
+        bracket needs both; a history of many distinct factors would otherwise compute every grid twice)."""
         key = ("pmf", h, upper, tails[0])
+        other = ("pmf", h, not upper, tails[0])
         if key not in self._cache:
             self._check_memory(h, self._cells(h, tails[0]))
             n_dirs = 1 if all(p.symmetric for p, _ in self._factors) else 2
             dirs = [self._directions(p) for p, _ in self._factors]
-            self._remember(key, [
-                [(_build.pmfs(ds[min(d, len(ds) - 1)], h, upper=upper, tail=tails[0], cells=self._grid_cache), n)
-                 for ds, (_, n) in zip(dirs, self._factors)]
-                for d in range(n_dirs)
-            ])
+            ends = (upper, not upper) if both and other not in self._cache else (upper,)
+            built: dict = {e: [[] for _ in range(n_dirs)] for e in ends}
+            for ds, (_, n) in zip(dirs, self._factors):
+                for d in range(n_dirs):
+                    direction = ds[min(d, len(ds) - 1)]
+                    cells = self._grid_cache if len(ends) == 1 else {}
+                    for e in ends:
+                        built[e][d].append((_build.pmfs(direction, h, upper=e, tail=tails[0], cells=cells), n))
+            for e in ends[::-1]:
+                self._remember(("pmf", h, e, tails[0]), built[e])
         return self._cache[key]
 
     def _directions(self, pair) -> tuple:
@@ -498,7 +506,7 @@ class PLD:
         return self._cache[key]
 
     def _composed(self, h: float, upper: bool, delta: Optional[float] = None,
-                  epsilon: Optional[float] = None) -> list:
+                  epsilon: Optional[float] = None, both: bool = True) -> list:
         """The composed PLD of each direction, tilted for the target (``delta``, or ``epsilon``, or
         neither: no tilt), cached by grid, side, tails and tilt. For a delta target the first tilt
         comes from the Chernoff estimate of epsilon; where its round-off bound at the epsilon found is
@@ -508,7 +516,7 @@ class PLD:
         tails = self._tails(delta)
         K = self._level_k(h, tails) if (delta is not None or epsilon is not None) else 0
         out = []
-        for d, pm in enumerate(self._pmfs(h, upper, tails)):
+        for d, pm in enumerate(self._pmfs(h, upper, tails, both)):
             if K:
                 c = self._composed_levels(h, upper, tails, d, pm, self._tilt(pm, h, upper, tails, d, delta, epsilon), K)
                 if c is not None and (delta is None or _level_ok(c, delta)):
@@ -581,7 +589,7 @@ class PLD:
         return self._cache[key]
 
     def _upper_at(self, delta: float, h: float) -> float:
-        return max(_epsilon_side(c, delta, upper=True) for c in self._composed(h, True, delta))
+        return max(_epsilon_side(c, delta, upper=True) for c in self._composed(h, True, delta, both=False))
 
     def _bracket_at(self, delta: float, h: float) -> tuple[float, float]:
         """Certified bracket on one grid; records (discretisation gap, round-off widening) of it."""
