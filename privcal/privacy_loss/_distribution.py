@@ -266,7 +266,7 @@ class PLD:
             if h_next < h:  # a finer grid: the lower end first, the weaker side (docs/pld.md Sec. 2.8)
                 try:
                     lo = max(lo, max(_epsilon_side(c, delta, upper=False)
-                                     for c in self._composed(h_next, False, delta)))
+                                     for c in self._composed(h_next, False, delta, both=False)))
                 except MemoryLimitError:
                     self._note(f"delta={delta:g}: a finer grid (spacing {h_next:.3g}) exceeds memory_limit; "
                                "the bracket is wider than the requested accuracy")
