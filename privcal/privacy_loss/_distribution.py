@@ -560,13 +560,32 @@ class PLD:
             return 0
         return int(2 ** round(math.log2(n ** 0.25)))
 
+    def _level_block(self, K: int) -> int:
+        """The block size B of a two-level composition: a divisor of the largest count n in
+        [_LEVEL_B K^2 / 2, 2 _LEVEL_B K^2], the nearest to _LEVEL_B K^2 (then n is m whole blocks, and no
+        remainder block is composed: T = 1e5 or 1e7 steps have such divisors), else _LEVEL_B K^2."""
+        n = max(n for _, n in self._factors)
+        key = ("level block", n, K)
+        if key not in self._cache:
+            b0 = _LEVEL_B * K * K
+            best = b0
+            for step in range(0, b0 + 1):
+                if b0 + step <= 2 * b0 and n % (b0 + step) == 0:
+                    best = b0 + step
+                    break
+                if b0 - step >= b0 // 2 and n % (b0 - step) == 0:
+                    best = b0 - step
+                    break
+            self._remember(key, best)
+        return self._cache[key]
+
     def _composed_levels(self, h: float, upper: bool, tails, d: int, pm, tilt: float, K: int):
         """:func:`_compose.compose_levels` of direction ``d`` (cached; None where a block exceeds the memory
-        cap), blocks of B = _LEVEL_B K^2 steps."""
+        cap), blocks of :meth:`_level_block` steps."""
         key = ("levels", h, upper, tails, d, tilt, K)
         if key not in self._cache:
             try:
-                c = _compose.compose_levels(pm, K, _LEVEL_B * K * K, upper, tails[1], tilt,
+                c = _compose.compose_levels(pm, K, self._level_block(K), upper, tails[1], tilt,
                                             check=lambda N: self._check_memory(h, N))
             except MemoryLimitError:
                 c = None
