@@ -73,6 +73,7 @@ __all__ = [
     "calibrate",
     "calibrate_report",
     "calibrate_report_unchecked",
+    "calibrate_sigma_unchecked",
 ]
 
 #: Neighbouring relations (``privcal.Neighbouring`` values) :func:`sensitivity` knows, with the
@@ -737,6 +738,63 @@ def calibrate_report_unchecked(
         InfeasibleError: the bound cannot reach the target.
     """
     e, d, n, m = epsilon, delta, iterations, trajectories
+    sigma, name, last, skipped = _calibrated(e, d, n, m, bound, neighbouring)
+    notes = list(skipped)
+    valid = bound in _VALID_BOUNDS
+    if bound == "lemma1":
+        notes.append("GPOPE Lemma 1 + moments tail with sensitivity h, as printed: not a valid bound in general")
+    elif bound == "theorem1_paper":
+        notes.append("GPOPE Theorem 1 as printed (c2 = 2): false for some parameters, not a valid bound")
+    if name == "pld" and last is not None and last[0] == sigma:
+        valid_eps = last[1]  # the calibration's last evaluation at this sigma: a certified upper end
+    elif name == "pld":
+        valid_eps = ACCOUNTANTS["pld"]()._compose(_event(sigma, m, n, neighbouring))._epsilon(d)
+    else:
+        valid_eps = _valid_epsilon(sigma, d, m, n, neighbouring)
+    if not valid and valid_eps > e:
+        notes.append(f"at this sigma the valid RDP accountant ({neighbouring} neighbours) gives epsilon {valid_eps:.4g} > {e:g}")
+    return GPOPECalibration(
+        float(sigma), float(clip * sigma), e, d, n, m, bound, neighbouring, valid, float(valid_eps), tuple(notes),
+        name,
+    )
+
+
+def calibrate_sigma_unchecked(
+    epsilon: float,
+    delta: float,
+    *,
+    iterations: int,
+    trajectories: int,
+    bound: str = "best",
+    neighbouring: str = "replace_one",
+) -> float:
+    """The sigma of :func:`calibrate_report_unchecked` alone, without pricing it again (for callers that
+    only read ``.sigma``, such as the GPOPE table): the same calibration, the same sigma, and none of the
+    report's extra work (the valid epsilon at sigma is a full RDP evaluation for the RDP-priced and
+    closed-form bounds).
+
+    Args:
+        epsilon: target epsilon, a float in (0, inf) (not checked).
+        delta: target delta, a float in (0, 1) (not checked).
+        iterations: N, an int >= 1 (not checked).
+        trajectories: m, an int >= 1 (not checked).
+        bound: one of :data:`BOUNDS` (not checked); default "best".
+        neighbouring: a ``privcal.Neighbouring`` value, "replace_one" (default), "add_remove" or "zero_out"
+            (not checked; no deprecated spelling).
+
+    Returns:
+        sigma, Alg. 1's noise scale in units of the clip h.
+
+    Raises:
+        InfeasibleError: the bound cannot reach the target.
+    """
+    return _calibrated(epsilon, delta, iterations, trajectories, bound, neighbouring)[0]
+
+
+def _calibrated(e: float, d: float, n: int, m: int, bound: str, neighbouring: str):
+    """(sigma, name of the accountant that priced it or None, its ``calibrated`` record or None, notes) for
+    validated arguments: the calibration shared by :func:`calibrate_report_unchecked` and
+    :func:`calibrate_sigma_unchecked`."""
     notes = []
     name = None
     last = None
@@ -767,23 +825,7 @@ def calibrate_report_unchecked(
         sigma = _theorem1_sigma(e, d, iterations=n, trajectories=m, neighbouring=neighbouring)
     else:
         sigma = _theorem1_sigma_paper(e, d, iterations=n, trajectories=m)
-    valid = bound in _VALID_BOUNDS
-    if bound == "lemma1":
-        notes.append("GPOPE Lemma 1 + moments tail with sensitivity h, as printed: not a valid bound in general")
-    elif bound == "theorem1_paper":
-        notes.append("GPOPE Theorem 1 as printed (c2 = 2): false for some parameters, not a valid bound")
-    if name == "pld" and last is not None and last[0] == sigma:
-        valid_eps = last[1]  # the calibration's last evaluation at this sigma: a certified upper end
-    elif name == "pld":
-        valid_eps = ACCOUNTANTS["pld"]()._compose(_event(sigma, m, n, neighbouring))._epsilon(d)
-    else:
-        valid_eps = _valid_epsilon(sigma, d, m, n, neighbouring)
-    if not valid and valid_eps > e:
-        notes.append(f"at this sigma the valid RDP accountant ({neighbouring} neighbours) gives epsilon {valid_eps:.4g} > {e:g}")
-    return GPOPECalibration(
-        float(sigma), float(clip * sigma), e, d, n, m, bound, neighbouring, valid, float(valid_eps), tuple(notes),
-        name,
-    )
+    return sigma, name, last, tuple(notes)
 
 
 def calibrate(
