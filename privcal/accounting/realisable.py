@@ -227,8 +227,24 @@ def _coarsening(fn, h: float):
     raise L.MemoryLimitError("the realisable pair's grid exceeds the memory cap even 16.7e6 times coarser")
 
 
+class _WindowFits(Exception):
+    """Raised by :func:`_fits_then_stop` once a composition's window is known to fit the memory cap."""
+
+
+def _fits_then_stop(cells: int) -> None:
+    """A ``check`` for ``privacy_loss.compose_pmfs`` that stops the composition once its window is known
+    (before any array of that length exists): :func:`_fit`, then :class:`_WindowFits`."""
+    _fit(cells)
+    raise _WindowFits
+
+
 def _composed(event: Event, h: float, bins: int, tail: float):
-    """For both orders: the composition of the paired (dominated) PMFs over all steps."""
+    """For both orders: the composition of the paired (dominated) PMFs over all steps.
+
+    Both orders' windows are checked against the memory cap before either is composed: one that does not
+    fit makes the caller coarsen the grid for both, so composing the other one first would be wasted (at
+    sigma = 0.1357, sensitivity 2, q = 1e-3, 1e4 steps the order (Q, P) needs a grid 64 times coarser than
+    (P, Q) does, and (P, Q) was composed on three grids in vain: about half the time of that lower bound)."""
     groups: dict = {}
     for leaf, n in _flatten(event):
         pair = worst_case_pair(leaf)
@@ -236,7 +252,7 @@ def _composed(event: Event, h: float, bins: int, tail: float):
             groups[pair] = groups.get(pair, 0) + n
     if not groups:
         return []
-    out = []
+    orders = []
     for d in (0, 1):
         factors = []
         for pair, n in groups.items():
@@ -245,9 +261,13 @@ def _composed(event: Event, h: float, bins: int, tail: float):
             losses = lp[finite] - lq[finite]
             _fit(int((losses.max() - losses.min()) / h) + 2 if losses.size else 1)
             factors.append((_paired_pmf(lp, lq, h, r_pair), n))
-        # the paired PMFs' masses are certified lower bounds (the atoms' errors are in them)
-        out.append(L.compose_pmfs(factors, tail, check=_fit))
-    return out
+        try:  # its window (a grouped composition checks its first group's only: the real one checks all)
+            L.compose_pmfs(factors, tail, check=_fits_then_stop)
+        except _WindowFits:
+            pass
+        orders.append(factors)
+    # the paired PMFs' masses are certified lower bounds (the atoms' errors are in them)
+    return [L.compose_pmfs(factors, tail, check=_fit) for factors in orders]
 
 
 def _grid(event: Event, bins: int = 20_000) -> float:
