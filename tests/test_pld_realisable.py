@@ -302,6 +302,39 @@ def test_both_orders_are_composed_once_on_the_grid_both_fit(monkeypatch):
 
     monkeypatch.setattr(R.L, "compose_pmfs", counting)
     lower = R.unchecked_epsilon_lower(event, 1e-5)
-    assert composed == [2.0**-3, 2.0**-3]
+    # one composition: (Q, P)'s losses are at most 1e4 ln(1/(1 - 1e-3)) = 10.005, far below (P, Q)'s bound
+    assert composed == [2.0**-3] and lower > 1000.0
     monkeypatch.setattr(R.L, "compose_pmfs", real)
     assert lower == R.unchecked_epsilon_lower(event, 1e-5, 2.0**-3)
+
+
+@pytest.mark.parametrize("sampling, relation, s, q, steps, orders", [
+    # bounds of (P, Q) and (Q, P), and (Q, P)'s ceiling, computed once with both orders composed:
+    ("poisson", "add_remove", 0.6786 / 2, 1e-3, 10_000, 1),  # 25.38, 4.87; 9.77: (Q, P) skipped
+    ("poisson", "add_remove", 1.696 / 2, 1e-3, 10_000, 2),  # 0.671, 0.583; 9.77: both composed
+    ("without_replacement", "zero_out", 0.8, 0.05, 200, 1),  # the zero-out pair: 25.51, 5.35; 10.9: skipped
+    ("without_replacement", "replace_one", 0.5, 0.02, 500, 1),  # 17.57, 5.30; 9.77: skipped
+])
+def test_an_order_is_skipped_only_where_it_cannot_raise_the_bound(monkeypatch, sampling, relation, s, q, steps,
+                                                                   orders):
+    """The lower bound is the larger of both orders' bounds composed on the same grid; an order is composed
+    unless its largest composed loss (_loss_ceiling) is at most the other's bound."""
+    from privcal.accounting import realisable as R
+
+    event = SelfComposedEvent(SubsampledEvent(GaussianEvent(s), q, sampling, relation), steps)
+    h, tail = R._grid(event), 1e-9
+    both = [privcal.privacy_loss.epsilon_side(privcal.privacy_loss.compose_pmfs(f, tail, check=R._fit), 1e-5,
+                                               upper=False) for f in R._paired_orders(event, h, 20_000, tail)]
+    ceilings = [R._loss_ceiling(f) for f in R._paired_orders(event, h, 20_000, tail)]
+    assert all(b <= c for b, c in zip(both, ceilings))  # each order's bound is below its own ceiling
+    composed = []
+    real = R.L.compose_pmfs
+
+    def counting(factors, tail, check=None):
+        if check is R._fit:
+            composed.append(factors)
+        return real(factors, tail, check=check)
+
+    monkeypatch.setattr(R.L, "compose_pmfs", counting)
+    assert R.unchecked_epsilon_lower(event, 1e-5) == max(both)
+    assert len(composed) == orders

@@ -238,13 +238,13 @@ def _fits_then_stop(cells: int) -> None:
     raise _WindowFits
 
 
-def _composed(event: Event, h: float, bins: int, tail: float):
-    """For both orders: the composition of the paired (dominated) PMFs over all steps.
-
-    Both orders' windows are checked against the memory cap before either is composed: one that does not
-    fit makes the caller coarsen the grid for both, so composing the other one first would be wasted (at
-    sigma = 0.1357, sensitivity 2, q = 1e-3, 1e4 steps the order (Q, P) needs a grid 64 times coarser than
-    (P, Q) does, and (P, Q) was composed on three grids in vain: about half the time of that lower bound)."""
+def _paired_orders(event: Event, h: float, bins: int, tail: float) -> list:
+    """For both orders: the paired (dominated) PMFs of all steps, as ``(pmf, count)`` factors, each order's
+    composed window checked against the memory cap (MemoryLimitError) before either is composed: one that
+    does not fit makes the caller coarsen the grid for both, so composing the other one first would be
+    wasted (at sigma = 0.1357, sensitivity 2, q = 1e-3, 1e4 steps the order (Q, P) needs a grid 64 times
+    coarser than (P, Q) does, and (P, Q) was composed on three grids in vain: about half the time of that
+    lower bound). The paired PMFs' masses are certified lower bounds (the atoms' errors are in them)."""
     groups: dict = {}
     for leaf, n in _flatten(event):
         pair = worst_case_pair(leaf)
@@ -266,8 +266,30 @@ def _composed(event: Event, h: float, bins: int, tail: float):
         except _WindowFits:
             pass
         orders.append(factors)
-    # the paired PMFs' masses are certified lower bounds (the atoms' errors are in them)
-    return [L.compose_pmfs(factors, tail, check=_fit) for factors in orders]
+    return orders
+
+
+def _loss_ceiling(factors: list) -> float:
+    """The largest loss (nats) of the composition of ``factors``: sum of count x (offset + size - 1) x h, where
+    the composed window ends at the latest (``privacy_loss.window``); inf if a factor has mass at +inf. The
+    lower end of that composition's epsilon is below it: its delta is 0 above its largest loss, and a lower
+    end needs a delta above the target minus the slack."""
+    if any(p.inf_mass > 0 for p, _ in factors):
+        return math.inf
+    return sum(n * (p.offset + p.mass.size - 1) for p, n in factors) * factors[0][0].h
+
+
+def _epsilon_lower_on(event: Event, delta: float, h: float, bins: int, tail: float) -> float:
+    """The larger of both orders' certified lower epsilon on the grid h; an order is not composed where its
+    largest loss (:func:`_loss_ceiling`) is at most the bound already found, since it cannot raise it (GPOPE's
+    pair: (Q, P)'s losses are at most steps x ln(1/(1 - q)) = 10.005 at q = 1e-3, 1e4 steps, below the
+    (P, Q) bound of every paper sigma from eps = 1 up)."""
+    best = 0.0
+    for factors in _paired_orders(event, h, bins, tail):
+        if best >= _loss_ceiling(factors):
+            continue
+        best = max(best, L.epsilon_side(L.compose_pmfs(factors, tail, check=_fit), delta, upper=False))
+    return best
 
 
 def _grid(event: Event, bins: int = 20_000) -> float:
@@ -345,11 +367,8 @@ def unchecked_epsilon_lower(event: Event, delta: float, h: Optional[float] = Non
         bins: cells of the binned output line per release (trusted, >= 100).
     """
     h = _grid(event, bins) if h is None else h
-    best = 0.0
     tail = min(max(1e-4 * delta, L.WINDOW_TAIL), 1e-9)
-    for c in _coarsening(lambda g: _composed(event, g, bins, tail), h):
-        best = max(best, L.epsilon_side(c, delta, upper=False))
-    return best
+    return _coarsening(lambda g: _epsilon_lower_on(event, delta, g, bins, tail), h)
 
 
 def delta_lower(event: Event, epsilon: float, *, value_discretization: Optional[float] = None,
@@ -369,6 +388,8 @@ def delta_lower(event: Event, epsilon: float, *, value_discretization: Optional[
     epsilon = V.nonnegative("epsilon", epsilon)
     h, bins = _settings(event, value_discretization, bins)
     best = 0.0
-    for c in _coarsening(lambda g: _composed(event, g, bins, L.WINDOW_TAIL), h):
+    composed = _coarsening(lambda g: [L.compose_pmfs(factors, L.WINDOW_TAIL, check=_fit)
+                                      for factors in _paired_orders(event, g, bins, L.WINDOW_TAIL)], h)
+    for c in composed:
         best = max(best, L.delta_at(c, epsilon) - L.slack(c, epsilon))
     return max(best, 0.0)
