@@ -338,3 +338,15 @@ def test_an_order_is_skipped_only_where_it_cannot_raise_the_bound(monkeypatch, s
     monkeypatch.setattr(R.L, "compose_pmfs", counting)
     assert R.unchecked_epsilon_lower(event, 1e-5) == max(both)
     assert len(composed) == orders
+
+
+@pytest.mark.parametrize("relation, sampling", [("add_remove", "poisson"), ("zero_out", "without_replacement")])
+def test_the_reverse_order_is_binned_as_the_swapped_cells(relation, sampling):
+    """(Q, P) is binned once per pair, as (P, Q)'s cells swapped: bitwise what binning the reversed pair gives."""
+    from privcal.accounting import realisable as R
+
+    pair = R.worst_case_pair(SubsampledEvent(GaussianEvent(0.7), 0.05, sampling, relation))
+    for order in (0, 1):
+        direct = R._binned.__wrapped__(R._directions(pair)[order], 2000)
+        for got, want in zip(R._binned_order(pair, order, 2000), direct):
+            np.testing.assert_array_equal(got, want)

@@ -205,6 +205,14 @@ def _directions(pair: MixturePair) -> tuple[MixturePair, MixturePair]:
     return pair, rev
 
 
+def _binned_order(pair: MixturePair, order: int, bins: int):
+    """:func:`_binned` of ``_directions(pair)[order]``: the order (Q, P) swaps the cell masses of (P, Q) (the
+    same cells, the same components summed in the same order, the same error bound r), so the normal tails are
+    computed once per pair, not once per order."""
+    lp, lq, r = _binned(pair, bins)
+    return (lp, lq, r) if order == 0 else (lq, lp, r)
+
+
 #: arrays alive per grid cell of one composition (as ``privcal.privacy_loss``) and the cap of their memory
 _BYTES_PER_CELL = 8 * 16
 
@@ -256,7 +264,7 @@ def _paired_orders(event: Event, h: float, bins: int, tail: float) -> list:
     for d in (0, 1):
         factors = []
         for pair, n in groups.items():
-            lp, lq, r_pair = _binned(_directions(pair)[d], bins)
+            lp, lq, r_pair = _binned_order(pair, d, bins)
             finite = np.isfinite(lp) & np.isfinite(lq)
             losses = lp[finite] - lq[finite]
             _fit(int((losses.max() - losses.min()) / h) + 2 if losses.size else 1)
@@ -306,7 +314,7 @@ def _grid(event: Event, bins: int = 20_000) -> float:
             continue
         worst = 0.0
         for d in (0, 1):
-            lp, lq, _ = _binned(_directions(pair)[d], bins)
+            lp, lq, _ = _binned_order(pair, d, bins)
             fin = np.isfinite(lp) & np.isfinite(lq)
             p, loss = np.exp(lp[fin]), lp[fin] - lq[fin]
             mass = float(p.sum())
