@@ -350,3 +350,13 @@ def test_the_reverse_order_is_binned_as_the_swapped_cells(relation, sampling):
         direct = R._binned.__wrapped__(R._directions(pair)[order], 2000)
         for got, want in zip(R._binned_order(pair, order, 2000), direct):
             np.testing.assert_array_equal(got, want)
+
+
+def test_delta_lower_exceeds_delta_at_the_epsilon_lower_bound():
+    """Both lower bounds read the same realisable pair: at the certified epsilon lower bound for delta, the
+    certified delta lower bound is above delta (the epsilon bound is where delta_at - slack first exceeds it)."""
+    event = SelfComposedEvent(SubsampledEvent(GaussianEvent(0.8), 0.05, "without_replacement", "zero_out"), 200)
+    eps = realisable.epsilon_lower(event, 1e-5)
+    assert eps > 20.0  # far from trivial: the (P, Q) order's bound (the other order's ceiling is 10.9)
+    assert 1e-5 < realisable.delta_lower(event, eps) < 1.1e-5
+    assert realisable.delta_lower(event, 0.0) > realisable.delta_lower(event, 1.0) > realisable.delta_lower(event, eps)
