@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from privcal import composition, gaussian
+from privcal import composition, gaussian, rdp, subsampling
 from privcal.accounting.registry import ACCOUNTANTS
 from privcal.accounting.accountants import (
     ExactAccountant,
@@ -382,6 +382,22 @@ def test_paper_subsampled_is_gpope_lemma1_with_moments_tail():
     assert acc.epsilon(1e-5) < RDPAccountant().compose(
         SubsampledEvent(GaussianEvent(0.5), 1e-3, "without_replacement", "replace_one"), 1000
     ).epsilon(1e-5)
+
+
+@pytest.mark.parametrize("s1, s2, q, want", [(0.5, 0.7, 1e-3, False), (0.3, 0.4, 0.1, True)])
+def test_paper_lemma1_sufficient_sums_the_valid_rdp_of_every_release(s1, s2, q, want):
+    """The valid RDP behind lemma1_sufficient is summed when asked (not at every compose) over every release
+    composed, each with its count: the same verdict as the RDP accountant's own sum at the tail's order."""
+    a = SubsampledEvent(GaussianEvent(s1), q, "without_replacement", "replace_one")
+    b = SubsampledEvent(GaussianEvent(s2), q, "without_replacement", "replace_one")
+    acc = PaperAccountant().compose(a, 30).compose(b, 10).compose(a, 5)
+    o = acc.orders
+    lemma1 = 35 * subsampling.rdp_gpope_lemma1_paper(o, s1, q) + 10 * subsampling.rdp_gpope_lemma1_paper(o, s2, q)
+    order = rdp.moments_tail_epsilon(o, lemma1, 1e-5)[1]
+    i = int(np.nonzero(o == order)[0][0])
+    valid = RDPAccountant(orders=o, refine=False).compose(a, 35).compose(b, 10).rdp  # independent sum
+    assert bool(lemma1[i] >= valid[i]) is want  # both verdicts occur: the comparison is not vacuous
+    assert acc.lemma1_sufficient(1e-5) is want
 
 
 def test_paper_refuses_to_mix_thm5_and_lemma1():

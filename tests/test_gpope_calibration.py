@@ -242,3 +242,16 @@ def test_gpope_table_paper_sensitivity_column_is_the_rdp_column_halved():
     direct = RDPAccountant()._sigma_for(Releases(1.0, SETTING["iterations"], 1.0 / SETTING["trajectories"],
                                                  "without_replacement", Neighbouring.REPLACE_ONE), 1.0, 1e-5)
     assert direct == pytest.approx(row.sigmas["rdp_h"], rel=1e-6)
+
+
+@pytest.mark.parametrize("bound", gpope.BOUNDS)
+def test_calibrate_sigma_unchecked_is_the_reports_sigma(bound):
+    """The table's sigma-only kernel runs the report's calibration: the same sigma for every bound."""
+    setting = dict(iterations=300, trajectories=30)
+    try:
+        want = gpope.calibrate_report_unchecked(2.0, 1e-5, bound=bound, **setting).sigma
+    except InfeasibleError:
+        with pytest.raises(InfeasibleError):
+            gpope.calibrate_sigma_unchecked(2.0, 1e-5, bound=bound, **setting)
+        return
+    assert gpope.calibrate_sigma_unchecked(2.0, 1e-5, bound=bound, **setting) == want

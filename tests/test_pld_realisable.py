@@ -281,3 +281,82 @@ def test_a_huge_loss_range_coarsens_its_grid_instead_of_allocating_it():
     event = SelfComposedEvent(privcal.PoissonSampledEvent(1e-3, GaussianEvent(0.1357 / 2)), 10_000)
     lower = realisable.epsilon_lower(event, 1e-5)
     assert 1000.0 < lower <= privcal.epsilon_of(event, 1e-5, accountant="rdp")
+
+
+def test_both_orders_are_composed_once_on_the_grid_both_fit(monkeypatch):
+    """A grid on which one order's window exceeds the memory cap coarsens both orders before either is composed:
+    the same bound as both orders composed on that coarser grid, from exactly two compositions (one per order).
+    GPOPE at the paper's sigma for eps = 5 (0.1357 in units of h; sensitivity 2h, q = 1e-3, 1e4 steps): (P, Q)
+    fits at 4x its rule grid 2^-11, (Q, P) only at 256x (2^-3): (P, Q) was composed on three grids in vain."""
+    from privcal.accounting import realisable as R
+
+    event = SelfComposedEvent(privcal.PoissonSampledEvent(1e-3, GaussianEvent(0.1357 / 2)), 10_000)
+    assert R._grid(event) == 2.0**-11
+    composed = []
+    real = R.L.compose_pmfs
+
+    def counting(factors, tail, check=None):
+        if check is R._fit:  # a composition, not the window check that stops before any FFT
+            composed.append(factors[0][0].h)
+        return real(factors, tail, check=check)
+
+    monkeypatch.setattr(R.L, "compose_pmfs", counting)
+    lower = R.unchecked_epsilon_lower(event, 1e-5)
+    # one composition: (Q, P)'s losses are at most 1e4 ln(1/(1 - 1e-3)) = 10.005, far below (P, Q)'s bound
+    assert composed == [2.0**-3] and lower > 1000.0
+    monkeypatch.setattr(R.L, "compose_pmfs", real)
+    assert lower == R.unchecked_epsilon_lower(event, 1e-5, 2.0**-3)
+
+
+@pytest.mark.parametrize("sampling, relation, s, q, steps, orders", [
+    # bounds of (P, Q) and (Q, P), and (Q, P)'s ceiling, computed once with both orders composed:
+    ("poisson", "add_remove", 0.6786 / 2, 1e-3, 10_000, 1),  # 25.38, 4.87; 9.77: (Q, P) skipped
+    ("poisson", "add_remove", 1.696 / 2, 1e-3, 10_000, 2),  # 0.671, 0.583; 9.77: both composed
+    ("without_replacement", "zero_out", 0.8, 0.05, 200, 1),  # the zero-out pair: 25.51, 5.35; 10.9: skipped
+    ("without_replacement", "replace_one", 0.5, 0.02, 500, 1),  # 17.57, 5.30; 9.77: skipped
+])
+def test_an_order_is_skipped_only_where_it_cannot_raise_the_bound(monkeypatch, sampling, relation, s, q, steps,
+                                                                   orders):
+    """The lower bound is the larger of both orders' bounds composed on the same grid; an order is composed
+    unless its largest composed loss (_loss_ceiling) is at most the other's bound."""
+    from privcal.accounting import realisable as R
+
+    event = SelfComposedEvent(SubsampledEvent(GaussianEvent(s), q, sampling, relation), steps)
+    h, tail = R._grid(event), 1e-9
+    both = [privcal.privacy_loss.epsilon_side(privcal.privacy_loss.compose_pmfs(f, tail, check=R._fit), 1e-5,
+                                               upper=False) for f in R._paired_orders(event, h, 20_000, tail)]
+    ceilings = [R._loss_ceiling(f) for f in R._paired_orders(event, h, 20_000, tail)]
+    assert all(b <= c for b, c in zip(both, ceilings))  # each order's bound is below its own ceiling
+    composed = []
+    real = R.L.compose_pmfs
+
+    def counting(factors, tail, check=None):
+        if check is R._fit:
+            composed.append(factors)
+        return real(factors, tail, check=check)
+
+    monkeypatch.setattr(R.L, "compose_pmfs", counting)
+    assert R.unchecked_epsilon_lower(event, 1e-5) == max(both)
+    assert len(composed) == orders
+
+
+@pytest.mark.parametrize("relation, sampling", [("add_remove", "poisson"), ("zero_out", "without_replacement")])
+def test_the_reverse_order_is_binned_as_the_swapped_cells(relation, sampling):
+    """(Q, P) is binned once per pair, as (P, Q)'s cells swapped: bitwise what binning the reversed pair gives."""
+    from privcal.accounting import realisable as R
+
+    pair = R.worst_case_pair(SubsampledEvent(GaussianEvent(0.7), 0.05, sampling, relation))
+    for order in (0, 1):
+        direct = R._binned.__wrapped__(R._directions(pair)[order], 2000)
+        for got, want in zip(R._binned_order(pair, order, 2000), direct):
+            np.testing.assert_array_equal(got, want)
+
+
+def test_delta_lower_exceeds_delta_at_the_epsilon_lower_bound():
+    """Both lower bounds read the same realisable pair: at the certified epsilon lower bound for delta, the
+    certified delta lower bound is above delta (the epsilon bound is where delta_at - slack first exceeds it)."""
+    event = SelfComposedEvent(SubsampledEvent(GaussianEvent(0.8), 0.05, "without_replacement", "zero_out"), 200)
+    eps = realisable.epsilon_lower(event, 1e-5)
+    assert eps > 20.0  # far from trivial: the (P, Q) order's bound (the other order's ceiling is 10.9)
+    assert 1e-5 < realisable.delta_lower(event, eps) < 1.1e-5
+    assert realisable.delta_lower(event, 0.0) > realisable.delta_lower(event, 1.0) > realisable.delta_lower(event, eps)

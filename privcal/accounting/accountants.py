@@ -160,7 +160,9 @@ class PaperAccountant(_GaussianMuAccountant):
     def _setup(self, orders: np.ndarray) -> None:
         self.orders = orders
         self._lemma1 = np.zeros_like(self.orders)
-        self._valid_rdp = np.zeros_like(self.orders)
+        # the subsampled releases composed, with their counts: their valid RDP (for lemma1_sufficient alone)
+        # is computed when asked, not at every compose (a Lemma 1 calibration composes at every probe)
+        self._sampled: dict = {}
         self._subsampled: bool | None = None
 
     def _fresh(self):
@@ -189,10 +191,17 @@ class PaperAccountant(_GaussianMuAccountant):
                 self._lemma1 = self._lemma1 + count * subsampling._rdp_gpope_lemma1_paper(
                     self.orders, nm, event.sample_rate
                 )
-            self._valid_rdp = self._valid_rdp + count * _valid_subsampled_rdp(self.orders, event)
+            self._sampled[event] = self._sampled.get(event, 0) + count
         else:
             self._subsampled = False
             super()._add(event, count)
+
+    def _valid_rdp(self) -> np.ndarray:
+        """The valid RDP (MTZ / WBK Thm 27) of the subsampled releases composed, at ``orders``."""
+        total = np.zeros_like(self.orders)
+        for event, count in self._sampled.items():
+            total = total + count * _valid_subsampled_rdp(self.orders, event)
+        return total
 
     def _tail(self, delta: float) -> tuple[float, float]:
         with warnings.catch_warnings():
@@ -229,7 +238,7 @@ class PaperAccountant(_GaussianMuAccountant):
         if not np.isfinite(order):
             return True
         i = int(np.nonzero(self.orders == order)[0][0])
-        return bool(self._lemma1[i] >= self._valid_rdp[i])
+        return bool(self._lemma1[i] >= self._valid_rdp()[i])
 
     @property
     def guarantee(self) -> str:  # type: ignore[override]

@@ -73,6 +73,7 @@ __all__ = [
     "calibrate",
     "calibrate_report",
     "calibrate_report_unchecked",
+    "calibrate_sigma_unchecked",
 ]
 
 #: Neighbouring relations (``privcal.Neighbouring`` values) :func:`sensitivity` knows, with the
@@ -737,36 +738,8 @@ def calibrate_report_unchecked(
         InfeasibleError: the bound cannot reach the target.
     """
     e, d, n, m = epsilon, delta, iterations, trajectories
-    notes = []
-    name = None
-    last = None
-    hint = 2.0 * math.sqrt(n * math.log(1.0 / d)) / (m * e)  # the paper's closed form as a start
-    used = {}  # the accountant objects that calibrated: their last evaluation gives the achieved epsilon
-    if bound == "best":
-        found = {}
-        for key in _BEST_OF:
-            accountant, _ = _ACCOUNTANT_BOUNDS[key]
-            try:
-                used[key] = accountant()
-                found[key] = used[key]._sigma_for(_releases(m, n, neighbouring), e, d, sigma_hint=hint)
-            except (InfeasibleError, MemoryLimitError, MemoryError) as exc:  # or a PLD grid beyond its cap
-                if key == _BEST_OF[-1] and not found:
-                    raise
-                notes.append(f"{key} skipped: {exc}")
-        bound_used = min(found, key=found.get)
-        sigma = found[bound_used]
-        name = _ACCOUNTANT_BOUNDS[bound_used][0].name
-        last = getattr(used[bound_used], "calibrated", None)
-    elif bound in _ACCOUNTANT_BOUNDS:
-        accountant, priced_under = _ACCOUNTANT_BOUNDS[bound]
-        acc = accountant()
-        sigma = acc._sigma_for(_releases(m, n, priced_under or neighbouring), e, d, sigma_hint=hint)
-        name = accountant.name
-        last = getattr(acc, "calibrated", None)
-    elif bound == "theorem1":
-        sigma = _theorem1_sigma(e, d, iterations=n, trajectories=m, neighbouring=neighbouring)
-    else:
-        sigma = _theorem1_sigma_paper(e, d, iterations=n, trajectories=m)
+    sigma, name, last, skipped = _calibrated(e, d, n, m, bound, neighbouring)
+    notes = list(skipped)
     valid = bound in _VALID_BOUNDS
     if bound == "lemma1":
         notes.append("GPOPE Lemma 1 + moments tail with sensitivity h, as printed: not a valid bound in general")
@@ -784,6 +757,85 @@ def calibrate_report_unchecked(
         float(sigma), float(clip * sigma), e, d, n, m, bound, neighbouring, valid, float(valid_eps), tuple(notes),
         name,
     )
+
+
+def calibrate_sigma_unchecked(
+    epsilon: float,
+    delta: float,
+    *,
+    iterations: int,
+    trajectories: int,
+    bound: str = "best",
+    neighbouring: str = "replace_one",
+) -> float:
+    """The sigma of :func:`calibrate_report_unchecked` alone, without pricing it again (for callers that
+    only read ``.sigma``, such as the GPOPE table): the same calibration, the same sigma, and none of the
+    report's extra work (the valid epsilon at sigma is a full RDP evaluation for the RDP-priced and
+    closed-form bounds).
+
+    Args:
+        epsilon: target epsilon, a float in (0, inf) (not checked).
+        delta: target delta, a float in (0, 1) (not checked).
+        iterations: N, an int >= 1 (not checked).
+        trajectories: m, an int >= 1 (not checked).
+        bound: one of :data:`BOUNDS` (not checked); default "best".
+        neighbouring: a ``privcal.Neighbouring`` value, "replace_one" (default), "add_remove" or "zero_out"
+            (not checked; no deprecated spelling).
+
+    Returns:
+        sigma, Alg. 1's noise scale in units of the clip h.
+
+    Raises:
+        InfeasibleError: the bound cannot reach the target.
+    """
+    return _calibrated(epsilon, delta, iterations, trajectories, bound, neighbouring)[0]
+
+
+def _calibrated(e: float, d: float, n: int, m: int, bound: str, neighbouring: str):
+    """(sigma, name of the accountant that priced it or None, its ``calibrated`` record or None, notes) for
+    validated arguments: the calibration shared by :func:`calibrate_report_unchecked` and
+    :func:`calibrate_sigma_unchecked`."""
+    notes = []
+    name = None
+    last = None
+    paper = 2.0 * math.sqrt(n * math.log(1.0 / d)) / (m * e)  # the paper's closed form as a start
+
+    # zero-out is priced as replace-one at 2h when m > 1 (:func:`_priced_per_clip`): the valid accountants
+    # calibrate those very releases, so that both relations start each search alike and get the same sigma
+    priced = "replace_one" if neighbouring == "zero_out" and m > 1 else neighbouring
+
+    def hint(key: str) -> Optional[float]:
+        # the PLD's own start (no hint: its central-limit start, refined on a 4x coarser grid) brackets its
+        # root in fewer probes of the rule grid than the paper's closed form, which can be 3x off
+        return None if key == "pld" else paper
+
+    used = {}  # the accountant objects that calibrated: their last evaluation gives the achieved epsilon
+    if bound == "best":
+        found = {}
+        for key in _BEST_OF:
+            accountant, _ = _ACCOUNTANT_BOUNDS[key]
+            try:
+                used[key] = accountant()
+                found[key] = used[key]._sigma_for(_releases(m, n, priced), e, d, sigma_hint=hint(key))
+            except (InfeasibleError, MemoryLimitError, MemoryError) as exc:  # or a PLD grid beyond its cap
+                if key == _BEST_OF[-1] and not found:
+                    raise
+                notes.append(f"{key} skipped: {exc}")
+        bound_used = min(found, key=found.get)
+        sigma = found[bound_used]
+        name = _ACCOUNTANT_BOUNDS[bound_used][0].name
+        last = getattr(used[bound_used], "calibrated", None)
+    elif bound in _ACCOUNTANT_BOUNDS:
+        accountant, priced_under = _ACCOUNTANT_BOUNDS[bound]
+        acc = accountant()
+        sigma = acc._sigma_for(_releases(m, n, priced_under or priced), e, d, sigma_hint=hint(bound))
+        name = accountant.name
+        last = getattr(acc, "calibrated", None)
+    elif bound == "theorem1":
+        sigma = _theorem1_sigma(e, d, iterations=n, trajectories=m, neighbouring=neighbouring)
+    else:
+        sigma = _theorem1_sigma_paper(e, d, iterations=n, trajectories=m)
+    return sigma, name, last, tuple(notes)
 
 
 def calibrate(

@@ -661,7 +661,7 @@ def gpope_table(
                     sigmas[key] = RDPAccountant()._sigma_for(
                         Releases._unchecked(1.0, n, 1.0 / m, "without_replacement", Neighbouring.REPLACE_ONE), eps, delta)
                 else:
-                    sigmas[key] = gpope.calibrate_report_unchecked(eps, delta, **setting, **kw).sigma
+                    sigmas[key] = gpope.calibrate_sigma_unchecked(eps, delta, **setting, **kw)
             except InfeasibleError:
                 sigmas[key] = math.inf
             except (MemoryLimitError, MemoryError, CalibrationError) as exc:  # e.g. a PLD grid beyond its cap:
