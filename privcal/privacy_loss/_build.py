@@ -167,7 +167,7 @@ def _log_mix(lq1: float, lq: float, a, b):
     return np.logaddexp(lq1 + a, lq + b)
 
 
-class _SubsampledDirection:
+class SubsampledDirection:
     """One direction of the subsampled Gaussian pair (sensitivity 1, noise multiplier s):
     remove: P = (1-q) N(0, s^2) + q N(1, s^2) vs Q = N(0, s^2); add: the same two swapped."""
 
@@ -297,7 +297,7 @@ class SubsampledGaussianPair:
         return ("subsampled", self.s, self.q)
 
     def directions(self):
-        return (_SubsampledDirection(self.s, self.q, True), _SubsampledDirection(self.s, self.q, False))
+        return (SubsampledDirection(self.s, self.q, True), SubsampledDirection(self.s, self.q, False))
 
 
 class LaplacePair:
@@ -458,14 +458,43 @@ def _log_cell_masses(lgt: np.ndarray, lle: np.ndarray) -> np.ndarray:
 _CELLS_KEPT = 8
 
 
-def _grid_cells(direction, h: float, tail: float, cells: Optional[dict] = None) -> tuple:
+def _points(direction, h: float, tail: float, coarse: Optional[tuple]) -> np.ndarray:
+    """Lattice indices of the grid points (losses idx h): every index from grid_range's lo to hi, or, with
+    ``coarse`` = (K, thr), every index only where the P-mass beyond is above ``thr`` on both sides, and every
+    K-th (multiples of K) in the tails beyond (plus lo, and a last point >= hi). The tails of a subsampled
+    step far out hold little mass over a long range of losses (~20,000 cells at q = 1e-3, sigma = 0.8):
+    coarse cells there keep the same construction (a dominating split, a dominated pairing, each cell
+    whatever its width) at a fraction of the evaluations (docs/pld.md Sec. 2.3)."""
+    lo, hi = grid_range(direction, h, tail)
+    if coarse is None:
+        return np.arange(lo, hi + 1)
+    K, thr = coarse
+    cp = np.arange(-(-lo // K) * K, hi + K, K)
+    if cp.size < 4:
+        return np.arange(lo, hi + 1)
+    lgt, lle, _, _ = direction.tails(cp * h)
+    log_thr = math.log(thr)
+    up = np.flatnonzero(lgt <= log_thr)
+    dn = np.flatnonzero(lle <= log_thr)
+    b = int(cp[up[0]]) if up.size else hi
+    a = int(cp[dn[-1]]) if dn.size else lo
+    if not a < b:
+        return np.arange(lo, hi + 1)
+    top = int(cp[-1]) if b < hi else hi
+    parts = [np.array([lo]), cp[(cp > lo) & (cp < a)], np.arange(max(a, lo), b + 1), cp[(cp > b) & (cp <= top)]]
+    return np.unique(np.concatenate(parts))
+
+
+def _grid_cells(direction, h: float, tail: float, cells: Optional[dict] = None,
+                coarse: Optional[tuple] = None) -> tuple:
     """The tails at the grid points and the cell masses of one direction (:func:`pmfs`); kept in ``cells``
     (read-only arrays) when given, so that the other end of the same bracket reuses them."""
-    key = (id(direction), h, tail)
+    key = (id(direction), h, tail, coarse)
     if cells is not None and key in cells:
         return cells[key][1]
-    lo, hi = grid_range(direction, h, tail)
-    g = np.arange(lo, hi + 1) * h  # grid points g_0 .. g_m
+    idx = _points(direction, h, tail, coarse)
+    lo = int(idx[0])
+    g = idx * h  # grid points g_0 .. g_m (exact: integers times h)
     p_gt, p_le, q_gt, q_le = direction.tails(g)
     p, p_small = _cell_masses(p_gt, p_le)  # P-mass of cell j = (g_j, g_{j+1}]
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
@@ -484,7 +513,7 @@ def _grid_cells(direction, h: float, tail: float, cells: Optional[dict] = None) 
     with np.errstate(invalid="ignore"):
         te = np.nan_to_num(kp * p_small) + np.nan_to_num(kq * r_small)  # error of the tails at g_j
     out = (lo, g, p_gt, p_le, q_gt, q_le, p, p_small, llr, r_small, rt, rt_raw, ap, aq, kp, kq,
-           below, above, below_rt, te)
+           below, above, below_rt, te, idx)
     if cells is not None:
         for a in out:
             if isinstance(a, np.ndarray):
@@ -495,20 +524,26 @@ def _grid_cells(direction, h: float, tail: float, cells: Optional[dict] = None) 
     return out
 
 
-def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS, cells: Optional[dict] = None) -> Pmf:
+def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS, cells: Optional[dict] = None,
+         coarse: Optional[tuple] = None) -> Pmf:
     """The upper (dominating, split) or lower (dominated, swept) discrete PLD of one direction; the grid
     reaches about ``tail`` P-mass into each tail (the exact mass beyond goes to +inf, resp. is dropped).
     ``cells``: a dict in which the grid's tails and cell masses are kept for the other end (the caller's
-    cache; the same direction object, h and tail give the same cells)."""
+    cache; the same direction object, h and tail give the same cells). ``coarse`` = (K, thr): cells K h wide
+    where the P-mass beyond is below thr (:func:`_points`; h must be a power of two, so that every width
+    is exact)."""
     (lo, g, p_gt, p_le, q_gt, q_le, p, p_small, llr, r_small, rt, rt_raw, ap, aq, kp, kq,
-     below, above, below_rt, te) = _grid_cells(direction, h, tail, cells)
+     below, above, below_rt, te, idx) = _grid_cells(direction, h, tail, cells, coarse)
+    size = int(idx[-1]) - lo + 1
+    pos = idx - lo  # each point's place on the lattice
+    wide = np.diff(idx) > 1  # cells wider than h
     inf_mass = float(direction.inf_mass)
-    one_minus = -math.expm1(-h)  # 1 - e^{-h}
+    one_minus = -math.expm1(-h)  # 1 - e^{-h}: the error bounds below use the narrowest cell (the largest 1 / (1 - e^{-w}))
     if not upper:
         with np.errstate(invalid="ignore"):
             return _lower_pmf(lo, g, p, rt_raw, llr, np.nan_to_num(kp * p_small), np.nan_to_num(kq * r_small),
                               below, p_le[0], below_rt, q_le[0], h,
-                              float(ap[0]), float(aq[0]))
+                              float(ap[0]), float(aq[0]), idx=idx if wide.any() else None)
     chain = 1.0
     split = np.zeros(te.size)
     split[:-1] = _SPLIT_REL * _U * (p + rt) / one_minus  # round-off of the split of cell j (atoms j, j+1)
@@ -518,6 +553,16 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS, cells: Op
     quad = chain * te / one_minus
     mono = np.zeros(te.size)
     mono[1:] = _CELL_REL * _U * p  # relative error of a cell mass (two exp, one expm1, products)
+    if wide.any():
+        # next to a wide cell the atoms are not neighbours on the lattice: the patterns there are charged by
+        # their l1 norms as non-local errors (a dipole 2e, a quadrupole 4e; each cell's split moves its
+        # atoms by at most (its errors) / (1 - e^{-w}) <= (its errors) / (1 - e^{-h}), as above)
+        near = np.zeros(te.size, dtype=bool)
+        near[:-1] |= wide
+        near[1:] |= wide
+        mono = mono + np.where(near, 2.0 * dip + 4.0 * quad, 0.0)
+        dip = np.where(near, 0.0, dip)
+        quad = np.where(near, 0.0, quad)
     below_err = float(tail_rel_err(p_le[0]) + ap[0]) * below if below > 0 else 0.0
     mono[0] += below_err
     err_mass = float(mono.sum())
@@ -528,18 +573,26 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS, cells: Op
     err_atoms = chain * (spread + te + split + np.concatenate([[0.0], split[:-1]]))
     err_atoms[0] += err_mass
     atoms = np.zeros(p.size + 1)
-    if upper:
-        up = np.clip((p - rt) / one_minus, 0.0, p)  # to g_{j+1}
-        atoms[1:] += up
-        atoms[:-1] += p - up
-        atoms[0] += below
-        inf_mass = inf_mass + above
+    # each cell's split keeps its P- and Q-mass: (p - up) e^{-g_j} + up e^{-g_{j+1}} = e^{-g_j} rt at its width w
+    cell_minus = -np.expm1(-np.diff(g)) if wide.any() else one_minus
+    up = np.clip((p - rt) / cell_minus, 0.0, p)  # to g_{j+1}
+    atoms[1:] += up
+    atoms[:-1] += p - up
+    atoms[0] += below
+    inf_mass = inf_mass + above
+    if size != atoms.size:  # onto the lattice
+        out = {}
+        for name, arr in (("atoms", atoms), ("err_atoms", err_atoms), ("mono", mono), ("dip", dip), ("quad", quad)):
+            full = np.zeros(size)
+            full[pos] = arr
+            out[name] = full
+        atoms, err_atoms, mono, dip, quad = (out[k] for k in ("atoms", "err_atoms", "mono", "dip", "quad"))
     return Pmf(lo, atoms, min(inf_mass, 1.0), h, err_mass, float(dip.sum()), float(quad.sum()), err_atoms,
                mono=mono, dip=dip, quad=quad, err_inf=err_inf)
 
 
 def _lower_pmf(lo: int, g, p, rt, llr, p_err, q_err, below: float, log_below: float, below_rt: float,
-               log_below_q: float, h: float, arg_p0: float = 0.0, arg_q0: float = 0.0) -> Pmf:
+               log_below_q: float, h: float, arg_p0: float = 0.0, arg_q0: float = 0.0, idx=None) -> Pmf:
     """The dominated (lower) PMF, built so that it needs no error bound (docs/pld.md Sec. 2.3).
 
     The computed cells are first made *dominated* by the true ones: P-masses lowered and e^{g_j} Q-masses
@@ -565,12 +618,20 @@ def _lower_pmf(lo: int, g, p, rt, llr, p_err, q_err, below: float, log_below: fl
     below_rt_hi = (below_rt * (1.0 + float(tail_rel_err(log_below_q)) + arg_q0 + 4 * u * (2.0 + abs(g[0])))
                    if below_rt > 0 else 0.0)
     atoms = np.zeros(p.size + 1)
-    atoms[:-1] = _sweep(p_lo, rt_hi, h, max(below_lo, 0.0), below_rt_hi)
+    if idx is None:
+        atoms[:-1] = _sweep(p_lo, rt_hi, h, max(below_lo, 0.0), below_rt_hi)
+    else:
+        atoms[:-1] = _sweep(p_lo, rt_hi, h, max(below_lo, 0.0), below_rt_hi, idx=idx)
+    if idx is not None:  # onto the lattice
+        full = np.zeros(int(idx[-1]) - lo + 1)
+        full[idx - lo] = atoms
+        atoms = full
     return Pmf(lo, atoms, 0.0, h, 0.0, 0.0, 0.0, np.zeros(atoms.size),
                mono=np.zeros(atoms.size), dip=np.zeros(atoms.size), quad=np.zeros(atoms.size))
 
 
-def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float, *, fractions: bool = False):
+def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float, *, fractions: bool = False,
+           idx: Optional[np.ndarray] = None):
     """P-mass emitted at each g_j (j = 0..m-1) by the dominated construction (docs/pld.md Sec. 2.3).
 
     The pairing (:func:`_pair_level`) mixes a fraction of each cell's atom with a fraction of the atom
@@ -588,12 +649,20 @@ def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: fl
     also returns the pairing's (x, z, rest) per cell (for the tests: a post-processing needs a sum <= 1)."""
     u = _U
     # e^h rounded up: e^{g_j} Q of the cell below is not underestimated; beyond float range no cell can be
-    # mixed (deficits are inf or nan, so nothing is paired) and each cell is emitted alone
-    eh = math.exp(h) * (1.0 + 2 * u) if h < 709.0 else math.inf
+    # mixed (deficits are inf or nan, so nothing is paired) and each cell is emitted alone. Cells of
+    # different widths (``idx``: the points' lattice indices, widths (idx_{j+1} - idx_j) h, exact for h a
+    # power of two): the mixture at g_j takes e^{w_{j-1}} of the cell below, each rounded up alike
+    if idx is None:
+        eh = math.exp(h) * (1.0 + 2 * u) if h < 709.0 else math.inf
+    else:
+        w = np.diff(idx) * h
+        w_prev = np.concatenate([w[:1], w[:-1]])[:p.size]
+        with np.errstate(over="ignore"):
+            eh = np.where(w_prev < 709.0, np.exp(w_prev) * (1.0 + 2 * u), np.inf)
     out, r_out, left, x, z = _pair_level(p, rt, eh, below_p, below_rt)
     lp = left * p * (1.0 - 2 * u)  # the rest: P from below, e^{g_j} Q from above
     lrt = left * rt * (1.0 + 2 * u)
-    out, lp = _absorb_piles(out, r_out, lp, lrt, h)
+    out, lp = _absorb_piles(out, r_out, lp, lrt, h, idx)
     out = out + lp * (1.0 - 4 * u)
     if fractions:
         return out, x, z, left
@@ -605,7 +674,7 @@ def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: fl
 _PILES, _PILE_NEAR, _PILE_REACH = 8, 16, 512
 
 
-def _absorb_piles(out, r_out, lp, lrt, h):
+def _absorb_piles(out, r_out, lp, lrt, h, idx=None):
     """Mix the heaviest rests of the pairing with emitted mixtures (docs/pld.md Sec. 2.3).
 
     A rest at cell j (P-mass >= lp_j, e^{g_j} Q <= lrt_j, ratio in (e^{g_j}, e^{g_j + h}]) rounded down to g_j
@@ -618,7 +687,8 @@ def _absorb_piles(out, r_out, lp, lrt, h):
     bound of e^{g} Q, with 64u of room); a partner's used fraction is removed from its own emission.
     Returns the emissions and the rests left."""
     u = _U
-    if not h < 709.0:  # beyond float range nothing was paired: no mixture to partner
+    at = np.arange(out.size + 1) if idx is None else np.asarray(idx)  # lattice index of each point
+    if not h * float(np.max(np.diff(at))) < 709.0:  # beyond float range nothing was paired: no partner
         return out, lp
     out, r_out, lp = out.copy(), r_out.copy(), lp.copy()
     excess = lp - lrt
@@ -631,14 +701,14 @@ def _absorb_piles(out, r_out, lp, lrt, h):
             if direction < 0:  # land at g_j with partners below: their deficits relative to g_j
                 target = j
                 sel = np.arange(j - 1, max(j - 1 - reach, -1), -1)
-                scale = np.exp((j - sel) * h) * (1.0 + 4 * u)  # e^{g_j - g_i}, rounded up
+                scale = np.exp((at[j] - at[sel]) * h) * (1.0 + 4 * u)  # e^{g_j - g_i}, rounded up
                 need, rest_rt = lp[j] - lrt[j], lrt[j]
                 gain = r_out[sel] * scale - out[sel]
             else:  # land at g_{j+1} with partners above it: their excesses relative to g_{j+1}
                 target = j + 1
                 sel = np.arange(j + 2, min(j + 2 + reach, out.size))
-                scale = np.exp(-(sel - target) * h) * (1.0 + 4 * u)  # e^{g_{j+1} - g_i}, rounded up
-                rest_rt = lrt[j] * math.exp(h) * (1.0 + 4 * u)
+                scale = np.exp(-(at[sel] - at[target]) * h) * (1.0 + 4 * u)  # e^{g_{j+1} - g_i}, rounded up
+                rest_rt = lrt[j] * math.exp((at[j + 1] - at[j]) * h) * (1.0 + 4 * u)
                 need = rest_rt - lp[j]
                 gain = out[sel] - r_out[sel] * scale
             if sel.size == 0 or target >= out.size or not need > 0.0:
@@ -694,7 +764,7 @@ def _pair_level(p: np.ndarray, rt: np.ndarray, eh: float, below_p: float, below_
     u = _U
     lo_f, hi_f = 1.0 - 4 * u, 1.0 + 4 * u
     prev_p = np.concatenate([[below_p], p[:-1]])
-    prev_rt = np.concatenate([[below_rt / eh], rt[:-1]])
+    prev_rt = np.concatenate([[below_rt / (eh if np.isscalar(eh) else eh[0])], rt[:-1]])
     excess = p - rt
     with np.errstate(invalid="ignore"):  # inf * 0 where e^h overflows: nan, never mixed
         deficit = eh * prev_rt - prev_p

@@ -43,6 +43,10 @@ _MAX_COARSEN = 4  # doublings of the grid tried to fit the memory cap (a 16x coa
 #: FFT grow up to 40x); the slack check below re-tilts where the bound is not small after all
 _UNTILTED_DELTA = 1e-8
 _CACHE_ENTRIES = 32
+#: a subsampled step's tails beyond this P-mass are built on cells K h wide (PLD._coarse_tails)
+_COARSE_TAIL_MASS = 1e-8
+#: ... with K h at most this times the composed standard deviation
+_COARSE_TAIL_WIDTH = 0.02
 #: a history whose largest count is below this is composed in one level (measured: two levels are slower
 #: at 1e4 steps on the issue-13 grid, 1.3-3x faster from 1e5, 5-30x at 1e7)
 _LEVEL_MIN_STEPS = 50_000
@@ -472,11 +476,25 @@ class PLD:
                 for d in range(n_dirs):
                     direction = ds[min(d, len(ds) - 1)]
                     cells = self._grid_cache if len(ends) == 1 else {}
+                    coarse = self._coarse_tails(h) if isinstance(direction, _build.SubsampledDirection) else None
                     for e in ends:
-                        built[e][d].append((_build.pmfs(direction, h, upper=e, tail=tails[0], cells=cells), n))
+                        built[e][d].append((_build.pmfs(direction, h, upper=e, tail=tails[0], cells=cells,
+                                                        coarse=coarse), n))
             for e in ends[::-1]:
                 self._remember(("pmf", h, e, tails[0]), built[e])
         return self._cache[key]
+
+    def _coarse_tails(self, h: float):
+        """(K, thr) for :func:`_build.pmfs`: a subsampled step's cells are K h wide where the P-mass beyond
+        is below thr = _COARSE_TAIL_MASS, with K the largest power of two <= 64 such that K h is at most
+        _COARSE_TAIL_WIDTH times the composed standard deviation (the tails' discretisation then stays
+        second order against the spread every step's loss is smoothed by); None on a grid that is not a
+        power of two (a user's value_discretization: the cell widths would not be exact) or where K < 4."""
+        if h != 2.0 ** math.floor(math.log2(h)):
+            return None
+        sd = math.sqrt(sum(n * _step_sd(p) ** 2 for p, n in self._factors))
+        k = int(min(64, 2 ** math.floor(math.log2(max(_COARSE_TAIL_WIDTH * sd / h, 1.0)))))
+        return (k, _COARSE_TAIL_MASS) if k >= 4 else None
 
     def _directions(self, pair) -> tuple:
         """``pair.directions()``, the same objects each time (the grid cells are kept per direction)."""

@@ -1,0 +1,278 @@
+"""Coarse cells in the far tails of a subsampled step (docs/pld.md, Sec. 2.3, "Coarse tails"): the single-step
+PMFs built on them against the exact pair (mpmath), their error bounds against PMFs built from exact tails
+on the same points, and the PLD's brackets with them against the uniform grid's.
+
+Exact references: the subsampled Gaussian's hockey-stick divergence at its loss preimage (mpmath, 40 digits);
+tails at the grid points from mpmath; compositions by integer convolution (as in test_pld_certificate.py).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from privcal.privacy_loss import _build as B
+from privcal.privacy_loss import _compose as C
+from privcal.privacy_loss import _distribution as D
+
+SCALE = 1100
+
+
+def _exact_delta(s, q, remove, eps):
+    """delta(eps) of one step of the subsampled Gaussian pair (sensitivity 1, noise s, rate q) in one
+    direction, from the loss preimage: remove P = (1-q) N(0, s^2) + q N(1, s^2) vs Q = N(0, s^2), L
+    increasing in x; add the reverse, L decreasing in x (mpmath, 40 digits)."""
+    with mp.workdps(40):
+        s, q, eps = mp.mpf(s), mp.mpf(q), mp.mpf(eps)
+        if remove:
+            t = (mp.e ** eps - (1 - q)) / q
+            x = (2 * s * s * mp.log(t) + 1) / 2 if t > 0 else -mp.inf
+            p_tail = (1 - q) * mp.ncdf(-x / s) + q * mp.ncdf(-(x - 1) / s)
+            return p_tail - mp.e ** eps * mp.ncdf(-x / s)
+        t = (mp.e ** (-eps) - (1 - q)) / q
+        if t <= 0:  # the add direction's loss is at most -log(1 - q)
+            return mp.mpf(0)
+        x = (2 * s * s * mp.log(t) + 1) / 2  # L > eps iff x < x_eps
+        return mp.ncdf(x / s) - mp.e ** eps * ((1 - q) * mp.ncdf(x / s) + q * mp.ncdf((x - 1) / s))
+
+
+def _delta(pmf, eps):
+    l = pmf.losses
+    m = l > eps
+    return float(np.sum(pmf.mass[m] * -np.expm1(eps - l[m]))) + pmf.inf_mass
+
+
+@pytest.mark.parametrize("s, q, h, K", [(0.8, 1e-3, 2.0**-13, 16), (1.0, 0.05, 2.0**-9, 8)])
+def test_coarse_tails_dominate_and_are_dominated_at_every_epsilon(s, q, h, K):
+    """Upper (split) PMF with coarse tails >= the exact pair's delta, lower (pairing) <= it, at 120 epsilons
+    (negative ones included), both directions; and fewer points than the uniform grid. Catches the
+    split of a wide cell with the fine cell's 1 - e^{-h} (its Q-mass is then not kept) and the pairing of a
+    wide cell with e^h for its neighbour's ratio."""
+    pair = B.SubsampledGaussianPair(s, q)
+    for d, remove in zip(pair.directions(), (True, False)):
+        cells: dict = {}
+        up = B.pmfs(d, h, upper=True, tail=1e-11, cells=cells, coarse=(K, 1e-6))
+        lo = B.pmfs(d, h, upper=False, tail=1e-11, cells=cells, coarse=(K, 1e-6))
+        uniform = B.pmfs(d, h, upper=True, tail=1e-11)
+        assert np.count_nonzero(up.mass) < np.count_nonzero(uniform.mass)
+        for eps in itertools.chain(np.linspace(-2.0, -0.01, 40), np.linspace(-0.01, 0.3, 40), np.linspace(0.3, 2.0, 40)):
+            exact = float(_exact_delta(s, q, remove, eps))
+            assert _delta(lo, eps) <= exact * (1 + 1e-12) + 1e-300, (remove, eps)
+            assert _delta(up, eps) + up.err_mass >= exact * (1 - 1e-12), (remove, eps)
+
+
+class _ExactDirection:
+    """A subsampled direction whose tails come from mpmath (float64 of the exact logs)."""
+
+    inf_mass = 0.0
+
+    def __init__(self, s, q, remove):
+        self.s, self.q, self.remove = s, q, remove
+        self.inner = B.SubsampledDirection(s, q, remove)
+
+    def key(self):
+        return ("exact", self.s, self.q, self.remove)
+
+    def support(self, z=B._Z_TAIL):
+        return self.inner.support(z)
+
+    def arg_rel_err(self, l):
+        return self.inner.arg_rel_err(l)
+
+    def tails(self, l):
+        out = [[], [], [], []]
+        with mp.workdps(40):
+            s, q = mp.mpf(self.s), mp.mpf(self.q)
+            for v in np.atleast_1d(l):
+                v = mp.mpf(float(v))
+                if self.remove:
+                    t = (mp.e ** v - (1 - q)) / q
+                    x = (2 * s * s * mp.log(t) + 1) / 2 if t > 0 else -mp.inf
+                    pg = (1 - q) * mp.ncdf(-x / s) + q * mp.ncdf(-(x - 1) / s)
+                    qg = mp.ncdf(-x / s)
+                    pl, ql = 1 - pg, 1 - qg
+                else:
+                    t = (mp.e ** (-v) - (1 - q)) / q
+                    x = (2 * s * s * mp.log(t) + 1) / 2 if t > 0 else -mp.inf  # t <= 0: the loss never exceeds v
+                    pg, qg = mp.ncdf(x / s), (1 - q) * mp.ncdf(x / s) + q * mp.ncdf((x - 1) / s)
+                    pl, ql = 1 - pg, 1 - qg
+                for i, val in enumerate((pg, pl, qg, ql)):
+                    out[i].append(float(mp.log(val)) if val > 0 else -math.inf)
+        return tuple(np.array(o) for o in out)
+
+
+def _ints(mass):
+    return np.array([int(Fraction(float(m)) * 2**SCALE) for m in mass], dtype=object)
+
+
+def _exact_delta_composed(mass, n, offset, h, eps):
+    x = _ints(mass)
+    y = x
+    for _ in range(n - 1):
+        y = np.convolve(y, x)
+    with mp.workdps(50):
+        den, e, tot = mp.mpf(2) ** (SCALE * n), mp.mpf(eps), mp.mpf(0)
+        for i, v in enumerate(y):
+            l = mp.mpf(offset * n + i) * mp.mpf(h)
+            if v and l > e:
+                tot += mp.mpf(v) / den * (1 - mp.exp(e - l))
+        return tot
+
+
+@pytest.mark.parametrize("remove", [True, False])
+def test_coarse_tail_atoms_and_composed_deltas_within_their_error_bounds(remove):
+    """The same points, tails from log_ndtr against tails from mpmath: per atom within err_atoms, and, composed
+    3 times exactly, the deltas within the local term of the slack. Next to a wide cell the tails' and
+    splits' errors are charged as non-local (their l1 norms): the local term then covers them (red when
+    they are left as dipoles and quadrupoles of neighbouring atoms, which they are not)."""
+    s, q, h, K = 1.0, 0.05, 2.0**-6, 8
+    got = B.pmfs(B.SubsampledDirection(s, q, remove), h, upper=True, tail=1e-12, coarse=(K, 1e-3))
+    ref = B.pmfs(_ExactDirection(s, q, remove), h, upper=True, tail=1e-12, coarse=(K, 1e-3))
+    assert got.offset == ref.offset and got.mass.size == ref.mass.size
+    assert np.any(np.diff(np.flatnonzero(got.mass)) > 1)  # there are wide cells
+    assert np.all(np.abs(got.mass - ref.mass) <= got.err_atoms)
+    n = 3
+    c = C.compose([(got, n)], tail=1e-30)
+    needed = False
+    for eps in (0.0, 0.1, 0.3, 0.6):
+        dg = _exact_delta_composed(got.mass, n, got.offset, h, eps)
+        dr = _exact_delta_composed(ref.mass, n, ref.offset, h, eps)
+        assert abs(dg - dr) <= C.local_err(c, eps)
+        needed |= abs(dg - dr) > 0
+    assert needed
+
+
+@pytest.mark.parametrize("q, sigma, steps, delta", [(1e-3, 0.8, 1000, 1e-5), (1e-3, 1.1, 10_000, 1e-10),
+                                                    (0.01, 0.8, 100_000, 1e-5)])
+def test_pld_with_coarse_tails_overlaps_the_uniform_grid(q, sigma, steps, delta, monkeypatch):
+    """The PLD's bracket with coarse tails (the default for subsampled steps) overlaps the uniform grid's, both
+    being certified, and meets the accuracy; the coarse tails are used."""
+    pair = B.SubsampledGaussianPair(sigma, q)
+    calls = []
+    real = B.pmfs
+
+    def spy(*a, **k):
+        calls.append(k.get("coarse"))
+        return real(*a, **k)
+
+    monkeypatch.setattr(B, "pmfs", spy)
+    coarse = D.PLD([(pair, steps)])
+    lo2, hi2 = coarse.bracket(delta)
+    assert any(c is not None for c in calls)
+    assert coarse.accuracy_met(delta)
+    monkeypatch.setattr(D, "_COARSE_TAIL_WIDTH", 0.0)  # K < 4: uniform
+    lo1, hi1 = D.PLD([(pair, steps)]).bracket(delta)
+    assert max(lo1, lo2) <= min(hi1, hi2)
+
+
+def _cells_delta(p, rt, g, eps):
+    """Exact (Fractions of the floats) hockey-stick divergence of the merged cells: sum (P - e^eps Q)_+, with
+    Q = rt / e^{g_j} (the float e^{g_j}: the same number on both sides of the comparison)."""
+    E = Fraction(math.exp(eps))
+    tot = Fraction(0)
+    for pj, rj, gj in zip(p, rt, g):
+        tot += max(Fraction(float(pj)) - E * Fraction(float(rj)) / Fraction(math.exp(gj)), Fraction(0))
+    return tot
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_pairing_of_cells_of_different_widths_is_dominated_by_the_cells(seed):
+    """The pairing on cells 1 or K lattice steps wide (``_sweep`` with ``idx``) emits atoms whose one-step
+    delta never exceeds that of the merged cells, at every epsilon (exact rationals on the float inputs).
+    Smooth cells, so that most of them are mixed: red when a wide cell's neighbour is mixed with e^h instead
+    of e^{w} (a mixture is then emitted at g_j with a ratio below e^{g_j}), or when the piles' partners are
+    priced by index distance times h instead of their loss distance."""
+    rng = np.random.default_rng(seed)
+    h, K = 2.0**-6, 8
+    steps = rng.choice([1, K], size=30, p=[0.5, 0.5])
+    idx = np.concatenate([[0], np.cumsum(steps)])
+    g = idx * h
+    w = np.diff(g)
+    theta = rng.uniform(0.01, 0.99, w.size)  # each cell's ratio e^{g_j + theta_j w_j}
+    p = np.exp(-0.5 * ((np.arange(w.size) - 15) / 6.0) ** 2) * rng.uniform(0.5, 1.0, w.size)
+    p[int(rng.integers(0, w.size))] *= 50.0  # one pile for the absorption step
+    rt = p * np.exp(-theta * w)
+    out = B._sweep(p, rt, h, 0.0, 0.0, idx=idx)
+    assert np.all(out >= 0) and out.sum() <= p.sum()
+    assert out.sum() > 0.5 * p.sum()  # most of the mass is mixed, not dropped
+    for eps in sorted(set([0.0, float(g[-1]) / 2, float(g[-1])] + [float(x) for x in g[::3]] + [float(x) + 0.3 * h for x in g[::4]])):
+        emitted = sum(max(Fraction(float(o)) - Fraction(math.exp(eps)) * Fraction(float(o)) / Fraction(math.exp(gj)),
+                          Fraction(0)) for o, gj in zip(out, g[:-1]))
+        assert emitted <= _cells_delta(p, rt, g[:-1], eps), eps
+
+
+class _PerturbedDirection:
+    """A subsampled direction whose tails are off by a relative +-rel (alternating) at the points where the
+    P-mass beyond is below ``thr`` -- the coarse tails -- and which declares that error (arg_rel_err)."""
+
+    inf_mass = 0.0
+
+    def __init__(self, s, q, remove, rel, thr):
+        self.inner = B.SubsampledDirection(s, q, remove)
+        self.rel, self.thr = rel, thr
+
+    def key(self):
+        return ("perturbed", self.inner.key(), self.rel)
+
+    def support(self, z=B._Z_TAIL):
+        return self.inner.support(z)
+
+    def _far(self, l):
+        lgt, lle, _, _ = self.inner.tails(np.atleast_1d(l))
+        return np.minimum(lgt, lle) < math.log(self.thr)
+
+    def arg_rel_err(self, l):
+        ap, aq = self.inner.arg_rel_err(l)
+        far = self._far(l)
+        return ap + np.where(far, 2 * self.rel, 0.0), aq + np.where(far, 2 * self.rel, 0.0)
+
+    def tails(self, l):
+        l = np.atleast_1d(l)
+        out = self.inner.tails(l)
+        sign = np.where(np.arange(l.size) % 2 == 0, 1.0, -1.0)
+        shift = np.where(self._far(l), np.log1p(self.rel * sign), 0.0)
+        return tuple(t + shift for t in out)
+
+
+def test_declared_tail_errors_in_the_coarse_tails_cover_the_composed_deltas():
+    """Tails off by a relative 1e-7 (alternating, declared) in the coarse tails only: the 3-fold composed
+    deltas of that PMF and of the unperturbed one differ by at most the local term of the slack. (The
+    difference is far below the bound -- a tail error moves mass between neighbouring cells, which mostly
+    cancels; the premise the cost model needs is pinned by the test below.)"""
+    s, q, h, K, thr = 1.0, 0.05, 2.0**-6, 8, 1e-3
+    got = B.pmfs(_PerturbedDirection(s, q, True, 1e-7, thr), h, upper=True, tail=1e-12, coarse=(K, thr))
+    ref = B.pmfs(B.SubsampledDirection(s, q, True), h, upper=True, tail=1e-12, coarse=(K, thr))
+    assert got.offset == ref.offset and got.mass.size == ref.mass.size
+    n = 3
+    c = C.compose([(got, n)], tail=1e-30)
+    worst = 0.0
+    for eps in (0.0, 0.05, 0.1, 0.2, 0.4):
+        dg = _exact_delta_composed(got.mass, n, got.offset, h, eps)
+        dr = _exact_delta_composed(ref.mass, n, ref.offset, h, eps)
+        assert abs(dg - dr) <= C.local_err(c, eps), eps
+        worst = max(worst, float(abs(dg - dr)) / C.local_err(c, eps))
+    assert worst > 0.0
+
+
+@pytest.mark.parametrize("remove", [True, False])
+def test_local_error_patterns_sit_on_neighbouring_grid_points(remove):
+    """The dipole and quadrupole costs of the slack (h max |g'|, h [g'] + h^2 max |g''|: docs/pld.md Sec. 2.4)
+    hold for patterns on three neighbouring lattice points. Every pattern the builder declares must
+    therefore sit where its anchor's lattice neighbours are grid points: next to a wide cell the tails' and
+    splits' errors move mass K steps apart and are charged by their l1 norms (non-local) instead. Red when
+    they are left as dipoles and quadrupoles there."""
+    s, q, h, K, thr = 0.8, 1e-3, 2.0**-13, 16, 1e-6
+    d = B.SubsampledDirection(s, q, remove)
+    pm = B.pmfs(d, h, upper=True, tail=1e-11, coarse=(K, thr))
+    points = set((B._points(d, h, 1e-11, (K, thr)) - pm.offset).tolist())
+    assert len(points) < pm.mass.size  # there are wide cells
+    anchors = np.flatnonzero((pm.dip > 0) | (pm.quad > 0))
+    assert anchors.size > 0
+    for a in anchors.tolist():
+        for nb in (a - 1, a + 1):
+            assert nb < 0 or nb >= pm.mass.size or nb in points, a
