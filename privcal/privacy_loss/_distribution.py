@@ -139,6 +139,7 @@ class PLD:
         self._last_parts = (0.0, 0.0)
         self._seen: dict = {}  # (upper, direction) -> compositions computed so far (all certified)
         self._dirs: dict = {}  # pair key -> its direction objects
+        self._plans: dict = {}  # small per-grid choices (coarse tails, level block sizes)
         self._grid_cache: dict = {}  # grid cells of the last few (direction, h, tail), shared by both ends
 
     # ------------------------------------------------------------------ composition
@@ -492,9 +493,12 @@ class PLD:
         power of two (a user's value_discretization: the cell widths would not be exact) or where K < 4."""
         if h != 2.0 ** math.floor(math.log2(h)):
             return None
-        sd = math.sqrt(sum(n * _step_sd(p) ** 2 for p, n in self._factors))
-        k = int(min(64, 2 ** math.floor(math.log2(max(_COARSE_TAIL_WIDTH * sd / h, 1.0)))))
-        return (k, _COARSE_TAIL_MASS) if k >= 4 else None
+        key = ("coarse tails", h)
+        if key not in self._plans:
+            sd = math.sqrt(sum(n * _step_sd(p) ** 2 for p, n in self._factors))
+            k = int(min(64, 2 ** math.floor(math.log2(max(_COARSE_TAIL_WIDTH * sd / h, 1.0)))))
+            self._plans[key] = (k, _COARSE_TAIL_MASS) if k >= 4 else None
+        return self._plans[key]
 
     def _directions(self, pair) -> tuple:
         """``pair.directions()``, the same objects each time (the grid cells are kept per direction)."""
@@ -584,7 +588,7 @@ class PLD:
         remainder block is composed: T = 1e5 or 1e7 steps have such divisors), else _LEVEL_B K^2."""
         n = max(n for _, n in self._factors)
         key = ("level block", n, K)
-        if key not in self._cache:
+        if key not in self._plans:
             b0 = _LEVEL_B * K * K
             best = b0
             for step in range(0, b0 + 1):
@@ -594,8 +598,8 @@ class PLD:
                 if b0 - step >= b0 // 2 and n % (b0 - step) == 0:
                     best = b0 - step
                     break
-            self._remember(key, best)
-        return self._cache[key]
+            self._plans[key] = best
+        return self._plans[key]
 
     def _composed_levels(self, h: float, upper: bool, tails, d: int, pm, tilt: float, K: int):
         """:func:`_compose.compose_levels` of direction ``d`` (cached; None where a block exceeds the memory
