@@ -23,6 +23,13 @@ from privcal.privacy_loss import _distribution as D
 SCALE = 1100
 
 
+@pytest.fixture
+def short_grids_coarse(monkeypatch):
+    """Coarse tails on grids of any length (the builder keeps grids under _COARSE_MIN_CELLS uniform, a speed
+    choice; the small cases below, with exact tails from mpmath, are shorter)."""
+    monkeypatch.setattr(B, "_COARSE_MIN_CELLS", 0)
+
+
 def _exact_delta(s, q, remove, eps):
     """delta(eps) of one step of the subsampled Gaussian pair (sensitivity 1, noise s, rate q) in one
     direction, from the loss preimage: remove P = (1-q) N(0, s^2) + q N(1, s^2) vs Q = N(0, s^2), L
@@ -48,7 +55,7 @@ def _delta(pmf, eps):
 
 
 @pytest.mark.parametrize("s, q, h, K", [(0.8, 1e-3, 2.0**-13, 16), (1.0, 0.05, 2.0**-9, 8)])
-def test_coarse_tails_dominate_and_are_dominated_at_every_epsilon(s, q, h, K):
+def test_coarse_tails_dominate_and_are_dominated_at_every_epsilon(s, q, h, K, short_grids_coarse):
     """Upper (split) PMF with coarse tails >= the exact pair's delta, lower (pairing) <= it, at 120 epsilons
     (negative ones included), both directions; and fewer points than the uniform grid. Catches the
     split of a wide cell with the fine cell's 1 - e^{-h} (its Q-mass is then not kept) and the pairing of a
@@ -125,7 +132,7 @@ def _exact_delta_composed(mass, n, offset, h, eps):
 
 
 @pytest.mark.parametrize("remove", [True, False])
-def test_coarse_tail_atoms_and_composed_deltas_within_their_error_bounds(remove):
+def test_coarse_tail_atoms_and_composed_deltas_within_their_error_bounds(remove, short_grids_coarse):
     """The same points, tails from log_ndtr against tails from mpmath: per atom within err_atoms, and, composed
     3 times exactly, the deltas within the local term of the slack. Next to a wide cell the tails' and
     splits' errors are charged as non-local (their l1 norms): the local term then covers them (red when
@@ -239,7 +246,7 @@ class _PerturbedDirection:
         return tuple(t + shift for t in out)
 
 
-def test_declared_tail_errors_in_the_coarse_tails_cover_the_composed_deltas():
+def test_declared_tail_errors_in_the_coarse_tails_cover_the_composed_deltas(short_grids_coarse):
     """Tails off by a relative 1e-7 (alternating, declared) in the coarse tails only: the 3-fold composed
     deltas of that PMF and of the unperturbed one differ by at most the local term of the slack. (The
     difference is far below the bound -- a tail error moves mass between neighbouring cells, which mostly

@@ -458,6 +458,10 @@ def _log_cell_masses(lgt: np.ndarray, lle: np.ndarray) -> np.ndarray:
 _CELLS_KEPT = 8
 
 
+#: a grid shorter than this many cells is kept uniform (the coarse tails' extra tail evaluations would cost more)
+_COARSE_MIN_CELLS = 2048
+
+
 def _points(direction, h: float, tail: float, coarse: Optional[tuple]) -> np.ndarray:
     """Lattice indices of the grid points (losses idx h): every index from grid_range's lo to hi, or, with
     ``coarse`` = (K, thr), every index only where the P-mass beyond is above ``thr`` on both sides, and every
@@ -466,12 +470,10 @@ def _points(direction, h: float, tail: float, coarse: Optional[tuple]) -> np.nda
     coarse cells there keep the same construction (a dominating split, a dominated pairing, each cell
     whatever its width) at a fraction of the evaluations (docs/pld.md Sec. 2.3)."""
     lo, hi = grid_range(direction, h, tail)
-    if coarse is None:
+    if coarse is None or hi - lo < _COARSE_MIN_CELLS:  # a short grid: not worth the extra tails
         return np.arange(lo, hi + 1)
     K, thr = coarse
     cp = np.arange(-(-lo // K) * K, hi + K, K)
-    if cp.size < 4:
-        return np.arange(lo, hi + 1)
     lgt, lle, _, _ = direction.tails(cp * h)
     log_thr = math.log(thr)
     up = np.flatnonzero(lgt <= log_thr)
@@ -481,8 +483,9 @@ def _points(direction, h: float, tail: float, coarse: Optional[tuple]) -> np.nda
     if not a < b:
         return np.arange(lo, hi + 1)
     top = int(cp[-1]) if b < hi else hi
-    parts = [np.array([lo]), cp[(cp > lo) & (cp < a)], np.arange(max(a, lo), b + 1), cp[(cp > b) & (cp <= top)]]
-    return np.unique(np.concatenate(parts))
+    # increasing and disjoint: lo, the multiples of K in (lo, a), every index in [a, b], the multiples in (b, top]
+    parts = [np.array([lo]), cp[(cp > lo) & (cp < a)], np.arange(max(a, lo + 1), b + 1), cp[(cp > b) & (cp <= top)]]
+    return np.concatenate(parts)
 
 
 def _grid_cells(direction, h: float, tail: float, cells: Optional[dict] = None,
