@@ -208,3 +208,25 @@ def test_two_level_heterogeneous_history_overlaps_one_level(monkeypatch):
     monkeypatch.setattr(D, "_LEVEL_MIN_STEPS", 10**15)
     lo1, hi1 = D.PLD(factors).bracket(1e-6)
     assert max(lo1, lo2) <= min(hi1, hi2)
+
+
+@settings(max_examples=6, deadline=None, derandomize=True)
+@given(st.sampled_from([1e-3, 3e-3, 0.01, 0.05]), st.floats(0.7, 3.0), st.integers(50_000, 400_000),
+       st.sampled_from([1e-5, 1e-8, 1e-12]))
+def test_default_bracket_is_consistent_with_one_level_and_rdp(q, sigma, steps, delta):
+    """Soundness across the two-level / coarse-tail regime: the default bracket (two levels and coarse tails
+    where they apply) overlaps the one-level uniform-grid bracket, and its lower end never exceeds the RDP
+    accountant's epsilon (an independent valid upper bound: Mironov, Talwar & Zhang 2019)."""
+    import privcal
+
+    pair = B.SubsampledGaussianPair(sigma, q)
+    lo2, hi2 = D.PLD([(pair, steps)]).bracket(delta)
+    saved = D._LEVEL_MIN_STEPS, D._COARSE_TAIL_WIDTH
+    try:
+        D._LEVEL_MIN_STEPS, D._COARSE_TAIL_WIDTH = 10**15, 0.0
+        lo1, hi1 = D.PLD([(pair, steps)]).bracket(delta)
+    finally:
+        D._LEVEL_MIN_STEPS, D._COARSE_TAIL_WIDTH = saved
+    assert max(lo1, lo2) <= min(hi1, hi2)
+    rdp = privcal.epsilon(sigma, delta, steps=steps, sample_rate=q, accountant="rdp")
+    assert lo2 <= rdp
