@@ -407,10 +407,16 @@ def _verdict(cid):
     return run_claim(get_claim(cid)).outcome.verdict
 
 
-def test_epsilon_split_uses_the_l1_change_it_measures(monkeypatch):
+def _unpatched(quick, cid):
+    """The claim's result before any patch: the module's run of every claim (quick budget, seed 0, what
+    run_claim(get_claim(cid)) returns), not a second run of the same check."""
+    return next(r for r in quick if r.claim.id == cid)
+
+
+def test_epsilon_split_uses_the_l1_change_it_measures(quick, monkeypatch):
     import privcal.rl.pucb.agent as P
 
-    assert _verdict("VBKW-epsilon-split") == "fails"  # L1 change 6H: eps/(3H) gives 2 eps
+    assert _unpatched(quick, "VBKW-epsilon-split").outcome.verdict == "fails"  # L1 change 6H: eps/(3H) gives 2 eps
     real = P._episode_inputs
     # an episode encoding with only the visit counts changes 2 entries per step (L1 2H): eps/(3H) is then enough
     monkeypatch.setattr(P, "_episode_inputs", lambda *a: {"counts": real(*a)["counts"]})
@@ -501,10 +507,10 @@ def test_alg1_variance_is_not_run_when_the_monte_carlo_rejects_the_true_law(monk
     assert r.outcome.verdict == "not-run" and "rejects the true conditional variance" in r.outcome.evidence
 
 
-def test_kov_quoted_fails_on_its_pinned_point_and_holds_with_more_noise(monkeypatch):
+def test_kov_quoted_fails_on_its_pinned_point_and_holds_with_more_noise(quick, monkeypatch):
     import privcal.composition as C
 
-    r = run_claim(get_claim("WH-thm5-kov-quoted"))
+    r = _unpatched(quick, "WH-thm5-kov-quoted")
     assert r.outcome.counterexample.startswith("eps = 1000, delta = 1e-05")  # pinned: same on every machine
     real = C.sigma_kov_quoted_paper
     monkeypatch.setattr(C, "sigma_kov_quoted_paper", lambda *a, **k: 100 * real(*a, **k))
@@ -536,11 +542,11 @@ def _times(factor, real):
     ("WH-thm5-sigma-derivation", "privcal.composition", "thm5_epsilon_paper", lambda real: _times(0.0, real)),
 ])
 def test_statements_failing_as_printed_hold_when_the_printed_formula_is_replaced(cid, module, name, broken,
-                                                                                monkeypatch):
+                                                                                quick, monkeypatch):
     import importlib
 
     mod = importlib.import_module(module)
-    assert _verdict(cid) == "fails"
+    assert _unpatched(quick, cid).outcome.verdict == "fails"
     monkeypatch.setattr(mod, name, broken(getattr(mod, name)))
     assert _verdict(cid) == "holds"
 
@@ -594,10 +600,10 @@ def test_dpq_valid_clip_fails_if_updates_were_not_certified(monkeypatch):
 # lower bound (or true value) it rests on is patched below the target, and never rests on an upper bound
 
 
-def test_appendix_c2_fails_on_the_algebra_not_on_the_moments_tail(monkeypatch):
+def test_appendix_c2_fails_on_the_algebra_not_on_the_moments_tail(quick, monkeypatch):
     import privcal.rdp as rdp
 
-    r = run_claim(get_claim("GPOPE-thm1-appendix-c2")).outcome
+    r = _unpatched(quick, "GPOPE-thm1-appendix-c2").outcome
     assert r.verdict == "fails" and "c2 = 4" in r.evidence and "rests on the algebra" in r.evidence
     assert r.data["pld_delta_lower"] <= 1e-5 < r.data["moments_tail_delta"]  # upper bound above, lower bound below
     # the proof's chain (an upper bound) reaching delta does not change the verdict: the algebra still fails
@@ -624,12 +630,12 @@ def test_appendix_c2_display_algebra():
     assert _c2_from_display(1) == 2 and _c2_from_display(4) == 4
 
 
-def test_gpope_sensitivity_rests_on_either_lower_bound(monkeypatch):
+def test_gpope_sensitivity_rests_on_either_lower_bound(quick, monkeypatch):
     import dataclasses
 
     from privcal.verify import _common, claims_gpope
 
-    out = run_claim(get_claim("GPOPE-sensitivity")).outcome
+    out = _unpatched(quick, "GPOPE-sensitivity").outcome
     assert out.verdict == "fails" and out.data["pld_delta_lower"] > 1e-3
     real = claims_gpope.A.audit
     monkeypatch.setattr(claims_gpope.A, "audit", lambda *a, **k: dataclasses.replace(real(*a, **k), refuted=False))
@@ -639,7 +645,7 @@ def test_gpope_sensitivity_rests_on_either_lower_bound(monkeypatch):
     assert _verdict("GPOPE-sensitivity") == "holds"  # no lower bound above the claimed delta
 
 
-def test_epsilon_split_fails_from_the_attained_loss_of_the_counters(monkeypatch):
+def test_epsilon_split_fails_from_the_attained_loss_of_the_counters(quick, monkeypatch):
     import privcal.counter as counter
     from privcal.verify.claims_vbkw import _billboard_epsilon
 
@@ -647,7 +653,7 @@ def test_epsilon_split_fails_from_the_attained_loss_of_the_counters(monkeypatch)
     # (CSS11 binary mechanism); T = 1000: the 10 p-sums [1, 2^j], j <= 9, each Laplace(10/eps')
     assert _billboard_epsilon(24, 1 / 12) == pytest.approx(2.0, rel=1e-12)
     assert _billboard_epsilon(1, 1.0, steps=1000) == pytest.approx(1.0, rel=1e-12)
-    r = run_claim(get_claim("VBKW-epsilon-split")).outcome
+    r = _unpatched(quick, "VBKW-epsilon-split").outcome
     assert r.verdict == "fails" and "a true value" in r.evidence and "no lower bound on their JDP" in r.evidence
     real = counter.laplace_scale
     monkeypatch.setattr(counter, "laplace_scale", lambda t, eps: 3 * real(t, eps))  # attained loss 2/3 eps
@@ -666,10 +672,11 @@ def test_epsilon_split_fails_from_the_attained_loss_of_the_counters(monkeypatch)
     ("WH-thm5-sigma-statement", "privcal.gaussian", "delta_exact", lambda real: _times(0.0, real)),
     ("WH-appE3-privacy", "privcal.gaussian", "delta_exact", lambda real: _times(0.0, real)),
 ])
-def test_privacy_verdicts_hold_when_their_lower_bound_is_below_the_target(cid, module, name, patched, monkeypatch):
+def test_privacy_verdicts_hold_when_their_lower_bound_is_below_the_target(cid, module, name, patched, quick,
+                                                                          monkeypatch):
     import importlib
 
     mod = importlib.import_module(module)
-    assert _verdict(cid) == "fails"
+    assert _unpatched(quick, cid).outcome.verdict == "fails"
     monkeypatch.setattr(mod, name, patched(getattr(mod, name)))
     assert _verdict(cid) == "holds"
