@@ -136,7 +136,7 @@ def notebook_runs(request, tmp_path_factory):
         # a last cell reports the kernel's interpreter, so the test fails if another Python ran it
         nb.cells.append(nbformat.v4.new_code_cell("import sys; print(sys.executable)"))
         workdir = tmp_path_factory.mktemp(path.stem)
-        return nb, nbclient.NotebookClient(nb, timeout=600, kernel_name=kernel_name,
+        return nb, nbclient.NotebookClient(nb, timeout=1800, kernel_name=kernel_name,
                                            resources={"metadata": {"path": str(workdir)}})
 
     with pytest.MonkeyPatch.context() as mp:
