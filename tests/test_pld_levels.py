@@ -230,3 +230,53 @@ def test_default_bracket_is_consistent_with_one_level_and_rdp(q, sigma, steps, d
     assert max(lo1, lo2) <= min(hi1, hi2)
     rdp = privcal.epsilon(sigma, delta, steps=steps, sample_rate=q, accountant="rdp")
     assert lo2 <= rdp
+
+
+def test_tilted_many_factor_history_is_grouped_and_agrees_with_one_level(monkeypatch):
+    """A tilted composition (delta 1e-10) of more than GROUP_MIN distinct factors is composed in groups (of
+    the tilted factors); its bracket overlaps the one-level tilted bracket (12 distinct subsampled Gaussians,
+    GROUP_MIN lowered to 4). Also: a group whose input errors are too large to carry falls back to one level
+    with those errors charged (``local`` set: an infinite slack, not a silent zero)."""
+    from privcal.accounting.events import ComposedEvent, GaussianEvent, PoissonSampledEvent, SelfComposedEvent
+    from privcal.pld import from_event
+
+    ev = ComposedEvent([SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.0 + 0.01 * i)), 50)
+                        for i in range(12)])
+    monkeypatch.setattr(C, "GROUP_MIN", 10**9)
+    lo1, hi1 = from_event(ev).bracket(1e-10)
+    calls = []
+    real = C.compose_grouped
+    monkeypatch.setattr(C, "compose_grouped", lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(C, "GROUP_MIN", 4)
+    lo2, hi2 = from_event(ev).bracket(1e-10)
+    assert calls
+    assert max(lo1, lo2) <= min(hi1, hi2)
+    x = B.Pmf(0, np.array([0.5, 0.5]), 0.0, 0.1, 2.0)  # declared input error l1 = 2: growth is inf
+    c = real([(x, 1), (B.Pmf(0, np.array([0.3, 0.7]), 0.0, 0.1), 2)], 1e-12)
+    assert c.local is not None and math.isinf(C.local_err(c, 0.5))
+
+
+def test_round_off_that_tips_the_width_is_tightened_on_the_same_grid(monkeypatch):
+    """Where the discretisation alone fits the requested width but an untilted composition's round-off tips
+    it over, the bracket retilts every composition on the same grid (strict) before refining the grid; the
+    result overlaps the plain bracket (both certified). The width is set between the two parts here."""
+    pair = B.SubsampledGaussianPair(1.0, 0.01)
+    plain = D.PLD([(pair, 3000)])
+    lo0, hi0 = plain._bracket_at(1e-5, plain._auto_h())
+    disc, roff = plain._last_parts
+    assert roff > 0
+    target = disc / 0.98 + 0.5 * (disc + roff - disc / 0.98)  # 0.98 target >= disc, target < disc + roff
+    assert disc <= 0.98 * target < disc + roff
+    calls = []
+    real = D.PLD._bracket_at
+
+    def spy(self, delta, h, strict=False):
+        calls.append((h, strict))
+        return real(self, delta, h, strict)
+
+    monkeypatch.setattr(D.PLD, "_bracket_at", spy)
+    monkeypatch.setattr(D.PLD, "_width", lambda self, hi: target)
+    pld = D.PLD([(pair, 3000)])
+    lo, hi = pld.bracket(1e-5)
+    assert calls[1] == (calls[0][0], True)  # the same grid, strict, before any other grid
+    assert max(lo, lo0) <= min(hi, hi0)

@@ -306,7 +306,10 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
             t, lM = tilted(p, tilt)
             tf.append((t, n))
             K += n * lM
-        c = _compose_fft(tf, tail, check)
+        # many distinct factors: the tilted factors in two levels (composition commutes with the tilt; the
+        # grouped result's error bounds are then tilted l1 bounds, its input errors its `local`)
+        grouped = len(factors) > GROUP_MIN
+        c = compose_grouped(tf, tail, check) if grouped else _compose_fft(tf, tail, check)
         idx = c.offset + np.arange(c.mass.size)
         with np.errstate(divide="ignore", over="ignore"):
             lm = np.log(c.mass) + (K - tilt * idx)
@@ -317,7 +320,7 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
         fin = lm[np.isfinite(lm)]
         back = 2 * _U * (2.0 + (float(np.max(np.abs(fin))) if fin.size else 0.0)) * float(np.sum(c.mass))
         return Composed(c.offset, mass, inf_mass, h, c.err + back, c.outside, None, tilt, K, top, err_inf,
-                        _local(tf))
+                        c.local if grouped else _local(tf))
     if len(factors) > GROUP_MIN:
         return compose_grouped(factors, tail, check)
     c = _compose_fft(factors, tail, check)
@@ -331,7 +334,8 @@ GROUP_MIN = 64
 
 
 def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, check=None) -> Composed:
-    """The untilted composition of many distinct factors in two levels (docs/pld.md Sec. 2.10): groups of
+    """The composition of many distinct factors in two levels (docs/pld.md Sec. 2.9b; tilted factors too, from
+    :func:`compose`): groups of
     about sqrt(k) factors are composed on their own, much shorter, windows; each result becomes a
     :class:`Pmf` whose error bounds carry everything between it and the exact composition of its group's
     exact factors, and those are composed on the full window.
@@ -356,8 +360,11 @@ def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, c
             continue
         c = _compose_fft(g, tail_g, check)
         mono, dip, quad, growth = _local(g)
-        if not math.isfinite(growth):
-            return _compose_fft(factors, tail, check)  # input errors too large to carry: one level
+        if not math.isfinite(growth):  # input errors too large to carry: one level, charged there (inf)
+            c = _compose_fft(factors, tail, check)
+            c.err_inf = _inf_err(factors, c.inf_mass)
+            c.local = _local(factors)
+            return c
         c.err_inf = _inf_err(g, c.inf_mass)
         level2.append((Pmf(c.offset, c.mass, c.inf_mass, c.h, growth * mono + c.err + 2.0 * c.outside,
                            growth * dip, growth * quad, err_inf=c.err_inf), 1))

@@ -255,9 +255,18 @@ class PLD:
             self._note(f"the grid was coarsened from spacing {h0:.3g} to {h:.3g} to fit memory_limit "
                        f"= {self.memory_limit / 2**20:.0f} MB")
         tried = {h}
+        strict_tried = False
         for _ in range(_MAX_REFINE_BRACKET):
             if hi - lo <= self._width(hi) or self._inf_mass_blocks(delta):
                 break
+            disc, roff = self._last_parts
+            if not strict_tried and delta >= _UNTILTED_DELTA and disc <= 0.98 * self._width(hi) < disc + roff:
+                # the discretisation alone fits: the round-off of an untilted composition tipped it over. The
+                # same grid, every composition tilted and held to 1e-6 delta, costs less than a finer grid
+                strict_tried = True
+                lo_s, hi_s = self._bracket_at(delta, h, strict=True)
+                lo, hi = max(lo, lo_s), min(hi, hi_s)  # both brackets are certified
+                continue
             disc, roff = self._last_parts
             if math.isfinite(hi):
                 gap = (hi - lo) / self._width(hi)
@@ -528,7 +537,7 @@ class PLD:
         return self._cache[key]
 
     def _composed(self, h: float, upper: bool, delta: Optional[float] = None,
-                  epsilon: Optional[float] = None, both: bool = True) -> list:
+                  epsilon: Optional[float] = None, both: bool = True, strict: bool = False) -> list:
         """The composed PLD of each direction, tilted for the target (``delta``, or ``epsilon``, or
         neither: no tilt), cached by grid, side, tails and tilt. For a delta target the first tilt
         comes from the Chernoff estimate of epsilon; where its round-off bound at the epsilon found is
@@ -548,7 +557,7 @@ class PLD:
             # delta >= _UNTILTED_DELTA: an untilted first try -- unless its input-error term alone, known before
             # composing, would exceed the 1e-3 delta that try allows: then tilted at once, held to the same
             # 1e-3 delta (its slack is then far smaller; a stricter re-tilt would compose twice)
-            relaxed = delta is not None and epsilon is None and delta >= _UNTILTED_DELTA
+            relaxed = delta is not None and epsilon is None and delta >= _UNTILTED_DELTA and not strict
             if not relaxed or _untilted_local(pm, h) > 1e-3 * delta:
                 tilt = self._tilt(pm, h, upper, tails, d, delta, epsilon) if (delta is not None or epsilon is not None) else 0.0
             c = self._composed_one(pm, h, upper, tails, tilt, d)
@@ -632,10 +641,11 @@ class PLD:
     def _upper_at(self, delta: float, h: float) -> float:
         return max(_epsilon_side(c, delta, upper=True) for c in self._composed(h, True, delta, both=False))
 
-    def _bracket_at(self, delta: float, h: float) -> tuple[float, float]:
-        """Certified bracket on one grid; records (discretisation gap, round-off widening) of it."""
-        ups = self._composed(h, True, delta)
-        los = self._composed(h, False, delta)
+    def _bracket_at(self, delta: float, h: float, strict: bool = False) -> tuple[float, float]:
+        """Certified bracket on one grid; records (discretisation gap, round-off widening) of it. ``strict``:
+        no untilted first try (every composition tilted, its slack held to 1e-6 delta)."""
+        ups = self._composed(h, True, delta, strict=strict)
+        los = self._composed(h, False, delta, strict=strict)
         up = max(_epsilon_side(c, delta, upper=True) for c in ups)
         lo = max(_epsilon_side(c, delta, upper=False) for c in los)
         raw_up = max(_compose.epsilon_for(c, delta) for c in ups)
