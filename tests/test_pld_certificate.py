@@ -705,21 +705,23 @@ def test_grouped_composition_carries_each_groups_errors():
         assert max(lo1, lo2) <= min(up1, up2)
 
 
-def test_long_histories_use_two_levels_and_agree_with_one(monkeypatch):
+@pytest.mark.parametrize("delta", [1e-5, 1e-10])
+def test_long_histories_use_two_levels_and_agree_with_one(monkeypatch, delta):
     """Above GROUP_MIN distinct factors the PLD composes in two levels; its bracket overlaps the one-level
-    bracket of the same history (a history of 12 distinct subsampled Gaussians, GROUP_MIN lowered to 4)."""
+    bracket of the same history (a history of 12 distinct subsampled Gaussians, GROUP_MIN lowered to 4).
+    At delta 1e-5 the compositions are untilted; at 1e-10 tilted (the tilted factors are grouped)."""
     from privcal.accounting.events import ComposedEvent, GaussianEvent, PoissonSampledEvent, SelfComposedEvent
     from privcal.pld import from_event
 
     ev = ComposedEvent([SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.0 + 0.01 * i)), 50)
                         for i in range(12)])
     monkeypatch.setattr(C, "GROUP_MIN", 10**9)
-    lo1, hi1 = from_event(ev).bracket(1e-5)
+    lo1, hi1 = from_event(ev).bracket(delta)
     calls = []
     real = C.compose_grouped
     monkeypatch.setattr(C, "compose_grouped", lambda *a, **k: calls.append(1) or real(*a, **k))
     monkeypatch.setattr(C, "GROUP_MIN", 4)
-    lo2, hi2 = from_event(ev).bracket(1e-5)
+    lo2, hi2 = from_event(ev).bracket(delta)
     assert calls
     assert max(lo1, lo2) <= min(hi1, hi2)
 

@@ -232,27 +232,12 @@ def test_default_bracket_is_consistent_with_one_level_and_rdp(q, sigma, steps, d
     assert lo2 <= rdp
 
 
-def test_tilted_many_factor_history_is_grouped_and_agrees_with_one_level(monkeypatch):
-    """A tilted composition (delta 1e-10) of more than GROUP_MIN distinct factors is composed in groups (of
-    the tilted factors); its bracket overlaps the one-level tilted bracket (12 distinct subsampled Gaussians,
-    GROUP_MIN lowered to 4). Also: a group whose input errors are too large to carry falls back to one level
-    with those errors charged (``local`` set: an infinite slack, not a silent zero)."""
-    from privcal.accounting.events import ComposedEvent, GaussianEvent, PoissonSampledEvent, SelfComposedEvent
-    from privcal.pld import from_event
-
-    ev = ComposedEvent([SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.0 + 0.01 * i)), 50)
-                        for i in range(12)])
-    monkeypatch.setattr(C, "GROUP_MIN", 10**9)
-    lo1, hi1 = from_event(ev).bracket(1e-10)
-    calls = []
-    real = C.compose_grouped
-    monkeypatch.setattr(C, "compose_grouped", lambda *a, **k: calls.append(1) or real(*a, **k))
-    monkeypatch.setattr(C, "GROUP_MIN", 4)
-    lo2, hi2 = from_event(ev).bracket(1e-10)
-    assert calls
-    assert max(lo1, lo2) <= min(hi1, hi2)
+def test_grouped_fallback_charges_the_input_errors_it_cannot_carry():
+    """A group whose input errors are too large to carry (l1 >= 1: growth inf) falls back to one level with
+    those errors charged (``local`` set: an infinite slack, not a silent zero). (Grouped tilted compositions
+    against one level: test_pld_certificate.py::test_long_histories_use_two_levels_and_agree_with_one.)"""
     x = B.Pmf(0, np.array([0.5, 0.5]), 0.0, 0.1, 2.0)  # declared input error l1 = 2: growth is inf
-    c = real([(x, 1), (B.Pmf(0, np.array([0.3, 0.7]), 0.0, 0.1), 2)], 1e-12)
+    c = C.compose_grouped([(x, 1), (B.Pmf(0, np.array([0.3, 0.7]), 0.0, 0.1), 2)], 1e-12)
     assert c.local is not None and math.isinf(C.local_err(c, 0.5))
 
 
