@@ -265,3 +265,19 @@ def test_round_off_that_tips_the_width_is_tightened_on_the_same_grid(monkeypatch
     lo, hi = pld.bracket(1e-5)
     assert calls[1] == (calls[0][0], True)  # the same grid, strict, before any other grid
     assert max(lo, lo0) <= min(hi, hi0)
+
+
+@pytest.mark.parametrize("s, q, n, h", [(1.0, 1e-3, 15625, 2.0**-14), (0.8, 0.01, 1000, 2.0**-10),
+                                        (2.0, 0.1, 50, 2.0**-7), (1.1, 0.05, 2, 2.0**-8)])
+def test_self_composition_skips_only_coefficients_that_underflow(s, q, n, h):
+    """One factor taken n times computes the power only where min(|X| + e, cap)^n can exceed e^{-750}: the
+    masses and the round-off bound are bitwise those of the general path (which computes every coefficient
+    and lets the others underflow to 0). Red when the cut is placed where a power still counts."""
+    d = B.SubsampledGaussianPair(s, q).directions()[0]
+    x = B.pmfs(d, h, upper=True, tail=1e-12)
+    for tilt in (0.0, 0.3 * h):
+        t = C.tilted(x, tilt)[0] if tilt else x
+        fast = C._compose_fft([(t, n)], 1e-12)
+        full = C._compose_fft([(t, n)], 1e-12, power=False)
+        assert fast.offset == full.offset and np.array_equal(fast.mass, full.mass)
+        assert fast.err == full.err
