@@ -383,7 +383,7 @@ def front_door(repeat, quick, use_opacus):
 
     q, steps, sigma = 1e-3, 10**7, 1.0
     theirs = _rdp_peers(q, steps, sigma, DELTA, use_opacus)
-    value, t, long_run = _interleaved(lambda: privcal.epsilon(sigma, DELTA, steps=steps, sample_rate=q), theirs, 1)
+    value, t, long_run = _interleaved(lambda: privcal.epsilon(sigma, DELTA, steps=steps, sample_rate=q), theirs, repeat)
     print(f"\nat T = 1e7 (q = {q:g}, sigma = {sigma:g}): best {_fmt(value)} in {t * 1e3:.0f} ms; " + "  ".join(
         f"{n}: {_fmt(v)}, {tp * 1e3:.0f} ms, {_fmt(r, '.2f')}x" for n, (v, tp, r) in long_run.items()))
 
