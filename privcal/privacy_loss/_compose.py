@@ -535,8 +535,13 @@ def local_err(c: Composed, epsilon: float) -> float:
 
 def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, check=None,
                  power: bool = True) -> Composed:
-    """The FFT composition (module doc); the factors' masses are taken as given. One factor taken n > 1 times
-    goes through :func:`_compose_fft_power` (the same numbers; ``power=False``: this general path)."""
+    """The FFT composition (module doc); the factors' masses are taken as given.
+
+    One factor taken n > 1 times (a self-composition) computes the power only at the coefficients where
+    min(|X| + e, cap)^n can exceed e^{-750}: elsewhere both the power and its error bound underflow to 0 in
+    any case (exp of less than -745.13), so they are left 0 without being computed -- the same numbers, bit
+    for bit (``power=False`` computes every coefficient). A long self-composition keeps only its few low
+    frequencies (e.g. ~2 % at 1e4 steps)."""
     h = factors[0][0].h
     inf_mass = _inf_mass(factors)
     A, B, outside = window(factors, tail)
@@ -544,88 +549,50 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
     if check is not None:
         check(N)
     k = np.arange(N // 2 + 1)
-    if power and len(factors) == 1 and factors[0][1] > 1:
-        return _compose_fft_power(factors[0][0], factors[0][1], A, N, k, h, inf_mass, outside)
-    logmod = np.zeros(k.size)
-    phase = np.zeros(k.size)
-    log_hi = np.zeros(k.size)
-    spread = np.zeros(k.size)  # sum n_i (|log|X_i|| + |arg X_i|)
-    shift = 0
     c_fft = fft_err(N)  # forward: per coefficient, relative to ||x||_1
     c_inv = c_fft + 2.01 * _U  # inverse: plus the rounded 1/N and the product by it (pocketfft's fct)
+    spectra, shift = [], 0
     for p, n in factors:
         _, mean, _ = _moments(p)
         centre = int(round(mean))
         shift += n * centre
         pos = (p.offset - centre + np.arange(p.mass.size)) % N
-        x = np.bincount(pos, weights=p.mass, minlength=N)
-        X = sfft.rfft(x)
+        X = sfft.rfft(np.bincount(pos, weights=p.mass, minlength=N))
         mod = np.abs(X)
         tot = float(p.mass.sum())
         e = c_fft * tot  # the transform's round-off only: the input errors are propagated in time (local)
+        spectra.append((n, X, mod, np.minimum(mod + e, tot + c_fft * tot)))
+    sel = slice(None)
+    if power and len(factors) == 1 and factors[0][1] > 1:
+        n, _, _, capped = spectra[0]
+        sel = np.flatnonzero(capped > math.exp(-750.0 / n))  # a relative margin e^{-4.87 / n} below e^{-745.13 / n}
+    size = k.size if isinstance(sel, slice) else sel.size
+    logmod, phase, log_hi = np.zeros(size), np.zeros(size), np.zeros(size)
+    spread = np.zeros(size)  # sum n_i (|log|X_i|| + |arg X_i|)
+    for n, X, mod, capped in spectra:
+        Xs = X[sel]
         with np.errstate(divide="ignore"):
-            lm = np.log(mod)
-        ang = np.arctan2(X.imag, X.real)
+            lm = np.log(mod[sel])
+        ang = np.arctan2(Xs.imag, Xs.real)
         logmod += n * lm
         phase += np.mod(n * ang, 2 * np.pi)
-        log_hi += n * np.log(np.minimum(mod + e, tot + c_fft * tot))
+        log_hi += n * np.log(capped[sel])
         spread += n * (np.abs(np.nan_to_num(lm, neginf=0.0)) + np.abs(ang))
     with np.errstate(under="ignore"):
         ymod = np.exp(logmod)
         hi = np.exp(log_hi)
-    Y = np.empty(k.size, dtype=complex)
-    Y.real = ymod * np.cos(phase)
-    Y.imag = ymod * np.sin(phase)
+    Y = np.zeros(k.size, dtype=complex)
+    Y.real[sel] = ymod * np.cos(phase)
+    Y.imag[sel] = ymod * np.sin(phase)
     y = sfft.irfft(Y, N)
     w = np.full(k.size, 2.0)
     w[0] = 1.0
     if N % 2 == 0:
         w[-1] = 1.0
+    w = w[sel]
     dY = (hi - ymod) + 4 * _U * hi + C_POW * _U * ymod * (1.0 + spread)
     err = math.sqrt(float(np.sum(w * dY * dY))) + c_inv * float(np.sum(w * ymod))
     start = (A - shift) % N
-    y = np.roll(y, -start)
-    np.maximum(y, 0.0, out=y)
-    return Composed(A, y, inf_mass, h, err, outside)
-
-
-def _compose_fft_power(p: Pmf, n: int, A: int, N: int, k: np.ndarray, h: float, inf_mass: float,
-                       outside: float) -> Composed:
-    """:func:`_compose_fft` of one factor taken n times, the same arithmetic on the coefficients that can
-    matter: where min(|X| + e, cap)^n < e^{-750} both the power and its error bound underflow to 0 in the
-    general path (exp of less than -745.13), so they are set to 0 without computing them. A long
-    self-composition keeps only the few low frequencies with |X| > e^{-750 / n} (e.g. ~2 % at 1e4 steps)."""
-    c_fft = fft_err(N)
-    c_inv = c_fft + 2.01 * _U
-    _, mean, _ = _moments(p)
-    centre = int(round(mean))
-    pos = (p.offset - centre + np.arange(p.mass.size)) % N
-    x = np.bincount(pos, weights=p.mass, minlength=N)
-    X = sfft.rfft(x)
-    mod = np.abs(X)
-    tot = float(p.mass.sum())
-    e = c_fft * tot
-    capped = np.minimum(mod + e, tot + c_fft * tot)
-    live = np.flatnonzero(capped > math.exp(-750.0 / n))  # a relative margin e^{-4.87 / n} below e^{-745.13 / n}
-    Xl, ml = X[live], mod[live]
-    with np.errstate(divide="ignore"):
-        lm = np.log(ml)
-    ang = np.arctan2(Xl.imag, Xl.real)
-    logmod = n * lm
-    phase = np.mod(n * ang, 2 * np.pi)
-    log_hi = n * np.log(capped[live])
-    spread = n * (np.abs(np.nan_to_num(lm, neginf=0.0)) + np.abs(ang))
-    with np.errstate(under="ignore"):
-        ymod = np.exp(logmod)
-        hi = np.exp(log_hi)
-    Y = np.zeros(k.size, dtype=complex)
-    Y.real[live] = ymod * np.cos(phase)
-    Y.imag[live] = ymod * np.sin(phase)
-    y = sfft.irfft(Y, N)
-    w = np.where((live == 0) | ((N % 2 == 0) & (live == k.size - 1)), 1.0, 2.0)
-    dY = (hi - ymod) + 4 * _U * hi + C_POW * _U * ymod * (1.0 + spread)
-    err = math.sqrt(float(np.sum(w * dY * dY))) + c_inv * float(np.sum(w * ymod))
-    start = (A - n * centre) % N
     y = np.roll(y, -start)
     np.maximum(y, 0.0, out=y)
     return Composed(A, y, inf_mass, h, err, outside)
