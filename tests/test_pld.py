@@ -372,6 +372,40 @@ def test_an_untilted_try_the_input_errors_would_reject_is_skipped(monkeypatch):
     lo2, hi2 = from_event(ev).bracket(1e-5)
     assert max(lo1, lo2) <= min(hi1, hi2)
 
+@pytest.mark.parametrize("q, sigma, steps", [(0.001, 0.8, 1000), (0.5, 1.0, 10), (0.01, 1.0, 10_000)])
+def test_a_lower_end_is_composed_only_for_directions_that_can_raise_it(q, sigma, steps, monkeypatch):
+    """epsilon is the larger of the two directions' (add, remove), so the lower end of the bracket is the
+    largest certified lower end; a direction whose certified upper end is <= the lower end already found cannot
+    raise it, and its dominated composition is skipped. Pinned: the bracket on one grid equals, bit for bit, the
+    one with every direction's lower end composed; and at least one setting does skip (else the test proves
+    nothing). Red when the skip condition keeps the wrong direction (e.g. the smaller upper end first)."""
+    from privcal.privacy_loss import _distribution
+
+    pair_ev = SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(sigma)), steps)
+    pld = from_event(pair_ev)
+    h = pld._fitting_h(pld._auto_h(), 1e-5)
+    made = []
+    real = _distribution.PLD._composed
+
+    def spy(self, h, upper, *args, **kw):
+        out = real(self, h, upper, *args, **kw)
+        if not upper:
+            made.append(kw.get("dirs"))
+        return out
+
+    monkeypatch.setattr(_distribution.PLD, "_composed", spy)
+    lo, up = pld._bracket_at(1e-5, h)
+    monkeypatch.setattr(_distribution.PLD, "_composed", real)
+    full = from_event(pair_ev)
+    ups = full._composed(h, True, 1e-5)
+    los = full._composed(h, False, 1e-5)
+    up_all = max(_distribution._epsilon_side(c, 1e-5, upper=True) for c in ups)
+    lo_all = max(_distribution._epsilon_side(c, 1e-5, upper=False) for c in los)
+    assert (lo, up) == (min(lo_all, up_all), up_all)
+    if (q, sigma, steps) == (0.001, 0.8, 1000):
+        assert len(made) == 1  # one direction's lower end only (the other's upper end is below it)
+
+
 def test_a_loss_beyond_the_grid_index_range_is_refused_in_words():
     """sigma 1e-20 at sensitivity 1: the Gaussian's mean loss is 5e39 nats, whose grid indices are not
     exact integers (numpy fell into object arrays and log_ndtr raised TypeError). The PLD refuses with a

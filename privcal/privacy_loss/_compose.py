@@ -88,6 +88,9 @@ class Composed:
     err_add: float = 0.0
     # the same blocks' error that scales like the tail: err_rel exp(log_scale - tau eps) at eps (Sec. 2.11)
     err_rel: float = 0.0
+    # an upper bound of log sum_j mass_j e^{tilt (offset + j)} (the MGF of the computed masses at the tilt),
+    # known without a pass over the masses for a tilted composition (:func:`compose`); None: not known
+    log_mgf: Optional[float] = None
 
     @property
     def losses(self) -> np.ndarray:
@@ -152,22 +155,34 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
         _, m, v = _moments(p)
         mean, var = mean + n * m, var + n * v
     sd = max(math.sqrt(var), 1.0)
-    ts = np.geomspace(0.1, 100.0, 16) / sd  # tilts, in 1/grid units
+    # tilts, in 1/grid units, on the ladder (0.1 .. 100) / sd in 15 steps of 10^(1/5): every third rung on each
+    # side, then the two rungs next to the best of each (the bound (K(t) - log tail) / t is unimodal in t for
+    # these laws; any tilt gives a valid bound, a better one only a narrower window)
+    ladder = np.geomspace(0.1, 100.0, 16) / sd
     log_tail = math.log(tail)
-    both = np.zeros(2 * ts.size)
-    tt = np.concatenate([ts, -ts])
-    for p, n in factors:
-        both += n * _log_mgf(p, tt)
-    pos, neg = both[:ts.size], both[ts.size:]
-    pos = pos + 1e-9 * np.abs(pos) + 1e-12  # slack for the round-off of K
-    neg = neg + 1e-9 * np.abs(neg) + 1e-12
+
+    def log_mgf(tt: np.ndarray) -> np.ndarray:
+        out = np.zeros(tt.size)
+        for p, n in factors:
+            out += n * _log_mgf(p, tt)
+        return out + 1e-9 * np.abs(out) + 1e-12  # slack for the round-off of K
+
+    first = np.arange(0, ladder.size, 3)
+    vals = log_mgf(np.concatenate([ladder[first], -ladder[first]]))
+    pos_t, pos, neg_t, neg = ladder[first], vals[:first.size], ladder[first], vals[first.size:]
+    bp, bn = int(first[np.argmin((pos - log_tail) / pos_t)]), int(first[np.argmin((neg - log_tail) / neg_t)])
+    near_p = [i for i in (bp - 1, bp + 1) if 0 <= i < ladder.size]
+    near_n = [i for i in (bn - 1, bn + 1) if 0 <= i < ladder.size]
+    more = log_mgf(np.concatenate([ladder[near_p], -ladder[near_n]]))
+    ts, pos = np.concatenate([pos_t, ladder[near_p]]), np.concatenate([pos, more[:len(near_p)]])
+    tn, neg = np.concatenate([neg_t, ladder[near_n]]), np.concatenate([neg, more[len(near_p):]])
     hi = float(np.min((pos - log_tail) / ts))  # exp(K(t) - t B) <= tail
-    lo = float(np.max(-(neg - log_tail) / ts))  # exp(K(-t) + t A) <= tail
+    lo = float(np.max(-(neg - log_tail) / tn))  # exp(K(-t) + t A) <= tail
     A = max(full_lo, int(math.floor(lo)))
     B = min(full_hi, int(math.ceil(hi)))
     B = max(B, A)
     out_hi = float(np.exp(np.min(pos - ts * B))) if B < full_hi else 0.0
-    out_lo = float(np.exp(np.min(neg + ts * A))) if A > full_lo else 0.0
+    out_lo = float(np.exp(np.min(neg + tn * A))) if A > full_lo else 0.0
     return A, B, out_hi + out_lo
 
 
@@ -262,16 +277,19 @@ def tilted(p: Pmf, tau: float) -> tuple[Pmf, float]:
         return Pmf(p.offset, p.mass.copy(), p.inf_mass, p.h, p.err_mass, p.err_dipole, p.err_quad), 0.0
     lM = top + math.log(float(np.sum(np.exp(lw - top))))
     x = np.exp(lw - lM)
-    with np.errstate(over="ignore"):
-        w = np.exp(tau * idx - lM)
     rho, sh, ch = math.expm1(tau), math.sinh(tau), 2.0 * math.sinh(tau / 2) ** 2  # ch = cosh - 1
-    if p.mono is not None and p.dip is not None and p.quad is not None:
+    if p.err_mass == 0.0 and p.err_dipole == 0.0 and p.err_quad == 0.0:  # no input error (a dominated PMF)
+        mono = dip = quad = 0.0
+    elif p.mono is not None and p.dip is not None and p.quad is not None:
+        with np.errstate(over="ignore"):
+            w = np.exp(tau * idx - lM)
         with np.errstate(invalid="ignore", over="ignore"):
             mono = float(np.sum(w * (p.mono + rho * p.dip + 2.0 * ch * p.quad)))
             dip = float(np.sum(w * (p.dip + 2.0 * sh * p.quad)))
             quad = float(np.sum(w * p.quad))
     else:
-        wmax = float(np.max(w)) * math.exp(tau)
+        with np.errstate(over="ignore"):
+            wmax = float(np.exp(np.max(tau * idx) - lM)) * math.exp(tau)
         mono = wmax * (p.err_mass + rho * p.err_dipole + 2.0 * ch * p.err_quad)
         dip, quad = wmax * (p.err_dipole + 2.0 * sh * p.err_quad), wmax * p.err_quad
     # x_j = exp(lw_j - lM) carries a relative error <= 2u (|lw_j| + |lM|) + 2u beyond the mass's own
@@ -318,9 +336,16 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
         # the rescaling (log, sum, product, exp) has relative error <= 2u (2 + |lm|) per mass: in tilted l1,
         # that times the tilted masses' sum
         fin = lm[np.isfinite(lm)]
-        back = 2 * _U * (2.0 + (float(np.max(np.abs(fin))) if fin.size else 0.0)) * float(np.sum(c.mass))
+        rel = 2 * _U * (2.0 + (float(np.max(np.abs(fin))) if fin.size else 0.0))
+        s = float(np.sum(c.mass))
+        back = rel * s
+        # sum_j mass_j e^{tilt idx_j} <= (1 + rel) e^K sum_j tilted_j (each mass within rel of exp(lm_j), the cap only
+        # lowers it), the computed sum within gamma_n of the exact one: log M <= K + log s + rel + 1.01 (n + 2) u,
+        # plus the roundings of the log and the sum (4u |K| + 4u |log s|)
+        log_mgf = (K + math.log(s) + 1.01 * (rel + (c.mass.size + 2) * _U) + 4 * _U * (abs(K) + abs(math.log(s)))
+                   if s > 0 else None)
         return Composed(c.offset, mass, inf_mass, h, c.err + back, c.outside, None, tilt, K, top, err_inf,
-                        c.local if grouped else _local(tf))
+                        c.local if grouped else _local(tf), log_mgf=log_mgf)
     if len(factors) > GROUP_MIN:
         return compose_grouped(factors, tail, check)
     c = _compose_fft(factors, tail, check)
@@ -420,10 +445,13 @@ def regrid(c: Composed, K: int, upper: bool) -> tuple[Pmf, float, float]:
     r = np.arange(K, dtype=float)
     tot = Y.sum(axis=1)
     atoms = np.zeros(cells + 1)
-    with np.errstate(divide="ignore"):
-        lw = np.log(y) + tau * c.losses
-    top = float(np.max(lw)) if y.size else -math.inf
-    log_m = top + math.log(float(np.sum(np.exp(lw - top)))) if math.isfinite(top) else -math.inf
+    if c.log_mgf is not None and c.tilt > 0:  # a tilted composition knows it (an upper bound, :func:`compose`)
+        log_m = c.log_mgf
+    else:
+        with np.errstate(divide="ignore"):
+            lw = np.log(y) + tau * c.losses
+        top = float(np.max(lw)) if y.size else -math.inf
+        log_m = top + math.log(float(np.sum(np.exp(lw - top)))) if math.isfinite(top) else -math.inf
     if upper:
         w = np.expm1(-r * h) / math.expm1(-H)  # fraction sent up to G_{j+1}, in [0, 1)
         up = np.sum(Y * w, axis=1)

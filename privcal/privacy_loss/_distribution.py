@@ -470,29 +470,35 @@ class PLD:
         win = min(max(1e-4 * delta, _compose.WINDOW_TAIL), 1e-9)
         return 10.0 ** math.floor(math.log10(step)), 10.0 ** math.floor(math.log10(win))
 
-    def _pmfs(self, h: float, upper: bool, tails: tuple[float, float], both: bool = False) -> list:
-        """The discrete single-event PLDs of each direction (cached). ``both``: build the other end's too
-        where it is not cached yet, each direction's two ends from one computation of its grid cells (a
-        bracket needs both; a history of many distinct factors would otherwise compute every grid twice)."""
-        key = ("pmf", h, upper, tails[0])
-        other = ("pmf", h, not upper, tails[0])
-        if key not in self._cache:
+    def _pmfs(self, h: float, upper: bool, tails: tuple[float, float], both: bool = False,
+              dirs: Optional[tuple] = None) -> list:
+        """The discrete single-event PLDs of each direction (of ``dirs``, default all; cached per direction).
+        ``both``: build the other end's too where it is not cached yet, each direction's two ends from one
+        computation of its grid cells (a bracket needs both; a history of many distinct factors would otherwise
+        compute every grid twice)."""
+        dirs = tuple(range(self._n_dirs())) if dirs is None else dirs
+        need = [d for d in dirs if ("pmf", h, upper, tails[0], d) not in self._cache]
+        if need:
             self._check_memory(h, self._cells(h, tails[0]))
-            n_dirs = 1 if all(p.symmetric for p, _ in self._factors) else 2
-            dirs = [self._directions(p) for p, _ in self._factors]
-            ends = (upper, not upper) if both and other not in self._cache else (upper,)
-            built: dict = {e: [[] for _ in range(n_dirs)] for e in ends}
-            for ds, (_, n) in zip(dirs, self._factors):
-                for d in range(n_dirs):
-                    direction = ds[min(d, len(ds) - 1)]
+            ds = [self._directions(p) for p, _ in self._factors]
+            for d in need:
+                other = ("pmf", h, not upper, tails[0], d)
+                ends = (upper, not upper) if both and other not in self._cache else (upper,)
+                built: dict = {e: [] for e in ends}
+                for dd, (_, n) in zip(ds, self._factors):
+                    direction = dd[min(d, len(dd) - 1)]
                     cells = self._grid_cache if len(ends) == 1 else {}
                     coarse = self._coarse_tails(h) if isinstance(direction, _build.SubsampledDirection) else None
                     for e in ends:
-                        built[e][d].append((_build.pmfs(direction, h, upper=e, tail=tails[0], cells=cells,
-                                                        coarse=coarse), n))
-            for e in ends[::-1]:
-                self._remember(("pmf", h, e, tails[0]), built[e])
-        return self._cache[key]
+                        built[e].append((_build.pmfs(direction, h, upper=e, tail=tails[0], cells=cells,
+                                                     coarse=coarse), n))
+                for e in ends[::-1]:
+                    self._remember(("pmf", h, e, tails[0], d), built[e])
+        return [self._cache[("pmf", h, upper, tails[0], d)] for d in dirs]
+
+    def _n_dirs(self) -> int:
+        """1 when every factor's pair is symmetric (one direction), else 2."""
+        return 1 if all(p.symmetric for p, _ in self._factors) else 2
 
     def _coarse_tails(self, h: float):
         """(K, thr) for :func:`_build.pmfs`: a subsampled step's cells are K h wide where the P-mass beyond
@@ -537,17 +543,20 @@ class PLD:
         return self._cache[key]
 
     def _composed(self, h: float, upper: bool, delta: Optional[float] = None,
-                  epsilon: Optional[float] = None, both: bool = True, strict: bool = False) -> list:
+                  epsilon: Optional[float] = None, both: bool = True, strict: bool = False,
+                  dirs: Optional[tuple] = None) -> list:
         """The composed PLD of each direction, tilted for the target (``delta``, or ``epsilon``, or
         neither: no tilt), cached by grid, side, tails and tilt. For a delta target the first tilt
         comes from the Chernoff estimate of epsilon; where its round-off bound at the epsilon found is
         not small against delta, the composition is redone with the tilt that minimises the bound there
         (docs/pld.md Sec. 2.5). A long history is composed in two levels where that is certified tightly
-        enough (:meth:`_composed_levels`, docs/pld.md Sec. 2.11)."""
+        enough (:meth:`_composed_levels`, docs/pld.md Sec. 2.11). ``dirs``: only these directions (default all),
+        in that order."""
         tails = self._tails(delta)
         K = self._level_k(h, tails) if (delta is not None or epsilon is not None) else 0
         out = []
-        for d, pm in enumerate(self._pmfs(h, upper, tails, both)):
+        dirs = tuple(range(self._n_dirs())) if dirs is None else dirs
+        for d, pm in zip(dirs, self._pmfs(h, upper, tails, both, dirs)):
             if K:
                 c = self._composed_levels(h, upper, tails, d, pm, self._tilt(pm, h, upper, tails, d, delta, epsilon), K)
                 if c is not None and (delta is None or _level_ok(c, delta)):
@@ -644,10 +653,22 @@ class PLD:
     def _bracket_at(self, delta: float, h: float, strict: bool = False) -> tuple[float, float]:
         """Certified bracket on one grid; records (discretisation gap, round-off widening) of it. ``strict``:
         no untilted first try (every composition tilted, its slack held to 1e-6 delta)."""
-        ups = self._composed(h, True, delta, strict=strict)
-        los = self._composed(h, False, delta, strict=strict)
-        up = max(_epsilon_side(c, delta, upper=True) for c in ups)
-        lo = max(_epsilon_side(c, delta, upper=False) for c in los)
+        # few factors: the upper ends alone (their grid cells stay cached for a lower end that is needed); many:
+        # both ends of each direction from one computation of its cells (the cache would not hold them)
+        few = len(self._factors) * self._n_dirs() <= _build._CELLS_KEPT
+        ups = self._composed(h, True, delta, strict=strict, both=not few)
+        up_d = [_epsilon_side(c, delta, upper=True) for c in ups]
+        up = max(up_d)
+        # the lower end: epsilon = max over the directions, so any direction's certified lower end bounds it from
+        # below; a direction whose certified upper end is <= the lower end found cannot raise it (its own lower
+        # end is below its upper end): its dominated composition is skipped (the same bracket, bit for bit)
+        lo, los = 0.0, []
+        for d in sorted(range(len(ups)), key=lambda i: -up_d[i]):
+            if los and not up_d[d] > lo:
+                continue
+            c = self._composed(h, False, delta, strict=strict, both=False, dirs=(d,))[0]
+            los.append(c)
+            lo = max(lo, _epsilon_side(c, delta, upper=False))
         raw_up = max(_compose.epsilon_for(c, delta) for c in ups)
         raw_lo = max(_compose.epsilon_for(c, delta) for c in los)
         disc = max(raw_up - raw_lo, 0.0)
