@@ -403,13 +403,13 @@ def test_tails_argument_rounding_is_charged_against_exact_grid_points(case, monk
         direction = B.SubsampledGaussianPair(s, q).directions()[0 if remove else 1]
         exact = lambda lo, hi: _exact_cells_subsampled(s, q, remove, lo, hi, h)
     seen = {}
-    real_sweep = B._sweep
+    real_sweep = B._sweep_rows
 
-    def capture(p, rt, h_, below_p, below_rt):
-        seen["p"], seen["rt"] = p.copy(), rt.copy()
-        return real_sweep(p, rt, h_, below_p, below_rt)
+    def capture(p, rt, h_, below_p, below_rt, **kw):
+        seen["p"], seen["rt"] = p[0].copy(), rt[0].copy()
+        return real_sweep(p, rt, h_, below_p, below_rt, **kw)
 
-    monkeypatch.setattr(B, "_sweep", capture)
+    monkeypatch.setattr(B, "_sweep_rows", capture)
     B.pmfs(direction, h, upper=False, tail=1e-30)
     lo, hi = B.grid_range(direction, h, 1e-30)
     P, R = exact(lo, hi)
@@ -480,9 +480,18 @@ def test_lower_end_drops_cells_whose_ratio_is_not_certified():
     rt = p * (1 - 1e-13)
     lr = rt * np.exp(-g[:-1])
     err = np.array([1e-16, 1e-16, 1e-16])  # tail errors: 2e-16 per cell > the excess 1e-16
-    out = B._lower_pmf(0, g, p, rt, lr, err, err, 0.0, -np.inf, 0.0, -np.inf, 0.1)
+
+    def lower(rt):
+        row = lambda a: np.asarray(a, dtype=float)[None, :]
+        none = row(np.full(3, -np.inf))
+        c = B._Cells(np.array([3]), np.array([0]), np.arange(3)[None, :], row(g), none, none, none, row(p),
+                     row(np.log(lr)), row(rt), row(rt), row(np.zeros(3)), row(np.zeros(3)), row(err), row(err),
+                     row(2 * err), np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1))
+        return B._lower_rows(c, 0.1)[0]
+
+    out = lower(rt)
     assert np.all(out.mass == 0.0)
-    out = B._lower_pmf(0, g, p, p * 0.9, lr, err, err, 0.0, -np.inf, 0.0, -np.inf, 0.1)
+    out = lower(p * 0.9)
     assert 0 < out.mass.sum() <= p.sum()
     assert out.err_mass == out.err_dipole == out.err_quad == 0.0
 

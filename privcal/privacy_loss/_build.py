@@ -167,6 +167,12 @@ def _log_mix(lq1: float, lq: float, a, b):
     return np.logaddexp(lq1 + a, lq + b)
 
 
+def _at(v, mask):
+    """``v`` at the points selected by ``mask``: a scalar parameter as it is, a per-point one (the parameters of
+    stacked directions, :func:`stacked`) at the selected points."""
+    return v[mask] if np.ndim(v) else v
+
+
 class SubsampledDirection:
     """One direction of the subsampled Gaussian pair (sensitivity 1, noise multiplier s):
     remove: P = (1-q) N(0, s^2) + q N(1, s^2) vs Q = N(0, s^2); add: the same two swapped."""
@@ -207,23 +213,24 @@ class SubsampledDirection:
         y = np.empty(l.shape)
         dy = np.empty(l.shape) if with_err else None
         small = np.abs(l) < 0.5
+        q_s, q_l, lq_l = _at(q, small), _at(q, ~small), _at(lq, ~small)  # per-point parameters (stacked directions)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             ls = l[small]
             e1 = np.expm1(ls)
-            t = e1 / q
+            t = e1 / q_s
             ys = np.log1p(t)
             y[small] = ys
             ll = l[~small]
-            b = (1.0 - q) * np.exp(-ll)
+            b = (1.0 - q_l) * np.exp(-ll)
             Cl = np.log1p(-b)
-            d = ll - lq
+            d = ll - lq_l
             yl = d + Cl
             y[~small] = yl
             x = s2 * y + 0.5
             if with_err:
-                dy[small] = (3 * u * np.abs(e1) + 1.65 * u * np.abs(ls)) / (q * (1.0 + t)) + 2 * u * np.abs(ys)
+                dy[small] = (3 * u * np.abs(e1) + 1.65 * u * np.abs(ls)) / (q_s * (1.0 + t)) + 2 * u * np.abs(ys)
                 dy[~small] = (b * (4.0 + np.abs(ll)) * u / (1.0 - b) + 2 * u * np.abs(Cl) + u * np.abs(ll)
-                              + 2 * u * abs(lq) + u * np.abs(d) + u * np.abs(yl))
+                              + 2 * u * np.abs(lq_l) + u * np.abs(d) + u * np.abs(yl))
                 dx = 1.01 * (s2 * (dy + 2 * u * np.abs(y)) + u * np.abs(x))
         x = np.where(l > self.lq1, np.nan_to_num(x, nan=-np.inf), -np.inf)
         if not with_err:
@@ -434,10 +441,10 @@ def _cell_masses(lgt: np.ndarray, lle: np.ndarray):
     """Masses of the cells between consecutive grid points from log tails at the points, each from the
     side with the smaller tails; and the size of the tail values, which bounds the local (dipole) error."""
     with np.errstate(invalid="ignore", over="ignore"):
-        gt = -np.expm1(lgt[1:] - lgt[:-1])  # (T_j - T_{j+1}) / T_j
-        le = -np.expm1(lle[:-1] - lle[1:])
-        use_gt = lgt[:-1] <= lle[1:]
-        mass = np.where(use_gt, np.exp(lgt[:-1]) * gt, np.exp(lle[1:]) * le)
+        gt = -np.expm1(lgt[..., 1:] - lgt[..., :-1])  # (T_j - T_{j+1}) / T_j
+        le = -np.expm1(lle[..., :-1] - lle[..., 1:])
+        use_gt = lgt[..., :-1] <= lle[..., 1:]
+        mass = np.where(use_gt, np.exp(lgt[..., :-1]) * gt, np.exp(lle[..., 1:]) * le)
     mass = np.nan_to_num(mass, nan=0.0, posinf=0.0)
     small = np.minimum(np.exp(lgt), np.exp(lle))
     return np.maximum(mass, 0.0), small
@@ -447,10 +454,10 @@ def _log_cell_masses(lgt: np.ndarray, lle: np.ndarray) -> np.ndarray:
     """The logs of :func:`_cell_masses` (-inf for an empty or negative cell), kept in log space: a cell's
     Q-mass underflows far before e^{g_j} times it does (losses beyond ~700 nats)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        gt = -np.expm1(lgt[1:] - lgt[:-1])
-        le = -np.expm1(lle[:-1] - lle[1:])
-        use_gt = lgt[:-1] <= lle[1:]
-        out = np.where(use_gt, lgt[:-1] + np.log(gt), lle[1:] + np.log(le))
+        gt = -np.expm1(lgt[..., 1:] - lgt[..., :-1])
+        le = -np.expm1(lle[..., :-1] - lle[..., 1:])
+        use_gt = lgt[..., :-1] <= lle[..., 1:]
+        out = np.where(use_gt, lgt[..., :-1] + np.log(gt), lle[..., 1:] + np.log(le))
     return np.nan_to_num(out, nan=-np.inf, posinf=-np.inf)
 
 
@@ -469,56 +476,170 @@ def _points(direction, h: float, tail: float, coarse: Optional[tuple]) -> np.nda
     step far out hold little mass over a long range of losses (~20,000 cells at q = 1e-3, sigma = 0.8):
     coarse cells there keep the same construction (a dominating split, a dominated pairing, each cell
     whatever its width) at a fraction of the evaluations (docs/pld.md Sec. 2.3)."""
-    lo, hi = grid_range(direction, h, tail)
-    if coarse is None or hi - lo < _COARSE_MIN_CELLS:  # a short grid: not worth the extra tails
-        return np.arange(lo, hi + 1)
+    return _points_rows([direction], h, tail, coarse)[0]
+
+
+def _points_rows(directions: list, h: float, tail: float, coarse: Optional[tuple],
+                 stack: Optional["SubsampledDirection"] = None) -> list:
+    """:func:`_points` of each direction; the tails at the coarse points of every direction in one pass where
+    they are ``stack``-ed (:func:`stacked`)."""
+    ranges = [grid_range(d, h, tail) for d in directions]
+    out: list = [None] * len(directions)
+    todo = []
+    for f, (lo, hi) in enumerate(ranges):
+        if coarse is None or hi - lo < _COARSE_MIN_CELLS:  # a short grid: not worth the extra tails
+            out[f] = np.arange(lo, hi + 1)
+        else:
+            todo.append(f)
+    if not todo:
+        return out
     K, thr = coarse
-    cp = np.arange(-(-lo // K) * K, hi + K, K)
-    lgt, lle, _, _ = direction.tails(cp * h)
+    cps = [np.arange(-(-ranges[f][0] // K) * K, ranges[f][1] + K, K) for f in todo]
+    if stack is None or len(todo) == 1:
+        lgts, lles = [], []
+        for f, cp in zip(todo, cps):
+            lgt, lle, _, _ = directions[f].tails(cp * h)
+            lgts.append(lgt)
+            lles.append(lle)
+    else:
+        counts = np.array([cp.size for cp in cps])
+        params = _repeat_params(stacked([directions[f] for f in todo]), counts)
+        lgt, lle, _, _ = params.tails(np.concatenate(cps) * h)
+        cuts = np.cumsum(counts)[:-1]
+        lgts, lles = np.split(lgt, cuts), np.split(lle, cuts)
     log_thr = math.log(thr)
-    up = np.flatnonzero(lgt <= log_thr)
-    dn = np.flatnonzero(lle <= log_thr)
-    b = int(cp[up[0]]) if up.size else hi
-    a = int(cp[dn[-1]]) if dn.size else lo
-    if not a < b:
-        return np.arange(lo, hi + 1)
-    top = int(cp[-1]) if b < hi else hi
-    # increasing and disjoint: lo, the multiples of K in (lo, a), every index in [a, b], the multiples in (b, top]
-    parts = [np.array([lo]), cp[(cp > lo) & (cp < a)], np.arange(max(a, lo + 1), b + 1), cp[(cp > b) & (cp <= top)]]
-    return np.concatenate(parts)
+    for f, cp, lgt, lle in zip(todo, cps, lgts, lles):
+        lo, hi = ranges[f]
+        up = np.flatnonzero(lgt <= log_thr)
+        dn = np.flatnonzero(lle <= log_thr)
+        b = int(cp[up[0]]) if up.size else hi
+        a = int(cp[dn[-1]]) if dn.size else lo
+        if not a < b:
+            out[f] = np.arange(lo, hi + 1)
+            continue
+        top = int(cp[-1]) if b < hi else hi
+        # increasing and disjoint: lo, the multiples of K in (lo, a), every index in [a, b], the multiples in (b, top]
+        parts = [np.array([lo]), cp[(cp > lo) & (cp < a)], np.arange(max(a, lo + 1), b + 1),
+                 cp[(cp > b) & (cp <= top)]]
+        out[f] = np.concatenate(parts)
+    return out
 
 
-def _grid_cells(direction, h: float, tail: float, cells: Optional[dict] = None,
-                coarse: Optional[tuple] = None) -> tuple:
-    """The tails at the grid points and the cell masses of one direction (:func:`pmfs`); kept in ``cells``
-    (read-only arrays) when given, so that the other end of the same bracket reuses them."""
-    key = (id(direction), h, tail, coarse)
-    if cells is not None and key in cells:
-        return cells[key][1]
-    idx = _points(direction, h, tail, coarse)
-    lo = int(idx[0])
+def stacked(directions: list) -> "SubsampledDirection":
+    """One :class:`SubsampledDirection` object for many (the same side, add or remove), its parameters arrays to be
+    repeated per grid point (:func:`_grid_cells_rows`): the elementwise formulas of the class then evaluate every
+    direction's points in one pass."""
+    first = directions[0]
+    out = SubsampledDirection.__new__(SubsampledDirection)
+    out.remove = first.remove
+    out.s = np.array([d.s for d in directions])
+    out.q = np.array([d.q for d in directions])
+    out.lq = np.array([d.lq for d in directions])  # math.log per direction: the same numbers as one at a time
+    out.lq1 = np.array([d.lq1 for d in directions])
+    return out
+
+
+def _repeat_params(stack: "SubsampledDirection", counts: np.ndarray) -> "SubsampledDirection":
+    out = SubsampledDirection.__new__(SubsampledDirection)
+    out.remove = stack.remove
+    for name in ("s", "q", "lq", "lq1"):
+        setattr(out, name, np.repeat(getattr(stack, name), counts))
+    return out
+
+
+@dataclass
+class _Cells:
+    """The grid cells of F directions as rows (docs/pld.md Sec. 2.3): row f holds direction f's n[f] points
+    (lattice indices ``idx``, losses ``g``) and n[f] - 1 cells; shorter rows are padded with copies of their last
+    point, whose cells are empty (the tails at equal points give zero mass) and whose tail errors are zero, so
+    that every construction below treats a padded cell as absent. One direction is one row."""
+
+    n: np.ndarray  # points per row
+    lo: np.ndarray  # first lattice index per row
+    idx: np.ndarray
+    g: np.ndarray
+    p_gt: np.ndarray
+    p_le: np.ndarray
+    q_le: np.ndarray
+    p: np.ndarray  # P-mass of each cell
+    llr: np.ndarray  # log Q-mass of each cell
+    rt: np.ndarray  # e^{g_j} Q of each cell, capped at p
+    rt_raw: np.ndarray
+    ap: np.ndarray
+    aq: np.ndarray
+    p_err: np.ndarray  # error of the P-tails at each point (kp * p_small)
+    q_err: np.ndarray  # error of the e^g Q-tails at each point (kq * r_small)
+    te: np.ndarray  # error of the tails at each point (zero at padded points)
+    below: np.ndarray
+    above: np.ndarray
+    below_rt: np.ndarray
+    inf_mass: np.ndarray  # the directions' own mass at +inf
+
+    @property
+    def wide(self) -> bool:
+        """Whether some cell is wider than h (coarse tails)."""
+        return bool(np.any(np.diff(self.idx, axis=-1) > 1))
+
+
+def _grid_cells_rows(directions: list, h: float, tail: float, coarse: Optional[tuple] = None,
+                     stack: Optional["SubsampledDirection"] = None) -> _Cells:
+    """The tails at the grid points and the cell masses of each direction, one row each (:class:`_Cells`).
+    ``stack``: the directions stacked (:func:`stacked`, subsampled ones of one side), evaluated in one pass; else
+    the single direction is evaluated on its own points."""
+    pts = _points_rows(directions, h, tail, coarse, stack)
+    n = np.array([x.size for x in pts])
+    F, L = len(pts), int(n.max())
+    if F == 1:
+        idx = pts[0][None, :]
+    else:
+        idx = np.empty((F, L), dtype=pts[0].dtype)
+        for f, x in enumerate(pts):
+            idx[f, :x.size] = x
+            idx[f, x.size:] = x[-1]
     g = idx * h  # grid points g_0 .. g_m (exact: integers times h)
-    p_gt, p_le, q_gt, q_le = direction.tails(g)
+    if stack is None:
+        d = directions[0]
+        flat, shape = g[0], (1, L)
+        evaluate = d
+    else:
+        flat, shape = g.ravel(), (F, L)
+        evaluate = _repeat_params(stack, np.full(F, L))
+    p_gt, p_le, q_gt, q_le = (np.reshape(t, shape) for t in evaluate.tails(flat))
     p, p_small = _cell_masses(p_gt, p_le)  # P-mass of cell j = (g_j, g_{j+1}]
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         llr = _log_cell_masses(q_gt, q_le)  # log Q-mass of cell j (in log space: it underflows first)
         lq_small = np.minimum(q_gt, q_le)
         r_small = np.exp(lq_small + g)  # size of e^g * Q-tails (what the split sees)
-        rt = np.exp(llr + g[:-1])  # e^{g_j} * Q-mass of cell j (<= p_j), no 0 * inf
-        ap, aq = arg_rel_err(direction, g)  # the tails are those at rounded arguments (Sec. 2.2)
+        rt = np.exp(llr + g[:, :-1])  # e^{g_j} * Q-mass of cell j (<= p_j), no 0 * inf
+        ap, aq = (np.reshape(a, shape) for a in arg_rel_err(evaluate, flat))  # tails at rounded arguments (Sec. 2.2)
         kp = tail_rel_err(np.minimum(p_gt, p_le)) + ap
         kq = tail_rel_err(lq_small) + aq
     rt_raw = np.nan_to_num(rt, nan=0.0)
     rt = np.minimum(rt_raw, p)
-    below, above = float(np.exp(p_le[0])), float(np.exp(p_gt[-1]))
+    below, above = np.exp(p_le[:, 0]), np.exp(p_gt[:, -1])  # a padded row's last point is its last point
     with np.errstate(over="ignore"):  # e^{g_0} Q below the grid may be inf (losses > 700 nats): no mixing there
-        below_rt = float(np.exp(q_le[0] + g[0]))
+        below_rt = np.exp(q_le[:, 0] + g[:, 0])
     with np.errstate(invalid="ignore"):
-        te = np.nan_to_num(kp * p_small) + np.nan_to_num(kq * r_small)  # error of the tails at g_j
-    out = (lo, g, p_gt, p_le, q_gt, q_le, p, p_small, llr, r_small, rt, rt_raw, ap, aq, kp, kq,
-           below, above, below_rt, te, idx)
+        p_err = np.nan_to_num(kp * p_small)
+        q_err = np.nan_to_num(kq * r_small)
+    te = p_err + q_err  # error of the tails at g_j
+    if F > 1:
+        te = np.where(np.arange(L)[None, :] < n[:, None], te, 0.0)
+    inf_mass = np.array([float(d.inf_mass) for d in directions])
+    return _Cells(n, idx[:, 0].copy(), idx, g, p_gt, p_le, q_le, p, llr, rt, rt_raw, ap, aq, p_err, q_err, te,
+                  below, above, below_rt, inf_mass)
+
+
+def _grid_cells(direction, h: float, tail: float, cells: Optional[dict] = None,
+                coarse: Optional[tuple] = None) -> _Cells:
+    """:func:`_grid_cells_rows` of one direction; kept in ``cells`` (read-only arrays) when given, so that the
+    other end of the same bracket reuses them."""
+    key = (id(direction), h, tail, coarse)
+    if cells is not None and key in cells:
+        return cells[key][1]
+    out = _grid_cells_rows([direction], h, tail, coarse)
     if cells is not None:
-        for a in out:
+        for a in vars(out).values():
             if isinstance(a, np.ndarray):
                 a.setflags(write=False)
         cells[key] = (direction, out)  # the direction is kept alive with its entry: its id stays its own
@@ -535,107 +656,173 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS, cells: Op
     cache; the same direction object, h and tail give the same cells). ``coarse`` = (K, thr): cells K h wide
     where the P-mass beyond is below thr (:func:`_points`; h must be a power of two, so that every width
     is exact)."""
-    (lo, g, p_gt, p_le, q_gt, q_le, p, p_small, llr, r_small, rt, rt_raw, ap, aq, kp, kq,
-     below, above, below_rt, te, idx) = _grid_cells(direction, h, tail, cells, coarse)
-    size = int(idx[-1]) - lo + 1
-    pos = idx - lo  # each point's place on the lattice
-    wide = np.diff(idx) > 1  # cells wider than h
-    inf_mass = float(direction.inf_mass)
+    c = _grid_cells(direction, h, tail, cells, coarse)
+    return (_upper_rows(c, h) if upper else _lower_rows(c, h))[0]
+
+
+#: directions built together by :func:`pmfs_many` (rows of similar length: the padding stays small)
+_ROWS = 64
+
+
+def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MASS,
+              coarse: Optional[tuple] = None) -> dict:
+    """:func:`pmfs` of many directions, both ``ends`` (True: upper, False: lower) from one computation of each
+    grid, as {end: [Pmf per direction]} in the order given. Subsampled directions of one side are stacked
+    (:func:`stacked`) and built by rows of about equal length, _ROWS at a time: the same constructions, the
+    per-call overhead paid once per row block; any other direction is built on its own (``coarse`` applies to
+    the subsampled ones only, as in :meth:`PLD._pmfs`)."""
+    out = {e: [None] * len(directions) for e in ends}
+    sub = [i for i, d in enumerate(directions) if type(d) is SubsampledDirection]
+    for i in range(len(directions)):
+        if type(directions[i]) is not SubsampledDirection:
+            c = _grid_cells_rows([directions[i]], h, tail, None)
+            for e in ends:
+                out[e][i] = (_upper_rows(c, h) if e else _lower_rows(c, h))[0]
+    for remove in (True, False):
+        group = [i for i in sub if directions[i].remove == remove]
+        if not group:
+            continue
+        sizes = [grid_range(directions[i], h, tail) for i in group]
+        order = sorted(range(len(group)), key=lambda k: sizes[k][1] - sizes[k][0])
+        for s in range(0, len(order), _ROWS):
+            block = [group[k] for k in order[s:s + _ROWS]]
+            ds = [directions[i] for i in block]
+            c = _grid_cells_rows(ds, h, tail, coarse, stack=stacked(ds) if len(ds) > 1 else None)
+            for e in ends:
+                built = _upper_rows(c, h) if e else _lower_rows(c, h)
+                for i, pm in zip(block, built):
+                    out[e][i] = pm
+    return out
+
+
+def _lattice(c: _Cells, arrays: list) -> tuple:
+    """The arrays (one value per grid point) placed on each row's lattice (offset lo, index idx - lo: coarse cells
+    leave gaps); (sizes, the placed arrays). Rows without gaps and of full length are the arrays themselves."""
+    F, L = c.idx.shape
+    sizes = c.idx[np.arange(F), c.n - 1] - c.lo + 1
+    if F == 1 and sizes[0] == L:
+        return sizes, arrays
+    valid = np.arange(L)[None, :] < c.n[:, None]
+    rows, cols = np.nonzero(valid)
+    pos = c.idx[rows, cols] - c.lo[rows]
+    out = []
+    for a in arrays:
+        full = np.zeros((F, int(sizes.max())))
+        full[rows, pos] = a[rows, cols]
+        out.append(full)
+    return sizes, out
+
+
+def _upper_rows(c: _Cells, h: float) -> list:
+    """The dominating (split) PMF of each row (docs/pld.md Sec. 2.3)."""
+    p, rt, te, ap = c.p, c.rt, c.te, c.ap
+    F, L = te.shape
+    wide_cells = np.diff(c.idx, axis=-1) > 1  # cells wider than h
+    wide = bool(wide_cells.any())
     one_minus = -math.expm1(-h)  # 1 - e^{-h}: the error bounds below use the narrowest cell (the largest 1 / (1 - e^{-w}))
-    if not upper:
-        with np.errstate(invalid="ignore"):
-            return _lower_pmf(lo, g, p, rt_raw, llr, np.nan_to_num(kp * p_small), np.nan_to_num(kq * r_small),
-                              below, p_le[0], below_rt, q_le[0], h,
-                              float(ap[0]), float(aq[0]), idx=idx if wide.any() else None)
-    chain = 1.0
-    split = np.zeros(te.size)
-    split[:-1] = _SPLIT_REL * _U * (p + rt) / one_minus  # round-off of the split of cell j (atoms j, j+1)
+    split = np.zeros((F, L))
+    split[:, :-1] = _SPLIT_REL * _U * (p + rt) / one_minus  # round-off of the split of cell j (atoms j, j+1)
     # local patterns anchored at atom j (docs/pld.md, Sec. 2.3): a tail error at g_j is a dipole of the
     # cells j-1, j, which the split turns into a quadrupole te / (1 - e^{-h}) plus a dipole te
-    dip = chain * (te + split)
-    quad = chain * te / one_minus
-    mono = np.zeros(te.size)
-    mono[1:] = _CELL_REL * _U * p  # relative error of a cell mass (two exp, one expm1, products)
-    if wide.any():
+    dip = te + split
+    quad = te / one_minus
+    mono = np.zeros((F, L))
+    mono[:, 1:] = _CELL_REL * _U * p  # relative error of a cell mass (two exp, one expm1, products)
+    if wide:
         # next to a wide cell the atoms are not neighbours on the lattice: the patterns there are charged by
         # their l1 norms as non-local errors (a dipole 2e, a quadrupole 4e; each cell's split moves its
         # atoms by at most (its errors) / (1 - e^{-w}) <= (its errors) / (1 - e^{-h}), as above)
-        near = np.zeros(te.size, dtype=bool)
-        near[:-1] |= wide
-        near[1:] |= wide
+        near = np.zeros((F, L), dtype=bool)
+        near[:, :-1] |= wide_cells
+        near[:, 1:] |= wide_cells
         mono = mono + np.where(near, 2.0 * dip + 4.0 * quad, 0.0)
         dip = np.where(near, 0.0, dip)
         quad = np.where(near, 0.0, quad)
-    below_err = float(tail_rel_err(p_le[0]) + ap[0]) * below if below > 0 else 0.0
-    mono[0] += below_err
-    err_mass = float(mono.sum())
-    err_inf = float(tail_rel_err(p_gt[-1]) + ap[-1]) * above if above > 0 else 0.0  # error of the mass moved to +inf (upper end)
+    with np.errstate(invalid="ignore"):
+        below_err = np.where(c.below > 0, (tail_rel_err(c.p_le[:, 0]) + ap[:, 0]) * c.below, 0.0)
+        # error of the mass moved to +inf (upper end)
+        err_inf = np.where(c.above > 0, (tail_rel_err(c.p_gt[:, -1]) + ap[:, -1]) * c.above, 0.0)
+    mono[:, 0] += below_err
+    err_mass = mono.sum(axis=1)
     # per atom: a tail error at g_j reaches atoms j-1, j, j+1 (through cells j-1 and j)
-    padded = np.concatenate([[0.0], te, [0.0]])
-    spread = (padded[:-2] + padded[1:-1] + padded[2:]) * (2.0 / one_minus)
-    err_atoms = chain * (spread + te + split + np.concatenate([[0.0], split[:-1]]))
-    err_atoms[0] += err_mass
-    atoms = np.zeros(p.size + 1)
+    padded = np.zeros((F, L + 2))
+    padded[:, 1:-1] = te
+    spread = (padded[:, :-2] + padded[:, 1:-1] + padded[:, 2:]) * (2.0 / one_minus)
+    shifted = np.zeros((F, L))
+    shifted[:, 1:] = split[:, :-1]
+    err_atoms = spread + te + split + shifted
+    err_atoms[:, 0] += err_mass
+    atoms = np.zeros((F, L))
     # each cell's split keeps its P- and Q-mass: (p - up) e^{-g_j} + up e^{-g_{j+1}} = e^{-g_j} rt at its width w
-    cell_minus = -np.expm1(-np.diff(g)) if wide.any() else one_minus
-    up = np.clip((p - rt) / cell_minus, 0.0, p)  # to g_{j+1}
-    atoms[1:] += up
-    atoms[:-1] += p - up
-    atoms[0] += below
-    inf_mass = inf_mass + above
-    if size != atoms.size:  # onto the lattice
-        out = {}
-        for name, arr in (("atoms", atoms), ("err_atoms", err_atoms), ("mono", mono), ("dip", dip), ("quad", quad)):
-            full = np.zeros(size)
-            full[pos] = arr
-            out[name] = full
-        atoms, err_atoms, mono, dip, quad = (out[k] for k in ("atoms", "err_atoms", "mono", "dip", "quad"))
-    return Pmf(lo, atoms, min(inf_mass, 1.0), h, err_mass, float(dip.sum()), float(quad.sum()), err_atoms,
-               mono=mono, dip=dip, quad=quad, err_inf=err_inf)
+    cell_minus = -np.expm1(-np.diff(c.g, axis=-1)) if wide else one_minus
+    with np.errstate(invalid="ignore", divide="ignore"):  # a padded cell: 0 / 0, clipped to its mass 0
+        up = np.clip(np.nan_to_num((p - rt) / cell_minus), 0.0, p)  # to g_{j+1}
+    atoms[:, 1:] += up
+    atoms[:, :-1] += p - up
+    atoms[:, 0] += c.below
+    inf_mass = np.minimum(c.inf_mass + c.above, 1.0)
+    dip_sum, quad_sum = dip.sum(axis=1), quad.sum(axis=1)
+    sizes, (atoms, err_atoms, mono, dip, quad) = _lattice(c, [atoms, err_atoms, mono, dip, quad])
+    return [Pmf(int(c.lo[f]), atoms[f, :sizes[f]], float(inf_mass[f]), h, float(err_mass[f]), float(dip_sum[f]),
+                float(quad_sum[f]), err_atoms[f, :sizes[f]], mono=mono[f, :sizes[f]], dip=dip[f, :sizes[f]],
+                quad=quad[f, :sizes[f]], err_inf=float(err_inf[f])) for f in range(F)]
 
 
-def _lower_pmf(lo: int, g, p, rt, llr, p_err, q_err, below: float, log_below: float, below_rt: float,
-               log_below_q: float, h: float, arg_p0: float = 0.0, arg_q0: float = 0.0, idx=None) -> Pmf:
-    """The dominated (lower) PMF, built so that it needs no error bound (docs/pld.md Sec. 2.3).
+def _lower_rows(c: _Cells, h: float) -> list:
+    """The dominated (lower) PMF of each row, built so that it needs no error bound (docs/pld.md Sec. 2.3).
 
     The computed cells are first made *dominated* by the true ones: P-masses lowered and e^{g_j} Q-masses
     raised by their error bounds (a tail error at g_j moves mass between the two cells it separates,
     so a cell's error is at most the errors of its two tails plus its own rounding). Lowering P and
     raising Q cellwise can only lower every delta of every composition (P^n(S) - e^eps Q^n(S) decreases
     for every S). A cell whose bounds no longer show a ratio >= e^{g_j} loses its P-mass (sound, and
-    only possible for cells within round-off of a ratio e^{g_j}). The pairing (:func:`_sweep`) is then a
+    only possible for cells within round-off of a ratio e^{g_j}). The pairing (:func:`_sweep_rows`) is then a
     post-processing of this dominated pair; its own round-off is absorbed by emitting an upper bound of
     e^{g_j} Q of each mixture only where it is below a lower bound of P."""
     u = _U
+    p, rt, g = c.p, c.rt_raw, c.g
+    F, L = g.shape
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        p_err = np.nan_to_num(p_err, nan=np.inf)
-        q_err = np.nan_to_num(q_err, nan=np.inf)
-        rel_rt = 4 * u * (2.0 + np.nan_to_num(np.abs(llr), posinf=0.0) + np.abs(g[:-1]))
-    p_lo = np.maximum(p - (p_err[:-1] + p_err[1:] + _CELL_REL * u * p), 0.0)
-    rt_hi = rt + q_err[:-1] + q_err[1:] + rel_rt * rt + _CELL_REL * u * rt
+        p_err = np.nan_to_num(c.p_err, nan=np.inf)
+        q_err = np.nan_to_num(c.q_err, nan=np.inf)
+        rel_rt = 4 * u * (2.0 + np.nan_to_num(np.abs(c.llr), posinf=0.0) + np.abs(g[:, :-1]))
+    p_lo = np.maximum(p - (p_err[:, :-1] + p_err[:, 1:] + _CELL_REL * u * p), 0.0)
+    rt_hi = rt + q_err[:, :-1] + q_err[:, 1:] + rel_rt * rt + _CELL_REL * u * rt
     # a cell below _P_FLOOR may have been computed through subnormal numbers, whose rounding is absolute
     # (2^-1074), not relative: it is dropped (dropping P-mass is sound; it costs < m 1e-290 of delta)
     p_lo = np.where((p_lo > rt_hi) & (p_lo > _P_FLOOR), p_lo, 0.0)
     rt_hi = np.minimum(rt_hi, p_lo)  # where P was dropped the cell is empty
-    below_lo = below * (1.0 - float(tail_rel_err(log_below)) - arg_p0) if below > 0 else 0.0
-    below_rt_hi = (below_rt * (1.0 + float(tail_rel_err(log_below_q)) + arg_q0 + 4 * u * (2.0 + abs(g[0])))
-                   if below_rt > 0 else 0.0)
-    atoms = np.zeros(p.size + 1)
-    if idx is None:
-        atoms[:-1] = _sweep(p_lo, rt_hi, h, max(below_lo, 0.0), below_rt_hi)
-    else:
-        atoms[:-1] = _sweep(p_lo, rt_hi, h, max(below_lo, 0.0), below_rt_hi, idx=idx)
-    if idx is not None:  # onto the lattice
-        full = np.zeros(int(idx[-1]) - lo + 1)
-        full[idx - lo] = atoms
-        atoms = full
-    return Pmf(lo, atoms, 0.0, h, 0.0, 0.0, 0.0, np.zeros(atoms.size),
-               mono=np.zeros(atoms.size), dip=np.zeros(atoms.size), quad=np.zeros(atoms.size))
+    with np.errstate(invalid="ignore", over="ignore"):
+        below_lo = np.where(c.below > 0, c.below * (1.0 - tail_rel_err(c.p_le[:, 0]) - c.ap[:, 0]), 0.0)
+        below_rt_hi = np.where(c.below_rt > 0, c.below_rt * (1.0 + tail_rel_err(c.q_le[:, 0]) + c.aq[:, 0]
+                                                             + 4 * u * (2.0 + np.abs(g[:, 0]))), 0.0)
+    atoms = np.zeros((F, L))
+    wide = c.wide
+    atoms[:, :-1] = _sweep_rows(p_lo, rt_hi, h, np.maximum(below_lo, 0.0), below_rt_hi,
+                                idx=c.idx if wide else None, cells=c.n - 1)[0]
+    sizes, (atoms,) = _lattice(c, [atoms])
+    return [Pmf(int(c.lo[f]), atoms[f, :sizes[f]], 0.0, h, 0.0, 0.0, 0.0, np.zeros(sizes[f]),
+                mono=np.zeros(sizes[f]), dip=np.zeros(sizes[f]), quad=np.zeros(sizes[f])) for f in range(F)]
 
 
 def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float, *, fractions: bool = False,
            idx: Optional[np.ndarray] = None):
-    """P-mass emitted at each g_j (j = 0..m-1) by the dominated construction (docs/pld.md Sec. 2.3).
+    """P-mass emitted at each g_j (j = 0..m-1) by the dominated construction of one PMF (:func:`_sweep_rows`,
+    one row). With ``fractions`` it also returns the pairing's (x, z, rest) per cell (for the tests: a
+    post-processing needs a sum <= 1)."""
+    out, x, z, left = _sweep_rows(np.asarray(p, dtype=float)[None, :], np.asarray(rt, dtype=float)[None, :], h,
+                                  np.array([below_p], dtype=float), np.array([below_rt], dtype=float),
+                                  idx=None if idx is None else np.asarray(idx)[None, :])
+    if fractions:
+        return out[0], x[0], z[0], left[0]
+    return out[0]
+
+
+def _sweep_rows(p: np.ndarray, rt: np.ndarray, h: float, below_p: np.ndarray, below_rt: np.ndarray, *,
+                idx: Optional[np.ndarray] = None, cells: Optional[np.ndarray] = None):
+    """P-mass emitted at each g_j (j = 0..m-1) of each row by the dominated construction (docs/pld.md Sec. 2.3);
+    with the pairing's fractions (x, z, rest). ``cells``: the number of cells of each row (padded cells beyond
+    are empty).
 
     The pairing (:func:`_pair_level`) mixes a fraction of each cell's atom with a fraction of the atom
     below so that the mixture's ratio is e^{g_j}. A cell much heavier than its neighbours -- the mass piled
@@ -648,8 +835,7 @@ def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: fl
     where a lower bound of its P-mass is at least an upper bound of e^{g} times its Q-mass (its loss is
     >= g), and every emission puts a lower bound of a P-mass at a loss at most its true loss. The composed
     delta_T(eps) = E_{P^T}[(1 - e^{eps - sum_i L_i})_+] is non-decreasing in every L_i and in every P-mass,
-    so every delta of every composition of the emitted PMFs is at most the true one. With ``fractions`` it
-    also returns the pairing's (x, z, rest) per cell (for the tests: a post-processing needs a sum <= 1)."""
+    so every delta of every composition of the emitted PMFs is at most the true one."""
     u = _U
     # e^h rounded up: e^{g_j} Q of the cell below is not underestimated; beyond float range no cell can be
     # mixed (deficits are inf or nan, so nothing is paired) and each cell is emitted alone. Cells of
@@ -658,18 +844,16 @@ def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: fl
     if idx is None:
         eh = math.exp(h) * (1.0 + 2 * u) if h < 709.0 else math.inf
     else:
-        w = np.diff(idx) * h
-        w_prev = np.concatenate([w[:1], w[:-1]])[:p.size]
+        w = np.diff(idx, axis=-1) * h
+        w_prev = np.concatenate([w[:, :1], w[:, :-1]], axis=1)[:, :p.shape[1]]
         with np.errstate(over="ignore"):
             eh = np.where(w_prev < 709.0, np.exp(w_prev) * (1.0 + 2 * u), np.inf)
     out, r_out, left, x, z = _pair_level(p, rt, eh, below_p, below_rt)
     lp = left * p * (1.0 - 2 * u)  # the rest: P from below, e^{g_j} Q from above
     lrt = left * rt * (1.0 + 2 * u)
-    out, lp = _absorb_piles(out, r_out, lp, lrt, h, idx)
+    out, lp = _absorb_piles(out, r_out, lp, lrt, h, idx, cells)
     out = out + lp * (1.0 - 4 * u)
-    if fractions:
-        return out, x, z, left
-    return out
+    return out, x, z, left
 
 
 #: rests absorbed by :func:`_absorb_piles` per PMF (the heaviest), and how far their partners may be (cells):
@@ -677,8 +861,8 @@ def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: fl
 _PILES, _PILE_NEAR, _PILE_REACH = 8, 16, 512
 
 
-def _absorb_piles(out, r_out, lp, lrt, h, idx=None):
-    """Mix the heaviest rests of the pairing with emitted mixtures (docs/pld.md Sec. 2.3).
+def _absorb_piles(out, r_out, lp, lrt, h, idx=None, cells=None):
+    """Mix the heaviest rests of the pairing with emitted mixtures (docs/pld.md Sec. 2.3), every row at once.
 
     A rest at cell j (P-mass >= lp_j, e^{g_j} Q <= lrt_j, ratio in (e^{g_j}, e^{g_j + h}]) rounded down to g_j
     loses its excess lp_j - lrt_j to first order. Mixed with fractions y_i of the mixtures emitted at g_i <
@@ -687,66 +871,106 @@ def _absorb_piles(out, r_out, lp, lrt, h, idx=None):
     rest moves down and the partners up, a second-order change. Where no mixture lies below (the infimum
     of a bounded-below loss) the rest is mixed up to g_{j+1} with mixtures above it, which have an excess
     relative to g_{j+1}. Each mixture is checked as in the pairing (lower bound of P against an upper
-    bound of e^{g} Q, with 64u of room); a partner's used fraction is removed from its own emission.
+    bound of e^{g} Q, the sums of k terms rounded by at most gamma_k (Higham 2002, (4.4), any order), with
+    64u + 4ku of room); a partner's used fraction is removed from its own emission. The rows are
+    independent: each row's piles are taken in the same order (heaviest first) as on its own.
     Returns the emissions and the rests left."""
     u = _U
-    at = np.arange(out.size + 1) if idx is None else np.asarray(idx)  # lattice index of each point
-    if not h * float(np.max(np.diff(at))) < 709.0:  # beyond float range nothing was paired: no partner
+    F, M = out.shape
+    m = np.full(F, M) if cells is None else np.asarray(cells)  # cells of each row (beyond: padding)
+    at = np.broadcast_to(np.arange(M + 1), (F, M + 1)) if idx is None else np.asarray(idx)  # lattice index of each point
+    steps = np.diff(at, axis=-1)
+    ok = h * np.max(steps, axis=1) < 709.0  # beyond float range nothing was paired: no partner
+    if not ok.any():
         return out, lp
     out, r_out, lp = out.copy(), r_out.copy(), lp.copy()
     excess = lp - lrt
-    floor = 1e-9 * h * float(out.sum())  # a rest whose excess is below this is not worth a loop
-    for j in np.argsort(-excess)[:_PILES]:
-        j = int(j)
-        if not (excess[j] > floor and lp[j] > 0.0):
-            continue
+    floor = 1e-9 * h * out.sum(axis=1)  # a rest whose excess is below this is not worth a loop
+    order = np.argsort(-excess, axis=1)[:, :_PILES]
+    every = np.arange(F)
+    for r in range(order.shape[1]):
+        j = order[:, r]
+        todo = ok & (excess[every, j] > floor) & (lp[every, j] > 0.0) & (j < m)
         for direction, reach in ((-1, _PILE_NEAR), (-1, _PILE_REACH), (1, _PILE_NEAR), (1, _PILE_REACH)):
+            rows = np.flatnonzero(todo)
+            if rows.size == 0:
+                break
+            jr, mr = j[rows], m[rows]
             if direction < 0:  # land at g_j with partners below: their deficits relative to g_j
-                target = j
-                sel = np.arange(j - 1, max(j - 1 - reach, -1), -1)
-                scale = np.exp((at[j] - at[sel]) * h) * (1.0 + 4 * u)  # e^{g_j - g_i}, rounded up
-                need, rest_rt = lp[j] - lrt[j], lrt[j]
-                gain = r_out[sel] * scale - out[sel]
+                target = jr
+                sel = jr[:, None] - 1 - np.arange(reach)[None, :]
+                valid = sel >= 0
+                selc = np.where(valid, sel, 0)
+                with np.errstate(over="ignore"):
+                    scale = np.exp((at[rows, jr][:, None] - at[rows[:, None], selc]) * h) * (1.0 + 4 * u)
+                need, rest_rt = lp[rows, jr] - lrt[rows, jr], lrt[rows, jr]
+                with np.errstate(invalid="ignore"):
+                    gain = r_out[rows[:, None], selc] * scale - out[rows[:, None], selc]
             else:  # land at g_{j+1} with partners above it: their excesses relative to g_{j+1}
-                target = j + 1
-                sel = np.arange(j + 2, min(j + 2 + reach, out.size))
-                scale = np.exp(-(at[sel] - at[target]) * h) * (1.0 + 4 * u)  # e^{g_{j+1} - g_i}, rounded up
-                rest_rt = lrt[j] * math.exp((at[j + 1] - at[j]) * h) * (1.0 + 4 * u)
-                need = rest_rt - lp[j]
-                gain = out[sel] - r_out[sel] * scale
-            if sel.size == 0 or target >= out.size or not need > 0.0:
+                target = jr + 1
+                sel = jr[:, None] + 2 + np.arange(reach)[None, :]
+                valid = sel < mr[:, None]
+                selc = np.where(valid, sel, 0)
+                tgt = np.minimum(target, M)
+                scale = np.exp(-(at[rows[:, None], selc] - at[rows, tgt][:, None]) * h) * (1.0 + 4 * u)
+                with np.errstate(over="ignore", invalid="ignore"):
+                    rest_rt = lrt[rows, jr] * np.exp((at[rows, tgt] - at[rows, jr]) * h) * (1.0 + 4 * u)
+                need = rest_rt - lp[rows, jr]
+                gain = out[rows[:, None], selc] - r_out[rows[:, None], selc] * scale
+            gain = np.where(valid, np.maximum(np.nan_to_num(gain, nan=0.0), 0.0), 0.0)
+            total = np.cumsum(gain, axis=1)
+            last = total[:, -1]
+            count = valid.sum(axis=1)
+            go = (count > 0) & (target < mr) & (need > 0.0) & (last > 0.0)
+            if direction < 0 or reach < _PILE_REACH:
+                go &= ~(last < need)  # below, or near only: where the partners cover it all (else rounded down)
+            if not go.any():
                 continue
-            gain = np.maximum(gain, 0.0)
-            total = np.cumsum(gain)
-            if not total[-1] > 0.0 or ((direction < 0 or reach < _PILE_REACH) and total[-1] < need):
-                continue  # below, or near only: where the partners cover it all (else the rest is rounded down)
-            k = min(int(np.searchsorted(total, need)), sel.size - 1)  # partners 0..k (the k-th partly)
-            before = float(total[k - 1]) if k > 0 else 0.0
-            y = np.ones(k + 1)  # fraction of each partner's mixture taken
-            room = 64 * u * (lp[j] + float(np.sum(out[sel[:k + 1]])))  # room for the check's roundings
-            if direction < 0:  # the rest's excess pays for the partners' deficits: they are rounded down
-                phi = 1.0
-                y[k] = min(max((need - before - room) / gain[k], 0.0), 1.0) if gain[k] > 0.0 else 0.0
-            else:  # the partners' excesses pay for the rest's deficit: the rest is rounded down
-                phi = min(max(float(min(total[-1], need + room) - room) / need, 0.0), 1.0)
-                y[k] = min(max((phi * need + room - before) / gain[k], 0.0), 1.0) if gain[k] > 0.0 else 0.0
-            sel, scale = sel[:k + 1], scale[:k + 1]
-            p_lo = (phi * lp[j] + float(np.sum(y * out[sel]))) * (1.0 - 4 * u)
-            r_hi = (phi * rest_rt + float(np.sum(y * r_out[sel] * scale))) * (1.0 + 8 * u)
-            if not r_hi <= p_lo:
+            g_rows = np.flatnonzero(go)
+            rows, jr, target = rows[g_rows], jr[g_rows], target[g_rows]
+            sel, selc, valid, gain, total, last = (a[g_rows] for a in (sel, selc, valid, gain, total, last))
+            scale, need, rest_rt, count = scale[g_rows], need[g_rows], rest_rt[g_rows], count[g_rows]
+            k = np.minimum(np.sum(total < need[:, None], axis=1), count - 1)  # partners 0..k (the k-th partly)
+            lin = np.arange(k.size)
+            before = np.where(k > 0, total[lin, np.maximum(k - 1, 0)], 0.0)
+            gk = gain[lin, k]
+            upto = np.arange(reach)[None, :] <= k[:, None]
+            o_sel = np.where(upto, out[rows[:, None], selc], 0.0)
+            ro_sel = np.where(upto, r_out[rows[:, None], selc], 0.0)
+            lpj = lp[rows, jr]
+            room = (64 + 4 * (k + 1)) * u * (lpj + o_sel.sum(axis=1))  # room for the check's roundings
+            with np.errstate(divide="ignore", invalid="ignore"):
+                if direction < 0:  # the rest's excess pays for the partners' deficits: they are rounded down
+                    phi = np.ones(k.size)
+                    yk = np.where(gk > 0.0, np.clip((need - before - room) / gk, 0.0, 1.0), 0.0)
+                else:  # the partners' excesses pay for the rest's deficit: the rest is rounded down
+                    phi = np.clip((np.minimum(last, need + room) - room) / need, 0.0, 1.0)
+                    yk = np.where(gk > 0.0, np.clip((phi * need + room - before) / gk, 0.0, 1.0), 0.0)
+            y = np.where(upto, 1.0, 0.0)
+            y[lin, k] = yk  # fraction of each partner's mixture taken
+            # k + 2 terms, each with at most two roundings: gamma_{k+3} per sum, 1.01 for the second order
+            p_lo = (phi * lpj + np.sum(y * o_sel, axis=1)) * (1.0 - 1.01 * (k + 6) * u)
+            r_hi = (phi * rest_rt + np.sum(y * ro_sel * scale, axis=1)) * (1.0 + 1.01 * (k + 10) * u)
+            fit = r_hi <= p_lo
+            if not fit.any():
                 continue
-            out[sel] = out[sel] * (1.0 - y) * (1.0 - 2 * u)  # what is left of each partner's mixture
-            r_out[sel] = r_out[sel] * (1.0 - y) * (1.0 + 2 * u)
-            out[target] += p_lo
-            r_out[target] += r_hi  # the new mixture may be a later rest's partner
-            lp[j] *= (1.0 - phi) * (1.0 - 2 * u)
-            break
+            w = np.flatnonzero(fit)
+            rows, jr, target, selc, upto, y = rows[w], jr[w], target[w], selc[w], upto[w], y[w]
+            rr, cc = np.nonzero(upto)  # what is left of each partner's mixture
+            R, Cc = rows[rr], selc[rr, cc]
+            out[R, Cc] = out[R, Cc] * (1.0 - y[rr, cc]) * (1.0 - 2 * u)
+            r_out[R, Cc] = r_out[R, Cc] * (1.0 - y[rr, cc]) * (1.0 + 2 * u)
+            out[rows, target] += p_lo[w]
+            r_out[rows, target] += r_hi[w]  # the new mixture may be a later rest's partner
+            lp[rows, jr] *= (1.0 - phi[w]) * (1.0 - 2 * u)
+            todo[rows] = False
     return out, lp
 
 
-def _pair_level(p: np.ndarray, rt: np.ndarray, eh: float, below_p: float, below_rt: float):
+def _pair_level(p: np.ndarray, rt: np.ndarray, eh, below_p, below_rt):
     """One level of the pairing on cells (G_i, G_i + H] with P-masses ``p`` and e^{G_i} Q-masses ``rt``
-    (certified bounds: P from below, e^{G_i} Q from above), ``eh`` = e^H rounded up. Returns the P-mass
+    (certified bounds: P from below, e^{G_i} Q from above), ``eh`` = e^H rounded up (a scalar, or one per cell).
+    Rows (2-D arrays, ``below_p`` and ``below_rt`` one per row) are independent PMFs. Returns the P-mass
     emitted at each G_i by the mixtures, and the fraction of each cell left unused.
 
     Each cell's atom (ratio in [e^{G_i}, e^{G_i + H}]) is cut into three parts fixed in advance: a fraction
@@ -766,8 +990,11 @@ def _pair_level(p: np.ndarray, rt: np.ndarray, eh: float, below_p: float, below_
     the rest."""
     u = _U
     lo_f, hi_f = 1.0 - 4 * u, 1.0 + 4 * u
-    prev_p = np.concatenate([[below_p], p[:-1]])
-    prev_rt = np.concatenate([[below_rt / (eh if np.isscalar(eh) else eh[0])], rt[:-1]])
+    F = p.shape[0]
+    prev_p = np.concatenate([np.reshape(below_p, (F, 1)), p[:, :-1]], axis=1)
+    eh0 = eh if np.isscalar(eh) else eh[:, 0]
+    with np.errstate(invalid="ignore"):  # inf / inf where e^h overflows: nan, never mixed
+        prev_rt = np.concatenate([np.reshape(below_rt / eh0, (F, 1)), rt[:, :-1]], axis=1)
     excess = p - rt
     with np.errstate(invalid="ignore"):  # inf * 0 where e^h overflows: nan, never mixed
         deficit = eh * prev_rt - prev_p
@@ -776,7 +1003,8 @@ def _pair_level(p: np.ndarray, rt: np.ndarray, eh: float, below_p: float, below_
         a = np.where(mix, excess / np.where(mix, deficit, 1.0), 0.0)
     a = np.where(np.isfinite(a), a, 0.0)
     mix &= a > 0.0
-    a_next = np.concatenate([a[1:], [0.0]])
+    zero = np.zeros((F, 1))
+    a_next = np.concatenate([a[:, 1:], zero], axis=1)
     x = np.where(excess > 0.0, 1.0 / (1.0 + np.maximum(a, a_next)), 0.0)
     # raise the fractions where their neighbours leave room (red-black passes keep x_j + a_{j+1} x_{j+1} <= 1)
     can = excess > 0.0
@@ -784,12 +1012,12 @@ def _pair_level(p: np.ndarray, rt: np.ndarray, eh: float, below_p: float, below_
         inv_a = np.where(a > 0.0, 1.0 / np.where(a > 0.0, a, 1.0), 0.0)
     for _ in range(_PAIR_ROUNDS):
         for parity in (0, 1):
-            x_next = np.concatenate([x[1:], [0.0]])
-            x_prev = np.concatenate([[0.0], x[:-1]])
+            x_next = np.concatenate([x[:, 1:], zero], axis=1)
+            x_prev = np.concatenate([zero, x[:, :-1]], axis=1)
             room = np.minimum(1.0 - a_next * x_next, np.where(a > 0.0, (1.0 - x_prev) * inv_a, 1.0))
             room = np.clip(room, 0.0, 1.0)
             sel = can.copy()
-            sel[parity::2] = False
+            sel[:, parity::2] = False
             x = np.where(sel, np.maximum(x, room), x)
     x = x * (1.0 - 8 * u)  # z = a x below inherits this shrink (docstring): the parts of a cell sum to <= 1
     z_prev = np.where(mix, x * a, 0.0)  # fraction of the atom below mixed at G_i
@@ -802,7 +1030,7 @@ def _pair_level(p: np.ndarray, rt: np.ndarray, eh: float, below_p: float, below_
     ok = (R_hi <= P_lo) & mix
     out = np.where(ok, P_lo, 0.0)
     r_out = np.where(ok, R_hi, 0.0)
-    z = np.concatenate([np.where(ok, z_prev, 0.0)[1:], [0.0]])  # fraction of cell i used at G_{i+1}
+    z = np.concatenate([np.where(ok, z_prev, 0.0)[:, 1:], zero], axis=1)  # fraction of cell i used at G_{i+1}
     x_used = np.where(ok, x, 0.0)
     left = np.maximum(1.0 - x_used - z - 4 * u, 0.0)
     return out, r_out, left, x_used, z

@@ -485,13 +485,17 @@ class PLD:
                 other = ("pmf", h, not upper, tails[0], d)
                 ends = (upper, not upper) if both and other not in self._cache else (upper,)
                 built: dict = {e: [] for e in ends}
-                for dd, (_, n) in zip(ds, self._factors):
-                    direction = dd[min(d, len(dd) - 1)]
-                    cells = self._grid_cache if len(ends) == 1 else {}
-                    coarse = self._coarse_tails(h) if isinstance(direction, _build.SubsampledDirection) else None
-                    for e in ends:
-                        built[e].append((_build.pmfs(direction, h, upper=e, tail=tails[0], cells=cells,
-                                                     coarse=coarse), n))
+                directions = [dd[min(d, len(dd) - 1)] for dd in ds]
+                if len(directions) > _build._CELLS_KEPT:  # many: stacked, by rows (the grid cells are not kept)
+                    rows = _build.pmfs_many(directions, h, ends=ends, tail=tails[0], coarse=self._coarse_tails(h))
+                    built = {e: [(pm, n) for pm, (_, n) in zip(rows[e], self._factors)] for e in ends}
+                else:
+                    for direction, (_, n) in zip(directions, self._factors):
+                        cells = self._grid_cache if len(ends) == 1 else {}
+                        coarse = self._coarse_tails(h) if isinstance(direction, _build.SubsampledDirection) else None
+                        for e in ends:
+                            built[e].append((_build.pmfs(direction, h, upper=e, tail=tails[0], cells=cells,
+                                                         coarse=coarse), n))
                 for e in ends[::-1]:
                     self._remember(("pmf", h, e, tails[0], d), built[e])
         return [self._cache[("pmf", h, upper, tails[0], d)] for d in dirs]
