@@ -386,6 +386,14 @@ def front_door(repeat, quick, use_opacus):
     value, t, long_run = _interleaved(lambda: privcal.epsilon(sigma, DELTA, steps=steps, sample_rate=q), theirs, repeat)
     print(f"\nat T = 1e7 (q = {q:g}, sigma = {sigma:g}): best {_fmt(value)} in {t * 1e3:.0f} ms; " + "  ".join(
         f"{n}: {_fmt(v)}, {tp * 1e3:.0f} ms, {_fmt(r, '.2f')}x" for n, (v, tp, r) in long_run.items()))
+    theirs = {"dp RDP": _dp_rdp_sigma(q, steps, 1.0, DELTA)}
+    found = _opacus() if use_opacus else None
+    if found is not None:
+        theirs["opacus RDP"] = lambda: found[1](target_epsilon=1.0, target_delta=DELTA, sample_rate=q, steps=steps,
+                                                accountant="rdp")
+    value, t, long_cal = _interleaved(lambda: privcal.calibrate(1.0, DELTA, steps=steps, sample_rate=q), theirs, repeat)
+    print(f"at T = 1e7 (q = {q:g}), calibrate to eps = 1: best sigma {_fmt(value)} in {t * 1e3:.0f} ms; " + "  ".join(
+        f"{n}: {_fmt(v)}, {tp * 1e3:.0f} ms, {_fmt(r, '.2f')}x" for n, (v, tp, r) in long_cal.items()))
 
     print("\nfront door tightness: best epsilon / dp_accounting pessimistic PLD, where the latter is finite")
     worst, count, below = 0.0, 0, []
@@ -422,8 +430,9 @@ def front_door(repeat, quick, use_opacus):
             continue
         g = _geomean(ratios[key])
         print(f"{label:<50} {g:>7.2f}x  (target >= {goal:g}x: {'met' if g >= goal else 'NOT met'})")
-    for name, (_, _, r) in long_run.items():
-        print(f"{'T = 1e7, best epsilon vs ' + name:<50} {r:>7.2f}x  (target >= 1/3: {'met' if r >= 1 / 3 else 'NOT met'})")
+    for what, run in (("epsilon", long_run), ("sigma", long_cal)):
+        for name, (_, _, r) in run.items():
+            print(f"{f'T = 1e7, best {what} vs ' + name:<50} {r:>7.2f}x  (target >= 1/3: {'met' if r >= 1 / 3 else 'NOT met'})")
     print(f"{'best <= dp PLD x 1.001 at deltas 1e-5..1e-15':<50} worst {worst:.5f} over {count} cases "
           f"({'met' if worst <= 1.001 else 'NOT met'}; {len(below)} excluded where dp PLD is below a certified "
           "lower bound)")

@@ -2,8 +2,10 @@
 common length) against the same PMFs built one at a time (``_build.pmfs``), docs/pld.md Sec. 2.3 "Rows".
 
 The rows are the same constructions evaluated elementwise on a 2-D array; a padded point repeats its row's last
-point, so its cell is empty and its tail error is zero. Every mass must come out bit for bit the same as on its
-own; the error bounds are sums over a row, whose order changes with the padding: equal to 1e-12 relative."""
+point, so its cell is empty and its tail error is zero. The masses must agree to a few ulps (the same operations on
+the same numbers; a pile's mixture sums its partners in a padded row, another order) and the error bounds, sums
+over a row whose order changes with the padding, to 1e-12 relative. (On this machine the masses agree bit for bit;
+the tolerance keeps the test independent of how a numpy build vectorises.)"""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ def _directions():
 
 @pytest.mark.parametrize("coarse", [None, (8, 1e-6)])
 def test_rows_equal_one_direction_at_a_time(coarse, monkeypatch):
-    """Masses bit for bit, error bounds (sums and per-atom arrays) to 1e-12, for both ends, with rows of very
+    """Masses to 1e-14, error bounds (sums and per-atom arrays) to 1e-12, for both ends, with rows of very
     different lengths padded together (one block). Red when a padded point's tail error is not zeroed (the last
     atom's err_atoms grows), when the pile absorption reads past a row's last cell, or when a stacked direction's
     parameters are not repeated per point (the masses change)."""
@@ -36,8 +38,9 @@ def test_rows_equal_one_direction_at_a_time(coarse, monkeypatch):
             ref = B.pmfs(d, h, upper=upper, tail=tail,
                          coarse=coarse if isinstance(d, B.SubsampledDirection) else None)
             assert got.offset == ref.offset and got.mass.size == ref.mass.size
-            assert np.array_equal(got.mass, ref.mass)
-            assert got.inf_mass == ref.inf_mass and got.err_inf == ref.err_inf
+            np.testing.assert_allclose(got.mass, ref.mass, rtol=1e-14, atol=0.0)
+            assert got.inf_mass == pytest.approx(ref.inf_mass, rel=1e-14, abs=0.0)
+            assert got.err_inf == pytest.approx(ref.err_inf, rel=1e-12, abs=0.0)
             for name in ("err_mass", "err_dipole", "err_quad"):
                 assert getattr(got, name) == pytest.approx(getattr(ref, name), rel=1e-12, abs=0.0)
             for name in ("err_atoms", "mono", "dip", "quad"):
@@ -52,4 +55,5 @@ def test_rows_in_several_blocks_keep_the_order_given(monkeypatch):
     many = B.pmfs_many(ds, h, ends=(False,), tail=tail)
     for d, got in zip(ds, many[False]):
         ref = B.pmfs(d, h, upper=False, tail=tail)
-        assert got.offset == ref.offset and np.array_equal(got.mass, ref.mass)
+        assert got.offset == ref.offset
+        np.testing.assert_allclose(got.mass, ref.mass, rtol=1e-14, atol=0.0)
