@@ -899,45 +899,49 @@ def _absorb_piles(out, r_out, lp, lrt, h, idx=None, cells=None):
             if rows.size == 0:
                 break
             jr, mr = j[rows], m[rows]
+            # the partners each row has (below: j of them; above: the cells from j + 2 to its last), and the need,
+            # first: a row with no partner, no room for the target or nothing to cover is done with this attempt
             if direction < 0:  # land at g_j with partners below: their deficits relative to g_j
-                target = jr
-                sel = jr[:, None] - 1 - np.arange(reach)[None, :]
-                valid = sel >= 0
-                selc = np.where(valid, sel, 0)
+                target, count = jr, np.minimum(jr, reach)
+                need, rest_rt = lp[rows, jr] - lrt[rows, jr], lrt[rows, jr]
+            else:  # land at g_{j+1} with partners above it: their excesses relative to g_{j+1}
+                target, count = jr + 1, np.clip(mr - jr - 2, 0, reach)
+                with np.errstate(over="ignore", invalid="ignore"):
+                    rest_rt = lrt[rows, jr] * np.exp((at[rows, jr + 1] - at[rows, jr]) * h) * (1.0 + 4 * u)
+                need = rest_rt - lp[rows, jr]
+            keep = np.flatnonzero((count > 0) & (target < mr) & (need > 0.0))
+            if keep.size == 0:
+                continue
+            rows, jr, mr, target, count, need, rest_rt = (a[keep] for a in (rows, jr, mr, target, count, need, rest_rt))
+            width = int(count.max())
+            valid = np.arange(width)[None, :] < count[:, None]
+            if direction < 0:
+                selc = np.where(valid, jr[:, None] - 1 - np.arange(width)[None, :], 0)
                 with np.errstate(over="ignore"):
                     scale = np.exp((at[rows, jr][:, None] - at[rows[:, None], selc]) * h) * (1.0 + 4 * u)
-                need, rest_rt = lp[rows, jr] - lrt[rows, jr], lrt[rows, jr]
                 with np.errstate(invalid="ignore"):
                     gain = r_out[rows[:, None], selc] * scale - out[rows[:, None], selc]
-            else:  # land at g_{j+1} with partners above it: their excesses relative to g_{j+1}
-                target = jr + 1
-                sel = jr[:, None] + 2 + np.arange(reach)[None, :]
-                valid = sel < mr[:, None]
-                selc = np.where(valid, sel, 0)
-                tgt = np.minimum(target, M)
-                scale = np.exp(-(at[rows[:, None], selc] - at[rows, tgt][:, None]) * h) * (1.0 + 4 * u)
-                with np.errstate(over="ignore", invalid="ignore"):
-                    rest_rt = lrt[rows, jr] * np.exp((at[rows, tgt] - at[rows, jr]) * h) * (1.0 + 4 * u)
-                need = rest_rt - lp[rows, jr]
+            else:
+                selc = np.where(valid, jr[:, None] + 2 + np.arange(width)[None, :], 0)
+                scale = np.exp(-(at[rows[:, None], selc] - at[rows, target][:, None]) * h) * (1.0 + 4 * u)
                 gain = out[rows[:, None], selc] - r_out[rows[:, None], selc] * scale
             gain = np.where(valid, np.maximum(np.nan_to_num(gain, nan=0.0), 0.0), 0.0)
             total = np.cumsum(gain, axis=1)
             last = total[:, -1]
-            count = valid.sum(axis=1)
-            go = (count > 0) & (target < mr) & (need > 0.0) & (last > 0.0)
+            go = last > 0.0
             if direction < 0 or reach < _PILE_REACH:
                 go &= ~(last < need)  # below, or near only: where the partners cover it all (else rounded down)
             if not go.any():
                 continue
             g_rows = np.flatnonzero(go)
             rows, jr, target = rows[g_rows], jr[g_rows], target[g_rows]
-            sel, selc, valid, gain, total, last = (a[g_rows] for a in (sel, selc, valid, gain, total, last))
+            selc, valid, gain, total, last = (a[g_rows] for a in (selc, valid, gain, total, last))
             scale, need, rest_rt, count = scale[g_rows], need[g_rows], rest_rt[g_rows], count[g_rows]
             k = np.minimum(np.sum(total < need[:, None], axis=1), count - 1)  # partners 0..k (the k-th partly)
             lin = np.arange(k.size)
             before = np.where(k > 0, total[lin, np.maximum(k - 1, 0)], 0.0)
             gk = gain[lin, k]
-            upto = np.arange(reach)[None, :] <= k[:, None]
+            upto = np.arange(width)[None, :] <= k[:, None]
             o_sel = np.where(upto, out[rows[:, None], selc], 0.0)
             ro_sel = np.where(upto, r_out[rows[:, None], selc], 0.0)
             lpj = lp[rows, jr]
