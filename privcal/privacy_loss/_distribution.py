@@ -540,8 +540,11 @@ class PLD:
             del self._cache_bytes[oldest]
 
     def _tilt(self, pm, h: float, upper: bool, tails, d: int, delta, epsilon) -> float:
-        """:func:`_compose.choose_tilt` for this target, cached (it evaluates every factor's MGF)."""
-        key = ("tilt", h, upper, tails, d, delta, epsilon)
+        """:func:`_compose.choose_tilt` for this target, cached (it evaluates every factor's MGF). Shared by the two
+        ends of a direction (the first end asked chooses it): the dominating and dominated PMFs differ by the
+        discretisation only, so their Chernoff-optimal rungs of the ladder are the same or neighbours, and any
+        tilt gives a certified answer (docs/pld.md Sec. 2.5)."""
+        key = ("tilt", h, tails, d, delta, epsilon)
         if key not in self._cache:
             self._remember(key, _compose.choose_tilt(pm, delta=delta, epsilon=epsilon))
         return self._cache[key]
