@@ -6,7 +6,7 @@ import warnings
 import pytest
 
 from privcal import subsampling
-from privcal.calibrators import gpope
+from privcal.calibrators import gpope, table
 from privcal.accounting.accountants import RDPAccountant
 from privcal.accounting.events import Releases
 from privcal.errors import InfeasibleError
@@ -151,8 +151,11 @@ def test_gpope_table_flags_paper_bounds():
 
             if eps_at <= row.epsilon:  # certified by the PLD's upper end: no lower end is computed (0 stands)
                 assert row.lower_epsilons[key] == 0.0
-            else:
-                assert realisable.epsilon_lower(pair, 1e-5) * (1 - 1e-12) <= row.lower_epsilons[key] <= upper * (1 + 1e-9)
+            else:  # never below the binned bound on the first grid the table tries (the printed one's: its only)
+                grids = table._PRINTED_GRIDS if key == tab.paper_key else table._VERDICT_GRIDS
+                first = realisable.unchecked_epsilon_lower(pair, 1e-5, realisable.unchecked_grid(pair) * grids[0],
+                                                           max_cells=table._VERDICT_CELLS)
+                assert first * (1 - 1e-12) <= row.lower_epsilons[key] <= upper * (1 + 1e-9)
             assert (key in row.insufficient) == (lower > row.epsilon)  # '!' only from the certified lower bound
             flagged |= {key} if key in row.insufficient else set()
     assert {"lemma1", "theorem1_paper", "rdp_h"} <= flagged  # the paper's bounds are proven short somewhere here
@@ -255,3 +258,46 @@ def test_calibrate_sigma_unchecked_is_the_reports_sigma(bound):
             gpope.calibrate_sigma_unchecked(2.0, 1e-5, bound=bound, **setting)
         return
     assert gpope.calibrate_sigma_unchecked(2.0, 1e-5, bound=bound, **setting) == want
+
+
+def test_gpope_verdicts_refine_a_lower_bound_only_where_the_coarse_one_leaves_them_undecided(monkeypatch):
+    """The verdicts' lower bounds: a non-paper column's is composed on 8x the pair's rule grid, and on 2x only
+    where the 8x bound does not exceed the target; the paper column's (printed) on 2x alone. The flags are
+    those of the rule grid's bounds (a coarse bound that decides is a certified lower bound: it cannot flip a
+    verdict to 'not private' wrongly, and an undecided one is refined as before)."""
+    from privcal.accounting import realisable
+
+    calls = []
+    real = realisable.unchecked_epsilon_lower
+
+    def recording(event, delta, h=None, bins=20_000, *, max_cells=None):
+        out = real(event, delta, h, bins, max_cells=max_cells)
+        calls.append((event.event.event.noise_multiplier, h / realisable.unchecked_grid(event), out))
+        return out
+
+    monkeypatch.setattr(realisable, "unchecked_epsilon_lower", recording)
+    tab = gpope_table([0.5, 1.0, 2.0], 1e-5, trajectories=100, iterations=1000)
+    monkeypatch.setattr(realisable, "unchecked_epsilon_lower", real)
+    assert calls
+    for row in tab.rows:
+        for key, lower in row.lower_epsilons.items():
+            if lower == 0.0 and key not in row.insufficient and row.reference_epsilons[key] <= row.epsilon:
+                continue  # certified private by the PLD's upper end: no lower bound composed
+            nm = row.sigmas[key] / 2  # the pair's noise multiplier (sensitivity 2h)
+            mine = [(f, out) for s, f, out in calls if s == nm]
+            if key == tab.paper_key:
+                assert [f for f, _ in mine] == [2.0]
+            else:
+                assert [f for f, _ in mine] == ([8.0] if mine[0][1] > row.epsilon else [8.0, 2.0])
+            # the verdict is the one the rule grid's bound gives (the bound this table printed before)
+            rule = real(privcal_pair(nm), 1e-5)
+            assert (key in row.insufficient) == (rule > row.epsilon)
+            if key == tab.paper_key:  # the printed bound: within 0.1% of the rule grid's here (0.568 vs 0.5684,
+                assert rule * (1 - 1e-3) <= lower <= row.reference_epsilons[key]  # 1.586 vs 1.587, 10.62 vs 10.63)
+
+
+def privcal_pair(noise_multiplier: float):
+    """The realisable pair of the GPOPE verdicts at 100 trajectories, 1000 iterations."""
+    import privcal
+
+    return privcal.SelfComposedEvent(privcal.PoissonSampledEvent(1e-2, privcal.GaussianEvent(noise_multiplier)), 1000)
