@@ -358,6 +358,8 @@ def test_an_order_is_skipped_only_where_it_cannot_raise_the_bound(monkeypatch, s
                                                upper=False) for f in R._paired_orders(event, h, 20_000, tail)]
     ceilings = [R._loss_ceiling(f) for f in R._paired_orders(event, h, 20_000, tail)]
     assert all(b <= c for b, c in zip(both, ceilings))  # each order's bound is below its own ceiling
+    # the ceiling the skip is decided on, computed without pairing, is the paired factors' own
+    assert ceilings == [R._order_ceiling(R._groups(event), d, h, 20_000) for d in (0, 1)]
     composed = _completed_compositions(monkeypatch, R)
     assert R.unchecked_epsilon_lower(event, 1e-5) == max(both)
     assert len(composed) == orders
