@@ -321,7 +321,8 @@ def test_an_order_that_cannot_raise_the_bound_does_not_coarsen_the_other(monkeyp
     # the ceiling computed without pairing is the paired factors' own (_loss_ceiling), on every grid
     for order in (0, 1):
         for h in (2.0**-11, 2.0**-7, 2.0**-3):
-            assert R._order_ceiling(groups, order, h, 20_000) == R._loss_ceiling(R._order_factors(groups, order, h, 20_000))
+            factors = R._order_factors(groups, order, h, 20_000)
+            assert R._order_ceiling(groups, order, h, 20_000) == R._loss_ceiling(factors)
 
 
 def test_a_cells_budget_coarsens_and_still_bounds_from_below(monkeypatch):

@@ -66,7 +66,9 @@ from .events import (
     _unwrap,
 )
 
-__all__ = ["MixturePair", "worst_case_pair", "epsilon_lower", "delta_lower", "unchecked_epsilon_lower", "unchecked_grid"]
+__all__ = [
+    "MixturePair", "worst_case_pair", "epsilon_lower", "delta_lower", "unchecked_epsilon_lower", "unchecked_grid",
+]
 
 _U = 2.0**-53
 #: reach of the binned line beyond the extreme means, in noise standard deviations (tail mass < 1e-33)
@@ -425,8 +427,8 @@ def unchecked_epsilon_lower(event: Event, delta: float, h: Optional[float] = Non
     Args:
         event: what ran (trusted).
         delta: in (0, 1) (trusted).
-        h: the loss grid, or None (:func:`unchecked_grid`); each order of the pair is coarsened from it by factors of 4
-            until its composition fits.
+        h: the loss grid, or None (:func:`unchecked_grid`); each order of the pair is coarsened from it by
+            factors of 4 until its composition fits.
         bins: cells of the binned output line per release (trusted, >= 100).
         max_cells: a budget on each composition's window, in cells (an int >= 1), besides the memory cap;
             default None (the memory cap alone). A smaller budget is a coarser grid: a weaker lower bound,

@@ -578,15 +578,15 @@ _GPOPE_COLUMNS = {
 
 
 #: The verdicts' lower bounds (the realisable pair, :func:`_gpope_bracket`): the grids they are tried on, in units
-#: of the pair's rule grid (``realisable.unchecked_grid``), coarse first -- a lower bound on any grid is a lower bound, so a
-#: coarse one that exceeds the target decides the verdict, and the finer grid is composed only where it does not.
-#: The printed bound (the paper column's) starts on the fine one: 2x the rule grid is within 0.1% of the rule grid's
-#: bound at the README's table (1.41907 vs 1.41984, 25.355 vs 25.377, 296.21 vs 296.17) for a quarter of its time
-#: (half the cells, and the window's FFT); 8x loses 10-25% (1.26, 19.7, 270) for another quarter.
+#: of the pair's rule grid (``realisable.unchecked_grid``), coarse first -- a lower bound on any grid is a lower
+#: bound, so a coarse one that exceeds the target decides the verdict, and the finer grid is composed only where it
+#: does not. The printed bound (the paper column's) starts on the fine one: 2x the rule grid is within 0.1% of the
+#: rule grid's bound at the README's table (1.41907 vs 1.41984, 25.355 vs 25.377, 296.21 vs 296.17) for a quarter of
+#: its time (half the cells, and the window's FFT); 8x loses 10-25% (1.26, 19.7, 270) for another quarter.
 _VERDICT_GRIDS = (8.0, 2.0)
+_PRINTED_GRIDS = (2.0,)
 #: the GPOPE table's paper column: the one its lead rows give a verdict on, with the lower bound in words
 _GPOPE_PAPER = "theorem1_paper"
-_PRINTED_GRIDS = (2.0,)
 #: The verdicts' budget on a composition's window (cells; the memory cap alone allows 2^21): beyond it the grid is
 #: coarsened 4x. It binds only at the smallest sigmas, whose bounds are far above any target (sigma = 0.1357 in the
 #: README's table: 2522 on 32x the rule grid in 0.12 s, where 8x takes 0.22 s for 2639; the PLD's upper end is 2668).
