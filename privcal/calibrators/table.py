@@ -578,19 +578,19 @@ _GPOPE_COLUMNS = {
 
 
 #: The verdicts' lower bounds (the realisable pair, :func:`_gpope_bracket`): the grids they are tried on, in units
-#: of the pair's rule grid (``realisable.unchecked_grid``), coarse first -- a lower bound on any grid is a lower
-#: bound, so a coarse one that exceeds the target decides the verdict, and the finer grid is composed only where it
-#: does not. The printed bound (the paper column's) starts on the fine one: 2x the rule grid is within 0.1% of the
-#: rule grid's bound at the README's table (1.41907 vs 1.41984, 25.355 vs 25.377, 296.21 vs 296.17) for a quarter of
-#: its time (half the cells, and the window's FFT); 8x loses 10-25% (1.26, 19.7, 270) for another quarter.
-_VERDICT_GRIDS = (8.0, 2.0)
-_PRINTED_GRIDS = (2.0,)
+#: of the pair's rule grid (``realisable.unchecked_grid``), each with its budget on a composition's window in
+#: cells (None: the memory cap alone, 2^21 cells), coarse first -- a lower bound on any grid is a lower bound, so a
+#: coarse one that exceeds the target decides the verdict, and a finer grid is composed only where it does not.
+#: The rule grid itself, without a budget (the bound this table used throughout before), comes last, so no verdict
+#: it decides is lost. The printed bound (the paper column's) starts on 2x: within 0.1% of the rule grid's bound at
+#: the README's table (1.41907 vs 1.41984, 25.355 vs 25.377, 296.21 vs 296.17) for a quarter of its time (half the
+#: cells, and the window's FFT); 8x loses 10-25% (1.26, 19.7, 270) for another quarter. The budget 2^19 binds only
+#: at the smallest sigmas, whose bounds are far above any target (sigma = 0.1357 in the README's table: 2522 on
+#: 32x the rule grid in 0.12 s, where 8x takes 0.22 s for 2639; the PLD's upper end is 2668).
+_VERDICT_GRIDS = ((8.0, 2**19), (2.0, 2**19), (1.0, None))
+_PRINTED_GRIDS = ((2.0, 2**19), (1.0, None))
 #: the GPOPE table's paper column: the one its lead rows give a verdict on, with the lower bound in words
 _GPOPE_PAPER = "theorem1_paper"
-#: The verdicts' budget on a composition's window (cells; the memory cap alone allows 2^21): beyond it the grid is
-#: coarsened 4x. It binds only at the smallest sigmas, whose bounds are far above any target (sigma = 0.1357 in the
-#: README's table: 2522 on 32x the rule grid in 0.12 s, where 8x takes 0.22 s for 2639; the PLD's upper end is 2668).
-_VERDICT_CELLS = 2**19
 
 
 def _gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: int,
@@ -607,7 +607,7 @@ def _gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: in
 
     With a ``target``, the lower end is the realisable pair's bound on the first grid of :data:`_VERDICT_GRIDS`
     (``printed``: :data:`_PRINTED_GRIDS`) on which it exceeds the target (the verdict is then decided), else
-    on the last; a certified lower bound either way.
+    the largest over them all; a certified lower bound either way.
     """
     # noise h N(0, sigma^2 I) against a shift of 2h: sensitivity 2 in units of h, Poisson add/remove pair
     event = Releases._unchecked(2.0, iterations, 1.0 / trajectories, "poisson", Neighbouring.ADD_REMOVE).event(sigma)
@@ -622,14 +622,10 @@ def _gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: in
     if target is not None and upper <= target:
         return 0.0, upper
     lower = 0.0
-    if target is None:
-        grids, cells = (None,), None  # the rule grid, the memory cap alone
-    else:
-        h = realisable.unchecked_grid(event)
-        grids, cells = tuple(h * f for f in (_PRINTED_GRIDS if printed else _VERDICT_GRIDS)), _VERDICT_CELLS
-    for g in grids:
+    h = realisable.unchecked_grid(event)
+    for factor, cells in ((1.0, None),) if target is None else _PRINTED_GRIDS if printed else _VERDICT_GRIDS:
         try:
-            lower = max(lower, realisable.unchecked_epsilon_lower(event, delta, g, max_cells=cells))
+            lower = max(lower, realisable.unchecked_epsilon_lower(event, delta, h * factor, max_cells=cells))
         except MemoryLimitError:
             pass
         if target is not None and lower > target:
