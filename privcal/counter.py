@@ -49,10 +49,10 @@ from typing import Callable, TypeVar, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.optimize import brentq
 from scipy.special import gammaln, log_ndtr, logsumexp, ndtr
 
 from privcal import _rng
+from privcal._roots import brentq
 from privcal import gaussian as _gaussian
 from privcal import _validate as V
 from privcal.errors import InfeasibleError

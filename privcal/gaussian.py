@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import math
 
-import mpmath
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
+from . import _roots
 from . import _validate as V
 
 __all__ = [
@@ -204,6 +204,8 @@ def _log_delta_exact(epsilon: float, mu: float) -> float:
 
 def _log_delta_mp(epsilon: float, mu: float, log_r: float) -> float:
     """The same difference with mpmath, precise enough for the cancellation that log_r shows."""
+    import mpmath  # here, not at the top: only this rare path needs it (``import privcal`` stays lighter)
+
     lost = 16 if log_r >= 0 else max(0.0, -math.log10(max(-math.expm1(log_r), 1e-300)))
     dps = int(30 + 2 * lost + math.log10(1.0 + epsilon + mu))
     while True:
@@ -329,7 +331,7 @@ def _epsilon_exact(delta: float, mu: float) -> float:
         hi = hi * 1.01 + 1e-12
     lo = 0.0
     f = lambda e: _log_delta_exact(e, mu) - log_delta  # noqa: E731
-    root = optimize.brentq(f, lo, hi, xtol=1e-300, rtol=_RTOL, maxiter=200)
+    root = _roots.brentq(f, lo, hi, xtol=1e-300, rtol=_RTOL, maxiter=200)
     # At huge mu (about 1e6 and beyond) a = mu/2 - eps/mu cancels and one rounding of the root moves
     # log delta by more than the margin: step up until the float64 profile is below the target.
     return float(_feasible_up(float(root), f, hi))
@@ -370,7 +372,7 @@ def _mu_exact(epsilon: float, delta: float) -> float:
     hi = 2.0 * lo
     while f(hi) <= 0:
         lo, hi = hi, 2.0 * hi
-    root = optimize.brentq(f, lo, hi, xtol=1e-300, rtol=_RTOL, maxiter=200)
+    root = _roots.brentq(f, lo, hi, xtol=1e-300, rtol=_RTOL, maxiter=200)
     return float(root)
 
 

@@ -29,9 +29,8 @@ from __future__ import annotations
 
 import math
 
-import mpmath
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
 from . import _validate as V
 from . import gaussian as G
@@ -238,6 +237,8 @@ class _RandomizedResponse:
 
     def _log_delta_mp(self, eps: float, lo: int, hi: int, n: int, float_log_sum: float) -> float:
         """The window [lo, hi) of the sum re-done with mpmath (ratio recursion), plus the bounded rest."""
+        import mpmath  # here, not at the top: only this rare path needs it (``import privcal`` stays lighter)
+
         k = self.k
         dps = 25 + int(math.log10(self.lgk + 10.0))
         with mpmath.workdps(dps):
@@ -657,6 +658,8 @@ def _minimise_log_step(objective, u_lo: float, u_hi: float, *, widen_down: bool)
     left = float(us[max(j - 1, 0)])
     right = float(us[min(j + 1, len(us) - 1)])
     if right > left:
+        from scipy import optimize  # here, not at the top: scipy.optimize costs ~0.2 s of CPU at import
+
         res = optimize.minimize_scalar(
             objective, bounds=(left, right), method="bounded", options={"xatol": _STEP_XTOL}
         )

@@ -48,7 +48,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import integrate
 
 from numpy.typing import ArrayLike
 
@@ -241,6 +240,8 @@ def _knots(a: float, b: float, breakpoints: np.ndarray | None) -> np.ndarray:
 
 
 def _quad_piece(integrand: Callable, lo: float, hi: float) -> float:
+    from scipy import integrate  # here, not at the top: scipy.integrate pulls in scipy.optimize (~0.2 s at import)
+
     out = integrate.quad(
         integrand, lo, hi, epsabs=_EPSABS, epsrel=_EPSREL, limit=_QUAD_LIMIT, full_output=1
     )

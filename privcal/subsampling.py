@@ -305,10 +305,14 @@ def _log_a_wor_int(int_orders: tuple[int, ...], q: float, log_term2: float,
                    log_higher: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """ln(1 + sum_{j=2..alpha} q^j C(alpha, j) c_j) of WBK 2018, Thm 9, at integer alpha >= 2 (log space).
 
-    ``log_term2`` = ln c_2 and ``log_higher(j)`` = ln c_j for j >= 3 (float arrays of integers).
+    ``log_term2`` = ln c_2 and ``log_higher(j)`` = ln c_j for j >= 3 (float arrays of integers). ln c_j depends
+    on j alone, so it is evaluated once per j = 2..max alpha and looked up for every alpha's sum (the
+    segments repeat each j once per requested alpha >= j: ~40,000 entries for the default orders), the
+    same values elementwise.
     """
-    k, _, log_binom, offsets, lengths, _ = _segments(int_orders, 2)
-    factor = np.where(k == 2.0, log_term2, log_higher(k))
+    k, _, log_binom, offsets, lengths, k_int = _segments(int_orders, 2)
+    table = log_higher(np.arange(2, max(int_orders) + 1, dtype=float))
+    factor = np.where(k == 2.0, log_term2, table[k_int - 2])
     terms = log_binom + k * math.log(q) + factor
     return np.logaddexp(0.0, _segment_logsumexp(terms, offsets, lengths))
 
@@ -436,25 +440,22 @@ _Z_HALF_WINDOW = 11.0  # each log-concave hump (curvature <= -1) summed over pea
 def _hump_peaks(l: np.ndarray, s: float, z0: float) -> tuple[np.ndarray, np.ndarray]:
     """Peaks of the two log-concave humps of phi(z) (e^u - 1)^l, u = z/s - 1/(2 s^2), on z < z0 and z > z0."""
 
-    def slope(z, upper):  # d/dz of l log|e^u - 1| - z^2/2
-        u = z / s - 0.5 / (s * s)
-        g = 1.0 / -np.expm1(-u) if upper else -1.0 / np.expm1(-u)
-        return l * g / s - z
-
-    lo_r, hi_r = np.full_like(l, z0), z0 + l / s + 60.0 + 2.0 * np.sqrt(l)
-    lo_l, hi_l = z0 - 60.0 - 2.0 * l / s - 2.0 * np.sqrt(l), np.full_like(l, z0)
+    # both humps bisected in one array (right hump first, then left): the slope d/dz of l log|e^u - 1| - z^2/2
+    # is l g / s - z with g = 1 / (1 - e^-u) on either side (g = -1 / (e^-u - 1) is the same float)
+    ll = np.concatenate([l, l])
+    lo = np.concatenate([np.full_like(l, z0), z0 - 60.0 - 2.0 * l / s - 2.0 * np.sqrt(l)])
+    hi = np.concatenate([z0 + l / s + 60.0 + 2.0 * np.sqrt(l), np.full_like(l, z0)])
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         # bisection on the decreasing slope, vectorised over l: the brackets are < 60 + 3 l / s + 4 sqrt(l) wide,
         # so 44 halvings locate each peak to < 2e-6 wherever l / s <= 1e7, far inside the trapezoid step 0.05 the
         # window is rounded to (its +-11 reach keeps what is left out below e^-60 for any offset < 0.1)
         for _ in range(44):
-            m = 0.5 * (lo_r + hi_r)
-            pos = slope(m, True) > 0
-            lo_r, hi_r = np.where(pos, m, lo_r), np.where(pos, hi_r, m)
-            m = 0.5 * (lo_l + hi_l)
-            pos = slope(m, False) > 0
-            lo_l, hi_l = np.where(pos, m, lo_l), np.where(pos, hi_l, m)
-    return 0.5 * (lo_l + hi_l), 0.5 * (lo_r + hi_r)
+            m = 0.5 * (lo + hi)
+            u = m / s - 0.5 / (s * s)
+            pos = ll * (-1.0 / np.expm1(-u)) / s - m > 0
+            lo, hi = np.where(pos, m, lo), np.where(pos, hi, m)
+    peak = 0.5 * (lo + hi)
+    return peak[l.size:], peak[:l.size]
 
 
 @functools.lru_cache(maxsize=64)
@@ -481,12 +482,29 @@ def _log_forward_differences_gaussian(s: float, lmax: int) -> np.ndarray:
     keep = np.concatenate([np.ones_like(zl, dtype=bool), zr > zl[:, -1:] + 0.5 * _Z_STEP], axis=1)
     u = z / s - 0.5 / (s * s)
     with np.errstate(divide="ignore", over="ignore"):
-        log_abs = np.where(u > 0, u + np.log(-np.expm1(-np.abs(u))), np.log(np.abs(np.expm1(np.minimum(u, 0.0)))))
+        # ln|e^u - 1| = max(u, 0) + ln(1 - e^{-|u|}): one expm1 and one log for both sides of u = 0
+        log_abs = np.log(-np.expm1(-np.abs(u))) + np.maximum(u, 0.0)
     terms = np.where(keep, l[:, None] * log_abs - 0.5 * z * z, -np.inf)
     out = np.full(lmax + 1, np.nan)
     out[0] = 0.0
-    out[2::2] = logsumexp(terms, axis=1) + math.log(_Z_STEP) - 0.5 * math.log(2.0 * math.pi)
+    out[2::2] = _row_logsumexp(terms) + math.log(_Z_STEP) - 0.5 * math.log(2.0 * math.pi)
     return out
+
+
+def _row_logsumexp(a: np.ndarray) -> np.ndarray:
+    """ln sum_j e^{a[i, j]} of each row of a 2-D float array whose rows have a finite maximum; overwrites ``a``.
+
+    The operations of ``scipy.special.logsumexp(a, axis=1)`` (SciPy >= 1.15) for such rows, hence its values
+    bit for bit, without its array-API dispatch (which cost more than the sum itself, ~3 ms a call here):
+    the maxima are taken out of the sum and added back through log1p, ln(count of maxima) and the maximum.
+    """
+    peak = np.max(a, axis=1, keepdims=True)
+    mask = a == peak
+    count = np.sum(mask, axis=1, keepdims=True, dtype=a.dtype)
+    a[mask] = -np.inf
+    total = np.sum(np.exp(a - peak), axis=1, keepdims=True, dtype=a.dtype)
+    total = np.where(total == 0, total, total / count)
+    return (np.log1p(total) + np.log(count) + peak)[:, 0]
 
 
 def rdp_without_replacement_gaussian(orders: ArrayLike, noise_multiplier: float, sample_rate: float) -> np.ndarray:

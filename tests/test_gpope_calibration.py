@@ -6,7 +6,7 @@ import warnings
 import pytest
 
 from privcal import subsampling
-from privcal.calibrators import gpope
+from privcal.calibrators import gpope, table
 from privcal.accounting.accountants import RDPAccountant
 from privcal.accounting.events import Releases
 from privcal.errors import InfeasibleError
@@ -151,8 +151,11 @@ def test_gpope_table_flags_paper_bounds():
 
             if eps_at <= row.epsilon:  # certified by the PLD's upper end: no lower end is computed (0 stands)
                 assert row.lower_epsilons[key] == 0.0
-            else:
-                assert realisable.epsilon_lower(pair, 1e-5) * (1 - 1e-12) <= row.lower_epsilons[key] <= upper * (1 + 1e-9)
+            else:  # never below the binned bound on the first grid the table tries (the printed one's: its only)
+                factor, cells = (table._PRINTED_GRIDS if key == tab.paper_key else table._VERDICT_GRIDS)[0]
+                first = realisable.unchecked_epsilon_lower(pair, 1e-5, realisable.unchecked_grid(pair) * factor,
+                                                           max_cells=cells)
+                assert first * (1 - 1e-12) <= row.lower_epsilons[key] <= upper * (1 + 1e-9)
             assert (key in row.insufficient) == (lower > row.epsilon)  # '!' only from the certified lower bound
             flagged |= {key} if key in row.insufficient else set()
     assert {"lemma1", "theorem1_paper", "rdp_h"} <= flagged  # the paper's bounds are proven short somewhere here
@@ -255,3 +258,77 @@ def test_calibrate_sigma_unchecked_is_the_reports_sigma(bound):
             gpope.calibrate_sigma_unchecked(2.0, 1e-5, bound=bound, **setting)
         return
     assert gpope.calibrate_sigma_unchecked(2.0, 1e-5, bound=bound, **setting) == want
+
+
+def test_gpope_verdicts_refine_a_lower_bound_only_where_the_coarse_one_leaves_them_undecided(monkeypatch):
+    """The verdicts' lower bounds: a non-paper column's is composed on 8x the pair's rule grid, on 2x only where
+    the 8x bound does not exceed the target, on the rule grid only where neither does; the paper column's
+    (printed) from 2x on. The flags are those of the rule grid's bounds (a coarse bound that decides is a
+    certified lower bound: it cannot flip a verdict to 'not private' wrongly; an undecided one is refined)."""
+    from privcal.accounting import realisable
+
+    calls = []
+    real = realisable.unchecked_epsilon_lower
+
+    def recording(event, delta, h=None, bins=20_000, *, max_cells=None):
+        out = real(event, delta, h, bins, max_cells=max_cells)
+        calls.append((event.event.event.noise_multiplier, h / realisable.unchecked_grid(event), out))
+        return out
+
+    monkeypatch.setattr(realisable, "unchecked_epsilon_lower", recording)
+    tab = gpope_table([0.5, 1.0, 2.0], 1e-5, trajectories=100, iterations=1000)
+    monkeypatch.setattr(realisable, "unchecked_epsilon_lower", real)
+    assert calls
+    for row in tab.rows:
+        for key, lower in row.lower_epsilons.items():
+            if lower == 0.0 and key not in row.insufficient and row.reference_epsilons[key] <= row.epsilon:
+                continue  # certified private by the PLD's upper end: no lower bound composed
+            nm = row.sigmas[key] / 2  # the pair's noise multiplier (sensitivity 2h)
+            mine = [(f, out) for s, f, out in calls if s == nm]
+            ladder = [f for f, _ in (table._PRINTED_GRIDS if key == tab.paper_key else table._VERDICT_GRIDS)]
+            # the ladder up to the first bound above the target (all of it where none is)
+            decided = next((i for i, (_, out) in enumerate(mine) if out > row.epsilon), len(ladder) - 1)
+            assert [f for f, _ in mine] == ladder[:decided + 1]
+            # the verdict is the one the rule grid's bound gives (the bound this table printed before)
+            rule = real(privcal_pair(nm), 1e-5)
+            assert (key in row.insufficient) == (rule > row.epsilon)
+            if key == tab.paper_key:  # the printed bound: within 0.1% of the rule grid's here (0.568 vs 0.5684,
+                assert rule * (1 - 1e-3) <= lower <= row.reference_epsilons[key]  # 1.586 vs 1.587, 10.62 vs 10.63)
+
+
+def privcal_pair(noise_multiplier: float):
+    """The realisable pair of the GPOPE verdicts at 100 trajectories, 1000 iterations."""
+    import privcal
+
+    return privcal.SelfComposedEvent(privcal.PoissonSampledEvent(1e-2, privcal.GaussianEvent(noise_multiplier)), 1000)
+
+
+@pytest.mark.parametrize("sigma, target, printed, ladder, decided", [
+    # bounds of the pair (m = 100, N = 1000) on 8x, 2x and 1x its rule grid, computed once:
+    (2.7076, 1.0, False, [8.0], True),  # 1.0291, 1.0664, 1.0680: decided on 8x
+    (2.7076, 1.05, False, [8.0, 2.0], True),  # decided on 2x
+    (2.7076, 1.0672, False, [8.0, 2.0, 1.0], True),  # only the rule grid decides it
+    (4.292, 0.568, True, [2.0, 1.0], True),  # 0.5678, 0.5684: the printed bound, decided on the rule grid
+    (4.292, 0.5, True, [2.0], True),
+    (2.7076, 1.0685, False, [8.0, 2.0, 1.0], False),  # below the upper end 1.0692, above every lower bound
+])
+def test_gpope_bracket_walks_the_grids_coarse_to_fine_until_decided(monkeypatch, sigma, target, printed, ladder,
+                                                                     decided):
+    from privcal.accounting import realisable
+
+    calls = []
+    real = realisable.unchecked_epsilon_lower
+
+    def recording(event, delta, h=None, bins=20_000, *, max_cells=None):
+        out = real(event, delta, h, bins, max_cells=max_cells)
+        calls.append((h / realisable.unchecked_grid(event), out))
+        return out
+
+    monkeypatch.setattr(realisable, "unchecked_epsilon_lower", recording)
+    lower, upper = table._gpope_bracket(sigma, 1e-5, 100, 1000, target=target, printed=printed)
+    assert [f for f, _ in calls] == ladder
+    best = max(out for _, out in calls)
+    if decided:  # the first bound above the target is the lower end
+        assert lower == best > target and lower <= upper
+    else:  # then the PLD's refined bracket: its lower end can only raise it
+        assert best <= target and best <= lower <= upper

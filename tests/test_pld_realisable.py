@@ -283,29 +283,61 @@ def test_a_huge_loss_range_coarsens_its_grid_instead_of_allocating_it():
     assert 1000.0 < lower <= privcal.epsilon_of(event, 1e-5, accountant="rdp")
 
 
-def test_both_orders_are_composed_once_on_the_grid_both_fit(monkeypatch):
-    """A grid on which one order's window exceeds the memory cap coarsens both orders before either is composed:
-    the same bound as both orders composed on that coarser grid, from exactly two compositions (one per order).
-    GPOPE at the paper's sigma for eps = 5 (0.1357 in units of h; sensitivity 2h, q = 1e-3, 1e4 steps): (P, Q)
-    fits at 4x its rule grid 2^-11, (Q, P) only at 256x (2^-3): (P, Q) was composed on three grids in vain."""
+def _completed_compositions(monkeypatch, R) -> list:
+    """The factors of every composition that ``R`` completes (not a window check stopped before any FFT)."""
+    done = []
+    real = R.L.compose_pmfs
+
+    def counting(factors, tail, check=None):
+        out = real(factors, tail, check=check)
+        done.append(factors)
+        return out
+
+    monkeypatch.setattr(R.L, "compose_pmfs", counting)
+    return done
+
+
+def test_an_order_that_cannot_raise_the_bound_does_not_coarsen_the_other(monkeypatch):
+    """Each order is coarsened on its own, and an order whose largest loss is at most the bound found is never
+    paired: GPOPE at the paper's sigma for eps = 5 (0.1357 in units of h; sensitivity 2h, q = 1e-3, 1e4 steps):
+    (P, Q) fits at 4x its rule grid 2^-11; (Q, P) only at 256x (2^-3), but its losses are at most 1e4 ln(1/(1 -
+    1e-3)) = 10.005, far below (P, Q)'s bound, so it does not hold (P, Q) to 2^-3 (where both orders' grid
+    gave 1433, against the PLD's upper end 2668)."""
     from privcal.accounting import realisable as R
 
     event = SelfComposedEvent(privcal.PoissonSampledEvent(1e-3, GaussianEvent(0.1357 / 2)), 10_000)
     assert R._grid(event) == 2.0**-11
-    composed = []
-    real = R.L.compose_pmfs
-
-    def counting(factors, tail, check=None):
-        if check is R._fit:  # a composition, not the window check that stops before any FFT
-            composed.append(factors[0][0].h)
-        return real(factors, tail, check=check)
-
-    monkeypatch.setattr(R.L, "compose_pmfs", counting)
+    paired = []
+    real_pair = R._paired_pmf
+    monkeypatch.setattr(R, "_paired_pmf", lambda lp, lq, h, r: paired.append(h) or real_pair(lp, lq, h, r))
+    done = _completed_compositions(monkeypatch, R)
     lower = R.unchecked_epsilon_lower(event, 1e-5)
-    # one composition: (Q, P)'s losses are at most 1e4 ln(1/(1 - 1e-3)) = 10.005, far below (P, Q)'s bound
-    assert composed == [2.0**-3] and lower > 1000.0
-    monkeypatch.setattr(R.L, "compose_pmfs", real)
-    assert lower == R.unchecked_epsilon_lower(event, 1e-5, 2.0**-3)
+    assert [f[0][0].h for f in done] == [2.0**-9]  # one composition, (P, Q)'s, on the first grid it fits
+    assert paired == [2.0**-11, 2.0**-9]  # (Q, P) never paired; (P, Q) on 2^-11, whose window did not fit
+    groups = R._groups(event)
+    tail = min(max(1e-4 * 1e-5, R.L.WINDOW_TAIL), 1e-9)
+    direct = R.L.epsilon_side(R.L.compose_pmfs(R._order_factors(groups, 0, 2.0**-9, 20_000), tail), 1e-5, upper=False)
+    assert lower == direct and 2600.0 < lower <= 2668.02  # below the PLD's certified upper end (2668.014)
+    # the ceiling computed without pairing is the paired factors' own (_loss_ceiling), on every grid
+    for order in (0, 1):
+        for h in (2.0**-11, 2.0**-7, 2.0**-3):
+            factors = R._order_factors(groups, order, h, 20_000)
+            assert R._order_ceiling(groups, order, h, 20_000) == R._loss_ceiling(factors)
+
+
+def test_a_cells_budget_coarsens_and_still_bounds_from_below(monkeypatch):
+    """max_cells caps each composition's window: a coarser grid, a weaker bound, never above the budget-free
+    one on the same starting grid (GPOPE's pair at sigma = 0.3393: (P, Q) needs ~5e5 cells on its rule grid)."""
+    from privcal.accounting import realisable as R
+
+    event = SelfComposedEvent(privcal.PoissonSampledEvent(1e-3, GaussianEvent(0.3393 / 2)), 10_000)
+    free = R.unchecked_epsilon_lower(event, 1e-5)
+    done = _completed_compositions(monkeypatch, R)
+    capped = R.unchecked_epsilon_lower(event, 1e-5, max_cells=2**16)
+    assert done and all(f[0][0].h > R._grid(event) for f in done)  # every composition on a coarser grid
+    assert 0.0 < capped < free
+    with pytest.raises(R.L.MemoryLimitError, match="max_cells"):
+        R._fit(2**16 + 1, max_cells=2**16)
 
 
 @pytest.mark.parametrize("sampling, relation, s, q, steps, orders", [
@@ -327,15 +359,9 @@ def test_an_order_is_skipped_only_where_it_cannot_raise_the_bound(monkeypatch, s
                                                upper=False) for f in R._paired_orders(event, h, 20_000, tail)]
     ceilings = [R._loss_ceiling(f) for f in R._paired_orders(event, h, 20_000, tail)]
     assert all(b <= c for b, c in zip(both, ceilings))  # each order's bound is below its own ceiling
-    composed = []
-    real = R.L.compose_pmfs
-
-    def counting(factors, tail, check=None):
-        if check is R._fit:
-            composed.append(factors)
-        return real(factors, tail, check=check)
-
-    monkeypatch.setattr(R.L, "compose_pmfs", counting)
+    # the ceiling the skip is decided on, computed without pairing, is the paired factors' own
+    assert ceilings == [R._order_ceiling(R._groups(event), d, h, 20_000) for d in (0, 1)]
+    composed = _completed_compositions(monkeypatch, R)
     assert R.unchecked_epsilon_lower(event, 1e-5) == max(both)
     assert len(composed) == orders
 

@@ -12,8 +12,7 @@ import math
 import warnings
 from typing import Callable
 
-from scipy import optimize
-
+from .. import _roots
 from ..errors import CalibrationError, InfeasibleError
 from ..rdp import GridEdgeWarning
 
@@ -86,7 +85,7 @@ def search(
         return min(math.log(value / target_epsilon), 700.0) if value > 0 else -700.0
 
     if hi / lo - 1.0 > rtol:
-        root = math.exp(optimize.brentq(gap, math.log(lo), math.log(hi), xtol=rtol / 4, rtol=4 * _EPS))
+        root = math.exp(_roots.brentq(gap, math.log(lo), math.log(hi), xtol=rtol / 4, rtol=4 * _EPS))
         lo, hi = bracket
         # Step up from the root with growing steps until feasible (an accountant's own numerical
         # noise can leave Brent's root a little on the infeasible side).

@@ -66,7 +66,9 @@ from .events import (
     _unwrap,
 )
 
-__all__ = ["MixturePair", "worst_case_pair", "epsilon_lower", "delta_lower", "unchecked_epsilon_lower"]
+__all__ = [
+    "MixturePair", "worst_case_pair", "epsilon_lower", "delta_lower", "unchecked_epsilon_lower", "unchecked_grid",
+]
 
 _U = 2.0**-53
 #: reach of the binned line beyond the extreme means, in noise standard deviations (tail mass < 1e-33)
@@ -217,11 +219,14 @@ def _binned_order(pair: MixturePair, order: int, bins: int):
 _BYTES_PER_CELL = 8 * 16
 
 
-def _fit(cells: int) -> None:
+def _fit(cells: int, max_cells: Optional[int] = None) -> None:
+    """MemoryLimitError where ``cells`` cells exceed the memory cap, or ``max_cells`` (a budget) when given."""
     cap = default_memory_limit()  # 256 MiB, or the enclosing privcal.pld.pld_settings block's
     if cells * _BYTES_PER_CELL > cap:
         raise L.MemoryLimitError(f"the realisable pair's grid ({cells} cells) exceeds memory_limit = "
                                  f"{cap / 2**20:.0f} MB")
+    if max_cells is not None and cells > max_cells:
+        raise L.MemoryLimitError(f"the realisable pair's grid ({cells} cells) exceeds max_cells = {max_cells}")
 
 
 def _coarsening(fn, h: float):
@@ -246,29 +251,60 @@ def _fits_then_stop(cells: int) -> None:
     raise _WindowFits
 
 
-def _paired_orders(event: Event, h: float, bins: int, tail: float) -> list:
-    """For both orders: the paired (dominated) PMFs of all steps, as ``(pmf, count)`` factors, each order's
-    composed window checked against the memory cap (MemoryLimitError) before either is composed: one that
-    does not fit makes the caller coarsen the grid for both, so composing the other one first would be
-    wasted (at sigma = 0.1357, sensitivity 2, q = 1e-3, 1e4 steps the order (Q, P) needs a grid 64 times
-    coarser than (P, Q) does, and (P, Q) was composed on three grids in vain: about half the time of that
-    lower bound). The paired PMFs' masses are certified lower bounds (the atoms' errors are in them)."""
+def _groups(event: Event) -> dict:
+    """The realisable worst-case pair of each release of ``event`` with its number of repeats (releases without
+    a pair are dropped: a post-processing)."""
     groups: dict = {}
     for leaf, n in _flatten(event):
         pair = worst_case_pair(leaf)
         if pair is not None:
             groups[pair] = groups.get(pair, 0) + n
+    return groups
+
+
+def _order_factors(groups: dict, order: int, h: float, bins: int) -> list:
+    """One order's paired (dominated) PMFs of all steps on the grid h, as ``(pmf, count)`` factors; each
+    factor's own loss range checked against the memory cap first (MemoryLimitError, before any array of
+    that length exists). The masses are certified lower bounds (the atoms' errors are in them)."""
+    factors = []
+    for pair, n in groups.items():
+        lp, lq, r_pair = _binned_order(pair, order, bins)
+        finite = np.isfinite(lp) & np.isfinite(lq)
+        losses = lp[finite] - lq[finite]
+        _fit(int((losses.max() - losses.min()) / h) + 2 if losses.size else 1)
+        factors.append((_paired_pmf(lp, lq, h, r_pair), n))
+    return factors
+
+
+def _order_ceiling(groups: dict, order: int, h: float, bins: int) -> float:
+    """:func:`_loss_ceiling` of ``_order_factors(groups, order, h, bins)`` without pairing the cells: a paired
+    PMF's last cell is the largest floor(loss / h) of the binned atoms with finite masses, and it has mass at
+    +inf exactly where an atom with a P-mass has Q-mass 0 (the same expressions as :func:`_paired_pmf`)."""
+    total = 0
+    for pair, n in groups.items():
+        lp, lq, r = _binned_order(pair, order, bins)
+        keep = np.isfinite(lp)
+        lp, lq = lp[keep], lq[keep]
+        finite = np.isfinite(lq)
+        if float(np.exp(lp[~finite]).sum()) * (1.0 - r - 8 * _U) > 0:
+            return math.inf
+        if not finite.any():  # no finite loss: the paired PMF would be empty
+            return math.inf
+        total += n * int(np.floor((lp[finite] - lq[finite]) / h).astype(np.int64).max())
+    return total * h
+
+
+def _paired_orders(event: Event, h: float, bins: int, tail: float) -> list:
+    """For both orders: the paired (dominated) PMFs of all steps, as ``(pmf, count)`` factors, each order's
+    composed window checked against the memory cap (MemoryLimitError) before either is composed (one grid for
+    both orders: what :func:`delta_lower` composes). The paired PMFs' masses are certified lower bounds (the
+    atoms' errors are in them)."""
+    groups = _groups(event)
     if not groups:
         return []
     orders = []
     for d in (0, 1):
-        factors = []
-        for pair, n in groups.items():
-            lp, lq, r_pair = _binned_order(pair, d, bins)
-            finite = np.isfinite(lp) & np.isfinite(lq)
-            losses = lp[finite] - lq[finite]
-            _fit(int((losses.max() - losses.min()) / h) + 2 if losses.size else 1)
-            factors.append((_paired_pmf(lp, lq, h, r_pair), n))
+        factors = _order_factors(groups, d, h, bins)
         try:  # its window (a grouped composition checks its first group's only: the real one checks all)
             L.compose_pmfs(factors, tail, check=_fits_then_stop)
         except _WindowFits:
@@ -287,16 +323,35 @@ def _loss_ceiling(factors: list) -> float:
     return sum(n * (p.offset + p.mass.size - 1) for p, n in factors) * factors[0][0].h
 
 
-def _epsilon_lower_on(event: Event, delta: float, h: float, bins: int, tail: float) -> float:
-    """The larger of both orders' certified lower epsilon on the grid h; an order is not composed where its
-    largest loss (:func:`_loss_ceiling`) is at most the bound already found, since it cannot raise it (GPOPE's
-    pair: (Q, P)'s losses are at most steps x ln(1/(1 - q)) = 10.005 at q = 1e-3, 1e4 steps, below the
-    (P, Q) bound of every paper sigma from eps = 1 up)."""
-    best = 0.0
-    for factors in _paired_orders(event, h, bins, tail):
-        if best >= _loss_ceiling(factors):
-            continue
-        best = max(best, L.epsilon_side(L.compose_pmfs(factors, tail, check=_fit), delta, upper=False))
+def _epsilon_lower_on(event: Event, delta: float, h: float, bins: int, tail: float,
+                      max_cells: Optional[int] = None) -> float:
+    """The larger of both orders' certified lower epsilon, each order composed on its own finest grid among h,
+    4h, 16h, ... on which its composed window fits the memory cap (and has at most ``max_cells`` cells): a
+    coarser grid rounds the losses further down, so each order's bound is a lower bound on any grid, and so
+    is the larger of the two. An order is neither paired nor composed where its largest loss
+    (:func:`_order_ceiling`) is at most the bound already found, since it cannot raise it; so it does not hold
+    the other order to a coarser grid either (GPOPE's pair: (Q, P)'s losses are at most steps x ln(1/(1 - q))
+    = 10.005 at q = 1e-3, 1e4 steps, below (P, Q)'s bound at every paper sigma from eps = 1 up; at sigma =
+    0.1357, sensitivity 2 its window needs a grid 64 times coarser than (P, Q)'s). MemoryLimitError only
+    where no order fits on any grid up to 4^11 h."""
+    groups = _groups(event)
+    best, composed = 0.0, not groups
+    for d in (0, 1):
+        g = h
+        for _ in range(12):
+            if best >= _order_ceiling(groups, d, g, bins):
+                composed = True
+                break
+            try:
+                factors = _order_factors(groups, d, g, bins)
+                pmf = L.compose_pmfs(factors, tail, check=functools.partial(_fit, max_cells=max_cells))
+            except L.MemoryLimitError:
+                g *= 4.0
+                continue
+            best, composed = max(best, L.epsilon_side(pmf, delta, upper=False)), True
+            break
+    if not composed:
+        raise L.MemoryLimitError("the realisable pair's grid exceeds the memory cap even 4.2e6 times coarser")
     return best
 
 
@@ -365,18 +420,41 @@ def epsilon_lower(event: Event, delta: float, *, value_discretization: Optional[
     return unchecked_epsilon_lower(event, delta, h, bins)
 
 
-def unchecked_epsilon_lower(event: Event, delta: float, h: Optional[float] = None, bins: int = 20_000) -> float:
+def unchecked_epsilon_lower(event: Event, delta: float, h: Optional[float] = None, bins: int = 20_000, *,
+                            max_cells: Optional[int] = None) -> float:
     """:func:`epsilon_lower` for validated arguments (privcal's tables call it once per column).
 
     Args:
         event: what ran (trusted).
         delta: in (0, 1) (trusted).
-        h: the loss grid, or None (from the number of steps).
+        h: the loss grid, or None (:func:`unchecked_grid`); each order of the pair is coarsened from it by
+            factors of 4 until its composition fits.
         bins: cells of the binned output line per release (trusted, >= 100).
+        max_cells: a budget on each composition's window, in cells (an int >= 1), besides the memory cap;
+            default None (the memory cap alone). A smaller budget is a coarser grid: a weaker lower bound,
+            sooner.
+
+    Raises:
+        MemoryLimitError: no order's composition fits on any grid up to 4^11 h.
     """
     h = _grid(event, bins) if h is None else h
     tail = min(max(1e-4 * delta, L.WINDOW_TAIL), 1e-9)
-    return _coarsening(lambda g: _epsilon_lower_on(event, delta, g, bins, tail), h)
+    return _epsilon_lower_on(event, delta, h, bins, tail, max_cells)
+
+
+def unchecked_grid(event: Event, bins: int = 20_000) -> float:
+    """The loss grid h (nats) the lower bounds of ``event`` start from by default (:func:`epsilon_lower`): a power
+    of two in [2^-17, 2^-8] from the steps' loss variance. For validated arguments (the GPOPE table's verdicts
+    start on multiples of it).
+
+    Args:
+        event: what ran (trusted: any history of Gaussian and subsampled Gaussian releases).
+        bins: cells of the binned output line per release (trusted, >= 100); default 20,000.
+
+    Returns:
+        h, in nats.
+    """
+    return _grid(event, bins)
 
 
 def delta_lower(event: Event, epsilon: float, *, value_discretization: Optional[float] = None,
