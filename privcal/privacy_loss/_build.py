@@ -700,8 +700,16 @@ def _lattice(c: _Cells, arrays: list) -> tuple:
     leave gaps); (sizes, the placed arrays). Rows without gaps and of full length are the arrays themselves."""
     F, L = c.idx.shape
     sizes = c.idx[np.arange(F), c.n - 1] - c.lo + 1
-    if F == 1 and sizes[0] == L:
-        return sizes, arrays
+    if F == 1:
+        if sizes[0] == L:
+            return sizes, arrays
+        pos = c.idx[0] - c.lo[0]
+        out = []
+        for a in arrays:
+            full = np.zeros((1, int(sizes[0])))
+            full[0, pos] = a[0]
+            out.append(full)
+        return sizes, out
     valid = np.arange(L)[None, :] < c.n[:, None]
     rows, cols = np.nonzero(valid)
     pos = c.idx[rows, cols] - c.lo[rows]
