@@ -540,6 +540,7 @@ def stacked(directions: list) -> "SubsampledDirection":
 
 
 def _repeat_params(stack: "SubsampledDirection", counts: np.ndarray) -> "SubsampledDirection":
+    """``stack`` with each direction's parameters repeated ``counts[f]`` times (one per grid point)."""
     out = SubsampledDirection.__new__(SubsampledDirection)
     out.remove = stack.remove
     for name in ("s", "q", "lq", "lq1"):
