@@ -145,6 +145,56 @@ def _log_mgf(p: Pmf, tilts: np.ndarray) -> np.ndarray:
     return out
 
 
+#: elements per padded block of :func:`_log_mgfs` (factors x tilts x atoms): small blocks stay in cache
+_MGF_BLOCK = 2**16
+
+
+def _log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
+    """:func:`_log_mgf` of many Pmfs at once: row i is log sum_j mass_j e^{t (offset + j)} of ``pmfs[i]`` at
+    each tilt t. The factors, ordered by their number of nonzero atoms, are padded into 2-D blocks (log mass
+    -inf, so e^{...} = 0, past a factor's atoms); each row's terms are those of :func:`_log_mgf` (the same
+    products, sums, maximum and exponentials), and its sum is numpy's pairwise sum over the padded row: the
+    added zeros are exact, so it is a pairwise sum of the same terms in another tree, with the same kind of
+    rounding bound (relative gamma of the tree's depth, a level or two more at most than the unpadded
+    row's), far inside the slack that :func:`window` adds for the round-off of K."""
+    tilts = np.asarray(tilts, dtype=float)
+    out = np.full((len(pmfs), tilts.size), -np.inf)
+    atoms = [_log_atoms(p) for p in pmfs]
+    sizes = np.array([a[0].size for a in atoms], dtype=np.int64)
+    order = np.argsort(sizes, kind="stable")
+    order = order[sizes[order] > 0]  # a factor without atoms: -inf (as :func:`_log_mgf`)
+    i, n = 0, order.size
+    while i < n:
+        j = i + 1  # rows i .. j - 1 (ascending sizes: the last is the widest)
+        while j < n and (j + 1 - i) * int(sizes[order[j]]) * tilts.size <= _MGF_BLOCK:
+            j += 1
+        rows = order[i:j]
+        width = int(sizes[order[j - 1]])
+        idx = np.zeros((rows.size, width))
+        lm = np.full((rows.size, width), -np.inf)
+        for r, f in enumerate(rows):
+            a_idx, a_lm = atoms[f]
+            idx[r, :a_idx.size] = a_idx
+            lm[r, :a_lm.size] = a_lm
+        block = max(1, _MGF_BLOCK // (rows.size * width))
+        for s in range(0, tilts.size, block):
+            t = tilts[s:s + block]
+            e = lm[:, None, :] + t[None, :, None] * idx[:, None, :]
+            top = e.max(axis=2)
+            out[rows, s:s + block] = top + np.log(np.sum(np.exp(e - top[:, :, None]), axis=2))
+        i = j
+    return out
+
+
+def _weighted_sum(counts: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """sum_i counts[i] values[i] over the rows, added in the rows' order from 0 (a running sum, as a loop
+    over the factors would add them; np.add.accumulate is sequential by definition)."""
+    terms = counts[:, None] * values
+    if terms.shape[0] == 0:
+        return np.zeros(values.shape[1])
+    return np.add.accumulate(np.concatenate([np.zeros((1, values.shape[1])), terms]), axis=0)[-1]
+
+
 def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
     """(A, B, outside): the composed window [A, B] in grid units and the Chernoff bound of the mass
     outside it (both sides)."""
@@ -161,10 +211,11 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
     ladder = np.geomspace(0.1, 100.0, 16) / sd
     log_tail = math.log(tail)
 
+    pmfs = [p for p, _ in factors]
+    counts = np.array([float(n) for _, n in factors])
+
     def log_mgf(tt: np.ndarray) -> np.ndarray:
-        out = np.zeros(tt.size)
-        for p, n in factors:
-            out += n * _log_mgf(p, tt)
+        out = _weighted_sum(counts, _log_mgfs(pmfs, tt))
         return out + 1e-9 * np.abs(out) + 1e-12  # slack for the round-off of K
 
     first = np.arange(0, ladder.size, 3)
@@ -561,6 +612,44 @@ def local_err(c: Composed, epsilon: float) -> float:
     return S * growth * (mono + dip * d1 + quad * d2)
 
 
+#: coefficients per batch of factors' spectra in :func:`_compose_fft` (rows x (N // 2 + 1)): bounds the
+#: memory of the arrays of one batch whatever the number of factors
+_FFT_BATCH = 2**16
+#: up to this many coefficients (factors x (N // 2 + 1)), the spectra of the first pass are kept for the
+#: second (64 MB); beyond it they are computed again (the same transform: bitwise the same spectra)
+_KEEP_SPECTRA = 2**22
+_TWO_PI = 2 * np.pi
+
+
+def _running_sum(acc: np.ndarray, terms: np.ndarray) -> np.ndarray:
+    """acc + terms[0] + terms[1] + ..., added in this order, in place (np.sum down the rows may sum
+    pairwise, a different rounding)."""
+    for row in terms:
+        acc += row
+    return acc
+
+
+def _mod_2pi(x: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """np.mod(x, 2 pi) for rows n_i arg X (arg in [-pi, pi]), bitwise: numpy's float remainder is fmod (exact)
+    then, for a negative result, + 2 pi (rounded), and +0.0 for a zero; on a row with n_i = 1, |x| <= pi <
+    2 pi, so fmod(x, 2 pi) = x and that is x + 2 pi where x < 0, else x + 0.0 (turning -0.0 into +0.0)
+    -- without numpy's slow division (rows with n_i > 1 take np.mod)."""
+    out = np.empty_like(x)
+    one = counts[:, 0] == 1.0
+    if one.any():
+        r = x[one]
+        out[one] = np.where(r < 0, r + _TWO_PI, r + 0.0)
+    if not one.all():
+        out[~one] = np.mod(x[~one], _TWO_PI)
+    return out
+
+
+def _scatter(values: np.ndarray, sel: np.ndarray, size: int) -> np.ndarray:
+    out = np.zeros(size)
+    out[sel] = values
+    return out
+
+
 def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, check=None,
                  power: bool = True) -> Composed:
     """The FFT composition (module doc); the factors' masses are taken as given.
@@ -579,33 +668,71 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
     k = np.arange(N // 2 + 1)
     c_fft = fft_err(N)  # forward: per coefficient, relative to ||x||_1
     c_inv = c_fft + 2.01 * _U  # inverse: plus the rounded 1/N and the product by it (pocketfft's fct)
-    spectra, shift = [], 0
+    # the factors in batches of rows: one 2-D scatter and one rfft along the rows per batch (pocketfft runs
+    # the same passes on each row: bitwise the spectrum of one rfft per factor); every sum over the factors
+    # is a running sum in the factors' order (:func:`_running_sum`), the same additions as one factor at a
+    # time
+    shift = 0
+    centres = []
     for p, n in factors:
-        _, mean, _ = _moments(p)
-        centre = int(round(mean))
+        centre = int(round(_moments(p)[1]))
+        centres.append(centre)
         shift += n * centre
-        pos = (p.offset - centre + np.arange(p.mass.size)) % N
-        X = sfft.rfft(np.bincount(pos, weights=p.mass, minlength=N))
-        mod = np.abs(X)
-        tot = float(p.mass.sum())
+    rows = max(1, _FFT_BATCH // k.size)
+    starts = range(0, len(factors), rows)
+    counts = np.array([float(n) for _, n in factors])[:, None]
+
+    def spectra(s: int) -> np.ndarray:
+        batch = factors[s:s + rows]
+        pos = np.concatenate([(p.offset - centres[s + r] + np.arange(p.mass.size)) % N + r * N
+                              for r, (p, _) in enumerate(batch)])
+        grid = np.bincount(pos, weights=np.concatenate([p.mass for p, _ in batch]), minlength=len(batch) * N)
+        return sfft.rfft(grid.reshape(len(batch), N), axis=-1)
+
+    # pass 1: log_hi = sum n_i log min(|X_i| + e_i, cap_i) at every coefficient
+    keep = len(factors) * k.size <= _KEEP_SPECTRA
+    kept, capped0 = [], None
+    log_hi = np.zeros(k.size)
+    for s in starts:
+        X = spectra(s)
+        tot = np.array([_moments(p)[0] for p, _ in factors[s:s + rows]])  # float(p.mass.sum()), cached
         e = c_fft * tot  # the transform's round-off only: the input errors are propagated in time (local)
-        spectra.append((n, X, mod, np.minimum(mod + e, tot + c_fft * tot)))
-    sel = slice(None)
-    if power and len(factors) == 1 and factors[0][1] > 1:
-        n, _, _, capped = spectra[0]
-        sel = np.flatnonzero(capped > math.exp(-750.0 / n))  # a relative margin e^{-4.87 / n} below e^{-745.13 / n}
-    size = k.size if isinstance(sel, slice) else sel.size
-    logmod, phase, log_hi = np.zeros(size), np.zeros(size), np.zeros(size)
-    spread = np.zeros(size)  # sum n_i (|log|X_i|| + |arg X_i|)
-    for n, X, mod, capped in spectra:
-        Xs = X[sel]
+        capped = np.minimum(np.abs(X) + e[:, None], (tot + c_fft * tot)[:, None])
+        if s == 0:
+            capped0 = capped[0]
+        log_hi = _running_sum(log_hi, counts[s:s + rows] * np.log(capped))
+        if keep:
+            kept.append(X)
+        del X, capped
+    # the coefficients computed: where the bound's power exp(log_hi) can be nonzero. Elsewhere (log_hi <=
+    # -750) hi = exp(log_hi) underflows to 0, and so does ymod = exp(sum n_i log|X_i|) (|X_i| <= capped_i,
+    # so the computed sum exceeds log_hi by rounding only, far less than the margin 4.87 below -745.13):
+    # the transform's input and dY are exactly 0 there in the full computation too. nan stays selected.
+    single = power and len(factors) == 1 and factors[0][1] > 1
+    if single:
+        # a relative margin e^{-4.87 / n} below e^{-745.13 / n}
+        sel = np.flatnonzero(capped0 > math.exp(-750.0 / factors[0][1]))
+    elif power:
+        sel = np.flatnonzero(~(log_hi <= -750.0))
+    else:
+        sel = np.arange(k.size)
+    del capped0
+    log_hi = log_hi[sel]
+    # pass 2, on the selected coefficients: sum n_i log|X_i|, sum n_i arg X_i (mod 2 pi) and
+    # spread = sum n_i (|log|X_i|| + |arg X_i|)
+    logmod, phase, spread = np.zeros(sel.size), np.zeros(sel.size), np.zeros(sel.size)
+    for b, s in enumerate(starts):
+        Xs = (kept[b] if keep else spectra(s))[:, sel]
+        if keep:
+            kept[b] = None
+        nn = counts[s:s + rows]
         with np.errstate(divide="ignore"):
-            lm = np.log(mod[sel])
+            lm = np.log(np.abs(Xs))
         ang = np.arctan2(Xs.imag, Xs.real)
-        logmod += n * lm
-        phase += np.mod(n * ang, 2 * np.pi)
-        log_hi += n * np.log(capped[sel])
-        spread += n * (np.abs(np.nan_to_num(lm, neginf=0.0)) + np.abs(ang))
+        del Xs
+        logmod = _running_sum(logmod, nn * lm)
+        phase = _running_sum(phase, _mod_2pi(nn * ang, nn))
+        spread = _running_sum(spread, nn * (np.abs(np.nan_to_num(lm, neginf=0.0)) + np.abs(ang)))
     with np.errstate(under="ignore"):
         ymod = np.exp(logmod)
         hi = np.exp(log_hi)
@@ -617,8 +744,11 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
     w[0] = 1.0
     if N % 2 == 0:
         w[-1] = 1.0
-    w = w[sel]
     dY = (hi - ymod) + 4 * _U * hi + C_POW * _U * ymod * (1.0 + spread)
+    if single:  # the sums over the selected coefficients
+        w = w[sel]
+    else:  # the sums over every coefficient, 0 where not selected (as the full computation has them)
+        dY, ymod = _scatter(dY, sel, k.size), _scatter(ymod, sel, k.size)
     err = math.sqrt(float(np.sum(w * dY * dY))) + c_inv * float(np.sum(w * ymod))
     start = (A - shift) % N
     y = np.roll(y, -start)
@@ -666,10 +796,11 @@ def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None
         if not fin > 0:
             return 0.0
 
+    pmfs = [p for p, _ in factors]
+    counts = np.array([float(n) for _, n in factors])
+
     def objective(taus: np.ndarray) -> np.ndarray:
-        K = np.zeros(taus.size)
-        for p, n in factors:
-            K += n * _log_mgf(p, taus * h)
+        K = _weighted_sum(counts, _log_mgfs(pmfs, taus * h))
         with np.errstate(invalid="ignore", over="ignore"):
             obj = K - taus * epsilon if epsilon is not None else (K + _log_c(taus) - math.log(fin)) / taus
         return np.where(np.isfinite(obj) & (taus * h <= _MAX_GRID_TILT), obj, np.inf)
