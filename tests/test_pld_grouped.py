@@ -148,24 +148,31 @@ def test_mod_2pi_is_numpys_remainder_bitwise(angles, counts):
 
 
 def test_vectorised_log_mgf_is_within_rounding_of_exact_and_of_one_factor_at_a_time(history):
-    """_log_mgfs (factors padded into blocks, pairwise row sums over the padded rows) against mpmath at 40
-    digits and against _log_mgf one factor at a time: the rows differ only by the summation tree, a few
-    units in the last place of log M; a factor without atoms gives -inf. The window's slack for the
-    round-off of K, 1e-9 |K| + 1e-12, is far above the difference in K."""
+    """_log_mgfs (a table e^{t (j - j0)} shared by a block of factors, sums by segments: moderate tilts) and
+    _log_mgfs_exp (factors padded into blocks, pairwise row sums: the tilts beyond the table's range, here
+    5 and -3 per grid step) against mpmath at 40 digits and against _log_mgf one factor at a time: within
+    the documented round-off (2000 u in log M for the table, a few units for the exponential path); a
+    factor without atoms gives -inf. The window's slack for the round-off of K, 1e-9 |K| + 1e-12, is far
+    above the difference in K."""
     pmfs = [p for p, _ in history[:9]] + [B.Pmf(3, np.zeros(4), 0.0, history[0][0].h)]
-    tilts = np.array([-0.05, 0.002, 0.03, 0.2])
+    tilts = np.array([-3.0, -0.05, 0.002, 0.03, 0.2, 5.0])
     got = C._log_mgfs(pmfs, tilts)
-    assert np.all(got[-1] == -np.inf)
+    exp_path = C._log_mgfs_exp(pmfs, tilts)
+    assert np.all(got[-1] == -np.inf) and np.all(exp_path[-1] == -np.inf)
+    tol_table = 2000 * _U
     for i, p in enumerate(pmfs[:-1]):
         one = C._log_mgf(p, tilts)
-        assert np.all(np.abs(got[i] - one) <= 64 * _U * np.maximum(1.0, np.abs(one)))
+        scale = np.maximum(1.0, np.abs(one))
+        assert np.all(np.abs(exp_path[i] - one) <= 64 * _U * scale)
+        assert np.all(np.abs(got[i] - one) <= tol_table * scale)
     with mp.workdps(40):
-        for i in (0, 4, 8):
-            p = pmfs[i]
+        for i in (0, 4, 8, 15):
+            p = pmfs[i] if i < 9 else history[i][0]
+            row = C._log_mgfs([p], tilts)[0]
             for j, t in enumerate(tilts):
-                exact = mp.log(mp.fsum(mp.mpf(float(m)) * mp.exp(mp.mpf(float(t)) * (p.offset + a))
-                                       for a, m in enumerate(p.mass) if m > 0))
-                assert abs(got[i, j] - float(exact)) <= 64 * _U * max(1.0, abs(float(exact)))
+                exact = float(mp.log(mp.fsum(mp.mpf(float(m)) * mp.exp(mp.mpf(float(t)) * (p.offset + a))
+                                             for a, m in enumerate(p.mass) if m > 0)))
+                assert abs(row[j] - exact) <= tol_table * max(1.0, abs(exact))
     counts = np.array([float(n) for _, n in history[:9]])
     K = C._weighted_sum(counts, got[:-1])
     K_one = np.zeros(tilts.size)

@@ -147,10 +147,16 @@ def _log_mgf(p: Pmf, tilts: np.ndarray) -> np.ndarray:
 
 #: elements per padded block of :func:`_log_mgfs` (factors x tilts x atoms): small blocks stay in cache
 _MGF_BLOCK = 2**16
+#: padded atoms per block of factors in :func:`_log_mgfs_exp` (then as many tilts at once as fit
+#: _MGF_BLOCK) and of :func:`_log_mgfs` (masses, zero-padded)
+_MGF_ROWS = 2**13
+_MGF_TABLE_ROWS = 2**17
+#: atoms per segment of the table path's sums (:func:`_log_mgfs`)
+_MGF_SEG = 128
 
 
-def _log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
-    """:func:`_log_mgf` of many Pmfs at once: row i is log sum_j mass_j e^{t (offset + j)} of ``pmfs[i]`` at
+def _log_mgfs_exp(pmfs: list, tilts: np.ndarray) -> np.ndarray:
+    """:func:`_log_mgf` of many Pmfs at once (the general path of :func:`_log_mgfs`): row i is log sum_j mass_j e^{t (offset + j)} of ``pmfs[i]`` at
     each tilt t. The factors, ordered by their number of nonzero atoms, are padded into 2-D blocks (log mass
     -inf, so e^{...} = 0, past a factor's atoms); each row's terms are those of :func:`_log_mgf` (the same
     products, sums, maximum and exponentials), and its sum is numpy's pairwise sum over the padded row: the
@@ -166,7 +172,8 @@ def _log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
     i, n = 0, order.size
     while i < n:
         j = i + 1  # rows i .. j - 1 (ascending sizes: the last is the widest)
-        while j < n and (j + 1 - i) * int(sizes[order[j]]) * tilts.size <= _MGF_BLOCK:
+        while j < n and (j + 1 - i) * int(sizes[order[j]]) <= _MGF_ROWS:  # (not the tilts: each row's
+            # padding, so its value, is the same whatever the tilts asked with it)
             j += 1
         rows = order[i:j]
         width = int(sizes[order[j - 1]])
@@ -177,11 +184,70 @@ def _log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
             idx[r, :a_idx.size] = a_idx
             lm[r, :a_lm.size] = a_lm
         block = max(1, _MGF_BLOCK // (rows.size * width))
+        e = np.empty((rows.size, min(block, tilts.size), width))
         for s in range(0, tilts.size, block):
             t = tilts[s:s + block]
-            e = lm[:, None, :] + t[None, :, None] * idx[:, None, :]
-            top = e.max(axis=2)
-            out[rows, s:s + block] = top + np.log(np.sum(np.exp(e - top[:, :, None]), axis=2))
+            v = e[:, :t.size, :]
+            np.multiply(t[None, :, None], idx[:, None, :], out=v)  # in place: the same operations
+            v += lm[:, None, :]
+            top = v.max(axis=2)
+            v -= top[:, :, None]
+            np.exp(v, out=v)
+            out[rows, s:s + block] = top + np.log(np.sum(v, axis=2))
+        i = j
+    return out
+
+
+def _log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
+    """log sum_j mass_j e^{t (offset + j)} of each of ``pmfs`` (rows) at each tilt t (columns), without an
+    exponential per atom where the tilt allows: with a table T_j = e^{t (j - j0)} shared by a block of
+    factors (their masses in the rows of a matrix, zero-padded to a width W, j0 = W // 2),
+    M(t) = e^{t (offset + j0)} sum_j mass_j T_j, the sums by segments of ``_MGF_SEG`` atoms (np.einsum,
+    no BLAS) then across the segments (np.sum).
+
+    Used where |t| (W - j0) <= 700 (T finite, >= e^{-700}) and the sum S is finite and >= 1e-250; the
+    other (factor, tilt) pairs take :func:`_log_mgfs_exp`. Round-off of S relative to the exact sum of
+    the (nonnegative) masses' terms: T_j's argument t (j - j0) (j - j0 exact) rounded, <= 700 u, exp within
+    1 ulp (2u), the product u, the sum in any order over a segment then across at most W / _MGF_SEG
+    segments (gamma of _MGF_SEG + W / _MGF_SEG <= 1152 for W <= _MGF_TABLE_ROWS), and the products that
+    underflow, <= W 2^-1074 in all (relative to S >= 1e-250: nothing); in log M about 2000 u = 4.5e-13
+    at most, of the order of the exponential path's own rounding of t (offset + j) and of the pairwise
+    sum, and like it far inside the slack (1e-9 |K| + 1e-12) that :func:`window` adds for the round-off
+    of K. A negative mass counts as 0 (as in :func:`_log_atoms`)."""
+    tilts = np.asarray(tilts, dtype=float)
+    out = np.empty((len(pmfs), tilts.size))
+    sizes = np.array([p.mass.size for p in pmfs], dtype=np.int64)
+    order = np.argsort(sizes, kind="stable")
+    i, n = 0, order.size
+    while i < n:
+        j = i + 1  # rows i .. j - 1 (ascending sizes: the last is the widest)
+        while j < n and (j + 1 - i) * (-(-int(sizes[order[j]]) // _MGF_SEG) * _MGF_SEG) <= _MGF_TABLE_ROWS:
+            j += 1
+        rows = order[i:j]
+        W = max(1, -(-int(sizes[order[j - 1]]) // _MGF_SEG)) * _MGF_SEG
+        j0 = W // 2
+        vals = np.full((rows.size, tilts.size), np.nan)
+        fast = np.flatnonzero(np.abs(tilts) * (W - j0) <= 700.0)
+        if fast.size:
+            M = np.zeros((rows.size, W))
+            for r, f in enumerate(rows):
+                np.maximum(pmfs[f].mass, 0.0, out=M[r, :pmfs[f].mass.size])
+            tf = tilts[fast]
+            T = np.exp(tf[:, None] * (np.arange(W, dtype=float) - j0)[None, :])
+            S = np.einsum("cbk,tbk->ctb", M.reshape(rows.size, -1, _MGF_SEG),
+                          T.reshape(tf.size, -1, _MGF_SEG)).sum(axis=2)
+            ok = np.isfinite(S) & (S >= 1e-250)
+            base = np.array([float(pmfs[f].offset + j0) for f in rows])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                v = np.log(S) + tf[None, :] * base[:, None]
+            vals[:, fast] = np.where(ok, v, np.nan)
+        need = np.isnan(vals)
+        if need.any():
+            nr, nt = np.flatnonzero(need.any(axis=1)), np.flatnonzero(need.any(axis=0))
+            exact = _log_mgfs_exp([pmfs[f] for f in rows[nr]], tilts[nt])
+            sub = vals[np.ix_(nr, nt)]
+            vals[np.ix_(nr, nt)] = np.where(need[np.ix_(nr, nt)], exact, sub)
+        out[rows] = vals
         i = j
     return out
 
@@ -800,7 +866,10 @@ def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None
     counts = np.array([float(n) for _, n in factors])
 
     def objective(taus: np.ndarray) -> np.ndarray:
-        K = _weighted_sum(counts, _log_mgfs(pmfs, taus * h))
+        ok = taus * h <= _MAX_GRID_TILT  # the others are not taken: not computed
+        K = np.full(taus.size, np.inf)
+        if ok.any():
+            K[ok] = _weighted_sum(counts, _log_mgfs(pmfs, taus[ok] * h))
         with np.errstate(invalid="ignore", over="ignore"):
             obj = K - taus * epsilon if epsilon is not None else (K + _log_c(taus) - math.log(fin)) / taus
         return np.where(np.isfinite(obj) & (taus * h <= _MAX_GRID_TILT), obj, np.inf)
@@ -810,17 +879,19 @@ def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None
     obj = objective(ladder[coarse])
     if not np.isfinite(obj).any():
         return 0.0
+    seen = dict(zip(coarse.tolist(), obj.tolist()))
     best = int(coarse[int(np.argmin(obj))])
     fine = np.setdiff1d(np.arange(max(best - 7, 0), min(best + 8, ladder.size), 2), coarse)
     if fine.size:
         obj_f = objective(ladder[fine])
+        seen.update(zip(fine.tolist(), obj_f.tolist()))
         if np.min(obj_f) < np.min(obj):
             best = int(fine[int(np.argmin(obj_f))])
     fine = np.setdiff1d(np.arange(max(best - 1, 0), min(best + 2, ladder.size)), np.concatenate([coarse, fine]))
     if fine.size:
         obj_f = objective(ladder[fine])
         cand = int(fine[int(np.argmin(obj_f))])
-        if np.min(obj_f) < float(objective(ladder[[best]])[0]):
+        if np.min(obj_f) < seen[best]:  # the objective at the best rung so far (computed above)
             best = cand
     return float(ladder[best] * h)
 
