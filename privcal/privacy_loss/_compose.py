@@ -156,8 +156,8 @@ _MGF_SEG = 128
 
 
 def _log_mgfs_exp(pmfs: list, tilts: np.ndarray) -> np.ndarray:
-    """:func:`_log_mgf` of many Pmfs at once (the general path of :func:`_log_mgfs`): row i is log sum_j mass_j e^{t (offset + j)} of ``pmfs[i]`` at
-    each tilt t. The factors, ordered by their number of nonzero atoms, are padded into 2-D blocks (log mass
+    """:func:`_log_mgf` of many Pmfs at once (the general path of :func:`_log_mgfs`): row i is
+    log sum_j mass_j e^{t (offset + j)} of ``pmfs[i]`` at each tilt t. The factors, ordered by their number of nonzero atoms, are padded into 2-D blocks (log mass
     -inf, so e^{...} = 0, past a factor's atoms); each row's terms are those of :func:`_log_mgf` (the same
     products, sums, maximum and exponentials), and its sum is numpy's pairwise sum over the padded row: the
     added zeros are exact, so it is a pairwise sum of the same terms in another tree, with the same kind of
@@ -387,8 +387,9 @@ def tilted(p: Pmf, tau: float) -> tuple[Pmf, float]:
     dipole two atoms wide (Fourier cost |1 - w^{2k}| <= 2 |1 - w^k|) and 2 e w_j (cosh tau - 1) non-local.
     Without positions (a Pmf built elsewhere) every error is taken at the largest weight."""
     idx = p.offset + np.arange(p.mass.size)
+    ti = tau * idx
     with np.errstate(divide="ignore"):
-        lw = np.log(p.mass) + tau * idx
+        lw = np.log(p.mass) + ti
     top = float(np.max(lw))
     if not math.isfinite(top):
         return Pmf(p.offset, p.mass.copy(), p.inf_mass, p.h, p.err_mass, p.err_dipole, p.err_quad), 0.0
@@ -399,7 +400,7 @@ def tilted(p: Pmf, tau: float) -> tuple[Pmf, float]:
         mono = dip = quad = 0.0
     elif p.mono is not None and p.dip is not None and p.quad is not None:
         with np.errstate(over="ignore"):
-            w = np.exp(tau * idx - lM)
+            w = np.exp(ti - lM)
         with np.errstate(invalid="ignore", over="ignore"):
             mono = float(np.sum(w * (p.mono + rho * p.dip + 2.0 * ch * p.quad)))
             dip = float(np.sum(w * (p.dip + 2.0 * sh * p.quad)))
@@ -412,8 +413,9 @@ def tilted(p: Pmf, tau: float) -> tuple[Pmf, float]:
     # x_j = exp(lw_j - lM) carries a relative error <= 2u (|lw_j| + |lM|) + 2u beyond the mass's own
     # (log, product, sum, exp): an l1 error <= that times sum x = 1; w is computed alike (a factor on
     # bounds only)
-    finite = lw[np.isfinite(lw)]
-    rel = 2 * _U * (2.0 + float(np.max(np.abs(finite))) + abs(lM))
+    # max |lw| over the finite lw (top is finite; lw has no +inf, and no nan once top is finite): at an end
+    low = float(np.min(lw, where=lw > -np.inf, initial=np.inf))
+    rel = 2 * _U * (2.0 + max(abs(top), abs(low)) + abs(lM))
     mono = mono * (1.0 + 2 * rel) + rel
     out = Pmf(p.offset, x, p.inf_mass, p.h, mono if math.isfinite(mono) else math.inf,
               dip if math.isfinite(dip) else math.inf, quad if math.isfinite(quad) else math.inf)
@@ -720,11 +722,13 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
                  power: bool = True) -> Composed:
     """The FFT composition (module doc); the factors' masses are taken as given.
 
-    One factor taken n > 1 times (a self-composition) computes the power only at the coefficients where
-    min(|X| + e, cap)^n can exceed e^{-750}: elsewhere both the power and its error bound underflow to 0 in
-    any case (exp of less than -745.13), so they are left 0 without being computed -- the same numbers, bit
-    for bit (``power=False`` computes every coefficient). A long self-composition keeps only its few low
-    frequencies (e.g. ~2 % at 1e4 steps)."""
+    The product's modulus, phase and spread are computed only at the coefficients where the bound's power
+    prod_i min(|X_i| + e_i, cap_i)^{n_i} can exceed e^{-750}: elsewhere both the power and its error bound
+    underflow to 0 in any case (exp of less than -745.13), so they are left 0 without being computed -- the
+    same numbers, bit for bit (``power=False`` computes every coefficient). For one factor taken n > 1 times
+    (a self-composition) the cut is min(|X| + e, cap) > e^{-750 / n}; otherwise a first pass over the
+    factors' spectra sums the logs of the capped moduli. A long self-composition keeps only its few low
+    frequencies (e.g. ~2 % at 1e4 steps), a group of many smooth factors a few per cent."""
     h = factors[0][0].h
     inf_mass = _inf_mass(factors)
     A, B, outside = window(factors, tail)
@@ -739,10 +743,12 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
     # is a running sum in the factors' order (:func:`_running_sum`), the same additions as one factor at a
     # time
     shift = 0
-    centres = []
+    centres, totals = [], []
     for p, n in factors:
-        centre = int(round(_moments(p)[1]))
+        tot, mean, _ = _moments(p)  # tot = float(p.mass.sum())
+        centre = int(round(mean))
         centres.append(centre)
+        totals.append(tot)
         shift += n * centre
     rows = max(1, _FFT_BATCH // k.size)
     starts = range(0, len(factors), rows)
@@ -750,8 +756,12 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
 
     def spectra(s: int) -> np.ndarray:
         batch = factors[s:s + rows]
-        pos = np.concatenate([(p.offset - centres[s + r] + np.arange(p.mass.size)) % N + r * N
-                              for r, (p, _) in enumerate(batch)])
+        sizes = np.array([p.mass.size for p, _ in batch], dtype=np.int64)
+        first = np.array([p.offset - centres[s + r] for r, (p, _) in enumerate(batch)], dtype=np.int64)
+        starts = np.cumsum(sizes) - sizes
+        # atom j of row r at (offset_r - centre_r + j) mod N, in row r
+        pos = ((np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(starts - first, sizes)) % N
+               + np.repeat(np.arange(len(batch), dtype=np.int64) * N, sizes))
         grid = np.bincount(pos, weights=np.concatenate([p.mass for p, _ in batch]), minlength=len(batch) * N)
         return sfft.rfft(grid.reshape(len(batch), N), axis=-1)
 
@@ -761,7 +771,7 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
     log_hi = np.zeros(k.size)
     for s in starts:
         X = spectra(s)
-        tot = np.array([_moments(p)[0] for p, _ in factors[s:s + rows]])  # float(p.mass.sum()), cached
+        tot = np.array(totals[s:s + rows])
         e = c_fft * tot  # the transform's round-off only: the input errors are propagated in time (local)
         capped = np.minimum(np.abs(X) + e[:, None], (tot + c_fft * tot)[:, None])
         if s == 0:
