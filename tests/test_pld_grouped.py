@@ -209,3 +209,13 @@ def test_window_and_tilt_agree_with_one_factor_at_a_time(history, monkeypatch):
     assert fast_w[:2] == slow_w[:2]
     assert fast_w[2] == pytest.approx(slow_w[2], rel=1e-12)
     assert fast_t == slow_t
+
+
+def test_log_mgf_tables_do_not_change_the_values(history, monkeypatch):
+    """The table path's tables bound the memory (tilts per table): one tilt per table gives bitwise the
+    values of all tilts in one table (each value is its own row's and tilt's segment sums)."""
+    pmfs = [p for p, _ in history]
+    tilts = np.array([-0.05, 0.002, 0.03, 0.2, 1e-6])
+    want = C._log_mgfs(pmfs, tilts)
+    monkeypatch.setattr(C, "_MGF_TABLE", 1)
+    assert np.array_equal(C._log_mgfs(pmfs, tilts), want)

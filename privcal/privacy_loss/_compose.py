@@ -151,6 +151,8 @@ _MGF_BLOCK = 2**16
 #: _MGF_BLOCK) and of :func:`_log_mgfs` (masses, zero-padded)
 _MGF_ROWS = 2**13
 _MGF_TABLE_ROWS = 2**17
+#: entries per table e^{t (j - j0)} of :func:`_log_mgfs` (tilts x W)
+_MGF_TABLE = 2**17
 #: atoms per segment of the table path's sums (:func:`_log_mgfs`)
 _MGF_SEG = 128
 
@@ -233,9 +235,13 @@ def _log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
             for r, f in enumerate(rows):
                 np.maximum(pmfs[f].mass, 0.0, out=M[r, :pmfs[f].mass.size])
             tf = tilts[fast]
-            T = np.exp(tf[:, None] * (np.arange(W, dtype=float) - j0)[None, :])
-            S = np.einsum("cbk,tbk->ctb", M.reshape(rows.size, -1, _MGF_SEG),
-                          T.reshape(tf.size, -1, _MGF_SEG)).sum(axis=2)
+            S = np.empty((rows.size, tf.size))
+            steps = np.arange(W, dtype=float) - j0
+            tb = max(1, _MGF_TABLE // W)  # tilts per table (a wide factor: one at a time)
+            for s in range(0, tf.size, tb):
+                T = np.exp(tf[s:s + tb, None] * steps[None, :])
+                S[:, s:s + tb] = np.einsum("cbk,tbk->ctb", M.reshape(rows.size, -1, _MGF_SEG),
+                                           T.reshape(T.shape[0], -1, _MGF_SEG)).sum(axis=2)
             ok = np.isfinite(S) & (S >= 1e-250)
             base = np.array([float(pmfs[f].offset + j0) for f in rows])
             with np.errstate(divide="ignore", invalid="ignore"):
