@@ -219,3 +219,16 @@ def test_log_mgf_tables_do_not_change_the_values(history, monkeypatch):
     want = C._log_mgfs(pmfs, tilts)
     monkeypatch.setattr(C, "_MGF_TABLE", 1)
     assert np.array_equal(C._log_mgfs(pmfs, tilts), want)
+
+
+def test_log_mgf_table_hands_an_underflowing_sum_to_the_exponential_path():
+    """A factor whose mass sits where the shared table is tiny: one atom of mass 1e-80 at the left end of
+    a row 7040 wide, t = 0.19 (|t| W / 2 = 669 <= 700: the table's range), so mass T_0 = 1e-80 e^{-668.8}
+    underflows to 0. Its value must come from the exponential path, log M(t) = log(1e-80) + 0.19 * 0
+    (closed form), not log 0 = -inf (an MGF bound far too small: a window too narrow). At t = -0.19 the
+    table holds it (1e-80 e^{668.8})."""
+    mass = np.zeros(7040)
+    mass[0] = 1e-80
+    p = B.Pmf(0, mass, 0.0, 0.01)
+    got = C._log_mgfs([p], np.array([0.19, -0.19]))[0]
+    assert got == pytest.approx([math.log(1e-80)] * 2, rel=1e-12)
