@@ -779,10 +779,14 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
         X = spectra(s)
         tot = np.array(totals[s:s + rows])
         e = c_fft * tot  # the transform's round-off only: the input errors are propagated in time (local)
-        capped = np.minimum(np.abs(X) + e[:, None], (tot + c_fft * tot)[:, None])
+        capped = np.abs(X)  # then, in place, min(|X| + e, cap), its log and n times it
+        capped += e[:, None]
+        np.minimum(capped, (tot + c_fft * tot)[:, None], out=capped)
         if s == 0:
-            capped0 = capped[0]
-        log_hi = _running_sum(log_hi, counts[s:s + rows] * np.log(capped))
+            capped0 = capped[0].copy()
+        np.log(capped, out=capped)
+        capped *= counts[s:s + rows]
+        log_hi = _running_sum(log_hi, capped)
         if keep:
             kept.append(X)
         del X, capped
