@@ -145,6 +145,128 @@ def _log_mgf(p: Pmf, tilts: np.ndarray) -> np.ndarray:
     return out
 
 
+#: elements per padded block of :func:`_log_mgfs` (factors x tilts x atoms): small blocks stay in cache
+_MGF_BLOCK = 2**16
+#: padded atoms per block of factors in :func:`_log_mgfs_exp` (then as many tilts at once as fit
+#: _MGF_BLOCK) and of :func:`_log_mgfs` (masses, zero-padded)
+_MGF_ROWS = 2**13
+_MGF_TABLE_ROWS = 2**17
+#: entries per table e^{t (j - j0)} of :func:`_log_mgfs` (tilts x W)
+_MGF_TABLE = 2**17
+#: atoms per segment of the table path's sums (:func:`_log_mgfs`)
+_MGF_SEG = 128
+
+
+def _log_mgfs_exp(pmfs: list, tilts: np.ndarray) -> np.ndarray:
+    """:func:`_log_mgf` of many Pmfs at once (the general path of :func:`_log_mgfs`): row i is
+    log sum_j mass_j e^{t (offset + j)} of ``pmfs[i]`` at each tilt t. The factors, ordered by their number of nonzero atoms, are padded into 2-D blocks (log mass
+    -inf, so e^{...} = 0, past a factor's atoms); each row's terms are those of :func:`_log_mgf` (the same
+    products, sums, maximum and exponentials), and its sum is numpy's pairwise sum over the padded row: the
+    added zeros are exact, so it is a pairwise sum of the same terms in another tree, with the same kind of
+    rounding bound (relative gamma of the tree's depth, a level or two more at most than the unpadded
+    row's), far inside the slack that :func:`window` adds for the round-off of K."""
+    tilts = np.asarray(tilts, dtype=float)
+    out = np.full((len(pmfs), tilts.size), -np.inf)
+    atoms = [_log_atoms(p) for p in pmfs]
+    sizes = np.array([a[0].size for a in atoms], dtype=np.int64)
+    order = np.argsort(sizes, kind="stable")
+    order = order[sizes[order] > 0]  # a factor without atoms: -inf (as :func:`_log_mgf`)
+    i, n = 0, order.size
+    while i < n:
+        j = i + 1  # rows i .. j - 1 (ascending sizes: the last is the widest)
+        while j < n and (j + 1 - i) * int(sizes[order[j]]) <= _MGF_ROWS:  # (not the tilts: each row's
+            # padding, so its value, is the same whatever the tilts asked with it)
+            j += 1
+        rows = order[i:j]
+        width = int(sizes[order[j - 1]])
+        idx = np.zeros((rows.size, width))
+        lm = np.full((rows.size, width), -np.inf)
+        for r, f in enumerate(rows):
+            a_idx, a_lm = atoms[f]
+            idx[r, :a_idx.size] = a_idx
+            lm[r, :a_lm.size] = a_lm
+        block = max(1, _MGF_BLOCK // (rows.size * width))
+        e = np.empty((rows.size, min(block, tilts.size), width))
+        for s in range(0, tilts.size, block):
+            t = tilts[s:s + block]
+            v = e[:, :t.size, :]
+            np.multiply(t[None, :, None], idx[:, None, :], out=v)  # in place: the same operations
+            v += lm[:, None, :]
+            top = v.max(axis=2)
+            v -= top[:, :, None]
+            np.exp(v, out=v)
+            out[rows, s:s + block] = top + np.log(np.sum(v, axis=2))
+        i = j
+    return out
+
+
+def _log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
+    """log sum_j mass_j e^{t (offset + j)} of each of ``pmfs`` (rows) at each tilt t (columns), without an
+    exponential per atom where the tilt allows: with a table T_j = e^{t (j - j0)} shared by a block of
+    factors (their masses in the rows of a matrix, zero-padded to a width W, j0 = W // 2),
+    M(t) = e^{t (offset + j0)} sum_j mass_j T_j, the sums by segments of ``_MGF_SEG`` atoms (np.einsum,
+    no BLAS) then across the segments (np.sum).
+
+    Used where |t| (W - j0) <= 700 (T finite, >= e^{-700}) and the sum S is finite and >= 1e-250; the
+    other (factor, tilt) pairs take :func:`_log_mgfs_exp`. Round-off of S relative to the exact sum of
+    the (nonnegative) masses' terms: T_j's argument t (j - j0) (j - j0 exact) rounded, <= 700 u, exp within
+    1 ulp (2u), the product u, the sum in any order over a segment then across at most W / _MGF_SEG
+    segments (gamma of _MGF_SEG + W / _MGF_SEG <= 1152 for W <= _MGF_TABLE_ROWS), and the products that
+    underflow, <= W 2^-1074 in all (relative to S >= 1e-250: nothing); in log M about 2000 u = 4.5e-13
+    at most, of the order of the exponential path's own rounding of t (offset + j) and of the pairwise
+    sum, and like it far inside the slack (1e-9 |K| + 1e-12) that :func:`window` adds for the round-off
+    of K. A negative mass counts as 0 (as in :func:`_log_atoms`)."""
+    tilts = np.asarray(tilts, dtype=float)
+    out = np.empty((len(pmfs), tilts.size))
+    sizes = np.array([p.mass.size for p in pmfs], dtype=np.int64)
+    order = np.argsort(sizes, kind="stable")
+    i, n = 0, order.size
+    while i < n:
+        j = i + 1  # rows i .. j - 1 (ascending sizes: the last is the widest)
+        while j < n and (j + 1 - i) * (-(-int(sizes[order[j]]) // _MGF_SEG) * _MGF_SEG) <= _MGF_TABLE_ROWS:
+            j += 1
+        rows = order[i:j]
+        W = max(1, -(-int(sizes[order[j - 1]]) // _MGF_SEG)) * _MGF_SEG
+        j0 = W // 2
+        vals = np.full((rows.size, tilts.size), np.nan)
+        fast = np.flatnonzero(np.abs(tilts) * (W - j0) <= 700.0)
+        if fast.size:
+            M = np.zeros((rows.size, W))
+            for r, f in enumerate(rows):
+                np.maximum(pmfs[f].mass, 0.0, out=M[r, :pmfs[f].mass.size])
+            tf = tilts[fast]
+            S = np.empty((rows.size, tf.size))
+            steps = np.arange(W, dtype=float) - j0
+            tb = max(1, _MGF_TABLE // W)  # tilts per table (a wide factor: one at a time)
+            for s in range(0, tf.size, tb):
+                T = np.exp(tf[s:s + tb, None] * steps[None, :])
+                S[:, s:s + tb] = np.einsum("cbk,tbk->ctb", M.reshape(rows.size, -1, _MGF_SEG),
+                                           T.reshape(T.shape[0], -1, _MGF_SEG)).sum(axis=2)
+            ok = np.isfinite(S) & (S >= 1e-250)
+            base = np.array([float(pmfs[f].offset + j0) for f in rows])
+            with np.errstate(divide="ignore", invalid="ignore"):
+                v = np.log(S) + tf[None, :] * base[:, None]
+            vals[:, fast] = np.where(ok, v, np.nan)
+        need = np.isnan(vals)
+        if need.any():
+            nr, nt = np.flatnonzero(need.any(axis=1)), np.flatnonzero(need.any(axis=0))
+            exact = _log_mgfs_exp([pmfs[f] for f in rows[nr]], tilts[nt])
+            sub = vals[np.ix_(nr, nt)]
+            vals[np.ix_(nr, nt)] = np.where(need[np.ix_(nr, nt)], exact, sub)
+        out[rows] = vals
+        i = j
+    return out
+
+
+def _weighted_sum(counts: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """sum_i counts[i] values[i] over the rows, added in the rows' order from 0 (a running sum, as a loop
+    over the factors would add them; np.add.accumulate is sequential by definition)."""
+    terms = counts[:, None] * values
+    if terms.shape[0] == 0:
+        return np.zeros(values.shape[1])
+    return np.add.accumulate(np.concatenate([np.zeros((1, values.shape[1])), terms]), axis=0)[-1]
+
+
 def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
     """(A, B, outside): the composed window [A, B] in grid units and the Chernoff bound of the mass
     outside it (both sides)."""
@@ -161,10 +283,11 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
     ladder = np.geomspace(0.1, 100.0, 16) / sd
     log_tail = math.log(tail)
 
+    pmfs = [p for p, _ in factors]
+    counts = np.array([float(n) for _, n in factors])
+
     def log_mgf(tt: np.ndarray) -> np.ndarray:
-        out = np.zeros(tt.size)
-        for p, n in factors:
-            out += n * _log_mgf(p, tt)
+        out = _weighted_sum(counts, _log_mgfs(pmfs, tt))
         return out + 1e-9 * np.abs(out) + 1e-12  # slack for the round-off of K
 
     first = np.arange(0, ladder.size, 3)
@@ -270,8 +393,9 @@ def tilted(p: Pmf, tau: float) -> tuple[Pmf, float]:
     dipole two atoms wide (Fourier cost |1 - w^{2k}| <= 2 |1 - w^k|) and 2 e w_j (cosh tau - 1) non-local.
     Without positions (a Pmf built elsewhere) every error is taken at the largest weight."""
     idx = p.offset + np.arange(p.mass.size)
+    ti = tau * idx
     with np.errstate(divide="ignore"):
-        lw = np.log(p.mass) + tau * idx
+        lw = np.log(p.mass) + ti
     top = float(np.max(lw))
     if not math.isfinite(top):
         return Pmf(p.offset, p.mass.copy(), p.inf_mass, p.h, p.err_mass, p.err_dipole, p.err_quad), 0.0
@@ -282,7 +406,7 @@ def tilted(p: Pmf, tau: float) -> tuple[Pmf, float]:
         mono = dip = quad = 0.0
     elif p.mono is not None and p.dip is not None and p.quad is not None:
         with np.errstate(over="ignore"):
-            w = np.exp(tau * idx - lM)
+            w = np.exp(ti - lM)
         with np.errstate(invalid="ignore", over="ignore"):
             mono = float(np.sum(w * (p.mono + rho * p.dip + 2.0 * ch * p.quad)))
             dip = float(np.sum(w * (p.dip + 2.0 * sh * p.quad)))
@@ -295,8 +419,9 @@ def tilted(p: Pmf, tau: float) -> tuple[Pmf, float]:
     # x_j = exp(lw_j - lM) carries a relative error <= 2u (|lw_j| + |lM|) + 2u beyond the mass's own
     # (log, product, sum, exp): an l1 error <= that times sum x = 1; w is computed alike (a factor on
     # bounds only)
-    finite = lw[np.isfinite(lw)]
-    rel = 2 * _U * (2.0 + float(np.max(np.abs(finite))) + abs(lM))
+    # max |lw| over the finite lw (top is finite; lw has no +inf, and no nan once top is finite): at an end
+    low = float(np.min(lw, where=lw > -np.inf, initial=np.inf))
+    rel = 2 * _U * (2.0 + max(abs(top), abs(low)) + abs(lM))
     mono = mono * (1.0 + 2 * rel) + rel
     out = Pmf(p.offset, x, p.inf_mass, p.h, mono if math.isfinite(mono) else math.inf,
               dip if math.isfinite(dip) else math.inf, quad if math.isfinite(quad) else math.inf)
@@ -561,15 +686,55 @@ def local_err(c: Composed, epsilon: float) -> float:
     return S * growth * (mono + dip * d1 + quad * d2)
 
 
+#: coefficients per batch of factors' spectra in :func:`_compose_fft` (rows x (N // 2 + 1)): bounds the
+#: memory of the arrays of one batch whatever the number of factors
+_FFT_BATCH = 2**16
+#: up to this many coefficients (factors x (N // 2 + 1)), the spectra of the first pass are kept for the
+#: second (64 MB); beyond it they are computed again (the same transform: bitwise the same spectra)
+_KEEP_SPECTRA = 2**22
+_TWO_PI = 2 * np.pi
+
+
+def _running_sum(acc: np.ndarray, terms: np.ndarray) -> np.ndarray:
+    """acc + terms[0] + terms[1] + ..., added in this order, in place (np.sum down the rows may sum
+    pairwise, a different rounding)."""
+    for row in terms:
+        acc += row
+    return acc
+
+
+def _mod_2pi(x: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """np.mod(x, 2 pi) for rows n_i arg X (arg in [-pi, pi]), bitwise: numpy's float remainder is fmod (exact)
+    then, for a negative result, + 2 pi (rounded), and +0.0 for a zero; on a row with n_i = 1, |x| <= pi <
+    2 pi, so fmod(x, 2 pi) = x and that is x + 2 pi where x < 0, else x + 0.0 (turning -0.0 into +0.0)
+    -- without numpy's slow division (rows with n_i > 1 take np.mod)."""
+    out = np.empty_like(x)
+    one = counts[:, 0] == 1.0
+    if one.any():
+        r = x[one]
+        out[one] = np.where(r < 0, r + _TWO_PI, r + 0.0)
+    if not one.all():
+        out[~one] = np.mod(x[~one], _TWO_PI)
+    return out
+
+
+def _scatter(values: np.ndarray, sel: np.ndarray, size: int) -> np.ndarray:
+    out = np.zeros(size)
+    out[sel] = values
+    return out
+
+
 def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, check=None,
                  power: bool = True) -> Composed:
     """The FFT composition (module doc); the factors' masses are taken as given.
 
-    One factor taken n > 1 times (a self-composition) computes the power only at the coefficients where
-    min(|X| + e, cap)^n can exceed e^{-750}: elsewhere both the power and its error bound underflow to 0 in
-    any case (exp of less than -745.13), so they are left 0 without being computed -- the same numbers, bit
-    for bit (``power=False`` computes every coefficient). A long self-composition keeps only its few low
-    frequencies (e.g. ~2 % at 1e4 steps)."""
+    The product's modulus, phase and spread are computed only at the coefficients where the bound's power
+    prod_i min(|X_i| + e_i, cap_i)^{n_i} can exceed e^{-750}: elsewhere both the power and its error bound
+    underflow to 0 in any case (exp of less than -745.13), so they are left 0 without being computed -- the
+    same numbers, bit for bit (``power=False`` computes every coefficient). For one factor taken n > 1 times
+    (a self-composition) the cut is min(|X| + e, cap) > e^{-750 / n}; otherwise a first pass over the
+    factors' spectra sums the logs of the capped moduli. A long self-composition keeps only its few low
+    frequencies (e.g. ~2 % at 1e4 steps), a group of many smooth factors a few per cent."""
     h = factors[0][0].h
     inf_mass = _inf_mass(factors)
     A, B, outside = window(factors, tail)
@@ -579,33 +744,81 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
     k = np.arange(N // 2 + 1)
     c_fft = fft_err(N)  # forward: per coefficient, relative to ||x||_1
     c_inv = c_fft + 2.01 * _U  # inverse: plus the rounded 1/N and the product by it (pocketfft's fct)
-    spectra, shift = [], 0
+    # the factors in batches of rows: one 2-D scatter and one rfft along the rows per batch (pocketfft runs
+    # the same passes on each row: bitwise the spectrum of one rfft per factor); every sum over the factors
+    # is a running sum in the factors' order (:func:`_running_sum`), the same additions as one factor at a
+    # time
+    shift = 0
+    centres, totals = [], []
     for p, n in factors:
-        _, mean, _ = _moments(p)
+        tot, mean, _ = _moments(p)  # tot = float(p.mass.sum())
         centre = int(round(mean))
+        centres.append(centre)
+        totals.append(tot)
         shift += n * centre
-        pos = (p.offset - centre + np.arange(p.mass.size)) % N
-        X = sfft.rfft(np.bincount(pos, weights=p.mass, minlength=N))
-        mod = np.abs(X)
-        tot = float(p.mass.sum())
+    rows = max(1, _FFT_BATCH // k.size)
+    starts = range(0, len(factors), rows)
+    counts = np.array([float(n) for _, n in factors])[:, None]
+
+    def spectra(s: int) -> np.ndarray:
+        batch = factors[s:s + rows]
+        sizes = np.array([p.mass.size for p, _ in batch], dtype=np.int64)
+        first = np.array([p.offset - centres[s + r] for r, (p, _) in enumerate(batch)], dtype=np.int64)
+        starts = np.cumsum(sizes) - sizes
+        # atom j of row r at (offset_r - centre_r + j) mod N, in row r
+        pos = ((np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(starts - first, sizes)) % N
+               + np.repeat(np.arange(len(batch), dtype=np.int64) * N, sizes))
+        grid = np.bincount(pos, weights=np.concatenate([p.mass for p, _ in batch]), minlength=len(batch) * N)
+        return sfft.rfft(grid.reshape(len(batch), N), axis=-1)
+
+    # pass 1: log_hi = sum n_i log min(|X_i| + e_i, cap_i) at every coefficient
+    keep = len(factors) * k.size <= _KEEP_SPECTRA
+    kept, capped0 = [], None
+    log_hi = np.zeros(k.size)
+    for s in starts:
+        X = spectra(s)
+        tot = np.array(totals[s:s + rows])
         e = c_fft * tot  # the transform's round-off only: the input errors are propagated in time (local)
-        spectra.append((n, X, mod, np.minimum(mod + e, tot + c_fft * tot)))
-    sel = slice(None)
-    if power and len(factors) == 1 and factors[0][1] > 1:
-        n, _, _, capped = spectra[0]
-        sel = np.flatnonzero(capped > math.exp(-750.0 / n))  # a relative margin e^{-4.87 / n} below e^{-745.13 / n}
-    size = k.size if isinstance(sel, slice) else sel.size
-    logmod, phase, log_hi = np.zeros(size), np.zeros(size), np.zeros(size)
-    spread = np.zeros(size)  # sum n_i (|log|X_i|| + |arg X_i|)
-    for n, X, mod, capped in spectra:
-        Xs = X[sel]
+        capped = np.abs(X)  # then, in place, min(|X| + e, cap), its log and n times it
+        capped += e[:, None]
+        np.minimum(capped, (tot + c_fft * tot)[:, None], out=capped)
+        if s == 0:
+            capped0 = capped[0].copy()
+        np.log(capped, out=capped)
+        capped *= counts[s:s + rows]
+        log_hi = _running_sum(log_hi, capped)
+        if keep:
+            kept.append(X)
+        del X, capped
+    # the coefficients computed: where the bound's power exp(log_hi) can be nonzero. Elsewhere (log_hi <=
+    # -750) hi = exp(log_hi) underflows to 0, and so does ymod = exp(sum n_i log|X_i|) (|X_i| <= capped_i,
+    # so the computed sum exceeds log_hi by rounding only, far less than the margin 4.87 below -745.13):
+    # the transform's input and dY are exactly 0 there in the full computation too. nan stays selected.
+    single = power and len(factors) == 1 and factors[0][1] > 1
+    if single:
+        # a relative margin e^{-4.87 / n} below e^{-745.13 / n}
+        sel = np.flatnonzero(capped0 > math.exp(-750.0 / factors[0][1]))
+    elif power:
+        sel = np.flatnonzero(~(log_hi <= -750.0))
+    else:
+        sel = np.arange(k.size)
+    del capped0
+    log_hi = log_hi[sel]
+    # pass 2, on the selected coefficients: sum n_i log|X_i|, sum n_i arg X_i (mod 2 pi) and
+    # spread = sum n_i (|log|X_i|| + |arg X_i|)
+    logmod, phase, spread = np.zeros(sel.size), np.zeros(sel.size), np.zeros(sel.size)
+    for b, s in enumerate(starts):
+        Xs = (kept[b] if keep else spectra(s))[:, sel]
+        if keep:
+            kept[b] = None
+        nn = counts[s:s + rows]
         with np.errstate(divide="ignore"):
-            lm = np.log(mod[sel])
+            lm = np.log(np.abs(Xs))
         ang = np.arctan2(Xs.imag, Xs.real)
-        logmod += n * lm
-        phase += np.mod(n * ang, 2 * np.pi)
-        log_hi += n * np.log(capped[sel])
-        spread += n * (np.abs(np.nan_to_num(lm, neginf=0.0)) + np.abs(ang))
+        del Xs
+        logmod = _running_sum(logmod, nn * lm)
+        phase = _running_sum(phase, _mod_2pi(nn * ang, nn))
+        spread = _running_sum(spread, nn * (np.abs(np.nan_to_num(lm, neginf=0.0)) + np.abs(ang)))
     with np.errstate(under="ignore"):
         ymod = np.exp(logmod)
         hi = np.exp(log_hi)
@@ -617,8 +830,11 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
     w[0] = 1.0
     if N % 2 == 0:
         w[-1] = 1.0
-    w = w[sel]
     dY = (hi - ymod) + 4 * _U * hi + C_POW * _U * ymod * (1.0 + spread)
+    if single:  # the sums over the selected coefficients
+        w = w[sel]
+    else:  # the sums over every coefficient, 0 where not selected (as the full computation has them)
+        dY, ymod = _scatter(dY, sel, k.size), _scatter(ymod, sel, k.size)
     err = math.sqrt(float(np.sum(w * dY * dY))) + c_inv * float(np.sum(w * ymod))
     start = (A - shift) % N
     y = np.roll(y, -start)
@@ -666,10 +882,14 @@ def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None
         if not fin > 0:
             return 0.0
 
+    pmfs = [p for p, _ in factors]
+    counts = np.array([float(n) for _, n in factors])
+
     def objective(taus: np.ndarray) -> np.ndarray:
-        K = np.zeros(taus.size)
-        for p, n in factors:
-            K += n * _log_mgf(p, taus * h)
+        ok = taus * h <= _MAX_GRID_TILT  # the others are not taken: not computed
+        K = np.full(taus.size, np.inf)
+        if ok.any():
+            K[ok] = _weighted_sum(counts, _log_mgfs(pmfs, taus[ok] * h))
         with np.errstate(invalid="ignore", over="ignore"):
             obj = K - taus * epsilon if epsilon is not None else (K + _log_c(taus) - math.log(fin)) / taus
         return np.where(np.isfinite(obj) & (taus * h <= _MAX_GRID_TILT), obj, np.inf)
@@ -679,17 +899,19 @@ def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None
     obj = objective(ladder[coarse])
     if not np.isfinite(obj).any():
         return 0.0
+    seen = dict(zip(coarse.tolist(), obj.tolist()))
     best = int(coarse[int(np.argmin(obj))])
     fine = np.setdiff1d(np.arange(max(best - 7, 0), min(best + 8, ladder.size), 2), coarse)
     if fine.size:
         obj_f = objective(ladder[fine])
+        seen.update(zip(fine.tolist(), obj_f.tolist()))
         if np.min(obj_f) < np.min(obj):
             best = int(fine[int(np.argmin(obj_f))])
     fine = np.setdiff1d(np.arange(max(best - 1, 0), min(best + 2, ladder.size)), np.concatenate([coarse, fine]))
     if fine.size:
         obj_f = objective(ladder[fine])
         cand = int(fine[int(np.argmin(obj_f))])
-        if np.min(obj_f) < float(objective(ladder[[best]])[0]):
+        if np.min(obj_f) < seen[best]:  # the objective at the best rung so far (computed above)
             best = cand
     return float(ladder[best] * h)
 

@@ -1,0 +1,234 @@
+"""Many distinct factors (docs/pld.md, Sec. 2.6 and 2.9b): the batched FFT composition of ``_compose`` against
+a one-factor-at-a-time reference, the coefficients it skips against the full computation, and the
+vectorised log-MGF of the window and the tilt against per-factor values and mpmath.
+
+Sources of the expected values: ``_reference_compose_fft`` below is the per-factor loop of
+``_compose._compose_fft`` as it stood at commit fda9921 (one rfft per factor, running sums over the
+factors), kept here as the reference the batched path must reproduce bit for bit; the exact log-MGFs are
+computed with mpmath at 40 digits from the float masses taken as exact numbers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import fft as sfft
+
+from privcal.privacy_loss import _build as B
+from privcal.privacy_loss import _compose as C
+
+_U = B._U
+
+
+def _factors(k: int, h: float, *, upper: bool = True, seed: int = 0):
+    """k distinct subsampled Gaussians (sigma, q and counts varied), built on the grid h."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(k):
+        s = 0.9 + 0.05 * i + 0.01 * rng.random()
+        q = (0.01, 0.03, 0.1)[i % 3]
+        d = B.SubsampledGaussianPair(s, q).directions()[0]
+        out.append((B.pmfs(d, h, upper=upper, tail=1e-12), 1 + i % 4))
+    return out
+
+
+def _reference_compose_fft(factors, tail):
+    """The composition of ``factors`` one factor at a time (the loop of commit fda9921, general path: every
+    coefficient computed), on the window of :func:`_compose.window`."""
+    A, B_, outside = C.window(factors, tail)
+    N = C.fft_length(B_ - A + 1)
+    k = np.arange(N // 2 + 1)
+    c_fft = C.fft_err(N)
+    c_inv = c_fft + 2.01 * _U
+    spectra, shift = [], 0
+    for p, n in factors:
+        centre = int(round(C._moments(p)[1]))
+        shift += n * centre
+        pos = (p.offset - centre + np.arange(p.mass.size)) % N
+        X = sfft.rfft(np.bincount(pos, weights=p.mass, minlength=N))
+        mod = np.abs(X)
+        tot = float(p.mass.sum())
+        e = c_fft * tot
+        spectra.append((n, X, mod, np.minimum(mod + e, tot + c_fft * tot)))
+    logmod, phase, log_hi, spread = (np.zeros(k.size) for _ in range(4))
+    for n, X, mod, capped in spectra:
+        with np.errstate(divide="ignore"):
+            lm = np.log(mod)
+        ang = np.arctan2(X.imag, X.real)
+        logmod += n * lm
+        phase += np.mod(n * ang, 2 * np.pi)
+        log_hi += n * np.log(capped)
+        spread += n * (np.abs(np.nan_to_num(lm, neginf=0.0)) + np.abs(ang))
+    with np.errstate(under="ignore"):
+        ymod = np.exp(logmod)
+        hi = np.exp(log_hi)
+    Y = ymod * np.cos(phase) + 1j * ymod * np.sin(phase)
+    y = sfft.irfft(Y, N)
+    w = np.full(k.size, 2.0)
+    w[0] = 1.0
+    if N % 2 == 0:
+        w[-1] = 1.0
+    dY = (hi - ymod) + 4 * _U * hi + C.C_POW * _U * ymod * (1.0 + spread)
+    err = math.sqrt(float(np.sum(w * dY * dY))) + c_inv * float(np.sum(w * ymod))
+    y = np.maximum(np.roll(y, -((A - shift) % N)), 0.0)
+    return A, y, err, outside
+
+
+@pytest.fixture(scope="module")
+def history():
+    """Smooth factors (Gaussians, subsampled Gaussians at q = 0.01 taken 10 times): most coefficients of
+    their composition underflow, so the cut is exercised."""
+    h = 2.0**-6
+    out = [(B.pmfs(B.GaussianPair(2.0 + 0.1 * i).directions()[0], h, upper=True, tail=1e-12), 1 + i % 5)
+           for i in range(12)]
+    return out + [(B.pmfs(B.SubsampledGaussianPair(1.0 + 0.1 * i, 0.01).directions()[0], h, upper=True,
+                          tail=1e-12), 10) for i in range(12)]
+
+
+@pytest.fixture(scope="module")
+def sharp():
+    """Factors with piles (q up to 0.1, few steps): no coefficient is cut."""
+    return _factors(24, 2.0**-6)
+
+
+@pytest.mark.parametrize("tilt", [0.0, 0.01])
+@pytest.mark.parametrize("batch, keep", [(2**16, 2**22), (700, 2**22), (700, 1)])
+def test_batched_fft_composition_is_bitwise_the_one_factor_loop(history, sharp, monkeypatch, tilt, batch, keep):
+    """The batched composition (rows of spectra, running sums down the rows, only the coefficients whose
+    bound can be nonzero) gives bitwise the masses and the round-off bound of one rfft and one update per
+    factor, also when the factors span several batches (``_FFT_BATCH``) and when the spectra are computed
+    again for the second pass instead of kept (``_KEEP_SPECTRA``). Red when a sum over the factors changes
+    its order (np.sum down the rows) or a skipped coefficient still counts."""
+    monkeypatch.setattr(C, "_FFT_BATCH", batch)
+    monkeypatch.setattr(C, "_KEEP_SPECTRA", keep)
+    for hist in (history, sharp):
+        factors = [(C.tilted(p, tilt)[0], n) for p, n in hist] if tilt else hist
+        for group in (factors, factors[:7], factors[5:6] + factors[15:16]):
+            A, y, err, outside = _reference_compose_fft(group, 1e-12)
+            c = C._compose_fft(group, 1e-12)
+            assert c.offset == A and c.outside == outside
+            assert np.array_equal(c.mass, y)
+            assert c.err == err
+
+
+def test_skipped_coefficients_are_those_whose_bound_underflows(history):
+    """A composition of several factors computes log|X|, arg X and the spread only where exp(sum n_i log
+    min(|X_i| + e_i, cap_i)) can be nonzero; ``power=False`` computes every coefficient: bitwise the same
+    masses and bound; and most coefficients are skipped here (else the comparison would not test the cut)."""
+    for group in (history, history[:6]):
+        fast = C._compose_fft(group, 1e-12)
+        full = C._compose_fft(group, 1e-12, power=False)
+        assert fast.offset == full.offset and np.array_equal(fast.mass, full.mass)
+        assert fast.err == full.err
+    A, Bw, _ = C.window(history, 1e-12)
+    N = C.fft_length(Bw - A + 1)
+    log_hi = np.zeros(N // 2 + 1)
+    for p, n in history:
+        X = sfft.rfft(np.bincount((p.offset + np.arange(p.mass.size)) % N, weights=p.mass, minlength=N))
+        tot = float(p.mass.sum())
+        log_hi += n * np.log(np.minimum(np.abs(X) + C.fft_err(N) * tot, tot + C.fft_err(N) * tot))
+    assert np.mean(log_hi > -750.0) < 0.1
+
+
+@given(st.lists(st.floats(-math.pi, math.pi), min_size=1, max_size=40),
+       st.lists(st.integers(1, 50), min_size=1, max_size=4))
+@settings(max_examples=60, deadline=None)
+def test_mod_2pi_is_numpys_remainder_bitwise(angles, counts):
+    """_mod_2pi (a shortcut for rows with n = 1) equals np.mod(x, 2 pi) bit for bit, signed zeros included."""
+    ang = np.array(angles + [0.0, -0.0, math.pi, -math.pi, -1e-300, 5e-324, -5e-324])
+    n = np.array(counts, dtype=float)[:, None]
+    x = n * ang[None, :]
+    got, want = C._mod_2pi(x, n), np.mod(x, 2 * np.pi)
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))
+
+
+def test_vectorised_log_mgf_is_within_rounding_of_exact_and_of_one_factor_at_a_time(history):
+    """_log_mgfs (a table e^{t (j - j0)} shared by a block of factors, sums by segments: moderate tilts) and
+    _log_mgfs_exp (factors padded into blocks, pairwise row sums: the tilts beyond the table's range, here
+    5 and -3 per grid step) against mpmath at 40 digits and against _log_mgf one factor at a time: within
+    the documented round-off (2000 u in log M for the table, a few units for the exponential path); a
+    factor without atoms gives -inf. The window's slack for the round-off of K, 1e-9 |K| + 1e-12, is far
+    above the difference in K."""
+    pmfs = [p for p, _ in history[:9]] + [B.Pmf(3, np.zeros(4), 0.0, history[0][0].h)]
+    tilts = np.array([-3.0, -0.05, 0.002, 0.03, 0.2, 5.0])
+    got = C._log_mgfs(pmfs, tilts)
+    exp_path = C._log_mgfs_exp(pmfs, tilts)
+    assert np.all(got[-1] == -np.inf) and np.all(exp_path[-1] == -np.inf)
+    tol_table = 2000 * _U
+    for i, p in enumerate(pmfs[:-1]):
+        one = C._log_mgf(p, tilts)
+        scale = np.maximum(1.0, np.abs(one))
+        assert np.all(np.abs(exp_path[i] - one) <= 64 * _U * scale)
+        assert np.all(np.abs(got[i] - one) <= tol_table * scale)
+    with mp.workdps(40):
+        for i in (0, 4, 8, 15):
+            p = pmfs[i] if i < 9 else history[i][0]
+            row = C._log_mgfs([p], tilts)[0]
+            for j, t in enumerate(tilts):
+                exact = float(mp.log(mp.fsum(mp.mpf(float(m)) * mp.exp(mp.mpf(float(t)) * (p.offset + a))
+                                             for a, m in enumerate(p.mass) if m > 0)))
+                assert abs(row[j] - exact) <= tol_table * max(1.0, abs(exact))
+    counts = np.array([float(n) for _, n in history[:9]])
+    K = C._weighted_sum(counts, got[:-1])
+    K_one = np.zeros(tilts.size)
+    for p, n in history[:9]:
+        K_one += n * C._log_mgf(p, tilts)
+    assert np.all(np.abs(K - K_one) <= 1e-3 * (1e-9 * np.abs(K_one) + 1e-12))
+
+
+def test_weighted_sum_adds_in_the_factors_order():
+    """sum_i n_i v_i is added from 0 in the rows' order (as a loop over the factors): values whose sum
+    depends on the order."""
+    v = np.array([[1.0, 1e16], [1e16, 1.0], [-1e16, -1e16], [1.0, 1.0]])
+    n = np.ones(4)
+    loop = np.zeros(2)
+    for row in v:
+        loop += row
+    assert np.array_equal(C._weighted_sum(n, v), loop)
+    assert not np.array_equal(np.sum(v[::-1], axis=0), loop)  # the order matters for these values
+
+
+def test_window_and_tilt_agree_with_one_factor_at_a_time(history, monkeypatch):
+    """window() and choose_tilt() with the vectorised log-MGF give the window and the tilt of the
+    per-factor loop (the values of K differ in the last bits only)."""
+    def per_factor(pmfs, tilts):
+        return np.array([C._log_mgf(p, tilts) for p in pmfs])
+
+    fast_w = C.window(history, 1e-12)
+    fast_t = (C.choose_tilt(history, delta=1e-5), C.choose_tilt(history, delta=1e-12),
+              C.choose_tilt(history, epsilon=1.5))
+    monkeypatch.setattr(C, "_log_mgfs", per_factor)
+    slow_w = C.window(history, 1e-12)
+    slow_t = (C.choose_tilt(history, delta=1e-5), C.choose_tilt(history, delta=1e-12),
+              C.choose_tilt(history, epsilon=1.5))
+    assert fast_w[:2] == slow_w[:2]
+    assert fast_w[2] == pytest.approx(slow_w[2], rel=1e-12)
+    assert fast_t == slow_t
+
+
+def test_log_mgf_tables_do_not_change_the_values(history, monkeypatch):
+    """The table path's tables bound the memory (tilts per table): one tilt per table gives bitwise the
+    values of all tilts in one table (each value is its own row's and tilt's segment sums)."""
+    pmfs = [p for p, _ in history]
+    tilts = np.array([-0.05, 0.002, 0.03, 0.2, 1e-6])
+    want = C._log_mgfs(pmfs, tilts)
+    monkeypatch.setattr(C, "_MGF_TABLE", 1)
+    assert np.array_equal(C._log_mgfs(pmfs, tilts), want)
+
+
+def test_log_mgf_table_hands_an_underflowing_sum_to_the_exponential_path():
+    """A factor whose mass sits where the shared table is tiny: one atom of mass 1e-80 at the left end of
+    a row 7040 wide, t = 0.19 (|t| W / 2 = 669 <= 700: the table's range), so mass T_0 = 1e-80 e^{-668.8}
+    underflows to 0. Its value must come from the exponential path, log M(t) = log(1e-80) + 0.19 * 0
+    (closed form), not log 0 = -inf (an MGF bound far too small: a window too narrow). At t = -0.19 the
+    table holds it (1e-80 e^{668.8})."""
+    mass = np.zeros(7040)
+    mass[0] = 1e-80
+    p = B.Pmf(0, mass, 0.0, 0.01)
+    got = C._log_mgfs([p], np.array([0.19, -0.19]))[0]
+    assert got == pytest.approx([math.log(1e-80)] * 2, rel=1e-12)
