@@ -261,6 +261,38 @@ def test_chernoff_window_bound_is_a_bound():
     assert Fraction(outside, 2**den) <= Fraction(out) * (1 + Fraction(1, 10**9))
 
 
+@pytest.mark.parametrize("n", [10**6, 40])
+def test_window_slack_covers_the_round_off_of_k_at_its_documented_worst(n, monkeypatch):
+    """Every factor's computed log M(t) may be off by u (KERR_CONST + 4 |t| max|idx|) (docs/pld.md Sec. 2.5).
+    With each one lowered by (almost) that much -- the worst rounding the bound allows -- the window's charge
+    must still be at least the exact Chernoff bound at the tilts it used (mpmath, 50 digits): the slack carries
+    n times the per-factor error. Red when that term is dropped (n = 1e6, a zero-mean step: |K| ~ 30 at the tilts
+    used, so 1e-9 |K| + 1e-12 ~ 3e-8 is far below n u KERR_CONST ~ 9e-7)."""
+    x = np.array([0.25, 0.5, 0.25])  # mean 0: |K| stays small (~z^2 / 2) while n is large
+    p = _pmf(x, offset=-1)
+    real = C._log_mgfs
+    used = []
+
+    def lowered(pmfs, tilts):
+        used.append(np.array(tilts, dtype=float))
+        vals = real(pmfs, tilts)
+        big = np.array([max(abs(q.offset), abs(q.offset + q.mass.size - 1)) for q in pmfs], dtype=float)
+        return vals - 0.999 * C._U * (C.KERR_CONST + 4.0 * np.abs(np.asarray(tilts))[None, :] * big[:, None])
+
+    monkeypatch.setattr(C, "_log_mgfs", lowered)
+    A, Bw, out = C.window([(p, n)], 1e-12)
+    cut_lo, cut_hi = A > n * p.offset, Bw < n * (p.offset + x.size - 1)
+    assert cut_hi  # the window cuts (at n = 1e6 both sides)
+    ts = np.unique(np.abs(np.concatenate(used)))
+    with mp.workdps(50):
+        def K(t):
+            return n * mp.log(mp.fsum(mp.mpf(float(m)) * mp.exp(mp.mpf(float(t)) * (p.offset + j)) for j, m in enumerate(x)))
+        hi = min(K(t) - mp.mpf(float(t)) * Bw for t in ts)
+        lo = min(K(-t) + mp.mpf(float(t)) * A for t in ts)
+        exact = mp.exp(hi) + (mp.exp(lo) if cut_lo else 0)
+    assert mp.mpf(out) >= exact * (1 - mp.mpf(10) ** -12)
+
+
 # ------------------------------------------------------------------------ tilted composition (Sec. 2.5)
 def test_tilted_composition_certified_at_delta_1e_minus_15_against_exact():
     """Gaussian pair mu = 1, h = 0.1, 4 steps: the tilted composition brackets the exact delta of the

@@ -61,6 +61,10 @@ _BUTTERFLY = {2: (1.0, 1), 4: (1.0, 2), 3: (math.sqrt(2.0), 4), 5: (math.sqrt(2.
 C_POW = 8.0
 #: the Chernoff bound of the composed mass outside the window is at most this (each side)
 WINDOW_TAIL = 1e-18
+#: per factor, the round-off of a computed log M(t) is at most u (KERR_CONST + 4 |t| max|idx|) (docs/pld.md Sec. 2.5:
+#: ~2000 u for the table path's exp, products and sums of up to 1152 terms, the exponential path's 2 x 745 for the
+#: atoms' log masses plus its sums; twice that)
+KERR_CONST = 8192.0
 
 
 @dataclass
@@ -285,10 +289,20 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
 
     pmfs = [p for p, _ in factors]
     counts = np.array([float(n) for _, n in factors])
+    # the round-off of K, an upper bound of sum_i n_i e_i(t) + the weighted sum's own (docs/pld.md Sec. 2.5): per factor
+    # e_i(t) <= u (KERR_CONST + 4 |t| I_i), I_i its largest |grid index| (the argument t idx, and the table's or the
+    # atoms' exponentials, products and sums); the running sum over k factors within 1.01 (k + 2) u sum_i n_i |K_i|
+    c0 = _U * KERR_CONST * float(np.sum(counts))
+    c1 = 4.0 * _U * float(np.sum(counts * np.array([max(abs(p.offset), abs(p.offset + p.mass.size - 1))
+                                                    for p in pmfs], dtype=float)))
+    c2 = 1.01 * (len(pmfs) + 2) * _U
 
     def log_mgf(tt: np.ndarray) -> np.ndarray:
-        out = _weighted_sum(counts, _log_mgfs(pmfs, tt))
-        return out + 1e-9 * np.abs(out) + 1e-12  # slack for the round-off of K
+        per = _log_mgfs(pmfs, tt)
+        out = _weighted_sum(counts, per)
+        with np.errstate(invalid="ignore"):
+            slack = 1e-9 * np.abs(out) + 1e-12 + c0 + c1 * np.abs(tt) + c2 * _weighted_sum(counts, np.abs(per))
+        return np.where(np.isneginf(out), out, out + slack)
 
     first = np.arange(0, ladder.size, 3)
     vals = log_mgf(np.concatenate([ladder[first], -ladder[first]]))
