@@ -244,9 +244,12 @@ class SubsampledDirection:
         direction; docs/pld.md Sec. 2.2): each of the mixture's terms moves by at most
         :func:`mills_rel_err` of its own argument, so the mixture by the larger of the two; N(0, s^2)
         alone by that of z0."""
-        s = self.s
         l = np.asarray(l, dtype=float)
-        x, dx = self._preimage_err(l if self.remove else -l)
+        return self._arg_err_at(*self._preimage_err(l if self.remove else -l))
+
+    def _arg_err_at(self, x, dx):
+        """:meth:`arg_rel_err` from the preimage x and its error bound dx."""
+        s = self.s
         with np.errstate(invalid="ignore"):
             z0, z1 = x / s, (x - 1.0) / s
             fin = np.isfinite(x)
@@ -265,15 +268,24 @@ class SubsampledDirection:
         return -float(self._loss(s * z)), -float(self._loss(-s * z))
 
     def tails(self, l):
-        s, lq, lq1 = self.s, self.lq, self.lq1
         l = np.asarray(l, dtype=float)
+        return self._tails_at(self._preimage(l if self.remove else -l))
+
+    def tails_and_arg_err(self, l):
+        """(:meth:`tails`, :meth:`arg_rel_err`) at ``l`` from one evaluation of the preimage (the same numbers as
+        the two calls, which each compute it)."""
+        l = np.asarray(l, dtype=float)
+        x, dx = self._preimage_err(l if self.remove else -l)
+        return self._tails_at(x), self._arg_err_at(x, dx)
+
+    def _tails_at(self, x):
+        """The four log tails at the preimage x of l (remove: L > l <=> X > x; add: L' = -L > l <=> X < x(-l))."""
+        s, lq, lq1 = self.s, self.lq, self.lq1
         if self.remove:
-            x = self._preimage(l)  # L > l  <=>  X > x
             z0, z1 = x / s, (x - 1.0) / s
             a_gt, a_le = _lsf(z0), log_ndtr(z0)  # N(0, s^2)
             b_gt, b_le = _lsf(z1), log_ndtr(z1)  # N(1, s^2)
             return _log_mix(lq1, lq, a_gt, b_gt), _log_mix(lq1, lq, a_le, b_le), a_gt, a_le
-        x = self._preimage(-l)  # L' = -L > l  <=>  X < x(-l)
         z0, z1 = x / s, (x - 1.0) / s
         a_lt, a_ge = log_ndtr(z0), _lsf(z0)
         b_lt, b_ge = log_ndtr(z1), _lsf(z1)
@@ -605,14 +617,20 @@ def _grid_cells_rows(directions: list, h: float, tail: float, coarse: Optional[t
     else:
         flat, shape = g.ravel(), (F, L)
         evaluate = _repeat_params(stack, np.full(F, L))
-    p_gt, p_le, q_gt, q_le = (np.reshape(t, shape) for t in evaluate.tails(flat))
+    if type(evaluate) is SubsampledDirection:  # the preimage once for the tails and their argument errors
+        four, (ap, aq) = evaluate.tails_and_arg_err(flat)
+    else:  # (a subclass may redefine either)
+        four = evaluate.tails(flat)
+        ap, aq = arg_rel_err(evaluate, flat)
+    p_gt, p_le, q_gt, q_le = (np.reshape(t, shape) for t in four)
     p, p_small = _cell_masses(p_gt, p_le)  # P-mass of cell j = (g_j, g_{j+1}]
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         llr = _log_cell_masses(q_gt, q_le)  # log Q-mass of cell j (in log space: it underflows first)
         lq_small = np.minimum(q_gt, q_le)
         r_small = np.exp(lq_small + g)  # size of e^g * Q-tails (what the split sees)
         rt = np.exp(llr + g[:, :-1])  # e^{g_j} * Q-mass of cell j (<= p_j), no 0 * inf
-        ap, aq = (np.reshape(a, shape) for a in arg_rel_err(evaluate, flat))  # tails at rounded arguments (Sec. 2.2)
+        ap, aq = (np.reshape(np.broadcast_to(np.asarray(a, dtype=float), flat.shape), shape)
+                  for a in (ap, aq))  # the tails are those at rounded arguments (Sec. 2.2)
         kp = tail_rel_err(np.minimum(p_gt, p_le)) + ap
         kq = tail_rel_err(lq_small) + aq
     rt_raw = np.nan_to_num(rt, nan=0.0)
@@ -696,30 +714,24 @@ def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MAS
     return out
 
 
-def _lattice(c: _Cells, arrays: list) -> tuple:
-    """The arrays (one value per grid point) placed on each row's lattice (offset lo, index idx - lo: coarse cells
-    leave gaps); (sizes, the placed arrays). Rows without gaps and of full length are the arrays themselves."""
+def _lattice(c: _Cells, arrays: list) -> list:
+    """The arrays (one value per grid point, one row per direction) placed on each row's lattice (offset lo, index
+    idx - lo: coarse cells leave gaps): for each array, the list of its rows (1-D, of the lattice's size). A row
+    without gaps is a view of its own points; the rows with gaps are scattered together."""
     F, L = c.idx.shape
     sizes = c.idx[np.arange(F), c.n - 1] - c.lo + 1
-    if F == 1:
-        if sizes[0] == L:
-            return sizes, arrays
-        pos = c.idx[0] - c.lo[0]
-        out = []
-        for a in arrays:
-            full = np.zeros((1, int(sizes[0])))
-            full[0, pos] = a[0]
-            out.append(full)
-        return sizes, out
-    valid = np.arange(L)[None, :] < c.n[:, None]
-    rows, cols = np.nonzero(valid)
-    pos = c.idx[rows, cols] - c.lo[rows]
-    out = []
-    for a in arrays:
-        full = np.zeros((F, int(sizes.max())))
-        full[rows, pos] = a[rows, cols]
-        out.append(full)
-    return sizes, out
+    out = [[a[f, :sizes[f]] for f in range(F)] for a in arrays]
+    gaps = np.flatnonzero(sizes != c.n)  # rows with coarse cells
+    if gaps.size:
+        valid = np.arange(L)[None, :] < c.n[gaps, None]
+        rows, cols = np.nonzero(valid)
+        pos = c.idx[gaps[rows], cols] - c.lo[gaps[rows]]
+        for k, a in enumerate(arrays):
+            full = np.zeros((gaps.size, int(sizes[gaps].max())))
+            full[rows, pos] = a[gaps[rows], cols]
+            for r, f in enumerate(gaps):
+                out[k][f] = full[r, :sizes[f]]
+    return out
 
 
 def _upper_rows(c: _Cells, h: float) -> list:
@@ -771,10 +783,10 @@ def _upper_rows(c: _Cells, h: float) -> list:
     atoms[:, 0] += c.below
     inf_mass = np.minimum(c.inf_mass + c.above, 1.0)
     dip_sum, quad_sum = dip.sum(axis=1), quad.sum(axis=1)
-    sizes, (atoms, err_atoms, mono, dip, quad) = _lattice(c, [atoms, err_atoms, mono, dip, quad])
-    return [Pmf(int(c.lo[f]), atoms[f, :sizes[f]], float(inf_mass[f]), h, float(err_mass[f]), float(dip_sum[f]),
-                float(quad_sum[f]), err_atoms[f, :sizes[f]], mono=mono[f, :sizes[f]], dip=dip[f, :sizes[f]],
-                quad=quad[f, :sizes[f]], err_inf=float(err_inf[f])) for f in range(F)]
+    atoms, err_atoms, mono, dip, quad = _lattice(c, [atoms, err_atoms, mono, dip, quad])
+    return [Pmf(int(c.lo[f]), atoms[f], float(inf_mass[f]), h, float(err_mass[f]), float(dip_sum[f]),
+                float(quad_sum[f]), err_atoms[f], mono=mono[f], dip=dip[f], quad=quad[f], err_inf=float(err_inf[f]))
+            for f in range(F)]
 
 
 def _lower_rows(c: _Cells, h: float) -> list:
@@ -809,9 +821,13 @@ def _lower_rows(c: _Cells, h: float) -> list:
     wide = c.wide
     atoms[:, :-1] = _sweep_rows(p_lo, rt_hi, h, np.maximum(below_lo, 0.0), below_rt_hi,
                                 idx=c.idx if wide else None, cells=c.n - 1)[0]
-    sizes, (atoms,) = _lattice(c, [atoms])
-    return [Pmf(int(c.lo[f]), atoms[f, :sizes[f]], 0.0, h, 0.0, 0.0, 0.0, np.zeros(sizes[f]),
-                mono=np.zeros(sizes[f]), dip=np.zeros(sizes[f]), quad=np.zeros(sizes[f])) for f in range(F)]
+    (atoms,) = _lattice(c, [atoms])
+    out = []
+    for f in range(F):
+        zero = np.zeros(atoms[f].size)  # no error anywhere (one read-only array for the four bounds)
+        zero.setflags(write=False)
+        out.append(Pmf(int(c.lo[f]), atoms[f], 0.0, h, 0.0, 0.0, 0.0, zero, mono=zero, dip=zero, quad=zero))
+    return out
 
 
 def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float, *, fractions: bool = False,
