@@ -1102,15 +1102,20 @@ def _pair_level(p: np.ndarray, rt: np.ndarray, eh, below_p, below_rt):
     can = excess > 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
         inv_a = np.where(a > 0.0, 1.0 / np.where(a > 0.0, a, 1.0), 0.0)
+    x_next, x_prev = np.zeros_like(x), np.zeros_like(x)  # x shifted left / right, zero at the row's ends
+    has_a = a > 0.0
+    sels = []
+    for parity in (0, 1):
+        sel = can.copy()
+        sel[:, parity::2] = False
+        sels.append(sel)
     for _ in range(_PAIR_ROUNDS):
         for parity in (0, 1):
-            x_next = np.concatenate([x[:, 1:], zero], axis=1)
-            x_prev = np.concatenate([zero, x[:, :-1]], axis=1)
-            room = np.minimum(1.0 - a_next * x_next, np.where(a > 0.0, (1.0 - x_prev) * inv_a, 1.0))
-            room = np.clip(room, 0.0, 1.0)
-            sel = can.copy()
-            sel[:, parity::2] = False
-            x = np.where(sel, np.maximum(x, room), x)
+            x_next[:, :-1] = x[:, 1:]
+            x_prev[:, 1:] = x[:, :-1]
+            room = np.minimum(1.0 - a_next * x_next, np.where(has_a, (1.0 - x_prev) * inv_a, 1.0))
+            np.clip(room, 0.0, 1.0, out=room)
+            x = np.where(sels[parity], np.maximum(x, room), x)
     x = x * (1.0 - 8 * u)  # z = a x below inherits this shrink (docstring): the parts of a cell sum to <= 1
     z_prev = np.where(mix, x * a, 0.0)  # fraction of the atom below mixed at G_i
     P_mix = x * p + z_prev * prev_p
