@@ -235,8 +235,8 @@ def test_clt_slope_is_within_a_factor_2_of_the_plds_own(eps):
 
 
 def test_clt_slope_saves_rough_probes_and_not_the_answers_promise(monkeypatch):
-    # with the slope, the GPOPE table's PLD calibrations take fewer rough-phase probes (18 against 21 at
-    # eps = 0.1 .. 5), and each answer still meets the calibration's promise: feasible, its upper epsilon within
+    # with the slope, the GPOPE table's PLD calibrations take fewer rough-phase probes (at eps = 0.1, 1, 2 here;
+    # 18 against 21 over the table's five), and each answer still meets the calibration's promise: feasible, its upper epsilon within
     # 1e-4 below the target or the bracket within the tolerance (the probe just below is infeasible)
     from privcal.accounting import pld_accountant
 
