@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -129,3 +130,75 @@ def test_windowed_rdp_search_falls_back_to_the_full_grid_when_the_window_misses(
     assert window_only > 1.1 * slow  # the misplaced window alone would be far off
     assert Misplaced().sigma_for(releases, 1.0, 1e-5, rtol=1e-9) == pytest.approx(slow, rel=1e-8)
     assert calls  # the misplaced window was searched on
+
+
+def _sparse_at(releases, delta=1e-5):
+    """The RDP calibration's coarse phase pieces: every sixth default order, and epsilon on a sub-grid."""
+    acc = RDPAccountant()
+    sparse = np.unique(np.append(acc.orders[::6], acc.orders[-1]))
+    seen = []
+
+    def at(sub):
+        seen.append(float(sub[-1]))
+        return lambda s: acc._fresh(sub, False)._compose(releases.event(s))._epsilon_refined(delta)
+
+    return sparse, at, seen
+
+
+@pytest.mark.filterwarnings("ignore::privcal.rdp.GridEdgeWarning")  # a capped sub-grid's own edge
+@pytest.mark.parametrize(
+    "releases",
+    [Releases._unchecked(2.0, 10_000, 1e-3, "without_replacement", "replace_one"),
+     Releases(steps=1000, sample_rate=0.01), Releases(steps=50)],
+)
+def test_capped_coarse_epsilon_is_the_sparse_grids_and_skips_high_orders(releases):
+    # The coarse phase evaluates the sparse orders up to a cap that doubles while the optimum sits at it: where
+    # epsilon is unimodal in the order (here), that is exactly the minimum over all sparse orders (computed
+    # directly on all of them), and at small sigmas (optimum at low orders) the orders above the cap are never
+    # evaluated. Without the doubling (the first cap kept), sigma = 30 reads the orders <= 17 alone: larger.
+    from privcal.accounting.accountants import _Capped
+
+    sparse, at, seen = _sparse_at(releases)
+    capped = _Capped(sparse, at)
+    for sigma in (0.8, 1.2, 2.0, 4.0, 30.0):  # increasing: the cap only grows
+        seen.clear()
+        full = at(sparse)(sigma)[0]
+        seen.clear()
+        assert capped(sigma) == full
+        if sigma <= 1.2:
+            assert max(seen) < 100.0  # the orders up to 256 (their forward differences) were skipped
+    assert capped.top > 17.0
+
+
+@pytest.mark.filterwarnings("ignore::privcal.rdp.GridEdgeWarning")  # the optimum is below this grid
+def test_capped_coarse_epsilon_on_a_grid_above_its_first_cap():
+    # a grid whose smallest order is above the first cap (17): the cap starts at that order, not below the grid
+    from privcal.accounting.accountants import _Capped
+
+    acc = RDPAccountant(np.arange(20.0, 200.0, 2.0))
+    releases = Releases(steps=100, sample_rate=0.01)
+    at = lambda sub: lambda s: acc._fresh(sub, False)._compose(releases.event(s))._epsilon_refined(1e-5)  # noqa: E731
+    assert _Capped(acc.orders, at)(1.0) == at(acc.orders)(1.0)[0]
+
+
+@pytest.mark.parametrize("hint", [0.5, 0.99, 1.01, 3.0])
+def test_search_first_step_changes_the_bracket_not_the_answer(hint):
+    # a first bracketing step of 1.03 from a hint near the root gives the same smallest sigma (to rtol) as the
+    # default 4x steps, in no more probes; from a far hint later steps grow to 4x and still bracket it
+    from privcal.accounting import _search
+
+    root = math.sqrt(50) / gaussian.mu_exact(1.0, 1e-5)  # closed form (Balle & Wang 2018), as above
+    probes = []
+
+    def eps_at(s):
+        probes.append(s)
+        return ExactAccountant().compose(_gauss(50)(s)).epsilon(1e-5)
+
+    found = {}
+    for step in (4.0, 1.03):
+        probes.clear()
+        found[step] = (_search.search(eps_at, 1.0, 1e-5, sigma_hint=hint * root, rtol=1e-9, step=step), len(probes))
+        assert found[step][0] == pytest.approx(root, rel=2e-9)
+        assert eps_at(found[step][0]) <= 1.0
+    if 0.98 < hint < 1.02:
+        assert found[1.03][1] <= found[4.0][1]

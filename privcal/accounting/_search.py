@@ -40,20 +40,24 @@ def search(
     *,
     sigma_hint: float,
     rtol: float,
+    step: float = 4.0,
 ) -> float:
     """Smallest sigma (to relative ``rtol``) with ``epsilon_at(sigma) <= target_epsilon``.
 
     ``epsilon_at`` must be non-increasing in sigma (true of every accountant here). Raises
     ``InfeasibleError`` when even sigma = 1e12 does not reach the target, and ``CalibrationError`` if
-    the final check fails. ``target_delta`` only enters the error messages.
+    the final check fails. ``target_delta`` only enters the error messages. ``step`` (> 1): the factor of
+    the first bracketing step from ``sigma_hint``; later steps are 4x (a hint known to be close brackets
+    the root in a narrow interval, which Brent's method then closes in fewer probes).
     """
     eps = quiet(epsilon_at)
     # Bracket on a log scale: lo infeasible, hi feasible.
     hi = min(max(sigma_hint, SIGMA_MIN), SIGMA_MAX)
+    factor = step
     if eps(hi) <= target_epsilon:
         lo = hi
         while True:
-            lo = lo / 4.0
+            lo, factor = lo / factor, 4.0
             if lo < SIGMA_MIN:
                 return checked(hi, epsilon_at, target_epsilon)  # any sigma down to 1e-12 works
             if eps(lo) > target_epsilon:
@@ -62,7 +66,7 @@ def search(
     else:
         lo = hi
         while True:
-            hi = hi * 4.0
+            hi, factor = hi * factor, 4.0
             if hi > SIGMA_MAX:
                 raise InfeasibleError(
                     f"no sigma up to {SIGMA_MAX:g} reaches epsilon <= {target_epsilon:g} at "

@@ -472,15 +472,17 @@ class RDPAccountant(Accountant):
         return float(d)
 
     def _sigma_for(self, releases, epsilon, delta, *, sigma_hint=None, rtol=_DEFAULT_RTOL):
-        """Search on the orders around the optimum. Most of an RDP calibration's time goes into RDP
-        values at orders far from the optimum. A coarse search on every sixth order finds sigma to 0.1%;
-        the search then runs on the orders around the optimal one at that sigma -- the grid orders
-        within a factor 2 of it, and with refinement the 17 refinement-lattice orders within 8 steps of
-        it (see ``privcal.rdp._refine``) -- and the answer is re-checked by the full evaluation. When
-        the optimum of the full evaluation and its lattice neighbours are among those orders, the two
-        agree (the refined minimum is the minimum over grid and lattice where epsilon is unimodal in
-        the order), and the answer is the full evaluation's own smallest sigma. Otherwise the orders around the new optimum
-        are tried (three times at most), then the plain search on the full evaluation decides.
+        """Search on the orders around the optimum. Most of an RDP calibration's time goes into RDP values at orders far
+        from the optimum. A coarse search on every sixth order finds sigma to 0.1% (each probe on those orders
+        up to a cap that doubles while the optimum sits at it, ``_Capped``: the same epsilon where it is
+        unimodal in the order, without the forward differences of Thm 27 up to order 256 at small sigmas; only a
+        start either way); the search then runs on the orders around the optimal one at that sigma -- the grid
+        orders within a factor 2 of it, and with refinement the 17 refinement-lattice orders within 8 steps of
+        it (see ``privcal.rdp._refine``) -- and the answer is re-checked by the full evaluation. When the
+        optimum of the full evaluation and its lattice neighbours are among those orders, the two agree (the
+        refined minimum is the minimum over grid and lattice where epsilon is unimodal in the order), and the
+        answer is the full evaluation's own smallest sigma. Otherwise the orders around the new optimum are
+        tried (three times at most), then the plain search on the full evaluation decides.
         """
         self._check_supported(releases)
         sigma = default_hint(releases, epsilon, delta) if sigma_hint is None else sigma_hint
@@ -490,7 +492,7 @@ class RDPAccountant(Accountant):
             refine = self.refine if sub is None else False
             return lambda s: self._fresh(sub, refine)._compose(releases.event(s))._epsilon_refined(delta)
 
-        def search(sub: Optional[np.ndarray], hint: float, tol: float) -> float:
+        def search(sub: Optional[np.ndarray], hint: float, tol: float, step: float = 4.0) -> float:
             seen: dict[float, float] = {}  # the root finder asks for some sigmas twice (bracket ends)
 
             def epsilon_at(s: float) -> float:
@@ -502,12 +504,14 @@ class RDPAccountant(Accountant):
             with warnings.catch_warnings():
                 if sub is not None:  # a sub-grid's own edges are no concern: the full check warns
                     warnings.simplefilter("ignore", rdp.GridEdgeWarning)
-                return _search.search(epsilon_at, epsilon, delta, sigma_hint=hint, rtol=tol)
+                return _search.search(epsilon_at, epsilon, delta, sigma_hint=hint, rtol=tol, step=step)
 
         sparse = np.unique(np.append(orders[::6], orders[-1]))
         if sparse.size < orders.size:
             try:
-                sigma = search(sparse, sigma, 1e-3)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", rdp.GridEdgeWarning)
+                    sigma = _search.search(_Capped(sparse, at), epsilon, delta, sigma_hint=sigma, rtol=1e-3)
             except InfeasibleError:
                 pass
         value, order, position = _search.quiet(at(None))(sigma)
@@ -516,10 +520,11 @@ class RDPAccountant(Accountant):
                 break
             sub = self._around(order, position, wide=attempt == 0)
             # start a little below the answer (epsilon is roughly proportional to 1/sigma^p, p in [1, 2]),
-            # so that the root finder brackets upwards: small sigmas are the expensive ones
+            # so that the root finder brackets upwards: small sigmas are the expensive ones; the first step
+            # goes just above the coarse sigma (near the root: a bracket of a few % instead of 4x)
             hint = sigma * min(0.98, value / epsilon)
             try:
-                sigma = search(sub, hint, rtol)
+                sigma = search(sub, hint, rtol, step=1.002 * sigma / hint)
             except InfeasibleError:
                 break
             value, new_order, new_position = at(None)(sigma)  # the final check (warnings allowed)
@@ -544,6 +549,32 @@ class RDPAccountant(Accountant):
             return window
         lattice = rdp._lattice_window(orders, position, self._RADIUS)
         return np.union1d(window, lattice) if wide else lattice
+
+
+class _Capped:
+    """epsilon at sigma on the orders of ``sparse`` up to a cap: the cap starts at order 17 and doubles while the
+    optimum sits at it, so it is the same epsilon as on all of ``sparse`` wherever epsilon is unimodal in the
+    order, and probes skip the forward differences of orders far above the optimum (their cost grows with the
+    largest order, up to 256)."""
+
+    def __init__(self, sparse: np.ndarray, at):
+        self.sparse, self.at = sparse, at
+        self.top = max(17.0, float(sparse[0]))
+        self.seen: dict[float, float] = {}
+
+    def __call__(self, sigma: float) -> float:
+        key = round(math.log(sigma), 12)  # the root finder asks for its bracket's ends twice
+        if key not in self.seen:
+            self.seen[key] = self._epsilon(sigma)
+        return self.seen[key]
+
+    def _epsilon(self, sigma: float) -> float:
+        while True:
+            sub = self.sparse[self.sparse <= self.top]
+            value, order, _ = self.at(sub)(sigma)
+            if sub.size == self.sparse.size or not math.isfinite(order) or order < sub[-1]:
+                return value
+            self.top = 2.0 * float(sub[-1])
 
 
 def _flag(name: str, value) -> bool:
