@@ -219,11 +219,19 @@ def _log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
     underflow, <= W 2^-1074 in all (relative to S >= 1e-250: nothing); in log M about 2000 u = 4.5e-13
     at most, of the order of the exponential path's own rounding of t (offset + j) and of the pairwise
     sum, and like it far inside the slack (1e-9 |K| + 1e-12) that :func:`window` adds for the round-off
-    of K. A negative mass counts as 0 (as in :func:`_log_atoms`)."""
+    of K. A negative mass counts as 0 (as in :func:`_log_atoms`).
+
+    A sparse factor (fewer than a quarter of its lattice points with mass: the coarse tails of a subsampled
+    step leave most of a long lattice empty) takes the exponential path on its atoms alone: the table would
+    cost its whole lattice width per tilt (at T = 1e7 the window and tilt MGFs ~2.5x slower)."""
     tilts = np.asarray(tilts, dtype=float)
     out = np.empty((len(pmfs), tilts.size))
     sizes = np.array([p.mass.size for p in pmfs], dtype=np.int64)
+    sparse = np.array([4 * _log_atoms(p)[0].size < p.mass.size for p in pmfs], dtype=bool)
+    if sparse.any():
+        out[sparse] = _log_mgfs_exp([p for p, sp in zip(pmfs, sparse) if sp], tilts)
     order = np.argsort(sizes, kind="stable")
+    order = order[~sparse[order]]
     i, n = 0, order.size
     while i < n:
         j = i + 1  # rows i .. j - 1 (ascending sizes: the last is the widest)
