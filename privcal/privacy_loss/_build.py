@@ -491,10 +491,9 @@ def _points(direction, h: float, tail: float, coarse: Optional[tuple]) -> np.nda
     return _points_rows([direction], h, tail, coarse)[0]
 
 
-def _points_rows(directions: list, h: float, tail: float, coarse: Optional[tuple],
-                 stack: Optional["SubsampledDirection"] = None) -> list:
-    """:func:`_points` of each direction; the tails at the coarse points of every direction in one pass where
-    they are ``stack``-ed (:func:`stacked`)."""
+def _points_rows(directions: list, h: float, tail: float, coarse: Optional[tuple], stack: bool = False) -> list:
+    """:func:`_points` of each direction; with ``stack`` (subsampled directions of one side) the tails at the
+    coarse points of every direction in one pass (:func:`stacked`)."""
     ranges = [grid_range(d, h, tail) for d in directions]
     out: list = [None] * len(directions)
     todo = []
@@ -507,7 +506,7 @@ def _points_rows(directions: list, h: float, tail: float, coarse: Optional[tuple
         return out
     K, thr = coarse
     cps = [np.arange(-(-ranges[f][0] // K) * K, ranges[f][1] + K, K) for f in todo]
-    if stack is None or len(todo) == 1:
+    if not stack or len(todo) == 1:
         lgts, lles = [], []
         for f, cp in zip(todo, cps):
             lgt, lle, _, _ = directions[f].tails(cp * h)
@@ -515,7 +514,7 @@ def _points_rows(directions: list, h: float, tail: float, coarse: Optional[tuple
             lles.append(lle)
     else:
         counts = np.array([cp.size for cp in cps])
-        params = _repeat_params(stacked([directions[f] for f in todo]), counts)
+        params = stacked([directions[f] for f in todo], counts)
         lgt, lle, _, _ = params.tails(np.concatenate(cps) * h)
         cuts = np.cumsum(counts)[:-1]
         lgts, lles = np.split(lgt, cuts), np.split(lle, cuts)
@@ -537,26 +536,14 @@ def _points_rows(directions: list, h: float, tail: float, coarse: Optional[tuple
     return out
 
 
-def stacked(directions: list) -> "SubsampledDirection":
-    """One :class:`SubsampledDirection` object for many (the same side, add or remove), its parameters arrays to be
-    repeated per grid point (:func:`_grid_cells_rows`): the elementwise formulas of the class then evaluate every
-    direction's points in one pass."""
-    first = directions[0]
+def stacked(directions: list, counts) -> "SubsampledDirection":
+    """One :class:`SubsampledDirection` object for many (the same side, add or remove), each direction's
+    parameters repeated ``counts[f]`` times (one per grid point it is evaluated at): the elementwise formulas
+    of the class then evaluate every direction's points in one pass."""
     out = SubsampledDirection.__new__(SubsampledDirection)
-    out.remove = first.remove
-    out.s = np.array([d.s for d in directions])
-    out.q = np.array([d.q for d in directions])
-    out.lq = np.array([d.lq for d in directions])  # math.log per direction: the same numbers as one at a time
-    out.lq1 = np.array([d.lq1 for d in directions])
-    return out
-
-
-def _repeat_params(stack: "SubsampledDirection", counts: np.ndarray) -> "SubsampledDirection":
-    """``stack`` with each direction's parameters repeated ``counts[f]`` times (one per grid point)."""
-    out = SubsampledDirection.__new__(SubsampledDirection)
-    out.remove = stack.remove
-    for name in ("s", "q", "lq", "lq1"):
-        setattr(out, name, np.repeat(getattr(stack, name), counts))
+    out.remove = directions[0].remove
+    for name in ("s", "q", "lq", "lq1"):  # lq, lq1: math.log per direction, the same numbers as one at a time
+        setattr(out, name, np.repeat(np.array([getattr(d, name) for d in directions]), counts))
     return out
 
 
@@ -595,10 +582,10 @@ class _Cells:
 
 
 def _grid_cells_rows(directions: list, h: float, tail: float, coarse: Optional[tuple] = None,
-                     stack: Optional["SubsampledDirection"] = None) -> _Cells:
+                     stack: bool = False) -> _Cells:
     """The tails at the grid points and the cell masses of each direction, one row each (:class:`_Cells`).
-    ``stack``: the directions stacked (:func:`stacked`, subsampled ones of one side), evaluated in one pass; else
-    the single direction is evaluated on its own points."""
+    ``stack``: the directions (subsampled ones of one side) stacked (:func:`stacked`) and evaluated in one pass;
+    else the single direction is evaluated on its own points."""
     pts = _points_rows(directions, h, tail, coarse, stack)
     n = np.array([x.size for x in pts])
     F, L = len(pts), int(n.max())
@@ -610,13 +597,10 @@ def _grid_cells_rows(directions: list, h: float, tail: float, coarse: Optional[t
             idx[f, :x.size] = x
             idx[f, x.size:] = x[-1]
     g = idx * h  # grid points g_0 .. g_m (exact: integers times h)
-    if stack is None:
-        d = directions[0]
-        flat, shape = g[0], (1, L)
-        evaluate = d
+    if not stack:
+        flat, shape, evaluate = g[0], (1, L), directions[0]
     else:
-        flat, shape = g.ravel(), (F, L)
-        evaluate = _repeat_params(stack, np.full(F, L))
+        flat, shape, evaluate = g.ravel(), (F, L), stacked(directions, np.full(F, L))
     if type(evaluate) is SubsampledDirection:  # the preimage once for the tails and their argument errors
         four, (ap, aq) = evaluate.tails_and_arg_err(flat)
     else:  # (a subclass may redefine either)
@@ -706,7 +690,7 @@ def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MAS
         for s in range(0, len(order), _ROWS):
             block = [group[k] for k in order[s:s + _ROWS]]
             ds = [directions[i] for i in block]
-            c = _grid_cells_rows(ds, h, tail, coarse, stack=stacked(ds) if len(ds) > 1 else None)
+            c = _grid_cells_rows(ds, h, tail, coarse, stack=len(ds) > 1)
             for e in ends:
                 built = _upper_rows(c, h) if e else _lower_rows(c, h)
                 for i, pm in zip(block, built):
