@@ -579,6 +579,51 @@ def test_local_pattern_costs_nearly_attained(pattern, kind):
     assert worst > 0.2
 
 
+def _tilt_l1_err(p, tau, fn):
+    """(sum_j |x_j - mass_j e^{tau (offset + j) - log M}|, the bound err_mass) of ``fn(p, tau)``, the
+    exact values with mpmath at 50 digits (log M as computed: the composition multiplies back by it)."""
+    t, lM = fn(p, tau)
+    with mp.workdps(50):
+        err = mp.mpf(0)
+        for j, (m, x) in enumerate(zip(p.mass, t.mass)):
+            if m > 0:
+                err += abs(mp.mpf(float(x)) - mp.mpf(float(m)) * mp.exp(tau * (p.offset + j) - mp.mpf(lM)))
+    return float(err), t.err_mass
+
+
+@pytest.mark.parametrize("fn", [C.tilted, C._tilted_log], ids=["table", "log"])
+def test_tilted_masses_round_off_is_bounded(fn):
+    """A dominated PMF (no input error) tilted: err_mass is the tilt's own round-off bound (the table path:
+    T_k's argument and exponential, the product and division, lM's rounding; the log path: 2u (2 + max|log w|
+    + |log M|)), and it bounds the l1 distance to the exact tilted masses (mpmath), at weak and strong tilts
+    (|tau k| up to ~280). Catches the term deleted (err_mass 0) or blown up (the worst ratio below 1 %)."""
+    pm = B.pmfs(B.GaussianPair(1.0), 0.01, upper=False, tail=1e-20)  # 1,856 atoms
+    assert pm.err_mass == 0.0
+    worst = 0.0
+    for tau in (1e-3, 0.05, 0.3):
+        err, bound = _tilt_l1_err(pm, tau, fn)
+        assert 0 < err <= bound
+        worst = max(worst, err / bound)
+    assert worst > 0.01
+
+
+def test_tilted_with_a_shared_table_is_the_same():
+    """tilted(p, tau, tilt_table(...)) is bit for bit tilted(p, tau): the table holds the same exponentials
+    each factor would compute; a tilt too strong for the table takes the log path."""
+    pms = [B.pmfs(B.GaussianPair(mu), 0.01, upper=True, tail=1e-20) for mu in (0.5, 1.0, 2.0)]
+    for tau in (1e-3, 0.2):
+        table = C.tilt_table(pms, tau)
+        for p in pms:
+            a, la = C.tilted(p, tau)
+            b, lb = C.tilted(p, tau, table)
+            assert la == lb and np.array_equal(a.mass, b.mass)
+            assert (a.err_mass, a.err_dipole, a.err_quad) == (b.err_mass, b.err_dipole, b.err_quad)
+    assert C.tilt_table(pms, 5.0) is None  # 5 * ~4,000 atoms > _TILT_TABLE_ARG
+    a, la = C.tilted(pms[2], 5.0)
+    b, lb = C._tilted_log(pms[2], 5.0)
+    assert la == lb and np.array_equal(a.mass, b.mass)
+
+
 def test_tilt_scale_is_the_largest_weight_above_epsilon():
     """scale_at(c, eps) >= exp(K - tau i) for every window atom i above eps (recomputed here; catches
     the factor that turns tilted l1 bounds into bounds of a delta being weakened)."""

@@ -402,7 +402,21 @@ def _inf_err(factors, inf_mass: float) -> float:
     return 2.0 * own + (len(factors) + 3) * _U * s + _U * inf_mass
 
 
-def tilted(p: Pmf, tau: float) -> tuple[Pmf, float]:
+#: |tau| times the largest |j - j0| up to which :func:`tilted` takes the table e^{tau (j - j0)} (no log, one
+#: exponential per atom or none with a shared table); beyond it, log weights
+_TILT_TABLE_ARG = 700.0
+
+
+def tilt_table(pmfs: list, tau: float) -> Optional[np.ndarray]:
+    """e^{tau k} for k = -W .. W, W the largest half-width of ``pmfs`` (shared by their :func:`tilted`: the
+    same values as each factor's own np.exp(tau k)), or None where tau W exceeds _TILT_TABLE_ARG."""
+    W = max((p.mass.size for p in pmfs), default=0)
+    if W == 0 or abs(tau) * W > _TILT_TABLE_ARG:
+        return None
+    return np.exp(tau * np.arange(-W, W + 1, dtype=np.int64))
+
+
+def tilted(p: Pmf, tau: float, table: Optional[np.ndarray] = None) -> tuple[Pmf, float]:
     """The exponentially tilted, normalised copy of ``p``: mass_j e^{tau (offset + j)} / M(tau), and
     log M(tau). Composition commutes with tilting (e^{tau (a + b)} = e^{tau a} e^{tau b}), so the tilted
     composition, multiplied back by exp(K - tau l), is the composition; its absolute round-off becomes
@@ -413,7 +427,62 @@ def tilted(p: Pmf, tau: float) -> tuple[Pmf, float]:
     e w_j (1, -1) plus at most e w_j (e^tau - 1) non-local; a quadrupole e (1, -2, 1) centred at j becomes
     e w_j (1, -2, 1) + e w_j sinh(tau) (-1, 0, 1) + e w_j (cosh(tau) - 1) (1, 0, 1): a quadrupole, a
     dipole two atoms wide (Fourier cost |1 - w^{2k}| <= 2 |1 - w^k|) and 2 e w_j (cosh tau - 1) non-local.
-    Without positions (a Pmf built elsewhere) every error is taken at the largest weight."""
+    Without positions (a Pmf built elsewhere) every error is taken at the largest weight.
+
+    Computed (docs/pld.md Sec. 2.5) as x_j = mass_j T_k / S with T_k = e^{tau k}, k = j - j0, j0 = n // 2
+    (``table``: :func:`tilt_table`, shared by many factors), S = sum_j mass_j T_k and log M = tau (offset +
+    j0) + log S, where |tau| max|k| <= _TILT_TABLE_ARG and S is in [1e-250, inf); else through log weights
+    (:func:`_tilted_log`)."""
+    n = p.mass.size
+    j0 = n // 2
+    kmax = max(j0, n - 1 - j0)
+    if n == 0 or abs(tau) * kmax > _TILT_TABLE_ARG:
+        return _tilted_log(p, tau)
+    if table is not None:
+        W = (table.size - 1) // 2
+        T = table[W - j0:W - j0 + n]
+    else:
+        T = np.exp(tau * np.arange(-j0, n - j0, dtype=np.int64))
+    y = p.mass * T
+    S = float(np.sum(y))
+    if not (1e-250 <= S < math.inf) or (p.mass < 0).any():
+        return _tilted_log(p, tau)
+    x = y / S
+    base = tau * (p.offset + j0)
+    lS = math.log(S)
+    lM = base + lS
+    # x_j against mass_j e^{tau (offset + j) - lM} (lM as computed; S's own rounding cancels between x and lM):
+    # T_k's argument (|tau k| u) and exponential (2u), the product and the division (u each), and lM's
+    # rounding through e^{-lM}: the product tau (offset + j0), log S (2u |log S|), their sum (u |lM|); 1.01 for
+    # the second-order terms; an underflowed product (< 2^-1022) is off by at most 2^-1074 absolute, n of them
+    # relative to sum x = 1
+    rel = (1.01 * _U * (abs(tau) * kmax + 4.0 + abs(base) + 2.0 * abs(lS) + abs(lM))
+           + n * 5e-324 / S)
+    rho, sh, ch = math.expm1(tau), math.sinh(tau), 2.0 * math.sinh(tau / 2) ** 2  # ch = cosh - 1
+    if p.err_mass == 0.0 and p.err_dipole == 0.0 and p.err_quad == 0.0:  # no input error (a dominated PMF)
+        mono = dip = quad = 0.0
+    elif p.mono is not None and p.dip is not None and p.quad is not None:
+        # sum_j w_j e_j with w_j = T_k / S = e^{tau (offset + j)} / M within the relative rel; each sum of n
+        # nonnegative products within gamma_n (any order), the combinations and the division 4u more
+        g = (1.0 + 2.0 * rel + 1.01 * (n + 8) * _U) / S
+        with np.errstate(invalid="ignore", over="ignore"):
+            s_mono, s_dip, s_quad = (float(np.einsum("i,i->", e, T)) for e in (p.mono, p.dip, p.quad))
+            mono = (s_mono + rho * s_dip + 2.0 * ch * s_quad) * g
+            dip = (s_dip + 2.0 * sh * s_quad) * g
+            quad = s_quad * g
+    else:
+        wmax = float(np.max(T)) / S * math.exp(tau) * (1.0 + 2.0 * rel + 4 * _U)
+        mono = wmax * (p.err_mass + rho * p.err_dipole + 2.0 * ch * p.err_quad)
+        dip, quad = wmax * (p.err_dipole + 2.0 * sh * p.err_quad), wmax * p.err_quad
+    mono = mono * (1.0 + 2 * rel) + rel
+    out = Pmf(p.offset, x, p.inf_mass, p.h, mono if math.isfinite(mono) else math.inf,
+              dip if math.isfinite(dip) else math.inf, quad if math.isfinite(quad) else math.inf)
+    return out, lM
+
+
+def _tilted_log(p: Pmf, tau: float) -> tuple[Pmf, float]:
+    """:func:`tilted` through log weights lw_j = log mass_j + tau (offset + j): x_j = e^{lw_j - log M}
+    (a tilt too strong for the table of :func:`tilted`)."""
     idx = p.offset + np.arange(p.mass.size)
     ti = tau * idx
     with np.errstate(divide="ignore"):
@@ -467,8 +536,9 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
         return Composed(p.offset, p.mass, inf_mass, h, 0.0, 0.0, p.err_atoms, err_inf=err_inf)
     if tilt > 0:
         tf, K = [], 0.0
+        table = tilt_table([p for p, _ in factors], tilt) if len(factors) > 1 else None
         for p, n in factors:
-            t, lM = tilted(p, tilt)
+            t, lM = tilted(p, tilt, table)
             tf.append((t, n))
             K += n * lM
         # many distinct factors: the tilted factors in two levels (composition commutes with the tilt; the
