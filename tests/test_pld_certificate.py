@@ -791,6 +791,35 @@ def test_grouped_composition_carries_each_groups_errors():
         assert max(lo1, lo2) <= min(up1, up2)
 
 
+@pytest.mark.parametrize("tilt", [0.0, 0.004])
+def test_three_level_grouping_carries_every_levels_errors(monkeypatch, tilt):
+    """Above _GROUP_THREE distinct factors the groups have ~k^(1/3) factors and their results are grouped
+    again (docs/pld.md Sec. 2.9b). Lowered here (_GROUP_THREE 20, GROUP_MIN 4: 30 factors -> 8 groups of 4 ->
+    3 groups -> one composition): the nested call happens, the top level's non-local input error carries
+    the middle level's round-off and truncation, and at every eps the certified delta interval overlaps the
+    one-level composition's (both certified; a level whose errors were dropped would separate them)."""
+    factors = _hetero_factors(30)
+    if tilt:
+        factors = [(C.tilted(p, tilt)[0], n) for p, n in factors]
+    c1 = C._compose_fft(factors, 1e-12)
+    c1.local = C._local(factors)
+    c1.err_inf = C._inf_err(factors, c1.inf_mass)
+    monkeypatch.setattr(C, "_GROUP_THREE", 20)
+    monkeypatch.setattr(C, "GROUP_MIN", 4)
+    sizes, ffts = [], []
+    real, real_fft = C.compose_grouped, C._compose_fft
+    monkeypatch.setattr(C, "compose_grouped", lambda f, *a, **k: sizes.append(len(f)) or real(f, *a, **k))
+    monkeypatch.setattr(C, "_compose_fft", lambda f, *a, **k: ffts.append(real_fft(f, *a, **k)) or ffts[-1])
+    c3 = C.compose_grouped(factors, 1e-12)
+    assert sizes == [30, 8]  # three levels: 30 factors, their 8 groups, then 3 groups composed once
+    middle = ffts[8:11]  # the 8 first-level groups, then the 3 groups of the second level
+    assert c3.local[0] >= sum(c.err + 2.0 * c.outside for c in middle)
+    for eps in (0.5, 1.0, 2.0, 3.0):
+        s1, s3 = C.slack(c1, eps), C.slack(c3, eps)
+        d1, d3 = C.delta_at(c1, eps), C.delta_at(c3, eps)
+        assert max(d1 - s1, d3 - s3) <= min(d1 + s1, d3 + s3)
+
+
 @pytest.mark.parametrize("delta", [1e-5, 1e-10])
 def test_long_histories_use_two_levels_and_agree_with_one(monkeypatch, delta):
     """Above GROUP_MIN distinct factors the PLD composes in two levels; its bracket overlaps the one-level

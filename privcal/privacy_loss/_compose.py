@@ -161,20 +161,22 @@ _MGF_TABLE = 2**17
 _MGF_SEG = 128
 
 
-def _log_mgfs_exp(pmfs: list, tilts: np.ndarray) -> np.ndarray:
-    """:func:`_log_mgf` of many Pmfs at once (the general path of :func:`_log_mgfs`): row i is
-    log sum_j mass_j e^{t (offset + j)} of ``pmfs[i]`` at each tilt t. The factors, ordered by their number of nonzero atoms, are padded into 2-D blocks (log mass
-    -inf, so e^{...} = 0, past a factor's atoms); each row's terms are those of :func:`_log_mgf` (the same
-    products, sums, maximum and exponentials), and its sum is numpy's pairwise sum over the padded row: the
-    added zeros are exact, so it is a pairwise sum of the same terms in another tree, with the same kind of
-    rounding bound (relative gamma of the tree's depth, a level or two more at most than the unpadded
-    row's), far inside the slack that :func:`window` adds for the round-off of K."""
-    tilts = np.asarray(tilts, dtype=float)
-    out = np.full((len(pmfs), tilts.size), -np.inf)
+class MgfRows(list):
+    """A list of Pmfs whose log-MGFs are asked for at several sets of tilts (:func:`window`,
+    :func:`choose_tilt`): :func:`_log_mgfs` keeps its padded blocks (the factors' atoms or masses, sorted and
+    zero-padded: built once) on it. The values are those of a plain list, bit for bit."""
+
+    _prep = None
+
+
+def _exp_blocks(pmfs: list) -> list:
+    """The padded blocks of :func:`_log_mgfs_exp`: (rows, idx, lm) per block of factors ordered by their number
+    of nonzero atoms (log mass -inf past a factor's atoms)."""
     atoms = [_log_atoms(p) for p in pmfs]
     sizes = np.array([a[0].size for a in atoms], dtype=np.int64)
     order = np.argsort(sizes, kind="stable")
     order = order[sizes[order] > 0]  # a factor without atoms: -inf (as :func:`_log_mgf`)
+    blocks = []
     i, n = 0, order.size
     while i < n:
         j = i + 1  # rows i .. j - 1 (ascending sizes: the last is the widest)
@@ -189,6 +191,24 @@ def _log_mgfs_exp(pmfs: list, tilts: np.ndarray) -> np.ndarray:
             a_idx, a_lm = atoms[f]
             idx[r, :a_idx.size] = a_idx
             lm[r, :a_lm.size] = a_lm
+        blocks.append((rows, idx, lm))
+        i = j
+    return blocks
+
+
+def _log_mgfs_exp(pmfs: list, tilts: np.ndarray, blocks: Optional[list] = None) -> np.ndarray:
+    """:func:`_log_mgf` of many Pmfs at once (the general path of :func:`_log_mgfs`): row i is
+    log sum_j mass_j e^{t (offset + j)} of ``pmfs[i]`` at each tilt t. The factors, ordered by their number of nonzero atoms, are padded into 2-D blocks (log mass
+    -inf, so e^{...} = 0, past a factor's atoms); each row's terms are those of :func:`_log_mgf` (the same
+    products, sums, maximum and exponentials), and its sum is numpy's pairwise sum over the padded row: the
+    added zeros are exact, so it is a pairwise sum of the same terms in another tree, with the same kind of
+    rounding bound (relative gamma of the tree's depth, a level or two more at most than the unpadded
+    row's), far inside the slack that :func:`window` adds for the round-off of K. ``blocks``: those of
+    :func:`_exp_blocks` for ``pmfs``, if built already."""
+    tilts = np.asarray(tilts, dtype=float)
+    out = np.full((len(pmfs), tilts.size), -np.inf)
+    for rows, idx, lm in (_exp_blocks(pmfs) if blocks is None else blocks):
+        width = idx.shape[1]
         block = max(1, _MGF_BLOCK // (rows.size * width))
         e = np.empty((rows.size, min(block, tilts.size), width))
         for s in range(0, tilts.size, block):
@@ -200,8 +220,33 @@ def _log_mgfs_exp(pmfs: list, tilts: np.ndarray) -> np.ndarray:
             v -= top[:, :, None]
             np.exp(v, out=v)
             out[rows, s:s + block] = top + np.log(np.sum(v, axis=2))
-        i = j
     return out
+
+
+def _table_blocks(pmfs: list):
+    """What :func:`_log_mgfs` builds before any tilt: the sparse factors (with their :func:`_exp_blocks`) and
+    the dense ones' blocks (rows, W, j0, M, base), M their masses (negative ones 0) zero-padded to W."""
+    sizes = np.array([p.mass.size for p in pmfs], dtype=np.int64)
+    sparse = np.array([4 * np.count_nonzero(p.mass > 0) < p.mass.size for p in pmfs], dtype=bool)
+    sparse_blocks = _exp_blocks([p for p, sp in zip(pmfs, sparse) if sp]) if sparse.any() else []
+    order = np.argsort(sizes, kind="stable")
+    order = order[~sparse[order]]
+    blocks = []
+    i, n = 0, order.size
+    while i < n:
+        j = i + 1  # rows i .. j - 1 (ascending sizes: the last is the widest)
+        while j < n and (j + 1 - i) * (-(-int(sizes[order[j]]) // _MGF_SEG) * _MGF_SEG) <= _MGF_TABLE_ROWS:
+            j += 1
+        rows = order[i:j]
+        W = max(1, -(-int(sizes[order[j - 1]]) // _MGF_SEG)) * _MGF_SEG
+        j0 = W // 2
+        M = np.zeros((rows.size, W))
+        for r, f in enumerate(rows):
+            np.maximum(pmfs[f].mass, 0.0, out=M[r, :pmfs[f].mass.size])
+        base = np.array([float(pmfs[f].offset + j0) for f in rows])
+        blocks.append((rows, W, j0, M, base))
+        i = j
+    return sparse, sparse_blocks, blocks
 
 
 def _log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
@@ -223,29 +268,23 @@ def _log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
 
     A sparse factor (fewer than a quarter of its lattice points with mass: the coarse tails of a subsampled
     step leave most of a long lattice empty) takes the exponential path on its atoms alone: the table would
-    cost its whole lattice width per tilt (at T = 1e7 the window and tilt MGFs ~2.5x slower)."""
+    cost its whole lattice width per tilt (at T = 1e7 the window and tilt MGFs ~2.5x slower).
+
+    For a :class:`MgfRows` the padded blocks are built at the first call and kept (the same values)."""
     tilts = np.asarray(tilts, dtype=float)
+    prep = pmfs._prep if isinstance(pmfs, MgfRows) else None
+    if prep is None:
+        prep = _table_blocks(pmfs)
+        if isinstance(pmfs, MgfRows):
+            pmfs._prep = prep
+    sparse, sparse_blocks, blocks = prep
     out = np.empty((len(pmfs), tilts.size))
-    sizes = np.array([p.mass.size for p in pmfs], dtype=np.int64)
-    sparse = np.array([4 * _log_atoms(p)[0].size < p.mass.size for p in pmfs], dtype=bool)
     if sparse.any():
-        out[sparse] = _log_mgfs_exp([p for p, sp in zip(pmfs, sparse) if sp], tilts)
-    order = np.argsort(sizes, kind="stable")
-    order = order[~sparse[order]]
-    i, n = 0, order.size
-    while i < n:
-        j = i + 1  # rows i .. j - 1 (ascending sizes: the last is the widest)
-        while j < n and (j + 1 - i) * (-(-int(sizes[order[j]]) // _MGF_SEG) * _MGF_SEG) <= _MGF_TABLE_ROWS:
-            j += 1
-        rows = order[i:j]
-        W = max(1, -(-int(sizes[order[j - 1]]) // _MGF_SEG)) * _MGF_SEG
-        j0 = W // 2
+        out[sparse] = _log_mgfs_exp([p for p, sp in zip(pmfs, sparse) if sp], tilts, sparse_blocks)
+    for rows, W, j0, M, base in blocks:
         vals = np.full((rows.size, tilts.size), np.nan)
         fast = np.flatnonzero(np.abs(tilts) * (W - j0) <= 700.0)
         if fast.size:
-            M = np.zeros((rows.size, W))
-            for r, f in enumerate(rows):
-                np.maximum(pmfs[f].mass, 0.0, out=M[r, :pmfs[f].mass.size])
             tf = tilts[fast]
             S = np.empty((rows.size, tf.size))
             steps = np.arange(W, dtype=float) - j0
@@ -255,7 +294,6 @@ def _log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
                 S[:, s:s + tb] = np.einsum("cbk,tbk->ctb", M.reshape(rows.size, -1, _MGF_SEG),
                                            T.reshape(T.shape[0], -1, _MGF_SEG)).sum(axis=2)
             ok = np.isfinite(S) & (S >= 1e-250)
-            base = np.array([float(pmfs[f].offset + j0) for f in rows])
             with np.errstate(divide="ignore", invalid="ignore"):
                 v = np.log(S) + tf[None, :] * base[:, None]
             vals[:, fast] = np.where(ok, v, np.nan)
@@ -266,7 +304,6 @@ def _log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
             sub = vals[np.ix_(nr, nt)]
             vals[np.ix_(nr, nt)] = np.where(need[np.ix_(nr, nt)], exact, sub)
         out[rows] = vals
-        i = j
     return out
 
 
@@ -289,13 +326,12 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
         _, m, v = _moments(p)
         mean, var = mean + n * m, var + n * v
     sd = max(math.sqrt(var), 1.0)
-    # tilts, in 1/grid units, on the ladder (0.1 .. 100) / sd in 15 steps of 10^(1/5): every third rung on each
-    # side, then the two rungs next to the best of each (the bound (K(t) - log tail) / t is unimodal in t for
-    # these laws; any tilt gives a valid bound, a better one only a narrower window)
+    # tilts, in 1/grid units, on the ladder (0.1 .. 100) / sd in 15 steps of 10^(1/5) (the bound (K(t) - log tail) / t
+    # is unimodal in t for these laws; any tilt gives a valid bound, a better one only a narrower window)
     ladder = np.geomspace(0.1, 100.0, 16) / sd
     log_tail = math.log(tail)
 
-    pmfs = [p for p, _ in factors]
+    pmfs = MgfRows(p for p, _ in factors)
     counts = np.array([float(n) for _, n in factors])
     # the round-off of K, an upper bound of sum_i n_i e_i(t) + the weighted sum's own (docs/pld.md Sec. 2.5): per factor
     # e_i(t) <= u (KERR_CONST + 4 |t| I_i), I_i its largest |grid index| (the argument t idx, and the table's or the
@@ -312,15 +348,35 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
             slack = 1e-9 * np.abs(out) + 1e-12 + c0 + c1 * np.abs(tt) + c2 * _weighted_sum(counts, np.abs(per))
         return np.where(np.isneginf(out), out, out + slack)
 
-    first = np.arange(0, ladder.size, 3)
-    vals = log_mgf(np.concatenate([ladder[first], -ladder[first]]))
-    pos_t, pos, neg_t, neg = ladder[first], vals[:first.size], ladder[first], vals[first.size:]
-    bp, bn = int(first[np.argmin((pos - log_tail) / pos_t)]), int(first[np.argmin((neg - log_tail) / neg_t)])
-    near_p = [i for i in (bp - 1, bp + 1) if 0 <= i < ladder.size]
-    near_n = [i for i in (bn - 1, bn + 1) if 0 <= i < ladder.size]
-    more = log_mgf(np.concatenate([ladder[near_p], -ladder[near_n]]))
-    ts, pos = np.concatenate([pos_t, ladder[near_p]]), np.concatenate([pos, more[:len(near_p)]])
-    tn, neg = np.concatenate([neg_t, ladder[near_n]]), np.concatenate([neg, more[len(near_p):]])
+    # from the rungs around the Gaussian optimum t sd = sqrt(-2 log tail), each side walks downhill two rungs at a
+    # time, then tries the neighbours of its best (both sides' rungs in one call each time)
+    p = int(min(max(round(math.log10(math.sqrt(-2.0 * log_tail) / 0.1) / 0.2), 2), ladder.size - 3))
+    seen: tuple = ({}, {})  # rung -> K(t) + slack for t = +ladder[rung] (upper side) and -ladder[rung]
+
+    def run(want: tuple) -> None:
+        want = tuple([i for i in dict.fromkeys(w) if 0 <= i < ladder.size and i not in sd_] for w, sd_ in
+                     zip(want, seen))
+        if want[0] or want[1]:
+            vals = log_mgf(np.concatenate([ladder[want[0]], -ladder[want[1]]]))
+            seen[0].update(zip(want[0], vals[:len(want[0])].tolist()))
+            seen[1].update(zip(want[1], vals[len(want[0]):].tolist()))
+
+    def best(side: int) -> int:
+        return min(seen[side], key=lambda i: ((seen[side][i] - log_tail) / ladder[i], i))
+
+    run(([p - 2, p, p + 2], [p - 2, p, p + 2]))
+    b, moving = [best(0), best(1)], [True, True]
+    while moving[0] or moving[1]:
+        run(tuple([b[k] - 2, b[k] + 2] if moving[k] else [] for k in (0, 1)))
+        for k in (0, 1):
+            nb = best(k)
+            moving[k] = moving[k] and nb != b[k]
+            b[k] = nb
+    run(([b[0] - 1, b[0] + 1], [b[1] - 1, b[1] + 1]))
+    ts = ladder[np.array(list(seen[0]))]
+    pos = np.array(list(seen[0].values()))
+    tn = ladder[np.array(list(seen[1]))]
+    neg = np.array(list(seen[1].values()))
     hi = float(np.min((pos - log_tail) / ts))  # exp(K(t) - t B) <= tail
     lo = float(np.max(-(neg - log_tail) / tn))  # exp(K(-t) + t A) <= tail
     A = max(full_lo, int(math.floor(lo)))
@@ -573,6 +629,8 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
 
 #: histories with more distinct factors than this are composed in two levels (untilted compositions)
 GROUP_MIN = 64
+#: above this many distinct factors, groups of about k^(1/3) (their results are then grouped again)
+_GROUP_THREE = 4096
 
 
 def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, check=None) -> Composed:
@@ -590,9 +648,13 @@ def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, c
     = growth_g dip_g, ``err_quad`` = growth_g quad_g. The second level treats these as the input errors of
     its factors, so :func:`slack` and :func:`local_err` charge them as for any factor. Each group's window
     holds all but tail / (4 groups) of its mass on each side (charged above), so the truncation costs at
-    most tail / 2 in all."""
+    most tail / 2 in all.
+
+    Above ``_GROUP_THREE`` factors the groups hold about k^(1/3) factors and their results (still more than
+    ``GROUP_MIN``) are grouped again by this same function: three levels, each carrying the errors of the one
+    below as input errors (the per-factor transforms then run on much shorter windows)."""
     k = len(factors)
-    size = max(int(math.ceil(math.sqrt(k))), 2)
+    size = max(int(math.ceil(k ** (1 / 3) if k > _GROUP_THREE else math.sqrt(k))), 2)
     groups = [factors[i:i + size] for i in range(0, k, size)]
     tail_g = tail / (4 * len(groups))
     level2 = []
@@ -610,6 +672,8 @@ def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, c
         c.err_inf = _inf_err(g, c.inf_mass)
         level2.append((Pmf(c.offset, c.mass, c.inf_mass, c.h, growth * mono + c.err + 2.0 * c.outside,
                            growth * dip, growth * quad, err_inf=c.err_inf), 1))
+    if len(level2) > GROUP_MIN:  # the groups' results are many distinct factors in their turn
+        return compose_grouped(level2, tail, check)
     out = _compose_fft(level2, tail, check)
     out.err_inf = _inf_err(level2, out.inf_mass)
     out.local = _local(level2)
@@ -974,7 +1038,7 @@ def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None
         if not fin > 0:
             return 0.0
 
-    pmfs = [p for p, _ in factors]
+    pmfs = MgfRows(p for p, _ in factors)
     counts = np.array([float(n) for _, n in factors])
 
     def objective(taus: np.ndarray) -> np.ndarray:
@@ -986,25 +1050,44 @@ def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None
             obj = K - taus * epsilon if epsilon is not None else (K + _log_c(taus) - math.log(fin)) / taus
         return np.where(np.isfinite(obj) & (taus * h <= _MAX_GRID_TILT), obj, np.inf)
 
-    # the objectives are unimodal in log tau: every 8th rung, then the rungs around the best one
-    coarse = np.arange(0, ladder.size, 8)
-    obj = objective(ladder[coarse])
-    if not np.isfinite(obj).any():
-        return 0.0
-    seen = dict(zip(coarse.tolist(), obj.tolist()))
-    best = int(coarse[int(np.argmin(obj))])
-    fine = np.setdiff1d(np.arange(max(best - 7, 0), min(best + 8, ladder.size), 2), coarse)
-    if fine.size:
-        obj_f = objective(ladder[fine])
-        seen.update(zip(fine.tolist(), obj_f.tolist()))
-        if np.min(obj_f) < np.min(obj):
-            best = int(fine[int(np.argmin(obj_f))])
-    fine = np.setdiff1d(np.arange(max(best - 1, 0), min(best + 2, ladder.size)), np.concatenate([coarse, fine]))
-    if fine.size:
-        obj_f = objective(ladder[fine])
-        cand = int(fine[int(np.argmin(obj_f))])
-        if np.min(obj_f) < seen[best]:  # the objective at the best rung so far (computed above)
-            best = cand
+    # the objectives are unimodal in log tau: from the rung of a Gaussian with the composition's mean and variance
+    # (its optimum: sqrt(-2 log delta) / sd, or (eps - mean) / var), rungs 4 apart, walking downhill, then 2 and 1
+    # apart around the best (every 8th rung where none of the first three is finite)
+    var = sum(n * _moments(p)[2] for p, n in factors) * h * h
+    mean = sum(n * _moments(p)[1] for p, n in factors) * h
+    if epsilon is None:
+        guess = math.sqrt(-2.0 * math.log(min(fin, 0.5))) / math.sqrt(max(var, 1e-300))
+    else:
+        guess = max(epsilon - mean, 1e-3 * math.sqrt(max(var, 1e-300))) / max(var, 1e-300)
+    p = int(np.clip(np.searchsorted(ladder, guess), 0, ladder.size - 1))
+    seen: dict = {}
+
+    def try_rungs(rungs) -> None:
+        new = [i for i in dict.fromkeys(rungs) if 0 <= i < ladder.size and i not in seen]
+        if new:
+            seen.update(zip(new, objective(ladder[np.array(new)]).tolist()))
+
+    def best_rung() -> int:
+        return min(seen, key=lambda i: (seen[i], i))
+
+    try_rungs([p - 4, p, p + 4])
+    if not any(math.isfinite(v) for v in seen.values()):
+        try_rungs(range(0, ladder.size, 8))
+        if not any(math.isfinite(v) for v in seen.values()):
+            return 0.0
+    best = best_rung()
+    while True:  # downhill by 4 while it improves (at most the ladder's length)
+        nxt = [i for i in (best - 4, best + 4) if 0 <= i < ladder.size and i not in seen]
+        if not nxt:
+            break
+        try_rungs(nxt)
+        b = best_rung()
+        if b == best:
+            break
+        best = b
+    for step in (2, 1):
+        try_rungs([best - step, best + step])
+        best = best_rung()
     return float(ladder[best] * h)
 
 
