@@ -348,8 +348,9 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
             slack = 1e-9 * np.abs(out) + 1e-12 + c0 + c1 * np.abs(tt) + c2 * _weighted_sum(counts, np.abs(per))
         return np.where(np.isneginf(out), out, out + slack)
 
-    # from the rungs around the Gaussian optimum t sd = sqrt(-2 log tail), each side walks downhill two rungs at a
-    # time, then tries the neighbours of its best (both sides' rungs in one call each time)
+    # the five rungs around the Gaussian optimum t sd = sqrt(-2 log tail); from there each side walks downhill two
+    # rungs at a time until its best has both neighbours tried (both sides' rungs in one call each time; where
+    # the best is inside the first five, one call in all)
     p = int(min(max(round(math.log10(math.sqrt(-2.0 * log_tail) / 0.1) / 0.2), 2), ladder.size - 3))
     seen: tuple = ({}, {})  # rung -> K(t) + slack for t = +ladder[rung] (upper side) and -ladder[rung]
 
@@ -364,15 +365,18 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
     def best(side: int) -> int:
         return min(seen[side], key=lambda i: ((seen[side][i] - log_tail) / ladder[i], i))
 
-    run(([p - 2, p, p + 2], [p - 2, p, p + 2]))
-    b, moving = [best(0), best(1)], [True, True]
-    while moving[0] or moving[1]:
-        run(tuple([b[k] - 2, b[k] + 2] if moving[k] else [] for k in (0, 1)))
+    run((list(range(p - 2, p + 3)), list(range(p - 2, p + 3))))
+    while True:  # a best rung at the edge of those tried: the next two beyond it (both sides in one call)
+        want: tuple = ([], [])
         for k in (0, 1):
-            nb = best(k)
-            moving[k] = moving[k] and nb != b[k]
-            b[k] = nb
-    run(([b[0] - 1, b[0] + 1], [b[1] - 1, b[1] + 1]))
+            b = best(k)
+            if b - 1 >= 0 and b - 1 not in seen[k]:
+                want[k].extend([b - 1, b - 2])
+            if b + 1 < ladder.size and b + 1 not in seen[k]:
+                want[k].extend([b + 1, b + 2])
+        if not (want[0] or want[1]):
+            break
+        run(want)
     ts = ladder[np.array(list(seen[0]))]
     pos = np.array(list(seen[0].values()))
     tn = ladder[np.array(list(seen[1]))]
@@ -974,7 +978,9 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
         del Xs
         logmod = _running_sum(logmod, nn * lm)
         phase = _running_sum(phase, _mod_2pi(nn * ang, nn))
-        spread = _running_sum(spread, nn * (np.abs(np.nan_to_num(lm, neginf=0.0)) + np.abs(ang)))
+        alm = np.abs(lm)  # |log|X||, 0 where X = 0 (and at a nan, as np.nan_to_num had it)
+        alm[np.isneginf(lm) | np.isnan(lm)] = 0.0
+        spread = _running_sum(spread, nn * (alm + np.abs(ang)))
     with np.errstate(under="ignore"):
         ymod = np.exp(logmod)
         hi = np.exp(log_hi)
