@@ -115,18 +115,31 @@ def _inf_mass(factors) -> float:
     return -math.expm1(s) if s > -math.inf else 1.0
 
 
+_INDICES = np.arange(0, dtype=float)
+
+
+def _indices(n: int) -> np.ndarray:
+    """0.0, 1.0, ..., n - 1 (a read-only view of one array, grown as needed)."""
+    global _INDICES
+    if _INDICES.size < n:
+        _INDICES = np.arange(max(n, 2 * _INDICES.size), dtype=float)
+        _INDICES.flags.writeable = False
+    return _INDICES[:n]
+
+
 def _moments(p: Pmf) -> tuple[float, float, float]:
     """(total mass, mean, variance) of the finite part, in units of h (cached on the Pmf)."""
     cached = getattr(p, "_moments", None)
     if cached is not None:
         return cached
-    idx = np.arange(p.mass.size, dtype=float)
     tot = float(p.mass.sum())
     if tot <= 0:
         out = (0.0, float(p.offset), 0.0)
     else:
-        mean = float(np.sum(idx * p.mass) / tot)  # np.sum, not np.dot: no BLAS threads
-        var = float(np.sum((idx - mean) ** 2 * p.mass) / tot)
+        idx = _indices(p.mass.size)
+        mean = float(np.einsum("i,i->", idx, p.mass)) / tot  # np.einsum, not np.dot: no BLAS threads
+        d = idx - mean
+        var = float(np.einsum("i,i,i->", d, d, p.mass)) / tot
         out = (tot, p.offset + mean, var)
     p._moments = out
     return out
