@@ -646,8 +646,15 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
 
 #: histories with more distinct factors than this are composed in two levels (untilted compositions)
 GROUP_MIN = 64
-#: above this many distinct factors, groups of about k^(1/3) (their results are then grouped again)
+#: above this many distinct factors, groups of about k^0.4 (their results are then grouped again)
 _GROUP_THREE = 4096
+
+
+def _group_size(k: int) -> int:
+    """Factors per group of :func:`compose_grouped`: about sqrt(k), or k^0.4 above _GROUP_THREE (then the
+    groups are grouped again: measured on the 10,000-factor schedule, k^0.4 composed it ~10 % faster than
+    k^(1/3) and ~20 % faster than two levels of sqrt(k); the exponents 0.37-0.46 were within the noise)."""
+    return max(int(math.ceil(k ** 0.4 if k > _GROUP_THREE else math.sqrt(k))), 2)
 
 
 def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, check=None) -> Composed:
@@ -667,11 +674,11 @@ def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, c
     holds all but tail / (4 groups) of its mass on each side (charged above), so the truncation costs at
     most tail / 2 in all.
 
-    Above ``_GROUP_THREE`` factors the groups hold about k^(1/3) factors and their results (still more than
+    Above ``_GROUP_THREE`` factors the groups hold about k^0.4 factors and their results (still more than
     ``GROUP_MIN``) are grouped again by this same function: three levels, each carrying the errors of the one
     below as input errors (the per-factor transforms then run on much shorter windows)."""
     k = len(factors)
-    size = max(int(math.ceil(k ** (1 / 3) if k > _GROUP_THREE else math.sqrt(k))), 2)
+    size = _group_size(k)
     groups = [factors[i:i + size] for i in range(0, k, size)]
     tail_g = tail / (4 * len(groups))
     level2 = []
