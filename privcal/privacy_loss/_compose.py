@@ -941,15 +941,21 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
     counts = np.array([float(n) for _, n in factors])[:, None]
 
     def spectra(s: int) -> np.ndarray:
+        # atom j of row r at (offset_r - centre_r + j) mod N, in row r: one or two slices where the factor fits in N
+        # (each cell receives one mass: the values np.bincount would sum there, 0.0 + x = x), else summed
         batch = factors[s:s + rows]
-        sizes = np.array([p.mass.size for p, _ in batch], dtype=np.int64)
-        first = np.array([p.offset - centres[s + r] for r, (p, _) in enumerate(batch)], dtype=np.int64)
-        starts = np.cumsum(sizes) - sizes
-        # atom j of row r at (offset_r - centre_r + j) mod N, in row r
-        pos = ((np.arange(int(sizes.sum()), dtype=np.int64) - np.repeat(starts - first, sizes)) % N
-               + np.repeat(np.arange(len(batch), dtype=np.int64) * N, sizes))
-        grid = np.bincount(pos, weights=np.concatenate([p.mass for p, _ in batch]), minlength=len(batch) * N)
-        return sfft.rfft(grid.reshape(len(batch), N), axis=-1)
+        grid = np.zeros((len(batch), N))
+        for r, (p, _) in enumerate(batch):
+            m = p.mass
+            if m.size > N:
+                pos = (p.offset - centres[s + r] + np.arange(m.size, dtype=np.int64)) % N
+                grid[r] = np.bincount(pos, weights=m, minlength=N)
+                continue
+            a = (p.offset - centres[s + r]) % N
+            cut = min(m.size, N - a)
+            grid[r, a:a + cut] = m[:cut]
+            grid[r, :m.size - cut] = m[cut:]
+        return sfft.rfft(grid, axis=-1)
 
     # pass 1: log_hi = sum n_i log min(|X_i| + e_i, cap_i) at every coefficient
     keep = len(factors) * k.size <= _KEEP_SPECTRA
