@@ -118,6 +118,23 @@ def test_batched_fft_composition_is_bitwise_the_one_factor_loop(history, sharp, 
             assert c.err == pytest.approx(err, rel=1e-12, abs=0.0)
 
 
+def test_a_factor_longer_than_the_window_wraps_as_its_masses_sum():
+    """A factor with a long, light tail is placed on a window shorter than itself: its atoms wrap modulo N and
+    add up (the np.bincount path of the row placement; the others take one or two slices). The composition
+    equals the one-factor-at-a-time reference, and the long factor is indeed longer than N (its wrapped tail,
+    3e-11 per atom, is far above the comparison's tolerance: dropping it would be red)."""
+    h = 2.0**-3
+    long_tail = np.concatenate([[0.25, 0.5, 0.25 - 9e-8], np.full(3000, 3e-11)])  # 3,003 atoms, tail 9e-8
+    factors = [(B.Pmf(-1, long_tail, 0.0, h), 2),
+               (B.pmfs(B.GaussianPair(2.0).directions()[0], h, upper=True, tail=1e-12), 3)]
+    A, y, err, outside = _reference_compose_fft(factors, 1e-6)
+    assert C.fft_length(C.window(factors, 1e-6)[1] - C.window(factors, 1e-6)[0] + 1) < long_tail.size
+    c = C._compose_fft(factors, 1e-6)
+    assert c.offset == A and c.outside == outside
+    np.testing.assert_allclose(c.mass, y, rtol=1e-12, atol=1e-12 * float(np.max(np.abs(y))))
+    assert c.err == pytest.approx(err, rel=1e-12, abs=0.0)
+
+
 def test_skipped_coefficients_are_those_whose_bound_underflows(history):
     """A composition of several factors computes log|X|, arg X and the spread only where exp(sum n_i log
     min(|X_i| + e_i, cap_i)) can be nonzero; ``power=False`` computes every coefficient: bitwise the same
