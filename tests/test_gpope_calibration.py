@@ -340,3 +340,38 @@ def test_gpope_bracket_walks_the_grids_coarse_to_fine_until_decided(monkeypatch,
         assert lower == best > target and lower <= upper
     else:  # then the PLD's refined bracket: its lower end can only raise it
         assert best <= target and best <= lower <= upper
+
+
+@pytest.mark.parametrize("target, known, calls, expect", [
+    # the pair at m = 100, N = 1000, sigma = 2.7076: lower bounds 1.0291 / 1.0664 / 1.0680 on 8x / 2x / 1x its rule
+    # grid, PLD probe 1.0692 (test_gpope_bracket_walks_the_grids_coarse_to_fine_until_decided)
+    (2.0, 0.0, 0, "certified"),  # the PLD's probe certifies: no other upper end asked
+    (1.0, 0.0, 0, "decided"),  # the 8x lower bound exceeds the target: no upper end can certify it
+    (1.0685, 0.0, 1, "certified"),  # undecided by the PLD: the other upper end (here 1.0684) certifies it
+    (1.0, 1.05, 0, "carried"),  # a lower bound carried from a larger sigma decides it: nothing composed here
+])
+def test_gpope_bracket_asks_the_other_upper_end_only_where_the_pld_leaves_the_target_undecided(
+        monkeypatch, target, known, calls, expect):
+    from privcal.accounting import realisable
+
+    asked, composed = [], []
+    real = realisable.unchecked_epsilon_lower
+    monkeypatch.setattr(realisable, "unchecked_epsilon_lower",
+                        lambda *a, **k: composed.append(a) or real(*a, **k))
+    lower, upper = table._gpope_bracket(2.7076, 1e-5, 100, 1000, target=target, printed=False, known=known,
+                                        valid_upper=lambda: asked.append(1) or 1.0684)
+    assert len(asked) == calls
+    if expect == "certified":
+        assert lower == 0.0 and upper <= target
+    elif expect == "decided":
+        assert lower > target and 1.029 <= lower <= upper and composed
+    else:  # carried: the PLD's probe alone is the upper end, the carried bound the lower one
+        assert lower == known and not composed and upper >= known
+
+
+def test_known_lower_carries_only_from_larger_sigmas():
+    # the pair's epsilon is non-increasing in sigma: a bound at sigma' >= sigma bounds sigma's, never the reverse
+    found = [(2.0, 1.5), (1.0, 30.0), (1.5, 4.0)]
+    assert table._known_lower(found, 1.2) == 4.0  # from 1.5 and 2.0, not from 1.0
+    assert table._known_lower(found, 2.0) == 1.5
+    assert table._known_lower(found, 2.5) == 0.0
