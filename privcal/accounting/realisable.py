@@ -166,10 +166,13 @@ def _binned(pair: MixturePair, bins: int):
     means = pair.p_means + pair.q_means
     edges = np.linspace(min(means) - _REACH * pair.s, max(means) + _REACH * pair.s, bins + 1)
     out, r = [], 0.0
+    cells: dict = {}  # the same normal on the same edges in both laws (e.g. N(0, s^2)): its tails computed once
     for weights, centres in ((pair.p_weights, pair.p_means), (pair.q_weights, pair.q_means)):
         logs = []
         for w, m in zip(weights, centres):
-            lm, rel = _log_cell_masses(edges, m, pair.s)
+            if m not in cells:
+                cells[m] = _log_cell_masses(edges, m, pair.s)
+            lm, rel = cells[m]
             logs.append(math.log(w) + lm)
             r = max(r, float(rel.max()) + 2 * _U * (len(weights) + 1))
         out.append(np.logaddexp.reduce(np.vstack(logs), axis=0))
