@@ -338,12 +338,11 @@ def _estimated_window(groups: dict, order: int, h: float, bins: int, tail: float
     """The FFT length of the composition of ``order``'s steps on the grid h, estimated without pairing the cells
     (the pairing's cost grows with the lattice: 53 ms at sigma = 0.1357, 1e4 steps, q = 1e-3 on twice the rule
     grid, where the window, 3.9e6 cells, is 7.4x the budget of the GPOPE table's printed bound): each atom's
-    P-mass on the cell floor(loss / h) alone, as :func:`_paired_pmf` places it before the pairing, which then
-    moves mass only between neighbouring cells and piles at the ends. Only a forecast (None where it is not
+    P-mass on the cell floor(loss / h) alone, as :func:`_paired_pmf` places it before the pairing (docs/pld.md
+    Sec. 2.3), which then moves mass between nearby cells. Only a forecast (None where it is not
     computed: one step, no finite loss, or a lattice below :data:`_FORECAST_MIN_CELLS` cells, cheap to pair): it
     decides which grid is tried first, never what is certified -- a grid skipped wrongly would leave a coarser
-    grid's bound, still a lower bound. Measured against the paired
-    window on 144 cases (sigma 0.05-20, q 1e-3-0.1, 100-1e4 steps, grids 1-64x the rule grid, both orders):
+    grid's bound, still a lower bound. Measured against the paired window on 144 cases (sigma 0.05-20, q 1e-3-0.1, 100-1e4 steps, grids 1-64x the rule grid, both orders):
     within the FFT length's rounding (<= 1.3%) wherever either exceeds 2^17 cells; apart only on small windows
     (<= 15,000 cells), far below any limit the skip compares with (2^19 cells or more). Hence the margin
     :data:`_SKIP_MARGIN` = 1.5, ~40 times that rounding (tests/test_pld_realisable.py pins both)."""
