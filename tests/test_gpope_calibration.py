@@ -127,35 +127,39 @@ def test_gpope_table_flags_paper_bounds():
     tab = gpope_table([0.1, 1.0], 1e-5, **SETTING)
     assert tab.reference == "pld"
     flagged = set()
-    for row in tab.rows:
-        for key, eps_at in row.reference_epsilons.items():
+    computed = {}  # sigma -> the lower end the table composed there (for the bounds it carries to smaller sigmas)
+    for row in tab.rows:  # as the table decides them: rows by target, each row's columns from the largest sigma
+        for key, eps_at in sorted(row.reference_epsilons.items(), key=lambda kv: -row.sigmas[kv[0]]):
             # independent re-check of the upper end: the valid RDP accountant (replace-one) at that sigma
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", GridEdgeWarning)
                 ref = RDPAccountant().compose(gpope._event(row.sigmas[key], 1000, 10_000, "replace_one")).epsilon(1e-5)
-            if ref <= row.epsilon:  # certified private by the valid RDP bound: no lower bound needed
-                assert eps_at == pytest.approx(ref, rel=1e-12)
-                assert key not in row.lower_epsilons and key not in row.insufficient
-                continue
             # and of the lower end: the realisable pair (every clipped gradient -h e, the replaced one +h e) is
             # the subsampled Gaussian at sensitivity 2h, one of m = 1000 per iteration, N = 1e4; it is also the
             # dominating pair priced under replace-one (docs/pld.md 1.2), so its upper end bounds epsilon too
             pair = privcal.SelfComposedEvent(privcal.PoissonSampledEvent(1e-3, privcal.GaussianEvent(row.sigmas[key] / 2)),
                                              10_000)
             lower, upper = PLDAccountant().compose(pair).bracket(1e-5)
-            # the table's upper end: valid (never below the refined bracket's) and never above RDP's
+            # the table's upper end: valid (never below the refined bracket's); the PLD's probe, below RDP's here
+            # (2-400x: the RDP accountant is consulted only where the PLD leaves the target undecided)
             assert upper * (1 - 1e-9) <= eps_at <= ref * (1 + 1e-12)
             # its lower end: certified (the realisable pair's binned bound or the PLD's lower end, whichever
             # is larger), so never above a valid upper bound and never below the binned bound
             from privcal.pld import realisable
 
             if eps_at <= row.epsilon:  # certified by the PLD's upper end: no lower end is computed (0 stands)
-                assert row.lower_epsilons[key] == 0.0
+                assert row.lower_epsilons[key] == 0.0 and key not in row.insufficient
+                continue
+            assert row.lower_epsilons[key] <= upper * (1 + 1e-9)
+            factor, cells = (table._PRINTED_GRIDS if key == tab.paper_key else table._VERDICT_GRIDS)[0]
+            first = realisable.unchecked_epsilon_lower(pair, 1e-5, realisable.unchecked_grid(pair) * factor,
+                                                       max_cells=cells)
+            carried = [v for s, v in computed.items() if s >= row.sigmas[key] and v > row.epsilon]
+            if key != tab.paper_key and carried:  # decided by a bound composed at a larger sigma: the largest
+                assert row.lower_epsilons[key] == max(carried)
             else:  # never below the binned bound on the first grid the table tries (the printed one's: its only)
-                factor, cells = (table._PRINTED_GRIDS if key == tab.paper_key else table._VERDICT_GRIDS)[0]
-                first = realisable.unchecked_epsilon_lower(pair, 1e-5, realisable.unchecked_grid(pair) * factor,
-                                                           max_cells=cells)
-                assert first * (1 - 1e-12) <= row.lower_epsilons[key] <= upper * (1 + 1e-9)
+                assert first * (1 - 1e-12) <= row.lower_epsilons[key]
+                computed[row.sigmas[key]] = row.lower_epsilons[key]
             assert (key in row.insufficient) == (lower > row.epsilon)  # '!' only from the certified lower bound
             flagged |= {key} if key in row.insufficient else set()
     assert {"lemma1", "theorem1_paper", "rdp_h"} <= flagged  # the paper's bounds are proven short somewhere here
@@ -285,6 +289,10 @@ def test_gpope_verdicts_refine_a_lower_bound_only_where_the_coarse_one_leaves_th
                 continue  # certified private by the PLD's upper end: no lower bound composed
             nm = row.sigmas[key] / 2  # the pair's noise multiplier (sensitivity 2h)
             mine = [(f, out) for s, f, out in calls if s == nm]
+            if not mine:  # decided by a bound composed at a larger sigma (table._known_lower): never the printed one
+                assert key != tab.paper_key and key in row.insufficient
+                assert lower > row.epsilon and lower in {out for s, _, out in calls if s > nm}
+                continue
             ladder = [f for f, _ in (table._PRINTED_GRIDS if key == tab.paper_key else table._VERDICT_GRIDS)]
             # the ladder up to the first bound above the target (all of it where none is)
             decided = next((i for i, (_, out) in enumerate(mine) if out > row.epsilon), len(ladder) - 1)
@@ -332,3 +340,38 @@ def test_gpope_bracket_walks_the_grids_coarse_to_fine_until_decided(monkeypatch,
         assert lower == best > target and lower <= upper
     else:  # then the PLD's refined bracket: its lower end can only raise it
         assert best <= target and best <= lower <= upper
+
+
+@pytest.mark.parametrize("target, known, calls, expect", [
+    # the pair at m = 100, N = 1000, sigma = 2.7076: lower bounds 1.0291 / 1.0664 / 1.0680 on 8x / 2x / 1x its rule
+    # grid, PLD probe 1.0692 (test_gpope_bracket_walks_the_grids_coarse_to_fine_until_decided)
+    (2.0, 0.0, 0, "certified"),  # the PLD's probe certifies: no other upper end asked
+    (1.0, 0.0, 0, "decided"),  # the 8x lower bound exceeds the target: no upper end can certify it
+    (1.0685, 0.0, 1, "certified"),  # undecided by the PLD: the other upper end (here 1.0684) certifies it
+    (1.0, 1.05, 0, "carried"),  # a lower bound carried from a larger sigma decides it: nothing composed here
+])
+def test_gpope_bracket_asks_the_other_upper_end_only_where_the_pld_leaves_the_target_undecided(
+        monkeypatch, target, known, calls, expect):
+    from privcal.accounting import realisable
+
+    asked, composed = [], []
+    real = realisable.unchecked_epsilon_lower
+    monkeypatch.setattr(realisable, "unchecked_epsilon_lower",
+                        lambda *a, **k: composed.append(a) or real(*a, **k))
+    lower, upper = table._gpope_bracket(2.7076, 1e-5, 100, 1000, target=target, printed=False, known=known,
+                                        valid_upper=lambda: asked.append(1) or 1.0684)
+    assert len(asked) == calls
+    if expect == "certified":
+        assert lower == 0.0 and upper <= target
+    elif expect == "decided":
+        assert lower > target and 1.029 <= lower <= upper and composed
+    else:  # carried: the PLD's probe alone is the upper end, the carried bound the lower one
+        assert lower == known and not composed and upper >= known
+
+
+def test_known_lower_carries_only_from_larger_sigmas():
+    # the pair's epsilon is non-increasing in sigma: a bound at sigma' >= sigma bounds sigma's, never the reverse
+    found = [(2.0, 1.5), (1.0, 30.0), (1.5, 4.0)]
+    assert table._known_lower(found, 1.2) == 4.0  # from 1.5 and 2.0, not from 1.0
+    assert table._known_lower(found, 2.0) == 1.5
+    assert table._known_lower(found, 2.5) == 0.0

@@ -313,7 +313,9 @@ def test_an_order_that_cannot_raise_the_bound_does_not_coarsen_the_other(monkeyp
     done = _completed_compositions(monkeypatch, R)
     lower = R.unchecked_epsilon_lower(event, 1e-5)
     assert [f[0][0].h for f in done] == [2.0**-9]  # one composition, (P, Q)'s, on the first grid it fits
-    assert paired == [2.0**-11, 2.0**-9]  # (Q, P) never paired; (P, Q) on 2^-11, whose window did not fit
+    # (Q, P) never paired; (P, Q) not on 2^-11 either: its window there (7.8e6 cells, estimated without pairing)
+    # exceeds 1.5 times the memory cap's 2^21 cells (test_a_grid_is_skipped_without_pairing_where_it_cannot_fit)
+    assert paired == [2.0**-9]
     groups = R._groups(event)
     tail = min(max(1e-4 * 1e-5, R.L.WINDOW_TAIL), 1e-9)
     direct = R.L.epsilon_side(R.L.compose_pmfs(R._order_factors(groups, 0, 2.0**-9, 20_000), tail), 1e-5, upper=False)
@@ -323,6 +325,66 @@ def test_an_order_that_cannot_raise_the_bound_does_not_coarsen_the_other(monkeyp
         for h in (2.0**-11, 2.0**-7, 2.0**-3):
             factors = R._order_factors(groups, order, h, 20_000)
             assert R._order_ceiling(groups, order, h, 20_000) == R._loss_ceiling(factors)
+
+
+@pytest.mark.parametrize("s, steps, q, h, paired", [
+    # the pair at sigma / 2 (sensitivity 2h); the windows measured once with the paired cells:
+    (0.1357 / 2, 10_000, 1e-3, 2.0**-10, 3_888_000),  # the README's eps = 5 paper sigma on 2x its rule grid
+    (0.1357 / 2, 10_000, 1e-3, 2.0**-8, 972_000),  # ... 8x
+    (0.3393 / 2, 10_000, 1e-3, 2.0**-11, 933_120),  # eps = 2 on its rule grid
+    (0.05 / 2, 1000, 1e-2, 2.0**-9, 14_929_920),  # 1e3 steps, q = 1e-2, on its rule grid
+])
+def test_the_window_forecast_is_the_paired_window_where_it_is_large(s, steps, q, h, paired):
+    """The forecast that lets a grid be skipped (:func:`_estimated_window`, the unpaired cells) is within the FFT
+    length's rounding of the paired composition's window (1.3% at 933,120), here checked against that window
+    computed afresh: the margin 1.5 (_SKIP_MARGIN) is ~40 times beyond it."""
+    from privcal.accounting import realisable as R
+
+    event = SelfComposedEvent(privcal.PoissonSampledEvent(q, GaussianEvent(s)), steps)
+    groups = R._groups(event)
+    tail = min(max(1e-4 * 1e-5, R.L.WINDOW_TAIL), 1e-9)
+    estimate = R._estimated_window(groups, 0, h, 20_000, tail)
+    seen = []
+
+    def record(cells):
+        seen.append(cells)
+        raise R._WindowFits
+
+    with pytest.raises(R._WindowFits):
+        R.L.compose_pmfs(R._order_factors(groups, 0, h, 20_000), tail, check=record)
+    assert seen == [paired]
+    assert abs(estimate / paired - 1.0) <= 0.013
+    assert R._SKIP_MARGIN >= 1.5
+
+
+@pytest.mark.parametrize("sigma, cells", [(0.1357, 2**19), (0.1357, None), (0.3393, 2**19), (0.6786, 2**19),
+                                          (1.3572, None)])
+def test_a_grid_is_skipped_without_pairing_where_it_cannot_fit(monkeypatch, sigma, cells):
+    """A grid whose forecast window exceeds 1.5 times the cell limit is not paired, and the bound is the one the
+    full walk (every grid paired, its window checked) gives, bit for bit: the README's GPOPE paper sigmas
+    (1e4 steps, q = 1e-3, sensitivity 2h) with the table's budget 2^19 and with the memory cap alone. Pairing a
+    grid wrongly skipped would only have coarsened it (a weaker lower bound, never an invalid one)."""
+    from privcal.accounting import realisable as R
+
+    event = SelfComposedEvent(privcal.PoissonSampledEvent(1e-3, GaussianEvent(sigma / 2)), 10_000)
+    h = R._grid(event)
+    paired = []
+    real_pair = R._paired_pmf
+    monkeypatch.setattr(R, "_paired_pmf", lambda lp, lq, g, r: paired.append(g) or real_pair(lp, lq, g, r))
+    skipping = R.unchecked_epsilon_lower(event, 1e-5, 2 * h, max_cells=cells)
+    skipped = list(paired)
+    paired.clear()
+    monkeypatch.setattr(R, "_SKIP_MARGIN", math.inf)  # the full walk: every grid paired
+    full = R.unchecked_epsilon_lower(event, 1e-5, 2 * h, max_cells=cells)
+    assert skipping == full
+    assert skipped == paired[-len(skipped):]  # the same grids from the first one it pairs
+    if sigma == 0.1357 and cells == 2**19:  # the printed eps = 5 bound: 2x and 8x (3.9e6, 9.7e5 cells) not paired
+        # (9.7e5 is 1.85 times the budget 2^19)
+        assert paired == [2 * h, 8 * h, 32 * h] and skipped == [32 * h]
+    # a forecast far too large only coarsens: still a lower bound, never above the full walk's
+    monkeypatch.setattr(R, "_SKIP_MARGIN", 1.5)
+    monkeypatch.setattr(R, "_estimated_window", lambda *a: 10**12 if a[2] < 8 * h else None)
+    assert 0.0 < R.unchecked_epsilon_lower(event, 1e-5, 2 * h, max_cells=cells) <= full
 
 
 def test_a_cells_budget_coarsens_and_still_bounds_from_below(monkeypatch):

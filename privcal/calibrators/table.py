@@ -26,6 +26,7 @@ end-to-end columns come from the paper calibrators (:mod:`~privcal.calibrators.d
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Optional
@@ -594,7 +595,8 @@ _GPOPE_PAPER = "theorem1_paper"
 
 
 def _gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: int,
-                   target: Optional[float] = None, *, printed: bool = True) -> tuple[float, float]:
+                   target: Optional[float] = None, *, printed: bool = True, known: float = 0.0,
+                   valid_upper: Optional[Callable[[], float]] = None) -> tuple[float, float]:
     """(lower, upper) epsilon of GPOPE at noise multiplier ``sigma`` for a realisable worst-case pair.
 
     The pair: every trajectory's clipped gradient is -h e at every iterate and the replaced one's is +h e
@@ -607,13 +609,19 @@ def _gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: in
 
     With a ``target``, the lower end is the realisable pair's bound on the first grid of :data:`_VERDICT_GRIDS`
     (``printed``: :data:`_PRINTED_GRIDS`) on which it exceeds the target (the verdict is then decided), else
-    the largest over them all; a certified lower bound either way.
+    the largest over them all; a certified lower bound either way. ``known``: a certified lower bound on this
+    sigma's epsilon found elsewhere (the table's, at a larger sigma: see :func:`_known_lower`); where it exceeds
+    the target, a column that is not ``printed`` composes no lower bound of its own. ``valid_upper``: another
+    certified upper end (the table's: the valid RDP accountant's), consulted only where the PLD's probe is not
+    finite or leaves the target undecided (a certified lower bound above the target means no upper end can
+    certify it); a target it certifies needs no lower end either.
     """
     # noise h N(0, sigma^2 I) against a shift of 2h: sensitivity 2 in units of h, Poisson add/remove pair
     event = Releases._unchecked(2.0, iterations, 1.0 / trajectories, "poisson", Neighbouring.ADD_REMOVE).event(sigma)
     # cheap certified ends first: the PLD's rule-grid upper end, then (only where it does not certify the
-    # target) the realisable pair's binned lower bound; the PLD's refined bracket only where they leave the
-    # target undecided. A target certified by the upper end needs no lower end: 0 (trivially valid) stands.
+    # target) the realisable pair's binned lower bound; the other upper end and the PLD's refined bracket only
+    # where they leave the target undecided. A target certified by an upper end needs no lower end: 0 (trivially
+    # valid) stands.
     acc = PLDAccountant()._compose(event)
     try:
         upper = float(acc.pld.unchecked_probe_epsilon(delta))
@@ -622,14 +630,20 @@ def _gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: in
     if target is not None and upper <= target:
         return 0.0, upper
     lower = 0.0
-    h = realisable.unchecked_grid(event)
-    for factor, cells in ((1.0, None),) if target is None else _PRINTED_GRIDS if printed else _VERDICT_GRIDS:
-        try:
-            lower = max(lower, realisable.unchecked_epsilon_lower(event, delta, h * factor, max_cells=cells))
-        except MemoryLimitError:
-            pass
-        if target is not None and lower > target:
-            break
+    if printed or target is None or not known > target:
+        h = realisable.unchecked_grid(event)
+        for factor, cells in ((1.0, None),) if target is None else _PRINTED_GRIDS if printed else _VERDICT_GRIDS:
+            try:
+                lower = max(lower, realisable.unchecked_epsilon_lower(event, delta, h * factor, max_cells=cells))
+            except MemoryLimitError:
+                pass
+            if target is not None and lower > target:
+                break
+    lower = max(lower, known)
+    if valid_upper is not None and (not math.isfinite(upper) or target is None or lower <= target):
+        upper = min(upper, valid_upper())
+        if target is not None and upper <= target:
+            return 0.0, upper
     if target is None or lower <= target < upper:
         try:
             lo, hi = acc._bracket(delta)
@@ -637,6 +651,15 @@ def _gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: in
         except MemoryLimitError:
             pass
     return min(lower, upper), upper
+
+
+def _known_lower(found: list, sigma: float) -> float:
+    """The largest certified lower bound in ``found`` ((sigma', lower) pairs of the realisable pair at the same
+    delta, m and N) at a sigma' >= ``sigma``; 0 if there is none. It bounds the epsilon at ``sigma`` too: the
+    pair's releases at sigma' are those at sigma plus independent N(0, (sigma'^2 - sigma^2) h^2 I) noise (its
+    gradients do not depend on the iterates), a post-processing, so the pair's epsilon is non-increasing in
+    sigma, and Algorithm 1's at sigma is at least the pair's at sigma, at least the pair's at sigma'."""
+    return max((lo for s, lo in found if s >= sigma), default=0.0)
 
 
 def gpope_table(
@@ -694,19 +717,26 @@ def gpope_table(
                 skipped.setdefault(key, " ".join(str(exc).split()))
         rows.append((eps, sigmas))
     reference = "pld" if all(math.isfinite(s["pld"]) for _, s in rows) else "rdp"
-    done = []
+    done, found = [], []  # found: (sigma, certified lower bound) of the realisable pair, for _known_lower
     for eps, sigmas in rows:
         ref = sigmas[reference]
         checked = [k for k in sigmas if _GPOPE_COLUMNS[k].checked and math.isfinite(sigmas[k])]
-        # upper: the valid replace-one RDP accountant first (cheap); where it does not certify the target, the
-        # PLD bracket of the pair, which is both realised and the dominating pair priced under replace-one
-        # (docs/pld.md 1.2): its lower end bounds Algorithm 1's epsilon from below, its upper end from above
-        upper = {k: gpope._valid_epsilon(sigmas[k], delta, m, n, "replace_one") for k in checked}
-        lower = {}
-        for k in checked:
-            if upper[k] > eps:  # the paper column's lower end is printed (the verdict): from the finer grid
-                lower[k], pld_upper = _gpope_bracket(sigmas[k], delta, m, n, target=eps, printed=k == _GPOPE_PAPER)
-                upper[k] = min(upper[k], pld_upper)
+        # the PLD bracket of the pair, which is both realised and the dominating pair priced under replace-one
+        # (docs/pld.md 1.2): its lower end bounds Algorithm 1's epsilon from below, its upper end (the reference's
+        # probe) from above; the valid replace-one RDP accountant's upper end only where the PLD leaves the target
+        # undecided (at the README's table the PLD's is 2-400x below it at every checked sigma). Larger sigmas
+        # first: a lower bound found there decides the verdicts at the smaller ones (_known_lower); the paper
+        # column's lower end is printed (the verdict): its own, from the finer grids
+        bounds = {}
+        for k in sorted(checked, key=lambda k: -sigmas[k]):
+            s = sigmas[k]
+            bounds[k] = _gpope_bracket(
+                s, delta, m, n, target=eps, printed=k == _GPOPE_PAPER, known=_known_lower(found, s),
+                valid_upper=functools.partial(gpope._valid_epsilon, s, delta, m, n, "replace_one"))
+            if bounds[k][0] > 0:
+                found.append((s, bounds[k][0]))
+        upper = {k: bounds[k][1] for k in checked}
+        lower = {k: bounds[k][0] for k in checked}
         # '!' only where a certified lower bound of a realisable pair exceeds the target (issue 13, item 3)
         insufficient = tuple(k for k in lower if lower[k] > eps)
         done.append(Row(eps, delta, sigmas, {k: v / ref for k, v in sigmas.items()}, insufficient, upper,
