@@ -71,3 +71,44 @@ def test_a_history_of_many_factors_gets_the_bracket_of_the_one_at_a_time_build(m
     monkeypatch.setattr(B, "_CELLS_KEPT", 10**6)  # every factor built on its own
     single = D.PLD(factors).bracket(1e-6)
     assert rows == pytest.approx(single, rel=1e-9, abs=0.0)
+
+
+@pytest.mark.parametrize("coarse", [None, (8, 1e-6)])
+def test_lower_end_built_later_equals_the_lower_end_built_at_once(coarse):
+    """``pmfs_many(..., lower_later=True)`` keeps each block's dominated cells and runs the pairing when built:
+    the same PMFs bit for bit as the lower end built with the upper one (the same operations on the same arrays;
+    the lattice offsets kept as int32 are the same integers). Red when the kept cells or offsets are not those of
+    the block (a row's mass moves) or a block's PMFs go to the wrong directions."""
+    h, tail = 2.0**-9, 1e-12
+    ds = _directions()
+    now = B.pmfs_many(ds, h, ends=(True, False), tail=tail, coarse=coarse)
+    later = B.pmfs_many(ds, h, ends=(True, False), tail=tail, coarse=coarse, lower_later=True)
+    assert isinstance(later[False], B.LowerLater) and later[False].nbytes > 0
+    built = later[False].build()
+    for got, ref in zip(built, now[False]):
+        assert got.offset == ref.offset
+        np.testing.assert_array_equal(got.mass, ref.mass)
+        assert got.inf_mass == ref.inf_mass == 0.0
+    for got, ref in zip(later[True], now[True]):
+        np.testing.assert_array_equal(got.mass, ref.mass)
+
+
+def test_a_bracket_of_many_factors_pairs_only_the_direction_it_needs(monkeypatch):
+    """PLD._bracket_at composes the lower end of the direction with the larger upper end only (docs/pld.md Sec.
+    2.3 "Rows"): with many factors the other direction's pairing is never run, and the bracket is the one built
+    with both lower ends at once, bit for bit. Red when _pmfs builds every lower end eagerly again (the pairing
+    runs for both directions) or when a kept lower end is built for the wrong direction (the bracket moves)."""
+    from privcal.privacy_loss import _distribution as D
+
+    factors = [(B.SubsampledGaussianPair(0.9 + 0.01 * i, 0.02), 30) for i in range(12)]
+    calls = []
+    real = B._lower_from
+    monkeypatch.setattr(B, "_lower_from", lambda dm, h: calls.append(dm.n.size) or real(dm, h))
+    lazy = D.PLD(factors).bracket(1e-6)
+    assert sum(calls) == len(factors)  # one direction's rows only
+    eager = D.PLD(factors)
+    real_many = B.pmfs_many
+    monkeypatch.setattr(B, "pmfs_many", lambda *a, **k: real_many(*a, **{**k, "lower_later": False}))
+    calls.clear()
+    assert eager.bracket(1e-6) == lazy
+    assert sum(calls) == 2 * len(factors)

@@ -668,19 +668,25 @@ _ROWS = 64
 
 
 def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MASS,
-              coarse: Optional[tuple] = None) -> dict:
+              coarse: Optional[tuple] = None, lower_later: bool = False) -> dict:
     """:func:`pmfs` of many directions, both ``ends`` (True: upper, False: lower) from one computation of each
     grid, as {end: [Pmf per direction]} in the order given. Subsampled directions of one side are stacked
     (:func:`stacked`) and built by rows of about equal length, _ROWS at a time: the same constructions, the
     per-call overhead paid once per row block; any other direction is built on its own (``coarse`` applies to
-    the subsampled ones only, as in :meth:`PLD._pmfs`)."""
+    the subsampled ones only, as in :meth:`PLD._pmfs`). ``lower_later`` (with False in ``ends``): the lower end
+    is returned as a :class:`LowerLater`, its dominated cells kept and the pairing run only when it is built
+    (the same PMFs; a bracket of many factors needs the lower end of one direction only)."""
     out = {e: [None] * len(directions) for e in ends}
+    later = LowerLater(len(directions), h) if lower_later and False in ends else None
     sub = [i for i, d in enumerate(directions) if type(d) is SubsampledDirection]
     for i in range(len(directions)):
         if type(directions[i]) is not SubsampledDirection:
             c = _grid_cells_rows([directions[i]], h, tail, None)
             for e in ends:
-                out[e][i] = (_upper_rows(c, h) if e else _lower_rows(c, h))[0]
+                if e or later is None:
+                    out[e][i] = (_upper_rows(c, h) if e else _lower_rows(c, h))[0]
+                else:
+                    later.blocks.append(([i], _dominated(c)))
     for remove in (True, False):
         group = [i for i in sub if directions[i].remove == remove]
         if not group:
@@ -692,27 +698,65 @@ def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MAS
             ds = [directions[i] for i in block]
             c = _grid_cells_rows(ds, h, tail, coarse, stack=len(ds) > 1)
             for e in ends:
+                if not e and later is not None:
+                    later.blocks.append((block, _dominated(c)))
+                    continue
                 built = _upper_rows(c, h) if e else _lower_rows(c, h)
                 for i, pm in zip(block, built):
                     out[e][i] = pm
+    if later is not None:
+        out[False] = later
     return out
 
 
-def _lattice(c: _Cells, arrays: list) -> list:
-    """The arrays (one value per grid point, one row per direction) placed on each row's lattice (offset lo, index
-    idx - lo: coarse cells leave gaps): for each array, the list of its rows (1-D, of the lattice's size). A row
-    without gaps is a view of its own points; the rows with gaps are scattered together."""
-    F, L = c.idx.shape
-    sizes = c.idx[np.arange(F), c.n - 1] - c.lo + 1
+class LowerLater:
+    """The lower ends of :func:`pmfs_many` not built yet: each row block's dominated cells (:class:`_Dominated`,
+    ~20 bytes per grid point, against 8 per lattice point of the built PMF); :meth:`build` runs the pairing
+    (:func:`_lower_from`), the same PMFs as :func:`_lower_rows` on the same cells."""
+
+    def __init__(self, count: int, h: float):
+        self.count, self.h = count, h
+        self.blocks: list = []  # (direction indices, _Dominated)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(dm.nbytes for _, dm in self.blocks)
+
+    def build(self) -> list:
+        """The lower PMF of each direction, in the order given to :func:`pmfs_many`."""
+        out: list = [None] * self.count
+        for block, dm in self.blocks:
+            for i, pm in zip(block, _lower_from(dm, self.h)):
+                out[i] = pm
+        return out
+
+
+def _offsets(c: _Cells) -> Optional[np.ndarray]:
+    """Each point's lattice index relative to its row's first point (idx - lo), or None where no cell is wider
+    than h (then the offsets are 0 .. n - 1 on every row)."""
+    return c.idx - c.lo[:, None] if c.wide else None
+
+
+def _lattice(n: np.ndarray, off: Optional[np.ndarray], arrays: list) -> list:
+    """The arrays (one value per grid point, one row per direction, rows of n[f] points with lattice offsets
+    ``off``, None: 0 .. n[f] - 1) placed on each row's lattice (coarse cells leave gaps): for each array, the list
+    of its rows (1-D, of the lattice's size). A row without gaps is a view of its own points; the rows with gaps
+    are scattered together (one flat index for all the arrays)."""
+    F = n.size
+    sizes = n if off is None else off[np.arange(F), n - 1] + 1
     out = [[a[f, :sizes[f]] for f in range(F)] for a in arrays]
-    gaps = np.flatnonzero(sizes != c.n)  # rows with coarse cells
+    gaps = np.flatnonzero(sizes != n)  # rows with coarse cells
     if gaps.size:
-        valid = np.arange(L)[None, :] < c.n[gaps, None]
+        L = arrays[0].shape[1]
+        W = int(sizes[gaps].max())
+        valid = np.arange(L)[None, :] < n[gaps, None]
         rows, cols = np.nonzero(valid)
-        pos = c.idx[gaps[rows], cols] - c.lo[gaps[rows]]
+        src = gaps[rows] * L + cols  # flat positions in the arrays
+        dst = rows * W + off[gaps[rows], cols]  # flat positions on the lattice rows
         for k, a in enumerate(arrays):
-            full = np.zeros((gaps.size, int(sizes[gaps].max())))
-            full[rows, pos] = a[gaps[rows], cols]
+            full = np.zeros(gaps.size * W)
+            full[dst] = a.reshape(-1).take(src)
+            full = full.reshape(gaps.size, W)
             for r, f in enumerate(gaps):
                 out[k][f] = full[r, :sizes[f]]
     return out
@@ -767,7 +811,7 @@ def _upper_rows(c: _Cells, h: float) -> list:
     atoms[:, 0] += c.below
     inf_mass = np.minimum(c.inf_mass + c.above, 1.0)
     dip_sum, quad_sum = dip.sum(axis=1), quad.sum(axis=1)
-    atoms, err_atoms, mono, dip, quad = _lattice(c, [atoms, err_atoms, mono, dip, quad])
+    atoms, err_atoms, mono, dip, quad = _lattice(c.n, _offsets(c), [atoms, err_atoms, mono, dip, quad])
     return [Pmf(int(c.lo[f]), atoms[f], float(inf_mass[f]), h, float(err_mass[f]), float(dip_sum[f]),
                 float(quad_sum[f]), err_atoms[f], mono=mono[f], dip=dip[f], quad=quad[f], err_inf=float(err_inf[f]))
             for f in range(F)]
@@ -784,9 +828,34 @@ def _lower_rows(c: _Cells, h: float) -> list:
     only possible for cells within round-off of a ratio e^{g_j}). The pairing (:func:`_sweep_rows`) is then a
     post-processing of this dominated pair; its own round-off is absorbed by emitting an upper bound of
     e^{g_j} Q of each mixture only where it is below a lower bound of P."""
+    return _lower_from(_dominated(c), h)
+
+
+@dataclass
+class _Dominated:
+    """The dominated cells of F rows (:func:`_dominated`), all the lower end needs of :class:`_Cells`: kept by
+    :class:`LowerLater` until the lower end is asked for. ``off``: lattice offsets of the points (idx - lo, int32
+    where they fit), None where no cell is wider than h."""
+
+    n: np.ndarray
+    lo: np.ndarray
+    off: Optional[np.ndarray]
+    p_lo: np.ndarray
+    rt_hi: np.ndarray
+    below_lo: np.ndarray
+    below_rt_hi: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.n, self.lo, self.p_lo, self.rt_hi, self.below_lo, self.below_rt_hi)
+                   + ((self.off,) if self.off is not None else ()))
+
+
+def _dominated(c: _Cells) -> _Dominated:
+    """The cells of each row made dominated by the true ones (:func:`_lower_rows`): P-masses lowered, e^{g_j}
+    Q-masses raised by their error bounds, the mass below the grid likewise."""
     u = _U
     p, rt, g = c.p, c.rt_raw, c.g
-    F, L = g.shape
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         p_err = np.nan_to_num(c.p_err, nan=np.inf)
         q_err = np.nan_to_num(c.q_err, nan=np.inf)
@@ -801,16 +870,23 @@ def _lower_rows(c: _Cells, h: float) -> list:
         below_lo = np.where(c.below > 0, c.below * (1.0 - tail_rel_err(c.p_le[:, 0]) - c.ap[:, 0]), 0.0)
         below_rt_hi = np.where(c.below_rt > 0, c.below_rt * (1.0 + tail_rel_err(c.q_le[:, 0]) + c.aq[:, 0]
                                                              + 4 * u * (2.0 + np.abs(g[:, 0]))), 0.0)
-    atoms = np.zeros((F, L))
-    wide = c.wide
-    atoms[:, :-1] = _sweep_rows(p_lo, rt_hi, h, np.maximum(below_lo, 0.0), below_rt_hi,
-                                idx=c.idx if wide else None, cells=c.n - 1)[0]
-    (atoms,) = _lattice(c, [atoms])
+    off = _offsets(c)
+    if off is not None and int(off.max()) < 2**31:
+        off = off.astype(np.int32)  # the same integers (the sweep and the lattice use differences and offsets)
+    return _Dominated(c.n, c.lo, off, p_lo, rt_hi, np.maximum(below_lo, 0.0), below_rt_hi)
+
+
+def _lower_from(dm: _Dominated, h: float) -> list:
+    """The dominated PMF of each row from its dominated cells (the pairing, :func:`_sweep_rows`)."""
+    F, M = dm.p_lo.shape
+    atoms = np.zeros((F, M + 1))
+    atoms[:, :-1] = _sweep_rows(dm.p_lo, dm.rt_hi, h, dm.below_lo, dm.below_rt_hi, idx=dm.off, cells=dm.n - 1)[0]
+    (atoms,) = _lattice(dm.n, dm.off, [atoms])
     out = []
     for f in range(F):
         zero = np.zeros(atoms[f].size)  # no error anywhere (one read-only array for the four bounds)
         zero.setflags(write=False)
-        out.append(Pmf(int(c.lo[f]), atoms[f], 0.0, h, 0.0, 0.0, 0.0, zero, mono=zero, dip=zero, quad=zero))
+        out.append(Pmf(int(dm.lo[f]), atoms[f], 0.0, h, 0.0, 0.0, 0.0, zero, mono=zero, dip=zero, quad=zero))
     return out
 
 
@@ -1086,20 +1162,25 @@ def _pair_level(p: np.ndarray, rt: np.ndarray, eh, below_p, below_rt):
     can = excess > 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
         inv_a = np.where(a > 0.0, 1.0 / np.where(a > 0.0, a, 1.0), 0.0)
-    x_next, x_prev = np.zeros_like(x), np.zeros_like(x)  # x shifted left / right, zero at the row's ends
-    has_a = a > 0.0
-    sels = []
-    for parity in (0, 1):
-        sel = can.copy()
-        sel[:, parity::2] = False
-        sels.append(sel)
+    # each pass raises the cells of one colour (odd, then even columns) against their neighbours of the other
+    # colour: computed on the strided columns of that colour only, the same operations on the same numbers
+    L = x.shape[1]
+    xp = np.zeros((F, L + 2))  # x with a zero on either side: x_{j-1} = xp[j], x_{j+1} = xp[j + 2]
+    xp[:, 1:-1] = x
+    colours = []
+    for start in (1, 0):  # the former parity 0 pass raised the odd columns, parity 1 the even ones
+        cols = slice(start, None, 2)
+        has_a = a[:, cols] > 0.0
+        colours.append((start, cols, can[:, cols], a_next[:, cols], inv_a[:, cols], has_a))
     for _ in range(_PAIR_ROUNDS):
-        for parity in (0, 1):
-            x_next[:, :-1] = x[:, 1:]
-            x_prev[:, 1:] = x[:, :-1]
-            room = np.minimum(1.0 - a_next * x_next, np.where(has_a, (1.0 - x_prev) * inv_a, 1.0))
+        for start, cols, can_c, an_c, inv_c, has_c in colours:
+            mine = xp[:, 1 + start:L + 1:2]
+            x_next = xp[:, 2 + start:L + 2:2]
+            x_prev = xp[:, start:L:2]
+            room = np.minimum(1.0 - an_c * x_next, np.where(has_c, (1.0 - x_prev) * inv_c, 1.0))
             np.clip(room, 0.0, 1.0, out=room)
-            x = np.where(sels[parity], np.maximum(x, room), x)
+            mine[...] = np.where(can_c, np.maximum(mine, room), mine)
+    x = xp[:, 1:-1]
     x = x * (1.0 - 8 * u)  # z = a x below inherits this shrink (docstring): the parts of a cell sum to <= 1
     z_prev = np.where(mix, x * a, 0.0)  # fraction of the atom below mixed at G_i
     P_mix = x * p + z_prev * prev_p
