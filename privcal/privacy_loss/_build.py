@@ -51,6 +51,9 @@ _PAIR_ROUNDS = 2
 #: each tail of a single-step PLD beyond its grid holds at most this much P-mass
 TAIL_MASS = 1e-25
 _Z_TAIL = float(-ndtri(TAIL_MASS))  # ~10.4 standard deviations
+#: a tail <= Phi(-_SIDE_Z) ~ 0.242 at a grid point is certainly the smaller of its two (the other >= 0.758, far
+#: beyond any rounding): the larger need not be evaluated there (:meth:`SubsampledDirection._tails_rows`)
+_SIDE_Z = 0.7
 #: the dominated PMF drops cells whose lowered P-mass is below this: a normal cell mass >= 1e-290 was
 #: computed from normal numbers only (exp of a log tail >= the mass, times a factor <= 1), so the relative
 #: error model holds for it
@@ -118,6 +121,13 @@ def mills_rel_err(z, dz):
         r = (z + dz + 1.0) * dz
         out = np.where(r <= 0.1, r * (1.0 + 2.0 * r), np.inf)
     return np.where(dz == 0.0, 0.0, out)
+
+
+def _mills(z_abs: np.ndarray, dz: np.ndarray) -> np.ndarray:
+    """:func:`mills_rel_err` of finite |z| (the same operations; its dz = 0 case is the formula's own 0 there)."""
+    with np.errstate(over="ignore"):
+        r = (z_abs + dz + 1.0) * dz
+        return np.where(r <= 0.1, r * (1.0 + 2.0 * r), np.inf)
 
 
 class GaussianPair:
@@ -255,8 +265,9 @@ class SubsampledDirection:
             fin = np.isfinite(x)
             dz0 = np.where(fin, 1.01 * (dx / s + _U * np.abs(z0)), 0.0)
             dz1 = np.where(fin, 1.01 * ((dx + _U * np.abs(x - 1.0)) / s + _U * np.abs(z1)), 0.0)
-            r0 = np.where(fin, mills_rel_err(np.where(fin, z0, 0.0), dz0), 0.0)
-            r1 = np.where(fin, mills_rel_err(np.where(fin, z1, 0.0), dz1), 0.0)
+            # mills_rel_err at the finite points, 0 elsewhere (there dz = 0 at z = 0: r = 0, the same 0)
+            r0 = _mills(np.where(fin, np.abs(z0), 0.0), dz0)
+            r1 = _mills(np.where(fin, np.abs(z1), 0.0), dz1)
         mix = np.maximum(r0, r1)
         return (mix, r0) if self.remove else (r0, mix)
 
@@ -271,12 +282,15 @@ class SubsampledDirection:
         l = np.asarray(l, dtype=float)
         return self._tails_at(self._preimage(l if self.remove else -l))
 
-    def tails_and_arg_err(self, l):
+    def tails_and_arg_err(self, l, rows: Optional[tuple] = None):
         """(:meth:`tails`, :meth:`arg_rel_err`) at ``l`` from one evaluation of the preimage (the same numbers as
-        the two calls, which each compute it)."""
+        the two calls, which each compute it). ``rows`` = (F, L): ``l`` holds F rows of L increasing grid points
+        (flattened), and each point's larger tail is evaluated only where the cells may use it
+        (:meth:`_tails_rows`; elsewhere it is a placeholder 0)."""
         l = np.asarray(l, dtype=float)
         x, dx = self._preimage_err(l if self.remove else -l)
-        return self._tails_at(x), self._arg_err_at(x, dx)
+        four = self._tails_at(x) if rows is None else self._tails_rows(x, rows)
+        return four, self._arg_err_at(x, dx)
 
     def _tails_at(self, x):
         """The four log tails at the preimage x of l (remove: L > l <=> X > x; add: L' = -L > l <=> X < x(-l))."""
@@ -290,6 +304,51 @@ class SubsampledDirection:
         a_lt, a_ge = log_ndtr(z0), _lsf(z0)
         b_lt, b_ge = log_ndtr(z1), _lsf(z1)
         return a_lt, a_ge, _log_mix(lq1, lq, a_lt, b_lt), _log_mix(lq1, lq, a_ge, b_ge)
+
+    def _tails_rows(self, x, rows: tuple):
+        """:meth:`_tails_at` of F rows of L increasing grid points (x flattened), each tail evaluated only where
+        the cells can use it (docs/pld.md Sec. 2.3 "Rows"), the same numbers there; 0 (log 1) elsewhere.
+
+        The cells (:func:`_cell_masses`, :func:`_log_cell_masses`) and the tail errors read each point's tails
+        only through the smaller one: cell j compares gt_j with le_{j+1} and takes both its tails from that
+        side. A tail is *certainly small* at a point where it is <= Phi(-_SIDE_Z) ~ 0.242 (then the other is
+        >= 0.758): remove, P(L > l) <= Phi(-z1) and P(L <= l) <= Phi(z0) for the mixture, Phi(-z0) and Phi(z0)
+        for N(0, s^2); add, the mirror (P(L > l) = Phi(z0), Q(L <= l) <= Phi(-z1)). The le-sets are a prefix
+        of each row, the gt-sets a suffix (x(l) is monotone), so a cell whose left point has gt certainly small
+        has both points so, compares gt_j (<= 0.242) with le_{j+1} (>= 0.758, or the placeholder 0) and reads
+        gt only: True either way; a cell whose right point has le certainly small reads le only, and the
+        placeholder 0 of gt_j makes its comparison False, as the true value >= 0.758 does. Every other cell has
+        both tails at both points. So gt is needed at i unless le is certainly small at i + 1, le unless gt is
+        at i - 1 (for P and Q: the union of the two pairs' sets), and both at a row's first and last point
+        (the mass below and above the grid). The min of a point's two tails is then the computed small one."""
+        F, L = rows
+        s, lq, lq1 = self.s, self.lq, self.lq1
+        z0, z1 = x / s, (x - 1.0) / s
+        Z0, Z1 = z0.reshape(F, L), z1.reshape(F, L)
+        if self.remove:  # gt needed unless le is certainly small at the next point (le of the mixture by z0)
+            le_small, gt_small = Z0 <= -_SIDE_Z, Z1 >= _SIDE_Z  # the mixture's gt by z1 (covers N(0)'s by z0)
+        else:
+            le_small, gt_small = Z1 >= _SIDE_Z, Z0 <= -_SIDE_Z  # Q(L <= l) <= Phi(-z1) (covers P's by z0)
+        need_gt = np.ones((F, L), dtype=bool)
+        need_gt[:, :-1] = ~le_small[:, 1:]
+        need_le = np.ones((F, L), dtype=bool)
+        need_le[:, 1:] = ~gt_small[:, :-1]
+        g, e = need_gt.reshape(-1), need_le.reshape(-1)
+        lq_g, lq1_g, lq_e, lq1_e = _at(lq, g), _at(lq1, g), _at(lq, e), _at(lq1, e)
+        n = x.size
+        if self.remove:
+            a_gt, a_le, p_gt, p_le = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+            ag, ae = _lsf(z0[g]), log_ndtr(z0[e])  # N(0, s^2)
+            a_gt[g], a_le[e] = ag, ae
+            p_gt[g] = _log_mix(lq1_g, lq_g, ag, _lsf(z1[g]))
+            p_le[e] = _log_mix(lq1_e, lq_e, ae, log_ndtr(z1[e]))
+            return p_gt, p_le, a_gt, a_le
+        a_lt, a_ge, q_gt, q_le = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+        al, ag = log_ndtr(z0[g]), _lsf(z0[e])
+        a_lt[g], a_ge[e] = al, ag
+        q_gt[g] = _log_mix(lq1_g, lq_g, al, log_ndtr(z1[g]))
+        q_le[e] = _log_mix(lq1_e, lq_e, ag, _lsf(z1[e]))
+        return a_lt, a_ge, q_gt, q_le
 
 
 class SubsampledGaussianPair:
@@ -602,7 +661,7 @@ def _grid_cells_rows(directions: list, h: float, tail: float, coarse: Optional[t
     else:
         flat, shape, evaluate = g.ravel(), (F, L), stacked(directions, np.full(F, L))
     if type(evaluate) is SubsampledDirection:  # the preimage once for the tails and their argument errors
-        four, (ap, aq) = evaluate.tails_and_arg_err(flat)
+        four, (ap, aq) = evaluate.tails_and_arg_err(flat, shape)
     else:  # (a subclass may redefine either)
         four = evaluate.tails(flat)
         ap, aq = arg_rel_err(evaluate, flat)
@@ -974,7 +1033,7 @@ def _absorb_piles(out, r_out, lp, lrt, h, idx=None, cells=None):
     out, r_out, lp = out.copy(), r_out.copy(), lp.copy()
     excess = lp - lrt
     floor = 1e-9 * h * out.sum(axis=1)  # a rest whose excess is below this is not worth a loop
-    order = np.argsort(-excess, axis=1)[:, :_PILES]
+    order = _heaviest(excess, floor)
     every = np.arange(F)
     for r in range(order.shape[1]):
         j = order[:, r]
@@ -1059,6 +1118,30 @@ def _absorb_piles(out, r_out, lp, lrt, h, idx=None, cells=None):
     return out, lp
 
 
+def _heaviest(excess: np.ndarray, floor: np.ndarray) -> np.ndarray:
+    """``np.argsort(-excess, axis=1)[:, :_PILES]`` (the piles' order, heaviest first) wherever the piles' loop can
+    tell: only the rests with excess > floor are absorbed, so only their ranks matter. The _PILES + 1 largest of
+    each row are found by a partition and sorted; where two of them that are above the floor are equal (ties,
+    whose order the full sort decides) or one is nan, the row takes the full sort's order. The same ranks as
+    the full sort for every rest above the floor, at a fraction of its cost."""
+    K = _PILES
+    F, M = excess.shape
+    neg = -excess
+    if M <= K + 1:
+        return np.argsort(neg, axis=1)[:, :K]
+    cand = np.argpartition(neg, K, axis=1)[:, :K + 1]  # the K + 1 largest excesses, in any order
+    vals = np.take_along_axis(neg, cand, axis=1)
+    srt = np.argsort(vals, axis=1, kind="stable")
+    cand, vals = np.take_along_axis(cand, srt, axis=1), np.take_along_axis(vals, srt, axis=1)
+    with np.errstate(invalid="ignore"):
+        active = -vals > np.reshape(floor, (F, 1))
+    tie = np.any((vals[:, 1:] == vals[:, :-1]) & active[:, :-1], axis=1) | np.any(np.isnan(vals), axis=1)
+    order = cand[:, :K]
+    if tie.any():
+        order[tie] = np.argsort(neg[tie], axis=1)[:, :K]
+    return order
+
+
 def _absorb_piles_row(out, r_out, lp, lrt, h, idx=None):
     """:func:`_absorb_piles` of one PMF (1-D arrays): the same piles in the same order, the same mixtures and
     checks (see there), pile by pile with scalars -- several times faster for one PMF than a 2-D row of one
@@ -1070,7 +1153,7 @@ def _absorb_piles_row(out, r_out, lp, lrt, h, idx=None):
     out, r_out, lp = out.copy(), r_out.copy(), lp.copy()
     excess = lp - lrt
     floor = 1e-9 * h * float(out.sum())  # a rest whose excess is below this is not worth a loop
-    for j in np.argsort(-excess)[:_PILES]:
+    for j in _heaviest(excess[None, :], np.array([floor]))[0]:
         j = int(j)
         if not (excess[j] > floor and lp[j] > 0.0):
             continue
