@@ -196,3 +196,14 @@ def test_heaviest_piles_are_ranked_as_by_the_full_sort():
         act = ex[f, ref[f]] > floor[f]
         np.testing.assert_array_equal(got[f][act], ref[f][act])
         assert not np.any(ex[f, got[f]][~act] > floor[f])
+
+
+def test_grid_ranges_of_stacked_directions_equal_one_at_a_time():
+    """_grid_ranges evaluates the supports of many subsampled directions of one side over arrays of their
+    parameters: the same (lo, hi) as grid_range one at a time, at fine and coarse grids and extreme tails. Red when
+    a stacked parameter is misaligned or the floor / ceiling of the ends is taken otherwise."""
+    for remove in (True, False):
+        ds = [B.SubsampledDirection(float(s), q, remove) for s in np.linspace(0.3, 20.0, 60) for q in (1e-4, 0.01, 0.3, 0.99)]
+        for h in (2.0**-13, 0.1, 3.0):
+            for tail in (1e-12, 1e-300):
+                assert B._grid_ranges(ds, h, tail) == [B.grid_range(d, h, tail) for d in ds]

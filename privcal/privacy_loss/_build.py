@@ -508,6 +508,24 @@ def grid_range(direction, h: float, tail: float = TAIL_MASS) -> tuple[int, int]:
     return int(math.floor(lo / h)) - 1, max(int(math.ceil(hi / h)), int(math.floor(lo / h)))
 
 
+def _grid_ranges(directions: list, h: float, tail: float) -> list:
+    """:func:`grid_range` of each direction; subsampled directions of one side (``stack``-able) in one pass over
+    arrays of their parameters: the same operations on the same numbers as one at a time (the support's
+    losses are elementwise, floor and ceil exact)."""
+    if len(directions) < 2 or not all(type(d) is SubsampledDirection for d in directions) \
+            or len({d.remove for d in directions}) > 1:
+        return [grid_range(d, h, tail) for d in directions]
+    p = stacked(directions, np.ones(len(directions), dtype=int))
+    z = tail_z(tail)
+    s = p.s
+    if p.remove:
+        lo, hi = p._loss(-s * z), p._loss(1.0 + s * z)
+    else:
+        lo, hi = -p._loss(s * z), -p._loss(-s * z)
+    a, b = np.floor(lo / h), np.ceil(hi / h)
+    return [(int(x) - 1, max(int(y), int(x))) for x, y in zip(a.tolist(), b.tolist())]
+
+
 def _cell_masses(lgt: np.ndarray, lle: np.ndarray):
     """Masses of the cells between consecutive grid points from log tails at the points, each from the
     side with the smaller tails; and the size of the tail values, which bounds the local (dipole) error."""
@@ -553,7 +571,7 @@ def _points(direction, h: float, tail: float, coarse: Optional[tuple]) -> np.nda
 def _points_rows(directions: list, h: float, tail: float, coarse: Optional[tuple], stack: bool = False) -> list:
     """:func:`_points` of each direction; with ``stack`` (subsampled directions of one side) the tails at the
     coarse points of every direction in one pass (:func:`stacked`)."""
-    ranges = [grid_range(d, h, tail) for d in directions]
+    ranges = _grid_ranges(directions, h, tail) if stack else [grid_range(d, h, tail) for d in directions]
     out: list = [None] * len(directions)
     todo = []
     for f, (lo, hi) in enumerate(ranges):
@@ -750,7 +768,7 @@ def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MAS
         group = [i for i in sub if directions[i].remove == remove]
         if not group:
             continue
-        sizes = [grid_range(directions[i], h, tail) for i in group]
+        sizes = _grid_ranges([directions[i] for i in group], h, tail)
         order = sorted(range(len(group)), key=lambda k: sizes[k][1] - sizes[k][0])
         for s in range(0, len(order), _ROWS):
             block = [group[k] for k in order[s:s + _ROWS]]
