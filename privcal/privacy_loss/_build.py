@@ -814,11 +814,17 @@ def _offsets(c: _Cells) -> Optional[np.ndarray]:
     return c.idx - c.lo[:, None] if c.wide else None
 
 
+#: a run of at least this many consecutive lattice points of a row is placed by one slice copy (else by the scatter)
+_RUN = 32
+
+
 def _lattice(n: np.ndarray, off: Optional[np.ndarray], arrays: list) -> list:
     """The arrays (one value per grid point, one row per direction, rows of n[f] points with lattice offsets
     ``off``, None: 0 .. n[f] - 1) placed on each row's lattice (coarse cells leave gaps): for each array, the list
-    of its rows (1-D, of the lattice's size). A row without gaps is a view of its own points; the rows with gaps
-    are scattered together (one flat index for all the arrays)."""
+    of its rows (1-D, of the lattice's size). A row without gaps is a view of its own points. A row with gaps
+    (coarse tails) has one long run of consecutive lattice points (the dense middle), copied as a slice, and
+    single points K apart (the coarse tails), scattered together with those of the other rows by one flat index
+    for all the arrays: the same values at the same places."""
     F = n.size
     sizes = n if off is None else off[np.arange(F), n - 1] + 1
     out = [[a[f, :sizes[f]] for f in range(F)] for a in arrays]
@@ -826,15 +832,28 @@ def _lattice(n: np.ndarray, off: Optional[np.ndarray], arrays: list) -> list:
     if gaps.size:
         L = arrays[0].shape[1]
         W = int(sizes[gaps].max())
-        valid = np.arange(L)[None, :] < n[gaps, None]
-        rows, cols = np.nonzero(valid)
-        src = gaps[rows] * L + cols  # flat positions in the arrays
-        dst = rows * W + off[gaps[rows], cols]  # flat positions on the lattice rows
+        runs, rest = [], []  # (row, first point, end point, its lattice offset); the other points' (row, point)
+        for r, f in enumerate(gaps.tolist()):
+            o = off[f, :n[f]]
+            cut = np.flatnonzero(np.diff(o) != 1) + 1  # where a run of consecutive lattice points ends
+            starts, ends = np.concatenate(([0], cut)), np.concatenate((cut, [n[f]]))
+            long = ends - starts >= _RUN
+            keep = np.ones(int(n[f]), dtype=bool)
+            for a, b in zip(starts[long].tolist(), ends[long].tolist()):
+                runs.append((r, f, a, b, int(o[a])))
+                keep[a:b] = False
+            cols = np.flatnonzero(keep)
+            rest.append((np.full(cols.size, r), cols))
+        rr = np.concatenate([x for x, _ in rest])
+        cc = np.concatenate([y for _, y in rest])
+        src = gaps[rr] * L + cc  # flat positions in the arrays
+        dst = rr * W + off[gaps[rr], cc]  # flat positions on the lattice rows
         for k, a in enumerate(arrays):
-            full = np.zeros(gaps.size * W)
-            full[dst] = a.reshape(-1).take(src)
-            full = full.reshape(gaps.size, W)
-            for r, f in enumerate(gaps):
+            full = np.zeros((gaps.size, W))
+            for r, f, i, j, o0 in runs:
+                full[r, o0:o0 + j - i] = a[f, i:j]
+            full.reshape(-1)[dst] = a.reshape(-1).take(src)
+            for r, f in enumerate(gaps.tolist()):
                 out[k][f] = full[r, :sizes[f]]
     return out
 
