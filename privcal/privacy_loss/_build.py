@@ -102,6 +102,16 @@ class Pmf:
 # --------------------------------------------------------------------------------------------------
 
 
+def _fix(x: np.ndarray, nan: float = 0.0, posinf: Optional[float] = None, neginf: Optional[float] = None) -> np.ndarray:
+    """``np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)`` of a float array (a new array, the same values),
+    the replacements made on its non-finite entries only (those are few: twice as fast)."""
+    bad = ~np.isfinite(x)
+    out = np.array(x, dtype=float)
+    if bad.any():
+        out[bad] = np.nan_to_num(out[bad], nan=nan, posinf=posinf, neginf=neginf)
+    return out
+
+
 def _lsf(z):
     """log P(N(0,1) > z)."""
     return log_ndtr(-z)
@@ -242,10 +252,10 @@ class SubsampledDirection:
                 dy[~small] = (b * (4.0 + np.abs(ll)) * u / (1.0 - b) + 2 * u * np.abs(Cl) + u * np.abs(ll)
                               + 2 * u * np.abs(lq_l) + u * np.abs(d) + u * np.abs(yl))
                 dx = 1.01 * (s2 * (dy + 2 * u * np.abs(y)) + u * np.abs(x))
-        x = np.where(l > self.lq1, np.nan_to_num(x, nan=-np.inf), -np.inf)
+        x = np.where(l > self.lq1, _fix(x, nan=-np.inf), -np.inf)
         if not with_err:
             return x, None
-        dx = np.where(np.isfinite(x), np.nan_to_num(dx, nan=np.inf), 0.0)  # x = -inf: the tails are exact
+        dx = np.where(np.isfinite(x), _fix(dx, nan=np.inf), 0.0)  # x = -inf: the tails are exact
         return x, dx
 
     def arg_rel_err(self, l):
@@ -534,7 +544,7 @@ def _cell_masses(lgt: np.ndarray, lle: np.ndarray):
         le = -np.expm1(lle[..., :-1] - lle[..., 1:])
         use_gt = lgt[..., :-1] <= lle[..., 1:]
         mass = np.where(use_gt, np.exp(lgt[..., :-1]) * gt, np.exp(lle[..., 1:]) * le)
-    mass = np.nan_to_num(mass, nan=0.0, posinf=0.0)
+    mass = _fix(mass, nan=0.0, posinf=0.0)
     small = np.minimum(np.exp(lgt), np.exp(lle))
     return np.maximum(mass, 0.0), small
 
@@ -547,7 +557,7 @@ def _log_cell_masses(lgt: np.ndarray, lle: np.ndarray) -> np.ndarray:
         le = -np.expm1(lle[..., :-1] - lle[..., 1:])
         use_gt = lgt[..., :-1] <= lle[..., 1:]
         out = np.where(use_gt, lgt[..., :-1] + np.log(gt), lle[..., 1:] + np.log(le))
-    return np.nan_to_num(out, nan=-np.inf, posinf=-np.inf)
+    return _fix(out, nan=-np.inf, posinf=-np.inf)
 
 
 #: grid cells kept per cache (:func:`pmfs`'s ``cells``)
@@ -694,14 +704,14 @@ def _grid_cells_rows(directions: list, h: float, tail: float, coarse: Optional[t
                   for a in (ap, aq))  # the tails are those at rounded arguments (Sec. 2.2)
         kp = tail_rel_err(np.minimum(p_gt, p_le)) + ap
         kq = tail_rel_err(lq_small) + aq
-    rt_raw = np.nan_to_num(rt, nan=0.0)
+    rt_raw = _fix(rt, nan=0.0)
     rt = np.minimum(rt_raw, p)
     below, above = np.exp(p_le[:, 0]), np.exp(p_gt[:, -1])  # a padded row's last point is its last point
     with np.errstate(over="ignore"):  # e^{g_0} Q below the grid may be inf (losses > 700 nats): no mixing there
         below_rt = np.exp(q_le[:, 0] + g[:, 0])
     with np.errstate(invalid="ignore"):
-        p_err = np.nan_to_num(kp * p_small)
-        q_err = np.nan_to_num(kq * r_small)
+        p_err = _fix(kp * p_small)
+        q_err = _fix(kq * r_small)
     te = p_err + q_err  # error of the tails at g_j
     if F > 1:
         te = np.where(np.arange(L)[None, :] < n[:, None], te, 0.0)
@@ -901,7 +911,7 @@ def _upper_rows(c: _Cells, h: float) -> list:
     # each cell's split keeps its P- and Q-mass: (p - up) e^{-g_j} + up e^{-g_{j+1}} = e^{-g_j} rt at its width w
     cell_minus = -np.expm1(-np.diff(c.g, axis=-1)) if wide else one_minus
     with np.errstate(invalid="ignore", divide="ignore"):  # a padded cell: 0 / 0, clipped to its mass 0
-        up = np.clip(np.nan_to_num((p - rt) / cell_minus), 0.0, p)  # to g_{j+1}
+        up = np.clip(_fix((p - rt) / cell_minus), 0.0, p)  # to g_{j+1}
     atoms[:, 1:] += up
     atoms[:, :-1] += p - up
     atoms[:, 0] += c.below
@@ -953,9 +963,9 @@ def _dominated(c: _Cells) -> _Dominated:
     u = _U
     p, rt, g = c.p, c.rt_raw, c.g
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        p_err = np.nan_to_num(c.p_err, nan=np.inf)
-        q_err = np.nan_to_num(c.q_err, nan=np.inf)
-        rel_rt = 4 * u * (2.0 + np.nan_to_num(np.abs(c.llr), posinf=0.0) + np.abs(g[:, :-1]))
+        p_err = _fix(c.p_err, nan=np.inf)
+        q_err = _fix(c.q_err, nan=np.inf)
+        rel_rt = 4 * u * (2.0 + _fix(np.abs(c.llr), posinf=0.0) + np.abs(g[:, :-1]))
     p_lo = np.maximum(p - (p_err[:, :-1] + p_err[:, 1:] + _CELL_REL * u * p), 0.0)
     rt_hi = rt + q_err[:, :-1] + q_err[:, 1:] + rel_rt * rt + _CELL_REL * u * rt
     # a cell below _P_FLOOR may have been computed through subnormal numbers, whose rounding is absolute
