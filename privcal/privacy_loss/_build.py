@@ -507,8 +507,17 @@ def arg_rel_err(direction, l) -> tuple[np.ndarray, np.ndarray]:
 
 
 def tail_z(tail: float) -> float:
-    """Standard-normal quantile of a tail mass (the reach of the grid in standard deviations)."""
-    return float(-ndtri(tail))
+    """Standard-normal quantile of a tail mass (the reach of the grid in standard deviations); kept per tail (a
+    history of many factors asks for the same few tails once per direction)."""
+    z = _TAIL_Z.get(tail)
+    if z is None:
+        if len(_TAIL_Z) > 64:
+            _TAIL_Z.clear()
+        z = _TAIL_Z[tail] = float(-ndtri(tail))
+    return z
+
+
+_TAIL_Z: dict = {}
 
 
 def grid_range(direction, h: float, tail: float = TAIL_MASS) -> tuple[int, int]:
