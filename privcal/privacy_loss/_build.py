@@ -51,6 +51,9 @@ _PAIR_ROUNDS = 2
 #: each tail of a single-step PLD beyond its grid holds at most this much P-mass
 TAIL_MASS = 1e-25
 _Z_TAIL = float(-ndtri(TAIL_MASS))  # ~10.4 standard deviations
+#: a tail <= Phi(-_SIDE_Z) ~ 0.242 at a grid point is certainly the smaller of its two (the other >= 0.758, far
+#: beyond any rounding): the larger need not be evaluated there (:meth:`SubsampledDirection._tails_rows`)
+_SIDE_Z = 0.7
 #: the dominated PMF drops cells whose lowered P-mass is below this: a normal cell mass >= 1e-290 was
 #: computed from normal numbers only (exp of a log tail >= the mass, times a factor <= 1), so the relative
 #: error model holds for it
@@ -99,6 +102,16 @@ class Pmf:
 # --------------------------------------------------------------------------------------------------
 
 
+def _fix(x: np.ndarray, nan: float = 0.0, posinf: Optional[float] = None, neginf: Optional[float] = None) -> np.ndarray:
+    """``np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)`` of a float array (a new array, the same values),
+    the replacements made on its non-finite entries only (those are few: twice as fast)."""
+    bad = ~np.isfinite(x)
+    out = np.array(x, dtype=float)
+    if bad.any():
+        out[bad] = np.nan_to_num(out[bad], nan=nan, posinf=posinf, neginf=neginf)
+    return out
+
+
 def _lsf(z):
     """log P(N(0,1) > z)."""
     return log_ndtr(-z)
@@ -118,6 +131,13 @@ def mills_rel_err(z, dz):
         r = (z + dz + 1.0) * dz
         out = np.where(r <= 0.1, r * (1.0 + 2.0 * r), np.inf)
     return np.where(dz == 0.0, 0.0, out)
+
+
+def _mills(z_abs: np.ndarray, dz: np.ndarray) -> np.ndarray:
+    """:func:`mills_rel_err` of finite |z| (the same operations; its dz = 0 case is the formula's own 0 there)."""
+    with np.errstate(over="ignore"):
+        r = (z_abs + dz + 1.0) * dz
+        return np.where(r <= 0.1, r * (1.0 + 2.0 * r), np.inf)
 
 
 class GaussianPair:
@@ -232,10 +252,10 @@ class SubsampledDirection:
                 dy[~small] = (b * (4.0 + np.abs(ll)) * u / (1.0 - b) + 2 * u * np.abs(Cl) + u * np.abs(ll)
                               + 2 * u * np.abs(lq_l) + u * np.abs(d) + u * np.abs(yl))
                 dx = 1.01 * (s2 * (dy + 2 * u * np.abs(y)) + u * np.abs(x))
-        x = np.where(l > self.lq1, np.nan_to_num(x, nan=-np.inf), -np.inf)
+        x = np.where(l > self.lq1, _fix(x, nan=-np.inf), -np.inf)
         if not with_err:
             return x, None
-        dx = np.where(np.isfinite(x), np.nan_to_num(dx, nan=np.inf), 0.0)  # x = -inf: the tails are exact
+        dx = np.where(np.isfinite(x), _fix(dx, nan=np.inf), 0.0)  # x = -inf: the tails are exact
         return x, dx
 
     def arg_rel_err(self, l):
@@ -255,8 +275,9 @@ class SubsampledDirection:
             fin = np.isfinite(x)
             dz0 = np.where(fin, 1.01 * (dx / s + _U * np.abs(z0)), 0.0)
             dz1 = np.where(fin, 1.01 * ((dx + _U * np.abs(x - 1.0)) / s + _U * np.abs(z1)), 0.0)
-            r0 = np.where(fin, mills_rel_err(np.where(fin, z0, 0.0), dz0), 0.0)
-            r1 = np.where(fin, mills_rel_err(np.where(fin, z1, 0.0), dz1), 0.0)
+            # mills_rel_err at the finite points, 0 elsewhere (there dz = 0 at z = 0: r = 0, the same 0)
+            r0 = _mills(np.where(fin, np.abs(z0), 0.0), dz0)
+            r1 = _mills(np.where(fin, np.abs(z1), 0.0), dz1)
         mix = np.maximum(r0, r1)
         return (mix, r0) if self.remove else (r0, mix)
 
@@ -271,12 +292,15 @@ class SubsampledDirection:
         l = np.asarray(l, dtype=float)
         return self._tails_at(self._preimage(l if self.remove else -l))
 
-    def tails_and_arg_err(self, l):
+    def tails_and_arg_err(self, l, rows: Optional[tuple] = None):
         """(:meth:`tails`, :meth:`arg_rel_err`) at ``l`` from one evaluation of the preimage (the same numbers as
-        the two calls, which each compute it)."""
+        the two calls, which each compute it). ``rows`` = (F, L): ``l`` holds F rows of L increasing grid points
+        (flattened), and each point's larger tail is evaluated only where the cells may use it
+        (:meth:`_tails_rows`; elsewhere it is a placeholder 0)."""
         l = np.asarray(l, dtype=float)
         x, dx = self._preimage_err(l if self.remove else -l)
-        return self._tails_at(x), self._arg_err_at(x, dx)
+        four = self._tails_at(x) if rows is None else self._tails_rows(x, rows)
+        return four, self._arg_err_at(x, dx)
 
     def _tails_at(self, x):
         """The four log tails at the preimage x of l (remove: L > l <=> X > x; add: L' = -L > l <=> X < x(-l))."""
@@ -290,6 +314,51 @@ class SubsampledDirection:
         a_lt, a_ge = log_ndtr(z0), _lsf(z0)
         b_lt, b_ge = log_ndtr(z1), _lsf(z1)
         return a_lt, a_ge, _log_mix(lq1, lq, a_lt, b_lt), _log_mix(lq1, lq, a_ge, b_ge)
+
+    def _tails_rows(self, x, rows: tuple):
+        """:meth:`_tails_at` of F rows of L increasing grid points (x flattened), each tail evaluated only where
+        the cells can use it (docs/pld.md Sec. 2.3 "Rows"), the same numbers there; 0 (log 1) elsewhere.
+
+        The cells (:func:`_cell_masses`, :func:`_log_cell_masses`) and the tail errors read each point's tails
+        only through the smaller one: cell j compares gt_j with le_{j+1} and takes both its tails from that
+        side. A tail is *certainly small* at a point where it is <= Phi(-_SIDE_Z) ~ 0.242 (then the other is
+        >= 0.758): remove, P(L > l) <= Phi(-z1) and P(L <= l) <= Phi(z0) for the mixture, Phi(-z0) and Phi(z0)
+        for N(0, s^2); add, the mirror (P(L > l) = Phi(z0), Q(L <= l) <= Phi(-z1)). The le-sets are a prefix
+        of each row, the gt-sets a suffix (x(l) is monotone), so a cell whose left point has gt certainly small
+        has both points so, compares gt_j (<= 0.242) with le_{j+1} (>= 0.758, or the placeholder 0) and reads
+        gt only: True either way; a cell whose right point has le certainly small reads le only, and the
+        placeholder 0 of gt_j makes its comparison False, as the true value >= 0.758 does. Every other cell has
+        both tails at both points. So gt is needed at i unless le is certainly small at i + 1, le unless gt is
+        at i - 1 (for P and Q: the union of the two pairs' sets), and both at a row's first and last point
+        (the mass below and above the grid). The min of a point's two tails is then the computed small one."""
+        F, L = rows
+        s, lq, lq1 = self.s, self.lq, self.lq1
+        z0, z1 = x / s, (x - 1.0) / s
+        Z0, Z1 = z0.reshape(F, L), z1.reshape(F, L)
+        if self.remove:  # gt needed unless le is certainly small at the next point (le of the mixture by z0)
+            le_small, gt_small = Z0 <= -_SIDE_Z, Z1 >= _SIDE_Z  # the mixture's gt by z1 (covers N(0)'s by z0)
+        else:
+            le_small, gt_small = Z1 >= _SIDE_Z, Z0 <= -_SIDE_Z  # Q(L <= l) <= Phi(-z1) (covers P's by z0)
+        need_gt = np.ones((F, L), dtype=bool)
+        need_gt[:, :-1] = ~le_small[:, 1:]
+        need_le = np.ones((F, L), dtype=bool)
+        need_le[:, 1:] = ~gt_small[:, :-1]
+        g, e = need_gt.reshape(-1), need_le.reshape(-1)
+        lq_g, lq1_g, lq_e, lq1_e = _at(lq, g), _at(lq1, g), _at(lq, e), _at(lq1, e)
+        n = x.size
+        if self.remove:
+            a_gt, a_le, p_gt, p_le = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+            ag, ae = _lsf(z0[g]), log_ndtr(z0[e])  # N(0, s^2)
+            a_gt[g], a_le[e] = ag, ae
+            p_gt[g] = _log_mix(lq1_g, lq_g, ag, _lsf(z1[g]))
+            p_le[e] = _log_mix(lq1_e, lq_e, ae, log_ndtr(z1[e]))
+            return p_gt, p_le, a_gt, a_le
+        a_lt, a_ge, q_gt, q_le = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+        al, ag = log_ndtr(z0[g]), _lsf(z0[e])
+        a_lt[g], a_ge[e] = al, ag
+        q_gt[g] = _log_mix(lq1_g, lq_g, al, log_ndtr(z1[g]))
+        q_le[e] = _log_mix(lq1_e, lq_e, ag, _lsf(z1[e]))
+        return a_lt, a_ge, q_gt, q_le
 
 
 class SubsampledGaussianPair:
@@ -438,8 +507,17 @@ def arg_rel_err(direction, l) -> tuple[np.ndarray, np.ndarray]:
 
 
 def tail_z(tail: float) -> float:
-    """Standard-normal quantile of a tail mass (the reach of the grid in standard deviations)."""
-    return float(-ndtri(tail))
+    """Standard-normal quantile of a tail mass (the reach of the grid in standard deviations); kept per tail (a
+    history of many factors asks for the same few tails once per direction)."""
+    z = _TAIL_Z.get(tail)
+    if z is None:
+        if len(_TAIL_Z) > 64:
+            _TAIL_Z.clear()
+        z = _TAIL_Z[tail] = float(-ndtri(tail))
+    return z
+
+
+_TAIL_Z: dict = {}
 
 
 def grid_range(direction, h: float, tail: float = TAIL_MASS) -> tuple[int, int]:
@@ -447,6 +525,24 @@ def grid_range(direction, h: float, tail: float = TAIL_MASS) -> tuple[int, int]:
     side (about), one cell of margin below."""
     lo, hi = direction.support(tail_z(tail))
     return int(math.floor(lo / h)) - 1, max(int(math.ceil(hi / h)), int(math.floor(lo / h)))
+
+
+def _grid_ranges(directions: list, h: float, tail: float) -> list:
+    """:func:`grid_range` of each direction; subsampled directions of one side (``stack``-able) in one pass over
+    arrays of their parameters: the same operations on the same numbers as one at a time (the support's
+    losses are elementwise, floor and ceil exact)."""
+    if len(directions) < 2 or not all(type(d) is SubsampledDirection for d in directions) \
+            or len({d.remove for d in directions}) > 1:
+        return [grid_range(d, h, tail) for d in directions]
+    p = stacked(directions, np.ones(len(directions), dtype=int))
+    z = tail_z(tail)
+    s = p.s
+    if p.remove:
+        lo, hi = p._loss(-s * z), p._loss(1.0 + s * z)
+    else:
+        lo, hi = -p._loss(s * z), -p._loss(-s * z)
+    a, b = np.floor(lo / h), np.ceil(hi / h)
+    return [(int(x) - 1, max(int(y), int(x))) for x, y in zip(a.tolist(), b.tolist())]
 
 
 def _cell_masses(lgt: np.ndarray, lle: np.ndarray):
@@ -457,7 +553,7 @@ def _cell_masses(lgt: np.ndarray, lle: np.ndarray):
         le = -np.expm1(lle[..., :-1] - lle[..., 1:])
         use_gt = lgt[..., :-1] <= lle[..., 1:]
         mass = np.where(use_gt, np.exp(lgt[..., :-1]) * gt, np.exp(lle[..., 1:]) * le)
-    mass = np.nan_to_num(mass, nan=0.0, posinf=0.0)
+    mass = _fix(mass, nan=0.0, posinf=0.0)
     small = np.minimum(np.exp(lgt), np.exp(lle))
     return np.maximum(mass, 0.0), small
 
@@ -470,7 +566,7 @@ def _log_cell_masses(lgt: np.ndarray, lle: np.ndarray) -> np.ndarray:
         le = -np.expm1(lle[..., :-1] - lle[..., 1:])
         use_gt = lgt[..., :-1] <= lle[..., 1:]
         out = np.where(use_gt, lgt[..., :-1] + np.log(gt), lle[..., 1:] + np.log(le))
-    return np.nan_to_num(out, nan=-np.inf, posinf=-np.inf)
+    return _fix(out, nan=-np.inf, posinf=-np.inf)
 
 
 #: grid cells kept per cache (:func:`pmfs`'s ``cells``)
@@ -494,7 +590,7 @@ def _points(direction, h: float, tail: float, coarse: Optional[tuple]) -> np.nda
 def _points_rows(directions: list, h: float, tail: float, coarse: Optional[tuple], stack: bool = False) -> list:
     """:func:`_points` of each direction; with ``stack`` (subsampled directions of one side) the tails at the
     coarse points of every direction in one pass (:func:`stacked`)."""
-    ranges = [grid_range(d, h, tail) for d in directions]
+    ranges = _grid_ranges(directions, h, tail) if stack else [grid_range(d, h, tail) for d in directions]
     out: list = [None] * len(directions)
     todo = []
     for f, (lo, hi) in enumerate(ranges):
@@ -602,7 +698,7 @@ def _grid_cells_rows(directions: list, h: float, tail: float, coarse: Optional[t
     else:
         flat, shape, evaluate = g.ravel(), (F, L), stacked(directions, np.full(F, L))
     if type(evaluate) is SubsampledDirection:  # the preimage once for the tails and their argument errors
-        four, (ap, aq) = evaluate.tails_and_arg_err(flat)
+        four, (ap, aq) = evaluate.tails_and_arg_err(flat, shape)
     else:  # (a subclass may redefine either)
         four = evaluate.tails(flat)
         ap, aq = arg_rel_err(evaluate, flat)
@@ -617,14 +713,14 @@ def _grid_cells_rows(directions: list, h: float, tail: float, coarse: Optional[t
                   for a in (ap, aq))  # the tails are those at rounded arguments (Sec. 2.2)
         kp = tail_rel_err(np.minimum(p_gt, p_le)) + ap
         kq = tail_rel_err(lq_small) + aq
-    rt_raw = np.nan_to_num(rt, nan=0.0)
+    rt_raw = _fix(rt, nan=0.0)
     rt = np.minimum(rt_raw, p)
     below, above = np.exp(p_le[:, 0]), np.exp(p_gt[:, -1])  # a padded row's last point is its last point
     with np.errstate(over="ignore"):  # e^{g_0} Q below the grid may be inf (losses > 700 nats): no mixing there
         below_rt = np.exp(q_le[:, 0] + g[:, 0])
     with np.errstate(invalid="ignore"):
-        p_err = np.nan_to_num(kp * p_small)
-        q_err = np.nan_to_num(kq * r_small)
+        p_err = _fix(kp * p_small)
+        q_err = _fix(kq * r_small)
     te = p_err + q_err  # error of the tails at g_j
     if F > 1:
         te = np.where(np.arange(L)[None, :] < n[:, None], te, 0.0)
@@ -668,52 +764,115 @@ _ROWS = 64
 
 
 def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MASS,
-              coarse: Optional[tuple] = None) -> dict:
+              coarse: Optional[tuple] = None, lower_later: bool = False) -> dict:
     """:func:`pmfs` of many directions, both ``ends`` (True: upper, False: lower) from one computation of each
     grid, as {end: [Pmf per direction]} in the order given. Subsampled directions of one side are stacked
     (:func:`stacked`) and built by rows of about equal length, _ROWS at a time: the same constructions, the
     per-call overhead paid once per row block; any other direction is built on its own (``coarse`` applies to
-    the subsampled ones only, as in :meth:`PLD._pmfs`)."""
+    the subsampled ones only, as in :meth:`PLD._pmfs`). ``lower_later`` (with False in ``ends``): the lower end
+    is returned as a :class:`LowerLater`, its dominated cells kept and the pairing run only when it is built
+    (the same PMFs; a bracket of many factors needs the lower end of one direction only)."""
     out = {e: [None] * len(directions) for e in ends}
+    later = LowerLater(len(directions), h) if lower_later and False in ends else None
     sub = [i for i, d in enumerate(directions) if type(d) is SubsampledDirection]
     for i in range(len(directions)):
         if type(directions[i]) is not SubsampledDirection:
             c = _grid_cells_rows([directions[i]], h, tail, None)
             for e in ends:
-                out[e][i] = (_upper_rows(c, h) if e else _lower_rows(c, h))[0]
+                if e or later is None:
+                    out[e][i] = (_upper_rows(c, h) if e else _lower_rows(c, h))[0]
+                else:
+                    later.blocks.append(([i], _dominated(c)))
     for remove in (True, False):
         group = [i for i in sub if directions[i].remove == remove]
         if not group:
             continue
-        sizes = [grid_range(directions[i], h, tail) for i in group]
+        sizes = _grid_ranges([directions[i] for i in group], h, tail)
         order = sorted(range(len(group)), key=lambda k: sizes[k][1] - sizes[k][0])
         for s in range(0, len(order), _ROWS):
             block = [group[k] for k in order[s:s + _ROWS]]
             ds = [directions[i] for i in block]
             c = _grid_cells_rows(ds, h, tail, coarse, stack=len(ds) > 1)
             for e in ends:
+                if not e and later is not None:
+                    later.blocks.append((block, _dominated(c)))
+                    continue
                 built = _upper_rows(c, h) if e else _lower_rows(c, h)
                 for i, pm in zip(block, built):
                     out[e][i] = pm
+    if later is not None:
+        out[False] = later
     return out
 
 
-def _lattice(c: _Cells, arrays: list) -> list:
-    """The arrays (one value per grid point, one row per direction) placed on each row's lattice (offset lo, index
-    idx - lo: coarse cells leave gaps): for each array, the list of its rows (1-D, of the lattice's size). A row
-    without gaps is a view of its own points; the rows with gaps are scattered together."""
-    F, L = c.idx.shape
-    sizes = c.idx[np.arange(F), c.n - 1] - c.lo + 1
+class LowerLater:
+    """The lower ends of :func:`pmfs_many` not built yet: each row block's dominated cells (:class:`_Dominated`,
+    ~20 bytes per grid point, against 8 per lattice point of the built PMF); :meth:`build` runs the pairing
+    (:func:`_lower_from`), the same PMFs as :func:`_lower_rows` on the same cells."""
+
+    def __init__(self, count: int, h: float):
+        self.count, self.h = count, h
+        self.blocks: list = []  # (direction indices, _Dominated)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(dm.nbytes for _, dm in self.blocks)
+
+    def build(self) -> list:
+        """The lower PMF of each direction, in the order given to :func:`pmfs_many`."""
+        out: list = [None] * self.count
+        for block, dm in self.blocks:
+            for i, pm in zip(block, _lower_from(dm, self.h)):
+                out[i] = pm
+        return out
+
+
+def _offsets(c: _Cells) -> Optional[np.ndarray]:
+    """Each point's lattice index relative to its row's first point (idx - lo), or None where no cell is wider
+    than h (then the offsets are 0 .. n - 1 on every row)."""
+    return c.idx - c.lo[:, None] if c.wide else None
+
+
+#: a run of at least this many consecutive lattice points of a row is placed by one slice copy (else by the scatter)
+_RUN = 32
+
+
+def _lattice(n: np.ndarray, off: Optional[np.ndarray], arrays: list) -> list:
+    """The arrays (one value per grid point, one row per direction, rows of n[f] points with lattice offsets
+    ``off``, None: 0 .. n[f] - 1) placed on each row's lattice (coarse cells leave gaps): for each array, the list
+    of its rows (1-D, of the lattice's size). A row without gaps is a view of its own points. A row with gaps
+    (coarse tails) has one long run of consecutive lattice points (the dense middle), copied as a slice, and
+    single points K apart (the coarse tails), scattered together with those of the other rows by one flat index
+    for all the arrays: the same values at the same places."""
+    F = n.size
+    sizes = n if off is None else off[np.arange(F), n - 1] + 1
     out = [[a[f, :sizes[f]] for f in range(F)] for a in arrays]
-    gaps = np.flatnonzero(sizes != c.n)  # rows with coarse cells
+    gaps = np.flatnonzero(sizes != n)  # rows with coarse cells
     if gaps.size:
-        valid = np.arange(L)[None, :] < c.n[gaps, None]
-        rows, cols = np.nonzero(valid)
-        pos = c.idx[gaps[rows], cols] - c.lo[gaps[rows]]
+        L = arrays[0].shape[1]
+        W = int(sizes[gaps].max())
+        runs, rest = [], []  # (row, first point, end point, its lattice offset); the other points' (row, point)
+        for r, f in enumerate(gaps.tolist()):
+            o = off[f, :n[f]]
+            cut = np.flatnonzero(np.diff(o) != 1) + 1  # where a run of consecutive lattice points ends
+            starts, ends = np.concatenate(([0], cut)), np.concatenate((cut, [n[f]]))
+            long = ends - starts >= _RUN
+            keep = np.ones(int(n[f]), dtype=bool)
+            for a, b in zip(starts[long].tolist(), ends[long].tolist()):
+                runs.append((r, f, a, b, int(o[a])))
+                keep[a:b] = False
+            cols = np.flatnonzero(keep)
+            rest.append((np.full(cols.size, r), cols))
+        rr = np.concatenate([x for x, _ in rest])
+        cc = np.concatenate([y for _, y in rest])
+        src = gaps[rr] * L + cc  # flat positions in the arrays
+        dst = rr * W + off[gaps[rr], cc]  # flat positions on the lattice rows
         for k, a in enumerate(arrays):
-            full = np.zeros((gaps.size, int(sizes[gaps].max())))
-            full[rows, pos] = a[gaps[rows], cols]
-            for r, f in enumerate(gaps):
+            full = np.zeros((gaps.size, W))
+            for r, f, i, j, o0 in runs:
+                full[r, o0:o0 + j - i] = a[f, i:j]
+            full.reshape(-1)[dst] = a.reshape(-1).take(src)
+            for r, f in enumerate(gaps.tolist()):
                 out[k][f] = full[r, :sizes[f]]
     return out
 
@@ -761,13 +920,13 @@ def _upper_rows(c: _Cells, h: float) -> list:
     # each cell's split keeps its P- and Q-mass: (p - up) e^{-g_j} + up e^{-g_{j+1}} = e^{-g_j} rt at its width w
     cell_minus = -np.expm1(-np.diff(c.g, axis=-1)) if wide else one_minus
     with np.errstate(invalid="ignore", divide="ignore"):  # a padded cell: 0 / 0, clipped to its mass 0
-        up = np.clip(np.nan_to_num((p - rt) / cell_minus), 0.0, p)  # to g_{j+1}
+        up = np.clip(_fix((p - rt) / cell_minus), 0.0, p)  # to g_{j+1}
     atoms[:, 1:] += up
     atoms[:, :-1] += p - up
     atoms[:, 0] += c.below
     inf_mass = np.minimum(c.inf_mass + c.above, 1.0)
     dip_sum, quad_sum = dip.sum(axis=1), quad.sum(axis=1)
-    atoms, err_atoms, mono, dip, quad = _lattice(c, [atoms, err_atoms, mono, dip, quad])
+    atoms, err_atoms, mono, dip, quad = _lattice(c.n, _offsets(c), [atoms, err_atoms, mono, dip, quad])
     return [Pmf(int(c.lo[f]), atoms[f], float(inf_mass[f]), h, float(err_mass[f]), float(dip_sum[f]),
                 float(quad_sum[f]), err_atoms[f], mono=mono[f], dip=dip[f], quad=quad[f], err_inf=float(err_inf[f]))
             for f in range(F)]
@@ -784,13 +943,38 @@ def _lower_rows(c: _Cells, h: float) -> list:
     only possible for cells within round-off of a ratio e^{g_j}). The pairing (:func:`_sweep_rows`) is then a
     post-processing of this dominated pair; its own round-off is absorbed by emitting an upper bound of
     e^{g_j} Q of each mixture only where it is below a lower bound of P."""
+    return _lower_from(_dominated(c), h)
+
+
+@dataclass
+class _Dominated:
+    """The dominated cells of F rows (:func:`_dominated`), all the lower end needs of :class:`_Cells`: kept by
+    :class:`LowerLater` until the lower end is asked for. ``off``: lattice offsets of the points (idx - lo, int32
+    where they fit), None where no cell is wider than h."""
+
+    n: np.ndarray
+    lo: np.ndarray
+    off: Optional[np.ndarray]
+    p_lo: np.ndarray
+    rt_hi: np.ndarray
+    below_lo: np.ndarray
+    below_rt_hi: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.n, self.lo, self.p_lo, self.rt_hi, self.below_lo, self.below_rt_hi)
+                   + ((self.off,) if self.off is not None else ()))
+
+
+def _dominated(c: _Cells) -> _Dominated:
+    """The cells of each row made dominated by the true ones (:func:`_lower_rows`): P-masses lowered, e^{g_j}
+    Q-masses raised by their error bounds, the mass below the grid likewise."""
     u = _U
     p, rt, g = c.p, c.rt_raw, c.g
-    F, L = g.shape
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        p_err = np.nan_to_num(c.p_err, nan=np.inf)
-        q_err = np.nan_to_num(c.q_err, nan=np.inf)
-        rel_rt = 4 * u * (2.0 + np.nan_to_num(np.abs(c.llr), posinf=0.0) + np.abs(g[:, :-1]))
+        p_err = _fix(c.p_err, nan=np.inf)
+        q_err = _fix(c.q_err, nan=np.inf)
+        rel_rt = 4 * u * (2.0 + _fix(np.abs(c.llr), posinf=0.0) + np.abs(g[:, :-1]))
     p_lo = np.maximum(p - (p_err[:, :-1] + p_err[:, 1:] + _CELL_REL * u * p), 0.0)
     rt_hi = rt + q_err[:, :-1] + q_err[:, 1:] + rel_rt * rt + _CELL_REL * u * rt
     # a cell below _P_FLOOR may have been computed through subnormal numbers, whose rounding is absolute
@@ -801,16 +985,23 @@ def _lower_rows(c: _Cells, h: float) -> list:
         below_lo = np.where(c.below > 0, c.below * (1.0 - tail_rel_err(c.p_le[:, 0]) - c.ap[:, 0]), 0.0)
         below_rt_hi = np.where(c.below_rt > 0, c.below_rt * (1.0 + tail_rel_err(c.q_le[:, 0]) + c.aq[:, 0]
                                                              + 4 * u * (2.0 + np.abs(g[:, 0]))), 0.0)
-    atoms = np.zeros((F, L))
-    wide = c.wide
-    atoms[:, :-1] = _sweep_rows(p_lo, rt_hi, h, np.maximum(below_lo, 0.0), below_rt_hi,
-                                idx=c.idx if wide else None, cells=c.n - 1)[0]
-    (atoms,) = _lattice(c, [atoms])
+    off = _offsets(c)
+    if off is not None and int(off.max()) < 2**31:
+        off = off.astype(np.int32)  # the same integers (the sweep and the lattice use differences and offsets)
+    return _Dominated(c.n, c.lo, off, p_lo, rt_hi, np.maximum(below_lo, 0.0), below_rt_hi)
+
+
+def _lower_from(dm: _Dominated, h: float) -> list:
+    """The dominated PMF of each row from its dominated cells (the pairing, :func:`_sweep_rows`)."""
+    F, M = dm.p_lo.shape
+    atoms = np.zeros((F, M + 1))
+    atoms[:, :-1] = _sweep_rows(dm.p_lo, dm.rt_hi, h, dm.below_lo, dm.below_rt_hi, idx=dm.off, cells=dm.n - 1)[0]
+    (atoms,) = _lattice(dm.n, dm.off, [atoms])
     out = []
     for f in range(F):
         zero = np.zeros(atoms[f].size)  # no error anywhere (one read-only array for the four bounds)
         zero.setflags(write=False)
-        out.append(Pmf(int(c.lo[f]), atoms[f], 0.0, h, 0.0, 0.0, 0.0, zero, mono=zero, dip=zero, quad=zero))
+        out.append(Pmf(int(dm.lo[f]), atoms[f], 0.0, h, 0.0, 0.0, 0.0, zero, mono=zero, dip=zero, quad=zero))
     return out
 
 
@@ -898,7 +1089,7 @@ def _absorb_piles(out, r_out, lp, lrt, h, idx=None, cells=None):
     out, r_out, lp = out.copy(), r_out.copy(), lp.copy()
     excess = lp - lrt
     floor = 1e-9 * h * out.sum(axis=1)  # a rest whose excess is below this is not worth a loop
-    order = np.argsort(-excess, axis=1)[:, :_PILES]
+    order = _heaviest(excess, floor)
     every = np.arange(F)
     for r in range(order.shape[1]):
         j = order[:, r]
@@ -983,6 +1174,30 @@ def _absorb_piles(out, r_out, lp, lrt, h, idx=None, cells=None):
     return out, lp
 
 
+def _heaviest(excess: np.ndarray, floor: np.ndarray) -> np.ndarray:
+    """``np.argsort(-excess, axis=1)[:, :_PILES]`` (the piles' order, heaviest first) wherever the piles' loop can
+    tell: only the rests with excess > floor are absorbed, so only their ranks matter. The _PILES + 1 largest of
+    each row are found by a partition and sorted; where two of them that are above the floor are equal (ties,
+    whose order the full sort decides) or one is nan, the row takes the full sort's order. The same ranks as
+    the full sort for every rest above the floor, at a fraction of its cost."""
+    K = _PILES
+    F, M = excess.shape
+    neg = -excess
+    if M <= K + 1:
+        return np.argsort(neg, axis=1)[:, :K]
+    cand = np.argpartition(neg, K, axis=1)[:, :K + 1]  # the K + 1 largest excesses, in any order
+    vals = np.take_along_axis(neg, cand, axis=1)
+    srt = np.argsort(vals, axis=1, kind="stable")
+    cand, vals = np.take_along_axis(cand, srt, axis=1), np.take_along_axis(vals, srt, axis=1)
+    with np.errstate(invalid="ignore"):
+        active = -vals > np.reshape(floor, (F, 1))
+    tie = np.any((vals[:, 1:] == vals[:, :-1]) & active[:, :-1], axis=1) | np.any(np.isnan(vals), axis=1)
+    order = cand[:, :K]
+    if tie.any():
+        order[tie] = np.argsort(neg[tie], axis=1)[:, :K]
+    return order
+
+
 def _absorb_piles_row(out, r_out, lp, lrt, h, idx=None):
     """:func:`_absorb_piles` of one PMF (1-D arrays): the same piles in the same order, the same mixtures and
     checks (see there), pile by pile with scalars -- several times faster for one PMF than a 2-D row of one
@@ -994,7 +1209,7 @@ def _absorb_piles_row(out, r_out, lp, lrt, h, idx=None):
     out, r_out, lp = out.copy(), r_out.copy(), lp.copy()
     excess = lp - lrt
     floor = 1e-9 * h * float(out.sum())  # a rest whose excess is below this is not worth a loop
-    for j in np.argsort(-excess)[:_PILES]:
+    for j in _heaviest(excess[None, :], np.array([floor]))[0]:
         j = int(j)
         if not (excess[j] > floor and lp[j] > 0.0):
             continue
@@ -1086,20 +1301,25 @@ def _pair_level(p: np.ndarray, rt: np.ndarray, eh, below_p, below_rt):
     can = excess > 0.0
     with np.errstate(divide="ignore", invalid="ignore"):
         inv_a = np.where(a > 0.0, 1.0 / np.where(a > 0.0, a, 1.0), 0.0)
-    x_next, x_prev = np.zeros_like(x), np.zeros_like(x)  # x shifted left / right, zero at the row's ends
-    has_a = a > 0.0
-    sels = []
-    for parity in (0, 1):
-        sel = can.copy()
-        sel[:, parity::2] = False
-        sels.append(sel)
+    # each pass raises the cells of one colour (odd, then even columns) against their neighbours of the other
+    # colour: computed on the strided columns of that colour only, the same operations on the same numbers
+    L = x.shape[1]
+    xp = np.zeros((F, L + 2))  # x with a zero on either side: x_{j-1} = xp[j], x_{j+1} = xp[j + 2]
+    xp[:, 1:-1] = x
+    colours = []
+    for start in (1, 0):  # the former parity 0 pass raised the odd columns, parity 1 the even ones
+        cols = slice(start, None, 2)
+        has_a = a[:, cols] > 0.0
+        colours.append((start, cols, can[:, cols], a_next[:, cols], inv_a[:, cols], has_a))
     for _ in range(_PAIR_ROUNDS):
-        for parity in (0, 1):
-            x_next[:, :-1] = x[:, 1:]
-            x_prev[:, 1:] = x[:, :-1]
-            room = np.minimum(1.0 - a_next * x_next, np.where(has_a, (1.0 - x_prev) * inv_a, 1.0))
+        for start, cols, can_c, an_c, inv_c, has_c in colours:
+            mine = xp[:, 1 + start:L + 1:2]
+            x_next = xp[:, 2 + start:L + 2:2]
+            x_prev = xp[:, start:L:2]
+            room = np.minimum(1.0 - an_c * x_next, np.where(has_c, (1.0 - x_prev) * inv_c, 1.0))
             np.clip(room, 0.0, 1.0, out=room)
-            x = np.where(sels[parity], np.maximum(x, room), x)
+            mine[...] = np.where(can_c, np.maximum(mine, room), mine)
+    x = xp[:, 1:-1]
     x = x * (1.0 - 8 * u)  # z = a x below inherits this shrink (docstring): the parts of a cell sum to <= 1
     z_prev = np.where(mix, x * a, 0.0)  # fraction of the atom below mixed at G_i
     P_mix = x * p + z_prev * prev_p

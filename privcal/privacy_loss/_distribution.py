@@ -484,19 +484,32 @@ class PLD:
         """The discrete single-event PLDs of each direction (of ``dirs``, default all; cached per direction).
         ``both``: build the other end's too where it is not cached yet, each direction's two ends from one
         computation of its grid cells (a bracket needs both; a history of many distinct factors would otherwise
-        compute every grid twice)."""
+        compute every grid twice). With many factors the lower end that comes with an upper one is kept as its
+        dominated cells (:class:`_build.LowerLater`) and built when it is asked for: a bracket composes the lower
+        end of one direction only (:meth:`_bracket_at`), the pairing of the other is never run."""
         dirs = tuple(range(self._n_dirs())) if dirs is None else dirs
+        for d in dirs:
+            key, later = ("pmf", h, upper, tails[0], d), ("pmf later", h, tails[0], d)
+            if not upper and key not in self._cache and later in self._cache:
+                lower = self._cache.pop(later).build()
+                del self._cache_bytes[later]
+                self._remember(key, [(pm, n) for pm, (_, n) in zip(lower, self._factors)])
         need = [d for d in dirs if ("pmf", h, upper, tails[0], d) not in self._cache]
         if need:
             self._check_memory(h, self._cells(h, tails[0]))
             ds = [self._directions(p) for p, _ in self._factors]
             for d in need:
                 other = ("pmf", h, not upper, tails[0], d)
-                ends = (upper, not upper) if both and other not in self._cache else (upper,)
+                later = ("pmf later", h, tails[0], d)
+                ends = (upper, not upper) if both and other not in self._cache and later not in self._cache else (upper,)
                 built: dict = {e: [] for e in ends}
                 directions = [dd[min(d, len(dd) - 1)] for dd in ds]
                 if len(directions) > _build._CELLS_KEPT:  # many: stacked, by rows (the grid cells are not kept)
-                    rows = _build.pmfs_many(directions, h, ends=ends, tail=tails[0], coarse=self._coarse_tails(h))
+                    rows = _build.pmfs_many(directions, h, ends=ends, tail=tails[0], coarse=self._coarse_tails(h),
+                                            lower_later=upper)
+                    if isinstance(rows.get(False), _build.LowerLater):  # the lower end kept as its dominated cells, built if asked for
+                        self._remember(later, rows.pop(False))
+                        ends = (upper,)
                     built = {e: [(pm, n) for pm, (_, n) in zip(rows[e], self._factors)] for e in ends}
                 else:
                     for direction, (_, n) in zip(directions, self._factors):
