@@ -252,3 +252,18 @@ def test_log_mgf_table_hands_an_underflowing_sum_to_the_exponential_path():
     p = B.Pmf(0, mass, 0.0, 0.01)
     got = C._log_mgfs([p], np.array([0.19, -0.19]))[0]
     assert got == pytest.approx([math.log(1e-80)] * 2, rel=1e-12)
+
+
+def test_mgf_rows_keep_their_blocks_and_the_same_values(history, monkeypatch):
+    """A MgfRows list gives bit for bit the log-MGFs of a plain list at every call (its padded blocks built at
+    the first call and reused), and keeps them only up to _MGF_KEEP atoms (memory)."""
+    pmfs = [p for p, _ in history]
+    t1, t2 = np.array([0.01, -0.02, 0.3]), np.array([0.05, -0.5])
+    rows = C.MgfRows(pmfs)
+    assert np.array_equal(C._log_mgfs(rows, t1), C._log_mgfs(pmfs, t1))
+    assert rows._prep is not None
+    assert np.array_equal(C._log_mgfs(rows, t2), C._log_mgfs(pmfs, t2))
+    monkeypatch.setattr(C, "_MGF_KEEP", 10)
+    small = C.MgfRows(pmfs)
+    assert np.array_equal(C._log_mgfs(small, t2), C._log_mgfs(pmfs, t2))
+    assert small._prep is None

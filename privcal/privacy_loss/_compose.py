@@ -170,6 +170,9 @@ _MGF_ROWS = 2**13
 _MGF_TABLE_ROWS = 2**17
 #: entries per table e^{t (j - j0)} of :func:`_log_mgfs` (tilts x W)
 _MGF_TABLE = 2**17
+#: at most this many atoms in all: the padded blocks of a :class:`MgfRows` are kept between calls (32 MB; a
+#: 10,000-factor tilt choice would otherwise hold ~115 MB of copies)
+_MGF_KEEP = 2**22
 #: atoms per segment of the table path's sums (:func:`_log_mgfs`)
 _MGF_SEG = 128
 
@@ -283,12 +286,13 @@ def _log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
     step leave most of a long lattice empty) takes the exponential path on its atoms alone: the table would
     cost its whole lattice width per tilt (at T = 1e7 the window and tilt MGFs ~2.5x slower).
 
-    For a :class:`MgfRows` the padded blocks are built at the first call and kept (the same values)."""
+    For a :class:`MgfRows` of at most ``_MGF_KEEP`` atoms the padded blocks are built at the first call and kept
+    (the same values)."""
     tilts = np.asarray(tilts, dtype=float)
     prep = pmfs._prep if isinstance(pmfs, MgfRows) else None
     if prep is None:
         prep = _table_blocks(pmfs)
-        if isinstance(pmfs, MgfRows):
+        if isinstance(pmfs, MgfRows) and sum(p.mass.size for p in pmfs) <= _MGF_KEEP:
             pmfs._prep = prep
     sparse, sparse_blocks, blocks = prep
     out = np.empty((len(pmfs), tilts.size))
