@@ -414,32 +414,6 @@ def test_an_untilted_try_the_input_errors_would_reject_is_skipped(monkeypatch):
     lo2, hi2 = from_event(ev).bracket(1e-5)
     assert max(lo1, lo2) <= min(hi1, hi2)
 
-
-def test_a_history_of_many_distinct_factors_is_tilted_at_once(monkeypatch):
-    """Above GROUP_MIN distinct factors (lowered to 4 here: 12 factors) a delta target >= _UNTILTED_DELTA is
-    composed tilted at once: no untilted composition is made, and the bracket overlaps the one of the former
-    route (an untilted try first; both certified)."""
-    from privcal.privacy_loss import _compose, _distribution
-
-    ev = ComposedEvent([SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.0 + 0.01 * i)), 50)
-                        for i in range(12)])
-    monkeypatch.setattr(_compose, "GROUP_MIN", 4)
-    made = []
-    real = _distribution.PLD._composed_one
-
-    def spy(self, pm, h, upper, tails, tilt, d=0):
-        made.append(tilt)
-        return real(self, pm, h, upper, tails, tilt, d)
-
-    monkeypatch.setattr(_distribution.PLD, "_composed_one", spy)
-    lo1, hi1 = from_event(ev).bracket(1e-5)
-    assert made and all(t > 0.0 for t in made)
-    monkeypatch.setattr(_compose, "GROUP_MIN", 10**9)  # few factors: the untilted first try of before
-    made.clear()
-    lo2, hi2 = from_event(ev).bracket(1e-5)
-    assert 0.0 in made
-    assert max(lo1, lo2) <= min(hi1, hi2)
-
 @pytest.mark.parametrize("q, sigma, steps", [(0.001, 0.8, 1000), (0.5, 1.0, 10), (0.01, 1.0, 10_000)])
 def test_a_lower_end_is_composed_only_for_directions_that_can_raise_it(q, sigma, steps, monkeypatch):
     """epsilon is the larger of the two directions' (add, remove), so the lower end of the bracket is the

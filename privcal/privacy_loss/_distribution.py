@@ -593,13 +593,10 @@ class PLD:
                     continue
             tilt = 0.0
             # delta >= _UNTILTED_DELTA: an untilted first try -- unless its input-error term alone, known before
-            # composing, would exceed the 1e-3 delta that try allows, or the factors are many (composed in groups,
-            # whose windows' truncation and round-off the next level carries as input errors: the untilted try
-            # tipped the bracket over its accuracy, and then composed every direction again, tilted): then tilted
-            # at once, held to the same 1e-3 delta (its slack is then far smaller; a stricter re-tilt would
-            # compose twice)
+            # composing, would exceed the 1e-3 delta that try allows: then tilted at once, held to the same
+            # 1e-3 delta (its slack is then far smaller; a stricter re-tilt would compose twice)
             relaxed = delta is not None and epsilon is None and delta >= _UNTILTED_DELTA and not strict
-            if not relaxed or len(pm) > _compose.GROUP_MIN or _untilted_local(pm, h) > 1e-3 * delta:
+            if not relaxed or _untilted_local(pm, h) > 1e-3 * delta:
                 tilt = self._tilt(pm, h, upper, tails, d, delta, epsilon) if (delta is not None or epsilon is not None) else 0.0
             c = self._composed_one(pm, h, upper, tails, tilt, d)
             if delta is not None and epsilon is None:
