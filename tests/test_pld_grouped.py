@@ -214,7 +214,9 @@ def test_weighted_sum_adds_in_the_factors_order():
 
 def test_window_and_tilt_agree_with_one_factor_at_a_time(history, monkeypatch):
     """window() and choose_tilt() with the vectorised log-MGF give the window and the tilt of the
-    per-factor loop (the values of K differ in the last bits only)."""
+    per-factor loop (the values of K differ in the last bits only). Equal here; the assertion allows what a
+    last-bit difference can move on another platform: a window end by one grid step (a ceiling at an integer),
+    a tilt by one rung of its ladder (a near-tie of the objective) -- a wrong K moves them far more."""
     def per_factor(pmfs, tilts):
         return np.array([C._log_mgf(p, tilts) for p in pmfs])
 
@@ -225,9 +227,11 @@ def test_window_and_tilt_agree_with_one_factor_at_a_time(history, monkeypatch):
     slow_w = C.window(history, 1e-12)
     slow_t = (C.choose_tilt(history, delta=1e-5), C.choose_tilt(history, delta=1e-12),
               C.choose_tilt(history, epsilon=1.5))
-    assert fast_w[:2] == slow_w[:2]
-    assert fast_w[2] == pytest.approx(slow_w[2], rel=1e-12)
-    assert fast_t == slow_t
+    assert abs(fast_w[0] - slow_w[0]) <= 1 and abs(fast_w[1] - slow_w[1]) <= 1
+    if fast_w[:2] == slow_w[:2]:
+        assert fast_w[2] == pytest.approx(slow_w[2], rel=1e-12)
+    for f, s_ in zip(fast_t, slow_t):
+        assert s_ / 2**0.25 * (1 - 1e-12) <= f <= s_ * 2**0.25 * (1 + 1e-12)
 
 
 def test_log_mgf_tables_do_not_change_the_values(history, monkeypatch):
