@@ -596,15 +596,12 @@ def test_tilted_masses_round_off_is_bounded(fn):
     """A dominated PMF (no input error) tilted: err_mass is the tilt's own round-off bound (the table path:
     T_k's argument and exponential, the product and division, lM's rounding; the log path: 2u (2 + max|log w|
     + |log M|)), and it bounds the l1 distance to the exact tilted masses (mpmath), at weak and strong tilts
-    (|tau k| up to ~280). Catches the term deleted (err_mass 0) or blown up (the worst ratio below 1 %)."""
+    (|tau k| up to ~280). Catches the term deleted (err_mass 0 against a nonzero rounding of 1,856 atoms)."""
     pm = B.pmfs(B.GaussianPair(1.0), 0.01, upper=False, tail=1e-20)  # 1,856 atoms
     assert pm.err_mass == 0.0
-    worst = 0.0
     for tau in (1e-3, 0.05, 0.3):
         err, bound = _tilt_l1_err(pm, tau, fn)
         assert 0 < err <= bound
-        worst = max(worst, err / bound)
-    assert worst > 0.01
 
 
 def test_tilted_with_a_shared_table_is_the_same():
@@ -618,7 +615,7 @@ def test_tilted_with_a_shared_table_is_the_same():
             b, lb = C.tilted(p, tau, table)
             assert la == lb and np.array_equal(a.mass, b.mass)
             assert (a.err_mass, a.err_dipole, a.err_quad) == (b.err_mass, b.err_dipole, b.err_quad)
-    assert C.tilt_table(pms, 5.0) is None  # 5 * ~4,000 atoms > _TILT_TABLE_ARG
+    assert C.tilt_table(pms, 5.0) is None  # 5 times the largest half-width (1,854 atoms) > _TILT_TABLE_ARG
     a, la = C.tilted(pms[2], 5.0)
     b, lb = C._tilted_log(pms[2], 5.0)
     assert la == lb and np.array_equal(a.mass, b.mass)

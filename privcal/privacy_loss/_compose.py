@@ -369,7 +369,7 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
     # the five rungs around the Gaussian optimum t sd = sqrt(-2 log tail); from there each side walks downhill two
     # rungs at a time until its best has both neighbours tried (both sides' rungs in one call each time; where
     # the best is inside the first five, one call in all)
-    p = int(min(max(round(math.log10(math.sqrt(-2.0 * log_tail) / 0.1) / 0.2), 2), ladder.size - 3))
+    mid = int(min(max(round(math.log10(math.sqrt(-2.0 * log_tail) / 0.1) / 0.2), 2), ladder.size - 3))
     seen: tuple = ({}, {})  # rung -> K(t) + slack for t = +ladder[rung] (upper side) and -ladder[rung]
 
     def run(want: tuple) -> None:
@@ -383,7 +383,7 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
     def best(side: int) -> int:
         return min(seen[side], key=lambda i: ((seen[side][i] - log_tail) / ladder[i], i))
 
-    run((list(range(p - 2, p + 3)), list(range(p - 2, p + 3))))
+    run((list(range(mid - 2, mid + 3)), list(range(mid - 2, mid + 3))))
     while True:  # a best rung at the edge of those tried: the next two beyond it (both sides in one call)
         want: tuple = ([], [])
         for k in (0, 1):
@@ -486,9 +486,9 @@ _TILT_TABLE_ARG = 700.0
 
 
 def tilt_table(pmfs: list, tau: float) -> Optional[np.ndarray]:
-    """e^{tau k} for k = -W .. W, W the largest half-width of ``pmfs`` (shared by their :func:`tilted`: the
-    same values as each factor's own np.exp(tau k)), or None where tau W exceeds _TILT_TABLE_ARG."""
-    W = max((p.mass.size for p in pmfs), default=0)
+    """e^{tau k} for k = -W .. W, W the largest half-width n // 2 of ``pmfs`` (shared by their :func:`tilted`:
+    the same values as each factor's own np.exp(tau k)), or None where tau W exceeds _TILT_TABLE_ARG."""
+    W = max((p.mass.size // 2 for p in pmfs), default=0)
     if W == 0 or abs(tau) * W > _TILT_TABLE_ARG:
         return None
     return np.exp(tau * np.arange(-W, W + 1, dtype=np.int64))
