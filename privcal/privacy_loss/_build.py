@@ -574,62 +574,125 @@ _CELLS_KEPT = 8
 
 
 #: a grid shorter than this many cells is kept uniform (the coarse tails' extra tail evaluations would cost more)
-_COARSE_MIN_CELLS = 2048
+_COARSE_MIN_CELLS = 256
 
 
 def _points(direction, h: float, tail: float, coarse: Optional[tuple]) -> np.ndarray:
     """Lattice indices of the grid points (losses idx h): every index from grid_range's lo to hi, or, with
-    ``coarse`` = (K, thr), every index only where the P-mass beyond is above ``thr`` on both sides, and every
-    K-th (multiples of K) in the tails beyond (plus lo, and a last point >= hi). The tails of a subsampled
-    step far out hold little mass over a long range of losses (~20,000 cells at q = 1e-3, sigma = 0.8):
-    coarse cells there keep the same construction (a dominating split, a dominated pairing, each cell
-    whatever its width) at a fraction of the evaluations (docs/pld.md Sec. 2.3)."""
-    return _points_rows([direction], h, tail, coarse)[0]
+    ``coarse`` = (K, thr), graded coarse tails (:func:`_point_rows`). The tails of a subsampled step far out
+    hold little mass over a long range of losses (~20,000 cells at q = 1e-3, sigma = 0.8): coarse cells there
+    keep the same construction (a dominating split, a dominated pairing, each cell whatever its width) at a
+    fraction of the evaluations (docs/pld.md Sec. 2.3)."""
+    idx, n = _point_rows([direction], h, tail, coarse)
+    return idx[0, :n[0]]
 
 
-def _points_rows(directions: list, h: float, tail: float, coarse: Optional[tuple], stack: bool = False) -> list:
-    """:func:`_points` of each direction; with ``stack`` (subsampled directions of one side) the tails at the
-    coarse points of every direction in one pass (:func:`stacked`)."""
+def _coarse_levels(K: int, thr: float) -> list:
+    """(k, log threshold) for k = 1, 2, 4, ..., K / 2: cells at most k h wide where the P-mass beyond the point
+    (on the side of the smaller tail) exceeds thr (K / 2k)^2, K h wide beyond thr. The extra spread a cell
+    of width w adds to a split is ~ w^2 times its mass (docs/pld.md Sec. 2.3), so each band adds about the
+    same, thr K^2 h^2 per step, and the points thin out geometrically away from the bulk."""
+    out = []
+    k = 1
+    while k < K:
+        out.append((k, math.log(thr * (K / (2 * k)) ** 2)))
+        k *= 2
+    return out
+
+
+def _point_rows(directions: list, h: float, tail: float, coarse: Optional[tuple],
+                stack: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """(idx, n): the grid points of each direction as rows of lattice indices, row f holding its n[f] points
+    increasing and padded with copies of its last one. Without ``coarse``, or on a grid shorter than
+    _COARSE_MIN_CELLS: every index from grid_range's lo to hi. With ``coarse`` = (K, thr) the tails are taken at
+    the multiples of K (one pass over all directions with ``stack``: subsampled directions of one side,
+    :func:`stacked`), and the points are graded by the P-mass beyond (:func:`_coarse_levels`): every index
+    where it exceeds the first level's threshold on both sides, every k-th in each next band, every K-th beyond
+    the last, plus lo and a last point >= hi. The bands' ends are multiples of K (where the tails were taken),
+    so each band's points are multiples of its k and every cell width is an integer times h. The tails are
+    monotone in l, so the bands are nested; each is clipped into the next wider one all the same."""
     ranges = _grid_ranges(directions, h, tail) if stack else [grid_range(d, h, tail) for d in directions]
-    out: list = [None] * len(directions)
-    todo = []
-    for f, (lo, hi) in enumerate(ranges):
-        if coarse is None or hi - lo < _COARSE_MIN_CELLS:  # a short grid: not worth the extra tails
-            out[f] = np.arange(lo, hi + 1)
-        else:
-            todo.append(f)
-    if not todo:
-        return out
+    r = np.array(ranges, dtype=np.int64).reshape(-1, 2)
+    lo, hi = r[:, 0], r[:, 1]
+    F = lo.size
+    todo = np.flatnonzero(hi - lo >= _COARSE_MIN_CELLS) if coarse is not None else np.empty(0, dtype=np.int64)
+    if todo.size == 0:
+        n = hi - lo + 1
+        L = int(n.max())
+        idx = lo[:, None] + np.minimum(np.arange(L)[None, :], (n - 1)[:, None])
+        return idx, n
     K, thr = coarse
-    cps = [np.arange(-(-ranges[f][0] // K) * K, ranges[f][1] + K, K) for f in todo]
-    if not stack or len(todo) == 1:
+    levels = _coarse_levels(K, thr)
+    first = -(-lo[todo] // K) * K
+    counts = (hi[todo] + K - first + K - 1) // K  # multiples of K in [first, hi + K)
+    cps = [np.arange(int(a), int(a) + int(c) * K, K) for a, c in zip(first.tolist(), counts.tolist())]
+    if not stack or todo.size == 1:
         lgts, lles = [], []
-        for f, cp in zip(todo, cps):
+        for f, cp in zip(todo.tolist(), cps):
             lgt, lle, _, _ = directions[f].tails(cp * h)
             lgts.append(lgt)
             lles.append(lle)
+        lgt, lle = np.concatenate(lgts), np.concatenate(lles)
     else:
-        counts = np.array([cp.size for cp in cps])
-        params = stacked([directions[f] for f in todo], counts)
+        params = stacked([directions[f] for f in todo.tolist()], counts)
         lgt, lle, _, _ = params.tails(np.concatenate(cps) * h)
-        cuts = np.cumsum(counts)[:-1]
-        lgts, lles = np.split(lgt, cuts), np.split(lle, cuts)
-    log_thr = math.log(thr)
-    for f, cp, lgt, lle in zip(todo, cps, lgts, lles):
-        lo, hi = ranges[f]
-        up = np.flatnonzero(lgt <= log_thr)
-        dn = np.flatnonzero(lle <= log_thr)
-        b = int(cp[up[0]]) if up.size else hi
-        a = int(cp[dn[-1]]) if dn.size else lo
-        if not a < b:
-            out[f] = np.arange(lo, hi + 1)
-            continue
-        top = int(cp[-1]) if b < hi else hi
-        # increasing and disjoint: lo, the multiples of K in (lo, a), every index in [a, b], the multiples in (b, top]
-        parts = [np.array([lo]), cp[(cp > lo) & (cp < a)], np.arange(max(a, lo + 1), b + 1),
-                 cp[(cp > b) & (cp <= top)]]
-        out[f] = np.concatenate(parts)
-    return out
+    T, C = todo.size, int(counts.max())
+    inside = np.arange(C)[None, :] < counts[:, None]
+    G = np.full((T, C), -np.inf)  # padding: beyond the row (a first gt below any threshold is past its end)
+    E = np.full((T, C), np.inf)  # padding: never below a threshold
+    G[inside], E[inside] = lgt, lle
+    lo_t, hi_t = lo[todo], hi[todo]
+    a_k, b_k = [], []
+    for _, lthr in levels:
+        jb = np.argmax(G <= lthr, axis=1)  # the first coarse point whose gt is below the threshold
+        b_k.append(np.where(jb < counts, first + jb * K, hi_t))
+        below = E <= lthr
+        ja = C - 1 - np.argmax(below[:, ::-1], axis=1)  # the last one whose le is below it
+        a_k.append(np.where(below.any(axis=1), first + ja * K, lo_t))
+    graded = a_k[-1] < b_k[-1]
+    for i in range(len(levels) - 2, -1, -1):  # nested: each band inside the next wider one
+        a_k[i] = np.minimum(np.maximum(a_k[i], a_k[i + 1]), b_k[i + 1])
+        b_k[i] = np.minimum(np.maximum(b_k[i], a_k[i]), b_k[i + 1])
+    top = np.where(b_k[-1] < hi_t, first + (counts - 1) * K, hi_t)
+    # segments (start, stop, step) of each row, in increasing order
+    segs = [(lo_t, lo_t + 1, 1), (first + K * (first == lo_t), a_k[-1], K)]
+    for i in range(len(levels) - 1, 0, -1):
+        k = levels[i][0]
+        segs.append((np.where(a_k[i] > lo_t, a_k[i], lo_t + k), a_k[i - 1], k))
+    segs.append((np.maximum(a_k[0], lo_t + 1), b_k[0] + 1, 1))
+    for i in range(1, len(levels)):
+        k = levels[i][0]
+        segs.append((b_k[i - 1] + k, b_k[i] + 1, k))
+    segs.append((b_k[-1] + K, top + 1, K))
+    start = np.stack([np.broadcast_to(s[0], (T,)) for s in segs], axis=1)
+    stop = np.stack([np.broadcast_to(s[1], (T,)) for s in segs], axis=1)
+    step = np.stack([np.broadcast_to(np.asarray(s[2]), (T,)) for s in segs], axis=1)
+    # a row not graded (no band below the thresholds): every index
+    start[~graded], stop[~graded], step[~graded] = 0, 0, 1
+    start[~graded, 0], stop[~graded, 0] = lo_t[~graded], hi_t[~graded] + 1
+    cnt = np.maximum((stop - start + step - 1) // step, 0)
+    last = np.max(np.where(cnt > 0, start + (cnt - 1) * step, lo_t[:, None]), axis=1)
+    tail_seg = last < hi_t  # a last point >= hi
+    start = np.concatenate([start, hi_t[:, None]], axis=1)
+    step = np.concatenate([step, np.ones((T, 1), dtype=step.dtype)], axis=1)
+    cnt = np.concatenate([cnt, tail_seg[:, None].astype(cnt.dtype)], axis=1)
+    # every row: the graded ones from their segments, the others every index
+    n = hi - lo + 1
+    n[todo] = cnt.sum(axis=1)
+    L = int(n.max())
+    idx = lo[:, None] + np.minimum(np.arange(L)[None, :], (n - 1)[:, None])
+    c = cnt.ravel()
+    seg = np.repeat(np.arange(c.size), c)
+    within = np.arange(seg.size) - np.repeat(np.cumsum(c) - c, c)
+    values = start.ravel()[seg] + step.ravel()[seg] * within
+    rows_t = seg // cnt.shape[1]
+    n_t = n[todo]
+    pos = np.arange(seg.size) - np.repeat(np.cumsum(n_t) - n_t, n_t)
+    sub = np.empty((T, L), dtype=idx.dtype)
+    sub[rows_t, pos] = values
+    sub = np.where(np.arange(L)[None, :] < n_t[:, None], sub, sub[np.arange(T), n_t - 1][:, None])
+    idx[todo] = sub
+    return idx, n
 
 
 def stacked(directions: list, counts) -> "SubsampledDirection":
@@ -682,16 +745,8 @@ def _grid_cells_rows(directions: list, h: float, tail: float, coarse: Optional[t
     """The tails at the grid points and the cell masses of each direction, one row each (:class:`_Cells`).
     ``stack``: the directions (subsampled ones of one side) stacked (:func:`stacked`) and evaluated in one pass;
     else the single direction is evaluated on its own points."""
-    pts = _points_rows(directions, h, tail, coarse, stack)
-    n = np.array([x.size for x in pts])
-    F, L = len(pts), int(n.max())
-    if F == 1:
-        idx = pts[0][None, :]
-    else:
-        idx = np.empty((F, L), dtype=pts[0].dtype)
-        for f, x in enumerate(pts):
-            idx[f, :x.size] = x
-            idx[f, x.size:] = x[-1]
+    idx, n = _point_rows(directions, h, tail, coarse, stack)
+    F, L = idx.shape
     g = idx * h  # grid points g_0 .. g_m (exact: integers times h)
     if not stack:
         flat, shape, evaluate = g[0], (1, L), directions[0]
@@ -833,17 +888,11 @@ def _offsets(c: _Cells) -> Optional[np.ndarray]:
     return c.idx - c.lo[:, None] if c.wide else None
 
 
-#: a run of at least this many consecutive lattice points of a row is placed by one slice copy (else by the scatter)
-_RUN = 32
-
-
 def _lattice(n: np.ndarray, off: Optional[np.ndarray], arrays: list) -> list:
     """The arrays (one value per grid point, one row per direction, rows of n[f] points with lattice offsets
     ``off``, None: 0 .. n[f] - 1) placed on each row's lattice (coarse cells leave gaps): for each array, the list
-    of its rows (1-D, of the lattice's size). A row without gaps is a view of its own points. A row with gaps
-    (coarse tails) has one long run of consecutive lattice points (the dense middle), copied as a slice, and
-    single points K apart (the coarse tails), scattered together with those of the other rows by one flat index
-    for all the arrays: the same values at the same places."""
+    of its rows (1-D, of the lattice's size). A row without gaps is a view of its own points; the rows with gaps
+    are scattered together, every array by one flat index: the same values at the same places."""
     F = n.size
     sizes = n if off is None else off[np.arange(F), n - 1] + 1
     out = [[a[f, :sizes[f]] for f in range(F)] for a in arrays]
@@ -851,26 +900,11 @@ def _lattice(n: np.ndarray, off: Optional[np.ndarray], arrays: list) -> list:
     if gaps.size:
         L = arrays[0].shape[1]
         W = int(sizes[gaps].max())
-        runs, rest = [], []  # (row, first point, end point, its lattice offset); the other points' (row, point)
-        for r, f in enumerate(gaps.tolist()):
-            o = off[f, :n[f]]
-            cut = np.flatnonzero(np.diff(o) != 1) + 1  # where a run of consecutive lattice points ends
-            starts, ends = np.concatenate(([0], cut)), np.concatenate((cut, [n[f]]))
-            long = ends - starts >= _RUN
-            keep = np.ones(int(n[f]), dtype=bool)
-            for a, b in zip(starts[long].tolist(), ends[long].tolist()):
-                runs.append((r, f, a, b, int(o[a])))
-                keep[a:b] = False
-            cols = np.flatnonzero(keep)
-            rest.append((np.full(cols.size, r), cols))
-        rr = np.concatenate([x for x, _ in rest])
-        cc = np.concatenate([y for _, y in rest])
+        rr, cc = np.nonzero(np.arange(L)[None, :] < n[gaps][:, None])
         src = gaps[rr] * L + cc  # flat positions in the arrays
         dst = rr * W + off[gaps[rr], cc]  # flat positions on the lattice rows
         for k, a in enumerate(arrays):
             full = np.zeros((gaps.size, W))
-            for r, f, i, j, o0 in runs:
-                full[r, o0:o0 + j - i] = a[f, i:j]
             full.reshape(-1)[dst] = a.reshape(-1).take(src)
             for r, f in enumerate(gaps.tolist()):
                 out[k][f] = full[r, :sizes[f]]
