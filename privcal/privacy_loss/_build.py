@@ -911,6 +911,35 @@ def _lattice(n: np.ndarray, off: Optional[np.ndarray], arrays: list) -> list:
     return out
 
 
+def _span_dipoles(p_err: np.ndarray, q_err: np.ndarray, p: np.ndarray, rt: np.ndarray, widths: np.ndarray,
+                  h: float) -> np.ndarray:
+    """Per grid point j, the total weight of the unit dipoles (1, -1) on neighbouring lattice points that the
+    error patterns of point j make in the dominating split where its cells are wide (docs/pld.md Sec. 2.3,
+    "Coarse tails"): a P-tail error a (|a| <= p_err_j) and an e^{g}-scaled Q-tail error (<= q_err_j) move mass
+    between cell j-1 (K1 = w1 / h lattice steps wide) and cell j (K2 steps), and the split of a cell of width w
+    turns a change (dp, dr) of its P- and e^{g} Q-mass into dp - du at its lower atom and du = (dp - dr) /
+    (1 - e^{-w}) at its upper one. The pattern over atoms A = g_j - w1, B = g_j, C = g_j + w2 is (a - du1,
+    du1 - a - du2, du2); its partial sums are a - du1 on the K1 links from A to B and -du2 on the K2 links from B
+    to C, so it is the sum of K1 |a - du1| + K2 |du2| unit dipoles: at most K1 (pe + te / (1 - e^{-w1})) +
+    K2 te / (1 - e^{-w2}) with te = pe + qe. The split's own round-off in cell j (du within 4u (p + rt) /
+    (1 - e^{-w2})) adds K2 times that. Each unit dipole costs e h max|g'| (Sec. 2.4); anchored at C, the
+    pattern's top atom, every one of them is charged at a tilt weight at least its own (tau >= 0). Row ends:
+    no cell below the first point (its left part is the mass below the grid, charged as for a cell one step
+    wide), none above the last (K2 = 0). ``widths``: the F x (L - 1) cell widths (0 for a padded cell)."""
+    F, L = p_err.shape
+    u = _U
+    k = np.zeros((F, L + 1))  # k[:, j] = width of cell j - 1 in lattice steps (1 below the first point)
+    k[:, 0] = 1.0
+    k[:, 1:-1] = widths / h
+    with np.errstate(divide="ignore", invalid="ignore"):
+        om = -np.expm1(-k * h) * (1.0 - 4 * u)  # 1 - e^{-w} rounded down (expm1 within 2u; w = K h exact)
+        inv = np.where(k > 0, k / om, 0.0)  # K / (1 - e^{-w}); 0 where there is no cell (K = 0)
+    te = p_err + q_err
+    split = np.zeros((F, L))
+    split[:, :-1] = _SPLIT_REL * u * (p + rt)  # the split's round-off in cell j, before its / (1 - e^{-w})
+    return (k[:, :-1] * p_err + inv[:, :-1] * te + inv[:, 1:] * (te + split)) * (1.0 + 8 * u)
+
+
 def _upper_rows(c: _Cells, h: float) -> list:
     """The dominating (split) PMF of each row (docs/pld.md Sec. 2.3)."""
     p, rt, te, ap = c.p, c.rt, c.te, c.ap
@@ -927,15 +956,17 @@ def _upper_rows(c: _Cells, h: float) -> list:
     mono = np.zeros((F, L))
     mono[:, 1:] = _CELL_REL * _U * p  # relative error of a cell mass (two exp, one expm1, products)
     if wide:
-        # next to a wide cell the atoms are not neighbours on the lattice: the patterns there are charged by
-        # their l1 norms as non-local errors (a dipole 2e, a quadrupole 4e; each cell's split moves its
-        # atoms by at most (its errors) / (1 - e^{-w}) <= (its errors) / (1 - e^{-h}), as above)
+        # next to a wide cell the atoms are not neighbours on the lattice: the patterns there are written as sums
+        # of unit dipoles (:func:`_span_dipoles`), anchored at the pattern's top atom
         near = np.zeros((F, L), dtype=bool)
         near[:, :-1] |= wide_cells
         near[:, 1:] |= wide_cells
-        mono = mono + np.where(near, 2.0 * dip + 4.0 * quad, 0.0)
+        span = np.where(near, _span_dipoles(c.p_err, c.q_err, p, rt, np.diff(c.idx, axis=-1), h), 0.0)
         dip = np.where(near, 0.0, dip)
         quad = np.where(near, 0.0, quad)
+        last = np.arange(L)[None, :] == (c.n - 1)[:, None]  # a row's last point: no cell above, the top is itself
+        dip = dip + np.where(last, span, 0.0)
+        dip[:, 1:] += np.where(last[:, :-1], 0.0, span[:, :-1])
     with np.errstate(invalid="ignore"):
         below_err = np.where(c.below > 0, (tail_rel_err(c.p_le[:, 0]) + ap[:, 0]) * c.below, 0.0)
         # error of the mass moved to +inf (upper end)
