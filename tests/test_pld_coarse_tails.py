@@ -279,10 +279,12 @@ def test_local_error_patterns_sit_on_neighbouring_grid_points(remove):
     pm = B.pmfs(d, h, upper=True, tail=1e-11, coarse=(K, thr))
     points = set((B._points(d, h, 1e-11, (K, thr)) - pm.offset).tolist())
     assert len(points) < pm.mass.size  # there are wide cells
-    for a in np.flatnonzero(pm.quad > 0).tolist():
+    at = pm.err_at  # the lattice offsets of the error anchors (the grid points)
+    assert at is not None and set(at.tolist()) == points
+    for a in at[pm.quad > 0].tolist():
         for nb in (a - 1, a + 1):
             assert nb < 0 or nb >= pm.mass.size or nb in points, a
-    span_anchors = [a for a in np.flatnonzero(pm.dip > 0).tolist() if a - 1 >= 0 and a - 1 not in points]
+    span_anchors = [a for a in at[pm.dip > 0].tolist() if a - 1 >= 0 and a - 1 not in points]
     assert span_anchors  # the wide patterns are declared, at their top atoms
 
 
@@ -337,3 +339,28 @@ def test_span_dipoles_cover_the_exact_pattern_of_a_tail_error_between_wide_cells
             best = max(best, float(exact))
         worst = max(worst, declared / best)
     assert worst <= 2.0  # the bound is not vacuous: the worst signs reach half of it
+
+
+@pytest.mark.parametrize("tau", [0.0, 3e-4, 0.05])
+def test_tilt_of_error_anchors_at_the_grid_points_equals_the_dense_anchors(tau):
+    """A PMF built on coarse cells keeps its error anchors (mono, dip, quad) at its grid points only (``err_at``,
+    their lattice offsets); the tilt's error bounds read the weights there. The same arrays scattered onto
+    every lattice atom (zeros between; err_at None) give the same bounds, by both tilt paths (table and log
+    weights): red when the anchors are read at the wrong atoms (e.g. the first n of the lattice)."""
+    h = 2.0**-13
+    pm = B.pmfs(B.SubsampledDirection(0.8, 1e-3, True), h, upper=True, tail=1e-11, coarse=(16, 1e-6))
+    assert pm.err_at is not None and pm.err_at.size < pm.mass.size
+    dense = {}
+    for name in ("mono", "dip", "quad"):
+        full = np.zeros(pm.mass.size)
+        full[pm.err_at] = getattr(pm, name)
+        dense[name] = full
+    twin = B.Pmf(pm.offset, pm.mass, pm.inf_mass, h, pm.err_mass, pm.err_dipole, pm.err_quad, pm.err_atoms,
+                 **dense, err_inf=pm.err_inf)
+    for fn in (C.tilted, C._tilted_log):
+        a, la = fn(pm, tau)
+        b, lb = fn(twin, tau)
+        assert la == lb
+        for name in ("err_mass", "err_dipole", "err_quad"):
+            assert getattr(a, name) == pytest.approx(getattr(b, name), rel=1e-12, abs=0.0), (fn, name)
+        assert a.err_dipole > 0

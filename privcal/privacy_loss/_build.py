@@ -91,6 +91,9 @@ class Pmf:
     dip: Optional[np.ndarray] = None  # dipole sizes anchored at atom j (within atoms j-1 .. j+1)
     quad: Optional[np.ndarray] = None  # quadrupole sizes centred at atom j
     err_inf: float = 0.0  # bound of the error of ``inf_mass``
+    # the atoms (lattice offsets) that mono, dip, quad refer to, increasing; None: one entry per atom. A PMF built on
+    # coarse cells keeps them at its grid points only (the lattice's other atoms carry no error anchor)
+    err_at: Optional[np.ndarray] = None
 
     @property
     def losses(self) -> np.ndarray:
@@ -991,9 +994,13 @@ def _upper_rows(c: _Cells, h: float) -> list:
     atoms[:, 0] += c.below
     inf_mass = np.minimum(c.inf_mass + c.above, 1.0)
     dip_sum, quad_sum = dip.sum(axis=1), quad.sum(axis=1)
-    atoms, err_atoms, mono, dip, quad = _lattice(c.n, _offsets(c), [atoms, err_atoms, mono, dip, quad])
+    off = _offsets(c)
+    atoms, err_atoms = _lattice(c.n, off, [atoms, err_atoms])
+    # the error anchors stay at the grid points (err_at: their lattice offsets, where a row has gaps)
+    at = [None if off is None or atoms[f].size == c.n[f] else off[f, :c.n[f]] for f in range(F)]
     return [Pmf(int(c.lo[f]), atoms[f], float(inf_mass[f]), h, float(err_mass[f]), float(dip_sum[f]),
-                float(quad_sum[f]), err_atoms[f], mono=mono[f], dip=dip[f], quad=quad[f], err_inf=float(err_inf[f]))
+                float(quad_sum[f]), err_atoms[f], mono=mono[f, :c.n[f]], dip=dip[f, :c.n[f]], quad=quad[f, :c.n[f]],
+                err_inf=float(err_inf[f]), err_at=at[f])
             for f in range(F)]
 
 

@@ -544,7 +544,8 @@ def tilted(p: Pmf, tau: float, table: Optional[np.ndarray] = None) -> tuple[Pmf,
         # nonnegative products within gamma_n (any order), the combinations and the division 4u more
         g = (1.0 + 2.0 * rel + 1.01 * (n + 8) * _U) / S
         with np.errstate(invalid="ignore", over="ignore"):
-            s_mono, s_dip, s_quad = (float(np.einsum("i,i->", e, T)) for e in (p.mono, p.dip, p.quad))
+            Te = T if p.err_at is None else T[p.err_at]  # the weights at the error anchors
+            s_mono, s_dip, s_quad = (float(np.einsum("i,i->", e, Te)) for e in (p.mono, p.dip, p.quad))
             mono = (s_mono + rho * s_dip + 2.0 * ch * s_quad) * g
             dip = (s_dip + 2.0 * sh * s_quad) * g
             quad = s_quad * g
@@ -575,7 +576,7 @@ def _tilted_log(p: Pmf, tau: float) -> tuple[Pmf, float]:
         mono = dip = quad = 0.0
     elif p.mono is not None and p.dip is not None and p.quad is not None:
         with np.errstate(over="ignore"):
-            w = np.exp(ti - lM)
+            w = np.exp((ti if p.err_at is None else ti[p.err_at]) - lM)  # the weights at the error anchors
         with np.errstate(invalid="ignore", over="ignore"):
             mono = float(np.sum(w * (p.mono + rho * p.dip + 2.0 * ch * p.quad)))
             dip = float(np.sum(w * (p.dip + 2.0 * sh * p.quad)))
