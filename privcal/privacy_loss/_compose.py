@@ -145,6 +145,28 @@ def _moments(p: Pmf) -> tuple[float, float, float]:
     return out
 
 
+def _moments_all(pmfs) -> None:
+    """:func:`_moments` of every Pmf of ``pmfs`` not cached yet, from one pass over their concatenated masses
+    (``np.add.reduceat`` per Pmf): the same formulas, the mean and variance summed in another order (they only
+    place the factors and scale the tilt and window searches; no bound reads them), the total mass as
+    :func:`_moments` computes it."""
+    todo = [p for p in pmfs if getattr(p, "_moments", None) is None and p.mass.size > 0]
+    if len(todo) < 2:
+        return
+    sizes = np.array([p.mass.size for p in todo], dtype=np.int64)
+    starts = np.cumsum(sizes) - sizes
+    m = np.concatenate([p.mass for p in todo])
+    j = np.arange(m.size, dtype=float) - np.repeat(starts.astype(float), sizes)  # 0, 1, .. within each Pmf
+    tot = np.add.reduceat(m, starts)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.add.reduceat(j * m, starts) / tot
+        d = j - np.repeat(np.where(tot > 0, mean, 0.0), sizes)
+        var = np.add.reduceat(d * d * m, starts) / tot
+    for p, t, mu, v in zip(todo, tot.tolist(), mean.tolist(), var.tolist()):
+        # the total as :func:`_moments` has it, float(p.mass.sum()) (the FFT's round-off bound caps |X| by it)
+        p._moments = (float(p.mass.sum()), p.offset + mu, v) if t > 0 else (0.0, float(p.offset), 0.0)
+
+
 def _log_mgf(p: Pmf, tilts: np.ndarray) -> np.ndarray:
     """log sum_j mass_j e^{t (offset + j)} for each tilt t (in 1/grid units), vectorised over the tilts
     (matrices of the nonzero atoms by blocks of tilts)."""
@@ -340,6 +362,7 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
     full_lo = sum(n * p.offset for p, n in factors)
     full_hi = sum(n * (p.offset + p.mass.size - 1) for p, n in factors)
     mean = var = 0.0
+    _moments_all([p for p, _ in factors])
     for p, n in factors:
         _, m, v = _moments(p)
         mean, var = mean + n * m, var + n * v
@@ -1056,6 +1079,7 @@ def _tilt_ladder(factors) -> np.ndarray:
     """The tilts tried, in 1/nats: powers 2^(k/4) (so nearby targets share a cached composition) from
     0.02 to 2e4 over the composed standard deviation (the Chernoff-optimal tilt of a tail z standard
     deviations out is about z / sd for a Gaussian-like tail, far larger near the end of a bounded one)."""
+    _moments_all([p for p, _ in factors])
     var = sum(n * _moments(p)[2] for p, n in factors)
     sd = max(math.sqrt(var), 0.5) * factors[0][0].h  # nats
     lo, hi = math.floor(4 * math.log2(0.02 / sd)), math.ceil(4 * math.log2(2e4 / sd))
