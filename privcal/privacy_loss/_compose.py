@@ -145,14 +145,30 @@ def _moments(p: Pmf) -> tuple[float, float, float]:
     return out
 
 
+#: atoms per pass of :func:`_moments_all` (its temporaries: a few arrays of this many floats)
+_MOMENTS_BLOCK = 2**18
+
+
 def _moments_all(pmfs) -> None:
-    """:func:`_moments` of every Pmf of ``pmfs`` not cached yet, from one pass over their concatenated masses
-    (``np.add.reduceat`` per Pmf): the same formulas, the mean and variance summed in another order (they only
-    place the factors and scale the tilt and window searches; no bound reads them), the total mass as
-    :func:`_moments` computes it."""
+    """:func:`_moments` of every Pmf of ``pmfs`` not cached yet, from passes over their concatenated masses
+    (``np.add.reduceat`` per Pmf, blocks of about _MOMENTS_BLOCK atoms): the same formulas, the mean and variance
+    summed in another order (they only place the factors and scale the tilt and window searches; no bound reads
+    them), the total mass as :func:`_moments` computes it."""
     todo = [p for p in pmfs if getattr(p, "_moments", None) is None and p.mass.size > 0]
     if len(todo) < 2:
         return
+    block, size = [], 0
+    for p in todo:
+        block.append(p)
+        size += p.mass.size
+        if size >= _MOMENTS_BLOCK:
+            _moments_block(block)
+            block, size = [], 0
+    if block:
+        _moments_block(block)
+
+
+def _moments_block(todo: list) -> None:
     sizes = np.array([p.mass.size for p in todo], dtype=np.int64)
     starts = np.cumsum(sizes) - sizes
     m = np.concatenate([p.mass for p in todo])
