@@ -207,3 +207,21 @@ def test_grid_ranges_of_stacked_directions_equal_one_at_a_time():
         for h in (2.0**-13, 0.1, 3.0):
             for tail in (1e-12, 1e-300):
                 assert B._grid_ranges(ds, h, tail) == [B.grid_range(d, h, tail) for d in ds]
+
+
+def test_built_pmfs_carry_the_moments_of_their_lattice_masses():
+    """The builder records each PMF's (total, mean, variance) from its grid points (``Pmf.moments``, read by the
+    window, the tilt ladder and the FFT's placement): the total is float(mass.sum()), the mean and variance those
+    of the lattice masses (recomputed here from the lattice, the offsets as absolute grid indices), for upper and
+    lower ends on coarse and uniform grids. Red when the offsets of a row with gaps are taken as 0 .. n - 1."""
+    h = 2.0**-13
+    ds = [B.SubsampledDirection(0.9 + 0.4 * i, 0.01, i % 2 == 0) for i in range(12)]
+    built = B.pmfs_many(ds, h, ends=(True, False), tail=1e-13, coarse=(64, 1e-8))
+    assert any(p.err_at is not None for p in built[True])  # rows with gaps
+    for p in built[True] + built[False]:
+        tot, mean, var = p.moments
+        assert tot == float(p.mass.sum())
+        j = np.arange(p.mass.size, dtype=float)
+        m = float(np.sum(j * p.mass)) / tot
+        assert mean == pytest.approx(p.offset + m, rel=0.0, abs=1e-9 * max(1.0, p.mass.size))
+        assert var == pytest.approx(float(np.sum((j - m) ** 2 * p.mass)) / tot, rel=1e-9)

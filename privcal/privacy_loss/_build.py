@@ -94,6 +94,9 @@ class Pmf:
     # the atoms (lattice offsets) that mono, dip, quad refer to, increasing; None: one entry per atom. A PMF built on
     # coarse cells keeps them at its grid points only (the lattice's other atoms carry no error anchor)
     err_at: Optional[np.ndarray] = None
+    # (total mass, mean, variance) of the finite part in grid units (mean as an absolute index), when known; else
+    # computed and kept by _compose (the total always float(mass.sum()))
+    moments: Optional[tuple] = None
 
     @property
     def losses(self) -> np.ndarray:
@@ -943,6 +946,28 @@ def _span_dipoles(p_err: np.ndarray, q_err: np.ndarray, p: np.ndarray, rt: np.nd
     return (k[:, :-1] * p_err + inv[:, :-1] * te + inv[:, 1:] * (te + split)) * (1.0 + 8 * u)
 
 
+def _point_moments(atoms: np.ndarray, off: Optional[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Mean (relative to each row's first lattice point) and variance, in grid units, of each row's atoms at
+    their lattice offsets ``off`` (None: 0 .. L - 1), from the grid points alone (a padded point holds no
+    mass). The same moments as those of the lattice masses, summed in another order; they only place the
+    factors and scale the tilt and window searches (no bound reads them)."""
+    pos = np.arange(atoms.shape[1], dtype=float)[None, :] if off is None else off.astype(float)
+    tot = atoms.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = (pos * atoms).sum(axis=1) / tot
+        d = pos - mean[:, None]
+        var = (d * d * atoms).sum(axis=1) / tot
+    return mean, var
+
+
+def _moments_of(mass: np.ndarray, lo: int, mean: float, var: float) -> Optional[tuple]:
+    """The ``moments`` of a built Pmf: the total as float(mass.sum()) (what the FFT's round-off bound caps by)."""
+    tot = float(mass.sum())
+    if not tot > 0 or not math.isfinite(mean) or not math.isfinite(var):
+        return None  # computed when asked
+    return tot, lo + float(mean), float(var)
+
+
 def _upper_rows(c: _Cells, h: float) -> list:
     """The dominating (split) PMF of each row (docs/pld.md Sec. 2.3)."""
     p, rt, te, ap = c.p, c.rt, c.te, c.ap
@@ -995,12 +1020,13 @@ def _upper_rows(c: _Cells, h: float) -> list:
     inf_mass = np.minimum(c.inf_mass + c.above, 1.0)
     dip_sum, quad_sum = dip.sum(axis=1), quad.sum(axis=1)
     off = _offsets(c)
+    mean, var = _point_moments(atoms, off)
     atoms, err_atoms = _lattice(c.n, off, [atoms, err_atoms])
     # the error anchors stay at the grid points (err_at: their lattice offsets, where a row has gaps)
     at = [None if off is None or atoms[f].size == c.n[f] else off[f, :c.n[f]] for f in range(F)]
     return [Pmf(int(c.lo[f]), atoms[f], float(inf_mass[f]), h, float(err_mass[f]), float(dip_sum[f]),
                 float(quad_sum[f]), err_atoms[f], mono=mono[f, :c.n[f]], dip=dip[f, :c.n[f]], quad=quad[f, :c.n[f]],
-                err_inf=float(err_inf[f]), err_at=at[f])
+                err_inf=float(err_inf[f]), err_at=at[f], moments=_moments_of(atoms[f], int(c.lo[f]), mean[f], var[f]))
             for f in range(F)]
 
 
@@ -1068,12 +1094,14 @@ def _lower_from(dm: _Dominated, h: float) -> list:
     F, M = dm.p_lo.shape
     atoms = np.zeros((F, M + 1))
     atoms[:, :-1] = _sweep_rows(dm.p_lo, dm.rt_hi, h, dm.below_lo, dm.below_rt_hi, idx=dm.off, cells=dm.n - 1)[0]
+    mean, var = _point_moments(atoms, dm.off)
     (atoms,) = _lattice(dm.n, dm.off, [atoms])
     out = []
     for f in range(F):
         zero = np.zeros(atoms[f].size)  # no error anywhere (one read-only array for the four bounds)
         zero.setflags(write=False)
-        out.append(Pmf(int(dm.lo[f]), atoms[f], 0.0, h, 0.0, 0.0, 0.0, zero, mono=zero, dip=zero, quad=zero))
+        out.append(Pmf(int(dm.lo[f]), atoms[f], 0.0, h, 0.0, 0.0, 0.0, zero, mono=zero, dip=zero, quad=zero,
+                       moments=_moments_of(atoms[f], int(dm.lo[f]), mean[f], var[f])))
     return out
 
 

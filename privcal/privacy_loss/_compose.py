@@ -129,7 +129,7 @@ def _indices(n: int) -> np.ndarray:
 
 def _moments(p: Pmf) -> tuple[float, float, float]:
     """(total mass, mean, variance) of the finite part, in units of h (cached on the Pmf)."""
-    cached = getattr(p, "_moments", None)
+    cached = getattr(p, "moments", None)
     if cached is not None:
         return cached
     tot = float(p.mass.sum())
@@ -141,7 +141,7 @@ def _moments(p: Pmf) -> tuple[float, float, float]:
         d = idx - mean
         var = float(np.einsum("i,i,i->", d, d, p.mass)) / tot
         out = (tot, p.offset + mean, var)
-    p._moments = out
+    p.moments = out
     return out
 
 
@@ -154,7 +154,7 @@ def _moments_all(pmfs) -> None:
     (``np.add.reduceat`` per Pmf, blocks of about _MOMENTS_BLOCK atoms): the same formulas, the mean and variance
     summed in another order (they only place the factors and scale the tilt and window searches; no bound reads
     them), the total mass as :func:`_moments` computes it."""
-    todo = [p for p in pmfs if getattr(p, "_moments", None) is None and p.mass.size > 0]
+    todo = [p for p in pmfs if getattr(p, "moments", None) is None and p.mass.size > 0]
     if len(todo) < 2:
         return
     block, size = [], 0
@@ -180,7 +180,7 @@ def _moments_block(todo: list) -> None:
         var = np.add.reduceat(d * d * m, starts) / tot
     for p, t, mu, v in zip(todo, tot.tolist(), mean.tolist(), var.tolist()):
         # the total as :func:`_moments` has it, float(p.mass.sum()) (the FFT's round-off bound caps |X| by it)
-        p._moments = (float(p.mass.sum()), p.offset + mu, v) if t > 0 else (0.0, float(p.offset), 0.0)
+        p.moments = (float(p.mass.sum()), p.offset + mu, v) if t > 0 else (0.0, float(p.offset), 0.0)
 
 
 def _log_mgf(p: Pmf, tilts: np.ndarray) -> np.ndarray:
@@ -700,7 +700,7 @@ def _tilted_block(ps: list, where: list, tau: float, table: np.ndarray, out: lis
             di = qu = 0.0
         t = Pmf(p.offset, xs[f], p.inf_mass, p.h, mo, di, qu)
         tot = float(xs[f].sum())
-        t._moments = (tot, p.offset + float(mean[f]), float(var[f])) if tot > 0 else (0.0, float(p.offset), 0.0)
+        t.moments = (tot, p.offset + float(mean[f]), float(var[f])) if tot > 0 else (0.0, float(p.offset), 0.0)
         out[k] = (t, float(lM[f]))
 
 
