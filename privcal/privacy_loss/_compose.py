@@ -595,113 +595,17 @@ def tilted(p: Pmf, tau: float, table: Optional[np.ndarray] = None) -> tuple[Pmf,
     mono = mono * (1.0 + 2 * rel) + rel
     out = Pmf(p.offset, x, p.inf_mass, p.h, mono if math.isfinite(mono) else math.inf,
               dip if math.isfinite(dip) else math.inf, quad if math.isfinite(quad) else math.inf)
+    # the tilted masses' moments, which the composition's window and FFT placement read next: E[j] and E[j^2] of
+    # y / S in two passes over y (the variance as E[j^2] - E[j]^2: its cancellation, ~u j_max^2 ~ 1e-7 grid
+    # units^2, is far inside what the moments are used for; no bound reads them)
+    idx = _indices(n)
+    jy = idx * y
+    m1 = float(np.einsum("i->", jy)) / S
+    m2 = float(np.einsum("i,i->", jy, idx)) / S
+    tot = float(x.sum())
+    if tot > 0 and math.isfinite(m1) and math.isfinite(m2):
+        out.moments = (tot, p.offset + m1, max(m2 - m1 * m1, 0.0))
     return out, lM
-
-
-#: atoms per pass of :func:`tilted_many`
-_TILT_BLOCK = 2**20
-
-
-def tilted_many(pmfs: list, tau: float) -> list:
-    """[:func:`tilted` (p, tau)] for many Pmfs: the table path's arithmetic on their concatenated masses, blocks of
-    about _TILT_BLOCK atoms, with one shared :func:`tilt_table`. The same formulas; the sums S and the error
-    sums run per Pmf through ``np.add.reduceat`` (another order than np.sum's: the bounds of :func:`tilted`
-    cover any order, gamma_n). The tilted Pmfs' moments are computed in the same pass (as
-    :func:`_moments_all` would). A Pmf the table path would not take (|tau| kmax > _TILT_TABLE_ARG, S outside
-    [1e-250, inf), a negative mass, no atoms, input errors without positions) goes through :func:`tilted`
-    itself."""
-    out: list = [None] * len(pmfs)
-    table = tilt_table(pmfs, tau) if len(pmfs) > 1 else None
-    W = (table.size - 1) // 2 if table is not None else -1
-    fast = []
-    for i, p in enumerate(pmfs):
-        n = p.mass.size
-        j0 = n // 2
-        no_anchors = (p.mono is None or p.dip is None or p.quad is None) and not (
-            p.err_mass == 0.0 and p.err_dipole == 0.0 and p.err_quad == 0.0)  # errors without positions
-        if table is None or n == 0 or abs(tau) * max(j0, n - 1 - j0) > _TILT_TABLE_ARG or n // 2 > W or no_anchors:
-            out[i] = tilted(p, tau, table)
-        else:
-            fast.append(i)
-    block, size = [], 0
-    for i in fast:
-        block.append(i)
-        size += pmfs[i].mass.size
-        if size >= _TILT_BLOCK:
-            _tilted_block([pmfs[k] for k in block], block, tau, table, out)
-            block, size = [], 0
-    if block:
-        _tilted_block([pmfs[k] for k in block], block, tau, table, out)
-    return out
-
-
-def _tilted_block(ps: list, where: list, tau: float, table: np.ndarray, out: list) -> None:
-    """:func:`tilted_many` of one block (every Pmf non-empty, within the table's reach)."""
-    W = (table.size - 1) // 2
-    sizes = np.array([p.mass.size for p in ps], dtype=np.int64)
-    starts = np.cumsum(sizes) - sizes
-    j0 = sizes // 2
-    kmax = np.maximum(j0, sizes - 1 - j0).astype(float)
-    m = np.concatenate([p.mass for p in ps])
-    local = np.arange(m.size, dtype=np.int64) - np.repeat(starts, sizes)
-    T = table[local + np.repeat(W - j0, sizes)]  # T_k = e^{tau k}, k = j - j0 (the table's own values)
-    y = m * T
-    S = np.add.reduceat(y, starts)
-    negative = np.minimum.reduceat(m, starts) < 0
-    offsets = np.array([p.offset for p in ps], dtype=float)
-    base = tau * (offsets + j0)
-    ok = (S >= 1e-250) & (S < math.inf) & ~negative
-    with np.errstate(divide="ignore", invalid="ignore"):
-        lS = np.log(S)
-        x = y / np.repeat(S, sizes)
-        # the moments of x (local indices; as _moments_all)
-        jf = local.astype(float)
-        mean = np.add.reduceat(jf * x, starts) / np.add.reduceat(x, starts)
-        d = jf - np.repeat(mean, sizes)
-        var = np.add.reduceat(d * d * x, starts) / np.add.reduceat(x, starts)
-    lM = base + lS
-    rel = 1.01 * _U * (abs(tau) * kmax + 4.0 + np.abs(base) + 2.0 * np.abs(lS) + np.abs(lM)) + sizes * 5e-324 / S
-    rho, sh, ch = math.expm1(tau), math.sinh(tau), 2.0 * math.sinh(tau / 2) ** 2  # ch = cosh - 1
-    # the error sums sum_j T_k e_j at each Pmf's error anchors (all atoms, or err_at)
-    has = [p.mono is not None and p.dip is not None and p.quad is not None
-           and not (p.err_mass == 0.0 and p.err_dipole == 0.0 and p.err_quad == 0.0) for p in ps]
-    sums = np.zeros((3, len(ps)))
-    idx = [f for f, hv in enumerate(has) if hv]
-    if idx:
-        anchors = [ps[f].err_at if ps[f].err_at is not None else np.arange(ps[f].mass.size) for f in idx]
-        na = np.array([a.size for a in anchors], dtype=np.int64)
-        keep = na > 0
-        if keep.any():
-            a_starts = np.cumsum(na) - na
-            Ta = table[np.concatenate(anchors) + np.repeat(W - j0[idx], na)]
-            for r, name in enumerate(("mono", "dip", "quad")):
-                e = np.concatenate([getattr(ps[f], name) for f in idx])
-                with np.errstate(invalid="ignore", over="ignore"):
-                    v = np.add.reduceat(e * Ta, a_starts[keep]) if keep.all() else None
-                if v is None:  # a Pmf without anchors: its sums are 0
-                    v = np.zeros(len(idx))
-                    v[keep] = np.add.reduceat(e * Ta, a_starts[keep])
-                sums[r, idx] = v
-    g = (1.0 + 2.0 * rel + 1.01 * (sizes + 8) * _U) / S
-    with np.errstate(invalid="ignore", over="ignore"):
-        mono = (sums[0] + rho * sums[1] + 2.0 * ch * sums[2]) * g
-        dip = (sums[1] + 2.0 * sh * sums[2]) * g
-        quad = sums[2] * g
-    mono = mono * (1.0 + 2 * rel) + rel
-    cuts = np.cumsum(sizes)[:-1]
-    xs = np.split(x, cuts)
-    for f, (p, k) in enumerate(zip(ps, where)):
-        if not ok[f]:
-            out[k] = tilted(p, tau, table)
-            continue
-        mo, di, qu = (float(v) if math.isfinite(v) else math.inf for v in (mono[f], dip[f], quad[f]))
-        if not has[f]:
-            mo = float(rel[f])  # no input error: the tilt's own rounding only
-            di = qu = 0.0
-        t = Pmf(p.offset, xs[f], p.inf_mass, p.h, mo, di, qu)
-        tot = float(xs[f].sum())
-        t.moments = (tot, p.offset + float(mean[f]), float(var[f])) if tot > 0 else (0.0, float(p.offset), 0.0)
-        out[k] = (t, float(lM[f]))
 
 
 def _tilted_log(p: Pmf, tau: float) -> tuple[Pmf, float]:
@@ -760,7 +664,9 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
         return Composed(p.offset, p.mass, inf_mass, h, 0.0, 0.0, p.err_atoms, err_inf=err_inf)
     if tilt > 0:
         tf, K = [], 0.0
-        for (t, lM), (_, n) in zip(tilted_many([p for p, _ in factors], tilt), factors):
+        table = tilt_table([p for p, _ in factors], tilt) if len(factors) > 1 else None
+        for p, n in factors:
+            t, lM = tilted(p, tilt, table)
             tf.append((t, n))
             K += n * lM
         # many distinct factors: the tilted factors in two levels (composition commutes with the tilt; the
