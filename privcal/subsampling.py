@@ -20,8 +20,10 @@ All functions take ``orders`` (each > 1), ``noise_multiplier`` = sigma / sensiti
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
+import threading
 from typing import Callable
 
 import numpy as np
@@ -449,19 +451,66 @@ def _hump_peaks(l: np.ndarray, s: float, z0: float) -> tuple[np.ndarray, np.ndar
         # bisection on the decreasing slope, vectorised over l: the brackets are < 60 + 3 l / s + 4 sqrt(l) wide,
         # so 44 halvings locate each peak to < 2e-6 wherever l / s <= 1e7, far inside the trapezoid step 0.05 the
         # window is rounded to (its +-11 reach keeps what is left out below e^-60 for any offset < 0.1)
-        for _ in range(44):
+        for i in range(44):
             m = 0.5 * (lo + hi)
             u = m / s - 0.5 / (s * s)
             pos = ll * (-1.0 / np.expm1(-u)) / s - m > 0
             lo, hi = np.where(pos, m, lo), np.where(pos, hi, m)
+            # the caller reads a peak only through round(peak / step), the centre of its window on the lattice:
+            # once every bracket lies in one rounding cell (x -> round(x / step) is non-decreasing, the brackets
+            # are nested), the 44th midpoint rounds as the current one does, and the halvings stop (in ~20)
+            if i >= _PEAK_CHECK_FROM and i % 4 == 0 and np.array_equal(np.round(lo / _Z_STEP), np.round(hi / _Z_STEP)):
+                break
     peak = 0.5 * (lo + hi)
     return peak[l.size:], peak[:l.size]
 
 
-@functools.lru_cache(maxsize=64)
+#: the halvings of :func:`_hump_peaks` check from this one on (every 4th) whether the window centres are settled
+#: (before it, brackets of width >= 60 * 2^-16 ~ 1e-3 straddle a rounding cell's edge too often to be worth a check)
+_PEAK_CHECK_FROM = 16
+
+
 def _log_forward_differences_gaussian(s: float, lmax: int) -> np.ndarray:
     r"""ln Delta^l for l = 0..lmax (entries at odd l are nan), Delta^l = l-th forward difference at 0 of
-    x -> e^{(x-1) x / (2 s^2)} = e^{(x-1) eps(x)} for the Gaussian eps(x) = x / (2 s^2).
+    x -> e^{(x-1) x / (2 s^2)} = e^{(x-1) eps(x)} for the Gaussian eps(x) = x / (2 s^2); read-only.
+
+    The rows of :func:`_forward_difference_rows`, kept per s (the last ``_FD_CACHE_SIZE`` noise multipliers): a
+    calibration asks for the same s with a growing lmax (a probe on a window of orders, then the check on all
+    orders; a cap on the orders that doubles), and each row is computed on its own (its peaks, window and sum
+    depend on l and s alone), so a larger lmax computes only the rows beyond the kept ones, and a smaller one
+    is a prefix of them: the same values, bit for bit, as a fresh computation (tests/test_subsampling.py).
+    """
+    with _FD_LOCK:
+        have = _FD_CACHE.get(s)
+        if have is not None:
+            _FD_CACHE.move_to_end(s)
+    if have is not None and have.size > lmax:
+        return have[: lmax + 1]
+    top = -1 if have is None else have.size - 1  # rows 0..top are known
+    out = np.full(lmax + 1, np.nan)
+    out[0] = 0.0
+    if have is not None:
+        out[: top + 1] = have
+    first = max(2, top + 1 + (top + 1) % 2)  # the first even l not yet known
+    if first <= lmax:
+        out[first::2] = _forward_difference_rows(s, np.arange(first, lmax + 1, 2, dtype=float))
+    out.setflags(write=False)
+    with _FD_LOCK:
+        _FD_CACHE[s] = out
+        _FD_CACHE.move_to_end(s)
+        while len(_FD_CACHE) > _FD_CACHE_SIZE:
+            _FD_CACHE.popitem(last=False)
+    return out
+
+
+#: the forward differences of the last _FD_CACHE_SIZE noise multipliers (:func:`_log_forward_differences_gaussian`)
+_FD_CACHE: "collections.OrderedDict[float, np.ndarray]" = collections.OrderedDict()
+_FD_CACHE_SIZE = 64
+_FD_LOCK = threading.Lock()
+
+
+def _forward_difference_rows(s: float, l: np.ndarray) -> np.ndarray:
+    r"""ln Delta^l at each even l >= 2 of the float array ``l`` (uncached; each entry depends on its l alone).
 
     Since e^{x(x-1)/(2s^2)} = E[W^x] with W = exp(Z/s - 1/(2 s^2)), Z ~ N(0, 1),
         Delta^l = E[(W - 1)^l] = int phi(z) (e^{z/s - 1/(2s^2)} - 1)^l dz,
@@ -470,7 +519,6 @@ def _log_forward_differences_gaussian(s: float, lmax: int) -> np.ndarray:
     log-integrand has curvature <= -1, so what is left out is below e^-60 of it); no alternating sum, so no
     cancellation. tests/test_subsampling.py checks it against 300-digit mpmath alternating sums.
     """
-    l = np.arange(2, lmax + 1, 2, dtype=float)
     z0 = 0.5 / s
     left, right = _hump_peaks(l, s, z0)
     half = int(_Z_HALF_WINDOW / _Z_STEP)
@@ -485,10 +533,7 @@ def _log_forward_differences_gaussian(s: float, lmax: int) -> np.ndarray:
         # ln|e^u - 1| = max(u, 0) + ln(1 - e^{-|u|}): one expm1 and one log for both sides of u = 0
         log_abs = np.log(-np.expm1(-np.abs(u))) + np.maximum(u, 0.0)
     terms = np.where(keep, l[:, None] * log_abs - 0.5 * z * z, -np.inf)
-    out = np.full(lmax + 1, np.nan)
-    out[0] = 0.0
-    out[2::2] = _row_logsumexp(terms) + math.log(_Z_STEP) - 0.5 * math.log(2.0 * math.pi)
-    return out
+    return _row_logsumexp(terms) + math.log(_Z_STEP) - 0.5 * math.log(2.0 * math.pi)
 
 
 def _row_logsumexp(a: np.ndarray) -> np.ndarray:
