@@ -522,17 +522,28 @@ def _forward_difference_rows(s: float, l: np.ndarray) -> np.ndarray:
     z0 = 0.5 / s
     left, right = _hump_peaks(l, s, z0)
     half = int(_Z_HALF_WINDOW / _Z_STEP)
+    width = 2 * half + 1
     base = np.arange(-half, half + 1) * _Z_STEP
-    # both windows on the lattice z = k * step; right-window points already in the left one are masked
-    zl = np.round(left / _Z_STEP)[:, None] * _Z_STEP + base
-    zr = np.round(right / _Z_STEP)[:, None] * _Z_STEP + base
-    z = np.concatenate([zl, zr], axis=1)
-    keep = np.concatenate([np.ones_like(zl, dtype=bool), zr > zl[:, -1:] + 0.5 * _Z_STEP], axis=1)
-    u = z / s - 0.5 / (s * s)
+    # both windows on the lattice z = k * step, the left one then the right one; right-window points already in
+    # the left one are dropped. One buffer, operation by operation in place: the floating-point operations of the
+    # expressions in the comments, in their order, so their values bit for bit
+    z = np.empty((l.size, 2 * width))
+    np.add((np.round(left / _Z_STEP) * _Z_STEP)[:, None], base, out=z[:, :width])
+    np.add((np.round(right / _Z_STEP) * _Z_STEP)[:, None], base, out=z[:, width:])
+    drop = z[:, width:] <= z[:, width - 1:width] + 0.5 * _Z_STEP
+    u = np.divide(z, s)
+    u -= 0.5 / (s * s)  # u = z / s - 1 / (2 s^2)
     with np.errstate(divide="ignore", over="ignore"):
         # ln|e^u - 1| = max(u, 0) + ln(1 - e^{-|u|}): one expm1 and one log for both sides of u = 0
-        log_abs = np.log(-np.expm1(-np.abs(u))) + np.maximum(u, 0.0)
-    terms = np.where(keep, l[:, None] * log_abs - 0.5 * z * z, -np.inf)
+        terms = np.abs(u)
+        for op in (np.negative, np.expm1, np.negative, np.log):
+            op(terms, out=terms)
+        terms += np.maximum(u, 0.0, out=u)  # ln(-expm1(-|u|)) + max(u, 0)
+    terms *= l[:, None]
+    np.multiply(z, 0.5, out=u)
+    u *= z
+    terms -= u  # l ln|e^u - 1| - 0.5 z z
+    np.copyto(terms[:, width:], -np.inf, where=drop)
     return _row_logsumexp(terms) + math.log(_Z_STEP) - 0.5 * math.log(2.0 * math.pi)
 
 
@@ -541,13 +552,16 @@ def _row_logsumexp(a: np.ndarray) -> np.ndarray:
 
     The operations of ``scipy.special.logsumexp(a, axis=1)`` (SciPy >= 1.15) for such rows, hence its values
     bit for bit, without its array-API dispatch (which cost more than the sum itself, ~3 ms a call here):
-    the maxima are taken out of the sum and added back through log1p, ln(count of maxima) and the maximum.
+    the maxima are taken out of the sum (their terms e^0 set to 0, as e^-inf would be) and added back through
+    log1p, ln(count of maxima) and the maximum.
     """
     peak = np.max(a, axis=1, keepdims=True)
     mask = a == peak
-    count = np.sum(mask, axis=1, keepdims=True, dtype=a.dtype)
-    a[mask] = -np.inf
-    total = np.sum(np.exp(a - peak), axis=1, keepdims=True, dtype=a.dtype)
+    count = np.count_nonzero(mask, axis=1).astype(a.dtype)[:, None]
+    np.subtract(a, peak, out=a)
+    np.exp(a, out=a)
+    np.copyto(a, 0.0, where=mask)
+    total = np.sum(a, axis=1, keepdims=True, dtype=a.dtype)
     total = np.where(total == 0, total, total / count)
     return (np.log1p(total) + np.log(count) + peak)[:, 0]
 
