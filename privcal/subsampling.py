@@ -312,11 +312,24 @@ def _log_a_wor_int(int_orders: tuple[int, ...], q: float, log_term2: float,
     segments repeat each j once per requested alpha >= j: ~40,000 entries for the default orders), the
     same values elementwise.
     """
-    k, _, log_binom, offsets, lengths, k_int = _segments(int_orders, 2)
+    weighted, second, index, offsets, lengths = _wor_segments(int_orders, q)
     table = log_higher(np.arange(2, max(int_orders) + 1, dtype=float))
-    factor = np.where(k == 2.0, log_term2, table[k_int - 2])
-    terms = log_binom + k * math.log(q) + factor
+    terms = table[index]
+    np.copyto(terms, log_term2, where=second)
+    terms += weighted  # log_binom + k ln q + (ln c_2 at k = 2, ln c_k above)
     return np.logaddexp(0.0, _segment_logsumexp(terms, offsets, lengths))
+
+
+@functools.lru_cache(maxsize=16)
+def _wor_segments(int_orders: tuple[int, ...], q: float):
+    """What :func:`_log_a_wor_int`'s terms owe to the orders and q alone, kept across the noise multipliers of a
+    calibration: ln C(alpha, k) + k ln q, the mask k = 2, the index k - 2 of ln c_k, the segment starts and
+    lengths; read-only."""
+    k, _, log_binom, offsets, lengths, k_int = _segments(int_orders, 2)
+    weighted, second, index = log_binom + k * math.log(q), k == 2.0, k_int - 2
+    for arr in (weighted, second, index):
+        arr.setflags(write=False)
+    return weighted, second, index, offsets, lengths
 
 
 def _log_expm1(x: float) -> float:
@@ -410,18 +423,18 @@ def _wor_from_cgf(a: np.ndarray, cgf: Callable[[tuple[int, ...]], np.ndarray], b
     """Thm 9 at the requested orders (Cor. 10 between integers), capped by the base RDP, made monotone."""
     ceil_a = np.ceil(a)
     floor_a = np.floor(a)
-    needed = sorted({int(x) for x in np.concatenate([ceil_a, floor_a]) if x >= 2})
-    values = dict(zip(needed, cgf(tuple(needed)))) if needed else {}
-    out = np.empty_like(a)
-    for idx, alpha in enumerate(a):
-        lo, hi = int(floor_a[idx]), int(ceil_a[idx])
-        if lo == hi:
-            out[idx] = values[lo] / (alpha - 1.0)
-        elif lo < 2:
-            out[idx] = values[hi]  # chord from (1, 0): (alpha - 1) * cgf(2) / (alpha - 1)
-        else:
-            t = alpha - lo
-            out[idx] = ((1.0 - t) * values[lo] + t * values[hi]) / (alpha - 1.0)
+    ends = np.concatenate([ceil_a, floor_a])
+    needed = np.unique(ends[ends >= 2])  # sorted; never empty (every order > 1 has a ceiling >= 2)
+    values = cgf(tuple(int(x) for x in needed))
+    # cgf at the floor and the ceiling of each order (an order in (1, 2) has floor 1: its lo_val is not read)
+    lo_val = values[np.searchsorted(needed, floor_a)]
+    hi_val = values[np.searchsorted(needed, ceil_a)]
+    t = a - floor_a
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = np.where(
+            floor_a == ceil_a, lo_val / (a - 1.0),
+            np.where(floor_a < 2, hi_val,  # chord from (1, 0): (alpha - 1) * cgf(2) / (alpha - 1)
+                     ((1.0 - t) * lo_val + t * hi_val) / (a - 1.0)))
     # Subsampling never hurts: couple the two subsamples so they differ in at most one point; joint
     # quasi-convexity of D_alpha (van Erven & Harremoes 2014, Thm 13) gives rdp' <= base rdp.
     out = np.minimum(out, base)

@@ -413,3 +413,27 @@ def test_hump_peaks_stop_only_once_the_window_centres_are_settled(monkeypatch):
         cut = centres()
         monkeypatch.undo()
         assert not all(np.array_equal(a, b) for a, b in zip(cut, full))
+
+
+def test_wor_segments_kept_per_q_give_each_q_its_own_sum():
+    # _log_a_wor_int keeps ln C(alpha, k) + k ln q per (orders, q): alternating q (a calibration's probes share
+    # one q; another table row another) must give each q its own sum, the direct one:
+    # ln(1 + sum_{k=2..alpha} C(alpha, k) q^k c_k) with ln c_k = -k / 3 (c_2 = 0.5)
+    from scipy.special import gammaln, logsumexp
+
+    from privcal import subsampling as S
+
+    ints = (2, 3, 7, 20, 64)
+
+    def direct(q):
+        out = []
+        for a in ints:
+            k = np.arange(2, a + 1, dtype=float)
+            c = np.where(k == 2, math.log(0.5), -k / 3)
+            terms = gammaln(a + 1) - gammaln(k + 1) - gammaln(a - k + 1) + k * math.log(q) + c
+            out.append(np.logaddexp(0.0, logsumexp(terms)))
+        return np.array(out)
+
+    for q in (0.01, 0.3, 0.01, 0.3):
+        got = S._log_a_wor_int(ints, q, math.log(0.5), lambda j: -j / 3)
+        np.testing.assert_allclose(got, direct(q), rtol=1e-13)
