@@ -83,9 +83,23 @@ def _segment_logsumexp(values: np.ndarray, offsets: np.ndarray, lengths: np.ndar
     peak = np.maximum.reduceat(values, offsets)
     safe = np.where(np.isfinite(peak), peak, 0.0)
     with np.errstate(invalid="ignore", over="ignore"):
-        total = np.add.reduceat(np.exp(values - np.repeat(safe, lengths)), offsets)
+        total = np.add.reduceat(_exp_or_zero(values - np.repeat(safe, lengths)), offsets)
     out = np.log(total) + safe
     return np.where(np.isposinf(peak), np.inf, out)
+
+
+#: below this, e^x is 0 in float64 (its smallest subnormal is 2^-1074 = e^-744.44; e^x < 2^-1075 rounds to 0)
+_EXP_ZERO = -746.0
+
+
+def _exp_or_zero(x: np.ndarray) -> np.ndarray:
+    """e^x elementwise, in place in ``x``: the values of ``np.exp(x)`` bit for bit, without evaluating it where
+    x <= _EXP_ZERO (there it is 0; the exponential is ~10x slower on such arguments than on others, and most
+    terms of a log-sum-exp over the default orders, or over a forward difference's two humps, are such)."""
+    dead = x <= _EXP_ZERO  # nan is not: it stays nan
+    np.exp(x, out=x, where=~dead)
+    np.copyto(x, 0.0, where=dead)
+    return x
 
 
 def _split(a: np.ndarray) -> np.ndarray:
@@ -572,7 +586,7 @@ def _row_logsumexp(a: np.ndarray) -> np.ndarray:
     mask = a == peak
     count = np.count_nonzero(mask, axis=1).astype(a.dtype)[:, None]
     np.subtract(a, peak, out=a)
-    np.exp(a, out=a)
+    _exp_or_zero(a)
     np.copyto(a, 0.0, where=mask)
     total = np.sum(a, axis=1, keepdims=True, dtype=a.dtype)
     total = np.where(total == 0, total, total / count)

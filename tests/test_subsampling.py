@@ -437,3 +437,19 @@ def test_wor_segments_kept_per_q_give_each_q_its_own_sum():
     for q in (0.01, 0.3, 0.01, 0.3):
         got = S._log_a_wor_int(ints, q, math.log(0.5), lambda j: -j / 3)
         np.testing.assert_allclose(got, direct(q), rtol=1e-13)
+
+
+def test_exp_or_zero_is_numpy_exp_bit_for_bit():
+    # the log-sum-exps skip e^x where it is 0 in float64 anyway (x <= -746); the values must be np.exp's, bit for
+    # bit, through the subnormal range down to the last nonzero e^-745.13 = 2^-1075 (a threshold above it, e.g.
+    # -745, zeroes e^-745.1 = 5e-324 and turns this red), and for -inf, nan and +inf
+    from privcal import subsampling as S
+
+    x = np.concatenate([np.linspace(-800.0, -700.0, 20001), [-745.1332, -745.13, -745.1, -745.0, -744.44],
+                        np.linspace(-5.0, 5.0, 101), [-np.inf, np.nan, np.inf, 0.0, -0.0, 700.0]])
+    with np.errstate(over="ignore"):
+        want = np.exp(x)
+        got = S._exp_or_zero(x.copy())
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+    assert want[x == -745.1][0] > 0  # the subnormal tail is really there
