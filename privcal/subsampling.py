@@ -20,8 +20,10 @@ All functions take ``orders`` (each > 1), ``noise_multiplier`` = sigma / sensiti
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
+import threading
 from typing import Callable
 
 import numpy as np
@@ -81,9 +83,23 @@ def _segment_logsumexp(values: np.ndarray, offsets: np.ndarray, lengths: np.ndar
     peak = np.maximum.reduceat(values, offsets)
     safe = np.where(np.isfinite(peak), peak, 0.0)
     with np.errstate(invalid="ignore", over="ignore"):
-        total = np.add.reduceat(np.exp(values - np.repeat(safe, lengths)), offsets)
+        total = np.add.reduceat(_exp_or_zero(values - np.repeat(safe, lengths)), offsets)
     out = np.log(total) + safe
     return np.where(np.isposinf(peak), np.inf, out)
+
+
+#: below this, e^x is 0 in float64 (its smallest subnormal is 2^-1074 = e^-744.44; e^x < 2^-1075 rounds to 0)
+_EXP_ZERO = -746.0
+
+
+def _exp_or_zero(x: np.ndarray) -> np.ndarray:
+    """e^x elementwise, in place in ``x``: the values of ``np.exp(x)`` bit for bit, without evaluating it where
+    x <= _EXP_ZERO (there it is 0; the exponential is ~10x slower on such arguments than on others, and most
+    terms of a log-sum-exp over the default orders, or over a forward difference's two humps, are such)."""
+    dead = x <= _EXP_ZERO  # nan is not: it stays nan
+    np.exp(x, out=x, where=~dead)
+    np.copyto(x, 0.0, where=dead)
+    return x
 
 
 def _split(a: np.ndarray) -> np.ndarray:
@@ -310,11 +326,24 @@ def _log_a_wor_int(int_orders: tuple[int, ...], q: float, log_term2: float,
     segments repeat each j once per requested alpha >= j: ~40,000 entries for the default orders), the
     same values elementwise.
     """
-    k, _, log_binom, offsets, lengths, k_int = _segments(int_orders, 2)
+    weighted, second, index, offsets, lengths = _wor_segments(int_orders, q)
     table = log_higher(np.arange(2, max(int_orders) + 1, dtype=float))
-    factor = np.where(k == 2.0, log_term2, table[k_int - 2])
-    terms = log_binom + k * math.log(q) + factor
+    terms = table[index]
+    np.copyto(terms, log_term2, where=second)
+    terms += weighted  # log_binom + k ln q + (ln c_2 at k = 2, ln c_k above)
     return np.logaddexp(0.0, _segment_logsumexp(terms, offsets, lengths))
+
+
+@functools.lru_cache(maxsize=16)
+def _wor_segments(int_orders: tuple[int, ...], q: float):
+    """What :func:`_log_a_wor_int`'s terms owe to the orders and q alone, kept across the noise multipliers of a
+    calibration: ln C(alpha, k) + k ln q, the mask k = 2, the index k - 2 of ln c_k, the segment starts and
+    lengths; read-only."""
+    k, _, log_binom, offsets, lengths, k_int = _segments(int_orders, 2)
+    weighted, second, index = log_binom + k * math.log(q), k == 2.0, k_int - 2
+    for arr in (weighted, second, index):
+        arr.setflags(write=False)
+    return weighted, second, index, offsets, lengths
 
 
 def _log_expm1(x: float) -> float:
@@ -408,18 +437,18 @@ def _wor_from_cgf(a: np.ndarray, cgf: Callable[[tuple[int, ...]], np.ndarray], b
     """Thm 9 at the requested orders (Cor. 10 between integers), capped by the base RDP, made monotone."""
     ceil_a = np.ceil(a)
     floor_a = np.floor(a)
-    needed = sorted({int(x) for x in np.concatenate([ceil_a, floor_a]) if x >= 2})
-    values = dict(zip(needed, cgf(tuple(needed)))) if needed else {}
-    out = np.empty_like(a)
-    for idx, alpha in enumerate(a):
-        lo, hi = int(floor_a[idx]), int(ceil_a[idx])
-        if lo == hi:
-            out[idx] = values[lo] / (alpha - 1.0)
-        elif lo < 2:
-            out[idx] = values[hi]  # chord from (1, 0): (alpha - 1) * cgf(2) / (alpha - 1)
-        else:
-            t = alpha - lo
-            out[idx] = ((1.0 - t) * values[lo] + t * values[hi]) / (alpha - 1.0)
+    ends = np.concatenate([ceil_a, floor_a])
+    needed = np.unique(ends[ends >= 2])  # sorted; never empty (every order > 1 has a ceiling >= 2)
+    values = cgf(tuple(int(x) for x in needed))
+    # cgf at the floor and the ceiling of each order (an order in (1, 2) has floor 1: its lo_val is not read)
+    lo_val = values[np.searchsorted(needed, floor_a)]
+    hi_val = values[np.searchsorted(needed, ceil_a)]
+    t = a - floor_a
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = np.where(
+            floor_a == ceil_a, lo_val / (a - 1.0),
+            np.where(floor_a < 2, hi_val,  # chord from (1, 0): (alpha - 1) * cgf(2) / (alpha - 1)
+                     ((1.0 - t) * lo_val + t * hi_val) / (a - 1.0)))
     # Subsampling never hurts: couple the two subsamples so they differ in at most one point; joint
     # quasi-convexity of D_alpha (van Erven & Harremoes 2014, Thm 13) gives rdp' <= base rdp.
     out = np.minimum(out, base)
@@ -449,19 +478,66 @@ def _hump_peaks(l: np.ndarray, s: float, z0: float) -> tuple[np.ndarray, np.ndar
         # bisection on the decreasing slope, vectorised over l: the brackets are < 60 + 3 l / s + 4 sqrt(l) wide,
         # so 44 halvings locate each peak to < 2e-6 wherever l / s <= 1e7, far inside the trapezoid step 0.05 the
         # window is rounded to (its +-11 reach keeps what is left out below e^-60 for any offset < 0.1)
-        for _ in range(44):
+        for i in range(44):
             m = 0.5 * (lo + hi)
             u = m / s - 0.5 / (s * s)
             pos = ll * (-1.0 / np.expm1(-u)) / s - m > 0
             lo, hi = np.where(pos, m, lo), np.where(pos, hi, m)
+            # the caller reads a peak only through round(peak / step), the centre of its window on the lattice:
+            # once every bracket lies in one rounding cell (x -> round(x / step) is non-decreasing, the brackets
+            # are nested), the 44th midpoint rounds as the current one does, and the halvings stop (in ~20)
+            if i >= _PEAK_CHECK_FROM and i % 4 == 0 and np.array_equal(np.round(lo / _Z_STEP), np.round(hi / _Z_STEP)):
+                break
     peak = 0.5 * (lo + hi)
     return peak[l.size:], peak[:l.size]
 
 
-@functools.lru_cache(maxsize=64)
+#: the halvings of :func:`_hump_peaks` check from this one on (every 4th) whether the window centres are settled
+#: (before it, brackets of width >= 60 * 2^-16 ~ 1e-3 straddle a rounding cell's edge too often to be worth a check)
+_PEAK_CHECK_FROM = 16
+
+
 def _log_forward_differences_gaussian(s: float, lmax: int) -> np.ndarray:
     r"""ln Delta^l for l = 0..lmax (entries at odd l are nan), Delta^l = l-th forward difference at 0 of
-    x -> e^{(x-1) x / (2 s^2)} = e^{(x-1) eps(x)} for the Gaussian eps(x) = x / (2 s^2).
+    x -> e^{(x-1) x / (2 s^2)} = e^{(x-1) eps(x)} for the Gaussian eps(x) = x / (2 s^2); read-only.
+
+    The rows of :func:`_forward_difference_rows`, kept per s (the last ``_FD_CACHE_SIZE`` noise multipliers): a
+    calibration asks for the same s with a growing lmax (a probe on a window of orders, then the check on all
+    orders; a cap on the orders that doubles), and each row is computed on its own (its peaks, window and sum
+    depend on l and s alone), so a larger lmax computes only the rows beyond the kept ones, and a smaller one
+    is a prefix of them: the same values, bit for bit, as a fresh computation (tests/test_subsampling.py).
+    """
+    with _FD_LOCK:
+        have = _FD_CACHE.get(s)
+        if have is not None:
+            _FD_CACHE.move_to_end(s)
+    if have is not None and have.size > lmax:
+        return have[: lmax + 1]
+    top = -1 if have is None else have.size - 1  # rows 0..top are known
+    out = np.full(lmax + 1, np.nan)
+    out[0] = 0.0
+    if have is not None:
+        out[: top + 1] = have
+    first = max(2, top + 1 + (top + 1) % 2)  # the first even l not yet known
+    if first <= lmax:
+        out[first::2] = _forward_difference_rows(s, np.arange(first, lmax + 1, 2, dtype=float))
+    out.setflags(write=False)
+    with _FD_LOCK:
+        _FD_CACHE[s] = out
+        _FD_CACHE.move_to_end(s)
+        while len(_FD_CACHE) > _FD_CACHE_SIZE:
+            _FD_CACHE.popitem(last=False)
+    return out
+
+
+#: the forward differences of the last _FD_CACHE_SIZE noise multipliers (:func:`_log_forward_differences_gaussian`)
+_FD_CACHE: "collections.OrderedDict[float, np.ndarray]" = collections.OrderedDict()
+_FD_CACHE_SIZE = 64
+_FD_LOCK = threading.Lock()
+
+
+def _forward_difference_rows(s: float, l: np.ndarray) -> np.ndarray:
+    r"""ln Delta^l at each even l >= 2 of the float array ``l`` (uncached; each entry depends on its l alone).
 
     Since e^{x(x-1)/(2s^2)} = E[W^x] with W = exp(Z/s - 1/(2 s^2)), Z ~ N(0, 1),
         Delta^l = E[(W - 1)^l] = int phi(z) (e^{z/s - 1/(2s^2)} - 1)^l dz,
@@ -470,25 +546,32 @@ def _log_forward_differences_gaussian(s: float, lmax: int) -> np.ndarray:
     log-integrand has curvature <= -1, so what is left out is below e^-60 of it); no alternating sum, so no
     cancellation. tests/test_subsampling.py checks it against 300-digit mpmath alternating sums.
     """
-    l = np.arange(2, lmax + 1, 2, dtype=float)
     z0 = 0.5 / s
     left, right = _hump_peaks(l, s, z0)
     half = int(_Z_HALF_WINDOW / _Z_STEP)
+    width = 2 * half + 1
     base = np.arange(-half, half + 1) * _Z_STEP
-    # both windows on the lattice z = k * step; right-window points already in the left one are masked
-    zl = np.round(left / _Z_STEP)[:, None] * _Z_STEP + base
-    zr = np.round(right / _Z_STEP)[:, None] * _Z_STEP + base
-    z = np.concatenate([zl, zr], axis=1)
-    keep = np.concatenate([np.ones_like(zl, dtype=bool), zr > zl[:, -1:] + 0.5 * _Z_STEP], axis=1)
-    u = z / s - 0.5 / (s * s)
+    # both windows on the lattice z = k * step, the left one then the right one; right-window points already in
+    # the left one are dropped. One buffer, operation by operation in place: the floating-point operations of the
+    # expressions in the comments, in their order, so their values bit for bit
+    z = np.empty((l.size, 2 * width))
+    np.add((np.round(left / _Z_STEP) * _Z_STEP)[:, None], base, out=z[:, :width])
+    np.add((np.round(right / _Z_STEP) * _Z_STEP)[:, None], base, out=z[:, width:])
+    drop = z[:, width:] <= z[:, width - 1:width] + 0.5 * _Z_STEP
+    u = np.divide(z, s)
+    u -= 0.5 / (s * s)  # u = z / s - 1 / (2 s^2)
     with np.errstate(divide="ignore", over="ignore"):
         # ln|e^u - 1| = max(u, 0) + ln(1 - e^{-|u|}): one expm1 and one log for both sides of u = 0
-        log_abs = np.log(-np.expm1(-np.abs(u))) + np.maximum(u, 0.0)
-    terms = np.where(keep, l[:, None] * log_abs - 0.5 * z * z, -np.inf)
-    out = np.full(lmax + 1, np.nan)
-    out[0] = 0.0
-    out[2::2] = _row_logsumexp(terms) + math.log(_Z_STEP) - 0.5 * math.log(2.0 * math.pi)
-    return out
+        terms = np.abs(u)
+        for op in (np.negative, np.expm1, np.negative, np.log):
+            op(terms, out=terms)
+        terms += np.maximum(u, 0.0, out=u)  # ln(-expm1(-|u|)) + max(u, 0)
+    terms *= l[:, None]
+    np.multiply(z, 0.5, out=u)
+    u *= z
+    terms -= u  # l ln|e^u - 1| - 0.5 z z
+    np.copyto(terms[:, width:], -np.inf, where=drop)
+    return _row_logsumexp(terms) + math.log(_Z_STEP) - 0.5 * math.log(2.0 * math.pi)
 
 
 def _row_logsumexp(a: np.ndarray) -> np.ndarray:
@@ -496,13 +579,16 @@ def _row_logsumexp(a: np.ndarray) -> np.ndarray:
 
     The operations of ``scipy.special.logsumexp(a, axis=1)`` (SciPy >= 1.15) for such rows, hence its values
     bit for bit, without its array-API dispatch (which cost more than the sum itself, ~3 ms a call here):
-    the maxima are taken out of the sum and added back through log1p, ln(count of maxima) and the maximum.
+    the maxima are taken out of the sum (their terms e^0 set to 0, as e^-inf would be) and added back through
+    log1p, ln(count of maxima) and the maximum.
     """
     peak = np.max(a, axis=1, keepdims=True)
     mask = a == peak
-    count = np.sum(mask, axis=1, keepdims=True, dtype=a.dtype)
-    a[mask] = -np.inf
-    total = np.sum(np.exp(a - peak), axis=1, keepdims=True, dtype=a.dtype)
+    count = np.count_nonzero(mask, axis=1).astype(a.dtype)[:, None]
+    np.subtract(a, peak, out=a)
+    _exp_or_zero(a)
+    np.copyto(a, 0.0, where=mask)
+    total = np.sum(a, axis=1, keepdims=True, dtype=a.dtype)
     total = np.where(total == 0, total, total / count)
     return (np.log1p(total) + np.log(count) + peak)[:, 0]
 

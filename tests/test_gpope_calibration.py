@@ -1,8 +1,10 @@
 """privcal.calibrators.gpope.calibrate: sigma of GPOPE Algorithm 1 under each bound, and the gpope table."""
 
+import functools
 import math
 import warnings
 
+import numpy as np
 import pytest
 
 from privcal import subsampling
@@ -375,3 +377,25 @@ def test_known_lower_carries_only_from_larger_sigmas():
     assert table._known_lower(found, 1.2) == 4.0  # from 1.5 and 2.0, not from 1.0
     assert table._known_lower(found, 2.0) == 1.5
     assert table._known_lower(found, 2.5) == 0.0
+
+
+@pytest.mark.parametrize("eps", [0.1, 1.0])
+def test_rdp_sigmas_do_not_depend_on_the_forward_difference_cache(monkeypatch, eps):
+    """WBK Thm 27's forward differences are kept per noise multiplier across a calibration's probes (extended or cut
+    to each probe's largest order): the README table's RDP sigma must be the one computed with every probe's rows
+    fresh, bit for bit, from a cold cache and from one warmed by the other rows' calibrations."""
+    calibrate = functools.partial(gpope.calibrate_sigma_unchecked, eps, 1e-5, bound="rdp", **SETTING)
+    subsampling._FD_CACHE.clear()
+    cold = calibrate()
+    for other in (0.5, 2.0):
+        gpope.calibrate_sigma_unchecked(other, 1e-5, bound="rdp", **SETTING)
+    warm = calibrate()
+
+    def fresh(s, lmax):
+        out = np.full(lmax + 1, np.nan)
+        out[0] = 0.0
+        out[2::2] = subsampling._forward_difference_rows(s, np.arange(2, lmax + 1, 2, dtype=float))
+        return out
+
+    monkeypatch.setattr(subsampling, "_log_forward_differences_gaussian", fresh)
+    assert cold == warm == calibrate()
