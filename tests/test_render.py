@@ -130,3 +130,42 @@ def test_gpope_verdicts_come_from_certified_lower_bounds():
 def test_unknown_format_names_the_argument():
     with pytest.raises(ValueError, match=r"fmt must be one of \('text', 'markdown', 'csv', 'json'\), got 'html'"):
         render.format_table(gaussian_table([1.0]), "html")
+
+
+@pytest.mark.parametrize("setting", [dict(), dict(trajectories=100, iterations=1000), dict(trajectories=10, iterations=50)])
+def test_gpope_lead_only_prints_the_full_tables_text(setting):
+    """`privcal table --setting gpope` without --wide builds the lead only (``lead_only=True``: the RDP columns are
+    evaluated once at the PLD's sigma and calibrated only where they could be the least; the sensitivity-h and
+    Lemma 1 columns and the other verdicts are skipped): its text is the full table's, character for character,
+    at the README's setting and two others; the columns it skipped are nan and named in its notes. Red when a
+    skip drops a column that can be the least (e.g. the RDP columns skipped unconditionally where the PLD has no
+    answer), or when the lead reads a skipped column."""
+    eps = [0.1, 0.5, 1.0, 2.0, 5.0] if not setting else [0.3, 1.0, 3.0]
+    full = gpope_table(eps, **setting)
+    lead = gpope_table(eps, **setting, lead_only=True)
+    assert render.format_table(lead, "text") == render.format_table(full, "text")
+    assert lead.lead() == full.lead()
+    skipped = {k for r in lead.rows for k, v in r.sigmas.items() if math.isnan(v)}
+    assert {"rdp_h", "lemma1"} <= skipped
+    assert any(n.startswith("lead only:") for n in lead.notes)
+    assert not any(math.isnan(v) for r in full.rows for v in r.sigmas.values())
+
+
+def test_gpope_lead_only_calibrates_rdp_where_the_pld_has_no_answer(monkeypatch):
+    """Where the PLD column has no sigma (here: its calibration refused, as over the memory cap), the lead-only
+    table calibrates the RDP columns, and its lead is the full table's (RDP named, the same sigma). Red when the
+    RDP columns are skipped unconditionally in lead-only mode."""
+    from privcal.accounting.pld_accountant import PLDAccountant
+    from privcal.privacy_loss import MemoryLimitError
+
+    def refuse(self, *args, **kwargs):
+        raise MemoryLimitError("test: the PLD grid exceeds memory_limit")
+
+    monkeypatch.setattr(PLDAccountant, "_sigma_for", refuse)
+    setting = dict(trajectories=100, iterations=1000)
+    full = gpope_table([0.5, 2.0], **setting)
+    lead = gpope_table([0.5, 2.0], **setting, lead_only=True)
+    assert lead.lead() == full.lead()
+    assert all(math.isinf(r.sigmas["pld"]) and math.isfinite(r.sigmas["rdp"]) for r in lead.rows)
+    assert {l.source for l in lead.lead()} == {"rdp"}
+    assert render.format_table(lead, "text") == render.format_table(full, "text")

@@ -791,6 +791,28 @@ def calibrate_sigma_unchecked(
     return _calibrated(epsilon, delta, iterations, trajectories, bound, neighbouring)[0]
 
 
+def epsilon_at_unchecked(sigma: float, delta: float, *, iterations: int, trajectories: int, bound: str) -> float:
+    """Epsilon that the accountant-priced valid ``bound`` ("rdp" or "thm9") certifies for Algorithm 1 at noise
+    multiplier ``sigma`` under replace-one neighbours (the releases :func:`calibrate_sigma_unchecked` calibrates):
+    one evaluation. It is non-increasing in sigma, so where it exceeds a target epsilon the bound's calibrated
+    sigma is larger than ``sigma`` (the GPOPE table's lead uses this to skip calibrations that cannot win).
+
+    Args:
+        sigma: noise multiplier, a float in (0, inf) (not checked).
+        delta: a float in (0, 1) (not checked).
+        iterations: N, an int >= 1 (not checked).
+        trajectories: m, an int >= 1 (not checked).
+        bound: "rdp" or "thm9" (not checked).
+
+    Returns:
+        the certified epsilon (inf where the bound cannot certify one).
+    """
+    accountant, _ = _ACCOUNTANT_BOUNDS[bound]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GridEdgeWarning)
+        return accountant()._compose(_event(sigma, trajectories, iterations, "replace_one"))._epsilon(delta)
+
+
 def _calibrated(e: float, d: float, n: int, m: int, bound: str, neighbouring: str):
     """(sigma, name of the accountant that priced it or None, its ``calibrated`` record or None, notes) for
     validated arguments: the calibration shared by :func:`calibrate_report_unchecked` and
