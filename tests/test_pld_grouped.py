@@ -271,3 +271,48 @@ def test_mgf_rows_keep_their_blocks_and_the_same_values(history, monkeypatch):
     small = C.MgfRows(pmfs)
     assert np.array_equal(C._log_mgfs(small, t2), C._log_mgfs(pmfs, t2))
     assert small._prep is None
+
+
+def _schedule(k: int):
+    from privcal.accounting.events import ComposedEvent, GaussianEvent, PoissonSampledEvent, SelfComposedEvent
+
+    return ComposedEvent([SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.0 + 0.01 * i)), 10)
+                          for i in range(k)])
+
+
+def test_a_bracket_of_many_factors_composes_the_weaker_direction_only_where_screening_cannot_rule_it_out(monkeypatch):
+    """A noise schedule of 70 distinct subsampled Gaussians (more than GROUP_MIN): the bracket first composes both
+    directions on a grid _SCREEN_COARSEN times coarser and composes the add direction (whose coarse upper end is
+    below the remove direction's fine upper end) no further: the same bracket, bit for bit, as composing both
+    directions on the fine grid (docs/pld.md 2.8). On a screening grid so coarse that the add direction's upper end
+    there exceeds the remove direction's, both are composed. Red when the screen keeps the direction with the
+    smaller coarse upper end (the bracket's upper end then drops below the true maximum's), or when it skips a
+    direction its coarse upper end does not rule out."""
+    from privcal.pld import PLDAccountant
+    from privcal.privacy_loss import _distribution as D
+
+    delta = 1e-5
+    seen = []
+    screened = D.PLD._screened
+
+    def spy(self, *args):
+        out = screened(self, *args)
+        seen.append(out)
+        return out
+
+    monkeypatch.setattr(D.PLD, "_screened", spy)
+    acc = PLDAccountant()
+    acc.compose(_schedule(70))
+    got = acc.bracket(delta)
+    assert seen and seen[0] == (0,)  # the remove direction alone
+    monkeypatch.setattr(D.PLD, "_screened", lambda self, *args: None)  # both directions on the fine grid
+    ref = PLDAccountant()
+    ref.compose(_schedule(70))
+    assert got == ref.bracket(delta)
+    monkeypatch.setattr(D.PLD, "_screened", spy)
+    monkeypatch.setattr(D, "_SCREEN_COARSEN", 4096)  # a screening grid too coarse to rule anything out
+    seen.clear()
+    wide = PLDAccountant()
+    wide.compose(_schedule(70))
+    assert wide.bracket(delta) == got
+    assert seen and seen[0] == (0, 1)  # both: the add direction's coarse upper end exceeds the fine one

@@ -56,6 +56,8 @@ _LEVEL_SPREAD = 0.5
 _LEVEL_B = 4
 #: two levels only where their additive error is at most this times delta (else one level, tilted)
 _LEVEL_ERR = 1e-3
+#: a bracket of many distinct factors screens the two directions on a grid this many times coarser (PLD._screened)
+_SCREEN_COARSEN = 8
 _MAX_INDEX = 2**52  # grid indices stay exact integers in float64 (and in numpy's int64 arange)  # cached PMF lists, compositions and tilts per PLD (the oldest go first)
 
 
@@ -685,17 +687,19 @@ class PLD:
         # few factors: the upper ends alone (their grid cells stay cached for a lower end that is needed); many:
         # both ends of each direction from one computation of its cells (the cache would not hold them)
         few = len(self._factors) * self._n_dirs() <= _build._CELLS_KEPT
-        ups = self._composed(h, True, delta, strict=strict, both=not few)
+        dirs = self._screened(delta, h, strict) if not few else None
+        ups = self._composed(h, True, delta, strict=strict, both=not few, dirs=dirs)
         up_d = [_epsilon_side(c, delta, upper=True) for c in ups]
         up = max(up_d)
         # the lower end: epsilon = max over the directions, so any direction's certified lower end bounds it from
         # below; a direction whose certified upper end is <= the lower end found cannot raise it (its own lower
         # end is below its upper end): its dominated composition is skipped (the same bracket, bit for bit)
         lo, los = 0.0, []
-        for d in sorted(range(len(ups)), key=lambda i: -up_d[i]):
-            if los and not up_d[d] > lo:
+        names = list(dirs) if dirs is not None else list(range(len(ups)))
+        for i in sorted(range(len(ups)), key=lambda i: -up_d[i]):
+            if los and not up_d[i] > lo:
                 continue
-            c = self._composed(h, False, delta, strict=strict, both=False, dirs=(d,))[0]
+            c = self._composed(h, False, delta, strict=strict, both=False, dirs=(names[i],))[0]
             los.append(c)
             lo = max(lo, _epsilon_side(c, delta, upper=False))
         raw_up = max(_compose.epsilon_for(c, delta) for c in ups)
@@ -705,6 +709,29 @@ class PLD:
         self._last_parts = (disc, roff)
         up = self._pure_cap(up, delta)
         return min(lo, up), up
+
+    def _screened(self, delta: float, h: float, strict: bool) -> Optional[tuple]:
+        """The directions whose upper end on the grid ``h`` the bracket needs (None: all), docs/pld.md Sec. 2.8.
+        epsilon is the larger of the two directions' (add, remove), and any grid's upper end is certified. For a
+        history of many distinct factors (where one direction's build and composition cost seconds) both
+        directions are first composed on the grid _SCREEN_COARSEN h (~that many times cheaper, a looser upper
+        end); the one with the larger coarse upper end is composed on h, and the other only where its coarse upper
+        end exceeds that fine one. Where it does not, its epsilon <= its coarse upper end <= the fine upper end of
+        the first, so the maximum, and the bracket, are those of the first direction alone. A coarse grid over the
+        memory cap or without a finite upper end: every direction (None)."""
+        if self._n_dirs() < 2 or len(self._factors) <= _compose.GROUP_MIN:
+            return None
+        H = h * _SCREEN_COARSEN
+        try:
+            coarse = [_epsilon_side(c, delta, upper=True) for c in self._composed(H, True, delta, both=False)]
+        except MemoryLimitError:
+            return None
+        if not all(math.isfinite(e) for e in coarse):
+            return None
+        strong = max(range(len(coarse)), key=lambda d: coarse[d])
+        fine = _epsilon_side(self._composed(h, True, delta, strict=strict, both=True, dirs=(strong,))[0], delta,
+                             upper=True)
+        return tuple(d for d in range(len(coarse)) if d == strong or not coarse[d] <= fine)
 
     def _delta_bracket_at(self, epsilon: float, h: float) -> tuple[float, float]:
         """Certified delta bracket: on grid ``h`` (tilted for ``epsilon``), intersected with every
