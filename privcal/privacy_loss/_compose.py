@@ -169,6 +169,8 @@ def _moments_all(pmfs) -> None:
 
 
 def _moments_block(todo: list) -> None:
+    """:func:`_moments_all` of one block of Pmfs (each with atoms, none cached): one concatenation and three
+    ``np.add.reduceat`` sums."""
     sizes = np.array([p.mass.size for p in todo], dtype=np.int64)
     starts = np.cumsum(sizes) - sizes
     m = np.concatenate([p.mass for p in todo])
