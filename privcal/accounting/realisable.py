@@ -68,6 +68,7 @@ from .events import (
 
 __all__ = [
     "MixturePair", "worst_case_pair", "epsilon_lower", "delta_lower", "unchecked_epsilon_lower", "unchecked_grid",
+    "dominated_pmf", "tail_error",
 ]
 
 _U = 2.0**-53
@@ -539,3 +540,28 @@ def delta_lower(event: Event, epsilon: float, *, value_discretization: Optional[
     for c in composed:
         best = max(best, L.delta_at(c, epsilon) - L.slack(c, epsilon))
     return max(best, 0.0)
+
+
+def dominated_pmf(log_p: np.ndarray, log_q: np.ndarray, h: float, rel_error: float) -> L.Pmf:
+    """A dominated PMF on the loss grid h Z of a binned pair of output laws, for other realisable pairs
+    (``privcal.accounting.samplers``): the construction of :func:`epsilon_lower`'s step 2 (module docstring).
+
+    Args:
+        log_p: log of the P-mass of each cell of the binned output (``-inf`` for an empty cell).
+        log_q: log of the Q-mass of the same cells.
+        h: the loss grid, in nats, in (0, inf) (trusted).
+        rel_error: a bound on the relative error of every computed cell mass, in [0, 0.5) (trusted).
+
+    Returns:
+        a :class:`~privcal.privacy_loss.Pmf` whose delta(eps) is at most the binned pair's, for every eps.
+    """
+    return _paired_pmf(np.asarray(log_p, dtype=float), np.asarray(log_q, dtype=float), h, rel_error)
+
+
+def tail_error(log_tail):
+    """Relative error bound of a normal tail computed by ``scipy.special.log_ndtr``: 4 u (2 + |log tail|).
+
+    Args:
+        log_tail: the computed log tail (a float or an array).
+    """
+    return _tail_error(log_tail)
