@@ -299,7 +299,8 @@ def test_cli_passes_the_pld_flags_to_the_pld_accountant(monkeypatch, capsys):
     monkeypatch.setattr(PLDAccountant, "__init__", spy)
     assert main(["epsilon", "--sigma", "1", "--delta", "1e-5", "--steps", "100", "--sample-rate", "0.01",
                  "--pld-accuracy", "0.01", "--memory-limit", "64"]) == 0
-    assert {"accuracy": 0.01, "memory_limit": 64 * 2**20} in made
+    # the history's relation travels with them (Poisson sampling: add/remove)
+    assert {"accuracy": 0.01, "memory_limit": 64 * 2**20, "neighbouring": "add_remove"} in made
 
 
 # --------------------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Optional
+from typing import Optional, Union
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -48,6 +48,7 @@ from .protocol import subsampled_gaussian as _subsampled_gaussian
 from .events import (
     ApproxDPEvent,
     Event,
+    Neighbouring,
     SubsampledEvent,
     _flatten,
     _unwrap,
@@ -69,10 +70,12 @@ _NM_FLOOR = 1e-100
 _DEFAULT_ORDERS = rdp._orders(rdp.DEFAULT_ORDERS)
 
 
-def _valid_subsampled_rdp(orders: np.ndarray, event: SubsampledEvent) -> np.ndarray:
-    """Valid RDP of one subsampled Gaussian release: MTZ 2019 (Poisson) or WBK 2018 Thm 27 (w/o repl.,
-    replace-one; zero-out is priced as replace-one at twice the sensitivity, ``pairs.priced_event``)."""
-    event = pairs.priced_event(event)
+def _valid_subsampled_rdp(orders: np.ndarray, event: SubsampledEvent, relation=None) -> np.ndarray:
+    """Valid RDP of one subsampled Gaussian release in a history of ``relation`` (None: its own): MTZ 2019
+    (Poisson, and without replacement in an add/remove history, dominated by the Poisson pair) or WBK 2018
+    Thm 27 (without replacement, replace-one; zero-out is priced as replace-one at twice the sensitivity,
+    ``pairs.priced_event``)."""
+    event = pairs.priced_event(event, relation)
     nm = _unwrap(event.event)[0].noise_multiplier
     if math.isinf(nm):  # no information released
         return np.zeros_like(orders)
@@ -86,8 +89,8 @@ def _valid_subsampled_rdp(orders: np.ndarray, event: SubsampledEvent) -> np.ndar
 class _GaussianMuAccountant(Accountant):
     """Shared ledger of accountants that only need the total mu^2 of Gaussian releases."""
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, *, neighbouring: Optional[Union[Neighbouring, str]] = None):
+        super().__init__(neighbouring)
         self._mu2 = 0.0
 
     def _supports_leaf(self, event):
@@ -108,6 +111,11 @@ class ExactAccountant(_GaussianMuAccountant):
     T releases with mu_i = sensitivity_i / sigma_i compose to one Gaussian with mu = sqrt(sum mu_i^2)
     (Dong, Roth & Su 2019, Cor. 3.3); its profile is Balle & Wang 2018, Thm 8. This is the lower limit
     every other bound is compared to. Calibration is closed form (:func:`privcal.composition.sigma_composed_exact`).
+
+    Args:
+        neighbouring: the one neighbouring relation of everything this accountant composes ("add_remove",
+            "replace_one", "zero_out" or a :class:`~privcal.accounting.events.Neighbouring`); default None
+            (the relation the releases state; ``privcal.accounting.relations``).
     """
 
     name = "exact"
@@ -148,13 +156,16 @@ class PaperAccountant(_GaussianMuAccountant):
     Args:
         orders: Renyi orders (finite, > 1) of the moments tail for subsampled releases; default
             ``privcal.rdp.DEFAULT_ORDERS``.
+        neighbouring: the one neighbouring relation of everything this accountant composes ("add_remove",
+            "replace_one", "zero_out" or a :class:`~privcal.accounting.events.Neighbouring`); default None
+            (the relation the releases state; ``privcal.accounting.relations``).
     """
 
     name = "paper"
     _THM5_GUARANTEE = "upper bound on epsilon (Wang & Hegde 2019, Thm 5 proof expression)"
 
-    def __init__(self, orders: Optional[ArrayLike] = None):
-        super().__init__()
+    def __init__(self, orders: Optional[ArrayLike] = None, *, neighbouring: Optional[Union[Neighbouring, str]] = None):
+        super().__init__(neighbouring=neighbouring)
         self._setup(_DEFAULT_ORDERS if orders is None else rdp._orders(orders))
 
     def _setup(self, orders: np.ndarray) -> None:
@@ -167,7 +178,7 @@ class PaperAccountant(_GaussianMuAccountant):
 
     def _fresh(self):
         new = type(self).__new__(type(self))
-        _GaussianMuAccountant.__init__(new)
+        _GaussianMuAccountant.__init__(new, neighbouring=self._requested)
         new._setup(self.orders)
         return new
 
@@ -200,7 +211,7 @@ class PaperAccountant(_GaussianMuAccountant):
         """The valid RDP (MTZ / WBK Thm 27) of the subsampled releases composed, at ``orders``."""
         total = np.zeros_like(self.orders)
         for event, count in self._sampled.items():
-            total = total + count * _valid_subsampled_rdp(self.orders, event)
+            total = total + count * _valid_subsampled_rdp(self.orders, event, self._relation)
         return total
 
     def _tail(self, delta: float) -> tuple[float, float]:
@@ -274,12 +285,17 @@ class KOVAccountant(Accountant):
     Supports k repetitions of one event: an ``ApproxDPEvent`` (epsilon0, delta0), or a Gaussian /
     Gaussian-process release, for which every epsilon0 gives a valid (epsilon0, delta_exact(epsilon0))
     step and the best epsilon0 is searched. Heterogeneous compositions raise ``UnsupportedEventError``.
+
+    Args:
+        neighbouring: the one neighbouring relation of everything this accountant composes ("add_remove",
+            "replace_one", "zero_out" or a :class:`~privcal.accounting.events.Neighbouring`); default None
+            (the relation the releases state; ``privcal.accounting.relations``).
     """
 
     name = "kov"
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, *, neighbouring: Optional[Union[Neighbouring, str]] = None):
+        super().__init__(neighbouring)
         self._event: Event | None = None
         self._count = 0
 
@@ -372,6 +388,9 @@ class RDPAccountant(Accountant):
         conversion: RDP to (epsilon, delta) conversion, "improved" (default) or "mironov".
         refine: refine the optimal order between grid orders; default None: True on the default grid,
             False when ``orders`` are given (the grid alone, e.g. to match another library's grid).
+        neighbouring: the one neighbouring relation of everything this accountant composes ("add_remove",
+            "replace_one", "zero_out" or a :class:`~privcal.accounting.events.Neighbouring`); default None
+            (the relation the releases state; ``privcal.accounting.relations``).
     """
 
     name = "rdp"
@@ -380,9 +399,10 @@ class RDPAccountant(Accountant):
     _RADIUS = 8
 
     def __init__(
-        self, orders: Optional[ArrayLike] = None, *, conversion: str = "improved", refine: Optional[bool] = None
+        self, orders: Optional[ArrayLike] = None, *, conversion: str = "improved", refine: Optional[bool] = None,
+        neighbouring: Optional[Union[Neighbouring, str]] = None,
     ):
-        super().__init__()
+        super().__init__(neighbouring)
         # the defaults are trusted (validated once, below); only what the user passes is checked
         self._setup(
             _DEFAULT_ORDERS if orders is None else rdp._orders(orders),
@@ -400,7 +420,7 @@ class RDPAccountant(Accountant):
 
     def _fresh(self, orders: Optional[np.ndarray] = None, refine: Optional[bool] = None):
         new = type(self).__new__(type(self))
-        Accountant.__init__(new)
+        Accountant.__init__(new, self._requested)
         new._setup(self.orders if orders is None else orders, self.conversion, self.refine if refine is None else refine)
         return new
 
@@ -420,7 +440,7 @@ class RDPAccountant(Accountant):
 
     def _subsampled_rdp(self, event: SubsampledEvent, orders: np.ndarray) -> np.ndarray:
         """Valid RDP of one subsampled release at ``orders`` (subclasses may use another bound)."""
-        return _valid_subsampled_rdp(orders, event)
+        return _valid_subsampled_rdp(orders, event, self._relation)
 
     def _rdp_at(self, orders: np.ndarray) -> np.ndarray:
         """RDP of everything composed so far at any ``orders`` (the refinement's extra orders)."""

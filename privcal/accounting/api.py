@@ -42,7 +42,9 @@ from ..errors import CalibrationError, InfeasibleError, UnsupportedEventError
 from ..privacy_loss import MemoryLimitError
 from .protocol import Accountant
 from .registry import ACCOUNTANTS
-from .events import Event, Neighbouring, Releases, Sampling, SubsampledEvent, _flatten, _unwrap
+from .events import (Event, Neighbouring, Releases, Sampling, SubsampledEvent, _flatten, _unwrap, kind,
+                     relation_of, requested_relation)
+from .relations import conversion
 
 __all__ = [
     "ACCOUNTANT_CHOICES",
@@ -146,6 +148,8 @@ def resolve_accountants(accountant: str, event: Event, what: str = "") -> list[s
         UnsupportedEventError: the accountant (or, for "best", every valid one) cannot price ``event``.
     """
     V.choice("accountant", accountant, ACCOUNTANT_CHOICES)
+    if isinstance(event, Event):
+        relation_of(event)  # one history, one relation: refused here in one line naming them
     verdicts = _verdicts(event)
     if accountant == "best" and "exact" in verdicts:  # the exact profile is valid wherever it applies
         return ["exact"]
@@ -188,6 +192,7 @@ def _verdicts(event: Event) -> dict[str, bool]:
         tuple(ACCOUNTANTS.items()),
         frozenset(_kind(leaf) for leaf in leaves),
         all(leaf == first for leaf in leaves),
+        requested_relation(event),
     )
     found = _VERDICTS.get(key)
     if found is None:
@@ -252,16 +257,18 @@ def wide(acc, delta: Optional[float] = None) -> bool:
     return any(v is False for v in met.values())
 
 
-def make_accountant(name: str, pld: Optional[dict] = None) -> Accountant:
+def make_accountant(name: str, pld: Optional[dict] = None,
+                    neighbouring: Optional[Neighbouring] = None) -> Accountant:
     """A fresh accountant ``name`` (the PLD's with the caller's accuracy / memory cap).
 
     Args:
         name: a name of :data:`ACCOUNTANTS`.
         pld: keyword arguments of ``PLDAccountant`` (from :func:`pld_options`), or None.
+        neighbouring: the relation of the history it will price (``events.relation_of``), or None.
     """
     if name == "pld" and pld:
-        return ACCOUNTANTS[name](**pld)
-    return ACCOUNTANTS[name]()
+        return ACCOUNTANTS[name](**pld, neighbouring=neighbouring)
+    return ACCOUNTANTS[name](neighbouring=neighbouring)
 
 
 def _one_line(text: object) -> str:
@@ -309,9 +316,10 @@ def _priced(names: list[str], event: Event, delta: float, *, with_bracket: bool,
     best, failed, errors = None, {}, {}
     where = f"at delta = {delta:g}"
     leaves = grouped(event)
+    relation = relation_of(event)  # the grouped leaves lose the history's ComposedEvent(neighbouring=...)
     for stage in stages(names):
         for name in stage:
-            acc = make_accountant(name, pld)
+            acc = make_accountant(name, pld, relation)
             for leaf, count in leaves:  # support resolved once per kind of event
                 acc._compose_supported(leaf, count)
             try:
@@ -544,6 +552,29 @@ class HistoryReport:
     #: whether the bracket's lower end bounds the mechanism itself (its pair is realised by two neighbouring
     #: data sets: docs/pld.md section 1), not only the dominating pair priced; None without a bracket
     realisable: bool | None = None
+    #: the one neighbouring relation the whole history is priced under ("add_remove", "replace_one",
+    #: "zero_out"), or None when no release states one (plain releases: the relation their sensitivities
+    #: are stated under)
+    neighbouring: str | None = None
+
+
+def relation_notes(event: Event, relation: Optional[Neighbouring]) -> tuple[str, ...]:
+    """One note per subsampled release kind of ``event`` stated under another relation than the history's
+    ``relation``, naming the conversion that prices it (``privcal.accounting.relations.CONVERSIONS``).
+
+    Args:
+        event: a history.
+        relation: its relation (``events.relation_of``).
+    """
+    if relation is None:
+        return ()
+    notes = []
+    for k in sorted({k for k in (kind(leaf) for leaf, _ in _flatten(event)) if k is not None and k[1] != relation},
+                    key=str):
+        conv = conversion(k[0], k[1], relation, k[2])
+        notes.append(f"{k[0]} releases stated under {k[1].value} neighbours are priced under {relation.value}, the "
+                     f"history's one relation: {conv.proof if conv else 'no proven pair'}")
+    return tuple(notes)
 
 
 def epsilon_of_report(event: Event, delta: float, *, accountant: str = "best", pld_accuracy: Optional[float] = None,
@@ -569,8 +600,10 @@ def epsilon_of_report(event: Event, delta: float, *, accountant: str = "best", p
     value, acc, bracket, notes = _priced(resolve_accountants(accountant, event), event, delta,
                                          with_bracket=bool(with_bracket), pld=pld)
     notes = (() if math.isfinite(value) else (f"no finite epsilon at delta = {delta:g}",)) + notes
+    relation = acc.neighbouring
+    notes += relation_notes(event, relation)
     return HistoryReport(value, delta, acc.name, acc.valid, acc.guarantee, notes, bracket,
-                         realisable_lower(acc, bracket))
+                         realisable_lower(acc, bracket), None if relation is None else relation.value)
 
 
 def calibrate_report(

@@ -23,13 +23,13 @@ answers sum eps instead of ``inf``.
 from __future__ import annotations
 
 import math
-from typing import Optional
+from typing import Optional, Union
 
 from .. import kov
 from ..errors import InfeasibleError
 from .accountants import RDPAccountant
 from .protocol import SUPPORT, Accountant
-from .events import ApproxDPEvent, Event, LaplaceEvent
+from .events import ApproxDPEvent, Event, LaplaceEvent, Neighbouring
 
 __all__ = ["BasicAccountant"]
 
@@ -52,13 +52,19 @@ def _step(event: Event) -> tuple[float, float]:
 class BasicAccountant(Accountant):
     """Basic composition of pure / approximate DP releases (KOV for one kind of release alone), plus Renyi
     DP for the Gaussian releases of the same history (a history of those alone: exactly RDP's answer, so
-    "best" does not price both); see the module docstring for the bounds and their sources."""
+    "best" does not price both); see the module docstring for the bounds and their sources.
+
+    Args:
+        neighbouring: the one neighbouring relation of everything this accountant composes ("add_remove",
+            "replace_one", "zero_out" or a :class:`~privcal.accounting.events.Neighbouring`); default None
+            (the relation the releases state; ``privcal.accounting.relations``).
+    """
 
     name = "basic"
     guarantee = "upper bound on epsilon (basic composition of pure / approximate DP; Renyi DP for Gaussians)"
 
-    def __init__(self):
-        super().__init__()
+    def __init__(self, *, neighbouring: Optional[Union[Neighbouring, str]] = None):
+        super().__init__(neighbouring)
         self._steps: dict[tuple[float, float], int] = {}  # (epsilon0, delta0) -> repetitions
         self._rdp: Optional[RDPAccountant] = None
 
@@ -70,8 +76,8 @@ class BasicAccountant(Accountant):
             key = _step(event)
             self._steps[key] = self._steps.get(key, 0) + count
             return
-        if self._rdp is None:
-            self._rdp = RDPAccountant()
+        if self._rdp is None:  # priced under this ledger's relation (its releases are a part of the ledger's)
+            self._rdp = RDPAccountant(neighbouring=self._relation)
         self._rdp._compose_supported(event, count)
 
     def _spent(self) -> tuple[float, float]:

@@ -15,13 +15,14 @@ thousands of candidate events from values already validated at the front door; t
 
 from __future__ import annotations
 
-import enum
 import sys
 import warnings
-from dataclasses import dataclass, fields
+from dataclasses import MISSING, dataclass, fields
 from typing import Literal, Optional, Union
 
 from .. import _validate as V
+from ..errors import UnsupportedEventError
+from .relations import Neighbouring, history_relation as _relation_of_kinds
 
 __all__ = [
     "Event",
@@ -41,35 +42,14 @@ __all__ = [
     "Sampling",
     "unwrap",
     "flatten",
+    "kind",
+    "relation_of",
+    "requested_relation",
 ]
 
 #: Subsampling schemes a ``SubsampledEvent`` may name.
 SAMPLINGS = ("poisson", "without_replacement")
 Sampling = Literal["poisson", "without_replacement"]
-
-
-class Neighbouring(str, enum.Enum):
-    """Which datasets are neighbours; an event's sensitivity is defined under this relation.
-
-    * ``ADD_REMOVE`` ("add_remove"): one example added or removed (the natural relation of Poisson
-      subsampling);
-    * ``REPLACE_ONE`` ("replace_one"): one example replaced by another (the natural relation of
-      fixed-size batches drawn without replacement; a clipped contribution of norm h has sensitivity 2h);
-    * ``ZERO_OUT`` ("zero_out"): one example replaced by a null one (a clipped contribution of norm h
-      has sensitivity h). Under sampling without replacement the null example still takes a slot of the
-      fixed-size batch, displacing another example, so privcal prices it as replace-one at twice the
-      sensitivity (``privcal.accounting.pairs``; the Poisson pair would be optimistic, Lebeda et al. 2024).
-
-    The names follow dp_accounting's ``NeighboringRelation`` (ADD_OR_REMOVE_ONE, REPLACE_ONE,
-    REPLACE_SPECIAL).
-    """
-
-    ADD_REMOVE = "add_remove"
-    REPLACE_ONE = "replace_one"
-    ZERO_OUT = "zero_out"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 #: The relation a sampling scheme implies when none is named.
@@ -115,10 +95,12 @@ class _Trusted:
 
     @classmethod
     def _unchecked(cls, *values):
-        """An instance with the given field values, in field order, without validation (internal)."""
+        """An instance with the given field values, in field order (the fields not given take their
+        defaults), without validation (internal)."""
         obj = object.__new__(cls)
-        for f, v in zip(fields(cls), values):
-            object.__setattr__(obj, f.name, v)
+        for i, f in enumerate(fields(cls)):
+            object.__setattr__(obj, f.name, values[i] if i < len(values) else
+                               (f.default if f.default is not MISSING else f.default_factory()))
         return obj
 
 
@@ -237,19 +219,28 @@ class SelfComposedEvent(Event):
 class ComposedEvent(Event):
     """Adaptive composition of a list of events, in order (dp_accounting's ``ComposedDpEvent``).
 
-    ``ComposedEvent([e1, e2, e3])`` is a history of different releases. The former form
-    ``ComposedEvent(event, count)`` (repetition) still works: it returns ``SelfComposedEvent(event, count)``
-    with a DeprecationWarning.
+    ``ComposedEvent([e1, e2, e3])`` is a history of different releases. They run on the same data, so the
+    history has one neighbouring relation (:attr:`relation`): the one asked for (``neighbouring``), or the
+    one its subsampled releases state; releases stated under another relation are converted to it by a
+    proven dominating pair, or the history is refused (``privcal.accounting.relations``, docs/pld.md 1.5).
+    The former form ``ComposedEvent(event, count)`` (repetition) still works: it returns
+    ``SelfComposedEvent(event, count)`` with a DeprecationWarning.
 
     Attributes:
         events: the composed events (a non-empty sequence; stored as a tuple).
+        neighbouring: the relation the whole history is to be priced under (a :class:`Neighbouring` or
+            its string value), or None (default: the relation its releases state).
+
+    Raises:
+        UnsupportedEventError: the releases have no proven conversion to one relation (or to the one asked).
     """
 
     events: tuple
+    neighbouring: Optional[Union[Neighbouring, str]] = None
 
-    def __new__(cls, events=None, count=None):
-        if isinstance(events, Event) and count is not None:  # the former ComposedEvent(event, count)
-            warnings.warn(
+    def __new__(cls, events=None, count=None, *args, **kwargs):
+        if isinstance(events, Event) and isinstance(count, int) and not isinstance(count, bool):
+            warnings.warn(  # the former ComposedEvent(event, count)
                 "ComposedEvent(event, count) is now SelfComposedEvent(event, count); ComposedEvent takes a list",
                 DeprecationWarning,
                 stacklevel=_user_stacklevel(),
@@ -265,6 +256,16 @@ class ComposedEvent(Event):
             if not isinstance(e, Event):
                 raise ValueError(f"events[{i}] must be a privcal Event, got {e!r}")
         object.__setattr__(self, "events", tuple(events))
+        if self.neighbouring is not None and not isinstance(self.neighbouring, Neighbouring):
+            object.__setattr__(self, "neighbouring", Neighbouring(
+                V.choice("neighbouring", self.neighbouring, tuple(n.value for n in Neighbouring))))
+        relation_of(self)  # refuses a history with no one relation (one line, naming the relations)
+
+    @property
+    def relation(self) -> Optional[Neighbouring]:
+        """The neighbouring relation the history is priced under (None: no release states one, e.g. plain
+        Gaussian releases, whose sensitivities are read under the relation the user meant)."""
+        return relation_of(self)
 
 
 @dataclass(frozen=True)
@@ -379,6 +380,62 @@ def _flatten(event: Event, count: int = 1) -> list[tuple[Event, int]]:
     if isinstance(event, ComposedEvent):
         return [pair for e in event.events for pair in _flatten(e, count)]
     return [(event, count)]
+
+
+def kind(leaf: Event) -> Optional[tuple]:
+    """(sampling, stated relation, whole data set) of a subsampled release; None for other releases.
+
+    Args:
+        leaf: one release (a leaf of ``flatten``).
+    """
+    if isinstance(leaf, SubsampledEvent):
+        return leaf.sampling, leaf.neighbouring, leaf.sample_rate >= 1.0
+    return None
+
+
+def requested_relation(event: Event) -> Optional[Neighbouring]:
+    """The relation asked of ``event`` by its ``ComposedEvent(..., neighbouring=...)`` nodes, or None.
+
+    Args:
+        event: any event.
+
+    Raises:
+        UnsupportedEventError: two nodes ask for different relations.
+    """
+    found: set = set()
+    stack = [event]
+    while stack:
+        e = stack.pop()
+        if isinstance(e, SelfComposedEvent):
+            stack.append(e.event)
+        elif isinstance(e, ComposedEvent):
+            if e.neighbouring is not None:
+                found.add(e.neighbouring)
+            stack.extend(e.events)
+    if len(found) > 1:
+        raise UnsupportedEventError(
+            "one history, one neighbouring relation: its parts ask for "
+            f"{' and '.join(sorted(r.value for r in found))}")
+    return next(iter(found), None)
+
+
+def relation_of(event: Event, requested: Optional[Neighbouring] = None) -> Optional[Neighbouring]:
+    """The one neighbouring relation ``event`` (any history) is priced under
+    (``privcal.accounting.relations.history_relation`` of its releases).
+
+    Args:
+        event: any event.
+        requested: a relation asked for besides the event's own ``neighbouring`` (e.g. an accountant's), or None.
+
+    Raises:
+        UnsupportedEventError: no one relation prices every release by a proven pair, or two relations are asked.
+    """
+    own = requested_relation(event)
+    if own is not None and requested is not None and own != requested:
+        raise UnsupportedEventError(
+            f"one history, one neighbouring relation: {requested.value} is asked, the history asks {own.value}")
+    kinds = {k for k in (kind(leaf) for leaf, _ in _flatten(event)) if k is not None}
+    return _relation_of_kinds(kinds, own or requested)
 
 
 def PoissonSampledEvent(sample_rate: float, event: Event) -> SubsampledEvent:  # noqa: N802 (dp_accounting's name)

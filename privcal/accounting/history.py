@@ -24,8 +24,8 @@ from .. import _validate as V
 from ..errors import CalibrationError, InfeasibleError
 from ..privacy_loss import MemoryLimitError
 from . import _search
-from .api import make_accountant, pld_options, resolve_accountants, stages
-from .events import ComposedEvent, Event, Releases
+from .api import make_accountant, pld_options, relation_notes, resolve_accountants, stages
+from .events import ComposedEvent, Event, Neighbouring, Releases, relation_of
 
 __all__ = ["ReleaseGroup", "HistoryCalibration", "load_history", "history_event", "calibrate_history",
            "calibrate_history_report"]
@@ -103,18 +103,26 @@ def load_history(path: Union[str, pathlib.Path]) -> list[ReleaseGroup]:
     return [_group(entry, f"release[{i}]") for i, entry in enumerate(data)]
 
 
-def history_event(groups: list[ReleaseGroup], *, scale: float = 1.0, scaled: Optional[int] = None) -> Event:
+def history_event(groups: list[ReleaseGroup], *, scale: float = 1.0, scaled: Optional[int] = None,
+                  neighbouring: Optional[Union[Neighbouring, str]] = None) -> Event:
     """The composed event of ``groups``, with sigma scaled by ``scale`` (every group, or only ``scaled``).
 
     Args:
         groups: release groups (from :func:`load_history`).
         scale: factor applied to sigma, in (0, inf); default 1.
         scaled: index of the one group to scale; default None (all).
+        neighbouring: the one relation of the whole history (a :class:`Neighbouring` or its value), checked
+            where it is priced (``privcal.accounting.events.relation_of``); default None (the relation its
+            groups state; groups stated under different relations are converted by a proven pair, or refused).
     """
     events = []
     for i, g in enumerate(groups):
         s = g.sigma * scale if scaled is None or i == scaled else g.sigma
         events.append(g.releases.event(s))
+    if neighbouring is not None:
+        relation = neighbouring if isinstance(neighbouring, Neighbouring) else Neighbouring(
+            V.choice("neighbouring", neighbouring, tuple(n.value for n in Neighbouring)))
+        return ComposedEvent._unchecked(tuple(events), relation)
     return events[0] if len(events) == 1 else ComposedEvent._unchecked(tuple(events))
 
 
@@ -126,13 +134,17 @@ class HistoryCalibration:
         factor: the scale applied to sigma (every group's, or only ``scaled``'s).
         sigmas: the scaled sigmas, one per group.
         accountant: the accountant that certifies epsilon <= target at them.
-        notes: why an accountant tried first gave no answer, and who answered instead.
+        notes: why an accountant tried first gave no answer, and who answered instead; how groups stated
+            under another relation than the history's are priced.
+        neighbouring: the one neighbouring relation the history is priced under, or None (no group states
+            one: their sensitivities' relation).
     """
 
     factor: float
     sigmas: list
     accountant: str
     notes: tuple = ()
+    neighbouring: Optional[str] = None
 
 
 def calibrate_history(
@@ -144,6 +156,7 @@ def calibrate_history(
     accountant: str = "best",
     pld_accuracy: Optional[float] = None,
     memory_limit: Optional[float] = None,
+    neighbouring: Optional[Union[Neighbouring, str]] = None,
 ) -> tuple[float, list[float], str]:
     """The smallest factor by which to scale sigma so that the whole history is (epsilon, delta)-DP.
 
@@ -157,6 +170,7 @@ def calibrate_history(
             applies, else the PLD, and RDP only where the PLD finds none) or an accountant's name.
         pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1); default None (1e-3).
         memory_limit: cap of the memory of one PLD evaluation, in bytes, in (0, inf); default None (256 MiB).
+        neighbouring: the one relation of the whole history; default None (the one its groups state).
 
     Returns:
         (factor, the scaled sigmas, the accountant used); the accountant certifies epsilon <= target.
@@ -165,7 +179,7 @@ def calibrate_history(
         InfeasibleError: no factor up to 1e12 reaches the target (e.g. the unscaled groups alone exceed it).
     """
     r = calibrate_history_report(groups, epsilon, delta, scaled=scaled, accountant=accountant,
-                                 pld_accuracy=pld_accuracy, memory_limit=memory_limit)
+                                 pld_accuracy=pld_accuracy, memory_limit=memory_limit, neighbouring=neighbouring)
     return r.factor, r.sigmas, r.accountant
 
 
@@ -178,6 +192,7 @@ def calibrate_history_report(
     accountant: str = "best",
     pld_accuracy: Optional[float] = None,
     memory_limit: Optional[float] = None,
+    neighbouring: Optional[Union[Neighbouring, str]] = None,
 ) -> HistoryCalibration:
     """:func:`calibrate_history` with notes: why an accountant tried first gave no answer, who answered.
 
@@ -189,9 +204,10 @@ def calibrate_history_report(
         accountant: as in :func:`calibrate_history`; default "best".
         pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1); default None (1e-3).
         memory_limit: cap of the memory of one PLD evaluation, in bytes, in (0, inf); default None (256 MiB).
+        neighbouring: the one relation of the whole history; default None (the one its groups state).
 
     Returns:
-        the factor, the scaled sigmas, the accountant and the notes.
+        the factor, the scaled sigmas, the accountant, the notes and the history's relation.
 
     Raises:
         InfeasibleError: no accountant reaches the target (the message gives each one's reason).
@@ -201,12 +217,14 @@ def calibrate_history_report(
     if scaled is not None and not 0 <= scaled < len(groups):
         raise ValueError(f"scaled must be in [0, {len(groups) - 1}], got {scaled!r}")
     options = pld_options(pld_accuracy, memory_limit)
-    names = resolve_accountants(accountant, history_event(groups), "this history")
+    unscaled = history_event(groups, neighbouring=neighbouring)
+    names = resolve_accountants(accountant, unscaled, "this history")
+    relation = relation_of(unscaled)
     best, failed = None, {}
     for stage in stages(names):
         for name in stage:
             def epsilon_at(c: float, name: str = name) -> float:
-                acc = make_accountant(name, options)._compose(history_event(groups, scale=c, scaled=scaled))
+                acc = make_accountant(name, options, relation)._compose(history_event(groups, scale=c, scaled=scaled))
                 try:
                     return acc._epsilon(delta)
                 except (MemoryLimitError, MemoryError, ValueError, ArithmeticError):  # no certified answer
@@ -225,5 +243,5 @@ def calibrate_history_report(
         raise InfeasibleError("; ".join(f"{n}: {why}" for n, why in failed.items()))
     factor, name = best
     sigmas = [g.sigma * factor if scaled is None or i == scaled else g.sigma for i, g in enumerate(groups)]
-    notes = tuple(f"{n}: {why}; answered by {name}" for n, why in failed.items())
-    return HistoryCalibration(factor, sigmas, name, notes)
+    notes = tuple(f"{n}: {why}; answered by {name}" for n, why in failed.items()) + relation_notes(unscaled, relation)
+    return HistoryCalibration(factor, sigmas, name, notes, None if relation is None else relation.value)

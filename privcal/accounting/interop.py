@@ -8,7 +8,7 @@ name and read through their public attributes, as documented in ``dp_accounting/
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Optional, Union
 
 from ..errors import UnsupportedEventError
 from .events import (
@@ -20,13 +20,20 @@ from .events import (
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
     SubsampledEvent,
+    relation_of,
 )
 
 __all__ = ["from_dp_accounting"]
 
 
-def from_dp_accounting(dp_event: Any) -> Event:
+def from_dp_accounting(dp_event: Any, neighbouring: Optional[Union[Neighbouring, str]] = None) -> Event:
     """The privcal event of a dp_accounting ``DpEvent`` (recursively).
+
+    dp_accounting states the neighbouring relation on its accountant, not on its events; privcal states it on
+    the history (``ComposedEvent.relation``): ``neighbouring`` is the relation of the whole converted history
+    (default None: the one its sampled events imply; a history mixing Poisson and without-replacement
+    sampling is priced under add/remove, each without-replacement release converted by a proven pair,
+    ``privcal.accounting.relations``). A relation under which some release has no proven pair is refused.
 
     * ``GaussianDpEvent(noise_multiplier)`` -> :class:`GaussianEvent`;
     * ``LaplaceDpEvent(noise_multiplier)`` -> ``LaplaceEvent(scale=noise_multiplier)`` (L1 sensitivity 1),
@@ -42,11 +49,22 @@ def from_dp_accounting(dp_event: Any) -> Event:
 
     Args:
         dp_event: a dp_accounting DpEvent.
+        neighbouring: the relation of the whole history ("add_remove", "replace_one", "zero_out" or a
+            :class:`Neighbouring`); default None (implied by its sampled events).
 
     Raises:
         UnsupportedEventError: an event with no privcal counterpart (e.g. ``NonPrivateDpEvent``,
-            ``UnsupportedDpEvent``, or a sampled event under another neighbouring relation).
+            ``UnsupportedDpEvent``, or a sampled event under another neighbouring relation), or a history
+            with no proven pair under the one relation asked.
     """
+    event = _convert(dp_event)
+    if neighbouring is None:
+        relation_of(event)  # refuses a history with no one relation
+        return event
+    return ComposedEvent([event], neighbouring)
+
+
+def _convert(dp_event: Any) -> Event:
     kind = type(dp_event).__name__
     if kind == "GaussianDpEvent":
         return GaussianEvent(dp_event.noise_multiplier)
@@ -58,14 +76,14 @@ def from_dp_accounting(dp_event: Any) -> Event:
         return GaussianEvent(math.inf)
     if kind == "PoissonSampledDpEvent":
         return SubsampledEvent(
-            from_dp_accounting(dp_event.event), dp_event.sampling_probability, "poisson", Neighbouring.ADD_REMOVE
+            _convert(dp_event.event), dp_event.sampling_probability, "poisson", Neighbouring.ADD_REMOVE
         )
     if kind == "SampledWithoutReplacementDpEvent":
         return SampledWithoutReplacementEvent(
-            dp_event.source_dataset_size, dp_event.sample_size, from_dp_accounting(dp_event.event)
+            dp_event.source_dataset_size, dp_event.sample_size, _convert(dp_event.event)
         )
     if kind == "SelfComposedDpEvent":
-        return SelfComposedEvent(from_dp_accounting(dp_event.event), dp_event.count)
+        return SelfComposedEvent(_convert(dp_event.event), dp_event.count)
     if kind == "ComposedDpEvent":
-        return ComposedEvent([from_dp_accounting(e) for e in dp_event.events])
+        return ComposedEvent([_convert(e) for e in dp_event.events])
     raise UnsupportedEventError(f"no privcal counterpart of the dp_accounting event {dp_event!r}")

@@ -28,12 +28,21 @@ the sensitivity meant under the event's relation) and q the sample rate:
 
 Any other (sampling, relation) pair (e.g. Poisson with replace-one) has no proof here and is refused by
 every accountant (``UnsupportedEventError`` naming the pair).
+
+A history has one relation (``privcal.accounting.relations``): :func:`priced_event`, :func:`sensitivity_factor`
+and :func:`realisable` take the history's relation, and price a release stated under another one by its
+conversion (without replacement in an add/remove history: the Poisson pair at the replace-one sensitivity,
+twice the zero-out one; zero-out in a replace-one history: the replace-one pair at twice its sensitivity;
+docs/pld.md section 1.5).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Optional
 
+from ..errors import UnsupportedEventError
+from . import relations
 from .events import GaussianEvent, Neighbouring, SubsampledEvent, _unwrap
 
 __all__ = ["PRICED", "REFUSED_REASON", "priced_event", "realisable", "sensitivity_factor"]
@@ -53,50 +62,70 @@ REFUSED_REASON = ("no dominating pair is proven here for {sampling} sampling wit
                   "(priced: poisson/add_remove, without_replacement/replace_one, without_replacement/zero_out)")
 
 
-def sensitivity_factor(event: SubsampledEvent) -> float:
-    """Factor on the event's sensitivity under which privcal prices it: 2 for sampling without replacement
-    under zero-out neighbours at a sample rate below 1 (replace-one on X u {null}), else 1.
+def _conversion(event: SubsampledEvent, relation: Optional[Neighbouring]) -> relations.Conversion:
+    """The conversion of ``event`` to the history's ``relation`` (None: its own relation)."""
+    found = relations.conversion(event.sampling, event.neighbouring, relation or event.neighbouring,
+                                 event.sample_rate >= 1.0)
+    if found is None:
+        raise UnsupportedEventError(
+            f"{event.sampling}/{event.neighbouring.value} releases have no proven dominating pair under "
+            f"{(relation or event.neighbouring).value} neighbours ({relations.DOCS})")
+    return found
+
+
+def sensitivity_factor(event: SubsampledEvent, relation: Optional[Neighbouring] = None) -> float:
+    """Factor on the event's sensitivity under which privcal prices it in a history of ``relation``: 2 for
+    sampling without replacement under zero-out neighbours (replace-one on X u {null}; at q = 1 only when
+    the history is replace-one), else 1 (``privcal.accounting.relations.CONVERSIONS``).
 
     Args:
         event: a subsampled event with a priced (sampling, relation) pair.
+        relation: the history's neighbouring relation; default None (the event's own).
 
     Returns:
         1.0 or 2.0.
     """
-    if event.sample_rate >= 1.0:
-        return 1.0
-    return PRICED[(event.sampling, event.neighbouring)][1]
+    return _conversion(event, relation).factor
 
 
-def priced_event(event: SubsampledEvent) -> SubsampledEvent:
-    """The subsampled Gaussian release privcal actually prices for ``event`` (see the module docstring):
-    ``event`` itself, except without replacement under zero-out (q < 1), which becomes replace-one with the
-    noise multiplier halved (the sensitivity doubled).
+def priced_event(event: SubsampledEvent, relation: Optional[Neighbouring] = None) -> SubsampledEvent:
+    """The subsampled Gaussian release privcal actually prices for ``event`` in a history of ``relation``
+    (see the module docstring and ``privcal.accounting.relations``): ``event`` itself under its own
+    relation, except without replacement under zero-out (q < 1), which becomes replace-one with the noise
+    multiplier halved (the sensitivity doubled); under an add/remove history a without-replacement release
+    becomes the Poisson pair at its replace-one sensitivity (twice its zero-out sensitivity).
 
     Args:
         event: a subsampled Gaussian (or Gaussian-process) release with a priced (sampling, relation) pair.
+        relation: the history's neighbouring relation; default None (the event's own).
 
     Returns:
         a SubsampledEvent around a GaussianEvent.
     """
-    factor = sensitivity_factor(event)
-    if factor == 1.0:
+    conv = _conversion(event, relation)
+    target = relation or event.neighbouring
+    if target == Neighbouring.ZERO_OUT:  # priced as replace-one on X u {null}
+        target = Neighbouring.REPLACE_ONE
+    if conv.factor == 1.0 and conv.sampling == event.sampling and target == event.neighbouring:
         return event
     nm = _unwrap(event.event)[0].noise_multiplier
-    inner = GaussianEvent._unchecked(nm / factor if math.isfinite(nm) else nm)
-    relation = PRICED[(event.sampling, event.neighbouring)][0]
-    return SubsampledEvent._unchecked(inner, event.sample_rate, event.sampling, relation)
+    inner = GaussianEvent._unchecked(nm / conv.factor if math.isfinite(nm) else nm)
+    return SubsampledEvent._unchecked(inner, event.sample_rate, conv.sampling, target)
 
 
-def realisable(event: SubsampledEvent) -> bool:
-    """Whether the pair priced for ``event`` is realised by two neighbouring data sets under its relation
-    (so that a certified lower bound of the pair bounds the mechanism's own epsilon from below): True for
-    Poisson add/remove and without-replacement replace-one, False for without-replacement zero-out at q < 1.
+def realisable(event: SubsampledEvent, relation: Optional[Neighbouring] = None) -> bool:
+    """Whether the pair priced for ``event`` in a history of ``relation`` is realised, in both orders, by two
+    neighbouring data sets under that relation (so that a certified lower bound of the pair bounds the
+    mechanism's own epsilon from below): True for Poisson add/remove, without-replacement replace-one, and
+    without-replacement zero-out in a replace-one history; False for without-replacement zero-out at q < 1
+    under its own relation (a dominating pair, not a zero-out one) and for without-replacement releases in an
+    add/remove history (realised in the removal order only).
 
     Args:
         event: a subsampled event with a priced (sampling, relation) pair.
+        relation: the history's neighbouring relation; default None (the event's own).
 
     Returns:
         True or False.
     """
-    return sensitivity_factor(event) == 1.0
+    return _conversion(event, relation).realised == "both"

@@ -6,8 +6,9 @@ replacement with replace-one or zero-out neighbours, the sensitivity meant under
 privacy loss distributions (``privcal.pld``). Every number it reports is a certified upper bound;
 :meth:`PLDAccountant.bracket` also gives the certified lower bound of the same pairs. Where those pairs
 are realisable worst cases (:attr:`PLDAccountant.realisable`: Gaussian, Laplace and (epsilon, delta)
-events, Poisson add/remove and without-replacement zero-out subsampling) a lower end above a target
-proves the target is not met.
+events, Poisson add/remove and without-replacement replace-one subsampling, and without-replacement
+zero-out in a replace-one history; not without-replacement zero-out under its own relation, whose pair
+dominates but is not a zero-out pair) a lower end above a target proves the target is not met.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Union
 
 from .. import _validate as V
 from .. import gaussian
@@ -23,7 +24,7 @@ from .. import privacy_loss as D
 from ..errors import InfeasibleError
 from ..privacy_loss import MemoryLimitError
 from . import _search, pld_events
-from .events import Event, Releases
+from .events import Event, Neighbouring, Releases
 from .protocol import Accountant, default_hint
 
 __all__ = ["PLDAccountant", "pld_settings", "default_memory_limit"]
@@ -79,6 +80,9 @@ class PLDAccountant(Accountant):
             above it raises ``ValueError`` naming the cap and the accuracy to relax.
         value_discretization: fixed grid spacing of the loss in nats, in (0, inf); default None (chosen
             from ``accuracy``).
+        neighbouring: the one neighbouring relation of everything this accountant composes ("add_remove",
+            "replace_one", "zero_out" or a :class:`~privcal.accounting.events.Neighbouring`); default None
+            (the relation the releases state; ``privcal.accounting.relations``).
     """
 
     name = "pld"
@@ -91,8 +95,10 @@ class PLDAccountant(Accountant):
         absolute_accuracy: float = D.DEFAULT_ABSOLUTE_ACCURACY,
         memory_limit: float = D.DEFAULT_MEMORY_LIMIT,
         value_discretization: Optional[float] = None,
+        *,
+        neighbouring: Optional[Union[Neighbouring, str]] = None,
     ):
-        super().__init__()
+        super().__init__(neighbouring)
         ctx_accuracy, ctx_memory = _DEFAULTS.get()
         if accuracy == D.DEFAULT_ACCURACY and ctx_accuracy is not None:
             accuracy = ctx_accuracy  # validated by pld_settings
@@ -115,7 +121,7 @@ class PLDAccountant(Accountant):
 
     def _fresh(self, value_discretization: Optional[float] = None) -> "PLDAccountant":
         new = type(self).__new__(type(self))
-        Accountant.__init__(new)
+        Accountant.__init__(new, self._requested)
         new._setup(self.accuracy, self.absolute_accuracy, self.memory_limit,
                    self.value_discretization if value_discretization is None else value_discretization)
         return new
@@ -132,19 +138,20 @@ class PLDAccountant(Accountant):
         """The (lazy) :class:`~privcal.pld.PLD` of everything composed so far."""
         if self._pld is None:
             self._pld = D.PLD(
-                pld_events.factors(self._ledger), value_discretization=self.value_discretization,
+                pld_events.factors(self._ledger, self._relation), value_discretization=self.value_discretization,
                 accuracy=self.accuracy, absolute_accuracy=self.absolute_accuracy, memory_limit=self.memory_limit,
-                realisable=pld_events.realisable(self._ledger),
+                realisable=pld_events.realisable(self._ledger, self._relation),
             )
         return self._pld
 
     @property
     def realisable(self) -> bool:
         """Whether the lower end of :meth:`bracket` bounds the epsilon of the composed mechanisms
-        themselves from below (True unless the ledger holds sampling without replacement under
-        replace-one, priced by a dominating pair); only then may a lower end above a target prove that
-        the target is not met."""
-        return pld_events.realisable(self._ledger)
+        themselves from below: True unless the ledger holds sampling without replacement under zero-out
+        neighbours at q < 1 (priced by the dominating replace-one pair at twice the sensitivity), or sampling
+        without replacement in an add/remove history (its pair is realised in the removal order only); only
+        then may a lower end above a target prove that the target is not met."""
+        return pld_events.realisable(self._ledger, self._relation)
 
     def _epsilon(self, delta: float) -> float:
         return self.pld._epsilon(delta)

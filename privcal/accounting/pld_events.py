@@ -24,7 +24,7 @@ from ..privacy_loss import (
     SubsampledGaussianPair,
 )
 from . import pairs
-from .events import ApproxDPEvent, Event, LaplaceEvent, SubsampledEvent, _flatten, _unwrap
+from .events import ApproxDPEvent, Event, LaplaceEvent, SubsampledEvent, _flatten, _unwrap, relation_of
 from .protocol import GAUSSIAN_LEAVES, SUPPORT
 
 __all__ = ["from_event", "supports", "leaf_supported", "factors", "realisable"]
@@ -39,16 +39,19 @@ def leaf_supported(event: Event) -> bool:
     return SUPPORT["pld"](event)
 
 
-def realisable(ledger) -> bool:
-    """Whether the pairs priced for these leaves are realised by two neighbouring data sets (so the lower
-    end bounds the mechanism's own epsilon from below): all but sampling without replacement under zero-out
-    neighbours, which is priced by the replace-one pair at twice the sensitivity (a dominating pair, not a
-    zero-out one; ``privcal.accounting.pairs``, docs/pld.md section 1).
+def realisable(ledger, relation=None) -> bool:
+    """Whether the pairs priced for these leaves in a history of ``relation`` are realised, in both orders, by
+    two neighbouring data sets (so the lower end bounds the mechanism's own epsilon from below): all but
+    sampling without replacement under zero-out neighbours at q < 1 in a zero-out history (priced by the
+    replace-one pair at twice the sensitivity, a dominating pair, not a zero-out one) and sampling without
+    replacement in an add/remove history (realised in the removal order only); ``privcal.accounting.pairs``,
+    docs/pld.md section 1.
 
     Args:
         ledger: (leaf, count) pairs, as ``privcal.accounting.events.flatten`` gives them.
+        relation: the history's neighbouring relation (``events.relation_of``); default None (each leaf's own).
     """
-    return all(pairs.realisable(leaf) for leaf, _ in ledger if isinstance(leaf, SubsampledEvent))
+    return all(pairs.realisable(leaf, relation) for leaf, _ in ledger if isinstance(leaf, SubsampledEvent))
 
 
 def supports(event: Event) -> bool:
@@ -66,13 +69,14 @@ def supports(event: Event) -> bool:
     return isinstance(event, Event) and all(leaf_supported(leaf) for leaf, _ in _flatten(event))
 
 
-def factors(ledger) -> list:
+def factors(ledger, relation=None) -> list:
     """(pair, count) factors of a ledger of (leaf, count): Gaussian releases merged into one Gaussian
     (mu^2 adds up, Dong, Roth & Su 2019, Cor. 3.3), equal pairs grouped, releases without loss dropped;
     each subsampled release by the dominating pair of its (sampling, relation) (``pairs.priced_event``).
 
     Args:
         ledger: (leaf, count) pairs of supported releases.
+        relation: the history's neighbouring relation (``events.relation_of``); default None (each leaf's own).
     """
     mu2 = 0.0
     groups: dict = {}
@@ -82,7 +86,7 @@ def factors(ledger) -> list:
             mu2 += n * leaf.mu * leaf.mu
             continue
         if isinstance(leaf, SubsampledEvent):
-            nm = _unwrap(pairs.priced_event(leaf).event)[0].noise_multiplier  # zero-out w/o repl.: 2x sensitivity
+            nm = _unwrap(pairs.priced_event(leaf, relation).event)[0].noise_multiplier  # zero-out w/o repl.: 2x sensitivity
             if math.isinf(nm):
                 continue
             if leaf.sample_rate >= 1.0:
@@ -144,5 +148,7 @@ def from_event(
     if not supports(event):
         raise UnsupportedEventError(f"no PLD for {event!r}")
     ledger = _flatten(event)
-    return PLD(factors(ledger), value_discretization=value_discretization, accuracy=accuracy,
-               absolute_accuracy=absolute_accuracy, memory_limit=memory_limit, realisable=realisable(ledger))
+    relation = relation_of(event)
+    return PLD(factors(ledger, relation), value_discretization=value_discretization, accuracy=accuracy,
+               absolute_accuracy=absolute_accuracy, memory_limit=memory_limit,
+               realisable=realisable(ledger, relation))

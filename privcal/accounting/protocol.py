@@ -11,22 +11,25 @@ pair, ``privcal.accounting.pairs``).
 from __future__ import annotations
 
 import abc
-from typing import Callable, Optional
+from typing import Callable, Optional, Union
 
 from .. import _validate as V
 from .. import composition
 from ..errors import UnsupportedEventError
-from . import _search, pairs
+from . import _search, pairs, relations
 from .events import (
     ApproxDPEvent,
     Event,
     GaussianEvent,
     GaussianProcessEvent,
     LaplaceEvent,
+    Neighbouring,
     Releases,
     SubsampledEvent,
     _flatten,
     _unwrap,
+    kind,
+    requested_relation,
 )
 
 __all__ = ["Accountant", "GAUSSIAN_LEAVES", "SUPPORT", "default_hint", "subsampled_gaussian"]
@@ -97,6 +100,11 @@ def default_hint(releases: Releases, epsilon: float, delta: float) -> float:
 class Accountant(abc.ABC):
     """Base class: keeps the ledger of composed events and enforces the protocol.
 
+    Args:
+        neighbouring: the one neighbouring relation of everything this accountant composes ("add_remove",
+            "replace_one", "zero_out" or a :class:`~privcal.accounting.events.Neighbouring`); default None
+            (the relation the releases state; ``privcal.accounting.relations``).
+
     Attributes:
         name: short name used by the front door and the CLI.
         valid: True when every number reported is an upper bound on the true epsilon (resp. delta).
@@ -107,8 +115,24 @@ class Accountant(abc.ABC):
     valid: bool = True
     guarantee: str = ""
 
-    def __init__(self):
+    def __init__(self, neighbouring: Optional[Union[Neighbouring, str]] = None):
         self._ledger: list[tuple[Event, int]] = []
+        #: the relation asked for (constructor, or a composed event's ``neighbouring``), the (sampling, relation,
+        #: whole data set) kinds of the subsampled releases composed, and the relation the ledger is priced under
+        self._requested: Optional[Neighbouring] = None
+        self._kinds: frozenset = frozenset()
+        self._relation: Optional[Neighbouring] = None
+        if neighbouring is not None:
+            self._requested = self._relation = (neighbouring if isinstance(neighbouring, Neighbouring) else Neighbouring(
+                V.choice("neighbouring", neighbouring, tuple(n.value for n in Neighbouring))))
+
+    @property
+    def neighbouring(self) -> Optional[Neighbouring]:
+        """The one neighbouring relation everything composed so far is priced under (the one asked for, or
+        the one the subsampled releases state, each converted to it by a proven pair:
+        ``privcal.accounting.relations``); None while no release states one (plain releases are priced
+        alike under every relation, their sensitivity read under the user's)."""
+        return self._relation
 
     # ------------------------------------------------------------------ protocol
     def supports(self, event: Event) -> bool:
@@ -120,7 +144,28 @@ class Accountant(abc.ABC):
         if not isinstance(event, Event):
             return False
         leaves = [leaf for leaf, _ in _flatten(event)]
-        return all(self._supports_leaf(leaf) for leaf in leaves) and self._supports_together(leaves)
+        if not (all(self._supports_leaf(leaf) for leaf in leaves) and self._supports_together(leaves)):
+            return False
+        try:
+            self._relation_with(event, leaves)
+        except UnsupportedEventError:
+            return False
+        return True
+
+    def _relation_with(self, event: Event, leaves: list) -> tuple[Optional[Neighbouring], Optional[Neighbouring],
+                                                                  frozenset]:
+        """(the relation asked, the ledger's relation, its kinds) once ``event`` (with these leaves) is added.
+
+        Raises:
+            UnsupportedEventError: the history would have no one relation (one line naming them).
+        """
+        asked = requested_relation(event)
+        if asked is not None and self._requested is not None and asked != self._requested:
+            raise UnsupportedEventError(f"one history, one neighbouring relation: this {self.name} accountant "
+                                        f"prices {self._requested.value}, the event asks {asked.value}")
+        asked = self._requested if asked is None else asked
+        kinds = self._kinds.union(k for k in map(kind, leaves) if k is not None)
+        return asked, relations.history_relation(kinds, asked), kinds
 
     def get_epsilon(self, target_delta: float) -> float:
         """dp_accounting's name for :meth:`epsilon`.
@@ -152,16 +197,36 @@ class Accountant(abc.ABC):
 
     def _compose(self, event: Event, count: int = 1) -> "Accountant":
         if not self.supports(event):
+            leaves = [leaf for leaf, _ in _flatten(event)] if isinstance(event, Event) else []
+            if leaves and all(map(self._supports_leaf, leaves)) and self._supports_together(leaves):
+                self._relation_with(event, leaves)  # the relations' own one-line refusal
             raise UnsupportedEventError(f"the {self.name} accountant cannot price {event!r}")
         return self._compose_supported(event, count)
 
     def _compose_supported(self, event: Event, count: int = 1) -> "Accountant":
         """_compose without the support check, for an event already known to be supported by a fresh
-        accountant of this class (the front door resolves support once per kind of event)."""
-        for inner, n in _flatten(event, count):
+        accountant of this class (the front door resolves support once per kind of event). The ledger's
+        relation is decided again with the new releases (UnsupportedEventError where none prices them all);
+        if it changes, the releases composed so far are priced again under the new one."""
+        flat = _flatten(event, count)
+        asked, relation, kinds = self._relation_with(event, [leaf for leaf, _ in flat])
+        self._requested, self._kinds = asked, kinds
+        if relation != self._relation:
+            self._reprice(relation)
+        for inner, n in flat:
             self._add(inner, n)
             self._ledger.append((inner, n))
         return self
+
+    def _reprice(self, relation: Optional[Neighbouring]) -> None:
+        """Set the ledger's relation to ``relation`` and price what it holds again under it (a fresh
+        accountant of this configuration composes the same ledger; its state replaces this one's)."""
+        fresh = self._fresh()
+        fresh._requested, fresh._kinds, fresh._relation = self._requested, self._kinds, relation
+        for inner, n in self._ledger:
+            fresh._add(inner, n)
+            fresh._ledger.append((inner, n))
+        self.__dict__.update(fresh.__dict__)
 
     def epsilon(self, delta: float) -> float:
         """Epsilon at ``delta`` for everything composed so far (``inf`` if no finite bound).
@@ -244,8 +309,10 @@ class Accountant(abc.ABC):
             raise UnsupportedEventError(f"the {self.name} accountant does not support this setting ({event!r})")
 
     def _fresh(self) -> "Accountant":
-        """A new, empty accountant with this one's configuration."""
-        return type(self)()
+        """A new, empty accountant with this one's configuration (the relation asked for included)."""
+        new = type(self)()
+        new._requested = new._relation = self._requested
+        return new
 
     # ------------------------------------------------------------------ to implement
     @abc.abstractmethod

@@ -17,7 +17,13 @@ Worst cases, in units of the sensitivity under the event's relation (noise multi
   record from the fixed-size batch).
 
 The same D, D' serve every step of a history, and the steps sample independently, so the composed outputs
-are the products of these pairs (both orders D, D' and D', D are evaluated; the larger counts).
+are the products of these pairs (both orders D, D' and D', D are evaluated; the larger counts). A history is
+priced under one relation (``privcal.accounting.relations``), and its pairs are those of that relation: in a
+replace-one history a zero-out release's pair is the one above at twice its sensitivity (f(null) = 0,
+f(x) = C, f(x') = f(others) = -C), realised in both orders; in an add/remove history a without-replacement
+release's pair is the Poisson one at its replace-one sensitivity (twice its zero-out one), realised in the
+removal order only (D with n records against D - x; the reverse has rate b/(n + 1)), so only that order is
+bounded (:func:`realised_orders`).
 
 How the lower bound is certified (every step only lowers the hockey-stick divergence):
 
@@ -64,11 +70,13 @@ from .events import (
     SubsampledEvent,
     _flatten,
     _unwrap,
+    relation_of,
 )
+from .relations import conversion as relation_conversion
 
 __all__ = [
     "MixturePair", "worst_case_pair", "epsilon_lower", "delta_lower", "unchecked_epsilon_lower", "unchecked_grid",
-    "dominated_pmf", "tail_error",
+    "dominated_pmf", "tail_error", "realised_orders", "epsilon_lower_of_pairs",
 ]
 
 _U = 2.0**-53
@@ -96,12 +104,16 @@ class MixturePair:
     what: str
 
 
-def worst_case_pair(event: Event) -> Optional[MixturePair]:
-    """The realisable worst-case pair of one release (see the module docstring), or None for releases with
-    none here (Laplace, (epsilon, delta) events) or that release nothing (infinite noise).
+def worst_case_pair(event: Event, relation: Optional[Neighbouring] = None) -> Optional[MixturePair]:
+    """The realisable worst-case pair of one release in a history of ``relation`` (see the module docstring),
+    or None for releases with none here (Laplace, (epsilon, delta) events) or that release nothing (infinite
+    noise). In an add/remove history a without-replacement release's pair is realised in the removal order
+    only (:func:`realised_orders`).
 
     Args:
         event: a Gaussian or Gaussian-process release, or a subsampled one (any priced sampling/relation).
+        relation: the history's neighbouring relation (``privcal.accounting.events.relation_of``); default
+            None (the release's own).
 
     Returns:
         a :class:`MixturePair` or None.
@@ -121,17 +133,51 @@ def worst_case_pair(event: Event) -> Optional[MixturePair]:
         return None
     if (inner.sampling, inner.neighbouring) not in pairs.PRICED:
         raise ValueError(pairs.REFUSED_REASON.format(sampling=inner.sampling, relation=inner.neighbouring))
-    s, q = base.noise_multiplier, inner.sample_rate
+    conv = _conversion(inner, relation)
+    s, q, k = base.noise_multiplier, inner.sample_rate, conv.factor
     if q >= 1.0:
-        return MixturePair((1.0,), (1.0,), (1.0,), (0.0,), s, "the whole data set; f(D) - f(D') = sensitivity")
-    if inner.sampling == "without_replacement" and inner.neighbouring == Neighbouring.ZERO_OUT:
+        return MixturePair((1.0,), (k,), (1.0,), (0.0,), s, "the whole data set; f(D) - f(D') = sensitivity")
+    if conv.realised == "none":  # without replacement, zero-out, in a zero-out history
         return MixturePair((1.0 - q, q), (0.0, 2.0), (1.0 - q, q), (0.0, 1.0), s,
                            "others contribute -C, the record +C against null (0); the null record displaces one")
     if inner.sampling == "poisson":
         what = "others contribute 0, the added record 1"
+    elif conv.realised == "remove":
+        what = ("D holds x and n - 1 records c, D' = D - x, f(x) - f(c) = the shift; the batch of D holds x with "
+                "probability q = b/n, in place of one c")
+    elif k == 2.0:
+        what = "f(null) = 0, f(x) = C, f(x') = f(others) = -C: the batch sums differ by 2C"
     else:
         what = "D = (a, c, ..., c), D' = (c, ..., c), f(a) - f(c) = sensitivity"
-    return MixturePair((1.0 - q, q), (0.0, 1.0), (1.0,), (0.0,), s, what)
+    return MixturePair((1.0 - q, q), (0.0, k), (1.0,), (0.0,), s, what)
+
+
+def _conversion(inner: SubsampledEvent, relation: Optional[Neighbouring]):
+    conv = relation_conversion(inner.sampling, inner.neighbouring, relation or inner.neighbouring,
+                               inner.sample_rate >= 1.0)
+    if conv is None:
+        raise ValueError(f"{inner.sampling}/{inner.neighbouring.value} releases have no proven pair under "
+                         f"{relation.value} neighbours")
+    return conv
+
+
+def realised_orders(event: Event) -> tuple[int, ...]:
+    """The orders of the worst-case pairs that two neighbouring data sets realise for every release of
+    ``event`` at once: (0, 1) (the data set holding the record against the one without it, and the reverse),
+    or (0,) alone in an add/remove history with a release sampled without replacement (its reverse order has
+    the larger data set of n + 1 records, and the rate b/(n + 1)).
+
+    Args:
+        event: any history.
+    """
+    relation = relation_of(event)
+    for leaf, _ in _flatten(event):
+        if isinstance(leaf, SubsampledEvent) and (leaf.sampling, leaf.neighbouring) in pairs.PRICED:
+            conv = relation_conversion(leaf.sampling, leaf.neighbouring, relation or leaf.neighbouring,
+                                       leaf.sample_rate >= 1.0)
+            if conv is not None and conv.realised == "remove":
+                return (0,)
+    return (0, 1)
 
 
 def _tail_error(log_tail):
@@ -256,11 +302,12 @@ def _fits_then_stop(cells: int) -> None:
 
 
 def _groups(event: Event) -> dict:
-    """The realisable worst-case pair of each release of ``event`` with its number of repeats (releases without
-    a pair are dropped: a post-processing)."""
+    """The realisable worst-case pair of each release of ``event`` (in its history's one relation) with its
+    number of repeats (releases without a pair are dropped: a post-processing)."""
     groups: dict = {}
+    relation = relation_of(event)
     for leaf, n in _flatten(event):
-        pair = worst_case_pair(leaf)
+        pair = worst_case_pair(leaf, relation)
         if pair is not None:
             groups[pair] = groups.get(pair, 0) + n
     return groups
@@ -307,7 +354,7 @@ def _paired_orders(event: Event, h: float, bins: int, tail: float) -> list:
     if not groups:
         return []
     orders = []
-    for d in (0, 1):
+    for d in realised_orders(event):
         factors = _order_factors(groups, d, h, bins)
         try:  # its window (a grouped composition checks its first group's only: the real one checks all)
             L.compose_pmfs(factors, tail, check=_fits_then_stop)
@@ -380,6 +427,12 @@ def _cap_cells() -> int:
 
 def _epsilon_lower_on(event: Event, delta: float, h: float, bins: int, tail: float,
                       max_cells: Optional[int] = None) -> float:
+    """:func:`_epsilon_lower_of` of the realisable pairs of ``event`` in the orders they are realised in."""
+    return _epsilon_lower_of(_groups(event), realised_orders(event), delta, h, bins, tail, max_cells)
+
+
+def _epsilon_lower_of(groups: dict, orders: tuple, delta: float, h: float, bins: int, tail: float,
+                      max_cells: Optional[int] = None) -> float:
     """The larger of both orders' certified lower epsilon, each order composed on its own finest grid among h,
     4h, 16h, ... on which its composed window fits the memory cap (and has at most ``max_cells`` cells): a
     coarser grid rounds the losses further down, so each order's bound is a lower bound on any grid, and so
@@ -390,10 +443,9 @@ def _epsilon_lower_on(event: Event, delta: float, h: float, bins: int, tail: flo
     0.1357, sensitivity 2 its window needs a grid 64 times coarser than (P, Q)'s). MemoryLimitError only
     where no order fits on any grid up to 4^11 h. A grid whose estimated window (:func:`_estimated_window`, no
     pairing) exceeds the cell limit by more than :data:`_SKIP_MARGIN` is skipped like one that does not fit."""
-    groups = _groups(event)
     best, composed = 0.0, not groups
     limit = _cap_cells() if max_cells is None else min(_cap_cells(), max_cells)
-    for d in (0, 1):
+    for d in orders:
         g = h
         for _ in range(12):
             if best >= _order_ceiling(groups, d, g, bins):
@@ -423,11 +475,13 @@ def _grid(event: Event, bins: int = 20_000) -> float:
     2^-8] (one step's mixtures need 2^-8), and at most 0.08 / sqrt(steps). A grid from the number of steps
     alone fails at small q, whose per-step loss spread is tiny (at q = 1e-3, sigma = 2, 1e3 steps a grid of
     2e-3 left a bound of 0)."""
+    return _grid_of(_groups(event), bins)
+
+
+def _grid_of(groups: dict, bins: int = 20_000) -> float:
+    """:func:`_grid` of (realisable pair -> count) groups."""
     var, steps = 0.0, 0
-    for leaf, n in _flatten(event):
-        pair = worst_case_pair(leaf)
-        if pair is None:
-            continue
+    for pair, n in groups.items():
         worst = 0.0
         for d in (0, 1):
             lp, lq, _ = _binned_order(pair, d, bins)
@@ -558,10 +612,41 @@ def dominated_pmf(log_p: np.ndarray, log_q: np.ndarray, h: float, rel_error: flo
     return _paired_pmf(np.asarray(log_p, dtype=float), np.asarray(log_q, dtype=float), h, rel_error)
 
 
-def tail_error(log_tail):
+def tail_error(log_tail: "np.ndarray | float") -> "np.ndarray | float":
     """Relative error bound of a normal tail computed by ``scipy.special.log_ndtr``: 4 u (2 + |log tail|).
 
     Args:
         log_tail: the computed log tail (a float or an array).
     """
     return _tail_error(log_tail)
+
+
+def epsilon_lower_of_pairs(pairs_: dict, delta: float, *, orders: tuple = (0, 1),
+                           value_discretization: Optional[float] = None, bins: int = 20_000) -> float:
+    """Certified lower bound on the epsilon at ``delta`` of a composition of mixture pairs, for pairs a caller
+    has shown to be realised by one pair of neighbouring data sets (e.g. a counterexample to a pricing): the
+    construction of :func:`epsilon_lower`, on these pairs.
+
+    Args:
+        pairs_: {:class:`MixturePair`: number of compositions (an int >= 1)}.
+        delta: in (0, 1).
+        orders: which orders to bound: 0 (P against Q), 1 (Q against P); default both (the larger counts).
+        value_discretization: the loss grid h in nats, in (0, inf); default None (from the pairs' losses).
+        bins: cells of the binned output line per pair, an int >= 100; default 20,000.
+
+    Returns:
+        a lower bound on the epsilon of the composed pairs, in [0, inf).
+    """
+    delta = V.open_unit("delta", delta)
+    if not isinstance(pairs_, dict) or not pairs_ or not all(isinstance(p, MixturePair) for p in pairs_):
+        raise ValueError(f"pairs_ must be a non-empty dict of MixturePair -> count, got {pairs_!r}")
+    groups = {p: V.positive_int("pairs_ count", n) for p, n in pairs_.items()}
+    if not orders or any(o not in (0, 1) for o in orders):
+        raise ValueError(f"orders must be a non-empty tuple of 0 and 1, got {orders!r}")
+    bins = V.positive_int("bins", bins)
+    if bins < 100:
+        raise ValueError(f"bins must be an integer >= 100, got {bins!r}")
+    h = _grid_of(groups, bins) if value_discretization is None else V.positive("value_discretization",
+                                                                               value_discretization)
+    tail = min(max(1e-4 * delta, L.WINDOW_TAIL), 1e-9)
+    return _epsilon_lower_of(groups, tuple(orders), delta, h, bins, tail)

@@ -16,6 +16,7 @@ from typing import Optional
 
 from .. import rdp
 from ..accounting import api
+from ..accounting.events import relation_of
 from ..calibrators import render, table
 from ..errors import PrivcalError, UnsupportedEventError
 from . import out as _out
@@ -113,7 +114,8 @@ def build_parser() -> argparse.ArgumentParser:
             dict(
                 choices=("add_remove", "replace_one", "zero_out"), default=None,
                 help="neighbouring relation the sensitivity is defined under (default: add_remove for poisson, "
-                "replace_one without replacement)",
+                "replace_one without replacement); with --history: the one relation of the whole history (default: "
+                "the one its groups state; groups under another relation are converted by a proven pair, or refused)",
             ),
         ),
     )
@@ -259,6 +261,14 @@ def _bracket_line(bracket, realisable: bool) -> Optional[str]:
     return f"  bracket     [{lo:.6g}, {hi:.6g}], certified; lower end: {lower}"
 
 
+def _relation_line(neighbouring: Optional[str]) -> str:
+    """The one neighbouring relation a guarantee protects, in one line of text output."""
+    if neighbouring is None:
+        return ("  neighbours  those the sensitivity is stated under (plain Gaussian releases are priced alike "
+                "under every relation)")
+    return f"  neighbours  {_WORDS.get(neighbouring, neighbouring)}: the one relation of the whole history"
+
+
 def _print_report(report, fmt: str, headline: str) -> int:
     lines = [headline, f"  accountant  {report.accountant}: {report.guarantee}"]
     bracket = _bracket_line(getattr(report, "bracket", None), getattr(report, "realisable", True))
@@ -268,6 +278,8 @@ def _print_report(report, fmt: str, headline: str) -> int:
         lines.append(f"  setting     {_WORDS.get(report.sampling, report.sampling)} subsampling, rate "
                      f"{report.sample_rate:g}, {_WORDS.get(report.neighbouring, report.neighbouring)} neighbours "
                      f"(sensitivity {report.sensitivity:g})")
+    else:
+        lines.append(_relation_line(None))
     lines += [f"  note        {_user_words(note)}" for note in report.notes]
     _out.emit(fmt, _report_dict(report), "\n".join(lines))
     return 0
@@ -276,13 +288,15 @@ def _print_report(report, fmt: str, headline: str) -> int:
 def _setting(args) -> dict:
     """The one-setting flags, refusing them next to --history (which carries its own)."""
     given = [f for f, v in (("--steps", args.steps), ("--sensitivity", args.sensitivity),
-                            ("--sample-rate", args.sample_rate), ("--neighbouring", args.neighbouring)) if v is not None]
+                            ("--sample-rate", args.sample_rate)) if v is not None]
     if args.sampling != "poisson":
         given.append("--sampling")
     if args.history is not None:
         if given:
             raise ValueError(f"{', '.join(given)} cannot be combined with --history (each group in the file sets its own)")
         return {}
+    if args.neighbouring is not None:
+        given.append("--neighbouring")
     return dict(sensitivity=1.0 if args.sensitivity is None else args.sensitivity,
                 steps=1 if args.steps is None else args.steps, **_subsampling(args))
 
@@ -294,7 +308,12 @@ def _history(args):
     if getattr(args, "scale", None) is not None and args.scale >= len(groups):
         raise ValueError(f"--scale must be a group index in [0, {len(groups) - 1}] ({args.history} has "
                          f"{len(groups)} release group{'s' if len(groups) > 1 else ''}), got {args.scale}")
-    event = history.history_event(groups)
+    event = history.history_event(groups, neighbouring=args.neighbouring)
+    try:
+        relation_of(event)
+    except UnsupportedEventError as exc:  # one history, one relation
+        raise ValueError(f"{args.history}: {exc}" + ("" if args.neighbouring is None else
+                                                     " (drop --neighbouring, or split the file)")) from None
     try:
         api.resolve_accountants(args.accountant, event, "this history")
     except UnsupportedEventError:
@@ -341,15 +360,18 @@ def _cmd_calibrate(args) -> int:
         return _print_report(r, _out.chosen(args), f"sigma = {r.sigma:.10g}, achieved epsilon {r.achieved_epsilon:.6g}")
     history, groups = _history(args)
     r = _answered(lambda: history.calibrate_history_report(groups, args.epsilon, args.delta, scaled=args.scale,
-                                                           accountant=args.accountant, **_out.pld_options(args)),
+                                                           accountant=args.accountant, neighbouring=args.neighbouring,
+                                                           **_out.pld_options(args)),
                   _progress_label(args, "calibrating", len(groups)))
     which = "every group's sigma" if args.scale is None else f"group {args.scale}'s sigma"
     lines = [f"scale {which} by {r.factor:.10g}: sigmas = {', '.join(f'{s:.6g}' for s in r.sigmas)}",
-             f"  accountant  {r.accountant} (it certifies epsilon <= {args.epsilon:g} at delta = {args.delta:g})"]
+             f"  accountant  {r.accountant} (it certifies epsilon <= {args.epsilon:g} at delta = {args.delta:g})",
+             _relation_line(r.neighbouring)]
     lines += [f"  note        {_user_words(note)}" for note in r.notes]
     _out.emit(_out.chosen(args),
                   {"scale": r.factor, "sigmas": r.sigmas, "epsilon": args.epsilon, "delta": args.delta,
-                   "accountant": r.accountant, "scaled_group": args.scale, "notes": [_user_words(note) for note in r.notes]},
+                   "accountant": r.accountant, "scaled_group": args.scale, "neighbouring": r.neighbouring,
+                   "notes": [_user_words(note) for note in r.notes]},
                   "\n".join(lines))
     return 0
 
@@ -366,16 +388,17 @@ def _cmd_epsilon(args) -> int:
     if args.sigma is not None:
         raise ValueError("--sigma cannot be combined with --history (each group in the file sets its own)")
     history, groups = _history(args)
-    r = _answered(lambda: api.epsilon_of_report(history.history_event(groups), args.delta, accountant=args.accountant,
-                                                with_bracket=False, **_out.pld_options(args)),
+    r = _answered(lambda: api.epsilon_of_report(history.history_event(groups, neighbouring=args.neighbouring),
+                                                args.delta, accountant=args.accountant, with_bracket=False,
+                                                **_out.pld_options(args)),
                   _progress_label(args, "pricing", len(groups)))
     n = len(groups)
     lines = [f"epsilon = {r.epsilon:.10g}  ({n} release group{'s' if n > 1 else ''})",
-             f"  accountant  {r.accountant}: {r.guarantee}"]
+             f"  accountant  {r.accountant}: {r.guarantee}", _relation_line(r.neighbouring)]
     lines += [f"  note        {_user_words(note)}" for note in r.notes]
     _out.emit(_out.chosen(args),
                   {"epsilon": r.epsilon, "delta": args.delta, "groups": len(groups), "accountant": r.accountant,
-                   "notes": [_user_words(note) for note in r.notes]},
+                   "neighbouring": r.neighbouring, "notes": [_user_words(note) for note in r.notes]},
                   "\n".join(lines))
     return 0
 

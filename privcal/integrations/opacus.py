@@ -145,13 +145,17 @@ class PrivcalAccountant(_Base):
     writes ``history`` directly too (its ``get_noise_multiplier`` does), so :meth:`get_epsilon` prices
     whatever ``history`` holds, checking it first.
 
-    Privacy unit: one example, add/remove-one neighbours, Poisson sampling (the module docstring
-    says why that is what Opacus runs).
+    Privacy unit: one example, add/remove-one neighbours (:attr:`neighbouring`), Poisson sampling (the
+    module docstring says why that is what Opacus runs).
 
     Args:
         accountant: the privcal accountant that prices the history: "best" (default: the smallest
             certified upper bound among the valid ones, PLD or RDP), "pld" or "rdp".
     """
+
+    #: the one neighbouring relation of every history this accountant prices (Opacus's DP-SGD: one example
+    #: added or removed)
+    neighbouring = "add_remove"
 
     def __init__(self, accountant: str = "best"):
         super().__init__()

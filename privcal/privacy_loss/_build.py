@@ -375,11 +375,13 @@ class SubsampledGaussianPair:
       reverse: tight dominating pairs of the two directions (Zhu, Dong & Wang 2022, arXiv 2106.08567,
       Sec. 5 on subsampling; the pairs dp_accounting and prv_accountant use), realised by a dataset whose
       other examples contribute nothing.
-    * Sampling without replacement with the sensitivity of the event meant under its relation: the same
-      pairs dominate (Balle, Barthe & Gaboardi 2018, arXiv 1807.01647, Thm 10: delta'(log(1 + q(e^eps - 1)))
-      <= q delta(eps) for every eps, the profile of this pair; Zhu, Dong & Wang 2022, Sec. 5). Under
-      zero-out they are realised (the null example contributes nothing); under replace-one they only
-      dominate, so a *lower* end there bounds the pair, not the mechanism (``PLD.realisable``).
+    * Sampling without replacement, replace-one neighbours: the same pairs dominate (Balle, Barthe &
+      Gaboardi 2018, arXiv 1807.01647, Thm 10: delta'(log(1 + q(e^eps - 1))) <= q delta(eps) for every eps,
+      the profile of this pair; Zhu, Dong & Wang 2022, Sec. 5), and are realised (D = (a, c, ..., c) against
+      D' = (c, ..., c)). Under zero-out the accounting layer prices this pair at twice the sensitivity: it
+      dominates but is not realised by a zero-out pair (the null example displaces another from the batch),
+      so a *lower* end there bounds the pair, not the mechanism (``PLD.realisable``;
+      ``privcal.accounting.pairs``, docs/pld.md section 1.3).
     """
 
     symmetric = False

@@ -111,9 +111,12 @@ class PLD:
     @property
     def realisable(self) -> bool:
         """Whether the lower end of a bracket is a lower bound on the epsilon of the mechanisms
-        themselves (their pairs are realisable worst cases: Gaussian, Laplace, (epsilon, delta) events,
-        Poisson add/remove and without-replacement zero-out subsampling), not only of the dominating
-        pairs priced (sampling without replacement under replace-one)."""
+        themselves (their pairs are realisable worst cases, in both orders: Gaussian, Laplace, (epsilon,
+        delta) events, Poisson add/remove and without-replacement replace-one subsampling, and
+        without-replacement zero-out in a replace-one history), not only of the dominating pairs priced
+        (without-replacement zero-out under its own relation, priced as replace-one at twice the sensitivity;
+        without replacement in an add/remove history, realised in the removal order only). Set by the
+        accounting layer (``privcal.accounting.pairs.realisable``, the table in docs/pld.md section 1.5)."""
         return self._realisable
 
     def __init__(
