@@ -11,6 +11,7 @@ import json
 import math
 import subprocess
 import sys
+import warnings
 from types import SimpleNamespace
 
 import pytest
@@ -19,7 +20,13 @@ from hypothesis import strategies as st
 
 import privcal
 from privcal.integrations import opacus as po
-from privcal.integrations.opacus import PrivcalAccountant, get_noise_multiplier, history_event
+from privcal.integrations.opacus import (
+    PrivcalAccountant,
+    SamplerWarning,
+    get_noise_multiplier,
+    history_event,
+    sampler_of,
+)
 
 
 def _run(nm, q, n):
@@ -368,3 +375,82 @@ def test_opacus_registry_and_make_private_with_epsilon():
     )
     ours = get_noise_multiplier(target_epsilon=2.0, target_delta=1e-5, sample_rate=1 / len(loader), epochs=1)
     assert ours <= optimizer.noise_multiplier
+
+
+# --- the sampler a run used (shuffled loaders are not Poisson) -----------------------------------------
+
+
+class RandomSampler:  # stand-ins named as torch's samplers (sampler_of reads class names; no torch here)
+    replacement = False
+
+
+class SequentialSampler:
+    pass
+
+
+class UniformWithReplacementSampler:
+    pass
+
+
+class _Loader:
+    def __init__(self, sampler=None, batch_sampler=None):
+        self.sampler, self.batch_sampler = sampler, batch_sampler
+
+
+def test_sampler_of_reads_the_loader():
+    assert sampler_of(_Loader(RandomSampler())) == "shuffle"
+    assert sampler_of(_Loader(SequentialSampler())) == "shuffle"
+    assert sampler_of(_Loader(None, UniformWithReplacementSampler())) == "poisson"
+    with pytest.raises(ValueError, match="sampling="):
+        sampler_of(_Loader(object()))
+
+
+def test_a_shuffled_run_is_priced_as_shuffled_and_warns_once_with_the_poisson_figure():
+    # the example: N = 1000, b = 10 (q = 0.01, 100 steps = 1 epoch), noise multiplier 1, delta 1e-5;
+    # the no-amplification bound is the Gaussian with mu = sqrt(1) / 1: 4.3772 (Balle & Wang 2018, exact profile)
+    acc = PrivcalAccountant().watch(_Loader(RandomSampler()))
+    assert acc.sampling == "shuffle" and acc.sampling_source == "loader" and acc.neighbouring == "zero_out"
+    acc.history = [(1.0, 0.01, 100)]
+    with pytest.warns(SamplerWarning, match=r"4\.377.*Poisson accounting would say 0\.718.*not valid"):
+        value = acc.get_epsilon(1e-5)
+    assert value == pytest.approx(privcal.epsilon(1.0, 1e-5), rel=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert acc.get_epsilon(1e-5) == value  # once
+    poisson = PrivcalAccountant()
+    poisson.history = list(acc.history)
+    assert poisson.get_epsilon(1e-5) < 0.72 < value  # Poisson's figure is the optimistic one
+    acc.history = [(1.0, 0.01, 101)]  # a started second epoch: mu = sqrt(2)
+    assert acc.get_epsilon(1e-5) == pytest.approx(privcal.epsilon(1.0, 1e-5, steps=2), rel=1e-12)
+    acc.history = [(2.0, 0.01, 150), (1.0, 0.01, 60)]  # 2.1 -> 3 epochs: the 3 least noisy steps
+    assert acc.get_epsilon(1e-5) == pytest.approx(privcal.epsilon(1.0, 1e-5, sensitivity=math.sqrt(3)), rel=1e-12)
+
+
+def test_make_private_s_poisson_sampling_is_read_by_the_hook_factory():
+    def make_private(poisson_sampling):  # what Opacus's make_private does: ask the accountant for its hook
+        return acc.get_optimizer_hook_fn(sample_rate=0.1)
+
+    acc = PrivcalAccountant()
+    make_private(poisson_sampling=False)
+    assert (acc.sampling, acc.sampling_source) == ("shuffle", "make_private")
+    acc = PrivcalAccountant()
+    make_private(poisson_sampling=True)
+    assert (acc.sampling, acc.sampling_source) == ("poisson", "make_private")
+    acc = PrivcalAccountant(sampling="balls_in_bins")
+    make_private(poisson_sampling=False)  # stated by the user: kept
+    assert (acc.sampling, acc.sampling_source, acc.neighbouring) == ("balls_in_bins", "stated", "add_remove")
+    assert PrivcalAccountant().sampling_source == "assumed"
+
+
+def test_get_noise_multiplier_calibrates_for_the_sampler_and_never_swallows_a_keyword():
+    poisson = get_noise_multiplier(target_epsilon=4.3772, target_delta=1e-5, sample_rate=0.01, epochs=1)
+    shuffled = get_noise_multiplier(target_epsilon=4.3772, target_delta=1e-5, sample_rate=0.01, epochs=1,
+                                    sampling="shuffle")
+    assert poisson == pytest.approx(0.5727, abs=1e-3)  # the Poisson figure
+    assert shuffled == pytest.approx(1.0, abs=1e-4)  # exact Gaussian: epsilon(1.0, 1e-5) = 4.3772
+    with pytest.raises(ValueError, match="'samplign'"):
+        get_noise_multiplier(target_epsilon=1.0, target_delta=1e-5, sample_rate=0.01, epochs=1, samplign="shuffle")
+    with pytest.raises(ValueError, match="sampling"):
+        get_noise_multiplier(target_epsilon=1.0, target_delta=1e-5, sample_rate=0.01, epochs=1, sampling="bogus")
+    with pytest.raises(ValueError, match="'sampler'"):
+        PrivcalAccountant().get_epsilon(1e-5, sampler="shuffle")

@@ -17,9 +17,19 @@ GaussianEvent(noise_multiplier)), steps)`` each, composed in one ``ComposedEvent
 upper bound on epsilon among privcal's valid accountants (the PLD's certified upper end, or RDP's if
 smaller). Composition commutes, so grouping equal pairs that are not adjacent prices the same history.
 
-Not covered: with ``poisson_sampling=False`` (shuffled fixed-size batches) neither Opacus's accounting
-nor this one applies, since both assume Poisson sampling; a sample rate above 1 (e.g. from
-``accumulated_iterations`` with a wrong expected rate) is refused.
+Shuffled batches (``make_private(..., poisson_sampling=False)``: the user's loader, a fresh permutation cut
+into fixed-size batches each epoch) are **not** Poisson sampling, and Opacus's own accountants price them as
+if they were (Chua et al., ICML 2024 and NeurIPS 2024, show that figure is not valid for them). This
+accountant prices the sampler the run used: ``sampling="poisson"`` (default), ``"shuffle"`` or
+``"balls_in_bins"``; inside ``make_private`` it reads ``poisson_sampling`` itself (and :func:`sampler_of`
+reads a loader), so a shuffled run is priced as shuffled, with a warning naming the valid bound used
+instead. A shuffled or balls-in-bins run is priced by the no-amplification bound: each example sits in one
+batch per epoch, so conditioned on the batch assignment an epoch is one Gaussian release of sensitivity C,
+and the whole run of E (started) epochs is the Gaussian mechanism with mu = sqrt(E) / noise_multiplier
+(joint convexity over the assignment; docs/samplers.md). Shuffled batches are priced under zero-out
+neighbours (one example replaced by a null one, sensitivity C: removing an example would shift every later
+batch boundary, for which no proof is given here); balls-in-bins under add/remove. A sample rate above 1
+(e.g. from ``accumulated_iterations`` with a wrong expected rate) is refused.
 
 Plugging it in (Opacus >= 1.6 has an accountant registry; with older Opacus set the attribute)::
 
@@ -42,11 +52,14 @@ methods, so its pricing is tested without them); when opacus is importable the a
 from __future__ import annotations
 
 import math
+import sys
+import warnings
 from collections import OrderedDict
 from copy import deepcopy
 from typing import Any, Callable, Optional
 
 from .. import _validate as V
+from .. import gaussian
 from ..accounting import (
     ComposedEvent,
     Event,
@@ -70,10 +83,73 @@ __all__ = [
     "MECHANISM",
     "OPACUS_AVAILABLE",
     "PrivcalAccountant",
+    "SAMPLERS",
+    "SamplerWarning",
     "get_noise_multiplier",
     "history_event",
     "register",
+    "sampler_of",
 ]
+
+#: batch samplers this adapter prices, with the neighbouring relation each is priced under
+SAMPLERS = {"poisson": "add_remove", "shuffle": "zero_out", "balls_in_bins": "add_remove"}
+#: keyword options of Opacus's own accountants' ``get_epsilon`` that Opacus's ``get_noise_multiplier`` passes on:
+#: they tune those accountants' numerics, not what is priced, so they are accepted and ignored
+_OPACUS_OPTIONS = frozenset({"alphas", "eps_error", "delta_error"})
+
+
+class SamplerWarning(UserWarning):
+    """A run's batch sampler is priced by another bound than the Poisson one Opacus would report."""
+
+
+def _sampler(name: str) -> str:
+    return V.choice("sampling", name, tuple(SAMPLERS))
+
+
+def _no_options(kwargs: dict, where: str) -> None:
+    """Refuse a keyword that is neither privcal's nor an option Opacus passes to its own accountants."""
+    unknown = sorted(set(kwargs) - _OPACUS_OPTIONS)
+    if unknown:
+        raise ValueError(f"{where} got unknown keyword {unknown[0]!r} (privcal never ignores an option that could "
+                         f"change what is priced; Opacus's accountant options accepted: "
+                         f"{', '.join(sorted(_OPACUS_OPTIONS))}; the batch sampler is sampling=)")
+
+
+def sampler_of(loader: Any) -> str:
+    """The batch sampler a PyTorch / Opacus data loader runs: "poisson" for Opacus's ``DPDataLoader`` (its
+    ``UniformWithReplacementSampler``), "shuffle" for a loader over a ``RandomSampler`` without replacement
+    (``shuffle=True``) or a ``SequentialSampler`` (a fixed order: a persistent permutation that is not even
+    random; the no-amplification bound covers it). Read by class names, so torch is not imported here.
+
+    Args:
+        loader: a data loader.
+
+    Raises:
+        ValueError: the sampler cannot be recognised (pass ``sampling=`` to :class:`PrivcalAccountant`).
+    """
+    names = {type(loader).__name__, type(getattr(loader, "batch_sampler", None)).__name__,
+             type(getattr(loader, "sampler", None)).__name__}
+    if names & {"DPDataLoader", "UniformWithReplacementSampler", "DistributedUniformWithReplacementSampler"}:
+        return "poisson"
+    inner = getattr(loader, "sampler", None)
+    if type(inner).__name__ == "RandomSampler" and not getattr(inner, "replacement", False):
+        return "shuffle"
+    if type(inner).__name__ == "SequentialSampler":
+        return "shuffle"
+    raise ValueError(f"the batch sampler of {type(loader).__name__} cannot be recognised (sampler "
+                     f"{type(inner).__name__}); pass sampling='poisson', 'shuffle' or 'balls_in_bins' explicitly")
+
+
+def _make_private_sampler() -> Optional[str]:
+    """The sampler of the ``make_private`` call this hook factory runs inside (its ``poisson_sampling``
+    argument), or None outside one."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_name in ("make_private", "make_private_with_epsilon") and \
+                "poisson_sampling" in frame.f_locals:
+            return "poisson" if frame.f_locals["poisson_sampling"] else "shuffle"
+        frame = frame.f_back
+    return None
 
 #: the name Opacus knows this accountant by (``mechanism()``, ``state_dict()["mechanism"]``, registry)
 MECHANISM = "privcal"
@@ -145,22 +221,40 @@ class PrivcalAccountant(_Base):
     writes ``history`` directly too (its ``get_noise_multiplier`` does), so :meth:`get_epsilon` prices
     whatever ``history`` holds, checking it first.
 
-    Privacy unit: one example, add/remove-one neighbours (:attr:`neighbouring`), Poisson sampling (the
-    module docstring says why that is what Opacus runs).
+    Privacy unit: one example; add/remove-one neighbours for Poisson sampling (what Opacus's DPDataLoader
+    runs) and balls-in-bins, zero-out for shuffled batches (:attr:`neighbouring`; the module docstring).
 
     Args:
-        accountant: the privcal accountant that prices the history: "best" (default: the smallest
+        accountant: the privcal accountant that prices a Poisson history: "best" (default: the smallest
             certified upper bound among the valid ones, PLD or RDP), "pld" or "rdp".
+        sampling: the batch sampler the run uses, "poisson", "shuffle" or "balls_in_bins"; default None:
+            read from ``make_private``'s ``poisson_sampling`` when the accountant is attached there (or from
+            a loader by :meth:`watch`), else Poisson is assumed (``sampling_source`` says which).
     """
 
-    #: the one neighbouring relation of every history this accountant prices (Opacus's DP-SGD: one example
-    #: added or removed)
-    neighbouring = "add_remove"
-
-    def __init__(self, accountant: str = "best"):
+    def __init__(self, accountant: str = "best", sampling: Optional[str] = None):
         super().__init__()
         self.accountant = _accountant(accountant)
         self.history: list = []
+        #: the batch sampler priced, and how privcal knows it: "stated" (``sampling=``), "make_private" (read
+        #: from its ``poisson_sampling``), "loader" (:meth:`watch`) or "assumed" (Poisson: nothing seen)
+        self.sampling, self.sampling_source = ("poisson", "assumed") if sampling is None else (_sampler(sampling), "stated")
+        self._warned = False
+
+    @property
+    def neighbouring(self) -> str:  # type: ignore[override]
+        """The neighbouring relation the guarantee protects: add/remove (Poisson, balls-in-bins) or zero-out
+        (shuffled batches: one example replaced by a null one)."""
+        return SAMPLERS[self.sampling]
+
+    def watch(self, loader: Any) -> "PrivcalAccountant":
+        """Price the sampler ``loader`` runs (:func:`sampler_of`); returns ``self``.
+
+        Args:
+            loader: the data loader the training loop iterates (as ``make_private`` returned it).
+        """
+        self.sampling, self.sampling_source = sampler_of(loader), "loader"
+        return self
 
     def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
         """Record one optimizer step (Opacus calls this from the optimizer hook).
@@ -194,9 +288,22 @@ class PrivcalAccountant(_Base):
             epsilon (a float; ``inf``: no finite bound).
         """
         delta = V.open_unit("delta", delta)
+        _no_options(kwargs, "get_epsilon")
         groups = _groups(self.history)
         if any(nm == 0.0 for nm, _, _ in groups):
             return math.inf
+        if self.sampling != "poisson":
+            value = _no_amplification_epsilon(groups, delta)
+            if not self._warned:
+                self._warned = True
+                event = _event(groups)
+                poisson = float(epsilon_of(event, delta, accountant=self.accountant)) if event is not None else 0.0
+                warnings.warn(
+                    f"{self.sampling} batches ({self.sampling_source}) are priced by the no-amplification bound "
+                    f"(each example in one batch per epoch, {SAMPLERS[self.sampling]} neighbours): epsilon {value:.4g} "
+                    f"at delta = {delta:g}; Poisson accounting would say {poisson:.4g}, not valid for this sampler",
+                    SamplerWarning, stacklevel=2)
+            return value
         event = _event(groups)
         if event is None:
             return 0.0
@@ -224,6 +331,9 @@ class PrivcalAccountant(_Base):
             the hook, a function of the optimizer.
         """
         sample_rate = V.rate("sample_rate", sample_rate)
+        seen = _make_private_sampler()
+        if seen is not None and self.sampling_source != "stated":
+            self.sampling, self.sampling_source = seen, "make_private"
 
         def hook_fn(optim: Any) -> None:
             self.step(noise_multiplier=optim.noise_multiplier,
@@ -276,6 +386,23 @@ class PrivcalAccountant(_Base):
         self.accountant = accountant
 
 
+def _no_amplification_epsilon(groups: list, delta: float) -> float:
+    """Epsilon at ``delta`` of a shuffled or balls-in-bins run by the no-amplification bound: an example sits
+    in one batch of each epoch, and the run has E = ceil(sum of steps x sample_rate) epochs (a started one
+    counts), so its mu^2 is at most the sum of the E largest 1 / noise_multiplier^2 over the steps (the exact
+    Gaussian profile, Balle & Wang 2018, at that mu)."""
+    epochs = math.ceil(math.fsum(n * q for _, q, n in groups) * (1.0 - 1e-12))
+    mu2, left = 0.0, epochs
+    for nm, _, n in sorted(groups):
+        take = min(n, left)
+        mu2, left = mu2 + take / (nm * nm), left - take
+        if left == 0:
+            break
+    if mu2 == 0.0:
+        return 0.0
+    return float(epsilon_of(GaussianEvent(1.0 / math.sqrt(mu2)), delta, accountant="best"))
+
+
 def get_noise_multiplier(
     *,
     target_epsilon: float,
@@ -285,6 +412,7 @@ def get_noise_multiplier(
     steps: Optional[int] = None,
     accountant: str = "best",
     epsilon_tolerance: float = 0.01,
+    sampling: str = "poisson",
     **kwargs: Any,
 ) -> float:
     """Noise multiplier for ``steps`` (or ``epochs``) DP-SGD steps at Poisson rate ``sample_rate`` to be
@@ -308,7 +436,12 @@ def get_noise_multiplier(
         accountant: "best" (default: the tightest valid accountant, PLD or RDP), "pld" or "rdp".
         epsilon_tolerance: Opacus's stopping width of its bisection, in (0, inf); accepted for
             compatibility (privcal's search stops far below it).
-        kwargs: options of Opacus's own accountants (e.g. ``alphas``); accepted and ignored.
+        sampling: the batch sampler the run uses: "poisson" (default, Opacus's ``DPDataLoader``), "shuffle"
+            (``poisson_sampling=False``: fixed-size batches of a fresh permutation each epoch; zero-out
+            neighbours) or "balls_in_bins" (add/remove); the last two by the no-amplification bound, the
+            Gaussian mechanism with mu = sqrt(ceil(epochs)) / noise_multiplier.
+        kwargs: options of Opacus's own accountants (``alphas``, ``eps_error``, ``delta_error``); accepted and
+            ignored. Any other keyword is refused (it could change what is priced).
 
     Returns:
         the noise multiplier (noise standard deviation / max_grad_norm).
@@ -334,6 +467,10 @@ def get_noise_multiplier(
                 f"at sample_rate={sample_rate!r}"
             )
     steps = V.positive_int("steps", steps)
+    _no_options(kwargs, "get_noise_multiplier")
+    if _sampler(sampling) != "poisson":  # E started epochs, each one Gaussian release of sensitivity 1
+        started = math.ceil(steps * sample_rate * (1.0 - 1e-12))
+        return float(calibrate(target_epsilon, target_delta, steps=max(started, 1)))
     return float(calibrate(target_epsilon, target_delta, steps=steps, sample_rate=sample_rate,
                            accountant=accountant))
 
