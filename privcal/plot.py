@@ -24,8 +24,8 @@ from .accounting.events import Neighbouring, Releases, Sampling
 from .errors import InfeasibleError
 from .rdp import GridEdgeWarning
 
-__all__ = ["epsilon_vs_steps", "profile", "sigma_vs_epsilon", "learning_curve", "check_path", "save",
-           "ACCOUNTANT_ORDER"]
+__all__ = ["epsilon_vs_steps", "epsilon_vs_epochs", "profile", "sigma_vs_epsilon", "learning_curve", "check_path",
+           "save", "ACCOUNTANT_ORDER"]
 
 #: The accountants drawn, in legend order (those that do not support a setting are left out).
 ACCOUNTANT_ORDER = ("exact", "pld", "rdp", "kov", "paper")
@@ -79,7 +79,7 @@ def _releases(sensitivity, steps, sample_rate, sampling, neighbouring) -> Releas
     return Releases(sensitivity, steps, 1.0 if sample_rate is None else sample_rate, sampling, neighbouring)
 
 
-def _finish(ax, title: str, xlabel: str, ylabel: str):
+def _finish(ax, title: str, xlabel: str, ylabel: str, ncol: int = 3):
     import textwrap
 
     ax.set_title("\n".join(textwrap.wrap(title, 70)), fontsize="medium")
@@ -88,7 +88,7 @@ def _finish(ax, title: str, xlabel: str, ylabel: str):
     ax.grid(True, which="both", alpha=0.3)
     # below the axes: a legend inside them covers a curve somewhere (issue 20: dpq.png's did)
     count = len(ax.get_legend_handles_labels()[1])
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=min(count, 3) or 1, fontsize="small",
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=min(count, ncol) or 1, fontsize="small",
               frameon=False)
     ax.figure.tight_layout()
     return ax.figure
@@ -148,6 +148,65 @@ def epsilon_vs_steps(
     ax.set_yscale("log")
     return _finish(ax, f"epsilon at delta = {delta:g}, sigma = {sigma:g} ({_setting_text(releases)})",
                    "steps (releases composed)", "epsilon (upper bound; exact: true value)")
+
+
+def epsilon_vs_epochs(
+    sigma: float,
+    delta: float,
+    *,
+    epochs: int,
+    batch_size: int,
+    dataset_size: int,
+    sensitivity: float = 1.0,
+    points: int = 12,
+) -> Any:
+    """Epsilon at ``delta`` after 1..``epochs`` epochs of DP-SGD-style releases at one ``sigma``, for each batch
+    sampler: what a practitioner should see before choosing a loader (``privcal plot samplers``).
+
+    Lines: Poisson sampling at q = b/N (valid for a Poisson loader only: Opacus's ``DPDataLoader``), the valid
+    upper bound of shuffled and balls-in-bins batches (no amplification, the same for both), their certified
+    realisable lower bounds (reshuffled each epoch; one persistent permutation). Each sampler protects one
+    record: add/remove neighbours for Poisson and balls-in-bins, zero-out for shuffled batches (``privcal.accounting.sampled_runs``); the sensitivity is the clip norm C under each.
+
+    Args:
+        sigma: noise standard deviation (absolute), in (0, inf).
+        delta: in (0, 1).
+        epochs: the largest number of epochs drawn, an int >= 1 (log-spaced x axis).
+        batch_size: b, an int in [1, dataset_size].
+        dataset_size: N, an int >= 1.
+        sensitivity: C, in (0, inf); default 1.
+        points: number of epoch counts drawn, an int >= 2; default 12.
+
+    Returns:
+        the matplotlib Figure.
+    """
+    from .accounting import sampled_runs
+
+    sigma = V.positive("sigma", sigma)
+    delta = V.open_unit("delta", delta)
+    epochs = V.positive_int("epochs", epochs)
+    points = V.positive_int("points", points)
+    xs = np.unique(np.geomspace(1, epochs, max(points, 2)).round().astype(int))
+    runs: dict = {"reshuffled": [], "persistent": []}
+    for e in xs:
+        common = dict(epochs=int(e), batch_size=batch_size, dataset_size=dataset_size, sensitivity=sensitivity)
+        runs["reshuffled"].append(sampled_runs.sampled_run_epsilon(sigma, delta, sampling="shuffle", **common))
+        runs["persistent"].append(sampled_runs.sampled_run_epsilon(sigma, delta, sampling="shuffle", persistent=True,
+                                                                   **common))
+    fig, ax = _pyplot().subplots(figsize=(6.4, 5.2))
+    ax.plot(xs, [r.poisson_epsilon for r in runs["reshuffled"]], "-", color="tab:blue",
+            label="Poisson q = b/N (valid only for a Poisson loader)")
+    ax.plot(xs, [r.epsilon for r in runs["reshuffled"]], "-", color="tab:red",
+            label="shuffled / balls-in-bins: valid upper bound (no amplification)")
+    ax.plot(xs, [r.lower for r in runs["reshuffled"]], "--", color="tab:red",
+            label="reshuffled / balls-in-bins: certified lower bound (realisable)")
+    ax.plot(xs, [r.lower for r in runs["persistent"]], ":", color="tab:red",
+            label="one persistent permutation: certified lower bound")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    return _finish(ax, f"epsilon at delta = {delta:g} per batch sampler: sigma = {sigma:g}, N = {dataset_size}, "
+                   f"b = {batch_size}, clip {sensitivity:g} (one record: add/remove; shuffled: zero-out)",
+                   "epochs", "epsilon", ncol=1)
 
 
 def profile(

@@ -295,6 +295,8 @@ def test_train_dpq_select_and_fqi_print_return_unit_and_verdict(capsys):
     d = _json(capsys, "train", "dpq", "--method", "fqi-dpsgd", "--privacy-unit", "transition", "--epsilon", "1",
               "--delta", "1e-5", "--seed", "0", "--samples", "2000", "--format", "json")
     assert d["privacy_unit"] == "transition" and d["verdict"] == "beats" and "one seed" in d["verdict_test"]["test"]
+    # its batch sampler, in privcal's one vocabulary: records enter each step's batch independently (Poisson)
+    assert (d["sampling"], d["neighbouring"]) == ("poisson", "add_remove") and 0 < d["sample_rate"] < 1
 
 
 @pytest.mark.parametrize("argv, match", [
@@ -322,6 +324,8 @@ def test_train_gpope_diverged_means_worse_than_its_start(capsys):
     assert d["diverged"] is True and d["parameters_non_finite"] is False
     assert d["mspbe"] > d["references"]["zero_predictor"] and d["verdict"] == "does not beat"
     assert d["privacy_unit"] == "trajectory" and "initial" in d["diverged_rule"]
+    # one trajectory drawn uniformly each iteration: a fixed-size batch drawn afresh, replace-one
+    assert (d["sampling"], d["neighbouring"]) == ("without_replacement", "replace_one")
     d = _json(capsys, "train", "gpope", "--epsilon", "10", "--trajectories", "200", "--format", "json")
     assert d["diverged"] is (d["mspbe"] > d["references"]["zero_predictor"])
     assert d["verdict_test"]["test"].startswith("one seed")
@@ -342,6 +346,7 @@ def test_train_csv_rows_carry_the_references_unit_and_verdict(capsys):
     assert cli.main(["train", "dpq", "--sigma", "0.5", "--samples", "500", "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert len(rows) == 10 and rows[0]["privacy_unit"] == "reward-function" and rows[-1]["verdict"]
+    assert rows[0]["sampling"] == "full_batch"  # every update uses its whole batch: no subsampling claimed
     assert float(rows[0]["reference_random_policy_return"]) == pytest.approx(10.87, abs=0.05)  # App. E.1, simulated
     assert cli.main(["train", "pucb", "--states", "3", "--actions", "2", "--horizon", "3", "--episodes", "5",
                      "--epsilon", "10", "--format", "csv"]) == 0

@@ -42,6 +42,7 @@ from .events import (
     SampledWithoutReplacementEvent,
     SelfComposedEvent,
     SubsampledEvent,
+    EpochsEvent,
 )
 from .interop import from_dp_accounting
 
@@ -68,6 +69,7 @@ __all__ = [
     "SampledWithoutReplacementEvent",
     "SelfComposedEvent",
     "SubsampledEvent",
+    "EpochsEvent",
     "calibrate",
     "calibrate_report",
     "epsilon",

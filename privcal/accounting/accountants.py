@@ -47,6 +47,7 @@ from .protocol import SUPPORT, Accountant, default_hint
 from .protocol import subsampled_gaussian as _subsampled_gaussian
 from .events import (
     ApproxDPEvent,
+    EpochsEvent,
     Event,
     Neighbouring,
     SubsampledEvent,
@@ -431,6 +432,11 @@ class RDPAccountant(Accountant):
         if isinstance(event, SubsampledEvent):
             step = self._subsampled_rdp(event, self.orders)
             self._sampled[event] = self._sampled.get(event, 0) + count
+        elif isinstance(event, EpochsEvent):  # the no-amplification Gaussian: RDP alpha mu^2 / 2
+            mu2 = pairs.epochs_mu2(event, self._relation)
+            with np.errstate(invalid="ignore"):
+                step = self.orders * (0.5 * mu2)
+            self._mu2 += count * mu2
         elif math.isinf(event.noise_multiplier):
             step = np.zeros_like(self.orders)
         else:

@@ -33,6 +33,9 @@ __all__ = [
     "ComposedEvent",
     "SelfComposedEvent",
     "SubsampledEvent",
+    "EpochsEvent",
+    "EPOCH_SAMPLINGS",
+    "BATCH_SAMPLERS",
     "PoissonSampledEvent",
     "SampledWithoutReplacementEvent",
     "Neighbouring",
@@ -47,9 +50,19 @@ __all__ = [
     "requested_relation",
 ]
 
-#: Subsampling schemes a ``SubsampledEvent`` may name.
+#: Subsampling schemes a ``SubsampledEvent`` may name (a fresh random batch each step).
 SAMPLINGS = ("poisson", "without_replacement")
 Sampling = Literal["poisson", "without_replacement"]
+#: Batch samplers over epochs an ``EpochsEvent`` may name: "shuffle" (fixed-size batches of a permutation,
+#: fresh each epoch or ``persistent``), "balls_in_bins" (each record in one uniformly random step of each
+#: epoch), "full_batch" (every record in every step).
+EPOCH_SAMPLINGS = ("shuffle", "balls_in_bins", "full_batch")
+#: Every batch sampler privcal names, one vocabulary for the API, the CLI, the Opacus adapter and the learners.
+BATCH_SAMPLERS = SAMPLINGS + EPOCH_SAMPLINGS
+#: The relation an epoch sampler is priced under when none is named: shuffled batches under zero-out (a removed
+#: record would move every later batch boundary: add/remove is refused), the others under add/remove.
+DEFAULT_EPOCH_NEIGHBOURING = {"shuffle": Neighbouring.ZERO_OUT, "balls_in_bins": Neighbouring.ADD_REMOVE,
+                              "full_batch": Neighbouring.ADD_REMOVE}
 
 
 #: The relation a sampling scheme implies when none is named.
@@ -298,6 +311,60 @@ class SubsampledEvent(Event):
 
 
 @dataclass(frozen=True)
+class EpochsEvent(Event):
+    """``epochs`` epochs of ``steps_per_epoch`` releases of ``event``, each on a batch of a sampler over epochs
+    (``sampling``): every record sits in one batch of each epoch ("shuffle", "balls_in_bins") or in every
+    batch ("full_batch").
+
+    Priced by the no-amplification bound (docs/samplers.md): conditioned on the batch assignment, which has
+    the same law under both data sets, one step per epoch moves by at most the sensitivity, so the run is
+    dominated by the Gaussian pair with mu = sqrt(epochs) / noise_multiplier (sqrt(epochs x steps_per_epoch)
+    for a full batch; joint convexity of the hockey-stick divergence over the assignment). That pair is not
+    realised by a shuffled or balls-in-bins run: ``privcal.accounting.samplers.epsilon_lower`` prices a
+    realisable one from below.
+
+    Attributes:
+        event: the release on each batch, a ``GaussianEvent`` or ``GaussianProcessEvent`` (its sensitivity under
+            ``neighbouring``).
+        epochs: E, an int >= 1.
+        steps_per_epoch: T, an int >= 1 (ceil(dataset size / batch size)).
+        sampling: "shuffle" (default), "balls_in_bins" or "full_batch".
+        neighbouring: the relation (default: zero-out for "shuffle", add/remove otherwise); "shuffle" under
+            add/remove is refused by every accountant (no proof: a removed record moves every later batch
+            boundary).
+        persistent: one permutation (assignment) kept for the whole run; default False (fresh each epoch). The
+            upper bound is the same; the realisable lower bound is larger.
+    """
+
+    event: Event
+    epochs: int
+    steps_per_epoch: int
+    sampling: str = "shuffle"
+    neighbouring: Optional[Union[Neighbouring, str]] = None
+    persistent: bool = False
+
+    def __post_init__(self):
+        if not isinstance(self.event, Event):
+            raise ValueError(f"event must be a privcal Event, got {self.event!r}")
+        object.__setattr__(self, "epochs", V.positive_int("epochs", self.epochs))
+        object.__setattr__(self, "steps_per_epoch", V.positive_int("steps_per_epoch", self.steps_per_epoch))
+        V.choice("sampling", self.sampling, EPOCH_SAMPLINGS)
+        relation = (DEFAULT_EPOCH_NEIGHBOURING[self.sampling] if self.neighbouring is None else
+                    _neighbouring(self.neighbouring, "poisson"))
+        object.__setattr__(self, "neighbouring", relation)
+        if not isinstance(self.persistent, bool):
+            raise ValueError(f"persistent must be True or False, got {self.persistent!r}")
+        if self.persistent and self.sampling == "full_batch":
+            raise ValueError("persistent applies to sampling 'shuffle' and 'balls_in_bins', not 'full_batch'")
+
+    @property
+    def releases(self) -> int:
+        """How many releases of ``event`` one record's change moves: epochs (one batch per epoch), or
+        epochs x steps_per_epoch for a full batch."""
+        return self.epochs * (self.steps_per_epoch if self.sampling == "full_batch" else 1)
+
+
+@dataclass(frozen=True)
 class Releases(_Trusted):
     """What ran, as a function of the noise: ``steps`` releases of a Gaussian (or Gaussian-process)
     mechanism, each optionally on a random subsample. ``event(sigma)`` is the composed event at noise
@@ -383,13 +450,16 @@ def _flatten(event: Event, count: int = 1) -> list[tuple[Event, int]]:
 
 
 def kind(leaf: Event) -> Optional[tuple]:
-    """(sampling, stated relation, whole data set) of a subsampled release; None for other releases.
+    """(sampling, stated relation, whole data set) of a subsampled release or a run over epochs; None for other
+    releases.
 
     Args:
         leaf: one release (a leaf of ``flatten``).
     """
     if isinstance(leaf, SubsampledEvent):
         return leaf.sampling, leaf.neighbouring, leaf.sample_rate >= 1.0
+    if isinstance(leaf, EpochsEvent):
+        return leaf.sampling, leaf.neighbouring, leaf.sampling == "full_batch"
     return None
 
 

@@ -43,9 +43,9 @@ from typing import Optional
 
 from ..errors import UnsupportedEventError
 from . import relations
-from .events import GaussianEvent, Neighbouring, SubsampledEvent, _unwrap
+from .events import EpochsEvent, GaussianEvent, Neighbouring, SubsampledEvent, _unwrap
 
-__all__ = ["PRICED", "REFUSED_REASON", "priced_event", "realisable", "sensitivity_factor"]
+__all__ = ["PRICED", "REFUSED_REASON", "epochs_mu2", "priced_event", "realisable", "sensitivity_factor"]
 
 #: (sampling, relation) -> (the relation priced, the factor on the event's sensitivity, the source).
 PRICED = {
@@ -129,3 +129,31 @@ def realisable(event: SubsampledEvent, relation: Optional[Neighbouring] = None) 
         True or False.
     """
     return _conversion(event, relation).realised == "both"
+
+
+def epochs_mu2(event: EpochsEvent, relation: Optional[Neighbouring] = None) -> float:
+    """mu^2 of the Gaussian pair that dominates a run over epochs in a history of ``relation`` (the
+    no-amplification bound, docs/samplers.md): releases x (factor / noise multiplier)^2, with ``releases`` =
+    epochs (one batch per epoch; epochs x steps_per_epoch for a full batch) and the conversion's factor on the
+    sensitivity (2 for a zero-out run in a replace-one history, ``privcal.accounting.relations``).
+
+    Args:
+        event: a run over epochs of a Gaussian (or Gaussian-process) release, its pair not refused.
+        relation: the history's neighbouring relation; default None (the event's own).
+
+    Returns:
+        mu^2, in [0, inf].
+    """
+    conv = relations.conversion(event.sampling, event.neighbouring, relation or event.neighbouring,
+                                event.sampling == "full_batch")
+    if conv is None:
+        raise UnsupportedEventError(
+            f"{event.sampling}/{event.neighbouring.value} runs have no proven bound under "
+            f"{(relation or event.neighbouring).value} neighbours ({relations.DOCS}; docs/samplers.md)")
+    nm = _unwrap(event.event)[0].noise_multiplier
+    if math.isinf(nm):
+        return 0.0
+    try:
+        return event.releases * (conv.factor / nm) ** 2
+    except OverflowError:  # a vanishing noise multiplier: no finite bound
+        return math.inf

@@ -24,7 +24,7 @@ from ..privacy_loss import (
     SubsampledGaussianPair,
 )
 from . import pairs
-from .events import ApproxDPEvent, Event, LaplaceEvent, SubsampledEvent, _flatten, _unwrap, relation_of
+from .events import ApproxDPEvent, EpochsEvent, Event, LaplaceEvent, SubsampledEvent, _flatten, _unwrap, relation_of
 from .protocol import GAUSSIAN_LEAVES, SUPPORT
 
 __all__ = ["from_event", "supports", "leaf_supported", "factors", "realisable"]
@@ -51,7 +51,8 @@ def realisable(ledger, relation=None) -> bool:
         ledger: (leaf, count) pairs, as ``privcal.accounting.events.flatten`` gives them.
         relation: the history's neighbouring relation (``events.relation_of``); default None (each leaf's own).
     """
-    return all(pairs.realisable(leaf, relation) for leaf, _ in ledger if isinstance(leaf, SubsampledEvent))
+    return all(pairs.realisable(leaf, relation) if isinstance(leaf, SubsampledEvent) else
+               leaf.sampling == "full_batch" for leaf, _ in ledger if isinstance(leaf, (SubsampledEvent, EpochsEvent)))
 
 
 def supports(event: Event) -> bool:
@@ -84,6 +85,9 @@ def factors(ledger, relation=None) -> list:
         pair = None
         if isinstance(leaf, GAUSSIAN_LEAVES):
             mu2 += n * leaf.mu * leaf.mu
+            continue
+        if isinstance(leaf, EpochsEvent):  # the no-amplification Gaussian (docs/samplers.md)
+            mu2 += n * pairs.epochs_mu2(leaf, relation)
             continue
         if isinstance(leaf, SubsampledEvent):
             nm = _unwrap(pairs.priced_event(leaf, relation).event)[0].noise_multiplier  # zero-out w/o repl.: 2x sensitivity

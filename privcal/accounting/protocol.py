@@ -19,6 +19,7 @@ from ..errors import UnsupportedEventError
 from . import _search, pairs, relations
 from .events import (
     ApproxDPEvent,
+    EpochsEvent,
     Event,
     GaussianEvent,
     GaussianProcessEvent,
@@ -32,7 +33,7 @@ from .events import (
     requested_relation,
 )
 
-__all__ = ["Accountant", "GAUSSIAN_LEAVES", "SUPPORT", "default_hint", "subsampled_gaussian"]
+__all__ = ["Accountant", "GAUSSIAN_LEAVES", "SUPPORT", "default_hint", "epochs_gaussian", "subsampled_gaussian"]
 
 #: Plain Gaussian-noise releases (their privacy loss is one Gaussian pair).
 GAUSSIAN_LEAVES = (GaussianEvent, GaussianProcessEvent)
@@ -52,6 +53,20 @@ def subsampled_gaussian(event: Event) -> bool:
     return isinstance(inner, GAUSSIAN_LEAVES) and n == 1 and (event.sampling, event.neighbouring) in pairs.PRICED
 
 
+def epochs_gaussian(event: Event) -> bool:
+    """Whether ``event`` is a run over epochs (``EpochsEvent``) of a Gaussian or GP release whose (sampling,
+    relation) pair is not refused (``relations.REFUSED_EPOCHS``): priced by the no-amplification bound.
+
+    Args:
+        event: any event.
+    """
+    if not isinstance(event, EpochsEvent):
+        return False
+    inner, n = _unwrap(event.event)
+    return isinstance(inner, GAUSSIAN_LEAVES) and n == 1 and (event.sampling, event.neighbouring) not in \
+        relations.REFUSED_EPOCHS
+
+
 def _gaussian(event: Event) -> bool:
     return isinstance(event, GAUSSIAN_LEAVES)
 
@@ -65,11 +80,16 @@ def _gaussian_or_approx(event: Event) -> bool:
 
 
 def _basic_leaf(event: Event) -> bool:
-    return isinstance(event, (LaplaceEvent, ApproxDPEvent)) or _gaussian_or_subsampled(event)
+    return isinstance(event, (LaplaceEvent, ApproxDPEvent)) or _gaussian_or_subsampled(event) or epochs_gaussian(event)
 
 
 def _pld_leaf(event: Event) -> bool:
-    return isinstance(event, (*GAUSSIAN_LEAVES, ApproxDPEvent, LaplaceEvent)) or subsampled_gaussian(event)
+    return (isinstance(event, (*GAUSSIAN_LEAVES, ApproxDPEvent, LaplaceEvent)) or subsampled_gaussian(event)
+            or epochs_gaussian(event))
+
+
+def _rdp_leaf(event: Event) -> bool:
+    return _gaussian_or_subsampled(event) or epochs_gaussian(event)
 
 
 #: Which single releases each accountant prices (a fresh ledger; "paper" and "kov" add rules on what may
@@ -78,7 +98,7 @@ SUPPORT: dict[str, Callable[[Event], bool]] = {
     "exact": _gaussian,
     "paper": _gaussian_or_subsampled,
     "kov": _gaussian_or_approx,
-    "rdp": _gaussian_or_subsampled,
+    "rdp": _rdp_leaf,
     "pld": _pld_leaf,
     "basic": _basic_leaf,
 }

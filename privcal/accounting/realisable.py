@@ -30,7 +30,7 @@ How the lower bound is certified (every step only lowers the hockey-stick diverg
 1. **Binning** (post-processing): the real line is cut into ``bins`` cells; the pair of cell masses is a
    post-processing of the pair, so by data processing its divergence, and that of any composition of binned
    pairs, is at most the true one. The cell masses are differences of normal tails computed in log space,
-   each within a relative r of the exact one (``log_ndtr`` to a relative 4 u (2 + |log tail|) of each tail,
+   each within a relative r of the exact one (``log_ndtr`` to a relative 8 u (2 + |log tail|) of each tail,
    amplified by the subtraction's cancellation, plus the rounding of the mixture's sum).
 2. **A dominated PMF on the loss grid** h Z (:func:`_paired_pmf`): the binned atoms are merged into grid cells
    (a post-processing), each cell's P-mass taken from below and its e^{g_j} Q-mass from above (r, the exp and
@@ -44,8 +44,9 @@ How the lower bound is certified (every step only lowers the hockey-stick diverg
 3. **Composition** by ``privcal.privacy_loss.compose_pmfs`` with its round-off and window bounds, read on the
    lower side (``privcal.privacy_loss.epsilon_side(..., upper=False)``).
 
-Releases privcal has no realisable pair for (Laplace, (epsilon, delta) events) are dropped from the history:
-ignoring a release's output is a post-processing, so the bound stays a lower bound.
+Releases privcal has no realisable pair for here (Laplace, (epsilon, delta) events, shuffled and balls-in-bins
+runs over epochs, whose realisable pair ``privcal.accounting.samplers.epsilon_lower`` bounds on its own) are
+dropped from the history: ignoring a release's output is a post-processing, so the bound stays a lower bound.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ from .. import privacy_loss as L
 from . import pairs
 from .pld_accountant import default_memory_limit
 from .events import (
+    EpochsEvent,
     Event,
     GaussianEvent,
     GaussianProcessEvent,
@@ -126,7 +128,11 @@ def worst_case_pair(event: Event, relation: Optional[Neighbouring] = None) -> Op
     if isinstance(inner, (GaussianEvent, GaussianProcessEvent)):
         s = inner.noise_multiplier
         return None if math.isinf(s) else MixturePair((1.0,), (1.0,), (1.0,), (0.0,), s, "f(D) - f(D') = sensitivity")
-    if not isinstance(inner, SubsampledEvent):
+    if isinstance(inner, EpochsEvent) and inner.sampling == "full_batch":  # every record in every step
+        mu2 = pairs.epochs_mu2(inner, relation)
+        return None if mu2 == 0 else MixturePair((1.0,), (1.0,), (1.0,), (0.0,), 1.0 / math.sqrt(mu2),
+                                                 "every record in every step; f(D) - f(D') = sensitivity")
+    if not isinstance(inner, SubsampledEvent):  # shuffled / balls-in-bins runs: samplers.epsilon_lower
         return None
     base, m = _unwrap(inner.event)
     if m != 1 or not isinstance(base, (GaussianEvent, GaussianProcessEvent)) or math.isinf(base.noise_multiplier):
@@ -181,9 +187,10 @@ def realised_orders(event: Event) -> tuple[int, ...]:
 
 
 def _tail_error(log_tail):
-    """Relative error bound of a normal tail from ``log_ndtr``: 4 u (2 + |log tail|) (the accuracy
-    ``privcal.privacy_loss._build`` assumes, checked against mpmath in tests/test_pld_realisable.py)."""
-    return 4 * _U * (2.0 + np.abs(log_tail))
+    """Relative error bound of a normal tail from ``log_ndtr``: LOG_NDTR_ERR u (2 + |log tail|), LOG_NDTR_ERR = 8
+    (the accuracy ``privcal.privacy_loss`` assumes; scipy's log_ndtr reaches 4.76 of u (2 + |log tail|) at
+    z = -22.65, checked against mpmath in tests/test_pld_realisable.py)."""
+    return L.LOG_NDTR_ERR * _U * (2.0 + np.abs(log_tail))
 
 
 def _log_cell_masses(edges: np.ndarray, mean: float, s: float):
@@ -613,7 +620,7 @@ def dominated_pmf(log_p: np.ndarray, log_q: np.ndarray, h: float, rel_error: flo
 
 
 def tail_error(log_tail: "np.ndarray | float") -> "np.ndarray | float":
-    """Relative error bound of a normal tail computed by ``scipy.special.log_ndtr``: 4 u (2 + |log tail|).
+    """Relative error bound of a normal tail computed by ``scipy.special.log_ndtr``: 8 u (2 + |log tail|).
 
     Args:
         log_tail: the computed log tail (a float or an array).

@@ -38,7 +38,7 @@ from typing import Iterable, Optional
 
 from ..errors import UnsupportedEventError
 
-__all__ = ["Neighbouring", "Conversion", "CONVERSIONS", "conversion", "history_relation", "DOCS"]
+__all__ = ["Neighbouring", "Conversion", "CONVERSIONS", "REFUSED_EPOCHS", "conversion", "history_relation", "DOCS"]
 
 #: where the conversions are proven
 DOCS = "docs/pld.md, section 1.5"
@@ -115,6 +115,29 @@ CONVERSIONS: dict[tuple, Conversion] = {
     ("without_replacement", _ZO, _AR, False): Conversion(
         "poisson", 2.0, "remove", "coupling + joint convexity: the Poisson pair at twice the zero-out sensitivity "
         "(docs/pld.md 1.5)"),
+    # runs over epochs (privcal.accounting.events.EpochsEvent; docs/samplers.md): the no-amplification Gaussian,
+    # never realised by a shuffled or balls-in-bins run (samplers.epsilon_lower prices a realisable pair instead)
+    ("shuffle", _ZO, _ZO, False): Conversion("shuffle", 1.0, "none", "no amplification (docs/samplers.md)"),
+    ("shuffle", _RO, _RO, False): Conversion("shuffle", 1.0, "none", "no amplification (docs/samplers.md)"),
+    ("shuffle", _ZO, _RO, False): Conversion(
+        "shuffle", 2.0, "none", "no amplification at twice the zero-out sensitivity (docs/samplers.md)"),
+    ("balls_in_bins", _AR, _AR, False): Conversion("balls_in_bins", 1.0, "none", "no amplification (docs/samplers.md)"),
+    ("balls_in_bins", _RO, _RO, False): Conversion("balls_in_bins", 1.0, "none", "no amplification (docs/samplers.md)"),
+    ("balls_in_bins", _ZO, _ZO, False): Conversion("balls_in_bins", 1.0, "none", "no amplification (docs/samplers.md)"),
+    ("balls_in_bins", _ZO, _RO, False): Conversion(
+        "balls_in_bins", 2.0, "none", "no amplification at twice the zero-out sensitivity (docs/samplers.md)"),
+    ("full_batch", _AR, _AR, True): Conversion("full_batch", 1.0, "both", "every record in every step: the Gaussian"),
+    ("full_batch", _RO, _RO, True): Conversion("full_batch", 1.0, "both", "every record in every step: the Gaussian"),
+    ("full_batch", _ZO, _ZO, True): Conversion("full_batch", 1.0, "both", "every record in every step: the Gaussian"),
+    ("full_batch", _ZO, _RO, True): Conversion(
+        "full_batch", 2.0, "both", "every record in every step, at twice the zero-out sensitivity"),
+}
+
+#: runs over epochs whose own relation is refused, and why (what would be valid instead)
+REFUSED_EPOCHS = {
+    ("shuffle", _AR): "shuffled batches under add/remove neighbours are refused: removing a record moves every later "
+                      "batch boundary of the permutation, and no bound is proven here; use zero_out (sensitivity C "
+                      "for contributions clipped to C) or replace_one (2C), which keep the data-set size",
 }
 
 
@@ -156,6 +179,9 @@ def history_relation(kinds: Iterable[tuple], requested: Optional[Neighbouring] =
             relation prices them all (one line naming the relations and what would be valid).
     """
     kinds = frozenset(kinds)
+    for k in kinds:
+        if (k[0], k[1]) in REFUSED_EPOCHS:
+            raise UnsupportedEventError(REFUSED_EPOCHS[(k[0], k[1])])
     stated = {k[1] for k in kinds}
     if requested is not None:
         bad = _convertible(kinds, requested)

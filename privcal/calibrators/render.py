@@ -50,7 +50,7 @@ def format_table(table: Table, fmt: str, *, wide: bool = False) -> str:
         return _csv(table)
     if fmt == "markdown":
         return _markdown(table)
-    out = [*_wrap(_title(table)), "", *_aligned(_LEAD_HEADER, _lead_cells(table)), ""]
+    out = [*_wrap(_title(table)), "", *_aligned(_lead_header(table), _lead_cells(table)), ""]
     out += [_wrap_item(x) for x in (_legend(table)[:-1] if wide else _legend(table))]
     if wide:
         out += ["", *_wrap(f"Every bound, setting {table.setting} ({_params(table)})", WIDTH), ""]
@@ -61,6 +61,12 @@ def format_table(table: Table, fmt: str, *, wide: bool = False) -> str:
 
 # ---------------------------------------------------------------------------------------------------
 # what the default shows
+
+
+def _lead_header(table: Table) -> tuple[str, ...]:
+    """The lead rows' header, naming the column the verdict is on (the paper's, or Poisson accounting's)."""
+    label = table.paper_label
+    return (*_LEAD_HEADER[:3], f"{label} sigma", f"verdict on the {label} sigma")
 
 
 def _fmt(x: float) -> str:
@@ -83,6 +89,11 @@ def _title(table: Table) -> str:
     if table.setting == "gpope":
         return (f"GPOPE Algorithm 1: {p['iterations']} iterations, each on one of {p['trajectories']} "
                 f"trajectories, delta={delta:g}")
+    if "sampling" in p:
+        kind = {"shuffle": "shuffled", "balls_in_bins": "balls-in-bins", "full_batch": "full-batch"}[p["sampling"]]
+        return (f"{p['epochs']} epoch{'s' if p['epochs'] > 1 else ''} of {kind}{' (persistent)' if p['persistent'] else ''}"
+                f" batches: {p['dataset_size']} records in batches of {p['batch_size']} ({p['steps']} steps), "
+                f"sensitivity {p['sensitivity']:g} under {p['neighbouring']} neighbours, delta={delta:g}")
     return f"{p['steps']} Gaussian releases of L2 sensitivity {p['sensitivity']:g}, delta={delta:g}"
 
 
@@ -102,7 +113,7 @@ def _legend(table: Table) -> list[str]:
     ]
     if table.paper_key in headers:
         source = headers[table.paper_key].source
-        lines.append(f"paper sigma: {source[len('paper: '):] if source.startswith('paper: ') else source}.")
+        lines.append(f"{table.paper_label} sigma: {source[len('paper: '):] if source.startswith('paper: ') else source}.")
     verdicts = [lead.verdict for lead in table.lead()]
     if table.reference_exact and any(v.startswith("not private") for v in verdicts):
         lines.append("'not private: actual eps X': the exact privacy loss at that sigma is X, above the target "
@@ -194,7 +205,8 @@ def _full_legend(table: Table) -> list[str]:
 
 
 def _markdown(table: Table) -> str:
-    out = [f"**{_title(table)}**", "", "| " + " | ".join(_LEAD_HEADER) + " |", "|" + "---|" * len(_LEAD_HEADER)]
+    header = _lead_header(table)
+    out = [f"**{_title(table)}**", "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(cells) + " |" for cells in _lead_cells(table)]
     out += ["", *[f"- {x}" for x in _legend(table)[:-1]], ""]
     header = _full_header(table)

@@ -158,6 +158,8 @@ class Table:
         reference_valid: True when a sigma that passes the reference check is thereby proven private;
             False when the reference itself rests on an unproven assumption (dpq: the paper's
             sensitivity D), so passing it proves nothing; default True.
+        paper_label: what the lead rows call the column of ``paper_key`` ("paper"; "Poisson" for a run over
+            epochs, where it is Poisson accounting's sigma, not valid for the sampler).
     """
 
     setting: str
@@ -170,6 +172,7 @@ class Table:
     paper_key: str = ""
     reference_exact: bool = True
     reference_valid: bool = True
+    paper_label: str = "paper"
 
     def lead(self) -> tuple[Lead, ...]:
         """Per target epsilon, the sigma to use (tightest valid column, named) and the verdict on the paper's sigma.

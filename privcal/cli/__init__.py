@@ -17,6 +17,7 @@ from typing import Optional
 from .. import rdp
 from ..accounting import api
 from ..accounting.events import relation_of
+from ..accounting.sampled_runs import RUN_SAMPLERS
 from ..calibrators import render, table
 from ..errors import PrivcalError, UnsupportedEventError
 from . import out as _out
@@ -71,7 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--delta", type=float, default=1e-5, help="target delta (default: %(default)g)")
     d = table.DPQ_DEFAULTS
     t.add_argument("--samples", type=_out.count, default=d["samples"], help="dpq: T samples (default: %(default)s)")
-    t.add_argument("--batch-size", type=_out.count, default=d["batch_size"], help="dpq: B (default: %(default)s)")
+    t.add_argument("--batch-size", type=_out.count, default=None,
+                   help=f"dpq: B (default: {d['batch_size']}); gaussian with --sampling: records per batch (required)")
     t.add_argument("--lr", type=float, default=d["lr"], help="dpq: learning rate alpha (default: %(default)g)")
     t.add_argument("--k", type=float, default=d["k"], help="dpq: noise bound k of Thm 5 (default: %(default)g)")
     t.add_argument("--lipschitz", type=float, default=d["lipschitz"], help="dpq: L (default: %(default)g)")
@@ -79,6 +81,18 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--actions", type=_out.count, default=2, help="dpq: actions, one noise path each (default: 2)")
     t.add_argument("--steps", type=_out.count, default=100, help="gaussian: releases (default: %(default)s)")
     t.add_argument("--sensitivity", type=float, default=1.0, help="gaussian: L2 sensitivity (default: 1)")
+    t.add_argument("--sampling", choices=RUN_SAMPLERS, default=None,
+                   help="gaussian: a run of --epochs over --dataset-size records in batches of --batch-size, priced "
+                   "for this sampler (valid sigma, the sigma below which it is certifiably not private, and "
+                   "Poisson's sigma, not valid for it); default: plain releases (--steps)")
+    t.add_argument("--epochs", type=_out.count, default=None,
+                   help="gaussian with --sampling: epochs (required there; no default)")
+    t.add_argument("--dataset-size", type=_out.count, default=None,
+                   help="gaussian with --sampling: records in the data set (required there; no default)")
+    t.add_argument("--neighbouring", choices=("add_remove", "replace_one", "zero_out"), default=None,
+                   help="gaussian with --sampling: the relation (default: zero_out for shuffle, add_remove otherwise)")
+    t.add_argument("--persistent", action="store_true",
+                   help="gaussian with --sampling shuffle|balls_in_bins: one permutation for the whole run")
     g = table.GPOPE_DEFAULTS
     t.add_argument("--trajectories", type=_out.count, default=g["trajectories"], help="gpope: m (default: %(default)s)")
     t.add_argument("--iterations", type=_out.count, default=g["iterations"], help="gpope: N (default: %(default)s)")
@@ -107,8 +121,21 @@ def build_parser() -> argparse.ArgumentParser:
         sample_rate=("--sample-rate", dict(type=float, default=None, help="each release on a subsample at this rate, in (0, 1] (default: no subsampling)")),
         sampling=(
             "--sampling",
-            dict(choices=("poisson", "without_replacement"), default="poisson", help="subsampling scheme (default: poisson)"),
+            dict(choices=("poisson", "without_replacement", *RUN_SAMPLERS), default="poisson",
+                 help="batch sampler (default: poisson, with --sample-rate; without_replacement: a fixed-size batch "
+                 "drawn afresh each step); shuffle, balls_in_bins, full_batch: a run of --epochs over "
+                 "--dataset-size records in batches of --batch-size, answered with the valid upper bound, a "
+                 "certified realisable lower bound and Poisson's figure (not valid for that sampler)"),
         ),
+        epochs=("--epochs", dict(type=_out.count, default=None, help="with --sampling shuffle|balls_in_bins|"
+                                 "full_batch: number of epochs (required there; no default)")),
+        batch_size=("--batch-size", dict(type=_out.count, default=None, help="with --sampling shuffle|"
+                                         "balls_in_bins|full_batch: records per batch (required there; no default)")),
+        dataset_size=("--dataset-size", dict(type=_out.count, default=None, help="with --sampling shuffle|"
+                                             "balls_in_bins|full_batch: records in the data set (required there; no "
+                                             "default)")),
+        persistent=("--persistent", dict(action="store_true", help="with --sampling shuffle|balls_in_bins: one "
+                                         "permutation (assignment) for the whole run instead of a fresh one each epoch")),
         neighbouring=(
             "--neighbouring",
             dict(
@@ -196,7 +223,8 @@ def _cmd_table(args) -> int:
             _out.pld_block(args):  # --pld-accuracy / --memory-limit: every PLD the table builds
         if args.setting == "dpq":
             tab = table.dpq_table(
-                args.epsilons or table.DEFAULT_EPSILONS, args.delta, samples=args.samples, batch_size=args.batch_size,
+                args.epsilons or table.DEFAULT_EPSILONS, args.delta, samples=args.samples,
+                batch_size=table.DPQ_DEFAULTS["batch_size"] if args.batch_size is None else args.batch_size,
                 lr=args.lr, k=args.k, lipschitz=args.lipschitz, resets=args.resets, actions=args.actions,
             )
         elif args.setting == "gpope":
@@ -204,7 +232,24 @@ def _cmd_table(args) -> int:
                 args.epsilons or table.GPOPE_EPSILONS, args.delta, trajectories=args.trajectories, iterations=args.iterations,
                 lead_only=fmt == "text" and not args.wide,
             )
+        elif args.sampling is not None:
+            from ..calibrators.sampler_table import sampler_table
+
+            missing = [f for f, v in (("--epochs", args.epochs), ("--batch-size", args.batch_size),
+                                      ("--dataset-size", args.dataset_size)) if v is None]
+            if missing:
+                raise ValueError(f"--sampling {args.sampling} needs {', '.join(missing)}")
+            tab = sampler_table(args.epsilons or table.DEFAULT_EPSILONS, args.delta, sampling=args.sampling,
+                                epochs=args.epochs, batch_size=args.batch_size, dataset_size=args.dataset_size,
+                                sensitivity=args.sensitivity, neighbouring=args.neighbouring,
+                                persistent=args.persistent)
         else:
+            given = [f for f, v in (("--epochs", args.epochs), ("--dataset-size", args.dataset_size),
+                                    ("--neighbouring", args.neighbouring)) if v is not None]
+            if args.persistent:
+                given.append("--persistent")
+            if given:
+                raise ValueError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} only with --sampling")
             tab = table.gaussian_table(args.epsilons or table.DEFAULT_EPSILONS, args.delta, steps=args.steps, sensitivity=args.sensitivity)
     print(render.format_table(tab, fmt, wide=args.wide))
     return 0
@@ -213,7 +258,7 @@ def _cmd_table(args) -> int:
 #: the flags of `privcal table` that only one setting reads
 _TABLE_FLAGS = {
     "dpq": ("samples", "batch_size", "lr", "k", "lipschitz", "resets", "actions"),
-    "gaussian": ("steps", "sensitivity"),
+    "gaussian": ("steps", "sensitivity", "sampling", "epochs", "dataset_size", "neighbouring", "persistent"),
     "gpope": ("trajectories", "iterations"),
 }
 
@@ -223,6 +268,8 @@ def _check_table_flags(args, defaults) -> None:
     for setting, dests in _TABLE_FLAGS.items():
         if setting == args.setting:
             continue
+        if args.setting == "gaussian" and getattr(args, "sampling", None) is not None:
+            dests = tuple(d for d in dests if d != "batch_size")  # the run's batch size
         given = [d for d in dests if getattr(args, d) != getattr(defaults, d)]
         if given:
             flags = ", ".join("--" + d.replace("_", "-") for d in given)
@@ -245,7 +292,8 @@ def _subsampling(args) -> dict:
 
 #: Human words for the library's codes in text output (json, csv and markdown keep the codes).
 _WORDS = {"poisson": "Poisson", "without_replacement": "without-replacement", "add_remove": "add/remove",
-          "replace_one": "replace-one", "zero_out": "zero-out"}
+          "replace_one": "replace-one", "zero_out": "zero-out", "shuffle": "shuffled", "balls_in_bins": "balls-in-bins",
+          "full_batch": "full-batch"}
 
 
 def _bracket_line(bracket, realisable: bool) -> Optional[str]:
@@ -350,7 +398,61 @@ def _progress_label(args, doing: str, groups: Optional[int] = None) -> Optional[
     return f"{doing} {what} ({args.accountant})"
 
 
+def _run_flags(args) -> Optional[dict]:
+    """The run of --sampling shuffle|balls_in_bins|full_batch (None for the other samplers), refusing the flags
+    of the other kind."""
+    run = {"epochs": args.epochs, "batch_size": args.batch_size, "dataset_size": args.dataset_size}
+    if args.sampling not in RUN_SAMPLERS:
+        given = [f"--{k.replace('_', '-')}" for k, v in run.items() if v is not None] + (
+            ["--persistent"] if args.persistent else [])
+        if given:
+            raise ValueError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} only with --sampling "
+                             f"shuffle, balls_in_bins or full_batch")
+        return None
+    missing = [f"--{k.replace('_', '-')}" for k, v in run.items() if v is None]
+    if missing:
+        raise ValueError(f"--sampling {args.sampling} needs {', '.join(missing)}")
+    wrong = [f for f, v in (("--sample-rate", args.sample_rate), ("--steps", args.steps),
+                            ("--history", args.history)) if v is not None]
+    if wrong:
+        raise ValueError(f"{', '.join(wrong)} cannot be combined with --sampling {args.sampling} (the run is "
+                         "--epochs x ceil(--dataset-size / --batch-size) steps)")
+    if args.accountant != "best":
+        raise ValueError(f"--accountant {args.accountant} does not apply to --sampling {args.sampling} (its upper "
+                         "bound is the exact Gaussian without amplification)")
+    return dict(run, sampling=args.sampling, persistent=args.persistent, neighbouring=args.neighbouring,
+                sensitivity=1.0 if args.sensitivity is None else args.sensitivity)
+
+
+def _print_run(r, fmt: str, headline: str, extra: Optional[dict] = None) -> int:
+    """Text, json, csv or markdown of a run over epochs: both ends and Poisson's figure side by side."""
+    lines = [headline,
+             f"  upper       {r.epsilon:.6g}  valid: {r.guarantee}",
+             f"  lower       {r.lower:.6g}  certified: a realisable pair of neighbouring data sets loses at least this",
+             f"  poisson     {r.poisson_epsilon:.6g}  NOT valid for this sampler (Poisson at rate "
+             f"{r.batch_size / r.dataset_size:.4g} over the same {r.steps} steps)",
+             f"  setting     {_WORDS.get(r.sampling, r.sampling)}{' (persistent)' if r.persistent else ''}, "
+             f"{r.epochs} epoch{'s' if r.epochs > 1 else ''} of {r.steps_per_epoch} steps, {r.dataset_size} records "
+             f"in batches of {r.batch_size}, sigma {r.sigma:g}, sensitivity {r.sensitivity:g}",
+             f"  neighbours  {_WORDS.get(r.neighbouring, r.neighbouring)}: {r.privacy_unit}"]
+    lines += [f"  note        {_user_words(note)}" for note in r.notes]
+    data = dict(extra or {}, **{k: v for k, v in r.__dict__.items() if k != "notes"})
+    data["notes"] = [_user_words(n) for n in r.notes]
+    _out.emit(fmt, data, "\n".join(lines))
+    return 0
+
+
 def _cmd_calibrate(args) -> int:
+    run = _run_flags(args)
+    if run is not None:
+        from ..accounting.sampled_runs import sampled_run_calibrate
+
+        sigma, r, poisson = _answered(lambda: sampled_run_calibrate(args.epsilon, args.delta, **run),
+                                      _progress_label(args, "calibrating"))
+        return _print_run(r, _out.chosen(args),
+                          f"sigma = {sigma:.10g} (Poisson accounting would pick {poisson:.6g}: not valid for "
+                          f"{_WORDS.get(r.sampling, r.sampling)} batches)",
+                          {"target_epsilon": args.epsilon, "poisson_sigma": poisson})
     setting = _setting(args)
     if args.history is None:
         if args.scale is not None:
@@ -377,6 +479,14 @@ def _cmd_calibrate(args) -> int:
 
 
 def _cmd_epsilon(args) -> int:
+    run = _run_flags(args)
+    if run is not None:
+        if args.sigma is None:
+            raise ValueError("privcal epsilon needs --sigma")
+        from ..accounting.sampled_runs import sampled_run_epsilon
+
+        r = _answered(lambda: sampled_run_epsilon(args.sigma, args.delta, **run), _progress_label(args, "pricing"))
+        return _print_run(r, _out.chosen(args), f"epsilon <= {r.epsilon:.10g}  (certified >= {r.lower:.6g})")
     setting = _setting(args)
     if args.history is None:
         if args.sigma is None:

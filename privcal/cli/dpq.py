@@ -343,6 +343,8 @@ def run(args: argparse.Namespace) -> int:
         None if baseline is None else float(np.mean(baseline.episode_returns[-10:])))
     out["references"] = refs
     out["privacy_unit"] = None if args.method == "non-private" else unit
+    # every update uses its whole batch of the latest samples (no subsampling, no amplification claimed)
+    out["sampling"] = None if args.method == "non-private" else "full_batch"
     lines_out = []
     out.update(_verdict(r, refs, lines_out))
     out["seconds"] = seconds
@@ -364,6 +366,8 @@ def run(args: argparse.Namespace) -> int:
                      f"last 10 {r[-10:].mean():.3f}")
     lines += _reference_lines(refs)
     lines.append(f"  privacy unit          {unit}")
+    if args.method != "non-private":
+        lines.append("  batch sampler         full_batch: every update uses its whole batch (no subsampling)")
     lines += lines_out
     lines.append(f"  time                  {seconds:.2f} s")
     noise = "no noise" if result.sigma is None else f"σ = {result.sigma:.4g}"

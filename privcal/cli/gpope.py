@@ -214,6 +214,9 @@ def run(args: argparse.Namespace) -> int:
                       f"(epsilon, delta)-DP w.r.t. one trajectory replaced, valid bound {bound_used}"),
         "references": refs,
         "privacy_unit": None if args.non_private else "trajectory",
+        # one trajectory drawn uniformly at each iteration: a fixed-size batch (of 1) drawn afresh each step
+        "sampling": None if args.non_private else "without_replacement",
+        "neighbouring": None if args.non_private else "replace_one",
         "verdict": verdict.verdict, "verdict_test": verdict.to_dict(),
         "clipped_fraction": res.clipped_fraction,
         "diverged": diverged(final, zero, not res.diverged), "diverged_rule": DIVERGENCE_RULE,
@@ -243,6 +246,8 @@ def run(args: argparse.Namespace) -> int:
     lines.append(f"  verdict               {verdict.line()}")
     if not args.non_private:
         lines.append("  privacy unit          trajectory: one trajectory of the data set replaced by another")
+        lines.append("  batch sampler         without_replacement: one trajectory drawn uniformly each iteration "
+                     "(priced as such, replace-one neighbours)")
     lines.append(f"  clipped fraction      {res.clipped_fraction:.3f}")
     lines.append(f"  time                  {out['seconds']:.2f} s")
     spec = _cli_train.PlotSpec(

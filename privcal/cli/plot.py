@@ -3,6 +3,7 @@
     privcal plot epsilon-vs-steps --sigma 3 --delta 1e-5 --steps 1000 --out eps.png
     privcal plot profile --sigma 3 --steps 100 --out profile.svg
     privcal plot sigma-vs-epsilon --delta 1e-5 --steps 100 --out sigma.png
+    privcal plot samplers --sigma 1 --epochs 100 --batch-size 10 --dataset-size 1000 --out samplers.png
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from privcal.cli.out import add_pld_options, count, pld_block
 
 __all__ = ["add_parser", "run"]
 
-KINDS = ("epsilon-vs-steps", "profile", "sigma-vs-epsilon")
+KINDS = ("epsilon-vs-steps", "profile", "sigma-vs-epsilon", "samplers")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -24,7 +25,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     """
     p = subparsers.add_parser(
         "plot",
-        help="draw epsilon vs steps, the privacy profile, or sigma vs epsilon, per accountant",
+        help="draw epsilon vs steps, the privacy profile, or sigma vs epsilon, per accountant; or epsilon vs epochs "
+             "per batch sampler (samplers)",
         description=(
             "One chart comparing the accountants that support the setting (exact, pld, rdp, kov, paper; paper "
             "bounds are marked as not valid; without --sample-rate the exact profile stands for the pld curve, "
@@ -44,6 +46,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="subsampling scheme (default: poisson)")
     p.add_argument("--neighbouring", choices=("add_remove", "replace_one", "zero_out"), default=None,
                    help="neighbouring relation the sensitivity is defined under (default: the sampling's natural one)")
+    p.add_argument("--epochs", type=count, default=None, help="samplers: the largest number of epochs drawn (default 100)")
+    p.add_argument("--batch-size", type=count, default=None, help="samplers: records per batch (required there)")
+    p.add_argument("--dataset-size", type=count, default=None, help="samplers: records in the data set (required there)")
     add_pld_options(p)
     p.set_defaults(_run=run)
     return p
@@ -58,6 +63,13 @@ def run(args: argparse.Namespace) -> int:
     from privcal import _validate as V
     from privcal import plot
 
+    run_flags = [f for f, v in (("--epochs", args.epochs), ("--batch-size", args.batch_size),
+                                ("--dataset-size", args.dataset_size)) if v is not None]
+    if args.kind == "samplers":
+        return _samplers(args, plot)
+    if run_flags:
+        raise ValueError(f"{', '.join(run_flags)} appl{'ies' if len(run_flags) == 1 else 'y'} only to privcal plot "
+                         "samplers")
     needs_sigma = args.kind in ("epsilon-vs-steps", "profile")
     if needs_sigma and args.sigma is None:
         raise ValueError(f"privcal plot {args.kind} needs --sigma")
@@ -85,6 +97,30 @@ def run(args: argparse.Namespace) -> int:
             fig = plot.profile(args.sigma, steps=steps, **setting)
         else:
             fig = plot.sigma_vs_epsilon(delta, steps=steps, **setting)
+    try:
+        plot.save(fig, args.out)
+    except OSError as exc:
+        raise ValueError(f"cannot write {args.out!r}: {exc.strerror or exc}") from None
+    print(args.out)
+    return 0
+
+
+def _samplers(args: argparse.Namespace, plot) -> int:
+    """``privcal plot samplers``: epsilon against epochs for each batch sampler at one sigma."""
+    if args.sigma is None or args.batch_size is None or args.dataset_size is None:
+        missing = [f for f, v in (("--sigma", args.sigma), ("--batch-size", args.batch_size),
+                                  ("--dataset-size", args.dataset_size)) if v is None]
+        raise ValueError(f"privcal plot samplers needs {', '.join(missing)}")
+    wrong = [f for f, v in (("--steps", args.steps), ("--sample-rate", args.sample_rate),
+                            ("--neighbouring", args.neighbouring)) if v is not None]
+    if args.sampling != "poisson":
+        wrong.append("--sampling")
+    if wrong:
+        raise ValueError(f"{', '.join(wrong)} not used by privcal plot samplers (it draws every sampler, each under "
+                         "its own relation)")
+    fig = plot.epsilon_vs_epochs(args.sigma, 1e-5 if args.delta is None else args.delta,
+                                 epochs=100 if args.epochs is None else args.epochs, batch_size=args.batch_size,
+                                 dataset_size=args.dataset_size, sensitivity=args.sensitivity)
     try:
         plot.save(fig, args.out)
     except OSError as exc:

@@ -79,10 +79,11 @@ class PlotSpec:
 
 
 def csv_constant_columns(record: Mapping[str, Any], series: Mapping[str, Sequence]) -> dict:
-    """Columns a trainer's csv repeats on every row: its privacy unit, verdict and reference values.
+    """Columns a trainer's csv repeats on every row: its privacy unit, batch sampler, verdict and reference values.
 
     csv prints the curve's rows only, so the references (``reference_<name>``, scalars of
-    ``record["references"]``, the note excepted), ``privacy_unit`` and ``verdict`` go on every row.
+    ``record["references"]``, the note excepted), ``privacy_unit``, ``sampling``, ``neighbouring`` and
+    ``verdict`` go on every row.
 
     Args:
         record: the result's fields.
@@ -96,7 +97,7 @@ def csv_constant_columns(record: Mapping[str, Any], series: Mapping[str, Sequenc
     for key, value in (record.get("references") or {}).items():
         if key != "note" and (value is None or isinstance(value, (int, float, str))):
             extra[f"reference_{key}"] = [value] * rows
-    for key in ("privacy_unit", "verdict"):
+    for key in ("privacy_unit", "sampling", "neighbouring", "verdict"):
         if key in record and key not in series:
             extra[key] = [record[key]] * rows
     return {k: v for k, v in extra.items() if k not in series}

@@ -11,7 +11,7 @@ whole PLD feature is ``privcal.pld``. The names below are this package's interfa
 trusted.
 """
 
-from ._build import ApproxDPPair, GaussianPair, LaplacePair, Pmf, SubsampledGaussianPair
+from ._build import LOG_NDTR_ERR, ApproxDPPair, GaussianPair, LaplacePair, Pmf, SubsampledGaussianPair
 from ._build import _sweep as dominated_masses
 from ._compose import WINDOW_TAIL, Composed
 from ._compose import compose as compose_pmfs
@@ -44,4 +44,5 @@ __all__ = [
     "slack",
     "epsilon_side",
     "dominated_masses",
+    "LOG_NDTR_ERR",
 ]

@@ -132,7 +132,10 @@ class FQIResult:
     def to_dict(self) -> dict:
         """JSON-ready summary (what ``privcal train dpq --method fqi-dpsgd --format json`` prints)."""
         return {"method": self.method, "privacy_unit": self.privacy_unit,
-                "privacy_unit_description": describe(self.privacy_unit), "epsilon": self.epsilon,
+                "privacy_unit_description": describe(self.privacy_unit),
+                # records enter each step's batch independently with probability sample_rate: priced as such
+                "sampling": "poisson" if self.sample_rate < 1.0 else "full_batch", "neighbouring": "add_remove",
+                "epsilon": self.epsilon,
                 "delta": self.delta, "guarantee": self.guarantee, "sigma": self.sigma,
                 "sample_rate": self.sample_rate, "noisy_steps": self.noisy_steps, "records": self.records,
                 "episodes": self.episodes, "samples": self.episodes * envs.EPISODE_STEPS, "peak": self.peak,

@@ -111,6 +111,8 @@ def run_learner(method: str, *, epsilon: float, delta: Optional[float], privacy_
              f"{' (drawn from the seed)' if peak is None else ''}, seed {seed}",
              f"  privacy unit          {record['privacy_unit']}: {record['privacy_unit_description']}",
              f"  privacy               {result.guarantee}",
+             *([f"  batch sampler         {record['sampling']} ({record['neighbouring']} neighbours; priced as such)"]
+               if record.get("sampling") else []),
              f"  policy return         {result.policy_return:.3f} +- {result.policy_return_se:.3f} per episode "
              f"(released greedy policy, {result.evaluation_episodes} simulated episodes)"]
     refs = {}

@@ -1,0 +1,130 @@
+"""``privcal table --setting gaussian --sampling shuffle|balls_in_bins|full_batch``: sigma per target epsilon for a run
+over epochs, priced for the sampler it ran, beside what Poisson accounting would pick.
+
+Columns (docs/samplers.md):
+
+* ``upper`` -- the sigma to use: the least sigma whose valid upper bound (no amplification, the Gaussian with
+  mu = sqrt(epochs) sensitivity / sigma) meets the target (closed form);
+* ``lower`` -- the sigma below which the run is certainly *not* (epsilon, delta)-DP: there the certified lower
+  bound of a realisable pair (the max statistic of an epoch) exceeds the target (a bisection on sigma, the
+  certified lower epsilon being non-increasing in sigma: more noise is a post-processing of less);
+* ``poisson`` -- the sigma Poisson accounting at q = batch / dataset over the same steps picks: NOT valid for this
+  sampler; the lead rows give its verdict (not private where the certified lower bound at it exceeds the target).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable, Optional, Union
+
+from .. import _validate as V
+from ..accounting import samplers
+from ..accounting.events import Neighbouring
+from ..accounting.sampled_runs import validated_run
+from ..accounting.api import calibrate, epsilon
+from .table import Column, Row, Table, _epsilons
+
+__all__ = ["sampler_table"]
+
+#: relative precision of the ``lower`` column's bisection (the table prints 4 digits)
+_LOWER_RTOL = 1e-5
+
+
+def _columns(sampling: str) -> tuple[Column, ...]:
+    name = {"shuffle": "shuffled", "balls_in_bins": "balls-in-bins", "full_batch": "full-batch"}[sampling]
+    return (
+        Column("upper", "valid (no amplif.)", f"{name} batches, no amplification: the Gaussian with mu = "
+               "sqrt(epochs) / noise multiplier (docs/samplers.md); valid", False),
+        Column("lower", "not private below", "the sigma below which a realisable pair (the max statistic of an "
+               "epoch) certifiably loses more than the target: no valid analysis can go lower", False),
+        Column("poisson", "Poisson", f"Poisson accounting at q = batch / dataset over the same steps: NOT valid "
+               f"for {name} batches", True),
+    )
+
+
+def _lower_sigma(target: float, delta: float, s_upper: float, sens: float, t: int, epochs: int, sampling: str,
+                 persistent: bool, relation: Neighbouring) -> float:
+    """The largest sigma (to relative :data:`_LOWER_RTOL`, from below) at which the certified lower epsilon is above
+    ``target``: every smaller sigma is certifiably not (target, delta)-DP; 0 when none is found below the valid
+    sigma."""
+    def lower(sigma: float) -> float:
+        return samplers.epsilon_lower(sigma / sens, t, epochs, delta, sampler=sampling, persistent=persistent,
+                                      relation=relation)
+
+    hi = s_upper  # lower(hi) <= upper(hi) <= target
+    lo = hi / 2.0
+    for _ in range(60):
+        if lower(lo) > target:
+            break
+        hi, lo = lo, lo / 2.0
+    else:
+        return 0.0
+    while hi - lo > _LOWER_RTOL * lo:  # invariant: lower(lo) > target >= lower(hi)
+        mid = 0.5 * (lo + hi)
+        if lower(mid) > target:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def sampler_table(
+    epsilons: Iterable[float],
+    delta: float = 1e-5,
+    *,
+    sampling: str,
+    epochs: int,
+    batch_size: int,
+    dataset_size: int,
+    sensitivity: float = 1.0,
+    neighbouring: Optional[Union[Neighbouring, str]] = None,
+    persistent: bool = False,
+) -> Table:
+    """Sigma per target epsilon for E epochs over N records in batches of b, for the sampler the run used.
+
+    Args:
+        epsilons: target epsilons, a non-empty sequence of values in (0, 1e6].
+        delta: target delta, in (0, 1); default 1e-5.
+        sampling: "shuffle", "balls_in_bins" or "full_batch".
+        epochs: E, an int >= 1.
+        batch_size: b, an int in [1, dataset_size].
+        dataset_size: N, an int >= 1.
+        sensitivity: of one step's sum under ``neighbouring``, in (0, inf); default 1.
+        neighbouring: as ``privcal.accounting.sampled_runs.sampled_run_epsilon`` (default: zero-out for shuffle,
+            add/remove otherwise).
+        persistent: one permutation (assignment) for the whole run; default False.
+
+    Returns:
+        a :class:`~privcal.calibrators.table.Table` (setting "gaussian"), reference "upper" (an upper bound).
+    """
+    epsilons = _epsilons(epsilons)
+    delta = V.open_unit("delta", delta)
+    sampling, epochs, b, n, sens, relation, persistent, t = validated_run(sampling, epochs, batch_size, dataset_size,
+                                                                 sensitivity, neighbouring, persistent)
+    releases = epochs * t if sampling == "full_batch" else epochs
+    q = b / n
+    rows = []
+    for eps in epsilons:
+        s_up = calibrate(eps, delta, sensitivity=sens, steps=releases)
+        s_low = _lower_sigma(eps, delta, s_up, sens, t, epochs, sampling, persistent, relation)
+        s_poi = calibrate(eps, delta, sensitivity=sens, steps=epochs * t, sample_rate=q) if q < 1 else s_up
+        up_at_poi = samplers.epsilon_upper(s_poi / sens, epochs, delta, sampler=sampling, steps_per_epoch=t,
+                                           relation=relation)
+        low_at_poi = samplers.epsilon_lower(s_poi / sens, t, epochs, delta, sampler=sampling, persistent=persistent,
+                                            relation=relation)
+        sigmas = {"upper": s_up, "lower": s_low, "poisson": s_poi}
+        rows.append(Row(
+            eps, delta, sigmas, {k: v / s_up for k, v in sigmas.items()},
+            # flagged only from the certified lower bound (an upper bound above the target proves nothing)
+            ("poisson",) if low_at_poi > eps else (), {"poisson": up_at_poi},
+            lower_epsilons={"poisson": low_at_poi},
+            details={"poisson": {"epsilon_poisson_accounting": epsilon(s_poi, delta, sensitivity=sens,
+                                                                       steps=epochs * t, sample_rate=q)
+                                 if q < 1 else eps}},
+        ))
+    params = {"sampling": sampling, "persistent": persistent, "neighbouring": relation.value, "epochs": epochs,
+              "batch_size": b, "dataset_size": n, "steps_per_epoch": t, "steps": epochs * t, "sensitivity": sens}
+    notes = (f"privacy unit: {relation.value} neighbours; the truth lies between the 'not private below' sigma and "
+             "the valid one",)
+    return Table("gaussian", params, _columns(sampling), tuple(rows), notes, reference="upper",
+                 valid_keys=("upper",), paper_key="poisson", reference_exact=False, paper_label="Poisson")
