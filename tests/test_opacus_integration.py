@@ -454,3 +454,37 @@ def test_get_noise_multiplier_calibrates_for_the_sampler_and_never_swallows_a_ke
         get_noise_multiplier(target_epsilon=1.0, target_delta=1e-5, sample_rate=0.01, epochs=1, sampling="bogus")
     with pytest.raises(ValueError, match="'sampler'"):
         PrivcalAccountant().get_epsilon(1e-5, sampler="shuffle")
+
+
+@pytest.mark.opacus
+@pytest.mark.parametrize("poisson_sampling", [True, False])
+def test_privacy_engine_prices_the_loader_it_ran(poisson_sampling):
+    """Inside Opacus: make_private with Opacus's DPDataLoader (poisson_sampling=True) is priced as Poisson, and
+    with the user's shuffled loader (poisson_sampling=False) as shuffled -- read by the accountant itself, with a
+    one-time SamplerWarning naming the Poisson figure it did not use."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("opacus")
+    from opacus import PrivacyEngine
+
+    torch.manual_seed(0)
+    data = torch.utils.data.TensorDataset(torch.randn(64, 4), torch.randint(0, 2, (64,)))
+    loader = torch.utils.data.DataLoader(data, batch_size=8, shuffle=True)
+    model = torch.nn.Linear(4, 2)
+    engine = PrivacyEngine()
+    engine.accountant = PrivcalAccountant()
+    model, optimizer, loader = engine.make_private(
+        module=model, optimizer=torch.optim.SGD(model.parameters(), lr=0.1), data_loader=loader,
+        noise_multiplier=1.0, max_grad_norm=1.0, poisson_sampling=poisson_sampling)
+    acc = engine.accountant
+    assert (acc.sampling, acc.sampling_source) == ("poisson" if poisson_sampling else "shuffle", "make_private")
+    assert sampler_of(loader) == acc.sampling  # the loader agrees with make_private's argument
+    for x, y in loader:  # one epoch: 8 steps at sample rate 1/8
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+    if poisson_sampling:
+        assert engine.get_epsilon(1e-5) < privcal.epsilon(1.0, 1e-5)
+    else:
+        with pytest.warns(SamplerWarning, match="not valid for this sampler"):
+            value = engine.get_epsilon(1e-5)
+        assert value == pytest.approx(privcal.epsilon(1.0, 1e-5), rel=1e-12)  # one epoch: mu = 1

@@ -97,12 +97,7 @@ def run(args: argparse.Namespace) -> int:
             fig = plot.profile(args.sigma, steps=steps, **setting)
         else:
             fig = plot.sigma_vs_epsilon(delta, steps=steps, **setting)
-    try:
-        plot.save(fig, args.out)
-    except OSError as exc:
-        raise ValueError(f"cannot write {args.out!r}: {exc.strerror or exc}") from None
-    print(args.out)
-    return 0
+    return _save(plot, fig, args.out)
 
 
 def _samplers(args: argparse.Namespace, plot) -> int:
@@ -121,9 +116,14 @@ def _samplers(args: argparse.Namespace, plot) -> int:
     fig = plot.epsilon_vs_epochs(args.sigma, 1e-5 if args.delta is None else args.delta,
                                  epochs=100 if args.epochs is None else args.epochs, batch_size=args.batch_size,
                                  dataset_size=args.dataset_size, sensitivity=args.sensitivity)
+    return _save(plot, fig, args.out)
+
+
+def _save(plot, fig, out: str) -> int:
+    """Write ``fig`` to ``out`` (a one-line ValueError where it cannot be written) and print the path."""
     try:
-        plot.save(fig, args.out)
+        plot.save(fig, out)
     except OSError as exc:
-        raise ValueError(f"cannot write {args.out!r}: {exc.strerror or exc}") from None
-    print(args.out)
+        raise ValueError(f"cannot write {out!r}: {exc.strerror or exc}") from None
+    print(out)
     return 0
