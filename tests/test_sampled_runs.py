@@ -193,3 +193,11 @@ def test_plot_samplers_draws_every_sampler(tmp_path, capsys):
     assert any("valid upper bound" in x for x in labels) and any("certified lower" in x for x in labels)
     assert main(["plot", "samplers", "--sigma", "1", "--out", str(out)]) == 2
     assert "--batch-size" in capsys.readouterr().err
+
+
+def test_an_epochs_event_of_another_release_is_refused_even_after_a_gaussian_one():
+    # support is decided once per kind of release: the kind of a run names its inner release (a Laplace run
+    # has no no-amplification Gaussian here)
+    privcal.epsilon_of(privcal.EpochsEvent(privcal.GaussianEvent(1.0), 2, 10), 1e-5)
+    with pytest.raises(UnsupportedEventError):
+        privcal.epsilon_of(privcal.EpochsEvent(privcal.LaplaceEvent(1.0), 2, 10), 1e-5)

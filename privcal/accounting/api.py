@@ -42,7 +42,7 @@ from ..errors import CalibrationError, InfeasibleError, UnsupportedEventError
 from ..privacy_loss import MemoryLimitError
 from .protocol import Accountant
 from .registry import ACCOUNTANTS
-from .events import (Event, Neighbouring, Releases, Sampling, SubsampledEvent, _flatten, _unwrap, kind,
+from .events import (EpochsEvent, Event, Neighbouring, Releases, Sampling, SubsampledEvent, _flatten, _unwrap, kind,
                      relation_of, requested_relation)
 from .relations import conversion
 
@@ -170,11 +170,11 @@ _VERDICTS: dict[tuple, dict[str, bool]] = {}
 
 
 def _kind(leaf: Event) -> tuple:
-    """What an accountant's support of a release depends on: its type, and for a subsampled release the
-    sampling, the neighbouring relation, the inner release's type and whether it runs once."""
-    if isinstance(leaf, SubsampledEvent):
+    """What an accountant's support of a release depends on: its type, and for a subsampled release or a run
+    over epochs the sampling, the neighbouring relation, the inner release's type and whether it runs once."""
+    if isinstance(leaf, (SubsampledEvent, EpochsEvent)):
         inner, count = _unwrap(leaf.event)
-        return SubsampledEvent, leaf.sampling, leaf.neighbouring, type(inner), count == 1
+        return type(leaf), leaf.sampling, leaf.neighbouring, type(inner), count == 1
     return (type(leaf),)
 
 
