@@ -488,3 +488,34 @@ def test_privacy_engine_prices_the_loader_it_ran(poisson_sampling):
         with pytest.warns(SamplerWarning, match="not valid for this sampler"):
             value = engine.get_epsilon(1e-5)
         assert value == pytest.approx(privcal.epsilon(1.0, 1e-5), rel=1e-12)  # one epoch: mu = 1
+
+
+@pytest.mark.opacus
+def test_make_private_with_epsilon_calibrates_a_shuffled_loader_as_shuffled():
+    """Opacus >= 1.6: make_private_with_epsilon(poisson_sampling=False) searches on privcal's epsilon of the
+    shuffled run (its fresh accountants read the argument too), so its noise multiplier is at or above privcal's
+    shuffle calibration -- not Poisson's, which is far smaller."""
+    torch = pytest.importorskip("torch")
+    opacus = pytest.importorskip("opacus")
+    from opacus import PrivacyEngine
+
+    try:
+        from opacus.accountants import register_accountant  # noqa: F401 (Opacus >= 1.6)
+    except ImportError:
+        pytest.skip(f"opacus {opacus.__version__} has no accountant registry")
+    po.register()
+    torch.manual_seed(0)
+    data = torch.utils.data.TensorDataset(torch.randn(64, 4), torch.randint(0, 2, (64,)))
+    engine = PrivacyEngine(accountant="privcal")
+    model = torch.nn.Linear(4, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SamplerWarning)
+        model, optimizer, loader = engine.make_private_with_epsilon(
+            module=model, optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+            data_loader=torch.utils.data.DataLoader(data, batch_size=8, shuffle=True), target_epsilon=2.0,
+            target_delta=1e-5, epochs=2, max_grad_norm=1.0, poisson_sampling=False)
+    q = 1 / len(loader)
+    shuffled = get_noise_multiplier(target_epsilon=2.0, target_delta=1e-5, sample_rate=q, epochs=2, sampling="shuffle")
+    poisson = get_noise_multiplier(target_epsilon=2.0, target_delta=1e-5, sample_rate=q, epochs=2)
+    assert optimizer.noise_multiplier >= shuffled * (1 - 1e-6) > poisson
+    assert engine.accountant.sampling == "shuffle"

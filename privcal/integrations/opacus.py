@@ -141,8 +141,8 @@ def sampler_of(loader: Any) -> str:
 
 
 def _make_private_sampler() -> Optional[str]:
-    """The sampler of the ``make_private`` call this hook factory runs inside (its ``poisson_sampling``
-    argument), or None outside one."""
+    """The sampler of the ``make_private`` (or ``make_private_with_epsilon``) call the caller runs inside (its
+    ``poisson_sampling`` argument), or None outside one."""
     frame = sys._getframe(2)
     while frame is not None:
         if frame.f_code.co_name in ("make_private", "make_private_with_epsilon") and \
@@ -289,6 +289,10 @@ class PrivcalAccountant(_Base):
         """
         delta = V.open_unit("delta", delta)
         _no_options(kwargs, "get_epsilon")
+        if self.sampling_source == "assumed":  # e.g. a fresh accountant inside make_private_with_epsilon's search
+            seen = _make_private_sampler()
+            if seen is not None:
+                self.sampling, self.sampling_source = seen, "make_private"
         groups = _groups(self.history)
         if any(nm == 0.0 for nm, _, _ in groups):
             return math.inf
