@@ -377,3 +377,11 @@ def test_best_falls_back_when_the_pld_grid_exceeds_its_memory_cap(monkeypatch):
     assert any(n.startswith("pld: the grid needs 9 GB") and n.endswith("; answered by rdp") for n in r.notes)
     with pytest.raises(MemoryLimitError, match="memory_limit"):
         privcal.epsilon(1.0, 1e-5, steps=100, sample_rate=0.01, accountant="pld")
+
+
+def test_sampling_or_relation_without_a_sample_rate_is_refused_as_on_the_command_line():
+    # the CLI refuses --neighbouring without --sample-rate; the API answered silently
+    with pytest.raises(ValueError, match="neighbouring applies only with sample_rate"):
+        privcal.calibrate(1.0, 1e-5, neighbouring="replace_one")
+    with pytest.raises(ValueError, match="sampling applies only with sample_rate"):
+        privcal.epsilon(1.0, 1e-5, sampling="without_replacement")

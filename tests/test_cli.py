@@ -198,3 +198,50 @@ def test_flags_that_a_command_would_ignore_are_refused(capsys):
         code, _, err = run(capsys, "train", "dpq", "--method", "select", "--epsilon", "7", "--delta", "1e-5",
                            flag, value)
         assert code == 2 and flag in err and "does not apply to --method select" in err
+
+
+def test_a_missing_extra_is_one_line_and_exit_2(tmp_path, monkeypatch, capsys):
+    # after `pip install -e .` alone (no plot / rl extras) a command that needs one says which, in one line
+    from privcal import plot
+
+    def missing():
+        raise ImportError("privcal's plots need matplotlib: pip install 'privcal[plot]'")
+
+    monkeypatch.setattr(plot, "_pyplot", missing)
+    code = main(["plot", "profile", "--sigma", "1", "--out", str(tmp_path / "p.png")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and err.startswith("privcal: error:") and "privcal[plot]" in err
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["epsilon", "--sigma", "1", "--delta", "-1e-5"], "--delta must be in (0, 1), got -1e-05"),
+    (["epsilon", "--sigma", "-1", "--delta", "1e-5"], "--sigma"),
+    (["table", "--epsilons", "-1,2"], "--epsilons"),
+])
+def test_negative_numbers_reach_the_range_check(argv, says, capsys):
+    # argparse read "-1e-5" as an unknown option ("expected one argument"): the value's own range is the message
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("privcal: error:") and says in err
+    assert "expected one argument" not in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["calibrate", "--epsilon", "1e300", "--delta", "1e-5"],
+    ["train", "pucb", "--epsilon", "2e6"],
+    ["train", "gpope", "--epsilon", "2e6"],
+    ["train", "dpq", "--epsilon", "2e6", "--delta", "1e-4"],
+    ["table", "--epsilons", "2e6"],
+])
+def test_one_epsilon_cap_for_every_subcommand(argv, capsys):
+    # calibrate --epsilon 1e300 answered sigma = 7.07e-151, and 1e308 ran past 6 minutes; table capped at 1e6
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("privcal: error:") and "1e+06]" in err
+
+
+def test_every_usage_refusal_starts_like_every_other(capsys):
+    for argv in (["epsilon", "--sigma", "x", "--delta", "1e-5"], ["table", "--bogus"], ["train"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("privcal: error: ") and err.count("\n") == 1 and "--help" in err, argv

@@ -2,6 +2,8 @@
 
 import pytest
 
+import privcal
+
 from privcal.accounting.events import (
     ApproxDPEvent,
     ComposedEvent,
@@ -78,3 +80,15 @@ def test_dp_accounting_shaped_constructors_name_the_relation():
     assert p == SubsampledEvent(GaussianEvent(1.0), 0.01, "poisson", "add_remove")
     w = SampledWithoutReplacementEvent(60_000, 256, GaussianEvent(1.0))
     assert w.sample_rate == 256 / 60_000 and w.neighbouring is Neighbouring.REPLACE_ONE
+
+
+def test_messages_name_events_as_the_user_wrote_them():
+    # an unsupported event's error named the internal SubsampledEvent(...) the user never wrote
+    event = privcal.SelfComposedEvent(privcal.PoissonSampledEvent(0.01, privcal.GaussianEvent(1.0)), 10)
+    with pytest.raises(privcal.UnsupportedEventError) as err:
+        privcal.epsilon_of(event, 1e-5, accountant="exact")
+    assert "PoissonSampledEvent(0.01, GaussianEvent(1))" in str(err.value) and "SubsampledEvent(" not in str(err.value)
+    from privcal.accounting.events import describe
+
+    long = privcal.ComposedEvent([privcal.GaussianEvent(float(i + 1)) for i in range(10)])
+    assert describe(long).endswith("... (7 more)])")

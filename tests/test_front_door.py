@@ -365,3 +365,14 @@ def test_the_coarse_phase_of_a_pld_calibration_is_only_a_start(monkeypatch):
     monkeypatch.setattr(PLD, "unchecked_probe_epsilon", real)
     assert PLDAccountant().compose(rel.event(sigma)).epsilon(1e-5) <= 1.0
     assert sigma == pytest.approx(reference, rel=2e-4)
+
+
+def test_memory_limit_in_bytes_refuses_a_count_of_mib(capsys):
+    # privcal.epsilon(memory_limit=256) meant 256 MiB but read 256 bytes: the PLD never fit and "best" silently
+    # answered with RDP (1.7117 for the PLD's 1.5156); it is refused, naming both units
+    with pytest.raises(ValueError, match=r"memory_limit is in bytes.*268435456"):
+        privcal.epsilon(1.0, 1e-5, steps=100, sample_rate=0.01, memory_limit=256)
+    assert main(["epsilon", "--sigma", "1", "--delta", "1e-5", "--steps", "100", "--sample-rate", "0.01",
+                 "--memory-limit", "0.001"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--memory-limit must be a number of MiB in [1, inf)" in err

@@ -68,3 +68,27 @@ def test_readme_shell_example_runs(command, tmp_path, monkeypatch, capsys):
         if flag in argv:
             written = tmp_path / argv[argv.index(flag) + 1]
             assert written.is_file() and written.stat().st_size > 0, (command, written)
+
+
+def _inline_commands() -> list[str]:
+    """The complete commands the README's prose quotes inline (`privcal ... --flag ...`): those with flags and
+    no placeholder (an alternative `a|b`, HOST, FILE, an ellipsis)."""
+    prose = re.sub(r"```.*?```", "", README.read_text(encoding="utf-8"), flags=re.DOTALL)
+    spans = re.findall(r"`(privcal [^`]*)`", re.sub(r"\n\s*", " ", prose))
+    return [s for s in spans if " --" in s and not re.search(r"\||HOST|FILE|…|\.\.\.", s)]
+
+
+INLINE = _inline_commands()
+
+
+def test_the_readme_quotes_inline_commands():
+    assert INLINE, "the README's prose quotes no complete inline command (the pattern above may need updating)"
+
+
+@pytest.mark.parametrize("command", INLINE)
+def test_readme_inline_command_runs_as_written(command, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    code = main(shlex.split(command)[1:])
+    out, err = capsys.readouterr()
+    assert code == 0, (command, err)
+    assert out.strip(), command

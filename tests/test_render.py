@@ -169,3 +169,18 @@ def test_gpope_lead_only_calibrates_rdp_where_the_pld_has_no_answer(monkeypatch)
     assert all(math.isinf(r.sigmas["pld"]) and math.isfinite(r.sigmas["rdp"]) for r in lead.rows)
     assert {l.source for l in lead.lead()} == {"rdp"}
     assert render.format_table(lead, "text") == render.format_table(full, "text")
+
+
+def test_json_is_strict_where_a_column_is_infinite():
+    # the README promises null for an infinite value; Python's json writes Infinity, which strict parsers reject
+    import json
+
+    from privcal.calibrators import render, table
+
+    text = render.format_table(table.dpq_table((0.45,), 1e-4), "json")
+
+    def refuse(constant):
+        raise ValueError(f"non-JSON constant {constant}")
+
+    data = json.loads(text, parse_constant=refuse)
+    assert any(v is None for row in data["rows"] for d in row.get("details", {}).values() for v in d.values())

@@ -42,8 +42,8 @@ from ..errors import CalibrationError, InfeasibleError, UnsupportedEventError
 from ..privacy_loss import MemoryLimitError
 from .protocol import Accountant
 from .registry import ACCOUNTANTS
-from .events import (EpochsEvent, Event, Neighbouring, Releases, Sampling, SubsampledEvent, _flatten, _unwrap, kind,
-                     relation_of, requested_relation)
+from .events import (EpochsEvent, Event, Neighbouring, Releases, Sampling, SubsampledEvent, _flatten, _unwrap, describe,
+                     kind, relation_of, requested_relation)
 from .relations import conversion
 
 __all__ = [
@@ -117,7 +117,14 @@ class CalibrationReport:
 
 
 def _releases(sensitivity, steps, sample_rate, sampling, neighbouring) -> Releases:
-    """The validated description of what ran (each rule checked once, naming the user's argument)."""
+    """The validated description of what ran (each rule checked once, naming the user's argument); ``sampling``
+    and ``neighbouring`` only with a ``sample_rate`` (as on the command line: plain releases are priced alike
+    under every relation, their sensitivity read under the user's)."""
+    if sample_rate is None and (sampling != "poisson" or neighbouring is not None):
+        given = " and ".join(n for n, v in (("sampling", sampling != "poisson"), ("neighbouring", neighbouring))
+                             if v)
+        raise ValueError(f"{given} appl{'y' if ' and ' in given else 'ies'} only with sample_rate (no subsampling "
+                         "without it; a plain release's sensitivity is read under the relation you state it in)")
     return Releases(
         sensitivity, steps, 1.0 if sample_rate is None else sample_rate, sampling, neighbouring
     )
@@ -155,13 +162,13 @@ def resolve_accountants(accountant: str, event: Event, what: str = "") -> list[s
         return ["exact"]
     if accountant != "best":
         if accountant not in verdicts:
-            raise UnsupportedEventError(f"the {accountant} accountant does not support {what or repr(event)}")
+            raise UnsupportedEventError(f"the {accountant} accountant does not support {what or describe(event)}")
         return [accountant]
     names = [name for name, valid in verdicts.items() if valid]
     if "basic" in names and "rdp" in names:  # RDP prices the whole history: "basic" would repeat its answer
         names.remove("basic")
     if not names:
-        raise UnsupportedEventError(f"no valid accountant supports {what or repr(event)}")
+        raise UnsupportedEventError(f"no valid accountant supports {what or describe(event)}")
     return ["exact"] if "exact" in names else names
 
 
@@ -418,9 +425,9 @@ _SETTING_DOC = """
             "basic".
         pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1); default None
             (the PLD accountant's default, 1e-3).
-        memory_limit: cap of the memory of one PLD evaluation, in bytes, in (0, inf); default None (256
-            MiB). A grid above it makes the PLD coarsen or refuse; "best" then answers with another
-            valid accountant and says so in the notes.
+        memory_limit: cap of the memory of one PLD evaluation, in bytes, in [2^20, inf) (the command line's
+            --memory-limit is in MiB); default None (256 MiB). A grid above it makes the PLD coarsen or refuse;
+            "best" then answers with another valid accountant and says so in the notes.
 """
 
 
@@ -524,7 +531,7 @@ def epsilon_of(event: Event, delta: float, *, accountant: str = "best", pld_accu
             "pld" or "basic" (pure / approximate DP by basic composition, for Laplace and (epsilon, delta)
             events).
         pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1); default None (1e-3).
-        memory_limit: cap of the memory of one PLD evaluation, in bytes, in (0, inf); default None (256 MiB).
+        memory_limit: cap of the memory of one PLD evaluation, in bytes, at least 2^20 (1 MiB); default None (256 MiB).
 
     Returns:
         epsilon, an upper bound on the true epsilon for valid accountants.
@@ -587,7 +594,7 @@ def epsilon_of_report(event: Event, delta: float, *, accountant: str = "best", p
         delta: in (0, 1).
         accountant: as in :func:`epsilon_of`; default "best".
         pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1); default None (1e-3).
-        memory_limit: cap of the memory of one PLD evaluation, in bytes, in (0, inf); default None (256 MiB).
+        memory_limit: cap of the memory of one PLD evaluation, in bytes, at least 2^20 (1 MiB); default None (256 MiB).
         with_bracket: also compute the certified lower end (one more PLD composition); default True.
 
     Returns:
@@ -713,14 +720,22 @@ def pld_options(pld_accuracy: Optional[float], memory_limit: Optional[float]) ->
 
     Args:
         pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1), or None.
-        memory_limit: cap of the memory of one PLD evaluation, in bytes, in (0, inf), or None.
+        memory_limit: cap of the memory of one PLD evaluation, in bytes, at least 2^20 (1 MiB), or None.
     """
     out = {}
     if pld_accuracy is not None:
         out["accuracy"] = V.open_unit("pld_accuracy", pld_accuracy)
     if memory_limit is not None:
         out["memory_limit"] = V.positive("memory_limit", memory_limit)
+        if out["memory_limit"] < _MIB:  # bytes here, MiB on the command line: a MiB count is refused, not a fallback
+            raise ValueError(f"memory_limit is in bytes and must be at least 1 MiB ({_MIB}), got {memory_limit!r} "
+                             f"(the command line's --memory-limit is in MiB: {memory_limit!r} MiB is "
+                             f"memory_limit={float(memory_limit) * _MIB:.0f})")
     return out or None
+
+
+#: one mebibyte in bytes: the least memory cap the front door takes (``pld_options``)
+_MIB = 2**20
 
 
 def calibrate(

@@ -46,6 +46,7 @@ __all__ = [
     "unwrap",
     "flatten",
     "kind",
+    "describe",
     "relation_of",
     "requested_relation",
 ]
@@ -447,6 +448,33 @@ def _flatten(event: Event, count: int = 1) -> list[tuple[Event, int]]:
     if isinstance(event, ComposedEvent):
         return [pair for e in event.events for pair in _flatten(e, count)]
     return [(event, count)]
+
+
+def describe(event: Event, limit: int = 3) -> str:
+    """``event`` as the user would have written it, for messages: ``PoissonSampledEvent(q, inner)`` for a Poisson
+    add/remove release (not the ``SubsampledEvent(...)`` it is stored as), and a long history shortened to its
+    first ``limit`` parts.
+
+    Args:
+        event: any event.
+        limit: how many parts of a composition to show, an int >= 1; default 3.
+    """
+    if isinstance(event, SubsampledEvent):
+        if event.sampling == "poisson" and event.neighbouring == Neighbouring.ADD_REMOVE:
+            return f"PoissonSampledEvent({event.sample_rate:g}, {describe(event.event, limit)})"
+        return (f"SubsampledEvent({describe(event.event, limit)}, {event.sample_rate:g}, {event.sampling!r}, "
+                f"{event.neighbouring.value!r})")
+    if isinstance(event, SelfComposedEvent):
+        return f"SelfComposedEvent({describe(event.event, limit)}, {event.count})"
+    if isinstance(event, ComposedEvent):
+        parts = [describe(e, limit) for e in event.events[:limit]]
+        more = len(event.events) - limit
+        tail = f", ... ({more} more)" if more > 0 else ""
+        asked = "" if event.neighbouring is None else f", neighbouring={event.neighbouring.value!r}"
+        return f"ComposedEvent([{', '.join(parts)}{tail}]{asked})"
+    if isinstance(event, GaussianEvent):
+        return f"GaussianEvent({event.noise_multiplier:g})"
+    return repr(event)
 
 
 def kind(leaf: Event) -> Optional[tuple]:

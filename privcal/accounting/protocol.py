@@ -29,6 +29,7 @@ from .events import (
     SubsampledEvent,
     _flatten,
     _unwrap,
+    describe,
     kind,
     requested_relation,
 )
@@ -220,7 +221,7 @@ class Accountant(abc.ABC):
             leaves = [leaf for leaf, _ in _flatten(event)] if isinstance(event, Event) else []
             if leaves and all(map(self._supports_leaf, leaves)) and self._supports_together(leaves):
                 self._relation_with(event, leaves)  # the relations' own one-line refusal
-            raise UnsupportedEventError(f"the {self.name} accountant cannot price {event!r}")
+            raise UnsupportedEventError(f"the {self.name} accountant cannot price {describe(event)}")
         return self._compose_supported(event, count)
 
     def _compose_supported(self, event: Event, count: int = 1) -> "Accountant":
@@ -326,7 +327,7 @@ class Accountant(abc.ABC):
     def _check_supported(self, releases: Releases) -> None:
         event = releases.event(1.0)
         if not self._fresh().supports(event):
-            raise UnsupportedEventError(f"the {self.name} accountant does not support this setting ({event!r})")
+            raise UnsupportedEventError(f"the {self.name} accountant does not support this setting ({describe(event)})")
 
     def _fresh(self) -> "Accountant":
         """A new, empty accountant with this one's configuration (the relation asked for included)."""

@@ -15,6 +15,7 @@ import math
 import textwrap
 
 from .. import _validate as V
+from ..records import clean
 from .table import Lead, Table
 
 __all__ = ["FORMATS", "WIDTH", "format_table"]
@@ -45,7 +46,7 @@ def format_table(table: Table, fmt: str, *, wide: bool = False) -> str:
     """
     V.choice("fmt", fmt, FORMATS)
     if fmt == "json":
-        return json.dumps(table.as_dict(), indent=2)
+        return json.dumps(clean(table.as_dict()), indent=2, allow_nan=False)  # strict JSON: inf / nan -> null
     if fmt == "csv":
         return _csv(table)
     if fmt == "markdown":

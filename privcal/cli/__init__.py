@@ -36,7 +36,8 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line (the caller prints it and exits 2)."""
 
     def error(self, message):
-        raise _UsageError(f"{self.prog}: {message}")
+        # every refusal starts "privcal: error:" (argparse's own started with the subcommand); its --help is named
+        raise _UsageError(f"privcal: error: {message} (see {self.prog} --help)")
 
 
 
@@ -151,7 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="sigma for a target (epsilon, delta)",
         description="Smallest sigma for which STEPS Gaussian releases are (epsilon, delta)-DP (mirrors privcal.calibrate).",
     )
-    c.add_argument("--epsilon", type=float, required=True, help="target epsilon of the whole history, > 0 (required)")
+    c.add_argument("--epsilon", type=float, required=True,
+                   help="target epsilon of the whole history, in (0, 1e6] (required)")
     c.add_argument("--delta", type=float, required=True, help="target delta of the whole history, in (0, 1) (required)")
     c.add_argument("--scale", type=_out.seed, default=None,
                    help="with --history: scale only this group's sigma (0-based; default: every group)")
@@ -215,7 +217,8 @@ def __getattr__(name: str):
 def _cmd_table(args) -> int:
     fmt = _out.chosen(args)
     if args.wide and fmt != "text":
-        raise _UsageError("privcal table: --wide applies to --format text only (markdown, csv and json carry every bound)")
+        raise _UsageError("privcal: error: --wide applies to --format text only (markdown, csv and json carry every "
+                          "bound)")
     for e in args.epsilons or ():
         if not 0 < e <= table.MAX_EPSILON:
             raise ValueError(f"--epsilons: each target must be in (0, {table.MAX_EPSILON:g}], got {e:g}")
@@ -443,6 +446,7 @@ def _print_run(r, fmt: str, headline: str, extra: Optional[dict] = None) -> int:
 
 
 def _cmd_calibrate(args) -> int:
+    _out.check_epsilon(args.epsilon)
     run = _run_flags(args)
     if run is not None:
         from ..accounting.sampled_runs import sampled_run_calibrate
@@ -609,10 +613,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return 130
 
 
+#: a value that starts with '-' and a digit (or '.', inf, nan): argparse would take "-1e-5" for a flag
+_NEGATIVE_VALUE = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
+
+
+def _glue_negative_values(argv: Sequence[str]) -> list[str]:
+    """``--flag -1e-5`` as ``--flag=-1e-5``, so that a negative value reaches the flag's range check (argparse
+    reads "-1e-5" as an unknown option and says "expected one argument")."""
+    out: list[str] = []
+    for token in argv:
+        if out and _NEGATIVE_VALUE.match(token) and out[-1].startswith("--") and "=" not in out[-1]:
+            out[-1] = f"{out[-1]}={token}"
+        else:
+            out.append(token)
+    return out
+
+
 def _main(argv) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args = parser.parse_args(_glue_negative_values(sys.argv[1:] if argv is None else argv))
         if os.environ.get("PRIVCAL_READY") == "1":  # a readiness line for tests that interrupt a run
             print("privcal: ready", file=sys.stderr, flush=True)
         if args.command is None:  # usage is an error's company: stderr, exit 2
@@ -631,7 +651,7 @@ def _main(argv) -> int:
             return args._run(args)
         if args.command == "train":
             if getattr(args, "agent", None) is None:
-                raise _UsageError("privcal train: choose an agent (see privcal train --help)")
+                raise _UsageError("privcal: error: privcal train needs an agent (see privcal train --help)")
             return args._run(args)
     except BrokenPipeError:  # e.g. `privcal table | head`: stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -649,6 +669,12 @@ def _main(argv) -> int:
         return 2
     except MemoryError:
         print("privcal: error: not enough memory for this request (reduce its size)", file=sys.stderr)
+        return 2
+    except ImportError as exc:  # an optional extra not installed: privcal's message names it
+        why = " ".join(str(exc).split())
+        if "pip install" not in why:
+            why += " (an optional dependency: pip install 'privcal[rl,plot]' installs the extras the commands use)"
+        print(f"privcal: error: {why}", file=sys.stderr)
         return 2
     except ArithmeticError as exc:  # overflow / division by zero at extreme inputs
         print(

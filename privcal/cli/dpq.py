@@ -48,7 +48,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                         "50000)")
     p.add_argument("--episodes", type=_cli_out.count, default=None,
                    help="replay: episodes of 50 steps (default 100, the paper's Figure 1)")
-    p.add_argument("--epsilon", type=float, default=None, help="target epsilon of the whole run, > 0 (no default)")
+    p.add_argument("--epsilon", type=float, default=None,
+                   help="target epsilon of the whole run, in (0, 1e6] (no default)")
     p.add_argument("--delta", type=float, default=None, help="target delta of the whole run, in (0, 1) (no default)")
     p.add_argument("--sigma", type=float, default=None,
                    help="noise level given directly, no calibration and no privacy claim: dpq the functional-noise "

@@ -41,7 +41,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--trajectories", type=_cli_out.count, default=1000,
                    help="data size m, trajectories in the private data set (default 1000; 1e4 accepted)")
     p.add_argument("--epsilon", type=float, default=None,
-                   help="target epsilon of the whole run, > 0 (required unless --non-private)")
+                   help="target epsilon of the whole run, in (0, 1e6] (required unless --non-private)")
     p.add_argument("--delta", type=float, default=None, help="target delta of the whole run, in (0, 1) (default 1e-5)")
     p.add_argument("--bound", default="valid", choices=BOUND_CHOICES,
                    help="accounting for sigma: valid (default: the tightest valid bound, PLD or RDP, whichever "
@@ -109,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         ValueError: bad input (the CLI prints it as one line, exit code 2).
     """
+    _cli_out.check_epsilon(args.epsilon)
     import numpy as np
 
     from privcal import _validate as V

@@ -27,7 +27,7 @@ from typing import Any, Optional, Union
 
 from privcal.records import clean
 
-__all__ = ["FORMATS", "add_format", "add_pld_options", "pld_options", "pld_block", "chosen", "clean", "count", "seed", "numbers", "counts",
+__all__ = ["FORMATS", "MAX_EPSILON", "check_epsilon", "add_format", "add_pld_options", "pld_options", "pld_block", "chosen", "clean", "count", "seed", "numbers", "counts",
            "seeds", "emit", "fit", "WIDTH"]
 
 FORMATS = ("text", "json", "csv", "markdown")
@@ -62,6 +62,27 @@ def count(text: str) -> int:
         argparse.ArgumentTypeError: not a whole number in [1, 1e15] (argparse names the flag).
     """
     return _whole(text, 1)
+
+
+#: the one cap on a target epsilon, for every subcommand (``privcal.calibrators.dpq.MAX_EPSILON``; ``table`` uses it
+#: too): above it no guarantee means anything, and the searches would chase float64's range
+MAX_EPSILON = 1e6
+
+
+def check_epsilon(value: Optional[float], flag: str = "--epsilon") -> Optional[float]:
+    """A target epsilon from the command line, in (0, :data:`MAX_EPSILON` = 1e6]: the same cap for every subcommand
+    (``privcal table`` and ``train dpq`` apply it too); None passes (a flag left out).
+
+    Args:
+        value: the flag's value, or None.
+        flag: the flag's name, for the message.
+
+    Raises:
+        ValueError: outside (0, 1e6], naming the flag.
+    """
+    if value is not None and not 0 < value <= MAX_EPSILON:
+        raise ValueError(f"{flag} must be in (0, {MAX_EPSILON:g}], got {value:g} (one cap for every subcommand)")
+    return value
 
 
 def seed(text: str) -> int:
@@ -134,8 +155,8 @@ def add_pld_options(parser: argparse.ArgumentParser) -> None:
     """
     parser.add_argument("--pld-accuracy", type=float, default=None, metavar="REL",
                         help="requested relative width of the PLD's epsilon bracket, in (0, 1) (default: 1e-3)")
-    parser.add_argument("--memory-limit", type=float, default=None, metavar="MB",
-                        help="cap of the memory of one PLD evaluation, in MiB, > 0 (default: 256); above it the "
+    parser.add_argument("--memory-limit", type=float, default=None, metavar="MiB",
+                        help="cap of the memory of one PLD evaluation, in MiB, >= 1 (default: 256); above it the "
                         "PLD coarsens its grid or refuses, and 'best' answers with another valid accountant")
 
 
@@ -159,8 +180,8 @@ def pld_options(args: argparse.Namespace) -> dict:
         out["pld_accuracy"] = accuracy
     limit = getattr(args, "memory_limit", None)
     if limit is not None:
-        if not 0 < limit < math.inf:
-            raise ValueError(f"--memory-limit must be a number of MiB in (0, inf), got {limit!r}")
+        if not 1 <= limit < math.inf:  # below 1 MiB no PLD grid fits: refused, never a silent fallback
+            raise ValueError(f"--memory-limit must be a number of MiB in [1, inf), got {limit!r}")
         out["memory_limit"] = limit * 2**20
     return out
 

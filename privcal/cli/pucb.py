@@ -43,7 +43,7 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     p.add_argument("--episodes", type=_cli_out.count, default=1000,
                    help="number of episodes T, an int >= 1 (default 1000; 1e4 accepted)")
     p.add_argument("--epsilon", type=float, default=None,
-                   help="JDP epsilon of the whole run, > 0 (default: none; required unless --non-private)")
+                   help="JDP epsilon of the whole run, in (0, 1e6] (default: none; required unless --non-private)")
     p.add_argument("--counter-noise", choices=("laplace", "gaussian"), default=None,
                    help="noise of the binary-mechanism counters: laplace (the paper's, epsilon-JDP) or gaussian "
                         "(calibrated on the l2 sensitivity sqrt(6HL) with the exact Gaussian profile, "
@@ -90,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         ValueError: an argument is outside its range (the message names the CLI option).
     """
+    _cli_out.check_epsilon(args.epsilon)
     import warnings
 
     import numpy as np
