@@ -245,3 +245,16 @@ def test_every_usage_refusal_starts_like_every_other(capsys):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert err.startswith("privcal: error: ") and err.count("\n") == 1 and "--help" in err, argv
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["table", "--epsilons", "1,,2"], "without an empty item"),
+    (["table", "--epsilons", "1,2,"], "without an empty item"),
+    (["--version", "extra"], "--version takes no other argument"),
+    (["table", "--memory-limit", "1e-9"], "--memory-limit must be a number of MiB in [1, inf)"),
+])
+def test_a_flag_value_is_never_silently_dropped(argv, says, capsys):
+    # "1,,2" dropped its empty item, "--version extra" ignored "extra", --memory-limit 1e-9 printed the default table
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("privcal: error:") and says in err

@@ -631,8 +631,11 @@ def _glue_negative_values(argv: Sequence[str]) -> list[str]:
 
 def _main(argv) -> int:
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser.parse_args(_glue_negative_values(sys.argv[1:] if argv is None else argv))
+        if argv[:1] == ["--version"] and len(argv) > 1:  # argparse prints the version and ignores the rest
+            raise _UsageError(f"privcal: error: --version takes no other argument, got {' '.join(argv[1:])!r}")
+        args = parser.parse_args(_glue_negative_values(argv))
         if os.environ.get("PRIVCAL_READY") == "1":  # a readiness line for tests that interrupt a run
             print("privcal: ready", file=sys.stderr, flush=True)
         if args.command is None:  # usage is an error's company: stderr, exit 2

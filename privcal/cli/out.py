@@ -99,9 +99,12 @@ def seed(text: str) -> int:
 
 
 def _items(text: str) -> list[str]:
-    items = [x for x in text.replace(" ", "").split(",") if x]
+    parts = text.replace(" ", "").split(",")
+    items = [x for x in parts if x]
     if not items:
         raise argparse.ArgumentTypeError(f"expected one or more comma-separated values, got {text!r}")
+    if len(items) != len(parts):  # "1,,2" or "1,2,": an empty item is refused, never dropped
+        raise argparse.ArgumentTypeError(f"expected comma-separated values without an empty item, got {text!r}")
     return items
 
 
