@@ -297,6 +297,9 @@ def test_train_dpq_select_and_fqi_print_return_unit_and_verdict(capsys):
     assert d["privacy_unit"] == "transition" and d["verdict"] == "beats" and "one seed" in d["verdict_test"]["test"]
     # its batch sampler, in privcal's one vocabulary: records enter each step's batch independently (Poisson)
     assert (d["sampling"], d["neighbouring"]) == ("poisson", "add_remove") and 0 < d["sample_rate"] < 1
+    # a unit finer than the user comes with the user-level epsilon beside it: one episode (50 transitions) removed,
+    # its valid upper end and certified lower end (privcal.accounting.groups; docs/groups.md)
+    assert d["user_unit"] == "episode" and d["user_epsilon"] >= d["user_epsilon_lower"] > d["epsilon"]
 
 
 @pytest.mark.parametrize("argv, match", [

@@ -48,6 +48,7 @@ from numpy.typing import ArrayLike
 
 from privcal import _rng
 from privcal import _validate as V
+from privcal.accounting.groups import group_epsilon
 from privcal.rl import envs
 from privcal.rl.units import check_unit, describe
 
@@ -120,6 +121,11 @@ class FQIResult:
     accountant_notes: tuple = ()
     seed: Optional[int] = 0
     guarantee: str = ""
+    #: the transition unit's user-level guarantee, one episode of EPISODE_STEPS transitions removed (one user's
+    #: data): a valid upper bound and a certified lower bound at ``delta`` (privcal.accounting.groups); None
+    #: for the episode unit (already user-level) and the non-private learner
+    user_epsilon: Optional[float] = None
+    user_epsilon_lower: Optional[float] = None
 
     def greedy_actions(self, states: ArrayLike) -> np.ndarray:
         """argmax_a Q_w(s, a) of the released w (ties: action 0).
@@ -142,7 +148,9 @@ class FQIResult:
                 "policy_return": self.policy_return, "policy_return_se": self.policy_return_se,
                 "evaluation_episodes": self.evaluation_episodes, "config": asdict(self.config),
                 "premises": [{"name": n, "held": bool(h), "evidence": e} for n, h, e in self.premises],
-                "accountant_notes": list(self.accountant_notes), "seed": self.seed}
+                "accountant_notes": list(self.accountant_notes), "seed": self.seed,
+                "user_unit": "episode", "user_epsilon": self.user_epsilon,
+                "user_epsilon_lower": self.user_epsilon_lower}
 
 
 def features(states: ArrayLike, count: int = 11) -> np.ndarray:
@@ -341,5 +349,9 @@ def _train(eps, delta, unit, n_ep, cfg, theta, n_eval, seed, q, sigma, notes) ->
                      f"per-{unit} clip C = {cfg.clip:g}, sigma = {sigma:.5g} over {steps} steps "
                      f"({cfg.iterations} FQI iterations)") if held else \
             "no guarantee: a premise failed (" + "; ".join(e for _, ok, e in premises if not ok) + ")"
+    user = (None, None)
+    if eps is not None and unit == "transition" and all(ok for _, ok, _ in premises):
+        # one user contributes an episode of h transitions: the guarantee for the user beside the transition's
+        user = group_epsilon(sigma / cfg.clip, q, cfg.iterations * cfg.steps, h, delta)
     return FQIResult("fqi-dpsgd", unit, eps, delta, sigma, q, noisy, records, n_ep, theta, value, se, n_eval, cfg,
-                     w, premises, notes, seed, guarantee)
+                     w, premises, notes, seed, guarantee, *user)

@@ -113,6 +113,9 @@ def run_learner(method: str, *, epsilon: float, delta: Optional[float], privacy_
              f"  privacy               {result.guarantee}",
              *([f"  batch sampler         {record['sampling']} ({record['neighbouring']} neighbours; priced as such)"]
                if record.get("sampling") else []),
+             *([f"  user-level            one episode ({envs.EPISODE_STEPS} transitions, one user's data) removed: "
+                f"epsilon <= {record['user_epsilon']:.4g}, certified >= {record['user_epsilon_lower']:.4g} at delta "
+                f"{record['delta']:g} (privcal.accounting.groups)"] if record.get("user_epsilon") is not None else []),
              f"  policy return         {result.policy_return:.3f} +- {result.policy_return_se:.3f} per episode "
              f"(released greedy policy, {result.evaluation_episodes} simulated episodes)"]
     refs = {}
