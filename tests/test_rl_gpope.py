@@ -384,7 +384,10 @@ def test_cli_json(capsys):
     out = capsys.readouterr()
     assert rc == 0 and out.err == ""  # --json: no progress bar
     res = json.loads(out.out)
-    assert res["sigma"] == pytest.approx(calibrate(1.0, 1e-5, iterations=60, trajectories=60))
+    # GPOPE's calibrated sigma is a noise multiplier: named so, beside the absolute noise std (multiplier x clip)
+    assert "sigma" not in res
+    assert res["noise_multiplier"] == pytest.approx(calibrate(1.0, 1e-5, iterations=60, trajectories=60))
+    assert res["noise_std"] == pytest.approx(res["noise_multiplier"] * res["clip"])
     # --bound valid (the default) is the calibrator's default ("best": PLD or RDP), named in bound_used
     from privcal.calibrators.gpope import calibrate_report
 

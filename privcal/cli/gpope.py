@@ -203,7 +203,8 @@ def run(args: argparse.Namespace) -> int:
         "trajectories": m, "transitions": data.n_transitions, "iterations": n_iter,
         "epsilon": args.epsilon, "delta": None if args.non_private else args.delta,
         "bound": None if args.non_private else args.bound, "bound_used": bound_used,
-        "sigma": sigma, "clip": None if args.non_private else clip,
+        # GPOPE's sigma is a noise multiplier (the noise is h N(0, sigma^2 I)): named as such, beside the absolute std
+        "noise_multiplier": sigma, "clip": None if args.non_private else clip,
         "noise_std": sigma * clip if not args.non_private else 0.0,
         "step_size": step, "schedule": args.schedule, "seed": args.seed,
         "mspbe": ev(res.theta),
@@ -234,7 +235,7 @@ def run(args: argparse.Namespace) -> int:
         (f" ({bound_used})" if bound_used not in (None, args.bound) else "")
     lines = [f"{out['algorithm']} ({what}) on {args.domain}{' (off-policy)' if off else ''}, m={m}, N={n_iter}, "
              f"seed {args.seed}",
-             f"  sigma                 {sigma:.4g} (noise std {out['noise_std']:.4g}, clip {out['clip']})",
+             f"  noise multiplier      {sigma:.4g} (noise std {out['noise_std']:.4g} = multiplier x clip {out['clip']})",
              f"  privacy               {out['guarantee']}",
              f"  {name:21s} {final:.4g}" + ("  (diverged: above the MSPBE of theta = 0, where it started)"
                                             if out["diverged"] and not res.diverged else
