@@ -8,6 +8,7 @@ line and exit code 2 there).
 from __future__ import annotations
 
 import argparse
+import math
 import time
 
 from privcal.cli import out as _cli_out
@@ -227,8 +228,13 @@ def run(args: argparse.Namespace) -> int:
     if refs:
         from privcal.rl.verdict import verdict_one_run
 
+        # the realised regret is random (the run's own episodes): its standard error over the episodes, not an
+        # exact value, against the uniform policy's exact expected regret
+        per_episode = np.diff(np.asarray(cumulative, dtype=float), prepend=0.0)
+        se = float(per_episode.std(ddof=1) / math.sqrt(episodes)) if episodes > 1 else math.inf
         v = verdict_one_run(float(cumulative[-1]) / episodes, refs["random_policy_regret_per_episode"],
-                            higher_is_better=False, reference_label="uniform policy (trivial reference)")
+                            higher_is_better=False, reference_label="uniform policy (trivial reference)",
+                            value_se=se)
         out["verdict"], out["verdict_test"] = v.verdict, v.to_dict()
         lines.append(f"  verdict               {v.line()}")
     else:

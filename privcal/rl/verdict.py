@@ -106,7 +106,8 @@ def diverged(final_loss: float, initial_loss: float, parameters_finite: bool = T
 
 
 def verdict_one_run(value: float, reference: float, *, higher_is_better: bool, reference_label: str,
-                    value_se: float = 0.0, reference_se: float = 0.0, confidence: float = 0.95) -> Verdict:
+                    value_se: float = 0.0, reference_se: float = 0.0, confidence: float = 0.95,
+                    basis: Optional[str] = None) -> Verdict:
     """Verdict of one run (one seed) against a reference: a one-sided z test with evaluation standard errors.
 
     Args:
@@ -117,6 +118,8 @@ def verdict_one_run(value: float, reference: float, *, higher_is_better: bool, r
         value_se: standard error of ``value`` (simulation of the released policy), in [0, inf); default 0.
         reference_se: standard error of ``reference``, in [0, inf); default 0 (exact).
         confidence: one-sided confidence, in (0, 1); default 0.95.
+        basis: where both values come from when no standard error is given, for the test's text (e.g. "both
+            estimated on the same 20000 simulated trajectories"); default None: they are exact values.
 
     Returns:
         the :class:`Verdict`.
@@ -129,10 +132,10 @@ def verdict_one_run(value: float, reference: float, *, higher_is_better: bool, r
         raise ValueError(f"reference must be finite, got {reference!r}")
     se, se_ref = V.nonnegative("value_se", value_se), V.nonnegative("reference_se", reference_se)
     conf = V.open_unit("confidence", confidence)
-    return _one_run(float(value), ref, bool(higher_is_better), str(reference_label), se, se_ref, conf)
+    return _one_run(float(value), ref, bool(higher_is_better), str(reference_label), se, se_ref, conf, basis)
 
 
-def _one_run(value, ref, higher, label, se, se_ref, conf) -> Verdict:
+def _one_run(value, ref, higher, label, se, se_ref, conf, basis=None) -> Verdict:
     sign = 1.0 if higher else -1.0
     common = dict(value=value, reference=ref, reference_label=label, higher_is_better=higher, confidence=conf,
                   seeds=1)
@@ -141,8 +144,8 @@ def _one_run(value, ref, higher, label, se, se_ref, conf) -> Verdict:
     scale = math.hypot(se, se_ref)
     if scale == 0.0:
         better = sign * (value - ref) > 0
-        return Verdict("beats" if better else "does not beat",
-                       "one seed: exact values compared (no evaluation error); says nothing about other seeds",
+        how = "exact values compared (no evaluation error)" if basis is None else f"{basis}, compared as they are"
+        return Verdict("beats" if better else "does not beat", f"one seed: {how}; says nothing about other seeds",
                        **common)
     from scipy.stats import norm
 
