@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    from privcal.rl.verdict import DIVERGENCE_RULE, diverged, verdict_one_run
+    from privcal.rl.verdict import DIVERGENCE_RULE, diverged, verdict_one_run, worse_than_trivial
 
     # after the bar: the reference fit and the evaluations on the independent sample (up to a minute)
     with (Working("gpope: references and evaluation") if fmt == "text" else contextlib.nullcontext()):
@@ -199,6 +199,9 @@ def run(args: argparse.Namespace) -> int:
             refs = {"lstd": score(ref), "lstd_method": "wis-lstd" if off else "lstd",
                     "zero_predictor": zero,
                     "non_private_gtd2": None if baseline is None else score(baseline.theta)}
+            if baseline is not None:  # the reference gets the same flags as the run
+                refs["non_private_gtd2_diverged"] = diverged(refs["non_private_gtd2"], zero, not baseline.diverged)
+                refs["non_private_gtd2_worse_than_trivial"] = worse_than_trivial(refs["non_private_gtd2"], zero)
     out = {
         "algorithm": "gtd2" if args.non_private else "gpope",
         "domain": args.domain, "off_policy": bool(off),
@@ -224,6 +227,7 @@ def run(args: argparse.Namespace) -> int:
         "verdict": verdict.verdict, "verdict_test": verdict.to_dict(),
         "clipped_fraction": res.clipped_fraction,
         "diverged": diverged(final, zero, not res.diverged), "diverged_rule": DIVERGENCE_RULE,
+        "worse_than_trivial": worse_than_trivial(final, zero),
         "parameters_non_finite": res.diverged,
         "eval_trajectories": ev.trajectories,
         "seconds": time.perf_counter() - start,
@@ -239,12 +243,15 @@ def run(args: argparse.Namespace) -> int:
              f"seed {args.seed}",
              f"  noise multiplier      {sigma:.4g} (noise std {out['noise_std']:.4g} = multiplier x clip {out['clip']})",
              f"  privacy               {out['guarantee']}",
-             f"  {name:21s} {final:.4g}" + ("  (diverged: above the MSPBE of theta = 0, where it started)"
-                                            if out["diverged"] and not res.diverged else
-                                            "  (diverged: non-finite parameters)" if res.diverged else "")]
+             f"  {name:21s} {final:.4g}" + ("  (diverged: non-finite parameters)" if res.diverged else
+                                            "  (diverged: the iterates blew up)" if out["diverged"] else
+                                            "  (worse than theta = 0, the trivial predictor)"
+                                            if out["worse_than_trivial"] else "")]
     if refs:
         if baseline is not None:
-            lines.append(f"  non-private GTD2      {refs['non_private_gtd2']:.4g} (same data, step size and seed)")
+            flag = (" (diverged: the iterates blew up)" if refs["non_private_gtd2_diverged"] else
+                    " (worse than theta = 0)" if refs["non_private_gtd2_worse_than_trivial"] else "")
+            lines.append(f"  non-private GTD2      {refs['non_private_gtd2']:.4g} (same data, step size and seed){flag}")
         lines.append(f"  {refs['lstd_method']:21s} {refs['lstd']:.4g} (non-private closed form)")
         lines.append(f"  theta = 0             {refs['zero_predictor']:.4g} (trivial predictor)")
     lines.append(f"  verdict               {verdict.line()}")

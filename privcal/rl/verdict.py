@@ -29,12 +29,15 @@ from numpy.typing import ArrayLike
 
 from privcal import _validate as V
 
-__all__ = ["VERDICTS", "DIVERGENCE_RULE", "Verdict", "diverged", "no_reference", "verdict_one_run",
-           "verdict_over_seeds"]
+__all__ = ["VERDICTS", "DIVERGENCE_RULE", "BLOW_UP", "Verdict", "diverged", "worse_than_trivial", "no_reference",
+           "verdict_one_run", "verdict_over_seeds"]
 
-#: What "diverged" means for a loss-minimising trainer (``privcal train gpope``).
-DIVERGENCE_RULE = ("diverged: the parameters left the floats (non-finite), or the final loss is above the loss "
-                   "of the initial parameters (theta = 0, the trivial predictor's)")
+#: What "diverged" means for a loss-minimising trainer (``privcal train gpope``): the iterates blew up. A loss that
+#: is merely worse than the trivial predictor's is :func:`worse_than_trivial`, another field.
+DIVERGENCE_RULE = ("diverged: the parameters or the final loss left the floats (non-finite), or the final loss is "
+                   "more than 1e6 times the loss of the initial parameters (theta = 0): the iterates blew up")
+#: the factor above the initial loss at which a finite final loss counts as blown up
+BLOW_UP = 1e6
 
 VERDICTS = ("beats", "does not beat", "cannot tell")
 
@@ -90,8 +93,8 @@ def no_reference(reason: str) -> dict:
 
 
 def diverged(final_loss: float, initial_loss: float, parameters_finite: bool = True) -> bool:
-    """Whether a run diverged by :data:`DIVERGENCE_RULE`: non-finite parameters or loss, or a final loss above
-    the initial one.
+    """Whether a run diverged by :data:`DIVERGENCE_RULE`: non-finite parameters or loss, or a final loss more than
+    :data:`BLOW_UP` times the initial one.
 
     Args:
         final_loss: the loss of the released parameters (MSPBE).
@@ -102,7 +105,18 @@ def diverged(final_loss: float, initial_loss: float, parameters_finite: bool = T
         True when the run diverged.
     """
     final, initial = float(final_loss), float(initial_loss)
-    return (not parameters_finite) or not math.isfinite(final) or final > initial
+    return (not parameters_finite) or not math.isfinite(final) or final > BLOW_UP * max(initial, 1e-300)
+
+
+def worse_than_trivial(final_loss: float, initial_loss: float) -> bool:
+    """Whether the released parameters' loss is above the trivial predictor's (theta = 0), diverged or not.
+
+    Args:
+        final_loss: the loss of the released parameters.
+        initial_loss: the loss of theta = 0.
+    """
+    final = float(final_loss)
+    return not math.isfinite(final) or final > float(initial_loss)
 
 
 def verdict_one_run(value: float, reference: float, *, higher_is_better: bool, reference_label: str,
