@@ -12,8 +12,9 @@ environment (by default the random-peak variant: theta drawn from the seed) and 
   knows theta) and ``non_private_return`` (the same learner without noise: the exact argmax for select,
   no noise for fqi-dpsgd);
 * ``verdict`` (``privcal.rl.verdict.verdict_one_run``): one seed, the released policy's return against
-  the data-independent policy's at this theta, both with their simulation standard errors. (Over seeds,
-  as ``privcal frontier dpq`` does, the mean is compared with ``best_data_independent_return``.)
+  ``best_data_independent_return`` (the reference ``privcal frontier dpq`` uses over seeds), both with their
+  simulation standard errors. Move-to-middle at this run's theta is reported but not tested: near theta = 0.5 it
+  is optimal itself, and an optimal learner could not beat it.
 """
 
 from __future__ import annotations
@@ -131,9 +132,13 @@ def run_learner(method: str, *, epsilon: float, delta: Optional[float], privacy_
                 "data_independent_return_at_peak": mid, "data_independent_return_at_peak_se": mid_se,
                 "threshold_at_peak_return": opt, "threshold_at_peak_return_se": opt_se,
                 "non_private_return": baseline[0], "non_private_return_se": baseline[1]}
-        verdict = verdict_one_run(result.policy_return, mid, higher_is_better=True,
-                                  reference_label="best data-independent policy (move-to-middle) at this theta",
-                                  value_se=result.policy_return_se, reference_se=mid_se)
+        # the reference of the frontier: the best data-independent policy in expectation over theta ~ U[0, 1]
+        # (12.22), the bar a learner that reads the data must clear. Move-to-middle at this run's own theta is
+        # printed beside it, but not tested: near theta = 0.5 it is itself optimal, so an optimal learner "did not
+        # beat" it (select, epsilon 7, seed 5: 20.61 against 20.70)
+        verdict = verdict_one_run(result.policy_return, best, higher_is_better=True,
+                                  reference_label="best data-independent policy in expectation over theta",
+                                  value_se=result.policy_return_se, reference_se=best_se)
         record["verdict"] = verdict.verdict
         record["verdict_test"] = verdict.to_dict()
         lines += [f"  non-private learner   {baseline[0]:.3f} (same data and seed, no noise)",
