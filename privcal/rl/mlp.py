@@ -132,7 +132,7 @@ class LipschitzMLP:
         bound = self.lipschitz_bound()
         if bound <= self.lipschitz:
             return 1.0
-        factor = (self.lipschitz / bound) ** (1.0 / self.n_layers) * _SHRINK
+        factor = (self.lipschitz / bound) ** (1.0 / self.n_layers) * _SHRINK  # guarded by tests/test_rl_dpq.py::test_lipschitz_bound_holds_after_every_update
         for w in self.weights:
             w *= factor
         return factor
@@ -295,7 +295,7 @@ class LipschitzMLP:
     def _clipped_gradient_sum(self, inputs, grad_out, clip):
         grad_out = np.asarray(grad_out, dtype=float)
         norms = self.per_example_grad_norms(inputs, grad_out)
-        scale = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
+        scale = np.minimum(1.0, clip / np.maximum(norms, 1e-300))  # guarded by tests/test_rl_dpq.py::test_per_example_norms_and_clipping
         return self.backward(inputs, grad_out * scale[:, None]), norms
 
     # ------------------------------------------------------------------ updates
@@ -404,9 +404,9 @@ def unchecked_sup_difference_bound(values_first: np.ndarray, values_second: np.n
     ``values_*`` have shape (n, outputs) on s_i = i * spacing; ``slope`` bounds the Lipschitz constant of
     the difference (see :func:`sup_difference_bound`)."""
     diff = np.abs(values_first - values_second)
-    cells = 0.5 * (diff[:-1] + diff[1:]).max() + 0.5 * slope * spacing
+    cells = 0.5 * (diff[:-1] + diff[1:]).max() + 0.5 * slope * spacing  # guarded by tests/test_rl_dpq.py::test_sup_certificate_slack_is_attained_by_a_network_pair
     scale = max(float(np.abs(values_first).max()), float(np.abs(values_second).max()), 1.0)
-    return float(cells + _ROUNDING * scale), float(diff.max())
+    return float(cells + _ROUNDING * scale), float(diff.max())  # guarded by tests/test_guard_mlp.py::test_the_sup_bound_covers_a_difference_that_float64_rounds_down
 
 
 def slope_difference_bound(first: LipschitzMLP, second: LipschitzMLP, grid_size: int) -> float:

@@ -234,7 +234,7 @@ def _grid_size(update_clip: float, lipschitz: float, update_lipschitz: Optional[
     with a slope clip l < 2L also h <= l / (8 L^2) (the slope's slack M h / 2, M the two networks'
     curvature bound, is then about l / 10 for a trained (1, 32, 32, 2) tanh network at L = 4; a larger
     M only makes the certificate refuse more steps, never unsound)."""
-    need = 4.0 * lipschitz / update_clip
+    need = 4.0 * lipschitz / update_clip  # guarded by tests/test_rl_dpq.py::test_certified_step_charges_the_old_networks_slope
     if update_lipschitz is not None and update_lipschitz < 2.0 * lipschitz:
         need = max(need, 8.0 * lipschitz**2 / update_lipschitz)
     n = math.ceil(need) + 1
@@ -408,7 +408,7 @@ def _functional_noise(calibrate, epsilon, delta, hp, resets, actions, variant) -
     if variant != "paper":
         hp = valid_hyperparameters(hp)
     try:
-        cal = calibrate(epsilon, delta, samples=hp.samples, batch_size=hp.batch_size, lr=hp.lr,
+        cal = calibrate(epsilon, delta, samples=hp.samples, batch_size=hp.batch_size, lr=hp.lr,  # guarded by tests/test_rl_dpq.py::test_train_dpq_calibrates_with_privcal_dpq
                         lipschitz=hp.lipschitz, resets=resets, actions=actions, variant=variant,
                         update_clip=hp.update_clip if hp.update_clip is not None else dpq.DEFAULT_UPDATE_CLIP,
                         update_lipschitz=update_lipschitz_of(hp))
@@ -842,7 +842,7 @@ def _loop(noise: _Noise, hp: Hyperparameters, net: LipschitzMLP, env, streams: _
     minibatches, a new release of the noise every U/J updates."""
     B, T, U = hp.batch_size, hp.samples, hp.updates
     actions = int(env.action_space.n)
-    period = U // noise.resets if noise.resets else None
+    period = U // noise.resets if noise.resets else None  # guarded by tests/test_rl_dpq.py::test_full_batches_only_and_resets
     # the update certificate (valid analysis): dpq with an update clip only; every update then starts
     # from the released function R_j = N_theta_j + G_j, whose noise G_j sums one fresh layer per release
     certify = noise.method == "dpq" and hp.update_clip is not None
@@ -855,7 +855,7 @@ def _loop(noise: _Noise, hp: Hyperparameters, net: LipschitzMLP, env, streams: _
     s, g_s = agent.reset(seed=streams.env_seed)
     for t in range(T):
         j, i = divmod(t, B)
-        if i == 0 and j < U and paths is not None and j % period == 0 and j > 0:
+        if i == 0 and j < U and paths is not None and j % period == 0 and j > 0:  # guarded by tests/test_rl_dpq.py::test_full_batches_only_and_resets
             g_s = agent.new_release(s)
             update.new_path()
         a = agent.act(s, g_s)
@@ -868,7 +868,7 @@ def _loop(noise: _Noise, hp: Hyperparameters, net: LipschitzMLP, env, streams: _
                 clock.start()
                 projections += update(net, batch)
                 clock.lap("update")
-                if certify and j == U - 1:  # the function after the last update gets its own fresh path
+                if certify and j == U - 1:  # the function after the last update gets its own fresh path; guarded by tests/test_rl_dpq.py::test_the_valid_run_restarts_from_the_released_function
                     g_s2 = agent.new_release(s2)
                     update.new_path()
                 if progress is not None:
@@ -1021,14 +1021,14 @@ def _certified_step(net, grads, lr, clip, grid, old_values, lip_clip=None, old_s
             np.subtract(b0, factor * lr * db, out=b)
         projected = int(net.project() != 1.0)
         lip_new = net.lipschitz_bound()
-        cap = lip_old + lip_new  # Lip(Q_new - Q_old) <= Lip(Q_new) + Lip(Q_old), always
+        cap = lip_old + lip_new  # Lip(Q_new - Q_old) <= Lip(Q_new) + Lip(Q_old), always; guarded by tests/test_rl_dpq.py::test_certified_step_charges_the_old_networks_slope
         if lip_clip is None:
             values, slopes = net(grid), None
         else:
             values, slopes = net._input_derivative(grid)
         bound, largest = unchecked_sup_difference_bound(values, old_values, cap, spacing)
         shrink = 1.0
-        if not bound <= clip:  # also a nan bound (non-finite gradients): never certified
+        if not bound <= clip:  # also a nan bound (non-finite gradients): never certified; guarded by tests/test_guard_mlp.py::test_a_step_whose_exact_change_exceeds_the_clip_is_scaled_back
             room = clip - 0.5 * cap * spacing
             shrink = 0.9 * room / largest if room > 0.0 and largest > 0.0 else 0.01
         slope = cap

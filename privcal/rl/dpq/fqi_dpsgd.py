@@ -217,9 +217,9 @@ def _clipped_sum(w, phi, a, y, clip, h):
     per = np.zeros((phi.shape[0], _ACTIONS, phi.shape[1]))
     per[np.arange(phi.shape[0]), a] = err[:, None] * phi
     if h > 1:
-        per = per.reshape(-1, h, _ACTIONS, phi.shape[1]).sum(axis=1)
+        per = per.reshape(-1, h, _ACTIONS, phi.shape[1]).sum(axis=1)  # guarded by tests/test_rl_learners.py::test_one_episode_moves_the_episode_clipped_sum_by_at_most_the_clip
     norms = np.sqrt(np.einsum("ijk,ijk->i", per, per))
-    scale = np.minimum(1.0, clip / np.maximum(norms, 1e-300))
+    scale = np.minimum(1.0, clip / np.maximum(norms, 1e-300))  # guarded by tests/test_rl_learners.py::test_one_transition_moves_the_clipped_sum_by_at_most_the_clip
     return np.einsum("i,ijk->jk", scale, per), norms
 
 
@@ -290,11 +290,11 @@ def train_fqi_dpsgd(*, epsilon: Optional[float], delta: Optional[float], privacy
     n_eval, seed, theta = envs.run_inputs(evaluation_episodes, seed, peak)
     records = n_ep * envs.EPISODE_STEPS if unit == "transition" else n_ep
     batch = (256.0 if unit == "transition" else 16.0) if cfg.batch is None else cfg.batch
-    q = min(1.0, batch / records)
-    steps = cfg.iterations * cfg.steps
+    q = min(1.0, batch / records)  # guarded by tests/test_rl_learners.py::test_fqi_calibration_round_trip_and_premises
+    steps = cfg.iterations * cfg.steps  # guarded by tests/test_rl_learners.py::test_fqi_calibration_round_trip_and_premises
     sigma, notes = 0.0, ()
     if eps is not None:
-        sigma, notes = _calibrate(eps, dlt, steps, q, cfg.clip)
+        sigma, notes = _calibrate(eps, dlt, steps, q, cfg.clip)  # guarded by tests/test_rl_learners.py::test_fqi_calibration_round_trip_and_premises
     return _train(eps, dlt, unit, n_ep, cfg, theta, n_eval, int(seed), q, sigma, notes)
 
 
@@ -317,20 +317,20 @@ def _train(eps, delta, unit, n_ep, cfg, theta, n_eval, seed, q, sigma, notes) ->
     phi2 = _features(d["s2"], m).reshape(-1, m)
     a, r = d["a"].reshape(-1), d["r"].reshape(-1)
     records = n_ep * h if unit == "transition" else n_ep
-    per_record = 1 if unit == "transition" else h
+    per_record = 1 if unit == "transition" else h  # guarded by tests/test_guard_fqi_dpsgd.py::test_one_episode_moves_the_trained_weights_by_exactly_the_clip
     w = np.zeros((_ACTIONS, m))
     largest_clipped, noisy = 0.0, 0
     for _ in range(cfg.iterations):
         y = r + cfg.gamma * (phi2 @ w.T).max(axis=1)  # targets from the released w of the last iteration
         for _ in range(cfg.steps):
-            chosen = np.flatnonzero(sample_rng.random(records) < q)  # Poisson sampling of records
+            chosen = np.flatnonzero(sample_rng.random(records) < q)  # Poisson sampling of records; guarded by tests/test_guard_fqi_dpsgd.py::test_every_record_is_in_the_batch_at_sample_rate_1
             rows = (chosen[:, None] * per_record + np.arange(per_record)).reshape(-1)
-            total, norms = _clipped_sum(w, phi[rows], a[rows], y[rows], cfg.clip, per_record)
+            total, norms = _clipped_sum(w, phi[rows], a[rows], y[rows], cfg.clip, per_record)  # guarded by tests/test_guard_fqi_dpsgd.py::test_one_episode_moves_the_trained_weights_by_exactly_the_clip
             if norms.size:
                 largest_clipped = max(largest_clipped, float(np.minimum(norms, cfg.clip).max()))
             if sigma > 0.0:
-                total = total + sigma * noise_rng.standard_normal(total.shape)
-                noisy += 1
+                total = total + sigma * noise_rng.standard_normal(total.shape)  # guarded by tests/test_guard_fqi_dpsgd.py::test_the_noise_of_a_step_has_the_calibrated_sigma
+                noisy += 1  # guarded by tests/test_rl_learners.py::test_fqi_calibration_round_trip_and_premises
             w = w - cfg.lr * total / (q * records)
     value, se = envs.policy_return(lambda s: _greedy(w, s), theta, episodes=n_eval, seed=[seed, 21])
     premises = ()

@@ -211,7 +211,7 @@ def gpope(dataset: Any, *, sigma: Optional[float] = None, epsilon: Optional[floa
             raise ValueError("give sigma, or both epsilon and delta")
         if clip is None:
             raise ValueError("a private run needs a clip h (clip=None only with sigma=0)")
-        sigma = _gpope_calibrator.calibrate(epsilon, delta, iterations=n_iter, trajectories=m, clip=clip,
+        sigma = _gpope_calibrator.calibrate(epsilon, delta, iterations=n_iter, trajectories=m, clip=clip,  # guarded by tests/test_rl_gpope.py::test_calibrated_sigma_is_the_accounting_layers
                                             bound=bound)
     else:
         bound = None
@@ -268,10 +268,10 @@ def _gpope(dataset, sigma, h, steps, rng, theta, w, metric, every, progress, **r
     m = dataset.m
     n_iter = steps.size
     n = dataset.n_features
-    picks = rng.integers(m, size=n_iter)
+    picks = rng.integers(m, size=n_iter)  # guarded by tests/test_guard_gpope_agent.py::test_each_iteration_draws_one_trajectory_uniformly
     trajs = _Trajectories(dataset)
     gamma = dataset.gamma
-    noise_scale = 0.0 if h is None else h * sigma
+    noise_scale = 0.0 if h is None else h * sigma  # guarded by tests/test_rl_gpope.py::test_noise_is_clip_times_sigma
     history = {"iteration": [], "metric": []} if metric is not None else {}
     block = 4096
     with np.errstate(over="ignore", invalid="ignore"):
@@ -288,13 +288,13 @@ def _loop(trajs, picks, steps, theta, w, gamma, h, noise_scale, rng, n, n_iter, 
     diverged = False
     for start in range(0, n_iter, block):
         stop = min(start + block, n_iter)
-        noise = rng.standard_normal((stop - start, 2 * n)) * noise_scale if noise_scale > 0 else None
+        noise = rng.standard_normal((stop - start, 2 * n)) * noise_scale if noise_scale > 0 else None  # guarded by tests/test_rl_gpope.py::test_noise_is_clip_times_sigma
         for i in range(start, stop):
             g = _gradient(trajs[int(picks[i])], theta, w, gamma)
             if h is not None:
                 norm = math.sqrt(float(g @ g))
-                if norm > h:
-                    g = g * (h / norm)
+                if norm > h:  # guarded by tests/test_guard_gpope_agent.py::test_a_gradient_between_h_and_2h_is_clipped_to_h
+                    g = g * (h / norm)  # guarded by tests/test_guard_gpope_agent.py::test_a_gradient_between_h_and_2h_is_clipped_to_h
                     clipped += 1
             if noise is not None:
                 g = g + noise[i - start]

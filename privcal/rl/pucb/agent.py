@@ -236,7 +236,7 @@ def counter_epsilon(epsilon: float, horizon: int) -> float:
 
 
 def _counter_epsilon(epsilon: float, horizon: int) -> float:
-    return epsilon / (6.0 * horizon)
+    return epsilon / (6.0 * horizon)  # guarded by tests/test_pucb.py::test_num_counters_and_budget
 
 
 def jdp_epsilon(counter_eps: float, horizon: int) -> float:
@@ -258,7 +258,7 @@ def jdp_epsilon(counter_eps: float, horizon: int) -> float:
 
 
 def _jdp_epsilon(counter_eps: float, horizon: int) -> float:
-    return 6.0 * horizon * counter_eps
+    return 6.0 * horizon * counter_eps  # guarded by tests/test_pucb.py::test_num_counters_and_budget
 
 
 def counter_sigma(epsilon: float, delta: float, horizon: int, episodes: int) -> float:
@@ -283,7 +283,7 @@ def counter_sigma(epsilon: float, delta: float, horizon: int, episodes: int) -> 
         ValueError: an argument is outside its range.
     """
     return gaussian_sigma(V.positive_int("episodes", episodes), V.positive("epsilon", epsilon),
-                          V.open_unit("delta", delta), streams=6 * V.positive_int("horizon", horizon))
+                          V.open_unit("delta", delta), streams=6 * V.positive_int("horizon", horizon))  # guarded by tests/test_pucb.py::test_counter_sigma_is_the_exact_profile_at_sqrt_6hl
 
 
 def check_counter_noise(counter_noise: str, epsilon: Optional[float], delta: Optional[float],
@@ -634,7 +634,7 @@ class PUCB:
             self.epsilon = epsilon
             self.counter_epsilon = None
             # arguments validated by __init__ or the caller of _trusted: the unchecked kernels (issue 19 item 9)
-            self.counter_sigma = self.noise_scale = gaussian_sigma_unchecked(t, epsilon, delta, streams=6 * h)
+            self.counter_sigma = self.noise_scale = gaussian_sigma_unchecked(t, epsilon, delta, streams=6 * h)  # guarded by tests/test_pucb.py::test_gaussian_agent_guarantee_counters_and_bound
             sensitivity = gaussian_psum_sensitivity_unchecked(t, streams=6 * h)
             # the guarantee at this sigma, from the exact profile (an upper bound on epsilon, <= target)
             self.jdp_epsilon = _gaussian.epsilon_exact_unchecked(delta, sensitivity / self.counter_sigma)
@@ -648,12 +648,12 @@ class PUCB:
         elif self.private:
             self.epsilon = epsilon
             self.jdp_delta = 0.0
-            split = _counter_epsilon if budget_split == "valid" else _counter_epsilon_paper
+            split = _counter_epsilon if budget_split == "valid" else _counter_epsilon_paper  # guarded by tests/test_guard_pucb_agent.py::test_laplace_counters_use_the_split_budget
             self.counter_epsilon = split(self.epsilon, h)
             self.jdp_epsilon = _jdp_epsilon(self.counter_epsilon, h)
             if not self.counter_epsilon > 0:  # epsilon / (6H) underflowed: the check BinaryCounter made
                 raise ValueError(f"epsilon must be in (0, inf), got {self.counter_epsilon!r}")
-            self.counters = {name: BinaryCounter.unchecked(t, self.counter_epsilon, shape, seed=stream)
+            self.counters = {name: BinaryCounter.unchecked(t, self.counter_epsilon, shape, seed=stream)  # guarded by tests/test_guard_pucb_agent.py::test_laplace_counters_use_the_split_budget
                              for (name, shape), stream in zip(shapes.items(), streams[:3])}
             self.noise_scale = self.counters["counts"].laplace_scale
             self.guarantee = (f"{self.jdp_epsilon:g}-JDP, Laplace counters (budget split {budget_split}"

@@ -1,0 +1,72 @@
+"""The PLD accountant's cap for (epsilon, delta0)-DP histories (privcal.privacy_loss, ``_pure_cap``) keeps its
+rounding margin on the mass at +inf.
+
+k (eps0, delta0)-DP steps have P-mass 1 - (1 - delta0)^k at loss +inf; for every delta below it no finite
+epsilon holds. float64 rounds that mass, here downwards: at delta one float step below the true mass, the
+rounded mass is <= delta and a cap without margin answers k eps0.
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+
+from privcal import ApproxDPEvent, PLDAccountant, SelfComposedEvent
+
+K, EPS0, DELTA0 = 7, 1.0, 1e-3
+
+
+def _true_inf_mass() -> mp.mpf:
+    """1 - (1 - delta0)^k at 50 digits (delta0 = 1e-3 as the float64 the event holds)."""
+    with mp.workdps(50):
+        return 1 - (1 - mp.mpf(DELTA0)) ** K
+
+
+def _epsilon(delta: float) -> float:
+    return PLDAccountant().compose(SelfComposedEvent(ApproxDPEvent(EPS0, DELTA0), K)).epsilon(delta)
+
+
+def test_delta_one_float_step_below_the_inf_mass_has_no_finite_epsilon():
+    true = _true_inf_mass()
+    below = float(true)
+    if mp.mpf(below) >= true:
+        below = math.nextafter(below, 0.0)
+    assert mp.mpf(below) < true < mp.mpf(math.nextafter(below, 1.0))  # the largest float below the true mass
+    # float64's own evaluation of the mass rounds to this very float: no margin, and it would pass for delta
+    assert -math.expm1(K * math.log1p(-DELTA0)) <= below
+    assert _epsilon(below) == math.inf
+
+
+def test_delta_just_above_the_inf_mass_has_the_finite_epsilon_k_eps0():
+    # delta = 1.000000001 x the mass: the true delta(E) at E = k eps0 = 7 is the +inf mass alone (no finite loss
+    # exceeds 7), so the true epsilon is <= 7; the P-mass at loss 7 is ((1 - delta0) e / (1 + e))^7 = 0.111, so
+    # delta(eps) >= mass + 0.111 (1 - e^(eps - 7)) and the true epsilon is above 7 - 7e-11 (closed form). The
+    # certified answer is finite, at most 7 and at least the truth.
+    delta = float(_true_inf_mass()) * (1 + 1e-9)
+    assert 7.0 - 7e-11 < _epsilon(delta) <= 7.0
+
+
+def test_span_dipoles_of_wide_cells_by_hand():
+    # docs/pld.md Sec. 2.3 "Coarse tails": point j's error patterns make at most
+    #   K1 (pe + te / (1 - e^-w1)) + K2 (te + split) / (1 - e^-w2)
+    # unit dipoles, K1 = w1 / h and K2 = w2 / h the widths in lattice steps of the cells below and above it (K1 = 1
+    # below the first point, K2 = 0 above the last), te = pe + qe, split = _SPLIT_REL u (p + rt) of the cell above
+    # (p, rt its P- and e^g Q-mass; none above the last point). Three points, cells 2 and 3 steps wide, h = 0.1:
+    # evaluated here term by term.
+    import numpy as np
+
+    from privcal.privacy_loss import _build as B
+
+    h = 0.1
+    pe, qe = np.array([[1e-3, 2e-3, 3e-3]]), np.array([[4e-3, 5e-3, 6e-3]])
+    p, rt = np.array([[0.2, 0.3]]), np.array([[0.1, 0.2]])
+    got = B._span_dipoles(pe, qe, p, rt, np.array([[2 * h, 3 * h]]), h)[0]
+    k1, k2 = [1.0, 2.0, 3.0], [2.0, 3.0, 0.0]
+    for j in range(3):
+        te = pe[0, j] + qe[0, j]
+        split = B._SPLIT_REL * B._U * (p[0, j] + rt[0, j]) if j < 2 else 0.0
+        want = k1[j] * (pe[0, j] + te / -math.expm1(-k1[j] * h))
+        if k2[j]:
+            want += k2[j] * (te + split) / -math.expm1(-k2[j] * h)
+        assert want <= got[j] <= want * (1 + 1e-12)  # the rounding allowances only raise it
