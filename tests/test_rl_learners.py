@@ -360,3 +360,16 @@ def test_train_csv_rows_carry_the_references_unit_and_verdict(capsys):
                      "--epsilon", "10", "--format", "csv"]) == 0
     rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert "reference_random_policy_regret_per_episode" in rows[0] and rows[0]["verdict"]
+
+
+def test_fqi_clip_premise_is_measured_on_what_was_summed(monkeypatch):
+    # the printed premise measured the norms before clipping capped at C (min(norm, C)): it could not fail. Break
+    # the clipping (clip at 2C): the premise must fail and the run print no guarantee
+    from privcal.rl.dpq import fqi_dpsgd
+
+    real = fqi_dpsgd._clipped_sum
+    monkeypatch.setattr(fqi_dpsgd, "_clipped_sum", lambda w, phi, a, y, clip, h: real(w, phi, a, y, 2 * clip, h))
+    res = fqi_dpsgd.train_fqi_dpsgd(epsilon=1.0, delta=1e-5, privacy_unit="transition", episodes=20,
+                                    evaluation_episodes=50, seed=0)
+    clip = dict((n, ok) for n, ok, _ in res.premises)["per-record clip"]
+    assert clip is False and res.guarantee.startswith("no guarantee") and res.user_epsilon is None
