@@ -1,20 +1,29 @@
-"""Sphinx configuration of privcal's API reference (``pip install -e '.[docs]'``;
-``sphinx-build -W -b html docs docs/_build/html``; built by tests/test_docs.py with warnings as errors)."""
+"""Sphinx configuration of privcal's documentation (``pip install -e '.[docs]'``;
+``sphinx-build -W -b html docs docs/_build/html``; built by tests/test_docs.py with warnings as errors).
+
+The API reference is one page per layer (docs/api/); docs/_aliases.py documents each object once, under the name
+users type. The CLI reference (docs/cli.rst) is written by ``python docs/_cli_reference.py`` from the parser."""
 
 from __future__ import annotations
 
+import pathlib
 import re
+import sys
 
 import privcal
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # docs/_aliases.py
 
 project = "privcal"
 author = "the privcal developers"
 release = version = privcal.__version__
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "myst_parser"]
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "myst_parser", "_aliases"]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "frontier.py", "deprecation.md"]
+exclude_patterns = ["_build", "frontier.py", "deprecation.md", "_*.py"]
 html_theme = "alabaster"
+html_theme_options = {"page_width": "1240px", "sidebar_width": "260px"}  # signatures and tables need the width
+html_static_path = ["_static"]  # custom.css (alabaster loads it)
 autodoc_default_options = {"members": True, "member-order": "bysource"}
 autodoc_typehints = "none"  # signatures carry the hints; each docstring states types and ranges in words
 autodoc_inherit_docstrings = False
@@ -28,6 +37,7 @@ suppress_warnings += ["ref.python"]  # attribute names shared by several classes
 # spans reST must keep: ``literals``, :roles:`targets`, `interpreted text`, **strong**
 _PROTECTED = re.compile(r"(``.+?``|:[\w:]+:`[^`]+`|`[^`]+`_{0,2}|\*\*[^*\s](?:[^*]*[^*\s])?\*\*)")
 _SPECIAL = re.compile(r"(?<!\\)(\||\*|(?<=\w)_(?=\W|$))")
+_FLAG = re.compile(r"(?<![\w`-])(--[A-Za-z][\w-]*)")  # a command-line flag: a literal (smartquotes would dash it)
 
 
 def _escape(text: str) -> str:
@@ -39,7 +49,7 @@ def _escape(text: str) -> str:
     if stripped.startswith(("* ", "- ")):
         bullet, stripped = stripped[:2], stripped[2:]
     parts = _PROTECTED.split(stripped)
-    out = [p if i % 2 else _SPECIAL.sub(r"\\\1", p) for i, p in enumerate(parts)]
+    out = [p if i % 2 else _FLAG.sub(r"``\1``", _SPECIAL.sub(r"\\\1", p)) for i, p in enumerate(parts)]
     return indent + bullet + "".join(out)
 
 
@@ -95,5 +105,27 @@ def _process(app, what, name, obj, options, lines):
     lines[:] = _blocks(escaped)
 
 
+# napoleon reads the first line "X: text" of an attribute's, constant's or property's docstring as its type X;
+# privcal states those types as annotations and writes prose there ("Wang & Hegde 2019, App. E.3: T samples"),
+# so a split whose "type" is not a type expression is undone
+_TYPE_LIKE = re.compile(r"[\w.]+(\[[^\]]*\])?(\s*\|\s*[\w.]+(\[[^\]]*\])?)*")
+_BEFORE_NAPOLEON: dict = {}
+
+
+def _save(app, what, name, obj, options, lines):
+    if what in ("attribute", "data", "property"):
+        _BEFORE_NAPOLEON[name] = list(lines)
+
+
+def _undo_inline_type(app, what, name, obj, options, lines):
+    original = _BEFORE_NAPOLEON.pop(name, None)
+    if original is None:
+        return
+    if any(l.startswith(":type: ") and not _TYPE_LIKE.fullmatch(l[7:].strip()) for l in lines):
+        lines[:] = original
+
+
 def setup(app):
-    app.connect("autodoc-process-docstring", _process, priority=600)  # after napoleon (500)
+    app.connect("autodoc-process-docstring", _save, priority=400)  # before napoleon (500)
+    app.connect("autodoc-process-docstring", _undo_inline_type, priority=550)
+    app.connect("autodoc-process-docstring", _process, priority=600)  # after napoleon
