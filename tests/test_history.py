@@ -89,3 +89,20 @@ def test_unreadable_file_is_one_value_error(tmp_path):
     bad.write_text("[{")
     with pytest.raises(ValueError, match="not valid JSON"):
         load_history(bad)
+
+
+def test_file_errors_name_the_file_the_group_and_the_field(tmp_path, capsys):
+    # a group with "steps": 0 said "--steps must be ...", a flag the user never typed; a TOML file with [[groups]]
+    # had no hint of the table name
+    from privcal.cli import main
+
+    bad = tmp_path / "h.json"
+    bad.write_text(json.dumps([{"sigma": 1.0}, {"sigma": 1.0, "steps": 0}]))
+    assert main(["epsilon", "--history", str(bad), "--delta", "1e-5"]) == 2
+    err = capsys.readouterr().err
+    assert "h.json" in err and "release[1].steps must be an integer >= 1, got 0" in err and "--steps" not in err
+    toml = tmp_path / "h.toml"
+    toml.write_text("[[groups]]\nsigma = 1\n")
+    assert main(["epsilon", "--history", str(toml), "--delta", "1e-5"]) == 2
+    err = capsys.readouterr().err
+    assert "must hold [[release]] tables" in err and "found [[groups]]" in err and err.count("\n") == 1

@@ -61,10 +61,13 @@ def _group(entry, where: str) -> ReleaseGroup:
         keys, one = " and ".join(ignored), len(ignored) == 1
         raise ValueError(f"{where} sets {keys} but no sample_rate ({keys} appl{'ies' if one else 'y'} only to "
                          f"subsampled releases): add a sample_rate in (0, 1] or remove {'it' if one else 'them'}")
-    releases = Releases(
-        entry.get("sensitivity", 1.0), entry.get("steps", 1), 1.0 if rate is None else rate,
-        entry.get("sampling", "poisson"), entry.get("neighbouring"),
-    )
+    try:
+        releases = Releases(
+            entry.get("sensitivity", 1.0), entry.get("steps", 1), 1.0 if rate is None else rate,
+            entry.get("sampling", "poisson"), entry.get("neighbouring"),
+        )
+    except ValueError as exc:  # the field as the file names it, not a flag the user never typed
+        raise ValueError(f"{where}.{exc}") from None
     return ReleaseGroup(sigma, releases)
 
 
@@ -90,9 +93,14 @@ def load_history(path: Union[str, pathlib.Path]) -> list[ReleaseGroup]:
         except ImportError:  # Python 3.10
             raise ValueError("TOML history files need Python >= 3.11 (tomllib); use JSON") from None
         try:
-            data = tomllib.loads(text).get("release")
+            table = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ValueError(f"history file {str(path)!r} is not valid TOML: {exc}") from None
+        data = table.get("release")
+        if data is None:
+            found = ", ".join(f"[[{k}]]" if isinstance(v, list) else k for k, v in table.items()) or "nothing"
+            raise ValueError(f"history file {str(path)!r} must hold [[release]] tables (keys {list(_KEYS)}), "
+                             f"found {found}")
     else:
         try:
             data = json.loads(text)
@@ -100,7 +108,10 @@ def load_history(path: Union[str, pathlib.Path]) -> list[ReleaseGroup]:
             raise ValueError(f"history file {str(path)!r} is not valid JSON: {exc}") from None
     if not isinstance(data, list) or not data:
         raise ValueError(f"history file {str(path)!r} must hold a non-empty list of releases")
-    return [_group(entry, f"release[{i}]") for i, entry in enumerate(data)]
+    try:
+        return [_group(entry, f"release[{i}]") for i, entry in enumerate(data)]
+    except ValueError as exc:  # which file, which group, which field
+        raise ValueError(f"history file {str(path)!r}: {exc}") from None
 
 
 def history_event(groups: list[ReleaseGroup], *, scale: float = 1.0, scaled: Optional[int] = None,
