@@ -17,7 +17,7 @@ EPSILON, DELTA, RATE, EPOCHS = 3.0, 1e-5, 0.01, 10
 STEPS = int(EPOCHS / RATE)  # 1,000
 
 nm = get_noise_multiplier(target_epsilon=EPSILON, target_delta=DELTA, sample_rate=RATE, epochs=EPOCHS)
-accountant = PrivcalAccountant()
+accountant = PrivcalAccountant(sampling="poisson")
 for _ in range(STEPS):
     accountant.step(noise_multiplier=nm, sample_rate=RATE)
 print(f"poisson:  noise multiplier {nm:.6f}; after {STEPS} steps epsilon {accountant.get_epsilon(DELTA):.4f} "

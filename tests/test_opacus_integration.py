@@ -519,3 +519,15 @@ def test_make_private_with_epsilon_calibrates_a_shuffled_loader_as_shuffled():
     poisson = get_noise_multiplier(target_epsilon=2.0, target_delta=1e-5, sample_rate=q, epochs=2)
     assert optimizer.noise_multiplier >= shuffled * (1 - 1e-6) > poisson
     assert engine.accountant.sampling == "shuffle"
+
+
+def test_an_accountant_that_cannot_see_the_sampler_says_what_it_assumed():
+    acc = PrivcalAccountant()
+    acc.history = [(1.0, 0.01, 100)]
+    with pytest.warns(SamplerWarning, match="did not see which batch sampler.*priced it as Poisson"):
+        acc.get_epsilon(1e-5)
+    stated = PrivcalAccountant(sampling="poisson")
+    stated.history = list(acc.history)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert stated.get_epsilon(1e-5) == acc.get_epsilon(1e-5)

@@ -293,6 +293,11 @@ class PrivcalAccountant(_Base):
             seen = _make_private_sampler()
             if seen is not None:
                 self.sampling, self.sampling_source = seen, "make_private"
+            elif not self._warned and self.history:  # it cannot see the sampler: it says what it assumed, once
+                self._warned = True
+                warnings.warn("privcal did not see which batch sampler this run used and priced it as Poisson "
+                              "sampling (Opacus's DPDataLoader); for a shuffled loader call accountant.watch(loader) "
+                              "or pass PrivcalAccountant(sampling='shuffle')", SamplerWarning, stacklevel=2)
         groups = _groups(self.history)
         if any(nm == 0.0 for nm, _, _ in groups):
             return math.inf
