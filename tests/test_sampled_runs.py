@@ -201,3 +201,11 @@ def test_an_epochs_event_of_another_release_is_refused_even_after_a_gaussian_one
     privcal.epsilon_of(privcal.EpochsEvent(privcal.GaussianEvent(1.0), 2, 10), 1e-5)
     with pytest.raises(UnsupportedEventError):
         privcal.epsilon_of(privcal.EpochsEvent(privcal.LaplaceEvent(1.0), 2, 10), 1e-5)
+
+
+def test_full_batch_text_does_not_call_an_equal_figure_invalid(capsys):
+    # at rate 1 (a full batch) Poisson accounting prices the same mechanism: no "NOT valid" label there
+    assert main(["epsilon", "--sampling", "full_batch", "--epochs", "2", "--batch-size", "100", "--dataset-size",
+                 "100", "--sigma", "10", "--delta", "1e-5"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "NOT valid" not in out and "Poisson at rate 1: the same mechanism" in out

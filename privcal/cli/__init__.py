@@ -432,8 +432,10 @@ def _print_run(r, fmt: str, headline: str, extra: Optional[dict] = None) -> int:
     lines = [headline,
              f"  upper       {r.epsilon:.6g}  valid: {r.guarantee}",
              f"  lower       {r.lower:.6g}  certified: a realisable pair of neighbouring data sets loses at least this",
-             f"  poisson     {r.poisson_epsilon:.6g}  NOT valid for this sampler (Poisson at rate "
-             f"{r.batch_size / r.dataset_size:.4g} over the same {r.steps} steps)",
+             (f"  poisson     {r.poisson_epsilon:.6g}  NOT valid for this sampler (Poisson at rate "
+              f"{r.batch_size / r.dataset_size:.4g} over the same {r.steps} steps)" if r.batch_size < r.dataset_size else
+              f"  poisson     {r.poisson_epsilon:.6g}  Poisson at rate 1: the same mechanism (every record in every "
+              "step)"),
              f"  setting     {_WORDS.get(r.sampling, r.sampling)}{' (persistent)' if r.persistent else ''}, "
              f"{r.epochs} epoch{'s' if r.epochs > 1 else ''} of {r.steps_per_epoch} steps, {r.dataset_size} records "
              f"in batches of {r.batch_size}, sigma {r.sigma:g}, sensitivity {r.sensitivity:g}",
