@@ -38,6 +38,7 @@ MODULES = [
     "privcal.accounting.samplers",
     "privcal.accounting.sampled_runs",
     "privcal.accounting.groups",
+    "privcal.accounting.inclusion",
     "privcal.calibrators.dpq",
     "privcal.calibrators.gpope",
     "privcal.calibrators.table",

@@ -45,6 +45,7 @@ from .registry import ACCOUNTANTS
 from .events import (EpochsEvent, Event, Neighbouring, Releases, Sampling, SubsampledEvent, _flatten, _unwrap, describe,
                      kind, relation_of, requested_relation)
 from .relations import conversion
+from . import inclusion as _inclusion
 
 __all__ = [
     "ACCOUNTANT_CHOICES",
@@ -449,7 +450,31 @@ def epsilon_report(
     sigma = V.positive("sigma", sigma)
     delta = V.open_unit("delta", delta)
     rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
-    return _epsilon_report(sigma, delta, rel, accountant, with_bracket=True, pld=pld_options(pld_accuracy, memory_limit))
+    pld = pld_options(pld_accuracy, memory_limit)
+    trivial = _trivial_epsilon(sigma, delta, rel, accountant)
+    return trivial if trivial is not None else _epsilon_report(sigma, delta, rel, accountant, with_bracket=True, pld=pld)
+
+
+def _trivial(rel: Releases, delta: float, accountant: str) -> Optional[float]:
+    """The run's inclusion probability bound when ``accountant`` is "best" and it is at most ``delta``
+    (``privcal.accounting.inclusion``: (0, delta)-DP for every sigma), else None. An accountant named by the
+    caller prices the setting itself."""
+    if accountant != "best":
+        return None
+    p = _inclusion.releases_inclusion_probability(rel)
+    return p if _inclusion.negligible(p, delta) else None
+
+
+def _trivial_epsilon(sigma: float, delta: float, rel: Releases, accountant: str) -> Optional[EpsilonReport]:
+    """The report epsilon = 0 when :func:`_trivial` applies, else None."""
+    p = _trivial(rel, delta, accountant)
+    if p is None:
+        return None
+    return EpsilonReport(
+        0.0, delta, sigma, rel.sensitivity, rel.steps, _inclusion.NAME, True, _inclusion.GUARANTEE,
+        (_inclusion.note(p, delta),), rel.sample_rate, rel.sampling if rel.subsampled else None,
+        rel.neighbouring.value if rel.subsampled else None, (0.0, 0.0), True,
+    )
 
 
 def _epsilon_report(sigma: float, delta: float, rel: Releases, accountant: str, *, with_bracket: bool,
@@ -503,6 +528,8 @@ def epsilon(
     delta = V.open_unit("delta", delta)
     rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
     pld = pld_options(pld_accuracy, memory_limit)
+    if _trivial(rel, delta, accountant) is not None:
+        return 0.0
     event = rel.event(sigma)
     return _priced(_resolve(accountant, rel, event), event, delta, with_bracket=False, pld=pld)[0]
 
@@ -604,6 +631,12 @@ def epsilon_of_report(event: Event, delta: float, *, accountant: str = "best", p
         raise ValueError(f"event must be a privcal Event, got {event!r}")
     delta = V.open_unit("delta", delta)
     pld = pld_options(pld_accuracy, memory_limit)
+    p = _inclusion.inclusion_probability(event) if accountant == "best" else 1.0
+    if _inclusion.negligible(p, delta):
+        relation = relation_of(event)
+        return HistoryReport(0.0, delta, _inclusion.NAME, True, _inclusion.GUARANTEE, (_inclusion.note(p, delta),),
+                             (0.0, 0.0) if with_bracket else None, True if with_bracket else None,
+                             None if relation is None else relation.value)
     value, acc, bracket, notes = _priced(resolve_accountants(accountant, event), event, delta,
                                          with_bracket=bool(with_bracket), pld=pld)
     notes = (() if math.isfinite(value) else (f"no finite epsilon at delta = {delta:g}",)) + notes
@@ -636,7 +669,8 @@ def calibrate_report(
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
     rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
-    return _calibrate_report(epsilon, delta, rel, accountant, with_bracket=True, pld=pld_options(pld_accuracy, memory_limit))
+    pld = pld_options(pld_accuracy, memory_limit)
+    return _calibrate_report(epsilon, delta, rel, accountant, with_bracket=True, pld=pld)
 
 
 def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: str, *,
@@ -645,7 +679,17 @@ def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: s
     :func:`calibrate`). With several valid accountants each one of a :func:`stages` stage calibrates
     (RDP only when no other one answers); the smallest sigma wins (each answer is checked by its own
     accountant: its upper epsilon is <= the target there). An accountant that fails (infeasible under it,
-    a grid over the memory cap, its numerics) is skipped with a note naming why and who answered."""
+    a grid over the memory cap, its numerics) is skipped with a note naming why and who answered. A run that
+    touches the differing record with probability at most delta needs no noise (``privcal.accounting.inclusion``):
+    with "best", sigma 0 and achieved epsilon 0, without a search."""
+    p = _trivial(rel, delta, accountant)
+    if p is not None:
+        return CalibrationReport(
+            0.0, epsilon, delta, 0.0, rel.sensitivity, rel.steps, _inclusion.NAME, True, _inclusion.GUARANTEE,
+            (_inclusion.note(p, delta),), rel.sample_rate, rel.sampling if rel.subsampled else None,
+            rel.neighbouring.value if rel.subsampled else None, (0.0, 0.0) if with_bracket else None,
+            True if with_bracket else None,
+        )
     names = _resolve(accountant, rel, rel.event(1.0))
     best, failed, errors, found = None, {}, {}, {}
     where = f"calibrating for (epsilon, delta) = ({epsilon:g}, {delta:g})"

@@ -24,6 +24,7 @@ from .. import _validate as V
 from ..errors import CalibrationError, InfeasibleError
 from ..privacy_loss import MemoryLimitError
 from . import _search
+from . import inclusion as _inclusion
 from .api import make_accountant, pld_options, relation_notes, resolve_accountants, stages
 from .events import ComposedEvent, Event, Neighbouring, Releases, relation_of
 
@@ -229,8 +230,13 @@ def calibrate_history_report(
         raise ValueError(f"scaled must be in [0, {len(groups) - 1}], got {scaled!r}")
     options = pld_options(pld_accuracy, memory_limit)
     unscaled = history_event(groups, neighbouring=neighbouring)
-    names = resolve_accountants(accountant, unscaled, "this history")
     relation = relation_of(unscaled)
+    p = _inclusion.inclusion_probability(unscaled) if accountant == "best" else 1.0
+    if _inclusion.negligible(p, delta):  # (0, delta)-DP whatever the noise: no search, no noise needed
+        sigmas = [0.0 if scaled is None or i == scaled else g.sigma for i, g in enumerate(groups)]
+        return HistoryCalibration(0.0, sigmas, _inclusion.NAME, (_inclusion.note(p, delta),),
+                                  None if relation is None else relation.value)
+    names = resolve_accountants(accountant, unscaled, "this history")
     best, failed = None, {}
     for stage in stages(names):
         for name in stage:
