@@ -75,6 +75,24 @@ def test_the_wheel_declares_the_console_script_and_the_version(wheel):
     assert re.search(rf"^Version: {re.escape(_version())}$", metadata, re.MULTILINE)
 
 
+def test_the_wheel_carries_the_license_the_type_marker_and_its_classifiers(wheel):
+    # PEP 639 (License-Expression, License-File under .dist-info/licenses/), PEP 561 (py.typed)
+    with zipfile.ZipFile(wheel) as z:
+        info = next(n.split("/")[0] for n in z.namelist() if n.endswith(".dist-info/METADATA"))
+        metadata = z.read(f"{info}/METADATA").decode()
+        license_text = z.read(f"{info}/licenses/LICENSE").decode()
+        assert "privcal/py.typed" in z.namelist()
+    assert license_text == (ROOT / "LICENSE").read_text()
+    # the Apache License 2.0 as published (its first lines and its last section's heading)
+    assert "Apache License\n                           Version 2.0, January 2004" in license_text
+    assert "END OF TERMS AND CONDITIONS" in license_text
+    assert re.search(r"^License-Expression: Apache-2.0$", metadata, re.MULTILINE)
+    assert re.search(r"^License-File: LICENSE$", metadata, re.MULTILINE)
+    classifiers = set(re.findall(r"^Classifier: (.+)$", metadata, re.MULTILINE))
+    assert {"Typing :: Typed", "Intended Audience :: Science/Research", "Programming Language :: Python :: 3.11",
+            "Topic :: Security"} <= classifiers
+
+
 def test_the_installed_wheel_runs_the_main_job_and_imports_every_module(wheel, tmp_path):
     # a fresh environment (the dependencies from this interpreter's site-packages), privcal from the wheel only
     env_dir = tmp_path / "env"
