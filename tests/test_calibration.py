@@ -7,7 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import privcal
 from privcal import gaussian
+from privcal.accounting.events import PoissonSampledEvent
 from privcal.accounting.accountants import Accountant, ExactAccountant, RDPAccountant
 from privcal.accounting.calibration import search_sigma
 from privcal.accounting.events import ApproxDPEvent, GaussianEvent, Releases, SelfComposedEvent, SubsampledEvent
@@ -35,6 +37,20 @@ def test_result_is_feasible_and_minimal_whatever_the_hint(hint):
     eps = lambda x: RDPAccountant().compose(_gauss(50)(x)).epsilon(1e-5)  # noqa: E731
     assert eps(s) <= 1.0
     assert eps(s * (1 - 2 * rtol)) > 1.0
+
+
+def test_best_searches_with_the_tightest_valid_accountant_of_each_sigma():
+    # plain Gaussian releases: "best" is the exact profile, so the closed form sigma = sqrt(T) / mu_exact holds
+    # (Balle & Wang 2018); a Poisson history: "best" is never looser than RDP alone, and its answer is certified
+    # by privcal.epsilon_of at the returned sigma
+    closed = math.sqrt(50) / gaussian.mu_exact(1.0, 1e-5)
+    assert search_sigma(_gauss(50), 1.0, 1e-5, "best") == pytest.approx(closed, rel=2e-9)
+    sampled = lambda s: SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(s)), 1000)  # noqa: E731
+    best = search_sigma(sampled, 1.0, 1e-5, "best", rtol=1e-6)
+    assert privcal.epsilon_of(sampled(best), 1e-5) <= 1.0
+    assert best <= search_sigma(sampled, 1.0, 1e-5, "rdp", rtol=1e-6)
+    with pytest.raises(ValueError, match=r"accountant must be one of \('best', 'exact'"):
+        search_sigma(sampled, 1.0, 1e-5, "bestest")
 
 
 def test_infeasible_target_raises_with_reason():

@@ -163,13 +163,17 @@ def resolve_accountants(accountant: str, event: Event, what: str = "") -> list[s
         return ["exact"]
     if accountant != "best":
         if accountant not in verdicts:
-            raise UnsupportedEventError(f"the {accountant} accountant does not support {what or describe(event)}")
+            others = [f"{name}{'' if valid else ' (not valid)'}" for name, valid in verdicts.items()]
+            raise UnsupportedEventError(
+                f"the {accountant} accountant does not support {what or describe(event)}; "
+                + (f"accountants that price it: {', '.join(others)} (or accountant 'best')" if others else
+                   f"no accountant prices it{_SUPPORTED}"))
         return [accountant]
     names = [name for name, valid in verdicts.items() if valid]
     if "basic" in names and "rdp" in names:  # RDP prices the whole history: "basic" would repeat its answer
         names.remove("basic")
     if not names:
-        raise UnsupportedEventError(f"no valid accountant supports {what or describe(event)}")
+        raise UnsupportedEventError(f"no valid accountant supports {what or describe(event)}{_SUPPORTED}")
     return ["exact"] if "exact" in names else names
 
 
@@ -400,10 +404,12 @@ def _bracket(acc: Accountant, value: float, delta: float) -> tuple[Optional[tupl
 def _describe(releases: Releases) -> str:
     if not releases.subsampled:
         return f"{releases.steps} Gaussian releases"
-    return (
-        f"{releases.sampling} subsampling under {releases.neighbouring.value} neighbours (subsampled Gaussians "
-        "are priced for poisson with add_remove, and without_replacement with replace_one or zero_out)"
-    )
+    return f"{releases.sampling} subsampling under {releases.neighbouring.value} neighbours"
+
+
+#: What the accountants price among subsampled Gaussians, said when none prices the setting asked for.
+_SUPPORTED = (" (subsampled Gaussians are priced for poisson with add_remove, and without_replacement with "
+              "replace_one or zero_out)")
 
 
 _SETTING_DOC = """
