@@ -385,3 +385,19 @@ def test_sampling_or_relation_without_a_sample_rate_is_refused_as_on_the_command
         privcal.calibrate(1.0, 1e-5, neighbouring="replace_one")
     with pytest.raises(ValueError, match="sampling applies only with sample_rate"):
         privcal.epsilon(1.0, 1e-5, sampling="without_replacement")
+
+
+@pytest.mark.parametrize("names", [["kov", "rdp"], ["rdp", "kov"]])
+def test_best_keeps_the_smallest_sigma_of_one_stage(names, monkeypatch):
+    # with no PLD among the names, "best" prices every valid accountant in one stage and keeps the smallest
+    # sigma; the registry gives no such stage for Releases today (plain releases: the exact profile alone), so
+    # the stage is forced: the answer must be the smaller of the two accountants' own calibrations, whatever
+    # their order
+    from privcal.accounting import api
+
+    own = {n: privcal.calibrate_report(1.0, 1e-5, steps=20, accountant=n).sigma for n in names}
+    assert own["kov"] != own["rdp"]
+    monkeypatch.setattr(api, "_resolve", lambda accountant, releases, event: list(names))
+    r = privcal.calibrate_report(1.0, 1e-5, steps=20)
+    winner = min(own, key=own.get)
+    assert (r.sigma, r.accountant) == (own[winner], winner)

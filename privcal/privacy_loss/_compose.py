@@ -459,12 +459,6 @@ def _log_atoms(p: Pmf) -> tuple[np.ndarray, np.ndarray]:
     return cached
 
 
-def window_size(factors, tail: float = WINDOW_TAIL) -> int:
-    """FFT length for these factors (the window rounded up to a fast length)."""
-    A, B, _ = window(factors, tail)
-    return fft_length(B - A + 1)
-
-
 def fft_stages(n: int) -> list[int]:
     """The radices of pocketfft's real passes for length ``n``, in its order (``rfftp::factorize``: fours,
     then one two moved to the front, then threes and fives). Only 5-smooth lengths have a proven

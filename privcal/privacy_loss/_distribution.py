@@ -461,9 +461,6 @@ class PLD:
                 cells = max(cells, hi - lo + 1)
         return cells
 
-    def _fits(self, h: float, tail: float = _build.TAIL_MASS) -> bool:
-        return self._cells(h, tail) * _BYTES_PER_CELL <= self.memory_limit
-
     def _check_memory(self, h: float, cells: int) -> None:
         need = cells * _BYTES_PER_CELL
         if need > self.memory_limit:
