@@ -88,11 +88,11 @@ from .pld import PLDAccountant
 # home. This is their one shim: the table below, an import finder for ``import <old>`` (a moved package's
 # submodules too: ``privcal.rl.domains.chain``) and a module ``__getattr__`` for ``privcal.<old>``.
 _MOVED = {
-    # issue 11: the accounting layer and the papers' calibrators
+    # 0.2.0: the accounting layer and the papers' calibrators
     "events": "privcal.accounting.events", "accountants": "privcal.accounting.accountants",
     "calibration": "privcal.accounting.calibration", "api": "privcal.accounting.api",
     "dpq": "privcal.calibrators.dpq", "gpope": "privcal.calibrators.gpope", "table": "privcal.calibrators.table",
-    # issue 19, item 9: privcal.rl as one subpackage per algorithm family
+    # 0.2.0: privcal.rl as one subpackage per algorithm family
     "rl.dpq_agent": "privcal.rl.dpq.agent", "rl.dpq_replay": "privcal.rl.dpq.replay",
     "rl.dpq_select": "privcal.rl.dpq.select", "rl.fqi_dpsgd": "privcal.rl.dpq.fqi_dpsgd",
     "rl.learners": "privcal.rl.dpq.learners", "rl.baselines": "privcal.rl.dpq.baselines",

@@ -297,7 +297,7 @@ def _refine(
     unimodal in the order near its optimum, the result is the minimum over the grid and the whole
     lattice, whichever path led there: this is what lets a calibration search on a few lattice orders
     around the optimum and get the same epsilon as the full evaluation. Measured on the subsampled
-    Gaussians of the issue-13 grid (q in {1e-3, 1e-2, 0.1}, 1e3-1e5 steps): within 2.5e-5 (relative)
+    Gaussians of the 27-case grid of benchmarks/bench_pld.py (q in {1e-3, 1e-2, 0.1}, 1e3-1e5 steps): within 2.5e-5 (relative)
     of the minimum over 401 orders of the cell, where the grid alone was up to 1.1e-2 above it.
 
     Returns:

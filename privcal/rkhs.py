@@ -1139,7 +1139,7 @@ def _clipped_run_minimizing_beta(update_clip, updates, lipschitz) -> float:
 
 
 # ----------------------------------------------------------------------------------------------
-# every update starts from the released function (valid analysis of Algorithm 1, issue 19)
+# every update starts from the released function (valid analysis of Algorithm 1: privcal.calibrators.dpq)
 
 
 def _validate_restarted(update_clip, update_lipschitz) -> tuple[float, float]:

@@ -73,7 +73,7 @@ __all__ = ["DPQCalibration", "calibrate", "calibrate_report", "calibrate_uncheck
 MAX_EPSILON = 1e6
 
 VARIANTS = ("valid", "paper")
-#: Deprecated spellings of :data:`VARIANTS` (issue 14): "corrected" is "valid".
+#: Deprecated spellings of :data:`VARIANTS` (docs/deprecation.md): "corrected" is "valid".
 _ALIASES = {"corrected": "valid"}
 #: Default certified bound c on one update's change of Q (sup norm over [0, 1], units of Q = reward).
 DEFAULT_UPDATE_CLIP = 0.01

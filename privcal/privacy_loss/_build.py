@@ -45,8 +45,8 @@ LOG_NDTR_ERR = 8.0
 _CELL_REL = 4.0
 #: relative error of the split of a cell ((p - rt) / (1 - e^{-h}), then p - up): a few roundings
 _SPLIT_REL = 4.0
-#: red-black passes that raise the pairing fractions of the lower PMF (converged after one on the issue-13
-#: grid; docs/pld.md Sec. 2.3)
+#: red-black passes that raise the pairing fractions of the lower PMF (converged after one on the 27-case
+#: grid of benchmarks/bench_pld.py; docs/pld.md Sec. 2.3)
 _PAIR_ROUNDS = 2
 #: each tail of a single-step PLD beyond its grid holds at most this much P-mass
 TAIL_MASS = 1e-25

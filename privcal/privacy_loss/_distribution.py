@@ -48,7 +48,7 @@ _COARSE_TAIL_MASS = 1e-8
 #: ... with K h at most this times the composed standard deviation
 _COARSE_TAIL_WIDTH = 0.02
 #: a history whose largest count is below this is composed in one level (measured: two levels are slower
-#: at 1e4 steps on the issue-13 grid, 1.3-3x faster from 1e5, 5-30x at 1e7)
+#: at 1e4 steps on the 27-case grid of benchmarks/bench_pld.py, 1.3-3x faster from 1e5, 5-30x at 1e7)
 _LEVEL_MIN_STEPS = 50_000
 #: two levels where the composed standard deviation spans at least this times one step's grid (cells)
 _LEVEL_SPREAD = 0.5
@@ -420,7 +420,7 @@ class PLD:
 
     def _auto_h(self) -> float:
         """The grid of :meth:`epsilon`: the starting spacing of :meth:`_initial_h` (the upper end's
-        excess over the converged value measured at most ~3e-4 relative on the issue-13 grid)."""
+        excess over the converged value measured at most ~3e-4 relative on the 27-case grid of benchmarks/bench_pld.py)."""
         return self._initial_h()
 
     def _delta_bracket(self, epsilon: float) -> tuple[float, float]:

@@ -6,7 +6,7 @@ LOWER bound on the privacy loss of a realisable worst-case pair: the exact profi
 true value), the lower end of a certified PLD bracket of a realisable pair (:func:`poisson_pair_delta_lower`),
 a counting argument, or a statistical lower bound with its confidence (``privcal.verify.audit``). An upper bound
 (RDP, the moments accountant, KOV, a paper's own bound) exceeding the target never makes a claim fail on privacy
-grounds (issue 13, item 3).
+grounds.
 """
 
 from __future__ import annotations

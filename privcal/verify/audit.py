@@ -21,7 +21,7 @@ A claimed (epsilon, delta) is *refuted* when the statistical LOWER bound delta_l
 delta (equivalently, when epsilon_lower at the claimed delta exceeds epsilon): with probability
 >= ``confidence`` the mechanism is then not (epsilon, delta)-DP. Nothing here compares an upper bound
 (an accountant's epsilon) with the claim: "not private" rests only on the lower bound of the audited
-pair (issue 13, item 3); "not refuted" proves nothing either way.
+pair; "not refuted" proves nothing either way.
 
 Test sets are threshold sets {T >= tau} and {T <= tau} of a scalar statistic T: the mechanism's
 ``statistic`` when it has one (e.g. its log-likelihood ratio, which makes the threshold sets the

@@ -32,9 +32,9 @@ CLAIMS: list = []
 
 PRIVCAL_VALID = "privcal (valid analysis of Wang & Hegde 2019, Algorithm 1)"
 
-#: issue 12's counterexample setting, accepted by the calibrators: eps = 2, delta = 1e-5
+#: the counterexample setting, accepted by the calibrators: eps = 2, delta = 1e-5
 BIAS_SETTING = dict(samples=640000, batch_size=4096, lr=1e-3, lipschitz=0.25, resets=156)
-#: what privcal's former "corrected" calibration returned there (issue 12): sigma, k, beta, D
+#: what privcal's former "corrected" calibration returned there (0.1.0): sigma, k, beta, D
 FORMER = {"sigma": 0.0875, "k": 94.3, "beta": 15201.0, "sensitivity": 0.00351}
 
 
@@ -84,7 +84,7 @@ def _batch(rng, size, actions=2, action=None):
               "that bound.",
     method="privcal's LipschitzMLP with every weight 0 (0-Lipschitz in the state; the Lipschitz projection "
            "leaves biases alone, so the agent allows it) and one agent update (privcal.rl.dpq.agent) on the "
-           "same batch, noise and weights with r and r + 1, at issue 12's setting T = 640000, B = 4096, "
+           "same batch, noise and weights with r and r + 1, at the counterexample setting T = 640000, B = 4096, "
            "alpha = 1e-3, L = 0.25, J = 156, eps = 2, delta = 1e-5; the sup difference over 1,001 states x 2 "
            "actions against the bound at the paper calibration's k and at the former privcal calibration's "
            "k = 94.3; the Lemma 6 norm of the (constant) difference and the exact epsilon of 156 releases "

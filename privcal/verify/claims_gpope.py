@@ -6,7 +6,7 @@ The implementations live in privcal.subsampling (Lemma 1, Eq. B.2, exact Poisson
 privcal.calibrators.gpope (sensitivity, Theorem 1 as printed and with valid constants). They are imported inside the
 checks, so a missing function makes only its claim "not-run".
 
-"Not private" comes only from lower bounds of realisable pairs (issue 13, item 3): exact RDP values of the
+"Not private" comes only from lower bounds of realisable pairs (privcal.verify._common): exact RDP values of the
 paper's own pair (Lemma 1, Eq. B.2), an audit's Clopper-Pearson lower bound and the certified lower end of the
 Poisson pair's PLD (sensitivity), a counting lower bound (Thm 1). Where the paper's derivation only fails to
 reach its delta (App. B.2), the verdict rests on the algebra, and the lower end of the realisable pair says
@@ -214,7 +214,7 @@ def _sensitivity(ctx) -> Outcome:
                f"sigma = 1, N = 10; for the realisable pair with the measured shift {g(distance)} the certified "
                f"lower end of its PLD is delta >= {g(certified, 3)} and the audit's lower bound (95% confidence, "
                f"{samples} samples per neighbour)")
-    refuted = certified > delta or res.refuted  # lower bounds only (issue 13, item 3)
+    refuted = certified > delta or res.refuted  # lower bounds only (privcal.verify._common)
     if not refuted:
         return Outcome(HOLDS, f"||clip(B(x)) - clip(B(x'))|| = {g(distance)} for h = {h:g}; {setting} do not "
                               "refute it (no lower bound exceeds the claimed delta)", data=data)
@@ -342,7 +342,7 @@ def _thm1_c2(ctx) -> Outcome:
         tail4, _ = moments_tail_delta(orders, steps * rdp_gpope_lemma1_paper(orders, sigma4, 1 / m), eps)
     # noise h N(0, sigma^2) against a shift of 2h: noise multiplier sigma/2 in units of the shift
     lower = _common.poisson_pair_delta_lower(eps, sigma / 2, 1 / m, steps)
-    refuted = lower > delta  # a certified lower bound of a realisable pair (issue 13, item 3)
+    refuted = lower > delta  # a certified lower bound of a realisable pair
     verdict = FAILS if conditions and (not algebra_ok or refuted) else HOLDS
     where = (f"m = 1000, N = 1e4, delta = 1e-5, eps = 0.05: sigma = {g(sigma)} meets sigma >= 1.201 and eps < c1 "
              f"N/m^2 (c1 = 2 ln(m/sigma) = {g(theorem1_c1_paper(m, sigma))})")
