@@ -10,7 +10,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from privcal import composition as C
@@ -332,3 +332,33 @@ def test_positional_query_fails_loudly(call):
     # instead of silently swapping numbers
     with pytest.raises(TypeError):
         call()
+
+
+# --- the rounding direction of the last bits, pinned against exact rational arithmetic ------------------------
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(k=st.integers(1, 10**8), eps0=st.floats(1e-6, 20.0))
+def test_eps_top_is_the_smallest_float_at_or_above_k_eps0(k, eps0):
+    # every term of delta_RR vanishes at eps >= k eps0; eps_top must be on that side of the real product
+    # (rounded up, never down) and no further than one float (fractions.Fraction: exact rational values)
+    from fractions import Fraction
+
+    rr = K._RandomizedResponse(eps0, k)
+    exact = Fraction(k) * Fraction(rr.eps0)
+    assert Fraction(rr.eps_top) >= exact
+    assert Fraction(float(np.nextafter(rr.eps_top, -math.inf))) < exact
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(m=st.integers(-10**8, 10**8), eps0=st.floats(1e-6, 20.0), eps=st.floats(0.0, 1e3))
+# 3 x 0.1 rounds to 0.30000000000000004, above the exact product 0.3000000000000000166...: at eps equal to the
+# rounded product the exact gap is negative, where the bare float difference says 0
+@example(m=3, eps0=0.1, eps=0.30000000000000004)
+@example(m=7, eps0=0.1, eps=0.7000000000000001)
+def test_the_gap_has_the_exact_sign(m, eps0, eps):
+    # (k - 2l) eps0 - eps decides which terms are active: its sign must be the exact one (fractions.Fraction)
+    from fractions import Fraction
+
+    exact = Fraction(m) * Fraction(eps0) - Fraction(eps)
+    got = K._gap(float(m), eps0, eps)
+    assert (got > 0) == (exact > 0) and (got < 0) == (exact < 0)
