@@ -576,6 +576,9 @@ def test_local_pattern_costs_nearly_attained(pattern, kind):
         bound = C.local_err(c, eps)
         assert change <= bound
         worst = max(worst, float(change / bound))
+        # the evaluated slack charges the term: the delta computed from the erroneous PMF is within slack of
+        # the error-free composition (a slack without local_err is only round-off, ~1e-16, against ~1e-8 here)
+        assert abs(C.delta_at(c, eps) - _exact_delta(y, den, 0, h, eps)) <= C.slack(c, eps)
     assert worst > 0.2
 
 
