@@ -20,7 +20,7 @@ release = version = privcal.__version__
 extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "myst_parser", "_aliases"]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "frontier.py", "deprecation.md", "_*.py"]
+exclude_patterns = ["_build", "frontier.py", "_*.py"]
 html_theme = "alabaster"
 html_theme_options = {"page_width": "1240px", "sidebar_width": "260px"}  # signatures and tables need the width
 html_static_path = ["_static"]  # custom.css (alabaster loads it)

@@ -53,7 +53,7 @@ MODULES = [
     "privcal._stats",
     "privcal.verify",
     "privcal.verify.audit",
-    # privcal.rl: the shared pieces, then one subpackage per algorithm family (issue 19, item 9)
+    # privcal.rl: the shared pieces, then one subpackage per algorithm family
     "privcal.rl.envs",
     "privcal.rl.mlp",
     "privcal.rl.units",
@@ -78,6 +78,10 @@ MODULES = [
     "privcal.rl.pucb.experiments",
     "privcal.rl.pucb.plots",
     "privcal.rl.pucb.checks",
+    "privcal.rl.ucbvi",
+    "privcal.rl.ucbvi.agent",
+    "privcal.rl.ucbvi.experiments",
+    "privcal.rl.toytext",
     "privcal.rl.frontier",
     "privcal.pld",
     # privcal.privacy_loss is the trusted internal layer under privcal.pld (its names serve the layers above

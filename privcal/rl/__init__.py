@@ -13,6 +13,10 @@ module of the same name in ``privcal.cli``), and the pieces they share. Submodul
   ``gpope.experiments``.
 * ``pucb``: PUCB (Vietri, Balle, Krishnamurthy & Wu 2020): ``pucb.agent`` (whose public names the package
   re-exports), ``pucb.tabular``, ``pucb.experiments``, ``pucb.plots``, ``pucb.checks`` (Monte Carlo checks).
+* ``ucbvi``: Private-UCB-VI (Chowdhury & Zhou 2022), a tabular joint-DP learner on privcal's counters:
+  ``ucbvi.agent``, ``ucbvi.experiments`` (regret over seeds beside PUCB; it runs on PUCB's tabular MDPs).
+* ``toytext``: Gymnasium's FrozenLake as an exact finite-horizon MDP, seeded offline data and an offline
+  private selection learner (the episode unit); it uses ``pucb.tabular`` and ``dpq.select``.
 * shared (they import no family): ``envs`` (the interval environment, also its random-peak variant),
   ``mlp`` (the Lipschitz MLP), ``units`` (privacy units: what one neighbouring change is), ``verdict``
   (beats / does not beat / cannot tell the trivial reference), ``_parallel`` (the parallel runner of
