@@ -457,3 +457,18 @@ def test_a_loss_beyond_the_grid_index_range_is_refused_in_words():
     with pytest.raises(ValueError, match="beyond what a grid"):
         privcal.epsilon_report(1e-20, 1e-5, accountant="pld")
     assert privcal.epsilon(1e-20, 1e-5) >= 5e39
+
+
+def test_a_tight_memory_limit_never_loses_the_pmfs_it_just_built():
+    # at a 1 MiB memory cap, remembering one direction's PMFs evicted the other's before they were read back
+    # (a KeyError from privcal plot profile --memory-limit 1); every delta of the profile must answer, and the
+    # answers fall as delta grows (a privacy profile is non-increasing)
+    import numpy as np
+
+    from privcal.pld import pld_settings
+
+    with pld_settings(memory_limit=2**20):
+        acc = PLDAccountant()
+        acc.compose(SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.0)), 10_000))
+        eps = [acc.epsilon(float(d)) for d in np.geomspace(1e-12, 0.1, 40)]
+    assert all(math.isfinite(e) for e in eps) and all(a >= b for a, b in zip(eps, eps[1:]))

@@ -497,6 +497,9 @@ class PLD:
                 del self._cache_bytes[later]
                 self._remember(key, [(pm, n) for pm, (_, n) in zip(lower, self._factors)])
         need = [d for d in dirs if ("pmf", h, upper, tails[0], d) not in self._cache]
+        # what this call returns, held here: under a tight memory_limit remembering one direction's PMFs can
+        # evict another's from the cache before they are read back
+        got = {d: self._cache[("pmf", h, upper, tails[0], d)] for d in dirs if d not in need}
         if need:
             self._check_memory(h, self._cells(h, tails[0]))
             ds = [self._directions(p) for p, _ in self._factors]
@@ -522,7 +525,8 @@ class PLD:
                                                          coarse=coarse), n))
                 for e in ends[::-1]:
                     self._remember(("pmf", h, e, tails[0], d), built[e])
-        return [self._cache[("pmf", h, upper, tails[0], d)] for d in dirs]
+                got[d] = built[upper]
+        return [got[d] for d in dirs]
 
     def _n_dirs(self) -> int:
         """1 when every factor's pair is symmetric (one direction), else 2."""
