@@ -4,7 +4,8 @@
     python docs/_cli_reference.py --check    # exit 1 when docs/cli.rst is not what the parser gives
 
 Every command (``privcal table``, ..., ``privcal train pucb``) gets a section with its description, an example,
-a synopsis, and one Sphinx ``option`` entry per flag (its help text and its default); the ``option`` entries
+a synopsis, and one Sphinx ``option`` entry per flag (its help text, and its default where the help text does not
+state it); the ``option`` entries
 give each flag an anchor (``#cmdoption-privcal-table-setting``), an index entry and a search result.
 tests/test_cli_reference.py fails when the committed file differs from what this script writes (a flag added,
 removed or re-worded in the parser), and checks every flag of the parser against the file on its own walk.
@@ -128,6 +129,23 @@ def default_of(action: argparse.Action) -> str:
     return f"``{action.default}``"
 
 
+#: a help text that states the flag's default (or that it has none, or that it is required) in its own words
+_STATES_DEFAULT = re.compile(r"\bdefault\b", re.IGNORECASE)
+_STATES_REQUIRED = re.compile(r"\brequired\b", re.IGNORECASE)
+
+
+def default_line(action: argparse.Action, body: str) -> str:
+    """The ``Default: ...`` (or ``Required.``) line of a flag's entry, or "" where its help text ``body`` already
+    says it (``--help`` states many defaults in words the parser cannot give, "default: floor(T/B)"): a default is
+    stated once."""
+    default = default_of(action)
+    if not default:
+        return ""
+    if default == "required":
+        return "" if _STATES_REQUIRED.search(body) else "Required."
+    return "" if _STATES_DEFAULT.search(body) else f"Default: {default}."
+
+
 def _rst(text: str) -> str:
     """Plain text as reST: flags become literals, markup characters are escaped."""
     parts = _FLAG.split(text)
@@ -176,9 +194,10 @@ absolute noise standard deviation; a noise multiplier is called ``noise_multipli
 and which sampler, relation and privacy unit to state: :doc:`guide`. The Python functions behind the
 commands: :doc:`api/front-door`.
 
-Each flag below shows its help text (as ``--help`` prints it) and its default: the value the parser fills in,
-``off`` for a switch, or ``unset`` where the command decides without the flag (its help text says how). Flags
-hidden from ``--help`` (deprecated spellings, which still work and warn) are not listed.
+Each flag below shows its help text (as ``--help`` prints it) and its default, once: in the help text where it
+states it, else on a ``Default:`` line (the value the parser fills in, ``off`` for a switch, or ``unset`` where
+the command decides without the flag). Flags hidden from ``--help`` (deprecated spellings, which still work and
+warn) are not listed.
 
 .. list-table::
    :header-rows: 1
@@ -226,9 +245,9 @@ def render(parser: argparse.ArgumentParser | None = None) -> str:
             lines = [f".. option:: {invocation(action)}", ""]
             if body:
                 lines += [_fill(_rst(body), "   "), ""]
-            default = default_of(action)
-            if default:
-                lines += ["   Required." if default == "required" else f"   Default: {default}.", ""]
+            stated = default_line(action, body)
+            if stated:
+                lines += [f"   {stated}", ""]
             out.append("\n".join(lines))
     return "\n".join(out).rstrip() + "\n"
 

@@ -63,19 +63,29 @@ def missing_from_reference(parser: argparse.ArgumentParser, text: str) -> list[s
                 missing.append(f"{path} {flag} (no entry)")
                 continue
             body = " ".join(entry.group(1).replace("\\", "").split())  # reST escapes dropped
+            words_of_help = re.sub(r"%\([a-z_]+\)[a-z]", "", action.help or "")
             if action.help and not isinstance(action, argparse._VersionAction):
-                words = re.sub(r"%\([a-z_]+\)[a-z]", "", action.help).split()[:4]
+                words = words_of_help.split()[:4]
                 if not all(w.strip("()`,;:") in body for w in words if w.strip("()`,;:")):
                     missing.append(f"{path} {flag} (help text)")
+            if isinstance(action, argparse._VersionAction):
+                continue
+            # the default (or "required") is stated once: by the help text in its own words, else by a line
             if action.required:
-                if "Required." not in body:
+                said = re.search(r"\brequired\b", words_of_help, flags=re.IGNORECASE)
+                if said and "Required." in body:
+                    missing.append(f"{path} {flag} (required stated twice)")
+                elif not said and "Required." not in body:
                     missing.append(f"{path} {flag} (required)")
-            elif not isinstance(action, argparse._VersionAction):
-                default = action.default
-                shown = ("off" if default in (False, None) else "on") if action.nargs == 0 else (
-                    "unset" if default in (None, []) else f"``{default}``")
-                if f"Default: {shown}." not in body:
-                    missing.append(f"{path} {flag} (default {default!r})")
+                continue
+            said = re.search(r"\bdefault\b", words_of_help, flags=re.IGNORECASE)
+            default = action.default
+            shown = ("off" if default in (False, None) else "on") if action.nargs == 0 else (
+                "unset" if default in (None, []) else f"``{default}``")
+            if said and "Default:" in body:
+                missing.append(f"{path} {flag} (default stated twice)")
+            elif not said and f"Default: {shown}." not in body:
+                missing.append(f"{path} {flag} (default {default!r})")
     return missing
 
 
@@ -103,11 +113,22 @@ def test_the_check_sees_a_flag_the_reference_lacks():
     table = next(sub for path, sub in _walk(parser) if path == "privcal table")
     table.add_argument("--new-flag", type=float, default=2.0, help="a flag added after the reference was written")
     calibrate = next(sub for path, sub in _walk(parser) if path == "privcal calibrate")
-    next(a for a in calibrate._actions if "--accountant" in a.option_strings).default = "rdp"
+    next(a for a in calibrate._actions if "--persistent" in a.option_strings).default = True
     assert missing_from_reference(parser, text) == ["privcal table --new-flag (no entry)",
-                                                    "privcal calibrate --accountant (default 'rdp')"]
+                                                    "privcal calibrate --persistent (default True)"]
     with pytest.raises(AssertionError):
         assert REFERENCE.read_text(encoding="utf-8") == _generator().render(parser)
+
+
+def test_a_default_is_stated_once():
+    # a help text that says its default ("target delta (default: 1e-05)") gets no Default line of its own; a flag
+    # whose help says nothing of it gets one; the check above sees a default stated twice
+    text = REFERENCE.read_text(encoding="utf-8")
+    entry = "   target delta (default: 1e-05)\n"
+    assert text.count(entry) == 1 and "Default: ``1e-05``" not in text
+    assert "   Default: off.\n" in _sections(text)["privcal calibrate"].split(".. option:: --persistent")[1]
+    twice = text.replace(entry, entry + "\n   Default: ``1e-05``.\n")
+    assert missing_from_reference(build_parser(), twice) == ["privcal table --delta (default stated twice)"]
 
 
 def test_every_command_has_an_example_that_parses_to_it():

@@ -90,3 +90,54 @@ def test_policy_return_is_evaluated_on_the_documented_seed():
                             peak=0.5, evaluation_episodes=20, seed=4)
     value, se = envs.policy_return(res.greedy_actions, 0.5, episodes=20, seed=[4, 21])
     assert (res.policy_return, res.policy_return_se) == (value, se)
+
+
+def _transitions(episodes: int, seed: int = 4) -> dict:
+    """``episodes`` random-behaviour episodes at peak 0.5, flattened to transitions (shape (50 episodes,))."""
+    return {k: v.reshape(-1) for k, v in Q.collect(episodes, 0.5, seed=seed).items()}
+
+
+def test_an_added_record_moves_one_step_by_its_own_clipped_gradient_over_the_public_batch():
+    # An adversarial add/remove pair: D with N = 100 transitions and D' = D plus one transition x (N + 1 = 101),
+    # trained with the same public size N_pub = 100 (the budget, 2 episodes), one step, b = N_pub (q = 1), lr = 1,
+    # no noise, from w = 0 (the targets y = r are the same for both). Then w(D) - w(D') = g_x / (q N_pub) exactly,
+    # g_x the clipped gradient of x alone (closed form): every shared record contributes the same term to both.
+    # Normalising by the private q N instead would divide D's sum by 100 and D''s by 101, so every shared record
+    # would move the difference too, and the sampling rate b / N would differ between the pair (1 and 100/101).
+    d = _transitions(2)
+    x = {k: v[1:2] for k, v in _transitions(1, seed=9).items()}  # s' = 0.82: reward 0.18 > 0
+    d_plus = {k: np.concatenate([d[k], x[k]]) for k in d}
+    cfg = Q.FQIConfig(iterations=1, steps=1, batch=100.0, clip=0.3, lr=1.0)
+    run = {name: Q.train_fqi_dpsgd(epsilon=None, delta=None, privacy_unit="transition", episodes=2, config=cfg,
+                                   peak=0.5, evaluation_episodes=2, seed=0, data=data)
+           for name, data in (("D", d), ("D'", d_plus))}
+    assert run["D"].records == 100 and run["D'"].records == 101  # the private sizes differ
+    assert run["D"].sample_rate == run["D'"].sample_rate == 1.0  # min(1, b / N_pub), N_pub = 100 for both
+    assert run["D"].step_normaliser == run["D'"].step_normaliser == 100.0
+    assert run["D"].public_size == run["D'"].public_size == 100
+    phi = Q.features(x["s"])
+    g_x, _ = Q.clipped_gradient_sum(np.zeros((2, 11)), phi, x["a"], x["r"], 0.3)
+    assert np.linalg.norm(g_x) > 0  # from w = 0 the gradient is -r phi(s), r > 0 here
+    np.testing.assert_allclose(run["D"].weights - run["D'"].weights, g_x / 100.0, rtol=0, atol=1e-15)
+
+
+def test_the_accounted_sample_rate_is_the_sampler_s_and_comes_from_public_numbers():
+    # the same pair at epsilon 2: sigma is calibrated at the q the sampler runs (b / N_pub = 25 / 100), the same for
+    # both data sets; a public size given explicitly moves q (and sigma) and the report names where q came from
+    d = _transitions(2)
+    d_plus = {k: np.concatenate([d[k], d[k][:1]]) for k in d}
+    cfg = Q.FQIConfig(iterations=1, steps=5, batch=25.0)
+    a, b = (Q.train_fqi_dpsgd(epsilon=2.0, delta=1e-5, episodes=2, config=cfg, peak=0.5, evaluation_episodes=2,
+                              seed=0, data=data) for data in (d, d_plus))
+    assert a.sample_rate == b.sample_rate == 0.25 and a.sigma == b.sigma and a.step_normaliser == 25.0
+    import privcal
+
+    # closed-form round trip: the accountant, asked about the run's own (sigma, q, steps), gives at most epsilon
+    assert privcal.epsilon(a.sigma, 1e-5, steps=5, sample_rate=0.25) <= 2.0 * (1 + 1e-9)
+    c = Q.train_fqi_dpsgd(epsilon=2.0, delta=1e-5, episodes=2, config=cfg, peak=0.5, evaluation_episodes=2, seed=0,
+                          data=d, public_size=250)
+    assert c.sample_rate == 0.1 and c.step_normaliser == pytest.approx(25.0) and c.sigma < a.sigma
+    assert "public size N_pub = 100 transitions (the data budget" in a.to_dict()["sample_rate_source"]
+    assert "N_pub = 250 transitions (given as public)" in c.to_dict()["sample_rate_source"]
+    with pytest.raises(ValueError, match="data arrays"):
+        Q.train_fqi_dpsgd(epsilon=None, delta=None, privacy_unit="episode", episodes=2, data=d)

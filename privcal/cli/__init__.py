@@ -219,6 +219,13 @@ def _cmd_table(args) -> int:
     if args.wide and fmt != "text":
         raise _UsageError("privcal: error: --wide applies to --format text only (markdown, csv and json carry every "
                           "bound)")
+    if args.setting == "dpq":
+        _out.pld_options(args)  # a value out of range is named first
+        given = [f for f, v in (("--pld-accuracy", args.pld_accuracy), ("--memory-limit", args.memory_limit))
+                 if v is not None]
+        if given:  # its columns are closed forms and exact profiles: no PLD grid to tune
+            raise ValueError(f"{' and '.join(given)} appl{'ies' if len(given) == 1 else 'y'} only to --setting "
+                             "gaussian and gpope (the dpq table builds no PLD)")
     for e in args.epsilons or ():
         if not 0 < e <= table.MAX_EPSILON:
             raise ValueError(f"--epsilons: each target must be in (0, {table.MAX_EPSILON:g}], got {e:g}")
@@ -529,6 +536,7 @@ _FLAG_WORDS = (
     (re.compile(r"\b(neighbouring|sampling|counter_noise|error_bound|budget_split|variant|bound|accountant|"
                 r"unknown)='(\w+)'"), lambda m: f"--{m[1].replace('_', '-')} {m[2]}"),
     (re.compile(r"\b\d{13,}\b"), lambda m: f"{float(m[0]):.3g}"),  # a count of grid cells, say
+    (re.compile(r"\bprivacy_unit '([\w-]+)'"), r"--privacy-unit \1"),
 )
 
 
@@ -536,8 +544,9 @@ _FLAG_WORDS = (
 #: starts with one of them ("epsilon must be in (0, 1e+06], got 1e+300") names the flag instead.
 _SAME_AS_FLAG = ("epsilon", "delta", "sigma", "sensitivity", "steps", "sample_rate", "samples", "batch_size", "lr",
                  "lipschitz", "resets", "actions", "update_clip", "gamma", "trajectories", "iterations",
-                 "episodes", "states", "horizon", "clip", "step_size", "failure_probability", "accuracy")
-_FIRST_WORD = re.compile(rf"^({'|'.join(_SAME_AS_FLAG)}) (must|needs)\b")
+                 "episodes", "states", "horizon", "clip", "step_size", "failure_probability", "accuracy",
+                 "environment")
+_FIRST_WORD = re.compile(rf"^({'|'.join(_SAME_AS_FLAG)}) (must|needs|applies)\b")
 
 
 def _error_words(text: object) -> str:

@@ -13,12 +13,17 @@ import time
 from privcal.cli import out as _cli_out
 from privcal.cli import train as _cli_train
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "compute", "seed_view"]
 
 _METHODS = {"dpq": "dpq", "non-private": "non_private", "input-perturbation": "input_perturbation",
             "dp-sgd": "dpsgd", "bgp16": "bgp16", "select": "select", "fqi-dpsgd": "fqi-dpsgd"}
 #: the valid learners of privcal.rl.dpq.learners (their own loop, their own privacy units)
 _LEARNERS = ("select", "fqi-dpsgd")
+#: the interval environment's variants (``privcal frontier --environment``'s spelling)
+_ENVIRONMENTS = ("random-peak", "fixed")
+#: simulated episodes that estimate Algorithm 1's released greedy policy's return (seed [seed, 31]), as
+#: ``privcal frontier dpq`` does: every one queries the released noise paths at new states
+_EVAL_EPISODES = 500
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -35,9 +40,12 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                     "--loop replay runs the paper's Figure 1 experiment as its authors' code runs it "
                     "(replay buffer, RMSprop, target network, beta = 1, sigma set by hand): no valid "
                     "privacy guarantee; --privacy-report says why. --method select and --method fqi-dpsgd run the "
-                    "valid learners of privcal.rl.dpq.learners on the random-peak environment and report "
-                    "policy_return. Every output names its privacy unit and gives a verdict against the "
-                    "trivial reference.")
+                    "valid learners of privcal.rl.dpq.learners on the random-peak environment. Algorithm 1 runs "
+                    "on App. E.1's fixed reward or, with --environment random-peak, on the random-peak one. Every "
+                    "run reports policy_return (the released greedy policy's return per episode), names its "
+                    "privacy unit and gives a verdict against the best data-independent (0-DP) policy of its "
+                    "environment; --seeds 0-19 runs several seeds in parallel and adds the mean, a 95%% "
+                    "Student-t interval and the verdict over seeds.")
     p.add_argument("--loop", choices=("algorithm1", "replay"), default="algorithm1",
                    help="algorithm1 (default: Algorithm 1 as printed, with the valid calibration) or replay (the "
                         "paper's experiment as its authors' code runs it; no valid guarantee)")
@@ -113,7 +121,21 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="algorithm1: Lipschitz constant L enforced on Q(., a), per unit of state (default 4)")
     p.add_argument("--gamma", type=float, default=None,
                    help="discount factor, in [0, 1) (default 0.5; replay: 0.999, the authors' code)")
-    p.add_argument("--seed", type=_cli_out.seed, default=0, help="seed of everything (default 0)")
+    p.add_argument("--environment", choices=_ENVIRONMENTS, default=None,
+                   help="random-peak (the reward's peak theta drawn from the seed, the frontier's spelling; the "
+                        "verdict's reference is the best data-independent policy in expectation over theta, "
+                        "move-to-middle, 12.22) or fixed (App. E.1's reward, peak 0.5; reference move-to-middle, "
+                        "20.71, optimal and 0-DP) (default: fixed for Algorithm 1 and its baselines, random-peak "
+                        "for select and fqi-dpsgd)")
+    p.add_argument("--expected-batch-size", type=float, default=None,
+                   help="fqi-dpsgd: b, the expected records per DP-SGD step, a public number > 0; with the public size "
+                        "N it sets the Poisson rate q = min(1, b / N) and the step's normaliser q N (default 256 "
+                        "transitions or 16 episodes)")
+    p.add_argument("--public-size", type=_cli_out.count, default=None,
+                   help="fqi-dpsgd: N, the public size of the data set in records (transitions, or episodes for the "
+                        "episode unit) from which q = min(1, b / N) is set; the data's own size is never read "
+                        "(default: the data budget of --samples)")
+    _cli_train.add_seed_flags(p, "seed of everything")
     _cli_train.add_output_flags(p)
     p.set_defaults(_run=run)
     return p
@@ -136,7 +158,7 @@ def _hyperparameters(args):
     return Hyperparameters(**kw)
 
 
-def _train(args, hp, progress):
+def _train(args, hp, progress, env):
     from privcal import _validate as V
     from privcal.rl.dpq import agent as dpq_agent
     from privcal.rl.dpq.experiments import unchecked_noise_for
@@ -161,7 +183,7 @@ def _train(args, hp, progress):
                              "steps, with no clip)")
         return dpq_agent.train_dpq(epsilon=args.epsilon, delta=args.delta, sigma=args.sigma, beta=args.beta,
                                    resets=args.resets, variant=args.variant, hp=hp, seed=args.seed,
-                                   progress=progress)
+                                   env=env, progress=progress)
     if args.beta is not None:
         raise ValueError("--beta applies only to --method dpq")
     if args.update_clip is not None or args.update_lipschitz is not None:
@@ -186,11 +208,12 @@ def _train(args, hp, progress):
     if method == "bgp16":
         resets = hp.updates if args.resets is None else dpq_agent.check_resets(args.resets, hp.updates)
     return dpq_agent.train_unchecked(method, hp=hp, sigma=sigma, beta=None, resets=resets, epsilon=args.epsilon,
-                                     delta=args.delta, guarantee=guarantee, seed=args.seed, progress=progress)
+                                     delta=args.delta, guarantee=guarantee, seed=args.seed, env=env,
+                                     progress=progress)
 
 
 def _references(non_private_last10) -> dict:
-    """The reference returns of the interval environment, and the non-private baseline's (or None)."""
+    """The reference returns of the fixed interval environment, and the non-private baseline's (or None)."""
     from privcal.rl.envs import reference_return_unchecked as reference_return  # its defaults: nothing to check
 
     random_mean, random_se = reference_return("random")
@@ -200,24 +223,64 @@ def _references(non_private_last10) -> dict:
             "non_private_last10": non_private_last10}
 
 
+def _algorithm1_references(environment: str, peak: float, seed: int, baseline, baseline_label: str) -> dict:
+    """The references of an Algorithm-1 run: the best data-independent (0-DP) policy of its environment (the
+    verdict's), the policies beside it, and the baseline's released greedy policy."""
+    import numpy as np
+
+    from privcal.rl import envs
+
+    # the evaluation's numbers are constants here (the flags --episodes and --peak belong to other loops)
+    base = None if baseline is None else envs.policy_return_unchecked(baseline.greedy_actions, peak,
+                                                                      episodes=_EVAL_EPISODES, seed=[seed, 31])
+    last10 = None if baseline is None else float(np.mean(baseline.episode_returns[-10:]))
+    if environment == "fixed":
+        refs = _references(last10)
+        refs.update(best_data_independent_return=refs["move_to_middle_return"],
+                    best_data_independent_return_se=refs["move_to_middle_return_se"],
+                    best_data_independent_label="best data-independent (0-DP) policy of the fixed reward "
+                                                "(move-to-middle, optimal there)")
+    else:
+        best, best_se = envs.trivial_return_unchecked()
+        mid, mid_se = envs.policy_return_unchecked(envs.middle_policy, peak, episodes=_EVAL_EPISODES, seed=[seed, 31])
+        opt, opt_se = envs.policy_return_unchecked(lambda s: (s < peak).astype(np.intp), peak,
+                                                   episodes=_EVAL_EPISODES, seed=[seed, 31])
+        refs = {"best_data_independent_return": best, "best_data_independent_return_se": best_se,
+                "best_data_independent_label": "best data-independent policy in expectation over theta "
+                                               "(move-to-middle)",
+                "data_independent_return_at_peak": mid, "data_independent_return_at_peak_se": mid_se,
+                "threshold_at_peak_return": opt, "threshold_at_peak_return_se": opt_se,
+                "non_private_last10": last10}
+    refs["non_private_policy_return"] = None if base is None else base[0]
+    refs["non_private_policy_return_se"] = None if base is None else base[1]
+    refs["non_private_learner"] = None if baseline is None else baseline_label
+    return refs
+
+
 def _reference_lines(refs: dict) -> list:
     lines = []
-    if refs and refs["non_private_last10"] is not None:
+    if refs and refs.get("non_private_policy_return") is not None:
+        lines.append(f"  non-private learner   {refs['non_private_policy_return']:.3f} released greedy policy, last 10 "
+                     f"training episodes {refs['non_private_last10']:.3f} ({refs['non_private_learner']}, same seed)")
+    elif refs and refs.get("non_private_last10") is not None:
         lines.append(f"  non-private baseline  last 10 {refs['non_private_last10']:.3f} (same seed)")
-    if refs:
+    if refs and "random_policy_return" in refs:
         lines.append(f"  random policy         {refs['random_policy_return']:.2f} +- {refs['random_policy_return_se']:.2f}; "
                      f"move to the middle {refs['move_to_middle_return']:.2f} (per episode, simulated)")
+    elif refs:
+        lines.append(f"  data-independent      {refs['data_independent_return_at_peak']:.3f} at this theta "
+                     f"(move-to-middle); {refs['best_data_independent_return']:.3f} in expectation over theta ~ "
+                     f"U[0, 1] (best data-independent policy)")
+        lines.append(f"  threshold at theta    {refs['threshold_at_peak_return']:.3f} (near-optimal; knows theta)")
     return lines
 
 
 def _verdict(returns, refs, lines) -> dict:
-    """The one-seed verdict of a training curve against the random policy (last 10 episodes, their
-    standard error); appends its text line to ``lines``; {} without references."""
+    """The one-seed verdict of the replay loop's training curve against the random policy (last 10 episodes,
+    their standard error); appends its text line to ``lines``."""
     import numpy as np
 
-    from privcal.rl.verdict import verdict_one_run
-
-    from privcal.rl.verdict import no_reference
+    from privcal.rl.verdict import no_reference, verdict_one_run
 
     if not refs:
         return no_reference("--no-references")
@@ -232,8 +295,22 @@ def _verdict(returns, refs, lines) -> dict:
     return {"verdict": v.verdict, "verdict_test": v.to_dict()}
 
 
-def _run_learner(args: argparse.Namespace, fmt: str) -> int:
-    """``privcal train dpq --method select|fqi-dpsgd`` (privcal.rl.dpq.learners)."""
+def _policy_verdict(value: float, value_se: float, refs: dict, lines: list) -> dict:
+    """The one-seed verdict of Algorithm 1's released greedy policy against the best 0-DP policy of its
+    environment (both returns simulated, with their standard errors); appends its text line."""
+    from privcal.rl.verdict import no_reference, verdict_one_run
+
+    if not refs:
+        return no_reference("--no-references")
+    v = verdict_one_run(value, refs["best_data_independent_return"], higher_is_better=True,
+                        reference_label=refs["best_data_independent_label"], value_se=value_se,
+                        reference_se=refs["best_data_independent_return_se"])
+    lines.append(f"  verdict               {v.line()} (released greedy policy, {_EVAL_EPISODES} simulated episodes)")
+    return {"verdict": v.verdict, "verdict_test": v.to_dict()}
+
+
+def _compute_learner(args: argparse.Namespace) -> tuple:
+    """``privcal train dpq --method select|fqi-dpsgd`` (privcal.rl.dpq.learners): (record, text, None, None)."""
     from privcal.rl.dpq.learners import run_learner
 
     wrong = [f for f, v in (("--sigma", args.sigma), ("--beta", args.beta), ("--update-clip", args.update_clip),
@@ -249,17 +326,65 @@ def _run_learner(args: argparse.Namespace, fmt: str) -> int:
         wrong.append("--loop" if args.loop != "algorithm1" else "--variant")
     if args.method == "fqi-dpsgd":
         wrong += [f for f, v in (("--selector", args.selector), ("--policies", args.policies)) if v is not None]
+    else:
+        wrong += [f for f, v in (("--expected-batch-size", args.expected_batch_size),
+                                 ("--public-size", args.public_size)) if v is not None]
     if wrong:
         raise ValueError(f"{', '.join(wrong)} does not apply to --method {args.method}")
+    if args.environment == "fixed":
+        raise ValueError(f"--environment fixed does not apply to --method {args.method}: on App. E.1's fixed reward "
+                         "the data-independent move-to-middle policy is optimal and 0-DP, so there is nothing to "
+                         "learn (--peak 0.5 runs the learner on that reward)")
     if args.epsilon is None or (args.delta is None and args.method == "fqi-dpsgd"):
         raise ValueError(f"--method {args.method} needs --epsilon" + (" and --delta" if args.method == "fqi-dpsgd"
                                                                        else ""))
+    extra = {}
+    if args.method == "fqi-dpsgd":
+        extra = {"expected_batch_size": args.expected_batch_size, "public_size": args.public_size}
     run = run_learner(args.method, epsilon=args.epsilon, delta=args.delta, privacy_unit=args.privacy_unit,
                       samples=args.samples, selector=args.selector or "randomized-response",
                       policies=40 if args.policies is None else args.policies, peak=args.peak,
-                      references=not args.no_references, seed=args.seed)
-    _cli_train.emit(args, fmt, run.record, run.text, None, None)
-    return 0
+                      references=not args.no_references, seed=args.seed, **extra)
+    return run.record, run.text, None, None
+
+
+def seed_view(record: dict) -> dict:
+    """What ``--seeds`` aggregates of one run's record: its utility, the trivial reference and the baseline.
+
+    Algorithm 1 and the valid learners: the released greedy policy's return per episode against the best
+    data-independent (0-DP) policy of the environment; the replay loop: the mean return of the last 10
+    training episodes against the random policy.
+
+    Args:
+        record: the json record of one run (``compute``).
+    """
+    refs = record.get("references") or {}
+    view = {"agent": "dpq", "method": record.get("method"), "higher_is_better": True,
+            "extra": {"peak": record.get("peak")} if record.get("peak") is not None else {}}
+    if record.get("loop") == "replay":
+        last = record.get("episode_returns") or []
+        import numpy as np
+
+        view.update(utility="mean_return_last_10", utility_label="mean return of the last 10 training episodes",
+                    value=float(np.mean(last[-10:])), value_se=None, reference=refs.get("random_policy_return"),
+                    reference_se=refs.get("random_policy_return_se") or 0.0,
+                    reference_label="random policy (trivial reference of the fixed-reward environment)",
+                    non_private=refs.get("non_private_last10"), non_private_label="the loop without noise")
+        return view
+    if "policy_return" not in record:
+        raise ValueError("a dpq record without policy_return")
+    learner = record.get("method") in _LEARNERS
+    view.update(utility="policy_return", utility_label="return per episode of the released greedy policy",
+                value=record["policy_return"], value_se=record.get("policy_return_se"),
+                reference=refs.get("best_data_independent_return"),
+                reference_se=refs.get("best_data_independent_return_se") or 0.0,
+                reference_label=(refs.get("best_data_independent_label")
+                                 or "best data-independent policy in expectation over theta"),
+                non_private=refs.get("non_private_return" if learner else "non_private_policy_return"),
+                non_private_label="the same learner without noise" if learner else refs.get("non_private_learner"))
+    view["constant_references"] = {k: refs[k] for k in ("random_policy_return", "move_to_middle_return")
+                                   if k in refs and record.get("environment") == "fixed"}
+    return view
 
 
 #: bytes a run holds per sample, roughly: each revealed state is stored on every action's noise path
@@ -286,25 +411,46 @@ def run(args: argparse.Namespace) -> int:
         ValueError: bad input (the CLI prints it as one line, exit code 2).
         InfeasibleError: no valid sigma for the target.
     """
-    import warnings
-
-    import numpy as np
-
-    from privcal.rl.dpq import agent as dpq_agent
-    from privcal.cli.progress import ProgressBar
     fmt = _cli_train.check_output_flags(args)
+    seeds = _cli_train.check_seed_flags(args)
+    if seeds is not None:
+        if args.loop == "replay":
+            raise ValueError("--seeds applies to --loop algorithm1 and the valid learners; the replay loop's seeds "
+                             "are run by privcal.rl.dpq.experiments.figure1")
+        return _cli_train.run_seeds(args, __name__, fmt, seeds)
+    _cli_train.emit(args, fmt, *compute(args, fmt))
+    return 0
+
+
+def compute(args: argparse.Namespace, fmt: str) -> tuple:
+    """One run of ``privcal train dpq``: (record, text, curve columns or None, plot spec or None).
+
+    Args:
+        args: the parsed arguments (``args.seed`` set).
+        fmt: the output format (text shows a progress bar on stderr).
+
+    Raises:
+        ValueError: bad input.
+        InfeasibleError: no valid sigma for the target.
+    """
     if args.method in _LEARNERS:
-        return _run_learner(args, fmt)
-    given = [f for f, v in (("--selector", args.selector), ("--policies", args.policies), ("--peak", args.peak))
+        return _compute_learner(args)
+    given = [f for f, v in (("--selector", args.selector), ("--policies", args.policies), ("--peak", args.peak),
+                            ("--expected-batch-size", args.expected_batch_size), ("--public-size", args.public_size))
              if v is not None]
     if given:
-        raise ValueError(f"{', '.join(given)} applies only to --method select and fqi-dpsgd")
+        raise ValueError(f"{', '.join(given)} applies only to --method select and fqi-dpsgd"
+                         if "--peak" in given or "--selector" in given or "--policies" in given else
+                         f"{', '.join(given)} applies only to --method fqi-dpsgd")
     from privcal.rl.units import check_unit
 
     unit = check_unit("reward-function" if args.privacy_unit is None else args.privacy_unit, ("reward-function",),
                       f"--method {args.method}" + (" --loop replay" if args.loop == "replay" else ""))
     if args.loop == "replay":
-        return _run_replay(args, fmt)
+        if args.environment is not None:
+            raise ValueError("--environment applies to --loop algorithm1 (the replay loop is the authors' experiment "
+                             "on App. E.1's fixed reward)")
+        return _compute_replay(args, fmt)
     given = [f for f, v in (("--episodes", args.episodes), ("--optimizer", args.optimizer),
                             ("--buffer-size", args.buffer_size), ("--target-update", args.target_update),
                             ("--noise-reset", args.noise_reset), ("--sampler", args.sampler)) if v is not None]
@@ -312,11 +458,31 @@ def run(args: argparse.Namespace) -> int:
         given.append("--privacy-report")
     if given:
         raise ValueError(f"{', '.join(given)} applies only to --loop replay")
+    return _compute_algorithm1(args, fmt, unit)
+
+
+def _compute_algorithm1(args: argparse.Namespace, fmt: str, unit: str) -> tuple:
+    """Algorithm 1 or a baseline of App. E.2 on the fixed or the random-peak environment."""
+    import warnings
+
+    import numpy as np
+
+    from privcal.cli.progress import ProgressBar
+    from privcal.rl import envs
+    from privcal.rl.dpq import agent as dpq_agent
+
     if args.variant == "corrected":
         warnings.warn("--variant corrected is now spelled --variant valid", DeprecationWarning, stacklevel=2)
         args.variant = "valid"
+    environment = args.environment or "fixed"
     hp = _hyperparameters(args)  # validates every learner setting once (Hyperparameters)
     _check_memory(hp.samples)
+    peak = envs.draw_peak(args.seed) if environment == "random-peak" else 0.5
+    # the valid variant's baseline is the same learner (certified updates from the release) without noise; the
+    # others' is the plain non-private learner
+    same_learner = args.method == "dpq" and args.variant == "valid" and args.sigma is None
+    baseline_label = ("the same learner (certified updates restarted from the release) without noise" if same_learner
+                      else "the plain non-private learner (SGD steps, no noise)")
     references = not args.no_references and args.method != "non-private"
     runs = 2 if references else 1
     bar = None if fmt != "text" else ProgressBar(hp.samples * runs, label=args.method)
@@ -324,36 +490,49 @@ def run(args: argparse.Namespace) -> int:
     def progress(offset):
         return None if bar is None else (lambda done, total=None: bar(offset + done, hp.samples * runs))
 
+    def env():
+        return envs.IntervalEnv.unchecked(peak=peak) if environment == "random-peak" else None  # theta in [0, 1)
+
     start = time.perf_counter()
     try:
-        result = _train(args, hp, progress(0))
+        result = _train(args, hp, progress(0), env())
         baseline = None
-        if references:
+        if references and same_learner:
+            baseline = dpq_agent.train_dpq_without_noise(hp=hp, seed=args.seed, env=env(),
+                                                         progress=progress(hp.samples))
+        elif references:
             baseline = dpq_agent.train_unchecked("non_private", hp=hp, sigma=None, beta=None, resets=None,
-                                                 seed=args.seed, progress=progress(hp.samples))
+                                                 seed=args.seed, env=env(), progress=progress(hp.samples))
     finally:
         if bar is not None:
             bar.close()
-    seconds = time.perf_counter() - start
+    value, value_se = envs.policy_return_unchecked(result.greedy_actions, peak, episodes=_EVAL_EPISODES,
+                                                   seed=[args.seed, 31])
     out = result.to_dict()
     out["method"] = args.method  # the flag's spelling
     out["variant"] = args.variant if args.method != "non-private" else None
+    out["environment"] = environment
+    out["peak"] = peak
+    out["policy_return"], out["policy_return_se"] = value, value_se
+    out["evaluation_episodes"] = _EVAL_EPISODES
     r = np.asarray(result.episode_returns, dtype=float)
     out.pop("episode_returns", None)  # in the series (csv rows; json keeps the key)
-    refs = {} if args.no_references else _references(
-        None if baseline is None else float(np.mean(baseline.episode_returns[-10:])))
+    refs = {} if args.no_references else _algorithm1_references(environment, peak, args.seed, baseline,
+                                                                baseline_label)
     out["references"] = refs
     out["privacy_unit"] = None if args.method == "non-private" else unit
     # every update uses its whole batch of the latest samples (no subsampling, no amplification claimed)
     out["sampling"] = None if args.method == "non-private" else "full_batch"
     lines_out = []
-    out.update(_verdict(r, refs, lines_out))
-    out["seconds"] = seconds
+    out.update(_policy_verdict(value, value_se, refs, lines_out))
+    out["seconds"] = time.perf_counter() - start
     episodes = np.arange(1, len(r) + 1)
     series = {"episode": episodes.tolist(), "episode_returns": [float(x) for x in r]}
     if baseline is not None:
         series["non_private_return"] = [float(x) for x in baseline.episode_returns]
-    lines = [f"{args.method} on privcal/Interval-v0, T={hp.samples}, B={hp.batch_size}, "
+    where = ("privcal/Interval-v0 (App. E.1's fixed reward, peak 0.5)" if environment == "fixed" else
+             f"privcal/IntervalPeak-v0 (random-peak: theta = {peak:.4f} drawn from the seed)")
+    lines = [f"{args.method} on {where}, T={hp.samples}, B={hp.batch_size}, "
              f"lr={hp.lr:g}, L={hp.lipschitz:g}, gamma={hp.gamma:g}, seed {args.seed}"]
     if result.sigma is not None:
         extra = f", beta={result.beta:.5g}, J={result.resets}" if result.beta is not None else ""
@@ -362,27 +541,27 @@ def run(args: argparse.Namespace) -> int:
     for premise in out.get("premises", ()):
         if not premise["held"]:
             lines.append(f"  premise failed        {premise['name']}: {premise['evidence']}")
+    lines.append(f"  policy return         {value:.3f} +- {value_se:.3f} per episode (released greedy policy, "
+                 f"{_EVAL_EPISODES} simulated episodes)")
     if len(r):
         lines.append(f"  episodes              {len(r)}; mean return first 10 {r[:10].mean():.3f}, "
-                     f"last 10 {r[-10:].mean():.3f}")
+                     f"last 10 {r[-10:].mean():.3f} (training, with exploration)")
     lines += _reference_lines(refs)
     lines.append(f"  privacy unit          {unit}")
     if args.method != "non-private":
         lines.append("  batch sampler         full_batch: every update uses its whole batch (no subsampling)")
     lines += lines_out
-    lines.append(f"  time                  {seconds:.2f} s")
+    lines.append(f"  time                  {out['seconds']:.2f} s")
     noise = "no noise" if result.sigma is None else f"σ = {result.sigma:.4g}"
     target = (f"ε = {args.epsilon:g}, δ = {args.delta:g}, " if args.epsilon is not None
               else "no privacy target, " if result.sigma is None else "σ given (no privacy claim), ")
     spec = _plot_spec(episodes, args.method, r,
-                      f"{args.method} on the interval environment: {target}{noise}; T = {hp.samples}, seed {args.seed}",
-                      series, refs)
-    _cli_train.emit(args, fmt, out, "\n".join(lines), series, spec)
-    return 0
+                      f"{args.method} on the {environment} interval environment: {target}{noise}; T = {hp.samples}, "
+                      f"seed {args.seed}", series, refs)
+    return out, "\n".join(lines), series, spec
 
 
-
-def _run_replay(args: argparse.Namespace, fmt: str) -> int:
+def _compute_replay(args: argparse.Namespace, fmt: str) -> tuple:
     """``privcal train dpq --loop replay``: the authors' loop (privcal.rl.dpq.replay), no valid guarantee."""
     from dataclasses import replace
 
@@ -466,8 +645,7 @@ def _run_replay(args: argparse.Namespace, fmt: str) -> int:
     lines.append(f"  time                  {seconds:.2f} s")
     spec = _plot_spec(episodes, f"replay loop, sigma {config.sigma:g}", r,
                       f"The paper's experiment as run (replay loop), seed {args.seed}; no valid guarantee", series, refs)
-    _cli_train.emit(args, fmt, out, "\n".join(lines), series, spec)
-    return 0
+    return out, "\n".join(lines), series, spec
 
 
 def _plot_spec(episodes, label: str, returns, title: str, series: dict, refs: dict):
@@ -477,4 +655,6 @@ def _plot_spec(episodes, label: str, returns, title: str, series: dict, refs: di
         episodes, label, returns, title=title, xlabel="episode", ylabel="return per episode (50 steps)",
         references={"non-private baseline": series.get("non_private_return"),
                     "random policy": refs.get("random_policy_return"),
-                    "move to the middle": refs.get("move_to_middle_return")})
+                    "move to the middle": refs.get("move_to_middle_return"),
+                    "best data-independent policy (expected over theta)":
+                        None if "random_policy_return" in refs else refs.get("best_data_independent_return")})

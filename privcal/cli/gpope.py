@@ -14,7 +14,7 @@ import time
 from privcal.cli import out as _cli_out
 from privcal.cli import train as _cli_train
 
-__all__ = ["add_parser", "run", "DEFAULT_EVAL", "BOUND_CHOICES"]
+__all__ = ["add_parser", "run", "compute", "seed_view", "DEFAULT_EVAL", "BOUND_CHOICES"]
 
 #: --bound values: the one vocabulary (valid, paper) and each bound by name
 BOUND_CHOICES = ("valid", "paper", "pld", "rdp", "thm9", "theorem1", "lemma1", "theorem1_paper")
@@ -65,7 +65,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--q-episodes", type=_cli_out.count, default=None,
                    help="Q-learning episodes that learn the behaviour policy (default mountain-car 200, hiv 64)")
     p.add_argument("--horizon", type=_cli_out.count, default=None, help="hiv: decisions per episode (default 50)")
-    p.add_argument("--seed", type=_cli_out.seed, default=0, help="seed of data, behaviour policy and noise (default 0)")
+    _cli_train.add_seed_flags(p, "seed of data, behaviour policy and noise")
     _cli_train.add_output_flags(p)
     p.set_defaults(_run=run)  # privcal.cli dispatches ``privcal train AGENT`` to args._run(args)
     return p
@@ -109,6 +109,49 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         ValueError: bad input (the CLI prints it as one line, exit code 2).
     """
+    fmt = _cli_train.check_output_flags(args)
+    seeds = _cli_train.check_seed_flags(args)
+    if seeds is not None:
+        _cli_out.check_epsilon(args.epsilon)
+        return _cli_train.run_seeds(args, __name__, fmt, seeds)
+    _cli_train.emit(args, fmt, *compute(args, fmt))
+    return 0
+
+
+def seed_view(record: dict) -> dict:
+    """What ``--seeds`` aggregates of one run: the released parameters' MSPBE (relative MSPBE on hiv) against
+    theta = 0's on the same seed's evaluation sample (lower is better; each seed has its own, so the verdict over
+    seeds is paired).
+
+    Args:
+        record: the json record of one run (``compute``).
+    """
+    import math
+
+    refs = record.get("references") or {}
+    name = record["score"]
+    value = record[name]
+    zero = (record.get("verdict_test") or {}).get("reference") if refs else None
+    return {"agent": "gpope", "method": record.get("algorithm"), "utility": name,
+            "utility_label": f"{name.replace('_', ' ')} of the released parameters (lower is better), evaluated on "
+                             f"{record['eval_trajectories']} simulated trajectories",
+            "higher_is_better": False, "value": math.inf if value is None else value, "value_se": None,
+            "reference": zero, "reference_se": 0.0,
+            "reference_label": "theta = 0 (trivial predictor), on the same evaluation sample",
+            "non_private": refs.get("non_private_gtd2"), "non_private_label": "non-private GTD2, same data and seed",
+            "extra": {"diverged": record.get("diverged"), "worse_than_trivial": record.get("worse_than_trivial")}}
+
+
+def compute(args: argparse.Namespace, fmt: str) -> tuple:
+    """One run of ``privcal train gpope``: (record, text, curve columns, plot spec).
+
+    Args:
+        args: the parsed arguments (``args.seed`` set).
+        fmt: the output format (text shows a progress bar on stderr).
+
+    Raises:
+        ValueError: bad input.
+    """
     _cli_out.check_epsilon(args.epsilon)
     import numpy as np
 
@@ -120,7 +163,6 @@ def run(args: argparse.Namespace) -> int:
     from privcal.rl.gpope.agent import gpope_unchecked
     from privcal.rl.gpope.lstd import lstd, wis_lstd
 
-    fmt = _cli_train.check_output_flags(args)
     if args.non_private and args.epsilon is not None:
         raise ValueError("--epsilon must not be given together with --non-private")
     if not args.non_private and args.epsilon is None:
@@ -267,5 +309,4 @@ def run(args: argparse.Namespace) -> int:
         ylabel=name.replace("_", " ").replace("mspbe", "MSPBE") + " (log scale)",
         references={"non-private GTD2": series.get(f"non_private_{curve}"), refs.get("lstd_method", "lstd"):
                     refs.get("lstd"), "theta = 0": refs.get("zero_predictor")})
-    _cli_train.emit(args, fmt, out, "\n".join(lines), series, spec)
-    return 0
+    return out, "\n".join(lines), series, spec

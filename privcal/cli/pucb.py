@@ -15,7 +15,7 @@ from privcal.cli import out as _cli_out
 from privcal.cli import train as _cli_train
 from privcal.cli.progress import ProgressBar
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "run", "compute", "seed_view"]
 
 #: Fields of the report repeated on every csv row (csv of a run has one row per episode).
 _CSV_SETTINGS = ("counter_noise", "delta", "error_bound", "privacy_unit", "counter_error_within_bound")
@@ -73,7 +73,7 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     p.add_argument("--accuracy", type=float, default=None,
                    help="count episodes with regret > accuracy, in reward units per episode "
                         "(default: 10%% of the optimal return)")
-    p.add_argument("--seed", type=_cli_out.seed, default=0, help="seed of the agent and the episodes (default 0)")
+    _cli_train.add_seed_flags(p, "seed of the agent and the episodes")
     _cli_train.add_output_flags(p)
     p.set_defaults(_run=run)  # privcal.cli dispatches ``privcal train AGENT`` to args._run(args)
     return p
@@ -91,6 +91,50 @@ def run(args: argparse.Namespace) -> int:
     Raises:
         ValueError: an argument is outside its range (the message names the CLI option).
     """
+    fmt = _cli_train.check_output_flags(args)
+    seeds = _cli_train.check_seed_flags(args)
+    if seeds is not None:
+        _cli_out.check_epsilon(args.epsilon)
+        return _cli_train.run_seeds(args, __name__, fmt, seeds)
+    out, text, series, spec = compute(args, fmt)
+    record = out
+    if fmt == "csv":  # csv prints the per-episode rows only: the privacy settings go on every row
+        series.update({k: [out[k]] * len(series["episode"]) for k in _CSV_SETTINGS})
+        record = {k: v for k, v in out.items() if k not in _CSV_SETTINGS}
+    _cli_train.emit(args, fmt, record, text, series, spec)
+    return 0
+
+
+def seed_view(record: dict) -> dict:
+    """What ``--seeds`` aggregates of one run: the realised regret per episode against the uniform policy's
+    exact expected regret per episode (lower is better).
+
+    Args:
+        record: the json record of one run (``compute``).
+    """
+    refs = record.get("references") or {}
+    episodes = record["episodes"]
+    np_final = refs.get("non_private_final_regret")
+    return {"agent": "pucb", "method": record.get("algorithm"), "utility": "regret_per_episode",
+            "utility_label": "cumulative regret per episode (lower is better)", "higher_is_better": False,
+            "value": record["final_regret"] / episodes, "value_se": record.get("regret_per_episode_se"),
+            "reference": refs.get("random_policy_regret_per_episode"), "reference_se": 0.0,
+            "reference_label": "uniform policy (trivial reference, exact expected regret)",
+            "non_private": None if np_final is None else np_final / episodes,
+            "non_private_label": "non-private baseline (exact counts), same MDP and seed",
+            "extra": {"counter_error_within_bound": record.get("counter_error_within_bound")}}
+
+
+def compute(args: argparse.Namespace, fmt: str) -> tuple:
+    """One run of ``privcal train pucb``: (record, text, curve columns, plot spec).
+
+    Args:
+        args: the parsed arguments (``args.seed`` set).
+        fmt: the output format (text shows a progress bar on stderr).
+
+    Raises:
+        ValueError: an argument is outside its range.
+    """
     _cli_out.check_epsilon(args.epsilon)
     import warnings
 
@@ -102,7 +146,6 @@ def run(args: argparse.Namespace) -> int:
                                  run_pucb_unchecked)
     from privcal.rl.pucb.tabular import uniform_policy_return
 
-    fmt = _cli_train.check_output_flags(args)
     if args.non_private and args.epsilon is not None:
         raise ValueError("--epsilon must not be given together with --non-private")
     if args.non_private and (args.counter_noise is not None or args.delta is not None):
@@ -225,13 +268,14 @@ def run(args: argparse.Namespace) -> int:
             lines.append(f"  BOUND EXCEEDED        a counter's error {out['max_counter_error']:.4g} exceeded its "
                          f"(1 - {failure_probability:g}) bound E = {out['error_bound']:.4g}: the regret analysis "
                          f"does not cover this run")
+    # the realised regret is random (the run's own episodes): its standard error over the episodes, not an
+    # exact value, against the uniform policy's exact expected regret
+    per_episode = np.diff(np.asarray(cumulative, dtype=float), prepend=0.0)
+    se = float(per_episode.std(ddof=1) / math.sqrt(episodes)) if episodes > 1 else math.inf
+    out["regret_per_episode"], out["regret_per_episode_se"] = float(cumulative[-1]) / episodes, se
     if refs:
         from privcal.rl.verdict import verdict_one_run
 
-        # the realised regret is random (the run's own episodes): its standard error over the episodes, not an
-        # exact value, against the uniform policy's exact expected regret
-        per_episode = np.diff(np.asarray(cumulative, dtype=float), prepend=0.0)
-        se = float(per_episode.std(ddof=1) / math.sqrt(episodes)) if episodes > 1 else math.inf
         v = verdict_one_run(float(cumulative[-1]) / episodes, refs["random_policy_regret_per_episode"],
                             higher_is_better=False, reference_label="uniform policy (trivial reference)",
                             value_se=se)
@@ -248,10 +292,5 @@ def run(args: argparse.Namespace) -> int:
         title=f"PUCB on {mdp.name}, seed {args.seed}", xlabel="episode", ylabel="cumulative regret",
         references={"non-private baseline": series.get("non_private_regret"),
                     "random policy": None if not refs else refs["random_policy_regret_per_episode"] * episode_index})
-    record = out
-    if fmt == "csv":  # csv prints the per-episode rows only: the privacy settings go on every row
-        series.update({k: [out[k]] * episodes for k in _CSV_SETTINGS})
-        record = {k: v for k, v in out.items() if k not in _CSV_SETTINGS}
-    _cli_train.emit(args, fmt, record, "\n".join(lines), series, spec)
-    return 0
+    return out, "\n".join(lines), series, spec
 

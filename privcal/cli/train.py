@@ -5,6 +5,13 @@ two references: the **non-private baseline** (the same learner, same seed, no no
 policy or predictor (the uniformly random policy; the zero predictor theta = 0). They are computed unless
 ``--no-references`` is given, printed in every format (json under ``references``), and drawn as
 reference lines by ``--plot FILE``.
+
+``--seeds 0-19`` (or ``0,1,5``, or ``0-4,9``) trains one run per seed, in parallel as ``privcal frontier`` does
+(``--n-jobs``, ``--backend``, ``--scheduler``; ``privcal.rl._parallel.run_trials``), and reports the per-seed
+results, their mean, the 95 % Student-t interval and the seed-level verdict against the trivial reference
+(``privcal.rl.verdict.summarize_seeds``) in every format, with the privacy unit, the user-level epsilon where
+the unit is finer than the user, and the references. Each agent module gives ``compute(args, fmt)`` (one
+run: record, text, curve, plot) and ``seed_view(record)`` (the run's utility, its reference and what it is).
 """
 
 from __future__ import annotations
@@ -15,7 +22,8 @@ from typing import Any, Optional
 
 from privcal.cli import out as _cli_out
 
-__all__ = ["add_output_flags", "check_output_flags", "emit", "csv_constant_columns", "PlotSpec", "REFERENCES_NOTE"]
+__all__ = ["add_output_flags", "check_output_flags", "emit", "csv_constant_columns", "PlotSpec", "REFERENCES_NOTE",
+           "seed_list", "add_seed_flags", "check_seed_flags", "run_seeds", "MAX_SEEDS"]
 
 #: What the references are, said in every format: they are computed without privacy (the non-private run
 #: reads the same data, or the same simulated users), so printing them is not covered by the run's guarantee.
@@ -82,8 +90,10 @@ def csv_constant_columns(record: Mapping[str, Any], series: Mapping[str, Sequenc
     """Columns a trainer's csv repeats on every row: its privacy unit, batch sampler, verdict and reference values.
 
     csv prints the curve's rows only, so the references (``reference_<name>``, scalars of
-    ``record["references"]``, the note excepted), ``privacy_unit``, ``sampling``, ``neighbouring`` and
-    ``verdict`` go on every row.
+    ``record["references"]``, the note excepted), ``privacy_unit``, ``sampling``, ``neighbouring``,
+    ``verdict`` and, where the record has them, the utility the verdict tested (``policy_return`` and its
+    standard error), the ``environment`` and its ``peak``, ``user_epsilon`` and ``sample_rate_source`` go on every
+    row.
 
     Args:
         record: the result's fields.
@@ -97,7 +107,8 @@ def csv_constant_columns(record: Mapping[str, Any], series: Mapping[str, Sequenc
     for key, value in (record.get("references") or {}).items():
         if key != "note" and (value is None or isinstance(value, (int, float, str))):
             extra[f"reference_{key}"] = [value] * rows
-    for key in ("privacy_unit", "sampling", "neighbouring", "verdict"):
+    for key in ("privacy_unit", "sampling", "neighbouring", "verdict", "policy_return", "policy_return_se",
+                "environment", "peak", "user_epsilon", "sample_rate_source"):
         if key in record and key not in series:
             extra[key] = [record[key]] * rows
     return {k: v for k, v in extra.items() if k not in series}
@@ -135,3 +146,320 @@ def emit(args: argparse.Namespace, fmt: str, record: Mapping[str, Any], text: st
         except OSError as exc:
             raise ValueError(f"cannot write {args.plot!r}: {exc.strerror or exc}") from None
         print(f"privcal: wrote {args.plot}", file=sys.stderr)
+
+
+# ------------------------------------------------------------------------------------------- --seeds
+
+#: The most seeds one ``--seeds`` may name (each is a training run).
+MAX_SEEDS = 10000
+
+
+def seed_list(text: str) -> list[int]:
+    """argparse type of ``--seeds``: comma-separated seeds and ranges, ``0-19``, ``0,1,5`` or ``0-4,9``.
+
+    A range ``a-b`` is every whole number from a to b, both included (a <= b); each seed is a whole number in
+    [0, 1e15] (as ``--seed``); a seed named twice is refused (its run would count twice in the mean).
+
+    Args:
+        text: the flag's text.
+
+    Raises:
+        argparse.ArgumentTypeError: an empty item, a reversed range, a repeated seed, or more than
+            :data:`MAX_SEEDS` seeds.
+    """
+    out = []
+    for item in _cli_out._items(text):  # one parser of comma lists for every command
+        low, sep, high = item.partition("-")
+        if sep:
+            a, b = _cli_out.seed(low), _cli_out.seed(high)
+            if a > b:
+                raise argparse.ArgumentTypeError(f"a range of seeds goes up (a-b with a <= b), got {item!r}")
+            if b - a + 1 + len(out) > MAX_SEEDS:
+                raise argparse.ArgumentTypeError(f"at most {MAX_SEEDS} seeds, got more in {text!r}")
+            out.extend(range(a, b + 1))
+        else:
+            out.append(_cli_out.seed(item))
+    if len(out) > MAX_SEEDS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_SEEDS} seeds, got {len(out)}")
+    if len(set(out)) != len(out):
+        twice = sorted({s for s in out if out.count(s) > 1})
+        raise argparse.ArgumentTypeError(f"each seed at most once, got {', '.join(map(str, twice[:5]))} twice in "
+                                         f"{text!r}")
+    return out
+
+
+def add_seed_flags(p: argparse.ArgumentParser, what: str = "seed of the run") -> None:
+    """``--seed``, ``--seeds`` and the engine flags (``--n-jobs``, ``--backend``, ``--scheduler``) of an agent.
+
+    Args:
+        p: the agent's parser.
+        what: what ``--seed`` seeds, for its help; default "seed of the run".
+    """
+    p.add_argument("--seed", type=_cli_out.seed, default=None,
+                   help=f"{what}, a whole number >= 0 (default 0); --seeds runs several")
+    p.add_argument("--seeds", type=seed_list, default=None,
+                   help="several seeds, one training run each, in parallel: ranges and lists, e.g. 0-19 or 0,1,5 "
+                        "(at least 2); reports every seed, the mean, a 95%% Student-t interval and the verdict over "
+                        "seeds (default: one run, --seed)")
+    p.add_argument("--n-jobs", type=int, default=None,
+                   help="with --seeds: parallel runs, an int >= 1, or -1 for all local cores or all cluster workers "
+                        "(default -1); the results do not depend on it")
+    p.add_argument("--backend", choices=("local", "dask"), default=None,
+                   help="with --seeds: where the runs go: local (joblib's loky processes on this machine) or dask "
+                        "(the Dask cluster at --scheduler; pip install 'privcal[dask]') (default local)")
+    p.add_argument("--scheduler", metavar="ADDRESS", default=None,
+                   help="with --backend dask: the Dask scheduler address, e.g. tcp://10.0.0.5:8786 (default: none)")
+
+
+def check_seed_flags(args: argparse.Namespace) -> Optional[list]:
+    """Check ``--seed``/``--seeds`` and the engine flags; returns the seeds of ``--seeds`` or None (one run).
+
+    With one run, ``args.seed`` is set to 0 when ``--seed`` was left out.
+
+    Args:
+        args: parsed arguments of an agent's parser given :func:`add_seed_flags`.
+
+    Raises:
+        ValueError: ``--seed`` with ``--seeds``, fewer than 2 seeds, ``--plot`` with ``--seeds``, or an engine
+            flag without ``--seeds`` or outside its range.
+    """
+    engine = [f for f, v in (("--n-jobs", args.n_jobs), ("--backend", args.backend), ("--scheduler", args.scheduler))
+              if v is not None]
+    if args.seeds is None:
+        if engine:
+            raise ValueError(f"{', '.join(engine)} applies only with --seeds (one run uses this process)")
+        if args.seed is None:
+            args.seed = 0
+        return None
+    if args.seed is not None:
+        raise ValueError("give --seed (one run) or --seeds (several), not both")
+    if len(args.seeds) < 2:
+        raise ValueError(f"--seeds needs at least 2 seeds for a mean, an interval and a verdict over seeds, got "
+                         f"{len(args.seeds)} (one run: --seed {args.seeds[0]})")
+    if args.plot is not None:
+        raise ValueError("--plot draws one run's learning curve: it does not apply with --seeds")
+    if args.n_jobs is not None and (args.n_jobs == 0 or args.n_jobs < -1):
+        raise ValueError(f"--n-jobs must be an integer >= 1 or -1, got {args.n_jobs}")
+    if args.backend == "dask" and not args.scheduler:
+        raise ValueError("--backend dask needs --scheduler ADDRESS (e.g. tcp://host:8786)")
+    if args.backend != "dask" and args.scheduler is not None:
+        raise ValueError("--scheduler is used only with --backend dask")
+    return list(args.seeds)
+
+
+#: flags that choose how the seeds run or how the result prints, not what one run computes
+_NOT_RUN_OPTIONS = ("seeds", "seed", "n_jobs", "backend", "scheduler", "format", "json", "plot")
+
+
+def _seed_task(module: str, options: dict, seed: int) -> dict:
+    """One seed's run (in a worker): ``module.compute`` on the options with ``seed``; returns its record."""
+    import importlib
+
+    mod = importlib.import_module(module)
+    ns = argparse.Namespace(**options, seed=seed, format="json", json=False, plot=None)
+    record = mod.compute(ns, "json")[0]
+    return record
+
+
+def run_seeds(args: argparse.Namespace, module: str, fmt: str, seeds: Sequence[int]) -> int:
+    """``privcal train AGENT --seeds ...``: one run per seed in parallel, summarised and printed in ``fmt``.
+
+    Args:
+        args: the parsed arguments (checked by :func:`check_seed_flags`).
+        module: the agent module's name (it provides ``compute`` and ``seed_view``).
+        fmt: the output format.
+        seeds: the seeds.
+
+    Returns:
+        0.
+
+    Raises:
+        ValueError: bad input (raised by the first failing run).
+    """
+    import importlib
+    import time
+
+    from privcal.rl._parallel import run_trials
+    from privcal.rl.verdict import summarize_seeds
+
+    mod = importlib.import_module(module)
+    options = {k: v for k, v in vars(args).items() if not k.startswith("_") and k not in _NOT_RUN_OPTIONS}
+    bar = None
+    if fmt == "text":
+        from privcal.cli.progress import ProgressBar
+
+        bar = ProgressBar(len(seeds), label=f"{module.rsplit('.', 1)[-1]} seeds")
+    start = time.perf_counter()
+    try:
+        records = run_trials(_seed_task, [(module, options, s) for s in seeds],
+                             -1 if args.n_jobs is None else args.n_jobs, backend=args.backend or "local",
+                             scheduler=args.scheduler, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    views = [mod.seed_view(r) for r in records]
+    first = views[0]
+    if any(v["reference"] is None for v in views):  # --no-references: nothing to test against
+        summary = None
+    else:
+        summary = summarize_seeds([v["value"] for v in views], first["reference"],
+                                  higher_is_better=first["higher_is_better"], reference_label=first["reference_label"],
+                                  seeds=seeds, reference_se=first["reference_se"],
+                                  reference_values=[v["reference"] for v in views])
+    record, text, series = _seeds_output(args, seeds, records, views, summary, time.perf_counter() - start)
+    if fmt == "markdown":
+        print(_seeds_markdown(record, series))
+    else:
+        _cli_out.emit(fmt, record if fmt != "csv" else {}, text, series if fmt == "csv" else None)
+    return 0
+
+
+def _common(records: Sequence[Mapping], key: str):
+    """The value of ``key`` when every record has the same one, else None."""
+    values = [r.get(key) for r in records]
+    return values[0] if all(v == values[0] for v in values) else None
+
+
+def _seeds_output(args, seeds, records, views, summary, seconds) -> tuple:
+    """(json record, text report, csv rows) of a run over seeds."""
+    import math
+
+    import numpy as np
+
+    first, r0 = views[0], records[0]
+    name, label = first["utility"], first["utility_label"]
+    unit = _common(records, "privacy_unit")
+    guarantees = [r.get("guarantee") for r in records]
+    user = [r.get("user_epsilon") for r in records]
+    user_low = [r.get("user_epsilon_lower") for r in records]
+    has_user = any(u is not None for u in user)
+    runs = []
+    for s, r, v in zip(seeds, records, views):
+        premises = r.get("premises") or []
+        runs.append({"seed": s, name: v["value"], f"{name}_se": v.get("value_se"),
+                     "seed_verdict": r.get("verdict"), "non_private": v.get("non_private"),
+                     "reference": v["reference"], "premises_held": all(p["held"] for p in premises) if premises
+                     else None, "guarantee": r.get("guarantee"), **v.get("extra", {})})
+    non_private = [v.get("non_private") for v in views]
+    np_summary = None
+    if all(x is not None and math.isfinite(x) for x in non_private):
+        from privcal.rl.verdict import student_t_interval
+
+        lo, hi = student_t_interval(non_private)
+        np_summary = {"mean": float(np.mean(non_private)), "ci_low": lo, "ci_high": hi}
+    refs = {"trivial": None if summary is None else summary.reference,
+            "trivial_se": None if summary is None else summary.reference_se,
+            "trivial_label": first["reference_label"], "non_private": np_summary,
+            "non_private_label": first.get("non_private_label"), **first.get("constant_references", {})}
+    out = {"agent": first["agent"], "method": first.get("method"), "seeds": list(seeds), "runs_count": len(seeds),
+           "utility": name, "utility_label": label, "higher_is_better": first["higher_is_better"],
+           "privacy_unit": unit, "privacy_unit_description": _unit_description(unit, records),
+           "epsilon": _common(records, "epsilon"), "delta": _common(records, "delta"),
+           "guarantee": guarantees[0] if all(g == guarantees[0] for g in guarantees) else None,
+           "guarantee_per_seed": None if all(g == guarantees[0] for g in guarantees) else guarantees}
+    for key in ("sigma", "sample_rate", "sample_rate_source"):
+        if key in r0:
+            out[key] = _common(records, key)
+    if has_user:
+        # the largest upper bound and the smallest certified lower end over the seeds: valid for every seed's run
+        out.update(user_unit=r0.get("user_unit", "episode"),
+                   user_epsilon=None if any(u is None for u in user) else max(user),
+                   user_epsilon_lower=None if any(u is None for u in user_low) else min(user_low))
+    if summary is not None:
+        s = summary.to_dict()
+        out.update(mean=s["mean"], std=s["std"], ci_low=s["ci_low"], ci_high=s["ci_high"], ci_level=s["ci_level"],
+                   ci_method=s["ci_method"], verdict=s["verdict"], verdict_test=s["verdict_test"],
+                   paired=s["paired"])
+    else:
+        from privcal.rl.verdict import no_reference, student_t_interval
+
+        vals = [v["value"] for v in views]
+        lo, hi = student_t_interval(vals)
+        out.update(mean=float(np.mean(vals)), std=float(np.std(vals, ddof=1)), ci_low=lo, ci_high=hi, ci_level=0.95,
+                   **no_reference("--no-references"))
+    out["references"] = {**refs, "note": REFERENCES_NOTE} if summary is not None else {}
+    out["runs"] = runs
+    out["seconds"] = seconds
+    text = _seeds_text(out, summary, records)
+    cols = [name, f"{name}_se", "seed_verdict", "non_private", "reference", "premises_held"]
+    series = {"seed": list(seeds), **{c: [r[c] for r in runs] for c in cols}}
+    for extra in first.get("extra", {}):
+        series[extra] = [r.get(extra) for r in runs]
+    constant = {"mean": out["mean"], "ci_low": out["ci_low"], "ci_high": out["ci_high"], "verdict": out["verdict"],
+                "verdict_test": out["verdict_test"]["test"], "privacy_unit": unit, "epsilon": out["epsilon"],
+                "delta": out["delta"], "reference_trivial": refs["trivial"], "reference_label": refs["trivial_label"]}
+    if has_user:
+        constant.update(user_epsilon=out["user_epsilon"], user_epsilon_lower=out["user_epsilon_lower"])
+    if "sample_rate_source" in out:
+        constant["sample_rate_source"] = out["sample_rate_source"]
+    series.update({k: [v] * len(seeds) for k, v in constant.items()})
+    return out, text, series
+
+
+def _unit_description(unit, records) -> Optional[str]:
+    """What one neighbouring change is: the runs' own sentence, else privcal.rl.units'."""
+    own = _common(records, "privacy_unit_description")
+    if own is not None or unit is None:
+        return own
+    from privcal.rl.units import describe
+
+    return describe(unit)
+
+
+def _seed_span(seeds) -> str:
+    s = list(seeds)
+    return f"{s[0]}-{s[-1]}" if s == list(range(s[0], s[-1] + 1)) else ",".join(map(str, s))
+
+
+def _seeds_text(out: dict, summary, records) -> str:
+    def num(x, fmt=".4g"):
+        return "n/a" if x is None else format(x, fmt)
+
+    name = out["utility"]
+    method = out["method"] if out["method"] not in (None, out["agent"]) else ""
+    lines = [f"{out['agent']}{' ' + method if method else ''} over {len(out['seeds'])} seeds "
+             f"({_seed_span(out['seeds'])}): {out['utility_label']}"]
+    if out["privacy_unit"]:
+        lines.append(f"  privacy unit          {out['privacy_unit']}: {out['privacy_unit_description']}")
+    lines.append(f"  privacy               {out['guarantee'] or 'differs between seeds (guarantee_per_seed)'}")
+    if "sample_rate_source" in out and out["sample_rate_source"]:
+        lines.append(f"  sampling rate         {out['sample_rate_source']}")
+    if out.get("user_epsilon") is not None:
+        lines.append(f"  user-level            one user's whole episode removed: epsilon <= {out['user_epsilon']:.4g}, "
+                     f"certified >= {num(out['user_epsilon_lower'])} at delta {num(out['delta'], 'g')} "
+                     f"(the largest upper bound over the seeds)")
+    lines.append(f"  {'seed':>6}  {name:>14}  {'+- se':>8}  {'non-private':>11}  {'reference':>9}  one-seed verdict")
+    for r in out["runs"]:
+        se = r.get(f"{name}_se")
+        lines.append(f"  {r['seed']:>6}  {num(r[name]):>14}  {num(se, '.3g'):>8}  {num(r['non_private']):>11}  "
+                     f"{num(r['reference']):>9}  {r['seed_verdict'] or ''}")
+    lines.append(f"  mean                  {num(out['mean'])}, 95% CI [{num(out['ci_low'])}, {num(out['ci_high'])}] "
+                 f"(Student-t over {len(out['seeds'])} seeds), std {num(out['std'])}")
+    refs = out["references"]
+    if refs:
+        se = refs.get("trivial_se")
+        lines.append(f"  trivial reference     {num(refs['trivial'])}" + (f" +- {se:.2g}" if se else "")
+                     + f" ({refs['trivial_label']})")
+        npm = refs.get("non_private")
+        if npm is not None:
+            lines.append(f"  non-private           mean {npm['mean']:.4g}, 95% CI [{num(npm['ci_low'])}, "
+                         f"{num(npm['ci_high'])}] ({refs.get('non_private_label') or 'same learner, no noise'})")
+        for key, value in refs.items():
+            if key not in ("trivial", "trivial_se", "trivial_label", "non_private", "non_private_label", "note"):
+                lines.append(f"  {key.replace('_', ' '):21s} {num(value) if isinstance(value, float) else value}")
+    lines.append(f"  verdict               {summary.line() if summary is not None else out['verdict_test']['test']}")
+    if refs:
+        lines.append(f"  note                  {REFERENCES_NOTE}")
+    lines.append(f"  time                  {out['seconds']:.2f} s")
+    return "\n".join(lines)
+
+
+def _seeds_markdown(record: Mapping, series: Mapping) -> str:
+    """Two tables: the summary's fields, then one row per seed."""
+    summary = {k: v for k, v in record.items() if k not in ("runs", "seeds")}
+    head = _cli_out._markdown(summary)
+    cols = ["seed", record["utility"], f"{record['utility']}_se", "seed_verdict", "non_private", "reference"]
+    rows = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for i in range(len(series["seed"])):
+        rows.append("| " + " | ".join(_cli_out._md_cell(series[c][i]) for c in cols) + " |")
+    return head + "\n\n" + "\n".join(rows)

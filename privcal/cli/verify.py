@@ -132,6 +132,8 @@ def run(args: argparse.Namespace) -> int:
         if not os.access(folder, os.W_OK):
             raise ValueError(f"cannot write {args.write}: directory {folder} is not writable")
     fmt = _cli_out.chosen(args)
+    if args.verbose and fmt != "text":  # refused before the run, not after it
+        raise ValueError(f"--verbose applies to the text format only ({fmt} always carries every field)")
     for claim_id in args.claim:  # unknown ids fail before the progress line starts
         get_claim(claim_id)
     bar = None if fmt == "json" else _Progress(len(args.claim) if args.claim else len(all_claims()))
@@ -140,8 +142,6 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
-    if args.verbose and fmt != "text":
-        raise ValueError(f"--verbose applies to the text format only ({fmt} always carries every field)")
     if fmt != "text":
         text = render(results, fmt, budget=args.budget, seed=args.seed)
     elif args.verbose:

@@ -52,7 +52,8 @@ except ImportError:  # pragma: no cover - depends on the environment
 
 __all__ = ["ENV_ID", "PEAK_ENV_ID", "IntervalEnv", "RandomPeakIntervalEnv", "MAX_STEP", "EPISODE_STEPS",
            "register", "reward", "reference_return", "reference_return_unchecked", "draw_peak", "expected_reward", "episode_returns",
-           "policy_return", "middle_policy", "trivial_return", "run_inputs"]
+           "policy_return", "policy_return_unchecked", "middle_policy", "trivial_return", "trivial_return_unchecked",
+           "run_inputs"]
 
 ENV_ID = "privcal/Interval-v0"
 PEAK_ENV_ID = "privcal/IntervalPeak-v0"
@@ -181,6 +182,29 @@ def policy_return(policy: Any, peak: float = 0.5, *, episodes: int = 2000, episo
     return float(total.mean()), float(total.std(ddof=1) / np.sqrt(total.size))
 
 
+def policy_return_unchecked(policy: Any, peak: float, *, episodes: int, seed: Any = 0,
+                            episode_steps: int = EPISODE_STEPS) -> tuple[float, float]:
+    """:func:`policy_return` without validating its numbers, for callers that validated them or pass constants
+    (``privcal train dpq``, whose own ``--episodes`` and ``--peak`` are other flags): the same simulation.
+
+    Args:
+        policy: a callable of the states (its actions are still checked at every step).
+        peak: theta in [0, 1] (not checked).
+        episodes: simulated episodes, an int >= 2 (not checked).
+        seed: seed of the simulation; default 0.
+        episode_steps: steps per episode, an int >= 1 (not checked); default 50.
+
+    Returns:
+        (mean return per episode, standard error of the mean).
+    """
+    from privcal import _rng
+
+    theta = float(peak)
+    total = _simulate_policy(policy, lambda s: _reward(s, theta), int(episodes), int(episode_steps),
+                             _rng.as_generator(seed, "seed"))
+    return float(total.mean()), float(total.std(ddof=1) / np.sqrt(total.size))
+
+
 def middle_policy(states: ArrayLike) -> np.ndarray:
     """The move-to-middle policy: right (1) below 0.5, left (0) from 0.5 on; data-independent.
 
@@ -220,6 +244,25 @@ def trivial_return(*, episodes: int = 20000, episode_steps: int = EPISODE_STEPS,
     steps = V.positive_int("episode_steps", episode_steps)
     total = _simulate_policy(middle_policy, expected_reward, n, steps, _rng.as_generator(seed, "seed"))
     return float(total.mean()), float(total.std(ddof=1) / np.sqrt(n))
+
+
+def trivial_return_unchecked(*, episodes: int = 20000, episode_steps: int = EPISODE_STEPS,
+                             seed: Any = 0) -> tuple[float, float]:
+    """:func:`trivial_return` without validation (its defaults, or numbers the caller checked): the same simulation.
+
+    Args:
+        episodes: simulated episodes, an int >= 2 (not checked); default 20000.
+        episode_steps: steps per episode, an int >= 1 (not checked); default 50.
+        seed: seed of the simulation; default 0.
+
+    Returns:
+        (mean return per episode, standard error of the mean).
+    """
+    from privcal import _rng
+
+    total = _simulate_policy(middle_policy, expected_reward, int(episodes), int(episode_steps),
+                             _rng.as_generator(seed, "seed"))
+    return float(total.mean()), float(total.std(ddof=1) / np.sqrt(total.size))
 
 
 def _simulate_policy(policy, reward_fn, n, steps, rng) -> np.ndarray:

@@ -16,13 +16,23 @@ data-independent policy, the random or uniform policy, the zero predictor), with
   opposite bound is worse, else "cannot tell"; the exact sign test (the number of seeds better than the
   reference against Binomial(n, 1/2)) is reported beside it. A non-finite value (a diverged run) counts
   as the worst value.
+* **a result over seeds** (:func:`summarize_seeds`, what ``privcal train AGENT --seeds 0-19`` prints): the
+  per-seed values, their mean, the two-sided ``level`` (default 0.95) Student-t interval of the mean
+  (:func:`student_t_interval`: mean +- t_{(1 + level)/2, n - 1} s / sqrt(n), s with ddof = 1; the quantile
+  from scipy.stats.t), and the verdict of :func:`verdict_over_seeds` at one-sided confidence (1 + level)/2.
+  With an exact reference, "beats" is then exactly "the interval lies on the better side of the reference",
+  "does not beat" "on the worse side" and "cannot tell" "it contains the reference": the verdict never
+  contradicts the printed interval. When each seed has its own reference value (GPOPE's zero predictor is
+  scored on each seed's own evaluation sample) the test is paired: the same one-sided t test on the
+  per-seed differences (run minus reference) against 0. One comparison per command, so no multiplicity
+  correction (a grid of points is ``privcal frontier``'s).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Optional
+from typing import Optional, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -30,7 +40,8 @@ from numpy.typing import ArrayLike
 from privcal import _validate as V
 
 __all__ = ["VERDICTS", "DIVERGENCE_RULE", "BLOW_UP", "Verdict", "diverged", "worse_than_trivial", "no_reference",
-           "verdict_one_run", "verdict_over_seeds"]
+           "verdict_one_run", "verdict_over_seeds", "DEFAULT_LEVEL", "SeedSummary", "student_t_interval",
+           "summarize_seeds"]
 
 #: What "diverged" means for a loss-minimising trainer (``privcal train gpope``): the iterates blew up. A loss that
 #: is merely worse than the trivial predictor's is :func:`worse_than_trivial`, another field.
@@ -227,3 +238,151 @@ def _over_seeds(vals, ref, higher, label, se_ref, conf) -> Verdict:
     verdict = "beats" if t > q else "does not beat" if t < -q else "cannot tell"
     p = float(dist.sf(t))
     return Verdict(verdict, test, statistic=float(t), p_value=p, **common)
+
+
+# ------------------------------------------------------------------------------ results over seeds
+
+#: two-sided level of the interval over seeds (the verdict's one-sided confidence is (1 + level) / 2)
+DEFAULT_LEVEL = 0.95
+
+
+def student_t_interval(values: ArrayLike, level: float = DEFAULT_LEVEL) -> tuple[float, float]:
+    """Two-sided Student-t interval of the mean of ``values``: mean +- t_{(1+level)/2, n-1} s / sqrt(n).
+
+    Args:
+        values: per-seed values, a 1-D sequence of at least 2 numbers.
+        level: two-sided coverage, in (0, 1); default 0.95.
+
+    Returns:
+        (lower, upper); (nan, nan) when a value is not finite (a diverged run has no interval).
+
+    Raises:
+        ValueError: fewer than 2 values, or ``level`` outside (0, 1).
+    """
+    vals = np.asarray(values, dtype=float).ravel()
+    if vals.size < 2:
+        raise ValueError(f"values must hold at least 2 seeds for an interval, got {vals.size}")
+    return _interval(vals, V.open_unit("level", level))
+
+
+def _interval(vals, level) -> tuple[float, float]:
+    from scipy.stats import t as student_t
+
+    if not np.all(np.isfinite(vals)):
+        return math.nan, math.nan
+    n = vals.size
+    mean = float(vals.mean())
+    half = float(student_t.ppf(0.5 + level / 2.0, n - 1)) * float(vals.std(ddof=1)) / math.sqrt(n)
+    return mean - half, mean + half
+
+
+@dataclass(frozen=True)
+class SeedSummary:
+    """Per-seed values, their mean and interval, and the verdict against the trivial reference.
+
+    ``values`` are in the order of ``seeds``; ``ci`` is the two-sided ``level`` Student-t interval of the
+    mean; ``reference`` the trivial reference (the mean of ``reference_values`` when each seed has its own);
+    ``paired`` whether the verdict tested the per-seed differences; ``verdict`` the
+    :class:`privcal.rl.verdict.Verdict` (its ``test`` names the test).
+    """
+
+    seeds: tuple
+    values: tuple
+    mean: float
+    std: float
+    ci: tuple
+    level: float
+    reference: float
+    reference_se: float
+    reference_label: str
+    higher_is_better: bool
+    paired: bool
+    verdict: Verdict
+    reference_values: Optional[tuple] = None
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields (non-finite numbers as None)."""
+        from privcal.records import clean
+
+        return clean({"seeds": list(self.seeds), "values": list(self.values), "mean": self.mean, "std": self.std,
+                      "ci_low": self.ci[0], "ci_high": self.ci[1], "ci_level": self.level,
+                      "ci_method": f"two-sided {self.level:g} Student-t interval of the mean over {len(self.seeds)} "
+                                   f"seeds (t quantile with {len(self.seeds) - 1} degrees of freedom)",
+                      "reference": self.reference, "reference_se": self.reference_se,
+                      "reference_label": self.reference_label, "higher_is_better": self.higher_is_better,
+                      "paired": self.paired, "verdict": self.verdict.verdict, "verdict_test": self.verdict.to_dict(),
+                      "reference_values": None if self.reference_values is None else list(self.reference_values)})
+
+    def line(self) -> str:
+        """The verdict in one line for the text reports."""
+        v = self.verdict
+        p = "" if v.p_value is None else f", p = {v.p_value:.3g}"
+        ref = f"{self.reference:.4g} (the mean of the seeds' own references)" if self.paired else f"{self.reference:.4g}"
+        return (f"{v.verdict} the {self.reference_label} over {len(self.seeds)} seeds "
+                f"(mean {self.mean:.4g} against {ref}{p}; {v.test})")
+
+
+def summarize_seeds(values: ArrayLike, reference: float, *, higher_is_better: bool, reference_label: str,
+                    seeds: Optional[Sequence[int]] = None, reference_se: float = 0.0,
+                    reference_values: Optional[ArrayLike] = None, level: float = DEFAULT_LEVEL) -> SeedSummary:
+    """Mean, Student-t interval and seed-level verdict of per-seed utilities against a trivial reference.
+
+    Args:
+        values: the per-seed utilities (returns, MSPBE, regret per episode), at least 2.
+        reference: the trivial reference's utility, finite (ignored for the test when ``reference_values``
+            differ across seeds: the test is then paired).
+        higher_is_better: True for returns, False for losses and regret.
+        reference_label: what the reference is, e.g. "best data-independent policy".
+        seeds: the seeds, as many as ``values``; default 0, 1, ...
+        reference_se: standard error of ``reference``, in [0, inf); default 0 (exact).
+        reference_values: each seed's own reference value, as many as ``values``, or None (default: one
+            reference for every seed).
+        level: two-sided level of the interval, in (0, 1); the verdict's one-sided confidence is
+            (1 + level) / 2; default 0.95.
+
+    Returns:
+        the :class:`SeedSummary`.
+
+    Raises:
+        ValueError: an argument is outside its range or the lengths differ.
+    """
+    vals = np.asarray(values, dtype=float).ravel()
+    if vals.size < 2:
+        raise ValueError(f"values must hold at least 2 seeds (one seed: privcal.rl.verdict.verdict_one_run), "
+                         f"got {vals.size}")
+    ids = tuple(range(vals.size)) if seeds is None else tuple(int(s) for s in seeds)
+    if len(ids) != vals.size:
+        raise ValueError(f"seeds must have as many entries as values ({vals.size}), got {len(ids)}")
+    lvl = V.open_unit("level", level)
+    se_ref = V.nonnegative("reference_se", reference_se)
+    label = str(reference_label)
+    higher = bool(higher_is_better)
+    confidence = 0.5 + lvl / 2.0
+    refs = None
+    if reference_values is not None:
+        refs = np.asarray(reference_values, dtype=float).ravel()
+        if refs.size != vals.size or not np.all(np.isfinite(refs)):
+            raise ValueError(f"reference_values must be {vals.size} finite numbers, one per seed, got {refs.size}")
+    paired = refs is not None and bool(np.ptp(refs) > 0)
+    if paired:
+        ref = float(refs.mean())
+        raw = verdict_over_seeds(vals - refs, 0.0, higher_is_better=higher, reference_label=label,
+                                 confidence=confidence)
+        how = "paired one-sided t test of the per-seed differences (run minus its seed's reference)"
+    else:
+        ref = float(reference if refs is None else refs[0])
+        raw = verdict_over_seeds(vals, ref, higher_is_better=higher, reference_label=label, reference_se=se_ref,
+                                 confidence=confidence)
+        how = "one-sided Welch t test" + (" (the reference's standard error added)" if se_ref > 0 else "")
+    wins = raw.test.split("sign test ", 1)[1].split(" better")[0]  # "k/n" seeds better than the reference
+    clears = (f"whether the {lvl:g} two-sided interval of the differences clears 0" if paired else
+              f"whether the {lvl:g} two-sided interval clears the reference")
+    test = (f"{vals.size} seeds: {how} at confidence {confidence:g}, i.e. {clears}; sign test {wins} better"
+            + ("; a diverged seed counts as the worst value" if not np.all(np.isfinite(vals)) else ""))
+    verdict = Verdict(raw.verdict, test, float(vals.mean()), ref, label, higher, confidence, vals.size,
+                      raw.statistic, raw.p_value, raw.sign_test_p)
+    finite = bool(np.all(np.isfinite(vals)))
+    return SeedSummary(ids, tuple(float(v) for v in vals), float(vals.mean()) if finite else math.nan,
+                       float(vals.std(ddof=1)) if finite else math.nan, _interval(vals, lvl), lvl, ref,
+                       0.0 if paired else se_ref, label, higher, paired, verdict,
+                       None if refs is None else tuple(float(r) for r in refs))

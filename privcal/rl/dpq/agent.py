@@ -124,6 +124,7 @@ __all__ = [
     "train",
     "train_unchecked",
     "train_dpq",
+    "train_dpq_without_noise",
     "update_lipschitz_of",
     "valid_hyperparameters",
 ]
@@ -472,7 +473,7 @@ class TrainResult:
         """
         s = np.asarray(states, dtype=float).reshape(-1)
         q = self.q(s[:, None])
-        if self.noise is not None:
+        if self.noise is not None and self.sigma != 0.0:  # sigma = 0 (train_dpq_without_noise): every path is 0
             q = q + self.noise.sample_all(s).T
         return q
 
@@ -1186,6 +1187,41 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
             f"noise per release, exact composition of {result.updates} x {calibration.actions} GP releases; "
             f"covers the released Q + g and what is computed from it (actions, policy), not the printed returns "
             f"and run statistics")
+    return result
+
+
+def train_dpq_without_noise(*, hp: Optional[Hyperparameters] = None, seed: _rng.Seed = 0, env: Any = None,
+                            progress: Optional[Callable[[int, int], None]] = None,
+                            **overrides: Any) -> TrainResult:
+    """The valid variant's learner with sigma = 0: the same learner as :func:`train_dpq` without its noise.
+
+    Every update is certified in sup (``hp.update_clip``, default ``DEFAULT_UPDATE_CLIP``) and slope
+    (``update_lipschitz_of(hp)``) and starts from the released function, exactly as in the valid variant,
+    but every noise layer is zero. It answers whether the learner itself learns at the given settings,
+    apart from the noise. No privacy claim (``guarantee`` says so).
+
+    Args:
+        hp: the learner's settings; default ``Hyperparameters()``; the valid variant's clips fill the unset ones
+            (:func:`valid_hyperparameters`).
+        seed: seed of everything (the same streams as :func:`train_dpq`); default 0.
+        env: the environment; default a fresh :class:`privcal.rl.envs.IntervalEnv`.
+        progress: called as ``progress(done_samples, total)`` after each update; default None.
+        **overrides: fields of ``hp`` to replace.
+
+    Returns:
+        the run's :class:`TrainResult` (``sigma`` 0, ``certificate`` filled).
+
+    Raises:
+        ValueError: bad hyperparameters.
+    """
+    hp = _check_hp(hp)
+    if overrides:
+        hp = replace(hp, **overrides)
+    hp = valid_hyperparameters(hp)
+    # sigma = 0: every noise layer is the zero function; beta only shapes the (zero) paths
+    result = _train("dpq", hp, 0.0, 1.0, hp.updates, seed, env, progress)
+    result.guarantee = ("none: the valid variant's learner (certified updates restarted from the release) "
+                        "without noise")
     return result
 
 

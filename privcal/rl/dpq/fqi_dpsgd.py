@@ -13,18 +13,22 @@ behaviour policy (public and data-independent), each transition (s, a, r, s'). :
   an output of the earlier (private) steps: adaptive composition covers it.
 * **DP-SGD** (Abadi et al. 2016, Alg. 1), every step:
 
-  - Poisson sampling: each record is in the batch independently with probability q = min(1, b / N) (b
-    the expected batch, N the number of records);
+  - Poisson sampling: each record is in the batch independently with probability q = min(1, b / N_pub),
+    b the expected batch and N_pub a **public** size of the data set in records (``public_size``; default
+    the data budget the collector states before collecting: ``episodes`` episodes, i.e. 50 ``episodes``
+    transitions or ``episodes`` episodes). Under add/remove neighbours the data's own size N differs between
+    the two data sets, so q = b / N would itself depend on the private data; q is never computed from N;
   - per-record clipping to L2 norm C. A record is one transition (``privacy_unit="transition"``:
     gradient (Q_w(s, a) - y) phi(s) in the block of action a) or one episode (``"episode"``: the sum of
     its transitions' gradients, clipped as one vector). Adding or removing one record therefore moves the
     clipped sum by at most C (:func:`clipped_gradient_sum`);
-  - the sum gets N(0, sigma^2 I), and w <- w - lr (sum + noise) / (q N).
+  - the sum gets N(0, sigma^2 I), and w <- w - lr (sum + noise) / (q N_pub): the step is normalised by the
+    public expected batch size q N_pub = min(b, N_pub), not by the realised batch or by q N.
 
   sigma = ``privcal.calibrate(epsilon, delta, steps=K x steps, sample_rate=q, sensitivity=C,
   accountant="best")``: K x steps Poisson-subsampled Gaussian releases under add/remove neighbours, all
   FQI iterations composed (the PLD accountant's certified upper bound; q = 1 is priced as plain
-  Gaussian composition). The released object is the last w; its greedy policy argmax_a Q_w(s, a) is
+  Gaussian composition), with the same q the sampler runs at (one variable serves both). The released object is the last w; its greedy policy argmax_a Q_w(s, a) is
   post-processing.
 
 What the run checks (``premises``): every record's clipped gradient had norm <= C (the largest is
@@ -126,6 +130,11 @@ class FQIResult:
     #: for the episode unit (already user-level) and the non-private learner
     user_epsilon: Optional[float] = None
     user_epsilon_lower: Optional[float] = None
+    #: N_pub, the public size in records from which q is set, and what it is
+    public_size: Optional[int] = None
+    public_size_source: str = ""
+    #: q N_pub = min(b, N_pub): the public expected batch size that normalises every step
+    step_normaliser: Optional[float] = None
 
     def greedy_actions(self, states: ArrayLike) -> np.ndarray:
         """argmax_a Q_w(s, a) of the released w (ties: action 0).
@@ -150,7 +159,20 @@ class FQIResult:
                 "premises": [{"name": n, "held": bool(h), "evidence": e} for n, h, e in self.premises],
                 "accountant_notes": list(self.accountant_notes), "seed": self.seed,
                 "user_unit": "episode", "user_epsilon": self.user_epsilon,
-                "user_epsilon_lower": self.user_epsilon_lower}
+                "user_epsilon_lower": self.user_epsilon_lower,
+                "public_size": self.public_size, "expected_batch_size": self.step_normaliser,
+                "step_normaliser": self.step_normaliser, "sample_rate_source": self.sample_rate_source()}
+
+    def sample_rate_source(self) -> str:
+        """Which public quantities the sampling rate q and the step's normaliser came from, in words."""
+        rec = "transitions" if self.privacy_unit == "transition" else "episodes"
+        return (f"q = min(1, b / N_pub) = {self.sample_rate:.6g}: expected batch b = {self.config_batch():g} {rec} per "
+                f"step over the public size N_pub = {self.public_size} {rec} ({self.public_size_source}); the data's "
+                f"own size is not read; every step is divided by q N_pub = {self.step_normaliser:g}")
+
+    def config_batch(self) -> float:
+        """b, the expected batch asked for (records per step, before the cap at N_pub)."""
+        return _batch(self.config, self.privacy_unit)
 
 
 def features(states: ArrayLike, count: int = 11) -> np.ndarray:
@@ -257,7 +279,8 @@ def _collect(n, theta, rng) -> dict:
 
 def train_fqi_dpsgd(*, epsilon: Optional[float], delta: Optional[float], privacy_unit: str = "transition",
                     episodes: int = 100, config: Optional[FQIConfig] = None, peak: Optional[float] = None,
-                    evaluation_episodes: int = 2000, seed: int = 0) -> FQIResult:
+                    evaluation_episodes: int = 2000, seed: int = 0, public_size: Optional[int] = None,
+                    data: Optional[dict] = None) -> FQIResult:
     """Fitted-Q iteration by DP-SGD on random-behaviour data; see the module docstring.
 
     Args:
@@ -265,12 +288,20 @@ def train_fqi_dpsgd(*, epsilon: Optional[float], delta: Optional[float], privacy
             (the same clipping, no noise).
         delta: target delta, in (0, 1); None only with ``epsilon`` None.
         privacy_unit: "transition" (default) or "episode"; "reward-function" is refused (not protected).
-        episodes: data set size in 50-step episodes, an int >= 1; default 100 (5000 transitions).
+        episodes: the data budget in 50-step episodes, an int >= 1, stated before collecting (public); default
+            100 (5000 transitions). Without ``data`` the run collects exactly this many.
         config: the learner's :class:`FQIConfig`; default ``FQIConfig()``.
         peak: the reward's peak theta in [0, 1], or None (default) to draw it from ``seed``
             (``privcal.rl.envs.draw_peak``, the random-peak variant).
         evaluation_episodes: episodes simulated to estimate ``policy_return``, an int >= 2; default 2000.
         seed: seed of the data, the sampling, the noise and the evaluation, an int >= 0; default 0.
+        public_size: N_pub, the public size in records (transitions, or episodes for the episode unit) that
+            sets q = min(1, b / N_pub) and the step's normaliser q N_pub, an int >= 1; default the budget
+            (50 ``episodes`` transitions, or ``episodes`` episodes).
+        data: the private data set, or None (default: collected by the random behaviour policy, ``episodes``
+            episodes): {"s", "a", "r", "s2"} arrays of shape (n, 50) (n episodes, as :func:`collect` returns)
+            or, for the transition unit, of shape (n,) (n transitions). Its size n may differ from the budget
+            (a neighbouring data set has one record more or less); n is never used to set q or to normalise.
 
     Returns:
         the :class:`FQIResult`.
@@ -289,14 +320,41 @@ def train_fqi_dpsgd(*, epsilon: Optional[float], delta: Optional[float], privacy
     if not isinstance(cfg, FQIConfig):
         raise ValueError(f"config must be an FQIConfig, got {type(cfg).__name__}")
     n_eval, seed, theta = envs.run_inputs(evaluation_episodes, seed, peak)
-    records = n_ep * envs.EPISODE_STEPS if unit == "transition" else n_ep
-    batch = (256.0 if unit == "transition" else 16.0) if cfg.batch is None else cfg.batch
-    q = min(1.0, batch / records)  # guarded by tests/test_rl_learners.py::test_fqi_calibration_round_trip_and_premises
+    budget = n_ep * envs.EPISODE_STEPS if unit == "transition" else n_ep
+    n_pub = budget if public_size is None else V.positive_int("public_size", public_size)
+    source = ("the data budget: " + (f"{n_ep} episodes of {envs.EPISODE_STEPS} transitions" if unit == "transition"
+                                     else f"{n_ep} episodes")) if public_size is None else "given as public"
+    d = None if data is None else _check_data(data, unit)
+    # q and the normaliser from public numbers only: b (the expected batch) and N_pub; never the data's own size
+    q = min(1.0, _batch(cfg, unit) / n_pub)  # guarded by tests/test_rl_learners.py::test_fqi_calibration_round_trip_and_premises
+    norm = q * n_pub
     steps = cfg.iterations * cfg.steps  # guarded by tests/test_rl_learners.py::test_fqi_calibration_round_trip_and_premises
     sigma, notes = 0.0, ()
     if eps is not None:
-        sigma, notes = _calibrate(eps, dlt, steps, q, cfg.clip)  # guarded by tests/test_rl_learners.py::test_fqi_calibration_round_trip_and_premises
-    return _train(eps, dlt, unit, n_ep, cfg, theta, n_eval, int(seed), q, sigma, notes)
+        sigma, notes = _calibrate(eps, dlt, steps, q, cfg.clip)  # the sampler's own q; guarded by tests/test_rl_learners.py::test_fqi_calibration_round_trip_and_premises
+    return _train(eps, dlt, unit, n_ep, cfg, theta, n_eval, int(seed), q, sigma, notes, d, (n_pub, source, norm))
+
+
+def _batch(cfg: FQIConfig, unit: str) -> float:
+    """b, the expected records per step: the config's, or 256 transitions / 16 episodes."""
+    return (256.0 if unit == "transition" else 16.0) if cfg.batch is None else float(cfg.batch)
+
+
+def _check_data(data, unit) -> dict:
+    """The arrays of a given data set, checked: (n, 50) episodes, or (n,) transitions for the transition unit."""
+    if not isinstance(data, dict) or not {"s", "a", "r", "s2"} <= set(data):
+        raise ValueError("data must be a dict with arrays 's', 'a', 'r', 's2' (privcal.rl.dpq.fqi_dpsgd.collect)")
+    out = {k: np.asarray(data[k], dtype=np.intp if k == "a" else float) for k in ("s", "a", "r", "s2")}
+    shape = out["s"].shape
+    flat = len(shape) == 1 and unit == "transition"
+    if not (flat or (len(shape) == 2 and shape[1] == envs.EPISODE_STEPS)) or shape[0] < 1 \
+            or any(x.shape != shape for x in out.values()):
+        raise ValueError(f"data arrays must share the shape (n, {envs.EPISODE_STEPS}) (n episodes) or, for the "
+                         f"transition unit, (n,) (n transitions), n >= 1; got {shape}")
+    if not (np.all((out["a"] == 0) | (out["a"] == 1)) and np.all((out["s"] >= 0) & (out["s"] <= 1))
+            and np.all((out["s2"] >= 0) & (out["s2"] <= 1)) and np.all(np.isfinite(out["r"]))):
+        raise ValueError("data must hold actions in {0, 1}, states in [0, 1] and finite rewards")
+    return out
 
 
 def _calibrate(eps, delta, steps, q, clip) -> tuple[float, tuple]:
@@ -309,15 +367,18 @@ def _calibrate(eps, delta, steps, q, clip) -> tuple[float, tuple]:
                               f"achieved epsilon {rep.achieved_epsilon:.6g}",) + tuple(rep.notes)
 
 
-def _train(eps, delta, unit, n_ep, cfg, theta, n_eval, seed, q, sigma, notes) -> FQIResult:
+def _train(eps, delta, unit, n_ep, cfg, theta, n_eval, seed, q, sigma, notes, d=None, public=None) -> FQIResult:
     data_rng, sample_rng, noise_rng = _rng.spawn([seed, 20], 3)
-    d = _collect(n_ep, theta, data_rng)
+    if d is None:
+        d = _collect(n_ep, theta, data_rng)
+    n_pub, source, norm = public
     h = envs.EPISODE_STEPS
     m = cfg.features
     phi = _features(d["s"], m).reshape(-1, m)  # (N transitions, M), episode-major
     phi2 = _features(d["s2"], m).reshape(-1, m)
     a, r = d["a"].reshape(-1), d["r"].reshape(-1)
-    records = n_ep * h if unit == "transition" else n_ep
+    # the data's own number of records: the sampler draws each of them at rate q; nothing else reads it
+    records = a.size if unit == "transition" else d["s"].shape[0]
     per_record = 1 if unit == "transition" else h  # guarded by tests/test_guard_fqi_dpsgd.py::test_one_episode_moves_the_trained_weights_by_exactly_the_clip
     w = np.zeros((_ACTIONS, m))
     largest_clipped, noisy = 0.0, 0
@@ -332,7 +393,7 @@ def _train(eps, delta, unit, n_ep, cfg, theta, n_eval, seed, q, sigma, notes) ->
             if sigma > 0.0:
                 total = total + sigma * noise_rng.standard_normal(total.shape)  # guarded by tests/test_guard_fqi_dpsgd.py::test_the_noise_of_a_step_has_the_calibrated_sigma
                 noisy += 1  # guarded by tests/test_rl_learners.py::test_fqi_calibration_round_trip_and_premises
-            w = w - cfg.lr * total / (q * records)
+            w = w - cfg.lr * total / norm  # the public expected batch size q N_pub; guarded by tests/test_guard_fqi_dpsgd.py::test_an_added_record_moves_one_step_by_its_own_clipped_gradient_over_the_public_batch
     value, se = envs.policy_return(lambda s: _greedy(w, s), theta, episodes=n_eval, seed=[seed, 21])
     premises = ()
     guarantee = "none (non-private: the same learner without noise)"
@@ -354,5 +415,6 @@ def _train(eps, delta, unit, n_ep, cfg, theta, n_eval, seed, q, sigma, notes) ->
     if eps is not None and unit == "transition" and all(ok for _, ok, _ in premises):
         # one user contributes an episode of h transitions: the guarantee for the user beside the transition's
         user = group_epsilon(sigma / cfg.clip, q, cfg.iterations * cfg.steps, h, delta)
-    return FQIResult("fqi-dpsgd", unit, eps, delta, sigma, q, noisy, records, n_ep, theta, value, se, n_eval, cfg,
-                     w, premises, notes, seed, guarantee, *user)
+    n_episodes = d["s"].shape[0] if d["s"].ndim == 2 else n_ep
+    return FQIResult("fqi-dpsgd", unit, eps, delta, sigma, q, noisy, records, n_episodes, theta, value, se, n_eval,
+                     cfg, w, premises, notes, seed, guarantee, *user, n_pub, source, norm)

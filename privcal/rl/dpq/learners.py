@@ -46,7 +46,8 @@ class LearnerRun:
 
 def run_learner(method: str, *, epsilon: float, delta: Optional[float], privacy_unit: Optional[str] = None,
                 samples: Optional[int] = None, selector: str = "randomized-response", policies: int = 40,
-                peak: Optional[float] = None, references: bool = True, seed: int = 0) -> LearnerRun:
+                peak: Optional[float] = None, references: bool = True, seed: int = 0,
+                expected_batch_size: Optional[float] = None, public_size: Optional[int] = None) -> LearnerRun:
     """Train ``select`` or ``fqi-dpsgd`` once and report policy_return, privacy_unit, references and verdict.
 
     Args:
@@ -62,6 +63,10 @@ def run_learner(method: str, *, epsilon: float, delta: Optional[float], privacy_
         peak: theta in [0, 1], or None (default) to draw it from ``seed``.
         references: compute the references (without privacy) and the verdict; default True.
         seed: an int >= 0; default 0.
+        expected_batch_size: fqi-dpsgd: b, the expected records per DP-SGD step, a public number in (0, inf);
+            default None: 256 transitions or 16 episodes (``FQIConfig.batch``).
+        public_size: fqi-dpsgd: N_pub, the public size in records that sets q = min(1, b / N_pub), an int >= 1;
+            default None: the data budget (``samples`` transitions, or ``samples`` / 50 episodes).
 
     Returns:
         the :class:`LearnerRun`.
@@ -77,6 +82,8 @@ def run_learner(method: str, *, epsilon: float, delta: Optional[float], privacy_
 
     V.choice("method", method, LEARNERS)
     start = time.perf_counter()
+    if method == "select" and (expected_batch_size is not None or public_size is not None):
+        raise ValueError("expected_batch_size and public_size apply only to fqi-dpsgd (select samples nothing)")
     if method == "select":
         if privacy_unit is None:
             privacy_unit = "reward-function"
@@ -99,12 +106,15 @@ def run_learner(method: str, *, epsilon: float, delta: Optional[float], privacy_
         t = V.positive_int("samples", t)
         if t < envs.EPISODE_STEPS:
             raise ValueError(f"samples must be at least {envs.EPISODE_STEPS} (one episode), got {samples!r}")
+        config = fqi_dpsgd.FQIConfig(batch=expected_batch_size)  # validates b
         result = fqi_dpsgd.train_fqi_dpsgd(epsilon=epsilon, delta=delta, privacy_unit=privacy_unit,
-                                           episodes=t // envs.EPISODE_STEPS, peak=peak, seed=seed)
+                                           episodes=t // envs.EPISODE_STEPS, peak=peak, seed=seed, config=config,
+                                           public_size=public_size)
         baseline = None
         if references:
             np_run = fqi_dpsgd.train_fqi_dpsgd(epsilon=None, delta=None, privacy_unit=privacy_unit,
-                                               episodes=result.episodes, peak=result.peak, seed=seed)
+                                               episodes=result.episodes, peak=result.peak, seed=seed, config=config,
+                                               public_size=public_size)
             baseline = (np_run.policy_return, np_run.policy_return_se)
         eval_seed = [seed, 21]
     record = result.to_dict()
@@ -114,6 +124,7 @@ def run_learner(method: str, *, epsilon: float, delta: Optional[float], privacy_
              f"  privacy               {result.guarantee}",
              *([f"  batch sampler         {record['sampling']} ({record['neighbouring']} neighbours; priced as such)"]
                if record.get("sampling") else []),
+             *([f"  sampling rate         {record['sample_rate_source']}"] if record.get("sample_rate_source") else []),
              *([f"  user-level            one episode ({envs.EPISODE_STEPS} transitions, one user's data) removed: "
                 f"epsilon <= {record['user_epsilon']:.4g}, certified >= {record['user_epsilon_lower']:.4g} at delta "
                 f"{record['delta']:g} (privcal.accounting.groups)"] if record.get("user_epsilon") is not None else []),
