@@ -42,6 +42,10 @@ EXAMPLES = {
     "privcal train pucb": [
         "privcal train pucb --states 3 --actions 2 --horizon 3 --episodes 200 --epsilon 1 --seed 0",
     ],
+    "privcal train ucbvi": [
+        "privcal train ucbvi --epsilon 10 --delta 1e-5 --episodes 10000 --seeds 0-9",
+        "privcal train ucbvi --environment frozenlake --epsilon 10 --delta 1e-5 --episodes 2000 --seed 0",
+    ],
 }
 
 _FLAG = re.compile(r"(?<![\w`-])(--[A-Za-z][\w-]*)")

@@ -86,6 +86,8 @@ FQI = ["train", "dpq", "--method", "fqi-dpsgd", "--epsilon", "1", "--delta", "1e
        "--no-references"]
 PUCB = ["train", "pucb", "--epsilon", "1", "--episodes", "2", "--no-references"]
 PUCB_G = [*PUCB, "--counter-noise", "gaussian", "--delta", "1e-5"]
+UCBVI = ["train", "ucbvi", "--epsilon", "1", "--delta", "1e-5", "--episodes", "3", "--no-references"]
+UCBVI_L = ["train", "ucbvi", "--epsilon", "1", "--counter-noise", "laplace", "--episodes", "3", "--no-references"]
 GPOPE = ["train", "gpope", "--epsilon", "1", "--trajectories", "30", "--iterations", "10", "--eval-trajectories",
          "30", "--no-references"]
 
@@ -308,6 +310,22 @@ CASES: dict = {
     (("train", "dpq"), "--expected-batch-size"): [changes(FQI, "--expected-batch-size", "100"),
                                                   refused(DPQ, "--expected-batch-size", "100")],
     (("train", "dpq"), "--public-size"): [changes(FQI, "--public-size", "200"), refused(DPQ, "--public-size", "200")],
+    (("train", "ucbvi"), "--help"): [_help(("train", "ucbvi"), UCBVI)],
+    (("train", "ucbvi"), "--environment"): [changes(UCBVI, "--environment", "frozenlake")],
+    (("train", "ucbvi"), "--horizon"): [changes([*UCBVI, "--environment", "frozenlake"], "--horizon", "5"),
+                                        refused(UCBVI, "--horizon", "5")],
+    (("train", "ucbvi"), "--episodes"): [changes(UCBVI, "--episodes", "4")],
+    (("train", "ucbvi"), "--epsilon"): [changes(UCBVI, "--epsilon", "2")],
+    (("train", "ucbvi"), "--counter-noise"): [changes(UCBVI_L, "--counter-noise", "gaussian", "--delta", "1e-5"),
+                                              refused(UCBVI, "--counter-noise", "laplace")],
+    (("train", "ucbvi"), "--delta"): [changes(UCBVI, "--delta", "1e-3"), refused(UCBVI_L, "--delta", "1e-3")],
+    (("train", "ucbvi"), "--non-private"): [refused(UCBVI, "--non-private")],
+    (("train", "ucbvi"), "--failure-probability"): [changes(UCBVI, "--failure-probability", "0.2")],
+    (("train", "ucbvi"), "--seed"): [changes(UCBVI, "--seed", "1")],
+    (("train", "ucbvi"), "--format"): [changes(UCBVI, "--format", f) for f in ("json", "csv", "markdown")],
+    (("train", "ucbvi"), "--json"): [changes(UCBVI, "--json")],
+    (("train", "ucbvi"), "--plot"): [changes(UCBVI, "--plot", "{out}/c.png")],
+    (("train", "ucbvi"), "--no-references"): [changes(_without(UCBVI, "--no-references"), "--no-references")],
     (("train", "pucb"), "--help"): [_help(("train", "pucb"), PUCB)],
     (("train", "pucb"), "--states"): [changes(PUCB, "--states", "3")],
     (("train", "pucb"), "--actions"): [changes(PUCB, "--actions", "2")],
@@ -357,7 +375,7 @@ CASES: dict = {
 
 # --seeds and its engine flags, the same on every agent: --seeds runs several seeds (here in this process,
 # --n-jobs 1); the engine flags apply only with --seeds, and --n-jobs does not change results by design
-for _agent, _base in (("dpq", DPQ), ("gpope", GPOPE), ("pucb", PUCB)):
+for _agent, _base in (("dpq", DPQ), ("gpope", GPOPE), ("pucb", PUCB), ("ucbvi", UCBVI)):
     _seeds = [*_base, "--seeds", "0,1", "--n-jobs", "1"]
     CASES.update({
         (("train", _agent), "--seeds"): [changes(_base, "--seeds", "0,1", "--n-jobs", "1"),

@@ -47,6 +47,75 @@ def test_beats_reference_edge_cases():
         F.beats_reference([1.0, 2.0], 0.0, higher_is_better=True, reference_se=-1.0)
 
 
+def _cauchy_p(t):
+    # Student's t with 1 degree of freedom is the Cauchy distribution: P(T >= t) = 1/2 - arctan(t) / pi
+    return 0.5 - math.atan(t) / math.pi
+
+
+def test_one_sided_p_value_is_the_test_of_beats_reference():
+    # values (1, 3): mean 2, se 1, 1 degree of freedom (as in test_beats_reference_on_known_numbers)
+    assert F.one_sided_p_value([1.0, 3.0], -5.0, higher_is_better=True) == pytest.approx(_cauchy_p(7.0), rel=1e-9)
+    assert F.one_sided_p_value([1.0, 3.0], 9.0, higher_is_better=False) == pytest.approx(_cauchy_p(7.0), rel=1e-9)
+    # p < 0.05 exactly when the one-sided 95% bound clears the reference: t = 7 (p 0.045) beats, t = 6 (p 0.053) not
+    for ref in (-5.0, -4.0, 0.0, 2.5):
+        p = F.one_sided_p_value([1.0, 3.0], ref, higher_is_better=True)
+        assert (p < 0.05) == F.beats_reference([1.0, 3.0], ref, higher_is_better=True)[0]
+    assert F.one_sided_p_value([5.0], 0.0, higher_is_better=True) is None
+    assert F.one_sided_p_value([1.0, math.nan], 0.0, higher_is_better=True) == 1.0  # a diverged run never beats
+    assert F.one_sided_p_value([2.0, 2.0], 1.0, higher_is_better=True) == 0.0  # no spread, exact reference
+    assert F.one_sided_p_value([2.0, 2.0], 2.0, higher_is_better=True) == 1.0  # a tie does not beat
+
+
+def test_holm_on_a_hand_computed_example():
+    # Holm 1979 step-down, computed by hand: m = 4 tested p-values (the None is no test), alpha = 0.05.
+    # sorted: 0.005 <= 0.05/4 = 0.0125 reject; 0.01 <= 0.05/3 = 0.0167 reject; 0.03 > 0.05/2 = 0.025 stop.
+    # adjusted: 4 * 0.005 = 0.02; max(0.02, 3 * 0.01) = 0.03; max(0.03, 2 * 0.03) = 0.06; max(0.06, 1 * 0.04) = 0.06
+    rejected, adjusted = F.holm([0.01, 0.04, 0.03, 0.005, None], alpha=0.05)
+    assert rejected == [True, False, False, True, None]
+    assert [a if a is None else round(a, 12) for a in adjusted] == [0.03, 0.06, 0.06, 0.02, None]
+    # uncorrected, all four are below 0.05; one hypothesis is its own family (no correction)
+    assert F.holm([0.04], alpha=0.05) == ([True], [0.04])
+    assert F.holm([], alpha=0.05) == ([], [])
+    # the adjusted p-value is capped at 1: 3 * 0.5 -> 1
+    assert F.holm([0.5, 0.6, 0.7])[1] == [1.0, 1.0, 1.0]
+    with pytest.raises(ValueError, match="p_values"):
+        F.holm([0.1, 1.5])
+    with pytest.raises(ValueError, match="alpha"):
+        F.holm([0.1], alpha=0.0)
+
+
+def _line(ts, variant="valid", amount=40):
+    # per epsilon, two seeds (t - 1, t + 1) against reference 0: mean t, se 1, p = 1/2 - arctan(t) / pi
+    pts = []
+    for eps, t in ts.items():
+        vals = (t - 1.0, t + 1.0)
+        beats, bound = F.beats_reference(vals, 0.0, higher_is_better=True)
+        pts.append(F.FrontierPoint(variant, eps, amount, vals, t, math.sqrt(2.0), bound, beats, privacy_unit="episode",
+                                   p_value=F.one_sided_p_value(vals, 0.0, higher_is_better=True)))
+    return pts
+
+
+def test_holm_changes_the_first_epsilon_that_beats():
+    # t = 7.5, 10, 400 give p = 0.0423, 0.0317, 0.000796 (closed form above): each alone beats at 0.05, but
+    # Holm over the three keeps only eps = 100 (3 * 0.000796 = 0.0024 <= 0.05; then 2 * 0.0317 = 0.063 > 0.05)
+    pts = _line({1.0: 7.5, 10.0: 10.0, 100.0: 400.0}) + _line({1.0: 400.0}, amount=80)
+    assert [p.p_value for p in pts] == pytest.approx([_cauchy_p(7.5), _cauchy_p(10.0), _cauchy_p(400.0),
+                                                      _cauchy_p(400.0)], rel=1e-9)
+    pts = F.holm_over_grid(pts, confidence=0.95)
+    assert [p.beats_trivial for p in pts] == [True, True, True, True]
+    assert [p.beats_holm for p in pts] == [False, False, True, True]  # the line at amount 80 is its own family
+    ref = {a: {"trivial": {"mean": 0.0, "se": 0.0, "label": "zero"}, "non_private": {"mean": 9.0, "std": 0.0}}
+           for a in (40, 80)}
+    f = F.Frontier("pucb", "fast", "u", "u", True, "episodes T", 1e-5, 0.95, (0, 1), pts, ref)
+    assert f.first_beating("valid") == {40: 100.0, 80: 1.0}
+    assert f.first_beating("valid", corrected=False) == {40: 1.0, 80: 1.0}
+    d = f.to_dict()
+    assert d["first_beating_valid"] == {"40": 100.0, "80": 1.0} and d["first_beating_valid_uncorrected"]["40"] == 1.0
+    assert "T=40: 100 (uncorrected: 1)" in f.text()
+    # the saved form reads back
+    assert F.Frontier.from_dict(json.loads(json.dumps(d))).to_dict() == d
+
+
 # ------------------------------------------------------------------------------ sweeps
 
 TINY = dict(epsilons=(1.0, 10.0), amounts=(40,), seeds=(0, 1))
@@ -80,7 +149,11 @@ def test_structure_of_a_tiny_sweep(pucb_tiny):
     json.dumps(d)  # JSON-ready
     assert set(d["first_beating_gaussian"]) == {"40"}
     assert "valid" in f.text() and "gaussian" in f.text() and "uniform policy" in f.text()
-    assert f.markdown().count("\n") == 7
+    assert f.markdown().count("\n") == 9 and "Holm" in f.markdown()
+    for r in rows:  # the Holm fields and the user-level epsilon in every row (pucb: one episode = one user)
+        assert {"p_value", "p_holm", "beats_holm", "user_epsilon", "correction"} <= set(r)
+        assert r["user_epsilon"] == (None if r["variant"] == "paper" else r["epsilon"])
+    assert "Holm" in d["correction"] and "Holm" in f.text() and d["user_unit"] == "episode"
 
 
 def test_pucb_gaussian_points_use_gaussian_counters(pucb_tiny):
@@ -115,10 +188,22 @@ def test_does_not_depend_on_n_jobs(pucb_tiny):
 
 
 def test_a_point_does_not_depend_on_the_rest_of_the_sweep(pucb_tiny):
+    # everything but the Holm correction, which is over the line's epsilon grid by design
+    from dataclasses import replace
+
+    def alone(p):
+        return replace(p, p_holm=None, beats_holm=None)
+
     one = F.frontier("pucb", epsilons=(10.0,), amounts=(40,), seeds=(0, 1), variant="paper", n_jobs=1)
-    assert one.points[0] == pucb_tiny.points[5]
+    assert alone(one.points[0]) == alone(pucb_tiny.points[5])
+    assert one.points[0].p_holm == one.points[0].p_value  # a one-point grid: no correction
     one = F.frontier("pucb", epsilons=(10.0,), amounts=(40,), seeds=(0, 1), variant="gaussian", n_jobs=1)
-    assert one.points[0] == pucb_tiny.points[3] and one.delta == 1e-5
+    assert alone(one.points[0]) == alone(pucb_tiny.points[3]) and one.delta == 1e-5
+    # in the two-epsilon sweep, Holm's adjustment is what holm() gives on the line's two p-values
+    line = [p for p in pucb_tiny.points if p.variant == "gaussian"]
+    rejected, adjusted = F.holm([p.p_value for p in line], alpha=0.05)
+    assert [p.p_holm for p in line] == pytest.approx(adjusted) and [p.beats_holm for p in line] == rejected
+    assert all((p.p_value < 0.05) == p.beats_trivial for p in pucb_tiny.points)
 
 
 def test_dpq_infeasible_points_are_reported_and_references():
@@ -157,11 +242,34 @@ def test_dpq_random_peak_frontier_shows_the_valid_learners_beside_algorithm_1():
     assert first == ({2000: 10.0}, {2000: 10.0})
     verdicts = {p.variant: p.verdict for p in f.points}
     assert verdicts["select"] == verdicts["fqi-transition"] == "beats"  # Welch t over the 2 seeds
+    # the user's epsilon: the point's own where its unit covers the user, none for the paper's sigma, the group
+    # bound of one 50-step episode for the transition unit (pinned in test_user_level_epsilon_of_the_transition_unit)
+    user = {p.variant: (p.user_epsilon, p.user_epsilon_lower, p.user_unit) for p in f.points}
+    assert user["select"] == user["fqi-episode"] == user["valid"] == (10.0, None, "episode")
+    assert user["paper"] == (None, None, "episode")
+    upper, lower, _ = user["fqi-transition"]
+    assert 10.0 < lower <= upper and "[" in f.text()
     assert "privacy_unit" in f.to_dict()["points"][0] and "first_beating_select" in f.to_dict()
     with pytest.raises(ValueError, match="not a variant of dpq on the fixed environment"):
         F.frontier("dpq", variant="select", environment="fixed", epsilons=(1.0,), amounts=(2000,), seeds=(0,))
     with pytest.raises(ValueError, match="environment applies only to agent 'dpq'"):
         F.frontier("pucb", environment="fixed", **TINY)
+
+
+def test_user_level_epsilon_of_the_transition_unit():
+    # one user holds one 50-step episode: the frontier reports privcal.accounting.groups.group_epsilon of the run's
+    # sigma (clip C = 1), Poisson rate q = 256 / 2000 transitions and 10 x 100 steps, at the frontier's delta
+    from privcal.accounting.groups import group_epsilon
+
+    f = F.frontier("dpq", epsilons=(1.0,), amounts=(2000,), seeds=(0, 1), variant="fqi-transition", n_jobs=1)
+    (p,) = f.points
+    upper, lower = group_epsilon(p.noise, 256 / 2000, 1000, 50, 1e-4)
+    assert (p.user_epsilon, p.user_epsilon_lower) == (upper, lower) and p.user_unit == "episode"
+    # far above the transition's epsilon 1: docs/groups.md's Numbers give [146.2, 157.7] at 5000 transitions
+    assert 100.0 < lower <= upper
+    row = f.rows()[0]
+    assert (row["user_epsilon"], row["user_epsilon_lower"]) == (upper, lower)
+    assert f"[{lower:.4g}, {upper:.4g}]" in f.markdown() and f"[{lower:.4g}, {upper:.4g}]" in f.text()
 
 
 def test_gpope_references(monkeypatch):
@@ -204,13 +312,102 @@ def test_plot(pucb_tiny, tmp_path):
     path = tmp_path / "frontier.png"
     fig = F.plot_frontier(pucb_tiny, str(path))
     assert path.stat().st_size > 0
-    ax = fig.axes[0]
-    assert ax.get_xscale() == "log" and "epsilon" in ax.get_xlabel() and "regret" in ax.get_ylabel()
-    labels = ax.get_legend_handles_labels()[1]
-    assert {"valid, T=40", "gaussian, T=40", "paper, T=40", "non-private, T=40",
-            "uniform policy (trivial)"} <= set(labels)
+    (ax,) = fig.axes  # pucb: one privacy unit (one user's episode), one panel
+    assert ax.get_xscale() == "log" and "ε per episode" in ax.get_xlabel() and "regret" in ax.get_ylabel()
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert {"PUCB, Laplace counters (valid)", "PUCB, Gaussian counters (valid)",
+            "paper's budget split and E (no valid guarantee)", "T = 40", "trivial: uniform policy"} <= set(labels)
     with pytest.raises(ValueError):
         F.plot_frontier(pucb_tiny, str(tmp_path / "frontier.jpg"))
+
+
+def _synthetic(agent="dpq", infeasible=True):
+    """A small hand-made frontier (no training): every variant of the agent at two amounts and three epsilons,
+    the paper's sigma infeasible at epsilon 10."""
+    pts = []
+    for v in F.AGENT_VARIANTS[agent]:
+        unit = F._UNITS[agent][v]
+        for a in (2000, 10000):
+            for k, e in enumerate((1.0, 10.0, 100.0)):
+                if infeasible and v == "paper" and e == 10.0:
+                    pts.append(F.FrontierPoint(v, e, a, privacy_unit=unit, infeasible="no sigma meets the target",
+                                               user_unit=F.USER_UNITS[agent]))
+                    continue
+                vals = (10.0 + 3 * k, 11.0 + 3 * k, 12.0 + 3 * k)
+                user = None if v == "paper" else (e if unit != "transition" else 150.0 * e)
+                pts.append(F.FrontierPoint(v, e, a, vals, 11.0 + 3 * k, 1.0, 9.0 + 3 * k, k > 0, 1.0, privacy_unit=unit,
+                                           p_value=0.01, p_holm=0.03, beats_holm=k > 1, user_unit=F.USER_UNITS[agent],
+                                           user_epsilon=user,
+                                           user_epsilon_lower=140.0 * e if unit == "transition" else None))
+    refs = {a: {"trivial": {"mean": 12.2, "se": 0.0, "label": "best data-independent policy"},
+                "non_private": {"mean": 20.0, "std": 0.5, "values": [20.0, 20.0]},
+                "optimum": {"mean": 20.8, "se": 0.0, "label": "threshold at theta"}} for a in (2000, 10000)}
+    return F.Frontier(agent, "fast", "policy_return", "return per episode", True, "samples T", 1e-4, 0.95, (0, 1, 2),
+                      tuple(pts), refs)
+
+
+def test_plot_one_panel_per_unit_legends_unambiguous_and_nothing_clipped():
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    f = _synthetic("dpq")
+    assert F.panels(f) == ["transition", "episode", "reward-function"]
+    fig = F.plot_frontier(f)
+    fig.canvas.draw()
+    frame = fig.bbox
+    axes = fig.axes
+    # each x axis names its unit; the user's panel says it is user-level
+    assert ["per transition" in axes[0].get_xlabel(), "per episode" in axes[1].get_xlabel(),
+            "per reward function" in axes[2].get_xlabel()] == [True, True, True]
+    assert "user-level" in axes[1].get_xlabel()
+    for ax in axes:
+        legend = ax.get_legend()
+        methods = [(h, t.get_text()) for h, t in zip(legend.legend_handles, legend.get_texts())
+                   if (h.get_gid() or "").startswith("method:")]
+        assert methods  # every panel shows its methods
+        looks = {(matplotlib.colors.to_hex(h.get_color()), h.get_marker()) for h, _ in methods}
+        assert len(looks) == len(methods)  # each method's handle differs in colour or marker
+        assert all(h.get_marker() not in (None, "None", "", " ") for h, _ in methods)  # markers in the legend
+        for h, label in methods:
+            if h.get_gid() == "method:paper":
+                assert "no valid guarantee" in label
+        box = legend.get_window_extent()
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+    # one colour per method: a method has the same colour in every panel it appears in
+    colours = {}
+    for ax in axes:
+        for h in ax.get_legend().legend_handles:
+            if (h.get_gid() or "").startswith("method:"):
+                colours.setdefault(h.get_gid(), set()).add(matplotlib.colors.to_hex(h.get_color()))
+    assert all(len(c) == 1 for c in colours.values())
+    assert len({next(iter(c)) for c in colours.values()}) == len(colours)  # and methods differ in colour
+    # the transition unit is drawn again at its user-level epsilon in the user's panel, with its own marker
+    user_handles = [t.get_text() for t in axes[1].get_legend().get_texts()]
+    assert any("user-level ε" in t for t in user_handles)
+    # the infeasible note: one, in the reward-function panel, inside the figure and clear of every axes' frame
+    notes = [t for ax in axes for t in ax.texts if t.get_gid() == "infeasible"]
+    assert len(notes) == 1 and "paper, T=2000: eps = 10;" in notes[0].get_text()
+    box = notes[0].get_bbox_patch().get_window_extent()
+    assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+    assert all(not box.overlaps(ax.get_window_extent()) for ax in axes)
+    plt.close(fig)
+
+
+def test_plot_axes_must_match_the_panels(pucb_tiny):
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(2, 1)
+    with pytest.raises(ValueError, match="3 panel"):
+        F.plot_frontier(_synthetic("dpq"), ax=axes[0])
+    with pytest.raises(ValueError, match="not both"):
+        F.plot_frontier(pucb_tiny, ax=axes[0], figure=fig)
+    F.plot_frontier(pucb_tiny, ax=axes[1])  # one panel: one Axes
+    assert "episode" in axes[1].get_xlabel() and "Holm" in axes[1].get_title()
+    plt.close(fig)
 
 
 # ------------------------------------------------------------------------------ CLI module
@@ -264,26 +461,3 @@ def test_cli_bad_input_raises_value_error(argv, match):
     args = p.parse_args(["frontier", "pucb", "--amounts", "40", "--seeds", "0,1", *argv])
     with pytest.raises(ValueError, match=match):
         args._run(args)
-
-
-def test_plot_defines_its_error_bars_and_keeps_the_infeasibility_note_in_its_panel(pucb_tiny):
-    # issue 19, item 8: the picture says what its bars are, and the note of an infeasible point sits inside the
-    # frame of the panel it belongs to (in docs/frontier.py's stacked panels it used to sit above the next title)
-    pytest.importorskip("matplotlib")
-    import dataclasses
-
-    import matplotlib.pyplot as plt
-
-    bad = F.FrontierPoint("paper", 3.0, pucb_tiny.points[0].amount, infeasible="no sigma meets the target")
-    result = dataclasses.replace(pucb_tiny, points=tuple(pucb_tiny.points) + (bad,))
-    fig, axes = plt.subplots(2, 1, figsize=(9, 9))
-    F.plot_frontier(result, ax=axes[0])
-    F.plot_frontier(pucb_tiny, ax=axes[1])
-    fig.canvas.draw()
-    assert "error bars: mean +- 1 sample standard deviation over the" in axes[0].get_title()
-    notes = [t for t in axes[0].texts if t.get_text().startswith("infeasible calibration")]
-    assert len(notes) == 1 and "paper eps=3" in notes[0].get_text() and not axes[1].texts
-    box, frame = notes[0].get_window_extent(), axes[0].get_window_extent()
-    assert frame.y0 <= box.y0 and box.y1 <= frame.y1  # inside its own panel, above the next one
-    assert box.y0 > axes[1].get_tightbbox().y1
-    plt.close(fig)

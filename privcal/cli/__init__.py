@@ -195,9 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_train_agents(agents) -> None:
     """Agents register here; each module provides add_parser(subparsers) and run(args) -> int."""
-    from . import dpq, gpope, pucb
+    from . import dpq, gpope, pucb, ucbvi
 
-    for module in (dpq, gpope, pucb):
+    for module in (dpq, gpope, pucb, ucbvi):
         module.add_parser(agents)
 
 

@@ -33,7 +33,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
         description="Sweep the target epsilon and the amount of data for one agent, train a few seeds per "
                     "point in parallel under the valid calibration and under the paper's sigma, and report the "
                     "mean and std of the utility per point beside the trivial and non-private references, with "
-                    "whether the point beats the trivial reference (one-sided Student-t bound over seeds). "
+                    "whether the point beats the trivial reference (one-sided Student-t test over seeds, alone and "
+                    "after Holm's correction over each line's epsilon grid) and, beside every unit finer than a "
+                    "user, the user-level epsilon. "
                     "dpq: return per episode (mean of the last 10) against samples T; gpope: MSPBE on the "
                     "chain against trajectories m; pucb: cumulative regret per episode against episodes.")
     p.add_argument("agent", choices=_AGENTS, help="the agent whose frontier is drawn (no default: required)")
@@ -43,7 +45,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="comma-separated amounts of data: dpq samples T, gpope trajectories m, pucb episodes; 1e4 "
                         f"accepted (default per agent, fast setting: {defaults('amounts')})")
     p.add_argument("--seeds", type=_cli_out.seeds, default=None,
-                   help="comma-separated seeds (ints >= 0), one training run each per point; two or more give a "
+                   help="seeds, one training run each per point: ranges and lists, e.g. 0-9 or 0,1,5 (ints >= 0); "
+                        "two or more give a "
                         "verdict (default: 0,1,2 in the fast setting, 10 seeds (pucb 5) in the paper setting)")
     p.add_argument("--variant", choices=F.VARIANT_CHOICES, default="all",
                    help="noise: valid (the valid calibration), paper (the paper's sigma, no valid guarantee), "

@@ -138,16 +138,42 @@ def counts(text: str) -> list[int]:
     return [count(x) for x in _items(text)]
 
 
+#: the most seeds one --seeds takes
+MAX_SEEDS = 10000
+
+
 def seeds(text: str) -> list[int]:
-    """argparse type of a comma-separated list of seeds (at least one; each as :func:`seed`).
+    """argparse type of ``--seeds`` (``train`` and ``frontier``): seeds and ranges, ``0-19``, ``0,1,5``, ``0-4,9``.
+
+    A range ``a-b`` is every whole number from a to b, both included (a <= b); each seed is a whole number in
+    [0, 1e15] (as ``--seed``); a seed named twice is refused (its run would count twice in the mean).
 
     Args:
-        text: the flag's text, e.g. ``"0,1,2"``.
+        text: the flag's text.
 
     Raises:
-        argparse.ArgumentTypeError: empty, or an item that is not a whole number in [0, 1e15].
+        argparse.ArgumentTypeError: an empty item, a reversed range, a repeated seed, or more than
+            :data:`MAX_SEEDS` seeds.
     """
-    return [seed(x) for x in _items(text)]
+    out = []
+    for item in _items(text):  # one parser of comma lists for every command
+        low, sep, high = item.partition("-")
+        if sep:
+            a, b = seed(low), seed(high)
+            if a > b:
+                raise argparse.ArgumentTypeError(f"a range of seeds goes up (a-b with a <= b), got {item!r}")
+            if b - a + 1 + len(out) > MAX_SEEDS:
+                raise argparse.ArgumentTypeError(f"at most {MAX_SEEDS} seeds, got more in {text!r}")
+            out.extend(range(a, b + 1))
+        else:
+            out.append(seed(item))
+    if len(out) > MAX_SEEDS:
+        raise argparse.ArgumentTypeError(f"at most {MAX_SEEDS} seeds, got {len(out)}")
+    if len(set(out)) != len(out):
+        twice = sorted({s for s in out if out.count(s) > 1})
+        raise argparse.ArgumentTypeError(f"each seed at most once, got {', '.join(map(str, twice[:5]))} twice in "
+                                         f"{text!r}")
+    return out
 
 
 def add_pld_options(parser: argparse.ArgumentParser) -> None:

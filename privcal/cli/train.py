@@ -151,41 +151,11 @@ def emit(args: argparse.Namespace, fmt: str, record: Mapping[str, Any], text: st
 # ------------------------------------------------------------------------------------------- --seeds
 
 #: The most seeds one ``--seeds`` may name (each is a training run).
-MAX_SEEDS = 10000
+MAX_SEEDS = _cli_out.MAX_SEEDS
 
 
-def seed_list(text: str) -> list[int]:
-    """argparse type of ``--seeds``: comma-separated seeds and ranges, ``0-19``, ``0,1,5`` or ``0-4,9``.
-
-    A range ``a-b`` is every whole number from a to b, both included (a <= b); each seed is a whole number in
-    [0, 1e15] (as ``--seed``); a seed named twice is refused (its run would count twice in the mean).
-
-    Args:
-        text: the flag's text.
-
-    Raises:
-        argparse.ArgumentTypeError: an empty item, a reversed range, a repeated seed, or more than
-            :data:`MAX_SEEDS` seeds.
-    """
-    out = []
-    for item in _cli_out._items(text):  # one parser of comma lists for every command
-        low, sep, high = item.partition("-")
-        if sep:
-            a, b = _cli_out.seed(low), _cli_out.seed(high)
-            if a > b:
-                raise argparse.ArgumentTypeError(f"a range of seeds goes up (a-b with a <= b), got {item!r}")
-            if b - a + 1 + len(out) > MAX_SEEDS:
-                raise argparse.ArgumentTypeError(f"at most {MAX_SEEDS} seeds, got more in {text!r}")
-            out.extend(range(a, b + 1))
-        else:
-            out.append(_cli_out.seed(item))
-    if len(out) > MAX_SEEDS:
-        raise argparse.ArgumentTypeError(f"at most {MAX_SEEDS} seeds, got {len(out)}")
-    if len(set(out)) != len(out):
-        twice = sorted({s for s in out if out.count(s) > 1})
-        raise argparse.ArgumentTypeError(f"each seed at most once, got {', '.join(map(str, twice[:5]))} twice in "
-                                         f"{text!r}")
-    return out
+#: ``--seeds``' parser, shared with ``privcal frontier`` (:func:`privcal.cli.out.seeds`: ranges and lists).
+seed_list = _cli_out.seeds
 
 
 def add_seed_flags(p: argparse.ArgumentParser, what: str = "seed of the run") -> None:
