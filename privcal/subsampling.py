@@ -9,7 +9,9 @@ r"""RDP of the subsampled Gaussian mechanism: Poisson sampling and sampling with
   Theorem 9 with the *full* sum over j = 2..alpha, in log space; fractional orders by their
   Corollary 10 (linear interpolation of the cumulant (alpha - 1) * rdp(alpha) between integers).
   :func:`rdp_without_replacement_gaussian` -- their Gaussian-specific Theorem 27, never above Thm 9,
-  whose terms vanish as the noise grows (Thm 9's do not).
+  whose terms vanish as the noise grows (Thm 9's do not). Its forward differences come from a trapezoid
+  quadrature whose error is proven and charged, and its float sums are rounded up past their proven
+  rounding error (docs/rdp.md), so the value returned is an upper bound on Thm 27's.
 * :func:`rdp_gpope_lemma1_paper` -- Lemma 1 of the GPOPE paper as printed (the j = 2 term of Thm 9
   only, linearised); :func:`rdp_gpope_b2_paper` -- its intermediate Eq. (B.2). Both are *not* upper
   bounds in general (see their docstrings and tests/test_subsampling.py).
@@ -462,8 +464,15 @@ def _wor_from_cgf(a: np.ndarray, cgf: Callable[[tuple[int, ...]], np.ndarray], b
 #: Largest order at which the forward-difference terms of WBK Thm 27 are used (as in dp_accounting);
 #: above it only the Thm 9 term 2 e^{(j-1) eps(j)} enters the min, which is still a valid bound.
 THM27_MAX_ORDER = 256
-_Z_STEP = 0.05  # trapezoid step for the forward-difference integrals (integrands have width >= ~1)
-_Z_HALF_WINDOW = 11.0  # each log-concave hump (curvature <= -1) summed over peak +- 11: tails < e^-60
+#: trapezoid step of the forward-difference integrals: a power of two, so that every node k * step (k an
+#: integer, |k| < 2^48) and every sum of two of them is a float exactly, and the rule's nodes are the lattice
+#: of the error bound (docs/rdp.md, section 2); its discretisation term is below e^-5000 of Delta^l there
+_Z_STEP = 0.0625
+#: each log-concave hump (curvature <= -1) is summed over its peak +- 11; what is left out is charged from the
+#: window's end terms (below e^-60 of the peak), docs/rdp.md, section 3
+_Z_HALF_WINDOW = 11.0
+#: relative rounding unit of float64 (half an ulp of 1), the unit of the rounding terms of docs/rdp.md, section 4
+_U = 2.0**-53
 
 
 def _hump_peaks(l: np.ndarray, s: float, z0: float) -> tuple[np.ndarray, np.ndarray]:
@@ -476,8 +485,9 @@ def _hump_peaks(l: np.ndarray, s: float, z0: float) -> tuple[np.ndarray, np.ndar
     hi = np.concatenate([z0 + l / s + 60.0 + 2.0 * np.sqrt(l), np.full_like(l, z0)])
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         # bisection on the decreasing slope, vectorised over l: the brackets are < 60 + 3 l / s + 4 sqrt(l) wide,
-        # so 44 halvings locate each peak to < 2e-6 wherever l / s <= 1e7, far inside the trapezoid step 0.05 the
-        # window is rounded to (its +-11 reach keeps what is left out below e^-60 for any offset < 0.1)
+        # so 44 halvings locate each peak to < 2e-6 wherever l / s <= 1e7, far inside the trapezoid step 1/16 the
+        # window is rounded to (its +-11 reach keeps what is left out below e^-60 for any offset < 0.1). The bound
+        # on what is left out does not rest on this: it checks each window end's slope (_window_ends_point_away)
         for i in range(44):
             m = 0.5 * (lo + hi)
             u = m / s - 0.5 / (s * s)
@@ -498,8 +508,8 @@ _PEAK_CHECK_FROM = 16
 
 
 def _log_forward_differences_gaussian(s: float, lmax: int) -> np.ndarray:
-    r"""ln Delta^l for l = 0..lmax (entries at odd l are nan), Delta^l = l-th forward difference at 0 of
-    x -> e^{(x-1) x / (2 s^2)} = e^{(x-1) eps(x)} for the Gaussian eps(x) = x / (2 s^2); read-only.
+    r"""Upper bounds on ln Delta^l for l = 0..lmax (entries at odd l are nan), Delta^l = l-th forward difference at 0
+    of x -> e^{(x-1) x / (2 s^2)} = e^{(x-1) eps(x)} for the Gaussian eps(x) = x / (2 s^2) (row 0 exact); read-only.
 
     The rows of :func:`_forward_difference_rows`, kept per s (the last ``_FD_CACHE_SIZE`` noise multipliers): a
     calibration asks for the same s with a growing lmax (a probe on a window of orders, then the check on all
@@ -537,41 +547,117 @@ _FD_LOCK = threading.Lock()
 
 
 def _forward_difference_rows(s: float, l: np.ndarray) -> np.ndarray:
-    r"""ln Delta^l at each even l >= 2 of the float array ``l`` (uncached; each entry depends on its l alone).
+    r"""Upper bounds on ln Delta^l at each even l >= 2 of the float array ``l`` (uncached; each entry depends on its
+    l alone), with a proven error bound charged (docs/rdp.md).
 
-    Since e^{x(x-1)/(2s^2)} = E[W^x] with W = exp(Z/s - 1/(2 s^2)), Z ~ N(0, 1),
-        Delta^l = E[(W - 1)^l] = int phi(z) (e^{z/s - 1/(2s^2)} - 1)^l dz,
-    a positive integral for even l, summed in log space by the trapezoid rule (step 0.05) over the
-    two log-concave humps of the integrand (either side of z0 = 1/(2s)), each over its peak +- 11 (the
-    log-integrand has curvature <= -1, so what is left out is below e^-60 of it); no alternating sum, so no
-    cancellation. tests/test_subsampling.py checks it against 300-digit mpmath alternating sums.
+    Since e^{x(x-1)/(2s^2)} = E[W^x] with W = exp(Z/s - 1/(2s^2)), Z ~ N(0, 1),
+        Delta^l = E[(W - 1)^l] = int g(z) dz,   g(z) = phi(z) (e^{z/s - 1/(2s^2)} - 1)^l,
+    a positive integral for even l (no alternating sum, so no cancellation), summed in log space by the trapezoid
+    rule on the lattice z = k h (h = ``_Z_STEP``, a power of two: the nodes are exact) over the two log-concave
+    humps of g (either side of z0 = 1/(2s)), each over its window centre +- ``_Z_HALF_WINDOW``. The value returned
+    is ln(T + R + D) + rho, where (docs/rdp.md, sections 2-4)
+
+    * T is the windowed sum, each node's |e^u - 1| raised by the effect of the rounding of u (so that each term
+      bounds the exact one from above);
+    * R = (1/2) sum of window-end terms e^{t_end} (the outer two ends, and each inner end when the windows leave a
+      gap on its side of z0): the lattice points outside the windows, bounded by the curvature <= -1 of ln g on
+      each side of z0 once each such end's slope is checked to point away from its hump (a row whose check fails
+      is +inf, and the caller's min then takes Thm 9's term);
+    * D = 4 e^{-2 pi^2 / h^2} E[(W + 1)^l] / (1 - e^{-4 pi^2 / h^2}): Trefethen & Weideman 2014 (SIAM Review 56,
+      Thm 5.1), the trapezoid rule's error for a function analytic in the strip |Im z| < a with
+      int |g(x + iy)| dx <= M there is at most 2M / (e^{2 pi a / h} - 1); g is entire,
+      |g(x + iy)| <= phi(x) e^{y^2/2} (e^{x/s - 1/(2s^2)} + 1)^l gives M = e^{a^2/2} E[(W + 1)^l], and
+      a = 2 pi / h (a factor 2 of margin for the rounding of D itself);
+    * rho = 2^-48 (A + n) bounds the rounding of the float evaluation of ln T (A bounds the magnitudes of the
+      terms' parts, n the number of nodes).
+
+    tests/test_wbk_certificate.py checks the bound against 300-digit mpmath alternating sums and pins each term.
     """
     z0 = 0.5 / s
     left, right = _hump_peaks(l, s, z0)
     half = int(_Z_HALF_WINDOW / _Z_STEP)
     width = 2 * half + 1
     base = np.arange(-half, half + 1) * _Z_STEP
+    centre_left = np.round(left / _Z_STEP) * _Z_STEP
+    centre_right = np.round(right / _Z_STEP) * _Z_STEP
     # both windows on the lattice z = k * step, the left one then the right one; right-window points already in
     # the left one are dropped. One buffer, operation by operation in place: the floating-point operations of the
     # expressions in the comments, in their order, so their values bit for bit
     z = np.empty((l.size, 2 * width))
-    np.add((np.round(left / _Z_STEP) * _Z_STEP)[:, None], base, out=z[:, :width])
-    np.add((np.round(right / _Z_STEP) * _Z_STEP)[:, None], base, out=z[:, width:])
+    np.add(centre_left[:, None], base, out=z[:, :width])
+    np.add(centre_right[:, None], base, out=z[:, width:])
     drop = z[:, width:] <= z[:, width - 1:width] + 0.5 * _Z_STEP
+    c = 0.5 / (s * s)
+    z_max = np.maximum(np.abs(centre_left), np.abs(centre_right)) + half * _Z_STEP  # >= |z| at every node
+    # the computed u differs from z / s - c by at most 3u (|z| / s + c) (four roundings); |e^u - 1| then exceeds
+    # |e^u~ - 1| by at most e^u~ e^d d with d = 4u (|z| / s + c), and e^d d <= 2d = 2^-50 (|z| / s + c)
+    slack = (z_max / s + c) * 2.0**-50
     u = np.divide(z, s)
     u -= 0.5 / (s * s)  # u = z / s - 1 / (2 s^2)
     with np.errstate(divide="ignore", over="ignore"):
-        # ln|e^u - 1| = max(u, 0) + ln(1 - e^{-|u|}): one expm1 and one log for both sides of u = 0
+        # ln(|e^u - 1| + e^u slack) <= max(u, 0) + ln(1 - e^{-|u|} + slack): one expm1 and one log for both sides
         terms = np.abs(u)
-        for op in (np.negative, np.expm1, np.negative, np.log):
+        for op in (np.negative, np.expm1, np.negative):
             op(terms, out=terms)
-        terms += np.maximum(u, 0.0, out=u)  # ln(-expm1(-|u|)) + max(u, 0)
+        terms += slack[:, None]
+        np.log(terms, out=terms)
+        terms += np.maximum(u, 0.0, out=u)  # ln(-expm1(-|u|) + slack) + max(u, 0)
     terms *= l[:, None]
     np.multiply(z, 0.5, out=u)
     u *= z
-    terms -= u  # l ln|e^u - 1| - 0.5 z z
+    terms -= u  # l ln(|e^u - 1| + slack) - 0.5 z z
+    columns = [0, width - 1, width, 2 * width - 1]  # the windows' first and last nodes
+    end_z, end_t = z[:, columns], terms[:, columns]  # copies
+    # the inner ends bound the points between the windows on their own side of z0 (if there are such points)
+    gap = ~drop[:, 0]
+    used = np.ones(end_z.shape, dtype=bool)
+    used[:, 1] = gap & (end_z[:, 1] < z0)
+    used[:, 2] = gap & (end_z[:, 2] > z0)
+    np.copyto(end_t, -np.inf, where=~used)
     np.copyto(terms[:, width:], -np.inf, where=drop)
-    return _row_logsumexp(terms) + math.log(_Z_STEP) - 0.5 * math.log(2.0 * math.pi)
+    log_norm = math.log(_Z_STEP) - 0.5 * math.log(2.0 * math.pi)
+    log_sum = _row_logsumexp(terms) + log_norm
+    # R: the lattice points beyond an end (away from its hump, on its side of z0), weighted h, sum to at most
+    # h e^{t_end} / sqrt(2 pi) * sum_{k >= 1} e^{-(k h)^2 / 2} <= e^{t_end} / sqrt(2 pi) * sqrt(pi / 2) = e^{t_end} / 2
+    log_rest = _row_logsumexp(end_t) - _LOG2  # (the outer ends' terms are finite)
+    log_rest = np.where(_window_ends_point_away(end_z, used, l, s, z0), log_rest, np.inf)
+    log_disc = _log_discretisation_bound(s, l, _Z_STEP)
+    rho = (l * (z_max / s + c + 36.0 + abs(math.log(2.0 * s * s))) + z_max * z_max + 2 * width) * 2.0**-48
+    # the rounding analysis needs d <= 1/16 (e^d <= 2) and exact nodes (|z / h| < 2^48): z_max / s + c <= 2^47,
+    # true for s >= 1.1e-6; a row beyond it is +inf (Thm 9's term is taken)
+    rho = np.where(z_max / s + c <= 2.0**47, rho, np.inf)
+    with np.errstate(invalid="ignore"):
+        return np.logaddexp(np.logaddexp(log_sum, log_rest), log_disc) + rho
+
+
+def _window_ends_point_away(ends: np.ndarray, used: np.ndarray, l: np.ndarray, s: float, z0: float) -> np.ndarray:
+    """Per row, whether the slope of ln g at each window end that bounds points left out (columns: left window's
+    first and last node, right window's first and last node; ``used`` marks the inner ends that do) points away from
+    its hump: the outer ends on their own side of z0, first nodes on the ascent (slope > 0), last nodes on the
+    descent (slope < 0). The slope of
+    l ln|e^u - 1| - z^2 / 2 is l / (s (1 - e^-u)) - z; each end is ~11 from its peak, where |slope| >= 10, so a
+    margin of 1e-6 of the slope's parts leaves no doubt about its sign."""
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        u = ends / s - 0.5 / (s * s)
+        pull = l[:, None] / (s * -np.expm1(-u))
+        slope = pull - ends
+        margin = 1e-6 * (np.abs(pull) + np.abs(ends) + 1.0)
+        up, down = slope > margin, slope < -margin
+    ok = up[:, 0] & (ends[:, 0] < z0) & down[:, 3] & (ends[:, 3] > z0)
+    ok &= down[:, 1] | ~used[:, 1]
+    ok &= up[:, 2] | ~used[:, 2]
+    return ok
+
+
+def _log_discretisation_bound(s: float, l: np.ndarray, h: float) -> np.ndarray:
+    """ln of twice the trapezoid rule's error bound for Delta^l on the lattice of step h (docs/rdp.md, section 2):
+    Trefethen & Weideman 2014, Thm 5.1, with M = e^{a^2/2} E[(W + 1)^l], E[(W + 1)^l] = sum_k C(l, k) e^{k(k-1)/(2s^2)},
+    at a = 2 pi / h: ln 4 - 2 pi^2 / h^2 - ln(1 - e^{-4 pi^2 / h^2}) + ln E[(W + 1)^l] (the factor 2 is margin)."""
+    ints = tuple(int(x) for x in l)
+    k, _, log_binom, offsets, lengths, _ = _segments(ints, 0)
+    log_moment = _segment_logsumexp(log_binom + k * (k - 1.0) / (2.0 * s * s), offsets, lengths)
+    a = 2.0 * math.pi / h
+    return _LOG4 - 0.5 * a * a - math.log(-math.expm1(-2.0 * math.pi * a / h)) + log_moment
 
 
 def _row_logsumexp(a: np.ndarray) -> np.ndarray:
@@ -603,9 +689,12 @@ def rdp_without_replacement_gaussian(orders: ArrayLike, noise_multiplier: float,
               + sum_{j=3..alpha} q^j C(alpha,j) min{4 sqrt(Delta^{2 floor(j/2)} Delta^{2 ceil(j/2)}), 2 e^{(j-1) eps(j)}}).
     The second entry of each min is Thm 9's term, so this is never above Thm 9 (the full sum over
     j = 2..alpha, :func:`rdp_without_replacement`); the forward-difference entry is used up to
-    ``THM27_MAX_ORDER`` = 256. The statement was not available to us in print: the formula is the one
+    ``THM27_MAX_ORDER`` = 256. Each Delta^l is an upper bound (a trapezoid sum with its discretisation, window and
+    rounding errors charged, docs/rdp.md), and the cumulant and the cap are rounded up past their rounding, so the
+    value returned is never below the formula's exact value (tests/test_wbk_certificate.py checks it against
+    300-digit mpmath). The statement was not available to us in print: the formula is the one
     implemented by Google's dp_accounting (``_compute_rdp_sample_wor_gaussian``, citing Thm 27), and
-    tests/test_subsampling.py checks this independent implementation against it to 1e-9.
+    tests/test_subsampling.py checks this independent implementation against it to 1e-6.
     Here s = noise_multiplier = sigma / sensitivity with the *replace-one* sensitivity of the
     subsampled query (for one clipped gradient that is 2 * clip). Fractional orders: WBK Cor. 10;
     capped by the Gaussian's own RDP and made non-decreasing in alpha as in :func:`rdp_without_replacement`.
@@ -645,9 +734,30 @@ def _rdp_without_replacement_gaussian(orders: np.ndarray, noise_multiplier: floa
         return np.where(j <= THM27_MAX_ORDER, np.minimum(thm9, thm27), thm9)
 
     def cgf(ints: tuple[int, ...]) -> np.ndarray:
-        return _log_a_wor_int(ints, q, log_term2, log_higher)
+        return _round_up_cgf(_log_a_wor_int(ints, q, log_term2, log_higher), ints, q, log_term2, log_higher)
 
-    return _wor_from_cgf(a, cgf, _rdp_gaussian(a, s))
+    # the Gaussian's own RDP alpha / (2 s^2), rounded up past its two roundings
+    return _wor_from_cgf(a, cgf, _rdp_gaussian(a, s) * (1.0 + 4.0 * _U))
+
+
+def _round_up_cgf(values: np.ndarray, int_orders: tuple[int, ...], q: float, log_term2: float,
+                  log_higher: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """The cumulants ln(1 + X) of :func:`_log_a_wor_int` raised past their rounding (docs/rdp.md, section 4).
+
+    Each log term ln C(alpha, j) + j ln q + ln c_j is computed with an absolute error below 12 u B, B a bound on
+    the sizes of its parts (3 (alpha + 1) ln(alpha + 1) for the three ln-gammas, alpha |ln q|, max_j |ln c_j|),
+    and the log-sum-exp of the alpha - 1 terms and the log1p add at most u (2B + alpha + 20): so the computed
+    X is within a factor e^{+-E} of the exact one, E = 2^-48 (B + alpha + 1) (twice the sum), and
+    ln(1 + X) <= ln(1 + X~) + min(E, (e^E - 1) X~).
+    """
+    alphas = np.asarray(int_orders, dtype=float)
+    table = np.abs(log_higher(np.arange(2, max(int_orders) + 1, dtype=float)))
+    table[0] = abs(log_term2)
+    largest = np.maximum.accumulate(table)[alphas.astype(np.int64) - 2]
+    sizes = 3.0 * (alphas + 1.0) * np.log(alphas + 1.0) + alphas * abs(math.log(q)) + largest
+    err = (sizes + alphas + 1.0) * 2.0**-48
+    with np.errstate(over="ignore", invalid="ignore"):
+        return values + np.minimum(err, np.expm1(err) * np.expm1(values))
 
 
 def rdp_without_replacement_gaussian_thm9(

@@ -38,7 +38,7 @@ def test_api_reference_builds_without_warnings(html):
     for name in ("privcal.accounting.api.calibrate", "privcal.accounting.pld_accountant.PLDAccountant",
                  "privcal.accounting.realisable.epsilon_lower", "privcal.integrations.opacus.PrivcalAccountant"):
         assert name in ids, name
-    for page in ("pld", "claims", "guide", "cli", "samplers", "groups"):
+    for page in ("pld", "claims", "guide", "cli", "samplers", "groups", "rdp", "ucbvi"):
         assert (html / f"{page}.html").exists(), page
 
 
