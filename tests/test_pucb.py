@@ -40,7 +40,7 @@ from privcal.rl.pucb import (
     run_pucb,
     sup_error_failure_lower_bound,
 )
-from privcal.rl.pucb.agent import _episode_inputs
+from privcal.rl.pucb.agent import episode_counter_inputs as _episode_inputs
 from privcal.rl.pucb.tabular import (
     EpisodeSampler,
     TabularMDP,

@@ -417,9 +417,9 @@ def test_epsilon_split_uses_the_l1_change_it_measures(quick, monkeypatch):
     import privcal.rl.pucb.agent as P
 
     assert _unpatched(quick, "VBKW-epsilon-split").outcome.verdict == "fails"  # L1 change 6H: eps/(3H) gives 2 eps
-    real = P._episode_inputs
+    real = P.episode_counter_inputs
     # an episode encoding with only the visit counts changes 2 entries per step (L1 2H): eps/(3H) is then enough
-    monkeypatch.setattr(P, "_episode_inputs", lambda *a: {"counts": real(*a)["counts"]})
+    monkeypatch.setattr(P, "episode_counter_inputs", lambda *a: {"counts": real(*a)["counts"]})
     assert _verdict("VBKW-epsilon-split") == "holds"
 
 

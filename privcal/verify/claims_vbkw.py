@@ -108,13 +108,13 @@ def _l1_change(states_n: int, actions_n: int, horizon: int) -> float:
     """Largest L1 change of all counter inputs between two users' episodes (Def. 3: user t replaced).
 
     Over pairs of deterministic episodes (each user stays in one state and takes one action, reward in
-    {0, 1}), the L1 distance of :func:`privcal.rl.pucb.agent._episode_inputs` of the two episodes.
+    {0, 1}), the L1 distance of :func:`privcal.rl.pucb.agent.episode_counter_inputs` of the two episodes.
     """
     episodes = []
     for s in range(states_n):
         for a in range(actions_n):
             for r in (0.0, 1.0):
-                episodes.append(P._episode_inputs(states_n, actions_n, np.full(horizon + 1, s, int),
+                episodes.append(P.episode_counter_inputs(states_n, actions_n, np.full(horizon + 1, s, int),
                                                   np.full(horizon, a, int), np.full(horizon, r)))
     worst = 0.0
     for i, one in enumerate(episodes):
@@ -146,7 +146,7 @@ def _billboard_epsilon(l1: float, counter_epsilon: float, steps: int = _SPLIT_ST
     CLAIMS, "VBKW-epsilon-split", paper=VBKW, location="Alg. 2 (eps' := eps/(3H)) with Def. 3",
     statement="Running every counter with eps' = eps/(3H) makes PUCB eps-JDP.",
     method="largest L1 change of all counter inputs between two t-neighbouring users (Def. 3: user t replaced) "
-           "over pairs of episodes (privcal.rl.pucb.agent._episode_inputs, S = 3, A = 2, H = 4), against the 3H the "
+           "over pairs of episodes (privcal.rl.pucb.agent.episode_counter_inputs, S = 3, A = 2, H = 4), against the 3H the "
            "split eps/(3H) counts; the privacy loss that change attains on the counters' releases (the billboard "
            "whose eps-DP the JDP proof needs; binary mechanism, T = 1024, the replaced user in round 1: every "
            "p-sum containing round 1 is an independent Laplace release, so the loss sum |shift|/b is attained, a "

@@ -109,6 +109,8 @@ from privcal.rl.pucb.tabular import (
 )
 
 __all__ = [
+    "EpisodeCounterAgent",
+    "episode_counter_inputs",
     "num_counters",
     "counter_epsilon",
     "counter_epsilon_paper",
@@ -549,7 +551,79 @@ def _deprecated_beta(owner: str) -> property:
 # the agent
 # ----------------------------------------------------------------------------------------------
 
-class PUCB:
+def episode_counter_inputs(states_n: int, actions_n: int, states: np.ndarray, actions: np.ndarray,
+                           rewards: np.ndarray) -> dict:
+    """What one episode adds to the counters of a tabular JDP learner (PUCB, Private-UCB-VI): the reward, or 1, at
+    each visited (h, s, a) and (h, s, a, s'), else 0.
+
+    Args:
+        states_n: number of states S.
+        actions_n: number of actions A.
+        states: visited states s_0..s_H, an integer array of shape (H + 1,) (trusted).
+        actions: actions a_0..a_{H-1}, an integer array of shape (H,) (trusted).
+        rewards: rewards in [0, 1], shape (H,) (trusted).
+
+    Returns:
+        {"rewards": (H, S, A), "counts": (H, S, A), "transitions": (H, S, A, S)} arrays.
+    """
+    h = len(actions)
+    steps = np.arange(h)
+    r_in = np.zeros((h, states_n, actions_n))
+    n_in = np.zeros((h, states_n, actions_n))
+    m_in = np.zeros((h, states_n, actions_n, states_n))
+    r_in[steps, states[:-1], actions] = rewards
+    n_in[steps, states[:-1], actions] = 1.0
+    m_in[steps, states[:-1], actions, states[1:]] = 1.0
+    return {"rewards": r_in, "counts": n_in, "transitions": m_in}
+
+
+
+
+class EpisodeCounterAgent:
+    """What every tabular learner on episode counters shares (PUCB, Private-UCB-VI): the greedy policy of its
+    action values with random tie-breaking, and feeding one episode to every counter once.
+
+    A subclass provides ``q_values()``, ``horizon``, ``states``, ``actions``, ``counters`` (name -> counter with
+    ``update``) and ``_rng`` (a Generator used for tie-breaking only, data independent).
+    """
+
+    def policy(self, q: Optional[ArrayLike] = None) -> np.ndarray:
+        """Greedy policy pi[h, s] = argmax_a Q(s, a, h), ties broken uniformly at random.
+
+        Args:
+            q: action values, shape (H, S, A); default None (the agent's ``q_values()``).
+
+        Returns:
+            pi, an integer array of shape (H, S).
+        """
+        q = self.q_values() if q is None else np.asarray(q, dtype=float)
+        ties = q >= q.max(axis=2, keepdims=True)
+        keys = np.where(ties, self._rng.random(q.shape), -1.0)
+        return keys.argmax(axis=2)
+
+    def observe(self, states: ArrayLike, actions: ArrayLike, rewards: ArrayLike) -> None:
+        """Feed one episode (H + 1 states, H actions, H rewards) to every counter once.
+
+        Args:
+            states: visited states s_0..s_H, integers in [0, S), shape (H + 1,).
+            actions: actions a_0..a_{H-1}, integers in [0, A), shape (H,).
+            rewards: rewards in [0, 1], shape (H,).
+
+        Raises:
+            ValueError: the shapes are wrong or a reward is outside [0, 1].
+        """
+        h = self.horizon
+        st = np.asarray(states, dtype=np.int64)
+        ac = np.asarray(actions, dtype=np.int64)
+        rw = np.asarray(rewards, dtype=float)
+        if st.shape != (h + 1,) or ac.shape != (h,) or rw.shape != (h,):
+            raise ValueError(f"an episode needs states ({h + 1},), actions ({h},), rewards ({h},); "
+                             f"got {st.shape}, {ac.shape}, {rw.shape}")
+        for name, values in episode_counter_inputs(self.states, self.actions, st, ac, rw).items():
+            self.counters[name].update(values)
+
+
+class PUCB(EpisodeCounterAgent):
     r"""PUCB agent (VBKW Alg. 2); ``epsilon=None`` gives the UBEV-style non-private baseline.
 
     Per episode: ``q = agent.q_values()`` (PrivQ on the releases so far), ``pi = agent.policy(q)``
@@ -688,41 +762,6 @@ class PUCB:
         rel = self.releases
         return _private_q(rel["rewards"], rel["counts"], rel["transitions"], self.error_bound,
                           self.episodes, self.failure_probability, unknown=self.unknown)
-
-    def policy(self, q: Optional[ArrayLike] = None) -> np.ndarray:
-        """Greedy policy pi[h, s] = argmax_a Q~+(s, a, h), ties broken uniformly at random.
-
-        Args:
-            q: action values, shape (H, S, A); default None (:meth:`q_values`).
-
-        Returns:
-            pi, an integer array of shape (H, S).
-        """
-        q = self.q_values() if q is None else np.asarray(q, dtype=float)
-        ties = q >= q.max(axis=2, keepdims=True)
-        keys = np.where(ties, self._rng.random(q.shape), -1.0)
-        return keys.argmax(axis=2)
-
-    def observe(self, states: ArrayLike, actions: ArrayLike, rewards: ArrayLike) -> None:
-        """Feed one episode (H + 1 states, H actions, H rewards) to every counter once.
-
-        Args:
-            states: visited states s_1..s_{H+1}, integers in [0, S), shape (H + 1,).
-            actions: actions a_1..a_H, integers in [0, A), shape (H,).
-            rewards: rewards r_1..r_H, in [0, 1], shape (H,).
-
-        Raises:
-            ValueError: the shapes are wrong or a reward is outside [0, 1].
-        """
-        h = self.horizon
-        st = np.asarray(states, dtype=np.int64)
-        ac = np.asarray(actions, dtype=np.int64)
-        rw = np.asarray(rewards, dtype=float)
-        if st.shape != (h + 1,) or ac.shape != (h,) or rw.shape != (h,):
-            raise ValueError(f"an episode needs states ({h + 1},), actions ({h},), rewards ({h},); "
-                             f"got {st.shape}, {ac.shape}, {rw.shape}")
-        for name, values in _episode_inputs(self.states, self.actions, st, ac, rw).items():
-            self.counters[name].update(values)
 
 
 @dataclass(frozen=True)
@@ -903,7 +942,7 @@ def run_pucb_unchecked(mdp: TabularMDP, episodes: int, epsilon: Optional[float] 
         states, actions, rewards = sampler.sample(pol, env_rng)
         agent.observe(states, actions, rewards)
         if agent.private:
-            exact_inputs = _episode_inputs(mdp.states, mdp.actions, states, actions, rewards)
+            exact_inputs = episode_counter_inputs(mdp.states, mdp.actions, states, actions, rewards)
             for name, c in exact.items():
                 c.update(exact_inputs[name])
                 max_err = max(max_err, float(np.max(np.abs(agent.counters[name].estimate
@@ -927,14 +966,3 @@ def run_pucb_unchecked(mdp: TabularMDP, episodes: int, epsilon: Optional[float] 
                              failure_probability)})
 
 
-def _episode_inputs(states_n: int, actions_n: int, states, actions, rewards) -> dict:
-    """Counter inputs of one episode: r or 1 at the visited (h, s, a) / (h, s, a, s'), else 0."""
-    h = len(actions)
-    steps = np.arange(h)
-    r_in = np.zeros((h, states_n, actions_n))
-    n_in = np.zeros((h, states_n, actions_n))
-    m_in = np.zeros((h, states_n, actions_n, states_n))
-    r_in[steps, states[:-1], actions] = rewards
-    n_in[steps, states[:-1], actions] = 1.0
-    m_in[steps, states[:-1], actions, states[1:]] = 1.0
-    return {"rewards": r_in, "counts": n_in, "transitions": m_in}

@@ -84,6 +84,7 @@ from privcal.counter import (
     gaussian_psum_sensitivity_unchecked,
     gaussian_sigma_unchecked,
 )
+from privcal.rl.pucb.agent import EpisodeCounterAgent, episode_counter_inputs
 from privcal.rl.pucb.tabular import EpisodeSampler, TabularMDP, backward_induction, policy_values, \
     uniform_policy_return
 
@@ -406,22 +407,12 @@ def episode_inputs(states: int, actions: int, visited: ArrayLike, chosen: ArrayL
     if h < 1 or st.shape != (h + 1,) or rw.shape != (h,):
         raise ValueError(f"an episode needs states (H + 1,), actions (H,), rewards (H,); got {st.shape}, "
                          f"{ac.shape}, {rw.shape}")
-    return _episode_inputs(V.positive_int("states", states), V.positive_int("actions", actions), st, ac, rw)
+    return episode_counter_inputs(V.positive_int("states", states), V.positive_int("actions", actions), st, ac, rw)
 
 
-def _episode_inputs(s_n: int, a_n: int, st: np.ndarray, ac: np.ndarray, rw: np.ndarray) -> dict:
-    h = ac.shape[0]
-    steps = np.arange(h)
-    r_in = np.zeros((h, s_n, a_n))
-    n_in = np.zeros((h, s_n, a_n))
-    m_in = np.zeros((h, s_n, a_n, s_n))
-    r_in[steps, st[:-1], ac] = rw
-    n_in[steps, st[:-1], ac] = 1.0
-    m_in[steps, st[:-1], ac, st[1:]] = 1.0
-    return {"rewards": r_in, "counts": n_in, "transitions": m_in}
 
 
-class PrivateUCBVI:
+class PrivateUCBVI(EpisodeCounterAgent):
     r"""Private-UCB-VI agent (Chowdhury & Zhou 2021) with the valid bonus; ``epsilon=None``: non-private UCB-VI.
 
     Per episode: ``pi = agent.policy()`` (greedy in :meth:`q_values`, ties broken uniformly at random,
@@ -536,41 +527,6 @@ class PrivateUCBVI:
         rel = self.releases
         return _optimistic_q(rel["rewards"], rel["counts"], rel["transitions"], self.error_bound, self.log_term,
                              self.transition_factor)
-
-    def policy(self, q: Optional[ArrayLike] = None) -> np.ndarray:
-        """Greedy policy pi[h, s] = argmax_a Q^_h(s, a), ties broken uniformly at random.
-
-        Args:
-            q: action values, shape (H, S, A); default None (:meth:`q_values`).
-
-        Returns:
-            pi, an integer array of shape (H, S).
-        """
-        q = self.q_values() if q is None else np.asarray(q, dtype=float)
-        ties = q >= q.max(axis=2, keepdims=True)
-        keys = np.where(ties, self._rng.random(q.shape), -1.0)
-        return keys.argmax(axis=2)
-
-    def observe(self, states: ArrayLike, actions: ArrayLike, rewards: ArrayLike) -> None:
-        """Feed one episode (H + 1 states, H actions, H rewards) to every counter once.
-
-        Args:
-            states: visited states s_0..s_H, integers in [0, S), shape (H + 1,).
-            actions: actions a_0..a_{H-1}, integers in [0, A), shape (H,).
-            rewards: rewards in [0, 1], shape (H,).
-
-        Raises:
-            ValueError: the shapes are wrong or a reward is outside [0, 1].
-        """
-        h = self.horizon
-        st = np.asarray(states, dtype=np.int64)
-        ac = np.asarray(actions, dtype=np.int64)
-        rw = np.asarray(rewards, dtype=float)
-        if st.shape != (h + 1,) or ac.shape != (h,) or rw.shape != (h,):
-            raise ValueError(f"an episode needs states ({h + 1},), actions ({h},), rewards ({h},); "
-                             f"got {st.shape}, {ac.shape}, {rw.shape}")
-        for name, values in _episode_inputs(self.states, self.actions, st, ac, rw).items():
-            self.counters[name].update(values)
 
 
 @dataclass(frozen=True)
@@ -699,7 +655,7 @@ def run_ucbvi_unchecked(mdp: TabularMDP, episodes: int, epsilon: Optional[float]
         visited, chosen, rewards = sampler.sample(pol, env_rng)
         agent.observe(visited, chosen, rewards)
         if agent.private:
-            inputs = _episode_inputs(mdp.states, mdp.actions, visited, chosen, rewards)
+            inputs = episode_counter_inputs(mdp.states, mdp.actions, visited, chosen, rewards)
             for name, c in exact.items():
                 c.update(inputs[name])
                 max_err = max(max_err, float(np.max(np.abs(agent.counters[name].estimate - c.estimate))))
