@@ -115,7 +115,7 @@ def csv_constant_columns(record: Mapping[str, Any], series: Mapping[str, Sequenc
 
 
 def emit(args: argparse.Namespace, fmt: str, record: Mapping[str, Any], text: str,
-         series: Optional[Mapping[str, Sequence]], spec: Optional[PlotSpec]) -> None:
+         series: Optional[Mapping[str, Sequence]], spec: Optional[PlotSpec], *, csv_settings: Sequence[str] = ()) -> None:
     """Print the result in ``fmt`` and, with ``--plot``, draw ``spec`` (the path goes to stderr).
 
     Args:
@@ -125,7 +125,13 @@ def emit(args: argparse.Namespace, fmt: str, record: Mapping[str, Any], text: st
         text: the text report.
         series: the curve's columns (csv rows; json arrays).
         spec: what to draw for ``--plot``.
+        csv_settings: fields of ``record`` that csv repeats on every row, first (the agent's privacy settings);
+            default none.
     """
+    if fmt == "csv" and series and csv_settings:
+        rows = len(next(iter(series.values())))
+        series = {**series, **{k: [record[k]] * rows for k in csv_settings}}
+        record = {k: v for k, v in record.items() if k not in csv_settings}
     if record.get("references"):
         record = {**record, "references": {**record["references"], "note": REFERENCES_NOTE}}
         text = f"{text}\n  note                  {REFERENCES_NOTE}"

@@ -81,12 +81,8 @@ def run(args: argparse.Namespace) -> int:
     if seeds is not None:
         _check(args)
         return _cli_train.run_seeds(args, __name__, fmt, seeds)
-    out, text, series, spec = compute(args, fmt)
-    record = out
-    if fmt == "csv":  # csv prints the per-episode rows only: the privacy settings go on every row
-        series.update({k: [out[k]] * len(series["episode"]) for k in _CSV_SETTINGS})
-        record = {k: v for k, v in out.items() if k not in _CSV_SETTINGS}
-    _cli_train.emit(args, fmt, record, text, series, spec)
+    # csv prints the per-episode rows only: the privacy settings go on every row
+    _cli_train.emit(args, fmt, *compute(args, fmt), csv_settings=_CSV_SETTINGS)
     return 0
 
 
