@@ -84,7 +84,7 @@ from privcal.counter import (
     gaussian_psum_sensitivity_unchecked,
     gaussian_sigma_unchecked,
 )
-from privcal.rl.pucb.agent import EpisodeCounterAgent, episode_counter_inputs
+from privcal.rl.pucb.agent import EpisodeCounterAgent, episode_counter_inputs, num_counters
 from privcal.rl.pucb.tabular import EpisodeSampler, TabularMDP, backward_induction, policy_values, \
     uniform_policy_return
 
@@ -115,25 +115,6 @@ PRIVACY_UNIT = ("one user = one episode's trajectory (H + 1 states, H actions, H
 COUNTER_NOISES = ("gaussian", "laplace")
 #: Streams one user's replacement changes per step: 2 per family (old and new (h, s, a)), 3 families.
 SENSITIVE_STREAMS_PER_STEP = 6
-
-
-def num_counters(states: int, actions: int, horizon: int) -> int:
-    """Number of private counters: K = 2 S A H + S^2 A H (rewards, visits, transitions; one per stream).
-
-    Args:
-        states: number of states S, an integer >= 1.
-        actions: number of actions A, an integer >= 1.
-        horizon: episode length H, an integer >= 1.
-
-    Returns:
-        K, an integer >= 3.
-
-    Raises:
-        ValueError: an argument is not a positive integer.
-    """
-    s, a, h = (V.positive_int("states", states), V.positive_int("actions", actions),
-               V.positive_int("horizon", horizon))
-    return 2 * s * a * h + s * s * a * h
 
 
 def confidence_log(states: int, actions: int, horizon: int, episodes: int, failure_probability: float) -> float:
