@@ -14,6 +14,7 @@ base is run twice to show it is deterministic (timings masked), so "changes" is 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import shutil
 from dataclasses import dataclass
@@ -426,6 +427,7 @@ class Outcome:
     out: str
     err: str
     files: tuple  # (name, bytes) of every file written
+    raw: str = ""  # stdout as printed (out has its timings masked)
 
 
 def _run(argv: tuple, folders: dict, capsys) -> Outcome:
@@ -440,7 +442,7 @@ def _run(argv: tuple, folders: dict, capsys) -> Outcome:
         code = exc.code
     out, err = capsys.readouterr()
     files = tuple(sorted((p.name, p.read_bytes()) for p in out_dir.iterdir()))
-    return Outcome(code, _normal(out.replace(str(out_dir), "{out}")), err, files)
+    return Outcome(code, _normal(out.replace(str(out_dir), "{out}")), err, files, out)
 
 
 _BASES: dict = {}  # a base's outcome, computed once for all the cases that share it
@@ -480,11 +482,29 @@ def _check(path: tuple, flag: str, case: Case, folders, capsys) -> None:
     if case.expect == "changes":
         assert got.code == 0, f"{shown}: exit {got.code}, {got.err.strip()}"
         assert (got.out, got.files) != (base.out, base.files), f"{flag} ignored: {shown} writes the same as the base"
+        if "--json" in case.variant or _after(case.variant, "--format") == "json":
+            _strict_json(got.raw, shown)
     else:
         lines = [line for line in got.err.splitlines() if line.strip() and not _progress_line(line)]
         assert got.code == 2 and got.out == "", f"{shown}: exit {got.code}, not refused"
         assert len(lines) == 1 and lines[0].startswith("privcal: error:"), f"{shown}: {got.err!r}"
         assert _flag_named(flag, case) in lines[0], f"{shown}: the refusal does not name {flag}: {lines[0]}"
+
+
+def _after(argv: tuple, flag: str):
+    """The value given to ``flag`` last in ``argv``, or None."""
+    values = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == flag]
+    return values[-1] if values else None
+
+
+def _strict_json(text: str, shown: str) -> None:
+    """Every JSON document a command prints parses with a strict parser: no NaN, Infinity or -Infinity (the README
+    promises null for an infinite value; Python's json writes Infinity, which strict parsers reject)."""
+    def refuse(constant):
+        raise ValueError(f"{shown}: non-JSON constant {constant} in its output")
+
+    assert text.strip(), f"{shown}: no output"
+    json.loads(text, parse_constant=refuse)
 
 
 def _params():
@@ -558,3 +578,13 @@ def test_the_check_sees_an_ignored_flag(folders, capsys, monkeypatch):
     with pytest.raises(AssertionError, match="--sensitivity ignored"):
         _check(("calibrate",), "--sensitivity", CASES[("calibrate",), "--sensitivity"][0], folders, capsys)
     _BASES.pop(tuple(CAL), None)
+
+
+def test_the_strict_parser_refuses_what_python_json_writes_for_inf_and_nan():
+    # json.dumps(float("inf")) is "Infinity": the check above must refuse it (or it could not fail)
+    import json as _json
+
+    for value in (float("inf"), float("-inf"), float("nan")):
+        with pytest.raises(ValueError, match="non-JSON constant"):
+            _strict_json(_json.dumps({"epsilon": value}), "probe")
+    _strict_json(_json.dumps({"epsilon": None}), "probe")  # null, as the README promises
