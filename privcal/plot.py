@@ -86,7 +86,7 @@ def _finish(ax, title: str, xlabel: str, ylabel: str, ncol: int = 3):
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.grid(True, which="both", alpha=0.3)
-    # below the axes: a legend inside them covers a curve somewhere (issue 20: dpq.png's did)
+    # below the axes: a legend inside them covers a curve somewhere (a dpq picture's did)
     count = len(ax.get_legend_handles_labels()[1])
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=min(count, ncol) or 1, fontsize="small",
               frameon=False)

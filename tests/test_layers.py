@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent / "privcal"
 
@@ -304,3 +305,12 @@ def test_the_private_name_rule_can_fail():
     # within one package, and a private module, are not counted
     assert not _private_imports_across_packages(RL / "dpq" / "experiments.py", "from privcal.rl.dpq.agent import _g\n")
     assert not _private_imports_across_packages(RL / "frontier.py", "from privcal.rl import _parallel\n")
+
+
+def test_no_issue_numbers_in_the_code():
+    # history belongs in the changelog: a comment or docstring citing an issue number is stale once the issue
+    # closes (the reader cannot see the issue)
+    pattern = re.compile(r"\bissues? ?-?\d+\b|\(issue\b", re.IGNORECASE)
+    found = [f"{p.relative_to(ROOT.parent)}:{i}" for p in ROOT.rglob("*.py")
+             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+    assert not found, found

@@ -753,7 +753,7 @@ def gpope_table(
                 found.append((s, bounds[k][0]))
         upper = {k: bounds[k][1] for k in checked}
         lower = {k: bounds[k][0] for k in checked}
-        # '!' only where a certified lower bound of a realisable pair exceeds the target (issue 13, item 3)
+        # '!' only where a certified lower bound of a realisable pair exceeds the target (privcal.verify._common)
         insufficient = tuple(k for k in lower if lower[k] > eps)
         done.append(Row(eps, delta, sigmas, {k: v / ref for k, v in sigmas.items()}, insufficient, upper,
                         lower_epsilons=lower))

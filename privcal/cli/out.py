@@ -313,7 +313,7 @@ def _markdown(record: Mapping[str, Any]) -> str:
     return "\n".join(lines)
 
 
-#: Columns of every command's text output (issue 20: text fits a terminal of 100 columns).
+#: Columns of every command's text output (text fits a terminal of 100 columns).
 WIDTH = 100
 
 # "  privacy               (0.9, 1e-4)-DP ...": a label, two or more spaces, the value (continuations align

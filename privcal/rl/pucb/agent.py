@@ -707,7 +707,7 @@ class PUCB(EpisodeCounterAgent):
         if self.private and counter_noise == "gaussian":
             self.epsilon = epsilon
             self.counter_epsilon = None
-            # arguments validated by __init__ or the caller of _trusted: the unchecked kernels (issue 19 item 9)
+            # arguments validated by __init__ or the caller of _trusted: the unchecked kernels
             self.counter_sigma = self.noise_scale = gaussian_sigma_unchecked(t, epsilon, delta, streams=6 * h)  # guarded by tests/test_pucb.py::test_gaussian_agent_guarantee_counters_and_bound
             sensitivity = gaussian_psum_sensitivity_unchecked(t, streams=6 * h)
             # the guarantee at this sigma, from the exact profile (an upper bound on epsilon, <= target)

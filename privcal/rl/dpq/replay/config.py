@@ -30,7 +30,7 @@ SAMPLER_LABELS = {"privcal": "privcal: exact Ornstein-Uhlenbeck paths (the Gauss
                              "value (the authors' experimental loop, not the paper)"}
 #: sigma of Figure 1 (authors' loop.py; 0 is the non-private run).
 PAPER_SIGMAS = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
-#: Returns of this loop as privcal's issue 12 stated them: measured there by running the authors' loop
+#: Returns of this loop as measured by running the authors' loop
 #: (last-10-episode return after 100 episodes: non-private, sigma = 0.2, 0.4), NOT numbers of the paper,
 #: which prints no returns (Wang & Hegde 2019, Figure 1 shows learning curves only); and this environment's
 #: references, the move-to-the-middle policy (the optimum) and the uniformly random policy.

@@ -70,7 +70,7 @@ def reference_returns(episodes: int = 20_000, *, episode_steps: int = 50, seed: 
 
     Same dynamics as ``privcal.rl.envs.IntervalEnv`` (s_0 ~ U[0, 1], move by U[0, 0.25] clipped to
     [0, 1], reward 0.5 - |s' - 0.5|), simulated for all episodes at once. Move to the middle: right
-    when s < 0.5, left otherwise (reported as the optimum in privcal's issue 12: 20.7, which
+    when s < 0.5, left otherwise (the optimum, 20.7, which
     finite-horizon dynamic programming on a grid confirms, see the tests; random: 10.9).
 
     Args:
