@@ -123,3 +123,12 @@ def test_group_arguments_are_checked():
     assert groups.group_rate(0.1, 2) == pytest.approx(0.19, rel=1e-12)  # 1 - 0.9^2
     # the whole data set in every batch: the Gaussian at sensitivity g (alpha g^2 / (2 s^2))
     assert G.rdp_poisson_group_gaussian(np.array([2.0]), 2.0, 1.0, 3)[0] == pytest.approx(2 * 9 / 8)
+
+
+def test_the_user_level_epsilon_of_a_setting_is_computed_once():
+    # the seeds of one setting share (sigma, q, T): the second call is the first's answer, not a new integration
+    groups._group_epsilon.cache_clear()
+    first = groups.group_epsilon(2.0, 0.05, 20, 5, 1e-5)
+    assert groups.group_epsilon(2.0, 0.05, 20, 5, 1e-5) == first
+    info = groups._group_epsilon.cache_info()
+    assert (info.hits, info.misses) == (1, 1)
