@@ -175,6 +175,8 @@ def compute(args: argparse.Namespace, fmt: str) -> tuple:
     if not args.non_private:
         delta = check_counter_noise(counter_noise, epsilon, args.delta, args.budget_split, error_bound)
     states, actions, horizon = (V.positive_int(name, getattr(args, name)) for name in ("states", "actions", "horizon"))
+    if args.mdp == "riverswim" and actions != 2:
+        raise ValueError(f"--mdp riverswim needs --actions 2 (move left or right), got --actions {actions}")
     check_memory(states, actions, horizon, episodes)  # before the MDP is built
     mdp = unchecked_make_mdp(V.choice("mdp", args.mdp, MDP_KINDS), states, actions, horizon, seed=args.mdp_seed)
     if args.accuracy is not None:

@@ -138,7 +138,7 @@ def unchecked_make_mdp(kind: str, states: int, actions: int, horizon: int, seed=
     if kind == "random":
         return _random_mdp(states, actions, horizon, seed)
     if actions != 2:
-        raise ValueError(f"actions must be 2 for riverswim, got {actions!r}")
+        raise ValueError(f"kind 'riverswim' needs actions = 2 (move left or right), got actions = {actions!r}")
     if states < 2:
         raise ValueError(f"states must be >= 2 for a chain, got {states!r}")
     return _river_swim(states, horizon)
