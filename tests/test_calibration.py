@@ -218,3 +218,12 @@ def test_search_first_step_changes_the_bracket_not_the_answer(hint):
         assert eps_at(found[step][0]) <= 1.0
     if 0.98 < hint < 1.02:
         assert found[1.03][1] <= found[4.0][1]
+
+
+def test_rdp_calibration_where_its_epsilon_reaches_zero():
+    # delta = 0.99, target 1e-300, 10^4 releases: at the coarse answer RDP's epsilon is 0, which made the refined
+    # search start at sigma 0 (ZeroDivisionError); the answer must be a sigma RDP certifies
+    releases = Releases(1.0, 10_000)
+    sigma = RDPAccountant().sigma_for(releases, 1e-300, 0.99)
+    assert 0 < sigma < math.inf
+    assert RDPAccountant().compose(releases.event(sigma)).epsilon(0.99) <= 1e-300

@@ -548,7 +548,7 @@ class RDPAccountant(Accountant):
             # start a little below the answer (epsilon is roughly proportional to 1/sigma^p, p in [1, 2]),
             # so that the root finder brackets upwards: small sigmas are the expensive ones; the first step
             # goes just above the coarse sigma (near the root: a bracket of a few % instead of 4x)
-            hint = sigma * min(0.98, value / epsilon)
+            hint = sigma * min(0.98, value / epsilon if value > 0 else 0.5)  # epsilon 0 there: any start below
             try:
                 sigma = search(sub, hint, rtol, step=1.002 * sigma / hint)
             except InfeasibleError:
