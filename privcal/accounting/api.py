@@ -217,10 +217,10 @@ def _verdicts(event: Event) -> dict[str, bool]:
     return found
 
 
-#: accountants that "best" prices only when none of the others answers finitely: RDP, whose answer was
+#: accountants that "best" prices only when none of the others answers finitely: RDP, whose answer is
 #: never below the PLD's certified upper end on benchmarks/bench_pld.py's grid (27 epsilon + 36 calibration + 4
-#: history cases; the PLD prices the same dominating pairs up to its discretisation) and which took 33-40%
-#: of the time of "best" when it was priced beside the PLD on every call; and "basic", which prices the
+#: history cases; the PLD prices the same dominating pairs up to its discretisation) and which costs 33-40%
+#: of the time of "best" when priced beside the PLD on every call; and "basic", which prices the
 #: PLD's releases by coarser bounds (basic composition, KOV, RDP) and is there for deltas the PLD cannot
 #: certify
 FALLBACK_ONLY = ("rdp", "basic")

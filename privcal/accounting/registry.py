@@ -23,7 +23,7 @@ ACCOUNTANTS: dict[str, type[Accountant]] = {
                               BasicAccountant)
 }
 
-# Compatibility (the one shim of this move): ``ACCOUNTANTS`` used to live in ``accountants``; the same dict is
+# Compatibility: ``ACCOUNTANTS`` is also reachable from ``accountants`` (its home in 0.1); the same dict is
 # attached there once both modules exist, so ``from privcal.accounting.accountants import ACCOUNTANTS`` (and
 # the flat ``privcal.accountants``) keep working without ``accountants`` importing the PLD accountant.
 accountants.ACCOUNTANTS = ACCOUNTANTS

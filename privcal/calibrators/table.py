@@ -585,7 +585,7 @@ _GPOPE_COLUMNS = {
 #: of the pair's rule grid (``realisable.unchecked_grid``), each with its budget on a composition's window in
 #: cells (None: the memory cap alone, 2^21 cells), coarse first -- a lower bound on any grid is a lower bound, so a
 #: coarse one that exceeds the target decides the verdict, and a finer grid is composed only where it does not.
-#: The rule grid itself, without a budget (the bound this table used throughout before), comes last, so no verdict
+#: The rule grid itself, without a budget, comes last, so no verdict
 #: it decides is lost. The printed bound (the paper column's) starts on 2x: within 0.1% of the rule grid's bound at
 #: the README's table (1.41907 vs 1.41984, 25.355 vs 25.377, 296.21 vs 296.17) for a quarter of its time (half the
 #: cells, and the window's FFT); 8x loses 10-25% (1.26, 19.7, 270) for another quarter. The budget 2^19 binds only
