@@ -287,11 +287,15 @@ def sigma_vs_epsilon(
     fig, ax = _pyplot().subplots(figsize=(6.4, 4.2))
     for name in names:
         ys = []
+        hint = None
         for e in es:
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", GridEdgeWarning)
-                    ys.append(ACCOUNTANTS[name]()._sigma_for(releases, float(e), delta, rtol=1e-6))
+                    sigma = ACCOUNTANTS[name]()._sigma_for(releases, float(e), delta, sigma_hint=hint, rtol=1e-6)
+                ys.append(sigma)
+                # the neighbouring point's sigma starts the next search; the search still certifies its own answer
+                hint = sigma
             except InfeasibleError:
                 ys.append(math.nan)
         _draw(ax, name, es, ys, releases)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 from privcal.cli.out import add_pld_options, count, pld_block
+from privcal.cli.progress import Working
 
 __all__ = ["add_parser", "run"]
 
@@ -90,7 +91,8 @@ def run(args: argparse.Namespace) -> int:
         if args.pld_accuracy is not None or args.memory_limit is not None:
             raise ValueError("--pld-accuracy and --memory-limit apply only with --sample-rate (plain Gaussian "
                              "releases are drawn from the exact profile, with no PLD grid)")
-    with pld_block(args):
+    # a line on stderr, on a terminal only, once a picture has taken more than 2 s
+    with pld_block(args), Working(f"privcal: drawing plot {args.kind}"):
         if args.kind == "epsilon-vs-steps":
             fig = plot.epsilon_vs_steps(args.sigma, delta, steps=steps, **setting)
         elif args.kind == "profile":
