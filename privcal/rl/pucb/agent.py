@@ -110,6 +110,7 @@ from privcal.rl.pucb.tabular import (
 
 __all__ = [
     "EpisodeCounterAgent",
+    "play_episodes",
     "episode_counter_inputs",
     "num_counters",
     "counter_epsilon",
@@ -623,6 +624,49 @@ class EpisodeCounterAgent:
             self.counters[name].update(values)
 
 
+def play_episodes(agent: "EpisodeCounterAgent", mdp: TabularMDP, episodes: int, seed: _rng.Seed,
+                  progress: Optional[Callable[[int, int], None]] = None) -> tuple[np.ndarray, float, float]:
+    """Run ``episodes`` episodes of a tabular counter agent on ``mdp``: each episode the agent's greedy policy
+    is played (its exact regret rho* - p0 . V^pi_0 by backward induction on the true MDP), then fed to the agent.
+    For a private agent, exact counters run beside its private ones, and the largest |release - count| seen is
+    returned (a diagnostic of the counters' error bound; not released by the agent).
+
+    Args:
+        agent: an :class:`EpisodeCounterAgent` (PUCB, Private-UCB-VI) built for ``episodes``.
+        mdp: the true MDP.
+        episodes: T, an int >= 1 (trusted).
+        seed: the run's seed; the episodes are sampled from its child 4 (children 0-3 are the agent's).
+        progress: called as ``progress(done, total)`` after each episode, or None.
+
+    Returns:
+        (per-episode regret, clipped at 0, shape (T,); rho*; largest counter error seen, 0 without privacy).
+
+    Raises:
+        RuntimeError: a negative regret beyond round-off (the optimal values would be wrong).
+    """
+    env_rng = _rng.spawn(seed, 5)[4]
+    sampler = EpisodeSampler(mdp)
+    optimal = float(mdp.initial @ backward_induction(mdp).values[0])
+    exact = {name: ExactCounter(episodes, c.shape) for name, c in agent.counters.items()}
+    regret = np.empty(episodes)
+    max_err = 0.0
+    for k in range(episodes):
+        pol = agent.policy()
+        regret[k] = optimal - float(mdp.initial @ _policy_values(mdp, pol)[0])
+        states, actions, rewards = sampler.sample(pol, env_rng)
+        agent.observe(states, actions, rewards)
+        if agent.private:
+            inputs = episode_counter_inputs(mdp.states, mdp.actions, states, actions, rewards)
+            for name, c in exact.items():
+                c.update(inputs[name])
+                max_err = max(max_err, float(np.max(np.abs(agent.counters[name].estimate - c.estimate))))
+        if progress is not None:
+            progress(k + 1, episodes)
+    if np.any(regret < -1e-9 * mdp.horizon):
+        raise RuntimeError("negative regret: the optimal values are wrong")
+    return np.maximum(regret, 0.0), optimal, max_err
+
+
 class PUCB(EpisodeCounterAgent):
     r"""PUCB agent (VBKW Alg. 2); ``epsilon=None`` gives the UBEV-style non-private baseline.
 
@@ -930,28 +974,8 @@ def run_pucb_unchecked(mdp: TabularMDP, episodes: int, epsilon: Optional[float] 
                           failure_probability, seed, budget_split=budget_split,
                           error_bound=error_bound, unknown=unknown, counter_noise=counter_noise,
                           delta=delta)
-    env_rng = _rng.spawn(seed, 5)[4]
-    sampler = EpisodeSampler(mdp)
-    optimal = float(mdp.initial @ backward_induction(mdp).values[0])
-    exact = {name: ExactCounter(t_total, c.shape) for name, c in agent.counters.items()}
-    regret = np.empty(t_total)
-    max_err = 0.0
-    for k in range(t_total):
-        pol = agent.policy()
-        regret[k] = optimal - float(mdp.initial @ _policy_values(mdp, pol)[0])
-        states, actions, rewards = sampler.sample(pol, env_rng)
-        agent.observe(states, actions, rewards)
-        if agent.private:
-            exact_inputs = episode_counter_inputs(mdp.states, mdp.actions, states, actions, rewards)
-            for name, c in exact.items():
-                c.update(exact_inputs[name])
-                max_err = max(max_err, float(np.max(np.abs(agent.counters[name].estimate
-                                                            - c.estimate))))
-        if progress is not None:
-            progress(k + 1, t_total)
-    if np.any(regret < -1e-9 * mdp.horizon):
-        raise RuntimeError("negative regret: the optimal values are wrong")
-    return PUCBRun(episode_regret=np.maximum(regret, 0.0), optimal_return=optimal,
+    regret, optimal, max_err = play_episodes(agent, mdp, t_total, seed, progress)
+    return PUCBRun(episode_regret=regret, optimal_return=optimal,
                    epsilon=agent.epsilon, counter_epsilon=agent.counter_epsilon,
                    jdp_epsilon=agent.jdp_epsilon, error_bound=agent.error_bound,
                    max_counter_error=max_err, failure_probability=failure_probability,

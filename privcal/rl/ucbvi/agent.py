@@ -84,9 +84,8 @@ from privcal.counter import (
     gaussian_psum_sensitivity_unchecked,
     gaussian_sigma_unchecked,
 )
-from privcal.rl.pucb.agent import EpisodeCounterAgent, episode_counter_inputs, num_counters
-from privcal.rl.pucb.tabular import EpisodeSampler, TabularMDP, backward_induction, policy_values, \
-    uniform_policy_return
+from privcal.rl.pucb.agent import EpisodeCounterAgent, episode_counter_inputs, num_counters, play_episodes
+from privcal.rl.pucb.tabular import TabularMDP, uniform_policy_return
 
 __all__ = [
     "PRIVACY_UNIT",
@@ -623,28 +622,9 @@ def run_ucbvi_unchecked(mdp: TabularMDP, episodes: int, epsilon: Optional[float]
     """
     agent = PrivateUCBVI.unchecked(mdp.states, mdp.actions, mdp.horizon, episodes, epsilon, delta,
                                    failure_probability, seed, counter_noise)
-    env_rng = _rng.spawn(seed, 5)[4]
-    sampler = EpisodeSampler(mdp)
-    optimal = float(mdp.initial @ backward_induction(mdp).values[0])
+    regret, optimal, max_err = play_episodes(agent, mdp, episodes, seed, progress)
     uniform = optimal - uniform_policy_return(mdp)
-    exact = {name: ExactCounter(episodes, c.shape) for name, c in agent.counters.items()}
-    regret = np.empty(episodes)
-    max_err = 0.0
-    for k in range(episodes):
-        pol = agent.policy()
-        regret[k] = optimal - float(mdp.initial @ policy_values(mdp, pol)[0])
-        visited, chosen, rewards = sampler.sample(pol, env_rng)
-        agent.observe(visited, chosen, rewards)
-        if agent.private:
-            inputs = episode_counter_inputs(mdp.states, mdp.actions, visited, chosen, rewards)
-            for name, c in exact.items():
-                c.update(inputs[name])
-                max_err = max(max_err, float(np.max(np.abs(agent.counters[name].estimate - c.estimate))))
-        if progress is not None:
-            progress(k + 1, episodes)
-    if np.any(regret < -1e-9 * mdp.horizon):
-        raise RuntimeError("negative regret: the optimal values are wrong")
-    return UCBVIRun(episode_regret=np.maximum(regret, 0.0), optimal_return=optimal, uniform_regret=uniform,
+    return UCBVIRun(episode_regret=regret, optimal_return=optimal, uniform_regret=uniform,
                     epsilon=epsilon, delta=agent.jdp_delta, jdp_epsilon=agent.jdp_epsilon,
                     counter_noise=agent.counter_noise, noise_scale=agent.noise_scale,
                     error_bound=agent.error_bound, log_term=agent.log_term, max_counter_error=max_err,
