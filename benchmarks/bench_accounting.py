@@ -22,7 +22,7 @@ import timeit
 
 import privcal
 from _timing import median_of
-from privcal import composition, gaussian
+from privcal.analysis import composition, gaussian
 from privcal.calibrators import table
 
 

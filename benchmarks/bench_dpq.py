@@ -35,7 +35,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
-    from privcal.noise import OrnsteinUhlenbeckPath
+    from privcal.analysis.noise import OrnsteinUhlenbeckPath
     from privcal.rl.dpq.agent import Hyperparameters, train, train_dpq
 
     hp = Hyperparameters(samples=args.samples, batch_size=args.batch_size, lr=1.0)

@@ -1,4 +1,4 @@
-"""Benchmark of privcal.noise (exact Ornstein-Uhlenbeck paths): run ``python benchmarks/bench_noise.py``.
+"""Benchmark of privcal.analysis.noise (exact Ornstein-Uhlenbeck paths): run ``python benchmarks/bench_noise.py``.
 
 Prints (one core; BLAS threads pinned to 1 before numpy is imported):
   1. batch throughput: new points per second for one batch of m uniform points (target >= 1e6/s);
@@ -21,7 +21,7 @@ import numpy as np  # noqa: E402
 
 from _timing import best_of  # noqa: E402
 
-from privcal.noise import OrnsteinUhlenbeckPath  # noqa: E402
+from privcal.analysis.noise import OrnsteinUhlenbeckPath  # noqa: E402
 
 BETA, SIGMA = 5.0, 1.0
 

@@ -29,7 +29,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
-    from privcal.counter import BinaryCounter
+    from privcal.analysis.counter import BinaryCounter
     from privcal.rl.pucb import num_counters, run_pucb
     from privcal.rl.pucb.tabular import random_mdp
 

@@ -2,7 +2,7 @@
 
 A top-level name (``privcal.calibrate``) is documented on its layer's page by ``autofunction`` /
 ``autoclass``; a module that re-exports an object documented elsewhere (``privcal.accounting.api.calibrate``,
-``privcal.noise.OrnsteinUhlenbeckPath``) shows a one-line entry pointing there instead of its docstring a
+``privcal.analysis.noise.OrnsteinUhlenbeckPath``) shows a one-line entry pointing there instead of its docstring a
 second time. The entry keeps the module path's anchor (``id="privcal.accounting.api.calibrate"``), so links by
 either name land on the object; the search box lists the documented name.
 

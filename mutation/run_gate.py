@@ -10,7 +10,7 @@ What it does:
 1. **Mutants.** For each module of ``mutation/config.toml`` it parses the source files with mutmut 3.3.1's
    mutation engine (``mutmut.file_mutation.create_mutations``: mutmut's operators, inside top-level functions
    and methods, optionally only the named ones) and names each mutant as mutmut does
-   (``privcal.kov.x__basic_epsilon__mutmut_3``). Mutants inside a raised exception's expression or a warning's
+   (``privcal.analysis.kov.x__basic_epsilon__mutmut_3``). Mutants inside a raised exception's expression or a warning's
    message (``raise ValueError(...)``, ``warnings.warn(message, ...)``) are left out: they change what a
    message says, never whether it is raised nor a number.
 2. **Sample.** It draws ``sample`` mutants per module with ``random.Random(f"{seed}:{module}")`` from the

@@ -15,7 +15,7 @@ Layers (imports flow downward only):
   ``supremum`` (Lemma 8), ``counter`` (binary mechanism);
 * ``privcal.accounting``: events, accountants, calibration and this front door;
 * ``privcal.calibrators``: the papers' end-to-end calibrations (``dpq``, ``gpope``) and ``table``;
-* ``privcal.noise`` (exact GP noise paths), ``privcal.verify`` (the claims registry), ``privcal.rl``
+* ``privcal.analysis.noise`` (exact GP noise paths), ``privcal.verify`` (the claims registry), ``privcal.rl``
   (environments, agents, experiments), ``privcal.cli``.
 
 The former flat paths ``privcal.events``, ``privcal.accountants``, ``privcal.calibration``,
@@ -103,6 +103,14 @@ _MOVED = {
     "rl.tabular": "privcal.rl.pucb.tabular", "rl.experiments_pucb": "privcal.rl.pucb.experiments",
     "rl.plots_pucb": "privcal.rl.pucb.plots", "rl.checks_pucb": "privcal.rl.pucb.checks",
 }
+# the release that removes a former path (0.3.0 unless listed here)
+_REMOVED_IN = {}
+# 0.3.0: the analysis layer in one folder (warns since 0.3.0, removed in 0.4.0)
+for _name in ("gaussian", "rdp", "subsampling", "group_subsampling", "kov", "composition", "rkhs", "supremum",
+              "counter", "noise"):
+    _MOVED[_name] = f"privcal.analysis.{_name}"
+    _REMOVED_IN[_name] = "0.4.0"
+del _name
 
 
 def _moved_home(fullname: str):
@@ -121,7 +129,10 @@ def _moved_home(fullname: str):
 def _warn_moved(fullname: str, stacklevel: int) -> None:
     import warnings
 
-    warnings.warn(f"{fullname} is deprecated: import {_moved_home(fullname)} (the same module); removed in 0.3.0",
+    old = fullname.partition(".")[2]
+    removed = next((version for moved, version in _REMOVED_IN.items() if old == moved or old.startswith(moved + ".")),
+                   "0.3.0")
+    warnings.warn(f"{fullname} is deprecated: import {_moved_home(fullname)} (the same module); removed in {removed}",
                   DeprecationWarning, stacklevel=stacklevel)
 
 

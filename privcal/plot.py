@@ -22,7 +22,7 @@ from . import _validate as V
 from .accounting.registry import ACCOUNTANTS
 from .accounting.events import Neighbouring, Releases, Sampling
 from .errors import InfeasibleError
-from .rdp import GridEdgeWarning
+from .analysis.rdp import GridEdgeWarning
 
 __all__ = ["epsilon_vs_steps", "epsilon_vs_epochs", "profile", "sigma_vs_epsilon", "learning_curve", "check_path",
            "save", "ACCOUNTANT_ORDER"]

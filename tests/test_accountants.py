@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from privcal import composition, gaussian, rdp, subsampling
+from privcal.analysis import composition, gaussian, rdp, subsampling
 from privcal.accounting.registry import ACCOUNTANTS
 from privcal.accounting.accountants import (
     ExactAccountant,
@@ -288,7 +288,7 @@ def test_paper_accountant_is_thm5_expression():
 
 @pytest.mark.parametrize("sampling", ["poisson", "without_replacement"])
 def test_rdp_subsampled_is_the_subsampling_module(sampling):
-    from privcal import subsampling
+    from privcal.analysis import subsampling
 
     acc = RDPAccountant().compose(SubsampledEvent(GaussianEvent(1.5), 0.02, sampling, _NATURAL[sampling]), 30)
     fn = subsampling.rdp_poisson_gaussian if sampling == "poisson" else subsampling.rdp_without_replacement_gaussian
@@ -372,7 +372,7 @@ def test_subsampled_is_cheaper_than_full_batch():
 
 
 def test_paper_subsampled_is_gpope_lemma1_with_moments_tail():
-    from privcal import rdp, subsampling
+    from privcal.analysis import rdp, subsampling
 
     acc = PaperAccountant().compose(SubsampledEvent(GaussianEvent(0.5), 1e-3, "without_replacement", "replace_one"), 1000)
     lemma1 = 1000 * subsampling.rdp_gpope_lemma1_paper(acc.orders, 0.5, 1e-3)

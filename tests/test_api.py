@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import privcal
-from privcal import composition
+from privcal.analysis import composition
 
 NAMES = ("exact", "paper", "kov", "rdp")
 
@@ -15,7 +15,7 @@ NAMES = ("exact", "paper", "kov", "rdp")
 def test_best_is_exact_for_plain_gaussian():
     # closed form: 100 releases at sigma = 10 compose to mu = 1
     assert privcal.epsilon(10.0, 1e-5, steps=100) == pytest.approx(
-        privcal.gaussian.epsilon_exact(1e-5, 1.0), rel=1e-12
+        privcal.analysis.gaussian.epsilon_exact(1e-5, 1.0), rel=1e-12
     )
     r = privcal.epsilon_report(10.0, 1e-5, steps=100)
     assert r.accountant == "exact" and r.valid and "exact" in r.guarantee
@@ -86,7 +86,7 @@ def test_unknown_setting_is_a_type_error():
 def test_public_api_is_exported():
     for name in privcal.__all__:
         assert hasattr(privcal, name)
-    assert math.isfinite(privcal.composition.kov_epsilon(0.1, 1e-6, steps=10, delta=1e-5))
+    assert math.isfinite(privcal.analysis.composition.kov_epsilon(0.1, 1e-6, steps=10, delta=1e-5))
 
 
 def test_docstring_examples():
@@ -157,7 +157,7 @@ def test_best_is_resolved_without_building_every_accountant(monkeypatch):
     assert sorted(set(built)) == sorted(accountants.ACCOUNTANTS)  # first call of this kind: all asked once
     built.clear()
     assert privcal.epsilon(3.0, 1e-5, steps=7, sensitivity=2.0) == pytest.approx(
-        privcal.gaussian.epsilon_exact(1e-5, 2.0 * math.sqrt(7) / 3.0), rel=1e-12
+        privcal.analysis.gaussian.epsilon_exact(1e-5, 2.0 * math.sqrt(7) / 3.0), rel=1e-12
     )
     assert built == ["exact"]
 
@@ -215,8 +215,8 @@ def test_former_import_paths_name_the_moved_modules():
         "assert GaussianEvent is G2\n"
         "assert privcal.dpq is privcal.calibrators.dpq and privcal.table is privcal.calibrators.table\n"
         "assert privcal.api is privcal.accounting.api and privcal.calibration is privcal.accounting.calibration\n"
-        "from privcal.composition import kov_epsilon\n"
-        "from privcal.kov import kov_epsilon as k2\n"
+        "from privcal.analysis.composition import kov_epsilon\n"
+        "from privcal.analysis.kov import kov_epsilon as k2\n"
         "assert kov_epsilon is k2\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,7 +1,7 @@
 """Tests for privcal.verify.audit: the empirical auditor catches under-noised mechanisms and stays quiet
 on correctly calibrated ones, and its lower bounds are valid.
 
-Known values come from the exact Gaussian profile (Balle & Wang 2018; privcal.gaussian) and closed forms of
+Known values come from the exact Gaussian profile (Balle & Wang 2018; privcal.analysis.gaussian) and closed forms of
 the Clopper-Pearson bounds. All audits use fixed seeds (the outcome of each test is deterministic); each
 audit's bound holds with probability >= its stated confidence.
 """
@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 import privcal
-from privcal import composition as C
-from privcal import gaussian as G
-from privcal import rkhs
-from privcal.rdp import DEFAULT_ORDERS, epsilon_from_rdp
-from privcal.subsampling import rdp_poisson_gaussian
+from privcal.analysis import composition as C
+from privcal.analysis import gaussian as G
+from privcal.analysis import rkhs
+from privcal.analysis.rdp import DEFAULT_ORDERS, epsilon_from_rdp
+from privcal.analysis.subsampling import rdp_poisson_gaussian
 from privcal.verify.audit import (
     GaussianMechanism,
     GaussianProcessMechanism,

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import privcal
-from privcal import gaussian
+from privcal.analysis import gaussian
 from privcal.accounting.events import PoissonSampledEvent
 from privcal.accounting.accountants import Accountant, ExactAccountant, RDPAccountant
 from privcal.accounting.calibration import search_sigma
@@ -126,7 +126,7 @@ def test_windowed_rdp_search_matches_full_grid_search(q, steps, eps, hint, sampl
     assert fast == pytest.approx(slow, rel=1e-8)
 
 
-@pytest.mark.filterwarnings("ignore::privcal.rdp.GridEdgeWarning")  # the 5-order grid alone warns
+@pytest.mark.filterwarnings("ignore::privcal.analysis.rdp.GridEdgeWarning")  # the 5-order grid alone warns
 def test_windowed_rdp_search_falls_back_to_the_full_grid_when_the_window_misses():
     # The window is centred on the optimal order at the coarse sigma; if the optimal order at the
     # windowed answer lies outside it (or on its edge), the window's root is only an upper bound (its
@@ -161,7 +161,7 @@ def _sparse_at(releases, delta=1e-5):
     return sparse, at, seen
 
 
-@pytest.mark.filterwarnings("ignore::privcal.rdp.GridEdgeWarning")  # a capped sub-grid's own edge
+@pytest.mark.filterwarnings("ignore::privcal.analysis.rdp.GridEdgeWarning")  # a capped sub-grid's own edge
 @pytest.mark.parametrize(
     "releases",
     [Releases._unchecked(2.0, 10_000, 1e-3, "without_replacement", "replace_one"),
@@ -186,7 +186,7 @@ def test_capped_coarse_epsilon_is_the_sparse_grids_and_skips_high_orders(release
     assert capped.top > 17.0
 
 
-@pytest.mark.filterwarnings("ignore::privcal.rdp.GridEdgeWarning")  # the optimum is below this grid
+@pytest.mark.filterwarnings("ignore::privcal.analysis.rdp.GridEdgeWarning")  # the optimum is below this grid
 def test_capped_coarse_epsilon_on_a_grid_above_its_first_cap():
     # a grid whose smallest order is above the first cap (17): the cap starts at that order, not below the grid
     from privcal.accounting.accountants import _Capped

@@ -142,12 +142,13 @@ def deprecations(table: str) -> list[tuple[list[str], str, str]]:
 
 
 def check_deprecations(text: str, rows: list[tuple[list[str], str, str]]) -> list[str]:
-    """Each deprecated spelling is named, in code, on a line of the newest Deprecated section that also names
-    its removal release; each row's replacement is named in that section."""
+    """Each deprecated spelling is named, in code, on a line of a Deprecated section (that of the release that
+    first warns) that also names its removal release; each row's replacement is named under Deprecated."""
     releases = [rel for rel in _releases(text) if any(n == "Deprecated" for n, _ in rel["sections"])]
     if not releases:
         return ["no Deprecated section"] if rows else []
-    lines = [line for name, entries in releases[0]["sections"] if name == "Deprecated" for line in entries]
+    lines = [line for rel in releases for name, entries in rel["sections"] if name == "Deprecated"
+             for line in entries]
     problems = []
     for old, new, removed in rows:
         for spelling in old:

@@ -25,7 +25,8 @@ import scipy.fft
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from privcal import cli, rdp
+from privcal import cli
+from privcal.analysis import rdp
 from privcal.accounting import _search, accountants, pld_accountant
 from privcal.privacy_loss import _distribution
 

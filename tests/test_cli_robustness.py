@@ -19,7 +19,7 @@ import warnings
 import pytest
 
 from privcal import cli
-from privcal import kov as K
+from privcal.analysis import kov as K
 from privcal.accounting import api
 
 _TIMEOUT = 600.0  # a hang cap, not a performance target (issue 20, item 5)
@@ -365,7 +365,7 @@ class _Report:
 
 @pytest.mark.parametrize("answered, shown", [("pld", False), ("exact", False), ("rdp", True)])
 def test_rdp_grid_edge_warning_only_when_rdp_answered(answered, shown, recwarn):
-    from privcal import rdp
+    from privcal.analysis import rdp
 
     def priced():
         warnings.warn("the optimal order for epsilon is the smallest order of the grid (1.01); extend it",

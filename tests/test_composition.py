@@ -1,6 +1,6 @@
-"""Tests of privcal.composition: exact Gaussian composition and Wang & Hegde 2019 Thm 5 as printed.
+"""Tests of privcal.analysis.composition: exact Gaussian composition and Wang & Hegde 2019 Thm 5 as printed.
 
-KOV, DRV and basic composition (privcal.kov, re-exported by privcal.composition) are tested in
+KOV, DRV and basic composition (privcal.analysis.kov, re-exported by privcal.analysis.composition) are tested in
 tests/test_kov.py. References come from mpmath or dp_accounting (an independent implementation of
 PLD composition).
 """
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from privcal import composition as C
-from privcal import gaussian as G
+from privcal.analysis import composition as C
+from privcal.analysis import gaussian as G
 
 # ---------------------------------------------------------------------------------------------------
 # exact composition

@@ -1,4 +1,4 @@
-"""Tests of privcal.counter: the binary mechanism, its error variance and its error bounds."""
+"""Tests of privcal.analysis.counter: the binary mechanism, its error variance and its error bounds."""
 
 import math
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from privcal.counter import (
+from privcal.analysis.counter import (
     BinaryCounter,
     ExactCounter,
     error_bound,
@@ -295,19 +295,19 @@ from scipy.stats import norm  # noqa: E402
 
 import privcal  # noqa: E402
 from privcal._stats import clopper_pearson_lower  # noqa: E402
-from privcal.counter import (  # noqa: E402
+from privcal.analysis.counter import (  # noqa: E402
     GaussianBinaryCounter,
     gaussian_error_bound,
     gaussian_psum_sensitivity,
     gaussian_sigma,
     gaussian_sup_error_failure_lower_bound,
 )
-from privcal.gaussian import delta_exact  # noqa: E402
+from privcal.analysis.gaussian import delta_exact  # noqa: E402
 
 
 def _psum_matrix(steps):
     """Rows: the completed dyadic p-sums (t - 2^j, t] with 2^j | t <= T; built independently of
-    privcal.counter from the definition (CSS11 Alg. 2)."""
+    privcal.analysis.counter from the definition (CSS11 Alg. 2)."""
     rows = []
     j = 0
     while 2 ** j <= steps:
@@ -481,7 +481,7 @@ def test_unchecked_constructor_is_the_checked_one(cls, scale):
 def test_gaussian_unchecked_kernels_are_the_checked_ones():
     # the Gaussian counters of PUCB call these after validating (issue 19 item 9): the same numbers as the
     # checked public functions (independent: those functions themselves)
-    from privcal import counter, gaussian
+    from privcal.analysis import counter, gaussian
 
     t, eps, delta, streams = 50, 1.0, 1e-5, 18
     sigma = counter.gaussian_sigma(t, eps, delta, streams=streams)

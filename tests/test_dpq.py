@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from privcal import composition, gaussian, rkhs
+from privcal.analysis import composition, gaussian, rkhs
 from privcal.calibrators import dpq
 from privcal.errors import InfeasibleError
 

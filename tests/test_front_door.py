@@ -8,7 +8,7 @@ import math
 import pytest
 
 import privcal
-from privcal import kov
+from privcal.analysis import kov
 from privcal.accounting import api, history
 from privcal.accounting.accountants import RDPAccountant
 from privcal.accounting.basic import BasicAccountant

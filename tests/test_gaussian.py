@@ -1,4 +1,4 @@
-"""Tests of privcal.gaussian: classic calibration and the exact (analytic) Gaussian profile."""
+"""Tests of privcal.analysis.gaussian: classic calibration and the exact (analytic) Gaussian profile."""
 
 import math
 from fractions import Fraction
@@ -9,7 +9,7 @@ from scipy import special
 from hypothesis import given
 from hypothesis import strategies as st
 
-from privcal import gaussian as g
+from privcal.analysis import gaussian as g
 
 
 # Independent reference: the Balle & Wang 2018 (Thm 8) profile evaluated in 80-digit mpmath.
@@ -124,7 +124,7 @@ def test_round_trip_mu_epsilon(eps, log10_delta):
 
 
 # ---- the rounding safeguards of the inverses ---------------------------------------------------------
-# Each test below fails when the safeguard it names is removed from privcal/gaussian.py.
+# Each test below fails when the safeguard it names is removed from privcal/analysis/gaussian.py.
 
 _SOUND_GRID = [(eps, delta) for eps in (1e-3, 0.05, 0.7, 3.0, 20.0) for delta in (0.3, 1e-3, 1e-9, 1e-40, 1e-250)]
 

@@ -38,8 +38,8 @@ from privcal.calibrators.gpope import (
     theorem1_sigma,
     theorem1_sigma_paper,
 )
-from privcal.rdp import DEFAULT_ORDERS, GridEdgeWarning, moments_tail_delta, moments_tail_epsilon
-from privcal.subsampling import (
+from privcal.analysis.rdp import DEFAULT_ORDERS, GridEdgeWarning, moments_tail_delta, moments_tail_epsilon
+from privcal.analysis.subsampling import (
     rdp_gpope_lemma1_paper,
     rdp_poisson_gaussian,
     rdp_without_replacement_gaussian,

@@ -7,12 +7,12 @@ import warnings
 import numpy as np
 import pytest
 
-from privcal import subsampling
+from privcal.analysis import subsampling
 from privcal.calibrators import gpope, table
 from privcal.accounting.accountants import RDPAccountant
 from privcal.accounting.events import Releases
 from privcal.errors import InfeasibleError
-from privcal.rdp import GridEdgeWarning
+from privcal.analysis.rdp import GridEdgeWarning
 from privcal.calibrators.table import gpope_table
 
 # the paper's chain experiments: eps = 0.1, delta = 1e-5; m = 1000 trajectories, N = 1e4 iterations

@@ -1,4 +1,4 @@
-"""One user's records under Poisson sampling (privcal.group_subsampling, privcal.accounting.groups; docs/groups.md)."""
+"""One user's records under Poisson sampling (privcal.analysis.group_subsampling, privcal.accounting.groups; docs/groups.md)."""
 
 import math
 
@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 
 import privcal
-from privcal import group_subsampling as G
+from privcal.analysis import group_subsampling as G
 from privcal.accounting import groups
-from privcal.subsampling import rdp_poisson_gaussian
+from privcal.analysis.subsampling import rdp_poisson_gaussian
 
 ORDERS = np.array([1.25, 1.5, 2.0, 4.0, 8.0, 16.0])
 
 
 def test_one_record_is_the_poisson_subsampled_gaussian():
-    # g = 1 is the pair of Mironov, Talwar & Zhang 2019 (privcal.subsampling, exact at integer orders and
+    # g = 1 is the pair of Mironov, Talwar & Zhang 2019 (privcal.analysis.subsampling, exact at integer orders and
     # numerically otherwise): never below it, and within 3 % where the divergence is not tiny
     for s, q in ((1.0, 0.05), (2.0, 0.2), (0.7, 0.01)):
         ours = G.rdp_poisson_group_gaussian(ORDERS, s, q, 1)

@@ -12,7 +12,7 @@ import math
 import pytest
 
 import privcal
-from privcal import gaussian
+from privcal.analysis import gaussian
 
 SUB = dict(steps=100, sample_rate=0.01)
 
@@ -21,7 +21,7 @@ SUB = dict(steps=100, sample_rate=0.01)
 @pytest.mark.parametrize("accountant", ["best", "exact", "kov", "paper"])
 def test_plain_gaussian_achieved_epsilon_is_the_closed_form_at_sigma(accountant, sensitivity):
     # T Gaussian releases of sensitivity s at noise sigma are one Gaussian with mu = sqrt(T) s / sigma (Dong, Roth
-    # & Su 2019, Cor. 3.3); its exact epsilon is the Balle & Wang (2018, Thm 8) profile, privcal.gaussian.epsilon_exact
+    # & Su 2019, Cor. 3.3); its exact epsilon is the Balle & Wang (2018, Thm 8) profile, privcal.analysis.gaussian.epsilon_exact
     # (upper bound within about 1e-9 relative). Every valid accountant reports at least that; exact equals it.
     steps, delta = 10, 1e-5
     r = privcal.calibrate_report(1.0, delta, steps=steps, sensitivity=sensitivity, accountant=accountant)

@@ -1,4 +1,4 @@
-"""privcal.composition's quoted KOV bound (Wang & Hegde 2019, proof of Thm 5) scales with the sensitivity and
+"""privcal.analysis.composition's quoted KOV bound (Wang & Hegde 2019, proof of Thm 5) scales with the sensitivity and
 names its arguments."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from privcal import composition as C
+from privcal.analysis import composition as C
 
 
 def test_the_quoted_kov_sigma_is_linear_in_the_sensitivity():

@@ -1,10 +1,10 @@
-"""privcal.counter's Gaussian helpers: named arguments and the documented default of one counter."""
+"""privcal.analysis.counter's Gaussian helpers: named arguments and the documented default of one counter."""
 
 from __future__ import annotations
 
 import pytest
 
-from privcal import counter
+from privcal.analysis import counter
 
 
 def test_gaussian_sigma_names_changes_per_stream():

@@ -1,4 +1,4 @@
-"""privcal.gaussian's exact profile keeps a conservative answer where its mpmath evaluation gives up."""
+"""privcal.analysis.gaussian's exact profile keeps a conservative answer where its mpmath evaluation gives up."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 import pytest
 from scipy import special
 
-from privcal import gaussian
+from privcal.analysis import gaussian
 
 
 def test_the_digit_cap_falls_back_to_the_upper_bound_phi_a(monkeypatch):

@@ -1,4 +1,4 @@
-"""Basic composition (privcal.kov.basic_epsilon, Dwork & Roth 2014, Thm 3.16) refuses k delta0 > delta.
+"""Basic composition (privcal.analysis.kov.basic_epsilon, Dwork & Roth 2014, Thm 3.16) refuses k delta0 > delta.
 
 tests/test_kov.py refuses k delta0 = 10 delta; a check that let k delta0 through up to twice delta would pass
 it. Here delta0 lies between delta / k and 2 delta / k, and at the boundary k delta0 = delta.
@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from privcal import InfeasibleError
-from privcal import kov as K
+from privcal.analysis import kov as K
 
 
 @pytest.mark.parametrize("delta0", [1.5e-3, 1.01e-3, 1.99e-3])

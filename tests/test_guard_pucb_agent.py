@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from privcal.counter import laplace_scale
+from privcal.analysis.counter import laplace_scale
 from privcal.rl.pucb.agent import PUCB
 
 
 @pytest.mark.parametrize("split, share", [("valid", 6.0), ("paper", 3.0)])
 def test_laplace_counters_use_the_split_budget(split, share):
     # epsilon' = epsilon / (6H) (valid, VBKW Def. 3) or epsilon / (3H) (the paper's Alg. 2); every counter is a
-    # binary mechanism over T = 50 rounds at epsilon', whose Laplace scale is privcal.counter.laplace_scale(T, eps')
+    # binary mechanism over T = 50 rounds at epsilon', whose Laplace scale is privcal.analysis.counter.laplace_scale(T, eps')
     agent = PUCB(3, 2, 4, 50, epsilon=2.0, seed=0, budget_split=split)
     eps_counter = 2.0 / (share * 4)
     assert agent.counter_epsilon == pytest.approx(eps_counter, rel=1e-15)

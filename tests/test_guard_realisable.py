@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from privcal import gaussian
+from privcal.analysis import gaussian
 from privcal.accounting.realisable import MixturePair, epsilon_lower_of_pairs
 
 

@@ -1,10 +1,10 @@
-"""privcal.subsampling's GPOPE Lemma 1 (as printed) where the per-step loss is below float64's range."""
+"""privcal.analysis.subsampling's GPOPE Lemma 1 (as printed) where the per-step loss is below float64's range."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from privcal import subsampling as S
+from privcal.analysis import subsampling as S
 
 
 def test_lemma1_at_a_noise_multiplier_of_1e200_is_0():

@@ -50,4 +50,4 @@ def test_unsupported_events_are_refused_not_guessed():
 def test_epsilon_of_best_is_the_exact_profile_when_it_applies():
     history = from_dp_accounting(dpa.ComposedDpEvent([dpa.GaussianDpEvent(2.0), dpa.GaussianDpEvent(2.0 / math.sqrt(3))]))
     # mu^2 = 1/4 + 3/4 = 1 (closed form): the exact profile at mu = 1
-    assert privcal.epsilon_of(history, 1e-5) == pytest.approx(privcal.gaussian.epsilon_exact(1e-5, 1.0), rel=1e-12)
+    assert privcal.epsilon_of(history, 1e-5) == pytest.approx(privcal.analysis.gaussian.epsilon_exact(1e-5, 1.0), rel=1e-12)

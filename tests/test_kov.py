@@ -1,4 +1,4 @@
-"""Tests of privcal.kov: Kairouz-Oh-Viswanath optimal composition (exact profile, inverse, Thm 3.3
+"""Tests of privcal.analysis.kov: Kairouz-Oh-Viswanath optimal composition (exact profile, inverse, Thm 3.3
 grid, Thm 3.4), DRV and basic composition, and KOV with the exact per-step Gaussian profile.
 
 References used by the tests are written independently here (mpmath brute-force sums) or come from
@@ -13,9 +13,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from privcal import composition as C
-from privcal import gaussian as G
-from privcal import kov as K
+from privcal.analysis import composition as C
+from privcal.analysis import gaussian as G
+from privcal.analysis import kov as K
 from privcal.errors import InfeasibleError
 
 # ---------------------------------------------------------------------------------------------------
@@ -280,7 +280,7 @@ def test_kov_gaussian_single_step_is_exact():
 
 
 def test_composition_reexports_kov():
-    # the old import path privcal.composition.<name> is the same function object
+    # the old import path privcal.analysis.composition.<name> is the same function object
     for name in K.__all__:
         assert getattr(C, name) is getattr(K, name)
         assert name in C.__all__

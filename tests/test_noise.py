@@ -1,4 +1,4 @@
-"""Tests of privcal.noise: exact lazily extended Ornstein-Uhlenbeck paths and their conditional laws.
+"""Tests of privcal.analysis.noise: exact lazily extended Ornstein-Uhlenbeck paths and their conditional laws.
 
 Statistical tests use fixed seeds. ``_assert_gaussian`` whitens the samples with the exact law and
 runs 2 + d(d+1)/2 tests (total chi-square, mean chi-square, one z-test per covariance entry) with a
@@ -16,7 +16,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from scipy import stats
 
-from privcal.noise import (
+from privcal.analysis.noise import (
     OrnsteinUhlenbeckPath,
     OrnsteinUhlenbeckPaths,
     bridge_law,
@@ -27,7 +27,7 @@ from privcal.noise import (
     sample_ou_grid,
     step_law,
 )
-from privcal.noise.store import LOAD, SortedStore
+from privcal.analysis.noise.store import LOAD, SortedStore
 
 ALPHA = 1e-3
 
@@ -215,7 +215,7 @@ def test_bridge_law_derivation_with_sympy():
     weights = k_xn * k_nn.inv()
     mean = (weights * sp.Matrix([gl, gr]))[0]
     var = 1 - (weights * k_xn.T)[0]
-    # the closed forms used in privcal.noise.laws (exp / expm1 form)
+    # the closed forms used in privcal.analysis.noise.laws (exp / expm1 form)
     mean_closed = (u * (1 - w**2) * gl + w * (1 - u**2) * gr) / (1 - u**2 * w**2)
     var_closed = (1 - u**2) * (1 - w**2) / (1 - u**2 * w**2)
     assert sp.simplify(mean - mean_closed) == 0
@@ -574,7 +574,7 @@ def test_max_bracket_is_exact_in_the_brownian_limit():
 def test_ou_paths_unchecked_constructor_is_the_checked_one():
     # the trusted constructor (the DP-Q loop builds one layer per release with its checked beta and sigma): the
     # same paths from the same seed (independent: the checked constructor itself)
-    from privcal.noise import OrnsteinUhlenbeckPaths
+    from privcal.analysis.noise import OrnsteinUhlenbeckPaths
 
     checked = OrnsteinUhlenbeckPaths(3, 30.0, 0.7, seed=9)
     trusted = OrnsteinUhlenbeckPaths.unchecked(3, 30.0, 0.7, seed=9)

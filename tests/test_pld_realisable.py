@@ -159,7 +159,7 @@ def test_zero_out_composition_is_never_below_the_realisable_pair():
 
 
 def test_gaussian_lower_bound_is_below_and_near_the_exact_profile():
-    # exact profile of composed Gaussians (Balle & Wang 2018 via privcal.gaussian, mu = sqrt(T) / s)
+    # exact profile of composed Gaussians (Balle & Wang 2018 via privcal.analysis.gaussian, mu = sqrt(T) / s)
     for s, steps in ((3.0, 100), (1.0, 10), (0.3, 2)):
         event = SelfComposedEvent(GaussianEvent(s), steps)
         exact = privcal.epsilon_of(event, 1e-5, accountant="exact")

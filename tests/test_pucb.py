@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from privcal.counter import error_bound as counter_error_bound
+from privcal.analysis.counter import error_bound as counter_error_bound
 from privcal.cli import pucb as _cli_pucb
 from privcal.rl.pucb import (
     PUCB,
@@ -499,7 +499,7 @@ def test_old_import_path_reexports_the_moved_names():
              "privcal.rl.pucb.plots": ["plot_regret"],
              "privcal.rl.pucb.checks": ["counter_error_check", "pucb_error_bound_check",
                                         "collusion_attack"],
-             "privcal.counter": ["sup_error_failure_lower_bound"],
+             "privcal.analysis.counter": ["sup_error_failure_lower_bound"],
              "privcal._stats": ["clopper_pearson"]}
     for home, names in homes.items():
         module = importlib.import_module(home)
@@ -541,7 +541,7 @@ def test_old_beta_keyword_is_deprecated_but_same():
 # Gaussian counters (issue 19, item 5)
 # ---------------------------------------------------------------------------------------------
 
-from privcal.counter import (  # noqa: E402
+from privcal.analysis.counter import (  # noqa: E402
     BinaryCounter,
     GaussianBinaryCounter,
     gaussian_error_bound,
@@ -549,7 +549,7 @@ from privcal.counter import (  # noqa: E402
     gaussian_sigma,
     num_levels,
 )
-from privcal.gaussian import delta_exact  # noqa: E402
+from privcal.analysis.gaussian import delta_exact  # noqa: E402
 from privcal.rl.pucb import PRIVACY_UNIT, counter_sigma  # noqa: E402
 
 

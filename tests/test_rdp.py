@@ -1,4 +1,4 @@
-"""Tests for privcal.rdp: Gaussian RDP, composition, conversions to (epsilon, delta), grid-edge warning."""
+"""Tests for privcal.analysis.rdp: Gaussian RDP, composition, conversions to (epsilon, delta), grid-edge warning."""
 
 import math
 import warnings
@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.special import log_ndtr
 
-from privcal.rdp import (
+from privcal.analysis.rdp import (
     DEFAULT_ORDERS,
     GridEdgeWarning,
     delta_from_rdp,

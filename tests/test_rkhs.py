@@ -1,4 +1,4 @@
-"""Tests for privcal.rkhs: the Lemma 6 RKHS of Wang & Hegde (NeurIPS 2019) and the sensitivities.
+"""Tests for privcal.analysis.rkhs: the Lemma 6 RKHS of Wang & Hegde (NeurIPS 2019) and the sensitivities.
 
 Sources of known values: closed forms derived in the comments (reproducing property, integrals of
 linear pieces, the Ornstein-Uhlenbeck determinant), sympy identities, and quadrature.
@@ -12,7 +12,7 @@ import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from privcal import rkhs
+from privcal.analysis import rkhs
 from privcal.errors import PrivcalError
 
 # ---------------------------------------------------------------------------------------------

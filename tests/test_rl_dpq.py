@@ -263,7 +263,7 @@ def test_training_feeds_the_revealed_noise_into_the_update(monkeypatch):
 def test_full_batches_only_and_resets(monkeypatch):
     steps, resets = [], []
     orig_step = LipschitzMLP._step
-    from privcal.noise import OrnsteinUhlenbeckPaths
+    from privcal.analysis.noise import OrnsteinUhlenbeckPaths
 
     orig_reset = OrnsteinUhlenbeckPaths.reset
     monkeypatch.setattr(LipschitzMLP, "_step", lambda self, g, lr: steps.append(1) or orig_step(self, g, lr))
@@ -401,7 +401,7 @@ def test_bad_input_raises():
 
 
 def test_input_perturbation_sigma():
-    from privcal import gaussian
+    from privcal.analysis import gaussian
 
     # exact: T releases of sensitivity 1 are one Gaussian with mu = sqrt(T)/sigma (closed form)
     exact = baselines.input_perturbation_sigma(0.9, 1e-4, samples=5000, accountant="exact")

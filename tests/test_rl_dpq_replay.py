@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("gymnasium")
 
-from privcal import gaussian  # noqa: E402
+from privcal.analysis import gaussian  # noqa: E402
 from privcal.rl.dpq import replay as R  # noqa: E402
 from privcal.rl.dpq.replay import privacy as RV  # noqa: E402
 from privcal.rl.dpq.replay import sampler as RS  # noqa: E402
@@ -338,7 +338,7 @@ def _sampler(points, values, beta=2.0, sigma=0.5, z=0.0):
 
 @pytest.mark.parametrize("z", [0.0, 1.0])
 def test_authors_sampler_left_and_between_are_the_exact_conditional_laws(z):
-    from privcal.noise.laws import bridge_law, step_law
+    from privcal.analysis.noise.laws import bridge_law, step_law
 
     beta, sigma = 2.0, 0.5
     smp = _sampler([0.3, 0.7], [(0.2, -0.4), (0.6, 0.1)], beta, sigma, z)

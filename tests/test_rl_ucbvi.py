@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from scipy.stats import chi2, norm
 
-from privcal.counter import gaussian_error_bound, gaussian_sigma, error_bound as laplace_error_bound
-from privcal.gaussian import delta_exact
+from privcal.analysis.counter import gaussian_error_bound, gaussian_sigma, error_bound as laplace_error_bound
+from privcal.analysis.gaussian import delta_exact
 from privcal.rl.pucb.experiments import make_mdp
 from privcal.rl.pucb.tabular import backward_induction, random_mdp
 from privcal.rl.ucbvi import (
@@ -30,7 +30,7 @@ S, A, H = 3, 2, 3
 
 def _popcount_failure(bound, steps, sigma, streams):
     """Union-bound failure probability of `streams` Gaussian tree counters at `bound`, summed round by round
-    (an implementation independent of privcal.counter: popcount by bin(t), Gaussian tail by scipy)."""
+    (an implementation independent of privcal.analysis.counter: popcount by bin(t), Gaussian tail by scipy)."""
     return streams * sum(2.0 * norm.sf(bound / (sigma * math.sqrt(bin(t).count("1")))) for t in range(1, steps + 1))
 
 
@@ -123,8 +123,8 @@ def test_optimism_holds_along_a_run():
 # ------------------------------------------------------------------------------------------- the JDP noise
 
 def test_noise_scale_is_the_calibrated_one():
-    # Gaussian: privcal.counter.gaussian_sigma on 6H streams (l2 sensitivity sqrt(6 H L)); its exact profile at the
-    # agent's sigma gives delta <= 1e-5 at epsilon = 2 (Balle & Wang 2018, Thm 8, privcal.gaussian.delta_exact)
+    # Gaussian: privcal.analysis.counter.gaussian_sigma on 6H streams (l2 sensitivity sqrt(6 H L)); its exact profile at the
+    # agent's sigma gives delta <= 1e-5 at epsilon = 2 (Balle & Wang 2018, Thm 8, privcal.analysis.gaussian.delta_exact)
     t = 1000
     sigma = counter_noise_scale(2.0, H, t, delta=1e-5)
     assert sigma == gaussian_sigma(t, 2.0, 1e-5, streams=6 * H)
@@ -184,7 +184,7 @@ def test_release_error_has_the_stated_gaussian_scale():
     err = np.concatenate([(agent.releases[k] - exact[k]).ravel() for k in exact])
     n = err.size
     assert n == 2 * s * a * h + s * s * a * h
-    sigma = gaussian_sigma(8, 1.0, 1e-5, streams=6 * h)  # the stated scale, from privcal.counter directly
+    sigma = gaussian_sigma(8, 1.0, 1e-5, streams=6 * h)  # the stated scale, from privcal.analysis.counter directly
     assert agent.noise_scale == sigma
     var = 3 * sigma ** 2
     stat = float(np.sum(err ** 2) / var)

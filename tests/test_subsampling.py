@@ -1,4 +1,4 @@
-"""Tests for privcal.subsampling: Poisson (MTZ 2019), without replacement (WBK 2018 Thm 9), GPOPE Lemma 1.
+"""Tests for privcal.analysis.subsampling: Poisson (MTZ 2019), without replacement (WBK 2018 Thm 9), GPOPE Lemma 1.
 
 Independent references: dp_accounting 0.6 (Google's RDP accountant), mpmath quadrature of the Rényi
 divergence, exact binomial sums in mpmath, and direct float loops over WBK Thm 9 for small orders.
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from privcal.rdp import DEFAULT_ORDERS, rdp_gaussian
-from privcal.subsampling import (
+from privcal.analysis.rdp import DEFAULT_ORDERS, rdp_gaussian
+from privcal.analysis.subsampling import (
     rdp_without_replacement_gaussian_thm9,
     rdp_gpope_b2_paper,
     rdp_gpope_lemma1_paper,
@@ -167,7 +167,7 @@ def test_forward_differences_match_mpmath(s):
     # reference: 400-digit mpmath alternating sum Delta^l = sum_i (-1)^(l-i) C(l,i) e^{(i-1) i/(2 s^2)}; the
     # quadrature returns an upper bound with its error bound charged (docs/rdp.md), above the reference and within
     # its rounding term (< 1e-8 relative here; tests/test_wbk_certificate.py pins each term)
-    from privcal.subsampling import _log_forward_differences_gaussian
+    from privcal.analysis.subsampling import _log_forward_differences_gaussian
 
     got = _log_forward_differences_gaussian(s, 130)
     with mpmath.workdps(400):
@@ -375,7 +375,7 @@ def test_forward_differences_cache_returns_the_fresh_rows_bit_for_bit():
     # the per-s cache of the forward differences extends its rows when a larger lmax is asked for and returns a
     # prefix for a smaller one: each must be the uncached computation of all rows at once, bit for bit (a row's
     # peaks, window and sum depend on its l alone), whatever the order of the requests
-    from privcal import subsampling as S
+    from privcal.analysis import subsampling as S
 
     rng = np.random.default_rng(7)
     for s in (0.21, 0.8, 1.0314, 3.3, 6.87, 40.0):
@@ -397,7 +397,7 @@ def test_hump_peaks_stop_only_once_the_window_centres_are_settled(monkeypatch):
     # the bisection stops early once every bracket lies in one rounding cell of the trapezoid lattice; the window
     # centres round(peak / step) must be those of all 44 halvings (checking never); a stop at the first check
     # whatever the brackets (after 17 or 21 halvings: the check deleted) moves some centres here
-    from privcal import subsampling as S
+    from privcal.analysis import subsampling as S
 
     l = np.arange(2, 259, 2, dtype=float)
     sigmas = np.geomspace(0.05, 300.0, 60)
@@ -423,7 +423,7 @@ def test_wor_segments_kept_per_q_give_each_q_its_own_sum():
     # ln(1 + sum_{k=2..alpha} C(alpha, k) q^k c_k) with ln c_k = -k / 3 (c_2 = 0.5)
     from scipy.special import gammaln, logsumexp
 
-    from privcal import subsampling as S
+    from privcal.analysis import subsampling as S
 
     ints = (2, 3, 7, 20, 64)
 
@@ -445,7 +445,7 @@ def test_exp_or_zero_is_numpy_exp_bit_for_bit():
     # the log-sum-exps skip e^x where it is 0 in float64 anyway (x <= -746); the values must be np.exp's, bit for
     # bit, through the subnormal range down to the last nonzero e^-745.13 = 2^-1075 (a threshold above it, e.g.
     # -745, zeroes e^-745.1 = 5e-324 and turns this red), and for -inf, nan and +inf
-    from privcal import subsampling as S
+    from privcal.analysis import subsampling as S
 
     x = np.concatenate([np.linspace(-800.0, -700.0, 20001), [-745.1332, -745.13, -745.1, -745.0, -744.44],
                         np.linspace(-5.0, 5.0, 101), [-np.inf, np.nan, np.inf, 0.0, -0.0, 700.0]])

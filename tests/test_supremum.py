@@ -1,4 +1,4 @@
-"""Tests of privcal.supremum: Lemma 8's constant and tails, and Theorem 5's failure term.
+"""Tests of privcal.analysis.supremum: Lemma 8's constant and tails, and Theorem 5's failure term.
 
 Monte Carlo tests use fixed seeds and one-sided Clopper-Pearson bounds with a Bonferroni correction at
 family-wise level ALPHA = 1e-3 per test function. The maximum over a grid is a lower bound of the
@@ -15,11 +15,11 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 from scipy import stats
 
-from privcal import supremum
+from privcal.analysis import supremum
 from privcal._stats import clopper_pearson_lower, clopper_pearson_upper
 from privcal.errors import InfeasibleError
-from privcal.noise import max_bracket, sample_ou_grid
-from privcal.supremum import (
+from privcal.analysis.noise import max_bracket, sample_ou_grid
+from privcal.analysis.supremum import (
     LEMMA8_CONSTANT,
     LEMMA8_CONSTANT_PAPER,
     lemma8_constant,

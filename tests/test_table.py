@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from privcal import composition, rkhs
+from privcal.analysis import composition, rkhs
 from privcal.calibrators.table import dpq_table, gaussian_table
 
 
@@ -241,8 +241,8 @@ def test_as_dict_carries_the_lead_rows(default_dpq):
 
 
 def test_kov_column_says_when_its_closed_form_serves():
-    """Beyond privcal.kov._K_CLOSED_FORM steps the KOV column is Thm 3.4's closed form; the legend says so."""
-    from privcal import kov
+    """Beyond privcal.analysis.kov._K_CLOSED_FORM steps the KOV column is Thm 3.4's closed form; the legend says so."""
+    from privcal.analysis import kov
 
     small = gaussian_table([1.0], 1e-5, steps=100)
     large = gaussian_table([1.0], 1e-5, steps=kov._K_CLOSED_FORM + 1)

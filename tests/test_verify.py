@@ -249,9 +249,9 @@ def test_a_check_that_cannot_run_is_reported_not_hidden(monkeypatch):
 
 
 def test_missing_gpope_function_makes_only_its_claim_not_run(monkeypatch):
-    import privcal.subsampling
+    import privcal.analysis.subsampling
 
-    monkeypatch.delattr(privcal.subsampling, "rdp_gpope_lemma1_paper")
+    monkeypatch.delattr(privcal.analysis.subsampling, "rdp_gpope_lemma1_paper")
     r = run_claim(get_claim("GPOPE-lemma1"))
     assert r.outcome.verdict == "not-run" and "ImportError" in r.outcome.evidence
     assert run_claim(get_claim("GPOPE-sensitivity")).outcome.verdict == "fails"
@@ -477,7 +477,7 @@ def test_kov34_checks_each_term_against_the_optimal_composition(monkeypatch):
 
 
 def test_kov34_checks_privcals_function_against_the_printed_formula(monkeypatch):
-    import privcal.composition as C
+    import privcal.analysis.composition as C
 
     real = C.kov_epsilon_approx
     monkeypatch.setattr(C, "kov_epsilon_approx", lambda *a, **k: 1.01 * real(*a, **k))
@@ -508,7 +508,7 @@ def test_alg1_variance_is_not_run_when_the_monte_carlo_rejects_the_true_law(monk
 
 
 def test_kov_quoted_fails_on_its_pinned_point_and_holds_with_more_noise(quick, monkeypatch):
-    import privcal.composition as C
+    import privcal.analysis.composition as C
 
     r = _unpatched(quick, "WH-thm5-kov-quoted")
     assert r.outcome.counterexample.startswith("eps = 1000, delta = 1e-05")  # pinned: same on every machine
@@ -518,7 +518,7 @@ def test_kov_quoted_fails_on_its_pinned_point_and_holds_with_more_noise(quick, m
 
 
 def test_counter_bound_fails_on_its_pinned_points_and_holds_with_a_valid_bound(monkeypatch):
-    import privcal.counter as counter
+    import privcal.analysis.counter as counter
 
     real = counter.error_bound
     monkeypatch.setattr(counter, "error_bound_paper", lambda t, eps, b, log_base=2.0: 2 * real(t, eps, b))
@@ -533,13 +533,13 @@ def _times(factor, real):
     # more noise than the classic sigma: sufficient for every eps
     ("WH-classic-gaussian-large-eps", "privcal.verify.claims_wh", "_classic_mu", lambda real: _times(0.1, real)),
     # a norm 10^6 times too large: c = 2 beta would be enough
-    ("WH-lemma6-norm-constant", "privcal.rkhs", "norm_squared", lambda real: _times(1e6, real)),
+    ("WH-lemma6-norm-constant", "privcal.analysis.rkhs", "norm_squared", lambda real: _times(1e6, real)),
     # a tail bound of 1 is trivially true
-    ("WH-lemma8-tail", "privcal.supremum", "lemma8_tail_paper", lambda real: (lambda u: 1.0)),
+    ("WH-lemma8-tail", "privcal.analysis.supremum", "lemma8_tail_paper", lambda real: (lambda u: 1.0)),
     # ten times the proof's sigma: sufficient for every eps
-    ("WH-thm5-sigma-proof", "privcal.composition", "thm5_sigma_proof_paper", lambda real: _times(10.0, real)),
+    ("WH-thm5-sigma-proof", "privcal.analysis.composition", "thm5_sigma_proof_paper", lambda real: _times(10.0, real)),
     # an expression that never exceeds eps
-    ("WH-thm5-sigma-derivation", "privcal.composition", "thm5_epsilon_paper", lambda real: _times(0.0, real)),
+    ("WH-thm5-sigma-derivation", "privcal.analysis.composition", "thm5_epsilon_paper", lambda real: _times(0.0, real)),
 ])
 def test_statements_failing_as_printed_hold_when_the_printed_formula_is_replaced(cid, module, name, broken,
                                                                                 quick, monkeypatch):
@@ -601,7 +601,7 @@ def test_dpq_valid_clip_fails_if_updates_were_not_certified(monkeypatch):
 
 
 def test_appendix_c2_fails_on_the_algebra_not_on_the_moments_tail(quick, monkeypatch):
-    import privcal.rdp as rdp
+    import privcal.analysis.rdp as rdp
 
     r = _unpatched(quick, "GPOPE-thm1-appendix-c2").outcome
     assert r.verdict == "fails" and "c2 = 4" in r.evidence and "rests on the algebra" in r.evidence
@@ -646,7 +646,7 @@ def test_gpope_sensitivity_rests_on_either_lower_bound(quick, monkeypatch):
 
 
 def test_epsilon_split_fails_from_the_attained_loss_of_the_counters(quick, monkeypatch):
-    import privcal.counter as counter
+    import privcal.analysis.counter as counter
     from privcal.verify.claims_vbkw import _billboard_epsilon
 
     # T = 1024 = 2^10: round 1 lies in the 11 p-sums [1, 2^j], each Laplace(11/eps'): the loss per unit is eps'
@@ -662,15 +662,15 @@ def test_epsilon_split_fails_from_the_attained_loss_of_the_counters(quick, monke
 
 @pytest.mark.parametrize("cid, module, name, patched", [
     # the exact log moment / RDP of the paper's realisable pair (a true value) below the paper's bound
-    ("GPOPE-lemma1", "privcal.subsampling", "rdp_poisson_gaussian", lambda real: _times(0.0, real)),
-    ("GPOPE-eqB2", "privcal.subsampling", "rdp_poisson_gaussian", lambda real: _times(0.0, real)),
+    ("GPOPE-lemma1", "privcal.analysis.subsampling", "rdp_poisson_gaussian", lambda real: _times(0.0, real)),
+    ("GPOPE-eqB2", "privcal.analysis.subsampling", "rdp_poisson_gaussian", lambda real: _times(0.0, real)),
     # the counting lower bound below delta
     ("GPOPE-thm1", "privcal.verify.claims_gpope", "_count_delta_lower", lambda real: _times(0.0, real)),
     # the exact Gaussian profile below the target
-    ("WH-claim13-mahalanobis", "privcal.gaussian", "log_delta_exact", lambda real: (lambda *a: -1e3)),
-    ("WH-thm5", "privcal.gaussian", "delta_exact", lambda real: _times(0.0, real)),
-    ("WH-thm5-sigma-statement", "privcal.gaussian", "delta_exact", lambda real: _times(0.0, real)),
-    ("WH-appE3-privacy", "privcal.gaussian", "delta_exact", lambda real: _times(0.0, real)),
+    ("WH-claim13-mahalanobis", "privcal.analysis.gaussian", "log_delta_exact", lambda real: (lambda *a: -1e3)),
+    ("WH-thm5", "privcal.analysis.gaussian", "delta_exact", lambda real: _times(0.0, real)),
+    ("WH-thm5-sigma-statement", "privcal.analysis.gaussian", "delta_exact", lambda real: _times(0.0, real)),
+    ("WH-appE3-privacy", "privcal.analysis.gaussian", "delta_exact", lambda real: _times(0.0, real)),
 ])
 def test_privacy_verdicts_hold_when_their_lower_bound_is_below_the_target(cid, module, name, patched, quick,
                                                                           monkeypatch):

@@ -1,4 +1,4 @@
-"""The proven error bound of the WBK Thm 27 forward differences (privcal.subsampling, docs/rdp.md).
+"""The proven error bound of the WBK Thm 27 forward differences (privcal.analysis.subsampling, docs/rdp.md).
 
 References are 300-digit mpmath values: the forward differences by their alternating sums
 Delta^l = sum_k (-1)^(l-k) C(l, k) e^{k(k-1)/(2 s^2)} (exact; at s <= 30 and l <= 258 the cancellation costs
@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from scipy.special import gammaln
 
-from privcal import subsampling as S
-from privcal.subsampling import rdp_without_replacement_gaussian
+from privcal.analysis import subsampling as S
+from privcal.analysis.subsampling import rdp_without_replacement_gaussian
 
 L = np.arange(2, 259, 2, dtype=float)  # every even row privcal uses (Thm 27 up to order 256 reads rows <= 258)
 SIGMAS = (0.3, 0.5, 1.0, 4.0, 30.0)
@@ -150,7 +150,7 @@ def test_rounding_term_is_charged(s):
 # The RDP of sampling without replacement (WBK Thm 27) against its 300-digit value
 # ---------------------------------------------------------------------------------------------
 
-#: integer orders across privcal's default grid (privcal.rdp.DEFAULT_ORDERS reaches 10,000), around Thm 27's
+#: integer orders across privcal's default grid (privcal.analysis.rdp.DEFAULT_ORDERS reaches 10,000), around Thm 27's
 #: last order 256
 ORDERS = np.array([2.0, 3.0, 4.0, 7.0, 16.0, 33.0, 64.0, 128.0, 255.0, 256.0, 257.0, 1024.0, 10000.0])
 

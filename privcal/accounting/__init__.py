@@ -10,7 +10,7 @@
 * :mod:`privcal.accounting.calibration` — ``search_sigma``, the generic root finder for other events;
 * :mod:`privcal.accounting.api` — the front door ``privcal.epsilon`` / ``privcal.calibrate`` and reports.
 
-Built on the analysis modules (``privcal.gaussian``, ``composition``, ``kov``, ``rdp``, ``subsampling``);
+Built on the analysis modules (``privcal.analysis.gaussian``, ``composition``, ``kov``, ``rdp``, ``subsampling``);
 used by the paper calibrators (``privcal.calibrators``), the CLI, ``privcal.verify`` and ``privcal.rl``.
 """
 

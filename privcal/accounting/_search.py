@@ -14,7 +14,7 @@ from typing import Callable
 
 from .. import _roots
 from ..errors import CalibrationError, InfeasibleError
-from ..rdp import GridEdgeWarning
+from ..analysis.rdp import GridEdgeWarning
 
 SIGMA_MIN = 1e-12
 SIGMA_MAX = 1e12

@@ -39,7 +39,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import _validate as V
-from .. import composition, gaussian, kov, rdp, subsampling
+from ..analysis import composition, gaussian, kov, rdp, subsampling
 from ..errors import InfeasibleError, UnsupportedEventError
 from . import _search, pairs
 from .protocol import GAUSSIAN_LEAVES as _GAUSSIAN_LEAVES
@@ -111,7 +111,7 @@ class ExactAccountant(_GaussianMuAccountant):
 
     T releases with mu_i = sensitivity_i / sigma_i compose to one Gaussian with mu = sqrt(sum mu_i^2)
     (Dong, Roth & Su 2019, Cor. 3.3); its profile is Balle & Wang 2018, Thm 8. This is the lower limit
-    every other bound is compared to. Calibration is closed form (:func:`privcal.composition.sigma_composed_exact`).
+    every other bound is compared to. Calibration is closed form (:func:`privcal.analysis.composition.sigma_composed_exact`).
 
     Args:
         neighbouring: the one neighbouring relation of everything this accountant composes ("add_remove",
@@ -145,8 +145,8 @@ class PaperAccountant(_GaussianMuAccountant):
       sqrt(2 T'D^2 w/sigma^2), w = ln(e + sqrt(T'D^2/sigma^2)/delta), with T'D^2/sigma^2 = sum of mu_i^2
       (the proof multiplies moment bounds, so it extends to unequal releases unchanged). A valid upper
       bound wherever checked against the exact profile (tests/test_composition.py); the theorem's
-      *closed-form sigma* is a different matter, see ``privcal.composition.thm5_sigma_proof_paper``.
-    * Subsampled releases: GPOPE Lemma 1 as printed (``privcal.subsampling.rdp_gpope_lemma1_paper``)
+      *closed-form sigma* is a different matter, see ``privcal.analysis.composition.thm5_sigma_proof_paper``.
+    * Subsampled releases: GPOPE Lemma 1 as printed (``privcal.analysis.subsampling.rdp_gpope_lemma1_paper``)
       composed over the steps, with Abadi et al.'s moments-accountant tail. Lemma 1 keeps only the j = 2
       term of WBK Thm 9 and is not an upper bound in general, so ``valid`` is False;
       :meth:`lemma1_sufficient` tells whether, at a given delta, Lemma 1 is at least the valid RDP (MTZ /
@@ -156,7 +156,7 @@ class PaperAccountant(_GaussianMuAccountant):
 
     Args:
         orders: Renyi orders (finite, > 1) of the moments tail for subsampled releases; default
-            ``privcal.rdp.DEFAULT_ORDERS``.
+            ``privcal.analysis.rdp.DEFAULT_ORDERS``.
         neighbouring: the one neighbouring relation of everything this accountant composes ("add_remove",
             "replace_one", "zero_out" or a :class:`~privcal.accounting.events.Neighbouring`); default None
             (the relation the releases state; ``privcal.accounting.relations``).
@@ -376,7 +376,7 @@ class RDPAccountant(Accountant):
 
     On the default grid the optimal order is refined inside its grid cell: the RDP of the whole
     ledger is evaluated at 12 extra orders around the grid optimum (two rounds of six, see
-    ``privcal.rdp._refine``), so epsilon does not depend on the grid spacing near the optimum (without
+    ``privcal.analysis.rdp._refine``), so epsilon does not depend on the grid spacing near the optimum (without
     it, the half-order steps between 8 and 16 cost up to 0.5% in epsilon at q = 1e-3). Every
     extra order is one at which the RDP used is valid: the exact Poisson-subsampled Gaussian at any
     order (Mironov-Talwar-Zhang 2019), the Gaussian's alpha/(2 s^2), and without replacement WBK 2018
@@ -384,7 +384,7 @@ class RDPAccountant(Accountant):
     Calibration searches on the orders that decide the optimum (see :meth:`sigma_for`).
 
     Args:
-        orders: Renyi orders, finite and > 1; default ``privcal.rdp.DEFAULT_ORDERS`` (158 orders from
+        orders: Renyi orders, finite and > 1; default ``privcal.analysis.rdp.DEFAULT_ORDERS`` (158 orders from
             1.01 to 1e4).
         conversion: RDP to (epsilon, delta) conversion, "improved" (default) or "mironov".
         refine: refine the optimal order between grid orders; default None: True on the default grid,
@@ -504,7 +504,7 @@ class RDPAccountant(Accountant):
         unimodal in the order, without the forward differences of Thm 27 up to order 256 at small sigmas; only a
         start either way); the search then runs on the orders around the optimal one at that sigma -- the grid
         orders within a factor 2 of it, and with refinement the 17 refinement-lattice orders within 8 steps of
-        it (see ``privcal.rdp._refine``) -- and the answer is re-checked by the full evaluation. When the
+        it (see ``privcal.analysis.rdp._refine``) -- and the answer is re-checked by the full evaluation. When the
         optimum of the full evaluation and its lattice neighbours are among those orders, the two agree (the
         refined minimum is the minimum over grid and lattice where epsilon is unimodal in the order), and the
         answer is the full evaluation's own smallest sigma. Otherwise the orders around the new optimum are

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Optional, Union
 
 from .. import _validate as V
-from .. import composition
+from ..analysis import composition
 from . import _search
 from ..errors import CalibrationError, InfeasibleError, UnsupportedEventError
 from ..privacy_loss import MemoryLimitError

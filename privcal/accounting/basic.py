@@ -8,7 +8,7 @@ possibly next to Gaussian and subsampled Gaussian releases:
   composition, Dwork & Roth 2014, Thm 3.16; Dwork, Kenthapadi et al. 2006 for the adaptive case);
   so a pure eps0-DP release costs eps0 at delta 0, at every delta;
 * when the history is k repetitions of one (eps0, delta0) release alone, the optimal homogeneous
-  composition of Kairouz, Oh & Viswanath 2015 (Thm 3.3, ``privcal.kov.kov_epsilon``) is also
+  composition of Kairouz, Oh & Viswanath 2015 (Thm 3.3, ``privcal.analysis.kov.kov_epsilon``) is also
   valid, and the smaller of the two is reported;
 * the Gaussian and subsampled Gaussian releases of the history are priced together by Renyi DP
   (:class:`~privcal.accounting.accountants.RDPAccountant`) at the delta left over, delta - sum delta_i,
@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from typing import Optional, Union
 
-from .. import kov
+from ..analysis import kov
 from ..errors import InfeasibleError
 from .accountants import RDPAccountant
 from .protocol import SUPPORT, Accountant

@@ -13,7 +13,7 @@ shifts -- Kaas, Dhaene & Goovaerts 2000, IME 27, Sec. 2 -- and both hockey-stick
 convex functions of that ratio), and it is realised (the data set above). So:
 
 * **Upper end** (:func:`group_epsilon`): its Renyi divergence, bounded from above at every order by
-  ``privcal.group_subsampling.rdp_poisson_group_gaussian`` (a certified upper sum of the one-dimensional
+  ``privcal.analysis.group_subsampling.rdp_poisson_group_gaussian`` (a certified upper sum of the one-dimensional
   integral), composed over the steps by addition and converted (Balle et al. 2020, Thm 21).
 * **Lower end**: the same pair, realised, bounded from below by ``privcal.accounting.realisable`` over the
   composed steps.
@@ -30,8 +30,8 @@ from typing import Optional
 import numpy as np
 
 from .. import _validate as V
-from ..group_subsampling import GROUP_ORDERS, rdp_poisson_group_gaussian
-from ..rdp import GridEdgeWarning, epsilon_from_rdp
+from ..analysis.group_subsampling import GROUP_ORDERS, rdp_poisson_group_gaussian
+from ..analysis.rdp import GridEdgeWarning, epsilon_from_rdp
 from .realisable import MixturePair, epsilon_lower_of_pairs
 
 __all__ = ["group_rate", "group_pair", "group_epsilon"]
@@ -84,7 +84,7 @@ def group_epsilon(noise_multiplier: float, sample_rate: float, steps: int, group
 
     Returns:
         (upper, lower): upper from the Renyi divergence of the dominating pair (orders
-        ``privcal.group_subsampling.GROUP_ORDERS``, improved conversion), lower from the realised pair
+        ``privcal.analysis.group_subsampling.GROUP_ORDERS``, improved conversion), lower from the realised pair
         (``privcal.accounting.realisable``), never above the upper.
     """
     s = V.positive("noise_multiplier", noise_multiplier, allow_inf=True)

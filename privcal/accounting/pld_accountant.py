@@ -19,7 +19,7 @@ import math
 from typing import Iterator, Optional, Union
 
 from .. import _validate as V
-from .. import gaussian
+from ..analysis import gaussian
 from .. import privacy_loss as D
 from ..errors import InfeasibleError
 from ..privacy_loss import MemoryLimitError

@@ -14,7 +14,7 @@ import abc
 from typing import Callable, Optional, Union
 
 from .. import _validate as V
-from .. import composition
+from ..analysis import composition
 from ..errors import UnsupportedEventError
 from . import _search, pairs, relations
 from .events import (

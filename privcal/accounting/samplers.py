@@ -19,7 +19,7 @@ arXiv 1905.02383, Thm 2.7 for the Gaussian mechanism, Cor. 3.3 for composition; 
 same under both data sets is 0-GDP), and E epochs are sqrt(E)/s-GDP. The hockey-stick divergence is jointly
 convex, so averaging over the coupled assignment keeps the bound: the run is dominated by (N(mu, 1), N(0, 1)),
 mu = sqrt(E)/s, whose epsilon(delta) is the exact Gaussian profile (Balle & Wang 2018, arXiv 1805.06530, Thm 8;
-``privcal.gaussian``). Full batch: mu = sqrt(E T)/s, exact.
+``privcal.analysis.gaussian``). Full batch: mu = sqrt(E T)/s, exact.
 
 **Lower bound (realisable, certified).** Others contribute 0 and the differing record Delta: one epoch's output
 is, in units of the noise, P = (1/T) sum_t N(mu_1 e_t, I_T) against Q = N(0, I_T), mu_1 = 1/s. The statistic
@@ -47,7 +47,7 @@ import numpy as np
 from scipy.special import log_ndtr, ndtri_exp
 
 from .. import _validate as V
-from .. import gaussian
+from ..analysis import gaussian
 from .. import privacy_loss as L
 from ..errors import UnsupportedEventError
 from .events import Neighbouring

@@ -17,9 +17,9 @@ the next update are computed from released values only.
   enters only through Delta_j, so for ANY two reward functions the two means differ by
   Delta_j - Delta'_j: sup <= 2c and Lip <= 2l. Lemma 6 gives
   ||Delta_j - Delta'_j||_H^2 <= (1 + beta/2)(2c)^2 + (2l)^2/(2 beta)
-  (``privcal.rkhs.restarted_release_sensitivity_squared``), the same for every release, minimal at
+  (``privcal.analysis.rkhs.restarted_release_sensitivity_squared``), the same for every release, minimal at
   beta = l / c. (Without the restart the parameters of the two runs drift apart through every earlier
-  update, release j differs by up to 2 j c with slope 2L, ``privcal.rkhs.clipped_release_sensitivity_squared``:
+  update, release j differs by up to 2 j c with slope 2L, ``privcal.analysis.rkhs.clipped_release_sensitivity_squared``:
   privcal's former analysis, whose noise grew with the number of releases.) The agent's docstring
   writes the post-processing argument out;
 * composition: U x m independent GP releases are one Gaussian mechanism with
@@ -59,7 +59,7 @@ from typing import Optional
 import numpy as np
 
 from .. import _validate as V
-from .. import composition, rkhs, supremum
+from ..analysis import composition, rkhs, supremum
 from ..accounting.accountants import ExactAccountant
 from ..accounting.events import Neighbouring, Releases
 from ..errors import InfeasibleError

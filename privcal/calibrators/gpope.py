@@ -3,7 +3,7 @@ r"""GPOPE (gradient-perturbed off-policy evaluation) privacy formulas: sensitivi
 The GPOPE paper ("Privacy Preserving Off-Policy Evaluation", ../shared/papers/003_a2204df6124aecb1.txt)
 runs N iterations; each one picks one of m trajectories uniformly at random, clips its primal-dual
 gradient to norm h (Alg. 1, step 5) and adds h * N(0, sigma^2 I) (step 6). Its privacy analysis is
-Lemma 1 (per-step log moment, see :func:`privcal.subsampling.rdp_gpope_lemma1_paper`) and Theorem 1
+Lemma 1 (per-step log moment, see :func:`privcal.analysis.subsampling.rdp_gpope_lemma1_paper`) and Theorem 1
 (sigma >= c2 sqrt(N log(1/delta)) / (m epsilon) for epsilon < c1 N / m^2).
 
 Verdicts (evidence in tests/test_gpope_accounting.py and tests/test_subsampling.py):
@@ -39,14 +39,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .. import _validate as V
-from .. import rdp, subsampling
+from ..analysis import rdp, subsampling
 from ..accounting import pairs
 from ..accounting.accountants import PaperAccountant, RDPAccountant
 from ..accounting.registry import ACCOUNTANTS
 from ..accounting.events import Neighbouring, Releases, SelfComposedEvent, _unwrap
 from ..errors import InfeasibleError
 from ..privacy_loss import MemoryLimitError
-from ..rdp import GridEdgeWarning
+from ..analysis.rdp import GridEdgeWarning
 
 __all__ = [
     "SENSITIVITY_PER_CLIP",

@@ -10,7 +10,7 @@ Settings:
   k = 23, L = 4). Each of the T/B updates releases a Gaussian-process mechanism with RKHS sensitivity
   D = sqrt(C), C = (v^2 + v) L^2, v = 4 alpha (k + 1)/B (Thm 5 proof). That D assumes Q - Q' is
   L-Lipschitz; it can be 2L-Lipschitz, so a column gives the exact sigma at the valid D
-  (``privcal.rkhs.update_sensitivity_squared``) and rows mark every sigma below it. Valid accountants count the
+  (``privcal.analysis.rkhs.update_sensitivity_squared``) and rows mark every sigma below it. Valid accountants count the
   floor(T/B) full-batch updates that Algorithm 1 performs; the paper formulas use T/B literally as printed.
   delta here is the composition delta only; the Lemma 8 sup-bound failure term that Thm 5 adds on
   top is not included.
@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Optional
 
 from .. import _validate as V
-from .. import composition, rkhs
+from ..analysis import composition, rkhs
 from ..accounting.accountants import ExactAccountant, KOVAccountant, RDPAccountant
 from ..accounting import realisable
 from ..accounting.pld_accountant import PLDAccountant
@@ -468,7 +468,7 @@ def dpq_table(
         "delta is the composition delta; Thm 5 adds the Lemma 8 failure term J exp(-(2k - 8.68 sqrt(beta) sigma)^2/2) "
         f"on top, whose condition 2k > 8.68 sqrt(beta) sigma needs sigma < {2 * k / (8.68 * math.sqrt(1.0 / v)):.4g} here.",
         f"The paper's D treats Q - Q' as L-Lipschitz; it can be 2L-Lipschitz, and the valid sensitivity is "
-        f"sqrt((v^2+5v/2)L^2) = {valid_sensitivity:.6g} (privcal.rkhs.update_sensitivity_squared); "
+        f"sqrt((v^2+5v/2)L^2) = {valid_sensitivity:.6g} (privcal.analysis.rkhs.update_sensitivity_squared); "
         "'*' marks a paper closed form whose sigma is below the exact sigma at that valid D; the other "
         "columns compare accountants at the paper's D.",
     )
@@ -555,7 +555,7 @@ def gaussian_table(
 
 def _kov_column(steps: int) -> Column:
     """The KOV column, saying so when ``steps`` is beyond the optimal search and KOV's closed form serves."""
-    from .. import kov
+    from ..analysis import kov
 
     if not kov._uses_closed_form(steps):
         return _COLUMNS["kov"]

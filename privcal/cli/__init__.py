@@ -14,7 +14,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Optional
 
-from .. import rdp
+from ..analysis import rdp
 from ..accounting import api
 from ..accounting.events import relation_of
 from ..accounting.sampled_runs import RUN_SAMPLERS

@@ -59,7 +59,7 @@ from copy import deepcopy
 from typing import Any, Callable, Optional
 
 from .. import _validate as V
-from .. import gaussian
+from ..analysis import gaussian
 from ..accounting import (
     ComposedEvent,
     Event,

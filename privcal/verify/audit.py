@@ -37,7 +37,7 @@ Mechanisms provided (all sample the real outputs, in chunks):
   ``sensitivity`` in every release (the composed Gaussian; ``steps=1`` the plain one);
 * :class:`GaussianProcessMechanism` - ``steps`` releases of the Gaussian-process mechanism
   f + g, g ~ GP(0, sigma^2 exp(-beta|x - y|)), observed at finitely many points (exact
-  Ornstein-Uhlenbeck sampling, ``privcal.noise.sample_ou_grid``), neighbours f = 0 and f = shift;
+  Ornstein-Uhlenbeck sampling, ``privcal.analysis.noise.sample_ou_grid``), neighbours f = 0 and f = shift;
 * :class:`SubsampledGaussianMechanism` - ``steps`` releases of the Poisson-subsampled Gaussian in
   units of the sensitivity: N(0, s^2) against (1 - q) N(0, s^2) + q N(1, s^2) (Mironov, Talwar &
   Zhang 2019; also GPOPE's own worst-case pair, App. B.1).
@@ -60,7 +60,7 @@ from privcal._stats import (
     clopper_pearson_upper,
     clopper_pearson_upper_array,
 )
-from privcal.noise import sample_ou_grid
+from privcal.analysis.noise import sample_ou_grid
 
 __all__ = [
     "AuditResult",
@@ -103,7 +103,7 @@ class GaussianMechanism:
     Output shape (size, steps). ``statistic`` is the log-likelihood ratio ln p1/p0 =
     (sensitivity / sigma^2) * sum(x) - steps * sensitivity^2 / (2 sigma^2) (a monotone function of the
     sum, so its threshold sets are the Neyman-Pearson ones). Exact profile: Gaussian with
-    mu = sqrt(steps) * sensitivity / sigma (``privcal.composition.delta_composed_exact``).
+    mu = sqrt(steps) * sensitivity / sigma (``privcal.analysis.composition.delta_composed_exact``).
 
     Args:
         sigma: noise standard deviation per release (absolute), in (0, inf).
@@ -163,7 +163,7 @@ class GaussianProcessMechanism:
     """``steps`` releases of the GP mechanism observed at ``points``: g (neighbour 0) vs shift + g (neighbour 1).
 
     g ~ GP(0, sigma^2 exp(-beta |x - y|)) drawn exactly at the sorted ``points`` by
-    ``privcal.noise.sample_ou_grid`` (a fresh path per release, as after every noise reset of
+    ``privcal.analysis.noise.sample_ou_grid`` (a fresh path per release, as after every noise reset of
     Wang & Hegde's Alg. 1); ``shift`` holds the values of the difference f = Q - Q' at ``points``.
     Output shape (size, steps * len(points)). ``statistic`` is the exact log-likelihood ratio
     sum_t (f^T Sigma^-1 x_t) - steps f^T Sigma^-1 f / 2, Sigma = sigma^2 K(points). The observed
@@ -214,7 +214,7 @@ class GaussianProcessMechanism:
         """mu of the observed (composed) mechanism: sqrt(steps f^T Sigma^-1 f).
 
         Returns:
-            the mu of the equivalent Gaussian mechanism (its exact profile is ``privcal.gaussian.delta_exact``).
+            the mu of the equivalent Gaussian mechanism (its exact profile is ``privcal.analysis.gaussian.delta_exact``).
         """
         return math.sqrt(self.steps * self._weights()[1])
 

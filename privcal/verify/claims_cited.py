@@ -12,7 +12,7 @@ import math
 import numpy as np
 from hypothesis import strategies as st
 
-from privcal import composition as C
+from privcal.analysis import composition as C
 from privcal.errors import InfeasibleError
 from privcal.verify._common import FAILS, HOLDS, g
 from privcal.verify.model import Outcome, claim
@@ -40,7 +40,7 @@ def _brute_force_delta(epsilon: float, epsilon0: float, delta0: float, k: int) -
 
 
 def _kov(name: str, epsilon0: float, delta0: float, k: int, **target: float):
-    """privcal.composition.<name>(epsilon0, delta0, steps=k, epsilon= or delta=): k composed mechanisms."""
+    """privcal.analysis.composition.<name>(epsilon0, delta0, steps=k, epsilon= or delta=): k composed mechanisms."""
     return getattr(C, name)(epsilon0, delta0, steps=k, **target)
 
 
@@ -55,7 +55,7 @@ _KOV_SMALL = st.tuples(st.integers(1, 6), st.floats(0.0, 2.0), st.floats(0.0, 0.
     method="independent brute force: hockey-stick divergence of the k-fold product of the dominating pair "
            "enumerated over all 4^k outcomes (k <= 6), against privcal's profile at every eps (hypothesis) and "
            "the printed grid formula",
-    function="privcal.composition.kov_delta, privcal.composition.kov_epsilon_grid_paper",
+    function="privcal.analysis.composition.kov_delta, privcal.analysis.composition.kov_epsilon_grid_paper",
 )
 def _kov33(ctx) -> Outcome:
     worst = [0.0]
@@ -86,7 +86,7 @@ _KOV_LARGE = st.tuples(st.integers(1, 2000), st.floats(1e-4, 2.0), st.floats(-12
 
 
 def _kov34_terms(epsilon0: float, delta0: float, k: int, delta: float) -> tuple[float, float, float]:
-    """The three terms of KOV Thm 3.4 as printed, computed here independently of privcal.composition.
+    """The three terms of KOV Thm 3.4 as printed, computed here independently of privcal.analysis.composition.
 
     delta~ solves 1 - (1 - delta0)^k (1 - delta~) = delta, i.e. delta~ = 1 - (1 - delta)/(1 - delta0)^k
     (computed with log1p/expm1); returns (k eps0, the ln(e + sqrt(k eps0^2)/delta~) term, the ln(1/delta~) term).
@@ -114,7 +114,7 @@ def _kov34_violation(t) -> str | None:
     if second < opt * (1 - 1e-9) or third < opt * (1 - 1e-9):
         return "a Thm 3.4 term is below the optimal epsilon (Thm 3.3)"
     if not math.isclose(lib, min(k * eps0, second, third), rel_tol=1e-9, abs_tol=1e-12):
-        return "privcal.composition.kov_epsilon_approx differs from the printed formula"
+        return "privcal.analysis.composition.kov_epsilon_approx differs from the printed formula"
     return None
 
 
@@ -126,7 +126,7 @@ def _kov34_violation(t) -> str | None:
     method="hypothesis over k in 1..2000, eps0, delta0, delta (and pinned points): each of the two closed-form "
            "terms, computed independently from the statement, is >= the optimal epsilon (Thm 3.3, exact), and "
            "privcal's kov_epsilon_approx equals the printed minimum (relative 1e-9)",
-    function="privcal.composition.kov_epsilon_approx",
+    function="privcal.analysis.composition.kov_epsilon_approx",
 )
 def _kov34(ctx) -> Outcome:
     pinned = ((100, 0.1, -1.0, -5.0), (2000, 0.01, -3.0, -10.0), (10, 1.0, -1.0, -3.0))
@@ -151,7 +151,7 @@ def _kov34(ctx) -> Outcome:
               "k eps0 (e^eps0 - 1), k delta0 + delta')-DP.",
     method="hypothesis over k in 1..2000, eps0, delta0, delta: the optimal composition (KOV Thm 3.3, exact) never "
            "exceeds it",
-    function="privcal.composition.drv_epsilon",
+    function="privcal.analysis.composition.drv_epsilon",
 )
 def _drv(ctx) -> Outcome:
     def bad(t):

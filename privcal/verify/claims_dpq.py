@@ -21,9 +21,9 @@ import math
 
 import numpy as np
 
-from privcal import rkhs
+from privcal.analysis import rkhs
 from privcal.calibrators import dpq
-from privcal import gaussian as G
+from privcal.analysis import gaussian as G
 from privcal.verify._common import FAILS, HOLDS, g
 from privcal.verify.claims_wh import WH
 from privcal.verify.model import Outcome, claim
@@ -89,11 +89,11 @@ def _batch(rng, size, actions=2, action=None):
            "actions against the bound at the paper calibration's k and at the former privcal calibration's "
            "k = 94.3; the Lemma 6 norm of the (constant) difference and the exact epsilon of 156 releases "
            "at the former calibration's sigma = 0.0875, beta = 15201",
-    function="privcal.rkhs.update_sup_bound",
+    function="privcal.analysis.rkhs.update_sup_bound",
     corrected="Bound the update in the agent instead: every update is certified to move Q by at most c in sup norm "
               "and by at most l in Lipschitz constant (privcal.rl.dpq.agent.certified_step) and starts from the "
               "released function; every release then differs between two reward functions by Delta - Delta' "
-              "(sup <= 2c, Lip <= 2l, privcal.rkhs.restarted_release_sensitivity_squared), composed exactly "
+              "(sup <= 2c, Lip <= 2l, privcal.analysis.rkhs.restarted_release_sensitivity_squared), composed exactly "
               "(privcal.calibrators.dpq, variant 'valid').",
     corrected_function="privcal.calibrators.dpq.calibrate (variant='valid')",
 )
@@ -140,7 +140,7 @@ def _update_sup(ctx) -> Outcome:
     corrected_function="privcal.calibrators.dpq.calibrate (variant='valid')",
 )
 def _noise_reuse(ctx) -> Outcome:
-    from privcal.noise import OrnsteinUhlenbeckPaths
+    from privcal.analysis.noise import OrnsteinUhlenbeckPaths
 
     lr, size = 1e-3, 64
     rng = np.random.default_rng(12)  # pinned batch and path: the counterexample is the same on every run

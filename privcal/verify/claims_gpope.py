@@ -2,7 +2,7 @@ r"""Claims of the GPOPE paper, "Privacy Preserving Off-Policy Evaluation" (gradi
 ../shared/papers/003_a2204df6124aecb1.txt): Lemma 1 (per-step log moment), Eq. (B.2), the sensitivity of one
 clipped gradient, and Theorem 1.
 
-The implementations live in privcal.subsampling (Lemma 1, Eq. B.2, exact Poisson and WBK Thm 9 RDP) and
+The implementations live in privcal.analysis.subsampling (Lemma 1, Eq. B.2, exact Poisson and WBK Thm 9 RDP) and
 privcal.calibrators.gpope (sensitivity, Theorem 1 as printed and with valid constants). They are imported inside the
 checks, so a missing function makes only its claim "not-run".
 
@@ -56,14 +56,14 @@ def _mp_log_moment(alpha: int, q: float, s: float) -> float:
            "q = 1/m, sensitivity h) has the exact log moment lambda D_{lambda+1} = ln A_{lambda+1} (Mironov, Talwar "
            "& Zhang 2019); hypothesis over q in [1e-3, 0.5], sigma in [0.3, 5], integer lambda in 1..64; the "
            "counterexample re-checked by mpmath quadrature",
-    function="privcal.subsampling.rdp_gpope_lemma1_paper",
+    function="privcal.analysis.subsampling.rdp_gpope_lemma1_paper",
     corrected="No closed form of this shape: use the full WBK 2018 Thm 9 sum with the valid sensitivity 2h, i.e. "
               "noise multiplier sigma/2 (one trajectory drawn without replacement; zero-out neighbours are priced "
               "the same way: the null trajectory displaces another, docs/pld.md 1.3).",
-    corrected_function="privcal.subsampling.rdp_without_replacement_gaussian",
+    corrected_function="privcal.analysis.subsampling.rdp_without_replacement_gaussian",
 )
 def _lemma1(ctx) -> Outcome:
-    from privcal.subsampling import rdp_gpope_lemma1_paper, rdp_poisson_gaussian
+    from privcal.analysis.subsampling import rdp_gpope_lemma1_paper, rdp_poisson_gaussian
 
     def gap(t):
         q, s, lam = t
@@ -101,12 +101,12 @@ def _lemma1(ctx) -> Outcome:
               "min{2, (e^{eps0(inf)} - 1)^2}}) (WBK Thm 9 with the higher-order terms ignored 'since m >> 1').",
     method="RDP of the paper's pair (exact, Mironov, Talwar & Zhang 2019) against Eq. (B.2) with eps0(alpha) = "
            "alpha/(2 sigma^2); hypothesis over q = 1/m in [1e-3, 0.5], sigma in [0.3, 5], integer alpha in 2..65",
-    function="privcal.subsampling.rdp_gpope_b2_paper",
+    function="privcal.analysis.subsampling.rdp_gpope_b2_paper",
     corrected="Keep every term j = 2..alpha of WBK 2018 Thm 9 (and the valid sensitivity 2h).",
-    corrected_function="privcal.subsampling.rdp_without_replacement_gaussian",
+    corrected_function="privcal.analysis.subsampling.rdp_without_replacement_gaussian",
 )
 def _b2(ctx) -> Outcome:
-    from privcal.subsampling import rdp_gpope_b2_paper, rdp_poisson_gaussian
+    from privcal.analysis.subsampling import rdp_gpope_b2_paper, rdp_poisson_gaussian
 
     def bad(t):
         q, s, alpha = t
@@ -135,7 +135,7 @@ def _b2(ctx) -> Outcome:
               "sigma^2).",
     method="hypothesis over sigma >= 1/sqrt(ln 2) (the algebra only; the bound inherits Lemma 1's failure, see "
            "GPOPE-lemma1)",
-    function="privcal.subsampling.rdp_gpope_lemma1_paper",
+    function="privcal.analysis.subsampling.rdp_gpope_lemma1_paper",
 )
 def _large_sigma(ctx) -> Outcome:
     def bad(s):
@@ -171,8 +171,8 @@ def _large_sigma(ctx) -> Outcome:
 )
 def _sensitivity(ctx) -> Outcome:
     from privcal.calibrators.gpope import clip_gradient, primal_dual_gradient, sensitivity_paper
-    from privcal.rdp import DEFAULT_ORDERS, epsilon_from_rdp
-    from privcal.subsampling import rdp_poisson_gaussian
+    from privcal.analysis.rdp import DEFAULT_ORDERS, epsilon_from_rdp
+    from privcal.analysis.subsampling import rdp_poisson_gaussian
 
     h, n_states, gamma = 1.0, 4, 0.99
     states = np.array([0, 1, 2, 3, 3])
@@ -257,8 +257,8 @@ def _count_delta_lower(epsilon, noise_multiplier, q, steps, k):
 def _thm1(ctx) -> Outcome:
     from privcal.calibrators.gpope import (THEOREM1_C1, THEOREM1_C2, theorem1_c1_paper, theorem1_epsilon_range, theorem1_sigma,
                                theorem1_sigma_paper)
-    from privcal.rdp import moments_tail_epsilon
-    from privcal.subsampling import rdp_without_replacement_gaussian
+    from privcal.analysis.rdp import moments_tail_epsilon
+    from privcal.analysis.subsampling import rdp_without_replacement_gaussian
 
     m, steps, delta, eps = 10, 10**6, 1e-5, 1e4
     sigma = theorem1_sigma_paper(eps, delta, iterations=steps, trajectories=m)
@@ -326,8 +326,8 @@ def _c2_from_display(coefficient: float) -> sp.Expr:
 )
 def _thm1_c2(ctx) -> Outcome:
     from privcal.calibrators.gpope import theorem1_c1_paper, theorem1_sigma_paper
-    from privcal.rdp import moments_tail_delta
-    from privcal.subsampling import rdp_gpope_lemma1_paper
+    from privcal.analysis.rdp import moments_tail_delta
+    from privcal.analysis.subsampling import rdp_gpope_lemma1_paper
 
     m, steps, delta, eps = 1000, 10_000, 1e-5, 0.05
     orders = np.arange(2.0, 3001.0)

@@ -1,7 +1,7 @@
 r"""Claims of Vietri, Balle, Krishnamurthy & Wu 2020 (ICML), "Private reinforcement learning with PAC and
 regret guarantees" (../shared/papers/002_5dfc041272e42f3f.txt): the private counters and PUCB / PrivQ.
 
-The implementations live in privcal.counter (binary mechanism) and privcal.rl.pucb.
+The implementations live in privcal.analysis.counter (binary mechanism) and privcal.rl.pucb.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from privcal import counter
+from privcal.analysis import counter
 from privcal.rl.pucb import agent as P
 from privcal.rl.pucb import checks as C
 from privcal.verify._common import FAILS, HOLDS, cp_lower, g
@@ -29,11 +29,11 @@ VBKW = "Vietri, Balle, Krishnamurthy & Wu 2020 (ICML)"
            "the derived condition checked against privcal's valid union bound (exact Laplace-sum tails, union "
            "over rounds) on a (T, beta) grid (both scale as 1/eps); Monte Carlo looseness at T = 1024 in the "
            "JSON data; log read as log2",
-    function="privcal.counter.error_bound_paper",
+    function="privcal.analysis.counter.error_bound_paper",
     corrected="Valid only for T >= 2 and beta <= 1/2 (log = log2), loose by ~log T; for every T and beta use E "
               "solving sum_k N_k 2 P(S_k > E) = beta (N_k rounds whose release sums k Laplace(L/eps) p-sums, "
               "L = floor(log2 T) + 1).",
-    corrected_function="privcal.counter.error_bound",
+    corrected_function="privcal.analysis.counter.error_bound",
 )
 def _counter_bound(ctx) -> Outcome:
     # pinned counterexamples: (T, beta, log base); the failure lower bound is rigorous (closed form)
@@ -86,8 +86,8 @@ def _counter_bound(ctx) -> Outcome:
     function="privcal.rl.pucb.error_bound_paper",
     corrected="The counter bound at eps' = eps/(3H) with a union over K counters is (4/eps') ln(K/beta') "
               "log(T)^{5/2} = (12 H/eps) ln(K/beta') log(T)^{5/2} (4 times E_eps); a valid, tighter bound is "
-              "privcal.counter.error_bound(T, eps', beta', counters=K).",
-    corrected_function="privcal.counter.error_bound",
+              "privcal.analysis.counter.error_bound(T, eps', beta', counters=K).",
+    corrected_function="privcal.analysis.counter.error_bound",
 )
 def _e_eps(ctx) -> Outcome:
     res = C.pucb_error_bound_check(3, 2, 3, 2, 1.0, 0.1, trials=ctx.pick(100, 400), seed=ctx.seed_int(1))
@@ -131,7 +131,7 @@ def _billboard_epsilon(l1: float, counter_epsilon: float, steps: int = _SPLIT_ST
     """Privacy loss that a change of ``l1`` (L1, spread over counters) in round 1 attains on the binary counters.
 
     Round 1 lies in the level-j p-sum [1, 2^j] for every level j with 2^j <= T; each of these p-sums is
-    released once with its own Laplace(b) noise, b = privcal.counter.laplace_scale(T, eps'), independently
+    released once with its own Laplace(b) noise, b = privcal.analysis.counter.laplace_scale(T, eps'), independently
     across p-sums and counters, and the releases are an invertible function of the noisy p-sums. A unit
     change in round 1 therefore moves that many independent Laplace releases by 1, and the privacy loss of the
     whole billboard is sum |shift|/b, attained on a set of outputs of positive probability (every moved
@@ -198,12 +198,12 @@ def _footnote6(ctx) -> Outcome:
     CLAIMS, "VBKW-counter-monotone", paper=VBKW, location="App. A.3",
     statement="The binary mechanism PC(T, eps) produces a monotonically increasing count.",
     method="closed form for the all-zero stream at T = 2 (releases 1 and 2 are independent Laplace draws) and "
-           "Monte Carlo of privcal.counter.BinaryCounter (Clopper-Pearson lower bound on the frequency of a "
+           "Monte Carlo of privcal.analysis.counter.BinaryCounter (Clopper-Pearson lower bound on the frequency of a "
            "decrease)",
-    function="privcal.counter.BinaryCounter",
+    function="privcal.analysis.counter.BinaryCounter",
     corrected="Releases are unbiased but not monotone; a running maximum (post-processing) makes them monotone "
               "and keeps eps-DP, at the price of unbiasedness and of the error bound's symmetry.",
-    corrected_function="privcal.counter.BinaryCounter",
+    corrected_function="privcal.analysis.counter.BinaryCounter",
 )
 def _monotone(ctx) -> Outcome:
     n = ctx.pick(2000, 20000)
@@ -214,7 +214,7 @@ def _monotone(ctx) -> Outcome:
     low = cp_lower(drops, n, 1e-3)
     return Outcome(FAILS if low > 0 else HOLDS,
                    f"all-zero stream, T = 2: release 1 is the level-0 p-sum, release 2 the independent level-1 p-sum, "
-                   f"so P(release 2 < release 1) = 1/2 exactly; Monte Carlo of privcal.counter.BinaryCounter ({n} "
+                   f"so P(release 2 < release 1) = 1/2 exactly; Monte Carlo of privcal.analysis.counter.BinaryCounter ({n} "
                    f"runs): the 99.9% Clopper-Pearson lower bound on P(decrease) is "
                    f"{'> 0' if low > 0 else '0'} (checked)",
                    counterexample="T = 2, stream (0, 0): P(decrease) = 1/2",

@@ -18,9 +18,9 @@ import sympy as sp
 from hypothesis import strategies as st
 from scipy import stats
 
-from privcal import rkhs, supremum
-from privcal import gaussian as G
-from privcal.noise import conditional_law, eq2_paper, max_bracket, ou_covariance, sample_ou_grid
+from privcal.analysis import rkhs, supremum
+from privcal.analysis import gaussian as G
+from privcal.analysis.noise import conditional_law, eq2_paper, max_bracket, ou_covariance, sample_ou_grid
 from privcal.verify import audit as A
 from privcal.verify._common import EXACT_PROFILE, FAILS, HOLDS, cp_lower, cp_upper, first_crossing, g
 from privcal.verify.model import Outcome, claim
@@ -52,7 +52,7 @@ def _classic_excess(epsilon: float, delta: float) -> float:
     method="exact privacy profile (Balle & Wang 2018) at the classic sigma: hypothesis search over "
            "eps in (0, 1), delta in [1e-300, 1), plus a 40 x 40 grid (100 x 100 in the full budget) for the "
            "worst ratio delta_exact/delta",
-    function="privcal.gaussian.sigma_dwork_roth",
+    function="privcal.analysis.gaussian.sigma_dwork_roth",
 )
 def _prop3(ctx) -> Outcome:
     strategy = st.tuples(st.floats(1e-6, 1.0, exclude_max=True), st.floats(-300.0, -1e-6))
@@ -89,10 +89,10 @@ def _prop3(ctx) -> Outcome:
     method="exact privacy profile at the classic sigma for eps >= 1: hypothesis search for a counterexample "
            "(eps in [1, 100], delta in [1e-12, 0.5]); the failure threshold eps_DR(delta) by root finding; "
            "hypothesis search for a failure below it",
-    function="privcal.gaussian.sigma_classic",
+    function="privcal.analysis.gaussian.sigma_classic",
     corrected="Sufficient only for eps <= eps_DR(delta), the root of delta_exact = delta at the classic sigma; "
               "for larger eps use the exact (analytic) Gaussian calibration of Balle & Wang 2018.",
-    corrected_function="privcal.gaussian.sigma_exact",
+    corrected_function="privcal.analysis.gaussian.sigma_exact",
 )
 def _classic_large_eps(ctx) -> Outcome:
     strategy = st.tuples(st.floats(1.0, 100.0), st.floats(-12.0, math.log10(0.5)))
@@ -137,10 +137,10 @@ def _classic_large_eps(ctx) -> Outcome:
     method="as printed the noise sigma M^{1/2} y has covariance sigma^4 M, i.e. whitened std sigma^2 and "
            "mu = Delta / sigma^2; exact profile, hypothesis search over Delta in [1e-3, 10], eps in (0, 1), "
            "delta in [1e-12, 0.1]",
-    function="privcal.gaussian.delta_exact",
+    function="privcal.analysis.gaussian.delta_exact",
     corrected="y ~ N(0, I) (as the proof uses): the noise is N(0, sigma^2 M), the privacy loss is "
               "N(Delta^2/(2 sigma^2), Delta^2/sigma^2) and the claim reduces to Prop. 3 (holds for eps < 1).",
-    corrected_function="privcal.gaussian.sigma_dwork_roth",
+    corrected_function="privcal.analysis.gaussian.sigma_dwork_roth",
 )
 def _claim13(ctx) -> Outcome:
     def excess(t):
@@ -199,7 +199,7 @@ _FUNCTIONS = st.integers(1, 3).flatmap(lambda n: st.tuples(
               "RKHS with kernel K(x, y) = exp(-beta |x - y|): <f, K(., y)> = f(y).",
     method="hypothesis over f = affine + sine + kernel expansion, y in [0, 1], beta in [0.1, 20]: "
            "<f, K(., y)> by adaptive quadrature (exact derivatives, kinks as breakpoints) against f(y)",
-    function="privcal.rkhs.inner_product",
+    function="privcal.analysis.rkhs.inner_product",
 )
 def _lemma6_reproducing(ctx) -> Outcome:
     worst = [0.0]
@@ -228,11 +228,11 @@ def _lemma6_reproducing(ctx) -> Outcome:
     statement="f(x)^2 <= c <f, f> with c = 2 beta, for every f in H^1 and x in [0, 1].",
     method="f = K(., y): f(y)^2 = 1 against 2 beta ||f||^2 (norm by quadrature), hypothesis over beta in "
            "[1e-3, 10], y; under beta >= 1/2: hypothesis over kernel expansions (closed-form norm a^T G a)",
-    function="privcal.rkhs.norm_squared",
+    function="privcal.analysis.rkhs.norm_squared",
     corrected="c = 2 beta is valid only for beta >= 1/2; for every beta, f(x)^2 <= sup_x K(x, x) <f, f> = <f, f> "
               "(Cauchy-Schwarz with the reproducing property; sharp, equality at f = K(., x)). The proof's step "
               "int_0^x f' = f(x) assumes f(0) = 0.",
-    corrected_function="privcal.rkhs.expansion_norm_squared",
+    corrected_function="privcal.analysis.rkhs.expansion_norm_squared",
 )
 def _lemma6_constant(ctx) -> Outcome:
     def section_fails(t):
@@ -303,7 +303,7 @@ def _observed_excess(t) -> float:
     method="on any finite set of points the pair is N(0, Sigma) vs N(g, Sigma), Sigma = sigma^2 K, whose "
            "moment is exactly exp((lambda^2 - lambda) g^T K^-1 g / (2 sigma^2)); hypothesis: g^T K^-1 g <= "
            "||g||_H^2 for kernel expansions g observed at random point sets (with or without their centres)",
-    function="privcal.rkhs.expansion_norm_squared",
+    function="privcal.analysis.rkhs.expansion_norm_squared",
 )
 def _lemma11(ctx) -> Outcome:
     found = ctx.find(_OBSERVED, lambda t: _observed_excess(t) > 0, examples=200)
@@ -331,7 +331,7 @@ def _lemma11(ctx) -> Outcome:
            "sigma <= Delta / sigma (hypothesis, as for Lemma 11) and Prop. 3 holds (claim "
            "WH-prop3-classic-gaussian); empirical audit of the mechanism observed at 4 points with f = Delta "
            "K(., x0) at the classic sigma",
-    function="privcal.gaussian.sigma_dwork_roth (sensitivity = RKHS norm, privcal.rkhs)",
+    function="privcal.analysis.gaussian.sigma_dwork_roth (sensitivity = RKHS norm, privcal.analysis.rkhs)",
 )
 def _prop4(ctx) -> Outcome:
     found = ctx.find(_OBSERVED, lambda t: _observed_excess(t) > 0, examples=100)
@@ -364,7 +364,7 @@ def _prop4(ctx) -> Outcome:
               "e^{-2 beta_n}) I.",
     method="dense linear algebra (numpy) against the printed matrices, hypothesis over n in 1..10 and beta in "
            "[1e-2, 50], relative tolerance 1e-8",
-    function="privcal.noise.conditional_law",
+    function="privcal.analysis.noise.conditional_law",
 )
 def _claim12(ctx) -> Outcome:
     worst = [0.0]
@@ -393,7 +393,7 @@ def _claim12(ctx) -> Outcome:
     if found is not None:
         return Outcome(FAILS, "a printed matrix differs", counterexample=f"n = {found[0]}, beta = {g(found[1])}")
     return Outcome(HOLDS, f"all three identities hold to relative error <= 1e-8 (checked, {ctx.examples(60)} "
-                          "examples); they are the bridge law of privcal.noise.bridge_law at the midpoint",
+                          "examples); they are the bridge law of privcal.analysis.noise.bridge_law at the midpoint",
                    data={"worst_relative_error": worst[0]})
 
 
@@ -403,10 +403,10 @@ def _claim12(ctx) -> Outcome:
               "2 r0^2 (1 + beta/2)/(1 - gamma)^2 + L^2/beta.",
     method="Q = r0/(1 - gamma), Q' = -Q (bounded by r0/(1-gamma), 0-Lipschitz): Lemma 6 norm by quadrature; "
            "sympy: the valid term-by-term bound is exactly twice the printed one",
-    function="privcal.rkhs.output_perturbation_sensitivity_squared_paper",
+    function="privcal.analysis.rkhs.output_perturbation_sensitivity_squared_paper",
     corrected="||Q - Q'||_H^2 <= (1 + beta/2)(2 r0/(1 - gamma))^2 + (2L)^2/(2 beta) = 4 r0^2 (1 + beta/2)/(1 - "
               "gamma)^2 + 2 L^2/beta (twice the printed bound; the workshop version prints the 4 r0^2).",
-    corrected_function="privcal.rkhs.output_perturbation_sensitivity_squared",
+    corrected_function="privcal.analysis.rkhs.output_perturbation_sensitivity_squared",
 )
 def _output_perturbation(ctx) -> Outcome:
     r0, gamma, lip, beta = 1.0, 0.9, 1.0, 1.0
@@ -431,11 +431,11 @@ def _output_perturbation(ctx) -> Outcome:
     CLAIMS, "WH-lemma8-constant", paper=WH, location="Lemma 8, proof (App. A)",
     statement="mu_n <= sqrt(beta/pi) sigma + sum_{i>=0} (sqrt(i) + 1 + e^{-(sqrt(i)+1)}) sqrt(beta/2^i) sigma "
               "< 8.68 sqrt(beta) sigma.",
-    method="the series summed with mpmath (privcal.supremum.lemma8_constant, 30 digits) and independently "
+    method="the series summed with mpmath (privcal.analysis.supremum.lemma8_constant, 30 digits) and independently "
            "with mpmath.nsum",
-    function="privcal.supremum.LEMMA8_CONSTANT_PAPER",
+    function="privcal.analysis.supremum.LEMMA8_CONSTANT_PAPER",
     corrected="The series is 8.683849797... (< 8.6839); use it (rounded up) in place of 8.68.",
-    corrected_function="privcal.supremum.LEMMA8_CONSTANT",
+    corrected_function="privcal.analysis.supremum.LEMMA8_CONSTANT",
 )
 def _lemma8_constant(ctx) -> Outcome:
     value = supremum.lemma8_constant(30)
@@ -464,11 +464,11 @@ def _one_point_tail(beta: float, sigma: float, u: float, constant: float = supre
     method="rigorous one-point lower bound P(f(0) >= level) (closed form), hypothesis over sigma in (1, 5], "
            "u in (0, 20], beta in [1e-4, 1]; Monte Carlo of exact OU paths on a grid (the grid maximum is a "
            "lower bound of the maximum) with one-sided Clopper-Pearson bounds; for sigma <= 1 the Borell-TIS "
-           "form checked with privcal.noise.max_bracket (an upper variable of the continuous maximum)",
-    function="privcal.supremum.lemma8_tail_paper",
+           "form checked with privcal.analysis.noise.max_bracket (an upper variable of the continuous maximum)",
+    function="privcal.analysis.supremum.lemma8_tail_paper",
     corrected="Valid only for sigma <= 1; in general P(max f >= c sqrt(beta) sigma + u) <= exp(-u^2/(2 sigma^2)) "
               "(Borell-TIS, sup Var f = sigma^2), with c = 8.6838... the series constant as the mean bound.",
-    corrected_function="privcal.supremum.lemma8_tail_borell_tis",
+    corrected_function="privcal.analysis.supremum.lemma8_tail_borell_tis",
 )
 def _lemma8_tail(ctx) -> Outcome:
     found = ctx.find(
@@ -515,9 +515,9 @@ def _lemma8_tail(ctx) -> Outcome:
     CLAIMS, "WH-lemma8-mean", paper=WH, location="Lemma 8, proof (App. A)",
     statement="E[max_[0,1] f] <= 8.68 sqrt(beta) sigma for f ~ GP(0, sigma^2 exp(-beta |x - y|)).",
     method="Monte Carlo over exact OU paths (beta in {1e-3, 0.1, 1, 10, 100}), the continuous maximum "
-           "dominated by privcal.noise.max_bracket's upper variable, control variate f(0), one-sided normal "
+           "dominated by privcal.analysis.noise.max_bracket's upper variable, control variate f(0), one-sided normal "
            "(CLT) upper confidence bound at level 2e-4 per beta",
-    function="privcal.supremum.lemma8_mean_bound",
+    function="privcal.analysis.supremum.lemma8_mean_bound",
 )
 def _lemma8_mean(ctx) -> Outcome:
     z = stats.norm.isf(1e-3 / 5)
@@ -548,11 +548,11 @@ def _lemma8_mean(ctx) -> Outcome:
     method="closed-form lower bounds of the failure probability the proof needs: the range of one path "
            "(|g(1) - g(0)| > 2k) and the pair g_{a_t}(s_t), g_{a*}(s_{t+1}) of two different actions' paths "
            "(|g_1(0) - g_2(0)| > 2k); Monte Carlo of exact paths (grid max, Clopper-Pearson lower bound)",
-    function="privcal.supremum.thm5_failure_paper",
+    function="privcal.analysis.supremum.thm5_failure_paper",
     corrected="delta_tail = 1 - (1 - p)^(J m), p = min(1, 2 exp(-(k - c sqrt(beta) sigma)^2/(2 sigma^2))), m "
               "actions (one path each), c = 8.6838..., valid for k > c sqrt(beta) sigma (both tails of every "
               "path, Borell-TIS).",
-    corrected_function="privcal.supremum.thm5_failure",
+    corrected_function="privcal.analysis.supremum.thm5_failure",
 )
 def _failure_term(ctx) -> Outcome:
     # (a) the exponent ignores sigma: range of a single path
@@ -616,10 +616,10 @@ def _config(t):
               "g(s+)] / (e^{beta(s+ - s-)} - e^{-beta(s+ - s-)}) is the conditional mean of g(s) given its "
               "neighbours.",
     method="dense Gaussian conditioning (numpy) on the 3-point covariance, hypothesis over configurations",
-    function="privcal.noise.eq2_paper",
+    function="privcal.analysis.noise.eq2_paper",
     corrected="mean = [sinh(beta (s+ - s)) g(s-) + sinh(beta (s - s-)) g(s+)] / sinh(beta (s+ - s-)): each "
               "neighbour is weighted by the sinh of the distance to the OTHER neighbour.",
-    corrected_function="privcal.noise.conditional_law",
+    corrected_function="privcal.analysis.noise.conditional_law",
 )
 def _eq2_mean(ctx) -> Outcome:
     def bad(t):
@@ -657,10 +657,10 @@ def _eq2_mean(ctx) -> Outcome:
               "sigma^2) of g(s) given its neighbours.",
     method="hypothesis search for a configuration with d_at >= 0; sympy identity for its sign; dense "
            "conditioning for the true value",
-    function="privcal.noise.eq2_paper",
+    function="privcal.analysis.noise.eq2_paper",
     corrected="variance = sigma^2 (1 - e^{-2 beta a})(1 - e^{-2 beta b}) / (1 - e^{-2 beta (a + b)}), "
               "a = s - s-, b = s+ - s (always in (0, sigma^2)).",
-    corrected_function="privcal.noise.bridge_law",
+    corrected_function="privcal.analysis.noise.bridge_law",
 )
 def _eq2_variance(ctx) -> Outcome:
     def differs(t):
@@ -706,14 +706,14 @@ def _alg1_variance_paper(sigma: float, d: float) -> float:
 @claim(
     CLAIMS, "WH-alg1-noise-variance", paper=WH, location="Algorithm 1, line 16",
     statement="A new noise value is drawn from N(mu_at, sigma d_at).",
-    method="conditional variance of exact OU samples (privcal.noise.sample_ou_grid at s-, s, s+) by least "
+    method="conditional variance of exact OU samples (privcal.analysis.noise.sample_ou_grid at s-, s, s+) by least "
            "squares on the two neighbours; two-sided chi-square interval at level 1e-6 against sigma^2 d (the law, "
            "with d the correct unit conditional variance; if it is rejected, which happens with probability 1e-6, "
            "the Monte Carlo is not trusted: not-run) and "
            "against sigma d read as a variance or as a standard deviation",
-    function="privcal.noise.eq2_paper",
-    corrected="N(mu, sigma^2 d) with d the unit conditional variance (privcal.noise.conditional_law).",
-    corrected_function="privcal.noise.conditional_law",
+    function="privcal.analysis.noise.eq2_paper",
+    corrected="N(mu, sigma^2 d) with d the unit conditional variance (privcal.analysis.noise.conditional_law).",
+    corrected_function="privcal.analysis.noise.conditional_law",
 )
 def _alg1_variance(ctx) -> Outcome:
     beta, sigma, sl, s, sr = 2.0, 3.0, 0.3, 0.5, 0.6
@@ -746,26 +746,26 @@ def _alg1_variance(ctx) -> Outcome:
 def _paper_boundary(x: float, beta: float) -> tuple[tuple[float, float], tuple[float, float]]:
     """The neighbours the convention supplies to a query at x with no sampled neighbour: s- = 0, s+ = 1, value 0.
 
-    Cross-checked against privcal.noise.eq2_paper, the literal Eq. (2) with the convention: the function's
+    Cross-checked against privcal.analysis.noise.eq2_paper, the literal Eq. (2) with the convention: the function's
     output without neighbours must equal its output with these neighbours (else the check cannot run).
     """
     left, right = (0.0, 0.0), (1.0, 0.0)
     if eq2_paper(x, beta) != eq2_paper(x, beta, left=left, right=right):
-        raise RuntimeError("privcal.noise.eq2_paper no longer supplies s- = 0, s+ = 1 with value 0")
+        raise RuntimeError("privcal.analysis.noise.eq2_paper no longer supplies s- = 0, s+ = 1 with value 0")
     return left, right
 
 
 @claim(
     CLAIMS, "WH-eq2-boundary", paper=WH, location="App. A, proof of Prop. 9 (before Eq. (2))",
     statement="Treat s+ = 1 and s- = 0 when a neighbour does not exist.",
-    method="the law of a first query under the convention (exact Gaussian conditioning, privcal.noise."
-           "conditional_law, on the neighbours the convention supplies: those privcal.noise.eq2_paper uses) "
-           "against the true law of a first query, the stationary N(0, sigma^2) (privcal.noise.ou_covariance), "
+    method="the law of a first query under the convention (exact Gaussian conditioning, privcal.analysis.noise."
+           "conditional_law, on the neighbours the convention supplies: those privcal.analysis.noise.eq2_paper uses) "
+           "against the true law of a first query, the stationary N(0, sigma^2) (privcal.analysis.noise.ou_covariance), "
            "at s in {0.05, 0.5, 0.95}: the variances must agree to relative 1e-9",
-    function="privcal.noise.eq2_paper",
+    function="privcal.analysis.noise.eq2_paper",
     corrected="no neighbour: N(0, sigma^2); one neighbour at distance a: N(e^{-beta a} g, sigma^2 (1 - e^{-2 beta "
               "a})) (the AR(1) step).",
-    corrected_function="privcal.noise.step_law",
+    corrected_function="privcal.analysis.noise.step_law",
 )
 def _eq2_boundary(ctx) -> Outcome:
     beta, sigma = 1.0, 1.0

@@ -13,10 +13,10 @@ import numpy as np
 import sympy as sp
 from hypothesis import strategies as st
 
-from privcal import composition as C
-from privcal import rkhs, supremum
+from privcal.analysis import composition as C
+from privcal.analysis import rkhs, supremum
 from privcal.calibrators import dpq
-from privcal import gaussian as G
+from privcal.analysis import gaussian as G
 from privcal.verify import audit as A
 from privcal.verify._common import EXACT_PROFILE, FAILS, HOLDS, first_crossing, g
 from privcal.verify.claims_wh import WH
@@ -45,7 +45,7 @@ def _e3_c(k=E3_K) -> float:
     CLAIMS, "WH-thm5-sensitivity-algebra", paper=WH, location="proof of Thm 5",
     statement="With 1/beta = v = 4 alpha (k+1)/B: (1 + beta/2)(v L)^2 + L^2/(2 beta) = (v^2 + v) L^2.",
     method="sympy simplification",
-    function="privcal.rkhs.update_sensitivity_squared_paper",
+    function="privcal.analysis.rkhs.update_sensitivity_squared_paper",
 )
 def _sensitivity_algebra(ctx) -> Outcome:
     v, lip = sp.symbols("v L", positive=True)
@@ -76,10 +76,10 @@ def _zigzag(top, depth, slope):
     method="Q = f/2, Q' = -f/2 with f a zig-zag between 0.9 vL and vL of slopes +-2L (Q, Q' are L-Lipschitz, "
            "sup|Q - Q'| <= vL as in the proof): exact Lemma 6 norm of the piecewise-linear f; hypothesis: "
            "the corrected bound holds for random piecewise-linear f with |f| <= vL, |f'| <= 2L",
-    function="privcal.rkhs.update_sensitivity_squared_paper",
+    function="privcal.analysis.rkhs.update_sensitivity_squared_paper",
     corrected="Q - Q' is only 2L-Lipschitz: ||f||_H^2 <= (1 + beta/2)(vL)^2 + (2L)^2/(2 beta) = (v^2 + 5v/2) L^2 at "
               "beta = 1/v (minimum (v^2 + 2v) L^2 at beta = 2/v).",
-    corrected_function="privcal.rkhs.update_sensitivity_squared",
+    corrected_function="privcal.analysis.rkhs.update_sensitivity_squared",
 )
 def _sensitivity(ctx) -> Outcome:
     rows, worst = [], 0.0
@@ -126,9 +126,9 @@ def _sensitivity(ctx) -> Outcome:
     statement="The kernel is K(x, y) = exp(-4 alpha L (k+1) |x - y|/B) (proof), with beta = (4 alpha (k+1)/B)^-1 "
               "(statement).",
     method="both kernel parameters evaluated at App. E.3",
-    function="privcal.rkhs.kernel_beta_thm5_proof_paper",
+    function="privcal.analysis.rkhs.kernel_beta_thm5_proof_paper",
     corrected="beta = 1/v = B/(4 alpha (k+1)) throughout (the value the sensitivity algebra needs).",
-    corrected_function="privcal.rkhs.kernel_beta_thm5",
+    corrected_function="privcal.analysis.rkhs.kernel_beta_thm5",
 )
 def _kernel_beta(ctx) -> Outcome:
     proof = rkhs.kernel_beta_thm5_proof_paper(3e-4, 23, 64, 4.0)
@@ -163,8 +163,8 @@ def _own_excess(epsilon: float, delta: float) -> float:
               "T' ||f||^2/(2 sigma^2) + sqrt(2 T' ||f||^2 w / sigma^2), w = ln(e + sqrt(T' ||f||^2/sigma^2)/delta).",
     method="exact composed profile (one Gaussian with mu = sqrt(T') ||f|| / sigma): hypothesis over log10 mu in "
            "[-6, 2.5], log10 delta in [-300, -0.31]; the exact delta at the printed eps must not exceed delta",
-    function="privcal.composition.thm5_epsilon_paper",
-    corrected_function="privcal.composition.epsilon_composed_exact",
+    function="privcal.analysis.composition.thm5_epsilon_paper",
+    corrected_function="privcal.analysis.composition.epsilon_composed_exact",
 )
 def _thm5_epsilon(ctx) -> Outcome:
     worst = [-math.inf]
@@ -191,10 +191,10 @@ def _thm5_epsilon(ctx) -> Outcome:
               "(eps, delta)-DP of the T' composed releases.",
     method="exact composed profile at that sigma (depends on eps, delta only); the failure threshold "
            "eps*(delta) by root finding; hypothesis below the threshold (no failure allowed) and above it",
-    function="privcal.composition.thm5_sigma_proof_paper",
+    function="privcal.analysis.composition.thm5_sigma_proof_paper",
     corrected="Sufficient only for eps <= eps*(delta), the root of delta_exact = delta at that sigma (about 13-14); "
               "the exact calibration needs less noise and is valid for every eps.",
-    corrected_function="privcal.composition.sigma_composed_exact",
+    corrected_function="privcal.analysis.composition.sigma_composed_exact",
 )
 def _thm5_sigma_proof(ctx) -> Outcome:
     def threshold(delta):
@@ -239,10 +239,10 @@ def _thm5_sigma_proof(ctx) -> Outcome:
               "condition sigma = sqrt((2 T' ||f||^2/eps^2) ln(e + eps/delta)).",
     method="the proof's own eps-expression evaluated at the closed-form sigma must not exceed eps; crossing "
            "point by root finding; hypothesis below it",
-    function="privcal.composition.thm5_sigma_proof_paper",
+    function="privcal.analysis.composition.thm5_sigma_proof_paper",
     corrected="The closed form drops the T'||f||^2/(2 sigma^2) term and replaces sqrt(T'||f||^2/sigma^2) by eps "
               "inside the logarithm; it satisfies the expression only for eps below a crossing(delta) of about 3.",
-    corrected_function="privcal.composition.thm5_epsilon_paper",
+    corrected_function="privcal.analysis.composition.thm5_epsilon_paper",
 )
 def _thm5_derivation(ctx) -> Outcome:
     def crossing(delta):
@@ -280,11 +280,11 @@ def _thm5_derivation(ctx) -> Outcome:
     method="dimension (sympy: sigma scales with C = D^2, not D) and App. E.3's numbers: exact composed delta "
            "at sigma = 0.313 with the paper's own sensitivity D^2 = C; empirical audit of the GP mechanism "
            "observed at finitely many points (78 releases)",
-    function="privcal.composition.thm5_sigma_statement_paper",
+    function="privcal.analysis.composition.thm5_sigma_statement_paper",
     corrected="sigma = sqrt(2 T' C ln(e + eps/delta))/eps (C inside the root, the proof's form; itself valid only "
               "up to eps*(delta)), or the exact calibration; with the valid sensitivity and failure term use "
               "privcal.calibrators.dpq.calibrate.",
-    corrected_function="privcal.composition.sigma_composed_exact",
+    corrected_function="privcal.analysis.composition.sigma_composed_exact",
 )
 def _thm5_sigma_statement(ctx) -> Outcome:
     c = _e3_c()
@@ -326,10 +326,10 @@ def _audit_e3(ctx, sigma, epsilon, delta, c, stream=7):
     method="exact composed profile at that sigma (depends on eps, delta only): hypothesis search for a "
            "counterexample (eps in [1, 5000], delta in [1e-12, 0.5]); failure threshold eps_q(delta) by root "
            "finding; hypothesis below it",
-    function="privcal.composition.sigma_kov_quoted_paper",
+    function="privcal.analysis.composition.sigma_kov_quoted_paper",
     corrected="Sufficient only up to eps_q(delta), the root of delta_exact = delta at that sigma; the exact "
               "calibration is valid everywhere.",
-    corrected_function="privcal.composition.sigma_composed_exact",
+    corrected_function="privcal.analysis.composition.sigma_composed_exact",
 )
 def _kov_quoted(ctx) -> Outcome:
     def excess(e, d):
@@ -407,7 +407,7 @@ def _thm5(ctx) -> Outcome:
     CLAIMS, "WH-appE3-v", paper=WH, location="App. E.3",
     statement="Plugging k = 23 into v = 4 alpha (k+1)/B with alpha = 3e-4 (B = 64) gives v = 6.19e-5.",
     method="arithmetic",
-    function="privcal.rkhs.v_parameter",
+    function="privcal.analysis.rkhs.v_parameter",
     corrected="v = 4 * 3e-4 * 24 / 64 = 4.5e-4.",
 )
 def _e3_v(ctx) -> Outcome:
@@ -523,7 +523,7 @@ def _e3_privacy(ctx) -> Outcome:
     CLAIMS, "WHw-lemma10-constant", paper=WH_WORKSHOP, location="Lemma 10, proof (App. A)",
     statement="mu_n <= sqrt(beta/pi) sigma + sum_{i>=0} sqrt(8 i beta ln 2 / 2^i) sigma < 10.34 sqrt(beta) sigma.",
     method="the series summed with mpmath.nsum (40 digits)",
-    function="(computed in the check; the NeurIPS version's constant is privcal.supremum.LEMMA8_CONSTANT)",
+    function="(computed in the check; the NeurIPS version's constant is privcal.analysis.supremum.LEMMA8_CONSTANT)",
 )
 def _workshop_constant(ctx) -> Outcome:
     with mpmath.workdps(40):

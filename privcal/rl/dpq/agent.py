@@ -4,7 +4,7 @@ r"""DP Q-learning with functional noise (Wang & Hegde 2019, Algorithm 1) and the
 loop serves Algorithm 1 and the Q-network baselines of App. E.2 (``method``):
 
 * ``"dpq"`` - Algorithm 1: one exact Ornstein-Uhlenbeck noise path g_a ~ GP(0, sigma^2 exp(-beta|x-y|))
-  per action (``privcal.noise.OrnsteinUhlenbeckPaths``), the released function is Q(., a) + g_a,
+  per action (``privcal.analysis.noise.OrnsteinUhlenbeckPaths``), the released function is Q(., a) + g_a,
   redrawn J times (every floor(T/B)/J updates); sigma from ``privcal.calibrators.dpq.calibrate`` or given;
 * ``"non_private"`` - the same learner without noise;
 * ``"input_perturbation"`` - Venkatasubramanian 2013: every observed reward gets N(0, sigma_r^2)
@@ -75,7 +75,7 @@ What is valid (:func:`train_dpq`, ``variant="valid"``, the default): private by 
   (reward), l in units of Q per unit state.
 * Lemma 6 then bounds each release's RKHS sensitivity, for any two reward functions, by
   ||Delta_j - Delta'_j||_H^2 <= (1 + beta/2)(2c)^2 + (2l)^2/(2 beta) per action, minimal at beta = l/c
-  (``privcal.rkhs.restarted_release_sensitivity_squared``): it no longer grows with j and no longer
+  (``privcal.analysis.rkhs.restarted_release_sensitivity_squared``): it no longer grows with j and no longer
   charges the networks' own slope 2L. ``privcal.calibrators.dpq`` composes the U x m releases exactly.
 
 A fresh noise layer serves every release (the function before each update, and the function after
@@ -313,14 +313,14 @@ def paper_beta(lr: float = PAPER_E3["lr"], batch_size: int = PAPER_E3["batch_siz
     Returns:
         beta of the kernel exp(-beta |x - y|), in (0, inf).
     """
-    from privcal import rkhs
+    from privcal.analysis import rkhs
 
     return rkhs.kernel_beta_thm5(lr, k, batch_size)
 
 
 def _paper_beta_e3() -> float:
     """:func:`paper_beta` at App. E.3's constants (its defaults), which are not arguments to validate."""
-    from privcal import rkhs
+    from privcal.analysis import rkhs
 
     return rkhs.kernel_beta_thm5_unchecked(float(PAPER_E3["lr"]), float(PAPER_E3["k"]), int(PAPER_E3["batch_size"]))
 
@@ -702,7 +702,7 @@ def _release_noise(noise: _Noise, certify: bool, actions: int, rng):
     if certify:
         return _SummedPaths(actions, noise.beta, noise.sigma, rng)
     if noise.method == "dpq":
-        from privcal.noise import OrnsteinUhlenbeckPaths
+        from privcal.analysis.noise import OrnsteinUhlenbeckPaths
 
         return OrnsteinUhlenbeckPaths.unchecked(actions, noise.beta, noise.sigma, seed=rng)  # checked by train
     if noise.method == "bgp16":
@@ -1054,12 +1054,12 @@ class _SummedPaths:
     """The noise of the released functions when every update starts from the released one (valid variant).
 
     Release j is R_j = N_(theta_j) + G_j with G_j = g_0 + ... + g_j, one fresh, independent layer of OU
-    paths (one per action, ``privcal.noise.OrnsteinUhlenbeckPaths``) per release: :meth:`reset` adds a
+    paths (one per action, ``privcal.analysis.noise.OrnsteinUhlenbeckPaths``) per release: :meth:`reset` adds a
     layer. Every layer is extended exactly at each queried state, so G_j is sampled from its exact law.
     Iterating yields one object per action with ``sample_point`` (the loop's interface)."""
 
     def __init__(self, actions, beta, sigma, rng):
-        from privcal.noise import OrnsteinUhlenbeckPaths
+        from privcal.analysis.noise import OrnsteinUhlenbeckPaths
 
         # beta and sigma checked once by train / train_dpq: one layer per release, none re-validated
         self._make = lambda: OrnsteinUhlenbeckPaths.unchecked(actions, beta, sigma, seed=rng)

@@ -210,7 +210,7 @@ def dpsgd_epsilon(noise_multiplier: float, delta: float, *, steps: int, batch_si
 class WhiteNoisePath:
     """Independent N(0, sigma^2) at every queried point, remembered until ``reset`` (BGP16-style noise).
 
-    The beta -> infinity limit of :class:`privcal.noise.OrnsteinUhlenbeckPath` with the same interface
+    The beta -> infinity limit of :class:`privcal.analysis.noise.OrnsteinUhlenbeckPath` with the same interface
     (``sample_point``, ``sample``, ``reset``). Not a sample path of any continuous process: querying
     many new points gives independent values whose average reveals the underlying function.
 
@@ -259,7 +259,7 @@ class WhiteNoisePath:
 
 
 class WhiteNoisePaths:
-    """One :class:`WhiteNoisePath` per action, mirroring :class:`privcal.noise.OrnsteinUhlenbeckPaths`.
+    """One :class:`WhiteNoisePath` per action, mirroring :class:`privcal.analysis.noise.OrnsteinUhlenbeckPaths`.
 
     Args:
         n_paths: number of paths (actions), an int >= 1.

@@ -4,12 +4,12 @@ non-private baseline: the agent, its formulas and :func:`run_pucb`.
 The rest of the PUCB layer lives in its own modules of ``privcal.rl.pucb`` (whose names the package
 ``privcal.rl.pucb`` re-exports): ``experiments`` (regret experiments), ``plots`` (figures, matplotlib
 imported lazily), ``checks`` (Monte Carlo checks of the counter and PrivQ bounds, the collusion
-attack), ``tabular`` (the MDPs); ``sup_error_failure_lower_bound`` moved to ``privcal.counter`` and
+attack), ``tabular`` (the MDPs); ``sup_error_failure_lower_bound`` moved to ``privcal.analysis.counter`` and
 ``clopper_pearson`` lives in ``privcal._stats``.
 
 PUCB keeps three families of private counters, each one stream per (s, a, h) (or (s, a, s', h)) with
 one value per episode: rewards r~(s, a, h), visits n~(s, a, h) and transitions m~(s, a, s', h),
-2SAH + S^2AH counters in all (binary mechanism, :class:`privcal.counter.BinaryCounter`). Before each
+2SAH + S^2AH counters in all (binary mechanism, :class:`privcal.analysis.counter.BinaryCounter`). Before each
 episode PrivQ plans on the releases with the optimism bonus
     conf = (H + 1) phi~ + psi~   if n~ >= 2 E,   else H            (Alg. 3),
     phi~ = sqrt(2 ln(T/beta') / max(n~ - E, 1)),
@@ -39,7 +39,7 @@ Choices where the paper is silent or inconsistent (each is a parameter; defaults
   1 each (the old and the new (s, a, h)), so the counters' inputs move by up to 6H in L1 norm and
   epsilon/(3H) only gives 2 epsilon-JDP. ``budget_split="valid"`` (default) uses epsilon/(6H) and is
   epsilon-JDP; ``"paper"`` reproduces epsilon/(3H). E is always computed for the epsilon' in use.
-- ``error_bound="valid"`` (default) uses the valid uniform bound of :func:`privcal.counter.error_bound`
+- ``error_bound="valid"`` (default) uses the valid uniform bound of :func:`privcal.analysis.counter.error_bound`
   over all K counters (exact Laplace-sum tails, union bound); ``"paper"`` uses E above, which
   ``privcal verify`` shows failing (claim VBKW-E-eps). ``"union"`` is the former name of
   ``"valid"`` (deprecated).
@@ -53,7 +53,7 @@ M_{-t}, past and future, and the released policy). Every run reports this (:data
 Counter noise (``counter_noise``):
 - ``"laplace"`` (default, the paper's): binary-mechanism counters with Laplace noise at the
   per-counter epsilon' above; pure epsilon-JDP.
-- ``"gaussian"``: :class:`privcal.counter.GaussianBinaryCounter` with one sigma for all K
+- ``"gaussian"``: :class:`privcal.analysis.counter.GaussianBinaryCounter` with one sigma for all K
   counters (:func:`counter_sigma`). Replacing user t changes the round-t input of at most 6H
   counters (2 per family and step, as above), each by at most 1, and, given the releases so far,
   no other input (the other users act on the releases only). Round t lies in at most L =
@@ -63,13 +63,13 @@ Counter noise (``counter_noise``):
   t, 0 for the others. Their adaptive composition is sqrt(6HL)/sigma-GDP (Dong, Roth & Su 2022,
   Cor. 3.3 with the adaptive composition of Thm 3.2), i.e. the exact Gaussian profile with
   mu = sqrt(6HL)/sigma (Balle & Wang 2018), on which sigma is calibrated
-  (:func:`privcal.counter.gaussian_psum_sensitivity`: sqrt(6HL) in l2 against 6HL in l1 for the
+  (:func:`privcal.analysis.counter.gaussian_psum_sensitivity`: sqrt(6HL) in l2 against 6HL in l1 for the
   Laplace counters): the releases are (epsilon, delta)-DP. PrivQ and the policies are
   post-processing of the releases and each user's actions depend only on them and on that user's
   own data, so the billboard lemma (Hsu, Huang, Roth, Roughgarden & Wu, "Private matchings and
   allocations", stated for (epsilon, delta)) gives (epsilon, delta)-JDP, the argument of VBKW's
   proof with the counters' (epsilon, delta) in place of epsilon. E is the union bound of the exact
-  Gaussian tails over all K counters (:func:`privcal.counter.gaussian_error_bound`). The paper's
+  Gaussian tails over all K counters (:func:`privcal.analysis.counter.gaussian_error_bound`). The paper's
   budget split and its E_epsilon are Laplace formulas: ``budget_split="paper"`` and
   ``error_bound="paper"`` are refused with Gaussian counters.
 """
@@ -88,8 +88,8 @@ from numpy.typing import ArrayLike
 from privcal import _rng
 from privcal import _validate as V
 from privcal._stats import clopper_pearson
-from privcal import gaussian as _gaussian
-from privcal.counter import (
+from privcal.analysis import gaussian as _gaussian
+from privcal.analysis.counter import (
     BinaryCounter,
     ExactCounter,
     GaussianBinaryCounter,
@@ -267,7 +267,7 @@ def _jdp_epsilon(counter_eps: float, horizon: int) -> float:
 def counter_sigma(epsilon: float, delta: float, horizon: int, episodes: int) -> float:
     r"""Noise sigma of PUCB's Gaussian counters that makes the agent (epsilon, delta)-JDP.
 
-    sigma = :func:`privcal.counter.gaussian_sigma` (T, epsilon, delta, streams=6H): one user (one
+    sigma = :func:`privcal.analysis.counter.gaussian_sigma` (T, epsilon, delta, streams=6H): one user (one
     episode, replaced) changes the round-t input of at most 6H counters by at most 1 each (see
     :func:`counter_epsilon`), so the vector of all p-sums of all counters moves by at most
     sqrt(6 H L) in l2, L = floor(log2 T) + 1; calibrated with the exact Gaussian profile (Balle &
@@ -688,7 +688,7 @@ class PUCB(EpisodeCounterAgent):
         budget_split: per-counter epsilon, "valid" (epsilon/(6H), default) or "paper"
             (epsilon/(3H), 2 epsilon-JDP).
         error_bound: counter error bound E, "valid" (default: the union bound of
-            :func:`privcal.counter.error_bound`) or "paper" (E_epsilon of Alg. 3, which fails);
+            :func:`privcal.analysis.counter.error_bound`) or "paper" (E_epsilon of Alg. 3, which fails);
             "union" is the deprecated former name of "valid".
         unknown: Q~+ where n~ < 2E, "optimistic" (H, default) or "paper" (min{H, Q~ + H}).
         counter_noise: "laplace" (default, the paper's: epsilon-JDP) or "gaussian" (Gaussian

@@ -2,7 +2,7 @@ r"""Monte Carlo checks of the private counters and of PrivQ's error bound (VBKW 
 
 - :func:`counter_error_check`: does the counter bound (4/eps) ln(1/beta) log(T)^{5/2} of VBKW
   App. A.3 hold at the binary mechanism's noise scale? (and the valid union bound of
-  :func:`privcal.counter.error_bound`)
+  :func:`privcal.analysis.counter.error_bound`)
 - :func:`pucb_error_bound_check`: does PrivQ's E_epsilon bound all 2SAH + S^2AH counters at once?
 - :func:`collusion_attack`: the JDP example of VBKW App. A.2.
 
@@ -21,7 +21,7 @@ import numpy as np
 from privcal import _rng
 from privcal import _validate as V
 from privcal._stats import clopper_pearson
-from privcal.counter import (
+from privcal.analysis.counter import (
     BinaryCounter,
     _accept_old_beta,
     _error_bound as _counter_error_bound,
@@ -68,7 +68,7 @@ def counter_error_check(steps: int, epsilon: float, failure_probability: float, 
 
     ``trials`` independent counters of length ``steps`` (random streams in [0, 1]); counts how often
     sup_t |release - count| exceeds the paper's bound and the valid union bound
-    (:func:`privcal.counter.error_bound`), with exact Clopper-Pearson intervals at ``confidence``.
+    (:func:`privcal.analysis.counter.error_bound`), with exact Clopper-Pearson intervals at ``confidence``.
     Verdict "holds" if the upper end <= beta, "fails" if the lower end > beta. Looseness is each
     bound divided by the empirical (1 - beta)-quantile of the sup error.
 
@@ -120,7 +120,7 @@ def pucb_error_bound_check(states: int, actions: int, horizon: int, episodes: in
     """Does PrivQ's E_epsilon bound all 2SAH + S^2AH counters uniformly w.p. >= 1 - beta'?
 
     Rigorous lower bound on the failure probability
-    (:func:`privcal.counter.sup_error_failure_lower_bound` over K counters), the valid union bound
+    (:func:`privcal.analysis.counter.sup_error_failure_lower_bound` over K counters), the valid union bound
     for comparison, and a Monte Carlo estimate over ``trials`` runs of all K counters (the error
     does not depend on the stream, so streams are zeros).
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from privcal import _rng
 from privcal import _validate as V
-from privcal.counter import _accept_old_beta
+from privcal.analysis.counter import _accept_old_beta
 from privcal.rl._parallel import run_trials_unchecked, check_engine
 from privcal.rl.pucb.agent import (BUDGET_SPLITS, UNKNOWN_RULES, check_counter_noise, check_error_bound,
                              run_pucb_unchecked)

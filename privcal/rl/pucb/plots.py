@@ -24,7 +24,7 @@ _COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab
 _STYLES = ("-", "--", "-.", ":", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
 _MARKERS = ("o", "s", "^", "D", "v", "P")
 #: How each error bound E is named in titles (``experiment.setting["error_bound"]``).
-_BOUND_TITLES = {"valid": "E: valid union bound (privcal.counter.error_bound)",
+_BOUND_TITLES = {"valid": "E: valid union bound (privcal.analysis.counter.error_bound)",
                  "paper": "E: the paper's E_ε (Alg. 3) – fails, privcal verify VBKW-E-eps"}
 
 

@@ -15,13 +15,13 @@ episode: rewards R, visits N and transitions M. Replacing user k changes, at eac
 streams of each family (the old and the new (h, s, a)) by at most 1 each, and through the releases no
 other user's input (the billboard argument: the other users' data enter only through the releases). So:
 
-* ``counter_noise="gaussian"`` (default): :class:`privcal.counter.GaussianBinaryCounter` with one sigma
+* ``counter_noise="gaussian"`` (default): :class:`privcal.analysis.counter.GaussianBinaryCounter` with one sigma
   for all counters, the sigma of ``privcal.rl.pucb.agent.counter_sigma``: calibrated on the l2 sensitivity
   sqrt(6 H L) of the vector of all p-sums (L = floor(log2 T) + 1 tree levels) with the exact Gaussian
   profile (Balle & Wang 2018, Thm 8; adaptive composition of Gaussian mechanisms, Dong, Roth & Su 2022,
   Cor. 3.3): the releases are (epsilon, delta)-DP, the agent (epsilon, delta)-JDP (the billboard lemma of
   Hsu, Huang, Roth, Roughgarden & Wu 2016, the argument of Vietri et al.'s JDP proof).
-* ``counter_noise="laplace"``: :class:`privcal.counter.BinaryCounter` at epsilon' = epsilon / (6H) per
+* ``counter_noise="laplace"``: :class:`privcal.analysis.counter.BinaryCounter` at epsilon' = epsilon / (6H) per
   counter (l1 sensitivity 6 H of one user's inputs; ``privcal.rl.pucb.agent.counter_epsilon``): epsilon-JDP,
   the form of guarantee Chowdhury & Zhou state (pure epsilon-JDP, their Table 1). The paper's per-counter
   split could not be read here; the 6H above is derived for replace-one neighbours (an epsilon/(3H) split,
@@ -29,7 +29,7 @@ other user's input (the billboard argument: the other users' data enter only thr
 
 **Planning (Private-UCB-VI, the valid bonus).** Before each episode, from the releases N~, R~, M~ and the
 counters' uniform error bound E (:func:`counter_error_bound`: with probability >= 1 - beta/2,
-|release - count| <= E for every covered stream and round; the *valid* union bound of ``privcal.counter``):
+|release - count| <= E for every covered stream and round; the *valid* union bound of ``privcal.analysis.counter``):
 
     D     = N~ + E                         (>= N on the event: an upper bound on the true count)
     r^    = R~ / D,   P^(s') = max(M~(s'), 0) / D
@@ -74,8 +74,8 @@ from numpy.typing import ArrayLike
 
 from privcal import _rng
 from privcal import _validate as V
-from privcal import gaussian as _gaussian
-from privcal.counter import (
+from privcal.analysis import gaussian as _gaussian
+from privcal.analysis.counter import (
     BinaryCounter,
     ExactCounter,
     GaussianBinaryCounter,
@@ -147,7 +147,7 @@ def counter_noise_scale(epsilon: float, horizon: int, episodes: int, *, counter_
     """Noise scale of every p-sum: Gaussian sigma for (epsilon, delta)-JDP, or Laplace b for epsilon-JDP.
 
     Gaussian: sigma = sqrt(6 H L) / mu(epsilon, delta), the exact Gaussian profile (Balle & Wang 2018,
-    Thm 8) at the l2 sensitivity of all p-sums (``privcal.counter.gaussian_sigma`` with 6H streams).
+    Thm 8) at the l2 sensitivity of all p-sums (``privcal.analysis.counter.gaussian_sigma`` with 6H streams).
     Laplace: b = L / (epsilon / (6H)) = 6 H L / epsilon (l1 sensitivity 6 H L; Chan, Shi & Song 2011,
     Thm 3.5, and basic composition over the 6H streams). L = floor(log2 T) + 1.
 
@@ -224,8 +224,8 @@ def counter_error_bound(noise_scale: float, states: int, actions: int, horizon: 
 
     With probability >= 1 - beta/2, |release - count| <= E for every covered stream
     (:func:`covered_streams`) and every round: exact per-round tails of the tree's error and a union
-    bound over rounds and streams (``privcal.counter.gaussian_error_bound`` for Gaussian counters,
-    ``privcal.counter.error_bound`` for Laplace ones). The bonus of :func:`bonus` is valid only with this
+    bound over rounds and streams (``privcal.analysis.counter.gaussian_error_bound`` for Gaussian counters,
+    ``privcal.analysis.counter.error_bound`` for Laplace ones). The bonus of :func:`bonus` is valid only with this
     E or a larger one.
 
     Args:

@@ -38,7 +38,7 @@ Where the authors' code departs from Algorithm 1's text (pseudo-code says X; cod
 * Noise: pseudo-code calibrates sigma, k and beta = 1/v from Theorem 5 (beta in the thousands) and
   redraws the path J times; code sets sigma by hand (0.2 .. 1.0), uses the kernel exp(-|x - y|)
   (beta = 1) and draws a new path, lazily at the queried states, for every episode. We do the same
-  with privcal's exact Ornstein-Uhlenbeck paths (``privcal.noise.OrnsteinUhlenbeckPaths``, one
+  with privcal's exact Ornstein-Uhlenbeck paths (``privcal.analysis.noise.OrnsteinUhlenbeckPaths``, one
   path per action; ``beta``, ``sigma``, ``noise_reset``), revealed at every buffered state when a
   path is drawn rather than at the queried ones only: the values used have the same joint law.
 * Where the noise enters: code adds the policy network's path g_a(s) to its output *everywhere* the

@@ -136,7 +136,7 @@ def replay_privacy_report(config: Optional[ReplayConfig] = None, *, epsilon: Opt
     g, so that the releases compose as Gaussian mechanisms with sensitivities Delta_u >= d_u
     (RKHS norm >= sup norm for k(x, x) = 1), i.e. exactly as one Gaussian mechanism with sensitivity
     sqrt(sum_u Delta_u^2) (Dong, Roth & Su 2019, GDP composition; Hall, Rinaldo & Wasserman 2013 for
-    the functional release); sigma >= ``privcal.gaussian.sigma_exact(epsilon, delta,
+    the functional release); sigma >= ``privcal.analysis.gaussian.sigma_exact(epsilon, delta,
     sensitivity=sqrt(sum_u d_u^2))`` (Balle & Wang 2018). The loop satisfies none of that analysis'
     assumptions (listed in the report), so this is what the idealised analysis would need at least,
     not a guarantee and not a bound on the loop's true privacy loss.
@@ -237,7 +237,7 @@ def _replay_privacy_report(config, epsilon, delta, d) -> ReplayPrivacyReport:
     if d is not None and epsilon is not None and K > 0:
         total = float(np.sqrt(np.sum(d * d)))
         if total > 0.0:
-            from privcal import gaussian
+            from privcal.analysis import gaussian
 
             sigma_lb = gaussian._sigma_exact(epsilon, delta, sensitivity=total)
     assumptions = (

@@ -118,7 +118,7 @@ class ReplayPaths:
             self.policy = AuthorsNoiseSampler(config.beta, config.sigma, seed=policy_rng)
             self.target = AuthorsNoiseSampler(config.beta, config.sigma, seed=target_rng)
         elif self.on:
-            from privcal.noise import OrnsteinUhlenbeckPaths
+            from privcal.analysis.noise import OrnsteinUhlenbeckPaths
 
             policy_rng, target_rng = _rng.spawn(rng, 2)
             self.policy = OrnsteinUhlenbeckPaths(ACTIONS, config.beta, config.sigma, seed=policy_rng)

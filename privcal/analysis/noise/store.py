@@ -7,7 +7,7 @@ insertion a memmove inside one chunk (O(``LOAD``)), so the cost per point stays 
 float64 arrays, 16 bytes per point) is built on demand for vectorised lookups and kept until the
 next insertion.
 
-The store knows nothing about random processes: ``privcal.noise.ou`` keeps a path's sampled values
+The store knows nothing about random processes: ``privcal.analysis.noise.ou`` keeps a path's sampled values
 in it and decides what to draw.
 """
 

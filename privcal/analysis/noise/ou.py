@@ -2,10 +2,10 @@ r"""Exact, lazily extended sample paths of the Ornstein-Uhlenbeck process (Wang 
 
 A path g ~ GP(0, sigma^2 exp(-beta |x - y|)) is revealed only where it is queried. Because the process
 is Markov, a new point is drawn from its exact law given its two nearest sampled neighbours
-(``privcal.noise.laws``); drawing points one after another this way, in any order, is the chain rule of
+(``privcal.analysis.noise.laws``); drawing points one after another this way, in any order, is the chain rule of
 the joint Gaussian, so every set of queried values has exactly the law N(0, sigma^2 K).
 
-The sampled values live in a :class:`privcal.noise.store.SortedStore` (sorted chunks, O(log n) lookup
+The sampled values live in a :class:`privcal.analysis.noise.store.SortedStore` (sorted chunks, O(log n) lookup
 and insertion, 16 bytes per point); this module decides what to draw.
 
 Batches: the new points of a batch are sorted and merged with the stored ones; in each gap between
@@ -37,7 +37,7 @@ from numpy.typing import ArrayLike
 
 from privcal import _rng
 from privcal import _validate as V
-from privcal.noise.store import SortedStore
+from privcal.analysis.noise.store import SortedStore
 
 __all__ = ["OrnsteinUhlenbeckPath", "OrnsteinUhlenbeckPaths"]
 
@@ -148,7 +148,7 @@ class OrnsteinUhlenbeckPath:
     never on anything else; their joint law never depends on either.
 
     Source: Wang & Hegde 2019, Prop. 9 and Appendix A (the Markov/tridiagonal structure); the
-    conditional laws are derived in ``privcal.noise.laws`` (the printed Eq. (2) is wrong).
+    conditional laws are derived in ``privcal.analysis.noise.laws`` (the printed Eq. (2) is wrong).
 
     Args:
         beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf) (unit: 1 / unit of x).

@@ -1,6 +1,6 @@
 r"""Many OU paths on a fixed grid, and a pathwise bracket of each path's continuous maximum.
 
-Monte Carlo helpers for checking Lemma 8 (``privcal.supremum``): the maximum of a path on a grid is a
+Monte Carlo helpers for checking Lemma 8 (``privcal.analysis.supremum``): the maximum of a path on a grid is a
 lower bound of its maximum over the interval, so a tail violation seen on the grid is a genuine
 violation; ``max_bracket`` also returns a random *upper* bound that dominates the continuous maximum
 path by path, so a tail bound that holds for it holds for the true maximum.

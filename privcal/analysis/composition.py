@@ -11,8 +11,8 @@ Three families, side by side (all pure functions of numbers):
   the form printed in the theorem statement and the "best known" bound quoted in the proof, each as
   printed (``thm5_*_paper``, ``sigma_kov_quoted_paper``).
 * *Kairouz, Oh & Viswanath 2015* optimal composition, DRV advanced and basic composition, and KOV
-  with the exact per-step Gaussian profile live in :mod:`privcal.kov`; their public names are
-  re-exported here (``privcal.composition.kov_epsilon`` is ``privcal.kov.kov_epsilon``).
+  with the exact per-step Gaussian profile live in :mod:`privcal.analysis.kov`; their public names are
+  re-exported here (``privcal.analysis.composition.kov_epsilon`` is ``privcal.analysis.kov.kov_epsilon``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from . import _validate as V
+from .. import _validate as V
 from . import gaussian as G
 from .kov import (
     _log_e_plus,
@@ -47,7 +47,7 @@ __all__ = [
     "thm5_sigma_proof_paper",
     "thm5_sigma_statement_paper",
     "sigma_kov_quoted_paper",
-    # re-exported from privcal.kov
+    # re-exported from privcal.analysis.kov
     "kov_delta",
     "kov_epsilon",
     "kov_epsilon_grid_paper",
@@ -114,7 +114,7 @@ def epsilon_composed_exact(sigma: float, delta: float, *, steps: int, sensitivit
     """Smallest epsilon of T' composed Gaussian releases at delta: epsilon_exact(delta, sqrt(T') D / sigma).
 
     Exact privacy profile of the composition (Balle & Wang 2018, Thm 8, with Dong, Roth & Su 2022,
-    Cor. 3.3); never below the true value (see ``privcal.gaussian.epsilon_exact``).
+    Cor. 3.3); never below the true value (see ``privcal.analysis.gaussian.epsilon_exact``).
 
     Args:
         sigma: noise standard deviation of each release (absolute), in (0, inf).

@@ -30,8 +30,8 @@ import math
 import numpy as np
 from scipy import special
 
-from . import _roots
-from . import _validate as V
+from .. import _roots
+from .. import _validate as V
 
 __all__ = [
     "DWORK_ROTH_CONSTANT",
@@ -107,7 +107,7 @@ def _check_classic(epsilon, delta, sensitivity, constant) -> tuple[float, float,
     if epsilon >= 1:
         raise ValueError(
             f"epsilon must be in (0, 1) for the classic Gaussian calibration, got {epsilon!r}; "
-            "for larger epsilon use the analytic method privcal.gaussian.sigma_exact"
+            "for larger epsilon use the analytic method privcal.analysis.gaussian.sigma_exact"
         )
     if constant <= delta:
         raise ValueError(f"constant must exceed delta, got constant={constant!r}, delta={delta!r}")
@@ -272,7 +272,7 @@ def _delta_exact(epsilon: float, mu: float) -> float:
 
 
 def delta_exact_unchecked(epsilon: float, mu: float) -> float:
-    """:func:`delta_exact` without validation, for callers that validated the arguments (``privcal.counter``'s
+    """:func:`delta_exact` without validation, for callers that validated the arguments (``privcal.analysis.counter``'s
     Gaussian calibration): the same value.
 
     Args:
@@ -399,7 +399,7 @@ def sigma_exact(epsilon: float, delta: float, *, sensitivity: float = 1.0) -> fl
 
 
 def sigma_exact_unchecked(epsilon: float, delta: float, *, sensitivity: float = 1.0) -> float:
-    """:func:`sigma_exact` without validation, for callers that validated the arguments (``privcal.counter``'s
+    """:func:`sigma_exact` without validation, for callers that validated the arguments (``privcal.analysis.counter``'s
     Gaussian calibration): the same sigma.
 
     Args:

@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike
 from scipy.special import log_ndtr, logsumexp
 
 from privcal import _validate as V
-from privcal.rdp import _orders
+from privcal.analysis.rdp import _orders
 
 __all__ = ["GROUP_ORDERS", "rdp_poisson_group_gaussian"]
 

@@ -12,7 +12,7 @@ r"""Kairouz, Oh & Viswanath 2015: optimal homogeneous composition, and the compo
 The number of composed mechanisms is ``steps`` (k in the papers). Every function takes the per-step
 mechanism's parameters positionally, then keyword-only ``steps`` and the query (``delta`` for an
 epsilon, ``epsilon`` for a delta), e.g. ``kov_epsilon(0.1, 1e-8, steps=100, delta=1e-5)``, so that an
-old positional call fails loudly instead of swapping numbers. ``privcal.composition`` re-exports every
+old positional call fails loudly instead of swapping numbers. ``privcal.analysis.composition`` re-exports every
 public name of this module.
 
 Numerics of the KOV profile. With p = e^eps0 / (1 + e^eps0), q = 1 - p,
@@ -32,9 +32,9 @@ import math
 import numpy as np
 from scipy import special
 
-from . import _validate as V
+from .. import _validate as V
 from . import gaussian as G
-from .errors import InfeasibleError
+from ..errors import InfeasibleError
 
 __all__ = [
     "kov_delta",
@@ -598,7 +598,7 @@ def _basic_epsilon(epsilon0: float, delta0: float, *, steps: int, delta: float) 
 
 _STEP_GRID = 12  # coarse points of the eps0 search
 _STEP_XTOL = 1e-4  # tolerance in log eps0 of the refinement
-# privcal.gaussian keeps the relative error of delta_exact near 1e-11 (its _FLOAT_ERROR_LIMIT, plus a
+# privcal.analysis.gaussian keeps the relative error of delta_exact near 1e-11 (its _FLOAT_ERROR_LIMIT, plus a
 # few ulps from exp/log); the per-step delta0 is raised by ten times that, so that rounding there can
 # never make a KOV bound fall below the true profile.
 _DELTA0_INFLATION = 1.0 + 1e-10
@@ -760,7 +760,7 @@ def kov_gaussian_epsilon(sigma: float, *, steps: int, delta: float, sensitivity:
 
     min over eps0 of kov_epsilon(eps0, delta_exact(eps0, D/sigma), steps=steps, delta=delta) (Kairouz, Oh &
     Viswanath 2015, Thm 3.3; Balle & Wang 2018). An upper bound, never below
-    ``privcal.composition.epsilon_composed_exact``; see :func:`kov_gaussian_epsilon_with_step`.
+    ``privcal.analysis.composition.epsilon_composed_exact``; see :func:`kov_gaussian_epsilon_with_step`.
 
     Args:
         sigma: noise standard deviation of each step (absolute), in (0, inf).
@@ -842,7 +842,7 @@ def kov_gaussian_delta(sigma: float, *, steps: int, epsilon: float, sensitivity:
 
     min over eps0 of kov_delta(eps0, delta_exact(eps0, D/sigma), steps=steps, epsilon=epsilon) (Kairouz, Oh &
     Viswanath 2015, Thm 3.3; Balle & Wang 2018). An upper bound, never below
-    ``privcal.composition.delta_composed_exact``.
+    ``privcal.analysis.composition.delta_composed_exact``.
 
     Args:
         sigma: noise standard deviation of each step (absolute), in (0, inf).

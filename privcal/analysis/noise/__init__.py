@@ -6,9 +6,9 @@ independent path per action (``ou``, the sampler, keeps each path's values in th
 store of ``store``); ``sample_ou_grid`` / ``max_bracket`` (``grid``) are Monte Carlo helpers.
 """
 
-from privcal.noise.grid import max_bracket, sample_ou_grid
-from privcal.noise.laws import bridge_law, conditional_law, eq2_paper, ou_covariance, step_law
-from privcal.noise.ou import OrnsteinUhlenbeckPath, OrnsteinUhlenbeckPaths
+from privcal.analysis.noise.grid import max_bracket, sample_ou_grid
+from privcal.analysis.noise.laws import bridge_law, conditional_law, eq2_paper, ou_covariance, step_law
+from privcal.analysis.noise.ou import OrnsteinUhlenbeckPath, OrnsteinUhlenbeckPaths
 
 __all__ = [
     "OrnsteinUhlenbeckPath",

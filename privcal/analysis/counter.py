@@ -53,7 +53,7 @@ from scipy.special import gammaln, log_ndtr, logsumexp, ndtr
 
 from privcal import _rng
 from privcal._roots import brentq
-from privcal import gaussian as _gaussian
+from privcal.analysis import gaussian as _gaussian
 from privcal import _validate as V
 from privcal.errors import InfeasibleError
 
@@ -480,7 +480,7 @@ def gaussian_sigma(steps: int, epsilon: float, delta: float, *, streams: int = 1
 
     sigma = Delta_2 / mu(epsilon, delta), Delta_2 = :func:`gaussian_psum_sensitivity` and mu the
     largest mu of the EXACT Gaussian privacy profile delta(epsilon; mu) = Phi(mu/2 - epsilon/mu) -
-    e^epsilon Phi(-mu/2 - epsilon/mu) (Balle & Wang 2018, Thm 8; ``privcal.gaussian``), never
+    e^epsilon Phi(-mu/2 - epsilon/mu) (Balle & Wang 2018, Thm 8; ``privcal.analysis.gaussian``), never
     the classic sqrt(2 ln(1.25/delta)) form (valid only for epsilon < 1). All the p-sums together
     are one Gaussian mechanism on the vector of p-sums; the releases are its post-processing. When
     the streams are fed adaptively (inputs depending on earlier releases, as in PUCB) and the

@@ -34,7 +34,7 @@ from scipy.special import gammaln, gammasgn, log_ndtr, logsumexp
 from numpy.typing import ArrayLike
 
 from privcal import _validate as V
-from privcal.rdp import _orders, _rdp_gaussian
+from privcal.analysis.rdp import _orders, _rdp_gaussian
 
 __all__ = [
     "rdp_poisson_gaussian",
