@@ -2,7 +2,7 @@
 
 Prints plain numbers: the user CPU seconds and peak resident memory (MB) of the whole command in a fresh
 interpreter (import included), of its imports alone (``import privcal.cli``), and the CPU seconds of
-``privcal.calibrators.table.gpope_table`` in this process (every column, as json, csv, markdown and ``--wide``
+``privcal.calibrators.gpope_table.gpope_table`` in this process (every column, as json, csv, markdown and ``--wide``
 build it), split into the calibrations of each column, the RDP upper ends at the checked sigmas (within the
 verdicts: only where the PLD leaves one undecided), and the verdicts (the realisable lower bounds within them
 apart); and of ``gpope_table(lead_only=True)``, what the command's default text view builds. CPU time,
@@ -55,14 +55,15 @@ def _in_process() -> dict:
     """CPU seconds of gpope_table in this process, with the calibrations, the RDP upper ends and the verdicts
     (and their realisable lower bounds) timed apart."""
     from privcal.accounting import realisable
-    from privcal.calibrators import gpope, table
+    from privcal.calibrators import gpope
+    from privcal.calibrators import gpope_table as table
 
     # every part is reported, 0 where the table did not call it (the RDP upper ends: only where the PLD leaves a
     # verdict undecided, none at the README's table)
     spent: dict = {f"calibrate:{b}": 0.0 for b in ("pld", "rdp", "thm9", "lemma1", "theorem1", "theorem1_paper")}
     spent.update(verdicts=0.0, verdicts_lower_bounds=0.0, rdp_upper_at_checked_sigmas=0.0)
 
-    def timed(name, owner, attr):
+    def timed(name, owner, attr, by_bound=True):
         fn = getattr(owner, attr)
 
         def wrapper(*args, **kwargs):
@@ -70,13 +71,13 @@ def _in_process() -> dict:
             try:
                 return fn(*args, **kwargs)
             finally:
-                key = f"{name}:{kwargs['bound']}" if "bound" in kwargs else name
+                key = f"{name}:{kwargs['bound']}" if by_bound and "bound" in kwargs else name
                 spent[key] = spent.get(key, 0.0) + time.process_time() - start
         return owner, attr, fn, wrapper
 
-    patches = [timed("calibrate", gpope, "calibrate_sigma_unchecked"), timed("verdicts", table, "_gpope_bracket"),
+    patches = [timed("calibrate", gpope, "calibrate_sigma_unchecked"), timed("verdicts", table, "gpope_bracket"),
                timed("verdicts_lower_bounds", realisable, "unchecked_epsilon_lower"),
-               timed("rdp_upper_at_checked_sigmas", gpope, "_valid_epsilon")]
+               timed("rdp_upper_at_checked_sigmas", gpope, "epsilon_at_unchecked", by_bound=False)]
     for owner, attr, _, wrapper in patches:
         setattr(owner, attr, wrapper)
     try:

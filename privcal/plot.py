@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -25,7 +26,7 @@ from .errors import InfeasibleError
 from .analysis.rdp import GridEdgeWarning
 
 __all__ = ["epsilon_vs_steps", "epsilon_vs_epochs", "profile", "sigma_vs_epsilon", "learning_curve", "check_path",
-           "save", "ACCOUNTANT_ORDER"]
+           "save", "pyplot", "PlotSetting", "ACCOUNTANT_ORDER"]
 
 #: The accountants drawn, in legend order (those that do not support a setting are left out).
 ACCOUNTANT_ORDER = ("exact", "pld", "rdp", "kov", "paper")
@@ -39,7 +40,22 @@ _WORDS = {"poisson": "Poisson", "without_replacement": "without-replacement", "a
           "replace_one": "replace-one", "zero_out": "zero-out"}
 
 
+def pyplot() -> Any:
+    """matplotlib.pyplot, or an ImportError that says how to install it (``pip install 'privcal[plot]'``).
+
+    For callers that want that error before any work (``privcal train --plot``, ``privcal frontier``).
+
+    Returns:
+        the ``matplotlib.pyplot`` module.
+
+    Raises:
+        ImportError: matplotlib is not installed.
+    """
+    return _pyplot()
+
+
 def _pyplot():
+    """The import behind :func:`pyplot`."""
     try:
         import matplotlib.pyplot as plt  # headless machines fall back to Agg
     except ImportError:
@@ -75,8 +91,40 @@ def _epsilons(name: str, releases: Releases, sigma: float, deltas) -> list[float
         return [float(acc._epsilon(float(d))) for d in deltas]
 
 
-def _releases(sensitivity, steps, sample_rate, sampling, neighbouring) -> Releases:
-    return Releases(sensitivity, steps, 1.0 if sample_rate is None else sample_rate, sampling, neighbouring)
+@dataclass(frozen=True)
+class PlotSetting:
+    """The releases a chart prices and the accountants it draws (:func:`epsilon_vs_steps`, :func:`profile`,
+    :func:`sigma_vs_epsilon`).
+
+    Attributes:
+        sensitivity: L2 sensitivity of one release under ``neighbouring``, in (0, inf); default 1.
+        sample_rate: in (0, 1], or None (default) for no subsampling.
+        sampling: "poisson" (default) or "without_replacement".
+        neighbouring: the neighbouring relation (default None: the sampling's natural one).
+        accountants: names among :data:`ACCOUNTANT_ORDER` ("exact", "pld", "rdp", "kov", "paper"); those that
+            do not support the setting are left out. Default: all.
+
+    The values are checked by the chart functions.
+    """
+
+    sensitivity: float = 1.0
+    sample_rate: Optional[float] = None
+    sampling: Sampling = "poisson"
+    neighbouring: Optional[Union[Neighbouring, str]] = None
+    accountants: Sequence[str] = ACCOUNTANT_ORDER
+
+
+def _setting(setting: Optional[PlotSetting], overrides: dict) -> PlotSetting:
+    """``setting`` (default: :class:`PlotSetting`'s defaults) with the keyword ``overrides`` replacing its fields."""
+    if setting is not None and not isinstance(setting, PlotSetting):
+        raise ValueError(f"setting must be a PlotSetting, got {setting!r}")
+    return replace(setting if setting is not None else PlotSetting(), **overrides)
+
+
+def _releases(setting: PlotSetting, steps) -> Releases:
+    sample_rate = setting.sample_rate
+    return Releases(setting.sensitivity, steps, 1.0 if sample_rate is None else sample_rate, setting.sampling,
+                    setting.neighbouring)
 
 
 def _finish(ax, title: str, xlabel: str, ylabel: str, ncol: int = 3):
@@ -107,12 +155,9 @@ def epsilon_vs_steps(
     delta: float,
     *,
     steps: int,
-    sensitivity: float = 1.0,
-    sample_rate: Optional[float] = None,
-    sampling: Sampling = "poisson",
-    neighbouring: Optional[Union[Neighbouring, str]] = None,
-    accountants: Sequence[str] = ACCOUNTANT_ORDER,
     points: int = 40,
+    setting: Optional[PlotSetting] = None,
+    **overrides: Any,
 ) -> Any:
     """Epsilon at ``delta`` after 1..``steps`` releases, one line per accountant.
 
@@ -120,13 +165,10 @@ def epsilon_vs_steps(
         sigma: noise standard deviation (absolute), in (0, inf).
         delta: in (0, 1).
         steps: the largest number of releases drawn, an int >= 1 (the x axis is log-spaced up to it).
-        sensitivity: L2 sensitivity of one release under ``neighbouring``, in (0, inf); default 1.
-        sample_rate: in (0, 1], or None (default) for no subsampling.
-        sampling: "poisson" (default) or "without_replacement".
-        neighbouring: the neighbouring relation (default: the sampling's natural one).
-        accountants: names among :data:`ACCOUNTANT_ORDER` ("exact", "pld", "rdp", "kov", "paper"); those that do not support the setting
-            are left out. Default: all.
         points: number of step counts drawn, an int >= 2; default 40.
+        setting: the releases and the accountants drawn, a :class:`PlotSetting`; default None: its defaults.
+        overrides: fields of :class:`PlotSetting` as keywords (``sensitivity``, ``sample_rate``, ``sampling``,
+            ``neighbouring``, ``accountants``), replacing those of ``setting``.
 
     Returns:
         the matplotlib Figure.
@@ -135,10 +177,11 @@ def epsilon_vs_steps(
     delta = V.open_unit("delta", delta)
     steps = V.positive_int("steps", steps)
     points = V.positive_int("points", points)
-    releases = _releases(sensitivity, 1, sample_rate, sampling, neighbouring)
-    names = _accountants(accountants, releases)
+    setting = _setting(setting, overrides)
+    releases = _releases(setting, 1)
+    names = _accountants(setting.accountants, releases)
     xs = np.unique(np.geomspace(1, steps, max(points, 2)).round().astype(int))
-    fig, ax = _pyplot().subplots(figsize=(6.4, 4.2))
+    fig, ax = pyplot().subplots(figsize=(6.4, 4.2))
     for name in names:
         ys = [_epsilon(name, Releases._unchecked(releases.sensitivity, int(k), releases.sample_rate,
                                                  releases.sampling, releases.neighbouring), sigma, delta)
@@ -193,7 +236,7 @@ def epsilon_vs_epochs(
         runs["reshuffled"].append(sampled_runs.sampled_run_epsilon(sigma, delta, sampling="shuffle", **common))
         runs["persistent"].append(sampled_runs.sampled_run_epsilon(sigma, delta, sampling="shuffle", persistent=True,
                                                                    **common))
-    fig, ax = _pyplot().subplots(figsize=(6.4, 5.2))
+    fig, ax = pyplot().subplots(figsize=(6.4, 5.2))
     ax.plot(xs, [r.poisson_epsilon for r in runs["reshuffled"]], "-", color="tab:blue",
             label="Poisson q = b/N (valid only for a Poisson loader)")
     ax.plot(xs, [r.epsilon for r in runs["reshuffled"]], "-", color="tab:red",
@@ -213,33 +256,29 @@ def profile(
     sigma: float,
     *,
     steps: int = 1,
-    sensitivity: float = 1.0,
-    sample_rate: Optional[float] = None,
-    sampling: Sampling = "poisson",
-    neighbouring: Optional[Union[Neighbouring, str]] = None,
-    accountants: Sequence[str] = ACCOUNTANT_ORDER,
     deltas: Optional[Sequence[float]] = None,
+    setting: Optional[PlotSetting] = None,
+    **overrides: Any,
 ) -> Any:
     """The privacy profile epsilon(delta) of ``steps`` releases, one line per accountant.
 
     Args:
         sigma: noise standard deviation (absolute), in (0, inf).
         steps: number of releases, an int >= 1; default 1.
-        sensitivity: L2 sensitivity of one release under ``neighbouring``, in (0, inf); default 1.
-        sample_rate: in (0, 1], or None (default) for no subsampling.
-        sampling: "poisson" (default) or "without_replacement".
-        neighbouring: the neighbouring relation (default: the sampling's natural one).
-        accountants: names among :data:`ACCOUNTANT_ORDER` ("exact", "pld", "rdp", "kov", "paper"); default all.
         deltas: the deltas drawn, each in (0, 1); default 40 log-spaced values from 1e-12 to 0.1.
+        setting: the releases and the accountants drawn, a :class:`PlotSetting`; default None: its defaults.
+        overrides: fields of :class:`PlotSetting` as keywords (``sensitivity``, ``sample_rate``, ``sampling``,
+            ``neighbouring``, ``accountants``), replacing those of ``setting``.
 
     Returns:
         the matplotlib Figure.
     """
     sigma = V.positive("sigma", sigma)
-    releases = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
+    setting = _setting(setting, overrides)
+    releases = _releases(setting, steps)
     ds = np.geomspace(1e-12, 0.1, 40) if deltas is None else np.array([V.open_unit("deltas", d) for d in deltas])
-    names = _accountants(accountants, releases)
-    fig, ax = _pyplot().subplots(figsize=(6.4, 4.2))
+    names = _accountants(setting.accountants, releases)
+    fig, ax = pyplot().subplots(figsize=(6.4, 4.2))
     for name in names:
         ys = np.array(_epsilons(name, releases, sigma, ds))
         label = None
@@ -258,33 +297,29 @@ def sigma_vs_epsilon(
     delta: float,
     *,
     steps: int = 1,
-    sensitivity: float = 1.0,
-    sample_rate: Optional[float] = None,
-    sampling: Sampling = "poisson",
-    neighbouring: Optional[Union[Neighbouring, str]] = None,
-    accountants: Sequence[str] = ACCOUNTANT_ORDER,
     epsilons: Optional[Sequence[float]] = None,
+    setting: Optional[PlotSetting] = None,
+    **overrides: Any,
 ) -> Any:
     """The sigma each accountant demands for (epsilon, delta), against epsilon.
 
     Args:
         delta: target delta, in (0, 1).
         steps: number of releases, an int >= 1; default 1.
-        sensitivity: L2 sensitivity of one release under ``neighbouring``, in (0, inf); default 1.
-        sample_rate: in (0, 1], or None (default) for no subsampling.
-        sampling: "poisson" (default) or "without_replacement".
-        neighbouring: the neighbouring relation (default: the sampling's natural one).
-        accountants: names among :data:`ACCOUNTANT_ORDER` ("exact", "pld", "rdp", "kov", "paper"); default all.
         epsilons: target epsilons, each in (0, inf); default 25 log-spaced values from 0.1 to 10.
+        setting: the releases and the accountants drawn, a :class:`PlotSetting`; default None: its defaults.
+        overrides: fields of :class:`PlotSetting` as keywords (``sensitivity``, ``sample_rate``, ``sampling``,
+            ``neighbouring``, ``accountants``), replacing those of ``setting``.
 
     Returns:
         the matplotlib Figure (a missing point: that accountant reaches no sigma for that target).
     """
     delta = V.open_unit("delta", delta)
-    releases = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
+    setting = _setting(setting, overrides)
+    releases = _releases(setting, steps)
     es = np.geomspace(0.1, 10.0, 25) if epsilons is None else np.array([V.positive("epsilons", e) for e in epsilons])
-    names = _accountants(accountants, releases)
-    fig, ax = _pyplot().subplots(figsize=(6.4, 4.2))
+    names = _accountants(setting.accountants, releases)
+    fig, ax = pyplot().subplots(figsize=(6.4, 4.2))
     for name in names:
         ys = []
         hint = None
@@ -333,7 +368,7 @@ def learning_curve(
     Returns:
         the matplotlib Figure.
     """
-    plt = _pyplot()
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(7, 4.2))
     xs = np.asarray(x, dtype=float)
     for label, y in curves.items():
@@ -390,5 +425,5 @@ def save(fig: Any, path: str) -> str:
     """
     V.choice("path suffix", str(path).rsplit(".", 1)[-1].lower() if "." in str(path) else "", ("png", "svg"))
     fig.savefig(path, dpi=120, bbox_inches="tight")  # the legend below the axes stays in the picture
-    _pyplot().close(fig)
+    pyplot().close(fig)
     return path

@@ -23,3 +23,17 @@ def test_the_dpq_table_parameters_carry_the_sensitivity_it_priced():
     assert t.parameters["sensitivity"] == pytest.approx(math.sqrt(t.parameters["C"]), rel=1e-15)
     v, lip = t.parameters["v"], t.parameters["lipschitz"]
     assert t.parameters["C"] == pytest.approx((v * v + v) * lip * lip, rel=1e-12)
+
+
+def test_the_sampler_table_takes_its_run_as_a_settings_object_or_as_keywords():
+    from privcal.calibrators.sampler_table import SamplerTableSettings
+
+    run = SamplerTableSettings("shuffle", epochs=2, batch_size=10, dataset_size=100)
+    by_settings = sampler_table([1.0], 1e-5, settings=run)
+    by_keywords = sampler_table([1.0], 1e-5, sampling="shuffle", epochs=2, batch_size=10, dataset_size=100)
+    assert by_settings.as_dict() == by_keywords.as_dict()
+    # a keyword replaces the settings' field: three epochs need more noise than two at the same target
+    more = sampler_table([1.0], 1e-5, settings=run, epochs=3)
+    assert more.parameters["epochs"] == 3 and more.rows[0].sigmas["upper"] > by_settings.rows[0].sigmas["upper"]
+    with pytest.raises(ValueError, match="settings must be a SamplerTableSettings"):
+        sampler_table([1.0], settings=dict(sampling="shuffle"))

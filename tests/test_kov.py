@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from privcal.analysis import composition as C
 from privcal.analysis import gaussian as G
 from privcal.analysis import kov as K
+from privcal.analysis import kov_profile
 from privcal.errors import InfeasibleError
 
 # ---------------------------------------------------------------------------------------------------
@@ -145,7 +146,7 @@ def test_kov_delta_mpmath_path(monkeypatch):
     # force the mpmath re-summation of the window at k = 1e5 and compare with the full mpmath sum
     k, eps, eps0 = 100_000, 5.0, 0.01
     ref = _rr_delta_cdf_mp(eps, eps0, k)
-    monkeypatch.setattr(K, "_MP_REL_ERROR", 0.0)
+    monkeypatch.setattr(kov_profile, "MP_REL_ERROR", 0.0)
     value = K.kov_delta(eps0, 0.0, steps=k, epsilon=eps)
     assert ref <= value <= ref * (1 + 1e-11)
 
@@ -238,7 +239,7 @@ def test_kov_gaussian_epsilon_is_sound_and_consistent(log10_sigma, steps, log10_
     sigma, delta = 10.0**log10_sigma, 10.0**log10_delta
     eps, eps0, delta0 = K.kov_gaussian_epsilon_with_step(sigma, steps=steps, delta=delta)
     assert eps >= C.epsilon_composed_exact(sigma, delta, steps=steps)
-    # delta0 is delta_exact raised by 1e-10 relative (kov._DELTA0_INFLATION)
+    # delta0 is delta_exact raised by 1e-10 relative (privcal.analysis.kov_gaussian)
     assert delta0 == pytest.approx(G.delta_exact(eps0, 1.0 / sigma), rel=2e-10)
     assert delta0 >= G.delta_exact(eps0, 1.0 / sigma)
     assert K.kov_delta(eps0, delta0, steps=steps, epsilon=eps) <= delta
@@ -343,7 +344,7 @@ def test_eps_top_is_the_smallest_float_at_or_above_k_eps0(k, eps0):
     # (rounded up, never down) and no further than one float (fractions.Fraction: exact rational values)
     from fractions import Fraction
 
-    rr = K._RandomizedResponse(eps0, k)
+    rr = K.RandomizedResponse(eps0, k)
     exact = Fraction(k) * Fraction(rr.eps0)
     assert Fraction(rr.eps_top) >= exact
     assert Fraction(float(np.nextafter(rr.eps_top, -math.inf))) < exact
@@ -360,5 +361,53 @@ def test_the_gap_has_the_exact_sign(m, eps0, eps):
     from fractions import Fraction
 
     exact = Fraction(m) * Fraction(eps0) - Fraction(eps)
-    got = K._gap(float(m), eps0, eps)
+    got = K.exact_gap(float(m), eps0, eps)
     assert (got > 0) == (exact > 0) and (got < 0) == (exact < 0)
+
+
+# --- the split modules: one object under every path, the trusted kernels equal to the checked functions ----------
+
+def test_kov_reexports_the_objects_of_its_three_modules():
+    from privcal.analysis import kov_closed_forms, kov_gaussian
+
+    homes = (kov_profile, kov_closed_forms, kov_gaussian)
+    for name in K.__all__:
+        owners = [m for m in homes if name in m.__all__]
+        assert len(owners) == 1 and getattr(K, name) is getattr(owners[0], name), name
+
+
+@pytest.mark.parametrize("eps0, delta0, steps", [(0.1, 1e-8, 100), (0.01, 0.0, 5000), (1.0, 1e-10, 7)])
+def test_the_unchecked_kernels_return_the_checked_values(eps0, delta0, steps):
+    # the trusted kernels skip validation only: same numbers, bit for bit
+    from privcal.analysis import kov_closed_forms, kov_gaussian
+
+    assert kov_profile.kov_delta_unchecked(eps0, delta0, steps=steps, epsilon=0.5) == K.kov_delta(
+        eps0, delta0, steps=steps, epsilon=0.5)
+    assert kov_profile.kov_epsilon_unchecked(eps0, delta0, steps=steps, delta=1e-5) == K.kov_epsilon(
+        eps0, delta0, steps=steps, delta=1e-5)
+    assert kov_closed_forms.kov_epsilon_approx_unchecked(eps0, delta0, steps=steps, delta=1e-5) == K.kov_epsilon_approx(
+        eps0, delta0, steps=steps, delta=1e-5)
+    sigma = 5.0
+    assert kov_gaussian.kov_gaussian_epsilon_unchecked(sigma, steps=steps, delta=1e-5) == K.kov_gaussian_epsilon(
+        sigma, steps=steps, delta=1e-5)
+    assert kov_gaussian.kov_gaussian_delta_unchecked(sigma, steps=steps, epsilon=2.0) == K.kov_gaussian_delta(
+        sigma, steps=steps, epsilon=2.0)
+
+
+def test_the_closed_form_serves_strictly_beyond_its_threshold():
+    from privcal.analysis import kov_gaussian
+
+    assert kov_gaussian.K_CLOSED_FORM == 10**6
+    assert not kov_gaussian.uses_closed_form(kov_gaussian.K_CLOSED_FORM)
+    assert kov_gaussian.uses_closed_form(kov_gaussian.K_CLOSED_FORM + 1)
+
+
+def test_moving_the_closed_form_threshold_moves_the_gaussian_search(monkeypatch):
+    # Thm 3.4 bounds the optimal composition from above (Kairouz, Oh & Viswanath 2015), so pricing each eps0 by it
+    # gives a larger epsilon: the threshold is read where the search runs
+    from privcal.analysis import kov_gaussian
+
+    exact = K.kov_gaussian_epsilon(20.0, steps=2000, delta=1e-5)
+    monkeypatch.setattr(kov_gaussian, "K_CLOSED_FORM", 1000)
+    closed = K.kov_gaussian_epsilon(20.0, steps=2000, delta=1e-5)
+    assert exact < closed < 1.5 * exact

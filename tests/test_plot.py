@@ -121,3 +121,22 @@ def test_the_dpq_picture_names_epsilon_delta_and_sigma(tmp_path, monkeypatch, ca
                      str(path), "--no-references"]) == 0
     assert path.stat().st_size > 1000
     assert titles and "ε = 0.9" in titles[0] and "δ = 0.0001" in titles[0] and "σ = " in titles[0], titles
+
+
+def test_a_plot_setting_object_draws_what_its_keywords_draw():
+    # PlotSetting holds the releases and the accountants; keywords replace its fields
+    setting = plot.PlotSetting(sample_rate=0.1, accountants=("rdp",))
+    a = plot.profile(1.0, steps=10, deltas=[1e-8, 1e-5], setting=setting)
+    b = plot.profile(1.0, steps=10, deltas=[1e-8, 1e-5], sample_rate=0.1, accountants=("rdp",))
+    c = plot.profile(1.0, steps=10, deltas=[1e-8, 1e-5], setting=plot.PlotSetting(sample_rate=0.5), sample_rate=0.1,
+                     accountants=("rdp",))
+    ys = [[list(line.get_ydata()) for line in fig.axes[0].get_lines()] for fig in (a, b, c)]
+    assert ys[0] == ys[1] == ys[2] and len(ys[0]) == 1
+    with pytest.raises(ValueError, match="setting must be a PlotSetting"):
+        plot.profile(1.0, setting={"sample_rate": 0.1})
+
+
+def test_pyplot_is_the_public_seam_of_the_matplotlib_import():
+    import matplotlib.pyplot
+
+    assert plot.pyplot() is matplotlib.pyplot

@@ -544,3 +544,26 @@ def test_sympy_clipped_run_minimising_beta():
     assert b == pytest.approx(math.sqrt(2 * 2496 / (4e-4 * 161239)), rel=1e-12)
     best = rkhs.clipped_run_sensitivity_squared(0.01, 78, 4.0, b)
     assert best == pytest.approx(4e-4 * 161239 + math.sqrt(2 * 4e-4 * 161239 * 2496), rel=1e-12)
+
+
+def test_rkhs_reexports_the_objects_of_its_two_modules():
+    from privcal.analysis import rkhs_sensitivity, rkhs_space
+
+    for name in rkhs.__all__:
+        owners = [m for m in (rkhs_space, rkhs_sensitivity) if name in m.__all__]
+        assert len(owners) == 1 and getattr(rkhs, name) is getattr(owners[0], name), name
+
+
+def test_the_unchecked_sensitivities_return_the_checked_values():
+    # App. E.3's setting (alpha = 3e-4, k = 23, B = 64, L = 4): the trusted kernels skip validation only
+    from privcal.analysis import rkhs_sensitivity as S
+
+    lr, k, batch, lip = 3e-4, 23.0, 64, 4.0
+    assert S.v_parameter_unchecked(lr, k, batch) == rkhs.v_parameter(lr, k, batch)
+    assert S.update_sensitivity_squared_paper_unchecked(lr, k, batch, lip) == rkhs.update_sensitivity_squared_paper(
+        lr, k, batch, lip)
+    assert S.update_sensitivity_squared_unchecked(lr, k, batch, lip) == rkhs.update_sensitivity_squared(lr, k, batch, lip)
+    assert S.update_sensitivity_squared_unchecked(lr, k, batch, lip, beta=2.0) == rkhs.update_sensitivity_squared(
+        lr, k, batch, lip, beta=2.0)
+    assert S.restarted_release_sensitivity_squared_unchecked(0.5, 2.0, 3.0) == (
+        rkhs.restarted_release_sensitivity_squared(0.5, 2.0, 3.0))

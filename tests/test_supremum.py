@@ -274,3 +274,12 @@ def test_sup_abs_tail_holds_monte_carlo(unit_maxima):
         k = lemma8_mean_bound(beta, sigma) + 2 * sigma
         hits = int(np.sum(np.maximum(upper, upper_neg) * sigma > k))
         assert _cp_upper(hits, upper.size, ALPHA / 2) <= sup_abs_tail(k, beta, sigma)
+
+
+@pytest.mark.parametrize("k, beta, sigma", [(23.0, 0.22, 5.0), (50.0, 4.0, 2.0), (100.0, 1.0, 1e-3)])
+def test_the_unchecked_thm5_terms_return_the_checked_values(k, beta, sigma):
+    # the trusted kernels skip validation only (App. E.3's k = 23 among them)
+    assert supremum.thm5_condition_paper_unchecked(k, beta, sigma) == supremum.thm5_condition_paper(k, beta, sigma)
+    assert supremum.thm5_failure_e3_paper_unchecked(k, beta, sigma, 78) == supremum.thm5_failure_e3_paper(
+        k, beta, sigma, 78)
+    assert supremum.thm5_condition_paper_unchecked(1.0, beta, sigma) == supremum.thm5_condition_paper(1.0, beta, sigma)

@@ -241,11 +241,31 @@ def test_as_dict_carries_the_lead_rows(default_dpq):
 
 
 def test_kov_column_says_when_its_closed_form_serves():
-    """Beyond privcal.analysis.kov._K_CLOSED_FORM steps the KOV column is Thm 3.4's closed form; the legend says so."""
+    """Beyond privcal.analysis.kov.K_CLOSED_FORM steps the KOV column is Thm 3.4's closed form; the legend says so."""
     from privcal.analysis import kov
 
     small = gaussian_table([1.0], 1e-5, steps=100)
-    large = gaussian_table([1.0], 1e-5, steps=kov._K_CLOSED_FORM + 1)
+    large = gaussian_table([1.0], 1e-5, steps=kov.K_CLOSED_FORM + 1)
     source = {c.key: c.source for c in large.columns}["kov"]
     assert "closed form (Thm 3.4" in source
     assert "closed form" not in {c.key: c.source for c in small.columns}["kov"]
+
+
+def test_the_dpq_settings_object_and_the_keywords_give_the_same_table():
+    # DPQTableSettings holds the defaults (App. E.3); keywords replace its fields, a settings object may be given whole
+    from privcal.calibrators.table import DPQ_DEFAULTS, DPQTableSettings
+
+    assert DPQ_DEFAULTS == {"samples": 5000, "batch_size": 64, "lr": 3e-4, "k": 23, "lipschitz": 4.0}  # App. E.3
+    by_keywords = dpq_table([0.9], 1e-5, samples=2000, k=10, end_to_end=False)
+    by_settings = dpq_table([0.9], 1e-5, settings=DPQTableSettings(samples=2000, k=10, end_to_end=False))
+    mixed = dpq_table([0.9], 1e-5, settings=DPQTableSettings(samples=2000), k=10, end_to_end=False)
+    assert by_keywords.as_dict() == by_settings.as_dict() == mixed.as_dict()
+    assert by_keywords.parameters["samples"] == 2000 and by_keywords.parameters["resets"] == 2000 // 64
+    assert "e2e_valid" not in by_keywords.rows[0].sigmas  # end_to_end=False reached the table
+
+
+def test_a_settings_object_of_another_kind_is_refused_by_name():
+    with pytest.raises(ValueError, match="settings must be a DPQTableSettings"):
+        dpq_table([0.9], settings={"samples": 2000})
+    with pytest.raises(TypeError):  # a keyword that is no field of the settings
+        dpq_table([0.9], sample=2000)

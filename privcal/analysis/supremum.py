@@ -47,6 +47,8 @@ __all__ = [
     "thm5_failure_paper",
     "thm5_failure_e3_paper",
     "thm5_failure",
+    "thm5_condition_paper_unchecked",
+    "thm5_failure_e3_paper_unchecked",
 ]
 
 #: The Lemma 8 series as a float rounded up (computed with mpmath on first access; see __getattr__).
@@ -232,11 +234,21 @@ def thm5_condition_paper(k: float, beta: float, sigma: float) -> bool:
         ValueError: an argument is outside its range.
     """
     k, beta, sigma = _validate_level(k, beta, sigma)
-    return _thm5_condition_paper(k, beta, sigma)
+    return thm5_condition_paper_unchecked(k, beta, sigma)
 
 
-def _thm5_condition_paper(k: float, beta: float, sigma: float) -> bool:
-    """thm5_condition_paper for validated inputs."""
+def thm5_condition_paper_unchecked(k: float, beta: float, sigma: float) -> bool:
+    """:func:`thm5_condition_paper` without validation, for callers that validated the arguments
+    (``privcal.calibrators.dpq``): ``2k > 8.68 sqrt(beta) sigma`` as printed.
+
+    Args:
+        k: the noise bound k, a float in [0, inf) (not checked).
+        beta: kernel parameter, a float in (0, inf) (not checked).
+        sigma: noise scale, a float in (0, inf) (not checked).
+
+    Returns:
+        whether the printed condition holds.
+    """
     return 2.0 * k > LEMMA8_CONSTANT_PAPER * math.sqrt(beta) * sigma
 
 
@@ -403,11 +415,22 @@ def thm5_failure_e3_paper(k: float, beta: float, sigma: float, resets: int) -> f
     """
     k, beta, sigma = _validate_level(k, beta, sigma)
     resets = V.positive_int("resets", resets)
-    return _thm5_failure_e3_paper(k, beta, sigma, resets)
+    return thm5_failure_e3_paper_unchecked(k, beta, sigma, resets)
 
 
-def _thm5_failure_e3_paper(k: float, beta: float, sigma: float, resets: int) -> float:
-    """thm5_failure_e3_paper for validated inputs."""
+def thm5_failure_e3_paper_unchecked(k: float, beta: float, sigma: float, resets: int) -> float:
+    """:func:`thm5_failure_e3_paper` without validation, for callers that validated the arguments
+    (``privcal.calibrators.dpq``): the same value.
+
+    Args:
+        k: the noise bound k, a float in [0, inf) (not checked).
+        beta: kernel parameter, a float in (0, inf) (not checked).
+        sigma: noise scale, a float in (0, inf) (not checked).
+        resets: J, the number of noise-path redraws, an int >= 1 (not checked).
+
+    Returns:
+        the failure probability, in [0, 1].
+    """
     p = math.exp(-_paper_exponent(k, beta, sigma))
     return -math.expm1(resets * math.log1p(-p)) if p < 1 else 1.0
 
@@ -458,3 +481,9 @@ def _thm5_failure(k: float, beta: float, sigma: float, resets: int, *, actions: 
     if p >= 1.0:
         return 1.0
     return min(1.0, -math.expm1(resets * actions * math.log1p(-p)))
+
+
+# Private spellings still read by privcal.calibrators.dpq (the same objects as the public names above); they go
+# once it calls the public names.
+_thm5_condition_paper = thm5_condition_paper_unchecked
+_thm5_failure_e3_paper = thm5_failure_e3_paper_unchecked

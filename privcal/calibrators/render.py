@@ -16,7 +16,7 @@ import textwrap
 
 from .. import _validate as V
 from ..records import clean
-from .table import Lead, Table
+from .table_model import Lead, Table
 
 __all__ = ["FORMATS", "WIDTH", "format_table"]
 

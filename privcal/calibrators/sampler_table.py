@@ -14,17 +14,17 @@ Columns (docs/samplers.md):
 
 from __future__ import annotations
 
-import math
-from typing import Iterable, Optional, Union
+from dataclasses import dataclass, replace
+from typing import Any, Iterable, Optional, Union
 
 from .. import _validate as V
 from ..accounting import samplers
 from ..accounting.events import Neighbouring
 from ..accounting.sampled_runs import validated_run
 from ..accounting.api import calibrate, epsilon
-from .table import Column, Row, Table, _epsilons
+from .table_model import Column, Row, Table, validated_epsilons
 
-__all__ = ["sampler_table"]
+__all__ = ["sampler_table", "SamplerTableSettings"]
 
 #: relative precision of the ``lower`` column's bisection (the table prints 4 digits)
 _LOWER_RTOL = 1e-5
@@ -42,14 +42,39 @@ def _columns(sampling: str) -> tuple[Column, ...]:
     )
 
 
-def _lower_sigma(target: float, delta: float, s_upper: float, sens: float, t: int, epochs: int, sampling: str,
-                 persistent: bool, relation: Neighbouring) -> float:
+@dataclass(frozen=True)
+class SamplerTableSettings:
+    """The run of :func:`sampler_table`: E epochs over N records in batches of b, for the sampler the run used.
+
+    Attributes:
+        sampling: "shuffle", "balls_in_bins" or "full_batch".
+        epochs: E, an int >= 1.
+        batch_size: b, an int in [1, dataset_size].
+        dataset_size: N, an int >= 1.
+        sensitivity: of one step's sum under ``neighbouring``, in (0, inf); default 1.
+        neighbouring: as ``privcal.accounting.sampled_runs.sampled_run_epsilon`` (default None: zero-out for
+            shuffle, add/remove otherwise).
+        persistent: one permutation (assignment) for the whole run; default False.
+
+    The values are checked by :func:`sampler_table`.
+    """
+
+    sampling: str
+    epochs: int
+    batch_size: int
+    dataset_size: int
+    sensitivity: float = 1.0
+    neighbouring: Optional[Union[Neighbouring, str]] = None
+    persistent: bool = False
+
+
+def _lower_sigma(target: float, delta: float, s_upper: float, run: SamplerTableSettings, t: int) -> float:
     """The largest sigma (to relative :data:`_LOWER_RTOL`, from below) at which the certified lower epsilon is above
     ``target``: every smaller sigma is certifiably not (target, delta)-DP; 0 when none is found below the valid
-    sigma."""
+    sigma. ``run`` is validated (its ``neighbouring`` a :class:`Neighbouring`), ``t`` its steps per epoch."""
     def lower(sigma: float) -> float:
-        return samplers.epsilon_lower(sigma / sens, t, epochs, delta, sampler=sampling, persistent=persistent,
-                                      relation=relation)
+        return samplers.epsilon_lower(sigma / run.sensitivity, t, run.epochs, delta, sampler=run.sampling,
+                                      persistent=run.persistent, relation=run.neighbouring)
 
     hi = s_upper  # lower(hi) <= upper(hi) <= target
     lo = hi / 2.0
@@ -72,41 +97,36 @@ def sampler_table(
     epsilons: Iterable[float],
     delta: float = 1e-5,
     *,
-    sampling: str,
-    epochs: int,
-    batch_size: int,
-    dataset_size: int,
-    sensitivity: float = 1.0,
-    neighbouring: Optional[Union[Neighbouring, str]] = None,
-    persistent: bool = False,
+    settings: Optional[SamplerTableSettings] = None,
+    **keywords: Any,
 ) -> Table:
     """Sigma per target epsilon for E epochs over N records in batches of b, for the sampler the run used.
 
     Args:
         epsilons: target epsilons, a non-empty sequence of values in (0, 1e6].
         delta: target delta, in (0, 1); default 1e-5.
-        sampling: "shuffle", "balls_in_bins" or "full_batch".
-        epochs: E, an int >= 1.
-        batch_size: b, an int in [1, dataset_size].
-        dataset_size: N, an int >= 1.
-        sensitivity: of one step's sum under ``neighbouring``, in (0, inf); default 1.
-        neighbouring: as ``privcal.accounting.sampled_runs.sampled_run_epsilon`` (default: zero-out for shuffle,
-            add/remove otherwise).
-        persistent: one permutation (assignment) for the whole run; default False.
+        settings: the run, a :class:`SamplerTableSettings`; default None: built from ``keywords``.
+        keywords: fields of :class:`SamplerTableSettings` as keywords (``sampling``, ``epochs``, ``batch_size``,
+            ``dataset_size`` required without ``settings``; ``sensitivity``, ``neighbouring``, ``persistent``),
+            replacing those of ``settings``.
 
     Returns:
         a :class:`~privcal.calibrators.table.Table` (setting "gaussian"), reference "upper" (an upper bound).
     """
-    epsilons = _epsilons(epsilons)
+    if settings is not None and not isinstance(settings, SamplerTableSettings):
+        raise ValueError(f"settings must be a SamplerTableSettings, got {settings!r}")
+    s = SamplerTableSettings(**keywords) if settings is None else replace(settings, **keywords)
+    epsilons = validated_epsilons(epsilons)
     delta = V.open_unit("delta", delta)
-    sampling, epochs, b, n, sens, relation, persistent, t = validated_run(sampling, epochs, batch_size, dataset_size,
-                                                                 sensitivity, neighbouring, persistent)
+    sampling, epochs, b, n, sens, relation, persistent, t = validated_run(
+        s.sampling, s.epochs, s.batch_size, s.dataset_size, s.sensitivity, s.neighbouring, s.persistent)
+    run = SamplerTableSettings(sampling, epochs, b, n, sens, relation, persistent)
     releases = epochs * t if sampling == "full_batch" else epochs
     q = b / n
     rows = []
     for eps in epsilons:
         s_up = calibrate(eps, delta, sensitivity=sens, steps=releases)
-        s_low = _lower_sigma(eps, delta, s_up, sens, t, epochs, sampling, persistent, relation)
+        s_low = _lower_sigma(eps, delta, s_up, run, t)
         s_poi = calibrate(eps, delta, sensitivity=sens, steps=epochs * t, sample_rate=q) if q < 1 else s_up
         up_at_poi = samplers.epsilon_upper(s_poi / sens, epochs, delta, sampler=sampling, steps_per_epoch=t,
                                            relation=relation)

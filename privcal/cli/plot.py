@@ -61,13 +61,24 @@ def run(args: argparse.Namespace) -> int:
     Args:
         args: the parsed command line.
     """
-    from privcal import _validate as V
     from privcal import plot
+
+    if args.kind == "samplers":
+        return _samplers(args, plot)
+    draw, positional, keywords = _chart(args, plot)
+    # a line on stderr, on a terminal only, once a picture has taken more than 2 s
+    with pld_block(args), Working(f"privcal: drawing plot {args.kind}"):
+        fig = draw(*positional, **keywords)
+    return _save(plot, fig, args.out)
+
+
+def _chart(args: argparse.Namespace, plot) -> tuple:
+    """(function, positional arguments, keyword arguments) of the chart ``args.kind`` (not samplers), after
+    refusing the flags it does not use (a ValueError naming them)."""
+    from privcal import _validate as V
 
     run_flags = [f for f, v in (("--epochs", args.epochs), ("--batch-size", args.batch_size),
                                 ("--dataset-size", args.dataset_size)) if v is not None]
-    if args.kind == "samplers":
-        return _samplers(args, plot)
     if run_flags:
         raise ValueError(f"{', '.join(run_flags)} appl{'ies' if len(run_flags) == 1 else 'y'} only to privcal plot "
                          "samplers")
@@ -91,15 +102,11 @@ def run(args: argparse.Namespace) -> int:
         if args.pld_accuracy is not None or args.memory_limit is not None:
             raise ValueError("--pld-accuracy and --memory-limit apply only with --sample-rate (plain Gaussian "
                              "releases are drawn from the exact profile, with no PLD grid)")
-    # a line on stderr, on a terminal only, once a picture has taken more than 2 s
-    with pld_block(args), Working(f"privcal: drawing plot {args.kind}"):
-        if args.kind == "epsilon-vs-steps":
-            fig = plot.epsilon_vs_steps(args.sigma, delta, steps=steps, **setting)
-        elif args.kind == "profile":
-            fig = plot.profile(args.sigma, steps=steps, **setting)
-        else:
-            fig = plot.sigma_vs_epsilon(delta, steps=steps, **setting)
-    return _save(plot, fig, args.out)
+    if args.kind == "epsilon-vs-steps":
+        return plot.epsilon_vs_steps, (args.sigma, delta), dict(steps=steps, **setting)
+    if args.kind == "profile":
+        return plot.profile, (args.sigma,), dict(steps=steps, **setting)
+    return plot.sigma_vs_epsilon, (delta,), dict(steps=steps, **setting)
 
 
 def _samplers(args: argparse.Namespace, plot) -> int:
