@@ -1,8 +1,9 @@
 """Benchmark: the FrozenLake benchmark's pieces on one core (wall time; not asserted anywhere).
 
 Times reading FrozenLake's table from gymnasium and exact value iteration, collecting offline episodes under the
-uniform behaviour policy, private selection over the public candidates, and Private-UCB-VI / PUCB runs on the
-finite-horizon MDP (H = 20).
+uniform behaviour policy, private selection over the public candidates, Private-UCB-VI / PUCB runs on the
+finite-horizon MDP (H = 20), the random-map prior's reference (2000 public maps, exact), and one run of each
+random-map learner (select, fqi-dpsgd; ``privcal.rl.toytext.experiment.run_frozenlake``).
 
     python benchmarks/bench_toytext.py
     python benchmarks/bench_toytext.py --episodes 500 --offline-episodes 20000 --json
@@ -43,6 +44,17 @@ def main(argv=None) -> dict:
     results["ucbvi_s"] = best_of(lambda: run_ucbvi(mdp, args.episodes, args.epsilon, 1e-5, seed=0), args.repeat)[0]
     results["pucb_s"] = best_of(lambda: run_pucb(mdp, args.episodes, args.epsilon, seed=0, counter_noise="gaussian",
                                                  delta=1e-5), args.repeat)[0]
+    from privcal.rl.toytext import random_map
+    from privcal.rl.toytext.experiment import run_frozenlake
+
+    results["prior_reference_s"] = best_of(lambda: random_map.prior_reference.__wrapped__(), args.repeat)[0]
+    random_map.prior_reference()  # cached for the runs below
+    n_runs = min(args.offline_episodes, 10_000)
+    results["random_map_episodes"] = n_runs
+    results["random_map_select_s"] = best_of(lambda: run_frozenlake("select", epsilon=args.epsilon, episodes=n_runs),
+                                             args.repeat)[0]
+    results["random_map_fqi_s"] = best_of(lambda: run_frozenlake("fqi-dpsgd", epsilon=args.epsilon, delta=1e-5,
+                                                                 episodes=n_runs), args.repeat)[0]
     if args.json:
         print(json.dumps(results))
     else:
@@ -52,6 +64,9 @@ def main(argv=None) -> dict:
         print(f"  private selection (256 policies) {results['select_s']:8.3f} s")
         print(f"  Private-UCB-VI, T={args.episodes}         {results['ucbvi_s']:8.3f} s")
         print(f"  PUCB, T={args.episodes}                   {results['pucb_s']:8.3f} s")
+        print(f"  random-map prior reference       {results['prior_reference_s']:8.3f} s")
+        print(f"  random-map select, {n_runs} episodes {results['random_map_select_s']:8.3f} s")
+        print(f"  random-map fqi-dpsgd, {n_runs} episodes {results['random_map_fqi_s']:8.3f} s")
     return results
 
 

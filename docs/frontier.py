@@ -1,11 +1,15 @@
-"""Redraw docs/frontier.png, the README's privacy-utility frontier (fast setting, 3 seeds per point).
+"""Redraw docs/frontier.png, the README's privacy-utility frontier (fast setting, 3 seeds per point), and
+docs/frontier_frozenlake.png (FrozenLake, fast setting, 100 seeds per point).
 
 Usage:
 
 * ``python docs/frontier.py`` trains the three frontiers (dpq, gpope, pucb; fast setting), prints each table,
   saves the results to docs/frontier.json (after each agent) and draws docs/frontier.png;
-* ``python docs/frontier.py --from docs/frontier.json`` redraws the picture (and prints the tables) from saved
-  results, without training.
+* ``python docs/frontier.py --agents frozenlake --json docs/frontier_frozenlake.json --png
+  docs/frontier_frozenlake.png`` trains FrozenLake's frontier (select and fqi-dpsgd, episode unit, random maps);
+* ``python docs/frontier.py --from docs/frontier.json`` (or ``--from docs/frontier_frozenlake.json --png
+  docs/frontier_frozenlake.png``) redraws the picture (and prints the tables) from saved results, without
+  training: every agent the file holds, one below the other.
 
 One panel per privacy unit, each x axis naming its unit (``privcal.rl.frontier.plot_frontier``). Needs the
 ``rl`` and ``plot`` extras.
@@ -25,6 +29,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from privcal.rl.frontier import Frontier, frontier, panels, plot_frontier  # noqa: E402
 
 AGENTS = ("dpq", "gpope", "pucb")
+#: every agent a saved file may hold, in drawing order
+ALL_AGENTS = AGENTS + ("frozenlake",)
 HERE = Path(__file__).parent
 
 
@@ -52,8 +58,8 @@ def main() -> None:
     parser.add_argument("--png", metavar="FILE", default=str(HERE / "frontier.png"),
                         help="the picture (default docs/frontier.png)")
     parser.add_argument("--agents", default=",".join(AGENTS),
-                        help="comma-separated agents to train (the others are read from --json if it holds them; "
-                             "default: all three)")
+                        help="comma-separated agents to train: dpq, gpope, pucb (drawn together; the others are read "
+                             "from --json if it holds them) or frozenlake (drawn alone) (default: dpq,gpope,pucb)")
     parser.add_argument("--amounts", default=None,
                         help="comma-separated amounts of data to train (default: the fast setting's); results for other "
                              "amounts already saved in --json for the same agent are kept (each point and reference "
@@ -63,9 +69,16 @@ def main() -> None:
     results = {}
     if args.source is not None:
         saved = json.loads(Path(args.source).read_text())
-        results = {agent: Frontier.from_dict(saved[agent]) for agent in AGENTS}
+        results = {agent: Frontier.from_dict(saved[agent]) for agent in ALL_AGENTS if agent in saved}
+        drawn = list(results)
     else:
-        for agent in args.agents.split(","):
+        requested = args.agents.split(",")
+        unknown = [a for a in requested if a not in ALL_AGENTS]
+        if unknown:
+            parser.error(f"--agents: unknown {', '.join(unknown)} (choose from {', '.join(ALL_AGENTS)})")
+        # the picture holds the default three together, or each other agent alone
+        drawn = list(AGENTS) if set(requested) <= set(AGENTS) else [a for a in ALL_AGENTS if a in requested]
+        for agent in requested:
             def progress(done, total, agent=agent):
                 print(f"{agent}: {done}/{total} training runs", file=sys.stderr, flush=True)
 
@@ -77,18 +90,19 @@ def main() -> None:
                 results[agent] = merge(Frontier.from_dict(saved[agent]), results[agent])
             saved[agent] = results[agent].to_dict()
             out.write_text(json.dumps(saved, indent=1))
-        if not all(agent in results for agent in AGENTS):
+        if not all(agent in results for agent in drawn):
             saved = json.loads(Path(args.json).read_text())
-            missing = [a for a in AGENTS if a not in results and a not in saved]
+            missing = [a for a in drawn if a not in results and a not in saved]
             if missing:
                 print(f"saved {args.json}; no picture until {', '.join(missing)} is trained", file=sys.stderr)
                 return
-            results.update({a: Frontier.from_dict(saved[a]) for a in AGENTS if a not in results})
-    for agent in AGENTS:
+            results.update({a: Frontier.from_dict(saved[a]) for a in drawn if a not in results})
+    for agent in drawn:
         print(results[agent].text(), end="\n\n")
-    rows = [len(panels(results[agent])) for agent in AGENTS]
+    rows = [len(panels(results[agent])) for agent in drawn]
     fig = plt.figure(layout="constrained", figsize=(12.5, 4.6 * sum(rows)))
-    for sub, agent in zip(fig.subfigures(len(AGENTS), 1, height_ratios=rows), AGENTS):
+    subs = fig.subfigures(len(drawn), 1, height_ratios=rows) if len(drawn) > 1 else [fig]
+    for sub, agent in zip(subs, drawn):
         plot_frontier(results[agent], figure=sub)
     fig.savefig(args.png, dpi=90)
     plt.close(fig)

@@ -252,7 +252,7 @@ def test_dpq_random_peak_frontier_shows_the_valid_learners_beside_algorithm_1():
     assert "privacy_unit" in f.to_dict()["points"][0] and "first_beating_select" in f.to_dict()
     with pytest.raises(ValueError, match="not a variant of dpq on the fixed environment"):
         F.frontier("dpq", variant="select", environment="fixed", epsilons=(1.0,), amounts=(2000,), seeds=(0,))
-    with pytest.raises(ValueError, match="environment applies only to agent 'dpq'"):
+    with pytest.raises(ValueError, match="environment applies only to agents 'dpq' and 'frozenlake'"):
         F.frontier("pucb", environment="fixed", **TINY)
 
 
@@ -326,7 +326,7 @@ def _synthetic(agent="dpq", infeasible=True):
     the paper's sigma infeasible at epsilon 10."""
     pts = []
     for v in F.AGENT_VARIANTS[agent]:
-        unit = F._UNITS[agent][v]
+        unit = F.UNITS[agent][v]
         for a in (2000, 10000):
             for k, e in enumerate((1.0, 10.0, 100.0)):
                 if infeasible and v == "paper" and e == 10.0:
@@ -461,3 +461,62 @@ def test_cli_bad_input_raises_value_error(argv, match):
     args = p.parse_args(["frontier", "pucb", "--amounts", "40", "--seeds", "0,1", *argv])
     with pytest.raises(ValueError, match=match):
         args._run(args)
+
+
+# ------------------------------------------------------------------------------ frozenlake
+
+
+@pytest.fixture(scope="module")
+def frozenlake_tiny():
+    pytest.importorskip("gymnasium")
+    return F.frontier("frozenlake", epsilons=(1.0, 100.0), amounts=(300,), seeds=(0, 1, 2), n_jobs=1)
+
+
+def test_frozenlake_frontier_is_paired_over_the_seeds_maps_and_user_level(frozenlake_tiny):
+    from scipy import stats
+
+    from privcal.rl.toytext import random_map as RM
+
+    f = frozenlake_tiny
+    assert [(p.variant, p.epsilon) for p in f.points] == [("select", 1.0), ("select", 100.0),
+                                                          ("fqi-episode", 1.0), ("fqi-episode", 100.0)]
+    prior = RM.prior_reference()
+    refs = np.array([prior.value_on(RM.map_environment(RM.draw_map(s))[1]) for s in (0, 1, 2)])
+    for p in f.points:
+        # one user = one episode: the user-level epsilon is the point's own, in the episode unit
+        assert p.privacy_unit == "episode" and p.user_unit == "episode" and p.user_epsilon == p.epsilon
+        # the p-value is the paired one-sided t test of (value - the reference policy's value on the seed's map),
+        # recomputed with scipy's one-sample t test (an independent implementation)
+        want = stats.ttest_1samp(np.array(p.values) - refs, 0.0, alternative="greater").pvalue
+        assert p.p_value == pytest.approx(want, rel=1e-9)
+    assert f.references[300]["trivial"]["mean"] == prior.value
+    assert "paired over seeds" in f.text() and f.settings["test"] == F.PAIRED_NOTE
+    assert f.points[2].guarantee.startswith("(1, 1e-05)-DP w.r.t. one episode")
+    back = F.Frontier.from_dict(json.loads(json.dumps(f.to_dict())))
+    assert back.rows() == f.rows()
+
+
+def test_frozenlake_picture_legend_handles_distinct(frozenlake_tiny, tmp_path):
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig = F.plot_frontier(frozenlake_tiny, tmp_path / "fl.png")
+    (ax,) = fig.axes
+    legend = ax.get_legend()
+    methods = [(h, t.get_text()) for h, t in zip(legend.legend_handles, legend.get_texts())
+               if (h.get_gid() or "").startswith("method:")]
+    looks = {(matplotlib.colors.to_hex(h.get_color()), h.get_marker()) for h, _ in methods}
+    assert len(methods) == 2 and len(looks) == 2
+    assert "per episode" in ax.get_xlabel() and "non-private fqi-dpsgd" in " ".join(t.get_text() for t in
+                                                                                  legend.get_texts())
+    plt.close(fig)
+
+
+def test_frozenlake_environment_choice():
+    with pytest.raises(ValueError, match="environment"):
+        F.frontier("frozenlake", environment="random-peak", epsilons=(1.0,), amounts=(300,), seeds=(0,))
+    with pytest.raises(ValueError, match="not a variant of frozenlake"):
+        F.frontier("frozenlake", variant="valid", epsilons=(1.0,), amounts=(300,), seeds=(0,))

@@ -116,7 +116,10 @@ _FLAT = ("privcal.dpq", "privcal.gpope", "privcal.table", "privcal.events", "pri
          "privcal.rl.dpq_agent", "privcal.rl.dpq_replay", "privcal.rl.dpq_select", "privcal.rl.fqi_dpsgd",
          "privcal.rl.learners", "privcal.rl.baselines", "privcal.rl.experiments_dpq", "privcal.rl.gpope_agent",
          "privcal.rl.lstd", "privcal.rl.mspbe", "privcal.rl.domains", "privcal.rl.experiments_gpope",
-         "privcal.rl.tabular", "privcal.rl.experiments_pucb", "privcal.rl.plots_pucb", "privcal.rl.checks_pucb")
+         "privcal.rl.tabular", "privcal.rl.experiments_pucb", "privcal.rl.plots_pucb", "privcal.rl.checks_pucb",
+         # the analysis layer's flat paths (privcal.analysis since 0.3.0)
+         "privcal.gaussian", "privcal.rdp", "privcal.subsampling", "privcal.group_subsampling", "privcal.kov",
+         "privcal.composition", "privcal.rkhs", "privcal.supremum", "privcal.counter", "privcal.noise")
 
 
 def test_privcal_code_never_imports_a_deprecated_flat_path():
@@ -163,10 +166,14 @@ def _families_imported(path: pathlib.Path, source: str | None = None) -> set[str
 
 
 def test_the_rl_layer_is_one_subpackage_per_family():
-    # every module of privcal/rl/ is a family's, a shared piece, the frontier (it spans the three) or rl's __init__
+    # every module of privcal/rl/ is a family's, a shared piece, the frontier's (it spans the families: frontier,
+    # frontier_stats, frontier_result, frontier_plot), the FrozenLake benchmark's (it runs select, FQI by DP-SGD
+    # and UCB-VI's MDPs: the toytext package) or rl's __init__
     modules = {_module(p) for p in RL.rglob("*.py")}
-    stray = {m for m in modules if _family(m) is None and m not in SHARED + ("privcal.rl", "privcal.rl.frontier",
-                                                                                  "privcal.rl.toytext")}
+    spanning = ("privcal.rl.frontier", "privcal.rl.frontier_stats", "privcal.rl.frontier_result",
+                "privcal.rl.frontier_plot", "privcal.rl.toytext")
+    stray = {m for m in modules if _family(m) is None and m not in SHARED + ("privcal.rl",) + spanning
+             and not m.startswith("privcal.rl.toytext.")}
     assert not stray, f"modules of privcal.rl outside a family or the shared pieces: {sorted(stray)}"
     assert all(any(_module(p).startswith(f + ".") for p in RL.rglob("*.py")) for f in FAMILIES)
 
@@ -314,3 +321,81 @@ def test_no_issue_numbers_in_the_code():
     found = [f"{p.relative_to(ROOT.parent)}:{i}" for p in ROOT.rglob("*.py")
              for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
     assert not found, found
+
+
+# --- private names stay in their module ------------------------------------------------------------------------
+
+#: ground-floor helpers every module may import (their public names are the shared validation, seeding, root
+#: finding, statistics and version helpers)
+GROUND = {"_validate", "_rng", "_roots", "_stats", "_version"}
+
+
+def _is_module(name: str) -> bool:
+    path = ROOT.parent / name.replace(".", "/")
+    return path.with_suffix(".py").exists() or (path / "__init__.py").exists()
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__") and name != "_"
+
+
+def private_uses(path: pathlib.Path, source: str | None = None) -> list[str]:
+    """Each read of a ``_name`` defined in another privcal module: ``from x import _y``, ``alias._y`` of an
+    imported privcal module, or a private module (``privacy_loss._build``) imported from outside its package.
+    A file outside ``privcal/`` (a test) is outside every package. The ground-floor helpers are allowed."""
+    inside_privcal = ROOT in path.parents
+    mod = _module(path) if inside_privcal else "tests.probe"
+    package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
+    text = path.read_text(encoding="utf-8") if source is None else source
+    tree = ast.parse(text)
+    found, aliases = [], {}
+
+    def within(owner: str) -> bool:
+        return package == owner or package.startswith(owner + ".")
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                home = ".".join(base[: len(base) - node.level + 1] + ([node.module] if node.module else []))
+            else:
+                home = node.module or ""
+            if not home.startswith("privcal"):
+                continue
+            parts = home.split(".")
+            for i, part in enumerate(parts):  # a private module on the path: from privcal.x._y import z
+                if _private(part) and part not in GROUND:
+                    if not within(".".join(parts[:i])):
+                        found.append(home)
+                    break
+            for a in node.names:
+                full = f"{home}.{a.name}"
+                if _is_module(full):
+                    aliases[a.asname or a.name] = full
+                    if _private(a.name) and a.name not in GROUND and not within(home):
+                        found.append(full)
+                elif _private(a.name):
+                    found.append(full)
+        elif isinstance(node, ast.Import):
+            aliases.update({a.asname: a.name for a in node.names if a.name.startswith("privcal") and a.asname})
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+                and _private(node.attr) and aliases[node.value.id].rsplit(".", 1)[-1] not in GROUND):
+            target = f"{aliases[node.value.id]}.{node.attr}"
+            if not (_is_module(target) and within(aliases[node.value.id])):
+                found.append(target)
+    return found
+
+
+def test_the_private_use_count_can_fail():
+    accounting = ROOT / "accounting" / "probe.py"
+    assert private_uses(accounting, "from .protocol import _search_helper\n") == [
+        "privcal.accounting.protocol._search_helper"]
+    assert private_uses(accounting, "from ..analysis import kov\nkov._gap(1)\nkov.kov_epsilon\n") == [
+        "privcal.analysis.kov._gap"]
+    assert private_uses(accounting, "from privcal.privacy_loss._build import x\n") == ["privcal.privacy_loss._build"]
+    assert private_uses(ROOT.parent / "tests" / "test_probe.py", "import privcal.rl.dpq.agent as A\nA._loop\n") == [
+        "privcal.rl.dpq.agent._loop"]
+    # allowed: the ground floor, a package's own private module, a public name
+    assert not private_uses(accounting, "from .. import _validate as V\nV._x\nfrom privcal import _rng\n")
+    assert not private_uses(ROOT / "privacy_loss" / "probe.py", "from . import _build\nfrom ._build import PMF\n")

@@ -1,4 +1,4 @@
-"""``privcal frontier AGENT``: the privacy-utility frontier of dpq, gpope or pucb (``privcal.rl.frontier``).
+"""``privcal frontier AGENT``: the privacy-utility frontier of dpq, gpope, pucb or frozenlake (``privcal.rl.frontier``).
 
 ``privcal.cli`` (``privcal/cli/__init__.py``) calls :func:`add_parser` on its subparsers and :func:`run` on the parsed
 arguments; bad input raises ``ValueError`` (one stderr line, exit code 2 there). Importing this module
@@ -14,7 +14,7 @@ from privcal.cli import out as _cli_out
 
 __all__ = ["add_parser", "run"]
 
-_AGENTS = ("dpq", "gpope", "pucb")
+_AGENTS = ("dpq", "gpope", "pucb", "frozenlake")
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -37,33 +37,42 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                     "after Holm's correction over each line's epsilon grid) and, beside every unit finer than a "
                     "user, the user-level epsilon. "
                     "dpq: return per episode (mean of the last 10) against samples T; gpope: MSPBE on the "
-                    "chain against trajectories m; pucb: cumulative regret per episode against episodes.")
+                    "chain against trajectories m; pucb: cumulative regret per episode against episodes; frozenlake: "
+                    "the released policy's exact goal probability against users' episodes n (select and fqi-dpsgd, "
+                    "episode unit = one user).")
     p.add_argument("agent", choices=_AGENTS, help="the agent whose frontier is drawn (no default: required)")
     p.add_argument("--epsilons", type=_cli_out.numbers, default=None,
                    help=f"comma-separated target epsilons, each > 0 (default per agent, fast setting: {defaults('epsilons')})")
     p.add_argument("--amounts", type=_cli_out.counts, default=None,
-                   help="comma-separated amounts of data: dpq samples T, gpope trajectories m, pucb episodes; 1e4 "
+                   help="comma-separated amounts of data: dpq samples T, gpope trajectories m, pucb episodes, "
+                        "frozenlake users' episodes n; 1e4 "
                         f"accepted (default per agent, fast setting: {defaults('amounts')})")
     p.add_argument("--seeds", type=_cli_out.seeds, default=None,
                    help="seeds, one training run each per point: ranges and lists, e.g. 0-9 or 0,1,5 (ints >= 0); "
                         "two or more give a "
-                        "verdict (default: 0,1,2 in the fast setting, 10 seeds (pucb 5) in the paper setting)")
+                        "verdict (default: 0,1,2 in the fast setting, 10 seeds (pucb 5) in the paper setting; "
+                        "frozenlake 0-99 fast, 0-199 paper)")
     p.add_argument("--variant", choices=F.VARIANT_CHOICES, default="all",
                    help="noise: valid (the valid calibration), paper (the paper's sigma, no valid guarantee), "
                         "gaussian (pucb only: Gaussian counters, valid (epsilon, delta)-JDP), the valid dpq learners "
-                        "select, fqi-transition, fqi-episode (random-peak environment), both (valid and "
+                        "select, fqi-transition, fqi-episode (random-peak environment), frozenlake's select and "
+                        "fqi-episode, both (valid and "
                         "paper) or all (every variant of the agent), labelled (default all)")
-    p.add_argument("--environment", choices=F.ENVIRONMENTS, default=None,
-                   help="dpq only: random-peak (the reward's peak theta drawn per seed; utility the released greedy "
+    p.add_argument("--environment", choices=tuple(dict.fromkeys(F.ENVIRONMENTS + F.FROZENLAKE_ENVIRONMENTS)),
+                   default=None,
+                   help="dpq: random-peak (the reward's peak theta drawn per seed; utility the released greedy "
                         "policy's return; trivial reference the best data-independent policy in expectation over "
                         "theta) or fixed (App. E.1's reward; Algorithm 1 only, against the random policy) "
-                        "(default random-peak)")
+                        "(default random-peak); frozenlake: random-map (the map drawn per seed from a public prior; "
+                        "reference the best data-independent policy in expectation over the prior) or fixed "
+                        "(gymnasium's public map, against the uniform policy) (default random-map)")
     p.add_argument("--setting", choices=("fast", "paper"), default="fast",
                    help="default sweep and sizes: fast (minutes on 2 cores) or paper (the papers' sizes) "
                         "(default fast)")
     p.add_argument("--delta", type=float, default=None,
                    help="target delta, in (0, 1) (default dpq 1e-4 as App. E.3, gpope 1e-5, pucb 1e-5 for its "
-                        "gaussian variant only: Laplace counters are pure epsilon-JDP)")
+                        "gaussian variant only: Laplace counters are pure epsilon-JDP, frozenlake 1e-5 for fqi-dpsgd: "
+                        "select is pure epsilon-DP)")
     p.add_argument("--confidence", type=float, default=0.95,
                    help="one-sided confidence of the 'beats trivial' verdict, in (0, 1) (default 0.95)")
     p.add_argument("--n-jobs", type=int, default=-1,
@@ -98,7 +107,10 @@ def run(args: argparse.Namespace) -> int:
     if args.plot is not None:
         from privcal import plot
 
-        plot._pyplot()  # a clear ImportError now, not after training
+        try:  # a clear ImportError now, not after training
+            import matplotlib  # noqa: F401
+        except ImportError:
+            raise ImportError("privcal's plots need matplotlib: pip install 'privcal[plot]'") from None
         plot.check_path(args.plot)
     if args.backend == "dask" and not args.scheduler:
         raise ValueError("--backend dask needs --scheduler ADDRESS (e.g. tcp://host:8786)")

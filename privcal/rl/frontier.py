@@ -1,5 +1,9 @@
 r"""The privacy-utility frontier: utility against epsilon and the amount of data, valid and paper noise.
 
+This module holds the agents' sweeps (settings, per-agent plans and tasks, :func:`frontier`); the statistics are
+in ``privcal.rl.frontier_stats``, the result type in ``privcal.rl.frontier_result`` and the picture in
+``privcal.rl.frontier_plot``. Every public name of those modules is importable from here.
+
 :func:`frontier` sweeps the target epsilon and the amount of data for one agent, trains a few seeds per
 point in parallel (:func:`privcal.rl._parallel.run_trials`: all local cores by default, or a Dask
 cluster), and reports per point the mean and standard deviation of the utility over seeds beside two
@@ -15,19 +19,30 @@ one transition of a user's 50-step episode) also carries the user-level epsilon,
 (``privcal.accounting.groups.group_epsilon``, as ``privcal train dpq --method fqi-dpsgd --privacy-unit
 transition`` prints it); :func:`plot_frontier` draws one panel per unit, each x axis naming it.
 
-=========  ============================  ===============================  ============================
-agent      amount of data                utility (per seed)               trivial reference
-=========  ============================  ===============================  ============================
-``dpq``    samples T (environment        released greedy policy's return  best data-independent policy
-           steps), random-peak interval  per episode (500 simulated       in expectation over theta
-           env (default)                 episodes; select, fqi: 2000)     (``envs.trivial_return``)
-``dpq``    samples T, fixed interval     return per episode, mean of the  random policy (exact
-           env ("fixed" environment)     last 10 episodes, higher better   simulation, its std. error)
-``gpope``  trajectories m (chain,        MSPBE on an independent sample   theta = 0 (exact)
-           N = m iterations)             (lower better)
-``pucb``   episodes T (tabular MDP)      cumulative regret / T, exact     uniform policy: rho* -
-                                         (lower better)                   rho^uniform (exact)
-=========  ============================  ===============================  ============================
+==============  ============================  ===============================  ============================
+agent           amount of data                utility (per seed)               trivial reference
+==============  ============================  ===============================  ============================
+``dpq``         samples T (environment        released greedy policy's return  best data-independent policy
+                steps), random-peak interval  per episode (500 simulated       in expectation over theta
+                env (default)                 episodes; select, fqi: 2000)     (``envs.trivial_return``)
+``dpq``         samples T, fixed interval     return per episode, mean of the  random policy (exact
+                env ("fixed" environment)     last 10 episodes, higher better   simulation, its std. error)
+``gpope``       trajectories m (chain,        MSPBE on an independent sample   theta = 0 (exact)
+                N = m iterations)             (lower better)
+``pucb``        episodes T (tabular MDP)      cumulative regret / T, exact     uniform policy: rho* -
+                                              (lower better)                   rho^uniform (exact)
+``frozenlake``  episodes n (users), random-   released policy's goal           best data-independent policy
+                map FrozenLake (default) or   probability within H = 20,       of a stated class, expected
+                the fixed map                 exact (higher better)            over the map prior (fixed
+                                                                               map: uniform policy)
+==============  ============================  ===============================  ============================
+
+FrozenLake (``privcal.rl.toytext``) runs ``"select"`` (exponential mechanism over public policies, pure epsilon-DP)
+and ``"fqi-episode"`` (fitted-Q iteration by DP-SGD), both in the episode unit (one user = one episode, so the
+user-level epsilon is the point's own). Its maps differ from seed to seed far more than the learners' effect, so
+its points are tested paired (:data:`PAIRED_NOTE`): each seed's value minus the reference policy's exact value on
+the same map. The non-private reference is fitted-Q without noise; "optimum" each map's optimum, expected over the
+prior.
 
 Noise per variant (labelled everywhere; ``variant="all"``, the default, runs every variant of the agent,
 ``"both"`` runs valid and paper). Every point names its privacy unit (``privacy_unit``, ``privcal.rl.units``):
@@ -65,47 +80,47 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
-from typing import Any, Optional
+from dataclasses import asdict
+from typing import Optional
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from privcal import _validate as V
 from privcal.errors import InfeasibleError
-from privcal.rl._parallel import run_trials_unchecked, check_engine
+from privcal.rl._parallel import check_engine, run_trials_unchecked
+from privcal.rl.frontier_plot import method_label, panels, plot_frontier
+from privcal.rl.frontier_result import (COVERS_USER, PAIRED_NOTE, UNITS, USER_UNITS, VARIANT_ORDER, Frontier,
+                                        FrontierPoint)
+from privcal.rl.frontier_stats import (CORRECTION, beats_reference, holm, holm_over_grid, one_sided_p_value,
+                                       unchecked_beats_reference, unchecked_p_value)
 
 __all__ = ["AGENTS", "VARIANTS", "AGENT_VARIANTS", "VARIANT_CHOICES", "SETTINGS", "USER_UNITS", "CORRECTION",
            "FrontierPoint", "Frontier", "beats_reference", "one_sided_p_value", "holm", "holm_over_grid", "frontier",
-           "panels", "plot_frontier"]
+           "panels", "plot_frontier", "ENVIRONMENTS", "FROZENLAKE_ENVIRONMENTS", "DPQ_LEARNERS", "UNITS",
+           "COVERS_USER", "VARIANT_ORDER", "PAIRED_NOTE", "method_label"]
 
-AGENTS = ("dpq", "gpope", "pucb")
+AGENTS = ("dpq", "gpope", "pucb", "frozenlake")
 #: Noise variants shared by every agent; ``frontier(variant="both")`` runs both.
 VARIANTS = ("valid", "paper")
 #: Every variant of each agent, in table order; ``frontier(variant="all")`` (default) runs them. PUCB's
 #: "gaussian" is valid, with Gaussian counters and an (epsilon, delta)-JDP guarantee.
 AGENT_VARIANTS = {"dpq": ("select", "fqi-transition", "fqi-episode", "valid", "paper"), "gpope": ("valid", "paper"),
-                  "pucb": ("valid", "gaussian", "paper")}
+                  "pucb": ("valid", "gaussian", "paper"), "frozenlake": ("select", "fqi-episode")}
 #: dpq's valid learners (privcal.rl.dpq.select, privcal.rl.dpq.fqi_dpsgd): random-peak environment only
 DPQ_LEARNERS = ("select", "fqi-transition", "fqi-episode")
 #: dpq environments: "random-peak" (default: theta drawn per seed, privcal.rl.envs.draw_peak) or "fixed" (App. E.1)
 ENVIRONMENTS = ("random-peak", "fixed")
-_ORDER = ("select", "fqi-transition", "fqi-episode", "valid", "gaussian", "paper")
+#: frozenlake environments: "random-map" (default: the map drawn per seed from the public prior,
+#: privcal.rl.toytext.random_map) or "fixed" (gymnasium's public 4x4 map)
+FROZENLAKE_ENVIRONMENTS = ("random-map", "fixed")
 #: every value of ``frontier(variant=...)``: a variant of ``AGENT_VARIANTS``, "both" or "all"
 VARIANT_CHOICES = ("valid", "paper", "gaussian", "select", "fqi-transition", "fqi-episode", "both", "all")
 #: the privacy unit of each (agent, variant)
 _UNITS = {"dpq": {"select": "reward-function", "fqi-transition": "transition", "fqi-episode": "episode",
                   "valid": "reward-function", "paper": "reward-function"},
           "gpope": {"valid": "trajectory", "paper": "trajectory"},
-          "pucb": {"valid": "episode", "gaussian": "episode", "paper": "episode"}}
-#: the unit of one user, per agent: a user contributes one 50-step episode (dpq, pucb) or one trajectory (gpope).
-#: A point whose unit is finer than the user (dpq's "transition") reports the user-level epsilon beside its own.
-USER_UNITS = {"dpq": "episode", "gpope": "trajectory", "pucb": "episode"}
-#: units that cover one user's whole contribution: the user-level epsilon is the point's own (upper bound)
-_COVERS_USER = ("episode", "trajectory", "reward-function")
-#: what the "beats" of each frontier line is corrected for, in words (every output says it)
-CORRECTION = ("Holm (1979) step-down over the epsilon grid of each (variant, amount) line: the family-wise error "
-              "of the line's 'beats' claims is at most 1 - confidence")
+          "pucb": {"valid": "episode", "gaussian": "episode", "paper": "episode"},
+          "frozenlake": {"select": "episode", "fqi-episode": "episode"}}
 _EVAL_EPISODES = 500  # dpq, random-peak: simulated episodes per released policy (seed [seed, 31])
 _LAST = 10  # dpq: episodes averaged per seed
 
@@ -130,6 +145,12 @@ SETTINGS = {
         "paper": {"epsilons": (0.1, 1.0, 3.0, 5.0, 7.0, 10.0, 100.0, 300.0, 1000.0, 10000.0), "amounts": (2000, 10000),
                   "seeds": (0, 1, 2, 3, 4), "delta": 1e-5},
     },
+    "frozenlake": {
+        "fast": {"epsilons": (0.1, 1.0, 10.0, 100.0), "amounts": (1000, 10000), "seeds": tuple(range(100)),
+                 "delta": 1e-5},
+        "paper": {"epsilons": (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0), "amounts": (1000, 10000),
+                  "seeds": tuple(range(200)), "delta": 1e-5},
+    },
 }
 
 _UTILITY = {  # name, axis label, higher is better, amount name, trivial reference's label
@@ -139,438 +160,9 @@ _UTILITY = {  # name, axis label, higher is better, amount name, trivial referen
                         "best data-independent policy"),
     "gpope": ("mspbe", "MSPBE (log scale)", False, "trajectories m", "theta = 0"),
     "pucb": ("regret_per_episode", "cumulative regret / episodes", False, "episodes T", "uniform policy"),
+    "frozenlake": ("value", "goal probability within H = 20 of the released policy (exact)", True, "episodes n",
+                   "best data-independent policy in expectation over the map prior"),
 }
-
-
-# ------------------------------------------------------------------------------------- the bound
-
-
-def beats_reference(values: ArrayLike, reference: float, *, higher_is_better: bool,
-                    confidence: float = 0.95, reference_se: float = 0.0) -> tuple[Optional[bool], float]:
-    r"""Whether the mean utility over seeds beats a reference, by a one-sided Student-t bound.
-
-    With n values, mean m and sample standard deviation s, the standard error is
-    se = sqrt(s^2 / n + se_ref^2) (the reference's own standard error added in quadrature; 0 for an exact
-    reference) and t = t_{n-1}^{-1}(confidence). Higher is better: the lower bound m - t se must exceed the
-    reference; lower is better: the upper bound m + t se must be below it. The claim holds with the
-    stated confidence under the normal model of the per-seed utilities (seeds independent); a
-    non-finite value (a diverged run) counts as the worst possible value.
-
-    Args:
-        values: per-seed utilities, a 1-D sequence of floats (at least 2 for a verdict).
-        reference: the reference's value.
-        higher_is_better: True for returns, False for losses and regret.
-        confidence: one-sided confidence level, in (0, 1); default 0.95.
-        reference_se: standard error of the reference, in [0, inf); default 0 (exact).
-
-    Returns:
-        (verdict, bound): verdict True / False, or None with fewer than 2 values; bound the one-sided
-        confidence bound on the mean (nan with fewer than 2 values).
-
-    Raises:
-        ValueError: an argument is outside its range.
-    """
-    vals = np.asarray(values, dtype=float).ravel()
-    return _beats_reference(vals, float(reference), bool(higher_is_better),
-                            V.open_unit("confidence", confidence), V.nonnegative("reference_se", reference_se))
-
-
-def _beats_reference(vals, reference, higher, confidence, reference_se) -> tuple[Optional[bool], float]:
-    n = vals.size
-    if n < 2:
-        return None, math.nan
-    if not np.all(np.isfinite(vals)):  # a diverged run: the worst value
-        return False, (-math.inf if higher else math.inf)
-    from scipy.stats import t as student_t
-
-    se = math.sqrt(float(vals.var(ddof=1)) / n + reference_se ** 2)
-    q = float(student_t.ppf(confidence, n - 1))
-    mean = float(vals.mean())
-    if higher:
-        bound = mean - q * se
-        return bool(bound > reference), bound
-    bound = mean + q * se
-    return bool(bound < reference), bound
-
-
-def one_sided_p_value(values: ArrayLike, reference: float, *, higher_is_better: bool,
-                      reference_se: float = 0.0) -> Optional[float]:
-    r"""One-sided p-value of "the mean utility is no better than the reference", by Student t over seeds.
-
-    With n values, mean m, sample standard deviation s and se = sqrt(s^2 / n + se_ref^2) (as
-    :func:`beats_reference`), t = (m - reference) / se (sign flipped when lower is better) and
-    p = P(T_{n-1} >= t), the upper tail of Student's t with n - 1 degrees of freedom. So p < 1 - c exactly
-    when :func:`beats_reference` at confidence c says True. With se = 0 the comparison is exact: p = 0 if the
-    mean is strictly better, else 1. A non-finite value (a diverged run) gives p = 1.
-
-    Args:
-        values: per-seed utilities, a 1-D sequence of floats (at least 2 for a p-value).
-        reference: the reference's value.
-        higher_is_better: True for returns, False for losses and regret.
-        reference_se: standard error of the reference, in [0, inf); default 0 (exact).
-
-    Returns:
-        p in [0, 1], or None with fewer than 2 values.
-
-    Raises:
-        ValueError: ``reference_se`` is negative.
-    """
-    vals = np.asarray(values, dtype=float).ravel()
-    return _p_value(vals, float(reference), bool(higher_is_better), V.nonnegative("reference_se", reference_se))
-
-
-def _p_value(vals, reference, higher, reference_se) -> Optional[float]:
-    n = vals.size
-    if n < 2:
-        return None
-    if not np.all(np.isfinite(vals)):
-        return 1.0
-    from scipy.stats import t as student_t
-
-    diff = float(vals.mean()) - reference
-    diff = diff if higher else -diff
-    se = math.sqrt(float(vals.var(ddof=1)) / n + reference_se ** 2)
-    if se == 0.0:
-        return 0.0 if diff > 0.0 else 1.0
-    return float(student_t.sf(diff / se, n - 1))
-
-
-def holm(p_values: Iterable[Optional[float]], alpha: float = 0.05) -> tuple[list, list]:
-    r"""Holm's step-down procedure: which hypotheses to reject with family-wise error at most ``alpha``.
-
-    Sort the m p-values that are not None, p_(1) <= ... <= p_(m); reject H_(1), ..., H_(k) where k is the
-    largest index with p_(j) <= alpha / (m - j + 1) for every j <= k (Holm 1979, "A simple sequentially
-    rejective multiple test procedure", Scand. J. Statist. 6, 65-70). The adjusted p-value of H_(i) is
-    max_{j <= i} min(1, (m - j + 1) p_(j)), and H_(i) is rejected exactly when it is <= alpha. The
-    family-wise error is controlled under any dependence between the tests. A None (no test: an infeasible
-    point, fewer than two seeds) is not in the family and stays None.
-
-    Args:
-        p_values: p-values in [0, 1] or None.
-        alpha: family-wise error level, in (0, 1); default 0.05.
-
-    Returns:
-        (rejected, adjusted): per input, True / False (None for a None input) and the adjusted p-value
-        (None for a None input).
-
-    Raises:
-        ValueError: a p-value outside [0, 1] or ``alpha`` outside (0, 1).
-    """
-    ps = list(p_values)
-    for x in ps:
-        if x is not None and not 0.0 <= x <= 1.0:
-            raise ValueError(f"p_values must be in [0, 1] or None, got {x!r}")
-    alpha = V.open_unit("alpha", alpha)
-    tested = sorted((x, i) for i, x in enumerate(ps) if x is not None)
-    m = len(tested)
-    rejected, adjusted = [None] * len(ps), [None] * len(ps)
-    running = 0.0
-    for j, (x, i) in enumerate(tested):
-        running = max(running, min(1.0, (m - j) * x))
-        adjusted[i] = running
-        rejected[i] = running <= alpha
-    return rejected, adjusted
-
-
-def holm_over_grid(points: Iterable["FrontierPoint"], confidence: float = 0.95) -> tuple:
-    """The points with ``p_holm`` and ``beats_holm`` set: :func:`holm` at alpha = 1 - confidence over the epsilon
-    grid of each (variant, amount) line, from each point's ``p_value`` (:data:`CORRECTION`).
-
-    Args:
-        points: :class:`FrontierPoint` objects (their ``p_value`` set, None for no test).
-        confidence: in (0, 1); default 0.95.
-
-    Returns:
-        the points in the same order, as a tuple.
-    """
-    from dataclasses import replace
-
-    pts = list(points)
-    alpha = 1.0 - V.open_unit("confidence", confidence)
-    lines: dict = {}
-    for k, p in enumerate(pts):
-        lines.setdefault((p.variant, p.amount), []).append(k)
-    for idx in lines.values():
-        rejected, adjusted = holm([pts[k].p_value for k in idx], alpha)
-        for k, r, a in zip(idx, rejected, adjusted):
-            pts[k] = replace(pts[k], beats_holm=r, p_holm=a)
-    return tuple(pts)
-
-
-# ------------------------------------------------------------------------------------- results
-
-
-@dataclass(frozen=True)
-class FrontierPoint:
-    """One (variant, epsilon, amount) point: per-seed utilities, their mean and std, and the verdict.
-
-    ``privacy_unit`` says what one neighbouring change is (``privcal.rl.units``). ``verdict`` is
-    ``privcal.rl.verdict.verdict_over_seeds`` against the trivial reference ("beats", "does not beat" or
-    "cannot tell": a one-sided Welch t bound, the reference's standard error added; "" with fewer than two
-    seeds or no values) and ``sign_test_p`` its exact one-sided sign-test p-value.
-
-    ``values`` is empty and ``infeasible`` holds the calibrator's reason when no noise exists for the
-    target. ``noise`` is the noise level used (dpq: functional-noise sigma; gpope: noise multiplier
-    sigma; pucb: the counters' error bound E). ``bound`` is the one-sided confidence bound of
-    :func:`beats_reference` and ``beats_trivial`` its verdict (None with fewer than two seeds or no
-    values), for this point alone. ``p_value`` is the one-sided Student-t p-value of the same test
-    (:func:`one_sided_p_value`); ``p_holm`` and ``beats_holm`` the Holm-adjusted p-value and verdict over the
-    epsilon grid of the point's (variant, amount) line (:func:`holm_over_grid`, :data:`CORRECTION`): the
-    "first epsilon that beats" of :meth:`Frontier.first_beating` reads ``beats_holm``. ``guarantee`` states the
-    privacy claim in words.
-
-    ``user_epsilon`` is the epsilon of the same run for one *user* (``user_unit``: one user's whole episode or
-    trajectory), an upper bound at the frontier's delta: for a unit that covers the user (episode, trajectory,
-    reward-function) the point's own epsilon; for the transition unit (dpq's "fqi-transition": one transition
-    of a 50-step episode) the group bound of ``privcal.accounting.groups.group_epsilon`` over the run's
-    sigma, sample rate and steps, with its certified lower bound in ``user_epsilon_lower``. None where the
-    point has no valid guarantee (the paper's noise, a failed premise, an infeasible calibration).
-    """
-
-    variant: str
-    epsilon: float
-    amount: int
-    values: tuple = ()
-    mean: Optional[float] = None
-    std: Optional[float] = None
-    bound: Optional[float] = None
-    beats_trivial: Optional[bool] = None
-    noise: Optional[float] = None
-    guarantee: str = ""
-    infeasible: str = ""
-    privacy_unit: str = ""
-    verdict: str = ""
-    sign_test_p: Optional[float] = None
-    p_value: Optional[float] = None
-    p_holm: Optional[float] = None
-    beats_holm: Optional[bool] = None
-    user_unit: str = ""
-    user_epsilon: Optional[float] = None
-    user_epsilon_lower: Optional[float] = None
-
-
-@dataclass(frozen=True)
-class Frontier:
-    """What :func:`frontier` measured: the points and, per amount of data, the references.
-
-    ``references`` maps each amount to {"trivial": {"mean", "se", "label"}, "non_private": {"mean",
-    "std", "values"}} plus agent-specific extras (dpq: "optimum", the move-to-the-middle policy;
-    gpope: "lstd", the non-private closed form). ``settings`` records the sizes, delta, seeds and the
-    learner's fixed parameters.
-    """
-
-    agent: str
-    setting: str
-    utility: str
-    utility_label: str
-    higher_is_better: bool
-    amount_name: str
-    delta: Optional[float]
-    confidence: float
-    seeds: tuple
-    points: tuple
-    references: dict
-    settings: dict = field(default_factory=dict)
-
-    def rows(self) -> list[dict]:
-        """One flat dict per point, with its amount's references (the table and csv form).
-
-        Returns:
-            dicts with keys agent, variant, privacy_unit, epsilon, amount, mean, std, seeds, bound, beats_trivial,
-            p_value, p_holm, beats_holm, correction ("holm": :data:`CORRECTION`), user_unit, user_epsilon,
-            user_epsilon_lower, verdict, sign_test_p, trivial, non_private, noise, guarantee, infeasible, in the
-            order of ``points``.
-        """
-        out = []
-        for p in self.points:
-            ref = self.references.get(p.amount, {})
-            out.append({"agent": self.agent, "variant": p.variant, "privacy_unit": p.privacy_unit,
-                        "epsilon": p.epsilon, "amount": p.amount,
-                        "mean": p.mean, "std": p.std, "seeds": len(p.values), "bound": p.bound,
-                        "beats_trivial": p.beats_trivial, "p_value": p.p_value, "p_holm": p.p_holm,
-                        "beats_holm": p.beats_holm, "correction": "holm",
-                        "user_unit": p.user_unit, "user_epsilon": p.user_epsilon,
-                        "user_epsilon_lower": p.user_epsilon_lower,
-                        "verdict": p.verdict, "sign_test_p": p.sign_test_p,
-                        "trivial": ref.get("trivial", {}).get("mean"),
-                        "non_private": ref.get("non_private", {}).get("mean"),
-                        "noise": p.noise, "guarantee": p.guarantee, "infeasible": p.infeasible})
-        return out
-
-    def first_beating(self, variant: str = "valid", corrected: bool = True) -> dict:
-        """Per amount, the smallest epsilon whose point beats the trivial reference (None if none does).
-
-        Args:
-            variant: "valid" (default), "gaussian" (pucb), "paper", or a dpq learner ("select",
-                "fqi-transition", "fqi-episode").
-            corrected: True (default): the Holm-corrected verdict over the line's epsilon grid
-                (``beats_holm``, :data:`CORRECTION`); False: each point's own verdict (``beats_trivial``),
-                with no control of the error across the grid.
-
-        Returns:
-            amount -> epsilon (in the variant's own privacy unit) or None.
-        """
-        V.choice("variant", variant, _ORDER)
-        out = {}
-        for p in self.points:
-            if p.variant != variant:
-                continue
-            out.setdefault(p.amount, None)
-            if (p.beats_holm if corrected else p.beats_trivial) and (out[p.amount] is None
-                                                                    or p.epsilon < out[p.amount]):
-                out[p.amount] = p.epsilon
-        return out
-
-    def _variants(self) -> list:
-        return [v for v in _ORDER if any(p.variant == v for p in self.points)]
-
-    def to_dict(self) -> dict:
-        """JSON-ready copy (infinite numbers as None, via ``privcal.records.clean``).
-
-        Returns:
-            a dict with the fields, ``points`` as dicts, ``correction`` (:data:`CORRECTION`), per variant
-            ``first_beating_<variant>`` (Holm-corrected) and ``first_beating_<variant>_uncorrected``, and the
-            user unit.
-        """
-        from privcal.records import clean
-
-        d = {k: v for k, v in asdict(self).items() if k != "points"}
-        d["references"] = {str(k): v for k, v in self.references.items()}
-        d["points"] = [asdict(p) for p in self.points]
-        d["correction"] = CORRECTION
-        d["user_unit"] = USER_UNITS[self.agent]
-        for v in dict.fromkeys(["valid"] + self._variants()):
-            key = f"first_beating_{v.replace('-', '_')}"
-            d[key] = {str(k): e for k, e in self.first_beating(v).items()}
-            d[key + "_uncorrected"] = {str(k): e for k, e in self.first_beating(v, corrected=False).items()}
-        return clean(d)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> "Frontier":
-        """The :class:`Frontier` back from :meth:`to_dict`'s output (e.g. a saved JSON file), to redraw or
-        re-tabulate it without training. Numbers that were not finite come back as None (nan in ``values``).
-
-        Args:
-            data: a dict as :meth:`to_dict` returns it.
-
-        Returns:
-            the Frontier.
-
-        Raises:
-            ValueError: a field is missing.
-        """
-        from dataclasses import fields
-
-        names = [f.name for f in fields(cls) if f.name != "points"]
-        missing = [n for n in names + ["points"] if n not in data and n != "settings"]
-        if missing:
-            raise ValueError(f"data is not a saved frontier: missing {', '.join(missing)}")
-        kw = {n: data[n] for n in names if n in data}
-        kw["seeds"] = tuple(kw["seeds"])
-        kw["references"] = {int(k): v for k, v in data["references"].items()}
-        point_fields = {f.name for f in fields(FrontierPoint)}
-        points = []
-        for p in data["points"]:
-            p = {k: v for k, v in p.items() if k in point_fields}
-            p["values"] = tuple(math.nan if x is None else x for x in p.get("values", ()))
-            points.append(FrontierPoint(**p))
-        return cls(points=tuple(points), **kw)
-
-    def text(self) -> str:
-        """A table for people: one line per point, then the references per amount.
-
-        Returns:
-            the text, lines of at most about 130 columns plus the guarantees.
-        """
-        better = "higher" if self.higher_is_better else "lower"
-        alpha = 1.0 - self.confidence
-        user = USER_UNITS[self.agent]
-        lines = [f"privacy-utility frontier: {self.agent} ({self.setting}), utility {self.utility} ({better} is "
-                 f"better), {len(self.seeds)} seeds per point"
-                 + (f", delta = {self.delta:g}" if self.delta is not None else ""),
-                 f"beats: beats the trivial reference alone, one-sided Student-t test over seeds at confidence "
-                 f"{self.confidence:g} (p < {alpha:.2g}; reference std. error added in quadrature)",
-                 f"Holm: {CORRECTION}",
-                 f"epsilon: in the point's own unit; user eps: one user's whole {user} (upper bound at the same "
-                 f"delta; [lower, upper] for a finer unit)",
-                 f"{'variant':14s} {'unit':15s} {'epsilon':>8s} {'user eps':>19s} "
-                 f"{self.amount_name.split()[-1]:>6s} {'mean':>9s} {'std':>8s} {'bound':>9s} {'p':>8s} "
-                 f"{'beats':>5s} {'Holm':>5s} {'noise':>9s}"]
-        for p in self.points:
-            head = f"{p.variant:14s} {p.privacy_unit:15s} {p.epsilon:8.4g} {_user(p):>19s} {p.amount:6d}"
-            if p.infeasible:
-                lines.append(f"{head}  infeasible: {p.infeasible[:60]}")
-                continue
-            yes = {True: "yes", False: "no", None: "-"}
-            lines.append(f"{head} {_num(p.mean):>9s} {_num(p.std):>8s} {_num(p.bound):>9s} {_num(p.p_value):>8s} "
-                         f"{yes[p.beats_trivial]:>5s} {yes[p.beats_holm]:>5s} {_num(p.noise):>9s}")
-        lines.append("references (same amount of data):")
-        for amount, ref in self.references.items():
-            parts = [f"{ref['trivial']['label']} {_num(ref['trivial']['mean'])}"]
-            if ref["trivial"].get("se"):
-                parts[-1] += f" (se {_num(ref['trivial']['se'])})"
-            parts.append(f"non-private {_num(ref['non_private']['mean'])} (std {_num(ref['non_private']['std'])})")
-            for extra in ("optimum", "lstd"):
-                if extra in ref:
-                    parts.append(f"{ref[extra]['label']} {_num(ref[extra]['mean'])}")
-            lines.append(f"  {self.amount_name} = {amount}: " + "; ".join(parts))
-        short = self.amount_name.split()[-1]
-        for v in self._variants():
-            if v == "paper":
-                continue
-            first, raw = self.first_beating(v), self.first_beating(v, corrected=False)
-            unit = _UNITS[self.agent].get(v, "")
-            name = "valid (Algorithm 1)" if (v == "valid" and self.agent == "dpq") else v
-            lines.append(f"smallest {name} epsilon (per {unit}) that beats the trivial reference, Holm over the "
-                         "grid: " + ", ".join(
-                f"{short}={a}: {'none' if e is None else f'{e:g}'} (uncorrected: "
-                f"{'none' if raw[a] is None else f'{raw[a]:g}'})" for a, e in first.items()))
-        guarantees = dict.fromkeys(f"  {p.variant} (unit {p.privacy_unit}): {p.guarantee}" for p in self.points
-                                   if p.guarantee)
-        lines.append("guarantees:")
-        lines.extend(guarantees)
-        return "\n".join(lines)
-
-    def markdown(self) -> str:
-        """The points as a markdown table (references as columns).
-
-        Returns:
-            the table, then one line naming the correction.
-        """
-        user = USER_UNITS[self.agent]
-        head = ["variant", "privacy unit", "epsilon", f"user epsilon (one {user})", self.amount_name, "mean", "std",
-                "bound", "p", "beats trivial", "beats (Holm)", "trivial", "non-private", "noise"]
-        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        yes = {True: "yes", False: "no", None: "—"}
-        for p, r in zip(self.points, self.rows()):
-            first = [r["variant"], r["privacy_unit"], f"{r['epsilon']:g}", _user(p), str(r["amount"])]
-            if r["infeasible"]:
-                cells = first + ["infeasible: " + r["infeasible"].replace("|", "\\|")[:80]] + [""] * 8
-            else:
-                cells = first + [_num(r["mean"]), _num(r["std"]), _num(r["bound"]), _num(r["p_value"]),
-                                 yes[r["beats_trivial"]], yes[r["beats_holm"]], _num(r["trivial"]),
-                                 _num(r["non_private"]), _num(r["noise"])]
-            lines.append("| " + " | ".join(cells) + " |")
-        lines.append("")
-        lines.append(f"beats (Holm): {CORRECTION}; p: one-sided Student-t p-value over seeds.")
-        return "\n".join(lines)
-
-
-def _user(p) -> str:
-    """The user-level epsilon in words: '-' (no valid guarantee), 'same' bound, or [lower, upper]."""
-    if p.user_epsilon is None:
-        return "-"
-    if p.user_epsilon_lower is None:
-        return f"{p.user_epsilon:.4g}"
-    return f"[{p.user_epsilon_lower:.4g}, {p.user_epsilon:.4g}]"
-
-
-def _num(x) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, float) and math.isnan(x):
-        return "nan"
-    return f"{x:.4g}"
 
 
 # ------------------------------------------------------------------------------------- tasks
@@ -656,8 +248,24 @@ def _pucb_task(mdp, episodes, epsilon, failure_probability, variant, seed, delta
     return float(run.episode_regret.sum() / episodes), float(run.error_bound)
 
 
+def _frozenlake_task(variant, episodes, epsilon, delta, seed, environment) -> tuple:
+    """One FrozenLake run (``privcal.rl.toytext.experiment.run_frozenlake``): (exact value, premises held,
+    guarantee, sigma or None, None, the reference policy's exact value on the seed's map). variant: "select",
+    "fqi-episode" or "fqi-non-private"."""
+    from privcal.rl.toytext.experiment import run_frozenlake
+
+    method = "select" if variant == "select" else "fqi-dpsgd"
+    if variant == "fqi-non-private":
+        epsilon = delta = None
+    res = run_frozenlake(method, epsilon=epsilon, delta=None if method == "select" else delta, environment=environment,
+                         episodes=episodes, seed=seed, non_private=False)
+    return res.value, res.premises_held, res.guarantee, res.details.get("sigma"), None, res.reference
+
+
 def _task(kind, *args):
     """Dispatch one task (a single top-level function keeps the task list homogeneous)."""
+    if kind == "frozenlake":
+        return _frozenlake_task(*args)
     if kind == "dpq":
         return _dpq_task(*args)
     if kind == "learner":
@@ -798,6 +406,41 @@ def _plan_gpope(setting, epsilons, amounts, seeds, variants, delta, ctx_setting)
     return tasks, plan, refs, {"trivial": trivial}, settings
 
 
+def _plan_frozenlake(epsilons, amounts, seeds, variants, delta, environment):
+    """(tasks, how to read them back, references, settings) of the FrozenLake frontier."""
+    from privcal.rl.toytext import frozenlake as FL
+    from privcal.rl.toytext import random_map as RM
+
+    tasks, plan, refs = [], [], {}
+    for n in amounts:
+        for v in variants:
+            for eps in epsilons:
+                start = len(tasks)
+                tasks += [("frozenlake", v, n, eps, delta, sd, environment) for sd in seeds]
+                plan.append((v, eps, n, None, "", start))
+        refs[n] = {"non_private": len(tasks)}
+        tasks += [("frozenlake", "fqi-non-private", n, None, None, sd, environment) for sd in seeds]
+    settings = {"environment": environment, "behaviour_policy": "uniform random", "horizon": FL.HORIZON,
+                "test": PAIRED_NOTE,
+                "non_private": "fqi-dpsgd without noise (same data)", "privacy_unit": "episode (one user)"}
+    if environment == "random-map":
+        prior = RM.prior_reference()
+        trivial = {"mean": prior.value, "se": prior.se, "label": "best data-independent policy in expectation over "
+                   f"the map prior ({prior.evaluation_maps} public maps; of a stated class)"}
+        optimum = {"mean": prior.optimum, "se": prior.optimum_se, "label": "each map's optimum (knows the map), "
+                   "expected over the prior"}
+        settings.update(reference=prior.to_dict(), map_prior=f"4x4, start 0 and goal 15, hole probability "
+                        f"{RM.HOLE_PROBABILITY:g} per other cell, redrawn until a path exists; map of seed s: "
+                        f"SeedSequence([s, {RM.MAP_STREAM}])")
+    else:
+        mdp = FL.frozen_lake_mdp()
+        trivial = {"mean": float(mdp.initial @ FL.uniform_value(mdp)[0]), "se": 0.0, "label": "uniform policy (the "
+                   "fixed map is public: its optimal policy is data-independent)"}
+        optimum = {"mean": float(mdp.initial @ FL.optimal_value(mdp)[0][0]), "se": 0.0,
+                   "label": "optimal policy (data-independent on the public map)"}
+    return tasks, plan, refs, {"trivial": trivial, "optimum": optimum}, settings
+
+
 def _plan_pucb(setting, epsilons, amounts, seeds, variants, mdp, delta=None):
     from privcal.rl.pucb.tabular import backward_induction, uniform_policy_return
 
@@ -880,9 +523,12 @@ def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts:
     V.choice("variant", variant, VARIANT_CHOICES)
     if agent == "dpq":
         environment = "random-peak" if environment is None else V.choice("environment", environment, ENVIRONMENTS)
+    elif agent == "frozenlake":
+        environment = "random-map" if environment is None else V.choice("environment", environment,
+                                                                         FROZENLAKE_ENVIRONMENTS)
     elif environment is not None:
-        raise ValueError(f"environment applies only to agent 'dpq', got {environment!r}")
-    own = AGENT_VARIANTS[agent] if environment != "fixed" else VARIANTS
+        raise ValueError(f"environment applies only to agents 'dpq' and 'frozenlake', got {environment!r}")
+    own = VARIANTS if (agent == "dpq" and environment == "fixed") else AGENT_VARIANTS[agent]
     if variant not in ("both", "all") and variant not in own:
         raise ValueError(f"variant {variant!r} is not a variant of {agent}"
                          + (" on the fixed environment" if environment == "fixed" else "")
@@ -913,6 +559,9 @@ def _frontier(agent, epsilons, amounts, seeds, variants, setting, delta, confide
     if agent == "dpq":
         tasks, plan, ref_idx, fixed, settings = _plan_dpq(setting, epsilons, amounts, seeds, variants, delta,
                                                           environment)
+    elif agent == "frozenlake":
+        tasks, plan, ref_idx, fixed, settings = _plan_frozenlake(epsilons, amounts, seeds, variants, delta,
+                                                                 environment)
     elif agent == "gpope":
         tasks, plan, ref_idx, fixed, settings = _plan_gpope(setting, epsilons, amounts, seeds, variants, delta,
                                                             _gpope_context(setting))
@@ -927,17 +576,17 @@ def _frontier(agent, epsilons, amounts, seeds, variants, setting, delta, confide
     n = len(seeds)
     trivial = fixed["trivial"]
     points = []
-    order = sorted(range(len(plan)), key=lambda i: (_ORDER.index(plan[i][0]), amounts.index(plan[i][2]),
+    order = sorted(range(len(plan)), key=lambda i: (VARIANT_ORDER.index(plan[i][0]), amounts.index(plan[i][2]),
                                                     epsilons.index(plan[i][1])))
     for i in order:
         v, eps, amount, noise, infeasible, start = plan[i]
-        unit = _UNITS[agent][v]
+        unit = UNITS[agent][v]
         if infeasible:
             points.append(FrontierPoint(v, eps, amount, guarantee=_guarantee(agent, v, None, eps, delta),
                                         infeasible=infeasible, privacy_unit=unit, user_unit=USER_UNITS[agent]))
             continue
         res = results[start:start + n]
-        if agent == "dpq":
+        if agent in ("dpq", "frozenlake"):
             values = tuple(r[0] for r in res)
             noise = noise if noise is not None else res[0][3]
         elif agent == "pucb":
@@ -946,15 +595,20 @@ def _frontier(agent, epsilons, amounts, seeds, variants, setting, delta, confide
         else:
             values = tuple(res)
         mean, std = _stats(values)
-        verdict, bound = _beats_reference(np.asarray(values), trivial["mean"], higher, confidence, trivial["se"])
-        p_value = _p_value(np.asarray(values, dtype=float), trivial["mean"], higher, trivial["se"])
+        tested, ref_mean, ref_se, shift = np.asarray(values, dtype=float), trivial["mean"], trivial["se"], 0.0
+        if agent == "frozenlake":  # paired: each seed's map has its own exact reference value (PAIRED_NOTE)
+            own = np.asarray([r[5] for r in res], dtype=float)
+            tested, ref_mean, ref_se, shift = tested - own, 0.0, 0.0, float(own.mean())
+        verdict, bound = unchecked_beats_reference(tested, ref_mean, higher, confidence, ref_se)
+        bound = bound + shift
+        p_value = unchecked_p_value(tested, ref_mean, higher, ref_se)
         user_eps, user_low = _user_epsilon(agent, v, unit, eps, res)
         word, sign_p = "", None
         if len(values) >= 2:
             from privcal.rl.verdict import verdict_over_seeds
 
-            vs = verdict_over_seeds(values, trivial["mean"], higher_is_better=higher, reference_label=trivial["label"],
-                                    reference_se=trivial["se"], confidence=confidence)
+            vs = verdict_over_seeds(tested, ref_mean, higher_is_better=higher, reference_label=trivial["label"],
+                                    reference_se=ref_se, confidence=confidence)
             word, sign_p = vs.verdict, vs.sign_test_p
         points.append(FrontierPoint(v, eps, amount, values, mean, std, None if math.isnan(bound) else bound,
                                     verdict, noise, _guarantee(agent, v, res, eps, delta), privacy_unit=unit,
@@ -986,9 +640,9 @@ def _user_epsilon(agent, variant, unit, eps, results) -> tuple:
     transition unit, the same in every seed (it depends on sigma, the sample rate and the steps only)."""
     if variant == "paper":
         return None, None
-    if agent == "dpq" and not all(r[1] for r in results):  # a premise failed: no guarantee to translate
+    if agent in ("dpq", "frozenlake") and not all(r[1] for r in results):  # a premise failed: no guarantee to translate
         return None, None
-    if unit in _COVERS_USER:
+    if unit in COVERS_USER:
         return float(eps), None
     pairs = {r[4] for r in results}
     if len(pairs) != 1 or None in pairs:  # the learner reported no user-level bound: none is claimed
@@ -998,6 +652,11 @@ def _user_epsilon(agent, variant, unit, eps, results) -> tuple:
 
 
 def _guarantee(agent, variant, results, eps, delta) -> str:
+    if agent == "frozenlake":
+        held = [r[1] for r in results]
+        if all(held):
+            return results[0][2]
+        return f"no guarantee: a premise failed in {held.count(False)} of {len(held)} seeds ({results[0][2]})"
     if agent == "dpq":
         if results is None:
             return ("no valid sigma (valid analysis)" if variant == "valid"
@@ -1015,216 +674,3 @@ def _guarantee(agent, variant, results, eps, delta) -> str:
         return (f"({eps:g}, {delta:g})-JDP, Gaussian counters (l2 sensitivity sqrt(6HL), exact Gaussian profile, "
                 f"E from the Gaussian tails)")
     return "no valid guarantee: the paper's budget split eps/(3H) (2 eps-JDP) and error bound E"
-
-
-# ------------------------------------------------------------------------------------- picture
-
-
-#: the panels' order: finest unit first
-_PANEL_ORDER = ("transition", "episode", "trajectory", "reward-function")
-
-
-def panels(result: Frontier) -> list:
-    """The privacy units of :func:`plot_frontier`'s panels, one panel per unit, finest first.
-
-    A unit finer than the user (dpq's transition) also shows its points at their user-level epsilon in the user's
-    panel, so the user's panel exists whenever such points do.
-
-    Args:
-        result: what :func:`frontier` returned.
-
-    Returns:
-        the units, e.g. ["transition", "episode", "reward-function"] for dpq on the random-peak environment.
-    """
-    units = {p.privacy_unit for p in result.points}
-    if any(p.user_epsilon is not None and p.privacy_unit not in _COVERS_USER for p in result.points):
-        units.add(USER_UNITS[result.agent])
-    return [u for u in _PANEL_ORDER if u in units]
-
-
-#: one colour and one marker per method (the same in every panel and agent)
-_COLOURS = {"select": "tab:purple", "fqi-transition": "tab:blue", "fqi-episode": "tab:green", "valid": "tab:orange",
-            "gaussian": "tab:cyan", "paper": "tab:red"}
-_MARKERS = {"select": "D", "fqi-transition": "v", "fqi-episode": "P", "valid": "o", "gaussian": "^", "paper": "s"}
-_USER_MARKER = "X"  # a finer unit's points drawn at their user-level epsilon
-#: the amount of data by line style (first, second, ... amount of the sweep)
-_AMOUNT_STYLES = ("-", "--", "-.", (0, (1, 1.5)))
-#: the x axis of each unit's panel
-_AXIS = {"transition": "ε per transition (one (s, a, r, s') of a user's 50-step episode)",
-         "episode": "ε per episode (one user's whole episode)",
-         "trajectory": "ε per trajectory (one user's trajectory, replaced)",
-         "reward-function": "ε per reward function (any change of the data, so also per user)"}
-
-
-def _method_label(agent: str, variant: str) -> str:
-    """A method's legend label; the paper's noise always says it has no valid guarantee."""
-    if variant == "paper":
-        return {"pucb": "paper's budget split and E (no valid guarantee)"}.get(agent, "paper σ (no valid guarantee)")
-    return {("dpq", "valid"): "Algorithm 1, valid σ", ("gpope", "valid"): "GPOPE, valid σ",
-            ("pucb", "valid"): "PUCB, Laplace counters (valid)", ("pucb", "gaussian"): "PUCB, Gaussian counters (valid)",
-            ("dpq", "select"): "select (randomized response, 40 policies)",
-            ("dpq", "fqi-transition"): "fqi-dpsgd, transition unit", ("dpq", "fqi-episode"): "fqi-dpsgd, episode unit",
-            }.get((agent, variant), variant)
-
-
-def plot_frontier(result: Frontier, path: Any = None, ax: Any = None, figure: Any = None) -> Any:
-    """Utility against epsilon (log x), one panel per privacy unit (:func:`panels`), each x axis naming its unit.
-
-    One colour and one marker per method; the amount of data by line style; a marker is filled where the
-    point beats the trivial reference after Holm's correction over its line's epsilon grid (``beats_holm``)
-    and hollow where it does not. A unit finer than the user (dpq's transition) is drawn in its own panel and
-    again, marker "X", at its user-level epsilon (upper bound) in the user's panel. The paper's noise is
-    labelled "no valid guarantee". Error bars are one sample standard deviation over seeds. The trivial
-    reference is a thick black line, each amount's non-private baseline a grey line in that amount's style, the
-    optimum (dpq) an olive dotted line. Infeasible calibrations (no point, a gap in the line) are listed under
-    the panel's x axis. The legend sits right of each panel, inside the figure. Needs matplotlib (the ``plot``
-    extra).
-
-    Args:
-        result: what :func:`frontier` returned.
-        path: PNG or SVG file to write (``privcal.plot.check_path`` rules); default None (no file).
-        ax: matplotlib axes to draw on: one Axes when the result has one panel, or a sequence of Axes, one per
-            panel; default None (new axes).
-        figure: a matplotlib Figure or SubFigure to draw the panels in, stacked (e.g. one agent of a larger
-            picture); default None (a new figure). Not with ``ax``.
-
-    Returns:
-        the Figure or SubFigure drawn on (the root figure is closed after saving when ``path`` is given).
-
-    Raises:
-        ValueError: ``ax`` does not match the panels, or both ``ax`` and ``figure`` are given.
-    """
-    from privcal import plot as P
-
-    plt = P._pyplot()
-    if path is not None:
-        P.check_path(path)
-    units = panels(result)
-    if ax is not None and figure is not None:
-        raise ValueError("give ax or figure, not both")
-    if ax is not None:
-        axes = [ax] if hasattr(ax, "plot") else list(ax)
-        if len(axes) != len(units):
-            raise ValueError(f"ax: the {result.agent} frontier has {len(units)} panel(s), one per privacy unit "
-                             f"({', '.join(units)}); got {len(axes)} axes")
-        fig = axes[0].figure
-    else:
-        fig = figure if figure is not None else plt.figure(layout="constrained", figsize=(12.5, 4.6 * len(units)))
-        axes = list(np.atleast_1d(fig.subplots(len(units), 1, squeeze=False)[:, 0]))
-    for unit, panel in zip(units, axes):
-        _draw_panel(result, unit, panel, explain=ax is not None)
-    if ax is None:  # what the markers and bars mean, once per agent, across the figure's width
-        fig.suptitle(_explanation(result), fontsize=9)
-    if path is not None:
-        root = fig.get_figure(root=True) if hasattr(fig, "get_figure") else fig
-        P.save(root, path)
-    return fig
-
-
-def _explanation(result: Frontier) -> str:
-    better = "higher" if result.higher_is_better else "lower"
-    return (f"{result.agent}: privacy-utility frontier ({result.setting} setting; {better} is better). Filled marker: "
-            f"beats the trivial reference (one-sided t over the {len(result.seeds)} seeds, Holm over each line's ε "
-            f"grid, family-wise error {1 - result.confidence:.2g});\nhollow: not shown to beat it. Error bars: mean "
-            "+- 1 sample standard deviation over seeds. One panel per privacy unit; each x axis names its unit.")
-
-
-def _delta_note(result: Frontier) -> str:
-    if result.delta is None:
-        return ""
-    if result.agent == "pucb":  # Laplace counters are pure epsilon-JDP; the delta is the Gaussian counters'
-        return f" [δ = {result.delta:g} for the Gaussian counters; Laplace: pure ε]"
-    return f" [δ = {result.delta:g}]"
-
-
-def _draw_panel(result: Frontier, unit: str, ax: Any, explain: bool) -> None:
-    from matplotlib.lines import Line2D
-
-    amounts = list(result.references)
-    short = result.amount_name.split()[-1]
-    user = USER_UNITS[result.agent]
-    series = []  # (variant, drawn at the user-level epsilon, its points), in legend order
-    for v in _ORDER:
-        pts_v = [p for p in result.points if p.variant == v and p.privacy_unit == unit]
-        if pts_v:
-            series.append((v, False, pts_v))
-        if unit == user:  # a finer unit drawn again at its user-level epsilon, in the user's panel
-            pts_u = [p for p in result.points if p.variant == v and p.privacy_unit not in _COVERS_USER
-                     and p.user_epsilon is not None]
-            if pts_u:
-                series.append((v, True, pts_u))
-    missing = [p for _, user_level, pts in series if not user_level for p in pts if p.infeasible]
-    handles = {}
-    # the last series of the legend is drawn first, with the largest markers, so that coinciding points of
-    # different methods show as nested markers instead of hiding each other
-    sizes = np.linspace(30.0, 30.0 + 22.0 * (len(series) - 1), len(series))
-    for (v, user_level, pts_v), size in reversed(list(zip(series, sizes))):
-        colour = _COLOURS[v]
-        marker = _USER_MARKER if user_level else _MARKERS[v]
-        for ai, amount in enumerate(amounts):
-            pts = [p for p in pts_v if p.amount == amount]
-            if not pts or all(p.infeasible for p in pts):
-                continue
-            # an infeasible point is a gap in its line (nan), never bridged
-            x = np.array([p.user_epsilon if user_level else p.epsilon for p in pts], dtype=float)
-            y = np.array([math.nan if (p.infeasible or p.mean is None) else p.mean for p in pts], dtype=float)
-            err = np.array([p.std or 0.0 for p in pts], dtype=float)
-            beat = np.array([bool(p.beats_holm) for p in pts])
-            style = _AMOUNT_STYLES[ai % len(_AMOUNT_STYLES)]
-            ax.errorbar(x, y, yerr=err, linestyle=style, color=colour, capsize=2, linewidth=1.3, gid=f"method:{v}")
-            ok = np.isfinite(y)
-            ax.scatter(x[ok & beat], y[ok & beat], marker=marker, color=colour, s=size, zorder=3)
-            ax.scatter(x[ok & ~beat], y[ok & ~beat], marker=marker, facecolors="white", edgecolors=colour, s=size,
-                       linewidths=1.2, zorder=3)
-            label = _method_label(result.agent, v) + (", at its user-level ε (upper bound)" if user_level else "")
-            handles[(v, user_level)] = Line2D([], [], color=colour, marker=marker, markersize=7, linewidth=1.3,
-                                              label=label, gid=f"method:{v}")
-    method_handles = [handles[(v, u)] for v, u, _ in series if (v, u) in handles]
-    ref_handles = []
-    for ai, amount in enumerate(amounts):
-        style = _AMOUNT_STYLES[ai % len(_AMOUNT_STYLES)]
-        np_mean = result.references[amount]["non_private"]["mean"]
-        if np_mean is not None and math.isfinite(np_mean):
-            ax.axhline(np_mean, linestyle=style, color="0.55", linewidth=1.1)
-    amount_handles = [Line2D([], [], color="black", linestyle=_AMOUNT_STYLES[ai % len(_AMOUNT_STYLES)],
-                             linewidth=1.3, label=f"{short} = {amount}") for ai, amount in enumerate(amounts)]
-    ref_handles.append(Line2D([], [], color="0.55", linewidth=1.1, label="non-private (no noise; style: its "
-                                                                          f"{short})"))
-    triv = result.references[amounts[0]]["trivial"]
-    ax.axhline(triv["mean"], color="black", linewidth=2.2, zorder=2)
-    ref_handles.append(Line2D([], [], color="black", linewidth=2.2, label=f"trivial: {triv['label']}"))
-    opt = result.references[amounts[0]].get("optimum")
-    if opt is not None:
-        ax.axhline(opt["mean"], linestyle=(0, (1, 1)), color="tab:olive", linewidth=1.4)
-        ref_handles.append(Line2D([], [], linestyle=(0, (1, 1)), color="tab:olive", linewidth=1.4,
-                                  label=opt["label"]))
-    hollow = Line2D([], [], linestyle="none", marker="o", markerfacecolor="white", markeredgecolor="black",
-                    label="hollow: not shown to beat trivial (Holm)")
-    ax.set_xscale("log")
-    if result.agent == "gpope":
-        ax.set_yscale("log")
-    title = f"{result.agent}: ε per {unit.replace('-', ' ')}"
-    if explain:  # drawn on the caller's axes: the explanation goes with the panel
-        import textwrap
-
-        title = textwrap.fill(_explanation(result).replace("\n", " "), 110)
-    ax.set_title(title, fontsize=8.5)
-    ax.set_xlabel(_AXIS[unit] + (", user-level" if unit == user and unit != "reward-function" else "")
-                  + _delta_note(result) + ", log scale", fontsize=8.5)
-    ax.set_ylabel(result.utility_label, fontsize=8.5)
-    ax.grid(True, which="both", alpha=0.3)
-    handles = method_handles + amount_handles + [hollow] + ref_handles
-    legend = ax.legend(handles=handles, fontsize=7.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
-    for shown, handle in zip(legend.legend_handles, handles):  # the legend draws copies: keep the method's name
-        shown.set_gid(handle.get_gid())
-    if missing:  # under the x label: never over the data
-        import textwrap
-
-        groups: dict = {}
-        for p in missing:
-            groups.setdefault((p.variant, p.amount), []).append(f"{p.epsilon:g}")
-        text = ("infeasible calibration (no point; a gap in its line): "
-                + "; ".join(f"{v}, {short}={a}: eps = {', '.join(e)}" for (v, a), e in groups.items()))
-        ax.annotate(textwrap.fill(text, 120), xy=(0.0, 0.0), xycoords=("axes fraction", ax.xaxis.label),
-                    xytext=(0, -4), textcoords="offset points", va="top", ha="left", fontsize=7, color="darkred",
-                    bbox={"facecolor": "white", "edgecolor": "darkred", "pad": 2}, gid="infeasible")

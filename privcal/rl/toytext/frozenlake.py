@@ -1,4 +1,4 @@
-r"""Gymnasium's FrozenLake (4x4, slippery) as an exact finite-horizon tabular MDP, and offline data on it.
+r"""Gymnasium's FrozenLake (4x4, slippery) as an exact finite-horizon tabular MDP, offline data and private selection.
 
 **The environment** (``gymnasium.make("FrozenLake-v1")``, default map "4x4", ``is_slippery=True``): a 4x4 grid
 of 16 cells, start S = cell 0, goal G = cell 15, holes H at cells 5, 7, 11, 12; actions 0 = left, 1 = down,
@@ -50,7 +50,8 @@ from privcal import _validate as V
 from privcal.rl.dpq.select import SCORE_RANGE, select
 from privcal.rl.pucb.tabular import TabularMDP
 
-__all__ = ["HORIZON", "GOAL_PROBABILITY_NOTE", "FrozenLakeTables", "frozen_lake_tables", "frozen_lake_mdp",
+__all__ = ["HORIZON", "GOAL_PROBABILITY_NOTE", "FrozenLakeTables", "frozen_lake_tables", "tables_from_desc",
+           "tables_mdp", "frozen_lake_mdp",
            "policy_value", "optimal_value", "uniform_value", "OfflineEpisodes", "collect_episodes",
            "CANDIDATE_SEED", "candidate_policies", "importance_scores", "selection_arguments", "OFFLINE_SELECTORS",
            "OfflineSelectResult", "offline_select"]
@@ -100,8 +101,36 @@ def frozen_lake_tables(map_name: str = "4x4", is_slippery: bool = True) -> Froze
         ImportError: gymnasium is not installed.
     """
     V.choice("map_name", map_name, ("4x4", "8x8"))
+    return _read_tables({"map_name": map_name}, is_slippery)
+
+
+def tables_from_desc(desc: tuple, is_slippery: bool = True) -> FrozenLakeTables:
+    """Gymnasium's FrozenLake table for a given map ``desc`` (``gymnasium.make("FrozenLake-v1", desc=...)``).
+
+    The rows are strings of "S" (start), "F" (frozen), "H" (hole) and "G" (goal), as gymnasium takes them;
+    the dynamics and rewards are gymnasium's for that map (as :func:`frozen_lake_tables`).
+
+    Args:
+        desc: the map's rows, equal-length strings over "SFHG" with one "S" and at least one "G".
+        is_slippery: gymnasium's slippery flag; default True.
+
+    Returns:
+        The :class:`FrozenLakeTables`.
+
+    Raises:
+        ValueError: ``desc`` is not a map.
+        ImportError: gymnasium is not installed.
+    """
+    rows = tuple(str(r) for r in desc)
+    if (not rows or any(len(r) != len(rows[0]) for r in rows) or any(c not in "SFHG" for r in rows for c in r)
+            or "".join(rows).count("S") != 1 or "G" not in "".join(rows)):
+        raise ValueError(f"desc must be equal-length rows over 'SFHG' with one 'S' and a 'G', got {desc!r}")
+    return _read_tables({"desc": list(rows)}, is_slippery)
+
+
+def _read_tables(kwargs: dict, is_slippery: bool) -> FrozenLakeTables:
     gym = _gymnasium()
-    env = gym.make("FrozenLake-v1", map_name=map_name, is_slippery=bool(is_slippery))
+    env = gym.make("FrozenLake-v1", is_slippery=bool(is_slippery), **kwargs)
     try:
         raw = env.unwrapped
         table = raw.P
@@ -129,6 +158,23 @@ def frozen_lake_tables(map_name: str = "4x4", is_slippery: bool = True) -> Froze
     return FrozenLakeTables(p, r, terminal, initial, desc)
 
 
+def tables_mdp(tables: FrozenLakeTables, horizon: int = HORIZON, name: str = "frozenlake") -> TabularMDP:
+    """The finite-horizon :class:`privcal.rl.pucb.tabular.TabularMDP` of given tables (module docstring).
+
+    Args:
+        tables: the :class:`FrozenLakeTables`.
+        horizon: H, an int >= 1; default :data:`HORIZON`.
+        name: the MDP's name; default "frozenlake".
+
+    Returns:
+        The MDP: the same tables at every step, mean rewards r(s, a) = sum_s' P(s'|s, a) R(s, a, s').
+    """
+    h = V.positive_int("horizon", horizon)
+    mean_r = np.einsum("sax,sax->sa", tables.transitions, tables.rewards)
+    return TabularMDP(np.repeat(tables.transitions[None], h, axis=0), np.repeat(mean_r[None], h, axis=0),
+                      tables.initial, name=str(name))
+
+
 def frozen_lake_mdp(horizon: int = HORIZON, *, map_name: str = "4x4", is_slippery: bool = True) -> TabularMDP:
     """FrozenLake as a finite-horizon :class:`privcal.rl.pucb.tabular.TabularMDP` (module docstring).
 
@@ -146,10 +192,7 @@ def frozen_lake_mdp(horizon: int = HORIZON, *, map_name: str = "4x4", is_slipper
     """
     h = V.positive_int("horizon", horizon)
     tab = frozen_lake_tables(map_name, is_slippery)
-    mean_r = np.einsum("sax,sax->sa", tab.transitions, tab.rewards)
-    name = f"frozenlake({map_name}, {'slippery' if is_slippery else 'deterministic'}, H={h})"
-    return TabularMDP(np.repeat(tab.transitions[None], h, axis=0), np.repeat(mean_r[None], h, axis=0),
-                      tab.initial, name=name)
+    return tables_mdp(tab, h, f"frozenlake({map_name}, {'slippery' if is_slippery else 'deterministic'}, H={h})")
 
 
 def _check_stochastic(mdp: TabularMDP, policy) -> np.ndarray:
