@@ -134,7 +134,7 @@ def test_memory_is_two_floats_per_level_and_counter():
     counter = BinaryCounter(10 ** 4, 1.0, (10, 3, 10, 10), seed=0)
     # 14 levels (2^13 <= 10^4 < 2^14), 3000 counters, exact and noisy p-sums, float64
     assert counter.levels == 14 and counter.counters == 3000
-    assert counter._exact.nbytes + counter._noisy.nbytes == 2 * 14 * 3000 * 8
+    assert counter.nbytes == 2 * 14 * 3000 * 8
 
 
 def test_error_mean_variance_and_covariance_match_closed_form():

@@ -8,11 +8,12 @@ import numpy as np
 import pytest
 
 from privcal.analysis import subsampling
-from privcal.calibrators import gpope, table
+from privcal.calibrators import gpope
 from privcal.accounting.accountants import RDPAccountant
 from privcal.accounting.events import Releases
 from privcal.errors import InfeasibleError
 from privcal.analysis.rdp import GridEdgeWarning
+from privcal.calibrators.gpope_table import PRINTED_GRIDS, VERDICT_GRIDS, gpope_bracket, known_lower
 from privcal.calibrators.table import gpope_table
 
 # the paper's chain experiments: eps = 0.1, delta = 1e-5; m = 1000 trajectories, N = 1e4 iterations
@@ -32,7 +33,7 @@ def test_rdp_bound_is_valid_and_checked(reports):
     assert r.valid and r.bound == "rdp" and r.accountant == "rdp" and r.neighbouring == "replace_one"
     assert r.valid_epsilon <= 0.5
     # minimal: 0.1% less noise is no longer (0.5, 1e-5)-DP under the same accountant
-    smaller = RDPAccountant().compose(gpope._event(r.sigma * 0.999, 1000, 10_000, "replace_one")).epsilon(1e-5)
+    smaller = RDPAccountant().compose(gpope.gpope_event(r.sigma * 0.999, 1000, 10_000, "replace_one")).epsilon(1e-5)
     assert smaller > 0.5
 
 
@@ -49,8 +50,8 @@ def test_default_sigma_uses_sensitivity_2h():
         zero = gpope.calibrate(0.5, 1e-5, bound=bound, neighbouring="zero_out", **SETTING)
         assert zero == pytest.approx(gpope.calibrate(0.5, 1e-5, bound=bound, **SETTING), rel=1e-9)
     # Theorem 1 (valid) prices at the same 2h; with one trajectory nothing is displaced and h is exact
-    assert gpope._priced_per_clip("zero_out", 1000) == gpope._priced_per_clip("replace_one", 1000) == 2.0
-    assert gpope._priced_per_clip("zero_out", 1) == 1.0
+    assert gpope.priced_per_clip("zero_out", 1000) == gpope.priced_per_clip("replace_one", 1000) == 2.0
+    assert gpope.priced_per_clip("zero_out", 1) == 1.0
 
 
 def test_default_is_the_tightest_valid_accountant_and_says_which():
@@ -95,7 +96,7 @@ def test_theorem1_valid_range():
     eps = math.sqrt(lo * hi)
     sigma = gpope.calibrate(eps, 1e-5, bound="theorem1", iterations=10**6, trajectories=1000)
     # the closed form is sufficient under the valid accountant inside its range
-    assert RDPAccountant().compose(gpope._event(sigma, 1000, 10**6, "replace_one")).epsilon(1e-5) <= eps
+    assert RDPAccountant().compose(gpope.gpope_event(sigma, 1000, 10**6, "replace_one")).epsilon(1e-5) <= eps
     with pytest.raises(InfeasibleError, match="epsilon"):
         gpope.calibrate(0.1, 1e-5, bound="theorem1", **SETTING)
 
@@ -135,7 +136,7 @@ def test_gpope_table_flags_paper_bounds():
             # independent re-check of the upper end: the valid RDP accountant (replace-one) at that sigma
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", GridEdgeWarning)
-                ref = RDPAccountant().compose(gpope._event(row.sigmas[key], 1000, 10_000, "replace_one")).epsilon(1e-5)
+                ref = RDPAccountant().compose(gpope.gpope_event(row.sigmas[key], 1000, 10_000, "replace_one")).epsilon(1e-5)
             # and of the lower end: the realisable pair (every clipped gradient -h e, the replaced one +h e) is
             # the subsampled Gaussian at sensitivity 2h, one of m = 1000 per iteration, N = 1e4; it is also the
             # dominating pair priced under replace-one (docs/pld.md 1.2), so its upper end bounds epsilon too
@@ -153,7 +154,7 @@ def test_gpope_table_flags_paper_bounds():
                 assert row.lower_epsilons[key] == 0.0 and key not in row.insufficient
                 continue
             assert row.lower_epsilons[key] <= upper * (1 + 1e-9)
-            factor, cells = (table._PRINTED_GRIDS if key == tab.paper_key else table._VERDICT_GRIDS)[0]
+            factor, cells = (PRINTED_GRIDS if key == tab.paper_key else VERDICT_GRIDS)[0]
             first = realisable.unchecked_epsilon_lower(pair, 1e-5, realisable.unchecked_grid(pair) * factor,
                                                        max_cells=cells)
             carried = [v for s, v in computed.items() if s >= row.sigmas[key] and v > row.epsilon]
@@ -195,12 +196,12 @@ def test_gpope_table_validates_once(validations):
     assert 1 <= validations["n"] <= 4  # one epsilon, delta, trajectories, iterations
 
 
-@pytest.mark.parametrize("bound,cls", [("rdp", "RDPAccountant"), ("thm9", "_Thm9Accountant"), ("lemma1", "PaperAccountant")])
+@pytest.mark.parametrize("bound,cls", [("rdp", "RDPAccountant"), ("thm9", "Thm9Accountant"), ("lemma1", "PaperAccountant")])
 def test_accountant_bounds_calibrate_through_sigma_for(monkeypatch, bound, cls):
     # each accountant-priced bound takes its sigma from that accountant's one calibration method
     from privcal.accounting import accountants
 
-    owner = getattr(gpope, cls) if cls.startswith("_") else getattr(accountants, cls)
+    owner = getattr(gpope, cls) if cls == "Thm9Accountant" else getattr(accountants, cls)
     seen = []
     original = owner._sigma_for
 
@@ -221,7 +222,7 @@ def test_thm9_accountant_prices_no_release_as_zero():
     event = SelfComposedEvent(SubsampledEvent(GaussianEvent(math.inf), 0.01, "without_replacement", "replace_one"), 100)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert gpope._Thm9Accountant().compose(event).epsilon(1e-5) == 0.0
+        assert gpope.Thm9Accountant().compose(event).epsilon(1e-5) == 0.0
 
 
 def test_former_adjacency_spelling_still_works_with_a_warning():
@@ -291,11 +292,11 @@ def test_gpope_verdicts_refine_a_lower_bound_only_where_the_coarse_one_leaves_th
                 continue  # certified private by the PLD's upper end: no lower bound composed
             nm = row.sigmas[key] / 2  # the pair's noise multiplier (sensitivity 2h)
             mine = [(f, out) for s, f, out in calls if s == nm]
-            if not mine:  # decided by a bound composed at a larger sigma (table._known_lower): never the printed one
+            if not mine:  # decided by a bound composed at a larger sigma (known_lower): never the printed one
                 assert key != tab.paper_key and key in row.insufficient
                 assert lower > row.epsilon and lower in {out for s, _, out in calls if s > nm}
                 continue
-            ladder = [f for f, _ in (table._PRINTED_GRIDS if key == tab.paper_key else table._VERDICT_GRIDS)]
+            ladder = [f for f, _ in (PRINTED_GRIDS if key == tab.paper_key else VERDICT_GRIDS)]
             # the ladder up to the first bound above the target (all of it where none is)
             decided = next((i for i, (_, out) in enumerate(mine) if out > row.epsilon), len(ladder) - 1)
             assert [f for f, _ in mine] == ladder[:decided + 1]
@@ -335,7 +336,7 @@ def test_gpope_bracket_walks_the_grids_coarse_to_fine_until_decided(monkeypatch,
         return out
 
     monkeypatch.setattr(realisable, "unchecked_epsilon_lower", recording)
-    lower, upper = table._gpope_bracket(sigma, 1e-5, 100, 1000, target=target, printed=printed)
+    lower, upper = gpope_bracket(sigma, 1e-5, 100, 1000, target=target, printed=printed)
     assert [f for f, _ in calls] == ladder
     best = max(out for _, out in calls)
     if decided:  # the first bound above the target is the lower end
@@ -360,7 +361,7 @@ def test_gpope_bracket_asks_the_other_upper_end_only_where_the_pld_leaves_the_ta
     real = realisable.unchecked_epsilon_lower
     monkeypatch.setattr(realisable, "unchecked_epsilon_lower",
                         lambda *a, **k: composed.append(a) or real(*a, **k))
-    lower, upper = table._gpope_bracket(2.7076, 1e-5, 100, 1000, target=target, printed=False, known=known,
+    lower, upper = gpope_bracket(2.7076, 1e-5, 100, 1000, target=target, printed=False, known=known,
                                         valid_upper=lambda: asked.append(1) or 1.0684)
     assert len(asked) == calls
     if expect == "certified":
@@ -374,9 +375,9 @@ def test_gpope_bracket_asks_the_other_upper_end_only_where_the_pld_leaves_the_ta
 def test_known_lower_carries_only_from_larger_sigmas():
     # the pair's epsilon is non-increasing in sigma: a bound at sigma' >= sigma bounds sigma's, never the reverse
     found = [(2.0, 1.5), (1.0, 30.0), (1.5, 4.0)]
-    assert table._known_lower(found, 1.2) == 4.0  # from 1.5 and 2.0, not from 1.0
-    assert table._known_lower(found, 2.0) == 1.5
-    assert table._known_lower(found, 2.5) == 0.0
+    assert known_lower(found, 1.2) == 4.0  # from 1.5 and 2.0, not from 1.0
+    assert known_lower(found, 2.0) == 1.5
+    assert known_lower(found, 2.5) == 0.0
 
 
 @pytest.mark.parametrize("eps", [0.1, 1.0])

@@ -17,7 +17,7 @@ import privcal.calibrators.gpope as accounting
 from privcal.rl.gpope.domains.chain import sample_chain
 from privcal.rl.gpope.domains.data import Dataset
 from privcal.rl.gpope.domains.features import OneHot
-from privcal.rl.gpope.agent import _gradient, gpope, gtd2, step_sizes
+from privcal.rl.gpope.agent import gpope, gtd2, step_sizes, trajectory_gradient
 from privcal.rl.gpope.lstd import (MonteCarloReturns, dp_lsl, dp_lsw, first_visit_returns, lsl,
                              lsl_local_bound, lsw, lsw_local_bound, lstd,
                              smooth_gaussian_parameters, smooth_sensitivity, wis_lstd)
@@ -45,7 +45,7 @@ def chain_eval():
 # ------------------------------------------------------------------------------------------ GPOPE
 
 def _explicit_abc(phi, nxt, rho, rew, gamma):
-    """A_i, b_i, C_i of GPOPE Eq. (2.2) written as explicit sums (independent of _gradient)."""
+    """A_i, b_i, C_i of GPOPE Eq. (2.2) written as explicit sums (independent of trajectory_gradient)."""
     tau = len(rew)
     a = sum(rho[t] * np.outer(phi[t], phi[t] - gamma * nxt[t]) for t in range(tau)) / tau
     b = sum(rho[t] * rew[t] * phi[t] for t in range(tau)) / tau
@@ -61,7 +61,7 @@ def test_gradient_matches_eq_4_1(chain_small):
         rho = rng.uniform(0.5, 2.0, size=rho.size)  # exercise the ratios too
         a, b, c = _explicit_abc(phi, nxt, rho, rew, 0.99)
         expect = accounting.primal_dual_gradient(a, b, c, theta, w)
-        np.testing.assert_allclose(_gradient((phi, nxt, rho, rew), theta, w, 0.99), expect,
+        np.testing.assert_allclose(trajectory_gradient((phi, nxt, rho, rew), theta, w, 0.99), expect,
                                    rtol=1e-10, atol=1e-13)
 
 

@@ -464,14 +464,14 @@ def test_gpope_sensitivity_verdict_comes_from_the_audit_of_the_measured_shift(mo
 def test_kov34_checks_each_term_against_the_optimal_composition(monkeypatch):
     import privcal.verify.claims_cited as K
 
-    real = K._kov34_terms
+    real = K.kov34_terms
 
     def without_sqrt(eps0, delta0, k, delta):  # a broken formula: the sqrt(2k ln ...) terms dropped
         first, _, _ = real(eps0, delta0, k, delta)
         head = math.expm1(eps0) * eps0 * k / (math.exp(eps0) + 1.0)
         return first, head, head
 
-    monkeypatch.setattr(K, "_kov34_terms", without_sqrt)
+    monkeypatch.setattr(K, "kov34_terms", without_sqrt)
     r = run_claim(get_claim("KOV-thm3.4-approximation"))
     assert r.outcome.verdict == "fails" and "below the optimal" in r.outcome.evidence
 
@@ -577,8 +577,8 @@ def test_dpq_update_sup_holds_if_the_assumed_bound_covered_the_update(monkeypatc
 def test_dpq_noise_reuse_holds_if_the_update_ignored_the_rewards(monkeypatch):
     from privcal.verify import claims_dpq
 
-    orig = claims_dpq._one_update
-    monkeypatch.setattr(claims_dpq, "_one_update", lambda net, batch, shift, lr, **kw: orig(net, batch, 0.0, lr, **kw))
+    orig = claims_dpq.one_update
+    monkeypatch.setattr(claims_dpq, "one_update", lambda net, batch, shift, lr, **kw: orig(net, batch, 0.0, lr, **kw))
     assert run_claim(get_claim("DPQ-noise-reuse")).outcome.verdict == "holds"
 
 
@@ -612,28 +612,28 @@ def test_appendix_c2_fails_on_the_algebra_not_on_the_moments_tail(quick, monkeyp
 
 
 def test_appendix_c2_is_not_private_only_if_the_lower_end_exceeds_delta(monkeypatch):
-    from privcal.verify import _common, claims_gpope
+    from privcal.verify import common, claims_gpope
 
-    monkeypatch.setattr(claims_gpope, "_c2_from_display", lambda coefficient: 2)  # algebra as printed
+    monkeypatch.setattr(claims_gpope, "c2_from_display", lambda coefficient: 2)  # algebra as printed
     out = run_claim(get_claim("GPOPE-thm1-appendix-c2")).outcome
     assert out.verdict == "holds" and "no lower bound shows" in out.evidence  # moments tail 0.0033 > 1e-5 is no proof
-    monkeypatch.setattr(_common, "poisson_pair_delta_lower", lambda *a: 2e-5)  # a lower end above delta
+    monkeypatch.setattr(common, "poisson_pair_delta_lower", lambda *a: 2e-5)  # a lower end above delta
     out = run_claim(get_claim("GPOPE-thm1-appendix-c2")).outcome
     assert out.verdict == "fails" and "is not (0.05, 1e-5)-DP" in out.evidence
 
 
 def test_appendix_c2_display_algebra():
-    from privcal.verify.claims_gpope import _c2_from_display
+    from privcal.verify.claims_gpope import c2_from_display
 
     # min_lambda exp(a N lambda^2/(m^2 sigma^2) - lambda eps) = exp(-m^2 sigma^2 eps^2/(4 a N)) = delta gives
     # sigma = 2 sqrt(a) sqrt(N ln(1/delta))/(m eps): c2 = 2 for a = 1 (the display's second line), 4 for a = 4
-    assert _c2_from_display(1) == 2 and _c2_from_display(4) == 4
+    assert c2_from_display(1) == 2 and c2_from_display(4) == 4
 
 
 def test_gpope_sensitivity_rests_on_either_lower_bound(quick, monkeypatch):
     import dataclasses
 
-    from privcal.verify import _common, claims_gpope
+    from privcal.verify import common, claims_gpope
 
     out = _unpatched(quick, "GPOPE-sensitivity").outcome
     assert out.verdict == "fails" and out.data["pld_delta_lower"] > 1e-3
@@ -641,18 +641,18 @@ def test_gpope_sensitivity_rests_on_either_lower_bound(quick, monkeypatch):
     monkeypatch.setattr(claims_gpope.A, "audit", lambda *a, **k: dataclasses.replace(real(*a, **k), refuted=False))
     out = run_claim(get_claim("GPOPE-sensitivity")).outcome
     assert out.verdict == "fails" and "the PLD lower end above" in out.evidence  # the certified lower end alone
-    monkeypatch.setattr(_common, "poisson_pair_delta_lower", lambda *a: 0.0)
+    monkeypatch.setattr(common, "poisson_pair_delta_lower", lambda *a: 0.0)
     assert _verdict("GPOPE-sensitivity") == "holds"  # no lower bound above the claimed delta
 
 
 def test_epsilon_split_fails_from_the_attained_loss_of_the_counters(quick, monkeypatch):
     import privcal.analysis.counter as counter
-    from privcal.verify.claims_vbkw import _billboard_epsilon
+    from privcal.verify.claims_vbkw import billboard_epsilon
 
     # T = 1024 = 2^10: round 1 lies in the 11 p-sums [1, 2^j], each Laplace(11/eps'): the loss per unit is eps'
     # (CSS11 binary mechanism); T = 1000: the 10 p-sums [1, 2^j], j <= 9, each Laplace(10/eps')
-    assert _billboard_epsilon(24, 1 / 12) == pytest.approx(2.0, rel=1e-12)
-    assert _billboard_epsilon(1, 1.0, steps=1000) == pytest.approx(1.0, rel=1e-12)
+    assert billboard_epsilon(24, 1 / 12) == pytest.approx(2.0, rel=1e-12)
+    assert billboard_epsilon(1, 1.0, steps=1000) == pytest.approx(1.0, rel=1e-12)
     r = _unpatched(quick, "VBKW-epsilon-split").outcome
     assert r.verdict == "fails" and "a true value" in r.evidence and "no lower bound on their JDP" in r.evidence
     real = counter.laplace_scale

@@ -43,7 +43,7 @@ from ..analysis import rdp, subsampling
 from ..accounting import pairs
 from ..accounting.accountants import PaperAccountant, RDPAccountant
 from ..accounting.registry import ACCOUNTANTS
-from ..accounting.events import Neighbouring, Releases, SelfComposedEvent, _unwrap
+from ..accounting.events import ComposedEvent, Neighbouring, Releases, SelfComposedEvent
 from ..errors import InfeasibleError
 from ..privacy_loss import MemoryLimitError
 from ..analysis.rdp import GridEdgeWarning
@@ -74,6 +74,11 @@ __all__ = [
     "calibrate_report",
     "calibrate_report_unchecked",
     "calibrate_sigma_unchecked",
+    "epsilon_at_unchecked",
+    "priced_per_clip",
+    "gpope_event",
+    "valid_epsilon_unchecked",
+    "Thm9Accountant",
 ]
 
 #: Neighbouring relations (``privcal.Neighbouring`` values) :func:`sensitivity` knows, with the
@@ -92,11 +97,20 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _priced_per_clip(neighbouring: str, trajectories: int) -> float:
-    """The sensitivity, in units of h, at which the valid bounds price one iteration under ``neighbouring``:
+def priced_per_clip(neighbouring: str, trajectories: int) -> float:
+    """The sensitivity, in units of h, at which the valid bounds price one iteration under ``neighbouring``.
+
     2 for every relation when m > 1 -- zero-out included, since the null trajectory still takes the
     draw's slot and displaces another one, so zero-out is priced as replace-one at twice its sensitivity h
-    (``privcal.accounting.pairs``; docs/pld.md, section 1.3) -- and the relation's own sensitivity at m = 1."""
+    (``privcal.accounting.pairs``; docs/pld.md, section 1.3) -- and the relation's own sensitivity at m = 1.
+
+    Args:
+        neighbouring: a validated relation value, "replace_one", "add_remove" or "zero_out" (not checked).
+        trajectories: m, an int >= 1 (not checked).
+
+    Returns:
+        The priced sensitivity per clip, 1.0 or 2.0.
+    """
     if trajectories > 1:
         return 2.0
     return SENSITIVITY_PER_CLIP[neighbouring]
@@ -269,7 +283,7 @@ def rdp_per_iteration(
 
 def _rdp_per_iteration(orders: np.ndarray, sigma: float, *, trajectories: int, neighbouring: str = "replace_one") -> np.ndarray:
     """:func:`rdp_per_iteration` for validated inputs."""
-    s = sigma / _priced_per_clip(neighbouring, trajectories)
+    s = sigma / priced_per_clip(neighbouring, trajectories)
     if neighbouring == "add_remove":
         return subsampling._rdp_poisson_gaussian(orders, s, 1.0 / trajectories)
     return subsampling._rdp_without_replacement_gaussian(orders, s, 1.0 / trajectories)
@@ -548,7 +562,7 @@ def _theorem1_sigma(epsilon: float, delta: float, *, iterations: int, trajectori
             f"GPOPE Theorem 1 (valid constants) needs {eps_min:.4g} <= epsilon <= {eps_max:.4g} for "
             f"iterations={n}, trajectories={m}, delta={d:g}; got epsilon={e:g}"
         )
-    return _priced_per_clip(neighbouring, m) * THEOREM1_C2 * math.sqrt(n * math.log(1.0 / d)) / (m * e)
+    return priced_per_clip(neighbouring, m) * THEOREM1_C2 * math.sqrt(n * math.log(1.0 / d)) / (m * e)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -609,15 +623,27 @@ class GPOPECalibration:
         return self.neighbouring
 
 
-class _Thm9Accountant(RDPAccountant):
-    """RDP accountant whose without-replacement steps use WBK 2018 Thm 9 alone (the full sum)."""
+def _innermost(event):
+    """``event`` without its self-composition layers (a composition of one event counts as that event)."""
+    while True:
+        if isinstance(event, SelfComposedEvent):
+            event = event.event
+        elif isinstance(event, ComposedEvent) and len(event.events) == 1:
+            event = event.events[0]
+        else:
+            return event
+
+
+class Thm9Accountant(RDPAccountant):
+    """RDP accountant whose without-replacement steps use WBK 2018 Thm 9 alone (the full sum, Wang, Balle &
+    Kasiviswanathan 2019, Thm 9): the ``"thm9"`` bound of :func:`calibrate`."""
 
     name = "rdp-thm9"
 
     def _subsampled_rdp(self, event, orders):
         event = pairs.priced_event(event)  # zero-out: replace-one at twice the sensitivity
         if event.sampling == "without_replacement":
-            nm = _unwrap(event.event)[0].noise_multiplier
+            nm = _innermost(event.event).noise_multiplier
             if math.isinf(nm):  # no information released
                 return np.zeros_like(orders)
             return subsampling._rdp_without_replacement_gaussian_thm9(orders, nm, event.sample_rate)
@@ -634,23 +660,46 @@ def _releases(trajectories: int, iterations: int, neighbouring: str) -> Releases
     )
 
 
-def _event(sigma: float, trajectories: int, iterations: int, neighbouring: str) -> SelfComposedEvent:
-    """The event of N GPOPE iterations at noise multiplier sigma (noise h N(0, sigma^2 I))."""
+def gpope_event(sigma: float, trajectories: int, iterations: int, neighbouring: str) -> SelfComposedEvent:
+    """The event of N GPOPE iterations at noise multiplier sigma (noise h N(0, sigma^2 I)).
+
+    Args:
+        sigma: noise multiplier in units of the clip h, in (0, inf] (not checked).
+        trajectories: m, one trajectory drawn per iteration (q = 1/m), an int >= 1 (not checked).
+        iterations: N, an int >= 1 (not checked).
+        neighbouring: "replace_one", "add_remove" or "zero_out" (not checked).
+
+    Returns:
+        The composed event, N self-compositions of the subsampled Gaussian of one iteration.
+    """
     return _releases(trajectories, iterations, neighbouring).event(sigma)
 
 
-def _valid_epsilon(sigma: float, delta: float, trajectories: int, iterations: int, neighbouring: str) -> float:
-    """Epsilon of N iterations at ``sigma`` under the valid RDP accountant (validated inputs; a paper sigma
-    far too small puts the RDP optimum at the grid edge, so GridEdgeWarning is silenced)."""
+def valid_epsilon_unchecked(sigma: float, delta: float, trajectories: int, iterations: int,
+                            neighbouring: str) -> float:
+    """Epsilon of N iterations at ``sigma`` under the valid RDP accountant (trusted: inputs not checked).
+
+    A paper sigma far too small puts the RDP optimum at the grid edge, so GridEdgeWarning is silenced.
+
+    Args:
+        sigma: noise multiplier in units of the clip h, in (0, inf).
+        delta: target delta, in (0, 1).
+        trajectories: m, an int >= 1.
+        iterations: N, an int >= 1.
+        neighbouring: "replace_one", "add_remove" or "zero_out".
+
+    Returns:
+        An upper bound on epsilon (RDP conversion).
+    """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        return RDPAccountant()._compose(_event(sigma, trajectories, iterations, neighbouring))._epsilon(delta)
+        return RDPAccountant()._compose(gpope_event(sigma, trajectories, iterations, neighbouring))._epsilon(delta)
 
 
 #: The accountant that owns each accountant-priced bound's calibration, and the relation it is priced
 #: under (None: the one asked for). "lemma1" is the paper's accounting: Lemma 1 with its sensitivity h.
 _ACCOUNTANT_BOUNDS = {
-    "rdp": (RDPAccountant, None), "pld": (ACCOUNTANTS["pld"], None), "thm9": (_Thm9Accountant, None),
+    "rdp": (RDPAccountant, None), "pld": (ACCOUNTANTS["pld"], None), "thm9": (Thm9Accountant, None),
     "lemma1": (PaperAccountant, "zero_out"),
 }
 #: The bounds that are valid (epsilon, delta) guarantees.
@@ -748,9 +797,9 @@ def calibrate_report_unchecked(
     if name == "pld" and last is not None and last[0] == sigma:
         valid_eps = last[1]  # the calibration's last evaluation at this sigma: a certified upper end
     elif name == "pld":
-        valid_eps = ACCOUNTANTS["pld"]()._compose(_event(sigma, m, n, neighbouring))._epsilon(d)
+        valid_eps = ACCOUNTANTS["pld"]()._compose(gpope_event(sigma, m, n, neighbouring))._epsilon(d)
     else:
-        valid_eps = _valid_epsilon(sigma, d, m, n, neighbouring)
+        valid_eps = valid_epsilon_unchecked(sigma, d, m, n, neighbouring)
     if not valid and valid_eps > e:
         notes.append(f"at this sigma the valid RDP accountant ({neighbouring} neighbours) gives epsilon {valid_eps:.4g} > {e:g}")
     return GPOPECalibration(
@@ -810,7 +859,7 @@ def epsilon_at_unchecked(sigma: float, delta: float, *, iterations: int, traject
     accountant, _ = _ACCOUNTANT_BOUNDS[bound]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        return accountant()._compose(_event(sigma, trajectories, iterations, "replace_one"))._epsilon(delta)
+        return accountant()._compose(gpope_event(sigma, trajectories, iterations, "replace_one"))._epsilon(delta)
 
 
 def _calibrated(e: float, d: float, n: int, m: int, bound: str, neighbouring: str):
@@ -822,7 +871,7 @@ def _calibrated(e: float, d: float, n: int, m: int, bound: str, neighbouring: st
     last = None
     paper = 2.0 * math.sqrt(n * math.log(1.0 / d)) / (m * e)  # the paper's closed form as a start
 
-    # zero-out is priced as replace-one at 2h when m > 1 (:func:`_priced_per_clip`): the valid accountants
+    # zero-out is priced as replace-one at 2h when m > 1 (:func:`priced_per_clip`): the valid accountants
     # calibrate those very releases, so that both relations start each search alike and get the same sigma
     priced = "replace_one" if neighbouring == "zero_out" and m > 1 else neighbouring
 

@@ -8,8 +8,6 @@ line and exit code 2 there).
 from __future__ import annotations
 
 import argparse
-import math
-import time
 
 from privcal.cli import out as _cli_out
 from privcal.cli import train as _cli_train
@@ -131,16 +129,32 @@ def compute(args: argparse.Namespace, fmt: str) -> tuple:
     Raises:
         ValueError: an argument is outside its range.
     """
+    from privcal.rl.pucb.train import train_pucb_unchecked
+
+    settings, mdp = _check(args)
+    steps = settings.episodes * settings.runs
+    bar = None if fmt != "text" else ProgressBar(steps)
+
+    def progress(offset):  # both runs on one bar: episodes of run 1, then of run 2
+        return None if bar is None else (lambda done, total=None: bar(offset + done, steps))
+
+    try:
+        run_ = train_pucb_unchecked(mdp, settings, progress)
+    finally:
+        if bar is not None:
+            bar.close()
+    return run_.record, _text(run_, settings), *_curves(run_, mdp, settings)
+
+
+def _check(args: argparse.Namespace) -> tuple:
+    """The checked settings and the MDP: (``privcal.rl.pucb.train.TrainSettings``, MDP); refusals name the flag."""
     _cli_out.check_epsilon(args.epsilon)
     import warnings
 
-    import numpy as np
-
     from privcal import _validate as V
     from privcal.rl.pucb.experiments import MDP_KINDS, unchecked_make_mdp
-    from privcal.rl.pucb.agent import (PRIVACY_UNIT, check_counter_noise, check_error_bound, check_memory,
-                                 run_pucb_unchecked)
-    from privcal.rl.pucb.tabular import uniform_policy_return
+    from privcal.rl.pucb.agent import check_counter_noise, check_error_bound, check_memory
+    from privcal.rl.pucb.train import TrainSettings
 
     if args.non_private and args.epsilon is not None:
         raise ValueError("--epsilon must not be given together with --non-private")
@@ -162,12 +176,12 @@ def compute(args: argparse.Namespace, fmt: str) -> tuple:
         if args.failure_probability is not None:
             raise ValueError("--beta is the former name of --failure-probability; give only one")
         warnings.warn("--beta is deprecated for train pucb (it is a failure probability here, not a kernel "
-                      "beta): use --failure-probability", DeprecationWarning, stacklevel=2)
+                      "beta): use --failure-probability", DeprecationWarning, stacklevel=3)
         args.failure_probability = args.beta
     failure_probability = V.open_unit("failure_probability",
                                       0.1 if args.failure_probability is None else args.failure_probability)
     if args.error_bound == "union":
-        warnings.warn("--error-bound union is now spelled --error-bound valid", DeprecationWarning, stacklevel=2)
+        warnings.warn("--error-bound union is now spelled --error-bound valid", DeprecationWarning, stacklevel=3)
     error_bound = check_error_bound("valid" if args.error_bound == "union" else args.error_bound)
     episodes = V.positive_int("episodes", args.episodes)
     epsilon = None if args.epsilon is None else V.positive("epsilon", args.epsilon)
@@ -181,68 +195,18 @@ def compute(args: argparse.Namespace, fmt: str) -> tuple:
     mdp = unchecked_make_mdp(V.choice("mdp", args.mdp, MDP_KINDS), states, actions, horizon, seed=args.mdp_seed)
     if args.accuracy is not None:
         V.nonnegative("accuracy", args.accuracy)
-    references = not args.no_references
-    runs = 2 if references and epsilon is not None else 1
-    bar = None if fmt != "text" else ProgressBar(episodes * runs)
+    settings = TrainSettings(episodes, epsilon, failure_probability, args.seed, budget_split=args.budget_split,
+                             error_bound=error_bound, unknown=args.unknown, counter_noise=counter_noise, delta=delta,
+                             accuracy=args.accuracy, references=not args.no_references)
+    return settings, mdp
 
-    def progress(offset):  # both runs on one bar: episodes of run 1, then of run 2
-        return None if bar is None else (lambda done, total=None: bar(offset + done, episodes * runs))
 
-    start = time.perf_counter()
-    try:
-        result = run_pucb_unchecked(mdp, episodes, epsilon, failure_probability, args.seed,
-                           budget_split=args.budget_split, error_bound=error_bound,
-                           unknown=args.unknown, counter_noise=counter_noise, delta=delta,
-                           progress=progress(0))
-        baseline = None
-        if runs == 2:
-            baseline = run_pucb_unchecked(mdp, episodes, None, failure_probability, args.seed, progress=progress(episodes))
-    finally:
-        if bar is not None:
-            bar.close()
-    seconds = time.perf_counter() - start
-    accuracy = 0.1 * result.optimal_return if args.accuracy is None else args.accuracy
-    cumulative = result.cumulative_regret
-    episode_index = np.arange(1, episodes + 1)
-    refs = {}
-    if references:
-        gap = result.optimal_return - uniform_policy_return(mdp)
-        refs = {"random_policy_regret_per_episode": gap,
-                "random_policy_final_regret": gap * episodes,
-                "non_private_final_regret": None if baseline is None else float(baseline.cumulative_regret[-1])}
-    out_eps = result.epsilon
-    out = {
-        "algorithm": "non-private" if args.non_private else "pucb",
-        "epsilon": result.epsilon,
-        "jdp_epsilon": result.jdp_epsilon,
-        "counter_epsilon": result.counter_epsilon,
-        "counter_noise": result.counter_noise,
-        "delta": result.delta,
-        "noise_scale": result.noise_scale,
-        "privacy_unit": None if args.non_private else "episode",
-        "privacy_unit_description": PRIVACY_UNIT,
-        "guarantee": result.guarantee,
-        "budget_split": args.budget_split,
-        "error_bound_rule": error_bound,
-        "error_bound": result.error_bound,
-        "unknown": args.unknown,
-        "failure_probability": result.failure_probability,
-        "mdp": mdp.name,
-        "states": mdp.states, "actions": mdp.actions, "horizon": mdp.horizon,
-        "episodes": episodes, "seed": args.seed,
-        "optimal_return": result.optimal_return,
-        "final_regret": float(cumulative[-1]),
-        "accuracy": accuracy,
-        "suboptimal_episodes": result.suboptimal_episodes(accuracy),
-        "max_counter_error": result.max_counter_error,
-        "counter_error_within_bound": (None if out_eps is None else
-                                       bool(result.max_counter_error <= result.error_bound)),
-        "references": refs,
-        "seconds": seconds,
-    }
-    series = {"episode": episode_index.tolist(), "regret": [float(x) for x in cumulative]}
-    if baseline is not None:
-        series["non_private_regret"] = [float(x) for x in baseline.cumulative_regret]
+def _text(run_, settings) -> str:
+    """The text report of one run (:func:`compute`)."""
+    from privcal.rl.pucb.agent import PRIVACY_UNIT
+
+    out, refs = run_.record, run_.record["references"]
+    accuracy, counter_noise, error_bound = out["accuracy"], settings.counter_noise, settings.error_bound
     eps = "non-private" if out["epsilon"] is None else f"epsilon={out['epsilon']:g}"
     lines = [f"{out['algorithm']} ({eps}) on {out['mdp']}, {out['episodes']} episodes, seed {out['seed']}",
              f"  cumulative regret     {out['final_regret']:.3f}  (optimal return "
@@ -258,37 +222,34 @@ def compute(args: argparse.Namespace, fmt: str) -> tuple:
                      f"(({out['jdp_epsilon']:.6g}, {out['delta']:g})-JDP)")
     elif out["epsilon"] is not None:
         lines.append(f"  counter noise         laplace, counter epsilon {out['counter_epsilon']:.4g} "
-                     f"(JDP epsilon <= {out['jdp_epsilon']:g}, split {args.budget_split})")
+                     f"(JDP epsilon <= {out['jdp_epsilon']:g}, split {settings.budget_split})")
     if out["epsilon"] is not None:
         lines.append(f"  counter error bound E {out['error_bound']:.4g} ({error_bound}); "
                      f"largest error seen {out['max_counter_error']:.4g}")
         if not out["counter_error_within_bound"]:
             lines.append(f"  BOUND EXCEEDED        a counter's error {out['max_counter_error']:.4g} exceeded its "
-                         f"(1 - {failure_probability:g}) bound E = {out['error_bound']:.4g}: the regret analysis "
-                         f"does not cover this run")
-    # the realised regret is random (the run's own episodes): its standard error over the episodes, not an
-    # exact value, against the uniform policy's exact expected regret
-    per_episode = np.diff(np.asarray(cumulative, dtype=float), prepend=0.0)
-    se = float(per_episode.std(ddof=1) / math.sqrt(episodes)) if episodes > 1 else math.inf
-    out["regret_per_episode"], out["regret_per_episode_se"] = float(cumulative[-1]) / episodes, se
-    if refs:
-        from privcal.rl.verdict import verdict_one_run
-
-        v = verdict_one_run(float(cumulative[-1]) / episodes, refs["random_policy_regret_per_episode"],
-                            higher_is_better=False, reference_label="uniform policy (trivial reference)",
-                            value_se=se)
-        out["verdict"], out["verdict_test"] = v.verdict, v.to_dict()
-        lines.append(f"  verdict               {v.line()}")
-    else:
-        from privcal.rl.verdict import no_reference
-
-        out.update(no_reference("--no-references"))
+                         f"(1 - {settings.failure_probability:g}) bound E = {out['error_bound']:.4g}: the regret "
+                         f"analysis does not cover this run")
+    if run_.verdict is not None:
+        lines.append(f"  verdict               {run_.verdict.line()}")
     lines.append(f"  privacy unit          episode: {PRIVACY_UNIT}")
-    lines.append(f"  time                  {seconds:.2f} s")
+    lines.append(f"  time                  {out['seconds']:.2f} s")
+    return "\n".join(lines)
+
+
+def _curves(run_, mdp, settings) -> tuple:
+    """(curve columns, plot spec) of one run (:func:`compute`)."""
+    import numpy as np
+
+    out, refs, cumulative = run_.record, run_.record["references"], run_.result.cumulative_regret
+    episode_index = np.arange(1, settings.episodes + 1)
+    series = {"episode": episode_index.tolist(), "regret": [float(x) for x in cumulative]}
+    if run_.baseline is not None:
+        series["non_private_regret"] = [float(x) for x in run_.baseline.cumulative_regret]
+    eps = "non-private" if out["epsilon"] is None else f"epsilon={out['epsilon']:g}"
     spec = _cli_train.PlotSpec(
         episode_index, f"{out['algorithm']} ({eps})", cumulative,
-        title=f"PUCB on {mdp.name}, seed {args.seed}", xlabel="episode", ylabel="cumulative regret",
+        title=f"PUCB on {mdp.name}, seed {settings.seed}", xlabel="episode", ylabel="cumulative regret",
         references={"non-private baseline": series.get("non_private_regret"),
                     "random policy": None if not refs else refs["random_policy_regret_per_episode"] * episode_index})
-    return out, "\n".join(lines), series, spec
-
+    return series, spec

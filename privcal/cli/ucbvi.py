@@ -8,8 +8,6 @@ The learner, its guarantee and the derivation of its bonus are in ``privcal.rl.u
 from __future__ import annotations
 
 import argparse
-import math
-import time
 
 from privcal.cli import out as _cli_out
 from privcal.cli import train as _cli_train
@@ -145,61 +143,32 @@ def compute(args: argparse.Namespace, fmt: str) -> tuple:
     Raises:
         ValueError: an argument is outside its range.
     """
-    import numpy as np
-
     from privcal.cli.progress import ProgressBar
-    from privcal.rl.ucbvi.agent import run_ucbvi_unchecked
-    from privcal.rl.ucbvi.experiments import make_environment
-    from privcal.rl.verdict import no_reference, verdict_one_run
+    from privcal.rl.ucbvi.train import TrainSettings, train_ucbvi_unchecked
 
     noise, delta, beta = _check(args)
-    epsilon = None if args.non_private else float(args.epsilon)
-    episodes = int(args.episodes)
-    mdp = make_environment(args.environment, horizon=args.horizon)
-    references = not args.no_references
-    runs = 2 if references and epsilon is not None else 1
-    bar = None if fmt != "text" else ProgressBar(episodes * runs, label="ucbvi")
+    settings = TrainSettings(args.environment, int(args.episodes), None if args.non_private else float(args.epsilon),
+                             delta, beta, args.seed, noise, horizon=args.horizon, references=not args.no_references)
+    steps = settings.episodes * settings.runs
+    bar = None if fmt != "text" else ProgressBar(steps, label="ucbvi")
 
     def progress(offset):  # both runs on one bar: episodes of run 1, then of run 2
-        return None if bar is None else (lambda done, total=None: bar(offset + done, episodes * runs))
+        return None if bar is None else (lambda done, total=None: bar(offset + done, steps))
 
-    start = time.perf_counter()
     try:
-        result = run_ucbvi_unchecked(mdp, episodes, epsilon, delta, beta, args.seed, counter_noise=noise,
-                                     progress=progress(0))
-        baseline = None
-        if runs == 2:
-            baseline = run_ucbvi_unchecked(mdp, episodes, None, None, beta, args.seed, counter_noise=noise,
-                                           progress=progress(episodes))
+        run_ = train_ucbvi_unchecked(settings, progress)
     finally:
         if bar is not None:
             bar.close()
-    seconds = time.perf_counter() - start
-    regret = np.asarray(result.episode_regret, dtype=float)
-    cumulative = np.cumsum(regret)
-    # the realised regret is random (which policy each episode ran depends on the run's own noise and episodes):
-    # its standard error over the episodes, against the uniform policy's exact expected regret
-    se = float(regret.std(ddof=1) / math.sqrt(episodes)) if episodes > 1 else math.inf
-    out = dict(result.to_dict())
-    out.update({
-        "algorithm": "non-private" if epsilon is None else "private-ucb-vi",
-        "environment": args.environment, "mdp": mdp.name, "states": mdp.states, "actions": mdp.actions,
-        "horizon": mdp.horizon, "episodes": episodes, "seed": args.seed,
-        "privacy_unit": None if epsilon is None else "episode",
-        "regret_per_episode": result.regret_per_episode, "regret_per_episode_se": se,
-        "final_regret": float(cumulative[-1]),
-        "counter_error_within_bound": (None if epsilon is None else
-                                       bool(result.max_counter_error <= result.error_bound)),
-        "seconds": seconds,
-    })
-    refs = {}
-    if references:
-        refs = {"uniform_policy_regret_per_episode": float(result.uniform_regret),
-                "non_private_regret_per_episode": (None if baseline is None else
-                                                   float(np.mean(baseline.episode_regret)))}
-    out["references"] = refs
+    return run_.record, _text(run_, settings), *_curves(run_, settings, args.seed)
+
+
+def _text(run_, settings) -> str:
+    """The text report of one run (:func:`compute`)."""
+    out, result, se, beta = run_.record, run_.result, run_.se, settings.failure_probability
+    epsilon, refs = settings.epsilon, out["references"]
     eps = "non-private" if epsilon is None else f"epsilon={epsilon:g}"
-    lines = [f"{out['algorithm']} ({eps}) on {mdp.name}, {episodes} episodes, seed {args.seed}",
+    lines = [f"{out['algorithm']} ({eps}) on {run_.mdp.name}, {settings.episodes} episodes, seed {settings.seed}",
              f"  regret per episode    {out['regret_per_episode']:.4f} +- {se:.2g} (standard error over "
              f"episodes; optimal return {result.optimal_return:.4f})"]
     if refs:
@@ -214,25 +183,28 @@ def compute(args: argparse.Namespace, fmt: str) -> tuple:
         if not out["counter_error_within_bound"]:
             lines.append(f"  BOUND EXCEEDED        a counter's error exceeded its (1 - {beta:g}) bound: the regret "
                          "analysis does not cover this run (the privacy guarantee stands)")
-    if refs:
-        v = verdict_one_run(out["regret_per_episode"], refs["uniform_policy_regret_per_episode"],
-                            higher_is_better=False, reference_label="uniform policy (trivial reference)",
-                            value_se=se)
-        out["verdict"], out["verdict_test"] = v.verdict, v.to_dict()
-        lines.append(f"  verdict               {v.line()}")
-    else:
-        out.update(no_reference("--no-references"))
+    if run_.verdict is not None:
+        lines.append(f"  verdict               {run_.verdict.line()}")
     if epsilon is not None:
         lines.append("  privacy unit          episode: one user's trajectory (joint DP: every output but the "
                      "actions recommended to that user)")
-    lines.append(f"  time                  {seconds:.2f} s")
-    index = np.arange(1, episodes + 1)
+    lines.append(f"  time                  {out['seconds']:.2f} s")
+    return "\n".join(lines)
+
+
+def _curves(run_, settings, seed) -> tuple:
+    """(curve columns, plot spec) of one run (:func:`compute`)."""
+    import numpy as np
+
+    out, cumulative, refs = run_.record, run_.cumulative, run_.record["references"]
+    eps = "non-private" if settings.epsilon is None else f"epsilon={settings.epsilon:g}"
+    index = np.arange(1, settings.episodes + 1)
     series = {"episode": index.tolist(), "regret": [float(x) for x in cumulative]}
-    if baseline is not None:
-        series["non_private_regret"] = [float(x) for x in np.cumsum(baseline.episode_regret)]
+    if run_.baseline is not None:
+        series["non_private_regret"] = [float(x) for x in np.cumsum(run_.baseline.episode_regret)]
     spec = _cli_train.PlotSpec(
         index, f"{out['algorithm']} ({eps})", cumulative,
-        title=f"Private-UCB-VI on {mdp.name}, seed {args.seed}", xlabel="episode", ylabel="cumulative regret",
+        title=f"Private-UCB-VI on {run_.mdp.name}, seed {seed}", xlabel="episode", ylabel="cumulative regret",
         references={"non-private": series.get("non_private_regret"),
                     "uniform policy": None if not refs else refs["uniform_policy_regret_per_episode"] * index})
-    return out, "\n".join(lines), series, spec
+    return series, spec

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from privcal.analysis import composition as C
 from privcal.errors import InfeasibleError
-from privcal.verify._common import FAILS, HOLDS, g
+from privcal.verify.common import FAILS, HOLDS, g
 from privcal.verify.model import Outcome, claim
 
 CLAIMS: list = []
@@ -85,11 +85,23 @@ def _kov33(ctx) -> Outcome:
 _KOV_LARGE = st.tuples(st.integers(1, 2000), st.floats(1e-4, 2.0), st.floats(-12.0, -3.0), st.floats(-10.0, -1.0))
 
 
-def _kov34_terms(epsilon0: float, delta0: float, k: int, delta: float) -> tuple[float, float, float]:
+def kov34_terms(epsilon0: float, delta0: float, k: int, delta: float) -> tuple[float, float, float]:
     """The three terms of KOV Thm 3.4 as printed, computed here independently of privcal.analysis.composition.
 
     delta~ solves 1 - (1 - delta0)^k (1 - delta~) = delta, i.e. delta~ = 1 - (1 - delta)/(1 - delta0)^k
-    (computed with log1p/expm1); returns (k eps0, the ln(e + sqrt(k eps0^2)/delta~) term, the ln(1/delta~) term).
+    (computed with log1p/expm1).
+
+    Args:
+        epsilon0: epsilon of each composed mechanism, in (0, inf).
+        delta0: delta of each composed mechanism, in [0, 1).
+        k: number of composed mechanisms, an int >= 1.
+        delta: the composition's target delta, in (0, 1).
+
+    Returns:
+        (k eps0, the ln(e + sqrt(k eps0^2)/delta~) term, the ln(1/delta~) term).
+
+    Raises:
+        InfeasibleError: delta~ <= 0 (delta is not above k delta0's share).
     """
     tilde = -math.expm1(math.log1p(-delta) - k * math.log1p(-delta0))
     if not tilde > 0:
@@ -106,7 +118,7 @@ def _kov34_violation(t) -> str | None:
     delta = 10.0**ld
     delta0 = delta * 10.0**frac / k
     try:
-        _, second, third = _kov34_terms(eps0, delta0, k, delta)
+        _, second, third = kov34_terms(eps0, delta0, k, delta)
         opt = _kov("kov_epsilon", eps0, delta0, k, delta=delta)
         lib = _kov("kov_epsilon_approx", eps0, delta0, k, delta=delta)
     except InfeasibleError:
@@ -139,7 +151,7 @@ def _kov34(ctx) -> Outcome:
     delta = 1e-5
     delta0 = delta * 0.1 / 100
     opt = _kov("kov_epsilon", 0.1, delta0, 100, delta=delta)
-    _, second, third = _kov34_terms(0.1, delta0, 100, delta)
+    _, second, third = kov34_terms(0.1, delta0, 100, delta)
     return Outcome(HOLDS, f"optimal <= each closed-form term of Thm 3.4, and privcal equals the printed minimum "
                           f"(checked: {len(pinned)} pinned points and {ctx.examples(80)} examples); e.g. k = 100, "
                           f"eps0 = 0.1, delta = 1e-5: optimal {g(opt)} <= {g(second)} and {g(third)} <= k eps0 = 10")

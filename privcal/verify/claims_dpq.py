@@ -24,7 +24,7 @@ import numpy as np
 from privcal.analysis import rkhs
 from privcal.calibrators import dpq
 from privcal.analysis import gaussian as G
-from privcal.verify._common import FAILS, HOLDS, g
+from privcal.verify.common import FAILS, HOLDS, g
 from privcal.verify.claims_wh import WH
 from privcal.verify.model import Outcome, claim
 
@@ -49,11 +49,22 @@ def _bias_only_net(actions=2):
     return net
 
 
-def _one_update(net, batch, shift, lr, gamma=0.5, released=None):
+def one_update(net, batch, shift, lr, gamma=0.5, released=None):
     """A copy of ``net`` after one agent update (``dpq_agent._update``) on ``batch`` with rewards + shift.
 
     ``released`` (callable state -> values per action) replaces Q + g in the targets and the loss when
     given (the released function of an earlier update); by default the batch's own noise values are used.
+
+    Args:
+        net: the agent's network (copied, not changed).
+        batch: the minibatch, a dict of arrays ("s", "a", "r", "s2", "g", "g2").
+        shift: added to every reward of the batch.
+        lr: learning rate.
+        gamma: discount factor; default 0.5.
+        released: callable state -> values per action replacing Q + g, or None (default).
+
+    Returns:
+        The updated copy of ``net``.
     """
     from privcal.rl.dpq import agent as dpq_agent
 
@@ -102,8 +113,8 @@ def _update_sup(ctx) -> Outcome:
     rng = np.random.default_rng(12)  # pinned batch (the shift is alpha whatever the batch, all on action 0)
     net = _bias_only_net()
     batch = _batch(rng, s["batch_size"], action=0)  # the whole batch takes action 0
-    q = _one_update(net, batch, 0.0, s["lr"])
-    q1 = _one_update(net, batch, 1.0, s["lr"])
+    q = one_update(net, batch, 0.0, s["lr"])
+    q1 = one_update(net, batch, 1.0, s["lr"])
     states = np.linspace(0.0, 1.0, 1001)[:, None]
     sup = float(np.abs(q(states) - q1(states)).max())
     paper = dpq.calibrate(2.0, 1e-5, variant="paper", **s)
@@ -156,7 +167,7 @@ def _noise_reuse(ctx) -> Outcome:
     r0 = released(states)
     diffs = []
     for shift in (0.0, 1.0):
-        q1 = _one_update(net, batch, shift, lr, released=released)
+        q1 = one_update(net, batch, shift, lr, released=released)
         diffs.append(released(states, q1) - r0)  # = Q_1 - Q_0: the path cancels
     gap = float(np.abs(diffs[1] - diffs[0]).min())
     share = float(np.mean(batch["a"] == 0))

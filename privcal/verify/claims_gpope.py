@@ -6,7 +6,7 @@ The implementations live in privcal.analysis.subsampling (Lemma 1, Eq. B.2, exac
 privcal.calibrators.gpope (sensitivity, Theorem 1 as printed and with valid constants). They are imported inside the
 checks, so a missing function makes only its claim "not-run".
 
-"Not private" comes only from lower bounds of realisable pairs (privcal.verify._common): exact RDP values of the
+"Not private" comes only from lower bounds of realisable pairs (privcal.verify.common): exact RDP values of the
 paper's own pair (Lemma 1, Eq. B.2), an audit's Clopper-Pearson lower bound and the certified lower end of the
 Poisson pair's PLD (sensitivity), a counting lower bound (Thm 1). Where the paper's derivation only fails to
 reach its delta (App. B.2), the verdict rests on the algebra, and the lower end of the realisable pair says
@@ -24,9 +24,9 @@ import sympy as sp
 from hypothesis import strategies as st
 from scipy import stats
 
-from privcal.verify import _common
+from privcal.verify import common
 from privcal.verify import audit as A
-from privcal.verify._common import FAILS, HOLDS, g
+from privcal.verify.common import FAILS, HOLDS, g
 from privcal.verify.model import Outcome, claim
 
 CLAIMS: list = []
@@ -203,7 +203,7 @@ def _sensitivity(ctx) -> Outcome:
     multiplier = s * sensitivity_paper(h) / distance  # noise std in units of the measured shift
     mech = A.SubsampledGaussianMechanism(multiplier, q, steps)
     res = A.audit(mech, claimed, claimed_delta=delta, samples=samples, seed=ctx.seed_int(1))
-    certified = _common.poisson_pair_delta_lower(claimed, multiplier, q, steps)
+    certified = common.poisson_pair_delta_lower(claimed, multiplier, q, steps)
     data = {"distance": distance, "claimed_epsilon": claimed, "audit_delta_lower": res.delta_lower,
             "audit_epsilon_lower": res.epsilon_lower, "pld_delta_lower": certified}
     if found is not None:
@@ -214,7 +214,7 @@ def _sensitivity(ctx) -> Outcome:
                f"sigma = 1, N = 10; for the realisable pair with the measured shift {g(distance)} the certified "
                f"lower end of its PLD is delta >= {g(certified, 3)} and the audit's lower bound (95% confidence, "
                f"{samples} samples per neighbour)")
-    refuted = certified > delta or res.refuted  # lower bounds only (privcal.verify._common)
+    refuted = certified > delta or res.refuted  # lower bounds only (privcal.verify.common)
     if not refuted:
         return Outcome(HOLDS, f"||clip(B(x)) - clip(B(x'))|| = {g(distance)} for h = {h:g}; {setting} do not "
                               "refute it (no lower bound exceeds the claimed delta)", data=data)
@@ -296,10 +296,17 @@ def _thm1(ctx) -> Outcome:
                    data={"certified_epsilon": certified, "target_epsilon": eps3})
 
 
-def _c2_from_display(coefficient: float) -> sp.Expr:
+def c2_from_display(coefficient: float) -> sp.Expr:
     """c2 of sigma = c2 sqrt(N ln(1/delta))/(m eps) that the App. B.2 display gives from alpha(lambda) <=
     coefficient N lambda^2/(m^2 sigma^2): delta = min_lambda exp(alpha(lambda) - lambda eps) solved for sigma
-    (sympy, exact): 2 sqrt(coefficient)."""
+    (sympy, exact): 2 sqrt(coefficient).
+
+    Args:
+        coefficient: the display's coefficient of N lambda^2/(m^2 sigma^2), a positive number (4 as printed).
+
+    Returns:
+        c2 as an exact sympy expression.
+    """
     lam, n, m, s, eps, log_inv_delta = sp.symbols("lambda N m sigma epsilon L", positive=True)
     exponent = sp.nsimplify(coefficient) * n * lam**2 / (m**2 * s**2) - lam * eps
     best = sp.simplify(exponent.subs(lam, sp.solve(sp.diff(exponent, lam), lam)[0]))
@@ -333,7 +340,7 @@ def _thm1_c2(ctx) -> Outcome:
     orders = np.arange(2.0, 3001.0)
     sigma = theorem1_sigma_paper(eps, delta, iterations=steps, trajectories=m)
     conditions = sigma**2 >= 1 / math.log(2) and eps < theorem1_c1_paper(m, sigma) * steps / m**2
-    c2 = _c2_from_display(4)  # the display's own first line: alpha(lambda) <= 4 N lambda^2/(m^2 sigma^2)
+    c2 = c2_from_display(4)  # the display's own first line: alpha(lambda) <= 4 N lambda^2/(m^2 sigma^2)
     algebra_ok = bool(sp.simplify(c2 - 2) == 0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -341,7 +348,7 @@ def _thm1_c2(ctx) -> Outcome:
         sigma4 = theorem1_sigma_paper(eps, delta, iterations=steps, trajectories=m, c2=4.0)
         tail4, _ = moments_tail_delta(orders, steps * rdp_gpope_lemma1_paper(orders, sigma4, 1 / m), eps)
     # noise h N(0, sigma^2) against a shift of 2h: noise multiplier sigma/2 in units of the shift
-    lower = _common.poisson_pair_delta_lower(eps, sigma / 2, 1 / m, steps)
+    lower = common.poisson_pair_delta_lower(eps, sigma / 2, 1 / m, steps)
     refuted = lower > delta  # a certified lower bound of a realisable pair
     verdict = FAILS if conditions and (not algebra_ok or refuted) else HOLDS
     where = (f"m = 1000, N = 1e4, delta = 1e-5, eps = 0.05: sigma = {g(sigma)} meets sigma >= 1.201 and eps < c1 "

@@ -13,7 +13,7 @@ import numpy as np
 from privcal.analysis import counter
 from privcal.rl.pucb import agent as P
 from privcal.rl.pucb import checks as C
-from privcal.verify._common import FAILS, HOLDS, cp_lower, g
+from privcal.verify.common import FAILS, HOLDS, cp_lower, g
 from privcal.verify.model import Outcome, claim
 
 CLAIMS: list = []
@@ -127,7 +127,7 @@ def _l1_change(states_n: int, actions_n: int, horizon: int) -> float:
 _SPLIT_STEPS = 1024
 
 
-def _billboard_epsilon(l1: float, counter_epsilon: float, steps: int = _SPLIT_STEPS) -> float:
+def billboard_epsilon(l1: float, counter_epsilon: float, steps: int = _SPLIT_STEPS) -> float:
     """Privacy loss that a change of ``l1`` (L1, spread over counters) in round 1 attains on the binary counters.
 
     Round 1 lies in the level-j p-sum [1, 2^j] for every level j with 2^j <= T; each of these p-sums is
@@ -137,6 +137,14 @@ def _billboard_epsilon(l1: float, counter_epsilon: float, steps: int = _SPLIT_ST
     whole billboard is sum |shift|/b, attained on a set of outputs of positive probability (every moved
     release beyond both means): the billboard's pure-DP epsilon on that pair, a true value. Since 2^j <= T
     for every level j < num_levels(T), round 1 lies in a p-sum of every level and the value is l1 eps'.
+
+    Args:
+        l1: the L1 size of the round-1 change, summed over the counters, in [0, inf).
+        counter_epsilon: eps' of each counter, in (0, inf).
+        steps: stream length T, an int >= 1.
+
+    Returns:
+        The attained pure-DP epsilon of the billboard on that pair (a true value, not a bound).
     """
     psums = sum(1 for j in range(counter.num_levels(steps)) if 2**j <= steps)
     return l1 * psums / counter.laplace_scale(steps, counter_epsilon)
@@ -159,8 +167,8 @@ def _billboard_epsilon(l1: float, counter_epsilon: float, steps: int = _SPLIT_ST
 def _split(ctx) -> Outcome:
     h, s, a, eps = 4, 3, 2, 1.0
     l1 = _l1_change(s, a, h)
-    attained = _billboard_epsilon(l1, P.counter_epsilon_paper(eps, h))
-    valid = _billboard_epsilon(l1, P.counter_epsilon(eps, h))
+    attained = billboard_epsilon(l1, P.counter_epsilon_paper(eps, h))
+    valid = billboard_epsilon(l1, P.counter_epsilon(eps, h))
     if attained <= eps * (1 + 1e-12):
         return Outcome(HOLDS, f"H = {h}: the counter inputs of two users differ by at most {l1:g} in L1; with eps' "
                               f"= eps/(3H) the releases are {g(attained)} eps-DP <= eps (checked), and the billboard "

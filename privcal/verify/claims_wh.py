@@ -22,7 +22,7 @@ from privcal.analysis import rkhs, supremum
 from privcal.analysis import gaussian as G
 from privcal.analysis.noise import conditional_law, eq2_paper, max_bracket, ou_covariance, sample_ou_grid
 from privcal.verify import audit as A
-from privcal.verify._common import EXACT_PROFILE, FAILS, HOLDS, cp_lower, cp_upper, first_crossing, g
+from privcal.verify.common import EXACT_PROFILE, FAILS, HOLDS, cp_lower, cp_upper, first_crossing, g
 from privcal.verify.model import Outcome, claim
 
 CLAIMS: list = []

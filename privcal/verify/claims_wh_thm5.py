@@ -18,7 +18,7 @@ from privcal.analysis import rkhs, supremum
 from privcal.calibrators import dpq
 from privcal.analysis import gaussian as G
 from privcal.verify import audit as A
-from privcal.verify._common import EXACT_PROFILE, FAILS, HOLDS, first_crossing, g
+from privcal.verify.common import EXACT_PROFILE, FAILS, HOLDS, first_crossing, g
 from privcal.verify.claims_wh import WH
 from privcal.verify.model import Outcome, claim
 

@@ -38,7 +38,7 @@ from privcal import _rng
 from privcal import _validate as V
 from privcal.calibrators import gpope as _gpope_calibrator
 
-__all__ = ["GPOPEResult", "step_sizes", "gpope", "gpope_unchecked", "gtd2", "BOUNDS",
+__all__ = ["GPOPEResult", "step_sizes", "gpope", "gpope_unchecked", "trajectory_gradient", "gtd2", "BOUNDS",
            "VALID_BOUND", "PAPER_BOUND"]
 
 BOUNDS = ("best", "pld", "rdp", "thm9", "theorem1", "lemma1", "theorem1_paper")
@@ -151,8 +151,20 @@ class _Trajectories:
         return self.ds.trajectory_features(i)
 
 
-def _gradient(tr, theta, w, gamma):
-    """B_i(theta, w) of GPOPE Eq. (4.1) from one trajectory, without forming A_i, C_i."""
+def trajectory_gradient(tr: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], theta: np.ndarray,
+                        w: np.ndarray, gamma: float) -> np.ndarray:
+    """B_i(theta, w) of GPOPE Eq. (4.1) from one trajectory, without forming A_i, C_i.
+
+    Args:
+        tr: one trajectory's (Phi, Phi', rho, R): features (tau, n), next-state features (tau, n),
+            importance ratios (tau,) and rewards (tau,).
+        theta: value weights, shape (n,).
+        w: auxiliary weights, shape (n,).
+        gamma: discount factor.
+
+    Returns:
+        The primal-dual gradient (-A_i^T w, A_i theta + C_i w - b_i) / tau, shape (2n,), unclipped.
+    """
     phi, nxt, rho, rew = tr
     tau = rew.shape[0]
     d = phi - gamma * nxt
@@ -275,22 +287,41 @@ def _gpope(dataset, sigma, h, steps, rng, theta, w, metric, every, progress, **r
     history = {"iteration": [], "metric": []} if metric is not None else {}
     block = 4096
     with np.errstate(over="ignore", invalid="ignore"):
-        theta, w, clipped, diverged = _loop(trajs, picks, steps, theta, w, gamma, h, noise_scale,
-                                            rng, n, n_iter, block, metric, every, history, progress)
+        loop = _Loop(steps=steps, gamma=gamma, clip=h, noise_scale=noise_scale, features=n, block=block,
+                     metric=metric, every=every, progress=progress)
+        theta, w, clipped, diverged = _loop(trajs, picks, theta, w, rng, loop, history)
     return GPOPEResult(theta=theta, w=w, sigma=float(sigma), clip=h, iterations=n_iter,
                        trajectories=m, step_size=float(steps[0]), clipped_fraction=clipped / n_iter,
                        diverged=diverged, history=history, **record)
 
 
-def _loop(trajs, picks, steps, theta, w, gamma, h, noise_scale, rng, n, n_iter, block, metric,
-          every, history, progress):
+@dataclass(frozen=True)
+class _Loop:
+    """The fixed inputs of GPOPE's iterations (checked by the caller)."""
+
+    steps: np.ndarray
+    gamma: float
+    clip: Optional[float]
+    noise_scale: float
+    features: int
+    block: int
+    metric: Optional[Callable[[np.ndarray], float]]
+    every: int
+    progress: Optional[Callable[[int, int], None]]
+
+
+def _loop(trajs, picks, theta, w, rng, loop: _Loop, history):
+    """Alg. 1's N = len(loop.steps) iterations from (theta, w); returns (theta, w, clipped count, diverged)."""
+    steps, gamma, h, noise_scale = loop.steps, loop.gamma, loop.clip, loop.noise_scale
+    n, n_iter, block, metric, every, progress = (loop.features, steps.size, loop.block, loop.metric, loop.every,
+                                                 loop.progress)
     clipped = 0
     diverged = False
     for start in range(0, n_iter, block):
         stop = min(start + block, n_iter)
         noise = rng.standard_normal((stop - start, 2 * n)) * noise_scale if noise_scale > 0 else None  # guarded by tests/test_rl_gpope.py::test_noise_is_clip_times_sigma
         for i in range(start, stop):
-            g = _gradient(trajs[int(picks[i])], theta, w, gamma)
+            g = trajectory_gradient(trajs[int(picks[i])], theta, w, gamma)
             if h is not None:
                 norm = math.sqrt(float(g @ g))
                 if norm > h:  # guarded by tests/test_guard_gpope_agent.py::test_a_gradient_between_h_and_2h_is_clipped_to_h

@@ -283,9 +283,8 @@ def unchecked_gpope_score(ctx, data, sigma, clip, step, rng) -> float:
     """MSPBE of GPOPE with N = m, a constant step and zero start (the kernel: sigma comes from the
     calibrator, clip from CLIP and step from the public grid, all checked)."""
     n = data.n_features
-    res = gpope_agent._gpope(data, sigma, clip, np.full(data.m, float(step)), rng, np.zeros(n),
-                             np.zeros(n), None, data.m, None, schedule="constant", epsilon=None,
-                             delta=None, bound=None)
+    res = gpope_agent.gpope_unchecked(data, sigma=sigma, clip=clip, iterations=data.m, step_size=float(step),
+                                      schedule="constant", seed=rng)
     return math.inf if res.diverged else ctx.score(res.theta)
 
 
@@ -326,8 +325,22 @@ def _tune_ridge(ctx, m, grid, trials, epsilon, delta, seed) -> float:
     return float(grid[int(np.argmin(scores))] * m)
 
 
-def _trial(ctx, m, t, seed, gpope_runs, baselines, epsilon, delta, ridge):
+@dataclass(frozen=True)
+class _Methods:
+    """What runs on each trial's data: GPOPE's (label, sigma, clip, step) runs, the baselines' names, the
+    baselines' (epsilon, delta) and DP-LSL's ridge."""
+
+    gpope_runs: tuple
+    baselines: tuple
+    epsilon: float
+    delta: float
+    ridge: Optional[float]
+
+
+def _trial(ctx, m, t, seed, methods: _Methods):
     """One private data set of size m; every method on it. Returns {name: score}."""
+    gpope_runs, baselines, epsilon, delta, ridge = (methods.gpope_runs, methods.baselines, methods.epsilon,
+                                                    methods.delta, methods.ridge)
     data = ctx.sample(m, trial_rng(seed, 1, m, t))
     out = {}
     for k, (name, sigma, clip, step) in enumerate(gpope_runs):
@@ -388,7 +401,8 @@ def _vs_m(name, ctx, s, ms, seed, engine, *, epsilon, delta, gpope_specs, baseli
         if "DP-LSL" in baselines:
             ridge = _tune_ridge(ctx, m, s.dplsl_ridge_grid, s.tune_trials, epsilon, delta, seed)
             meta["ridge"][str(m)] = ridge
-        tasks = [(ctx, m, t, seed, runs, baselines, epsilon, delta, ridge) for t in range(s.trials)]
+        methods = _Methods(tuple(runs), tuple(baselines), epsilon, delta, ridge)
+        tasks = [(ctx, m, t, seed, methods) for t in range(s.trials)]
         rows.append(run_trials_unchecked(_trial, tasks, *engine, None))
         if progress is not None:
             progress(mi + 1, len(ms))
@@ -409,7 +423,8 @@ def _vs_step(name, ctx, s, m, seed, engine, *, epsilon, delta, baselines, progre
     for step in grid:
         runs.append((f"GPOPE valid sigma @ {step:.3g}", sig[VALID_BOUND], clip, step))
         runs.append((f"GPOPE paper sigma @ {step:.3g}", sig[PAPER_BOUND], clip, step))
-    tasks = [(ctx, m, t, seed, runs, baselines, epsilon, delta, ridge) for t in range(s.trials)]
+    methods = _Methods(tuple(runs), tuple(baselines), epsilon, delta, ridge)
+    tasks = [(ctx, m, t, seed, methods) for t in range(s.trials)]
     res = run_trials_unchecked(_trial, tasks, *engine, None)
     if progress is not None:
         progress(1, 1)

@@ -5,9 +5,9 @@ Modules: ``agent`` (PUCB and PrivQ, :func:`run_pucb`, the counters' budget and e
 ``plots`` (their figures; matplotlib imported lazily), ``checks`` (Monte Carlo checks of the counter and
 PrivQ bounds, the collusion attack). The command line's glue is ``privcal.cli.pucb``.
 
-``privcal.rl.pucb`` was the agent's module before 0.2.0: the package re-exports the agent's public names,
-and (imported on first use, so that importing the agent imports no experiment, plot or check) the names
-that moved from it to ``experiments``, ``plots`` and ``checks``.
+The package re-exports the agent's public names and, imported on first use (so that importing the agent
+imports no experiment, plot or check), the public names of ``experiments``, ``plots`` and ``checks`` listed in
+``_LAZY``.
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ non-private baseline: the agent, its formulas and :func:`run_pucb`.
 The rest of the PUCB layer lives in its own modules of ``privcal.rl.pucb`` (whose names the package
 ``privcal.rl.pucb`` re-exports): ``experiments`` (regret experiments), ``plots`` (figures, matplotlib
 imported lazily), ``checks`` (Monte Carlo checks of the counter and PrivQ bounds, the collusion
-attack), ``tabular`` (the MDPs); ``sup_error_failure_lower_bound`` moved to ``privcal.analysis.counter`` and
-``clopper_pearson`` lives in ``privcal._stats``.
+attack), ``tabular`` (the MDPs), ``bounds`` (the counters' budget, the error bound E and PrivQ's bonuses, whose
+names this module re-exports); ``sup_error_failure_lower_bound`` is defined in ``privcal.analysis.counter`` and
+``clopper_pearson`` in ``privcal._stats``.
 
 PUCB keeps three families of private counters, each one stream per (s, a, h) (or (s, a, s', h)) with
 one value per episode: rewards r~(s, a, h), visits n~(s, a, h) and transitions m~(s, a, s', h),
@@ -76,7 +77,6 @@ Counter noise (``counter_noise``):
 
 from __future__ import annotations
 
-import math
 import numbers
 import warnings
 from dataclasses import dataclass, field
@@ -93,19 +93,43 @@ from privcal.analysis.counter import (
     BinaryCounter,
     ExactCounter,
     GaussianBinaryCounter,
-    _accept_old_beta,
-    _error_bound as _counter_error_bound,
     gaussian_error_bound_unchecked,
     gaussian_psum_sensitivity_unchecked,
-    gaussian_sigma,
     gaussian_sigma_unchecked,
     sup_error_failure_lower_bound,
+)
+from privcal.analysis.counter_bounds import accept_old_beta, error_bound_unchecked
+from privcal.rl.pucb.bounds import (
+    BUDGET_SPLITS,
+    COUNTER_NOISES,
+    ERROR_BOUNDS,
+    PRIVACY_UNIT,
+    UNKNOWN_RULES,
+    bonus_phi,
+    bonus_psi,
+    check_counter_noise,
+    check_error_bound,
+    counter_epsilon,
+    counter_epsilon_paper,
+    counter_epsilon_paper_unchecked,
+    counter_epsilon_unchecked,
+    counter_sigma,
+    error_bound_paper,
+    error_bound_paper_unchecked,
+    informative_count,
+    informative_count_unchecked,
+    jdp_epsilon,
+    jdp_epsilon_unchecked,
+    num_counters,
+    num_counters_unchecked,
+    private_q,
+    private_q_unchecked,
 )
 from privcal.rl.pucb.tabular import (
     EpisodeSampler,
     TabularMDP,
-    _policy_values,
     backward_induction,
+    policy_values_unchecked,
 )
 
 __all__ = [
@@ -131,411 +155,17 @@ __all__ = [
     "run_pucb_unchecked",
     "check_error_bound",
     "check_memory",
-    # moved to other modules, still importable from here
+    "num_counters_unchecked",
+    "counter_epsilon_unchecked",
+    "counter_epsilon_paper_unchecked",
+    "jdp_epsilon_unchecked",
+    "error_bound_paper_unchecked",
+    "private_q_unchecked",
+    "informative_count_unchecked",
+    # defined in privcal.analysis.counter and privcal._stats, importable from here
     "sup_error_failure_lower_bound",
     "clopper_pearson",
 ]
-
-BUDGET_SPLITS = ("valid", "paper")
-ERROR_BOUNDS = ("valid", "paper")
-#: Noise of the private counters: Laplace (the paper's, epsilon-JDP) or Gaussian ((epsilon, delta)-JDP).
-COUNTER_NOISES = ("laplace", "gaussian")
-#: What one user is, and which runs are neighbours (VBKW Def. 3 and 4).
-PRIVACY_UNIT = ("one user = one episode's trajectory (H + 1 states, H actions, H rewards); "
-                "neighbouring runs replace one user (t-neighbours, VBKW Def. 3: joint DP under continual "
-                "observation)")
-
-
-def check_error_bound(error_bound: str) -> str:
-    """``error_bound`` checked against :data:`ERROR_BOUNDS`; the former name "union" means "valid".
-
-    Args:
-        error_bound: "valid" or "paper" (see :class:`PUCB`); "union", the former spelling of "valid",
-            warns (DeprecationWarning) and is read as "valid".
-
-    Returns:
-        The checked rule, "valid" or "paper".
-
-    Raises:
-        ValueError: ``error_bound`` is not one of :data:`ERROR_BOUNDS`.
-    """
-    if error_bound == "union":
-        import warnings
-
-        warnings.warn('error_bound="union" is now spelled "valid"', DeprecationWarning, stacklevel=3)
-        return "valid"
-    return V.choice("error_bound", error_bound, ERROR_BOUNDS)
-UNKNOWN_RULES = ("optimistic", "paper")
-
-# ----------------------------------------------------------------------------------------------
-# formulas
-# ----------------------------------------------------------------------------------------------
-
-def num_counters(states: int, actions: int, horizon: int) -> int:
-    """Number of private counters PUCB keeps: K = 2 S A H + S^2 A H (VBKW Alg. 2 / Alg. 3).
-
-    Args:
-        states: number of states S, an integer >= 1.
-        actions: number of actions A, an integer >= 1.
-        horizon: episode length H, an integer >= 1.
-
-    Returns:
-        K, an integer >= 3.
-
-    Raises:
-        ValueError: an argument is not a positive integer.
-    """
-    return _num_counters(V.positive_int("states", states), V.positive_int("actions", actions),
-                         V.positive_int("horizon", horizon))
-
-
-def _num_counters(states: int, actions: int, horizon: int) -> int:
-    s, a, h = states, actions, horizon
-    return 2 * s * a * h + s * s * a * h
-
-
-def counter_epsilon_paper(epsilon: float, horizon: int) -> float:
-    """Per-counter epsilon as printed: epsilon' = epsilon / (3H) (VBKW Alg. 2).
-
-    Fails under Definition 3 (replace-one neighbours): it gives 2 epsilon-JDP, see
-    :func:`counter_epsilon`.
-
-    Args:
-        epsilon: target JDP epsilon of the agent, in (0, inf).
-        horizon: episode length H, an integer >= 1.
-
-    Returns:
-        epsilon', in (0, inf).
-
-    Raises:
-        ValueError: an argument is outside its range.
-    """
-    return _counter_epsilon_paper(V.positive("epsilon", epsilon), V.positive_int("horizon", horizon))
-
-
-def _counter_epsilon_paper(epsilon: float, horizon: int) -> float:
-    return epsilon / (3.0 * horizon)
-
-
-def counter_epsilon(epsilon: float, horizon: int) -> float:
-    """Per-counter epsilon that makes PUCB epsilon-JDP under VBKW Def. 3: epsilon / (6H).
-
-    Replacing user t changes, at each of the H steps, one unit of input in two counters of each of
-    the three families (reward values in [0, 1]): L1 change <= 6H, each unit costing epsilon' by the
-    binary mechanism (CSS11 Thm 3.5) and basic composition; the billboard argument of VBKW does
-    the rest.
-
-    Args:
-        epsilon: target JDP epsilon of the agent, in (0, inf).
-        horizon: episode length H, an integer >= 1.
-
-    Returns:
-        epsilon', in (0, inf).
-
-    Raises:
-        ValueError: an argument is outside its range.
-    """
-    return _counter_epsilon(V.positive("epsilon", epsilon), V.positive_int("horizon", horizon))
-
-
-def _counter_epsilon(epsilon: float, horizon: int) -> float:
-    return epsilon / (6.0 * horizon)  # guarded by tests/test_pucb.py::test_num_counters_and_budget
-
-
-def jdp_epsilon(counter_eps: float, horizon: int) -> float:
-    """Upper bound on the JDP epsilon of PUCB run with per-counter epsilon': 6 H epsilon'.
-
-    Same argument as :func:`counter_epsilon` (L1 change of the counters' inputs <= 6H per user).
-
-    Args:
-        counter_eps: per-counter epsilon', in (0, inf).
-        horizon: episode length H, an integer >= 1.
-
-    Returns:
-        The JDP epsilon bound, in (0, inf).
-
-    Raises:
-        ValueError: an argument is outside its range.
-    """
-    return _jdp_epsilon(V.positive("counter_eps", counter_eps), V.positive_int("horizon", horizon))
-
-
-def _jdp_epsilon(counter_eps: float, horizon: int) -> float:
-    return 6.0 * horizon * counter_eps  # guarded by tests/test_pucb.py::test_num_counters_and_budget
-
-
-def counter_sigma(epsilon: float, delta: float, horizon: int, episodes: int) -> float:
-    r"""Noise sigma of PUCB's Gaussian counters that makes the agent (epsilon, delta)-JDP.
-
-    sigma = :func:`privcal.analysis.counter.gaussian_sigma` (T, epsilon, delta, streams=6H): one user (one
-    episode, replaced) changes the round-t input of at most 6H counters by at most 1 each (see
-    :func:`counter_epsilon`), so the vector of all p-sums of all counters moves by at most
-    sqrt(6 H L) in l2, L = floor(log2 T) + 1; calibrated with the exact Gaussian profile (Balle &
-    Wang 2018). The module docstring gives the adaptive-composition and billboard argument.
-
-    Args:
-        epsilon: target JDP epsilon of the agent, in (0, inf).
-        delta: target JDP delta of the agent, in (0, 1).
-        horizon: episode length H, an integer >= 1.
-        episodes: number of episodes T (the counters' stream length), an integer >= 1.
-
-    Returns:
-        sigma, the standard deviation of the noise on every p-sum (unit: counts), in (0, inf).
-
-    Raises:
-        ValueError: an argument is outside its range.
-    """
-    return gaussian_sigma(V.positive_int("episodes", episodes), V.positive("epsilon", epsilon),
-                          V.open_unit("delta", delta), streams=6 * V.positive_int("horizon", horizon))  # guarded by tests/test_pucb.py::test_counter_sigma_is_the_exact_profile_at_sqrt_6hl
-
-
-def check_counter_noise(counter_noise: str, epsilon: Optional[float], delta: Optional[float],
-                        budget_split: str, error_bound: str) -> Optional[float]:
-    """``counter_noise`` and ``delta`` checked together with the options they constrain (one owner
-    of these refusals for the agent, :func:`run_pucb` and the CLI).
-
-    Gaussian counters need an epsilon and a delta in (0, 1) and refuse the paper's budget split and
-    E_epsilon (Laplace formulas); Laplace counters refuse a delta (they are pure epsilon-JDP).
-
-    Args:
-        counter_noise: "laplace" or "gaussian".
-        epsilon: the JDP epsilon (already validated), or None for the non-private baseline.
-        delta: the JDP delta, in (0, 1) for Gaussian counters, None for Laplace counters.
-        budget_split: "valid" or "paper" (already validated).
-        error_bound: "valid" or "paper" (already validated).
-
-    Returns:
-        The delta to use: the validated delta (Gaussian) or None (Laplace).
-
-    Raises:
-        ValueError: a refusal, in one line naming the argument.
-    """
-    V.choice("counter_noise", counter_noise, COUNTER_NOISES)
-    if counter_noise == "laplace":
-        if delta is not None:
-            raise ValueError(f"delta is used only with counter_noise='gaussian' (the Laplace counters are "
-                             f"pure epsilon-JDP), got delta={delta!r}")
-        return None
-    if epsilon is None:
-        raise ValueError("counter_noise='gaussian' needs an epsilon (epsilon=None is the non-private "
-                         "baseline, with exact counters)")
-    if delta is None:
-        raise ValueError("delta must be in (0, 1) for counter_noise='gaussian', got None")
-    if error_bound == "paper":
-        raise ValueError("error_bound='paper' is the paper's E_epsilon, a Laplace formula; with "
-                         "counter_noise='gaussian' use error_bound='valid'")
-    if budget_split == "paper":
-        raise ValueError("budget_split='paper' is the paper's Laplace split epsilon/(3H); with "
-                         "counter_noise='gaussian' use budget_split='valid'")
-    return V.open_unit("delta", delta)
-
-
-@_accept_old_beta
-def error_bound_paper(epsilon: float, states: int, actions: int, horizon: int, episodes: int,
-                      failure_probability: float) -> float:
-    r"""E_epsilon = (3/epsilon) H ln((2SAH + S^2AH)/beta') log2(T)^{5/2}, with beta' = beta.
-
-    VBKW Alg. 3 (footnote 6 has (beta')^{-1} in the denominator, a typo: ln(K beta') < 0).
-    It is the counter bound (4/epsilon') ln(K/beta') log(T)^{5/2} at epsilon' = epsilon/(3H) but
-    with constant 3H instead of 12H, i.e. 4 times smaller than the union bound it stands for;
-    it fails at small T (see :func:`privcal.rl.pucb.checks.pucb_error_bound_check`).
-
-    Args:
-        epsilon: JDP epsilon of the agent, in (0, inf).
-        states: number of states S, an integer >= 1.
-        actions: number of actions A, an integer >= 1.
-        horizon: episode length H, an integer >= 1.
-        episodes: number of episodes T, an integer >= 1.
-        failure_probability: the paper's beta', in (0, 1) (old keyword ``beta=`` deprecated).
-
-    Returns:
-        E_epsilon (unit: counts), >= 0.
-
-    Raises:
-        ValueError: an argument is outside its range.
-    """
-    return _error_bound_paper(
-        V.positive("epsilon", epsilon), V.positive_int("states", states),
-        V.positive_int("actions", actions), V.positive_int("horizon", horizon),
-        V.positive_int("episodes", episodes),
-        V.open_unit("failure_probability", failure_probability))
-
-
-def _error_bound_paper(epsilon: float, states: int, actions: int, horizon: int, episodes: int,
-                       failure_probability: float) -> float:
-    k = _num_counters(states, actions, horizon)
-    return (3.0 / epsilon * horizon * math.log(k / failure_probability)
-            * math.log2(episodes) ** 2.5)
-
-
-@_accept_old_beta
-def bonus_phi(counts: ArrayLike, error_bound: float, episodes: int,
-              failure_probability: float) -> np.ndarray:
-    """Sampling-error bonus phi~ = sqrt(2 ln(T/beta') / max(n~ - E, 1)) (VBKW footnote 7).
-
-    Args:
-        counts: noisy visit counts n~ (any shape, any real values).
-        error_bound: counter error bound E, in [0, inf).
-        episodes: number of episodes T, an integer >= 1.
-        failure_probability: the paper's beta', in (0, 1) (old keyword ``beta=`` deprecated).
-
-    Returns:
-        phi~, an array shaped like ``counts``.
-
-    Raises:
-        ValueError: an argument is outside its range.
-    """
-    return _bonus_phi(np.asarray(counts, dtype=float), V.nonnegative("error_bound", error_bound),
-                      V.positive_int("episodes", episodes),
-                      V.open_unit("failure_probability", failure_probability))
-
-
-def _bonus_phi(counts, error_bound: float, episodes: int, failure_probability: float):
-    n = np.asarray(counts, dtype=float)
-    return np.sqrt(2.0 * math.log(episodes / failure_probability)
-                   / np.maximum(n - error_bound, 1.0))
-
-
-def bonus_psi(counts: ArrayLike, error_bound: float, states: int, horizon: int) -> np.ndarray:
-    """Counter-error bonus psi~ = (1 + S H)(3E/n~ + 2E^2/n~^2) (VBKW footnote 7); inf if n~ <= 0.
-
-    Args:
-        counts: noisy visit counts n~ (any shape, any real values).
-        error_bound: counter error bound E, in [0, inf).
-        states: number of states S, an integer >= 1.
-        horizon: episode length H, an integer >= 1.
-
-    Returns:
-        psi~, an array shaped like ``counts`` (inf where n~ <= 0; 0 where n~ > 0 if E = 0).
-
-    Raises:
-        ValueError: an argument is outside its range.
-    """
-    return _bonus_psi(np.asarray(counts, dtype=float), V.nonnegative("error_bound", error_bound),
-                      V.positive_int("states", states), V.positive_int("horizon", horizon))
-
-
-def _bonus_psi(counts, error_bound: float, states: int, horizon: int):
-    e = error_bound
-    n = np.asarray(counts, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        psi = (1.0 + states * horizon) * (3.0 * e / n + 2.0 * e * e / (n * n))
-    if e == 0.0:
-        psi = np.where(n > 0, 0.0, np.inf)
-    return np.where(n > 0, psi, np.inf)
-
-
-@_accept_old_beta
-def private_q(rewards: ArrayLike, counts: ArrayLike, transitions: ArrayLike, error_bound: float,
-              episodes: int, failure_probability: float, *,
-              unknown: str = "optimistic") -> np.ndarray:
-    r"""PrivQ (VBKW Alg. 3): optimistic Q~+ of shape (H, S, A) from counter releases.
-
-    For h = H..1: conf = (H+1) phi~ + psi~ if n~ >= 2E else H;
-    Q~ = (r~ + sum_{s'} V~_{h+1}(s') m~(s')) / n~; Q~+ = min{H, Q~ + conf}; V~_h = max_a Q~+.
-    Unknown pairs (n~ < 2E): ``unknown="optimistic"`` gives Q~+ = H; ``"paper"`` gives
-    min{H, Q~ + H} as printed (H where n~ <= 0, Q~ undefined), which is not optimistic when the
-    noisy Q~ < 0. With exact counts and E = 0 this is the UBEV-style baseline (bonus
-    (H+1) sqrt(2 ln(T/beta)/max(n, 1)), no privacy term; unvisited pairs get H).
-
-    Args:
-        rewards: reward releases r~, shape (H, S, A).
-        counts: visit-count releases n~, shape (H, S, A).
-        transitions: transition-count releases m~, shape (H, S, A, S).
-        error_bound: counter error bound E, in [0, inf).
-        episodes: number of episodes T, an integer >= 1.
-        failure_probability: the paper's beta', in (0, 1) (old keyword ``beta=`` deprecated).
-        unknown: rule for pairs with n~ < 2E, "optimistic" (default) or "paper".
-
-    Returns:
-        Q~+, shape (H, S, A), values <= H.
-
-    Raises:
-        ValueError: an argument is outside its range or the shapes disagree.
-    """
-    V.choice("unknown", unknown, UNKNOWN_RULES)
-    r = np.asarray(rewards, dtype=float)
-    n = np.asarray(counts, dtype=float)
-    m = np.asarray(transitions, dtype=float)
-    if r.ndim != 3 or n.shape != r.shape or m.shape != r.shape + (r.shape[1],):
-        raise ValueError("rewards and counts must have shape (H, S, A) and transitions "
-                         f"(H, S, A, S); got {r.shape}, {n.shape}, {m.shape}")
-    return _private_q(r, n, m, V.nonnegative("error_bound", error_bound),
-                      V.positive_int("episodes", episodes),
-                      V.open_unit("failure_probability", failure_probability), unknown=unknown)
-
-
-def _private_q(rewards: np.ndarray, counts: np.ndarray, transitions: np.ndarray,
-               error_bound: float, episodes: int, failure_probability: float, *,
-               unknown: str = "optimistic") -> np.ndarray:
-    r, n, m, e = rewards, counts, transitions, error_bound
-    hor, s, _ = r.shape
-    positive_n = n > 0
-    known = positive_n & (n >= 2.0 * e)
-    n_safe = np.where(positive_n, n, 1.0)
-    conf = np.where(known, (hor + 1) * _bonus_phi(n_safe, e, episodes, failure_probability)
-                    + _bonus_psi(n_safe, e, s, hor), float(hor))
-    use_formula = known if unknown == "optimistic" else positive_n
-    q_plus = np.empty_like(r)
-    v_next = np.zeros(s)
-    for h in range(hor - 1, -1, -1):
-        q = (r[h] + m[h] @ v_next) / n_safe[h]
-        q_plus[h] = np.where(use_formula[h], np.minimum(hor, q + conf[h]), float(hor))
-        v_next = q_plus[h].max(axis=1)
-    return q_plus
-
-
-@_accept_old_beta
-def informative_count(error_bound: float, states: int, horizon: int, episodes: int,
-                      failure_probability: float) -> float:
-    """Smallest count n~ at which PrivQ's bonus drops below H (below it, Q~+ = H: no learning).
-
-    Solves (H + 1) phi~(n) + psi~(n) = H for n >= 2E by bisection (both terms decrease in n).
-    Returns inf if the bonus never drops below H. Derived from VBKW Alg. 3 / footnote 7.
-
-    Args:
-        error_bound: counter error bound E, in [0, inf).
-        states: number of states S, an integer >= 1.
-        horizon: episode length H, an integer >= 1.
-        episodes: number of episodes T, an integer >= 1.
-        failure_probability: the paper's beta', in (0, 1) (old keyword ``beta=`` deprecated).
-
-    Returns:
-        The count (unit: visits), in (0, inf].
-
-    Raises:
-        ValueError: an argument is outside its range.
-    """
-    return _informative_count(V.nonnegative("error_bound", error_bound),
-                              V.positive_int("states", states), V.positive_int("horizon", horizon),
-                              V.positive_int("episodes", episodes),
-                              V.open_unit("failure_probability", failure_probability))
-
-
-def _informative_count(error_bound: float, states: int, horizon: int, episodes: int,
-                       failure_probability: float) -> float:
-    e, s, h = error_bound, states, horizon
-
-    def conf(n: float) -> float:
-        return float((h + 1) * _bonus_phi(n, e, episodes, failure_probability)
-                     + _bonus_psi(n, e, s, h))
-
-    low = max(2.0 * e, 1e-12)
-    if conf(low) < h:
-        return low
-    high = max(low * 2.0, 1.0)
-    while conf(high) >= h:
-        high *= 2.0
-        if high > 1e300:
-            return math.inf
-    for _ in range(200):
-        mid = 0.5 * (low + high)
-        if conf(mid) < h:
-            high = mid
-        else:
-            low = mid
-    return high
-
 
 def _deprecated_beta(owner: str) -> property:
     """A read-only ``beta`` attribute: the old name of ``failure_probability`` (deprecated)."""
@@ -652,7 +282,7 @@ def play_episodes(agent: "EpisodeCounterAgent", mdp: TabularMDP, episodes: int, 
     max_err = 0.0
     for k in range(episodes):
         pol = agent.policy()
-        regret[k] = optimal - float(mdp.initial @ _policy_values(mdp, pol)[0])
+        regret[k] = optimal - float(mdp.initial @ policy_values_unchecked(mdp, pol)[0])
         states, actions, rewards = sampler.sample(pol, env_rng)
         agent.observe(states, actions, rewards)
         if agent.private:
@@ -708,7 +338,7 @@ class PUCB(EpisodeCounterAgent):
 
     beta = _deprecated_beta("PUCB")
 
-    @_accept_old_beta
+    @accept_old_beta
     def __init__(self, states: int, actions: int, horizon: int, episodes: int,
                  epsilon: Optional[float] = None, failure_probability: float = 0.1,
                  seed: _rng.Seed = None, *, budget_split: str = "valid",
@@ -760,15 +390,15 @@ class PUCB(EpisodeCounterAgent):
             self.counters = {name: GaussianBinaryCounter.unchecked(t, self.counter_sigma, shape, seed=stream)
                              for (name, shape), stream in zip(shapes.items(), streams[:3])}
             self.error_bound = gaussian_error_bound_unchecked(t, self.counter_sigma, failure_probability,
-                                                              counters=_num_counters(s, a, h))
+                                                              counters=num_counters_unchecked(s, a, h))
             self.guarantee = (f"({self.jdp_epsilon:.6g}, {delta:g})-JDP, Gaussian counters calibrated on "
                               f"the l2 sensitivity sqrt(6HL) (exact Gaussian profile)")
         elif self.private:
             self.epsilon = epsilon
             self.jdp_delta = 0.0
-            split = _counter_epsilon if budget_split == "valid" else _counter_epsilon_paper  # guarded by tests/test_guard_pucb_agent.py::test_laplace_counters_use_the_split_budget
+            split = counter_epsilon_unchecked if budget_split == "valid" else counter_epsilon_paper_unchecked  # guarded by tests/test_guard_pucb_agent.py::test_laplace_counters_use_the_split_budget
             self.counter_epsilon = split(self.epsilon, h)
-            self.jdp_epsilon = _jdp_epsilon(self.counter_epsilon, h)
+            self.jdp_epsilon = jdp_epsilon_unchecked(self.counter_epsilon, h)
             if not self.counter_epsilon > 0:  # epsilon / (6H) underflowed: the check BinaryCounter made
                 raise ValueError(f"epsilon must be in (0, inf), got {self.counter_epsilon!r}")
             self.counters = {name: BinaryCounter.unchecked(t, self.counter_epsilon, shape, seed=stream)  # guarded by tests/test_guard_pucb_agent.py::test_laplace_counters_use_the_split_budget
@@ -779,12 +409,12 @@ class PUCB(EpisodeCounterAgent):
                                  else ")"))
             if error_bound == "paper":
                 # E_epsilon of Alg. 3 written through epsilon' (= epsilon/(3H) in the paper)
-                self.error_bound = _error_bound_paper(3.0 * h * self.counter_epsilon, s, a, h, t,
+                self.error_bound = error_bound_paper_unchecked(3.0 * h * self.counter_epsilon, s, a, h, t,
                                                       failure_probability)
             else:
-                self.error_bound = _counter_error_bound(t, self.counter_epsilon,
+                self.error_bound = error_bound_unchecked(t, self.counter_epsilon,
                                                         failure_probability,
-                                                        counters=_num_counters(s, a, h))
+                                                        counters=num_counters_unchecked(s, a, h))
         else:
             self.epsilon = self.counter_epsilon = self.jdp_epsilon = None
             self.counters = {name: ExactCounter(t, shape) for name, shape in shapes.items()}
@@ -804,7 +434,7 @@ class PUCB(EpisodeCounterAgent):
             Q~+, shape (H, S, A).
         """
         rel = self.releases
-        return _private_q(rel["rewards"], rel["counts"], rel["transitions"], self.error_bound,
+        return private_q_unchecked(rel["rewards"], rel["counts"], rel["transitions"], self.error_bound,
                           self.episodes, self.failure_probability, unknown=self.unknown)
 
 
@@ -859,7 +489,7 @@ class PUCBRun:
         return int(np.sum(self.episode_regret > V.nonnegative("accuracy", accuracy)))
 
 
-@_accept_old_beta
+@accept_old_beta
 def run_pucb(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
              failure_probability: float = 0.1, seed: _rng.Seed = None, *,
              budget_split: str = "valid", error_bound: str = "valid", unknown: str = "optimistic",
@@ -985,7 +615,7 @@ def run_pucb_unchecked(mdp: TabularMDP, episodes: int, epsilon: Optional[float] 
                    guarantee=agent.guarantee,
                    info={"budget_split": budget_split, "error_bound": error_bound,
                          "unknown": unknown, "counter_noise": counter_noise,
-                         "mdp": mdp.name, "informative_count": _informative_count(
+                         "mdp": mdp.name, "informative_count": informative_count_unchecked(
                              agent.error_bound, mdp.states, mdp.horizon, t_total,
                              failure_probability)})
 

@@ -21,19 +21,19 @@ import numpy as np
 from privcal import _rng
 from privcal import _validate as V
 from privcal._stats import clopper_pearson
-from privcal.analysis.counter import (
-    BinaryCounter,
-    _accept_old_beta,
-    _error_bound as _counter_error_bound,
-    _error_bound_paper as _counter_error_bound_paper,
-    _sup_error_failure_lower_bound,
+from privcal.analysis.counter import BinaryCounter
+from privcal.analysis.counter_bounds import (
+    accept_old_beta,
+    error_bound_paper_unchecked as counter_error_bound_paper_unchecked,
+    error_bound_unchecked as counter_error_bound_unchecked,
+    sup_error_failure_lower_bound_unchecked,
 )
-from privcal.rl.pucb.agent import (
+from privcal.rl.pucb.bounds import (
     BUDGET_SPLITS,
-    _counter_epsilon,
-    _counter_epsilon_paper,
-    _error_bound_paper,
-    _num_counters,
+    counter_epsilon_paper_unchecked,
+    counter_epsilon_unchecked,
+    error_bound_paper_unchecked,
+    num_counters_unchecked,
 )
 
 __all__ = ["counter_error_check", "pucb_error_bound_check", "collusion_attack"]
@@ -60,7 +60,7 @@ def _verdict(lo: float, hi: float, failure_probability: float) -> str:
     return "inconclusive"
 
 
-@_accept_old_beta
+@accept_old_beta
 def counter_error_check(steps: int, epsilon: float, failure_probability: float, *,
                         trials: int = 2000, seed: _rng.Seed = 0, log_base: float = 2.0,
                         confidence: float = 0.95) -> dict:
@@ -101,18 +101,18 @@ def counter_error_check(steps: int, epsilon: float, failure_probability: float, 
     quantile = float(np.quantile(sup, 1.0 - b))
     out = {"steps": t, "epsilon": eps, "failure_probability": b, "trials": n,
            "confidence": confidence, "sup_error_quantile": quantile}
-    for name, bound in (("paper", _counter_error_bound_paper(t, eps, b, log_base=base)),
-                        ("union", _counter_error_bound(t, eps, b))):
+    for name, bound in (("paper", counter_error_bound_paper_unchecked(t, eps, b, log_base=base)),
+                        ("union", counter_error_bound_unchecked(t, eps, b))):
         fails = int(np.sum(sup > bound))
         lo, hi = clopper_pearson(fails, n, conf)
         out[name] = {"bound": bound, "failures": fails, "failure_rate": fails / n,
                      "interval": (lo, hi), "verdict": _verdict(lo, hi, b),
                      "looseness": bound / quantile if quantile > 0 else math.inf,
-                     "failure_lower_bound": _sup_error_failure_lower_bound(bound, t, eps)}
+                     "failure_lower_bound": sup_error_failure_lower_bound_unchecked(bound, t, eps)}
     return out
 
 
-@_accept_old_beta
+@accept_old_beta
 def pucb_error_bound_check(states: int, actions: int, horizon: int, episodes: int,
                            epsilon: float, failure_probability: float, *, trials: int = 200,
                            seed: _rng.Seed = 0, budget_split: str = "paper",
@@ -152,16 +152,16 @@ def pucb_error_bound_check(states: int, actions: int, horizon: int, episodes: in
     n = V.positive_int("trials", trials)
     V.choice("budget_split", budget_split, BUDGET_SPLITS)
     conf = V.open_unit("confidence", confidence)
-    k = _num_counters(s, a, h)
-    split = _counter_epsilon if budget_split == "valid" else _counter_epsilon_paper
+    k = num_counters_unchecked(s, a, h)
+    split = counter_epsilon_unchecked if budget_split == "valid" else counter_epsilon_paper_unchecked
     ce = split(eps, h)
-    bound = _error_bound_paper(3.0 * h * ce, s, a, h, t, b)
+    bound = error_bound_paper_unchecked(3.0 * h * ce, s, a, h, t, b)
     sup = _sup_errors(t, ce, (n, k), seed, stream="zeros").max(axis=1)
     fails = int(np.sum(sup > bound))
     lo, hi = clopper_pearson(fails, n, conf)
     return {"counters": k, "counter_epsilon": ce, "bound": bound,
-            "union_bound": _counter_error_bound(t, ce, b, counters=k),
-            "failure_lower_bound": _sup_error_failure_lower_bound(bound, t, ce, k),
+            "union_bound": counter_error_bound_unchecked(t, ce, b, counters=k),
+            "failure_lower_bound": sup_error_failure_lower_bound_unchecked(bound, t, ce, k),
             "failures": fails, "trials": n, "interval": (lo, hi),
             "verdict": _verdict(lo, hi, b)}
 

@@ -15,11 +15,11 @@ import numpy as np
 
 from privcal import _rng
 from privcal import _validate as V
-from privcal.analysis.counter import _accept_old_beta
+from privcal.analysis.counter_bounds import accept_old_beta
 from privcal.rl._parallel import run_trials_unchecked, check_engine
 from privcal.rl.pucb.agent import (BUDGET_SPLITS, UNKNOWN_RULES, check_counter_noise, check_error_bound,
                              run_pucb_unchecked)
-from privcal.rl.pucb.tabular import TabularMDP, _random_mdp, _river_swim, backward_induction
+from privcal.rl.pucb.tabular import TabularMDP, backward_induction, random_mdp_unchecked, river_swim_unchecked
 
 __all__ = [
     "SETTINGS",
@@ -136,25 +136,38 @@ def make_mdp(kind: str, states: int, actions: int, horizon: int,
 def unchecked_make_mdp(kind: str, states: int, actions: int, horizon: int, seed=0) -> TabularMDP:
     """:func:`make_mdp` on arguments already checked (the kernel the CLI and the frontier call)."""
     if kind == "random":
-        return _random_mdp(states, actions, horizon, seed)
+        return random_mdp_unchecked(states, actions, horizon, seed)
     if actions != 2:
         raise ValueError(f"kind 'riverswim' needs actions = 2 (move left or right), got actions = {actions!r}")
     if states < 2:
         raise ValueError(f"states must be >= 2 for a chain, got {states!r}")
-    return _river_swim(states, horizon)
+    return river_swim_unchecked(states, horizon)
 
 
-def _one_run(env, episodes, epsilon, fail, seed, budget_split, error_bound, unknown, progress,
-             counter_noise="laplace", delta=None) -> tuple:
+@dataclass(frozen=True)
+class _RunOptions:
+    """PUCB's options shared by every run of an experiment (checked by :func:`regret_experiment`)."""
+
+    failure_probability: float
+    budget_split: str
+    error_bound: str
+    unknown: str
+    counter_noise: str
+    delta: Optional[float]
+
+
+def _one_run(env, episodes, epsilon, seed, options: _RunOptions, progress) -> tuple:
     """One seeded PUCB run (top level, so joblib can ship it): (regret, E, informative count, JDP eps)."""
     private = epsilon is not None
-    run = run_pucb_unchecked(env, episodes, epsilon, fail, seed, budget_split=budget_split,
-                    error_bound=error_bound, unknown=unknown, progress=progress,
-                    counter_noise=counter_noise if private else "laplace", delta=delta if private else None)
+    o = options
+    run = run_pucb_unchecked(env, episodes, epsilon, o.failure_probability, seed, budget_split=o.budget_split,
+                             error_bound=o.error_bound, unknown=o.unknown, progress=progress,
+                             counter_noise=o.counter_noise if private else "laplace",
+                             delta=o.delta if private else None)
     return run.episode_regret, run.error_bound, run.info["informative_count"], run.jdp_epsilon
 
 
-@_accept_old_beta
+@accept_old_beta
 def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[float]] = EPSILONS,
                       seeds: Optional[Iterable[int]] = None, mdp: str = "random",
                       mdp_seed: _rng.Seed = 0, accuracy: Optional[float] = None,
@@ -228,6 +241,7 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
     t_total = conf["episodes"]
     total = len(eps_list) * len(conf["seeds"]) * t_total
     sequential = engine[0] == 1 and engine[1] is None
+    options = _RunOptions(fail, budget_split, error_bound, unknown, counter_noise, delta)
     tasks = []
     for eps in eps_list:
         for sd in conf["seeds"]:
@@ -235,8 +249,7 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
             if sequential and progress is not None:  # per episode, in this process
                 offset = len(tasks) * t_total
                 cb = lambda d, _t, o=offset: progress(o + d, total)  # noqa: E731
-            tasks.append((env, t_total, eps, fail, sd, budget_split, error_bound, unknown, cb, counter_noise,
-                          delta))
+            tasks.append((env, t_total, eps, sd, options, cb))
     per_run = None if sequential or progress is None else (lambda d, _n: progress(d * t_total, total))
     runs = iter(run_trials_unchecked(_one_run, tasks, *engine, per_run))
     regrets, bounds, counts, jdps = {}, {}, {}, {}

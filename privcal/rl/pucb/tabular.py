@@ -30,6 +30,9 @@ __all__ = [
     "policy_return",
     "uniform_policy_return",
     "EpisodeSampler",
+    "random_mdp_unchecked",
+    "river_swim_unchecked",
+    "policy_values_unchecked",
 ]
 
 
@@ -125,14 +128,24 @@ def random_mdp(states: int, actions: int, horizon: int, seed: _rng.Seed = None, 
     Raises:
         ValueError: an argument is outside its range.
     """
-    return _random_mdp(V.positive_int("states", states), V.positive_int("actions", actions),
+    return random_mdp_unchecked(V.positive_int("states", states), V.positive_int("actions", actions),
                        V.positive_int("horizon", horizon), seed,
                        concentration=V.positive("concentration", concentration),
                        stationary=bool(stationary))
 
 
-def _random_mdp(states: int, actions: int, horizon: int, seed=None, *, concentration=1.0,
-                stationary: bool = False) -> TabularMDP:
+def random_mdp_unchecked(states: int, actions: int, horizon: int, seed: _rng.Seed = None, *,
+                         concentration: float = 1.0, stationary: bool = False) -> TabularMDP:
+    """:func:`random_mdp` without validation (trusted kernel; same draws for the same seed).
+
+    Args:
+        states: number of states S, an integer >= 1 (not checked).
+        actions: number of actions A, an integer >= 1 (not checked).
+        horizon: episode length H, an integer >= 1 (not checked).
+        seed: None, a non-negative int, a SeedSequence or a Generator; default None (not checked).
+        concentration: Dirichlet parameter of every next-state distribution, in (0, inf); default 1 (uniform on the simplex) (not checked).
+        stationary: repeat one table over all steps h; default False (not checked).
+    """
     s, a, h = states, actions, horizon
     rng = _rng.as_generator(seed)
     layers = 1 if stationary else h
@@ -182,12 +195,22 @@ def river_swim(states: int = 6, horizon: int = 20, *, p_right: float = 0.35,
     small = V.probability("small_reward", small_reward)
     if pr + pl > 1:
         raise ValueError(f"p_right + p_left must be <= 1, got {pr + pl!r}")
-    return _river_swim(s, h, p_right=pr, p_left=pl, p_start_right=ps, small_reward=small)
+    return river_swim_unchecked(s, h, p_right=pr, p_left=pl, p_start_right=ps, small_reward=small)
 
 
-def _river_swim(states: int = 6, horizon: int = 20, *, p_right: float = 0.35,
-                p_left: float = 0.05, p_start_right: float = 0.4,
-                small_reward: float = 0.005) -> TabularMDP:
+def river_swim_unchecked(states: int = 6, horizon: int = 20, *, p_right: float = 0.35,
+                         p_left: float = 0.05, p_start_right: float = 0.4,
+                         small_reward: float = 0.005) -> TabularMDP:
+    """:func:`river_swim` without validation (trusted kernel).
+
+    Args:
+        states: number of states S, an integer >= 2; default 6 (not checked).
+        horizon: episode length H, an integer >= 1; default 20 (not checked).
+        p_right: probability of moving right from a middle state, in [0, 1]; default 0.35 (not checked).
+        p_left: probability of moving left from a middle state, in [0, 1 - p_right]; default 0.05 (not checked).
+        p_start_right: probability of leaving state 0 to the right (and of leaving the last state to the left), in [0, 1]; default 0.4 (not checked).
+        small_reward: mean reward of action 0 in state 0, in [0, 1]; default 0.005 (not checked).
+    """
     s, h, pr, pl, ps, small = states, horizon, p_right, p_left, p_start_right, small_reward
     p = np.zeros((s, 2, s))
     r = np.zeros((s, 2))
@@ -256,10 +279,16 @@ def policy_values(mdp: TabularMDP, policy: ArrayLike) -> np.ndarray:
         ValueError: ``policy`` has the wrong shape, type or an action out of range.
     """
     pol = _check_policy(mdp, policy)
-    return _policy_values(mdp, pol)
+    return policy_values_unchecked(mdp, pol)
 
 
-def _policy_values(mdp: TabularMDP, pol: np.ndarray) -> np.ndarray:
+def policy_values_unchecked(mdp: TabularMDP, pol: np.ndarray) -> np.ndarray:
+    """:func:`policy_values` without validation (trusted kernel; ``pol`` an int array (H, S) of valid actions).
+
+    Args:
+        mdp: the :class:`TabularMDP` (not checked).
+        pol: the policy, an int array of shape (H, S) of valid actions (not checked).
+    """
     hor, s = mdp.horizon, mdp.states
     rows = np.arange(s)
     values = np.zeros((hor + 1, s))

@@ -28,7 +28,15 @@ EXACT_PROFILE = "exact Gaussian privacy profile, Balle & Wang 2018: a true value
 
 
 def g(x: float | None, digits: int = 4) -> str:
-    """A number with ``digits`` significant digits (stable text for reports); "none" for None."""
+    """A number with ``digits`` significant digits (stable text for reports); "none" for None.
+
+    Args:
+        x: the number, or None.
+        digits: significant digits, an int >= 1; default 4.
+
+    Returns:
+        The text: "none", "nan", "inf", "-inf" or the number in ``%g`` style.
+    """
     if x is None:
         return "none"
     x = float(x)
@@ -42,7 +50,17 @@ def g(x: float | None, digits: int = 4) -> str:
 def first_crossing(excess: Callable[[float], float], lo: float, hi: float, *, points: int = 120) -> float | None:
     """Smallest x in [lo, hi] (geometric scan, then brentq) where ``excess`` turns positive; None if never.
 
-    ``excess(x) > 0`` means "the claim fails at x". Returns the root of the first sign change.
+    ``excess(x) > 0`` means "the claim fails at x".
+
+    Args:
+        excess: x -> a number, positive where the claim fails.
+        lo: lower end of the scan, in (0, hi).
+        hi: upper end of the scan.
+        points: geometric scan points, an int >= 2; default 120.
+
+    Returns:
+        The root of the first sign change (``lo`` when ``excess(lo) > 0``), or None if ``excess`` never turns
+        positive on the scan.
     """
     xs = np.geomspace(lo, hi, points)
     prev_x = None
@@ -56,12 +74,30 @@ def first_crossing(excess: Callable[[float], float], lo: float, hi: float, *, po
 
 
 def cp_lower(hits: int, n: int, alpha: float) -> float:
-    """One-sided Clopper-Pearson lower bound (level 1 - alpha)."""
+    """One-sided Clopper-Pearson lower bound (level 1 - alpha) on a binomial proportion.
+
+    Args:
+        hits: successes, an int in [0, n].
+        n: trials, an int >= 1.
+        alpha: one-sided error level, in (0, 1).
+
+    Returns:
+        The lower confidence bound, in [0, 1].
+    """
     return clopper_pearson_lower(hits, n, alpha)
 
 
 def cp_upper(hits: int, n: int, alpha: float) -> float:
-    """One-sided Clopper-Pearson upper bound (level 1 - alpha)."""
+    """One-sided Clopper-Pearson upper bound (level 1 - alpha) on a binomial proportion.
+
+    Args:
+        hits: successes, an int in [0, n].
+        n: trials, an int >= 1.
+        alpha: one-sided error level, in (0, 1).
+
+    Returns:
+        The upper confidence bound, in [0, 1].
+    """
     return clopper_pearson_upper(hits, n, alpha)
 
 
