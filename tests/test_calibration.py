@@ -172,10 +172,10 @@ def test_capped_coarse_epsilon_is_the_sparse_grids_and_skips_high_orders(release
     # epsilon is unimodal in the order (here), that is exactly the minimum over all sparse orders (computed
     # directly on all of them), and at small sigmas (optimum at low orders) the orders above the cap are never
     # evaluated. Without the doubling (the first cap kept), sigma = 30 reads the orders <= 17 alone: larger.
-    from privcal.accounting.accountants import _Capped
+    from privcal.accounting.accountants import CappedOrders
 
     sparse, at, seen = _sparse_at(releases)
-    capped = _Capped(sparse, at)
+    capped = CappedOrders(sparse, at)
     for sigma in (0.8, 1.2, 2.0, 4.0, 30.0):  # increasing: the cap only grows
         seen.clear()
         full = at(sparse)(sigma)[0]
@@ -189,19 +189,19 @@ def test_capped_coarse_epsilon_is_the_sparse_grids_and_skips_high_orders(release
 @pytest.mark.filterwarnings("ignore::privcal.analysis.rdp.GridEdgeWarning")  # the optimum is below this grid
 def test_capped_coarse_epsilon_on_a_grid_above_its_first_cap():
     # a grid whose smallest order is above the first cap (17): the cap starts at that order, not below the grid
-    from privcal.accounting.accountants import _Capped
+    from privcal.accounting.accountants import CappedOrders
 
     acc = RDPAccountant(np.arange(20.0, 200.0, 2.0))
     releases = Releases(steps=100, sample_rate=0.01)
     at = lambda sub: lambda s: acc._fresh(sub, False)._compose(releases.event(s))._epsilon_refined(1e-5)  # noqa: E731
-    assert _Capped(acc.orders, at)(1.0) == at(acc.orders)(1.0)[0]
+    assert CappedOrders(acc.orders, at)(1.0) == at(acc.orders)(1.0)[0]
 
 
 @pytest.mark.parametrize("hint", [0.5, 0.99, 1.01, 3.0])
 def test_search_first_step_changes_the_bracket_not_the_answer(hint):
     # a first bracketing step of 1.03 from a hint near the root gives the same smallest sigma (to rtol) as the
     # default 4x steps, in no more probes; from a far hint later steps grow to 4x and still bracket it
-    from privcal.accounting import _search
+    from privcal.accounting import search as _search
 
     root = math.sqrt(50) / gaussian.mu_exact(1.0, 1e-5)  # closed form (Balle & Wang 2018), as above
     probes = []

@@ -4,7 +4,7 @@ up to 1e12, sample rate down to 1e-15, sigma and sensitivity over 600 decades), 
 refuses in one line (exit 2) within a budget of work stated from the code's own limits, counted in-process:
 
 * the epsilon evaluations of every calibration search, against the search's own caps
-  (:data:`SEARCH_EVALS` for ``privcal.accounting._search.search``, :data:`SECANT_EVALS` for the PLD's secant);
+  (:data:`SEARCH_EVALS` for ``privcal.accounting.search.search``, :data:`SECANT_EVALS` for the PLD's secant);
 * the number of searches of one command (:data:`SEARCHES_PER_ACCOUNTANT` per accountant that may answer);
 * the PLD's evaluations outside a search (its certified brackets), and every FFT it takes: no transform longer
   than the memory limit allows (``--memory-limit`` / bytes per grid cell), and at most
@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 
 from privcal import cli
 from privcal.analysis import rdp
-from privcal.accounting import _search, accountants, pld_accountant
+from privcal.accounting import accountants, pld_accountant
+from privcal.accounting import search as _search
 from privcal.privacy_loss import _distribution
 
 # ------------------------------------------------------------------------------------------------------------

@@ -37,7 +37,7 @@ def _fail_with(exc):
     ValueError("cannot convert float NaN to integer"),
 ])
 def test_a_failing_pld_is_replaced_by_rdp_and_named_without_internal_message(monkeypatch, exc):
-    monkeypatch.setattr(PLDAccountant, "_epsilon", _fail_with(exc))
+    monkeypatch.setattr(PLDAccountant, "epsilon_unchecked", _fail_with(exc))
     r = privcal.epsilon_report(1.0, 1e-5, **SUB)
     # the fallback's own answer (RDP prices the same setting validly)
     assert r.accountant == "rdp" and r.epsilon == privcal.epsilon(1.0, 1e-5, **SUB, accountant="rdp")
@@ -51,7 +51,7 @@ def test_a_failing_pld_is_replaced_by_rdp_and_named_without_internal_message(mon
 
 
 def test_an_infinite_pld_upper_end_is_replaced_and_named(monkeypatch):
-    monkeypatch.setattr(PLDAccountant, "_epsilon", lambda self, delta: math.inf)
+    monkeypatch.setattr(PLDAccountant, "epsilon_unchecked", lambda self, delta: math.inf)
     r = privcal.epsilon_report(1.0, 1e-5, **SUB)
     assert r.accountant == "rdp" and math.isfinite(r.epsilon)
     assert any(n.startswith("pld: no finite certified upper end at delta = 1e-05") and n.endswith("answered by rdp")
@@ -60,16 +60,16 @@ def test_an_infinite_pld_upper_end_is_replaced_and_named(monkeypatch):
 
 def test_best_does_not_price_rdp_when_the_pld_answers(monkeypatch):
     calls = []
-    real_eps, real_sigma = RDPAccountant._epsilon, RDPAccountant._sigma_for
-    monkeypatch.setattr(RDPAccountant, "_epsilon", lambda self, d: calls.append("eps") or real_eps(self, d))
-    monkeypatch.setattr(RDPAccountant, "_sigma_for",
+    real_eps, real_sigma = RDPAccountant.epsilon_unchecked, RDPAccountant.sigma_for_unchecked
+    monkeypatch.setattr(RDPAccountant, "epsilon_unchecked", lambda self, d: calls.append("eps") or real_eps(self, d))
+    monkeypatch.setattr(RDPAccountant, "sigma_for_unchecked",
                         lambda self, *a, **k: calls.append("sigma") or real_sigma(self, *a, **k))
     r = privcal.epsilon_report(1.0, 1e-5, **SUB)
     c = privcal.calibrate_report(1.0, 1e-5, **SUB)
     assert r.accountant == "pld" and c.accountant == "pld" and math.isfinite(r.epsilon)
     assert calls == []
     # ... and does price it when the PLD gives no finite answer
-    monkeypatch.setattr(PLDAccountant, "_epsilon", lambda self, delta: math.inf)
+    monkeypatch.setattr(PLDAccountant, "epsilon_unchecked", lambda self, delta: math.inf)
     assert privcal.epsilon_report(1.0, 1e-5, **SUB).accountant == "rdp" and calls == ["eps"]
 
 
@@ -78,10 +78,10 @@ def test_rdp_is_priced_beside_a_pld_whose_bracket_missed_its_accuracy(monkeypatc
     from privcal.pld import PLD
 
     calls = []
-    real = RDPAccountant._epsilon
-    monkeypatch.setattr(RDPAccountant, "_epsilon", lambda self, d: calls.append("eps") or real(self, d))
+    real = RDPAccountant.epsilon_unchecked
+    monkeypatch.setattr(RDPAccountant, "epsilon_unchecked", lambda self, d: calls.append("eps") or real(self, d))
     monkeypatch.setattr(PLD, "accuracy_by_delta", property(lambda self: {1e-5: False}))
-    monkeypatch.setattr(PLDAccountant, "_epsilon", lambda self, delta: 1e3)  # a very loose upper end
+    monkeypatch.setattr(PLDAccountant, "epsilon_unchecked", lambda self, delta: 1e3)  # a very loose upper end
     r = privcal.epsilon_report(1.0, 1e-5, **SUB)
     assert calls and r.accountant == "rdp" and r.epsilon < 1e3
 
@@ -117,7 +117,7 @@ def test_the_secant_says_infeasible_instead_of_an_absurd_sigma(monkeypatch):
     # answer would be beyond the search range, so the PLD calibration must refuse, not return 1e13
     from privcal.pld import PLD
 
-    monkeypatch.setattr(PLDAccountant, "_epsilon",
+    monkeypatch.setattr(PLDAccountant, "epsilon_unchecked",
                         lambda self, d: 0.0 if self._ledger[0][0].event.noise_multiplier > 1e13 else math.inf)
     # the calibration's probes read the rule grid's upper end (the pair's noise multiplier is its .s)
     monkeypatch.setattr(PLD, "unchecked_probe_epsilon",
@@ -171,8 +171,8 @@ def test_a_probe_over_the_memory_cap_moves_up(monkeypatch):
 
 def test_the_achieved_epsilon_reuses_the_last_probe(monkeypatch):
     seen = []
-    real = PLDAccountant._epsilon
-    monkeypatch.setattr(PLDAccountant, "_epsilon",
+    real = PLDAccountant.epsilon_unchecked
+    monkeypatch.setattr(PLDAccountant, "epsilon_unchecked",
                         lambda self, d: seen.append(self._ledger[0][0].event.noise_multiplier) or real(self, d))
     r = privcal.calibrate_report(1.0, 1e-5, **SUB)
     assert r.accountant == "pld"
@@ -184,7 +184,7 @@ def test_the_achieved_epsilon_reuses_the_last_probe(monkeypatch):
 
 
 def test_a_bracket_wider_than_the_accuracy_is_reported(monkeypatch):
-    monkeypatch.setattr(PLDAccountant, "bracket", lambda self, delta: (0.5 * self._epsilon(delta), self._epsilon(delta)))
+    monkeypatch.setattr(PLDAccountant, "bracket", lambda self, delta: (0.5 * self.epsilon_unchecked(delta), self.epsilon_unchecked(delta)))
     r = privcal.epsilon_report(1.0, 1e-5, **SUB)
     assert r.accountant == "pld"
     assert any(n.startswith("pld bracket [") and "wider than the requested accuracy" in n for n in r.notes)
@@ -268,7 +268,7 @@ def test_equal_releases_are_priced_once(monkeypatch):
 
 
 def test_history_calibration_names_the_fallback(monkeypatch, tmp_path):
-    monkeypatch.setattr(PLDAccountant, "_epsilon", lambda self, delta: math.inf)
+    monkeypatch.setattr(PLDAccountant, "epsilon_unchecked", lambda self, delta: math.inf)
     groups = [history.ReleaseGroup(1.0, Releases(1.0, 100, 0.01, "poisson", None))]
     r = history.calibrate_history_report(groups, 1.0, 1e-5)
     assert r.accountant == "rdp" and any(n.startswith("pld: ") and n.endswith("answered by rdp") for n in r.notes)
@@ -277,7 +277,7 @@ def test_history_calibration_names_the_fallback(monkeypatch, tmp_path):
 def test_cli_names_the_fallback_and_refuses_bad_pld_flags_in_one_line(monkeypatch, capsys):
     from privcal.pld import PLD
 
-    monkeypatch.setattr(PLDAccountant, "_epsilon", _fail_with(ValueError("operands could not be broadcast")))
+    monkeypatch.setattr(PLDAccountant, "epsilon_unchecked", _fail_with(ValueError("operands could not be broadcast")))
     monkeypatch.setattr(PLD, "unchecked_probe_epsilon", _fail_with(ValueError("operands could not be broadcast")))
     assert main(["calibrate", "--epsilon", "1", "--delta", "1e-5", "--steps", "100", "--sample-rate", "0.01"]) == 0
     out, err = capsys.readouterr()
@@ -338,7 +338,7 @@ def test_a_pld_calibration_stops_within_eps_rtol_below_the_target(q, steps, targ
 
     rel = Releases(1.0, steps, q, "poisson", None)
     sigma = PLDAccountant().sigma_for(rel, target, 1e-5)
-    upper = PLDAccountant()._fresh()._compose(rel.event(sigma)).pld.unchecked_probe_epsilon(1e-5)
+    upper = PLDAccountant().compose(rel.event(sigma)).pld.unchecked_probe_epsilon(1e-5)
     assert target * (1 - 1e-4) <= upper <= target  # the promise, not the constant (which may not loosen)
 
 

@@ -42,10 +42,10 @@ def _moment_mpmath(alpha, s, q, g, power):
 
 @pytest.mark.parametrize("alpha, s, q, g", [(2.0, 2.0, 0.1, 5), (1.5, 4.0, 0.05, 20), (8.0, 3.0, 0.02, 10)])
 def test_the_moment_bound_is_above_the_integral_and_close(alpha, s, q, g):
-    log_w = G._log_weights(q, g)
+    log_w = G.log_weights(q, g)
     a = np.arange(g + 1) / s
     for power in (alpha, 1.0 - alpha):
-        bound = G._log_moment_bound(alpha, log_w, a, power)
+        bound = G.log_moment_bound(alpha, log_w, a, power)
         exact = _moment_mpmath(alpha, s, q, g, power)
         assert exact <= bound <= exact + 1e-4 * max(abs(exact), 1e-3) + 1e-7, (power, exact, bound)
 
@@ -56,7 +56,7 @@ def test_every_cell_mass_is_within_its_certified_error():
 
     mpmath.mp.dps = 40
     edges = np.linspace(-39.0, 41.0, 4001)
-    log_mass, rel = G._log_cell_masses(edges[:-1], edges[1:])
+    log_mass, rel = G.log_cell_masses(edges[:-1], edges[1:])
     for i in list(range(0, 4000, 97)) + [1950, 1999, 2000, 2001]:
         lo, hi = mpmath.mpf(float(edges[i])), mpmath.mpf(float(edges[i + 1]))
         exact = mpmath.ncdf(-lo) - mpmath.ncdf(-hi) if lo >= 0 else mpmath.ncdf(hi) - mpmath.ncdf(lo)
@@ -66,16 +66,16 @@ def test_every_cell_mass_is_within_its_certified_error():
 
 def test_the_cell_error_and_the_rounding_margin_enter_the_bound(monkeypatch):
     # a term is certified only if the code that uses it reads it: inflating the cells' relative error moves the bound
-    log_w, a = G._log_weights(0.1, 5), np.arange(6) / 2.0
-    base = G._log_moment_bound(2.0, log_w, a, 2.0)
-    real = G._log_cell_masses
+    log_w, a = G.log_weights(0.1, 5), np.arange(6) / 2.0
+    base = G.log_moment_bound(2.0, log_w, a, 2.0)
+    real = G.log_cell_masses
 
     def inflated(lo, hi):
         log_mass, rel = real(lo, hi)
         return log_mass, rel + 1e-3
 
-    monkeypatch.setattr(G, "_log_cell_masses", inflated)
-    assert G._log_moment_bound(2.0, log_w, a, 2.0) > base + 5e-4
+    monkeypatch.setattr(G, "log_cell_masses", inflated)
+    assert G.log_moment_bound(2.0, log_w, a, 2.0) > base + 5e-4
 
 
 def test_a_non_aligned_group_is_below_the_aligned_pair():
@@ -127,8 +127,8 @@ def test_group_arguments_are_checked():
 
 def test_the_user_level_epsilon_of_a_setting_is_computed_once():
     # the seeds of one setting share (sigma, q, T): the second call is the first's answer, not a new integration
-    groups._group_epsilon.cache_clear()
+    groups.group_epsilon_unchecked.cache_clear()
     first = groups.group_epsilon(2.0, 0.05, 20, 5, 1e-5)
     assert groups.group_epsilon(2.0, 0.05, 20, 5, 1e-5) == first
-    info = groups._group_epsilon.cache_info()
+    info = groups.group_epsilon_unchecked.cache_info()
     assert (info.hits, info.misses) == (1, 1)

@@ -1,4 +1,4 @@
-"""The calibration search's final check (privcal.accounting._search) refuses any epsilon above the target.
+"""The calibration search's final check (privcal.accounting.search) refuses any epsilon above the target.
 
 The search returns the feasible end of its bracket only after evaluating the accountant there once more; an
 accountant whose number moved between the probes and that evaluation (numerical noise) must make the
@@ -51,7 +51,7 @@ def test_an_epsilon_above_the_target_at_the_final_check_fails_the_calibration(fa
 
 
 def test_an_answer_at_exactly_the_target_passes_the_check():
-    from privcal.accounting import _search as S
+    from privcal.accounting import search as S
 
     assert S.checked(2.0, lambda s: 1.0, 1.0) == 2.0  # epsilon == target: accepted
     with pytest.raises(CalibrationError):

@@ -25,8 +25,9 @@ comparison tables and the paper calibrators all calibrate through it.
   in ``privcal.pld``. The base class and the table of which releases each accountant prices are in
   ``privcal.accounting.protocol`` (below both); ``privcal.accounting.registry.ACCOUNTANTS`` names them all.
 
-Public methods validate their arguments once; the private ``_compose`` / ``_epsilon`` / ``_delta`` /
-``_sigma_for`` trust theirs (privcal's own loops call those).
+Public methods validate their arguments once; the trusted kernels ``compose_unchecked`` /
+``epsilon_unchecked`` / ``delta_unchecked`` / ``sigma_for_unchecked`` take arguments already validated
+(the protocol: ``privcal.accounting.protocol``).
 """
 
 from __future__ import annotations
@@ -50,9 +51,10 @@ from .events import (
     EpochsEvent,
     Event,
     Neighbouring,
+    Releases,
     SubsampledEvent,
-    _flatten,
-    _unwrap,
+    flatten_unchecked,
+    unwrap_unchecked,
 )
 
 __all__ = [
@@ -68,7 +70,7 @@ _DEFAULT_RTOL = 1e-9
 # bounds): the series of MTZ / WBK and the one-step profile overflow there and their evaluation can take
 # minutes or fail, for epsilons beyond 1e190.
 _NM_FLOOR = 1e-100
-_DEFAULT_ORDERS = rdp._orders(rdp.DEFAULT_ORDERS)
+_DEFAULT_ORDERS = rdp.check_orders(rdp.DEFAULT_ORDERS)
 
 
 def _valid_subsampled_rdp(orders: np.ndarray, event: SubsampledEvent, relation=None) -> np.ndarray:
@@ -77,14 +79,14 @@ def _valid_subsampled_rdp(orders: np.ndarray, event: SubsampledEvent, relation=N
     Thm 27 (without replacement, replace-one; zero-out is priced as replace-one at twice the sensitivity,
     ``pairs.priced_event``)."""
     event = pairs.priced_event(event, relation)
-    nm = _unwrap(event.event)[0].noise_multiplier
+    nm = unwrap_unchecked(event.event)[0].noise_multiplier
     if math.isinf(nm):  # no information released
         return np.zeros_like(orders)
     if nm < _NM_FLOOR:  # epsilon would exceed 1e190 anyway; inf is an upper bound, and fast
         return np.full_like(orders, math.inf)
     if event.sampling == "poisson":
-        return subsampling._rdp_poisson_gaussian(orders, nm, event.sample_rate)
-    return subsampling._rdp_without_replacement_gaussian(orders, nm, event.sample_rate)
+        return subsampling.rdp_poisson_gaussian_unchecked(orders, nm, event.sample_rate)
+    return subsampling.rdp_without_replacement_gaussian_unchecked(orders, nm, event.sample_rate)
 
 
 class _GaussianMuAccountant(Accountant):
@@ -122,20 +124,41 @@ class ExactAccountant(_GaussianMuAccountant):
     name = "exact"
     guarantee = "exact epsilon (tight privacy profile)"
 
-    def _epsilon(self, delta):
+    def epsilon_unchecked(self, delta: float) -> float:
+        """Upper bound on epsilon of the ledger at ``delta`` (already validated; :meth:`Accountant.epsilon`).
+
+        Args:
+            delta: in (0, 1) (trusted).
+        """
         if math.isinf(self._mu2):  # sigma so small that mu overflows: no finite epsilon
             return math.inf
-        return 0.0 if self._mu2 == 0 else gaussian._epsilon_exact(delta, self.mu)
+        return 0.0 if self._mu2 == 0 else gaussian.epsilon_exact_unchecked(delta, self.mu)
 
-    def _delta(self, epsilon):
+    def delta_unchecked(self, epsilon: float) -> float:
+        """Upper bound on delta of the ledger at ``epsilon`` (already validated; :meth:`Accountant.delta`).
+
+        Args:
+            epsilon: in [0, inf) (trusted).
+        """
         if math.isinf(self._mu2):
             return 1.0
-        return 0.0 if self._mu2 == 0 else gaussian._delta_exact(epsilon, self.mu)
+        return 0.0 if self._mu2 == 0 else gaussian.delta_exact_unchecked(epsilon, self.mu)
 
-    def _sigma_for(self, releases, epsilon, delta, *, sigma_hint=None, rtol=_DEFAULT_RTOL):
+    def sigma_for_unchecked(self, releases: Releases, epsilon: float, delta: float, *,
+                            sigma_hint: Optional[float] = None, rtol: float = _DEFAULT_RTOL) -> float:
+        """Smallest checked sigma for ``releases`` at (epsilon, delta), arguments already validated
+        (:meth:`Accountant.sigma_for`).
+
+        Args:
+            releases: what ran, as a function of sigma (trusted).
+            epsilon: target epsilon, in (0, inf) (trusted).
+            delta: target delta, in (0, 1) (trusted).
+            sigma_hint: where a search starts (trusted); default None.
+            rtol: relative precision of the answer (trusted); default 1e-9.
+        """
         # closed form: one Gaussian with mu = sqrt(steps) * sensitivity / sigma
         self._check_supported(releases)
-        return composition._sigma_composed_exact(epsilon, delta, steps=releases.steps, sensitivity=releases.sensitivity)
+        return composition.sigma_composed_exact_unchecked(epsilon, delta, steps=releases.steps, sensitivity=releases.sensitivity)
 
 
 class PaperAccountant(_GaussianMuAccountant):
@@ -167,7 +190,7 @@ class PaperAccountant(_GaussianMuAccountant):
 
     def __init__(self, orders: Optional[ArrayLike] = None, *, neighbouring: Optional[Union[Neighbouring, str]] = None):
         super().__init__(neighbouring=neighbouring)
-        self._setup(_DEFAULT_ORDERS if orders is None else rdp._orders(orders))
+        self._setup(_DEFAULT_ORDERS if orders is None else rdp.check_orders(orders))
 
     def _setup(self, orders: np.ndarray) -> None:
         self.orders = orders
@@ -196,11 +219,11 @@ class PaperAccountant(_GaussianMuAccountant):
     def _add(self, event, count):
         if isinstance(event, SubsampledEvent):
             self._subsampled = True
-            nm = _unwrap(event.event)[0].noise_multiplier
+            nm = unwrap_unchecked(event.event)[0].noise_multiplier
             if nm < _NM_FLOOR:  # Lemma 1's terms divide by nm^2 (underflow); inf as for the valid RDP
                 self._lemma1 = self._lemma1 + math.inf
             elif not math.isinf(nm):
-                self._lemma1 = self._lemma1 + count * subsampling._rdp_gpope_lemma1_paper(
+                self._lemma1 = self._lemma1 + count * subsampling.rdp_gpope_lemma1_paper_unchecked(
                     self.orders, nm, event.sample_rate
                 )
             self._sampled[event] = self._sampled.get(event, 0) + count
@@ -218,7 +241,7 @@ class PaperAccountant(_GaussianMuAccountant):
     def _tail(self, delta: float) -> tuple[float, float]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", rdp.GridEdgeWarning)
-            return rdp._moments_tail_epsilon(self.orders, self._lemma1, delta)
+            return rdp.moments_tail_epsilon_unchecked(self.orders, self._lemma1, delta)
 
     @property
     def valid(self) -> bool:  # type: ignore[override]
@@ -232,7 +255,7 @@ class PaperAccountant(_GaussianMuAccountant):
         Args:
             event: the event that would be composed.
         """
-        return not self._subsampled and not any(_subsampled_gaussian(leaf) for leaf, _ in _flatten(event))
+        return not self._subsampled and not any(_subsampled_gaussian(leaf) for leaf, _ in flatten_unchecked(event))
 
     def lemma1_sufficient(self, delta: float) -> bool:
         """Whether, at ``delta``, Lemma 1 is >= the valid RDP at the order the moments tail picks — in
@@ -259,25 +282,35 @@ class PaperAccountant(_GaussianMuAccountant):
             return self._THM5_GUARANTEE
         return "GPOPE Lemma 1 + moments tail as printed: NOT a valid bound in general"
 
-    def _epsilon(self, delta):
+    def epsilon_unchecked(self, delta: float) -> float:
+        """Upper bound on epsilon of the ledger at ``delta`` (already validated; :meth:`Accountant.epsilon`).
+
+        Args:
+            delta: in (0, 1) (trusted).
+        """
         if self._subsampled:
             return float(self._tail(delta)[0]) if np.any(self._lemma1) else 0.0
         if self._mu2 == 0:
             return 0.0
         if math.isinf(self._mu2):
             return math.inf
-        return composition._thm5_epsilon_paper(1.0, delta, steps=1, sensitivity=self.mu)
+        return composition.thm5_epsilon_paper_unchecked(1.0, delta, steps=1, sensitivity=self.mu)
 
-    def _delta(self, epsilon):
+    def delta_unchecked(self, epsilon: float) -> float:
+        """Upper bound on delta of the ledger at ``epsilon`` (already validated; :meth:`Accountant.delta`).
+
+        Args:
+            epsilon: in [0, inf) (trusted).
+        """
         if self._subsampled:
             if not np.any(self._lemma1):
                 return 0.0
-            return float(rdp._moments_tail_delta(self.orders, self._lemma1, epsilon)[0])
+            return float(rdp.moments_tail_delta_unchecked(self.orders, self._lemma1, epsilon)[0])
         if self._mu2 == 0:
             return 0.0
         if math.isinf(self._mu2):
             return 1.0
-        return composition._thm5_delta_paper(epsilon, 1.0, steps=1, sensitivity=self.mu)
+        return composition.thm5_delta_paper_unchecked(epsilon, 1.0, steps=1, sensitivity=self.mu)
 
 
 class KOVAccountant(Accountant):
@@ -317,7 +350,7 @@ class KOVAccountant(Accountant):
         return SUPPORT["kov"](event)
 
     def _compose(self, event, count=1):
-        leaves = [leaf for leaf, _ in _flatten(event)] if isinstance(event, Event) else []
+        leaves = [leaf for leaf, _ in flatten_unchecked(event)] if isinstance(event, Event) else []
         if leaves and all(self._supports_leaf(leaf) for leaf in leaves) and not self._supports_together(leaves):
             held = self._event if self._event is not None else leaves[0]
             other = next(leaf for leaf in leaves if leaf != held)
@@ -335,39 +368,49 @@ class KOVAccountant(Accountant):
     def guarantee(self) -> str:  # type: ignore[override]
         """What the reported number is, in words (says when the closed form of Thm 3.4 was used)."""
         base = "upper bound on epsilon (Kairouz-Oh-Viswanath optimal composition)"
-        if isinstance(self._event, _GAUSSIAN_LEAVES) and kov._uses_closed_form(self._count):
+        if isinstance(self._event, _GAUSSIAN_LEAVES) and kov.uses_closed_form(self._count):
             return (
                 f"upper bound on epsilon (Kairouz-Oh-Viswanath, closed form of Thm 3.4 beyond "
-                f"{kov._K_CLOSED_FORM:.0e} steps: looser than the optimal composition)"
+                f"{kov.K_CLOSED_FORM:.0e} steps: looser than the optimal composition)"
             )
         return base
 
-    def _epsilon(self, delta):
+    def epsilon_unchecked(self, delta: float) -> float:
+        """Upper bound on epsilon of the ledger at ``delta`` (already validated; :meth:`Accountant.epsilon`).
+
+        Args:
+            delta: in (0, 1) (trusted).
+        """
         e, k = self._event, self._count
         if e is None:
             return 0.0
         try:
             if isinstance(e, ApproxDPEvent):
-                return kov._kov_epsilon(e.epsilon, e.delta, steps=k, delta=delta)
+                return kov.kov_epsilon_unchecked(e.epsilon, e.delta, steps=k, delta=delta)
             if math.isinf(e.noise_multiplier):
                 return 0.0
             if e.noise_multiplier < _NM_FLOOR:  # the one-step profile overflows; inf is an upper bound
                 return math.inf
-            return kov._kov_gaussian_epsilon(1.0, delta=delta, steps=k, sensitivity=e.mu)
+            return kov.kov_gaussian_epsilon_unchecked(1.0, delta=delta, steps=k, sensitivity=e.mu)
         except InfeasibleError:
             return math.inf
 
-    def _delta(self, epsilon):
+    def delta_unchecked(self, epsilon: float) -> float:
+        """Upper bound on delta of the ledger at ``epsilon`` (already validated; :meth:`Accountant.delta`).
+
+        Args:
+            epsilon: in [0, inf) (trusted).
+        """
         e, k = self._event, self._count
         if e is None:
             return 0.0
         if isinstance(e, ApproxDPEvent):
-            return kov._kov_delta(e.epsilon, e.delta, steps=k, epsilon=epsilon)
+            return kov.kov_delta_unchecked(e.epsilon, e.delta, steps=k, epsilon=epsilon)
         if math.isinf(e.noise_multiplier):
             return 0.0
         if e.noise_multiplier < _NM_FLOOR:  # as in _epsilon: 1 is an upper bound
             return 1.0
-        return kov._kov_gaussian_delta(sigma=1.0, epsilon=epsilon, steps=k, sensitivity=e.mu)
+        return kov.kov_gaussian_delta_unchecked(sigma=1.0, epsilon=epsilon, steps=k, sensitivity=e.mu)
 
 
 class RDPAccountant(Accountant):
@@ -406,8 +449,8 @@ class RDPAccountant(Accountant):
         super().__init__(neighbouring)
         # the defaults are trusted (validated once, below); only what the user passes is checked
         self._setup(
-            _DEFAULT_ORDERS if orders is None else rdp._orders(orders),
-            conversion if conversion == "improved" else rdp._conversion(conversion),
+            _DEFAULT_ORDERS if orders is None else rdp.check_orders(orders),
+            conversion if conversion == "improved" else rdp.check_conversion(conversion),
             (orders is None) if refine is None else _flag("refine", refine),
         )
 
@@ -440,7 +483,7 @@ class RDPAccountant(Accountant):
         elif math.isinf(event.noise_multiplier):
             step = np.zeros_like(self.orders)
         else:
-            step = rdp._rdp_gaussian(self.orders, event.noise_multiplier)
+            step = rdp.rdp_gaussian_unchecked(self.orders, event.noise_multiplier)
             self._mu2 += count * (event.mu * event.mu)
         self._rdp = self._rdp + count * step
 
@@ -461,7 +504,12 @@ class RDPAccountant(Accountant):
         """Renyi divergence of the composition at each order of ``orders``."""
         return self._rdp.copy()
 
-    def _epsilon(self, delta):
+    def epsilon_unchecked(self, delta: float) -> float:
+        """Upper bound on epsilon of the ledger at ``delta`` (already validated; :meth:`Accountant.epsilon`).
+
+        Args:
+            delta: in (0, 1) (trusted).
+        """
         return self._epsilon_refined(delta)[0]
 
     def epsilon_and_order(self, delta: float) -> tuple[float, float]:
@@ -484,23 +532,39 @@ class RDPAccountant(Accountant):
         """(epsilon, order, the order's position on the refinement lattice, -1 without refinement)."""
         if not np.any(self._rdp):
             return 0.0, math.nan, -1
-        eps, order, position = rdp._epsilon_refined(
+        eps, order, position = rdp.epsilon_refined_unchecked(
             self.orders, self._rdp, delta, conversion=self.conversion, rdp_at=self._rdp_at if self.refine else None
         )
         return float(eps), float(order), position
 
-    def _delta(self, epsilon):
+    def delta_unchecked(self, epsilon: float) -> float:
+        """Upper bound on delta of the ledger at ``epsilon`` (already validated; :meth:`Accountant.delta`).
+
+        Args:
+            epsilon: in [0, inf) (trusted).
+        """
         if not np.any(self._rdp):
             return 0.0
-        d, _ = rdp._delta_from_rdp(
+        d, _ = rdp.delta_from_rdp_unchecked(
             self.orders, self._rdp, epsilon, conversion=self.conversion, rdp_at=self._rdp_at if self.refine else None
         )
         return float(d)
 
-    def _sigma_for(self, releases, epsilon, delta, *, sigma_hint=None, rtol=_DEFAULT_RTOL):
+    def sigma_for_unchecked(self, releases: Releases, epsilon: float, delta: float, *,
+                            sigma_hint: Optional[float] = None, rtol: float = _DEFAULT_RTOL) -> float:
+        """Smallest checked sigma for ``releases`` at (epsilon, delta), arguments already validated
+        (:meth:`Accountant.sigma_for`).
+
+        Args:
+            releases: what ran, as a function of sigma (trusted).
+            epsilon: target epsilon, in (0, inf) (trusted).
+            delta: target delta, in (0, 1) (trusted).
+            sigma_hint: where a search starts (trusted); default None.
+            rtol: relative precision of the answer (trusted); default 1e-9.
+        """
         """Search on the orders around the optimum. Most of an RDP calibration's time goes into RDP values at orders far
         from the optimum. A coarse search on every sixth order finds sigma to 0.1% (each probe on those orders
-        up to a cap that doubles while the optimum sits at it, ``_Capped``: the same epsilon where it is
+        up to a cap that doubles while the optimum sits at it, ``CappedOrders``: the same epsilon where it is
         unimodal in the order, without the forward differences of Thm 27 up to order 256 at small sigmas; only a
         start either way); the search then runs on the orders around the optimal one at that sigma -- the grid
         orders within a factor 2 of it, and with refinement the 17 refinement-lattice orders within 8 steps of
@@ -537,7 +601,7 @@ class RDPAccountant(Accountant):
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", rdp.GridEdgeWarning)
-                    sigma = _search.search(_Capped(sparse, at), epsilon, delta, sigma_hint=sigma, rtol=1e-3)
+                    sigma = _search.search(CappedOrders(sparse, at), epsilon, delta, sigma_hint=sigma, rtol=1e-3)
             except InfeasibleError:
                 pass
         value, order, position = _search.quiet(at(None))(sigma)
@@ -555,7 +619,7 @@ class RDPAccountant(Accountant):
                 break
             value, new_order, new_position = at(None)(sigma)  # the final check (warnings allowed)
             if new_position >= 0:  # the optimum and its lattice neighbours were all searched on
-                inside = bool(np.isin(rdp._lattice_window(orders, new_position, 1), sub).all())
+                inside = bool(np.isin(rdp.lattice_window(orders, new_position, 1), sub).all())
             else:
                 inside = sub[0] < new_order < sub[-1] or new_order in (orders.min(), orders.max())
             if value <= epsilon and inside:
@@ -573,15 +637,20 @@ class RDPAccountant(Accountant):
         window = orders[(orders >= order / 2.0) & (orders <= order * 2.0)]
         if position < 0:
             return window
-        lattice = rdp._lattice_window(orders, position, self._RADIUS)
+        lattice = rdp.lattice_window(orders, position, self._RADIUS)
         return np.union1d(window, lattice) if wide else lattice
 
 
-class _Capped:
+class CappedOrders:
     """epsilon at sigma on the orders of ``sparse`` up to a cap: the cap starts at order 17 and doubles while the
     optimum sits at it, so it is the same epsilon as on all of ``sparse`` wherever epsilon is unimodal in the
     order, and probes skip the forward differences of orders far above the optimum (their cost grows with the
-    largest order, up to 256)."""
+    largest order, up to 256). Used by :meth:`RDPAccountant.sigma_for_unchecked` (trusted inputs).
+
+    Args:
+        sparse: the order grid to search, sorted increasing.
+        at: ``at(sub)(sigma)`` gives (epsilon, order, position) on the orders ``sub``.
+    """
 
     def __init__(self, sparse: np.ndarray, at):
         self.sparse, self.at = sparse, at

@@ -42,7 +42,7 @@ from ..errors import CalibrationError, InfeasibleError, UnsupportedEventError
 from ..privacy_loss import MemoryLimitError
 from .protocol import Accountant
 from .registry import ACCOUNTANTS
-from .events import (EpochsEvent, Event, Neighbouring, Releases, Sampling, SubsampledEvent, _flatten, _unwrap, describe,
+from .events import (EpochsEvent, Event, Neighbouring, Releases, Sampling, SubsampledEvent, flatten_unchecked, unwrap_unchecked, describe,
                      kind, relation_of, requested_relation)
 from .relations import conversion
 from . import inclusion as _inclusion
@@ -185,7 +185,7 @@ def _kind(leaf: Event) -> tuple:
     """What an accountant's support of a release depends on: its type, and for a subsampled release or a run
     over epochs the sampling, the neighbouring relation, the inner release's type and whether it runs once."""
     if isinstance(leaf, (SubsampledEvent, EpochsEvent)):
-        inner, count = _unwrap(leaf.event)
+        inner, count = unwrap_unchecked(leaf.event)
         return type(leaf), leaf.sampling, leaf.neighbouring, type(inner), count == 1
     return (type(leaf),)
 
@@ -198,7 +198,7 @@ def _verdicts(event: Event) -> dict[str, bool]:
     on fresh accountants, and reused: a front-door call costs a flatten and a dictionary look-up."""
     if not isinstance(event, Event):
         return {}
-    leaves = [leaf for leaf, _ in _flatten(event)]
+    leaves = [leaf for leaf, _ in flatten_unchecked(event)]
     first = leaves[0]
     key = (
         tuple(ACCOUNTANTS.items()),
@@ -333,9 +333,9 @@ def _priced(names: list[str], event: Event, delta: float, *, with_bracket: bool,
         for name in stage:
             acc = make_accountant(name, pld, relation)
             for leaf, count in leaves:  # support resolved once per kind of event
-                acc._compose_supported(leaf, count)
+                acc.compose_unchecked(leaf, count)
             try:
-                value = float(acc._epsilon(delta))
+                value = float(acc.epsilon_unchecked(delta))
             except _FAILURES as exc:
                 failed[name], errors[name] = _failure(name, exc, where), exc
                 continue
@@ -370,7 +370,7 @@ def grouped(event: Event) -> list[tuple[Event, int]]:
         event: any history.
     """
     counts: dict[Event, int] = {}
-    for leaf, n in _flatten(event):
+    for leaf, n in flatten_unchecked(event):
         counts[leaf] = counts.get(leaf, 0) + n
     return list(counts.items())
 
@@ -609,7 +609,7 @@ def relation_notes(event: Event, relation: Optional[Neighbouring]) -> tuple[str,
     if relation is None:
         return ()
     notes = []
-    for k in sorted({k for k in (kind(leaf) for leaf, _ in _flatten(event)) if k is not None and k[1] != relation},
+    for k in sorted({k for k in (kind(leaf) for leaf, _ in flatten_unchecked(event)) if k is not None and k[1] != relation},
                     key=str):
         conv = conversion(k[0], k[1], relation, k[2])
         notes.append(f"{k[0]} releases stated under {k[1].value} neighbours are priced under {relation.value}, the "
@@ -703,7 +703,7 @@ def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: s
         for name in stage:
             acc = make_accountant(name, pld)
             try:
-                sigma = float(acc._sigma_for(rel, epsilon, delta))
+                sigma = float(acc.sigma_for_unchecked(rel, epsilon, delta))
             except _FAILURES as exc:
                 failed[name], errors[name] = _failure(name, exc, where), exc
                 continue
@@ -729,14 +729,14 @@ def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: s
     elif done is not None and done[0] == sigma:
         acc = done[2]  # its PLD is already built: the bracket's upper end is what epsilon() reports
         try:
-            achieved = float(acc._epsilon(delta))
+            achieved = float(acc.epsilon_unchecked(delta))
         except _FAILURES as exc:  # the probe's upper end stands (certified, and never below the bracket's)
             achieved = float(done[1])
             notes += (f"pld: bracket not computed at the answer ({_failure(name, exc, where)}); the achieved "
                       "epsilon is the upper end on its rule grid",)
     else:
-        acc = make_accountant(name, pld)._compose_supported(rel.event(sigma))
-        achieved = float(acc._epsilon(delta))
+        acc = make_accountant(name, pld).compose_unchecked(rel.event(sigma))
+        achieved = float(acc.epsilon_unchecked(delta))
     bracket = None
     if with_bracket:
         bracket, more = _bracket(acc, achieved, delta)
@@ -802,7 +802,7 @@ def calibrate(
     memory_limit: Optional[float] = None,
 ) -> float:
     """Smallest sigma for which ``steps`` Gaussian (or GP) releases are (epsilon, delta)-DP under the
-    chosen accountant. The answer is checked before it is returned.
+    chosen accountant. Every answer is checked: the accountant reports epsilon <= target at it.
 
     ``"best"`` (the default): the smallest sigma whose certified upper epsilon is <= the target under
     some valid accountant that supports the setting -- the exact profile for plain releases; for
@@ -846,8 +846,8 @@ def _lemma1_notes(acc, delta: float) -> tuple[str, ...]:
 
 
 def _thm5_notes(epsilon: float, delta: float, sensitivity: float, steps: int) -> tuple[str, ...]:
-    closed = composition._thm5_sigma_proof_paper(epsilon, delta, steps=steps, sensitivity=sensitivity)
-    exact_eps = composition._epsilon_composed_exact(closed, delta, steps=steps, sensitivity=sensitivity)
+    closed = composition.thm5_sigma_proof_paper_unchecked(epsilon, delta, steps=steps, sensitivity=sensitivity)
+    exact_eps = composition.epsilon_composed_exact_unchecked(closed, delta, steps=steps, sensitivity=sensitivity)
     if exact_eps > epsilon:
         return (
             f"paper closed form not sufficient here: Thm 5 closed-form sigma = {closed:.6g} gives exact "

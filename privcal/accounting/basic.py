@@ -78,7 +78,7 @@ class BasicAccountant(Accountant):
             return
         if self._rdp is None:  # priced under this ledger's relation (its releases are a part of the ledger's)
             self._rdp = RDPAccountant(neighbouring=self._relation)
-        self._rdp._compose_supported(event, count)
+        self._rdp.compose_unchecked(event, count)
 
     def _spent(self) -> tuple[float, float]:
         """(sum of epsilon0, sum of delta0) over the pure / approximate DP releases."""
@@ -86,13 +86,18 @@ class BasicAccountant(Accountant):
         dlt = math.fsum(k * d for (_, d), k in self._steps.items())
         return eps, dlt
 
-    def _epsilon(self, delta: float) -> float:
+    def epsilon_unchecked(self, delta: float) -> float:
+        """Upper bound on epsilon of the ledger at ``delta`` (already validated; :meth:`Accountant.epsilon`).
+
+        Args:
+            delta: in (0, 1) (trusted).
+        """
         eps, spent = self._spent()
         if self._rdp is not None:
             left = (delta - spent) * (1.0 - _DELTA_SLACK)
             if not left > 0:
                 return math.inf
-            return eps + self._rdp._epsilon(left)
+            return eps + self._rdp.epsilon_unchecked(left)
         value = eps if delta >= spent * (1.0 + _DELTA_SLACK) else math.inf
         if len(self._steps) == 1:  # k repetitions of one release: KOV's optimal composition is valid too
             (e0, d0), k = next(iter(self._steps.items()))
@@ -102,12 +107,17 @@ class BasicAccountant(Accountant):
                 pass  # (kov.kov_epsilon takes k <= 1e8): basic composition's answer stands
         return value
 
-    def _delta(self, epsilon: float) -> float:
+    def delta_unchecked(self, epsilon: float) -> float:
+        """Upper bound on delta of the ledger at ``epsilon`` (already validated; :meth:`Accountant.delta`).
+
+        Args:
+            epsilon: in [0, inf) (trusted).
+        """
         eps, spent = self._spent()
         if self._rdp is not None:
             if not epsilon > eps:
                 return 1.0
-            return min(1.0, spent * (1.0 + _DELTA_SLACK) + self._rdp._delta((epsilon - eps) * (1.0 - _DELTA_SLACK)))
+            return min(1.0, spent * (1.0 + _DELTA_SLACK) + self._rdp.delta_unchecked((epsilon - eps) * (1.0 - _DELTA_SLACK)))
         value = min(1.0, spent * (1.0 + _DELTA_SLACK)) if epsilon >= eps else 1.0
         if len(self._steps) == 1:
             (e0, d0), k = next(iter(self._steps.items()))

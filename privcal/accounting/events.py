@@ -45,6 +45,8 @@ __all__ = [
     "Sampling",
     "unwrap",
     "flatten",
+    "flatten_unchecked",
+    "unwrap_unchecked",
     "kind",
     "describe",
     "relation_of",
@@ -419,10 +421,16 @@ def unwrap(event: Event, count: int = 1) -> tuple[Event, int]:
     Returns:
         (inner event, total count).
     """
-    return _unwrap(event, V.positive_int("count", count))
+    return unwrap_unchecked(event, V.positive_int("count", count))
 
 
-def _unwrap(event: Event, count: int = 1) -> tuple[Event, int]:
+def unwrap_unchecked(event: Event, count: int = 1) -> tuple[Event, int]:
+    """:func:`unwrap` for arguments already validated (``count`` an int >= 1).
+
+    Args:
+        event: any event.
+        count: repetitions of ``event`` itself (trusted).
+    """
     while True:
         if isinstance(event, SelfComposedEvent):
             count *= event.count
@@ -440,14 +448,25 @@ def flatten(event: Event, count: int = 1) -> list[tuple[Event, int]]:
         event: any event (nested compositions allowed).
         count: repetitions of ``event`` itself, an int >= 1; default 1.
     """
-    return _flatten(event, V.positive_int("count", count))
+    return flatten_unchecked(event, V.positive_int("count", count))
 
 
-def _flatten(event: Event, count: int = 1) -> list[tuple[Event, int]]:
-    event, count = _unwrap(event, count)
+def flatten_unchecked(event: Event, count: int = 1) -> list[tuple[Event, int]]:
+    """:func:`flatten` for arguments already validated (``count`` an int >= 1).
+
+    Args:
+        event: any event (nested compositions allowed).
+        count: repetitions of ``event`` itself (trusted).
+    """
+    event, count = unwrap_unchecked(event, count)
     if isinstance(event, ComposedEvent):
-        return [pair for e in event.events for pair in _flatten(e, count)]
+        return [pair for e in event.events for pair in flatten_unchecked(e, count)]
     return [(event, count)]
+
+
+#: private spellings of the two kernels, kept for callers in pld_events and realisable
+_unwrap = unwrap_unchecked
+_flatten = flatten_unchecked
 
 
 def describe(event: Event, limit: int = 3) -> str:
@@ -532,7 +551,7 @@ def relation_of(event: Event, requested: Optional[Neighbouring] = None) -> Optio
     if own is not None and requested is not None and own != requested:
         raise UnsupportedEventError(
             f"one history, one neighbouring relation: {requested.value} is asked, the history asks {own.value}")
-    kinds = {k for k in (kind(leaf) for leaf, _ in _flatten(event)) if k is not None}
+    kinds = {k for k in (kind(leaf) for leaf, _ in flatten_unchecked(event)) if k is not None}
     return _relation_of_kinds(kinds, own or requested)
 
 

@@ -92,12 +92,12 @@ def group_epsilon(noise_multiplier: float, sample_rate: float, steps: int, group
     g = V.positive_int("group_size", group_size)
     steps = V.positive_int("steps", steps)
     delta = V.open_unit("delta", delta)
-    return _group_epsilon(s, q, steps, g, delta, bool(lower))
+    return group_epsilon_unchecked(s, q, steps, g, delta, bool(lower))
 
 
 @functools.lru_cache(maxsize=256)
-def _group_epsilon(noise_multiplier: float, sample_rate: float, steps: int, group_size: int, delta: float,
-                   lower: bool) -> tuple[float, Optional[float]]:
+def group_epsilon_unchecked(noise_multiplier: float, sample_rate: float, steps: int, group_size: int, delta: float,
+                            lower: bool) -> tuple[float, Optional[float]]:
     """:func:`group_epsilon` on checked arguments, remembered: the seeds of one setting share sigma, q and T,
     and the user-level epsilon at g = 50 costs seconds (22 orders, both directions, and the lower end's pair)."""
     orders = np.array(GROUP_ORDERS)

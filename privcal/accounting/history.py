@@ -241,9 +241,9 @@ def calibrate_history_report(
     for stage in stages(names):
         for name in stage:
             def epsilon_at(c: float, name: str = name) -> float:
-                acc = make_accountant(name, options, relation)._compose(history_event(groups, scale=c, scaled=scaled))
+                acc = make_accountant(name, options, relation).compose(history_event(groups, scale=c, scaled=scaled))
                 try:
-                    return acc._epsilon(delta)
+                    return acc.epsilon_unchecked(delta)
                 except (MemoryLimitError, MemoryError, ValueError, ArithmeticError):  # no certified answer
                     return math.inf  # here: a larger scale (coarser grid, more noise) may answer
 

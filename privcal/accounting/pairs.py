@@ -43,7 +43,7 @@ from typing import Optional
 
 from ..errors import UnsupportedEventError
 from . import relations
-from .events import EpochsEvent, GaussianEvent, Neighbouring, SubsampledEvent, _unwrap
+from .events import EpochsEvent, GaussianEvent, Neighbouring, SubsampledEvent, unwrap_unchecked
 
 __all__ = ["PRICED", "REFUSED_REASON", "epochs_mu2", "priced_event", "realisable", "sensitivity_factor"]
 
@@ -108,7 +108,7 @@ def priced_event(event: SubsampledEvent, relation: Optional[Neighbouring] = None
         target = Neighbouring.REPLACE_ONE
     if conv.factor == 1.0 and conv.sampling == event.sampling and target == event.neighbouring:
         return event
-    nm = _unwrap(event.event)[0].noise_multiplier
+    nm = unwrap_unchecked(event.event)[0].noise_multiplier
     inner = GaussianEvent._unchecked(nm / conv.factor if math.isfinite(nm) else nm)
     return SubsampledEvent._unchecked(inner, event.sample_rate, conv.sampling, target)
 
@@ -150,7 +150,7 @@ def epochs_mu2(event: EpochsEvent, relation: Optional[Neighbouring] = None) -> f
         raise UnsupportedEventError(
             f"{event.sampling}/{event.neighbouring.value} runs have no proven bound under "
             f"{(relation or event.neighbouring).value} neighbours ({relations.DOCS}; docs/samplers.md)")
-    nm = _unwrap(event.event)[0].noise_multiplier
+    nm = unwrap_unchecked(event.event)[0].noise_multiplier
     if math.isinf(nm):
         return 0.0
     try:

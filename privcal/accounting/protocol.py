@@ -6,11 +6,29 @@ Google's ``dp_accounting`` (``supports``, ``compose``, ``epsilon``, ``delta``, p
 ``sigma_for``); :data:`SUPPORT` says, per accountant name, which single releases it prices, so that support
 is decided in one place (the subsampled pairs each accountant may price are those with a proven dominating
 pair, ``privcal.accounting.pairs``).
+
+The protocol, in three jobs:
+
+* **supports** -- :meth:`Accountant.supports` (any history of events; the table :data:`SUPPORT` per leaf).
+* **price** -- :meth:`Accountant.compose` adds releases to the ledger; :meth:`Accountant.epsilon` and
+  :meth:`Accountant.delta` report an upper bound on epsilon (resp. delta) of the whole ledger, or ``inf``
+  (resp. 1) where no finite bound exists. Never a lower or approximate value unless ``valid`` is False.
+* **calibrate** -- :meth:`Accountant.sigma_for`: the smallest checked sigma meeting (epsilon, delta).
+
+Each public method validates its arguments once and calls a trusted kernel of the same job, which assumes
+its arguments already validated: :meth:`Accountant.compose_unchecked` (support already known for a fresh
+accountant of the class), :meth:`Accountant.epsilon_unchecked`, :meth:`Accountant.delta_unchecked` and
+:meth:`Accountant.sigma_for_unchecked`. privcal's own loops (the front door, the calibrators, the tables)
+call the kernels. A new accountant subclasses :class:`Accountant` and implements ``epsilon_unchecked``,
+``delta_unchecked`` and the two hooks only the base class calls, ``_supports_leaf`` (one release) and
+``_add`` (one release, ``count`` times); it may override ``sigma_for_unchecked`` (default: the
+bracketed search of ``privcal.accounting.search`` on fresh accountants) and ``_supports_together``.
 """
 
 from __future__ import annotations
 
 import abc
+import functools
 from typing import Callable, Optional, Union
 
 from .. import _validate as V
@@ -27,11 +45,11 @@ from .events import (
     Neighbouring,
     Releases,
     SubsampledEvent,
-    _flatten,
-    _unwrap,
     describe,
+    flatten_unchecked,
     kind,
     requested_relation,
+    unwrap_unchecked,
 )
 
 __all__ = ["Accountant", "GAUSSIAN_LEAVES", "SUPPORT", "default_hint", "epochs_gaussian", "subsampled_gaussian"]
@@ -50,7 +68,7 @@ def subsampled_gaussian(event: Event) -> bool:
     """
     if not isinstance(event, SubsampledEvent):
         return False
-    inner, n = _unwrap(event.event)
+    inner, n = unwrap_unchecked(event.event)
     return isinstance(inner, GAUSSIAN_LEAVES) and n == 1 and (event.sampling, event.neighbouring) in pairs.PRICED
 
 
@@ -63,7 +81,7 @@ def epochs_gaussian(event: Event) -> bool:
     """
     if not isinstance(event, EpochsEvent):
         return False
-    inner, n = _unwrap(event.event)
+    inner, n = unwrap_unchecked(event.event)
     return isinstance(inner, GAUSSIAN_LEAVES) and n == 1 and (event.sampling, event.neighbouring) not in \
         relations.REFUSED_EPOCHS
 
@@ -114,12 +132,39 @@ def default_hint(releases: Releases, epsilon: float, delta: float) -> float:
         epsilon: target epsilon, in (0, inf).
         delta: target delta, in (0, 1).
     """
-    exact = composition._sigma_composed_exact(epsilon, delta, steps=releases.steps, sensitivity=releases.sensitivity)
+    exact = composition.sigma_composed_exact_unchecked(epsilon, delta, steps=releases.steps, sensitivity=releases.sensitivity)
     return exact * releases.sample_rate
 
 
+#: Hook names a subclass outside this package may still define, each with the public kernel it provides
+#: (:meth:`Accountant.__init_subclass__` maps one onto the other).
+_HOOK_SPELLINGS = {
+    "_epsilon": "epsilon_unchecked",
+    "_delta": "delta_unchecked",
+    "_sigma_for": "sigma_for_unchecked",
+    "_compose_supported": "compose_unchecked",
+}
+
+
+def _delegate(hook: str, kernel: str):
+    """The public kernel ``kernel`` of a subclass that defines it as ``hook``: calls ``hook``, with the
+    base class's signature and docstring."""
+    base = getattr(Accountant, kernel)
+
+    @functools.wraps(base)
+    def call(self, *args, **kwargs):
+        return getattr(self, hook)(*args, **kwargs)
+
+    call.__isabstractmethod__ = False
+    return call
+
+
 class Accountant(abc.ABC):
-    """Base class: keeps the ledger of composed events and enforces the protocol.
+    """Base class: keeps the ledger of composed events and enforces the protocol (this module's docstring).
+
+    Public methods (``supports``, ``compose``, ``epsilon``, ``delta``, ``sigma_for``) validate their arguments;
+    the trusted kernels ``compose_unchecked``, ``epsilon_unchecked``, ``delta_unchecked`` and
+    ``sigma_for_unchecked`` take arguments already validated and return the same numbers.
 
     Args:
         neighbouring: the one neighbouring relation of everything this accountant composes ("add_remove",
@@ -135,6 +180,13 @@ class Accountant(abc.ABC):
     name: str = ""
     valid: bool = True
     guarantee: str = ""
+
+    def __init_subclass__(cls, **kwargs):
+        # a subclass that defines a kernel under its private hook name provides the public kernel too
+        super().__init_subclass__(**kwargs)
+        for hook, kernel in _HOOK_SPELLINGS.items():
+            if hook in vars(cls) and kernel not in vars(cls):
+                setattr(cls, kernel, _delegate(hook, kernel))
 
     def __init__(self, neighbouring: Optional[Union[Neighbouring, str]] = None):
         self._ledger: list[tuple[Event, int]] = []
@@ -164,7 +216,7 @@ class Accountant(abc.ABC):
         """
         if not isinstance(event, Event):
             return False
-        leaves = [leaf for leaf, _ in _flatten(event)]
+        leaves = [leaf for leaf, _ in flatten_unchecked(event)]
         if not (all(self._supports_leaf(leaf) for leaf in leaves) and self._supports_together(leaves)):
             return False
         try:
@@ -218,18 +270,26 @@ class Accountant(abc.ABC):
 
     def _compose(self, event: Event, count: int = 1) -> "Accountant":
         if not self.supports(event):
-            leaves = [leaf for leaf, _ in _flatten(event)] if isinstance(event, Event) else []
+            leaves = [leaf for leaf, _ in flatten_unchecked(event)] if isinstance(event, Event) else []
             if leaves and all(map(self._supports_leaf, leaves)) and self._supports_together(leaves):
                 self._relation_with(event, leaves)  # the relations' own one-line refusal
             raise UnsupportedEventError(f"the {self.name} accountant cannot price {describe(event)}")
-        return self._compose_supported(event, count)
+        return self.compose_unchecked(event, count)
 
-    def _compose_supported(self, event: Event, count: int = 1) -> "Accountant":
-        """_compose without the support check, for an event already known to be supported by a fresh
-        accountant of this class (the front door resolves support once per kind of event). The ledger's
-        relation is decided again with the new releases (UnsupportedEventError where none prices them all);
-        if it changes, the releases composed so far are priced again under the new one."""
-        flat = _flatten(event, count)
+    def compose_unchecked(self, event: Event, count: int = 1) -> "Accountant":
+        """:meth:`compose` for arguments already validated: ``count`` an int >= 1 and ``event`` known to be
+        supported by a fresh accountant of this class (the front door resolves support once per kind of
+        event); returns ``self``. The ledger's relation is decided again with the new releases; if it
+        changes, the releases composed so far are priced again under the new one.
+
+        Args:
+            event: what ran (trusted: supported).
+            count: repetitions, an int >= 1 (trusted); default 1.
+
+        Raises:
+            UnsupportedEventError: no one neighbouring relation prices the ledger and ``event`` together.
+        """
+        flat = flatten_unchecked(event, count)
         asked, relation, kinds = self._relation_with(event, [leaf for leaf, _ in flat])
         self._requested, self._kinds = asked, kinds
         if relation != self._relation:
@@ -255,7 +315,7 @@ class Accountant(abc.ABC):
         Args:
             delta: in (0, 1).
         """
-        return self._epsilon(V.open_unit("delta", delta))
+        return self.epsilon_unchecked(V.open_unit("delta", delta))
 
     def delta(self, epsilon: float) -> float:
         """Delta at ``epsilon`` for everything composed so far.
@@ -263,7 +323,7 @@ class Accountant(abc.ABC):
         Args:
             epsilon: in [0, inf).
         """
-        return self._delta(V.nonnegative("epsilon", epsilon))
+        return self.delta_unchecked(V.nonnegative("epsilon", epsilon))
 
     def valid_for(self, event: Event) -> bool:
         """Whether the numbers reported after composing ``event`` would be upper bounds (no numerics).
@@ -314,13 +374,37 @@ class Accountant(abc.ABC):
         if sigma_hint is not None:
             sigma_hint = V.positive("sigma_hint", sigma_hint)
         rtol = V.in_closed("rtol", rtol, 1e-15, 0.5)
-        return self._sigma_for(releases, epsilon, delta, sigma_hint=sigma_hint, rtol=rtol)
+        return self.sigma_for_unchecked(releases, epsilon, delta, sigma_hint=sigma_hint, rtol=rtol)
 
-    def _sigma_for(self, releases, epsilon, delta, *, sigma_hint=None, rtol=_DEFAULT_RTOL) -> float:
+    def sigma_for_unchecked(
+        self,
+        releases: Releases,
+        epsilon: float,
+        delta: float,
+        *,
+        sigma_hint: Optional[float] = None,
+        rtol: float = _DEFAULT_RTOL,
+    ) -> float:
+        """:meth:`sigma_for` for arguments already validated: the same checked sigma. The default is the
+        bracketed search of ``privcal.accounting.search`` on fresh accountants; a subclass may replace it
+        by its own (closed form, order search, secant).
+
+        Args:
+            releases: what ran, as a function of sigma (trusted).
+            epsilon: target epsilon, in (0, inf) (trusted).
+            delta: target delta, in (0, 1) (trusted).
+            sigma_hint: where the search starts (trusted); default :func:`default_hint`.
+            rtol: relative precision of the answer (trusted); default 1e-9.
+
+        Raises:
+            UnsupportedEventError: this accountant cannot price ``releases``.
+            InfeasibleError: no sigma up to 1e12 reaches the target.
+            CalibrationError: the final check failed.
+        """
         self._check_supported(releases)
         hint = default_hint(releases, epsilon, delta) if sigma_hint is None else sigma_hint
         return _search.search(
-            lambda s: self._fresh()._compose(releases.event(s))._epsilon(delta),
+            lambda s: self._fresh()._compose(releases.event(s)).epsilon_unchecked(delta),
             epsilon, delta, sigma_hint=hint, rtol=rtol,
         )
 
@@ -348,10 +432,34 @@ class Accountant(abc.ABC):
     def _add(self, event: Event, count: int) -> None: ...
 
     @abc.abstractmethod
-    def _epsilon(self, delta: float) -> float: ...
+    def epsilon_unchecked(self, delta: float) -> float:
+        """:meth:`epsilon` for ``delta`` already validated: an upper bound on epsilon of the ledger (``inf``
+        where no finite bound exists).
+
+        Args:
+            delta: in (0, 1) (trusted).
+        """
 
     @abc.abstractmethod
-    def _delta(self, epsilon: float) -> float: ...
+    def delta_unchecked(self, epsilon: float) -> float:
+        """:meth:`delta` for ``epsilon`` already validated: an upper bound on delta of the ledger.
+
+        Args:
+            epsilon: in [0, inf) (trusted).
+        """
+
+    # private spellings of the four kernels, kept for callers outside privcal.accounting
+    def _epsilon(self, delta: float) -> float:
+        return self.epsilon_unchecked(delta)
+
+    def _delta(self, epsilon: float) -> float:
+        return self.delta_unchecked(epsilon)
+
+    def _sigma_for(self, releases, epsilon, delta, *, sigma_hint=None, rtol=_DEFAULT_RTOL) -> float:
+        return self.sigma_for_unchecked(releases, epsilon, delta, sigma_hint=sigma_hint, rtol=rtol)
+
+    def _compose_supported(self, event: Event, count: int = 1) -> "Accountant":
+        return self.compose_unchecked(event, count)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(ledger={self._ledger!r})"

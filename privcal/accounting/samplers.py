@@ -297,7 +297,7 @@ def _log_ndtr_err(log_value: np.ndarray) -> np.ndarray:
     return 1.01 * _LOG_NDTR_ERR * _U * (2.0 + np.abs(log_value))
 
 
-def _argument_err(z: np.ndarray) -> np.ndarray:
+def argument_err(z: np.ndarray) -> np.ndarray:
     """Bound of |log Phi(z_hat) - log Phi(z)| for a computed argument z_hat = fl(m - mu) (|z_hat - z| <= u |z_hat|
     / (1 - u)): |d/dz log Phi(z)| = phi(z)/Phi(z) <= 1 + |z| (Birnbaum 1942, Ann. Math. Stat. 13: the Mills ratio
     Phi(-x)/phi(x) > (sqrt(x^2 + 4) - x)/2 for x >= 0, so phi/Phi(-x) < (sqrt(x^2 + 4) + x)/2 <= 1 + x; and
@@ -437,11 +437,11 @@ def _edges(mu: float, steps: int, bins: int) -> np.ndarray:
 @functools.lru_cache(maxsize=32)
 def _binned(mu: float, steps: int, bins: int) -> BinnedPair:
     edges = _edges(mu, steps, bins)
-    z = edges - mu  # the P argument, rounded: charged by _argument_err
+    z = edges - mu  # the P argument, rounded: charged by argument_err
     l0, l0_up = log_ndtr(edges), log_ndtr(-edges)  # log Phi(m), log Phi(-m)
     l1, l1_up = log_ndtr(z), log_ndtr(-z)
     e0, e0_up = _log_ndtr_err(l0), _log_ndtr_err(l0_up)
-    arg = _argument_err(z)
+    arg = argument_err(z)
     e1, e1_up = _log_ndtr_err(l1) + arg, _log_ndtr_err(l1_up) + arg
     t0, t1 = _tail_terms(l0_up, e0_up), _tail_terms(l1_up, e1_up)  # Phi(-m) serves both laws
     lq, rq = _cells(*_log_cdf([(steps, l0, e0)]), *_log_survival([(steps, l0_up, e0_up, t0)]))

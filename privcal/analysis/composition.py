@@ -24,7 +24,7 @@ import numpy as np
 from .. import _validate as V
 from . import gaussian as G
 from .kov import (
-    _log_e_plus,
+    log_e_plus,
     basic_epsilon,
     drv_epsilon,
     kov_delta,
@@ -131,12 +131,12 @@ def epsilon_composed_exact(sigma: float, delta: float, *, steps: int, sensitivit
     delta = V.open_unit("delta", delta)
     sigma, steps, sensitivity = _validate_composed(sigma, steps, sensitivity)
     _finite_mu(_composed_mu(sigma, steps=steps, sensitivity=sensitivity), sigma, steps, sensitivity)
-    return _epsilon_composed_exact(sigma, delta, steps=steps, sensitivity=sensitivity)
+    return epsilon_composed_exact_unchecked(sigma, delta, steps=steps, sensitivity=sensitivity)
 
 
-def _epsilon_composed_exact(sigma: float, delta: float, *, steps: int, sensitivity: float = 1.0) -> float:
+def epsilon_composed_exact_unchecked(sigma: float, delta: float, *, steps: int, sensitivity: float = 1.0) -> float:
     """epsilon_composed_exact for validated inputs (mu finite and positive)."""
-    return G._epsilon_exact(delta, _composed_mu(sigma, steps=steps, sensitivity=sensitivity))
+    return G.epsilon_exact_unchecked(delta, _composed_mu(sigma, steps=steps, sensitivity=sensitivity))
 
 
 def delta_composed_exact(epsilon: float, sigma: float, *, steps: int, sensitivity: float = 1.0) -> float:
@@ -166,7 +166,7 @@ def delta_composed_exact(epsilon: float, sigma: float, *, steps: int, sensitivit
 
 def _delta_composed_exact(epsilon: float, sigma: float, *, steps: int, sensitivity: float = 1.0) -> float:
     """delta_composed_exact for validated inputs (mu in (0, inf])."""
-    return G._delta_exact(epsilon, _composed_mu(sigma, steps=steps, sensitivity=sensitivity))
+    return G.delta_exact_unchecked(epsilon, _composed_mu(sigma, steps=steps, sensitivity=sensitivity))
 
 
 def sigma_composed_exact(epsilon: float, delta: float, *, steps: int, sensitivity: float = 1.0) -> float:
@@ -191,12 +191,12 @@ def sigma_composed_exact(epsilon: float, delta: float, *, steps: int, sensitivit
     delta = V.open_unit("delta", delta)
     steps = V.positive_int("steps", steps)
     sensitivity = V.positive("sensitivity", sensitivity)
-    return _sigma_composed_exact(epsilon, delta, steps=steps, sensitivity=sensitivity)
+    return sigma_composed_exact_unchecked(epsilon, delta, steps=steps, sensitivity=sensitivity)
 
 
-def _sigma_composed_exact(epsilon: float, delta: float, *, steps: int, sensitivity: float = 1.0) -> float:
+def sigma_composed_exact_unchecked(epsilon: float, delta: float, *, steps: int, sensitivity: float = 1.0) -> float:
     """sigma_composed_exact for validated inputs."""
-    sigma = math.sqrt(steps) * sensitivity / G._mu_exact(epsilon, delta)
+    sigma = math.sqrt(steps) * sensitivity / G.mu_exact_unchecked(epsilon, delta)
     # three roundings (sqrt, product, quotient) of at most half an ulp each
     return float(np.nextafter(np.nextafter(sigma, math.inf), math.inf))
 
@@ -237,13 +237,13 @@ def thm5_epsilon_paper(sigma: float, delta: float, *, steps: float, sensitivity:
     delta = V.open_unit("delta", delta)
     steps = _steps_real(steps)
     sensitivity = V.positive("sensitivity", sensitivity)
-    return _thm5_epsilon_paper(sigma, delta, steps=steps, sensitivity=sensitivity)
+    return thm5_epsilon_paper_unchecked(sigma, delta, steps=steps, sensitivity=sensitivity)
 
 
-def _thm5_epsilon_paper(sigma: float, delta: float, *, steps: float, sensitivity: float) -> float:
+def thm5_epsilon_paper_unchecked(sigma: float, delta: float, *, steps: float, sensitivity: float) -> float:
     """thm5_epsilon_paper for validated inputs."""
     mu = math.sqrt(steps) * sensitivity / sigma
-    w = _log_e_plus(math.log(mu) - math.log(delta))
+    w = log_e_plus(math.log(mu) - math.log(delta))
     return mu * mu / 2.0 + mu * math.sqrt(2.0 * w)
 
 
@@ -271,10 +271,10 @@ def thm5_delta_paper(epsilon: float, sigma: float, *, steps: float, sensitivity:
     sigma = V.positive("sigma", sigma)
     steps = _steps_real(steps)
     sensitivity = V.positive("sensitivity", sensitivity)
-    return _thm5_delta_paper(epsilon, sigma, steps=steps, sensitivity=sensitivity)
+    return thm5_delta_paper_unchecked(epsilon, sigma, steps=steps, sensitivity=sensitivity)
 
 
-def _thm5_delta_paper(epsilon: float, sigma: float, *, steps: float, sensitivity: float) -> float:
+def thm5_delta_paper_unchecked(epsilon: float, sigma: float, *, steps: float, sensitivity: float) -> float:
     """thm5_delta_paper for validated inputs."""
     mu = math.sqrt(steps) * sensitivity / sigma
     excess = epsilon - mu * mu / 2.0
@@ -318,17 +318,17 @@ def thm5_sigma_proof_paper(epsilon: float, delta: float, *, steps: float, sensit
     delta = V.open_unit("delta", delta)
     steps = _steps_real(steps)
     sensitivity = V.positive("sensitivity", sensitivity)
-    return _thm5_sigma_proof_paper(epsilon, delta, steps=steps, sensitivity=sensitivity)
+    return thm5_sigma_proof_paper_unchecked(epsilon, delta, steps=steps, sensitivity=sensitivity)
 
 
-def _thm5_sigma_proof_paper(epsilon: float, delta: float, *, steps: float, sensitivity: float) -> float:
+def thm5_sigma_proof_paper_unchecked(epsilon: float, delta: float, *, steps: float, sensitivity: float) -> float:
     """thm5_sigma_proof_paper for validated inputs."""
     return _thm5_root_over_epsilon(epsilon, delta, steps) * sensitivity
 
 
 def _thm5_root_over_epsilon(epsilon: float, delta: float, steps: float) -> float:
     """sqrt(2 T' ln(e + eps/delta)) / eps, the factor both Thm 5 closed forms share (validated inputs)."""
-    log_term = _log_e_plus(math.log(epsilon) - math.log(delta))
+    log_term = log_e_plus(math.log(epsilon) - math.log(delta))
     return math.sqrt(2.0 * steps * log_term) / epsilon
 
 
@@ -359,10 +359,10 @@ def thm5_sigma_statement_paper(epsilon: float, delta: float, *, steps: float, c:
     delta = V.open_unit("delta", delta)
     steps = _steps_real(steps)
     c = V.positive("c", c)
-    return _thm5_sigma_statement_paper(epsilon, delta, steps=steps, c=c)
+    return thm5_sigma_statement_paper_unchecked(epsilon, delta, steps=steps, c=c)
 
 
-def _thm5_sigma_statement_paper(epsilon: float, delta: float, *, steps: float, c: float) -> float:
+def thm5_sigma_statement_paper_unchecked(epsilon: float, delta: float, *, steps: float, c: float) -> float:
     """thm5_sigma_statement_paper for validated inputs."""
     return _thm5_root_over_epsilon(epsilon, delta, steps) * c  # C outside the root, as printed
 
@@ -393,10 +393,17 @@ def sigma_kov_quoted_paper(epsilon: float, delta: float, *, steps: float, sensit
     delta = V.open_unit("delta", delta)
     steps = _steps_real(steps)
     sensitivity = V.positive("sensitivity", sensitivity)
-    return _sigma_kov_quoted_paper(epsilon, delta, steps=steps, sensitivity=sensitivity)
+    return sigma_kov_quoted_paper_unchecked(epsilon, delta, steps=steps, sensitivity=sensitivity)
 
 
-def _sigma_kov_quoted_paper(epsilon: float, delta: float, *, steps: float, sensitivity: float) -> float:
+def sigma_kov_quoted_paper_unchecked(epsilon: float, delta: float, *, steps: float, sensitivity: float) -> float:
     """sigma_kov_quoted_paper for validated inputs."""
-    log_term = _log_e_plus(math.log(epsilon) - math.log(delta))
+    log_term = log_e_plus(math.log(epsilon) - math.log(delta))
     return math.sqrt(2.0 * steps * math.log(1.25 / delta) * log_term) * sensitivity / epsilon
+
+
+# private spellings of the kernels above, kept for privcal.calibrators (composition_table, dpq)
+_epsilon_composed_exact = epsilon_composed_exact_unchecked
+_thm5_sigma_proof_paper = thm5_sigma_proof_paper_unchecked
+_thm5_sigma_statement_paper = thm5_sigma_statement_paper_unchecked
+_sigma_kov_quoted_paper = sigma_kov_quoted_paper_unchecked

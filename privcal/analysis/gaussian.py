@@ -47,6 +47,7 @@ __all__ = [
     "delta_exact_unchecked",
     "epsilon_exact_unchecked",
     "sigma_exact_unchecked",
+    "mu_exact_unchecked",
 ]
 
 #: c in sqrt(2 ln(c/delta)) of Dwork & Roth 2014, Thm A.1 (and Wang & Hegde 2019, Claim 13).
@@ -263,17 +264,11 @@ def delta_exact(epsilon: float, mu: float) -> float:
     """
     epsilon = V.nonnegative("epsilon", epsilon)
     mu = V.positive("mu", mu, allow_inf=True)
-    return _delta_exact(epsilon, mu)
-
-
-def _delta_exact(epsilon: float, mu: float) -> float:
-    """delta_exact for validated inputs."""
-    return math.exp(_log_delta_exact(epsilon, mu))
+    return delta_exact_unchecked(epsilon, mu)
 
 
 def delta_exact_unchecked(epsilon: float, mu: float) -> float:
-    """:func:`delta_exact` without validation, for callers that validated the arguments (``privcal.analysis.counter``'s
-    Gaussian calibration): the same value.
+    """:func:`delta_exact` without validation, arguments already validated: the same value.
 
     Args:
         epsilon: a float in [0, inf) (not checked).
@@ -282,7 +277,7 @@ def delta_exact_unchecked(epsilon: float, mu: float) -> float:
     Returns:
         delta, in [0, 1].
     """
-    return _delta_exact(epsilon, mu)
+    return math.exp(_log_delta_exact(epsilon, mu))
 
 
 def epsilon_exact(delta: float, mu: float) -> float:
@@ -303,12 +298,12 @@ def epsilon_exact(delta: float, mu: float) -> float:
     """
     delta = V.open_unit("delta", delta)
     mu = V.positive("mu", mu)
-    return _epsilon_exact(delta, mu)
+    return epsilon_exact_unchecked(delta, mu)
 
 
 def epsilon_exact_unchecked(delta: float, mu: float) -> float:
-    """:func:`epsilon_exact` without validation, for callers that validated the arguments (the Gaussian counters
-    of ``privcal.rl.pucb``): the same upper bound on epsilon.
+    """:func:`epsilon_exact` without validation, arguments already validated: the same upper bound on
+    epsilon.
 
     Args:
         delta: a float in (0, 1) (not checked).
@@ -317,11 +312,6 @@ def epsilon_exact_unchecked(delta: float, mu: float) -> float:
     Returns:
         epsilon, in [0, inf).
     """
-    return _epsilon_exact(delta, mu)
-
-
-def _epsilon_exact(delta: float, mu: float) -> float:
-    """epsilon_exact for validated inputs."""
     log_delta = math.log(delta) + _LOG_MARGIN_EPSILON
     if _log_delta_exact(0.0, mu) <= log_delta:
         return 0.0
@@ -355,11 +345,16 @@ def mu_exact(epsilon: float, delta: float) -> float:
     """
     epsilon = V.nonnegative("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
-    return _mu_exact(epsilon, delta)
+    return mu_exact_unchecked(epsilon, delta)
 
 
-def _mu_exact(epsilon: float, delta: float) -> float:
-    """mu_exact for validated inputs."""
+def mu_exact_unchecked(epsilon: float, delta: float) -> float:
+    """:func:`mu_exact` without validation, arguments already validated: the same mu.
+
+    Args:
+        epsilon: a float in (0, inf) (not checked).
+        delta: a float in (0, 1) (not checked).
+    """
     log_delta = math.log(delta) + _LOG_MARGIN_MU
     # Feasible start: delta(eps; mu) <= Phi(mu/2 - eps/mu) <= delta when mu/2 - eps/mu <= z.
     z = float(special.ndtri_exp(log_delta))
@@ -395,12 +390,11 @@ def sigma_exact(epsilon: float, delta: float, *, sensitivity: float = 1.0) -> fl
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
     sensitivity = V.positive("sensitivity", sensitivity)
-    return _sigma_exact(epsilon, delta, sensitivity=sensitivity)
+    return sigma_exact_unchecked(epsilon, delta, sensitivity=sensitivity)
 
 
 def sigma_exact_unchecked(epsilon: float, delta: float, *, sensitivity: float = 1.0) -> float:
-    """:func:`sigma_exact` without validation, for callers that validated the arguments (``privcal.analysis.counter``'s
-    Gaussian calibration): the same sigma.
+    """:func:`sigma_exact` without validation, arguments already validated: the same sigma.
 
     Args:
         epsilon: a float in (0, inf) (not checked).
@@ -410,12 +404,7 @@ def sigma_exact_unchecked(epsilon: float, delta: float, *, sensitivity: float = 
     Returns:
         sigma, rounded up.
     """
-    return _sigma_exact(epsilon, delta, sensitivity=sensitivity)
-
-
-def _sigma_exact(epsilon: float, delta: float, *, sensitivity: float = 1.0) -> float:
-    """sigma_exact for validated inputs."""
-    mu = _mu_exact(epsilon, delta)
+    mu = mu_exact_unchecked(epsilon, delta)
     # Round sigma up so that sensitivity/sigma <= mu survives the division.
     return float(np.nextafter(sensitivity / mu, math.inf))
 

@@ -30,7 +30,7 @@ from numpy.typing import ArrayLike
 from scipy.special import log_ndtr, logsumexp
 
 from privcal import _validate as V
-from privcal.analysis.rdp import _orders
+from privcal.analysis.rdp import check_orders
 
 __all__ = ["GROUP_ORDERS", "rdp_poisson_group_gaussian"]
 
@@ -47,7 +47,7 @@ _MAX_CELLS = 2_000_000
 _REACH = 40.0
 
 
-def _log_weights(q: float, g: int) -> np.ndarray:
+def log_weights(q: float, g: int) -> np.ndarray:
     k = np.arange(g + 1)
     return (math.lgamma(g + 1) - np.array([math.lgamma(i + 1) + math.lgamma(g - i + 1) for i in k])
             + k * math.log(q) + (g - k) * math.log1p(-q))
@@ -68,7 +68,7 @@ def _tail_err(log_tail: np.ndarray) -> np.ndarray:
     return 8 * _U * (2.0 + np.abs(log_tail))
 
 
-def _log_cell_masses(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def log_cell_masses(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """log of the standard normal mass of each cell (lo[i], hi[i]), the difference of the two ends' tails on the
     side of the smaller tail, and a bound on its relative error: (e_a + e_b e^{b - a}) / (1 - e^{b - a}) + 4 u for
     the log tails a > b at the ends (relative errors e_a, e_b), the subtraction's cancellation (the construction of
@@ -93,7 +93,7 @@ def _log_slope(z: np.ndarray, log_w: np.ndarray, a: np.ndarray) -> np.ndarray:
     return out
 
 
-def _log_moment_bound(alpha: float, log_w: np.ndarray, a: np.ndarray, power: float) -> float:
+def log_moment_bound(alpha: float, log_w: np.ndarray, a: np.ndarray, power: float) -> float:
     """An upper bound on log E[L(z)^power], z ~ N(0, 1), power = alpha (remove) or 1 - alpha (add)."""
     a_g = float(a[-1])
     z_lo = -_REACH
@@ -112,7 +112,7 @@ def _log_moment_bound(alpha: float, log_w: np.ndarray, a: np.ndarray, power: flo
     else:
         z_ref, f_ref = hi, f[1:]
         d = power * np.exp(_log_slope(hi, log_w, a)) * (1.0 + 1e-9)  # more negative than f'(hi): still above f
-    log_mass, rel = _log_cell_masses(lo - d, hi - d)
+    log_mass, rel = log_cell_masses(lo - d, hi - d)
     # the shifted ends' roundings (u |lo - d| each) move the mass by at most that much density: relative to the
     # mass, 4 u max(|ends|, 1) / width x e^{width x max |ends|} (the density's largest ratio across the cell)
     ends = np.maximum(np.maximum(np.abs(lo - d), np.abs(hi - d)), 1.0)
@@ -150,7 +150,7 @@ def rdp_poisson_group_gaussian(orders: ArrayLike, noise_multiplier: float, sampl
     Returns:
         the RDP bound at each order (nats), an array shaped like ``orders``.
     """
-    alphas = _orders(orders)
+    alphas = check_orders(orders)
     s = V.positive("noise_multiplier", noise_multiplier, allow_inf=True)
     q = V.rate("sample_rate", sample_rate)
     g = V.positive_int("group_size", group_size)
@@ -160,11 +160,11 @@ def rdp_poisson_group_gaussian(orders: ArrayLike, noise_multiplier: float, sampl
         return np.zeros_like(alphas)
     if q >= 1.0:  # the whole group in every batch: the Gaussian at sensitivity g
         return alphas * (g / s) ** 2 / 2.0
-    log_w = _log_weights(q, g)
+    log_w = log_weights(q, g)
     a = np.arange(g + 1) / s
     out = np.empty_like(alphas)
     for i, alpha in enumerate(alphas):
-        remove = _log_moment_bound(float(alpha), log_w, a, float(alpha))
-        add = _log_moment_bound(float(alpha), log_w, a, 1.0 - float(alpha))
+        remove = log_moment_bound(float(alpha), log_w, a, float(alpha))
+        add = log_moment_bound(float(alpha), log_w, a, 1.0 - float(alpha))
         out[i] = max(remove, add, 0.0) / (alpha - 1.0)
     return out

@@ -68,7 +68,7 @@ def _default_orders() -> np.ndarray:
 DEFAULT_ORDERS: np.ndarray = _default_orders()
 
 
-def _orders(orders) -> np.ndarray:
+def check_orders(orders) -> np.ndarray:
     """``orders`` as a 1-D float array of finite values > 1 (ValueError naming ``orders`` otherwise)."""
     arr = np.atleast_1d(np.asarray(orders, dtype=float))
     if arr.ndim != 1 or arr.size == 0:
@@ -116,12 +116,12 @@ def rdp_gaussian(orders: ArrayLike, noise_multiplier: float) -> np.ndarray:
     Raises:
         ValueError: an argument is outside its range.
     """
-    orders = _orders(orders)
+    orders = check_orders(orders)
     noise_multiplier = V.positive("noise_multiplier", noise_multiplier)
-    return _rdp_gaussian(orders, noise_multiplier)
+    return rdp_gaussian_unchecked(orders, noise_multiplier)
 
 
-def _rdp_gaussian(orders: np.ndarray, noise_multiplier: float) -> np.ndarray:
+def rdp_gaussian_unchecked(orders: np.ndarray, noise_multiplier: float) -> np.ndarray:
     """rdp_gaussian for validated inputs (orders a float array)."""
     return orders / (2.0 * noise_multiplier * noise_multiplier)
 
@@ -185,7 +185,7 @@ def _log_delta_improved(orders: np.ndarray, rdp: np.ndarray, epsilon: float) -> 
 _CONVERSIONS = ("improved", "mironov")
 
 
-def _conversion(conversion: str) -> str:
+def check_conversion(conversion: str) -> str:
     """``conversion`` if it is one of _CONVERSIONS (validator; ValueError naming ``conversion``)."""
     return V.choice("conversion", conversion, _CONVERSIONS)
 
@@ -228,10 +228,10 @@ def epsilon_from_rdp(
     Raises:
         ValueError: an argument is outside its range.
     """
-    orders = _orders(orders)
+    orders = check_orders(orders)
     rdp = _rdp_curve(orders, rdp)
     delta = V.open_unit("delta", delta)
-    conversion = _conversion(conversion)
+    conversion = check_conversion(conversion)
     _rdp_function(rdp_at)
     return _epsilon_from_rdp(orders, rdp, delta, conversion=conversion, rdp_at=rdp_at)
 
@@ -278,7 +278,7 @@ def _lattice_orders(grid: np.ndarray, index: np.ndarray) -> np.ndarray:
     return grid[k] + (upper - grid[k]) * (m / _LATTICE)
 
 
-def _lattice_window(orders: np.ndarray, index: int, radius: int) -> np.ndarray:
+def lattice_window(orders: np.ndarray, index: int, radius: int) -> np.ndarray:
     """The lattice orders within ``radius`` lattice steps of position ``index`` (sorted, inside the grid)."""
     grid = np.unique(orders)
     top = (grid.size - 1) * _LATTICE
@@ -338,11 +338,11 @@ def _epsilon_from_rdp(
     rdp_at: Optional[Callable[[np.ndarray], ArrayLike]] = None,
 ) -> tuple[float, float]:
     """epsilon_from_rdp for validated inputs (float arrays, rdp nan-free)."""
-    eps, order, _ = _epsilon_refined(orders, rdp, delta, conversion=conversion, rdp_at=rdp_at)
+    eps, order, _ = epsilon_refined_unchecked(orders, rdp, delta, conversion=conversion, rdp_at=rdp_at)
     return eps, order
 
 
-def _epsilon_refined(
+def epsilon_refined_unchecked(
     orders: np.ndarray,
     rdp: np.ndarray,
     delta: float,
@@ -394,15 +394,15 @@ def delta_from_rdp(
     Raises:
         ValueError: an argument is outside its range.
     """
-    orders = _orders(orders)
+    orders = check_orders(orders)
     rdp = _rdp_curve(orders, rdp)
     epsilon = V.nonnegative("epsilon", epsilon)
-    conversion = _conversion(conversion)
+    conversion = check_conversion(conversion)
     _rdp_function(rdp_at)
-    return _delta_from_rdp(orders, rdp, epsilon, conversion=conversion, rdp_at=rdp_at)
+    return delta_from_rdp_unchecked(orders, rdp, epsilon, conversion=conversion, rdp_at=rdp_at)
 
 
-def _delta_from_rdp(
+def delta_from_rdp_unchecked(
     orders: np.ndarray,
     rdp: np.ndarray,
     epsilon: float,
@@ -440,15 +440,15 @@ def moments_tail_delta(orders: ArrayLike, rdp: ArrayLike, epsilon: float) -> tup
     Raises:
         ValueError: an argument is outside its range.
     """
-    orders = _orders(orders)
+    orders = check_orders(orders)
     rdp = _rdp_curve(orders, rdp)
     epsilon = V.nonnegative("epsilon", epsilon)
-    return _moments_tail_delta(orders, rdp, epsilon)
+    return moments_tail_delta_unchecked(orders, rdp, epsilon)
 
 
-def _moments_tail_delta(orders: np.ndarray, rdp: np.ndarray, epsilon: float) -> tuple[float, float]:
+def moments_tail_delta_unchecked(orders: np.ndarray, rdp: np.ndarray, epsilon: float) -> tuple[float, float]:
     """moments_tail_delta for validated inputs."""
-    return _delta_from_rdp(orders, rdp, epsilon, conversion="mironov")
+    return delta_from_rdp_unchecked(orders, rdp, epsilon, conversion="mironov")
 
 
 def moments_tail_epsilon(orders: ArrayLike, rdp: ArrayLike, delta: float) -> tuple[float, float]:
@@ -469,12 +469,16 @@ def moments_tail_epsilon(orders: ArrayLike, rdp: ArrayLike, delta: float) -> tup
     Raises:
         ValueError: an argument is outside its range.
     """
-    orders = _orders(orders)
+    orders = check_orders(orders)
     rdp = _rdp_curve(orders, rdp)
     delta = V.open_unit("delta", delta)
-    return _moments_tail_epsilon(orders, rdp, delta)
+    return moments_tail_epsilon_unchecked(orders, rdp, delta)
 
 
-def _moments_tail_epsilon(orders: np.ndarray, rdp: np.ndarray, delta: float) -> tuple[float, float]:
+def moments_tail_epsilon_unchecked(orders: np.ndarray, rdp: np.ndarray, delta: float) -> tuple[float, float]:
     """moments_tail_epsilon for validated inputs."""
     return _epsilon_from_rdp(orders, rdp, delta, conversion="mironov")
+
+
+#: private spelling of :func:`check_orders`, kept for privcal.calibrators.gpope
+_orders = check_orders

@@ -34,7 +34,7 @@ from scipy.special import gammaln, gammasgn, log_ndtr, logsumexp
 from numpy.typing import ArrayLike
 
 from privcal import _validate as V
-from privcal.analysis.rdp import _orders, _rdp_gaussian
+from privcal.analysis.rdp import check_orders, rdp_gaussian_unchecked
 
 __all__ = [
     "rdp_poisson_gaussian",
@@ -52,7 +52,7 @@ _LOG4 = math.log(4.0)
 
 def _validate_gaussian(orders, noise_multiplier, sample_rate) -> tuple[np.ndarray, float, float]:
     """Validate (orders, noise_multiplier, sample_rate) of the subsampled-Gaussian functions."""
-    orders = _orders(orders)
+    orders = check_orders(orders)
     noise_multiplier = V.positive("noise_multiplier", noise_multiplier)
     sample_rate = V.rate("sample_rate", sample_rate)
     return orders, noise_multiplier, sample_rate
@@ -85,7 +85,7 @@ def _segment_logsumexp(values: np.ndarray, offsets: np.ndarray, lengths: np.ndar
     peak = np.maximum.reduceat(values, offsets)
     safe = np.where(np.isfinite(peak), peak, 0.0)
     with np.errstate(invalid="ignore", over="ignore"):
-        total = np.add.reduceat(_exp_or_zero(values - np.repeat(safe, lengths)), offsets)
+        total = np.add.reduceat(exp_or_zero(values - np.repeat(safe, lengths)), offsets)
     out = np.log(total) + safe
     return np.where(np.isposinf(peak), np.inf, out)
 
@@ -94,7 +94,7 @@ def _segment_logsumexp(values: np.ndarray, offsets: np.ndarray, lengths: np.ndar
 _EXP_ZERO = -746.0
 
 
-def _exp_or_zero(x: np.ndarray) -> np.ndarray:
+def exp_or_zero(x: np.ndarray) -> np.ndarray:
     """e^x elementwise, in place in ``x``: the values of ``np.exp(x)`` bit for bit, without evaluating it where
     x <= _EXP_ZERO (there it is 0; the exponential is ~10x slower on such arguments than on others, and most
     terms of a log-sum-exp over the default orders, or over a forward difference's two humps, are such)."""
@@ -279,14 +279,14 @@ def rdp_poisson_gaussian(orders: ArrayLike, noise_multiplier: float, sample_rate
         ValueError: an argument is outside its range.
     """
     orders, noise_multiplier, sample_rate = _validate_gaussian(orders, noise_multiplier, sample_rate)
-    return _rdp_poisson_gaussian(orders, noise_multiplier, sample_rate)
+    return rdp_poisson_gaussian_unchecked(orders, noise_multiplier, sample_rate)
 
 
-def _rdp_poisson_gaussian(orders: np.ndarray, noise_multiplier: float, sample_rate: float) -> np.ndarray:
+def rdp_poisson_gaussian_unchecked(orders: np.ndarray, noise_multiplier: float, sample_rate: float) -> np.ndarray:
     """rdp_poisson_gaussian for validated inputs."""
     a, s, q = orders, noise_multiplier, sample_rate
     if q == 1.0:
-        return _rdp_gaussian(a, s)
+        return rdp_gaussian_unchecked(a, s)
     out = np.empty_like(a)
     is_int = _split(a)
     if is_int.any():
@@ -319,7 +319,7 @@ def _interpolated_cgf(alpha: float, cgf_at_ints: Callable[[tuple[int, ...]], np.
 # --------------------------------------------------------------------------------------------------
 
 
-def _log_a_wor_int(int_orders: tuple[int, ...], q: float, log_term2: float,
+def log_a_wor_int(int_orders: tuple[int, ...], q: float, log_term2: float,
                    log_higher: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """ln(1 + sum_{j=2..alpha} q^j C(alpha, j) c_j) of WBK 2018, Thm 9, at integer alpha >= 2 (log space).
 
@@ -338,7 +338,7 @@ def _log_a_wor_int(int_orders: tuple[int, ...], q: float, log_term2: float,
 
 @functools.lru_cache(maxsize=16)
 def _wor_segments(int_orders: tuple[int, ...], q: float):
-    """What :func:`_log_a_wor_int`'s terms owe to the orders and q alone, kept across the noise multipliers of a
+    """What :func:`log_a_wor_int`'s terms owe to the orders and q alone, kept across the noise multipliers of a
     calibration: ln C(alpha, k) + k ln q, the mask k = 2, the index k - 2 of ln c_k, the segment starts and
     lengths; read-only."""
     k, _, log_binom, offsets, lengths, k_int = _segments(int_orders, 2)
@@ -403,7 +403,7 @@ def rdp_without_replacement(
     Raises:
         ValueError: an argument is outside its range, or base_rdp(2) < 0.
     """
-    orders = _orders(orders)
+    orders = check_orders(orders)
     sample_rate = V.rate("sample_rate", sample_rate)
     base_rdp_inf = V.positive("base_rdp_inf", base_rdp_inf, allow_inf=True)
     return _rdp_without_replacement(orders, base_rdp, sample_rate, base_rdp_inf=base_rdp_inf)
@@ -430,7 +430,7 @@ def _rdp_without_replacement(
         return (j - 1.0) * np.asarray(base_rdp(j), dtype=float) + log_cap(j)
 
     def cgf(ints: tuple[int, ...]) -> np.ndarray:
-        return _log_a_wor_int(ints, q, log_term2, log_higher)
+        return log_a_wor_int(ints, q, log_term2, log_higher)
 
     return _wor_from_cgf(a, cgf, np.asarray(base_rdp(a), dtype=float))
 
@@ -467,15 +467,15 @@ THM27_MAX_ORDER = 256
 #: trapezoid step of the forward-difference integrals: a power of two, so that every node k * step (k an
 #: integer, |k| < 2^48) and every sum of two of them is a float exactly, and the rule's nodes are the lattice
 #: of the error bound (docs/rdp.md, section 2); its discretisation term is below e^-5000 of Delta^l there
-_Z_STEP = 0.0625
+Z_STEP = 0.0625
 #: each log-concave hump (curvature <= -1) is summed over its peak +- 11; what is left out is charged from the
 #: window's end terms (below e^-60 of the peak), docs/rdp.md, section 3
-_Z_HALF_WINDOW = 11.0
+Z_HALF_WINDOW = 11.0
 #: relative rounding unit of float64 (half an ulp of 1), the unit of the rounding terms of docs/rdp.md, section 4
 _U = 2.0**-53
 
 
-def _hump_peaks(l: np.ndarray, s: float, z0: float) -> tuple[np.ndarray, np.ndarray]:
+def hump_peaks(l: np.ndarray, s: float, z0: float) -> tuple[np.ndarray, np.ndarray]:
     """Peaks of the two log-concave humps of phi(z) (e^u - 1)^l, u = z/s - 1/(2 s^2), on z < z0 and z > z0."""
 
     # both humps bisected in one array (right hump first, then left): the slope d/dz of l log|e^u - 1| - z^2/2
@@ -496,13 +496,13 @@ def _hump_peaks(l: np.ndarray, s: float, z0: float) -> tuple[np.ndarray, np.ndar
             # the caller reads a peak only through round(peak / step), the centre of its window on the lattice:
             # once every bracket lies in one rounding cell (x -> round(x / step) is non-decreasing, the brackets
             # are nested), the 44th midpoint rounds as the current one does, and the halvings stop (in ~20)
-            if i >= _PEAK_CHECK_FROM and i % 4 == 0 and np.array_equal(np.round(lo / _Z_STEP), np.round(hi / _Z_STEP)):
+            if i >= _PEAK_CHECK_FROM and i % 4 == 0 and np.array_equal(np.round(lo / Z_STEP), np.round(hi / Z_STEP)):
                 break
     peak = 0.5 * (lo + hi)
     return peak[l.size:], peak[:l.size]
 
 
-#: the halvings of :func:`_hump_peaks` check from this one on (every 4th) whether the window centres are settled
+#: the halvings of :func:`hump_peaks` check from this one on (every 4th) whether the window centres are settled
 #: (before it, brackets of width >= 60 * 2^-16 ~ 1e-3 straddle a rounding cell's edge too often to be worth a check)
 _PEAK_CHECK_FROM = 16
 
@@ -511,7 +511,7 @@ def _log_forward_differences_gaussian(s: float, lmax: int) -> np.ndarray:
     r"""Upper bounds on ln Delta^l for l = 0..lmax (entries at odd l are nan), Delta^l = l-th forward difference at 0
     of x -> e^{(x-1) x / (2 s^2)} = e^{(x-1) eps(x)} for the Gaussian eps(x) = x / (2 s^2) (row 0 exact); read-only.
 
-    The rows of :func:`_forward_difference_rows`, kept per s (the last ``_FD_CACHE_SIZE`` noise multipliers): a
+    The rows of :func:`forward_difference_rows`, kept per s (the last ``_FD_CACHE_SIZE`` noise multipliers): a
     calibration asks for the same s with a growing lmax (a probe on a window of orders, then the check on all
     orders; a cap on the orders that doubles), and each row is computed on its own (its peaks, window and sum
     depend on l and s alone), so a larger lmax computes only the rows beyond the kept ones, and a smaller one
@@ -530,7 +530,7 @@ def _log_forward_differences_gaussian(s: float, lmax: int) -> np.ndarray:
         out[: top + 1] = have
     first = max(2, top + 1 + (top + 1) % 2)  # the first even l not yet known
     if first <= lmax:
-        out[first::2] = _forward_difference_rows(s, np.arange(first, lmax + 1, 2, dtype=float))
+        out[first::2] = forward_difference_rows(s, np.arange(first, lmax + 1, 2, dtype=float))
     out.setflags(write=False)
     with _FD_LOCK:
         _FD_CACHE[s] = out
@@ -546,15 +546,15 @@ _FD_CACHE_SIZE = 64
 _FD_LOCK = threading.Lock()
 
 
-def _forward_difference_rows(s: float, l: np.ndarray) -> np.ndarray:
+def forward_difference_rows(s: float, l: np.ndarray) -> np.ndarray:
     r"""Upper bounds on ln Delta^l at each even l >= 2 of the float array ``l`` (uncached; each entry depends on its
     l alone), with a proven error bound charged (docs/rdp.md).
 
     Since e^{x(x-1)/(2s^2)} = E[W^x] with W = exp(Z/s - 1/(2s^2)), Z ~ N(0, 1),
         Delta^l = E[(W - 1)^l] = int g(z) dz,   g(z) = phi(z) (e^{z/s - 1/(2s^2)} - 1)^l,
     a positive integral for even l (no alternating sum, so no cancellation), summed in log space by the trapezoid
-    rule on the lattice z = k h (h = ``_Z_STEP``, a power of two: the nodes are exact) over the two log-concave
-    humps of g (either side of z0 = 1/(2s)), each over its window centre +- ``_Z_HALF_WINDOW``. The value returned
+    rule on the lattice z = k h (h = ``Z_STEP``, a power of two: the nodes are exact) over the two log-concave
+    humps of g (either side of z0 = 1/(2s)), each over its window centre +- ``Z_HALF_WINDOW``. The value returned
     is ln(T + R + D) + rho, where (docs/rdp.md, sections 2-4)
 
     * T is the windowed sum, each node's |e^u - 1| raised by the effect of the rounding of u (so that each term
@@ -574,21 +574,21 @@ def _forward_difference_rows(s: float, l: np.ndarray) -> np.ndarray:
     tests/test_wbk_certificate.py checks the bound against 300-digit mpmath alternating sums and pins each term.
     """
     z0 = 0.5 / s
-    left, right = _hump_peaks(l, s, z0)
-    half = int(_Z_HALF_WINDOW / _Z_STEP)
+    left, right = hump_peaks(l, s, z0)
+    half = int(Z_HALF_WINDOW / Z_STEP)
     width = 2 * half + 1
-    base = np.arange(-half, half + 1) * _Z_STEP
-    centre_left = np.round(left / _Z_STEP) * _Z_STEP
-    centre_right = np.round(right / _Z_STEP) * _Z_STEP
+    base = np.arange(-half, half + 1) * Z_STEP
+    centre_left = np.round(left / Z_STEP) * Z_STEP
+    centre_right = np.round(right / Z_STEP) * Z_STEP
     # both windows on the lattice z = k * step, the left one then the right one; right-window points already in
     # the left one are dropped. One buffer, operation by operation in place: the floating-point operations of the
     # expressions in the comments, in their order, so their values bit for bit
     z = np.empty((l.size, 2 * width))
     np.add(centre_left[:, None], base, out=z[:, :width])
     np.add(centre_right[:, None], base, out=z[:, width:])
-    drop = z[:, width:] <= z[:, width - 1:width] + 0.5 * _Z_STEP
+    drop = z[:, width:] <= z[:, width - 1:width] + 0.5 * Z_STEP
     c = 0.5 / (s * s)
-    z_max = np.maximum(np.abs(centre_left), np.abs(centre_right)) + half * _Z_STEP  # >= |z| at every node
+    z_max = np.maximum(np.abs(centre_left), np.abs(centre_right)) + half * Z_STEP  # >= |z| at every node
     # the computed u differs from z / s - c by at most 3u (|z| / s + c) (four roundings); |e^u - 1| then exceeds
     # |e^u~ - 1| by at most e^u~ e^d d with d = 4u (|z| / s + c), and e^d d <= 2d = 2^-50 (|z| / s + c)
     slack = (z_max / s + c) * 2.0**-50
@@ -615,13 +615,13 @@ def _forward_difference_rows(s: float, l: np.ndarray) -> np.ndarray:
     used[:, 2] = gap & (end_z[:, 2] > z0)
     np.copyto(end_t, -np.inf, where=~used)
     np.copyto(terms[:, width:], -np.inf, where=drop)
-    log_norm = math.log(_Z_STEP) - 0.5 * math.log(2.0 * math.pi)
+    log_norm = math.log(Z_STEP) - 0.5 * math.log(2.0 * math.pi)
     log_sum = _row_logsumexp(terms) + log_norm
     # R: the lattice points beyond an end (away from its hump, on its side of z0), weighted h, sum to at most
     # h e^{t_end} / sqrt(2 pi) * sum_{k >= 1} e^{-(k h)^2 / 2} <= e^{t_end} / sqrt(2 pi) * sqrt(pi / 2) = e^{t_end} / 2
     log_rest = _row_logsumexp(end_t) - _LOG2  # (the outer ends' terms are finite)
     log_rest = np.where(_window_ends_point_away(end_z, used, l, s, z0), log_rest, np.inf)
-    log_disc = _log_discretisation_bound(s, l, _Z_STEP)
+    log_disc = log_discretisation_bound(s, l, Z_STEP)
     rho = (l * (z_max / s + c + 36.0 + abs(math.log(2.0 * s * s))) + z_max * z_max + 2 * width) * 2.0**-48
     # the rounding analysis needs d <= 1/16 (e^d <= 2) and exact nodes (|z / h| < 2^48): z_max / s + c <= 2^47,
     # true for s >= 1.1e-6; a row beyond it is +inf (Thm 9's term is taken)
@@ -649,7 +649,7 @@ def _window_ends_point_away(ends: np.ndarray, used: np.ndarray, l: np.ndarray, s
     return ok
 
 
-def _log_discretisation_bound(s: float, l: np.ndarray, h: float) -> np.ndarray:
+def log_discretisation_bound(s: float, l: np.ndarray, h: float) -> np.ndarray:
     """ln of twice the trapezoid rule's error bound for Delta^l on the lattice of step h (docs/rdp.md, section 2):
     Trefethen & Weideman 2014, Thm 5.1, with M = e^{a^2/2} E[(W + 1)^l], E[(W + 1)^l] = sum_k C(l, k) e^{k(k-1)/(2s^2)},
     at a = 2 pi / h: ln 4 - 2 pi^2 / h^2 - ln(1 - e^{-4 pi^2 / h^2}) + ln E[(W + 1)^l] (the factor 2 is margin)."""
@@ -672,7 +672,7 @@ def _row_logsumexp(a: np.ndarray) -> np.ndarray:
     mask = a == peak
     count = np.count_nonzero(mask, axis=1).astype(a.dtype)[:, None]
     np.subtract(a, peak, out=a)
-    _exp_or_zero(a)
+    exp_or_zero(a)
     np.copyto(a, 0.0, where=mask)
     total = np.sum(a, axis=1, keepdims=True, dtype=a.dtype)
     total = np.where(total == 0, total, total / count)
@@ -713,14 +713,14 @@ def rdp_without_replacement_gaussian(orders: ArrayLike, noise_multiplier: float,
         ValueError: an argument is outside its range.
     """
     orders, noise_multiplier, sample_rate = _validate_gaussian(orders, noise_multiplier, sample_rate)
-    return _rdp_without_replacement_gaussian(orders, noise_multiplier, sample_rate)
+    return rdp_without_replacement_gaussian_unchecked(orders, noise_multiplier, sample_rate)
 
 
-def _rdp_without_replacement_gaussian(orders: np.ndarray, noise_multiplier: float, sample_rate: float) -> np.ndarray:
+def rdp_without_replacement_gaussian_unchecked(orders: np.ndarray, noise_multiplier: float, sample_rate: float) -> np.ndarray:
     """rdp_without_replacement_gaussian for validated inputs."""
     a, s, q = orders, noise_multiplier, sample_rate
     if q == 1.0:
-        return _rdp_gaussian(a, s)
+        return rdp_gaussian_unchecked(a, s)
     two_s2 = 2.0 * s * s
     log_term2, _ = _thm9_coefficients(2.0 / two_s2, math.inf)
     top = int(min(THM27_MAX_ORDER, np.ceil(a.max())))
@@ -734,15 +734,15 @@ def _rdp_without_replacement_gaussian(orders: np.ndarray, noise_multiplier: floa
         return np.where(j <= THM27_MAX_ORDER, np.minimum(thm9, thm27), thm9)
 
     def cgf(ints: tuple[int, ...]) -> np.ndarray:
-        return _round_up_cgf(_log_a_wor_int(ints, q, log_term2, log_higher), ints, q, log_term2, log_higher)
+        return _round_up_cgf(log_a_wor_int(ints, q, log_term2, log_higher), ints, q, log_term2, log_higher)
 
     # the Gaussian's own RDP alpha / (2 s^2), rounded up past its two roundings
-    return _wor_from_cgf(a, cgf, _rdp_gaussian(a, s) * (1.0 + 4.0 * _U))
+    return _wor_from_cgf(a, cgf, rdp_gaussian_unchecked(a, s) * (1.0 + 4.0 * _U))
 
 
 def _round_up_cgf(values: np.ndarray, int_orders: tuple[int, ...], q: float, log_term2: float,
                   log_higher: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-    """The cumulants ln(1 + X) of :func:`_log_a_wor_int` raised past their rounding (docs/rdp.md, section 4).
+    """The cumulants ln(1 + X) of :func:`log_a_wor_int` raised past their rounding (docs/rdp.md, section 4).
 
     Each log term ln C(alpha, j) + j ln q + ln c_j is computed with an absolute error below 12 u B, B a bound on
     the sizes of its parts (3 (alpha + 1) ln(alpha + 1) for the three ln-gammas, alpha |ln q|, max_j |ln c_j|),
@@ -780,10 +780,10 @@ def rdp_without_replacement_gaussian_thm9(
         ValueError: an argument is outside its range.
     """
     orders, noise_multiplier, sample_rate = _validate_gaussian(orders, noise_multiplier, sample_rate)
-    return _rdp_without_replacement_gaussian_thm9(orders, noise_multiplier, sample_rate)
+    return rdp_without_replacement_gaussian_thm9_unchecked(orders, noise_multiplier, sample_rate)
 
 
-def _rdp_without_replacement_gaussian_thm9(
+def rdp_without_replacement_gaussian_thm9_unchecked(
     orders: np.ndarray, noise_multiplier: float, sample_rate: float
 ) -> np.ndarray:
     """rdp_without_replacement_gaussian_thm9 for validated inputs."""
@@ -834,10 +834,10 @@ def rdp_gpope_lemma1_paper(orders: ArrayLike, noise_multiplier: float, sample_ra
         ValueError: an argument is outside its range.
     """
     orders, noise_multiplier, sample_rate = _validate_gaussian(orders, noise_multiplier, sample_rate)
-    return _rdp_gpope_lemma1_paper(orders, noise_multiplier, sample_rate)
+    return rdp_gpope_lemma1_paper_unchecked(orders, noise_multiplier, sample_rate)
 
 
-def _rdp_gpope_lemma1_paper(orders: np.ndarray, noise_multiplier: float, sample_rate: float) -> np.ndarray:
+def rdp_gpope_lemma1_paper_unchecked(orders: np.ndarray, noise_multiplier: float, sample_rate: float) -> np.ndarray:
     """rdp_gpope_lemma1_paper for validated inputs."""
     a, s, q = orders, noise_multiplier, sample_rate
     with np.errstate(over="ignore"):
@@ -872,3 +872,10 @@ def _rdp_gpope_b2_paper(orders: np.ndarray, noise_multiplier: float, sample_rate
     a, s, q = orders, noise_multiplier, sample_rate
     log_x = np.log(a) + np.log(a - 1.0) + 2.0 * math.log(q) - _LOG2 + _gpope_min_term(s)
     return np.logaddexp(0.0, log_x) / (a - 1.0)
+
+
+# private spellings of the kernels above, kept for privcal.calibrators.gpope
+_rdp_poisson_gaussian = rdp_poisson_gaussian_unchecked
+_rdp_without_replacement_gaussian = rdp_without_replacement_gaussian_unchecked
+_rdp_without_replacement_gaussian_thm9 = rdp_without_replacement_gaussian_thm9_unchecked
+_forward_difference_rows = forward_difference_rows  # kept for tests/test_gpope_calibration.py
