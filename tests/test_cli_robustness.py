@@ -261,23 +261,27 @@ def test_kov_closed_form_beyond_the_threshold_is_above_the_exact_profile(sigma, 
     # so the searched minimum is above the exact-profile one; checked at k = 2000 by moving the threshold.
     steps, delta = 2000, 1e-5
     exact = K.kov_gaussian_epsilon(sigma, steps=steps, delta=delta)
-    monkeypatch.setattr(K, "_K_CLOSED_FORM", 1000)
+    from privcal.analysis import kov_gaussian
+
+    monkeypatch.setattr(kov_gaussian, "K_CLOSED_FORM", 1000)
     closed = K.kov_gaussian_epsilon(sigma, steps=steps, delta=delta)
-    assert exact <= closed < 1.5 * exact
+    assert exact < closed < 1.5 * exact  # strict: the patched threshold did switch to the closed form
 
 
 @pytest.mark.parametrize("eps0", [0.001, 0.01, 0.1])
 def test_kov_float_margin_is_above_the_mpmath_sum(eps0, monkeypatch):
     # precise=False keeps float64's rounding margin instead of re-summing with mpmath (forced here at
     # k = 5000): never below the precise value, and within the margin of it.
-    monkeypatch.setattr(K, "_MP_REL_ERROR", 0.0)
+    from privcal.analysis import kov_profile
+
+    monkeypatch.setattr(kov_profile, "MP_REL_ERROR", 0.0)
     steps, delta0 = 5000, 1e-9
     for eps in (0.5, 2.0):
-        precise = K._kov_delta(eps0, delta0, steps=steps, epsilon=eps)
-        fast = K._kov_delta(eps0, delta0, steps=steps, epsilon=eps, precise=False)
+        precise = K.kov_delta_unchecked(eps0, delta0, steps=steps, epsilon=eps)
+        fast = K.kov_delta_unchecked(eps0, delta0, steps=steps, epsilon=eps, precise=False)
         assert precise <= fast <= precise * (1 + 1e-6)
-    precise = K._kov_epsilon(eps0, delta0, steps=steps, delta=1e-5)
-    fast = K._kov_epsilon(eps0, delta0, steps=steps, delta=1e-5, precise=False)
+    precise = K.kov_epsilon_unchecked(eps0, delta0, steps=steps, delta=1e-5)
+    fast = K.kov_epsilon_unchecked(eps0, delta0, steps=steps, delta=1e-5, precise=False)
     assert precise <= fast <= precise * (1 + 1e-6)
 
 
@@ -373,7 +377,7 @@ def test_rdp_grid_edge_warning_only_when_rdp_answered(answered, shown, recwarn):
         warnings.warn("sampling='without_replacement' prices replace-one neighbours", UserWarning)
         return _Report(answered)
 
-    assert cli._answered(priced).accountant == answered
+    assert cli.answered(priced).accountant == answered
     said = [str(w.message) for w in recwarn]
     assert "sampling='without_replacement' prices replace-one neighbours" in said  # other warnings pass
     assert not any("extend it" in m for m in said)  # RDP's own advice names no flag: never shown as is
@@ -383,7 +387,7 @@ def test_rdp_grid_edge_warning_only_when_rdp_answered(answered, shown, recwarn):
 
 
 def test_warnings_name_flags_not_the_library_arguments(capsys):
-    cli._show_warning("sampling='without_replacement' prices replace-one neighbours: pass "
+    cli.show_warning("sampling='without_replacement' prices replace-one neighbours: pass "
                       "neighbouring='replace_one' to state it", UserWarning, "x.py", 1)
     assert capsys.readouterr().err == ("privcal: warning: --sampling without_replacement prices replace-one "
                                        "neighbours: pass --neighbouring replace_one to state it\n")

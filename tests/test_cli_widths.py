@@ -82,9 +82,9 @@ def test_a_history_names_the_accountant_that_priced_it(history, capsys):
 
 def test_the_bracket_line_is_short_and_says_wide_when_uninformative():
     # [0, 8969.65] (the example): the lower end says nothing of the tightness
-    assert cli._bracket_line((0.0, 8969.65), True) == (
+    assert cli.bracket_line((0.0, 8969.65), True) == (
         "  bracket     wide (lower end 0): a certified upper bound of unknown tightness")
-    line = cli._bracket_line((0.999564, 1.0), True)
+    line = cli.bracket_line((0.999564, 1.0), True)
     assert line == "  bracket     [0.999564, 1], certified; lower end: a realisable pair loses at least this much"
-    assert "not of this mechanism" in cli._bracket_line((0.5, 1.0), False)
-    assert cli._bracket_line((1.0, 1.0), True) is None and cli._bracket_line(None, True) is None
+    assert "not of this mechanism" in cli.bracket_line((0.5, 1.0), False)
+    assert cli.bracket_line((1.0, 1.0), True) is None and cli.bracket_line(None, True) is None

@@ -99,7 +99,7 @@ def test_paper_variant_solved_consistently():
     r = dpq.calibrate(0.9, 1e-4, variant="paper", **E3)
     assert r.feasible and r.k == int(r.k) and r.delta_composition == 5e-5
     # minimal integer k: k - 1 fails one of the paper's own conditions
-    prev = dpq.check(0.9, 1e-4, sigma=dpq._paper_sigma(0.9, 5e-5, r.k - 1, 5000, 64, 3e-4, 4.0), k=r.k - 1, **E3)
+    prev = dpq.check(0.9, 1e-4, sigma=dpq.paper_sigma_unchecked(0.9, 5e-5, r.k - 1, 5000, 64, 3e-4, 4.0), k=r.k - 1, **E3)
     assert not prev.feasible
     # its sigma is the statement-form closed form at that k
     c = rkhs.update_sensitivity_squared_paper(3e-4, r.k, 64, 4.0)

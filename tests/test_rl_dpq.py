@@ -218,8 +218,8 @@ def test_one_update_follows_algorithm1_lines_19_20():
     before = [w.copy() for w in net.weights], [b.copy() for b in net.biases]
     expected = _hand_update(*before, batch, hp.gamma, hp.lr)
     term = np.zeros(16, dtype=bool)
-    projected = dpq_agent._update("dpq", net, hp, batch["s"], batch["a"], batch["r"], batch["s2"],
-                                  batch["g"], batch["g2"], term, hp.gamma, 1.0, None)
+    mb = dpq_agent.Minibatch(batch["s"], batch["a"], batch["r"], batch["s2"], batch["g"], batch["g2"], term)
+    projected = dpq_agent.sgd_update("dpq", net, hp, mb, 1.0, None)
     assert projected == 0  # L = 100 is never reached here, so no projection hides a difference
     got = (net.weights[0], net.biases[0], net.weights[1], net.biases[1])
     for e, g in zip(expected, got):
@@ -236,15 +236,15 @@ def test_training_feeds_the_revealed_noise_into_the_update(monkeypatch):
     from privcal.rl.dpq import agent as dpq_agent
 
     seen = []
-    orig = dpq_agent._update
+    orig = dpq_agent.sgd_update
 
-    def spy(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma, mech_rng):
+    def spy(method, net, hp, batch, sigma, mech_rng):
         seen.append({"weights": [w.copy() for w in net.weights], "biases": [b.copy() for b in net.biases],
-                     "s": bs.copy(), "a": ba.copy(), "r": br.copy(), "s2": bs2.copy(), "g": bg.copy(),
-                     "g2": bg2.copy(), "term": bterm.copy()})
-        return orig(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma, mech_rng)
+                     "s": batch.s.copy(), "a": batch.a.copy(), "r": batch.r.copy(), "s2": batch.s2.copy(),
+                     "g": batch.g.copy(), "g2": batch.g2.copy(), "term": batch.term.copy()})
+        return orig(method, net, hp, batch, sigma, mech_rng)
 
-    monkeypatch.setattr(dpq_agent, "_update", spy)
+    monkeypatch.setattr(dpq_agent, "sgd_update", spy)
     hp = Hyperparameters(samples=64, batch_size=64, lr=0.05, gamma=0.7, hidden=(6,), lipschitz=100.0)
     res = train("dpq", hp=hp, sigma=0.8, beta=50.0, resets=1, seed=4)
     assert len(seen) == 1 and res.projections == 0
@@ -513,9 +513,9 @@ def test_prop10_bounds_closed_form():
 def test_optimal_solver_against_brute_force():
     rng = np.random.default_rng(4)
     P, r = X.random_finite_mdp(3, 2, rng)
-    v, pi = X._optimal(P, r[None], 0.8)
+    v, pi = X.optimal_policy(P, r[None], 0.8)
     all_pi = np.array(np.meshgrid(*[[0, 1]] * 3)).reshape(3, -1).T  # 8 deterministic policies
-    values = X._policy_values(P, np.broadcast_to(r, (8, 2, 3)), all_pi, 0.8)
+    values = X.policy_values(P, np.broadcast_to(r, (8, 2, 3)), all_pi, 0.8)
     np.testing.assert_allclose(v[0], values.max(axis=0), rtol=1e-12)
 
 
@@ -617,7 +617,7 @@ def test_cli_imports_without_gymnasium_and_matplotlib():
 # certified updates (valid analysis): the premise the calibration rests on, observed
 
 
-from privcal.verify.claims_dpq import _ShiftedInterval as _Shifted  # noqa: E402  (r + shift(s', a) neighbours)
+from privcal.rl.envs import ShiftedRewardIntervalEnv as _Shifted  # noqa: E402  (r + shift(s', a) neighbours)
 
 
 SHIFTS = {  # r' - r: the paper's r + 1, and adversarial pairs pulling the two actions (or halves) apart
@@ -633,7 +633,7 @@ def _certified_run(monkeypatch, hp, shift, seed, sigma=0.3):
     from privcal.rl.dpq import agent as dpq_agent
 
     snaps = []
-    orig = dpq_agent._certified_update
+    orig = dpq_agent.certified_update
 
     def spy(net, *args):
         if not snaps:
@@ -642,7 +642,7 @@ def _certified_run(monkeypatch, hp, shift, seed, sigma=0.3):
         snaps.append(net(DENSE))
         return out
 
-    monkeypatch.setattr(dpq_agent, "_certified_update", spy)
+    monkeypatch.setattr(dpq_agent, "certified_update", spy)
     res = train("dpq", hp=hp, sigma=sigma, beta=30.0, seed=seed, env=None if shift is None else _Shifted(shift))
     q = np.array(snaps)
     return res, q, np.abs(np.diff(q, axis=0)).max(axis=(1, 2))
@@ -767,7 +767,7 @@ def test_certified_step_charges_the_old_networks_slope():
     whose sup a/2 = 0.25 sits at s = 1/2, mid-cell of the 10-point grid (h = 1/9, clip c = 0.5, L = 1.01).
     The grid values next to it are 0.25 - a h / 2: a certificate charging only the new network's slope (0)
     returns 0.222 < 0.25. Charging both, (1 + 0) h / 2 is added: 0.25 - 0.0278 + 0.0556 >= 0.25."""
-    from privcal.rl.dpq.agent import _grid_size, certified_step
+    from privcal.rl.dpq.agent import certified_step, grid_size
 
     a = 0.5
     net = LipschitzMLP((1, 2, 1), lipschitz=1.01, activation="relu", seed=0)
@@ -775,7 +775,7 @@ def test_certified_step_charges_the_old_networks_slope():
     net.biases[0][...] = [-0.5, 0.5]
     net.weights[1][...] = [[a, a]]
     net.biases[1][...] = [0.0]
-    assert _grid_size(0.5, 1.01) == 10
+    assert grid_size(0.5, 1.01) == 10
     before = net(_dense_with(0.5))
     grads = [(w.copy(), b.copy()) for w, b in zip(net.weights, net.biases)]  # theta - 1 * grads = 0 ...
     grads[-1] = (grads[-1][0], np.array([-a / 2]))  # ... except the output bias: a / 2
@@ -837,10 +837,10 @@ def test_slope_certificate_charges_both_curvatures_and_the_whole_slack():
     certificate is used), nearly no curvature. The change's slope peaks at 1.8 between grid points: the
     certified bound 0.13 + (kappa v w^2 + 0.022) h / 2 = 2.9 covers it; with only the new network's curvature,
     or half the slack (0.13 + 1.39 = 1.52), it would not."""
-    from privcal.rl.dpq.agent import _grid_size, certified_step
+    from privcal.rl.dpq.agent import certified_step, grid_size
 
     L, c, ell = 2.0, 10.0, 3.0
-    n = _grid_size(c, L, ell)
+    n = grid_size(c, L, ell)
     h = 1.0 / (n - 1)
     p = 5.5 * h  # mid-cell
     w = 4.0 / h
@@ -895,7 +895,7 @@ def test_every_update_is_certified_in_sup_and_slope(seed, lr, clip, ell, shift):
 
     hp = Hyperparameters(samples=320, batch_size=32, lr=lr, update_clip=clip, update_lipschitz=ell)
     seen = []
-    orig = dpq_agent._certified_step
+    orig = dpq_agent.certified_step_unchecked
 
     def spy(net, grads, *args):
         before = net.input_derivative(DENSE)
@@ -906,7 +906,7 @@ def test_every_update_is_certified_in_sup_and_slope(seed, lr, clip, ell, shift):
         return out
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(dpq_agent, "_certified_step", spy)
+        mp.setattr(dpq_agent, "certified_step_unchecked", spy)
         res = train("dpq", hp=hp, sigma=0.05, beta=ell / clip, seed=seed, env=_Shifted(SHIFTS[shift]))
     assert len(seen) == hp.updates == 10 and res.certificate["max_certified_lipschitz"] <= ell
     for sup, slope, sup_bound, slope_bound in seen:
@@ -975,9 +975,9 @@ def test_default_beta_without_validation_is_paper_beta():
     # train / train_dpq with a given sigma take App. E.3's beta without re-validating its constants under the
     # users' argument names lr and batch_size (issue 19 item 9): the same value as paper_beta()
     # (2222.2 = 64 / (4 * 3e-4 * 24), Thm 5 with App. E.3's alpha, B, k)
-    from privcal.rl.dpq.agent import _paper_beta_e3, paper_beta
+    from privcal.rl.dpq.agent import paper_beta_e3, paper_beta
 
-    assert _paper_beta_e3() == paper_beta() == pytest.approx(64 / (4 * 3e-4 * 24), rel=1e-15)
+    assert paper_beta_e3() == paper_beta() == pytest.approx(64 / (4 * 3e-4 * 24), rel=1e-15)
 
 
 @pytest.mark.parametrize("method,sigma,resets", [("bgp16", 0.4, 1), ("non_private", None, None)])

@@ -231,7 +231,7 @@ def _uses_brute_force(T, B, cap):
 @pytest.mark.parametrize("episodes,steps,batch,cap", [(3, 5, 2, 4), (4, 5, 3, 20), (2, 7, 5, 5)])
 def test_reward_uses_against_brute_force(episodes, steps, batch, cap):
     cfg = R.ReplayConfig(episodes=episodes, episode_steps=steps, batch_size=batch, buffer_size=cap)
-    expected, most = RV._reward_uses(cfg)
+    expected, most = RV.reward_uses(cfg)
     want_e, want_m = _uses_brute_force(cfg.steps, batch, cap)
     np.testing.assert_allclose(expected, want_e)
     np.testing.assert_array_equal(most, want_m)

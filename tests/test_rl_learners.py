@@ -367,8 +367,8 @@ def test_fqi_clip_premise_is_measured_on_what_was_summed(monkeypatch):
     # the clipping (clip at 2C): the premise must fail and the run print no guarantee
     from privcal.rl.dpq import fqi_dpsgd
 
-    real = fqi_dpsgd._clipped_sum
-    monkeypatch.setattr(fqi_dpsgd, "_clipped_sum", lambda w, phi, a, y, clip, h: real(w, phi, a, y, 2 * clip, h))
+    real = fqi_dpsgd.clipped_sum_unchecked
+    monkeypatch.setattr(fqi_dpsgd, "clipped_sum_unchecked", lambda w, phi, a, y, clip, h: real(w, phi, a, y, 2 * clip, h))
     res = fqi_dpsgd.train_fqi_dpsgd(epsilon=1.0, delta=1e-5, privacy_unit="transition", episodes=20,
                                     evaluation_episodes=50, seed=0)
     clip = dict((n, ok) for n, ok, _ in res.premises)["per-record clip"]

@@ -64,7 +64,7 @@ from ..accounting.accountants import ExactAccountant
 from ..accounting.events import Neighbouring, Releases
 from ..errors import InfeasibleError
 
-__all__ = ["DPQCalibration", "calibrate", "calibrate_report", "calibrate_unchecked", "check", "check_target",
+__all__ = ["DPQCalibration", "calibrate", "calibrate_report", "calibrate_unchecked", "check", "check_target", "check_variant", "paper_sigma_unchecked",
            "VARIANTS", "DEFAULT_UPDATE_CLIP", "DEFAULT_UPDATE_LIPSCHITZ", "MAX_EPSILON"]
 
 #: The largest target epsilon a calibration accepts (here and in privcal.calibrators.table): beyond it every
@@ -138,10 +138,20 @@ class DPQCalibration:
     update_lipschitz: Optional[float] = None
 
 
-def _variant(variant, stacklevel: int = 4) -> str:
-    """``variant`` in :data:`VARIANTS`; the deprecated "corrected" maps to "valid" with a DeprecationWarning
-    (``stacklevel`` as in ``warnings.warn``: 4 points at the caller of the public function that called
-    :func:`_inputs`)."""
+def check_variant(variant: str, stacklevel: int = 4) -> str:
+    """``variant`` in :data:`VARIANTS`; the deprecated "corrected" maps to "valid" with a DeprecationWarning.
+
+    Args:
+        variant: "valid", "paper", or the deprecated alias "corrected".
+        stacklevel: as in ``warnings.warn``; the default 4 points at the caller of the public function
+            that called :func:`_inputs`.
+
+    Returns:
+        the variant's current name.
+
+    Raises:
+        ValueError: ``variant`` is none of these.
+    """
     if variant in _ALIASES:
         warnings.warn(f"variant={variant!r} is deprecated; use variant={_ALIASES[variant]!r}",
                       DeprecationWarning, stacklevel=stacklevel)
@@ -190,7 +200,7 @@ def _inputs(epsilon, delta, samples, batch_size, lr, lipschitz, resets, actions,
     lipschitz = V.positive("lipschitz", lipschitz)
     resets = V.positive_int("resets", resets)
     actions = V.positive_int("actions", actions)
-    variant = _variant(variant)
+    variant = check_variant(variant)
     if variant == "valid":
         update_clip = V.positive("update_clip", update_clip)
         update_lipschitz = V.positive("update_lipschitz", update_lipschitz)
@@ -208,7 +218,7 @@ def _evaluate_valid(epsilon, delta, samples, batch_size, resets, actions, update
     updates = samples // batch_size
     if beta is None:
         beta = update_lipschitz / update_clip  # rkhs.restarted_minimizing_beta
-    d = math.sqrt(actions * rkhs._restarted_release_sensitivity_squared(update_clip, update_lipschitz, beta))
+    d = math.sqrt(actions * rkhs.restarted_release_sensitivity_squared_unchecked(update_clip, update_lipschitz, beta))
     releases = Releases._unchecked(d, updates, 1.0, "poisson", Neighbouring.ADD_REMOVE)
     if sigma is None:
         sigma = ExactAccountant()._sigma_for(releases, epsilon, delta)
@@ -240,23 +250,38 @@ def _evaluate_valid(epsilon, delta, samples, batch_size, resets, actions, update
 # paper variant
 
 
-def _paper_sigma(epsilon, delta_comp, k, samples, batch_size, lr, lipschitz):
-    c = rkhs._update_sensitivity_squared_paper(lr, k, batch_size, lipschitz)
+def paper_sigma_unchecked(epsilon: float, delta_comp: float, k: float, samples: int, batch_size: int, lr: float,
+                          lipschitz: float) -> float:
+    """Thm 5's sigma as printed (Wang & Hegde 2019), for validated arguments.
+
+    Args:
+        epsilon: the target epsilon (not checked).
+        delta_comp: the composition's share of delta (App. E.3: delta / 2) (not checked).
+        k: the noise bound k (not checked).
+        samples: T (not checked).
+        batch_size: B (not checked).
+        lr: alpha (not checked).
+        lipschitz: L (not checked).
+
+    Returns:
+        sigma = sqrt(2 (T/B) ln(e + epsilon/delta)) C / epsilon with C = (v^2 + v) L^2.
+    """
+    c = rkhs.update_sensitivity_squared_paper_unchecked(lr, k, batch_size, lipschitz)
     return composition._thm5_sigma_statement_paper(epsilon, delta_comp, steps=samples / batch_size, c=c)
 
 
 def _evaluate_paper(epsilon, delta, k, samples, batch_size, lr, lipschitz, resets, actions, sigma=None):
     delta_comp = delta / 2.0  # App. E.3 splits 1e-4 as 5e-5 + 5e-5
-    beta = rkhs._kernel_beta_thm5(lr, k, batch_size)
+    beta = rkhs.kernel_beta_thm5_unchecked(lr, k, batch_size)
     if sigma is None:
-        sigma = _paper_sigma(epsilon, delta_comp, k, samples, batch_size, lr, lipschitz)
-    cond = supremum._thm5_condition_paper(k, beta, sigma)
-    delta_tail = supremum._thm5_failure_e3_paper(k, beta, sigma, resets) if cond else 1.0
-    c = rkhs._update_sensitivity_squared_paper(lr, k, batch_size, lipschitz)
+        sigma = paper_sigma_unchecked(epsilon, delta_comp, k, samples, batch_size, lr, lipschitz)
+    cond = supremum.thm5_condition_paper_unchecked(k, beta, sigma)
+    delta_tail = supremum.thm5_failure_e3_paper_unchecked(k, beta, sigma, resets) if cond else 1.0
+    c = rkhs.update_sensitivity_squared_paper_unchecked(lr, k, batch_size, lipschitz)
     conditions = {
         "Thm 5: 2k > 8.68 sqrt(beta) sigma": bool(cond),
         "Thm 5 (statement): sigma >= sqrt(2 T/B ln(e + eps/delta)) C / eps": bool(
-            sigma >= _paper_sigma(epsilon, delta_comp, k, samples, batch_size, lr, lipschitz)
+            sigma >= paper_sigma_unchecked(epsilon, delta_comp, k, samples, batch_size, lr, lipschitz)
         ),
         "App. E.3: delta_g <= delta/2": bool(delta_tail <= delta - delta_comp),
     }

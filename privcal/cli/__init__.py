@@ -12,7 +12,7 @@ import re
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Optional
+from typing import Any, Callable, Optional
 
 from ..analysis import rdp
 from ..accounting import api
@@ -23,7 +23,7 @@ from ..errors import PrivcalError, UnsupportedEventError
 from . import out as _out
 from .progress import Working
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "answered", "bracket_line", "show_warning"]
 
 FORMATS = ("text", "markdown", "csv", "json")
 
@@ -306,10 +306,18 @@ _WORDS = {"poisson": "Poisson", "without_replacement": "without-replacement", "a
           "full_batch": "full-batch"}
 
 
-def _bracket_line(bracket, realisable: bool) -> Optional[str]:
+def bracket_line(bracket: Optional[tuple], realisable: bool) -> Optional[str]:
     """The certified bracket of epsilon in one short line; None when it says nothing (a single point).
 
-    A bracket whose lower end is below 1% of its upper end tells nothing of the tightness: only that is said."""
+    A bracket whose lower end is below 1% of its upper end tells nothing of the tightness: only that is said.
+
+    Args:
+        bracket: (lower, upper) bounds on epsilon, or None.
+        realisable: whether the lower end is that of this mechanism (a realisable pair).
+
+    Returns:
+        the line, or None.
+    """
     if bracket is None or bracket[0] == bracket[1]:
         return None
     lo, hi = bracket
@@ -329,7 +337,7 @@ def _relation_line(neighbouring: Optional[str]) -> str:
 
 def _print_report(report, fmt: str, headline: str) -> int:
     lines = [headline, f"  accountant  {report.accountant}: {report.guarantee}"]
-    bracket = _bracket_line(getattr(report, "bracket", None), getattr(report, "realisable", True))
+    bracket = bracket_line(getattr(report, "bracket", None), getattr(report, "realisable", True))
     if bracket is not None:
         lines.append(bracket)
     if report.sampling is not None:
@@ -460,7 +468,7 @@ def _cmd_calibrate(args) -> int:
     if run is not None:
         from ..accounting.sampled_runs import sampled_run_calibrate
 
-        sigma, r, poisson = _answered(lambda: sampled_run_calibrate(args.epsilon, args.delta, **run),
+        sigma, r, poisson = answered(lambda: sampled_run_calibrate(args.epsilon, args.delta, **run),
                                       _progress_label(args, "calibrating"))
         return _print_run(r, _out.chosen(args),
                           f"sigma = {sigma:.10g} (Poisson accounting would pick {poisson:.6g}: not valid for "
@@ -470,11 +478,11 @@ def _cmd_calibrate(args) -> int:
     if args.history is None:
         if args.scale is not None:
             raise ValueError("--scale applies only with --history")
-        r = _answered(lambda: api.calibrate_report(args.epsilon, args.delta, accountant=args.accountant, **setting,
+        r = answered(lambda: api.calibrate_report(args.epsilon, args.delta, accountant=args.accountant, **setting,
                                                    **_out.pld_options(args)), _progress_label(args, "calibrating"))
         return _print_report(r, _out.chosen(args), f"sigma = {r.sigma:.10g}, achieved epsilon {r.achieved_epsilon:.6g}")
     history, groups = _history(args)
-    r = _answered(lambda: history.calibrate_history_report(groups, args.epsilon, args.delta, scaled=args.scale,
+    r = answered(lambda: history.calibrate_history_report(groups, args.epsilon, args.delta, scaled=args.scale,
                                                            accountant=args.accountant, neighbouring=args.neighbouring,
                                                            **_out.pld_options(args)),
                   _progress_label(args, "calibrating", len(groups)))
@@ -498,20 +506,20 @@ def _cmd_epsilon(args) -> int:
             raise ValueError("privcal epsilon needs --sigma")
         from ..accounting.sampled_runs import sampled_run_epsilon
 
-        r = _answered(lambda: sampled_run_epsilon(args.sigma, args.delta, **run), _progress_label(args, "pricing"))
+        r = answered(lambda: sampled_run_epsilon(args.sigma, args.delta, **run), _progress_label(args, "pricing"))
         return _print_run(r, _out.chosen(args), f"epsilon <= {r.epsilon:.10g}  (certified >= {r.lower:.6g})")
     setting = _setting(args)
     if args.history is None:
         if args.sigma is None:
             raise ValueError("privcal epsilon needs --sigma (or --history FILE)")
         _check_pld_range(args.accountant, args.sigma, setting["sensitivity"])
-        r = _answered(lambda: api.epsilon_report(args.sigma, args.delta, accountant=args.accountant, **setting,
+        r = answered(lambda: api.epsilon_report(args.sigma, args.delta, accountant=args.accountant, **setting,
                                                  **_out.pld_options(args)), _progress_label(args, "pricing"))
         return _print_report(r, _out.chosen(args), f"epsilon = {r.epsilon:.10g}")
     if args.sigma is not None:
         raise ValueError("--sigma cannot be combined with --history (each group in the file sets its own)")
     history, groups = _history(args)
-    r = _answered(lambda: api.epsilon_of_report(history.history_event(groups, neighbouring=args.neighbouring),
+    r = answered(lambda: api.epsilon_of_report(history.history_event(groups, neighbouring=args.neighbouring),
                                                 args.delta, accountant=args.accountant, with_bracket=False,
                                                 **_out.pld_options(args)),
                   _progress_label(args, "pricing", len(groups)))
@@ -566,16 +574,34 @@ def _user_words(text: object) -> str:
 
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    """warnings.showwarning for the CLI: one ``privcal: warning: ...`` line on stderr."""
+def show_warning(message: Any, category: type, filename: str, lineno: int, file: Any = None,
+                 line: Optional[str] = None) -> None:
+    """warnings.showwarning for the CLI: one ``privcal: warning: ...`` line on stderr.
+
+    Args:
+        message: the warning (its text is shown in user words).
+        category: its class (not shown).
+        filename: where it was raised (not shown).
+        lineno: its line (not shown).
+        file: ignored (stderr is used).
+        line: ignored.
+    """
     print(f"privcal: warning: {_user_words(message)}", file=sys.stderr)
 
 
-def _answered(call, progress: Optional[str] = None):
+def answered(call: Callable[[], Any], progress: Optional[str] = None) -> Any:
     """``call()``, showing only the warnings of the accountant that answered: RDP's "optimal order at the
     edge of its grid" only when RDP gave the answer (it is then a valid but possibly loose bound, and the
     advice names the flag that prices the setting otherwise); other warnings pass through, once each.
-    With ``progress`` (a label), a line on stderr says what is being done once it takes over 2 s."""
+    With ``progress`` (a label), a line on stderr says what is being done once it takes over 2 s.
+
+    Args:
+        call: a function of no argument returning the report.
+        progress: a label for the progress line, or None (default: no progress line).
+
+    Returns:
+        what ``call()`` returns.
+    """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if progress is None:
@@ -614,9 +640,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             # numpy's floating-point messages ("overflow encountered in exp") are internals: a result is
             # certified or refused whatever they say
             warnings.filterwarnings("ignore", category=RuntimeWarning)
-            # RDP's grid-edge advice concerns RDP only: shown by _answered when RDP gave the answer
+            # RDP's grid-edge advice concerns RDP only: shown by answered when RDP gave the answer
             warnings.filterwarnings("ignore", category=rdp.GridEdgeWarning)
-            warnings.showwarning = _show_warning
+            warnings.showwarning = show_warning
         try:
             return _main(argv)
         except KeyboardInterrupt:

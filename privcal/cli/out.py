@@ -28,7 +28,7 @@ from typing import Any, Optional, Union
 from privcal.records import clean
 
 __all__ = ["FORMATS", "MAX_EPSILON", "check_epsilon", "add_format", "add_pld_options", "pld_options", "pld_block", "chosen", "clean", "count", "seed", "numbers", "counts",
-           "seeds", "emit", "fit", "WIDTH"]
+           "seeds", "emit", "fit", "markdown", "markdown_cell", "WIDTH"]
 
 FORMATS = ("text", "json", "csv", "markdown")
 
@@ -300,16 +300,32 @@ def _csv(record: Mapping[str, Any], series: Optional[Mapping[str, Sequence]]) ->
     return buf.getvalue().rstrip("\n")
 
 
-def _md_cell(value: Any) -> str:
+def markdown_cell(value: Any) -> str:
+    """One value as a markdown table cell: long lists summarised, ``|`` escaped, an empty value as a dash.
+
+    Args:
+        value: a record's value (number, string, list, None...).
+
+    Returns:
+        the cell's text.
+    """
     if isinstance(value, (list, tuple)) and len(value) > 6:
         return f"{len(value)} values (see --format json or csv)"
     text = _cell(value)
     return text.replace("|", "\\|") if text else "—"
 
 
-def _markdown(record: Mapping[str, Any]) -> str:
+def markdown(record: Mapping[str, Any]) -> str:
+    """A record's scalar fields as a two-column markdown table (field, value).
+
+    Args:
+        record: the command's output record.
+
+    Returns:
+        the table, lines joined by newlines.
+    """
     lines = ["| field | value |", "|---|---|"]
-    lines += [f"| {k} | {_md_cell(v)} |" for k, v in _scalars(record).items()]
+    lines += [f"| {k} | {markdown_cell(v)} |" for k, v in _scalars(record).items()]
     return "\n".join(lines)
 
 
@@ -367,6 +383,6 @@ def emit(fmt: str, record: Mapping[str, Any], text: Union[str, Callable[[], str]
     elif fmt == "csv":
         print(_csv(record, series))
     elif fmt == "markdown":
-        print(_markdown(record))
+        print(markdown(record))
     else:
         print(fit(text() if callable(text) else text))

@@ -433,9 +433,9 @@ def _seeds_text(out: dict, summary, records) -> str:
 def _seeds_markdown(record: Mapping, series: Mapping) -> str:
     """Two tables: the summary's fields, then one row per seed."""
     summary = {k: v for k, v in record.items() if k not in ("runs", "seeds")}
-    head = _cli_out._markdown(summary)
+    head = _cli_out.markdown(summary)
     cols = ["seed", record["utility"], f"{record['utility']}_se", "seed_verdict", "non_private", "reference"]
     rows = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for i in range(len(series["seed"])):
-        rows.append("| " + " | ".join(_cli_out._md_cell(series[c][i]) for c in cols) + " |")
+        rows.append("| " + " | ".join(_cli_out.markdown_cell(series[c][i]) for c in cols) + " |")
     return head + "\n\n" + "\n".join(rows)

@@ -36,7 +36,7 @@ no ``TimeLimit`` wrapper). Randomness comes only from ``self.np_random`` (seeded
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -53,7 +53,7 @@ except ImportError:  # pragma: no cover - depends on the environment
 __all__ = ["ENV_ID", "PEAK_ENV_ID", "IntervalEnv", "RandomPeakIntervalEnv", "MAX_STEP", "EPISODE_STEPS",
            "register", "reward", "reference_return", "reference_return_unchecked", "draw_peak", "expected_reward", "episode_returns",
            "policy_return", "policy_return_unchecked", "middle_policy", "trivial_return", "trivial_return_unchecked",
-           "run_inputs"]
+           "run_inputs", "ShiftedRewardIntervalEnv"]
 
 ENV_ID = "privcal/Interval-v0"
 PEAK_ENV_ID = "privcal/IntervalPeak-v0"
@@ -476,6 +476,35 @@ class RandomPeakIntervalEnv(IntervalEnv):
     def __init__(self, peak_seed: Any = 0, max_episode_steps: int = EPISODE_STEPS,
                  render_mode: Optional[str] = None):
         super().__init__(max_episode_steps, render_mode, peak=draw_peak(peak_seed))
+
+
+class ShiftedRewardIntervalEnv:
+    """The interval task with reward r + shift(s', a): a neighbouring reward function when |shift| <= 1
+    (Wang & Hegde 2019's unit: two reward functions at sup distance at most 1).
+
+    Args:
+        shift: a function (next state s', action a) -> the reward's shift, a float.
+    """
+
+    def __init__(self, shift: Callable[[float, int], float]):
+        self.env, self.shift = IntervalEnv(), shift
+        self.action_space, self.observation_space = self.env.action_space, self.env.observation_space
+
+    def reset(self, **kw: Any) -> tuple:
+        """As :meth:`IntervalEnv.reset`."""
+        return self.env.reset(**kw)
+
+    def step(self, action: int) -> tuple:
+        """As :meth:`IntervalEnv.step`, with the reward shifted by ``shift(s', action)``.
+
+        Args:
+            action: the action, an int in {0, 1}.
+
+        Returns:
+            (observation, shifted reward, terminated, truncated, info).
+        """
+        obs, r, term, trunc, info = self.env.step(action)
+        return obs, r + self.shift(float(obs[0]), int(action)), term, trunc, info
 
 
 def register() -> bool:

@@ -3,6 +3,7 @@
 Modules (imported on demand; this package imports nothing at import time):
 
 * ``agent``: Algorithm 1 with certified updates (:func:`~privcal.rl.dpq.agent.train_dpq`);
+* ``certificate``: the update certificate of the valid analysis (:func:`~privcal.rl.dpq.certificate.certified_step`);
 * ``replay``: the paper's experiment as its authors' code runs it (no valid guarantee; a package split by
   job: ``config``, ``optimizers``, ``sampler``, ``loop``, ``experiments``, ``privacy``);
 * ``baselines``: input perturbation, DP-SGD and white-noise output perturbation;

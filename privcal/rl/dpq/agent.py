@@ -63,7 +63,7 @@ What is valid (:func:`train_dpq`, ``variant="valid"``, the default): private by 
   fixed and shared by the two reward functions, so its two means differ by Delta_j - Delta'_j only:
   the parameters may have drifted apart through all earlier updates, but that drift is inside R_j,
   which both runs start from. Without the restart (release N_(j+1) + g_(j+1)) the means differ by
-  N_(j+1) - N'_(j+1), up to 2 (j+1) c: that was privcal's former analysis.
+  N_(j+1) - N'_(j+1), up to 2 (j+1) c.
 * Every update's change is certified in function space on the actual new parameters
   (:func:`certified_step`): sup_s |Delta_j(s, a)| <= c (``update_clip``; grid of spacing h <= c/(4L)
   plus the slack (Lip(N_new) + Lip(N_old)) h / 2 between grid points) and Lip_s Delta_j(., a) <= l
@@ -108,8 +108,8 @@ from numpy.typing import ArrayLike
 
 from privcal import _rng
 from privcal import _validate as V
-from privcal.rl.mlp import (ACTIVATIONS, LipschitzMLP, unchecked_slope_difference_bound,
-                            unchecked_sup_difference_bound)
+from privcal.rl.dpq.certificate import MAX_GRID, certified_step, certified_step_unchecked, grid_size
+from privcal.rl.mlp import ACTIVATIONS, LipschitzMLP
 
 __all__ = [
     "METHODS",
@@ -117,12 +117,22 @@ __all__ = [
     "PAPER_E3",
     "TrainResult",
     "paper_beta",
+    "paper_beta_e3",
+    "check_gamma",
     "check_resets",
+    "MAX_GRID",
+    "Minibatch",
+    "batch_gradients",
+    "certified_update",
+    "sgd_update",
     "certified_step",
+    "certified_step_unchecked",
+    "grid_size",
     "functional_noise",
     "functional_noise_unchecked",
     "train",
     "train_unchecked",
+    "initial_network",
     "train_dpq",
     "train_dpq_without_noise",
     "update_lipschitz_of",
@@ -202,7 +212,7 @@ class Hyperparameters:
         object.__setattr__(self, "batch_size", batch)
         object.__setattr__(self, "lr", V.positive("lr", self.lr))
         object.__setattr__(self, "lipschitz", V.positive("lipschitz", self.lipschitz))
-        object.__setattr__(self, "gamma", _gamma(self.gamma))
+        object.__setattr__(self, "gamma", check_gamma(self.gamma))
         hidden = tuple(self.hidden) if not isinstance(self.hidden, (int, np.integer)) else (self.hidden,)
         object.__setattr__(self, "hidden", tuple(V.positive_int("hidden[i]", h) for h in hidden))
         V.choice("activation", self.activation, ACTIVATIONS)
@@ -218,35 +228,12 @@ class Hyperparameters:
                     f"{self.activation!r} (only a tanh network's slope change is certified on a grid), got {lip!r}")
         if self.update_clip is not None:
             object.__setattr__(self, "update_clip", V.positive("update_clip", self.update_clip))
-            _grid_size(self.update_clip, self.lipschitz, self.update_lipschitz)
+            grid_size(self.update_clip, self.lipschitz, self.update_lipschitz)
 
     @property
     def updates(self) -> int:
         """U = floor(T / B): the number of SGD updates (full batches only)."""
         return self.samples // self.batch_size
-
-
-#: Largest grid of the update certificate (points); a smaller update_clip / lipschitz is refused.
-MAX_GRID = 2**18 + 1
-
-
-def _grid_size(update_clip: float, lipschitz: float, update_lipschitz: Optional[float] = None) -> int:
-    """Grid points of the certificate: spacing h <= c / (4L), so the Lipschitz slack 2L h / 2 is <= c / 4;
-    with a slope clip l < 2L also h <= l / (8 L^2) (the slope's slack M h / 2, M the two networks'
-    curvature bound, is then about l / 10 for a trained (1, 32, 32, 2) tanh network at L = 4; a larger
-    M only makes the certificate refuse more steps, never unsound)."""
-    need = 4.0 * lipschitz / update_clip  # guarded by tests/test_rl_dpq.py::test_certified_step_charges_the_old_networks_slope
-    if update_lipschitz is not None and update_lipschitz < 2.0 * lipschitz:
-        need = max(need, 8.0 * lipschitz**2 / update_lipschitz)
-    n = math.ceil(need) + 1
-    if n > MAX_GRID:
-        raise ValueError(
-            f"update_clip must be at least 4 * lipschitz / {MAX_GRID - 1} = {4.0 * lipschitz / (MAX_GRID - 1):.3g} "
-            f"and update_lipschitz at least 8 * lipschitz^2 / {MAX_GRID - 1} = "
-            f"{8.0 * lipschitz**2 / (MAX_GRID - 1):.3g} for lipschitz = {lipschitz:g}, got update_clip = "
-            f"{update_clip!r}, update_lipschitz = {update_lipschitz!r}: premise 'every update certified' needs a "
-            f"grid of {n} points on [0, 1] (more than {MAX_GRID})")
-    return max(n, 2)
 
 
 def valid_hyperparameters(hp: "Hyperparameters") -> "Hyperparameters":
@@ -274,7 +261,7 @@ def valid_hyperparameters(hp: "Hyperparameters") -> "Hyperparameters":
     filled = copy.copy(hp)
     for name, value in changes.items():
         object.__setattr__(filled, name, value)
-    _grid_size(filled.update_clip, filled.lipschitz, filled.update_lipschitz)
+    grid_size(filled.update_clip, filled.lipschitz, filled.update_lipschitz)
     return filled
 
 
@@ -290,9 +277,18 @@ def update_lipschitz_of(hp: "Hyperparameters") -> float:
     return hp.update_lipschitz if hp.update_lipschitz is not None else 2.0 * hp.lipschitz
 
 
-def _gamma(gamma) -> float:
-    """A discount factor in [0, 1); ``ValueError`` naming the range otherwise."""
-    # one message for the one rule (it said [0, 1] above 1 and [0, 1) at 1)
+def check_gamma(gamma: float) -> float:
+    """A discount factor checked to lie in [0, 1).
+
+    Args:
+        gamma: the discount factor, a real number in [0, 1).
+
+    Returns:
+        ``gamma`` as a float.
+
+    Raises:
+        ValueError: ``gamma`` is not a real number in [0, 1) (the message names the range).
+    """
     if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not 0.0 <= float(gamma) < 1.0:
         raise ValueError(f"gamma must be in [0, 1), got {gamma!r}")
     return float(gamma)
@@ -318,8 +314,12 @@ def paper_beta(lr: float = PAPER_E3["lr"], batch_size: int = PAPER_E3["batch_siz
     return rkhs.kernel_beta_thm5(lr, k, batch_size)
 
 
-def _paper_beta_e3() -> float:
-    """:func:`paper_beta` at App. E.3's constants (its defaults), which are not arguments to validate."""
+def paper_beta_e3() -> float:
+    """:func:`paper_beta` at App. E.3's constants (its defaults), which are not arguments to validate.
+
+    Returns:
+        beta = 1/v at alpha = 3e-4, k = 24, B = 64 (Wang & Hegde 2019, App. E.3).
+    """
     from privcal.analysis import rkhs
 
     return rkhs.kernel_beta_thm5_unchecked(float(PAPER_E3["lr"]), float(PAPER_E3["k"]), int(PAPER_E3["batch_size"]))
@@ -600,7 +600,7 @@ def train(method: str = "dpq", *, hp: Optional[Hyperparameters] = None, sigma: O
         sigma = V.positive("sigma", sigma)
     if method == "dpq":
         resets = updates if resets is None else check_resets(resets, updates)
-        beta = _paper_beta_e3() if beta is None else V.positive("beta", beta)
+        beta = paper_beta_e3() if beta is None else V.positive("beta", beta)
     elif method == "bgp16":
         resets, beta = (updates if resets is None else check_resets(resets, updates)), None
     else:
@@ -612,7 +612,8 @@ def train(method: str = "dpq", *, hp: Optional[Hyperparameters] = None, sigma: O
 def train_unchecked(method: str, *, hp: Hyperparameters, sigma: Optional[float], beta: Optional[float],
                     resets: Optional[int], seed: _rng.Seed = 0, env: Any = None,
                     progress: Optional[Callable[[int, int], None]] = None, epsilon: Optional[float] = None,
-                    delta: Optional[float] = None, calibration: Any = None, guarantee: str = "") -> TrainResult:
+                    delta: Optional[float] = None, calibration: Any = None, guarantee: str = "",
+                    net: Optional[LipschitzMLP] = None) -> TrainResult:
     """:func:`train` without validation or defaults, for callers that validated and normalised the arguments
     (``privcal train dpq``: its Hyperparameters, sigma and resets checked once): the same run.
 
@@ -629,23 +630,45 @@ def train_unchecked(method: str, *, hp: Hyperparameters, sigma: Optional[float],
         delta: recorded only; default None.
         calibration: recorded only; default None.
         guarantee: recorded only: the privacy claim in words; default "".
+        net: the network to train (updated in place), or None (default): :func:`initial_network` of the
+            run. A caller that reads the network during the run (``progress``) passes it.
 
     Returns:
         the run's :class:`TrainResult`.
     """
-    return _train(method, hp, sigma, beta, resets, seed, env, progress, epsilon=epsilon, delta=delta,
+    return _train(method, hp, sigma, beta, resets, seed, env, progress, net=net, epsilon=epsilon, delta=delta,
                   calibration=calibration, guarantee=guarantee)
 
 
-def _train(method, hp, sigma, beta, resets, seed, env, progress, **record) -> TrainResult:
+def initial_network(hp: Hyperparameters, actions: int, seed: _rng.Seed = 0) -> LipschitzMLP:
+    """The network a run of ``seed`` starts from (its weights drawn from the run's own stream).
+
+    Args:
+        hp: the learner's settings, a validated :class:`Hyperparameters`.
+        actions: the number of actions, an int >= 1.
+        seed: seed of the run (``privcal._rng``); default 0.
+
+    Returns:
+        a fresh :class:`~privcal.rl.mlp.LipschitzMLP` with one input and ``actions`` outputs.
+    """
+    return _network(hp, V.positive_int("sizes[i]", actions), _Streams(*_streams(seed)).net)
+
+
+def _network(hp: Hyperparameters, actions: int, rng) -> LipschitzMLP:
+    """The Q-network of ``hp`` with ``actions`` outputs, its weights drawn from ``rng``."""
+    return LipschitzMLP.unchecked((1, *hp.hidden, actions), lipschitz=hp.lipschitz, activation=hp.activation,
+                                  seed=rng, output_scale=hp.output_scale)
+
+
+def _train(method, hp, sigma, beta, resets, seed, env, progress, *, net=None, **record) -> TrainResult:
     """Kernel of :func:`train`: arguments already checked and normalised (sigma None for non_private,
     beta and resets None where unused)."""
     streams = _Streams(*_streams(seed))
     env = _make_env(env)
     actions = int(env.action_space.n)
     # hp's fields were validated by Hyperparameters; the env's action count is checked as LipschitzMLP would
-    net = LipschitzMLP.unchecked((1, *hp.hidden, V.positive_int("sizes[i]", actions)), lipschitz=hp.lipschitz, activation=hp.activation,
-                       seed=streams.net, output_scale=hp.output_scale)
+    if net is None:
+        net = _network(hp, V.positive_int("sizes[i]", actions), streams.net)
     recorded_seed = int(seed) if isinstance(seed, numbers.Integral) else None
     return _loop(_Noise(method, sigma, beta, resets), hp, net, env, streams, progress, seed=recorded_seed,
                  **record)
@@ -712,9 +735,33 @@ def _release_noise(noise: _Noise, certify: bool, actions: int, rng):
     return None
 
 
-class _Minibatch:
-    """The buffers of one minibatch (Algorithm 1 lines 14-18): B transitions (s_i, a_i, r_i, s_{i+1}), the
-    revealed noise g_{a_i}(s_i) and g_a(s_{i+1}) of every action, and whether s_{i+1} is terminal."""
+@dataclass(frozen=True)
+class Minibatch:
+    """One minibatch as the update rules read it (Algorithm 1 lines 14-18).
+
+    Attributes:
+        s: the states s_i, shape (B,).
+        a: the actions a_i, integers, shape (B,).
+        r: the rewards r_i, shape (B,).
+        s2: the next states s_{i+1}, shape (B,).
+        g: the revealed noise g_{a_i}(s_i), shape (B,).
+        g2: the revealed noise g_a(s_{i+1}) of every action, shape (B, actions).
+        term: whether s_{i+1} is terminal, booleans, shape (B,).
+    """
+
+    s: np.ndarray
+    a: np.ndarray
+    r: np.ndarray
+    s2: np.ndarray
+    g: np.ndarray
+    g2: np.ndarray
+    term: np.ndarray
+
+
+class _Buffers:
+    """The buffers the loop fills for one minibatch (Algorithm 1 lines 14-18): B transitions (s_i, a_i, r_i,
+    s_{i+1}), the revealed noise g_{a_i}(s_i) and g_a(s_{i+1}) of every action, and whether s_{i+1} is
+    terminal; :attr:`view` is the :class:`Minibatch` the update rules read (the same arrays)."""
 
     def __init__(self, size: int, actions: int):
         self.s = np.empty(size)
@@ -724,28 +771,24 @@ class _Minibatch:
         self.g = np.empty(size)
         self.g2 = np.empty((size, actions))
         self.term = np.zeros(size, dtype=bool)
+        self.view = Minibatch(self.s, self.a, self.r, self.s2, self.g, self.g2, self.term)
 
     def store(self, i: int, s: float, a: int, r: float, s2: float, g_s, g_s2, terminated: bool) -> None:
         """Row ``i``: the transition and the noise revealed at its two states."""
         self.s[i], self.a[i], self.r[i], self.s2[i], self.g[i], self.g2[i], self.term[i] = (
             s, a, r, s2, g_s[a], g_s2, terminated)
 
-    def arrays(self) -> tuple:
-        """(s, a, r, s2, g, g2, term), the arguments of the update rules."""
-        return self.s, self.a, self.r, self.s2, self.g, self.g2, self.term
-
 
 class _PlainUpdate:
-    """One SGD step per minibatch (Algorithm 1 lines 19-22, or a baseline's variant: :func:`_update`)."""
+    """One SGD step per minibatch (Algorithm 1 lines 19-22, or a baseline's variant: :func:`sgd_update`)."""
 
     certificate = None
 
     def __init__(self, noise: _Noise, hp: Hyperparameters, mech_rng):
         self.noise, self.hp, self.mech_rng = noise, hp, mech_rng
 
-    def __call__(self, net: LipschitzMLP, batch: _Minibatch) -> int:
-        return _update(self.noise.method, net, self.hp, *batch.arrays(), self.hp.gamma, self.noise.sigma,
-                       self.mech_rng)
+    def __call__(self, net: LipschitzMLP, batch: Minibatch) -> int:
+        return sgd_update(self.noise.method, net, self.hp, batch, self.noise.sigma, self.mech_rng)
 
     def visited(self, s: float, s2: float) -> None:
         """States the data reached (recorded by the certificate only)."""
@@ -755,14 +798,14 @@ class _PlainUpdate:
 
 
 class _CertifiedUpdate:
-    """One certified step per minibatch (valid analysis: :func:`_certified_update`), with its certificate:
+    """One certified step per minibatch (valid analysis: :func:`certified_update`), with its certificate:
     the change of every update is certified on a grid of the states, at most ``update_clip`` in sup norm
     and ``update_lipschitz_of(hp)`` in slope."""
 
     def __init__(self, hp: Hyperparameters, net: LipschitzMLP):
         self.hp = hp
         slope_clip = _slope_clip(hp)
-        n = _grid_size(hp.update_clip, hp.lipschitz, slope_clip)
+        n = grid_size(hp.update_clip, hp.lipschitz, slope_clip)
         grid = np.linspace(0.0, 1.0, n)[:, None]
         self.certificate = {
             "update_clip": hp.update_clip, "update_lipschitz": update_lipschitz_of(hp), "grid_size": n,
@@ -772,8 +815,8 @@ class _CertifiedUpdate:
         values, slopes = net.input_derivative(grid)
         self.cached = [grid, values, slopes if slope_clip is not None else None]  # the network on the grid
 
-    def __call__(self, net: LipschitzMLP, batch: _Minibatch) -> int:
-        return _certified_update(net, self.hp, *batch.arrays(), self.hp.gamma, self.cached, self.certificate)
+    def __call__(self, net: LipschitzMLP, batch: Minibatch) -> int:
+        return certified_update(net, self.hp, batch, self.cached, self.certificate)
 
     def visited(self, s: float, s2: float) -> None:
         """Record the range of the states the data reached."""
@@ -851,7 +894,7 @@ def _loop(noise: _Noise, hp: Hyperparameters, net: LipschitzMLP, env, streams: _
     update = _CertifiedUpdate(hp, net) if certify else _PlainUpdate(noise, hp, streams.mechanism)
     clock = _Clock()
     agent = _Agent(env, net, paths, hp, streams.explore, actions, clock)
-    batch = _Minibatch(B, actions)
+    batch = _Buffers(B, actions)
     returns, projections, ep_return = [], 0, 0.0
     s, g_s = agent.reset(seed=streams.env_seed)
     for t in range(T):
@@ -867,7 +910,7 @@ def _loop(noise: _Noise, hp: Hyperparameters, net: LipschitzMLP, env, streams: _
             batch.store(i, s, a, r, s2, g_s, g_s2, terminated)
             if i == B - 1:
                 clock.start()
-                projections += update(net, batch)
+                projections += update(net, batch.view)
                 clock.lap("update")
                 if certify and j == U - 1:  # the function after the last update gets its own fresh path; guarded by tests/test_rl_dpq.py::test_the_valid_run_restarts_from_the_released_function
                     g_s2 = agent.new_release(s2)
@@ -888,8 +931,23 @@ def _loop(noise: _Noise, hp: Hyperparameters, net: LipschitzMLP, env, streams: _
                        **record)
 
 
-def _gradients(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma, mech_rng):
-    """Gradient of the batch loss (Algorithm 1 lines 19-20, or a baseline's variant), divided by B."""
+def batch_gradients(method: str, net: LipschitzMLP, hp: Hyperparameters, batch: Minibatch,
+                    sigma: Optional[float] = None, mech_rng: Optional[np.random.Generator] = None) -> list:
+    """Gradient of the batch loss (Algorithm 1 lines 19-20, or a baseline's variant), divided by B.
+
+    Args:
+        method: one of :data:`METHODS` (not checked).
+        net: the Q-network (not changed).
+        hp: the learner's settings (``gamma`` and, for dpsgd, ``clip``).
+        batch: the minibatch.
+        sigma: the baseline's noise (input_perturbation: reward noise; dpsgd: noise multiplier), else None.
+        mech_rng: the baseline's random stream, else None.
+
+    Returns:
+        [(dW_i / B, db_i / B)] per layer.
+    """
+    bs, ba, br, bs2, bg, bg2, bterm = batch.s, batch.a, batch.r, batch.s2, batch.g, batch.g2, batch.term
+    gamma = hp.gamma
     B = bs.size
     rewards = br
     if method == "input_perturbation":  # Venkatasubramanian 2013: noise on every observed reward
@@ -910,19 +968,48 @@ def _gradients(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma, m
     return [(dw / B, db / B) for dw, db in grads]
 
 
-def _update(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma, mech_rng) -> int:
-    """One SGD step on the batch (Algorithm 1 lines 19-22, or a baseline's variant); 1 if projected."""
-    grads = _gradients(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma, mech_rng)
+def sgd_update(method: str, net: LipschitzMLP, hp: Hyperparameters, batch: Minibatch,
+               sigma: Optional[float] = None, mech_rng: Optional[np.random.Generator] = None) -> int:
+    """One SGD step on the batch (Algorithm 1 lines 19-22, or a baseline's variant), then the projection.
+
+    Args:
+        method: one of :data:`METHODS` (not checked).
+        net: the Q-network; updated in place.
+        hp: the learner's settings (``lr``, ``gamma``, ``clip``).
+        batch: the minibatch.
+        sigma: the baseline's noise (see :func:`batch_gradients`), else None.
+        mech_rng: the baseline's random stream, else None.
+
+    Returns:
+        1 if the Lipschitz projection changed the parameters, else 0.
+    """
+    grads = batch_gradients(method, net, hp, batch, sigma, mech_rng)
     return int(net._step(grads, hp.lr) != 1.0)
 
 
-def _certified_update(net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, cached, cert) -> int:
+def _update(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma, mech_rng) -> int:
+    """:func:`sgd_update` on the seven arrays of a batch (``gamma`` must equal ``hp.gamma``); the caller in
+    ``privcal.verify.claims_dpq`` moves to :func:`sgd_update`, then this goes."""
+    if gamma != hp.gamma:
+        raise ValueError(f"gamma must equal hp.gamma = {hp.gamma!r}, got {gamma!r}")
+    return sgd_update(method, net, hp, Minibatch(bs, ba, br, bs2, bg, bg2, bterm), sigma, mech_rng)
+
+
+def certified_update(net: LipschitzMLP, hp: Hyperparameters, batch: Minibatch, cached: list, cert: dict) -> int:
     """One certified step of Algorithm 1 (valid analysis): :func:`certified_step` on the batch gradient.
 
-    ``cached`` = [grid, the network's values on it, its slopes on it or None] (updated in place);
-    ``cert`` collects the statistics."""
-    grads = _gradients("dpq", net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, None, None)
-    factor, bound, slope, values, slopes, projected = _certified_step(
+    Args:
+        net: the Q-network; updated in place.
+        hp: the learner's settings (``lr``, ``gamma``, ``update_clip``, ``update_lipschitz``).
+        batch: the minibatch.
+        cached: [grid, the network's values on it, its slopes on it or None]; updated in place.
+        cert: the certificate's statistics (``TrainResult.certificate``); updated in place.
+
+    Returns:
+        1 if the Lipschitz projection changed the parameters, else 0.
+    """
+    grads = batch_gradients("dpq", net, hp, batch)
+    factor, bound, slope, values, slopes, projected = certified_step_unchecked(
         net, grads, hp.lr, hp.update_clip, cached[0], cached[1], _slope_clip(hp), cached[2])
     cached[1], cached[2] = values, slopes
     cert["max_certified"] = max(cert["max_certified"], bound)
@@ -938,116 +1025,6 @@ def _slope_clip(hp) -> Optional[float]:
     """The slope clip the grid certificate must enforce, or None when 2L (always true) is enough."""
     lip = update_lipschitz_of(hp)
     return lip if lip < 2.0 * hp.lipschitz else None
-
-
-_MAX_TRIALS = 40
-
-
-def certified_step(net: LipschitzMLP, grads: list, lr: float, update_clip: float,
-                   update_lipschitz: Optional[float] = None) -> tuple[float, float, float]:
-    """theta <- project(theta - t lr grads) with the largest tried t in [0, 1] whose change is certified.
-
-    The function-space analogue of DP-SGD's gradient clipping (valid analysis of Algorithm 1, see
-    ``privcal.calibrators.dpq``). After the step and the Lipschitz projection, the change
-    f = Q_new - Q_old of every output over the states [0, 1] is certified on the *actual new parameters*:
-
-    * sup norm: ``privcal.rl.mlp.sup_difference_bound`` on a uniform grid (values at the grid points,
-      plus (Lip(Q_new) + Lip(Q_old)) h / 2 between them), at most ``update_clip`` c;
-    * Lipschitz constant (slope): at most ``update_lipschitz`` l. Lip(f) <= Lip(Q_new) + Lip(Q_old)
-      always; when that exceeds l, ``privcal.rl.mlp.slope_difference_bound`` certifies it from f' at the
-      grid points plus (curvature(Q_new) + curvature(Q_old)) h / 2 (tanh networks).
-
-    The grid has ``_grid_size(c, L, l)`` points (spacing at most c / (4L), and l / (8 L^2) when l < 2L).
-    If a bound exceeds its clip, t is scaled back (to about 0.9 (clip - slack) / (largest grid
-    change) of its value for the tighter of the two, at most halved, at least divided by 100) and the
-    step redone from the old parameters, up to 40 times; if none certifies, the parameters are left
-    unchanged (t = 0: the change is exactly 0, whose sup and slope are 0).
-
-    Args:
-        net: a network with one input (the state in [0, 1]); updated in place.
-        grads: [(dW_i, db_i)] per layer, the descent direction per unit step (as ``net.backward`` /
-            B returns it).
-        lr: the step size alpha, in (0, inf).
-        update_clip: c, the bound on the change of each output in sup norm over [0, 1], in (0, inf),
-            units of the outputs (Q).
-        update_lipschitz: l, the bound on the Lipschitz constant in the state of each output's change,
-            in (0, inf), or None (default: 2L, which always holds). Below 2L the network must use tanh.
-
-    Returns:
-        (t, the step factor used, in [0, 1]; the certified bound on the sup change, in [0, c]; the
-        certified bound on the change's Lipschitz constant, in [0, l]).
-
-    Raises:
-        ValueError: an argument is outside its range (the grid for c or l would be too large, the network
-            does not have one input, l < 2L with a relu network, or grads does not match it).
-    """
-    lr = V.positive("lr", lr)
-    update_clip = V.positive("update_clip", update_clip)
-    if not isinstance(net, LipschitzMLP) or net.sizes[0] != 1:
-        raise ValueError(f"net must be a LipschitzMLP with one input, got {net!r}")
-    if update_lipschitz is not None:
-        update_lipschitz = V.positive("update_lipschitz", update_lipschitz)
-        if update_lipschitz >= 2.0 * net.lipschitz:
-            update_lipschitz = None
-        elif net.activation != "tanh":
-            raise ValueError(f"update_lipschitz must be at least 2 * lipschitz = {2.0 * net.lipschitz:g} for "
-                             f"activation {net.activation!r}, got {update_lipschitz!r}")
-    shapes = [(w.shape, b.shape) for w, b in zip(net.weights, net.biases)]
-    if len(grads) != len(shapes) or any(np.shape(dw) != ws or np.shape(db) != bs
-                                        for (dw, db), (ws, bs) in zip(grads, shapes)):
-        raise ValueError("grads must hold one (dW, db) per layer with the shapes of net's parameters")
-    grid = np.linspace(0.0, 1.0, _grid_size(update_clip, net.lipschitz, update_lipschitz))[:, None]
-    values, slopes = net.input_derivative(grid)
-    factor, bound, slope, _, _, _ = _certified_step(net, grads, lr, update_clip, grid, values, update_lipschitz,
-                                                    slopes if update_lipschitz is not None else None)
-    return factor, bound, slope
-
-
-def _certified_step(net, grads, lr, clip, grid, old_values, lip_clip=None, old_slopes=None):
-    """Kernel of :func:`certified_step`: (t, certified sup bound, certified slope bound, new values on the
-    grid, new slopes on the grid (None without ``lip_clip``), 1 if projected).
-
-    ``lip_clip`` None: the slope bound is Lip(Q_new) + Lip(Q_old) <= 2L, not enforced beyond the projection."""
-    if not all(np.isfinite(dw).all() and np.isfinite(db).all() for dw, db in grads):
-        return 0.0, 0.0, 0.0, old_values, old_slopes, 0  # no step of a non-finite direction is certified
-    weights = [w.copy() for w in net.weights]
-    biases = [b.copy() for b in net.biases]
-    lip_old = net.lipschitz_bound()
-    curv_old = net.curvature_bound() if lip_clip is not None else math.inf
-    spacing = 1.0 / (grid.shape[0] - 1)
-    factor = 1.0
-    for _ in range(_MAX_TRIALS):
-        for w, b, w0, b0, (dw, db) in zip(net.weights, net.biases, weights, biases, grads):
-            np.subtract(w0, factor * lr * dw, out=w)
-            np.subtract(b0, factor * lr * db, out=b)
-        projected = int(net.project() != 1.0)
-        lip_new = net.lipschitz_bound()
-        cap = lip_old + lip_new  # Lip(Q_new - Q_old) <= Lip(Q_new) + Lip(Q_old), always; guarded by tests/test_rl_dpq.py::test_certified_step_charges_the_old_networks_slope
-        if lip_clip is None:
-            values, slopes = net(grid), None
-        else:
-            values, slopes = net._input_derivative(grid)
-        bound, largest = unchecked_sup_difference_bound(values, old_values, cap, spacing)
-        shrink = 1.0
-        if not bound <= clip:  # also a nan bound (non-finite gradients): never certified; guarded by tests/test_guard_mlp.py::test_a_step_whose_exact_change_exceeds_the_clip_is_scaled_back
-            room = clip - 0.5 * cap * spacing
-            shrink = 0.9 * room / largest if room > 0.0 and largest > 0.0 else 0.01
-        slope = cap
-        if lip_clip is not None and cap > lip_clip:
-            curvature = curv_old + net.curvature_bound()
-            slope, steepest = unchecked_slope_difference_bound(slopes, old_slopes, curvature, spacing, cap)
-            if not slope <= lip_clip:
-                room = lip_clip - 0.5 * curvature * spacing
-                shrink = min(shrink, 0.9 * room / steepest if room > 0.0 and steepest > 0.0 else 0.01)
-        if shrink == 1.0 and slope <= 2.0 * net.lipschitz:  # slope: nan-safe (cap is nan for nan weights)
-            return factor, bound, slope, values, slopes, projected
-        if not shrink < 1.0:  # nan: shrink as much as allowed
-            shrink = 0.01
-        factor *= min(0.5, max(0.01, shrink))
-    for w, b, w0, b0 in zip(net.weights, net.biases, weights, biases):  # nothing certified: no step
-        w[...] = w0
-        b[...] = b0
-    return 0.0, 0.0, 0.0, old_values, old_slopes, 0
 
 
 class _SummedPaths:
@@ -1148,7 +1125,7 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
     if overrides:
         hp = replace(hp, **overrides)
     resets = hp.updates if resets is None else check_resets(resets, hp.updates)
-    variant = dpq._variant(variant, stacklevel=3)
+    variant = dpq.check_variant(variant, stacklevel=3)
     if variant == "valid":
         hp = valid_hyperparameters(hp)
     calibration = None
@@ -1165,7 +1142,7 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
         beta = cal_beta if beta is None else V.positive("beta", beta)
     else:
         sigma = V.positive("sigma", sigma)
-        beta = _paper_beta_e3() if beta is None else V.positive("beta", beta)
+        beta = paper_beta_e3() if beta is None else V.positive("beta", beta)
     result = _train("dpq", hp, sigma, beta, resets, seed, env, progress, epsilon=epsilon, delta=delta,
                     calibration=calibration)
     if variant == "paper":

@@ -37,7 +37,7 @@ from privcal import _validate as V
 from privcal.errors import InfeasibleError
 from privcal.rl.dpq import agent as dpq_agent
 from privcal.rl._parallel import run_trials_unchecked, check_engine
-from privcal.rl.dpq.agent import PAPER_E3, Hyperparameters, _gamma
+from privcal.rl.dpq.agent import PAPER_E3, Hyperparameters, check_gamma
 
 __all__ = [
     "SETTINGS",
@@ -54,6 +54,8 @@ __all__ = [
     "prop10_bound_paper",
     "prop10_bound_proof",
     "prop10_check",
+    "policy_values",
+    "optimal_policy",
 ]
 
 #: fast: CI and notebooks (about 10 s in all); full: the paper's T = 5000 and 10 seeds (about 70 s, 1 core).
@@ -237,7 +239,7 @@ class Curves:
 def _run_one(method, hp, sigma, beta, resets, seed) -> np.ndarray:
     """One seeded training run (a top-level function so joblib can ship it to workers)."""
     # the kernel: every config was checked when the figure built it (noise_for, check_resets)
-    return dpq_agent._train(method, hp, sigma, beta, resets, seed, None, None).episode_returns
+    return dpq_agent.train_unchecked(method, hp=hp, sigma=sigma, beta=beta, resets=resets, seed=seed).episode_returns
 
 
 def _collect(configs, seeds, engine) -> dict:
@@ -434,7 +436,7 @@ def prop10_bound_paper(sigma: float, n_states: int, gamma: float) -> float:
         ValueError: an argument is outside its range.
     """
     return _prop10_bound_paper(V.positive("sigma", sigma), V.positive_int("n_states", n_states),
-                               _gamma(gamma))
+                               check_gamma(gamma))
 
 
 def _prop10_bound_paper(sigma, n_states, gamma) -> float:
@@ -454,7 +456,7 @@ def prop10_bound_proof(sigma: float, gamma: float) -> float:
     Raises:
         ValueError: an argument is outside its range.
     """
-    return _prop10_bound_proof(V.positive("sigma", sigma), _gamma(gamma))
+    return _prop10_bound_proof(V.positive("sigma", sigma), check_gamma(gamma))
 
 
 def _prop10_bound_proof(sigma, gamma) -> float:
@@ -485,8 +487,18 @@ def _random_finite_mdp(n_states, actions, rng):
     return P, r
 
 
-def _policy_values(P, r, policy, gamma):
-    """v^pi for a batch of deterministic policies: r (K, m, n) rewards, policy (K, n) -> (K, n)."""
+def policy_values(P: np.ndarray, r: np.ndarray, policy: np.ndarray, gamma: float) -> np.ndarray:
+    """v^pi for a batch of deterministic policies, by solving (I - gamma P_pi) v = r_pi exactly.
+
+    Args:
+        P: transition probabilities, shape (m, n, n) (action, state, next state).
+        r: rewards, shape (K, m, n).
+        policy: K deterministic policies, integer actions of shape (K, n).
+        gamma: the discount factor in [0, 1) (not checked).
+
+    Returns:
+        the values, shape (K, n).
+    """
     K, n = policy.shape
     idx = np.arange(n)
     P_pi = P[policy, idx[None, :], :]  # (K, n, n)
@@ -495,11 +507,21 @@ def _policy_values(P, r, policy, gamma):
     return np.linalg.solve(A, r_pi[..., None])[..., 0]
 
 
-def _optimal(P, r, gamma, max_iter=200):
-    """Optimal (values, policy) for a batch of rewards r (K, m, n) by policy iteration (exact)."""
+def optimal_policy(P: np.ndarray, r: np.ndarray, gamma: float, max_iter: int = 200) -> tuple:
+    """Optimal (values, policy) for a batch of rewards by policy iteration (exact).
+
+    Args:
+        P: transition probabilities, shape (m, n, n) (action, state, next state).
+        r: rewards, shape (K, m, n).
+        gamma: the discount factor in [0, 1) (not checked).
+        max_iter: the most policy-improvement rounds; default 200.
+
+    Returns:
+        (values of shape (K, n), policies of shape (K, n)).
+    """
     policy = np.argmax(r, axis=1)
     for _ in range(max_iter):
-        v = _policy_values(P, r, policy, gamma)
+        v = policy_values(P, r, policy, gamma)
         q = r + gamma * np.einsum("asn,kn->kas", P, v)
         cur = np.take_along_axis(q, policy[:, None, :], axis=1)[:, 0, :]
         best = q.max(axis=1)
@@ -557,7 +579,7 @@ def prop10_check(n_states: Iterable[int] = (4, 64), *, sigmas: Iterable[float] =
     from scipy.stats import norm
 
     actions = V.positive_int("actions", actions)
-    gamma = _gamma(gamma)
+    gamma = check_gamma(gamma)
     mdps = V.positive_int("mdps", mdps)
     draws = V.positive_int("draws", draws)
     confidence = V.open_unit("confidence", confidence)
@@ -570,10 +592,10 @@ def prop10_check(n_states: Iterable[int] = (4, 64), *, sigmas: Iterable[float] =
         for sigma in sigmas:
             for m_idx in range(mdps):
                 P, r = _random_finite_mdp(n, actions, rng)
-                v_star, _ = _optimal(P, r[None], gamma)
+                v_star, _ = optimal_policy(P, r[None], gamma)
                 noisy = r[None] + sigma * rng.standard_normal((draws, actions, n))
-                v_noisy, pi_noisy = _optimal(P, noisy, gamma)
-                v_greedy = _policy_values(P, np.broadcast_to(r, noisy.shape), pi_noisy, gamma)
+                v_noisy, pi_noisy = optimal_policy(P, noisy, gamma)
+                v_greedy = policy_values(P, np.broadcast_to(r, noisy.shape), pi_noisy, gamma)
                 losses = {"noisy_optimum": np.abs(v_noisy - v_star).mean(axis=1),
                           "greedy_policy": np.abs(v_greedy - v_star).mean(axis=1)}
                 paper = _prop10_bound_paper(sigma, n, gamma)

@@ -56,7 +56,7 @@ from privcal.accounting.groups import group_epsilon
 from privcal.rl import envs
 from privcal.rl.units import check_unit, describe
 
-__all__ = ["PROTECTED_UNITS", "FQIConfig", "FQIResult", "features", "clipped_gradient_sum", "collect",
+__all__ = ["PROTECTED_UNITS", "FQIConfig", "FQIResult", "features", "clipped_gradient_sum", "clipped_sum_unchecked", "collect",
            "train_fqi_dpsgd"]
 
 PROTECTED_UNITS = ("transition", "episode")
@@ -231,11 +231,24 @@ def clipped_gradient_sum(weights: ArrayLike, phi: ArrayLike, actions: ArrayLike,
     h = 1 if episode_length is None else V.positive_int("episode_length", episode_length)
     if phi.shape[0] % h:
         raise ValueError(f"episode_length must divide the number of transitions {phi.shape[0]}, got {h}")
-    return _clipped_sum(w, phi, a.astype(np.intp), y, V.positive("clip", clip), h)[:2]
+    return clipped_sum_unchecked(w, phi, a.astype(np.intp), y, V.positive("clip", clip), h)[:2]
 
 
-def _clipped_sum(w, phi, a, y, clip, h):
-    """(the clipped sum, the records' norms before clipping, the norms of the contributions actually summed)."""
+def clipped_sum_unchecked(w: np.ndarray, phi: np.ndarray, a: np.ndarray, y: np.ndarray, clip: float,
+                          h: int) -> tuple:
+    """The per-record clipped gradient sum of the squared TD error, without validation.
+
+    Args:
+        w: the weights, shape (2, M).
+        phi: the transitions' features, shape (n, M).
+        a: the actions, integers in {0, 1} of shape (n,).
+        y: the targets, shape (n,).
+        clip: the clip norm C, in (0, inf) (not checked).
+        h: the transitions per record (1: a transition; the episode length: an episode), dividing n.
+
+    Returns:
+        (the clipped sum, the records' norms before clipping, the norms of the contributions actually summed).
+    """
     err = np.einsum("ij,ij->i", phi, w[a]) - y
     per = np.zeros((phi.shape[0], _ACTIONS, phi.shape[1]))
     per[np.arange(phi.shape[0]), a] = err[:, None] * phi
@@ -387,7 +400,7 @@ def _train(eps, delta, unit, n_ep, cfg, theta, n_eval, seed, q, sigma, notes, d=
         for _ in range(cfg.steps):
             chosen = np.flatnonzero(sample_rng.random(records) < q)  # Poisson sampling of records; guarded by tests/test_guard_fqi_dpsgd.py::test_every_record_is_in_the_batch_at_sample_rate_1
             rows = (chosen[:, None] * per_record + np.arange(per_record)).reshape(-1)
-            total, _, used = _clipped_sum(w, phi[rows], a[rows], y[rows], cfg.clip, per_record)  # guarded by tests/test_guard_fqi_dpsgd.py::test_one_episode_moves_the_trained_weights_by_exactly_the_clip
+            total, _, used = clipped_sum_unchecked(w, phi[rows], a[rows], y[rows], cfg.clip, per_record)  # guarded by tests/test_guard_fqi_dpsgd.py::test_one_episode_moves_the_trained_weights_by_exactly_the_clip
             if used.size:  # the premise is measured on what was summed (after clipping), so it can fail
                 largest_clipped = max(largest_clipped, float(used.max()))
             if sigma > 0.0:

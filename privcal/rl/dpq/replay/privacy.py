@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 from privcal import _validate as V
 from privcal.rl.dpq.replay.config import ReplayConfig, checked_config
 
-__all__ = ["Premise", "ReplayPrivacyReport", "replay_privacy_report"]
+__all__ = ["Premise", "ReplayPrivacyReport", "replay_privacy_report", "reward_uses"]
 
 
 @dataclass(frozen=True)
@@ -172,8 +172,15 @@ def replay_privacy_report(config: Optional[ReplayConfig] = None, *, epsilon: Opt
     return _replay_privacy_report(config, epsilon, delta, update_sensitivities)
 
 
-def _reward_uses(config) -> tuple[np.ndarray, np.ndarray]:
-    """Per transition t = 1..T: expected and maximal number of updates reading its reward."""
+def reward_uses(config) -> tuple[np.ndarray, np.ndarray]:
+    """Per transition t = 1..T: expected and maximal number of updates reading its reward.
+
+    Args:
+        config: a checked :class:`~privcal.rl.dpq.replay.config.ReplayConfig` (steps, batch_size, buffer_size).
+
+    Returns:
+        (expected uses, maximal uses), two arrays of length T.
+    """
     T, B, cap = config.steps, config.batch_size, config.buffer_size
     u = np.arange(1, T + 1)
     # update at step u (u >= B) draws B of min(u, cap) buffered transitions uniformly
@@ -200,7 +207,7 @@ def _updates_per_path(config) -> np.ndarray:
 
 
 def _replay_privacy_report(config, epsilon, delta, d) -> ReplayPrivacyReport:
-    expected, count = _reward_uses(config)
+    expected, count = reward_uses(config)
     per_path = _updates_per_path(config)
     serving = per_path[per_path > 0]
     B, K = config.batch_size, config.updates
@@ -239,7 +246,7 @@ def _replay_privacy_report(config, epsilon, delta, d) -> ReplayPrivacyReport:
         if total > 0.0:
             from privcal.analysis import gaussian
 
-            sigma_lb = gaussian._sigma_exact(epsilon, delta, sensitivity=total)
+            sigma_lb = gaussian.sigma_exact_unchecked(epsilon, delta, sensitivity=total)
     assumptions = (
         f"every one of the {K} updates releases Q + sigma g with its own fresh path g (the loop "
         f"reuses a path for up to {int(per_path.max())} updates)",
