@@ -33,7 +33,8 @@ EXAMPLES = {
     "privcal epsilon": ["privcal epsilon --sigma 3 --delta 1e-5 --steps 100 --accountant rdp"],
     "privcal plot": ["privcal plot epsilon-vs-steps --sigma 3 --delta 1e-5 --steps 1e4 --out eps.png"],
     "privcal verify": ["privcal verify --claim GPOPE-lemma1"],
-    "privcal frontier": ["privcal frontier pucb --epsilons 1000 --amounts 200 --seeds 1"],
+    "privcal frontier": ["privcal frontier pucb --epsilons 1000 --amounts 200 --seeds 1",
+                         "privcal frontier frozenlake --epsilons 0.1,1,10 --amounts 1000 --seeds 0-9"],
     "privcal train": ["privcal train dpq --method select --epsilon 7 --delta 1e-5 --seed 0"],
     "privcal train dpq": ["privcal train dpq --method select --epsilon 7 --delta 1e-5 --seed 0"],
     "privcal train gpope": [
@@ -41,6 +42,10 @@ EXAMPLES = {
     ],
     "privcal train pucb": [
         "privcal train pucb --states 3 --actions 2 --horizon 3 --episodes 200 --epsilon 1 --seed 0",
+    ],
+    "privcal train frozenlake": [
+        "privcal train frozenlake --method select --epsilon 1 --episodes 10000 --seeds 100-199",
+        "privcal train frozenlake --method fqi-dpsgd --epsilon 1 --delta 1e-5 --episodes 10000 --seed 0",
     ],
     "privcal train ucbvi": [
         "privcal train ucbvi --epsilon 10 --delta 1e-5 --episodes 10000 --seeds 0-9",

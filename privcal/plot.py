@@ -87,8 +87,8 @@ def _epsilons(name: str, releases: Releases, sigma: float, deltas) -> list[float
     """Epsilon at each delta of one composition (composed once, priced at every delta)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        acc = ACCOUNTANTS[name]()._compose(releases.event(sigma))
-        return [float(acc._epsilon(float(d))) for d in deltas]
+        acc = ACCOUNTANTS[name]().compose_unchecked(releases.event(sigma))
+        return [float(acc.epsilon_unchecked(float(d))) for d in deltas]
 
 
 @dataclass(frozen=True)
@@ -327,7 +327,7 @@ def sigma_vs_epsilon(
             try:
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", GridEdgeWarning)
-                    sigma = ACCOUNTANTS[name]()._sigma_for(releases, float(e), delta, sigma_hint=hint, rtol=1e-6)
+                    sigma = ACCOUNTANTS[name]().sigma_for_unchecked(releases, float(e), delta, sigma_hint=hint, rtol=1e-6)
                 ys.append(sigma)
                 # the neighbouring point's sigma starts the next search; the search still certifies its own answer
                 hint = sigma

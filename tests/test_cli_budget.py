@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from privcal import cli
+from privcal.cli import out as cli_out
 from privcal.analysis import rdp
 from privcal.accounting import accountants, pld_accountant
 from privcal.accounting import search as _search
@@ -150,7 +151,7 @@ def _decades(low: float, high: float):
 
 
 #: up to the cap; a target below ~1e-6 needs a sigma beyond SIGMA_MAX (the search's whole range)
-EPSILON = st.one_of(_decades(-6, math.log10(cli._out.MAX_EPSILON)), _decades(-300, -6), st.just("1e6"))
+EPSILON = st.one_of(_decades(-6, math.log10(cli_out.MAX_EPSILON)), _decades(-300, -6), st.just("1e6"))
 DELTA = st.one_of(_decades(-300, -0.01), st.just("1e-300"))
 STEPS = st.one_of(st.integers(0, 12).map(lambda u: f"1e{u}"), st.integers(1, 10**12).map(str))
 SAMPLE_RATE = st.one_of(st.none(), _decades(-15, 0), st.just("1"), st.just("1e-15"))

@@ -89,6 +89,11 @@ PUCB = ["train", "pucb", "--epsilon", "1", "--episodes", "2", "--no-references"]
 PUCB_G = [*PUCB, "--counter-noise", "gaussian", "--delta", "1e-5"]
 UCBVI = ["train", "ucbvi", "--epsilon", "1", "--delta", "1e-5", "--episodes", "3", "--no-references"]
 UCBVI_L = ["train", "ucbvi", "--epsilon", "1", "--counter-noise", "laplace", "--episodes", "3", "--no-references"]
+FL = ["train", "frozenlake", "--method", "select", "--epsilon", "1", "--episodes", "200", "--no-references"]
+FL_FQI = ["train", "frozenlake", "--method", "fqi-dpsgd", "--epsilon", "1", "--delta", "1e-5", "--episodes", "200",
+          "--no-references"]
+FRO_FL = ["frontier", "frozenlake", "--epsilons", "1", "--amounts", "100", "--seeds", "0", "--variant", "select",
+          "--n-jobs", "1"]
 GPOPE = ["train", "gpope", "--epsilon", "1", "--trajectories", "30", "--iterations", "10", "--eval-trajectories",
          "30", "--no-references"]
 
@@ -248,6 +253,7 @@ CASES: dict = {
     (("frontier",), "--seeds"): [changes(FRO, "--seeds", "1")],
     (("frontier",), "--variant"): [changes(FRO, "--variant", "paper")],
     (("frontier",), "--environment"): [changes(FRO_DPQ, "--environment", "fixed"),
+                                       changes(FRO_FL, "--environment", "fixed"),
                                        refused(FRO, "--environment", "fixed")],
     (("frontier",), "--setting"): [changes(FRO, "--setting", "paper")],
     (("frontier",), "--delta"): [changes(FRO_DPQ, "--delta", "1e-3"), refused(FRO, "--delta", "1e-3")],
@@ -372,11 +378,24 @@ CASES: dict = {
     (("train", "gpope"), "--json"): [changes(GPOPE, "--json")],
     (("train", "gpope"), "--plot"): [changes(GPOPE, "--plot", "{out}/c.png")],
     (("train", "gpope"), "--no-references"): [changes(_without(GPOPE, "--no-references"), "--no-references")],
+    (("train", "frozenlake"), "--help"): [_help(("train", "frozenlake"), FL)],
+    (("train", "frozenlake"), "--method"): [changes(FL, "--method", "fqi-dpsgd", "--delta", "1e-5")],
+    (("train", "frozenlake"), "--environment"): [changes(FL, "--environment", "fixed")],
+    (("train", "frozenlake"), "--epsilon"): [changes(FL, "--epsilon", "2")],
+    (("train", "frozenlake"), "--delta"): [changes(FL_FQI, "--delta", "1e-3"), refused(FL, "--delta", "1e-5")],
+    (("train", "frozenlake"), "--episodes"): [changes(FL, "--episodes", "300")],
+    (("train", "frozenlake"), "--selector"): [changes(FL, "--selector", "noisy-max"),
+                                              refused(FL_FQI, "--selector", "noisy-max")],
+    (("train", "frozenlake"), "--seed"): [changes(FL, "--seed", "1")],
+    (("train", "frozenlake"), "--format"): [changes(FL, "--format", f) for f in ("json", "csv", "markdown")],
+    (("train", "frozenlake"), "--json"): [changes(FL, "--json")],
+    (("train", "frozenlake"), "--plot"): [refused(FL, "--plot", "{out}/c.png")],
+    (("train", "frozenlake"), "--no-references"): [changes(_without(FL, "--no-references"), "--no-references")],
 }
 
 # --seeds and its engine flags, the same on every agent: --seeds runs several seeds (here in this process,
 # --n-jobs 1); the engine flags apply only with --seeds, and --n-jobs does not change results by design
-for _agent, _base in (("dpq", DPQ), ("gpope", GPOPE), ("pucb", PUCB), ("ucbvi", UCBVI)):
+for _agent, _base in (("dpq", DPQ), ("gpope", GPOPE), ("pucb", PUCB), ("ucbvi", UCBVI), ("frozenlake", FL)):
     _seeds = [*_base, "--seeds", "0,1", "--n-jobs", "1"]
     CASES.update({
         (("train", _agent), "--seeds"): [changes(_base, "--seeds", "0,1", "--n-jobs", "1"),
@@ -562,7 +581,7 @@ def test_each_case_sets_its_flag_otherwise():
                 continue
             if action.option_strings:
                 assert any(a in action.option_strings for a in case.variant), (flag, case)
-            values = [getattr(parser.parse_args(cli._glue_negative_values(
+            values = [getattr(parser.parse_args(cli.glue_negative_values(
                 [a.replace("{in}", "in").replace("{out}", "out") for a in argv])), action.dest)
                 for argv in (case.base, case.variant)]
             assert values[0] != values[1], f"{flag}: the variant leaves it at {values[0]!r} ({case})"

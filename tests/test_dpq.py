@@ -164,13 +164,13 @@ def test_valid_sigma_is_the_exact_accountants(monkeypatch):
     from privcal.accounting.accountants import ExactAccountant
 
     seen = []
-    original = ExactAccountant._sigma_for
+    original = ExactAccountant.sigma_for_unchecked
 
     def spy(self, releases, epsilon, delta, **kw):
         seen.append(original(self, releases, epsilon, delta, **kw))
         return seen[-1]
 
-    monkeypatch.setattr(ExactAccountant, "_sigma_for", spy)
+    monkeypatch.setattr(ExactAccountant, "sigma_for_unchecked", spy)
     r = dpq.calibrate(0.9, 1e-4, **E3)
     assert seen and r.sigma == seen[-1]
 

@@ -203,13 +203,13 @@ def test_accountant_bounds_calibrate_through_sigma_for(monkeypatch, bound, cls):
 
     owner = getattr(gpope, cls) if cls == "Thm9Accountant" else getattr(accountants, cls)
     seen = []
-    original = owner._sigma_for
+    original = owner.sigma_for_unchecked
 
     def spy(self, releases, epsilon, delta, **kw):
         seen.append((type(self), original(self, releases, epsilon, delta, **kw)))
         return seen[-1][1]
 
-    monkeypatch.setattr(owner, "_sigma_for", spy)
+    monkeypatch.setattr(owner, "sigma_for_unchecked", spy)
     sigma = gpope.calibrate(0.5, 1e-5, bound=bound, **SETTING)
     assert seen == [(owner, sigma)]
 
@@ -249,7 +249,7 @@ def test_gpope_table_paper_sensitivity_column_is_the_rdp_column_halved():
     tab = gpope_table([1.0], 1e-5, **SETTING)
     (row,) = tab.rows
     assert row.sigmas["rdp_h"] == row.sigmas["rdp"] / 2
-    direct = RDPAccountant()._sigma_for(Releases(1.0, SETTING["iterations"], 1.0 / SETTING["trajectories"],
+    direct = RDPAccountant().sigma_for_unchecked(Releases(1.0, SETTING["iterations"], 1.0 / SETTING["trajectories"],
                                                  "without_replacement", Neighbouring.REPLACE_ONE), 1.0, 1e-5)
     assert direct == pytest.approx(row.sigmas["rdp_h"], rel=1e-6)
 
@@ -386,7 +386,7 @@ def test_rdp_sigmas_do_not_depend_on_the_forward_difference_cache(monkeypatch, e
     to each probe's largest order): the README table's RDP sigma must be the one computed with every probe's rows
     fresh, bit for bit, from a cold cache and from one warmed by the other rows' calibrations."""
     calibrate = functools.partial(gpope.calibrate_sigma_unchecked, eps, 1e-5, bound="rdp", **SETTING)
-    subsampling._FD_CACHE.clear()
+    subsampling.FD_CACHE.clear()
     cold = calibrate()
     for other in (0.5, 2.0):
         gpope.calibrate_sigma_unchecked(other, 1e-5, bound="rdp", **SETTING)
@@ -395,8 +395,8 @@ def test_rdp_sigmas_do_not_depend_on_the_forward_difference_cache(monkeypatch, e
     def fresh(s, lmax):
         out = np.full(lmax + 1, np.nan)
         out[0] = 0.0
-        out[2::2] = subsampling._forward_difference_rows(s, np.arange(2, lmax + 1, 2, dtype=float))
+        out[2::2] = subsampling.forward_difference_rows(s, np.arange(2, lmax + 1, 2, dtype=float))
         return out
 
-    monkeypatch.setattr(subsampling, "_log_forward_differences_gaussian", fresh)
+    monkeypatch.setattr(subsampling, "log_forward_differences_gaussian", fresh)
     assert cold == warm == calibrate()

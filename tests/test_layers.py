@@ -154,7 +154,7 @@ def test_every_module_imports_without_a_privcal_deprecation_warning():
 
 RL = ROOT / "rl"
 FAMILIES = ("privcal.rl.dpq", "privcal.rl.gpope", "privcal.rl.pucb", "privcal.rl.ucbvi")
-SHARED = ("privcal.rl.envs", "privcal.rl.mlp", "privcal.rl.units", "privcal.rl.verdict", "privcal.rl._parallel")
+SHARED = ("privcal.rl.envs", "privcal.rl.mlp", "privcal.rl.units", "privcal.rl.verdict", "privcal.rl.parallel")
 
 
 def _family(name: str) -> str | None:

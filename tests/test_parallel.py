@@ -1,4 +1,4 @@
-"""privcal.rl._parallel: the engine (local cores, a configured joblib backend, a Dask cluster) changes
+"""privcal.rl.parallel: the engine (local cores, a configured joblib backend, a Dask cluster) changes
 where seeded tasks run, never what they return; one BLAS thread per worker."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privcal.rl import _parallel as P
+from privcal.rl import parallel as P
 
 
 def _draw(seed, n):

@@ -167,9 +167,9 @@ def test_forward_differences_match_mpmath(s):
     # reference: 400-digit mpmath alternating sum Delta^l = sum_i (-1)^(l-i) C(l,i) e^{(i-1) i/(2 s^2)}; the
     # quadrature returns an upper bound with its error bound charged (docs/rdp.md), above the reference and within
     # its rounding term (< 1e-8 relative here; tests/test_wbk_certificate.py pins each term)
-    from privcal.analysis.subsampling import _log_forward_differences_gaussian
+    from privcal.analysis.subsampling import log_forward_differences_gaussian
 
-    got = _log_forward_differences_gaussian(s, 130)
+    got = log_forward_differences_gaussian(s, 130)
     with mpmath.workdps(400):
         for l in (2, 4, 10, 32, 64, 130):
             sm = mpmath.mpf(s)
@@ -379,18 +379,18 @@ def test_forward_differences_cache_returns_the_fresh_rows_bit_for_bit():
 
     rng = np.random.default_rng(7)
     for s in (0.21, 0.8, 1.0314, 3.3, 6.87, 40.0):
-        S._FD_CACHE.clear()
+        S.FD_CACHE.clear()
         fresh = S.forward_difference_rows(s, np.arange(2, 259, 2, dtype=float))
         for lmax in rng.permutation([4, 18, 30, 54, 72, 130, 246, 258]):
-            got = S._log_forward_differences_gaussian(s, int(lmax))
+            got = S.log_forward_differences_gaussian(s, int(lmax))
             assert got.shape == (lmax + 1,) and got[0] == 0.0 and np.isnan(got[1::2]).all()
             assert np.array_equal(got[2::2], fresh[: lmax // 2])
             assert not got.flags.writeable  # a caller cannot change what the next one reads
     # the cache is bounded: the oldest noise multipliers go first
-    S._FD_CACHE.clear()
-    for i in range(S._FD_CACHE_SIZE + 5):
-        S._log_forward_differences_gaussian(1.0 + i, 4)
-    assert len(S._FD_CACHE) == S._FD_CACHE_SIZE and 1.0 not in S._FD_CACHE and 1.0 + S._FD_CACHE_SIZE + 4 in S._FD_CACHE
+    S.FD_CACHE.clear()
+    for i in range(S.FD_CACHE_SIZE + 5):
+        S.log_forward_differences_gaussian(1.0 + i, 4)
+    assert len(S.FD_CACHE) == S.FD_CACHE_SIZE and 1.0 not in S.FD_CACHE and 1.0 + S.FD_CACHE_SIZE + 4 in S.FD_CACHE
 
 
 def test_hump_peaks_stop_only_once_the_window_centres_are_settled(monkeypatch):

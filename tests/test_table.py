@@ -137,11 +137,11 @@ def test_accountant_columns_come_from_sigma_for(monkeypatch):
 
     seen = {}
     for cls in (accountants.ExactAccountant, accountants.KOVAccountant, accountants.RDPAccountant):
-        def spy(self, releases, epsilon, delta, _original=cls._sigma_for, **kw):
+        def spy(self, releases, epsilon, delta, _original=cls.sigma_for_unchecked, **kw):
             value = _original(self, releases, epsilon, delta, **kw)
             seen.setdefault(type(self).name, []).append(value)
             return value
-        monkeypatch.setattr(cls, "_sigma_for", spy)
+        monkeypatch.setattr(cls, "sigma_for_unchecked", spy)
     row = gaussian_table([0.5], 1e-6, steps=10, sensitivity=2.0).rows[0]
     assert seen == {"exact": [row.sigmas["exact"]], "kov": [row.sigmas["kov"]], "rdp": [row.sigmas["rdp"]]}
     seen.clear()

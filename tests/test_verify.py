@@ -590,7 +590,7 @@ def test_dpq_valid_clip_fails_if_updates_were_not_certified(monkeypatch):
         values, slopes = net.input_derivative(grid)
         return 1.0, 0.0, 0.0, values, slopes if lip_clip is not None else None, projected
 
-    monkeypatch.setattr(dpq_agent, "_certified_step", plain)
+    monkeypatch.setattr(dpq_agent, "certified_step_unchecked", plain)
     out = run_claim(get_claim("DPQ-valid-clip")).outcome
     assert out.verdict == "fails" and out.counterexample
 

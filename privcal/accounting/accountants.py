@@ -42,7 +42,7 @@ from numpy.typing import ArrayLike
 from .. import _validate as V
 from ..analysis import composition, gaussian, kov, rdp, subsampling
 from ..errors import InfeasibleError, UnsupportedEventError
-from . import _search, pairs
+from . import search as _search, pairs
 from .protocol import GAUSSIAN_LEAVES as _GAUSSIAN_LEAVES
 from .protocol import SUPPORT, Accountant, default_hint
 from .protocol import subsampled_gaussian as _subsampled_gaussian

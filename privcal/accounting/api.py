@@ -37,7 +37,7 @@ from typing import Optional, Union
 
 from .. import _validate as V
 from ..analysis import composition
-from . import _search
+from . import search as _search
 from ..errors import CalibrationError, InfeasibleError, UnsupportedEventError
 from ..privacy_loss import MemoryLimitError
 from .protocol import Accountant

@@ -16,7 +16,7 @@ import warnings
 from typing import Callable, Union
 
 from .. import _validate as V
-from . import _search
+from . import search as _search
 from .protocol import Accountant
 from .registry import ACCOUNTANTS
 from .events import Event

@@ -23,7 +23,7 @@ from typing import Optional, Union
 from .. import _validate as V
 from ..errors import CalibrationError, InfeasibleError
 from ..privacy_loss import MemoryLimitError
-from . import _search
+from . import search as _search
 from . import inclusion as _inclusion
 from .api import make_accountant, pld_options, relation_notes, resolve_accountants, stages
 from .events import ComposedEvent, Event, Neighbouring, Releases, relation_of

@@ -34,7 +34,7 @@ from typing import Callable, Optional, Union
 from .. import _validate as V
 from ..analysis import composition
 from ..errors import UnsupportedEventError
-from . import _search, pairs, relations
+from . import search as _search, pairs, relations
 from .events import (
     ApproxDPEvent,
     EpochsEvent,

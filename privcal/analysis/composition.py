@@ -400,10 +400,3 @@ def sigma_kov_quoted_paper_unchecked(epsilon: float, delta: float, *, steps: flo
     """sigma_kov_quoted_paper for validated inputs."""
     log_term = log_e_plus(math.log(epsilon) - math.log(delta))
     return math.sqrt(2.0 * steps * math.log(1.25 / delta) * log_term) * sensitivity / epsilon
-
-
-# private spellings of the kernels above, kept for privcal.calibrators (composition_table, dpq)
-_epsilon_composed_exact = epsilon_composed_exact_unchecked
-_thm5_sigma_proof_paper = thm5_sigma_proof_paper_unchecked
-_thm5_sigma_statement_paper = thm5_sigma_statement_paper_unchecked
-_sigma_kov_quoted_paper = sigma_kov_quoted_paper_unchecked

@@ -69,13 +69,3 @@ __all__ = [
     "kov_gaussian_delta",
     "kov_gaussian_delta_with_step",
 ]
-
-# Private spellings still read by privcal.accounting.accountants and privcal.analysis.composition (the same
-# objects as the public names above); they go once those modules call the public names.
-_kov_delta = kov_delta_unchecked
-_kov_epsilon = kov_epsilon_unchecked
-_kov_gaussian_epsilon = kov_gaussian_epsilon_unchecked
-_kov_gaussian_delta = kov_gaussian_delta_unchecked
-_uses_closed_form = uses_closed_form
-_K_CLOSED_FORM = K_CLOSED_FORM
-_log_e_plus = log_e_plus

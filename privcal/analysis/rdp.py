@@ -478,7 +478,3 @@ def moments_tail_epsilon(orders: ArrayLike, rdp: ArrayLike, delta: float) -> tup
 def moments_tail_epsilon_unchecked(orders: np.ndarray, rdp: np.ndarray, delta: float) -> tuple[float, float]:
     """moments_tail_epsilon for validated inputs."""
     return _epsilon_from_rdp(orders, rdp, delta, conversion="mironov")
-
-
-#: private spelling of :func:`check_orders`, kept for privcal.calibrators.gpope
-_orders = check_orders

@@ -109,9 +109,3 @@ __all__ = [
     "output_perturbation_sensitivity_squared_paper",
     "output_perturbation_sensitivity_squared",
 ]
-
-# Private spellings still read by privcal.calibrators.dpq (the same objects as the public names above); they go
-# once it calls the public names.
-_update_sensitivity_squared_paper = update_sensitivity_squared_paper_unchecked
-_kernel_beta_thm5 = kernel_beta_thm5_unchecked
-_restarted_release_sensitivity_squared = restarted_release_sensitivity_squared_unchecked

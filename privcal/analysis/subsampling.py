@@ -507,20 +507,27 @@ def hump_peaks(l: np.ndarray, s: float, z0: float) -> tuple[np.ndarray, np.ndarr
 _PEAK_CHECK_FROM = 16
 
 
-def _log_forward_differences_gaussian(s: float, lmax: int) -> np.ndarray:
+def log_forward_differences_gaussian(s: float, lmax: int) -> np.ndarray:
     r"""Upper bounds on ln Delta^l for l = 0..lmax (entries at odd l are nan), Delta^l = l-th forward difference at 0
     of x -> e^{(x-1) x / (2 s^2)} = e^{(x-1) eps(x)} for the Gaussian eps(x) = x / (2 s^2) (row 0 exact); read-only.
 
-    The rows of :func:`forward_difference_rows`, kept per s (the last ``_FD_CACHE_SIZE`` noise multipliers): a
+    The rows of :func:`forward_difference_rows`, kept per s (the last ``FD_CACHE_SIZE`` noise multipliers): a
     calibration asks for the same s with a growing lmax (a probe on a window of orders, then the check on all
     orders; a cap on the orders that doubles), and each row is computed on its own (its peaks, window and sum
     depend on l and s alone), so a larger lmax computes only the rows beyond the kept ones, and a smaller one
     is a prefix of them: the same values, bit for bit, as a fresh computation (tests/test_subsampling.py).
+
+    Args:
+        s: the noise multiplier, a float > 0 (trusted).
+        lmax: the highest difference order, an int >= 0 (trusted).
+
+    Returns:
+        An array of lmax + 1 upper bounds on ln Delta^l (nan at odd l).
     """
     with _FD_LOCK:
-        have = _FD_CACHE.get(s)
+        have = FD_CACHE.get(s)
         if have is not None:
-            _FD_CACHE.move_to_end(s)
+            FD_CACHE.move_to_end(s)
     if have is not None and have.size > lmax:
         return have[: lmax + 1]
     top = -1 if have is None else have.size - 1  # rows 0..top are known
@@ -533,16 +540,17 @@ def _log_forward_differences_gaussian(s: float, lmax: int) -> np.ndarray:
         out[first::2] = forward_difference_rows(s, np.arange(first, lmax + 1, 2, dtype=float))
     out.setflags(write=False)
     with _FD_LOCK:
-        _FD_CACHE[s] = out
-        _FD_CACHE.move_to_end(s)
-        while len(_FD_CACHE) > _FD_CACHE_SIZE:
-            _FD_CACHE.popitem(last=False)
+        FD_CACHE[s] = out
+        FD_CACHE.move_to_end(s)
+        while len(FD_CACHE) > FD_CACHE_SIZE:
+            FD_CACHE.popitem(last=False)
     return out
 
 
-#: the forward differences of the last _FD_CACHE_SIZE noise multipliers (:func:`_log_forward_differences_gaussian`)
-_FD_CACHE: "collections.OrderedDict[float, np.ndarray]" = collections.OrderedDict()
-_FD_CACHE_SIZE = 64
+#: the forward differences of the last FD_CACHE_SIZE noise multipliers (:func:`log_forward_differences_gaussian`)
+FD_CACHE: "collections.OrderedDict[float, np.ndarray]" = collections.OrderedDict()
+#: how many noise multipliers :data:`FD_CACHE` keeps (least recently used first out)
+FD_CACHE_SIZE = 64
 _FD_LOCK = threading.Lock()
 
 
@@ -684,7 +692,7 @@ def rdp_without_replacement_gaussian(orders: ArrayLike, noise_multiplier: float,
 
     Wang, Balle & Kasiviswanathan 2018 (arXiv 1808.00087), the Gaussian-specific Thm 27 (which refines
     Thm 9): for integer alpha >= 2, with eps(j) = j/(2 s^2) and Delta^l the l-th forward difference at 0
-    of x -> e^{(x-1) eps(x)} (:func:`_log_forward_differences_gaussian`),
+    of x -> e^{(x-1) eps(x)} (:func:`log_forward_differences_gaussian`),
         rdp(alpha) = 1/(alpha-1) ln(1 + q^2 C(alpha,2) min{4(e^{eps(2)} - 1), 2 e^{eps(2)}}
               + sum_{j=3..alpha} q^j C(alpha,j) min{4 sqrt(Delta^{2 floor(j/2)} Delta^{2 ceil(j/2)}), 2 e^{(j-1) eps(j)}}).
     The second entry of each min is Thm 9's term, so this is never above Thm 9 (the full sum over
@@ -724,7 +732,7 @@ def rdp_without_replacement_gaussian_unchecked(orders: np.ndarray, noise_multipl
     two_s2 = 2.0 * s * s
     log_term2, _ = _thm9_coefficients(2.0 / two_s2, math.inf)
     top = int(min(THM27_MAX_ORDER, np.ceil(a.max())))
-    log_delta = _log_forward_differences_gaussian(s, 2 * ((top + 1) // 2) + 2)
+    log_delta = log_forward_differences_gaussian(s, 2 * ((top + 1) // 2) + 2)
 
     def log_higher(j: np.ndarray) -> np.ndarray:  # min{4 sqrt(D_lo D_hi), 2 e^{(j-1) j/(2 s^2)}}
         thm9 = (j - 1.0) * j / two_s2 + _LOG2
@@ -872,10 +880,3 @@ def _rdp_gpope_b2_paper(orders: np.ndarray, noise_multiplier: float, sample_rate
     a, s, q = orders, noise_multiplier, sample_rate
     log_x = np.log(a) + np.log(a - 1.0) + 2.0 * math.log(q) - _LOG2 + _gpope_min_term(s)
     return np.logaddexp(0.0, log_x) / (a - 1.0)
-
-
-# private spellings of the kernels above, kept for privcal.calibrators.gpope
-_rdp_poisson_gaussian = rdp_poisson_gaussian_unchecked
-_rdp_without_replacement_gaussian = rdp_without_replacement_gaussian_unchecked
-_rdp_without_replacement_gaussian_thm9 = rdp_without_replacement_gaussian_thm9_unchecked
-_forward_difference_rows = forward_difference_rows  # kept for tests/test_gpope_calibration.py

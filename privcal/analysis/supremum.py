@@ -481,9 +481,3 @@ def _thm5_failure(k: float, beta: float, sigma: float, resets: int, *, actions: 
     if p >= 1.0:
         return 1.0
     return min(1.0, -math.expm1(resets * actions * math.log1p(-p)))
-
-
-# Private spellings still read by privcal.calibrators.dpq (the same objects as the public names above); they go
-# once it calls the public names.
-_thm5_condition_paper = thm5_condition_paper_unchecked
-_thm5_failure_e3_paper = thm5_failure_e3_paper_unchecked

@@ -10,7 +10,7 @@ profile: a row is flagged where a closed form's sigma does not in fact give (eps
 * ``gaussian`` (:func:`gaussian_table`) — ``steps`` releases of a Gaussian mechanism with L2 sensitivity
   ``sensitivity``.
 
-Every accountant column is calibrated by that accountant's own method (``Accountant._sigma_for``). The
+Every accountant column is calibrated by that accountant's own method (``Accountant.sigma_for_unchecked``). The
 result type is :mod:`privcal.calibrators.table_model`; :mod:`privcal.calibrators.table` re-exports this
 module's public names.
 """
@@ -107,10 +107,10 @@ def _accountant_sigma(
     hint: Optional[float] = None,
 ) -> float:
     """Sigma of ``steps`` unsubsampled Gaussian releases under ``accountant``, by its own calibration
-    (``Accountant._sigma_for``; validated inputs), or inf when it cannot reach the target."""
+    (``Accountant.sigma_for_unchecked``; validated inputs), or inf when it cannot reach the target."""
     releases = Releases._unchecked(sensitivity, steps, 1.0, "poisson", Neighbouring.ADD_REMOVE)
     try:
-        return accountant()._sigma_for(releases, epsilon, delta, sigma_hint=hint, rtol=TABLE_RTOL)
+        return accountant().sigma_for_unchecked(releases, epsilon, delta, sigma_hint=hint, rtol=TABLE_RTOL)
     except InfeasibleError:
         return math.inf
 
@@ -174,7 +174,7 @@ def _rows(
                 at, own_delta, reference, own_floor = dict(steps=steps, sensitivity=sensitivity), delta, exact, floor
             ratios[key] = sigma / reference
             if _COLUMNS[key].checked and math.isfinite(sigma):
-                exact_eps[key] = composition._epsilon_composed_exact(sigma, own_delta, **at)
+                exact_eps[key] = composition.epsilon_composed_exact_unchecked(sigma, own_delta, **at)
                 if own_floor is not None and sigma < own_floor:
                     below.append(key)
         insufficient = tuple(k for k, e in exact_eps.items() if e > eps)
@@ -233,9 +233,9 @@ def dpq_table(
 
     def paper(eps):
         return {
-            "thm5_proof": composition._thm5_sigma_proof_paper(eps, delta, steps=t_prime, sensitivity=sensitivity),
-            "thm5_statement": composition._thm5_sigma_statement_paper(eps, delta, steps=t_prime, c=c),
-            "kov_quoted": composition._sigma_kov_quoted_paper(eps, delta, steps=t_prime, sensitivity=sensitivity),
+            "thm5_proof": composition.thm5_sigma_proof_paper_unchecked(eps, delta, steps=t_prime, sensitivity=sensitivity),
+            "thm5_statement": composition.thm5_sigma_statement_paper_unchecked(eps, delta, steps=t_prime, c=c),
+            "kov_quoted": composition.sigma_kov_quoted_paper_unchecked(eps, delta, steps=t_prime, sensitivity=sensitivity),
         }
 
     v = rkhs_sensitivity.v_parameter_unchecked(lr, k, batch_size)
@@ -348,8 +348,8 @@ def gaussian_table(
 
     def paper(eps):
         return {
-            "thm5_proof": composition._thm5_sigma_proof_paper(eps, delta, steps=steps, sensitivity=sensitivity),
-            "kov_quoted": composition._sigma_kov_quoted_paper(eps, delta, steps=steps, sensitivity=sensitivity),
+            "thm5_proof": composition.thm5_sigma_proof_paper_unchecked(eps, delta, steps=steps, sensitivity=sensitivity),
+            "kov_quoted": composition.sigma_kov_quoted_paper_unchecked(eps, delta, steps=steps, sensitivity=sensitivity),
         }
 
     cols = tuple(_kov_column(steps) if key == "kov" else _COLUMNS[key]

@@ -221,8 +221,8 @@ def _evaluate_valid(epsilon, delta, samples, batch_size, resets, actions, update
     d = math.sqrt(actions * rkhs.restarted_release_sensitivity_squared_unchecked(update_clip, update_lipschitz, beta))
     releases = Releases._unchecked(d, updates, 1.0, "poisson", Neighbouring.ADD_REMOVE)
     if sigma is None:
-        sigma = ExactAccountant()._sigma_for(releases, epsilon, delta)
-    eps_comp = ExactAccountant()._compose(releases.event(sigma))._epsilon(delta)
+        sigma = ExactAccountant().sigma_for_unchecked(releases, epsilon, delta)
+    eps_comp = ExactAccountant().compose_unchecked(releases.event(sigma)).epsilon_unchecked(delta)
     conditions = {
         "composition: exact epsilon <= target": bool(eps_comp <= epsilon),
         "fresh noise for every release (J = floor(T/B))": bool(resets == updates),
@@ -267,7 +267,7 @@ def paper_sigma_unchecked(epsilon: float, delta_comp: float, k: float, samples: 
         sigma = sqrt(2 (T/B) ln(e + epsilon/delta)) C / epsilon with C = (v^2 + v) L^2.
     """
     c = rkhs.update_sensitivity_squared_paper_unchecked(lr, k, batch_size, lipschitz)
-    return composition._thm5_sigma_statement_paper(epsilon, delta_comp, steps=samples / batch_size, c=c)
+    return composition.thm5_sigma_statement_paper_unchecked(epsilon, delta_comp, steps=samples / batch_size, c=c)
 
 
 def _evaluate_paper(epsilon, delta, k, samples, batch_size, lr, lipschitz, resets, actions, sigma=None):
@@ -341,7 +341,7 @@ def calibrate(
     added to each released Q-function of DP Q-learning with functional noise. With ``variant="valid"``
     every update starts from the released function, so the sensitivity of every release comes from the
     update clip c and slope clip l that the agent certifies (sup <= 2c, Lip <= 2l, Lemma 6), the U x m
-    releases are composed exactly (``ExactAccountant._sigma_for``) at the whole ``delta``, beta = l / c
+    releases are composed exactly (``ExactAccountant.sigma_for_unchecked``) at the whole ``delta``, beta = l / c
     minimises the sensitivity, and no noise bound k is needed; J must equal floor(T/B). With ``variant="paper"`` sigma is the statement
     form of Thm 5 (``composition.thm5_sigma_statement_paper``) with the smallest integer k meeting the
     paper's conditions (not a valid guarantee). Every condition is re-checked after the search.

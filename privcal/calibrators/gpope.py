@@ -274,7 +274,7 @@ def rdp_per_iteration(
     Raises:
         ValueError: an argument is outside its range.
     """
-    orders = rdp._orders(orders)
+    orders = rdp.check_orders(orders)
     sigma = V.positive("sigma", sigma)
     m = V.positive_int("trajectories", trajectories)
     neighbouring = _relation(neighbouring, adjacency)
@@ -285,8 +285,8 @@ def _rdp_per_iteration(orders: np.ndarray, sigma: float, *, trajectories: int, n
     """:func:`rdp_per_iteration` for validated inputs."""
     s = sigma / priced_per_clip(neighbouring, trajectories)
     if neighbouring == "add_remove":
-        return subsampling._rdp_poisson_gaussian(orders, s, 1.0 / trajectories)
-    return subsampling._rdp_without_replacement_gaussian(orders, s, 1.0 / trajectories)
+        return subsampling.rdp_poisson_gaussian_unchecked(orders, s, 1.0 / trajectories)
+    return subsampling.rdp_without_replacement_gaussian_unchecked(orders, s, 1.0 / trajectories)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -646,7 +646,7 @@ class Thm9Accountant(RDPAccountant):
             nm = _innermost(event.event).noise_multiplier
             if math.isinf(nm):  # no information released
                 return np.zeros_like(orders)
-            return subsampling._rdp_without_replacement_gaussian_thm9(orders, nm, event.sample_rate)
+            return subsampling.rdp_without_replacement_gaussian_thm9_unchecked(orders, nm, event.sample_rate)
         return super()._subsampled_rdp(event, orders)
 
 
@@ -693,7 +693,7 @@ def valid_epsilon_unchecked(sigma: float, delta: float, trajectories: int, itera
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        return RDPAccountant()._compose(gpope_event(sigma, trajectories, iterations, neighbouring))._epsilon(delta)
+        return RDPAccountant().compose_unchecked(gpope_event(sigma, trajectories, iterations, neighbouring)).epsilon_unchecked(delta)
 
 
 #: The accountant that owns each accountant-priced bound's calibration, and the relation it is priced
@@ -722,7 +722,7 @@ def calibrate_report(
     What it calibrates: the noise scale sigma of GPOPE Algorithm 1 (noise clip * N(0, sigma^2 I)) for a
     target (epsilon, delta) under ``bound`` (see :func:`calibrate`). The accountant-priced bounds
     ("rdp", "pld", "thm9", "lemma1") reach their accountant's calibration through its one method
-    ``Accountant._sigma_for`` (RDP: the windowed order search; PLD: its secant on a fixed grid);
+    ``Accountant.sigma_for_unchecked`` (RDP: the windowed order search; PLD: its secant on a fixed grid);
     "best" (the default) runs "rdp" and "pld" and keeps the smaller sigma, and ``accountant`` says
     which one gave it; "theorem1" and "theorem1_paper" are closed forms. The answer is then priced by a
     valid accountant (``valid_epsilon``: PLD's certified upper bound when PLD priced it, else RDP's).
@@ -797,7 +797,7 @@ def calibrate_report_unchecked(
     if name == "pld" and last is not None and last[0] == sigma:
         valid_eps = last[1]  # the calibration's last evaluation at this sigma: a certified upper end
     elif name == "pld":
-        valid_eps = ACCOUNTANTS["pld"]()._compose(gpope_event(sigma, m, n, neighbouring))._epsilon(d)
+        valid_eps = ACCOUNTANTS["pld"]().compose_unchecked(gpope_event(sigma, m, n, neighbouring)).epsilon_unchecked(d)
     else:
         valid_eps = valid_epsilon_unchecked(sigma, d, m, n, neighbouring)
     if not valid and valid_eps > e:
@@ -859,7 +859,7 @@ def epsilon_at_unchecked(sigma: float, delta: float, *, iterations: int, traject
     accountant, _ = _ACCOUNTANT_BOUNDS[bound]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", GridEdgeWarning)
-        return accountant()._compose(gpope_event(sigma, trajectories, iterations, "replace_one"))._epsilon(delta)
+        return accountant().compose_unchecked(gpope_event(sigma, trajectories, iterations, "replace_one")).epsilon_unchecked(delta)
 
 
 def _calibrated(e: float, d: float, n: int, m: int, bound: str, neighbouring: str):
@@ -887,7 +887,7 @@ def _calibrated(e: float, d: float, n: int, m: int, bound: str, neighbouring: st
             accountant, _ = _ACCOUNTANT_BOUNDS[key]
             try:
                 used[key] = accountant()
-                found[key] = used[key]._sigma_for(_releases(m, n, priced), e, d, sigma_hint=hint(key))
+                found[key] = used[key].sigma_for_unchecked(_releases(m, n, priced), e, d, sigma_hint=hint(key))
             except (InfeasibleError, MemoryLimitError, MemoryError) as exc:  # or a PLD grid beyond its cap
                 if key == _BEST_OF[-1] and not found:
                     raise
@@ -899,7 +899,7 @@ def _calibrated(e: float, d: float, n: int, m: int, bound: str, neighbouring: st
     elif bound in _ACCOUNTANT_BOUNDS:
         accountant, priced_under = _ACCOUNTANT_BOUNDS[bound]
         acc = accountant()
-        sigma = acc._sigma_for(_releases(m, n, priced_under or priced), e, d, sigma_hint=hint(bound))
+        sigma = acc.sigma_for_unchecked(_releases(m, n, priced_under or priced), e, d, sigma_hint=hint(bound))
         name = accountant.name
         last = getattr(acc, "calibrated", None)
     elif bound == "theorem1":

@@ -104,7 +104,7 @@ def gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: int
     # target) the realisable pair's binned lower bound; the other upper end and the PLD's refined bracket only
     # where they leave the target undecided. A target certified by an upper end needs no lower end: 0 (trivially
     # valid) stands.
-    acc = PLDAccountant()._compose(event)
+    acc = PLDAccountant().compose_unchecked(event)
     try:
         upper = float(acc.pld.unchecked_probe_epsilon(delta))
     except MemoryLimitError:
@@ -210,7 +210,7 @@ GPOPE_EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0).
                     # sensitivity only, so its sigma at sensitivity h is the "rdp" column's (2h) halved
                     sigmas[key] = sigmas["rdp"] / gpope.SENSITIVITY_PER_CLIP["replace_one"]
                 elif kw is None:
-                    sigmas[key] = RDPAccountant()._sigma_for(
+                    sigmas[key] = RDPAccountant().sigma_for_unchecked(
                         Releases._unchecked(1.0, n, 1.0 / m, "without_replacement", Neighbouring.REPLACE_ONE), eps, delta)
                 else:
                     sigmas[key] = gpope.calibrate_sigma_unchecked(eps, delta, **setting, **kw)

@@ -48,10 +48,3 @@ __all__ = [
     "DPQ_DEFAULTS", "DEFAULT_EPSILONS", "GPOPE_DEFAULTS", "GPOPE_EPSILONS", "MAX_EPSILON", "DPQTableSettings",
     "TABLE_RTOL", "validated_epsilons", "gpope_bracket", "known_lower", "VERDICT_GRIDS", "PRINTED_GRIDS",
 ]
-
-# Private spellings still read by tests/test_gpope_calibration.py (the same objects as the public names above);
-# they go once it reads the public names.
-_gpope_bracket = gpope_bracket
-_known_lower = known_lower
-_PRINTED_GRIDS = PRINTED_GRIDS
-_VERDICT_GRIDS = VERDICT_GRIDS

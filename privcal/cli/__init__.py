@@ -23,7 +23,7 @@ from ..errors import PrivcalError, UnsupportedEventError
 from . import out as _out
 from .progress import Working
 
-__all__ = ["main", "build_parser", "answered", "bracket_line", "show_warning"]
+__all__ = ["main", "build_parser", "answered", "bracket_line", "show_warning", "glue_negative_values"]
 
 FORMATS = ("text", "markdown", "csv", "json")
 
@@ -195,9 +195,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _add_train_agents(agents) -> None:
     """Agents register here; each module provides add_parser(subparsers) and run(args) -> int."""
-    from . import dpq, gpope, pucb, ucbvi
+    from . import dpq, gpope, pucb, toytext, ucbvi
 
-    for module in (dpq, gpope, pucb, ucbvi):
+    for module in (dpq, gpope, pucb, toytext, ucbvi):
         module.add_parser(agents)
 
 
@@ -654,9 +654,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 _NEGATIVE_VALUE = re.compile(r"^-(\d|\.\d|inf|nan)", re.IGNORECASE)
 
 
-def _glue_negative_values(argv: Sequence[str]) -> list[str]:
+def glue_negative_values(argv: Sequence[str]) -> list[str]:
     """``--flag -1e-5`` as ``--flag=-1e-5``, so that a negative value reaches the flag's range check (argparse
-    reads "-1e-5" as an unknown option and says "expected one argument")."""
+    reads "-1e-5" as an unknown option and says "expected one argument"); what ``main`` parses.
+
+    Args:
+        argv: the command line's arguments, without the program name.
+
+    Returns:
+        The same arguments, each negative number after a ``--flag`` joined to it with ``=``.
+    """
     out: list[str] = []
     for token in argv:
         if out and _NEGATIVE_VALUE.match(token) and out[-1].startswith("--") and "=" not in out[-1]:
@@ -672,7 +679,7 @@ def _main(argv) -> int:
     try:
         if argv[:1] == ["--version"] and len(argv) > 1:  # argparse prints the version and ignores the rest
             raise _UsageError(f"privcal: error: --version takes no other argument, got {' '.join(argv[1:])!r}")
-        args = parser.parse_args(_glue_negative_values(argv))
+        args = parser.parse_args(glue_negative_values(argv))
         if os.environ.get("PRIVCAL_READY") == "1":  # a readiness line for tests that interrupt a run
             print("privcal: ready", file=sys.stderr, flush=True)
         if args.command is None:  # usage is an error's company: stderr, exit 2

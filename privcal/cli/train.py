@@ -7,7 +7,7 @@ policy or predictor (the uniformly random policy; the zero predictor theta = 0).
 reference lines by ``--plot FILE``.
 
 ``--seeds 0-19`` (or ``0,1,5``, or ``0-4,9``) trains one run per seed, in parallel as ``privcal frontier`` does
-(``--n-jobs``, ``--backend``, ``--scheduler``; ``privcal.rl._parallel.run_trials``), and reports the per-seed
+(``--n-jobs``, ``--backend``, ``--scheduler``; ``privcal.rl.parallel.run_trials``), and reports the per-seed
 results, their mean, the 95 % Student-t interval and the seed-level verdict against the trivial reference
 (``privcal.rl.verdict.summarize_seeds``) in every format, with the privacy unit, the user-level epsilon where
 the unit is finer than the user, and the references. Each agent module gives ``compute(args, fmt)`` (one
@@ -59,7 +59,7 @@ def check_output_flags(args: argparse.Namespace) -> str:
     if args.plot is not None:
         from privcal import plot
 
-        plot._pyplot()  # a clear ImportError now, not after training
+        plot.pyplot()  # a clear ImportError now, not after training
         plot.check_path(args.plot)
     return fmt
 
@@ -255,7 +255,7 @@ def run_seeds(args: argparse.Namespace, module: str, fmt: str, seeds: Sequence[i
     import importlib
     import time
 
-    from privcal.rl._parallel import run_trials
+    from privcal.rl.parallel import run_trials
     from privcal.rl.verdict import summarize_seeds
 
     mod = importlib.import_module(module)

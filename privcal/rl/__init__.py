@@ -19,7 +19,7 @@ module of the same name in ``privcal.cli``), and the pieces they share. Submodul
   private selection learner (the episode unit); it uses ``pucb.tabular`` and ``dpq.select``.
 * shared (they import no family): ``envs`` (the interval environment, also its random-peak variant),
   ``mlp`` (the Lipschitz MLP), ``units`` (privacy units: what one neighbouring change is), ``verdict``
-  (beats / does not beat / cannot tell the trivial reference), ``_parallel`` (the parallel runner of
+  (beats / does not beat / cannot tell the trivial reference), ``parallel`` (the parallel runner of
   every sweep); the progress bar is the command line's (``privcal.cli.progress``).
 * all three families: ``frontier`` (privacy-utility frontier, valid and paper calibrations side by side).
 

@@ -5,7 +5,7 @@ in ``privcal.rl.frontier_stats``, the result type in ``privcal.rl.frontier_resul
 ``privcal.rl.frontier_plot``. Every public name of those modules is importable from here.
 
 :func:`frontier` sweeps the target epsilon and the amount of data for one agent, trains a few seeds per
-point in parallel (:func:`privcal.rl._parallel.run_trials`: all local cores by default, or a Dask
+point in parallel (:func:`privcal.rl.parallel.run_trials`: all local cores by default, or a Dask
 cluster), and reports per point the mean and standard deviation of the utility over seeds beside two
 references at the same amount of data: the **trivial** policy or predictor, which any useful method must
 beat, and the **non-private** baseline (the same learner without noise). Each point says whether it
@@ -87,7 +87,7 @@ import numpy as np
 
 from privcal import _validate as V
 from privcal.errors import InfeasibleError
-from privcal.rl._parallel import check_engine, run_trials_unchecked
+from privcal.rl.parallel import check_engine, run_trials_unchecked
 from privcal.rl.frontier_plot import method_label, panels, plot_frontier
 from privcal.rl.frontier_result import (COVERS_USER, PAIRED_NOTE, UNITS, USER_UNITS, VARIANT_ORDER, Frontier,
                                         FrontierPoint)

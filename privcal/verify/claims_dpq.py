@@ -50,7 +50,7 @@ def _bias_only_net(actions=2):
 
 
 def one_update(net, batch, shift, lr, gamma=0.5, released=None):
-    """A copy of ``net`` after one agent update (``dpq_agent._update``) on ``batch`` with rewards + shift.
+    """A copy of ``net`` after one agent update (``dpq_agent.sgd_update``) on ``batch`` with rewards + shift.
 
     ``released`` (callable state -> values per action) replaces Q + g in the targets and the loss when
     given (the released function of an earlier update); by default the batch's own noise values are used.
@@ -76,8 +76,8 @@ def one_update(net, batch, shift, lr, gamma=0.5, released=None):
         g_now = released(batch["s"])[np.arange(batch["s"].size), batch["a"]] - net(batch["s"][:, None])[
             np.arange(batch["s"].size), batch["a"]]
         g_next = released(batch["s2"]) - net(batch["s2"][:, None])
-    dpq_agent._update("dpq", out, hp, batch["s"], batch["a"], batch["r"] + shift, batch["s2"], g_now, g_next,
-                      np.zeros(batch["s"].size, dtype=bool), gamma, None, None)
+    dpq_agent.sgd_update("dpq", out, hp, dpq_agent.Minibatch(batch["s"], batch["a"], batch["r"] + shift, batch["s2"],
+                                                             g_now, g_next, np.zeros(batch["s"].size, dtype=bool)))
     return out
 
 
@@ -182,37 +182,19 @@ def _noise_reuse(ctx) -> Outcome:
 
 
 def _snapshots(hp, shift, seed, dense):
-    """Q_j on ``dense`` for j = 0..U of a certified run (dpq_agent._loop with its own network)."""
+    """Q_j on ``dense`` for j = 0..U of a certified run (``dpq_agent.train_unchecked`` on its own network)."""
     from privcal.rl.dpq import agent as dpq_agent
+    from privcal.rl.envs import ShiftedRewardIntervalEnv
 
-    streams = dpq_agent._Streams(*dpq_agent._streams(seed))
-    env = _ShiftedInterval(shift)
-    net = dpq_agent.LipschitzMLP((1, *hp.hidden, 2), lipschitz=hp.lipschitz, activation=hp.activation,
-                                 seed=streams.net, output_scale=hp.output_scale)
+    net = dpq_agent.initial_network(hp, 2, seed)
     snaps = {0: net(dense)}
 
     def progress(done, total):
         snaps.setdefault(done // hp.batch_size, net(dense))
 
-    res = dpq_agent._loop(dpq_agent._Noise("dpq", 0.3, 30.0, hp.updates), hp, net, env, streams, progress)
+    res = dpq_agent.train_unchecked("dpq", hp=hp, sigma=0.3, beta=30.0, resets=hp.updates, seed=seed,
+                                    env=ShiftedRewardIntervalEnv(shift), progress=progress, net=net)
     return res, np.array([snaps[j] for j in range(hp.updates + 1)])
-
-
-class _ShiftedInterval:
-    """The interval task with reward r + shift(s', a) (a neighbouring reward function when |shift| <= 1)."""
-
-    def __init__(self, shift):
-        from privcal.rl.envs import IntervalEnv
-
-        self.env, self.shift = IntervalEnv(), shift
-        self.action_space, self.observation_space = self.env.action_space, self.env.observation_space
-
-    def reset(self, **kw):
-        return self.env.reset(**kw)
-
-    def step(self, action):
-        obs, r, term, trunc, info = self.env.step(action)
-        return obs, r + self.shift(float(obs[0]), int(action)), term, trunc, info
 
 
 _SHIFTS = {

@@ -987,14 +987,6 @@ def sgd_update(method: str, net: LipschitzMLP, hp: Hyperparameters, batch: Minib
     return int(net._step(grads, hp.lr) != 1.0)
 
 
-def _update(method, net, hp, bs, ba, br, bs2, bg, bg2, bterm, gamma, sigma, mech_rng) -> int:
-    """:func:`sgd_update` on the seven arrays of a batch (``gamma`` must equal ``hp.gamma``); the caller in
-    ``privcal.verify.claims_dpq`` moves to :func:`sgd_update`, then this goes."""
-    if gamma != hp.gamma:
-        raise ValueError(f"gamma must equal hp.gamma = {hp.gamma!r}, got {gamma!r}")
-    return sgd_update(method, net, hp, Minibatch(bs, ba, br, bs2, bg, bg2, bterm), sigma, mech_rng)
-
-
 def certified_update(net: LipschitzMLP, hp: Hyperparameters, batch: Minibatch, cached: list, cert: dict) -> int:
     """One certified step of Algorithm 1 (valid analysis): :func:`certified_step` on the batch gradient.
 

@@ -18,7 +18,7 @@ r"""Experiments of Wang & Hegde 2019, Sec. 4 (Figures 1 and 2) and a Monte Carlo
 
 Settings (:data:`SETTINGS`): ``"fast"`` (CI and notebooks: T = 2000, 3 seeds) and ``"full"`` (the
 paper's T = 5000, 10 seeds). Runs over seeds and configurations go through
-``privcal.rl._parallel`` (all local cores by default, one BLAS thread per worker; ``backend="dask"``
+``privcal.rl.parallel`` (all local cores by default, one BLAS thread per worker; ``backend="dask"``
 with a ``scheduler`` address runs them on a Dask cluster); without joblib they run sequentially.
 Every run is seeded by its arguments; the same call gives the same curves on any engine.
 """
@@ -36,7 +36,7 @@ from privcal import _rng
 from privcal import _validate as V
 from privcal.errors import InfeasibleError
 from privcal.rl.dpq import agent as dpq_agent
-from privcal.rl._parallel import run_trials_unchecked, check_engine
+from privcal.rl.parallel import run_trials_unchecked, check_engine
 from privcal.rl.dpq.agent import PAPER_E3, Hyperparameters, check_gamma
 
 __all__ = [
@@ -268,10 +268,10 @@ def figure1(setting: str = "fast", *, sigmas: Optional[Iterable[float]] = None,
         resets: values of J, each dividing U = floor(T/B); default (1, U) (one path for the whole
             run, a new path every update).
         seeds: int seeds (one run each); default the setting's.
-        n_jobs: parallel jobs (``privcal.rl._parallel.run_trials``): an int >= 1, -1 (all local cores,
+        n_jobs: parallel jobs (``privcal.rl.parallel.run_trials``): an int >= 1, -1 (all local cores,
             default) or None (joblib's configured backend).
         hp: the learner; default :func:`hyperparameters` of ``setting``.
-        backend: None (default: joblib's configured backend), "local" or "dask" (``privcal.rl._parallel``).
+        backend: None (default: joblib's configured backend), "local" or "dask" (``privcal.rl.parallel``).
         scheduler: the Dask scheduler address with ``backend="dask"``, e.g. "tcp://host:8786"; default None.
 
     Returns:
@@ -317,7 +317,7 @@ def figure2(epsilon: float, version: str = "valid", setting: str = "fast", *, de
         seeds: int seeds (one run each); default the setting's.
         n_jobs: parallel jobs: an int >= 1, -1 (all local cores, default) or None (joblib's backend).
         hp: the learner; default :func:`hyperparameters` of ``setting``.
-        backend: None (default), "local" or "dask" (``privcal.rl._parallel``).
+        backend: None (default), "local" or "dask" (``privcal.rl.parallel``).
         scheduler: the Dask scheduler address with ``backend="dask"``; default None.
 
     Returns:

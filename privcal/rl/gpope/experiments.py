@@ -28,7 +28,7 @@ HIV: 100 / 1 000). Each trial draws its own private data set; every random numbe
 stream keyed by (figure, m, trial) under ``seed`` (``SeedSequence([seed, ...])``, through
 ``privcal._rng``), so results do not depend on the execution order or backend.
 
-Parallelism: trials run through :func:`privcal.rl._parallel.run_trials`: by default on all local cores
+Parallelism: trials run through :func:`privcal.rl.parallel.run_trials`: by default on all local cores
 (``n_jobs=-1``) with whatever backend :func:`joblib.parallel_config` selects (loky processes when none
 is), one BLAS thread per worker. ``backend="dask", scheduler="tcp://host:8786"`` runs them on a Dask
 distributed cluster (the ``dask`` extra; privcal installed on every worker); any other joblib backend
@@ -58,7 +58,7 @@ from numpy.typing import ArrayLike
 
 from privcal import _rng as R
 from privcal import _validate as V
-from privcal.rl._parallel import run_trials_unchecked, check_engine, run_trials
+from privcal.rl.parallel import run_trials_unchecked, check_engine, run_trials
 from privcal.rl.gpope import agent as gpope_agent
 from privcal.calibrators import gpope as _gpope_calibrator
 from privcal.rl.gpope.agent import PAPER_BOUND, VALID_BOUND
@@ -454,7 +454,7 @@ def figure1a(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = -
 
     Args:
         setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
-        n_jobs: parallel trials (``privcal.rl._parallel.run_trials``): an int >= 1, -1 (all cores or
+        n_jobs: parallel trials (``privcal.rl.parallel.run_trials``): an int >= 1, -1 (all cores or
             workers) or None (joblib's configured default); default -1.
         seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
         epsilon: target epsilon, in (0, inf); default 0.1 (the paper's).
@@ -484,7 +484,7 @@ def figure1b(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = -
 
     Args:
         setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
-        n_jobs: parallel trials (``privcal.rl._parallel.run_trials``): an int >= 1, -1 (all cores or
+        n_jobs: parallel trials (``privcal.rl.parallel.run_trials``): an int >= 1, -1 (all cores or
             workers) or None (joblib's configured default); default -1.
         seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
         epsilon: target epsilon, in (0, inf); default 0.1 (the paper's).
@@ -512,7 +512,7 @@ def figure2(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = -1
 
     Args:
         setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
-        n_jobs: parallel trials (``privcal.rl._parallel.run_trials``): an int >= 1, -1 (all cores or
+        n_jobs: parallel trials (``privcal.rl.parallel.run_trials``): an int >= 1, -1 (all cores or
             workers) or None (joblib's configured default); default -1.
         seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
         epsilon: target epsilon, in (0, inf); default 0.1 (the paper's).
@@ -546,7 +546,7 @@ def figure3(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = -1
 
     Args:
         setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
-        n_jobs: parallel trials (``privcal.rl._parallel.run_trials``): an int >= 1, -1 (all cores or
+        n_jobs: parallel trials (``privcal.rl.parallel.run_trials``): an int >= 1, -1 (all cores or
             workers) or None (joblib's configured default); default -1.
         seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
         delta: target delta, in (0, 1); default 1e-5.
@@ -579,7 +579,7 @@ def figure4(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = -1
 
     Args:
         setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
-        n_jobs: parallel trials (``privcal.rl._parallel.run_trials``): an int >= 1, -1 (all cores or
+        n_jobs: parallel trials (``privcal.rl.parallel.run_trials``): an int >= 1, -1 (all cores or
             workers) or None (joblib's configured default); default -1.
         seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
         delta: target delta, in (0, 1); default 1e-5.

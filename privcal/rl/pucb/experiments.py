@@ -16,7 +16,7 @@ import numpy as np
 from privcal import _rng
 from privcal import _validate as V
 from privcal.analysis.counter_bounds import accept_old_beta
-from privcal.rl._parallel import run_trials_unchecked, check_engine
+from privcal.rl.parallel import run_trials_unchecked, check_engine
 from privcal.rl.pucb.agent import (BUDGET_SPLITS, UNKNOWN_RULES, check_counter_noise, check_error_bound,
                              run_pucb_unchecked)
 from privcal.rl.pucb.tabular import TabularMDP, backward_induction, random_mdp_unchecked, river_swim_unchecked
@@ -202,7 +202,7 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
             default None.
         progress: called as ``progress(done, total)`` with episodes done over all runs (after every
             episode when the runs are sequential, after every run otherwise); default None.
-        n_jobs: parallel runs (``privcal.rl._parallel.run_trials``): an int >= 1 (1: in this process,
+        n_jobs: parallel runs (``privcal.rl.parallel.run_trials``): an int >= 1 (1: in this process,
             one after the other), -1 (all cores or workers) or None (joblib's configured default);
             default -1. The result does not depend on it (each run is seeded by its own seed).
         backend: None (joblib's configured backend, default), "local" (loky processes) or "dask".

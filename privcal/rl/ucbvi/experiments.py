@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from privcal import _validate as V
-from privcal.rl._parallel import check_engine, run_trials_unchecked
+from privcal.rl.parallel import check_engine, run_trials_unchecked
 from privcal.rl.pucb.agent import run_pucb_unchecked
 from privcal.rl.pucb.experiments import unchecked_make_mdp
 from privcal.rl.pucb.tabular import TabularMDP, backward_induction, uniform_policy_return
@@ -168,7 +168,7 @@ def regret_experiment(environment: str = "random", *, setting: str = "fast",
         delta: JDP delta in (0, 1) with Gaussian counters (default 1e-5); must be None with Laplace counters.
         failure_probability: beta of both agents, in (0, 1); default 0.1.
         horizon: FrozenLake's horizon (``make_environment``); default None.
-        n_jobs: parallel runs (``privcal.rl._parallel``): 1 (default, in this process), an int, or -1 (all cores).
+        n_jobs: parallel runs (``privcal.rl.parallel``): 1 (default, in this process), an int, or -1 (all cores).
 
     Returns:
         A list of :class:`RegretCell`, in the order methods x epsilons.

@@ -26,7 +26,7 @@ def replay_curves(sigmas: Iterable[float] = PAPER_SIGMAS, seeds: Iterable[int] =
                   config: Optional[ReplayConfig] = None, n_jobs: Optional[int] = -1) -> dict:
     """Figure 1 as the authors' loop draws it: per sigma, every seed's episode returns.
 
-    Runs go through ``privcal.rl._parallel.run_trials`` (joblib, configured backend); every run is
+    Runs go through ``privcal.rl.parallel.run_trials`` (joblib, configured backend); every run is
     seeded by its own int seed, so the curves do not depend on ``n_jobs``.
 
     Args:
@@ -46,7 +46,7 @@ def replay_curves(sigmas: Iterable[float] = PAPER_SIGMAS, seeds: Iterable[int] =
     """
     from dataclasses import replace
 
-    from privcal.rl._parallel import run_trials
+    from privcal.rl.parallel import run_trials
 
     config = checked_config(config)
     sigmas = tuple(V.nonnegative("sigmas[i]", s) for s in sigmas)
