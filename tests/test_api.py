@@ -371,7 +371,7 @@ def test_best_falls_back_when_the_pld_grid_exceeds_its_memory_cap(monkeypatch):
     def refuse(self, delta):
         raise MemoryLimitError("the grid needs 9 GB, above memory_limit = 256 MiB: relax accuracy")
 
-    monkeypatch.setattr(PLDAccountant, "_epsilon", refuse)
+    monkeypatch.setattr(PLDAccountant, "epsilon_unchecked", refuse)
     r = privcal.epsilon_report(1.0, 1e-5, steps=100, sample_rate=0.01)
     assert r.accountant == "rdp" and r.epsilon == privcal.epsilon(1.0, 1e-5, steps=100, sample_rate=0.01, accountant="rdp")
     assert any(n.startswith("pld: the grid needs 9 GB") and n.endswith("; answered by rdp") for n in r.notes)

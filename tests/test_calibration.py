@@ -74,13 +74,13 @@ class _Liar(Accountant):
     def _add(self, event, count):
         self._sigma = event.noise_multiplier
 
-    def _epsilon(self, delta):
+    def epsilon_unchecked(self, delta):
         type(self).calls += 1
         if type(self).calls > type(self).honest:
             return 2.0
         return 0.5 if self._sigma >= 1.0 else 2.0
 
-    def _delta(self, epsilon):
+    def delta_unchecked(self, epsilon):
         return 0.0
 
 

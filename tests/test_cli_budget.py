@@ -50,7 +50,7 @@ SEARCH_EVALS = (1 + math.ceil(_DECADES / math.log(4)) + 1 + 100 + 2
 SECANT_EVALS = 2 + 40 + 60 + 1
 #: searches of one accountant's calibration: the PLD's rough secant, its rule-grid secant and the generic search
 #: it falls back to (3); RDP's coarse search on every sixth order, three searches around the optimal order and the
-#: plain search (5, ``RDPAccountant._sigma_for``).
+#: plain search (5, ``RDPAccountant.sigma_for_unchecked``).
 SEARCHES_PER_ACCOUNTANT = 5
 #: PLD evaluations outside a search: a certified bracket per answer, re-gridded at most _MAX_REFINE_BRACKET times
 BRACKETS_PER_ANSWER = 1 + _distribution._MAX_REFINE_BRACKET

@@ -253,7 +253,7 @@ def test_clt_slope_saves_rough_probes_and_answers_stay_feasible(monkeypatch):
 
         monkeypatch.setattr(PLD, "unchecked_probe_epsilon", probe)
         for eps in (0.1, 1.0, 2.0):
-            sigma = PLDAccountant()._sigma_for(_GPOPE_RELEASES, eps, 1e-5)
+            sigma = PLDAccountant().sigma_for_unchecked(_GPOPE_RELEASES, eps, 1e-5)
             assert PLDAccountant().compose(_GPOPE_RELEASES.event(sigma)).epsilon(1e-5) <= eps
         monkeypatch.setattr(PLD, "unchecked_probe_epsilon", original)
         counts[name] = len(rough)

@@ -161,7 +161,7 @@ def test_gpope_lead_only_calibrates_rdp_where_the_pld_has_no_answer(monkeypatch)
     def refuse(self, *args, **kwargs):
         raise MemoryLimitError("test: the PLD grid exceeds memory_limit")
 
-    monkeypatch.setattr(PLDAccountant, "_sigma_for", refuse)
+    monkeypatch.setattr(PLDAccountant, "sigma_for_unchecked", refuse)
     setting = dict(trajectories=100, iterations=1000)
     full = gpope_table([0.5, 2.0], **setting)
     lead = gpope_table([0.5, 2.0], **setting, lead_only=True)

@@ -462,13 +462,6 @@ def flatten_unchecked(event: Event, count: int = 1) -> list[tuple[Event, int]]:
     if isinstance(event, ComposedEvent):
         return [pair for e in event.events for pair in flatten_unchecked(e, count)]
     return [(event, count)]
-
-
-#: private spellings of the two kernels, kept for callers in pld_events and realisable
-_unwrap = unwrap_unchecked
-_flatten = flatten_unchecked
-
-
 def describe(event: Event, limit: int = 3) -> str:
     """``event`` as the user would have written it, for messages: ``PoissonSampledEvent(q, inner)`` for a Poisson
     add/remove release (not the ``SubsampledEvent(...)`` it is stored as), and a long history shortened to its

@@ -153,10 +153,20 @@ class PLDAccountant(Accountant):
         then may a lower end above a target prove that the target is not met."""
         return pld_events.realisable(self._ledger, self._relation)
 
-    def _epsilon(self, delta: float) -> float:
+    def epsilon_unchecked(self, delta: float) -> float:
+        """The certified upper epsilon at ``delta``, for ``delta`` already validated.
+
+        Args:
+            delta: target delta, in (0, 1) (trusted).
+        """
         return self.pld._epsilon(delta)
 
-    def _delta(self, epsilon: float) -> float:
+    def delta_unchecked(self, epsilon: float) -> float:
+        """The certified upper delta at ``epsilon``, for ``epsilon`` already validated.
+
+        Args:
+            epsilon: in [0, inf) (trusted).
+        """
         return self.pld._delta_bracket(epsilon)[1]
 
     def bracket(self, delta: float) -> tuple[float, float]:
@@ -191,8 +201,8 @@ class PLDAccountant(Accountant):
     #: last evaluation instead of recomputing it; None before
     calibrated: Optional[tuple] = None
 
-    def _sigma_for(self, releases: Releases, epsilon: float, delta: float, *, sigma_hint=None,
-                   rtol=1e-9) -> float:
+    def sigma_for_unchecked(self, releases: Releases, epsilon: float, delta: float, *,
+                            sigma_hint: Optional[float] = None, rtol: float = 1e-9) -> float:
         """Smallest sigma whose *upper* epsilon (as :meth:`epsilon` reports it) is <= the target, to within
         what the grid resolves. Without a hint, a first phase on a 4x coarser grid (``_COARSE``: probes ~4x
         cheaper) finds a start within 1e-3; then a safeguarded secant on (log sigma, log epsilon) over the
@@ -204,7 +214,15 @@ class PLDAccountant(Accountant):
         A probe whose grid exceeds the memory cap, or whose numerics fail, counts as infeasible (upper
         end inf): the search moves up, since a larger sigma needs a smaller grid. When no sigma up to
         ``SIGMA_MAX`` (1e12) has a finite upper end at or below the target, ``InfeasibleError`` says so,
-        with the last refusal; the search never returns a sigma beyond that range."""
+        with the last refusal; the search never returns a sigma beyond that range.
+
+        Args:
+            releases: the run to calibrate (trusted: supported, validated).
+            epsilon: target epsilon, in (0, inf) (trusted).
+            delta: target delta, in (0, 1) (trusted).
+            sigma_hint: a starting sigma, or None (default) for the coarse first phase.
+            rtol: relative tolerance of the search's bracket; default 1e-9 (at least 1e-7 is used).
+        """
         self._check_supported(releases)
         hint = _clt_hint(releases, epsilon, delta) if sigma_hint is None else sigma_hint
         memo: dict = {}

@@ -24,7 +24,7 @@ from ..privacy_loss import (
     SubsampledGaussianPair,
 )
 from . import pairs
-from .events import ApproxDPEvent, EpochsEvent, Event, LaplaceEvent, SubsampledEvent, _flatten, _unwrap, relation_of
+from .events import ApproxDPEvent, EpochsEvent, Event, LaplaceEvent, SubsampledEvent, flatten_unchecked, unwrap_unchecked, relation_of
 from .protocol import GAUSSIAN_LEAVES, SUPPORT
 
 __all__ = ["from_event", "supports", "leaf_supported", "factors", "realisable"]
@@ -67,7 +67,7 @@ def supports(event: Event) -> bool:
     Returns:
         True when every leaf of the history is supported.
     """
-    return isinstance(event, Event) and all(leaf_supported(leaf) for leaf, _ in _flatten(event))
+    return isinstance(event, Event) and all(leaf_supported(leaf) for leaf, _ in flatten_unchecked(event))
 
 
 def factors(ledger, relation=None) -> list:
@@ -90,7 +90,7 @@ def factors(ledger, relation=None) -> list:
             mu2 += n * pairs.epochs_mu2(leaf, relation)
             continue
         if isinstance(leaf, SubsampledEvent):
-            nm = _unwrap(pairs.priced_event(leaf, relation).event)[0].noise_multiplier  # zero-out w/o repl.: 2x sensitivity
+            nm = unwrap_unchecked(pairs.priced_event(leaf, relation).event)[0].noise_multiplier  # zero-out w/o repl.: 2x sensitivity
             if math.isinf(nm):
                 continue
             if leaf.sample_rate >= 1.0:
@@ -151,7 +151,7 @@ def from_event(
     memory_limit = V.positive("memory_limit", memory_limit)
     if not supports(event):
         raise UnsupportedEventError(f"no PLD for {event!r}")
-    ledger = _flatten(event)
+    ledger = flatten_unchecked(event)
     relation = relation_of(event)
     return PLD(factors(ledger, relation), value_discretization=value_discretization, accuracy=accuracy,
                absolute_accuracy=absolute_accuracy, memory_limit=memory_limit,

@@ -28,7 +28,6 @@ bracketed search of ``privcal.accounting.search`` on fresh accountants) and ``_s
 from __future__ import annotations
 
 import abc
-import functools
 from typing import Callable, Optional, Union
 
 from .. import _validate as V
@@ -136,29 +135,6 @@ def default_hint(releases: Releases, epsilon: float, delta: float) -> float:
     return exact * releases.sample_rate
 
 
-#: Hook names a subclass outside this package may still define, each with the public kernel it provides
-#: (:meth:`Accountant.__init_subclass__` maps one onto the other).
-_HOOK_SPELLINGS = {
-    "_epsilon": "epsilon_unchecked",
-    "_delta": "delta_unchecked",
-    "_sigma_for": "sigma_for_unchecked",
-    "_compose_supported": "compose_unchecked",
-}
-
-
-def _delegate(hook: str, kernel: str):
-    """The public kernel ``kernel`` of a subclass that defines it as ``hook``: calls ``hook``, with the
-    base class's signature and docstring."""
-    base = getattr(Accountant, kernel)
-
-    @functools.wraps(base)
-    def call(self, *args, **kwargs):
-        return getattr(self, hook)(*args, **kwargs)
-
-    call.__isabstractmethod__ = False
-    return call
-
-
 class Accountant(abc.ABC):
     """Base class: keeps the ledger of composed events and enforces the protocol (this module's docstring).
 
@@ -180,13 +156,6 @@ class Accountant(abc.ABC):
     name: str = ""
     valid: bool = True
     guarantee: str = ""
-
-    def __init_subclass__(cls, **kwargs):
-        # a subclass that defines a kernel under its private hook name provides the public kernel too
-        super().__init_subclass__(**kwargs)
-        for hook, kernel in _HOOK_SPELLINGS.items():
-            if hook in vars(cls) and kernel not in vars(cls):
-                setattr(cls, kernel, _delegate(hook, kernel))
 
     def __init__(self, neighbouring: Optional[Union[Neighbouring, str]] = None):
         self._ledger: list[tuple[Event, int]] = []
@@ -447,19 +416,6 @@ class Accountant(abc.ABC):
         Args:
             epsilon: in [0, inf) (trusted).
         """
-
-    # private spellings of the four kernels, kept for callers outside privcal.accounting
-    def _epsilon(self, delta: float) -> float:
-        return self.epsilon_unchecked(delta)
-
-    def _delta(self, epsilon: float) -> float:
-        return self.delta_unchecked(epsilon)
-
-    def _sigma_for(self, releases, epsilon, delta, *, sigma_hint=None, rtol=_DEFAULT_RTOL) -> float:
-        return self.sigma_for_unchecked(releases, epsilon, delta, sigma_hint=sigma_hint, rtol=rtol)
-
-    def _compose_supported(self, event: Event, count: int = 1) -> "Accountant":
-        return self.compose_unchecked(event, count)
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(ledger={self._ledger!r})"

@@ -70,8 +70,8 @@ from .events import (
     GaussianProcessEvent,
     Neighbouring,
     SubsampledEvent,
-    _flatten,
-    _unwrap,
+    flatten_unchecked,
+    unwrap_unchecked,
     relation_of,
 )
 from .relations import conversion as relation_conversion
@@ -122,7 +122,7 @@ def worst_case_pair(event: Event, relation: Optional[Neighbouring] = None) -> Op
     """
     if not isinstance(event, Event):
         raise ValueError(f"event must be a privcal Event, got {event!r}")
-    inner, n = _unwrap(event)
+    inner, n = unwrap_unchecked(event)
     if n != 1:
         raise ValueError(f"event must be a single release (use epsilon_lower for histories), got {event!r}")
     if isinstance(inner, (GaussianEvent, GaussianProcessEvent)):
@@ -134,7 +134,7 @@ def worst_case_pair(event: Event, relation: Optional[Neighbouring] = None) -> Op
                                                  "every record in every step; f(D) - f(D') = sensitivity")
     if not isinstance(inner, SubsampledEvent):  # shuffled / balls-in-bins runs: samplers.epsilon_lower
         return None
-    base, m = _unwrap(inner.event)
+    base, m = unwrap_unchecked(inner.event)
     if m != 1 or not isinstance(base, (GaussianEvent, GaussianProcessEvent)) or math.isinf(base.noise_multiplier):
         return None
     if (inner.sampling, inner.neighbouring) not in pairs.PRICED:
@@ -177,7 +177,7 @@ def realised_orders(event: Event) -> tuple[int, ...]:
         event: any history.
     """
     relation = relation_of(event)
-    for leaf, _ in _flatten(event):
+    for leaf, _ in flatten_unchecked(event):
         if isinstance(leaf, SubsampledEvent) and (leaf.sampling, leaf.neighbouring) in pairs.PRICED:
             conv = relation_conversion(leaf.sampling, leaf.neighbouring, relation or leaf.neighbouring,
                                        leaf.sample_rate >= 1.0)
@@ -313,7 +313,7 @@ def _groups(event: Event) -> dict:
     number of repeats (releases without a pair are dropped: a post-processing)."""
     groups: dict = {}
     relation = relation_of(event)
-    for leaf, n in _flatten(event):
+    for leaf, n in flatten_unchecked(event):
         pair = worst_case_pair(leaf, relation)
         if pair is not None:
             groups[pair] = groups.get(pair, 0) + n

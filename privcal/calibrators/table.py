@@ -18,7 +18,7 @@ Settings:
 * ``gpope`` — GPOPE Algorithm 1 (:mod:`privcal.calibrators.gpope`), one column per bound of
   :func:`privcal.calibrators.gpope.calibrate`.
 
-Every accountant column is calibrated by that accountant's own method (``Accountant._sigma_for``: the
+Every accountant column is calibrated by that accountant's own method (``Accountant.sigma_for_unchecked``: the
 closed form for exact, the windowed order search for RDP, the generic root finder for KOV); the
 end-to-end columns come from the paper calibrators (:mod:`~privcal.calibrators.dpq`,
 :mod:`~privcal.calibrators.gpope`), which reach the accountants the same way.
