@@ -28,9 +28,6 @@ from ..privacy_loss import (
 )
 from ..accounting.pld_events import from_event, supports
 
-# the private modules' former home (privcal.pld._build, ._compose, ._distribution): the same module objects
-from ..privacy_loss import _build, _compose, _distribution  # noqa: F401
-
 __all__ = [
     "PLD",
     "PLDAccountant",
