@@ -65,6 +65,15 @@ __all__ = [
 # exact composition of Gaussian releases
 
 
+def _validate_paper_target(epsilon, delta, steps, sensitivity) -> tuple[float, float, float, float]:
+    """Validate (epsilon, delta, steps, sensitivity) of a paper formula solved for sigma (steps T' real)."""
+    epsilon = V.positive("epsilon", epsilon)
+    delta = V.open_unit("delta", delta)
+    steps = _steps_real(steps)
+    sensitivity = V.positive("sensitivity", sensitivity)
+    return epsilon, delta, steps, sensitivity
+
+
 def _validate_composed(sigma, steps, sensitivity) -> tuple[float, int, float]:
     """Validate (sigma, steps, sensitivity) of T' composed Gaussian releases."""
     sigma = V.positive("sigma", sigma)
@@ -314,10 +323,7 @@ def thm5_sigma_proof_paper(epsilon: float, delta: float, *, steps: float, sensit
     Raises:
         ValueError: an argument is outside its range.
     """
-    epsilon = V.positive("epsilon", epsilon)
-    delta = V.open_unit("delta", delta)
-    steps = _steps_real(steps)
-    sensitivity = V.positive("sensitivity", sensitivity)
+    epsilon, delta, steps, sensitivity = _validate_paper_target(epsilon, delta, steps, sensitivity)
     return thm5_sigma_proof_paper_unchecked(epsilon, delta, steps=steps, sensitivity=sensitivity)
 
 
@@ -389,10 +395,7 @@ def sigma_kov_quoted_paper(epsilon: float, delta: float, *, steps: float, sensit
     Raises:
         ValueError: an argument is outside its range.
     """
-    epsilon = V.positive("epsilon", epsilon)
-    delta = V.open_unit("delta", delta)
-    steps = _steps_real(steps)
-    sensitivity = V.positive("sensitivity", sensitivity)
+    epsilon, delta, steps, sensitivity = _validate_paper_target(epsilon, delta, steps, sensitivity)
     return sigma_kov_quoted_paper_unchecked(epsilon, delta, steps=steps, sensitivity=sensitivity)
 
 
