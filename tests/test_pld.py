@@ -472,3 +472,23 @@ def test_a_tight_memory_limit_never_loses_the_pmfs_it_just_built():
         acc.compose(SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.0)), 10_000))
         eps = [acc.epsilon(float(d)) for d in np.geomspace(1e-12, 0.1, 40)]
     assert all(math.isfinite(e) for e in eps) and all(a >= b for a, b in zip(eps, eps[1:]))
+
+
+def test_a_cached_composition_holds_the_pmfs_its_key_names():
+    # the cache names a composition's single-step PMFs by id(); under a tight memory cap PMFs are evicted
+    # and rebuilt, and a new object may reuse a freed id, so a cached composition must keep its PMFs alive
+    # (else a rebuilt PMF, or the other direction's, could be answered with a composition it is not: the
+    # epsilon of this test's profile then changed from run to run, 1 run in ~8, by up to 8 %)
+    import numpy as np
+
+    from privcal.pld import pld_settings
+
+    with pld_settings(memory_limit=2**20):
+        pld = from_event(SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.0)), 10_000))
+        for d in np.geomspace(1e-12, 0.1, 12):
+            pld.epsilon(float(d))
+    composed = {k: v for k, v in pld._cache.items() if k[0] == "composed"}
+    assert composed
+    for key, c in composed.items():
+        direction, factor_id = key[4], key[5]
+        assert direction in (0, 1) and id(c.__dict__["_factors"][0][0]) == factor_id

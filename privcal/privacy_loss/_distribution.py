@@ -673,9 +673,13 @@ class PLD:
         return self._cache[key]
 
     def _composed_one(self, pm, h: float, upper: bool, tails, tilt: float, d: int = 0):
-        key = ("composed", h, upper, tails, id(pm[0][0]), tilt)
+        # the key names the PMFs by id: the composition holds them (``_factors``), so while the entry lives
+        # their id cannot be reused by other PMFs (another direction's, or a rebuild after an eviction)
+        key = ("composed", h, upper, tails, d, id(pm[0][0]), tilt)
         if key not in self._cache:
-            self._remember(key, _compose.compose(pm, tails[1], tilt, check=lambda N: self._check_memory(h, N)))
+            c = _compose.compose(pm, tails[1], tilt, check=lambda N: self._check_memory(h, N))
+            c.__dict__["_factors"] = pm
+            self._remember(key, c)
             seen = self._seen.setdefault((upper, d), [])
             seen.append(self._cache[key])
             if len(seen) > 12:
