@@ -183,7 +183,7 @@ def epsilon_vs_steps(
     xs = np.unique(np.geomspace(1, steps, max(points, 2)).round().astype(int))
     fig, ax = pyplot().subplots(figsize=(6.4, 4.2))
     for name in names:
-        ys = [_epsilon(name, Releases._unchecked(releases.sensitivity, int(k), releases.sample_rate,
+        ys = [_epsilon(name, Releases.unchecked(releases.sensitivity, int(k), releases.sample_rate,
                                                  releases.sampling, releases.neighbouring), sigma, delta)
               for k in xs]
         _draw(ax, name, xs, ys, releases)

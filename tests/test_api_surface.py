@@ -80,6 +80,7 @@ MODULES = [
     "privcal.rl.toytext.experiment",
     "privcal.rl.pucb.bounds",
     "privcal.rl.pucb.train",
+    "privcal.rl.gpope.train",
     "privcal.rl.ucbvi.train",
     "privcal.rl.dpq",
     "privcal.rl.dpq.agent",

@@ -164,7 +164,7 @@ def _sparse_at(releases, delta=1e-5):
 @pytest.mark.filterwarnings("ignore::privcal.analysis.rdp.GridEdgeWarning")  # a capped sub-grid's own edge
 @pytest.mark.parametrize(
     "releases",
-    [Releases._unchecked(2.0, 10_000, 1e-3, "without_replacement", "replace_one"),
+    [Releases.unchecked(2.0, 10_000, 1e-3, "without_replacement", "replace_one"),
      Releases(steps=1000, sample_rate=0.01), Releases(steps=50)],
 )
 def test_capped_coarse_epsilon_is_the_sparse_grids_and_skips_high_orders(releases):

@@ -258,11 +258,13 @@ def test_basic_does_not_repeat_rdp_in_best():
 def test_equal_releases_are_priced_once(monkeypatch):
     a = privcal.PoissonSampledEvent(0.01, privcal.GaussianEvent(1.0))
     b = privcal.PoissonSampledEvent(0.01, privcal.GaussianEvent(2.0))
-    added = []
-    real = RDPAccountant._add
-    monkeypatch.setattr(RDPAccountant, "_add", lambda self, e, n: added.append((e, n)) or real(self, e, n))
+    used = []  # the accountants the front door composed into: their ledgers list what was priced
+    real = RDPAccountant.compose_unchecked
+    monkeypatch.setattr(RDPAccountant, "compose_unchecked",
+                        lambda self, e, n=1: used.append(self) or real(self, e, n))
     value = privcal.epsilon_of(privcal.ComposedEvent([a, b, privcal.SelfComposedEvent(a, 3)]), 1e-5, accountant="rdp")
-    assert added == [(a, 4), (b, 1)]
+    assert used and all(acc is used[0] for acc in used)  # one ledger, composed group by group
+    assert used[0].ledger == ((a, 4), (b, 1))
     assert value == privcal.epsilon_of(privcal.ComposedEvent([privcal.SelfComposedEvent(a, 4), b]), 1e-5,
                                        accountant="rdp")
 

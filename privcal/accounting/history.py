@@ -134,8 +134,8 @@ def history_event(groups: list[ReleaseGroup], *, scale: float = 1.0, scaled: Opt
     if neighbouring is not None:
         relation = neighbouring if isinstance(neighbouring, Neighbouring) else Neighbouring(
             V.choice("neighbouring", neighbouring, tuple(n.value for n in Neighbouring)))
-        return ComposedEvent._unchecked(tuple(events), relation)
-    return events[0] if len(events) == 1 else ComposedEvent._unchecked(tuple(events))
+        return ComposedEvent.unchecked(tuple(events), relation)
+    return events[0] if len(events) == 1 else ComposedEvent.unchecked(tuple(events))
 
 
 @dataclass(frozen=True)

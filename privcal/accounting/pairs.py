@@ -109,8 +109,8 @@ def priced_event(event: SubsampledEvent, relation: Optional[Neighbouring] = None
     if conv.factor == 1.0 and conv.sampling == event.sampling and target == event.neighbouring:
         return event
     nm = unwrap_unchecked(event.event)[0].noise_multiplier
-    inner = GaussianEvent._unchecked(nm / conv.factor if math.isfinite(nm) else nm)
-    return SubsampledEvent._unchecked(inner, event.sample_rate, conv.sampling, target)
+    inner = GaussianEvent.unchecked(nm / conv.factor if math.isfinite(nm) else nm)
+    return SubsampledEvent.unchecked(inner, event.sample_rate, conv.sampling, target)
 
 
 def realisable(event: SubsampledEvent, relation: Optional[Neighbouring] = None) -> bool:

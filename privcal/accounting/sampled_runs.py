@@ -26,8 +26,8 @@ from . import samplers
 from .api import calibrate, epsilon
 from .events import Neighbouring
 
-__all__ = ["RUN_SAMPLERS", "DEFAULT_RELATION", "SampledRunReport", "sampled_run_epsilon", "sampled_run_calibrate",
-           "validated_run"]
+__all__ = ["RUN_SAMPLERS", "DEFAULT_RELATION", "SampledRun", "SampledRunReport", "sampled_run_epsilon",
+           "sampled_run_calibrate", "validated_run"]
 
 #: the samplers priced here (Poisson and fixed-size batches drawn afresh each step: ``privcal.epsilon``)
 RUN_SAMPLERS = ("shuffle", "balls_in_bins", "full_batch")
@@ -71,10 +71,51 @@ class SampledRunReport:
     notes: tuple = field(default=())
 
 
+@dataclass(frozen=True)
+class SampledRun:
+    """A run over epochs, validated (:func:`validated_run` builds it): what the pricing of one sampler needs.
+
+    Attributes:
+        sampling: "shuffle", "balls_in_bins" or "full_batch".
+        epochs: E, an int >= 1.
+        batch_size: b, an int in [1, dataset_size].
+        dataset_size: N, an int >= 1.
+        sensitivity: of one step's sum under ``neighbouring``, in (0, inf).
+        neighbouring: the relation priced (a :class:`~privcal.accounting.events.Neighbouring`).
+        persistent: one permutation (or assignment) for the whole run.
+        steps_per_epoch: T = ceil(N / b) (1 for a full batch of all N records).
+    """
+
+    sampling: str
+    epochs: int
+    batch_size: int
+    dataset_size: int
+    sensitivity: float
+    neighbouring: Neighbouring
+    persistent: bool
+    steps_per_epoch: int
+
+    @property
+    def steps(self) -> int:
+        """E T, the number of releases."""
+        return self.epochs * self.steps_per_epoch
+
+    @property
+    def releases_upper(self) -> int:
+        """The releases of the valid upper bound's Gaussian: E T for a full batch, E otherwise (each record in
+        one batch per epoch, no amplification)."""
+        return self.steps if self.sampling == "full_batch" else self.epochs
+
+    @property
+    def sample_rate(self) -> float:
+        """b / N, the rate Poisson accounting would use."""
+        return self.batch_size / self.dataset_size
+
+
 def validated_run(sampling: str, epochs: int, batch_size: int, dataset_size: int, sensitivity: float,
-                  neighbouring: Optional[Union[Neighbouring, str]], persistent: bool) -> tuple:
-    """(sampling, epochs, batch size, dataset size, sensitivity, relation, persistent, steps per epoch), each
-    validated (a ``ValueError`` names the argument), the pair refused where ``samplers.refusal`` says so.
+                  neighbouring: Optional[Union[Neighbouring, str]], persistent: bool) -> SampledRun:
+    """The run, each field validated (a ``ValueError`` names the argument), the pair refused where
+    ``samplers.refusal`` says so.
 
     Args:
         sampling: "shuffle", "balls_in_bins" or "full_batch".
@@ -102,7 +143,7 @@ def validated_run(sampling: str, epochs: int, batch_size: int, dataset_size: int
     if why is not None:
         raise UnsupportedEventError(f"sampling={sampling!r} with neighbouring={relation.value!r} is refused: {why}")
     steps_per_epoch = 1 if sampling == "full_batch" and b == n else math.ceil(n / b)
-    return sampling, epochs, b, n, sensitivity, relation, persistent, steps_per_epoch
+    return SampledRun(sampling, epochs, b, n, sensitivity, relation, persistent, steps_per_epoch)
 
 
 _UNIT = {
@@ -151,19 +192,20 @@ def sampled_run_epsilon(
     """
     sigma = V.positive("sigma", sigma)
     delta = V.open_unit("delta", delta)
-    sampling, epochs, b, n, sens, relation, persistent, t = validated_run(sampling, epochs, batch_size, dataset_size,
-                                                                 sensitivity, neighbouring, persistent)
-    s = sigma / sens
-    upper = samplers.epsilon_upper(s, epochs, delta, sampler=sampling, steps_per_epoch=t, relation=relation)
-    lower = samplers.epsilon_lower(s, t, epochs, delta, sampler=sampling, persistent=persistent, relation=relation)
-    poisson = epsilon(sigma, delta, sensitivity=sens, steps=epochs * t, sample_rate=b / n) if b < n else upper
-    return _report(upper, min(lower, upper), poisson, delta, sigma, sens, sampling, relation, persistent, epochs, b,
-                   n, t)
+    run = validated_run(sampling, epochs, batch_size, dataset_size, sensitivity, neighbouring, persistent)
+    s = sigma / run.sensitivity
+    upper = samplers.epsilon_upper(s, run.epochs, delta, sampler=run.sampling, steps_per_epoch=run.steps_per_epoch,
+                                   relation=run.neighbouring)
+    lower = samplers.epsilon_lower(s, run.steps_per_epoch, run.epochs, delta, sampler=run.sampling,
+                                   persistent=run.persistent, relation=run.neighbouring)
+    poisson = (epsilon(sigma, delta, sensitivity=run.sensitivity, steps=run.steps, sample_rate=run.sample_rate)
+               if run.batch_size < run.dataset_size else upper)
+    return _report(run, upper, min(lower, upper), poisson, delta, sigma)
 
 
-def _report(upper, lower, poisson, delta, sigma, sens, sampling, relation, persistent, epochs, b, n, t):
+def _report(run: SampledRun, upper: float, lower: float, poisson: float, delta: float, sigma: float) -> SampledRunReport:
     notes = []
-    if sampling != "full_batch":
+    if run.sampling != "full_batch":
         if poisson < lower:
             notes.append(f"Poisson accounting's {poisson:.4g} is below the certified lower bound {lower:.4g}: "
                          "provably optimistic for this sampler")
@@ -171,10 +213,11 @@ def _report(upper, lower, poisson, delta, sigma, sens, sampling, relation, persi
             notes.append(f"Poisson accounting's {poisson:.4g} is not valid for this sampler (it prices another "
                          "mechanism); the truth lies in [lower, epsilon]")
     guarantee = ("upper bound on epsilon (no amplification: each record in one batch per epoch, the Gaussian with "
-                 "mu = sqrt(epochs) / noise multiplier; docs/samplers.md)" if sampling != "full_batch" else
+                 "mu = sqrt(epochs) / noise multiplier; docs/samplers.md)" if run.sampling != "full_batch" else
                  "exact epsilon (every record in every step: the Gaussian with mu = sqrt(steps) / noise multiplier)")
-    return SampledRunReport(upper, lower, poisson, delta, sigma, sens, sampling, relation.value, persistent, epochs,
-                            b, n, t, epochs * t, guarantee, _UNIT[relation], tuple(notes))
+    return SampledRunReport(upper, lower, poisson, delta, sigma, run.sensitivity, run.sampling, run.neighbouring.value,
+                            run.persistent, run.epochs, run.batch_size, run.dataset_size, run.steps_per_epoch,
+                            run.steps, guarantee, _UNIT[run.neighbouring], tuple(notes))
 
 
 def sampled_run_calibrate(
@@ -209,12 +252,11 @@ def sampled_run_calibrate(
     """
     epsilon_target = V.positive("epsilon", epsilon_target)
     delta = V.open_unit("delta", delta)
-    sampling, epochs, b, n, sens, relation, persistent, t = validated_run(sampling, epochs, batch_size, dataset_size,
-                                                                 sensitivity, neighbouring, persistent)
-    releases = epochs * t if sampling == "full_batch" else epochs
-    sigma = calibrate(epsilon_target, delta, sensitivity=sens, steps=releases)
-    report = sampled_run_epsilon(sigma, delta, sampling=sampling, epochs=epochs, batch_size=b, dataset_size=n,
-                                 sensitivity=sens, neighbouring=relation, persistent=persistent)
-    poisson = (calibrate(epsilon_target, delta, sensitivity=sens, steps=epochs * t, sample_rate=b / n)
-               if b < n else sigma)
+    run = validated_run(sampling, epochs, batch_size, dataset_size, sensitivity, neighbouring, persistent)
+    sigma = calibrate(epsilon_target, delta, sensitivity=run.sensitivity, steps=run.releases_upper)
+    report = sampled_run_epsilon(sigma, delta, sampling=run.sampling, epochs=run.epochs, batch_size=run.batch_size,
+                                 dataset_size=run.dataset_size, sensitivity=run.sensitivity,
+                                 neighbouring=run.neighbouring, persistent=run.persistent)
+    poisson = (calibrate(epsilon_target, delta, sensitivity=run.sensitivity, steps=run.steps,
+                         sample_rate=run.sample_rate) if run.batch_size < run.dataset_size else sigma)
     return sigma, report, poisson

@@ -108,7 +108,7 @@ def _accountant_sigma(
 ) -> float:
     """Sigma of ``steps`` unsubsampled Gaussian releases under ``accountant``, by its own calibration
     (``Accountant.sigma_for_unchecked``; validated inputs), or inf when it cannot reach the target."""
-    releases = Releases._unchecked(sensitivity, steps, 1.0, "poisson", Neighbouring.ADD_REMOVE)
+    releases = Releases.unchecked(sensitivity, steps, 1.0, "poisson", Neighbouring.ADD_REMOVE)
     try:
         return accountant().sigma_for_unchecked(releases, epsilon, delta, sigma_hint=hint, rtol=TABLE_RTOL)
     except InfeasibleError:

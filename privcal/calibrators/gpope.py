@@ -654,7 +654,7 @@ def _releases(trajectories: int, iterations: int, neighbouring: str) -> Releases
     """N GPOPE iterations as releases: one of m trajectories per iteration (q = 1/m), sensitivity
     Delta * h under the neighbouring's named relation, noise h N(0, sigma^2 I) -- in units of h, sensitivity
     Delta and noise sigma."""
-    return Releases._unchecked(
+    return Releases.unchecked(
         SENSITIVITY_PER_CLIP[neighbouring], iterations, 1.0 / trajectories, _SAMPLING[neighbouring],
         Neighbouring(neighbouring),
     )

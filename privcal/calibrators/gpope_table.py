@@ -99,7 +99,7 @@ def gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: int
         already meets the target).
     """
     # noise h N(0, sigma^2 I) against a shift of 2h: sensitivity 2 in units of h, Poisson add/remove pair
-    event = Releases._unchecked(2.0, iterations, 1.0 / trajectories, "poisson", Neighbouring.ADD_REMOVE).event(sigma)
+    event = Releases.unchecked(2.0, iterations, 1.0 / trajectories, "poisson", Neighbouring.ADD_REMOVE).event(sigma)
     # cheap certified ends first: the PLD's rule-grid upper end, then (only where it does not certify the
     # target) the realisable pair's binned lower bound; the other upper end and the PLD's refined bracket only
     # where they leave the target undecided. A target certified by an upper end needs no lower end: 0 (trivially
@@ -211,7 +211,7 @@ GPOPE_EPSILONS = (0.1, 0.5, 1.0, 2.0, 5.0).
                     sigmas[key] = sigmas["rdp"] / gpope.SENSITIVITY_PER_CLIP["replace_one"]
                 elif kw is None:
                     sigmas[key] = RDPAccountant().sigma_for_unchecked(
-                        Releases._unchecked(1.0, n, 1.0 / m, "without_replacement", Neighbouring.REPLACE_ONE), eps, delta)
+                        Releases.unchecked(1.0, n, 1.0 / m, "without_replacement", Neighbouring.REPLACE_ONE), eps, delta)
                 else:
                     sigmas[key] = gpope.calibrate_sigma_unchecked(eps, delta, **setting, **kw)
             except InfeasibleError:

@@ -20,7 +20,7 @@ from typing import Any, Iterable, Optional, Union
 from .. import _validate as V
 from ..accounting import samplers
 from ..accounting.events import Neighbouring
-from ..accounting.sampled_runs import validated_run
+from ..accounting.sampled_runs import SampledRun, validated_run
 from ..accounting.api import calibrate, epsilon
 from .table_model import Column, Row, Table, validated_epsilons
 
@@ -68,13 +68,13 @@ class SamplerTableSettings:
     persistent: bool = False
 
 
-def _lower_sigma(target: float, delta: float, s_upper: float, run: SamplerTableSettings, t: int) -> float:
+def _lower_sigma(target: float, delta: float, s_upper: float, run: SampledRun) -> float:
     """The largest sigma (to relative :data:`_LOWER_RTOL`, from below) at which the certified lower epsilon is above
     ``target``: every smaller sigma is certifiably not (target, delta)-DP; 0 when none is found below the valid
-    sigma. ``run`` is validated (its ``neighbouring`` a :class:`Neighbouring`), ``t`` its steps per epoch."""
+    sigma."""
     def lower(sigma: float) -> float:
-        return samplers.epsilon_lower(sigma / run.sensitivity, t, run.epochs, delta, sampler=run.sampling,
-                                      persistent=run.persistent, relation=run.neighbouring)
+        return samplers.epsilon_lower(sigma / run.sensitivity, run.steps_per_epoch, run.epochs, delta,
+                                      sampler=run.sampling, persistent=run.persistent, relation=run.neighbouring)
 
     hi = s_upper  # lower(hi) <= upper(hi) <= target
     lo = hi / 2.0
@@ -118,20 +118,18 @@ def sampler_table(
     s = SamplerTableSettings(**keywords) if settings is None else replace(settings, **keywords)
     epsilons = validated_epsilons(epsilons)
     delta = V.open_unit("delta", delta)
-    sampling, epochs, b, n, sens, relation, persistent, t = validated_run(
-        s.sampling, s.epochs, s.batch_size, s.dataset_size, s.sensitivity, s.neighbouring, s.persistent)
-    run = SamplerTableSettings(sampling, epochs, b, n, sens, relation, persistent)
-    releases = epochs * t if sampling == "full_batch" else epochs
-    q = b / n
+    run = validated_run(s.sampling, s.epochs, s.batch_size, s.dataset_size, s.sensitivity, s.neighbouring,
+                        s.persistent)
+    sens, q, steps = run.sensitivity, run.sample_rate, run.steps
     rows = []
     for eps in epsilons:
-        s_up = calibrate(eps, delta, sensitivity=sens, steps=releases)
-        s_low = _lower_sigma(eps, delta, s_up, run, t)
-        s_poi = calibrate(eps, delta, sensitivity=sens, steps=epochs * t, sample_rate=q) if q < 1 else s_up
-        up_at_poi = samplers.epsilon_upper(s_poi / sens, epochs, delta, sampler=sampling, steps_per_epoch=t,
-                                           relation=relation)
-        low_at_poi = samplers.epsilon_lower(s_poi / sens, t, epochs, delta, sampler=sampling, persistent=persistent,
-                                            relation=relation)
+        s_up = calibrate(eps, delta, sensitivity=sens, steps=run.releases_upper)
+        s_low = _lower_sigma(eps, delta, s_up, run)
+        s_poi = calibrate(eps, delta, sensitivity=sens, steps=steps, sample_rate=q) if q < 1 else s_up
+        up_at_poi = samplers.epsilon_upper(s_poi / sens, run.epochs, delta, sampler=run.sampling,
+                                           steps_per_epoch=run.steps_per_epoch, relation=run.neighbouring)
+        low_at_poi = samplers.epsilon_lower(s_poi / sens, run.steps_per_epoch, run.epochs, delta,
+                                            sampler=run.sampling, persistent=run.persistent, relation=run.neighbouring)
         sigmas = {"upper": s_up, "lower": s_low, "poisson": s_poi}
         rows.append(Row(
             eps, delta, sigmas, {k: v / s_up for k, v in sigmas.items()},
@@ -139,12 +137,13 @@ def sampler_table(
             ("poisson",) if low_at_poi > eps else (), {"poisson": up_at_poi},
             lower_epsilons={"poisson": low_at_poi},
             details={"poisson": {"epsilon_poisson_accounting": epsilon(s_poi, delta, sensitivity=sens,
-                                                                       steps=epochs * t, sample_rate=q)
+                                                                       steps=steps, sample_rate=q)
                                  if q < 1 else eps}},
         ))
-    params = {"sampling": sampling, "persistent": persistent, "neighbouring": relation.value, "epochs": epochs,
-              "batch_size": b, "dataset_size": n, "steps_per_epoch": t, "steps": epochs * t, "sensitivity": sens}
-    notes = (f"privacy unit: {relation.value} neighbours; the truth lies between the 'not private below' sigma and "
+    params = {"sampling": run.sampling, "persistent": run.persistent, "neighbouring": run.neighbouring.value,
+              "epochs": run.epochs, "batch_size": run.batch_size, "dataset_size": run.dataset_size,
+              "steps_per_epoch": run.steps_per_epoch, "steps": steps, "sensitivity": sens}
+    notes = (f"privacy unit: {run.neighbouring.value} neighbours; the truth lies between the 'not private below' sigma and "
              "the valid one",)
-    return Table("gaussian", params, _columns(sampling), tuple(rows), notes, reference="upper",
+    return Table("gaussian", params, _columns(run.sampling), tuple(rows), notes, reference="upper",
                  valid_keys=("upper",), paper_key="poisson", reference_exact=False, paper_label="Poisson")

@@ -52,6 +52,29 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"privcal {__version__}")
     sub = parser.add_subparsers(dest="command", parser_class=_Parser, metavar="COMMAND")
 
+    _add_table(sub)
+    _add_calibrate_and_epsilon(sub)
+    from . import plot as plot_cli
+
+    plot_cli.add_parser(sub)
+
+    from . import frontier as frontier_cli
+    from . import verify as verify_cli
+
+    verify_cli.add_parser(sub)  # `privcal verify`: add_parser(subparsers) sets _run, like the agents
+    frontier_cli.add_parser(sub)  # `privcal frontier AGENT`: the privacy-utility frontier (privcal.rl.frontier)
+
+    tr = sub.add_parser("train", help="train a private agent", description="Train a private RL agent.")
+    agents = tr.add_subparsers(dest="agent", parser_class=_Parser, metavar="AGENT")
+    tr.set_defaults(_agents=agents)
+    _add_train_agents(agents)
+    return parser
+
+
+
+
+def _add_table(sub) -> None:
+    """The ``table`` subcommand and its flags (the main job)."""
     t = sub.add_parser(
         "table",
         help="sigma each bound requires, side by side (the main job)",
@@ -71,6 +94,19 @@ def build_parser() -> argparse.ArgumentParser:
         f"gpope: {','.join(map(str, table.GPOPE_EPSILONS))})",
     )
     t.add_argument("--delta", type=float, default=1e-5, help="target delta (default: %(default)g)")
+    _add_table_setting_flags(t)
+    _out.add_format(t)
+    _out.add_pld_options(t)
+    t.add_argument(
+        "--wide", action="store_true",
+        help="text: add every bound side by side under the lead rows (lines over 100 columns); "
+        "markdown, csv and json always carry every bound (without it, --setting gpope computes only what the "
+        "lead rows read: the same rows, faster)",
+    )
+
+
+def _add_table_setting_flags(t) -> None:
+    """The flags of each ``table --setting``: dpq, gaussian (plain releases or a run over epochs), gpope."""
     d = table.DPQ_DEFAULTS
     t.add_argument("--samples", type=_out.count, default=d["samples"], help="dpq: T samples (default: %(default)s)")
     t.add_argument("--batch-size", type=_out.count, default=None,
@@ -97,16 +133,11 @@ def build_parser() -> argparse.ArgumentParser:
     g = table.GPOPE_DEFAULTS
     t.add_argument("--trajectories", type=_out.count, default=g["trajectories"], help="gpope: m (default: %(default)s)")
     t.add_argument("--iterations", type=_out.count, default=g["iterations"], help="gpope: N (default: %(default)s)")
-    _out.add_format(t)
-    _out.add_pld_options(t)
-    t.add_argument(
-        "--wide", action="store_true",
-        help="text: add every bound side by side under the lead rows (lines over 100 columns); "
-        "markdown, csv and json always carry every bound (without it, --setting gpope computes only what the "
-        "lead rows read: the same rows, faster)",
-    )
 
-    common = dict(
+
+def _release_flags() -> dict:
+    """The flags that describe one setting of releases, shared by ``calibrate`` and ``epsilon`` (in --help order)."""
+    return dict(
         steps=("--steps", dict(type=_out.count, default=None, help="number of composed releases (default: 1; 1e4 accepted)")),
         sensitivity=(
             "--sensitivity",
@@ -147,6 +178,11 @@ def build_parser() -> argparse.ArgumentParser:
             ),
         ),
     )
+
+
+def _add_calibrate_and_epsilon(sub) -> None:
+    """The ``calibrate`` and ``epsilon`` subcommands: one setting of releases (or a history), both directions."""
+    common = _release_flags()
     c = sub.add_parser(
         "calibrate",
         help="sigma for a target (epsilon, delta)",
@@ -176,22 +212,6 @@ def build_parser() -> argparse.ArgumentParser:
             "{sigma, sensitivity, steps, sample_rate, sampling, neighbouring} (default: the one setting of the flags)",
         )
 
-    from . import plot as plot_cli
-
-    plot_cli.add_parser(sub)
-
-    from . import frontier as frontier_cli
-    from . import verify as verify_cli
-
-    verify_cli.add_parser(sub)  # `privcal verify`: add_parser(subparsers) sets _run, like the agents
-    frontier_cli.add_parser(sub)  # `privcal frontier AGENT`: the privacy-utility frontier (privcal.rl.frontier)
-
-    tr = sub.add_parser("train", help="train a private agent", description="Train a private RL agent.")
-    agents = tr.add_subparsers(dest="agent", parser_class=_Parser, metavar="AGENT")
-    tr.set_defaults(_agents=agents)
-    _add_train_agents(agents)
-    return parser
-
 
 def _add_train_agents(agents) -> None:
     """Agents register here; each module provides add_parser(subparsers) and run(args) -> int."""
@@ -216,6 +236,16 @@ def __getattr__(name: str):
 
 def _cmd_table(args) -> int:
     fmt = _out.chosen(args)
+    _check_table_values(args, fmt)
+    with (Working(f"privcal: table {args.setting}") if fmt == "text" else contextlib.nullcontext()), \
+            _out.pld_block(args):  # --pld-accuracy / --memory-limit: every PLD the table builds
+        tab = _table_of(args, fmt)
+    print(render.format_table(tab, fmt, wide=args.wide))
+    return 0
+
+
+def _check_table_values(args, fmt: str) -> None:
+    """Refuse flags that do not fit the setting and targets out of range (before any work)."""
     if args.wide and fmt != "text":
         raise _UsageError("privcal: error: --wide applies to --format text only (markdown, csv and json carry every "
                           "bound)")
@@ -229,40 +259,40 @@ def _cmd_table(args) -> int:
     for e in args.epsilons or ():
         if not 0 < e <= table.MAX_EPSILON:
             raise ValueError(f"--epsilons: each target must be in (0, {table.MAX_EPSILON:g}], got {e:g}")
-    with (Working(f"privcal: table {args.setting}") if fmt == "text" else contextlib.nullcontext()), \
-            _out.pld_block(args):  # --pld-accuracy / --memory-limit: every PLD the table builds
-        if args.setting == "dpq":
-            tab = table.dpq_table(
-                args.epsilons or table.DEFAULT_EPSILONS, args.delta, samples=args.samples,
-                batch_size=table.DPQ_DEFAULTS["batch_size"] if args.batch_size is None else args.batch_size,
-                lr=args.lr, k=args.k, lipschitz=args.lipschitz, resets=args.resets, actions=args.actions,
-            )
-        elif args.setting == "gpope":
-            tab = table.gpope_table(  # the default text view reads the lead only: the rest is not computed
-                args.epsilons or table.GPOPE_EPSILONS, args.delta, trajectories=args.trajectories, iterations=args.iterations,
-                lead_only=fmt == "text" and not args.wide,
-            )
-        elif args.sampling is not None:
-            from ..calibrators.sampler_table import sampler_table
 
-            missing = [f for f, v in (("--epochs", args.epochs), ("--batch-size", args.batch_size),
-                                      ("--dataset-size", args.dataset_size)) if v is None]
-            if missing:
-                raise ValueError(f"--sampling {args.sampling} needs {', '.join(missing)}")
-            tab = sampler_table(args.epsilons or table.DEFAULT_EPSILONS, args.delta, sampling=args.sampling,
-                                epochs=args.epochs, batch_size=args.batch_size, dataset_size=args.dataset_size,
-                                sensitivity=args.sensitivity, neighbouring=args.neighbouring,
-                                persistent=args.persistent)
-        else:
-            given = [f for f, v in (("--epochs", args.epochs), ("--dataset-size", args.dataset_size),
-                                    ("--neighbouring", args.neighbouring)) if v is not None]
-            if args.persistent:
-                given.append("--persistent")
-            if given:
-                raise ValueError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} only with --sampling")
-            tab = table.gaussian_table(args.epsilons or table.DEFAULT_EPSILONS, args.delta, steps=args.steps, sensitivity=args.sensitivity)
-    print(render.format_table(tab, fmt, wide=args.wide))
-    return 0
+
+def _table_of(args, fmt: str):
+    """The table the flags ask for (``privcal.calibrators.table``)."""
+    if args.setting == "dpq":
+        return table.dpq_table(
+            args.epsilons or table.DEFAULT_EPSILONS, args.delta, samples=args.samples,
+            batch_size=table.DPQ_DEFAULTS["batch_size"] if args.batch_size is None else args.batch_size,
+            lr=args.lr, k=args.k, lipschitz=args.lipschitz, resets=args.resets, actions=args.actions,
+        )
+    if args.setting == "gpope":
+        return table.gpope_table(  # the default text view reads the lead only: the rest is not computed
+            args.epsilons or table.GPOPE_EPSILONS, args.delta, trajectories=args.trajectories, iterations=args.iterations,
+            lead_only=fmt == "text" and not args.wide,
+        )
+    if args.sampling is not None:
+        from ..calibrators.sampler_table import sampler_table
+
+        missing = [f for f, v in (("--epochs", args.epochs), ("--batch-size", args.batch_size),
+                                  ("--dataset-size", args.dataset_size)) if v is None]
+        if missing:
+            raise ValueError(f"--sampling {args.sampling} needs {', '.join(missing)}")
+        return sampler_table(args.epsilons or table.DEFAULT_EPSILONS, args.delta, sampling=args.sampling,
+                             epochs=args.epochs, batch_size=args.batch_size, dataset_size=args.dataset_size,
+                             sensitivity=args.sensitivity, neighbouring=args.neighbouring,
+                             persistent=args.persistent)
+    given = [f for f, v in (("--epochs", args.epochs), ("--dataset-size", args.dataset_size),
+                            ("--neighbouring", args.neighbouring)) if v is not None]
+    if args.persistent:
+        given.append("--persistent")
+    if given:
+        raise ValueError(f"{', '.join(given)} appl{'ies' if len(given) == 1 else 'y'} only with --sampling")
+    return table.gaussian_table(args.epsilons or table.DEFAULT_EPSILONS, args.delta, steps=args.steps,
+                                sensitivity=args.sensitivity)
 
 
 #: the flags of `privcal table` that only one setting reads
@@ -682,51 +712,52 @@ def _main(argv) -> int:
         args = parser.parse_args(glue_negative_values(argv))
         if os.environ.get("PRIVCAL_READY") == "1":  # a readiness line for tests that interrupt a run
             print("privcal: ready", file=sys.stderr, flush=True)
-        if args.command is None:  # usage is an error's company: stderr, exit 2
-            parser.print_help(sys.stderr)
-            return 2
-        if args.command == "table":
-            _check_table_flags(args, parser.parse_args(["table"]))
-            return _cmd_table(args)
-        if args.command == "calibrate":
-            return _cmd_calibrate(args)
-        if args.command == "epsilon":
-            return _cmd_epsilon(args)
-        if args.command in ("plot", "frontier"):
-            return args._run(args)
-        if args.command == "verify":
-            return args._run(args)
-        if args.command == "train":
-            if getattr(args, "agent", None) is None:
-                raise _UsageError("privcal: error: privcal train needs an agent (see privcal train --help)")
-            return args._run(args)
+        return _dispatch(parser, args)
     except BrokenPipeError:  # e.g. `privcal table | head`: stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
-    except _UsageError as exc:
-        print(_user_words(exc), file=sys.stderr)
+    except (_UsageError, ValueError, PrivcalError, OSError, MemoryError, ImportError, ArithmeticError) as exc:
+        print(_refusal_line(exc), file=sys.stderr)
         return 2
-    except (ValueError, PrivcalError) as exc:
-        print(f"privcal: error: {_error_words(exc)}", file=sys.stderr)
+
+
+def _dispatch(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """Run the parsed command; its exit code."""
+    if args.command is None:  # usage is an error's company: stderr, exit 2
+        parser.print_help(sys.stderr)
         return 2
-    except OSError as exc:  # file errors: the path and the reason, one line
+    if args.command == "table":
+        _check_table_flags(args, parser.parse_args(["table"]))
+        return _cmd_table(args)
+    if args.command == "calibrate":
+        return _cmd_calibrate(args)
+    if args.command == "epsilon":
+        return _cmd_epsilon(args)
+    if args.command == "train" and getattr(args, "agent", None) is None:
+        raise _UsageError("privcal: error: privcal train needs an agent (see privcal train --help)")
+    if args.command in ("plot", "frontier", "verify", "train"):
+        return args._run(args)
+    return 2
+
+
+def _refusal_line(exc: BaseException) -> str:
+    """The one stderr line of a refused request (the order of the checks: the most specific kind first)."""
+    if isinstance(exc, _UsageError):
+        return _user_words(exc)
+    if isinstance(exc, (ValueError, PrivcalError)):
+        return f"privcal: error: {_error_words(exc)}"
+    if isinstance(exc, OSError):  # file errors: the path and the reason, one line
         where = f"{exc.filename}: " if getattr(exc, "filename", None) else ""
-        print(f"privcal: error: {where}{_user_words(exc.strerror or exc)}", file=sys.stderr)
-        return 2
-    except MemoryError:
-        print("privcal: error: not enough memory for this request (reduce its size)", file=sys.stderr)
-        return 2
-    except ImportError as exc:  # an optional extra not installed: privcal's message names it
+        return f"privcal: error: {where}{_user_words(exc.strerror or exc)}"
+    if isinstance(exc, MemoryError):
+        return "privcal: error: not enough memory for this request (reduce its size)"
+    if isinstance(exc, ImportError):  # an optional extra not installed: privcal's message names it
         why = " ".join(str(exc).split())
         if "pip install" not in why:
             why += " (an optional dependency: pip install 'privcal[rl,plot]' installs the extras the commands use)"
-        print(f"privcal: error: {why}", file=sys.stderr)
-        return 2
-    except ArithmeticError as exc:  # overflow / division by zero at extreme inputs
-        print(
-            "privcal: error: these inputs are outside the range privcal can compute (a number overflows "
-            f"float64, e.g. sensitivity / sigma too large; {type(exc).__name__})", file=sys.stderr,
-        )
-        return 2
+        return f"privcal: error: {why}"
+    # ArithmeticError: overflow / division by zero at extreme inputs
+    return ("privcal: error: these inputs are outside the range privcal can compute (a number overflows "
+            f"float64, e.g. sensitivity / sigma too large; {type(exc).__name__})")
     return 2

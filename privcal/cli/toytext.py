@@ -146,6 +146,22 @@ def compute(args: argparse.Namespace, fmt: str) -> tuple:
                          non_private=not args.no_references)
     out = res.to_dict()
     out["seconds"] = time.perf_counter() - start
+    verdict = None
+    if args.no_references:
+        out["references"] = {}
+        out.update(no_reference("--no-references"))
+    else:
+        out["references"] = {"trivial": res.reference, "trivial_se": 0.0,
+                             "trivial_expectation": res.reference_expectation,
+                             "trivial_expectation_se": res.reference_se, "non_private": res.non_private,
+                             "optimum": res.optimum}
+        verdict = verdict_one_run(res.value, res.reference, higher_is_better=True, reference_label=res.reference_label)
+        out["verdict"], out["verdict_test"] = verdict.verdict, verdict.to_dict()
+    return out, _text(res, out, verdict), None, None
+
+
+def _text(res, out: dict, verdict) -> str:
+    """The text output of one run (``verdict`` None: no references)."""
     lines = [f"{res.method} on FrozenLake ({res.environment}, map {'/'.join(res.desc)}), {res.episodes} episodes, "
              f"seed {res.seed}",
              f"  privacy unit          episode: one user's whole trajectory (user-level epsilon = {res.epsilon:g})",
@@ -155,14 +171,7 @@ def compute(args: argparse.Namespace, fmt: str) -> tuple:
         lines.append(f"  sampling              {out['sample_rate_source']}")
     for name, held, evidence in res.premises:
         lines.append(f"  premise               {name}: {'held' if held else 'FAILED'} ({evidence})")
-    if args.no_references:
-        out["references"] = {}
-        out.update(no_reference("--no-references"))
-    else:
-        out["references"] = {"trivial": res.reference, "trivial_se": 0.0,
-                             "trivial_expectation": res.reference_expectation,
-                             "trivial_expectation_se": res.reference_se, "non_private": res.non_private,
-                             "optimum": res.optimum}
+    if verdict is not None:
         lines.append(f"  trivial reference     {res.reference:.4f} on this map (exact): {res.reference_label}")
         if res.environment == "random-map":
             lines.append(f"  its expectation       {res.reference_expectation:.4f} +- {res.reference_se:.2g} over the "
@@ -173,8 +182,6 @@ def compute(args: argparse.Namespace, fmt: str) -> tuple:
         if res.non_private is not None:
             lines.append(f"  non-private           {res.non_private:.4f} (same learner without noise, same data)")
         lines.append(f"  optimum of this map   {res.optimum:.4f} (knows the map)")
-        v = verdict_one_run(res.value, res.reference, higher_is_better=True, reference_label=res.reference_label)
-        out["verdict"], out["verdict_test"] = v.verdict, v.to_dict()
-        lines.append(f"  verdict               {v.line()}")
+        lines.append(f"  verdict               {verdict.line()}")
     lines.append(f"  time                  {out['seconds']:.2f} s")
-    return out, "\n".join(lines), None, None
+    return "\n".join(lines)

@@ -114,23 +114,8 @@ def run(args: argparse.Namespace) -> int:
         the exit code: 0 when every check ran, 1 when one could not run.
     """
     if getattr(args, "list", False):
-        if (getattr(args, "write", None) or args.claim or args.seed != 0 or args.budget != "quick" or args.format
-                or args.json):
-            raise ValueError("--list takes no --write, --claim, --seed, --budget or --format (it only lists the "
-                             "claim ids)")
-        claims = all_claims()
-        width = max(len(c.id) for c in claims)
-        for c in claims:
-            print(_clip(f"{c.id:<{width}}  {c.paper}, {c.location}"))
-        return 0
-    if getattr(args, "write", None):  # fail before the run, not after it
-        folder = os.path.dirname(os.path.abspath(args.write))
-        if not os.path.isdir(folder):
-            raise ValueError(f"cannot write {args.write}: directory {folder} does not exist")
-        if os.path.isdir(args.write):
-            raise ValueError(f"cannot write {args.write}: it is a directory")
-        if not os.access(folder, os.W_OK):
-            raise ValueError(f"cannot write {args.write}: directory {folder} is not writable")
+        return _list(args)
+    _check_write(args)
     fmt = _cli_out.chosen(args)
     if args.verbose and fmt != "text":  # refused before the run, not after it
         raise ValueError(f"--verbose applies to the text format only ({fmt} always carries every field)")
@@ -142,6 +127,37 @@ def run(args: argparse.Namespace) -> int:
     finally:
         if bar is not None:
             bar.close()
+    _emit(args, results, fmt)
+    return exit_code(results)
+
+
+def _list(args: argparse.Namespace) -> int:
+    """``--list``: one line per claim id, with its paper and place."""
+    if (getattr(args, "write", None) or args.claim or args.seed != 0 or args.budget != "quick" or args.format
+            or args.json):
+        raise ValueError("--list takes no --write, --claim, --seed, --budget or --format (it only lists the "
+                         "claim ids)")
+    claims = all_claims()
+    width = max(len(c.id) for c in claims)
+    for c in claims:
+        print(_clip(f"{c.id:<{width}}  {c.paper}, {c.location}"))
+    return 0
+
+
+def _check_write(args: argparse.Namespace) -> None:
+    """Refuse a ``--write`` path that cannot be written, before the run rather than after it."""
+    if getattr(args, "write", None):
+        folder = os.path.dirname(os.path.abspath(args.write))
+        if not os.path.isdir(folder):
+            raise ValueError(f"cannot write {args.write}: directory {folder} does not exist")
+        if os.path.isdir(args.write):
+            raise ValueError(f"cannot write {args.write}: it is a directory")
+        if not os.access(folder, os.W_OK):
+            raise ValueError(f"cannot write {args.write}: directory {folder} is not writable")
+
+
+def _emit(args: argparse.Namespace, results, fmt: str) -> None:
+    """Print the report, or write it to ``--write`` (a line on stderr says where)."""
     if fmt != "text":
         text = render(results, fmt, budget=args.budget, seed=args.seed)
     elif args.verbose:
@@ -154,4 +170,3 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.write} ({len(results)} claims)", file=sys.stderr)
     else:
         print(text)
-    return exit_code(results)

@@ -167,8 +167,15 @@ class Context:
         self._set(check_budget(budget), check_seed(seed), claim_id)
 
     @classmethod
-    def _trusted(cls, budget: str, seed: int, claim_id: str) -> Context:
-        """A Context for a budget and seed the caller validated (the registry: once per run, not per claim)."""
+    def unchecked(cls, budget: str, seed: int, claim_id: str) -> Context:
+        """A Context for a budget and seed the caller validated (the registry: once per run, not per claim); the
+        trusted constructor (no check).
+
+        Args:
+            budget: one of :data:`BUDGETS` (trusted).
+            seed: a non-negative int (trusted).
+            claim_id: id of the claim being checked.
+        """
         ctx = cls.__new__(cls)
         ctx._set(budget, seed, claim_id)
         return ctx

@@ -114,7 +114,7 @@ def run_claim(c: Claim, *, budget: str = "quick", seed: int = 0) -> ClaimResult:
 
 def _run_claim(c: Claim, budget: str, seed: int) -> ClaimResult:
     """run_claim for a validated budget and seed."""
-    ctx = Context._trusted(budget, seed, c.id)
+    ctx = Context.unchecked(budget, seed, c.id)
     start = time.perf_counter()
     try:
         outcome = c.check(ctx)
