@@ -41,6 +41,17 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                     "the released policy's exact goal probability against users' episodes n (select and fqi-dpsgd, "
                     "episode unit = one user).")
     p.add_argument("agent", choices=_AGENTS, help="the agent whose frontier is drawn (no default: required)")
+    _add_sweep_flags(p, defaults)
+    _add_run_flags(p)
+    _cli_out.add_format(p)
+    p.set_defaults(_run=run)
+    return p
+
+
+def _add_sweep_flags(p: argparse.ArgumentParser, defaults) -> None:
+    """What is swept: epsilons, amounts of data, seeds, noise variants, environment, setting, delta."""
+    from privcal.rl import frontier as F
+
     p.add_argument("--epsilons", type=_cli_out.numbers, default=None,
                    help=f"comma-separated target epsilons, each > 0 (default per agent, fast setting: {defaults('epsilons')})")
     p.add_argument("--amounts", type=_cli_out.counts, default=None,
@@ -73,6 +84,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="target delta, in (0, 1) (default dpq 1e-4 as App. E.3, gpope 1e-5, pucb 1e-5 for its "
                         "gaussian variant only: Laplace counters are pure epsilon-JDP, frozenlake 1e-5 for fqi-dpsgd: "
                         "select is pure epsilon-DP)")
+
+
+def _add_run_flags(p: argparse.ArgumentParser) -> None:
+    """How the runs are judged and where they go: confidence, parallelism, backend, picture."""
     p.add_argument("--confidence", type=float, default=0.95,
                    help="one-sided confidence of the 'beats trivial' verdict, in (0, 1) (default 0.95)")
     p.add_argument("--n-jobs", type=int, default=-1,
@@ -87,9 +102,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--plot", metavar="FILE", default=None,
                    help="also draw the frontier (utility against epsilon, log x, references as lines) to FILE "
                         "(.png or .svg; needs matplotlib: pip install 'privcal[plot]'; default: no picture)")
-    _cli_out.add_format(p)
-    p.set_defaults(_run=run)
-    return p
 
 
 def run(args: argparse.Namespace) -> int:
@@ -104,6 +116,26 @@ def run(args: argparse.Namespace) -> int:
     from privcal.rl import frontier as F
 
     fmt = _cli_out.chosen(args)
+    _check(args)
+    bar = None
+    if fmt == "text":  # the runs take minutes: a progress bar on stderr (not with machine-read formats)
+        from privcal.cli.progress import ProgressBar
+
+        bar = ProgressBar(1, label=f"frontier {args.agent} (training runs)")
+    try:
+        result = F.frontier(args.agent, epsilons=args.epsilons, amounts=args.amounts, seeds=args.seeds,
+                            variant=args.variant, setting=args.setting, delta=args.delta,
+                            confidence=args.confidence, n_jobs=args.n_jobs, backend=args.backend,
+                            scheduler=args.scheduler, progress=bar, environment=args.environment)
+    finally:
+        if bar is not None:
+            bar.close()
+    _emit(args, result, fmt)
+    return 0
+
+
+def _check(args: argparse.Namespace) -> None:
+    """Refuse what cannot run, before any training (a missing matplotlib for --plot, a lone --scheduler, ...)."""
     if args.plot is not None:
         from privcal import plot
 
@@ -121,19 +153,12 @@ def run(args: argparse.Namespace) -> int:
                          "pure epsilon-DP)")
     if args.n_jobs == 0 or args.n_jobs < -1:
         raise ValueError(f"--n-jobs must be an integer >= 1 or -1, got {args.n_jobs}")
-    bar = None
-    if fmt == "text":  # the runs take minutes: a progress bar on stderr (not with machine-read formats)
-        from privcal.cli.progress import ProgressBar
 
-        bar = ProgressBar(1, label=f"frontier {args.agent} (training runs)")
-    try:
-        result = F.frontier(args.agent, epsilons=args.epsilons, amounts=args.amounts, seeds=args.seeds,
-                            variant=args.variant, setting=args.setting, delta=args.delta,
-                            confidence=args.confidence, n_jobs=args.n_jobs, backend=args.backend,
-                            scheduler=args.scheduler, progress=bar, environment=args.environment)
-    finally:
-        if bar is not None:
-            bar.close()
+
+def _emit(args: argparse.Namespace, result, fmt: str) -> None:
+    """Print the frontier in the chosen format and draw it to ``--plot``."""
+    from privcal.rl import frontier as F
+
     if fmt == "markdown":
         print(result.markdown())
     else:
@@ -151,4 +176,3 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             raise ValueError(f"cannot write {args.plot!r}: {exc.strerror or exc}") from None
         print(f"privcal: wrote {args.plot}", file=sys.stderr)
-    return 0

@@ -36,11 +36,26 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
                     "counters) or its non-private UBEV-style baseline on a seeded tabular episodic MDP and "
                     "report the exact regret per episode. Privacy unit: one user = one episode's "
                     "trajectory, replaced (VBKW Def. 3).")
+    _add_size_flags(p)
+    _add_privacy_flags(p)
+    _add_rule_flags(p)
+    _cli_train.add_seed_flags(p, "seed of the agent and the episodes")
+    _cli_train.add_output_flags(p)
+    p.set_defaults(_run=run)  # privcal.cli dispatches ``privcal train AGENT`` to args._run(args)
+    return p
+
+
+def _add_size_flags(p: argparse.ArgumentParser) -> None:
+    """The MDP's size and the run's length."""
     p.add_argument("--states", type=_cli_out.count, default=10, help="number of states S, an int >= 1 (default 10)")
     p.add_argument("--actions", type=_cli_out.count, default=3, help="number of actions A, an int >= 1 (default 3)")
     p.add_argument("--horizon", type=_cli_out.count, default=10, help="episode length H, steps per episode (default 10)")
     p.add_argument("--episodes", type=_cli_out.count, default=1000,
                    help="number of episodes T, an int >= 1 (default 1000; 1e4 accepted)")
+
+
+def _add_privacy_flags(p: argparse.ArgumentParser) -> None:
+    """The privacy budget, the counters' noise and the failure probability of their error bound."""
     p.add_argument("--epsilon", type=float, default=None,
                    help="JDP epsilon of the whole run, in (0, 1e6] (default: none; required unless --non-private)")
     p.add_argument("--counter-noise", choices=("laplace", "gaussian"), default=None,
@@ -56,6 +71,10 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
                    help="failure probability beta' of the counters' error bound and of the bonus, in (0, 1) "
                         "(default 0.1)")
     p.add_argument("--beta", type=float, default=None, help=argparse.SUPPRESS)  # former name (deprecated)
+
+
+def _add_rule_flags(p: argparse.ArgumentParser) -> None:
+    """The MDP family and the rules that have a paper and a valid version."""
     p.add_argument("--mdp", choices=("random", "riverswim"), default="random",
                    help="MDP family (default random; riverswim needs --actions 2)")
     p.add_argument("--mdp-seed", type=_cli_out.seed, default=0, help="seed of the random MDP (default 0)")
@@ -71,10 +90,6 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     p.add_argument("--accuracy", type=float, default=None,
                    help="count episodes with regret > accuracy, in reward units per episode "
                         "(default: 10%% of the optimal return)")
-    _cli_train.add_seed_flags(p, "seed of the agent and the episodes")
-    _cli_train.add_output_flags(p)
-    p.set_defaults(_run=run)  # privcal.cli dispatches ``privcal train AGENT`` to args._run(args)
-    return p
 
 
 def run(args: argparse.Namespace) -> int:
@@ -149,40 +164,13 @@ def compute(args: argparse.Namespace, fmt: str) -> tuple:
 def _check(args: argparse.Namespace) -> tuple:
     """The checked settings and the MDP: (``privcal.rl.pucb.train.TrainSettings``, MDP); refusals name the flag."""
     _cli_out.check_epsilon(args.epsilon)
-    import warnings
-
     from privcal import _validate as V
     from privcal.rl.pucb.experiments import MDP_KINDS, unchecked_make_mdp
-    from privcal.rl.pucb.agent import check_counter_noise, check_error_bound, check_memory
+    from privcal.rl.pucb.agent import check_counter_noise, check_memory
     from privcal.rl.pucb.train import TrainSettings
 
-    if args.non_private and args.epsilon is not None:
-        raise ValueError("--epsilon must not be given together with --non-private")
-    if args.non_private and (args.counter_noise is not None or args.delta is not None):
-        raise ValueError("--counter-noise and --delta must not be given together with --non-private "
-                         "(the baseline has exact counters)")
-    if args.non_private and (args.error_bound != "valid" or args.budget_split != "valid"):
-        raise ValueError("--error-bound and --budget-split must not be given together with --non-private "
-                         "(the baseline has exact counters: no error bound, no privacy budget)")
-    counter_noise = "laplace" if args.counter_noise is None else args.counter_noise
-    if counter_noise == "laplace" and args.delta is not None:
-        raise ValueError(f"--delta is used only with --counter-noise gaussian (Laplace counters are pure "
-                         f"epsilon-JDP), got --delta {args.delta:g}")
-    if counter_noise == "gaussian" and args.delta is None:
-        raise ValueError("--counter-noise gaussian needs --delta in (0, 1)")
-    if not args.non_private and args.epsilon is None:
-        raise ValueError("--epsilon is required (or pass --non-private)")
-    if args.beta is not None:
-        if args.failure_probability is not None:
-            raise ValueError("--beta is the former name of --failure-probability; give only one")
-        warnings.warn("--beta is deprecated for train pucb (it is a failure probability here, not a kernel "
-                      "beta): use --failure-probability", DeprecationWarning, stacklevel=3)
-        args.failure_probability = args.beta
-    failure_probability = V.open_unit("failure_probability",
-                                      0.1 if args.failure_probability is None else args.failure_probability)
-    if args.error_bound == "union":
-        warnings.warn("--error-bound union is now spelled --error-bound valid", DeprecationWarning, stacklevel=3)
-    error_bound = check_error_bound("valid" if args.error_bound == "union" else args.error_bound)
+    counter_noise = _check_conflicts(args)
+    failure_probability, error_bound = _deprecated_spellings(args)
     episodes = V.positive_int("episodes", args.episodes)
     epsilon = None if args.epsilon is None else V.positive("epsilon", args.epsilon)
     delta = None
@@ -199,6 +187,49 @@ def _check(args: argparse.Namespace) -> tuple:
                              error_bound=error_bound, unknown=args.unknown, counter_noise=counter_noise, delta=delta,
                              accuracy=args.accuracy, references=not args.no_references)
     return settings, mdp
+
+
+def _check_conflicts(args: argparse.Namespace) -> str:
+    """Refuse flags that do not go together (one line naming them); returns the counters' noise."""
+    if args.non_private and args.epsilon is not None:
+        raise ValueError("--epsilon must not be given together with --non-private")
+    if args.non_private and (args.counter_noise is not None or args.delta is not None):
+        raise ValueError("--counter-noise and --delta must not be given together with --non-private "
+                         "(the baseline has exact counters)")
+    if args.non_private and (args.error_bound != "valid" or args.budget_split != "valid"):
+        raise ValueError("--error-bound and --budget-split must not be given together with --non-private "
+                         "(the baseline has exact counters: no error bound, no privacy budget)")
+    counter_noise = "laplace" if args.counter_noise is None else args.counter_noise
+    if counter_noise == "laplace" and args.delta is not None:
+        raise ValueError(f"--delta is used only with --counter-noise gaussian (Laplace counters are pure "
+                         f"epsilon-JDP), got --delta {args.delta:g}")
+    if counter_noise == "gaussian" and args.delta is None:
+        raise ValueError("--counter-noise gaussian needs --delta in (0, 1)")
+    if not args.non_private and args.epsilon is None:
+        raise ValueError("--epsilon is required (or pass --non-private)")
+    return counter_noise
+
+
+def _deprecated_spellings(args: argparse.Namespace) -> tuple:
+    """(failure probability, error-bound rule), each checked; the former spellings --beta and --error-bound union
+    warn (DeprecationWarning at the caller of ``compute``) and are read as their new names."""
+    import warnings
+
+    from privcal import _validate as V
+    from privcal.rl.pucb.agent import check_error_bound
+
+    if args.beta is not None:
+        if args.failure_probability is not None:
+            raise ValueError("--beta is the former name of --failure-probability; give only one")
+        warnings.warn("--beta is deprecated for train pucb (it is a failure probability here, not a kernel "
+                      "beta): use --failure-probability", DeprecationWarning, stacklevel=4)
+        args.failure_probability = args.beta
+    failure_probability = V.open_unit("failure_probability",
+                                      0.1 if args.failure_probability is None else args.failure_probability)
+    if args.error_bound == "union":
+        warnings.warn("--error-bound union is now spelled --error-bound valid", DeprecationWarning, stacklevel=4)
+    error_bound = check_error_bound("valid" if args.error_bound == "union" else args.error_bound)
+    return failure_probability, error_bound
 
 
 def _text(run_, settings) -> str:

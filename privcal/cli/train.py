@@ -256,7 +256,6 @@ def run_seeds(args: argparse.Namespace, module: str, fmt: str, seeds: Sequence[i
     import time
 
     from privcal.rl.parallel import run_trials
-    from privcal.rl.verdict import summarize_seeds
 
     mod = importlib.import_module(module)
     options = {k: v for k, v in vars(args).items() if not k.startswith("_") and k not in _NOT_RUN_OPTIONS}
@@ -274,20 +273,27 @@ def run_seeds(args: argparse.Namespace, module: str, fmt: str, seeds: Sequence[i
         if bar is not None:
             bar.close()
     views = [mod.seed_view(r) for r in records]
-    first = views[0]
-    if any(v["reference"] is None for v in views):  # --no-references: nothing to test against
-        summary = None
-    else:
-        summary = summarize_seeds([v["value"] for v in views], first["reference"],
-                                  higher_is_better=first["higher_is_better"], reference_label=first["reference_label"],
-                                  seeds=seeds, reference_se=first["reference_se"],
-                                  reference_values=[v["reference"] for v in views])
+    summary = _seeds_summary(views, seeds)
     record, text, series = _seeds_output(args, seeds, records, views, summary, time.perf_counter() - start)
     if fmt == "markdown":
         print(_seeds_markdown(record, series))
     else:
         _cli_out.emit(fmt, record if fmt != "csv" else {}, text, series if fmt == "csv" else None)
     return 0
+
+
+def _seeds_summary(views, seeds):
+    """The verdict over seeds against the trivial reference (paired where each seed has its own), or None with
+    --no-references (nothing to test against)."""
+    from privcal.rl.verdict import summarize_seeds
+
+    first = views[0]
+    if any(v["reference"] is None for v in views):
+        return None
+    return summarize_seeds([v["value"] for v in views], first["reference"],
+                           higher_is_better=first["higher_is_better"], reference_label=first["reference_label"],
+                           seeds=seeds, reference_se=first["reference_se"],
+                           reference_values=[v["reference"] for v in views])
 
 
 def _common(records: Sequence[Mapping], key: str):
@@ -298,17 +304,18 @@ def _common(records: Sequence[Mapping], key: str):
 
 def _seeds_output(args, seeds, records, views, summary, seconds) -> tuple:
     """(json record, text report, csv rows) of a run over seeds."""
-    import math
+    runs = _seed_rows(seeds, records, views)
+    refs = _seeds_references(views, summary)
+    out = _seeds_record(seeds, records, views, summary, refs)
+    out["references"] = {**refs, "note": REFERENCES_NOTE} if summary is not None else {}
+    out["runs"] = runs
+    out["seconds"] = seconds
+    return out, _seeds_text(out, summary, records), _seeds_series(out, runs, refs, views[0])
 
-    import numpy as np
 
-    first, r0 = views[0], records[0]
-    name, label = first["utility"], first["utility_label"]
-    unit = _common(records, "privacy_unit")
-    guarantees = [r.get("guarantee") for r in records]
-    user = [r.get("user_epsilon") for r in records]
-    user_low = [r.get("user_epsilon_lower") for r in records]
-    has_user = any(u is not None for u in user)
+def _seed_rows(seeds, records, views) -> list:
+    """One row per seed: its utility, the one-seed verdict, the references and whether its premises held."""
+    name = views[0]["utility"]
     runs = []
     for s, r, v in zip(seeds, records, views):
         premises = r.get("premises") or []
@@ -316,6 +323,16 @@ def _seeds_output(args, seeds, records, views, summary, seconds) -> tuple:
                      "seed_verdict": r.get("verdict"), "non_private": v.get("non_private"),
                      "reference": v["reference"], "premises_held": all(p["held"] for p in premises) if premises
                      else None, "guarantee": r.get("guarantee"), **v.get("extra", {})})
+    return runs
+
+
+def _seeds_references(views, summary) -> dict:
+    """The references over seeds: the trivial one (from the summary) and the non-private mean with its interval."""
+    import math
+
+    import numpy as np
+
+    first = views[0]
     non_private = [v.get("non_private") for v in views]
     np_summary = None
     if all(x is not None and math.isfinite(x) for x in non_private):
@@ -323,20 +340,32 @@ def _seeds_output(args, seeds, records, views, summary, seconds) -> tuple:
 
         lo, hi = student_t_interval(non_private)
         np_summary = {"mean": float(np.mean(non_private)), "ci_low": lo, "ci_high": hi}
-    refs = {"trivial": None if summary is None else summary.reference,
+    return {"trivial": None if summary is None else summary.reference,
             "trivial_se": None if summary is None else summary.reference_se,
             "trivial_label": first["reference_label"], "non_private": np_summary,
             "non_private_label": first.get("non_private_label"), **first.get("constant_references", {})}
+
+
+def _seeds_record(seeds, records, views, summary, refs) -> dict:
+    """The json record over seeds, up to its references and rows: the setting, the guarantee, the mean and verdict."""
+    import numpy as np
+
+    first, r0 = views[0], records[0]
+    unit = _common(records, "privacy_unit")
+    guarantees = [r.get("guarantee") for r in records]
+    user = [r.get("user_epsilon") for r in records]
+    user_low = [r.get("user_epsilon_lower") for r in records]
+    same = all(g == guarantees[0] for g in guarantees)
     out = {"agent": first["agent"], "method": first.get("method"), "seeds": list(seeds), "runs_count": len(seeds),
-           "utility": name, "utility_label": label, "higher_is_better": first["higher_is_better"],
+           "utility": first["utility"], "utility_label": first["utility_label"],
+           "higher_is_better": first["higher_is_better"],
            "privacy_unit": unit, "privacy_unit_description": _unit_description(unit, records),
            "epsilon": _common(records, "epsilon"), "delta": _common(records, "delta"),
-           "guarantee": guarantees[0] if all(g == guarantees[0] for g in guarantees) else None,
-           "guarantee_per_seed": None if all(g == guarantees[0] for g in guarantees) else guarantees}
+           "guarantee": guarantees[0] if same else None, "guarantee_per_seed": None if same else guarantees}
     for key in ("sigma", "sample_rate", "sample_rate_source"):
         if key in r0:
             out[key] = _common(records, key)
-    if has_user:
+    if any(u is not None for u in user):
         # the largest upper bound and the smallest certified lower end over the seeds: valid for every seed's run
         out.update(user_unit=r0.get("user_unit", "episode"),
                    user_epsilon=None if any(u is None for u in user) else max(user),
@@ -353,23 +382,26 @@ def _seeds_output(args, seeds, records, views, summary, seconds) -> tuple:
         lo, hi = student_t_interval(vals)
         out.update(mean=float(np.mean(vals)), std=float(np.std(vals, ddof=1)), ci_low=lo, ci_high=hi, ci_level=0.95,
                    **no_reference("--no-references"))
-    out["references"] = {**refs, "note": REFERENCES_NOTE} if summary is not None else {}
-    out["runs"] = runs
-    out["seconds"] = seconds
-    text = _seeds_text(out, summary, records)
+    return out
+
+
+def _seeds_series(out: dict, runs: list, refs: dict, first: dict) -> dict:
+    """The csv columns over seeds: one row per seed, the summary repeated on every row."""
+    name, seeds = out["utility"], out["seeds"]
     cols = [name, f"{name}_se", "seed_verdict", "non_private", "reference", "premises_held"]
     series = {"seed": list(seeds), **{c: [r[c] for r in runs] for c in cols}}
     for extra in first.get("extra", {}):
         series[extra] = [r.get(extra) for r in runs]
     constant = {"mean": out["mean"], "ci_low": out["ci_low"], "ci_high": out["ci_high"], "verdict": out["verdict"],
-                "verdict_test": out["verdict_test"]["test"], "privacy_unit": unit, "epsilon": out["epsilon"],
-                "delta": out["delta"], "reference_trivial": refs["trivial"], "reference_label": refs["trivial_label"]}
-    if has_user:
+                "verdict_test": out["verdict_test"]["test"], "privacy_unit": out["privacy_unit"],
+                "epsilon": out["epsilon"], "delta": out["delta"], "reference_trivial": refs["trivial"],
+                "reference_label": refs["trivial_label"]}
+    if "user_epsilon" in out:
         constant.update(user_epsilon=out["user_epsilon"], user_epsilon_lower=out["user_epsilon_lower"])
     if "sample_rate_source" in out:
         constant["sample_rate_source"] = out["sample_rate_source"]
     series.update({k: [v] * len(seeds) for k, v in constant.items()})
-    return out, text, series
+    return series
 
 
 def _unit_description(unit, records) -> Optional[str]:

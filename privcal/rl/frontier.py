@@ -239,12 +239,13 @@ def _gpope_lstd(ctx, m, base_seed, trial) -> float:
 def _pucb_task(mdp, episodes, epsilon, failure_probability, variant, seed, delta=None) -> tuple:
     """Cumulative regret per episode of one PUCB run, and its error bound E. variant: "valid" (Laplace
     counters), "gaussian" (Gaussian counters at ``delta``) or "paper"."""
-    from privcal.rl.pucb.agent import run_pucb_unchecked
+    from privcal.rl.pucb.agent import PUCBOptions, run_pucb_unchecked
 
     rule = "paper" if variant == "paper" else "valid"
     noise = "gaussian" if variant == "gaussian" else "laplace"
-    run = run_pucb_unchecked(mdp, episodes, epsilon, failure_probability, seed, budget_split=rule, error_bound=rule,
-                    counter_noise=noise, delta=delta if noise == "gaussian" else None)
+    rules = PUCBOptions(failure_probability, rule, rule, counter_noise=noise,
+                        delta=delta if noise == "gaussian" else None)
+    run = run_pucb_unchecked(mdp, episodes, epsilon, seed, rules)
     return float(run.episode_regret.sum() / episodes), float(run.error_bound)
 
 

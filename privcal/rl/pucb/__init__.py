@@ -24,6 +24,7 @@ _LAZY = {
     "EPSILONS": "privcal.rl.pucb.experiments",
     "make_mdp": "privcal.rl.pucb.experiments",
     "RegretExperiment": "privcal.rl.pucb.experiments",
+    "RegretSettings": "privcal.rl.pucb.experiments",
     "regret_experiment": "privcal.rl.pucb.experiments",
     "plot_regret": "privcal.rl.pucb.plots",
     "regret_figure": "privcal.rl.pucb.plots",

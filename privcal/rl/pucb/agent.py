@@ -153,6 +153,7 @@ __all__ = [
     "PUCBRun",
     "run_pucb",
     "run_pucb_unchecked",
+    "PUCBOptions",
     "check_error_bound",
     "check_memory",
     "num_counters_unchecked",
@@ -297,6 +298,28 @@ def play_episodes(agent: "EpisodeCounterAgent", mdp: TabularMDP, episodes: int, 
     return np.maximum(regret, 0.0), optimal, max_err
 
 
+@dataclass(frozen=True)
+class PUCBOptions:
+    """PUCB's rules and counters, beside the MDP's size, T, epsilon and the seed (checked by :class:`PUCB` and
+    :func:`run_pucb`; the trusted kernels take them as given).
+
+    Attributes:
+        failure_probability: the paper's beta', in (0, 1); default 0.1.
+        budget_split: "valid" (epsilon / (6H) per counter, default) or "paper" (epsilon / (3H)).
+        error_bound: "valid" (default) or "paper" (as returned by :func:`check_error_bound`).
+        unknown: "optimistic" (default) or "paper" (:func:`private_q`).
+        counter_noise: "laplace" (default) or "gaussian".
+        delta: JDP delta of Gaussian counters (as returned by :func:`check_counter_noise`); None for Laplace.
+    """
+
+    failure_probability: float = 0.1
+    budget_split: str = "valid"
+    error_bound: str = "valid"
+    unknown: str = "optimistic"
+    counter_noise: str = "laplace"
+    delta: Optional[float] = None
+
+
 class PUCB(EpisodeCounterAgent):
     r"""PUCB agent (VBKW Alg. 2); ``epsilon=None`` gives the UBEV-style non-private baseline.
 
@@ -347,12 +370,12 @@ class PUCB(EpisodeCounterAgent):
         eps = None if epsilon is None else V.positive("epsilon", epsilon)
         split = V.choice("budget_split", budget_split, BUDGET_SPLITS)
         rule = check_error_bound(error_bound)
-        self._setup(V.positive_int("states", states), V.positive_int("actions", actions),
-                    V.positive_int("horizon", horizon), V.positive_int("episodes", episodes),
-                    eps, V.open_unit("failure_probability", failure_probability), seed,
-                    budget_split=split, error_bound=rule,
-                    unknown=V.choice("unknown", unknown, UNKNOWN_RULES), counter_noise=counter_noise,
-                    delta=check_counter_noise(counter_noise, eps, delta, split, rule))
+        dims = [V.positive_int(name, value) for name, value in
+                (("states", states), ("actions", actions), ("horizon", horizon), ("episodes", episodes))]
+        fail = V.open_unit("failure_probability", failure_probability)
+        rules = PUCBOptions(fail, split, rule, V.choice("unknown", unknown, UNKNOWN_RULES), counter_noise,
+                            check_counter_noise(counter_noise, eps, delta, split, rule))
+        self._setup(*dims, eps, seed, rules)
 
     @classmethod
     def _trusted(cls, *args, **kwargs) -> "PUCB":
@@ -361,8 +384,10 @@ class PUCB(EpisodeCounterAgent):
         agent._setup(*args, **kwargs)
         return agent
 
-    def _setup(self, states, actions, horizon, episodes, epsilon, failure_probability, seed, *,
-               budget_split, error_bound, unknown, counter_noise="laplace", delta=None) -> None:
+    def _setup(self, states, actions, horizon, episodes, epsilon, seed, options: PUCBOptions) -> None:
+        failure_probability, budget_split, error_bound = (options.failure_probability, options.budget_split,
+                                                          options.error_bound)
+        unknown, counter_noise, delta = options.unknown, options.counter_noise, options.delta
         self.states, self.actions, self.horizon, self.episodes = states, actions, horizon, episodes
         self.failure_probability = failure_probability
         self.budget_split = budget_split
@@ -529,11 +554,11 @@ def run_pucb(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
     eps = None if epsilon is None else V.positive("epsilon", epsilon)
     split = V.choice("budget_split", budget_split, BUDGET_SPLITS)
     rule = check_error_bound(error_bound)
-    return run_pucb_unchecked(mdp, V.positive_int("episodes", episodes), eps,
-                     V.open_unit("failure_probability", failure_probability), seed,
-                     budget_split=split, error_bound=rule,
-                     unknown=V.choice("unknown", unknown, UNKNOWN_RULES), counter_noise=counter_noise,
-                     delta=check_counter_noise(counter_noise, eps, delta, split, rule), progress=progress)
+    episodes = V.positive_int("episodes", episodes)
+    fail = V.open_unit("failure_probability", failure_probability)
+    rules = PUCBOptions(fail, split, rule, V.choice("unknown", unknown, UNKNOWN_RULES), counter_noise,
+                        check_counter_noise(counter_noise, eps, delta, split, rule))
+    return run_pucb_unchecked(mdp, episodes, eps, seed, rules, progress)
 
 
 #: Largest memory a PUCB run may need (bytes); larger requests are refused before allocating.
@@ -569,12 +594,9 @@ def check_memory(states: int, actions: int, horizon: int, episodes: int) -> None
         )
 
 
-def run_pucb_unchecked(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
-              failure_probability: float = 0.1, seed: _rng.Seed = None, *,
-              budget_split: str = "valid", error_bound: str = "valid",
-              unknown: str = "optimistic", counter_noise: str = "laplace",
-              delta: Optional[float] = None,
-              progress: Optional[Callable[[int, int], None]] = None) -> PUCBRun:
+def run_pucb_unchecked(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None, seed: _rng.Seed = None,
+                       options: PUCBOptions = PUCBOptions(),
+                       progress: Optional[Callable[[int, int], None]] = None) -> PUCBRun:
     """:func:`run_pucb` on arguments already checked (the trusted kernel the CLI and the experiments call).
 
     Validates nothing but the memory budget: the caller has checked every argument as :func:`run_pucb` does.
@@ -583,13 +605,8 @@ def run_pucb_unchecked(mdp: TabularMDP, episodes: int, epsilon: Optional[float] 
         mdp: the environment, a :class:`privcal.rl.pucb.tabular.TabularMDP`.
         episodes: number of episodes T, an integer >= 1.
         epsilon: JDP epsilon, in (0, inf); None for the non-private baseline.
-        failure_probability: the paper's beta', in (0, 1).
         seed: None, a non-negative int, a SeedSequence or a Generator.
-        budget_split: "valid" or "paper".
-        error_bound: "valid" or "paper" (as returned by :func:`check_error_bound`).
-        unknown: "optimistic" or "paper".
-        counter_noise: "laplace" or "gaussian".
-        delta: JDP delta as returned by :func:`check_counter_noise`; None for Laplace counters.
+        options: the rules and counters (checked); default :class:`PUCBOptions` ().
         progress: called as ``progress(done, total)`` after each episode, or None.
 
     Returns:
@@ -600,10 +617,9 @@ def run_pucb_unchecked(mdp: TabularMDP, episodes: int, epsilon: Optional[float] 
     """
     check_memory(mdp.states, mdp.actions, mdp.horizon, episodes)
     t_total = episodes
-    agent = PUCB._trusted(mdp.states, mdp.actions, mdp.horizon, t_total, epsilon,
-                          failure_probability, seed, budget_split=budget_split,
-                          error_bound=error_bound, unknown=unknown, counter_noise=counter_noise,
-                          delta=delta)
+    agent = PUCB._trusted(mdp.states, mdp.actions, mdp.horizon, t_total, epsilon, seed, options)
+    failure_probability, counter_noise = options.failure_probability, options.counter_noise
+    budget_split, error_bound, unknown = options.budget_split, options.error_bound, options.unknown
     regret, optimal, max_err = play_episodes(agent, mdp, t_total, seed, progress)
     return PUCBRun(episode_regret=regret, optimal_return=optimal,
                    epsilon=agent.epsilon, counter_epsilon=agent.counter_epsilon,

@@ -8,8 +8,8 @@ accuracy-suboptimal episodes, VBKW Def. 1 and 2); ``privcal.rl.pucb.plots`` draw
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Callable, Iterable, Optional
+from dataclasses import dataclass, fields, replace
+from typing import Any, Callable, Iterable, Optional
 
 import numpy as np
 
@@ -17,8 +17,8 @@ from privcal import _rng
 from privcal import _validate as V
 from privcal.analysis.counter_bounds import accept_old_beta
 from privcal.rl.parallel import run_trials_unchecked, check_engine
-from privcal.rl.pucb.agent import (BUDGET_SPLITS, UNKNOWN_RULES, check_counter_noise, check_error_bound,
-                             run_pucb_unchecked)
+from privcal.rl.pucb.agent import (BUDGET_SPLITS, UNKNOWN_RULES, PUCBOptions, check_counter_noise,
+                                   check_error_bound, run_pucb_unchecked)
 from privcal.rl.pucb.tabular import TabularMDP, backward_induction, random_mdp_unchecked, river_swim_unchecked
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "MDP_KINDS",
     "make_mdp",
     "RegretExperiment",
+    "RegretSettings",
     "regret_experiment",
 ]
 
@@ -144,62 +145,86 @@ def unchecked_make_mdp(kind: str, states: int, actions: int, horizon: int, seed=
     return river_swim_unchecked(states, horizon)
 
 
-@dataclass(frozen=True)
-class _RunOptions:
-    """PUCB's options shared by every run of an experiment (checked by :func:`regret_experiment`)."""
-
-    failure_probability: float
-    budget_split: str
-    error_bound: str
-    unknown: str
-    counter_noise: str
-    delta: Optional[float]
-
-
-def _one_run(env, episodes, epsilon, seed, options: _RunOptions, progress) -> tuple:
-    """One seeded PUCB run (top level, so joblib can ship it): (regret, E, informative count, JDP eps)."""
-    private = epsilon is not None
-    o = options
-    run = run_pucb_unchecked(env, episodes, epsilon, o.failure_probability, seed, budget_split=o.budget_split,
-                             error_bound=o.error_bound, unknown=o.unknown, progress=progress,
-                             counter_noise=o.counter_noise if private else "laplace",
-                             delta=o.delta if private else None)
+def _one_run(env, episodes, epsilon, seed, options: PUCBOptions, progress) -> tuple:
+    """One seeded PUCB run (top level, so joblib can ship it): (regret, E, informative count, JDP eps); the
+    non-private baseline keeps exact counters (Laplace rules, no delta)."""
+    if epsilon is None:
+        options = replace(options, counter_noise="laplace", delta=None)
+    run = run_pucb_unchecked(env, episodes, epsilon, seed, options, progress)
     return run.episode_regret, run.error_bound, run.info["informative_count"], run.jdp_epsilon
 
 
+#: the sizes a :class:`RegretSettings` may override in the named setting
+_SIZES = ("states", "actions", "horizon", "episodes")
+
+
+@dataclass(frozen=True)
+class RegretSettings:
+    """What :func:`regret_experiment` runs, beyond the named setting's sizes (defaults in one place: here).
+
+    Attributes:
+        epsilons: privacy levels, each in (0, inf) or None (the non-private baseline); default :data:`EPSILONS`.
+        seeds: agent seeds (non-negative ints); default None (the setting's seeds).
+        mdp: MDP family, "random" (default) or "riverswim" (:func:`make_mdp`).
+        mdp_seed: seed of the random MDP; default 0.
+        accuracy: regret threshold of a suboptimal episode, in [0, inf); default None (10% of the optimal expected
+            return rho*).
+        failure_probability: the paper's beta', in (0, 1); default 0.1 (old keyword ``beta=`` deprecated).
+        budget_split: "valid" (default) or "paper", see :class:`privcal.rl.pucb.PUCB`.
+        error_bound: "valid" (default) or "paper", see :class:`privcal.rl.pucb.PUCB`.
+        unknown: "optimistic" (default) or "paper", see :func:`privcal.rl.pucb.private_q`.
+        counter_noise: noise of the private runs' counters, "laplace" (default, epsilon-JDP) or "gaussian"
+            ((epsilon, delta)-JDP), see :class:`privcal.rl.pucb.PUCB`; the non-private baseline keeps exact counters.
+        delta: JDP delta of the private runs, in (0, 1), with ``counter_noise="gaussian"`` only; default None.
+        states, actions, horizon, episodes: replace the named setting's size (ints >= 1); default None (keep it).
+
+    The values are checked by :func:`regret_experiment`.
+    """
+
+    epsilons: Iterable[Optional[float]] = EPSILONS
+    seeds: Optional[Iterable[int]] = None
+    mdp: str = "random"
+    mdp_seed: _rng.Seed = 0
+    accuracy: Optional[float] = None
+    failure_probability: float = 0.1
+    budget_split: str = "valid"
+    error_bound: str = "valid"
+    unknown: str = "optimistic"
+    counter_noise: str = "laplace"
+    delta: Optional[float] = None
+    states: Optional[int] = None
+    actions: Optional[int] = None
+    horizon: Optional[int] = None
+    episodes: Optional[int] = None
+
+
+def _regret_settings(settings: Optional[RegretSettings], keywords: dict) -> tuple:
+    """(settings, the size overrides in the order given), unknown keywords refused."""
+    names = {f.name for f in fields(RegretSettings)}
+    for key, value in keywords.items():  # in the order given, as the sizes are checked
+        if key not in names:
+            raise ValueError(f"unknown setting override {key!r}")
+        if key in _SIZES:
+            V.positive_int(key, value)
+    if settings is not None and not isinstance(settings, RegretSettings):
+        raise ValueError(f"settings must be a RegretSettings, got {settings!r}")
+    s = RegretSettings(**keywords) if settings is None else replace(settings, **keywords)
+    order = [k for k in keywords if k in _SIZES] + [k for k in _SIZES if k not in keywords]
+    return s, [(k, getattr(s, k)) for k in order if getattr(s, k) is not None]
+
+
 @accept_old_beta
-def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[float]] = EPSILONS,
-                      seeds: Optional[Iterable[int]] = None, mdp: str = "random",
-                      mdp_seed: _rng.Seed = 0, accuracy: Optional[float] = None,
-                      failure_probability: float = 0.1, budget_split: str = "valid",
-                      error_bound: str = "valid", unknown: str = "optimistic",
-                      counter_noise: str = "laplace", delta: Optional[float] = None,
+def regret_experiment(setting: str = "fast", *, settings: Optional[RegretSettings] = None,
                       progress: Optional[Callable[[int, int], None]] = None,
                       n_jobs: Optional[int] = -1, backend: Optional[str] = None,
-                      scheduler: Optional[str] = None, **overrides: int) -> RegretExperiment:
+                      scheduler: Optional[str] = None, **keywords: Any) -> RegretExperiment:
     """Regret over T episodes and number of accuracy-suboptimal episodes, per epsilon and seed.
 
     One MDP is shared by all runs; seeds vary the agent and the environment's sampling.
 
     Args:
         setting: "fast" or "full" (:data:`SETTINGS`); default "fast".
-        epsilons: privacy levels, each in (0, inf) or None (the non-private baseline); default
-            :data:`EPSILONS`.
-        seeds: agent seeds (non-negative ints); default None (the setting's seeds).
-        mdp: MDP family, "random" (default) or "riverswim" (:func:`make_mdp`).
-        mdp_seed: seed of the random MDP; default 0.
-        accuracy: regret threshold of a suboptimal episode, in [0, inf); default None (10% of
-            the optimal expected return rho*).
-        failure_probability: the paper's beta', in (0, 1); default 0.1 (old keyword ``beta=``
-            deprecated).
-        budget_split: "valid" (default) or "paper", see :class:`privcal.rl.pucb.PUCB`.
-        error_bound: "valid" (default) or "paper", see :class:`privcal.rl.pucb.PUCB`.
-        unknown: "optimistic" (default) or "paper", see :func:`privcal.rl.pucb.private_q`.
-        counter_noise: noise of the private runs' counters, "laplace" (default, epsilon-JDP) or
-            "gaussian" ((epsilon, delta)-JDP), see :class:`privcal.rl.pucb.PUCB`; the non-private
-            baseline keeps exact counters.
-        delta: JDP delta of the private runs, in (0, 1), with ``counter_noise="gaussian"`` only;
-            default None.
+        settings: what runs, a :class:`RegretSettings`; default None: built from ``keywords``.
         progress: called as ``progress(done, total)`` with episodes done over all runs (after every
             episode when the runs are sequential, after every run otherwise); default None.
         n_jobs: parallel runs (``privcal.rl.parallel.run_trials``): an int >= 1 (1: in this process,
@@ -207,7 +232,8 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
             default -1. The result does not depend on it (each run is seeded by its own seed).
         backend: None (joblib's configured backend, default), "local" (loky processes) or "dask".
         scheduler: Dask scheduler address (``"tcp://host:8786"``), with backend "dask" only; default None.
-        **overrides: replace the setting's ``states``, ``actions``, ``horizon`` or ``episodes``.
+        keywords: fields of :class:`RegretSettings` (``epsilons``, ``seeds``, ``mdp``, ``error_bound``,
+            ``episodes``, ...), replacing those of ``settings``.
 
     Returns:
         A :class:`RegretExperiment`; its ``setting`` records the sizes and options used.
@@ -217,22 +243,23 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
     """
     V.choice("setting", setting, tuple(SETTINGS))
     conf = dict(SETTINGS[setting])
-    for key, value in overrides.items():
-        if key not in ("states", "actions", "horizon", "episodes"):
-            raise ValueError(f"unknown setting override {key!r}")
+    s, sizes = _regret_settings(settings, keywords)
+    for key, value in sizes:
         conf[key] = V.positive_int(key, value)
+    seeds, mdp, mdp_seed, accuracy = s.seeds, s.mdp, s.mdp_seed, s.accuracy
+    budget_split, unknown, counter_noise = s.budget_split, s.unknown, s.counter_noise
     if seeds is not None:
-        conf["seeds"] = tuple(int(s) for s in seeds)
+        conf["seeds"] = tuple(int(x) for x in seeds)
     if not conf["seeds"]:
         raise ValueError("seeds must not be empty")
     V.choice("mdp", mdp, MDP_KINDS)
     V.choice("budget_split", budget_split, BUDGET_SPLITS)
-    error_bound = check_error_bound(error_bound)
+    error_bound = check_error_bound(s.error_bound)
     V.choice("unknown", unknown, UNKNOWN_RULES)
-    fail = V.open_unit("failure_probability", failure_probability)
-    eps_list = tuple(None if e is None else V.positive("epsilon", e) for e in epsilons)
+    fail = V.open_unit("failure_probability", s.failure_probability)
+    eps_list = tuple(None if e is None else V.positive("epsilon", e) for e in s.epsilons)
     some_eps = next((e for e in eps_list if e is not None), 1.0)  # the refusals do not depend on its value
-    delta = check_counter_noise(counter_noise, some_eps, delta, budget_split, error_bound)
+    delta = check_counter_noise(counter_noise, some_eps, s.delta, budget_split, error_bound)
     env = unchecked_make_mdp(mdp, conf["states"], conf["actions"], conf["horizon"], mdp_seed)
     conf["mdp"] = env.name
     optimal = float(env.initial @ backward_induction(env).values[0])
@@ -241,7 +268,7 @@ def regret_experiment(setting: str = "fast", *, epsilons: Iterable[Optional[floa
     t_total = conf["episodes"]
     total = len(eps_list) * len(conf["seeds"]) * t_total
     sequential = engine[0] == 1 and engine[1] is None
-    options = _RunOptions(fail, budget_split, error_bound, unknown, counter_noise, delta)
+    options = PUCBOptions(fail, budget_split, error_bound, unknown, counter_noise, delta)
     tasks = []
     for eps in eps_list:
         for sd in conf["seeds"]:

@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 import numpy as np
 
 from privcal import _rng
-from privcal.rl.pucb.agent import PRIVACY_UNIT, PUCBRun, run_pucb_unchecked
+from privcal.rl.pucb.agent import PRIVACY_UNIT, PUCBOptions, PUCBRun, run_pucb_unchecked
 from privcal.rl.pucb.tabular import TabularMDP, uniform_policy_return
 from privcal.rl.verdict import Verdict, no_reference, verdict_one_run
 
@@ -96,14 +96,12 @@ def train_pucb_unchecked(mdp: TabularMDP, settings: TrainSettings,
     """
     s, episodes = settings, settings.episodes
     start = time.perf_counter()
-    result = run_pucb_unchecked(mdp, episodes, s.epsilon, s.failure_probability, s.seed,
-                                budget_split=s.budget_split, error_bound=s.error_bound,
-                                unknown=s.unknown, counter_noise=s.counter_noise, delta=s.delta,
-                                progress=None if progress is None else progress(0))
+    rules = PUCBOptions(s.failure_probability, s.budget_split, s.error_bound, s.unknown, s.counter_noise, s.delta)
+    result = run_pucb_unchecked(mdp, episodes, s.epsilon, s.seed, rules, None if progress is None else progress(0))
     baseline = None
     if s.runs == 2:
-        baseline = run_pucb_unchecked(mdp, episodes, None, s.failure_probability, s.seed,
-                                      progress=None if progress is None else progress(episodes))
+        baseline = run_pucb_unchecked(mdp, episodes, None, s.seed, PUCBOptions(s.failure_probability),
+                                      None if progress is None else progress(episodes))
     seconds = time.perf_counter() - start
     accuracy = 0.1 * result.optimal_return if s.accuracy is None else s.accuracy
     cumulative = result.cumulative_regret

@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike
 
 from privcal import _validate as V
 from privcal.rl.parallel import check_engine, run_trials_unchecked
-from privcal.rl.pucb.agent import run_pucb_unchecked
+from privcal.rl.pucb.agent import PUCBOptions, run_pucb_unchecked
 from privcal.rl.pucb.experiments import unchecked_make_mdp
 from privcal.rl.pucb.tabular import TabularMDP, backward_induction, uniform_policy_return
 from privcal.rl.ucbvi.agent import COUNTER_NOISES, PRIVACY_UNIT, run_ucbvi_unchecked
@@ -137,8 +137,9 @@ class RegretCell:
 def _one_run(method, mdp, episodes, epsilon, delta, failure_probability, seed, counter_noise) -> tuple:
     """One seeded run (top level, so joblib can ship it): (regret per episode, E, guarantee)."""
     if method == "pucb":
-        run = run_pucb_unchecked(mdp, episodes, epsilon, failure_probability, seed, counter_noise=counter_noise,
-                                 delta=delta if counter_noise == "gaussian" else None)
+        rules = PUCBOptions(failure_probability, counter_noise=counter_noise,
+                            delta=delta if counter_noise == "gaussian" else None)
+        run = run_pucb_unchecked(mdp, episodes, epsilon, seed, rules)
         return float(run.episode_regret.mean()), float(run.error_bound), run.guarantee
     eps = None if method == "ucbvi-nonprivate" else epsilon
     run = run_ucbvi_unchecked(mdp, episodes, eps, None if eps is None else delta, failure_probability, seed,
