@@ -54,6 +54,8 @@ MODULES = [
     "privcal.calibrators.table_model",
     "privcal.calibrators.composition_table",
     "privcal.calibrators.gpope_table",
+    "privcal.calibrators.gpope_sensitivity",
+    "privcal.calibrators.gpope_theorem1",
     "privcal.plot",
     "privcal.analysis.noise",
     "privcal.analysis.noise.ou",

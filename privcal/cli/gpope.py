@@ -47,6 +47,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                         "or one bound by name: pld, rdp, thm9, theorem1 (valid), lemma1, theorem1_paper (the paper's, "
                         "not valid)")
     p.add_argument("--non-private", action="store_true", help="run GTD2 (sigma = 0, no clipping)")
+    _add_run_flags(p)
+    _cli_train.add_seed_flags(p, "seed of data, behaviour policy and noise")
+    _cli_train.add_output_flags(p)
+    p.set_defaults(_run=run)  # privcal.cli dispatches ``privcal train AGENT`` to args._run(args)
+    return p
+
+
+def _add_run_flags(p: argparse.ArgumentParser) -> None:
+    """Add the flags that size one run (iterations, step sizes, clip, evaluation sample, domain options)."""
     p.add_argument("--iterations", type=_cli_out.count, default=None,
                    help="iterations N, one sampled trajectory each (default m; 1e4 accepted)")
     p.add_argument("--step-size", type=float, default=None,
@@ -63,10 +72,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--q-episodes", type=_cli_out.count, default=None,
                    help="Q-learning episodes that learn the behaviour policy (default mountain-car 200, hiv 64)")
     p.add_argument("--horizon", type=_cli_out.count, default=None, help="hiv: decisions per episode (default 50)")
-    _cli_train.add_seed_flags(p, "seed of data, behaviour policy and noise")
-    _cli_train.add_output_flags(p)
-    p.set_defaults(_run=run)  # privcal.cli dispatches ``privcal train AGENT`` to args._run(args)
-    return p
 
 
 
