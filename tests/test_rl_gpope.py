@@ -436,9 +436,11 @@ def test_gpope_unchecked_is_gpope(schedule, sigma, clip):
 
     data = sample_chain(20, 3, n_states=6)
     metric = lambda theta: float(theta @ theta)  # noqa: E731
-    kw = dict(sigma=sigma, clip=clip, iterations=40, step_size=0.3, schedule=schedule, metric=metric,
-              record_every=7, seed=np.random.SeedSequence([5, 3]))
-    a, b = gpope(data, **kw), gpope_unchecked(data, **kw)
+    from privcal.rl.gpope.agent import GPOPESettings
+
+    run = GPOPESettings(sigma=sigma, clip=clip, iterations=40, step_size=0.3, schedule=schedule,
+                        seed=np.random.SeedSequence([5, 3]))
+    a, b = gpope(data, run, metric=metric, record_every=7), gpope_unchecked(data, run, metric=metric, record_every=7)
     np.testing.assert_array_equal(a.theta, b.theta)
     np.testing.assert_array_equal(a.w, b.w)
     assert a.history == b.history and a.clipped_fraction == b.clipped_fraction

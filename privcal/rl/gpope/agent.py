@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -38,7 +38,7 @@ from privcal import _rng
 from privcal import _validate as V
 from privcal.calibrators import gpope as _gpope_calibrator
 
-__all__ = ["GPOPEResult", "step_sizes", "gpope", "gpope_unchecked", "trajectory_gradient", "gtd2", "BOUNDS",
+__all__ = ["GPOPEResult", "GPOPESettings", "step_sizes", "gpope", "gpope_unchecked", "trajectory_gradient", "gtd2", "BOUNDS",
            "VALID_BOUND", "PAPER_BOUND"]
 
 BOUNDS = ("best", "pld", "rdp", "thm9", "theorem1", "lemma1", "theorem1_paper")
@@ -176,12 +176,53 @@ def trajectory_gradient(tr: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
     return np.concatenate([-at_w, a_theta + c_w - b]) / tau
 
 
-def gpope(dataset: Any, *, sigma: Optional[float] = None, epsilon: Optional[float] = None,
-          delta: Optional[float] = None, bound: str = VALID_BOUND, iterations: Optional[int] = None,
-          clip: Optional[float] = 1.0, step_size: float = 0.5, schedule: Schedule = "constant",
-          seed: _rng.Seed = None, theta0: Optional[ArrayLike] = None, w0: Optional[ArrayLike] = None,
+@dataclass(frozen=True)
+class GPOPESettings:
+    """Algorithm 1's inputs besides the data: the noise (sigma, or (epsilon, delta) and a bound), N, the clip,
+    the step sizes, the seed and the start (defaults in one place: here; checked by :func:`gpope`).
+
+    Attributes:
+        sigma: noise multiplier, in [0, inf) (noise = clip * N(0, sigma^2 I)); give it or (``epsilon``, ``delta``).
+        epsilon: target epsilon, in (0, inf) (sigma from ``privcal.calibrators.gpope.calibrate`` with ``bound``).
+        delta: target delta, in (0, 1).
+        bound: accounting for (epsilon, delta), one of :data:`BOUNDS`; default :data:`VALID_BOUND` (valid).
+        iterations: N, an int >= 1; default None (m: one expected visit per trajectory).
+        clip: the clip h, in (0, inf), or None for no clipping (only with sigma = 0); default 1.
+        step_size: s_1, in (0, inf); default 0.5.
+        schedule: "constant" (default), "diminishing" or a callable i -> s_i (:func:`step_sizes`).
+        seed: seed of the trajectory draws and the noise (``privcal._rng``); default None.
+        theta0: initial theta, shape (n_features,); default None (zeros).
+        w0: initial w, shape (n_features,); default None (zeros).
+    """
+
+    sigma: Optional[float] = None
+    epsilon: Optional[float] = None
+    delta: Optional[float] = None
+    bound: str = VALID_BOUND
+    iterations: Optional[int] = None
+    clip: Optional[float] = 1.0
+    step_size: float = 0.5
+    schedule: Any = "constant"
+    seed: _rng.Seed = None
+    theta0: Optional[ArrayLike] = None
+    w0: Optional[ArrayLike] = None
+
+
+def _settings(where: str, settings: Optional[GPOPESettings], keywords: dict,
+              allowed: Optional[tuple] = None) -> GPOPESettings:
+    """``settings`` with ``keywords`` replacing its fields; an unknown keyword is refused as Python would."""
+    names = allowed or tuple(f.name for f in fields(GPOPESettings))
+    for key in keywords:
+        if key not in names:
+            raise TypeError(f"{where}() got an unexpected keyword argument {key!r}")
+    if settings is not None and not isinstance(settings, GPOPESettings):
+        raise TypeError(f"{where}() settings must be a GPOPESettings, got {settings!r}")
+    return GPOPESettings(**keywords) if settings is None else replace(settings, **keywords)
+
+
+def gpope(dataset: Any, settings: Optional[GPOPESettings] = None, *,
           metric: Optional[Callable[[np.ndarray], float]] = None, record_every: Optional[int] = None,
-          progress: Optional[Callable[[int, int], None]] = None) -> GPOPEResult:
+          progress: Optional[Callable[[int, int], None]] = None, **keywords: Any) -> GPOPEResult:
     """Run GPOPE (Alg. 1) on a :class:`~privcal.rl.gpope.domains.data.Dataset`; returns a :class:`GPOPEResult`.
 
     Privacy holds for the trajectory-level replace-one adjacency of the GPOPE paper (Def. 1) with the
@@ -190,23 +231,13 @@ def gpope(dataset: Any, *, sigma: Optional[float] = None, epsilon: Optional[floa
 
     Args:
         dataset: the m trajectories, a :class:`~privcal.rl.gpope.domains.data.Dataset`.
-        sigma: noise multiplier, in [0, inf) (noise = clip * N(0, sigma^2 I)); give it or
-            (``epsilon``, ``delta``), not both.
-        epsilon: target epsilon, in (0, inf) (sigma from ``privcal.calibrators.gpope.calibrate`` with ``bound``).
-        delta: target delta, in (0, 1).
-        bound: accounting for (epsilon, delta), one of :data:`BOUNDS`; default "rdp" (valid).
-        iterations: N, an int >= 1; default m (one expected visit per trajectory).
-        clip: the clip h, in (0, inf), or None for no clipping (only with sigma = 0: the privacy
-            analysis needs the clip); default 1.
-        step_size: s_1, in (0, inf); default 0.5.
-        schedule: "constant" (default), "diminishing" or a callable i -> s_i (:func:`step_sizes`).
-        seed: seed of the trajectory draws and the noise (``privcal._rng``); default None.
-        theta0: initial theta, shape (n_features,); default zeros.
-        w0: initial w, shape (n_features,); default zeros.
+        settings: Algorithm 1's inputs, a :class:`GPOPESettings`; default None: built from ``keywords``.
         metric: theta -> float, recorded into ``history`` every ``record_every`` iterations;
             default None.
         record_every: recording period, an int >= 1; default N (only the end).
         progress: called as ``progress(done, N)`` after each block of iterations; default None.
+        keywords: fields of :class:`GPOPESettings` (``sigma``, ``epsilon``, ``delta``, ``bound``, ``iterations``,
+            ``clip``, ``step_size``, ``schedule``, ``seed``, ``theta0``, ``w0``), replacing those of ``settings``.
 
     Returns:
         the run's :class:`GPOPEResult`.
@@ -214,6 +245,9 @@ def gpope(dataset: Any, *, sigma: Optional[float] = None, epsilon: Optional[floa
     Raises:
         ValueError: an argument is outside its range or a combination is inconsistent.
     """
+    s = _settings("gpope", settings, keywords)
+    sigma, epsilon, delta, bound, iterations, clip = s.sigma, s.epsilon, s.delta, s.bound, s.iterations, s.clip
+    step_size, schedule, seed, theta0, w0 = s.step_size, s.schedule, s.seed, s.theta0, s.w0
     m = dataset.m
     n_iter = m if iterations is None else V.positive_int("iterations", iterations)
     if sigma is not None and (epsilon is not None or delta is not None):
@@ -239,27 +273,23 @@ def gpope(dataset: Any, *, sigma: Optional[float] = None, epsilon: Optional[floa
         raise ValueError(f"theta0 and w0 must have shape ({n},), got {theta.shape} and {w.shape}")
     rng = _rng.as_generator(seed, "seed")
     every = n_iter if record_every is None else V.positive_int("record_every", record_every)
-    return _gpope(dataset, sigma, h, steps, rng, theta, w, metric, every, progress,
+    return _gpope(dataset, sigma, h, steps, rng, (theta, w), (metric, every, progress),
                   schedule=schedule if isinstance(schedule, str) else "callable", epsilon=epsilon,
                   delta=delta, bound=bound)
 
 
-def gpope_unchecked(dataset: Any, *, sigma: float, clip: Optional[float], iterations: int, step_size: float,
-                    schedule: str = "constant", seed: _rng.Seed = None,
-                    metric: Optional[Callable[[np.ndarray], float]] = None, record_every: Optional[int] = None,
+def gpope_unchecked(dataset: Any, settings: GPOPESettings, *, metric: Optional[Callable[[np.ndarray], float]] = None,
+                    record_every: Optional[int] = None,
                     progress: Optional[Callable[[int, int], None]] = None) -> GPOPEResult:
     """:func:`gpope` with a given sigma from zero starts, without validating the arguments, for callers that
     validated them (``privcal train gpope`` checks each value once, then runs GPOPE and its non-private
-    baseline): the same run as ``gpope(dataset, sigma=sigma, clip=clip, ...)``.
+    baseline): the same run as ``gpope(dataset, settings, ...)``.
 
     Args:
         dataset: the m trajectories, a :class:`~privcal.rl.gpope.domains.data.Dataset`.
-        sigma: noise multiplier, a float in [0, inf) (not checked).
-        clip: the clip h, a float in (0, inf), or None (only with sigma = 0) (not checked).
-        iterations: N, an int >= 1 (not checked).
-        step_size: s_1, a float in (0, inf) (not checked).
-        schedule: "constant" (default) or "diminishing" (not checked).
-        seed: seed of the trajectory draws and the noise (``privcal._rng``); default None.
+        settings: the run (not checked): ``sigma`` in [0, inf), ``clip`` in (0, inf) or None (only with sigma = 0),
+            ``iterations`` an int >= 1, ``step_size`` in (0, inf), ``schedule`` "constant" or "diminishing",
+            ``seed``; the start is zero (``theta0``, ``w0`` and the (epsilon, delta) fields are not read).
         metric: theta -> float, recorded into ``history`` every ``record_every`` iterations; default None.
         record_every: recording period, an int >= 1 (not checked); default N (only the end).
         progress: called as ``progress(done, N)`` after each block of iterations; default None.
@@ -267,16 +297,19 @@ def gpope_unchecked(dataset: Any, *, sigma: float, clip: Optional[float], iterat
     Returns:
         the run's :class:`GPOPEResult`.
     """
-    n = dataset.n_features
-    steps = _checked_steps(schedule, step_size, iterations)
-    every = iterations if record_every is None else record_every
-    return _gpope(dataset, sigma, clip, steps, _rng.as_generator(seed, "seed"), np.zeros(n), np.zeros(n), metric,
-                  every, progress, schedule=schedule, epsilon=None, delta=None, bound=None)
+    n, st = dataset.n_features, settings
+    steps = _checked_steps(st.schedule, st.step_size, st.iterations)
+    every = st.iterations if record_every is None else record_every
+    return _gpope(dataset, st.sigma, st.clip, steps, _rng.as_generator(st.seed, "seed"), (np.zeros(n), np.zeros(n)),
+                  (metric, every, progress), schedule=st.schedule, epsilon=None, delta=None, bound=None)
 
 
-def _gpope(dataset, sigma, h, steps, rng, theta, w, metric, every, progress, **record) -> GPOPEResult:
-    """Kernel of :func:`gpope`: N = len(steps) iterations from (theta, w), arguments already checked
-    (sigma >= 0, h > 0 or None with sigma = 0, steps finite and positive, rng a Generator)."""
+def _gpope(dataset, sigma, h, steps, rng, start, watch, **record) -> GPOPEResult:
+    """Kernel of :func:`gpope`: N = len(steps) iterations from ``start`` = (theta, w), recording ``watch`` =
+    (metric, every, progress); arguments already checked (sigma >= 0, h > 0 or None with sigma = 0, steps finite
+    and positive, rng a Generator)."""
+    theta, w = start
+    metric, every, progress = watch
     m = dataset.m
     n_iter = steps.size
     n = dataset.n_features
@@ -343,28 +376,24 @@ def _loop(trajs, picks, theta, w, rng, loop: _Loop, history):
     return theta, w, clipped, diverged
 
 
-def gtd2(dataset: Any, *, iterations: Optional[int] = None, step_size: float = 0.5,
-         schedule: Schedule = "constant", seed: _rng.Seed = None, theta0: Optional[ArrayLike] = None,
-         w0: Optional[ArrayLike] = None, metric: Optional[Callable[[np.ndarray], float]] = None,
-         record_every: Optional[int] = None,
-         progress: Optional[Callable[[int, int], None]] = None) -> GPOPEResult:
+def gtd2(dataset: Any, settings: Optional[GPOPESettings] = None, *,
+         metric: Optional[Callable[[np.ndarray], float]] = None, record_every: Optional[int] = None,
+         progress: Optional[Callable[[int, int], None]] = None, **keywords: Any) -> GPOPEResult:
     """Non-private GTD2 (Eq. 2.3): :func:`gpope` with sigma = 0 and no clipping (same code path).
 
     Args:
         dataset: the m trajectories, a :class:`~privcal.rl.gpope.domains.data.Dataset`.
-        iterations: N, an int >= 1; default m.
-        step_size: s_1, in (0, inf); default 0.5.
-        schedule: "constant" (default), "diminishing" or a callable i -> s_i.
-        seed: seed of the trajectory draws (``privcal._rng``); default None.
-        theta0: initial theta, shape (n_features,); default zeros.
-        w0: initial w, shape (n_features,); default zeros.
+        settings: a :class:`GPOPESettings` whose ``iterations``, ``step_size``, ``schedule``, ``seed``, ``theta0``
+            and ``w0`` are read (its noise and clip are replaced by sigma = 0, no clip); default None.
         metric: theta -> float, recorded into ``history``; default None.
         record_every: recording period, an int >= 1; default N.
         progress: called as ``progress(done, N)``; default None.
+        keywords: ``iterations`` (default m), ``step_size`` (default 0.5), ``schedule`` ("constant" default,
+            "diminishing" or a callable), ``seed``, ``theta0``, ``w0`` (default zeros), replacing those of ``settings``.
 
     Returns:
         the run's :class:`GPOPEResult` (sigma = 0, clip None).
     """
-    return gpope(dataset, sigma=0.0, clip=None, iterations=iterations, step_size=step_size,
-                 schedule=schedule, seed=seed, theta0=theta0, w0=w0, metric=metric,
-                 record_every=record_every, progress=progress)
+    s = _settings("gtd2", settings, keywords, ("iterations", "step_size", "schedule", "seed", "theta0", "w0"))
+    return gpope(dataset, replace(s, sigma=0.0, epsilon=None, delta=None, bound=VALID_BOUND, clip=None),
+                 metric=metric, record_every=record_every, progress=progress)

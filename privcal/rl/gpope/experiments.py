@@ -283,8 +283,9 @@ def unchecked_gpope_score(ctx, data, sigma, clip, step, rng) -> float:
     """MSPBE of GPOPE with N = m, a constant step and zero start (the kernel: sigma comes from the
     calibrator, clip from CLIP and step from the public grid, all checked)."""
     n = data.n_features
-    res = gpope_agent.gpope_unchecked(data, sigma=sigma, clip=clip, iterations=data.m, step_size=float(step),
-                                      schedule="constant", seed=rng)
+    run = gpope_agent.GPOPESettings(sigma=sigma, clip=clip, iterations=data.m, step_size=float(step),
+                                    schedule="constant", seed=rng)
+    res = gpope_agent.gpope_unchecked(data, run)
     return math.inf if res.diverged else ctx.score(res.theta)
 
 

@@ -166,7 +166,7 @@ def train_gpope_unchecked(settings: TrainSettings,
     Returns:
         The :class:`TrainRun`: the record, both runs, the verdict and the curves.
     """
-    from privcal.rl.gpope.agent import gpope_unchecked
+    from privcal.rl.gpope.agent import GPOPESettings, gpope_unchecked
     from privcal.rl.verdict import DIVERGENCE_RULE, diverged, verdict_one_run, worse_than_trivial
 
     s, n_iter = settings, settings.iterations
@@ -179,9 +179,9 @@ def train_gpope_unchecked(settings: TrainSettings,
     every = max(1, n_iter // 50)  # 50 points of the curve (each costs one MSPBE evaluation)
 
     def one(noise: float, clip: Optional[float], offset: int):
-        return gpope_unchecked(data, sigma=noise, clip=clip, iterations=n_iter, step_size=s.step_size,
-                               schedule=s.schedule, metric=score, record_every=every,
-                               seed=np.random.SeedSequence([s.seed, 3]),
+        run = GPOPESettings(sigma=noise, clip=clip, iterations=n_iter, step_size=s.step_size, schedule=s.schedule,
+                            seed=np.random.SeedSequence([s.seed, 3]))
+        return gpope_unchecked(data, run, metric=score, record_every=every,
                                progress=None if progress is None else progress(offset))
 
     res = one(sigma, None if s.non_private else s.clip, 0)
