@@ -80,8 +80,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import asdict
-from typing import Optional
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any, Optional
 
 import numpy as np
 
@@ -95,7 +95,8 @@ from privcal.rl.frontier_stats import (CORRECTION, beats_reference, holm, holm_o
                                        unchecked_beats_reference, unchecked_p_value)
 
 __all__ = ["AGENTS", "VARIANTS", "AGENT_VARIANTS", "VARIANT_CHOICES", "SETTINGS", "USER_UNITS", "CORRECTION",
-           "FrontierPoint", "Frontier", "beats_reference", "one_sided_p_value", "holm", "holm_over_grid", "frontier",
+           "FrontierPoint", "Frontier", "FrontierSettings", "beats_reference", "one_sided_p_value", "holm",
+           "holm_over_grid", "frontier",
            "panels", "plot_frontier", "ENVIRONMENTS", "FROZENLAKE_ENVIRONMENTS", "DPQ_LEARNERS", "UNITS",
            "COVERS_USER", "VARIANT_ORDER", "PAIRED_NOTE", "method_label"]
 
@@ -476,19 +477,47 @@ def _key(epsilon: float) -> int:
     return int(np.float64(epsilon).view(np.uint64))
 
 
-def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts: Optional[Iterable[int]] = None,
-             seeds: Optional[Iterable[int]] = None, variant: str = "all", setting: str = "fast",
-             delta: Optional[float] = None, confidence: float = 0.95, n_jobs: Optional[int] = -1,
+@dataclass(frozen=True)
+class FrontierSettings:
+    """What :func:`frontier` sweeps (defaults in one place: here; checked by :func:`frontier`).
+
+    Attributes:
+        epsilons: target epsilons, each in (0, inf); default None (the setting's, :data:`SETTINGS`).
+        amounts: amounts of data, ints >= 1 (dpq: samples T >= 64; gpope: trajectories m; pucb: episodes; frozenlake:
+            users' episodes); default None (the setting's).
+        seeds: seeds per point, non-negative ints (2 or more for a verdict); default None (the setting's).
+        variant: "valid", "paper", "gaussian" (pucb only), a dpq learner ("select", "fqi-transition",
+            "fqi-episode"; random-peak environment only), "both" (valid and paper) or "all" (default: every variant
+            of the agent, :data:`AGENT_VARIANTS`).
+        setting: "fast" (default: small sizes) or "paper" (the papers' sizes).
+        delta: target delta, in (0, 1); default None (the setting's; pucb: its gaussian variant only).
+        confidence: one-sided confidence of the "beats trivial" verdict, in (0, 1); default 0.95.
+        environment: dpq: "random-peak" (default) or "fixed"; frozenlake: "random-map" (default) or "fixed";
+            default None.
+    """
+
+    epsilons: Optional[Iterable[float]] = None
+    amounts: Optional[Iterable[int]] = None
+    seeds: Optional[Iterable[int]] = None
+    variant: str = "all"
+    setting: str = "fast"
+    delta: Optional[float] = None
+    confidence: float = 0.95
+    environment: Optional[str] = None
+
+
+def frontier(agent: str, settings: Optional[FrontierSettings] = None, *, n_jobs: Optional[int] = -1,
              backend: Optional[str] = None, scheduler: Optional[str] = None,
-             progress: Optional[Callable[[int, int], None]] = None,
-             environment: Optional[str] = None) -> Frontier:
+             progress: Optional[Callable[[int, int], None]] = None, **keywords: Any) -> Frontier:
     """Sweep epsilon x amount of data for one agent under valid and/or paper noise; utility per point.
 
     See the module docstring for the utilities, the references and the noise of each variant.
 
     Args:
         agent: "dpq" (Wang & Hegde 2019 Algorithm 1 on the interval environment), "gpope" (GPOPE on
-            the chain) or "pucb" (PUCB on a random tabular MDP).
+            the chain), "pucb" (PUCB on a random tabular MDP) or "frozenlake".
+        settings: the sweep, a :class:`FrontierSettings`; default None: built from ``keywords``, whose fields
+            are (as keywords, replacing those of ``settings``):
         epsilons: target epsilons, each in (0, inf); default the setting's (:data:`SETTINGS`).
         amounts: amounts of data, ints >= 1 (dpq: samples T >= 64; gpope: trajectories m; pucb:
             episodes); default the setting's.
@@ -503,6 +532,7 @@ def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts:
             1e-5, used by its gaussian variant only: Laplace counters are pure epsilon-JDP, and giving a
             delta to a pucb sweep without the gaussian variant is an error).
         confidence: one-sided confidence of the "beats trivial" verdict, in (0, 1); default 0.95.
+        keywords: the fields of :class:`FrontierSettings` above and below (``environment``).
         n_jobs: parallel runs: an int >= 1, -1 (all cores or workers, default) or None (joblib's
             configured default).
         backend: None (joblib's configured backend, default), "local" (loky processes) or "dask".
@@ -519,6 +549,15 @@ def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts:
     Raises:
         ValueError: an argument is outside its range.
     """
+    names = {f.name for f in fields(FrontierSettings)}
+    for key in keywords:
+        if key not in names:
+            raise TypeError(f"frontier() got an unexpected keyword argument {key!r}")
+    if settings is not None and not isinstance(settings, FrontierSettings):
+        raise TypeError(f"frontier() settings must be a FrontierSettings, got {settings!r}")
+    sw = FrontierSettings(**keywords) if settings is None else replace(settings, **keywords)
+    epsilons, amounts, seeds, variant, setting = sw.epsilons, sw.amounts, sw.seeds, sw.variant, sw.setting
+    delta, confidence, environment = sw.delta, sw.confidence, sw.environment
     V.choice("agent", agent, AGENTS)
     V.choice("setting", setting, ("fast", "paper"))
     V.choice("variant", variant, VARIANT_CHOICES)
@@ -550,12 +589,15 @@ def frontier(agent: str, *, epsilons: Optional[Iterable[float]] = None, amounts:
         delta = conf["delta"] if delta is None else V.open_unit("delta", delta)
     confidence = V.open_unit("confidence", confidence)
     engine = check_engine(n_jobs, backend, scheduler)
-    return _frontier(agent, eps_list, amount_list, seed_list, variants, setting, delta, confidence, engine,
-                     progress, environment)
+    checked = FrontierSettings(eps_list, amount_list, seed_list, variant, setting, delta, confidence, environment)
+    return _frontier(agent, checked, variants, engine, progress)
 
 
-def _frontier(agent, epsilons, amounts, seeds, variants, setting, delta, confidence, engine,
-              progress=None, environment=None) -> Frontier:
+def _frontier(agent, checked: FrontierSettings, variants, engine, progress=None) -> Frontier:
+    """The sweep of :func:`frontier` from checked settings (tuples of epsilons, amounts and seeds; ``variants`` the
+    variants it expands to; ``engine`` from ``check_engine``)."""
+    epsilons, amounts, seeds, setting = checked.epsilons, checked.amounts, checked.seeds, checked.setting
+    delta, confidence, environment = checked.delta, checked.confidence, checked.environment
     name, label, higher, amount_name, _ = _UTILITY["dpq-random-peak" if environment == "random-peak" else agent]
     if agent == "dpq":
         tasks, plan, ref_idx, fixed, settings = _plan_dpq(setting, epsilons, amounts, seeds, variants, delta,
