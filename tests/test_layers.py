@@ -341,14 +341,14 @@ def _private(name: str) -> bool:
 
 def private_uses(path: pathlib.Path, source: str | None = None) -> list[str]:
     """Each read of a ``_name`` defined in another privcal module: ``from x import _y``, ``alias._y`` of an
-    imported privcal module, or a private module (``privacy_loss._build``) imported from outside its package.
+    imported privcal module, ``Name._y`` of a name imported from one (a class's private member), or a private module (``privacy_loss._build``) imported from outside its package.
     A file outside ``privcal/`` (a test) is outside every package. The ground-floor helpers are allowed."""
     inside_privcal = ROOT in path.parents
     mod = _module(path) if inside_privcal else "tests.probe"
     package = mod if path.name == "__init__.py" else mod.rsplit(".", 1)[0]
     text = path.read_text(encoding="utf-8") if source is None else source
     tree = ast.parse(text)
-    found, aliases = [], {}
+    found, aliases, imported = [], {}, {}
 
     def within(owner: str) -> bool:
         return package == owner or package.startswith(owner + ".")
@@ -376,6 +376,8 @@ def private_uses(path: pathlib.Path, source: str | None = None) -> list[str]:
                         found.append(full)
                 elif _private(a.name):
                     found.append(full)
+                else:
+                    imported[a.asname or a.name] = full
         elif isinstance(node, ast.Import):
             aliases.update({a.asname: a.name for a in node.names if a.name.startswith("privcal") and a.asname})
     for node in ast.walk(tree):
@@ -384,6 +386,9 @@ def private_uses(path: pathlib.Path, source: str | None = None) -> list[str]:
             target = f"{aliases[node.value.id]}.{node.attr}"
             if not (_is_module(target) and within(aliases[node.value.id])):
                 found.append(target)
+        elif (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in imported
+              and _private(node.attr)):  # a class's private member: Releases._x read outside its module
+            found.append(f"{imported[node.value.id]}.{node.attr}")
     return found
 
 
@@ -394,6 +399,8 @@ def test_the_private_use_count_can_fail():
     assert private_uses(accounting, "from ..analysis import kov\nkov._gap(1)\nkov.kov_epsilon\n") == [
         "privcal.analysis.kov._gap"]
     assert private_uses(accounting, "from privcal.privacy_loss._build import x\n") == ["privcal.privacy_loss._build"]
+    assert private_uses(accounting, "from .events import Releases\nReleases._trusted(1)\nReleases.unchecked(1)\n") == [
+        "privcal.accounting.events.Releases._trusted"]
     assert private_uses(ROOT.parent / "tests" / "test_probe.py", "import privcal.rl.dpq.agent as A\nA._loop\n") == [
         "privcal.rl.dpq.agent._loop"]
     # allowed: the ground floor, a package's own private module, a public name

@@ -218,7 +218,7 @@ def test_headline_calibration():
     assert sigma <= RDPAccountant().sigma_for(releases, 1.0, 1e-5)
 
 
-_GPOPE_RELEASES = Releases._unchecked(2.0, 10_000, 1e-3, "without_replacement", "replace_one")  # m = 1000, N = 1e4
+_GPOPE_RELEASES = Releases.unchecked(2.0, 10_000, 1e-3, "without_replacement", "replace_one")  # m = 1000, N = 1e4
 
 
 @pytest.mark.parametrize("eps", [0.1, 1.0, 5.0])

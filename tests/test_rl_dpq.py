@@ -151,14 +151,14 @@ def test_mlp_bad_input():
 
 def test_lipschitz_holds_after_every_update_during_training(monkeypatch):
     seen = []
-    orig = LipschitzMLP._step  # the update's kernel (lr validated once, in Hyperparameters)
+    orig = LipschitzMLP.step_unchecked  # the update's kernel (lr validated once, in Hyperparameters)
 
     def step(self, grads, lr):
         out = orig(self, grads, lr)
         seen.append((self.lipschitz_bound(), _slopes(self, np.random.default_rng(len(seen)), 100).max()))
         return out
 
-    monkeypatch.setattr(LipschitzMLP, "_step", step)
+    monkeypatch.setattr(LipschitzMLP, "step_unchecked", step)
     hp = replace(SMALL, lr=50.0)  # absurd steps: the projection must act
     res = train("dpq", hp=hp, sigma=0.5, seed=0)
     assert len(seen) == hp.updates == 10
@@ -262,11 +262,11 @@ def test_training_feeds_the_revealed_noise_into_the_update(monkeypatch):
 
 def test_full_batches_only_and_resets(monkeypatch):
     steps, resets = [], []
-    orig_step = LipschitzMLP._step
+    orig_step = LipschitzMLP.step_unchecked
     from privcal.analysis.noise import OrnsteinUhlenbeckPaths
 
     orig_reset = OrnsteinUhlenbeckPaths.reset
-    monkeypatch.setattr(LipschitzMLP, "_step", lambda self, g, lr: steps.append(1) or orig_step(self, g, lr))
+    monkeypatch.setattr(LipschitzMLP, "step_unchecked", lambda self, g, lr: steps.append(1) or orig_step(self, g, lr))
     monkeypatch.setattr(OrnsteinUhlenbeckPaths, "reset", lambda self: resets.append(1) or orig_reset(self))
     hp = Hyperparameters(samples=1000, batch_size=64, lr=1.0)  # floor(1000/64) = 15 updates, 40 spare
     res = train("dpq", hp=hp, sigma=0.3, resets=5, seed=1)

@@ -586,7 +586,7 @@ def test_dpq_valid_clip_fails_if_updates_were_not_certified(monkeypatch):
     from privcal.rl.dpq import agent as dpq_agent
 
     def plain(net, grads, lr, clip, grid, old_values, lip_clip=None, old_slopes=None):  # uncertified, reported
-        projected = int(net._step(grads, lr) != 1.0)                                   # as certified
+        projected = int(net.step_unchecked(grads, lr) != 1.0)                                   # as certified
         values, slopes = net.input_derivative(grid)
         return 1.0, 0.0, 0.0, values, slopes if lip_clip is not None else None, projected
 

@@ -120,8 +120,6 @@ class _Trusted:
                                (f.default if f.default is not MISSING else f.default_factory()))
         return obj
 
-    _unchecked = unchecked  # TEMPORARY: callers in files other helpers own; removed before commit
-
 
 class Event(_Trusted):
     """Base class of all privcal events."""

@@ -219,7 +219,7 @@ def _evaluate_valid(epsilon, delta, samples, batch_size, resets, actions, update
     if beta is None:
         beta = update_lipschitz / update_clip  # rkhs.restarted_minimizing_beta
     d = math.sqrt(actions * rkhs.restarted_release_sensitivity_squared_unchecked(update_clip, update_lipschitz, beta))
-    releases = Releases._unchecked(d, updates, 1.0, "poisson", Neighbouring.ADD_REMOVE)
+    releases = Releases.unchecked(d, updates, 1.0, "poisson", Neighbouring.ADD_REMOVE)
     if sigma is None:
         sigma = ExactAccountant().sigma_for_unchecked(releases, epsilon, delta)
     eps_comp = ExactAccountant().compose_unchecked(releases.event(sigma)).epsilon_unchecked(delta)

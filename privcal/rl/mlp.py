@@ -312,9 +312,18 @@ class LipschitzMLP:
         Raises:
             ValueError: ``lr`` is outside its range.
         """
-        return self._step(grads, V.positive("lr", lr))
+        return self.step_unchecked(grads, V.positive("lr", lr))
 
-    def _step(self, grads, lr) -> float:
+    def step_unchecked(self, grads: Gradients, lr: float) -> float:
+        """:meth:`step` for a step size already validated (the trusted kernel the training loops call).
+
+        Args:
+            grads: [(dW_i, db_i)] per layer, as :meth:`backward` returns them.
+            lr: the step size, in (0, inf) (trusted).
+
+        Returns:
+            the factor :meth:`project` applied (1.0 when the bound already held).
+        """
         for (dw, db), w, b in zip(grads, self.weights, self.biases):
             w -= lr * dw
             b -= lr * db

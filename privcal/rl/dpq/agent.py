@@ -984,7 +984,7 @@ def sgd_update(method: str, net: LipschitzMLP, hp: Hyperparameters, batch: Minib
         1 if the Lipschitz projection changed the parameters, else 0.
     """
     grads = batch_gradients(method, net, hp, batch, sigma, mech_rng)
-    return int(net._step(grads, hp.lr) != 1.0)
+    return int(net.step_unchecked(grads, hp.lr) != 1.0)
 
 
 def certified_update(net: LipschitzMLP, hp: Hyperparameters, batch: Minibatch, cached: list, cert: dict) -> int:
