@@ -97,6 +97,7 @@ MODULES = [
     "privcal.rl.gpope.lstd",
     "privcal.rl.gpope.mspbe",
     "privcal.rl.gpope.experiments",
+    "privcal.rl.gpope.figure_plot",
     # the package privcal.rl.pucb re-exports the agent's __all__ (and the lazy names of the modules below)
     "privcal.rl.pucb.agent",
     "privcal.rl.pucb.tabular",
