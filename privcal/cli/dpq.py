@@ -46,6 +46,20 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                     "privacy unit and gives a verdict against the best data-independent (0-DP) policy of its "
                     "environment; --seeds 0-19 runs several seeds in parallel and adds the mean, a 95%% "
                     "Student-t interval and the verdict over seeds.")
+    _add_loop_flags(p)
+    _add_privacy_flags(p)
+    _add_learner_flags(p)
+    _add_replay_flags(p)
+    _add_environment_flags(p)
+    _cli_train.add_seed_flags(p, "seed of everything")
+    _cli_train.add_output_flags(p)
+    p.set_defaults(_run=run)
+    return p
+
+
+
+def _add_loop_flags(p: argparse.ArgumentParser) -> None:
+    """The loop (the paper's Algorithm 1 or the authors' replay loop) and the run's length."""
     p.add_argument("--loop", choices=("algorithm1", "replay"), default="algorithm1",
                    help="algorithm1 (default: Algorithm 1 as printed, with the valid calibration) or replay (the "
                         "paper's experiment as its authors' code runs it; no valid guarantee)")
@@ -56,6 +70,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                         "50000)")
     p.add_argument("--episodes", type=_cli_out.count, default=None,
                    help="replay: episodes of 50 steps (default 100, the paper's Figure 1)")
+
+
+def _add_privacy_flags(p: argparse.ArgumentParser) -> None:
+    """The privacy target or the noise, and the update certificate's bounds."""
     p.add_argument("--epsilon", type=float, default=None,
                    help="target epsilon of the whole run, in (0, 1e6] (no default)")
     p.add_argument("--delta", type=float, default=None, help="target delta of the whole run, in (0, 1) (no default)")
@@ -83,6 +101,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--variant", choices=("valid", "paper", "corrected"), default="valid",
                    help="calibration: valid (default: the corrected analysis) or paper (the paper's formulas, "
                         "no valid guarantee); corrected is the former name of valid")
+
+
+def _add_learner_flags(p: argparse.ArgumentParser) -> None:
+    """The learner and its privacy unit (Algorithm 1's baselines and the valid learners)."""
     p.add_argument("--method", choices=tuple(_METHODS), default="dpq",
                    help="dpq (Algorithm 1, default), a baseline of App. E.2, or a valid learner: select (private "
                         "selection over 40 public threshold policies, pure epsilon-DP for any change of the data) or "
@@ -100,6 +122,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
     p.add_argument("--peak", type=float, default=None,
                    help="select and fqi-dpsgd: the reward's peak theta in [0, 1] (default: drawn from --seed, the "
                         "random-peak environment; 0.5 is App. E.1's reward)")
+
+
+def _add_replay_flags(p: argparse.ArgumentParser) -> None:
+    """The replay loop's settings (the authors' code)."""
     p.add_argument("--batch-size", type=_cli_out.count, default=None,
                    help="B, samples per update (default 64, App. E.3; replay: 128, the authors' code)")
     p.add_argument("--lr", type=float, default=None,
@@ -117,6 +143,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="replay: also report what a valid analysis of the loop would need (releases, reward and "
                         "noise reuse, failed premises; with --epsilon/--delta the sigma an idealised analysis "
                         "needs, from per-update sensitivities measured in the run); default off")
+
+
+def _add_environment_flags(p: argparse.ArgumentParser) -> None:
+    """The network's bound, the discount, the environment and DP-SGD's sampling."""
     p.add_argument("--lipschitz", type=float, default=None,
                    help="algorithm1: Lipschitz constant L enforced on Q(., a), per unit of state (default 4)")
     p.add_argument("--gamma", type=float, default=None,
@@ -135,10 +165,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParse
                    help="fqi-dpsgd: N, the public size of the data set in records (transitions, or episodes for the "
                         "episode unit) from which q = min(1, b / N) is set; the data's own size is never read "
                         "(default: the data budget of --samples)")
-    _cli_train.add_seed_flags(p, "seed of everything")
-    _cli_train.add_output_flags(p)
-    p.set_defaults(_run=run)
-    return p
 
 
 def _hyperparameters(args):
@@ -465,11 +491,7 @@ def _compute_algorithm1(args: argparse.Namespace, fmt: str, unit: str) -> tuple:
     """Algorithm 1 or a baseline of App. E.2 on the fixed or the random-peak environment."""
     import warnings
 
-    import numpy as np
-
-    from privcal.cli.progress import ProgressBar
     from privcal.rl import envs
-    from privcal.rl.dpq import agent as dpq_agent
 
     if args.variant == "corrected":
         warnings.warn("--variant corrected is now spelled --variant valid", DeprecationWarning, stacklevel=2)
@@ -481,8 +503,20 @@ def _compute_algorithm1(args: argparse.Namespace, fmt: str, unit: str) -> tuple:
     # the valid variant's baseline is the same learner (certified updates from the release) without noise; the
     # others' is the plain non-private learner
     same_learner = args.method == "dpq" and args.variant == "valid" and args.sigma is None
-    baseline_label = ("the same learner (certified updates restarted from the release) without noise" if same_learner
-                      else "the plain non-private learner (SGD steps, no noise)")
+    start = time.perf_counter()
+    result, baseline = _algorithm1_runs(args, hp, fmt, environment, peak, same_learner)
+    out, series, lines_out = _algorithm1_record(args, result, baseline, environment, peak, unit, same_learner)
+    out["seconds"] = time.perf_counter() - start
+    return out, _algorithm1_text(args, hp, result, out, environment, peak, unit, lines_out), series, \
+        _algorithm1_spec(args, hp, result, environment, series, out["references"])
+
+
+def _algorithm1_runs(args, hp, fmt: str, environment: str, peak: float, same_learner: bool) -> tuple:
+    """(the run, its non-private baseline or None), both on one progress bar (text format only)."""
+    from privcal.cli.progress import ProgressBar
+    from privcal.rl import envs
+    from privcal.rl.dpq import agent as dpq_agent
+
     references = not args.no_references and args.method != "non-private"
     runs = 2 if references else 1
     bar = None if fmt != "text" else ProgressBar(hp.samples * runs, label=args.method)
@@ -493,7 +527,6 @@ def _compute_algorithm1(args: argparse.Namespace, fmt: str, unit: str) -> tuple:
     def env():
         return envs.IntervalEnv.unchecked(peak=peak) if environment == "random-peak" else None  # theta in [0, 1)
 
-    start = time.perf_counter()
     try:
         result = _train(args, hp, progress(0), env())
         baseline = None
@@ -506,6 +539,17 @@ def _compute_algorithm1(args: argparse.Namespace, fmt: str, unit: str) -> tuple:
     finally:
         if bar is not None:
             bar.close()
+    return result, baseline
+
+
+def _algorithm1_record(args, result, baseline, environment: str, peak: float, unit: str, same_learner: bool):
+    """(json record up to its time, csv series, the verdict's text lines) of an Algorithm 1 run."""
+    import numpy as np
+
+    from privcal.rl import envs
+
+    baseline_label = ("the same learner (certified updates restarted from the release) without noise" if same_learner
+                      else "the plain non-private learner (SGD steps, no noise)")
     value, value_se = envs.policy_return_unchecked(result.greedy_actions, peak, episodes=_EVAL_EPISODES,
                                                    seed=[args.seed, 31])
     out = result.to_dict()
@@ -525,11 +569,18 @@ def _compute_algorithm1(args: argparse.Namespace, fmt: str, unit: str) -> tuple:
     out["sampling"] = None if args.method == "non-private" else "full_batch"
     lines_out = []
     out.update(_policy_verdict(value, value_se, refs, lines_out))
-    out["seconds"] = time.perf_counter() - start
-    episodes = np.arange(1, len(r) + 1)
-    series = {"episode": episodes.tolist(), "episode_returns": [float(x) for x in r]}
+    series = {"episode": np.arange(1, len(r) + 1).tolist(), "episode_returns": [float(x) for x in r]}
     if baseline is not None:
         series["non_private_return"] = [float(x) for x in baseline.episode_returns]
+    return out, series, lines_out
+
+
+def _algorithm1_text(args, hp, result, out: dict, environment: str, peak: float, unit: str, lines_out: list) -> str:
+    """The text output of an Algorithm 1 run."""
+    import numpy as np
+
+    r = np.asarray(result.episode_returns, dtype=float)
+    value, value_se = out["policy_return"], out["policy_return_se"]
     where = ("privcal/Interval-v0 (App. E.1's fixed reward, peak 0.5)" if environment == "fixed" else
              f"privcal/IntervalPeak-v0 (random-peak: theta = {peak:.4f} drawn from the seed)")
     lines = [f"{args.method} on {where}, T={hp.samples}, B={hp.batch_size}, "
@@ -546,19 +597,26 @@ def _compute_algorithm1(args: argparse.Namespace, fmt: str, unit: str) -> tuple:
     if len(r):
         lines.append(f"  episodes              {len(r)}; mean return first 10 {r[:10].mean():.3f}, "
                      f"last 10 {r[-10:].mean():.3f} (training, with exploration)")
-    lines += _reference_lines(refs)
+    lines += _reference_lines(out["references"])
     lines.append(f"  privacy unit          {unit}")
     if args.method != "non-private":
         lines.append("  batch sampler         full_batch: every update uses its whole batch (no subsampling)")
     lines += lines_out
     lines.append(f"  time                  {out['seconds']:.2f} s")
+    return "\n".join(lines)
+
+
+def _algorithm1_spec(args, hp, result, environment: str, series: dict, refs: dict):
+    """The plot of an Algorithm 1 run: training returns per episode, the references as lines."""
+    import numpy as np
+
+    r = np.asarray(result.episode_returns, dtype=float)
     noise = "no noise" if result.sigma is None else f"σ = {result.sigma:.4g}"
     target = (f"ε = {args.epsilon:g}, δ = {args.delta:g}, " if args.epsilon is not None
               else "no privacy target, " if result.sigma is None else "σ given (no privacy claim), ")
-    spec = _plot_spec(episodes, args.method, r,
+    return _plot_spec(np.arange(1, len(r) + 1), args.method, r,
                       f"{args.method} on the {environment} interval environment: {target}{noise}; T = {hp.samples}, "
                       f"seed {args.seed}", series, refs)
-    return out, "\n".join(lines), series, spec
 
 
 def _compute_replay(args: argparse.Namespace, fmt: str) -> tuple:
