@@ -621,13 +621,42 @@ def _algorithm1_spec(args, hp, result, environment: str, series: dict, refs: dic
 
 def _compute_replay(args: argparse.Namespace, fmt: str) -> tuple:
     """``privcal train dpq --loop replay``: the authors' loop (privcal.rl.dpq.replay), no valid guarantee."""
-    from dataclasses import replace
-
     import numpy as np
+
+    from privcal.rl.dpq import replay as dpq_replay
+
+    config, targeted = _replay_config(args)
+    start = time.perf_counter()
+    result, baseline = _replay_runs(args, config, fmt, targeted)
+    seconds = time.perf_counter() - start
+    out = result.to_dict()
+    out.pop("episode_returns", None)
+    refs = {} if args.no_references else _references(None if baseline is None else baseline.mean_return(10))
+    out["references"] = refs
+    out["privacy_unit"] = "reward-function"
+    verdict_lines = []
+    out.update(_verdict(np.asarray(result.episode_returns, dtype=float), refs, verdict_lines))
+    report = None
+    if args.privacy_report:
+        report = dpq_replay.replay_privacy_report(config, epsilon=args.epsilon, delta=args.delta,
+                                                  update_sensitivities=result.update_sensitivities)
+        out["privacy_report"] = report.to_dict()
+    out["seconds"] = seconds
+    r = np.asarray(result.episode_returns, dtype=float)
+    series = {"episode": np.arange(1, len(r) + 1).tolist(), "episode_returns": [float(x) for x in r]}
+    if baseline is not None:
+        series["non_private_return"] = [float(x) for x in baseline.episode_returns]
+    spec = _plot_spec(np.arange(1, len(r) + 1), f"replay loop, sigma {config.sigma:g}", r,
+                      f"The paper's experiment as run (replay loop), seed {args.seed}; no valid guarantee", series, refs)
+    return out, _replay_text(args, config, result, refs, verdict_lines, report, seconds), series, spec
+
+
+def _replay_config(args: argparse.Namespace) -> tuple:
+    """(the replay loop's ``ReplayConfig``, whether a privacy target was given); flags of the other loop refused."""
+    from dataclasses import replace
 
     from privcal import _validate as V
     from privcal.rl.dpq import replay as dpq_replay
-    from privcal.cli.progress import ProgressBar
 
     wrong = [f for f, v in (("--samples", args.samples), ("--resets", args.resets), ("--lipschitz", args.lipschitz),
                             ("--update-clip", args.update_clip), ("--update-lipschitz", args.update_lipschitz))
@@ -649,8 +678,18 @@ def _compute_replay(args: argparse.Namespace, fmt: str) -> tuple:
     config = replace(dpq_replay.ReplayConfig(), **{k: v for k, v in fields.items() if v is not None})
     if args.sigma is not None:
         V.nonnegative("sigma", args.sigma)
+    _check_memory(config.episodes * config.episode_steps)
+    return config, targeted
+
+
+def _replay_runs(args: argparse.Namespace, config, fmt: str, targeted: bool) -> tuple:
+    """(the replay run, its noiseless baseline or None), both on one progress bar (text format only)."""
+    from dataclasses import replace
+
+    from privcal.cli.progress import ProgressBar
+    from privcal.rl.dpq import replay as dpq_replay
+
     steps = config.episodes * config.episode_steps
-    _check_memory(steps)
     references = not args.no_references and config.sigma > 0
     runs = 2 if references else 1
     bar = None if fmt != "text" else ProgressBar(steps * runs, label="replay")
@@ -658,7 +697,6 @@ def _compute_replay(args: argparse.Namespace, fmt: str) -> tuple:
     def progress(offset):
         return None if bar is None else (lambda done, total=None: bar(offset + done, steps * runs))
 
-    start = time.perf_counter()
     try:
         result = dpq_replay.train_replay(config, seed=args.seed, measure_sensitivity=targeted, progress=progress(0))
         baseline = None
@@ -667,26 +705,14 @@ def _compute_replay(args: argparse.Namespace, fmt: str) -> tuple:
     finally:
         if bar is not None:
             bar.close()
-    seconds = time.perf_counter() - start
-    out = result.to_dict()
-    out.pop("episode_returns", None)
-    refs = {} if args.no_references else _references(None if baseline is None else baseline.mean_return(10))
-    out["references"] = refs
-    out["privacy_unit"] = "reward-function"
-    r_all = np.asarray(result.episode_returns, dtype=float)
-    verdict_lines = []
-    out.update(_verdict(r_all, refs, verdict_lines))
-    report = None
-    if args.privacy_report:
-        report = dpq_replay.replay_privacy_report(config, epsilon=args.epsilon, delta=args.delta,
-                                                  update_sensitivities=result.update_sensitivities)
-        out["privacy_report"] = report.to_dict()
-    out["seconds"] = seconds
+    return result, baseline
+
+
+def _replay_text(args, config, result, refs: dict, verdict_lines: list, report, seconds: float) -> str:
+    """The text output of a replay-loop run."""
+    import numpy as np
+
     r = np.asarray(result.episode_returns, dtype=float)
-    episodes = np.arange(1, len(r) + 1)
-    series = {"episode": episodes.tolist(), "episode_returns": [float(x) for x in r]}
-    if baseline is not None:
-        series["non_private_return"] = [float(x) for x in baseline.episode_returns]
     lines = [f"replay loop (the paper's experiment as its authors' code runs it) on privcal/Interval-v0, "
              f"{config.episodes} episodes, {config.optimizer} lr={config.lr:g}, B={config.batch_size}, "
              f"gamma={config.gamma:g}, seed {args.seed}",
@@ -701,9 +727,7 @@ def _compute_replay(args: argparse.Namespace, fmt: str) -> tuple:
     if report is not None:
         lines += ["  " + line for line in report.describe().splitlines()]
     lines.append(f"  time                  {seconds:.2f} s")
-    spec = _plot_spec(episodes, f"replay loop, sigma {config.sigma:g}", r,
-                      f"The paper's experiment as run (replay loop), seed {args.seed}; no valid guarantee", series, refs)
-    return out, "\n".join(lines), series, spec
+    return "\n".join(lines)
 
 
 def _plot_spec(episodes, label: str, returns, title: str, series: dict, refs: dict):
