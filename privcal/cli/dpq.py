@@ -185,12 +185,30 @@ def _hyperparameters(args):
 
 
 def _train(args, hp, progress, env):
+    """One Algorithm 1 run or baseline of App. E.2 from the flags (``hp`` checked): the agent's result."""
     from privcal import _validate as V
     from privcal.rl.dpq import agent as dpq_agent
-    from privcal.rl.dpq.experiments import unchecked_noise_for
 
     method = _METHODS[args.method]
     targeted = args.epsilon is not None or args.delta is not None
+    _check_noise_flags(args, method, targeted)
+    if method == "dpq":
+        return dpq_agent.train_dpq(epsilon=args.epsilon, delta=args.delta, sigma=args.sigma, beta=args.beta,
+                                   resets=args.resets, variant=args.variant, hp=hp, seed=args.seed,
+                                   env=env, progress=progress)
+    sigma, guarantee = _baseline_noise(args, hp, method, targeted)
+    # checked once here (given or calibrated), as train would, then the run trusts them (train_unchecked)
+    sigma = None if sigma is None else V.positive("sigma", sigma)
+    resets = None
+    if method == "bgp16":
+        resets = hp.updates if args.resets is None else dpq_agent.check_resets(args.resets, hp.updates)
+    return dpq_agent.train_unchecked(method, hp=hp, sigma=sigma, beta=None, resets=resets, epsilon=args.epsilon,
+                                     delta=args.delta, guarantee=guarantee, seed=args.seed, env=env,
+                                     progress=progress)
+
+
+def _check_noise_flags(args, method: str, targeted: bool) -> None:
+    """Refuse noise flags that do not fit the method (one line naming them), in the order they are read."""
     if targeted and (args.epsilon is None or args.delta is None):
         raise ValueError("give both --epsilon and --delta (or --sigma)")
     if targeted and args.sigma is not None:
@@ -207,36 +225,31 @@ def _train(args, hp, progress, env):
         if args.variant == "paper" and args.update_clip is not None:
             raise ValueError("--update-clip applies only to --variant valid (the paper variant runs plain SGD "
                              "steps, with no clip)")
-        return dpq_agent.train_dpq(epsilon=args.epsilon, delta=args.delta, sigma=args.sigma, beta=args.beta,
-                                   resets=args.resets, variant=args.variant, hp=hp, seed=args.seed,
-                                   env=env, progress=progress)
+        return
     if args.beta is not None:
         raise ValueError("--beta applies only to --method dpq")
     if args.update_clip is not None or args.update_lipschitz is not None:
         raise ValueError("--update-clip and --update-lipschitz apply only to --method dpq")
     if args.resets is not None and method != "bgp16":
         raise ValueError("--resets applies only to --method dpq and bgp16")
-    sigma, guarantee = args.sigma, "sigma given directly: no privacy claim computed"
+
+
+def _baseline_noise(args, hp, method: str, targeted: bool) -> tuple:
+    """(sigma, guarantee) of a baseline: given, none (non-private) or calibrated for the target."""
+    from privcal.rl.dpq.experiments import unchecked_noise_for
+
     if method == "non_private":
-        sigma, guarantee = None, "none (non-private)"
-    elif sigma is None:
-        if not targeted:
-            raise ValueError("give --sigma or both --epsilon and --delta")
-        ns = unchecked_noise_for(method, args.epsilon, args.delta, hp, args.variant)  # the calibrators check the target
-        if ns.infeasible:
-            from privcal.errors import InfeasibleError
+        return None, "none (non-private)"
+    if args.sigma is not None:
+        return args.sigma, "sigma given directly: no privacy claim computed"
+    if not targeted:
+        raise ValueError("give --sigma or both --epsilon and --delta")
+    ns = unchecked_noise_for(method, args.epsilon, args.delta, hp, args.variant)  # the calibrators check the target
+    if ns.infeasible:
+        from privcal.errors import InfeasibleError
 
-            raise InfeasibleError(ns.infeasible)
-        sigma, guarantee = ns.sigma, f"{'DP' if ns.dp else 'not DP w.r.t. reward functions'}: {ns.source}"
-    # checked once here (given or calibrated), as train would, then the run trusts them (train_unchecked)
-    sigma = None if sigma is None else V.positive("sigma", sigma)
-    resets = None
-    if method == "bgp16":
-        resets = hp.updates if args.resets is None else dpq_agent.check_resets(args.resets, hp.updates)
-    return dpq_agent.train_unchecked(method, hp=hp, sigma=sigma, beta=None, resets=resets, epsilon=args.epsilon,
-                                     delta=args.delta, guarantee=guarantee, seed=args.seed, env=env,
-                                     progress=progress)
-
+        raise InfeasibleError(ns.infeasible)
+    return ns.sigma, f"{'DP' if ns.dp else 'not DP w.r.t. reward functions'}: {ns.source}"
 
 def _references(non_private_last10) -> dict:
     """The reference returns of the fixed interval environment, and the non-private baseline's (or None)."""
