@@ -86,6 +86,7 @@ MODULES = [
     "privcal.rl.ucbvi.train",
     "privcal.rl.dpq",
     "privcal.rl.dpq.agent",
+    "privcal.rl.dpq.hyperparameters",
     "privcal.rl.dpq.baselines",
     "privcal.rl.dpq.experiments",
     "privcal.rl.dpq.replay",
