@@ -87,6 +87,7 @@ MODULES = [
     "privcal.rl.dpq",
     "privcal.rl.dpq.agent",
     "privcal.rl.dpq.hyperparameters",
+    "privcal.rl.dpq.updates",
     "privcal.rl.dpq.baselines",
     "privcal.rl.dpq.experiments",
     "privcal.rl.dpq.replay",

@@ -234,6 +234,7 @@ def test_training_feeds_the_revealed_noise_into_the_update(monkeypatch):
     current noise paths (Algorithm 1 lines 14-18), and the resulting weights are the hand-written
     step of lines 19-22 from the weights before it (one update: T = B = 64, J = 1)."""
     from privcal.rl.dpq import agent as dpq_agent
+    from privcal.rl.dpq import updates as dpq_updates
 
     seen = []
     orig = dpq_agent.sgd_update
@@ -244,7 +245,7 @@ def test_training_feeds_the_revealed_noise_into_the_update(monkeypatch):
                      "g": batch.g.copy(), "g2": batch.g2.copy(), "term": batch.term.copy()})
         return orig(method, net, hp, batch, sigma, mech_rng)
 
-    monkeypatch.setattr(dpq_agent, "sgd_update", spy)
+    monkeypatch.setattr(dpq_updates, "sgd_update", spy)  # the module whose update rule the loop calls
     hp = Hyperparameters(samples=64, batch_size=64, lr=0.05, gamma=0.7, hidden=(6,), lipschitz=100.0)
     res = train("dpq", hp=hp, sigma=0.8, beta=50.0, resets=1, seed=4)
     assert len(seen) == 1 and res.projections == 0
@@ -631,6 +632,7 @@ DENSE = np.linspace(0.0, 1.0, 10_001)[:, None]
 def _certified_run(monkeypatch, hp, shift, seed, sigma=0.3):
     """A certified dpq run; returns (Q_j on DENSE for j = 0..U, largest dense change per update)."""
     from privcal.rl.dpq import agent as dpq_agent
+    from privcal.rl.dpq import updates as dpq_updates
 
     snaps = []
     orig = dpq_agent.certified_update
@@ -642,7 +644,7 @@ def _certified_run(monkeypatch, hp, shift, seed, sigma=0.3):
         snaps.append(net(DENSE))
         return out
 
-    monkeypatch.setattr(dpq_agent, "certified_update", spy)
+    monkeypatch.setattr(dpq_updates, "certified_update", spy)
     res = train("dpq", hp=hp, sigma=sigma, beta=30.0, seed=seed, env=None if shift is None else _Shifted(shift))
     q = np.array(snaps)
     return res, q, np.abs(np.diff(q, axis=0)).max(axis=(1, 2))
@@ -891,11 +893,11 @@ def test_every_update_is_certified_in_sup_and_slope(seed, lr, clip, ell, shift):
     grid of 10,001 states, has sup <= the certified bound <= c and slope (exact derivative) <= the certified
     slope bound <= l. Under adaptive composition two reward functions' releases then differ by Delta - Delta'
     (sup <= 2c, slope <= 2l): the sensitivity the calibration charges."""
-    from privcal.rl.dpq import agent as dpq_agent
+    from privcal.rl.dpq import updates as dpq_updates
 
     hp = Hyperparameters(samples=320, batch_size=32, lr=lr, update_clip=clip, update_lipschitz=ell)
     seen = []
-    orig = dpq_agent.certified_step_unchecked
+    orig = dpq_updates.certified_step_unchecked
 
     def spy(net, grads, *args):
         before = net.input_derivative(DENSE)
@@ -906,7 +908,7 @@ def test_every_update_is_certified_in_sup_and_slope(seed, lr, clip, ell, shift):
         return out
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(dpq_agent, "certified_step_unchecked", spy)
+        mp.setattr(dpq_updates, "certified_step_unchecked", spy)
         res = train("dpq", hp=hp, sigma=0.05, beta=ell / clip, seed=seed, env=_Shifted(SHIFTS[shift]))
     assert len(seen) == hp.updates == 10 and res.certificate["max_certified_lipschitz"] <= ell
     for sup, slope, sup_bound, slope_bound in seen:

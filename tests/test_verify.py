@@ -583,14 +583,14 @@ def test_dpq_noise_reuse_holds_if_the_update_ignored_the_rewards(monkeypatch):
 
 
 def test_dpq_valid_clip_fails_if_updates_were_not_certified(monkeypatch):
-    from privcal.rl.dpq import agent as dpq_agent
+    from privcal.rl.dpq import updates as dpq_updates
 
     def plain(net, grads, lr, clip, grid, old_values, lip_clip=None, old_slopes=None):  # uncertified, reported
         projected = int(net.step_unchecked(grads, lr) != 1.0)                                   # as certified
         values, slopes = net.input_derivative(grid)
         return 1.0, 0.0, 0.0, values, slopes if lip_clip is not None else None, projected
 
-    monkeypatch.setattr(dpq_agent, "certified_step_unchecked", plain)
+    monkeypatch.setattr(dpq_updates, "certified_step_unchecked", plain)
     out = run_claim(get_claim("DPQ-valid-clip")).outcome
     assert out.verdict == "fails" and out.counterexample
 
