@@ -20,8 +20,8 @@ Laplace counters epsilon-JDP.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import Iterable, Optional
+from dataclasses import dataclass, fields, replace
+from typing import Any, Iterable, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -34,8 +34,8 @@ from privcal.rl.pucb.tabular import TabularMDP, backward_induction, uniform_poli
 from privcal.rl.ucbvi.agent import COUNTER_NOISES, PRIVACY_UNIT, run_ucbvi_unchecked
 from privcal.rl.verdict import verdict_over_seeds
 
-__all__ = ["ENVIRONMENTS", "METHODS", "SETTINGS", "make_environment", "RegretCell", "regret_experiment",
-           "t_interval"]
+__all__ = ["ENVIRONMENTS", "METHODS", "SETTINGS", "make_environment", "RegretCell", "ComparisonSettings",
+           "regret_experiment", "t_interval"]
 
 ENVIRONMENTS = ("random", "frozenlake")
 METHODS = ("ucbvi", "pucb", "ucbvi-nonprivate")
@@ -147,12 +147,35 @@ def _one_run(method, mdp, episodes, epsilon, delta, failure_probability, seed, c
     return float(run.episode_regret.mean()), float(run.error_bound), run.guarantee
 
 
-def regret_experiment(environment: str = "random", *, setting: str = "fast",
-                      epsilons: Optional[Iterable[float]] = None, episodes: Optional[int] = None,
-                      seeds: Optional[Iterable[int]] = None, methods: Iterable[str] = ("ucbvi", "pucb"),
-                      counter_noise: str = "gaussian", delta: Optional[float] = 1e-5,
-                      failure_probability: float = 0.1, horizon: Optional[int] = None,
-                      n_jobs: Optional[int] = 1) -> list:
+@dataclass(frozen=True)
+class ComparisonSettings:
+    """What :func:`regret_experiment` compares (defaults in one place: here; checked by :func:`regret_experiment`).
+
+    Attributes:
+        setting: "fast" or "full" (:data:`SETTINGS`), the defaults of the next three; default "fast".
+        epsilons: JDP epsilons, each in (0, inf); default None (the setting's).
+        episodes: T, an int >= 1; default None (the setting's).
+        seeds: agent seeds (non-negative ints, at least 2); default None (the setting's).
+        methods: a subset of :data:`METHODS`; default ("ucbvi", "pucb"). "ucbvi-nonprivate" runs once (no epsilon).
+        counter_noise: "gaussian" (default) or "laplace", for every private method.
+        delta: JDP delta in (0, 1) with Gaussian counters (default 1e-5); must be None with Laplace counters.
+        failure_probability: beta of both agents, in (0, 1); default 0.1.
+        horizon: FrozenLake's horizon (``make_environment``); default None.
+    """
+
+    setting: str = "fast"
+    epsilons: Optional[Iterable[float]] = None
+    episodes: Optional[int] = None
+    seeds: Optional[Iterable[int]] = None
+    methods: Iterable[str] = ("ucbvi", "pucb")
+    counter_noise: str = "gaussian"
+    delta: Optional[float] = 1e-5
+    failure_probability: float = 0.1
+    horizon: Optional[int] = None
+
+
+def regret_experiment(environment: str = "random", settings: Optional[ComparisonSettings] = None, *,
+                      n_jobs: Optional[int] = 1, **keywords: Any) -> list:
     """Mean regret per episode over seeds (95 % t interval, verdict vs the uniform policy) per method and epsilon.
 
     Seed ``sd`` of every method and epsilon runs with agent seed ``sd`` (a fixed seed per run); the MDP is the
@@ -160,15 +183,10 @@ def regret_experiment(environment: str = "random", *, setting: str = "fast",
 
     Args:
         environment: one of :data:`ENVIRONMENTS`; default "random".
-        setting: "fast" or "full" (:data:`SETTINGS`), the defaults of the next three; default "fast".
-        epsilons: JDP epsilons, each in (0, inf); default the setting's.
-        episodes: T, an int >= 1; default the setting's.
-        seeds: agent seeds (non-negative ints, at least 2); default the setting's.
-        methods: a subset of :data:`METHODS`; default ("ucbvi", "pucb"). "ucbvi-nonprivate" runs once (no epsilon).
-        counter_noise: "gaussian" (default) or "laplace", for every private method.
-        delta: JDP delta in (0, 1) with Gaussian counters (default 1e-5); must be None with Laplace counters.
-        failure_probability: beta of both agents, in (0, 1); default 0.1.
-        horizon: FrozenLake's horizon (``make_environment``); default None.
+        settings: what is compared, a :class:`ComparisonSettings`; default None: built from ``keywords``.
+        keywords: fields of :class:`ComparisonSettings` (``setting``, ``epsilons``, ``episodes``, ``seeds``,
+            ``methods``, ``counter_noise``, ``delta``, ``failure_probability``, ``horizon``), replacing those of
+            ``settings``.
         n_jobs: parallel runs (``privcal.rl.parallel``): 1 (default, in this process), an int, or -1 (all cores).
 
     Returns:
@@ -177,6 +195,15 @@ def regret_experiment(environment: str = "random", *, setting: str = "fast",
     Raises:
         ValueError: an argument is outside its range.
     """
+    names = {f.name for f in fields(ComparisonSettings)}
+    for key in keywords:
+        if key not in names:
+            raise TypeError(f"regret_experiment() got an unexpected keyword argument {key!r}")
+    if settings is not None and not isinstance(settings, ComparisonSettings):
+        raise TypeError(f"regret_experiment() settings must be a ComparisonSettings, got {settings!r}")
+    c = ComparisonSettings(**keywords) if settings is None else replace(settings, **keywords)
+    setting, epsilons, episodes, seeds, methods = c.setting, c.epsilons, c.episodes, c.seeds, c.methods
+    counter_noise, delta, failure_probability, horizon = c.counter_noise, c.delta, c.failure_probability, c.horizon
     V.choice("setting", setting, tuple(SETTINGS))
     conf = SETTINGS[setting]
     eps_list = tuple(V.positive("epsilon", e) for e in (conf["epsilons"] if epsilons is None else epsilons))
