@@ -46,7 +46,7 @@ _RTOL_MIN = 1e-12  # below every rtol a calibration asks for (1e-9 API, 1e-7 tab
 SEARCH_EVALS = (1 + math.ceil(_DECADES / math.log(4)) + 1 + 100 + 2
                 + math.ceil(math.log(4 ** 40 * 2 / _RTOL_MIN, 4)) + 1
                 + math.ceil(math.log2(_DECADES / _RTOL_MIN)) + 1)
-#: ``pld_accountant._secant``: its two first probes, 40 widening steps, 60 regula falsi steps, the final check.
+#: ``pld_accountant.secant_search``: its two first probes, 40 widening steps, 60 regula falsi steps, the final check.
 SECANT_EVALS = 2 + 40 + 60 + 1
 #: searches of one accountant's calibration: the PLD's rough secant, its rule-grid secant and the generic search
 #: it falls back to (3); RDP's coarse search on every sixth order, three searches around the optimal order and the
@@ -106,7 +106,7 @@ def work(monkeypatch):
         return call
 
     monkeypatch.setattr(_search, "search", counted("search", _search.search))
-    monkeypatch.setattr(pld_accountant, "_secant", counted("secant", pld_accountant._secant))
+    monkeypatch.setattr(pld_accountant, "secant_search", counted("secant", pld_accountant.secant_search))
 
     def tally(owner, name, key):
         fn = getattr(owner, name)

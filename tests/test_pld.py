@@ -227,8 +227,8 @@ def test_clt_slope_is_within_a_factor_2_of_the_plds_own(eps):
     # slope there (independent: a central difference of its rule-grid upper end, +-2% in sigma) is the reference
     from privcal.accounting import pld_accountant
 
-    hint = pld_accountant._clt_hint(_GPOPE_RELEASES, eps, 1e-5)
-    slope = pld_accountant._clt_slope(_GPOPE_RELEASES, 1e-5, hint)
+    hint = pld_accountant.clt_hint(_GPOPE_RELEASES, eps, 1e-5)
+    slope = pld_accountant.clt_slope(_GPOPE_RELEASES, 1e-5, hint)
     upper = lambda s: PLDAccountant()._compose(_GPOPE_RELEASES.event(s)).pld.unchecked_probe_epsilon(1e-5)  # noqa: E731
     own = (math.log(upper(hint * 1.02)) - math.log(upper(hint / 1.02))) / (2.0 * math.log(1.02))
     assert 0.5 < slope / own < 2.0
@@ -241,8 +241,8 @@ def test_clt_slope_saves_rough_probes_and_answers_stay_feasible(monkeypatch):
     from privcal.accounting import pld_accountant
 
     counts = {}
-    for name, slope in (("with", pld_accountant._clt_slope), ("without", lambda *a: None)):
-        monkeypatch.setattr(pld_accountant, "_clt_slope", slope)
+    for name, slope in (("with", pld_accountant.clt_slope), ("without", lambda *a: None)):
+        monkeypatch.setattr(pld_accountant, "clt_slope", slope)
         rough = []
         original = PLD.unchecked_probe_epsilon
 

@@ -311,25 +311,25 @@ def test_an_order_that_cannot_raise_the_bound_does_not_coarsen_the_other(monkeyp
     from privcal.accounting import realisable as R
 
     event = SelfComposedEvent(privcal.PoissonSampledEvent(1e-3, GaussianEvent(0.1357 / 2)), 10_000)
-    assert R._grid(event) == 2.0**-11
+    assert R.rule_grid(event) == 2.0**-11
     paired = []
-    real_pair = R._paired_pmf
-    monkeypatch.setattr(R, "_paired_pmf", lambda lp, lq, h, r: paired.append(h) or real_pair(lp, lq, h, r))
+    real_pair = R.paired_pmf
+    monkeypatch.setattr(R, "paired_pmf", lambda lp, lq, h, r: paired.append(h) or real_pair(lp, lq, h, r))
     done = _completed_compositions(monkeypatch, R)
     lower = R.unchecked_epsilon_lower(event, 1e-5)
     assert [f[0][0].h for f in done] == [2.0**-9]  # one composition, (P, Q)'s, on the first grid it fits
     # (Q, P) never paired; (P, Q) not on 2^-11 either: its window there (7.8e6 cells, estimated without pairing)
     # exceeds 1.5 times the memory cap's 2^21 cells (test_a_grid_is_skipped_without_pairing_where_it_cannot_fit)
     assert paired == [2.0**-9]
-    groups = R._groups(event)
+    groups = R.worst_case_groups(event)
     tail = min(max(1e-4 * 1e-5, R.L.WINDOW_TAIL), 1e-9)
-    direct = R.L.epsilon_side(R.L.compose_pmfs(R._order_factors(groups, 0, 2.0**-9, 20_000), tail), 1e-5, upper=False)
+    direct = R.L.epsilon_side(R.L.compose_pmfs(R.order_factors(groups, 0, 2.0**-9, 20_000), tail), 1e-5, upper=False)
     assert lower == direct and 2600.0 < lower <= 2668.02  # below the PLD's certified upper end (2668.014)
     # the ceiling computed without pairing is the paired factors' own (_loss_ceiling), on every grid
     for order in (0, 1):
         for h in (2.0**-11, 2.0**-7, 2.0**-3):
-            factors = R._order_factors(groups, order, h, 20_000)
-            assert R._order_ceiling(groups, order, h, 20_000) == R._loss_ceiling(factors)
+            factors = R.order_factors(groups, order, h, 20_000)
+            assert R.order_ceiling(groups, order, h, 20_000) == R.loss_ceiling(factors)
 
 
 @pytest.mark.parametrize("s, steps, q, h, paired", [
@@ -346,20 +346,20 @@ def test_the_window_forecast_is_the_paired_window_where_it_is_large(s, steps, q,
     from privcal.accounting import realisable as R
 
     event = SelfComposedEvent(privcal.PoissonSampledEvent(q, GaussianEvent(s)), steps)
-    groups = R._groups(event)
+    groups = R.worst_case_groups(event)
     tail = min(max(1e-4 * 1e-5, R.L.WINDOW_TAIL), 1e-9)
-    estimate = R._estimated_window(groups, 0, h, 20_000, tail)
+    estimate = R.estimated_window(groups, 0, h, 20_000, tail)
     seen = []
 
     def record(cells):
         seen.append(cells)
-        raise R._WindowFits
+        raise R.WindowFits
 
-    with pytest.raises(R._WindowFits):
-        R.L.compose_pmfs(R._order_factors(groups, 0, h, 20_000), tail, check=record)
+    with pytest.raises(R.WindowFits):
+        R.L.compose_pmfs(R.order_factors(groups, 0, h, 20_000), tail, check=record)
     assert seen == [paired]
     assert abs(estimate / paired - 1.0) <= 0.013
-    assert R._SKIP_MARGIN >= 1.5
+    assert R.SKIP_MARGIN >= 1.5
 
 
 @pytest.mark.parametrize("sigma, cells", [(0.1357, 2**19), (0.1357, None), (0.3393, 2**19), (0.6786, 2**19),
@@ -372,14 +372,14 @@ def test_a_grid_is_skipped_without_pairing_where_it_cannot_fit(monkeypatch, sigm
     from privcal.accounting import realisable as R
 
     event = SelfComposedEvent(privcal.PoissonSampledEvent(1e-3, GaussianEvent(sigma / 2)), 10_000)
-    h = R._grid(event)
+    h = R.rule_grid(event)
     paired = []
-    real_pair = R._paired_pmf
-    monkeypatch.setattr(R, "_paired_pmf", lambda lp, lq, g, r: paired.append(g) or real_pair(lp, lq, g, r))
+    real_pair = R.paired_pmf
+    monkeypatch.setattr(R, "paired_pmf", lambda lp, lq, g, r: paired.append(g) or real_pair(lp, lq, g, r))
     skipping = R.unchecked_epsilon_lower(event, 1e-5, 2 * h, max_cells=cells)
     skipped = list(paired)
     paired.clear()
-    monkeypatch.setattr(R, "_SKIP_MARGIN", math.inf)  # the full walk: every grid paired
+    monkeypatch.setattr(R, "SKIP_MARGIN", math.inf)  # the full walk: every grid paired
     full = R.unchecked_epsilon_lower(event, 1e-5, 2 * h, max_cells=cells)
     assert skipping == full
     assert skipped == paired[-len(skipped):]  # the same grids from the first one it pairs
@@ -387,8 +387,8 @@ def test_a_grid_is_skipped_without_pairing_where_it_cannot_fit(monkeypatch, sigm
         # (9.7e5 is 1.85 times the budget 2^19)
         assert paired == [2 * h, 8 * h, 32 * h] and skipped == [32 * h]
     # a forecast far too large only coarsens: still a lower bound, never above the full walk's
-    monkeypatch.setattr(R, "_SKIP_MARGIN", 1.5)
-    monkeypatch.setattr(R, "_estimated_window", lambda *a: 10**12 if a[2] < 8 * h else None)
+    monkeypatch.setattr(R, "SKIP_MARGIN", 1.5)
+    monkeypatch.setattr(R, "estimated_window", lambda *a: 10**12 if a[2] < 8 * h else None)
     assert 0.0 < R.unchecked_epsilon_lower(event, 1e-5, 2 * h, max_cells=cells) <= full
 
 
@@ -401,10 +401,10 @@ def test_a_cells_budget_coarsens_and_still_bounds_from_below(monkeypatch):
     free = R.unchecked_epsilon_lower(event, 1e-5)
     done = _completed_compositions(monkeypatch, R)
     capped = R.unchecked_epsilon_lower(event, 1e-5, max_cells=2**16)
-    assert done and all(f[0][0].h > R._grid(event) for f in done)  # every composition on a coarser grid
+    assert done and all(f[0][0].h > R.rule_grid(event) for f in done)  # every composition on a coarser grid
     assert 0.0 < capped < free
     with pytest.raises(R.L.MemoryLimitError, match="max_cells"):
-        R._fit(2**16 + 1, max_cells=2**16)
+        R.check_cells_fit(2**16 + 1, max_cells=2**16)
 
 
 @pytest.mark.parametrize("sampling, relation, s, q, steps, orders", [
@@ -421,13 +421,13 @@ def test_an_order_is_skipped_only_where_it_cannot_raise_the_bound(monkeypatch, s
     from privcal.accounting import realisable as R
 
     event = SelfComposedEvent(SubsampledEvent(GaussianEvent(s), q, sampling, relation), steps)
-    h, tail = R._grid(event), 1e-9
-    both = [privcal.privacy_loss.epsilon_side(privcal.privacy_loss.compose_pmfs(f, tail, check=R._fit), 1e-5,
-                                               upper=False) for f in R._paired_orders(event, h, 20_000, tail)]
-    ceilings = [R._loss_ceiling(f) for f in R._paired_orders(event, h, 20_000, tail)]
+    h, tail = R.rule_grid(event), 1e-9
+    both = [privcal.privacy_loss.epsilon_side(privcal.privacy_loss.compose_pmfs(f, tail, check=R.check_cells_fit), 1e-5,
+                                               upper=False) for f in R.paired_orders(event, h, 20_000, tail)]
+    ceilings = [R.loss_ceiling(f) for f in R.paired_orders(event, h, 20_000, tail)]
     assert all(b <= c for b, c in zip(both, ceilings))  # each order's bound is below its own ceiling
     # the ceiling the skip is decided on, computed without pairing, is the paired factors' own
-    assert ceilings == [R._order_ceiling(R._groups(event), d, h, 20_000) for d in (0, 1)]
+    assert ceilings == [R.order_ceiling(R.worst_case_groups(event), d, h, 20_000) for d in (0, 1)]
     composed = _completed_compositions(monkeypatch, R)
     assert R.unchecked_epsilon_lower(event, 1e-5) == max(both)
     assert len(composed) == orders
@@ -440,8 +440,8 @@ def test_the_reverse_order_is_binned_as_the_swapped_cells(relation, sampling):
 
     pair = R.worst_case_pair(SubsampledEvent(GaussianEvent(0.7), 0.05, sampling, relation))
     for order in (0, 1):
-        direct = R._binned.__wrapped__(R._directions(pair)[order], 2000)
-        for got, want in zip(R._binned_order(pair, order, 2000), direct):
+        direct = R.binned_cells.__wrapped__(R.both_orders(pair)[order], 2000)
+        for got, want in zip(R.binned_cells_of_order(pair, order, 2000), direct):
             np.testing.assert_array_equal(got, want)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
-from typing import Iterator, Optional, Union
+from typing import Callable, Iterator, Optional, Union
 
 from .. import _validate as V
 from ..analysis import gaussian
@@ -27,7 +27,7 @@ from . import _search, pld_events
 from .events import Event, Neighbouring, Releases
 from .protocol import Accountant, default_hint
 
-__all__ = ["PLDAccountant", "pld_settings", "default_memory_limit"]
+__all__ = ["PLDAccountant", "pld_settings", "default_memory_limit", "clt_hint", "clt_slope", "secant_search"]
 
 #: calibration resolves sigma to this relative precision at least (the upper epsilon it tests is itself
 #: computed on a grid; finer resolution would only chase the grid)
@@ -224,7 +224,7 @@ class PLDAccountant(Accountant):
             rtol: relative tolerance of the search's bracket; default 1e-9 (at least 1e-7 is used).
         """
         self._check_supported(releases)
-        hint = _clt_hint(releases, epsilon, delta) if sigma_hint is None else sigma_hint
+        hint = clt_hint(releases, epsilon, delta) if sigma_hint is None else sigma_hint
         memo: dict = {}
         refusals: list = []
         feasible: dict = {}  # the smallest feasible sigma probed -> its accountant (for ``calibrated``)
@@ -255,8 +255,8 @@ class PLDAccountant(Accountant):
             # half the probes. Only a start: the answer is found and checked on the rule grid below.
             coarse: list = []
             try:
-                hint = _secant(lambda s: upper(s, _COARSE), epsilon, hint, _COARSE_RTOL, trace=coarse,
-                               accept=_COARSE_RTOL, slope=_clt_slope(releases, delta, hint))
+                hint = secant_search(lambda s: upper(s, _COARSE), epsilon, hint, _COARSE_RTOL, trace=coarse,
+                               accept=_COARSE_RTOL, slope=clt_slope(releases, delta, hint))
                 slope = _slope(coarse)
             except (_Stalled, InfeasibleError):
                 slope = None
@@ -265,7 +265,7 @@ class PLDAccountant(Accountant):
             slope = None
         try:
             try:
-                sigma = _secant(upper, epsilon, hint, tol, slope=slope)
+                sigma = secant_search(upper, epsilon, hint, tol, slope=slope)
             except _Stalled:
                 sigma = _search.search(upper, epsilon, delta, sigma_hint=hint, rtol=tol)
         except InfeasibleError:
@@ -276,13 +276,19 @@ class PLDAccountant(Accountant):
         return sigma
 
 
-def _clt_hint(releases: Releases, epsilon: float, delta: float) -> float:
+def clt_hint(releases: Releases, epsilon: float, delta: float) -> float:
     """Start of the PLD calibration: the sigma at which the central-limit approximation of the composed
     subsampled Gaussian (Dong, Roth & Su 2019, Cor. 5.4: T releases at sample rate q are close to
     mu-GDP with mu = q sqrt(T (e^{1/s^2} - 1)), s the noise multiplier) has the exact Gaussian's
     (epsilon, delta), i.e. s = 1 / sqrt(log(1 + mu*^2 / (q^2 T))) with mu* = 1 / sigma_exact(epsilon,
     delta). Only a start (the approximation is not a bound): every answer is found and checked on the
-    PLD itself. Falls back to the exact unsubsampled sigma times q where the formula does not apply."""
+    PLD itself. Falls back to the exact unsubsampled sigma times q where the formula does not apply.
+
+    Args:
+        releases: the releases (validated).
+        epsilon: the target epsilon, in (0, inf).
+        delta: the target delta, in (0, 1).
+    """
     start = default_hint(releases, epsilon, delta)  # sigma_exact(T releases) x q = q sqrt(T) sensitivity / mu*
     try:
         mu_star = releases.sample_rate * math.sqrt(releases.steps) * releases.sensitivity / start
@@ -293,13 +299,19 @@ def _clt_hint(releases: Releases, epsilon: float, delta: float) -> float:
     return hint if math.isfinite(hint) and hint > 0 else start
 
 
-def _clt_slope(releases: Releases, delta: float, sigma: float) -> Optional[float]:
-    """d log epsilon / d log sigma at ``sigma`` of the central-limit approximation of :func:`_clt_hint` (epsilon of
+def clt_slope(releases: Releases, delta: float, sigma: float) -> Optional[float]:
+    """d log epsilon / d log sigma at ``sigma`` of the central-limit approximation of :func:`clt_hint` (epsilon of
     mu-GDP, mu = q sqrt(T (e^{1/s^2} - 1)), s = sigma / sensitivity), by a central difference in log sigma; None
     where it is not a negative finite number (e.g. epsilon = 0 there). Only the first step of the calibration's
     rough phase, which would otherwise assume epsilon ~ 1/sigma: at the GPOPE table's settings (m = 1000,
     N = 1e4, epsilon 0.1 to 5) the slope at the start is -1.2 to -5.7 and within a factor 1.6 of the PLD's own
-    (-1.2 to -4.3, tests/test_pld.py), and the table's rough phases take 18 probes instead of 21."""
+    (-1.2 to -4.3, tests/test_pld.py), and the table's rough phases take 18 probes instead of 21.
+
+    Args:
+        releases: the releases (validated).
+        delta: the target delta, in (0, 1).
+        sigma: where the slope is taken, in (0, inf).
+    """
     q, steps, sensitivity = releases.sample_rate, releases.steps, releases.sensitivity
 
     def log_epsilon(log_sigma: float) -> float:
@@ -359,7 +371,7 @@ def _slope(trace: list) -> Optional[float]:
     return None
 
 
-def _secant(upper, target: float, hint: float, tol: float, slope: Optional[float] = None,
+def secant_search(upper: Callable[[float], float], target: float, hint: float, tol: float, slope: Optional[float] = None,
             trace: Optional[list] = None, accept: Optional[float] = None) -> float:
     """Regula falsi (Illinois) on log epsilon - log target against log sigma, aimed at the middle of the
     accepted window (``_AIM``), from a bracket found by steps of epsilon ~ 1/sigma (or, with ``slope``
@@ -369,7 +381,17 @@ def _secant(upper, target: float, hint: float, tol: float, slope: Optional[float
     raises InfeasibleError (the upper end is inf, or above the target, everywhere up there); one below
     SIGMA_MIN stalls (the generic search then decides). ``trace``, if given, receives every (log sigma,
     log epsilon / target) probed. ``accept`` (a rough phase): any probe within this relative distance of the
-    target, on either side, is returned unchecked (it is only a start for the rule grid's search)."""
+    target, on either side, is returned unchecked (it is only a start for the rule grid's search).
+
+    Args:
+        upper: sigma -> the certified upper epsilon at sigma.
+        target: the target epsilon, in (0, inf).
+        hint: the first sigma probed, in (0, inf).
+        tol: relative width of the final bracket in sigma.
+        slope: d log epsilon / d log sigma known from a coarser phase, or None.
+        trace: a list that receives every probe, or None.
+        accept: a rough phase's relative acceptance distance, or None.
+    """
     done: list = []
 
     def g(log_s: float) -> float:

@@ -32,7 +32,7 @@ How the lower bound is certified (every step only lowers the hockey-stick diverg
    pairs, is at most the true one. The cell masses are differences of normal tails computed in log space,
    each within a relative r of the exact one (``log_ndtr`` to a relative 8 u (2 + |log tail|) of each tail,
    amplified by the subtraction's cancellation, plus the rounding of the mixture's sum).
-2. **A dominated PMF on the loss grid** h Z (:func:`_paired_pmf`): the binned atoms are merged into grid cells
+2. **A dominated PMF on the loss grid** h Z (:func:`paired_pmf`): the binned atoms are merged into grid cells
    (a post-processing), each cell's P-mass taken from below and its e^{g_j} Q-mass from above (r, the exp and
    the sums' roundings), and the cells go through the PLD's pairing (``privcal.privacy_loss.dominated_masses``,
    docs/pld.md Sec. 2.3): mixtures of neighbouring cells at ratio exactly e^{g_j}, piles at a bounded end mixed
@@ -79,6 +79,10 @@ from .relations import conversion as relation_conversion
 __all__ = [
     "MixturePair", "worst_case_pair", "epsilon_lower", "delta_lower", "unchecked_epsilon_lower", "unchecked_grid",
     "dominated_pmf", "tail_error", "realised_orders", "epsilon_lower_of_pairs",
+    # the steps of the certified lower bound, each checked by tests/test_pld_realisable.py
+    "binned_cells", "paired_pmf", "both_orders", "binned_cells_of_order", "check_cells_fit", "WindowFits",
+    "worst_case_groups", "order_factors", "order_ceiling", "paired_orders", "loss_ceiling", "SKIP_MARGIN",
+    "estimated_window", "rule_grid",
 ]
 
 _U = 2.0**-53
@@ -214,9 +218,14 @@ def _log_cell_masses(edges: np.ndarray, mean: float, s: float):
 
 
 @functools.lru_cache(maxsize=64)  # the grid and both lower bounds bin the same pairs
-def _binned(pair: MixturePair, bins: int):
+def binned_cells(pair: MixturePair, bins: int):
     """(log P-mass, log Q-mass) of each cell of the binned line, and r: a bound on the relative error of
-    every computed cell mass (the mixture's sum adds 2 u per component)."""
+    every computed cell mass (the mixture's sum adds 2 u per component).
+
+    Args:
+        pair: a :class:`MixturePair`.
+        bins: cells of the binned line, an int >= 1.
+    """
     means = pair.p_means + pair.q_means
     edges = np.linspace(min(means) - _REACH * pair.s, max(means) + _REACH * pair.s, bins + 1)
     out, r = [], 0.0
@@ -233,13 +242,20 @@ def _binned(pair: MixturePair, bins: int):
     return out[0], out[1], r
 
 
-def _paired_pmf(lp: np.ndarray, lq: np.ndarray, h: float, r: float) -> L.Pmf:
+def paired_pmf(lp: np.ndarray, lq: np.ndarray, h: float, r: float) -> L.Pmf:
     """A dominated PMF of the binned atoms on h Z without an error bound (docs/pld.md Sec. 2.3): the atoms
     are merged into grid cells (a post-processing), each cell's P-mass taken from below and its e^{g_j}
     Q-mass from above (the atoms' relative error r, the exp and the sums' roundings), and the cells go
     through the PLD's pairing (``privacy_loss.dominated_masses``): mixtures of neighbouring cells at ratio
     e^{g_j}, piles at a bounded end mixed further in, the rest rounded down with its P-mass. Its error is
-    second order in h where rounding every atom down (:func:`_rounded_pmf`) is first order."""
+    second order in h where rounding every atom down (:func:`_rounded_pmf`) is first order.
+
+    Args:
+        lp: log P-masses of the binned atoms (:func:`binned_cells`).
+        lq: log Q-masses of the same atoms.
+        h: the loss grid spacing, in nats, in (0, inf).
+        r: a bound on the relative error of every atom mass.
+    """
     keep = np.isfinite(lp)
     lp, lq = lp[keep], lq[keep]
     finite = np.isfinite(lq)
@@ -258,17 +274,27 @@ def _paired_pmf(lp: np.ndarray, lq: np.ndarray, h: float, r: float) -> L.Pmf:
     return L.Pmf(off, mass, min(inf_mass, 1.0), h)
 
 
-def _directions(pair: MixturePair) -> tuple[MixturePair, MixturePair]:
-    """(P, Q) and (Q, P): both orders of the neighbouring data sets."""
+def both_orders(pair: MixturePair) -> tuple[MixturePair, MixturePair]:
+    """(P, Q) and (Q, P): both orders of the neighbouring data sets.
+
+    Args:
+        pair: a :class:`MixturePair`.
+    """
     rev = MixturePair(pair.q_weights, pair.q_means, pair.p_weights, pair.p_means, pair.s, pair.what)
     return pair, rev
 
 
-def _binned_order(pair: MixturePair, order: int, bins: int):
-    """:func:`_binned` of ``_directions(pair)[order]``: the order (Q, P) swaps the cell masses of (P, Q) (the
+def binned_cells_of_order(pair: MixturePair, order: int, bins: int):
+    """:func:`binned_cells` of ``both_orders(pair)[order]``: the order (Q, P) swaps the cell masses of (P, Q) (the
     same cells, the same components summed in the same order, the same error bound r), so the normal tails are
-    computed once per pair, not once per order."""
-    lp, lq, r = _binned(pair, bins)
+    computed once per pair, not once per order.
+
+    Args:
+        pair: a :class:`MixturePair`.
+        order: 0 for the order (P, Q), 1 for (Q, P).
+        bins: cells of the binned line, an int >= 1.
+    """
+    lp, lq, r = binned_cells(pair, bins)
     return (lp, lq, r) if order == 0 else (lq, lp, r)
 
 
@@ -276,8 +302,13 @@ def _binned_order(pair: MixturePair, order: int, bins: int):
 _BYTES_PER_CELL = 8 * 16
 
 
-def _fit(cells: int, max_cells: Optional[int] = None) -> None:
-    """MemoryLimitError where ``cells`` cells exceed the memory cap, or ``max_cells`` (a budget) when given."""
+def check_cells_fit(cells: int, max_cells: Optional[int] = None) -> None:
+    """MemoryLimitError where ``cells`` cells exceed the memory cap, or ``max_cells`` (a budget) when given.
+
+    Args:
+        cells: grid cells of the composition, an int >= 1.
+        max_cells: a budget of cells, or None (the memory cap only).
+    """
     cap = default_memory_limit()  # 256 MiB, or the enclosing privcal.pld.pld_settings block's
     if cells * _BYTES_PER_CELL > cap:
         raise L.MemoryLimitError(f"the realisable pair's grid ({cells} cells) exceeds memory_limit = "
@@ -297,20 +328,24 @@ def _coarsening(fn, h: float):
     raise L.MemoryLimitError("the realisable pair's grid exceeds the memory cap even 16.7e6 times coarser")
 
 
-class _WindowFits(Exception):
+class WindowFits(Exception):
     """Raised by :func:`_fits_then_stop` once a composition's window is known to fit the memory cap."""
 
 
 def _fits_then_stop(cells: int) -> None:
     """A ``check`` for ``privacy_loss.compose_pmfs`` that stops the composition once its window is known
-    (before any array of that length exists): :func:`_fit`, then :class:`_WindowFits`."""
-    _fit(cells)
-    raise _WindowFits
+    (before any array of that length exists): :func:`check_cells_fit`, then :class:`WindowFits`."""
+    check_cells_fit(cells)
+    raise WindowFits
 
 
-def _groups(event: Event) -> dict:
+def worst_case_groups(event: Event) -> dict:
     """The realisable worst-case pair of each release of ``event`` (in its history's one relation) with its
-    number of repeats (releases without a pair are dropped: a post-processing)."""
+    number of repeats (releases without a pair are dropped: a post-processing).
+
+    Args:
+        event: the history (validated).
+    """
     groups: dict = {}
     relation = relation_of(event)
     for leaf, n in flatten_unchecked(event):
@@ -320,27 +355,41 @@ def _groups(event: Event) -> dict:
     return groups
 
 
-def _order_factors(groups: dict, order: int, h: float, bins: int) -> list:
+def order_factors(groups: dict, order: int, h: float, bins: int) -> list:
     """One order's paired (dominated) PMFs of all steps on the grid h, as ``(pmf, count)`` factors; each
     factor's own loss range checked against the memory cap first (MemoryLimitError, before any array of
-    that length exists). The masses are certified lower bounds (the atoms' errors are in them)."""
+    that length exists). The masses are certified lower bounds (the atoms' errors are in them).
+
+    Args:
+        groups: pair -> repeats, as :func:`worst_case_groups` returns them.
+        order: 0 for the order (P, Q), 1 for (Q, P).
+        h: the loss grid spacing, in nats, in (0, inf).
+        bins: cells of the binned line, an int >= 1.
+    """
     factors = []
     for pair, n in groups.items():
-        lp, lq, r_pair = _binned_order(pair, order, bins)
+        lp, lq, r_pair = binned_cells_of_order(pair, order, bins)
         finite = np.isfinite(lp) & np.isfinite(lq)
         losses = lp[finite] - lq[finite]
-        _fit(int((losses.max() - losses.min()) / h) + 2 if losses.size else 1)
-        factors.append((_paired_pmf(lp, lq, h, r_pair), n))
+        check_cells_fit(int((losses.max() - losses.min()) / h) + 2 if losses.size else 1)
+        factors.append((paired_pmf(lp, lq, h, r_pair), n))
     return factors
 
 
-def _order_ceiling(groups: dict, order: int, h: float, bins: int) -> float:
-    """:func:`_loss_ceiling` of ``_order_factors(groups, order, h, bins)`` without pairing the cells: a paired
+def order_ceiling(groups: dict, order: int, h: float, bins: int) -> float:
+    """:func:`loss_ceiling` of ``order_factors(groups, order, h, bins)`` without pairing the cells: a paired
     PMF's last cell is the largest floor(loss / h) of the binned atoms with finite masses, and it has mass at
-    +inf exactly where an atom with a P-mass has Q-mass 0 (the same expressions as :func:`_paired_pmf`)."""
+    +inf exactly where an atom with a P-mass has Q-mass 0 (the same expressions as :func:`paired_pmf`).
+
+    Args:
+        groups: pair -> repeats, as :func:`worst_case_groups` returns them.
+        order: 0 for the order (P, Q), 1 for (Q, P).
+        h: the loss grid spacing, in nats, in (0, inf).
+        bins: cells of the binned line, an int >= 1.
+    """
     total = 0
     for pair, n in groups.items():
-        lp, lq, r = _binned_order(pair, order, bins)
+        lp, lq, r = binned_cells_of_order(pair, order, bins)
         keep = np.isfinite(lp)
         lp, lq = lp[keep], lq[keep]
         finite = np.isfinite(lq)
@@ -352,64 +401,83 @@ def _order_ceiling(groups: dict, order: int, h: float, bins: int) -> float:
     return total * h
 
 
-def _paired_orders(event: Event, h: float, bins: int, tail: float) -> list:
+def paired_orders(event: Event, h: float, bins: int, tail: float) -> list:
     """For both orders: the paired (dominated) PMFs of all steps, as ``(pmf, count)`` factors, each order's
     composed window checked against the memory cap (MemoryLimitError) before either is composed (one grid for
     both orders: what :func:`delta_lower` composes). The paired PMFs' masses are certified lower bounds (the
-    atoms' errors are in them)."""
-    groups = _groups(event)
+    atoms' errors are in them).
+
+    Args:
+        event: the history (validated).
+        h: the loss grid spacing, in nats, in (0, inf).
+        bins: cells of the binned line, an int >= 1.
+        tail: the window tail mass, in (0, 1).
+    """
+    groups = worst_case_groups(event)
     if not groups:
         return []
     orders = []
     for d in realised_orders(event):
-        factors = _order_factors(groups, d, h, bins)
+        factors = order_factors(groups, d, h, bins)
         try:  # its window (a grouped composition checks its first group's only: the real one checks all)
             L.compose_pmfs(factors, tail, check=_fits_then_stop)
-        except _WindowFits:
+        except WindowFits:
             pass
         orders.append(factors)
     return orders
 
 
-def _loss_ceiling(factors: list) -> float:
+def loss_ceiling(factors: list) -> float:
     """The largest loss (nats) of the composition of ``factors``: sum of count x (offset + size - 1) x h, where
     the composed window ends at the latest (``privacy_loss.window``); inf if a factor has mass at +inf. The
     lower end of that composition's epsilon is below it: its delta is 0 above its largest loss, and a lower
-    end needs a delta above the target minus the slack."""
+    end needs a delta above the target minus the slack.
+
+    Args:
+        factors: ``(pmf, count)`` pairs, as :func:`order_factors` returns them.
+    """
     if any(p.inf_mass > 0 for p, _ in factors):
         return math.inf
     return sum(n * (p.offset + p.mass.size - 1) for p, n in factors) * factors[0][0].h
 
 
 #: a grid is skipped without pairing its cells where the window estimated from the unpaired cells
-#: (:func:`_estimated_window`) exceeds the composition's cell limit by more than this factor (see there)
-_SKIP_MARGIN = 1.5
+#: (:func:`estimated_window`) exceeds the composition's cell limit by more than this factor (see there)
+SKIP_MARGIN = 1.5
 #: the forecast is made only for lattices of at least this many cells: pairing fewer costs about as much as the
 #: forecast itself (12,265 cells: 2.6 ms against 2.3 ms; 98,113 cells: 19 ms against 1.8 ms)
 _FORECAST_MIN_CELLS = 2**15
 
 
-def _estimated_window(groups: dict, order: int, h: float, bins: int, tail: float) -> Optional[int]:
+def estimated_window(groups: dict, order: int, h: float, bins: int, tail: float) -> Optional[int]:
     """The FFT length of the composition of ``order``'s steps on the grid h, estimated without pairing the cells
     (the pairing's cost grows with the lattice: 53 ms at sigma = 0.1357, 1e4 steps, q = 1e-3 on twice the rule
     grid, where the window, 3.9e6 cells, is 7.4x the budget of the GPOPE table's printed bound): each atom's
-    P-mass on the cell floor(loss / h) alone, as :func:`_paired_pmf` places it before the pairing (docs/pld.md
+    P-mass on the cell floor(loss / h) alone, as :func:`paired_pmf` places it before the pairing (docs/pld.md
     Sec. 2.3), which then moves mass between nearby cells. Only a forecast (None where it is not
     computed: one step, no finite loss, or a lattice below :data:`_FORECAST_MIN_CELLS` cells, cheap to pair): it
     decides which grid is tried first, never what is certified -- a grid skipped wrongly would leave a coarser
     grid's bound, still a lower bound. Measured against the paired window on 144 cases (sigma 0.05-20, q 1e-3-0.1, 100-1e4 steps, grids 1-64x the rule grid, both orders):
     within the FFT length's rounding (<= 1.3%) wherever either exceeds 2^17 cells; apart only on small windows
     (<= 15,000 cells), far below any limit the skip compares with (2^19 cells or more). Hence the margin
-    :data:`_SKIP_MARGIN` = 1.5, ~40 times that rounding (tests/test_pld_realisable.py pins both)."""
+    :data:`SKIP_MARGIN` = 1.5, ~40 times that rounding (tests/test_pld_realisable.py pins both).
+
+    Args:
+        groups: pair -> repeats, as :func:`worst_case_groups` returns them.
+        order: 0 for the order (P, Q), 1 for (Q, P).
+        h: the loss grid spacing, in nats, in (0, inf).
+        bins: cells of the binned line, an int >= 1.
+        tail: the window tail mass, in (0, 1).
+    """
     factors = []
     for pair, n in groups.items():
-        lp, lq, _ = _binned_order(pair, order, bins)
+        lp, lq, _ = binned_cells_of_order(pair, order, bins)
         fin = np.isfinite(lp) & np.isfinite(lq)
         if not fin.any():
             return None
         idx = np.floor((lp[fin] - lq[fin]) / h).astype(np.int64)
         off = int(idx.min())
-        if int(idx.max()) - off + 1 > _cap_cells():  # beyond the memory cap: _order_factors refuses it anyway
+        if int(idx.max()) - off + 1 > _cap_cells():  # beyond the memory cap: order_factors refuses it anyway
             return None
         if int(idx.max()) - off + 1 < _FORECAST_MIN_CELLS:  # pairing a small lattice costs about the forecast
             return None
@@ -418,24 +486,24 @@ def _estimated_window(groups: dict, order: int, h: float, bins: int, tail: float
 
     def record(cells: int) -> None:
         seen.append(cells)
-        raise _WindowFits
+        raise WindowFits
 
     try:
         L.compose_pmfs(factors, tail, check=record)
-    except _WindowFits:
+    except WindowFits:
         pass
     return seen[0] if seen else None
 
 
 def _cap_cells() -> int:
-    """The memory cap in grid cells (:func:`_fit`)."""
+    """The memory cap in grid cells (:func:`check_cells_fit`)."""
     return int(default_memory_limit() // _BYTES_PER_CELL)
 
 
 def _epsilon_lower_on(event: Event, delta: float, h: float, bins: int, tail: float,
                       max_cells: Optional[int] = None) -> float:
     """:func:`_epsilon_lower_of` of the realisable pairs of ``event`` in the orders they are realised in."""
-    return _epsilon_lower_of(_groups(event), realised_orders(event), delta, h, bins, tail, max_cells)
+    return _epsilon_lower_of(worst_case_groups(event), realised_orders(event), delta, h, bins, tail, max_cells)
 
 
 def _epsilon_lower_of(groups: dict, orders: tuple, delta: float, h: float, bins: int, tail: float,
@@ -444,27 +512,27 @@ def _epsilon_lower_of(groups: dict, orders: tuple, delta: float, h: float, bins:
     4h, 16h, ... on which its composed window fits the memory cap (and has at most ``max_cells`` cells): a
     coarser grid rounds the losses further down, so each order's bound is a lower bound on any grid, and so
     is the larger of the two. An order is neither paired nor composed where its largest loss
-    (:func:`_order_ceiling`) is at most the bound already found, since it cannot raise it; so it does not hold
+    (:func:`order_ceiling`) is at most the bound already found, since it cannot raise it; so it does not hold
     the other order to a coarser grid either (GPOPE's pair: (Q, P)'s losses are at most steps x ln(1/(1 - q))
     = 10.005 at q = 1e-3, 1e4 steps, below (P, Q)'s bound at every paper sigma from eps = 1 up; at sigma =
     0.1357, sensitivity 2 its window needs a grid 64 times coarser than (P, Q)'s). MemoryLimitError only
-    where no order fits on any grid up to 4^11 h. A grid whose estimated window (:func:`_estimated_window`, no
-    pairing) exceeds the cell limit by more than :data:`_SKIP_MARGIN` is skipped like one that does not fit."""
+    where no order fits on any grid up to 4^11 h. A grid whose estimated window (:func:`estimated_window`, no
+    pairing) exceeds the cell limit by more than :data:`SKIP_MARGIN` is skipped like one that does not fit."""
     best, composed = 0.0, not groups
     limit = _cap_cells() if max_cells is None else min(_cap_cells(), max_cells)
     for d in orders:
         g = h
         for _ in range(12):
-            if best >= _order_ceiling(groups, d, g, bins):
+            if best >= order_ceiling(groups, d, g, bins):
                 composed = True
                 break
-            estimate = _estimated_window(groups, d, g, bins, tail)
-            if estimate is not None and estimate > _SKIP_MARGIN * limit:
+            estimate = estimated_window(groups, d, g, bins, tail)
+            if estimate is not None and estimate > SKIP_MARGIN * limit:
                 g *= 4.0
                 continue
             try:
-                factors = _order_factors(groups, d, g, bins)
-                pmf = L.compose_pmfs(factors, tail, check=functools.partial(_fit, max_cells=max_cells))
+                factors = order_factors(groups, d, g, bins)
+                pmf = L.compose_pmfs(factors, tail, check=functools.partial(check_cells_fit, max_cells=max_cells))
             except L.MemoryLimitError:
                 g *= 4.0
                 continue
@@ -475,23 +543,28 @@ def _epsilon_lower_of(groups: dict, orders: tuple, delta: float, h: float, bins:
     return best
 
 
-def _grid(event: Event, bins: int = 20_000) -> float:
+def rule_grid(event: Event, bins: int = 20_000) -> float:
     """The loss grid: the PLD's rule-grid spacing for these pairs, 2 sqrt(1e-3 x the mean over the steps of
     one step's loss variance under P) (``privcal.privacy_loss``'s starting grid at its default accuracy, on
     which the same dominated construction meets that accuracy in most cases), a power of two in [2^-17,
     2^-8] (one step's mixtures need 2^-8), and at most 0.08 / sqrt(steps). A grid from the number of steps
     alone fails at small q, whose per-step loss spread is tiny (at q = 1e-3, sigma = 2, 1e3 steps a grid of
-    2e-3 left a bound of 0)."""
-    return _grid_of(_groups(event), bins)
+    2e-3 left a bound of 0).
+
+    Args:
+        event: the history (validated).
+        bins: cells of the binned line, an int >= 1.
+    """
+    return _grid_of(worst_case_groups(event), bins)
 
 
 def _grid_of(groups: dict, bins: int = 20_000) -> float:
-    """:func:`_grid` of (realisable pair -> count) groups."""
+    """:func:`rule_grid` of (realisable pair -> count) groups."""
     var, steps = 0.0, 0
     for pair, n in groups.items():
         worst = 0.0
         for d in (0, 1):
-            lp, lq, _ = _binned_order(pair, d, bins)
+            lp, lq, _ = binned_cells_of_order(pair, d, bins)
             fin = np.isfinite(lp) & np.isfinite(lq)
             p, loss = np.exp(lp[fin]), lp[fin] - lq[fin]
             mass = float(p.sum())
@@ -512,7 +585,7 @@ def _settings(event: Event, value_discretization: Optional[float], bins: int) ->
     bins = V.positive_int("bins", bins)
     if bins < 100:
         raise ValueError(f"bins must be an integer >= 100, got {bins!r}")
-    h = _grid(event, bins) if value_discretization is None else V.positive("value_discretization", value_discretization)
+    h = rule_grid(event, bins) if value_discretization is None else V.positive("value_discretization", value_discretization)
     return h, bins
 
 
@@ -559,7 +632,7 @@ def unchecked_epsilon_lower(event: Event, delta: float, h: Optional[float] = Non
     Raises:
         MemoryLimitError: no order's composition fits on any grid up to 4^11 h.
     """
-    h = _grid(event, bins) if h is None else h
+    h = rule_grid(event, bins) if h is None else h
     tail = min(max(1e-4 * delta, L.WINDOW_TAIL), 1e-9)
     return _epsilon_lower_on(event, delta, h, bins, tail, max_cells)
 
@@ -576,7 +649,7 @@ def unchecked_grid(event: Event, bins: int = 20_000) -> float:
     Returns:
         h, in nats.
     """
-    return _grid(event, bins)
+    return rule_grid(event, bins)
 
 
 def delta_lower(event: Event, epsilon: float, *, value_discretization: Optional[float] = None,
@@ -596,8 +669,8 @@ def delta_lower(event: Event, epsilon: float, *, value_discretization: Optional[
     epsilon = V.nonnegative("epsilon", epsilon)
     h, bins = _settings(event, value_discretization, bins)
     best = 0.0
-    composed = _coarsening(lambda g: [L.compose_pmfs(factors, L.WINDOW_TAIL, check=_fit)
-                                      for factors in _paired_orders(event, g, bins, L.WINDOW_TAIL)], h)
+    composed = _coarsening(lambda g: [L.compose_pmfs(factors, L.WINDOW_TAIL, check=check_cells_fit)
+                                      for factors in paired_orders(event, g, bins, L.WINDOW_TAIL)], h)
     for c in composed:
         best = max(best, L.delta_at(c, epsilon) - L.slack(c, epsilon))
     return max(best, 0.0)
@@ -616,7 +689,7 @@ def dominated_pmf(log_p: np.ndarray, log_q: np.ndarray, h: float, rel_error: flo
     Returns:
         a :class:`~privcal.privacy_loss.Pmf` whose delta(eps) is at most the binned pair's, for every eps.
     """
-    return _paired_pmf(np.asarray(log_p, dtype=float), np.asarray(log_q, dtype=float), h, rel_error)
+    return paired_pmf(np.asarray(log_p, dtype=float), np.asarray(log_q, dtype=float), h, rel_error)
 
 
 def tail_error(log_tail: "np.ndarray | float") -> "np.ndarray | float":
