@@ -65,7 +65,7 @@ def test_span_dipoles_of_wide_cells_by_hand():
     k1, k2 = [1.0, 2.0, 3.0], [2.0, 3.0, 0.0]
     for j in range(3):
         te = pe[0, j] + qe[0, j]
-        split = B._SPLIT_REL * B._U * (p[0, j] + rt[0, j]) if j < 2 else 0.0
+        split = B._SPLIT_REL * B.U * (p[0, j] + rt[0, j]) if j < 2 else 0.0
         want = k1[j] * (pe[0, j] + te / -math.expm1(-k1[j] * h))
         if k2[j]:
             want += k2[j] * (te + split) / -math.expm1(-k2[j] * h)

@@ -441,8 +441,8 @@ def test_a_lower_end_is_composed_only_for_directions_that_can_raise_it(q, sigma,
     full = from_event(pair_ev)
     ups = full._composed(h, True, 1e-5)
     los = full._composed(h, False, 1e-5)
-    up_all = max(_distribution._epsilon_side(c, 1e-5, upper=True) for c in ups)
-    lo_all = max(_distribution._epsilon_side(c, 1e-5, upper=False) for c in los)
+    up_all = max(_distribution.epsilon_side(c, 1e-5, upper=True) for c in ups)
+    lo_all = max(_distribution.epsilon_side(c, 1e-5, upper=False) for c in los)
     assert (lo, up) == (min(lo_all, up_all), up_all)
     if (q, sigma, steps) == (0.001, 0.8, 1000):
         assert len(made) == 1  # one direction's lower end only (the other's upper end is below it)

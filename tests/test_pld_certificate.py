@@ -277,7 +277,7 @@ def test_window_slack_covers_the_round_off_of_k_at_its_documented_worst(n, monke
         used.append(np.array(tilts, dtype=float))
         vals = real(pmfs, tilts)
         big = np.array([max(abs(q.offset), abs(q.offset + q.mass.size - 1)) for q in pmfs], dtype=float)
-        return vals - 0.999 * C._U * (C.KERR_CONST + 4.0 * np.abs(np.asarray(tilts))[None, :] * big[:, None])
+        return vals - 0.999 * C.U * (C.KERR_CONST + 4.0 * np.abs(np.asarray(tilts))[None, :] * big[:, None])
 
     monkeypatch.setattr(C, "_log_mgfs", lowered)
     A, Bw, out = C.window([(p, n)], 1e-12)
@@ -685,7 +685,7 @@ def test_lower_construction_is_dominated_by_the_cells(m, h, seed, below):
     rt = p * np.exp(-theta * h)  # e^{g_j} Q_j
     below_p = float(rng.uniform(0, 0.2)) if below else 0.0
     below_rt = below_p * math.exp(float(rng.uniform(1e-6, 1.0)) * h)  # ratio below e^{g_0}
-    out = B._sweep(p, rt, h, below_p, below_rt)
+    out = B.dominated_masses(p, rt, h, below_p, below_rt)
     assert np.all(out >= 0) and out.sum() <= p.sum() + below_p
     for eps in (0.0, 0.3 * h, h, 2.5 * h, m * h / 2, m * h):
         emitted = sum(max(Fraction(float(o)) - Fraction(math.exp(eps)) * Fraction(float(o)) / Fraction(math.exp(gj)),
@@ -701,7 +701,7 @@ def test_lower_construction_uses_smooth_cells_in_full():
     m, h, theta = 400, 0.1, 0.5
     p = np.exp(-0.5 * ((np.arange(m) - m / 2) / 40.0) ** 2)  # a smooth bump: the end cells hold ~1e-11
     rt = p * math.exp(-theta * h)
-    out = B._sweep(p, rt, h, 0.0, 0.0)
+    out = B.dominated_masses(p, rt, h, 0.0, 0.0)
     assert 1.0 - out.sum() / p.sum() < 5e-4
 
 
@@ -736,7 +736,7 @@ def test_lower_end_keeps_the_p_mass_of_what_it_rounds_down():
     h = 0.1
     p = np.array([0.3])
     rt = p * math.exp(-0.5 * h)
-    out = B._sweep(p, rt, h, 0.0, 0.0)
+    out = B.dominated_masses(p, rt, h, 0.0, 0.0)
     assert 1.0 - 1e-12 <= out[0] / p[0] <= 1.0
 
 
@@ -759,7 +759,7 @@ def test_pairing_fractions_use_each_cell_at_most_once_in_exact_arithmetic(smooth
         else:
             theta, p = rng.uniform(1e-9, 1.0, m), rng.uniform(0.0, 1.0, m) ** 3
         rt = p * np.exp(-theta * h)  # e^{g_j} Q_j: each cell's ratio e^{g_j + theta_j h}
-        _, x, z, rest = B._sweep(p, rt, h, 0.0, 0.0, fractions=True)
+        _, x, z, rest = B.dominated_masses(p, rt, h, 0.0, 0.0, fractions=True)
         near = np.flatnonzero(x + z + rest >= 1.0 - 16 * U)  # elsewhere the exact sum is below 1
         for i in near:
             exact = Fraction(float(x[i])) + Fraction(float(z[i])) + Fraction(float(rest[i]))
@@ -773,7 +773,7 @@ def test_lower_construction_with_a_grid_step_beyond_float_range():
     below its P-mass (it raised a bare OverflowError)."""
     p = np.array([0.2, 0.5, 0.3])
     rt = p * math.exp(-0.5)  # e^{g_j} Q_j below P_j
-    out = B._sweep(p, rt, 1000.0, 0.0, 0.0)
+    out = B.dominated_masses(p, rt, 1000.0, 0.0, 0.0)
     assert np.all(out <= p) and np.all(out > 0)
     pm = B.pmfs(B.GaussianPair(2000.0), 1000.0, upper=False, tail=1e-30)
     assert 0.0 < pm.mass.sum() <= 1.0
@@ -803,7 +803,7 @@ def test_grouped_composition_carries_each_groups_errors():
         assert cg.err > 0
     assert c2.local[0] >= carried  # mono of the second level includes every group's round-off and truncation
     c1 = C._compose_fft(factors, 1e-12)
-    c1.local = C._local(factors)
+    c1.local = C.local_terms(factors)
     for eps in (0.5, 1.0, 2.0):
         up1 = C.delta_at(c1, eps) + C.slack(c1, eps)
         up2 = C.delta_at(c2, eps) + C.slack(c2, eps)
@@ -823,7 +823,7 @@ def test_three_level_grouping_carries_every_levels_errors(monkeypatch, tilt):
     if tilt:
         factors = [(C.tilted(p, tilt)[0], n) for p, n in factors]
     c1 = C._compose_fft(factors, 1e-12)
-    c1.local = C._local(factors)
+    c1.local = C.local_terms(factors)
     c1.err_inf = C._inf_err(factors, c1.inf_mass)
     monkeypatch.setattr(C, "_GROUP_THREE", 20)
     monkeypatch.setattr(C, "GROUP_MIN", 4)

@@ -204,7 +204,7 @@ def test_pairing_of_cells_of_different_widths_is_dominated_by_the_cells(seed):
     p = np.exp(-0.5 * ((np.arange(w.size) - 15) / 6.0) ** 2) * rng.uniform(0.5, 1.0, w.size)
     p[int(rng.integers(0, w.size))] *= 50.0  # one pile for the absorption step
     rt = p * np.exp(-theta * w)
-    out = B._sweep(p, rt, h, 0.0, 0.0, idx=idx)
+    out = B.dominated_masses(p, rt, h, 0.0, 0.0, idx=idx)
     assert np.all(out >= 0) and out.sum() <= p.sum()
     assert out.sum() > 0.5 * p.sum()  # most of the mass is mixed, not dropped
     for eps in sorted(set([0.0, float(g[-1]) / 2, float(g[-1])] + [float(x) for x in g[::3]] + [float(x) + 0.3 * h for x in g[::4]])):

@@ -22,7 +22,7 @@ from scipy import fft as sfft
 from privcal.privacy_loss import _build as B
 from privcal.privacy_loss import _compose as C
 
-_U = B._U
+_U = B.U
 
 
 def _factors(k: int, h: float, *, upper: bool = True, seed: int = 0):

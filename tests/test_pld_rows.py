@@ -60,7 +60,7 @@ def test_rows_in_several_blocks_keep_the_order_given(monkeypatch):
 
 
 def test_a_history_of_many_factors_gets_the_bracket_of_the_one_at_a_time_build(monkeypatch):
-    """PLD._pmfs builds more than _CELLS_KEPT factors as rows (both ends of a direction at once); the bracket
+    """PLD._pmfs builds more than CELLS_KEPT factors as rows (both ends of a direction at once); the bracket
     of a mixed history (subsampled of several rates, a Gaussian, a Laplace) must be the one-at-a-time build's
     to rounding of the error sums. Red when the rows' results are matched to the wrong factor or count."""
     from privcal.privacy_loss import _distribution as D
@@ -68,7 +68,7 @@ def test_a_history_of_many_factors_gets_the_bracket_of_the_one_at_a_time_build(m
     factors = [(B.SubsampledGaussianPair(0.8 + 0.1 * i, 0.01 * (1 + i % 3)), 20 + 5 * i) for i in range(10)]
     factors += [(B.GaussianPair(0.3), 4), (B.LaplacePair(0.05), 7)]
     rows = D.PLD(factors).bracket(1e-6)
-    monkeypatch.setattr(B, "_CELLS_KEPT", 10**6)  # every factor built on its own
+    monkeypatch.setattr(B, "CELLS_KEPT", 10**6)  # every factor built on its own
     single = D.PLD(factors).bracket(1e-6)
     assert rows == pytest.approx(single, rel=1e-9, abs=0.0)
 

@@ -12,7 +12,7 @@ trusted.
 """
 
 from ._build import LOG_NDTR_ERR, ApproxDPPair, GaussianPair, LaplacePair, Pmf, SubsampledGaussianPair
-from ._build import _sweep as dominated_masses
+from ._build import dominated_masses
 from ._compose import WINDOW_TAIL, Composed
 from ._compose import compose as compose_pmfs
 from ._compose import delta_at, epsilon_for, slack
@@ -23,7 +23,7 @@ from ._distribution import (
     PLD,
     MemoryLimitError,
 )
-from ._distribution import _epsilon_side as epsilon_side
+from ._distribution import epsilon_side
 
 __all__ = [
     "PLD",

@@ -37,7 +37,8 @@ from typing import Optional
 import numpy as np
 from scipy.special import log_ndtr, ndtri
 
-_U = 2.0**-53  # unit round-off of float64
+#: unit round-off of float64 (2^-53), the unit of every rounding term of the certificate (docs/pld.md)
+U = 2.0**-53
 #: |computed log_ndtr(z) - log Phi(z)| <= LOG_NDTR_ERR u (2 + |log Phi(z)|) (scipy's log_ndtr; checked against
 #: mpmath in tests/test_pld_certificate.py over the range the grids use, measured at most 4.5)
 LOG_NDTR_ERR = 8.0
@@ -183,8 +184,8 @@ class GaussianPair:
         zp = (l - m * m / 2) / m
         zq = (l + m * m / 2) / m
         base = (np.abs(l) + m * m / 2) / m
-        dzp = 1.01 * _U * (base + 2.0 * np.abs(zp))
-        dzq = 1.01 * _U * (base + 2.0 * np.abs(zq))
+        dzp = 1.01 * U * (base + 2.0 * np.abs(zp))
+        dzq = 1.01 * U * (base + 2.0 * np.abs(zq))
         return mills_rel_err(zp, dzp), mills_rel_err(zq, dzq)
 
 
@@ -235,7 +236,7 @@ class SubsampledDirection:
         """x^ (and its error bound if ``with_err``), each branch evaluated only where it is used."""
         l = np.asarray(l, dtype=float)
         q, lq, s2 = self.q, self.lq, self.s * self.s
-        u = _U
+        u = U
         y = np.empty(l.shape)
         dy = np.empty(l.shape) if with_err else None
         small = np.abs(l) < 0.5
@@ -279,8 +280,8 @@ class SubsampledDirection:
         with np.errstate(invalid="ignore"):
             z0, z1 = x / s, (x - 1.0) / s
             fin = np.isfinite(x)
-            dz0 = np.where(fin, 1.01 * (dx / s + _U * np.abs(z0)), 0.0)
-            dz1 = np.where(fin, 1.01 * ((dx + _U * np.abs(x - 1.0)) / s + _U * np.abs(z1)), 0.0)
+            dz0 = np.where(fin, 1.01 * (dx / s + U * np.abs(z0)), 0.0)
+            dz1 = np.where(fin, 1.01 * ((dx + U * np.abs(x - 1.0)) / s + U * np.abs(z1)), 0.0)
             # mills_rel_err at the finite points, 0 elsewhere (there dz = 0 at z = 0: r = 0, the same 0)
             r0 = _mills(np.where(fin, np.abs(z0), 0.0), dz0)
             r1 = _mills(np.where(fin, np.abs(z1), 0.0), dz1)
@@ -424,7 +425,7 @@ class LaplacePair:
         +-e0 the comparison, not a slope, decides; not covered.)"""
         l = np.asarray(l, dtype=float)
         xl = np.clip((self.e0 - l) / 2.0, 0.0, self.e0)
-        d = 1.01 * _U * (np.abs(l) + xl)
+        d = 1.01 * U * (np.abs(l) + xl)
         inside = (l >= -self.e0) & (l < self.e0)
         r = np.where(inside, d * (1.0 + d), 0.0)
         return r, r
@@ -501,7 +502,7 @@ def tail_rel_err(log_tail):
     argument z (or preimage x); the rounding of the argument itself is :func:`arg_rel_err`, added by the
     caller."""
     v = np.abs(log_tail)
-    return (LOG_NDTR_ERR + 6.0) * _U * (3.0 + v)
+    return (LOG_NDTR_ERR + 6.0) * U * (3.0 + v)
 
 
 def arg_rel_err(direction, l) -> tuple[np.ndarray, np.ndarray]:
@@ -578,7 +579,7 @@ def _log_cell_masses(lgt: np.ndarray, lle: np.ndarray) -> np.ndarray:
 
 
 #: grid cells kept per cache (:func:`pmfs`'s ``cells``)
-_CELLS_KEPT = 8
+CELLS_KEPT = 8
 
 
 #: a grid shorter than this many cells is kept uniform (the coarse tails' extra tail evaluations would cost more)
@@ -805,7 +806,7 @@ def _grid_cells(direction, h: float, tail: float, cells: Optional[dict] = None,
             if isinstance(a, np.ndarray):
                 a.setflags(write=False)
         cells[key] = (direction, out)  # the direction is kept alive with its entry: its id stays its own
-        while len(cells) > _CELLS_KEPT:
+        while len(cells) > CELLS_KEPT:
             del cells[next(iter(cells))]
     return out
 
@@ -935,7 +936,7 @@ def _span_dipoles(p_err: np.ndarray, q_err: np.ndarray, p: np.ndarray, rt: np.nd
     no cell below the first point (its left part is the mass below the grid, charged as for a cell one step
     wide), none above the last (K2 = 0). ``widths``: the F x (L - 1) cell widths (0 for a padded cell)."""
     F, L = p_err.shape
-    u = _U
+    u = U
     k = np.zeros((F, L + 1))  # k[:, j] = width of cell j - 1 in lattice steps (1 below the first point)
     k[:, 0] = 1.0
     k[:, 1:-1] = widths / h
@@ -978,13 +979,13 @@ def _upper_rows(c: _Cells, h: float) -> list:
     wide = bool(wide_cells.any())
     one_minus = -math.expm1(-h)  # 1 - e^{-h}: the error bounds below use the narrowest cell (the largest 1 / (1 - e^{-w}))
     split = np.zeros((F, L))
-    split[:, :-1] = _SPLIT_REL * _U * (p + rt) / one_minus  # round-off of the split of cell j (atoms j, j+1)
+    split[:, :-1] = _SPLIT_REL * U * (p + rt) / one_minus  # round-off of the split of cell j (atoms j, j+1)
     # local patterns anchored at atom j (docs/pld.md, Sec. 2.3): a tail error at g_j is a dipole of the
     # cells j-1, j, which the split turns into a quadrupole te / (1 - e^{-h}) plus a dipole te
     dip = te + split
     quad = te / one_minus
     mono = np.zeros((F, L))
-    mono[:, 1:] = _CELL_REL * _U * p  # relative error of a cell mass (two exp, one expm1, products)
+    mono[:, 1:] = _CELL_REL * U * p  # relative error of a cell mass (two exp, one expm1, products)
     if wide:
         # next to a wide cell the atoms are not neighbours on the lattice: the patterns there are written as sums
         # of unit dipoles (:func:`_span_dipoles`), anchored at the pattern's top atom
@@ -1069,7 +1070,7 @@ class _Dominated:
 def _dominated(c: _Cells) -> _Dominated:
     """The cells of each row made dominated by the true ones (:func:`_lower_rows`): P-masses lowered, e^{g_j}
     Q-masses raised by their error bounds, the mass below the grid likewise."""
-    u = _U
+    u = U
     p, rt, g = c.p, c.rt_raw, c.g
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         p_err = _fix(c.p_err, nan=np.inf)
@@ -1107,8 +1108,8 @@ def _lower_from(dm: _Dominated, h: float) -> list:
     return out
 
 
-def _sweep(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float, *, fractions: bool = False,
-           idx: Optional[np.ndarray] = None):
+def dominated_masses(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float, *,
+                     fractions: bool = False, idx: Optional[np.ndarray] = None):
     """P-mass emitted at each g_j (j = 0..m-1) by the dominated construction of one PMF (:func:`_sweep_rows`,
     one row). With ``fractions`` it also returns the pairing's (x, z, rest) per cell (for the tests: a
     post-processing needs a sum <= 1)."""
@@ -1138,7 +1139,7 @@ def _sweep_rows(p: np.ndarray, rt: np.ndarray, h: float, below_p: np.ndarray, be
     >= g), and every emission puts a lower bound of a P-mass at a loss at most its true loss. The composed
     delta_T(eps) = E_{P^T}[(1 - e^{eps - sum_i L_i})_+] is non-decreasing in every L_i and in every P-mass,
     so every delta of every composition of the emitted PMFs is at most the true one."""
-    u = _U
+    u = U
     # e^h rounded up: e^{g_j} Q of the cell below is not underestimated; beyond float range no cell can be
     # mixed (deficits are inf or nan, so nothing is paired) and each cell is emitted alone. Cells of
     # different widths (``idx``: the points' lattice indices, widths (idx_{j+1} - idx_j) h, exact for h a
@@ -1177,7 +1178,7 @@ def _absorb_piles(out, r_out, lp, lrt, h, idx=None, cells=None):
     64u + 4ku of room); a partner's used fraction is removed from its own emission. The rows are
     independent: each row's piles are taken in the same order (heaviest first) as on its own.
     Returns the emissions and the rests left."""
-    u = _U
+    u = U
     F, M = out.shape
     if F == 1:
         o, l = _absorb_piles_row(out[0], r_out[0], lp[0], lrt[0], h, None if idx is None else idx[0])
@@ -1304,7 +1305,7 @@ def _absorb_piles_row(out, r_out, lp, lrt, h, idx=None):
     """:func:`_absorb_piles` of one PMF (1-D arrays): the same piles in the same order, the same mixtures and
     checks (see there), pile by pile with scalars -- several times faster for one PMF than a 2-D row of one
     (``tests/test_pld_rows.py`` holds the two to each other). Returns the emissions and the rests left."""
-    u = _U
+    u = U
     at = np.arange(out.size + 1) if idx is None else np.asarray(idx)  # lattice index of each point
     if not h * float(np.max(np.diff(at))) < 709.0:  # beyond float range nothing was paired: no partner
         return out, lp
@@ -1381,7 +1382,7 @@ def _pair_level(p: np.ndarray, rt: np.ndarray, eh, below_p, below_rt):
     R+ = (x_i rt_i + z_{i-1} e^H rt_{i-1}) (1 + 4u) of e^{G_i} Q is <= P-, after z_{i-1} is lowered by
     64u P / deficit_i to make room; where the check fails the cell mixes nothing and both parts stay in
     the rest."""
-    u = _U
+    u = U
     lo_f, hi_f = 1.0 - 4 * u, 1.0 + 4 * u
     F = p.shape[0]
     prev_p = np.concatenate([np.reshape(below_p, (F, 1)), p[:, :-1]], axis=1)

@@ -45,7 +45,7 @@ import numpy as np
 from scipy import fft as sfft
 
 from . import _build
-from ._build import _U, Pmf
+from ._build import U, Pmf
 
 #: |w^ - w| <= TWIDDLE_ERR u for pocketfft's twiddle factors (``sincos_2pibyn``): each of the two table
 #: entries multiplied is cos/sin of a first-octant argument x * fl(pi / 4N) (rounded in at most 4 steps:
@@ -395,10 +395,10 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
     # the round-off of K, an upper bound of sum_i n_i e_i(t) + the weighted sum's own (docs/pld.md Sec. 2.5): per factor
     # e_i(t) <= u (KERR_CONST + 4 |t| I_i), I_i its largest |grid index| (the argument t idx, and the table's or the
     # atoms' exponentials, products and sums); the running sum over k factors within 1.01 (k + 2) u sum_i n_i |K_i|
-    c0 = _U * KERR_CONST * float(np.sum(counts))
-    c1 = 4.0 * _U * float(np.sum(counts * np.array([max(abs(p.offset), abs(p.offset + p.mass.size - 1))
+    c0 = U * KERR_CONST * float(np.sum(counts))
+    c1 = 4.0 * U * float(np.sum(counts * np.array([max(abs(p.offset), abs(p.offset + p.mass.size - 1))
                                                     for p in pmfs], dtype=float)))
-    c2 = 1.01 * (len(pmfs) + 2) * _U
+    c2 = 1.01 * (len(pmfs) + 2) * U
 
     def log_mgf(tt: np.ndarray) -> np.ndarray:
         per = _log_mgfs(pmfs, tt)
@@ -504,7 +504,7 @@ def fft_err(n: int) -> float:
     """c(N) u: bound of |X^_k - X_k| / ||x||_1 for every coefficient of pocketfft's rfft (and, per output
     and before the 1/N scaling, of its irfft) of length ``n``: the per-pass growths summed over the passes
     (prod (1 + eta_r) - 1 <= 1.001 sum eta_r while sum eta_r < 1e-3)."""
-    return 1.001 * _U * sum(fft_stage_err(r) for r in fft_stages(n))
+    return 1.001 * U * sum(fft_stage_err(r) for r in fft_stages(n))
 
 
 def _inf_err(factors, inf_mass: float) -> float:
@@ -512,7 +512,7 @@ def _inf_err(factors, inf_mass: float) -> float:
     factor 2 for the second), log1p / product / sum / expm1 roundings ((k + 3) u |s|, s its exponent)."""
     own = sum(n * p.err_inf for p, n in factors)
     s = -math.log1p(-inf_mass) if inf_mass < 1 else 0.0
-    return 2.0 * own + (len(factors) + 3) * _U * s + _U * inf_mass
+    return 2.0 * own + (len(factors) + 3) * U * s + U * inf_mass
 
 
 #: |tau| times the largest |j - j0| up to which :func:`tilted` takes the table e^{tau (j - j0)} (no log, one
@@ -569,7 +569,7 @@ def tilted(p: Pmf, tau: float, table: Optional[np.ndarray] = None) -> tuple[Pmf,
     # rounding through e^{-lM}: the product tau (offset + j0), log S (2u |log S|), their sum (u |lM|); 1.01 for
     # the second-order terms; an underflowed product (< 2^-1022) is off by at most 2^-1074 absolute, n of them
     # relative to sum x = 1
-    rel = (1.01 * _U * (abs(tau) * kmax + 4.0 + abs(base) + 2.0 * abs(lS) + abs(lM))
+    rel = (1.01 * U * (abs(tau) * kmax + 4.0 + abs(base) + 2.0 * abs(lS) + abs(lM))
            + n * 5e-324 / S)
     rho, sh, ch = math.expm1(tau), math.sinh(tau), 2.0 * math.sinh(tau / 2) ** 2  # ch = cosh - 1
     if p.err_mass == 0.0 and p.err_dipole == 0.0 and p.err_quad == 0.0:  # no input error (a dominated PMF)
@@ -577,7 +577,7 @@ def tilted(p: Pmf, tau: float, table: Optional[np.ndarray] = None) -> tuple[Pmf,
     elif p.mono is not None and p.dip is not None and p.quad is not None:
         # sum_j w_j e_j with w_j = T_k / S = e^{tau (offset + j)} / M within the relative rel; each sum of n
         # nonnegative products within gamma_n (any order), the combinations and the division 4u more
-        g = (1.0 + 2.0 * rel + 1.01 * (n + 8) * _U) / S
+        g = (1.0 + 2.0 * rel + 1.01 * (n + 8) * U) / S
         with np.errstate(invalid="ignore", over="ignore"):
             Te = T if p.err_at is None else T[p.err_at]  # the weights at the error anchors
             s_mono, s_dip, s_quad = (float(np.einsum("i,i->", e, Te)) for e in (p.mono, p.dip, p.quad))
@@ -585,7 +585,7 @@ def tilted(p: Pmf, tau: float, table: Optional[np.ndarray] = None) -> tuple[Pmf,
             dip = (s_dip + 2.0 * sh * s_quad) * g
             quad = s_quad * g
     else:
-        wmax = float(np.max(T)) / S * math.exp(tau) * (1.0 + 2.0 * rel + 4 * _U)
+        wmax = float(np.max(T)) / S * math.exp(tau) * (1.0 + 2.0 * rel + 4 * U)
         mono = wmax * (p.err_mass + rho * p.err_dipole + 2.0 * ch * p.err_quad)
         dip, quad = wmax * (p.err_dipole + 2.0 * sh * p.err_quad), wmax * p.err_quad
     mono = mono * (1.0 + 2 * rel) + rel
@@ -636,7 +636,7 @@ def _tilted_log(p: Pmf, tau: float) -> tuple[Pmf, float]:
     # bounds only)
     # max |lw| over the finite lw (top is finite; lw has no +inf, and no nan once top is finite): at an end
     low = float(np.min(lw, where=lw > -np.inf, initial=np.inf))
-    rel = 2 * _U * (2.0 + max(abs(top), abs(low)) + abs(lM))
+    rel = 2 * U * (2.0 + max(abs(top), abs(low)) + abs(lM))
     mono = mono * (1.0 + 2 * rel) + rel
     out = Pmf(p.offset, x, p.inf_mass, p.h, mono if math.isfinite(mono) else math.inf,
               dip if math.isfinite(dip) else math.inf, quad if math.isfinite(quad) else math.inf)
@@ -677,21 +677,21 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
         # the rescaling (log, sum, product, exp) has relative error <= 2u (2 + |lm|) per mass: in tilted l1,
         # that times the tilted masses' sum
         fin = lm[np.isfinite(lm)]
-        rel = 2 * _U * (2.0 + (float(np.max(np.abs(fin))) if fin.size else 0.0))
+        rel = 2 * U * (2.0 + (float(np.max(np.abs(fin))) if fin.size else 0.0))
         s = float(np.sum(c.mass))
         back = rel * s
         # sum_j mass_j e^{tilt idx_j} <= (1 + rel) e^K sum_j tilted_j (each mass within rel of exp(lm_j), the cap only
         # lowers it), the computed sum within gamma_n of the exact one: log M <= K + log s + rel + 1.01 (n + 2) u,
         # plus the roundings of the log and the sum (4u |K| + 4u |log s|)
-        log_mgf = (K + math.log(s) + 1.01 * (rel + (c.mass.size + 2) * _U) + 4 * _U * (abs(K) + abs(math.log(s)))
+        log_mgf = (K + math.log(s) + 1.01 * (rel + (c.mass.size + 2) * U) + 4 * U * (abs(K) + abs(math.log(s)))
                    if s > 0 else None)
         return Composed(c.offset, mass, inf_mass, h, c.err + back, c.outside, None, tilt, K, top, err_inf,
-                        c.local if grouped else _local(tf), log_mgf=log_mgf)
+                        c.local if grouped else local_terms(tf), log_mgf=log_mgf)
     if len(factors) > GROUP_MIN:
         return compose_grouped(factors, tail, check)
     c = _compose_fft(factors, tail, check)
     c.err_inf = err_inf
-    c.local = _local(factors)
+    c.local = local_terms(factors)
     return c
 
 
@@ -738,11 +738,11 @@ def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, c
             level2.append(g[0])
             continue
         c = _compose_fft(g, tail_g, check)
-        mono, dip, quad, growth = _local(g)
+        mono, dip, quad, growth = local_terms(g)
         if not math.isfinite(growth):  # input errors too large to carry: one level, charged there (inf)
             c = _compose_fft(factors, tail, check)
             c.err_inf = _inf_err(factors, c.inf_mass)
-            c.local = _local(factors)
+            c.local = local_terms(factors)
             return c
         c.err_inf = _inf_err(g, c.inf_mass)
         level2.append((Pmf(c.offset, c.mass, c.inf_mass, c.h, growth * mono + c.err + 2.0 * c.outside,
@@ -751,7 +751,7 @@ def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, c
         return compose_grouped(level2, tail, check)
     out = _compose_fft(level2, tail, check)
     out.err_inf = _inf_err(level2, out.inf_mass)
-    out.local = _local(level2)
+    out.local = local_terms(level2)
     return out
 
 
@@ -766,7 +766,7 @@ def block_err(c: Composed) -> tuple[float, float]:
     (1 - e^{eps' - l})_+ being in [0, 1] and zero below eps'. A: the error of the +inf mass, and the
     per-atom errors of a single factor composed once (no FFT, untilted)."""
     loc = local_err(c, c.log_scale * c.h / c.tilt if c.tilt > 0 else 0.0)  # at S = 1: its constant
-    R = (c.err + 2.0 * c.outside + loc) * (1.0 + 8 * _U)
+    R = (c.err + 2.0 * c.outside + loc) * (1.0 + 8 * U)
     e = c.log_scale
     R = R * math.exp(e) if e < 700 else math.inf
     A = c.err_inf + (float(np.sum(c.err_atoms)) if c.err_atoms is not None else 0.0)  # no FFT: per-atom errors
@@ -784,11 +784,11 @@ def regrid(c: Composed, K: int, upper: bool) -> tuple[Pmf, float, float]:
     "connect the dots" on the composed PLD: by convexity of (.)_+, (p_1 - e^eps q_1)_+ + (p_2 - e^eps q_2)_+
     >= (p - e^eps q)_+ at every real eps, so every delta of every further composition can only grow.
     Lower (dominated): the atoms of a coarse cell are merged (a post-processing: its ratio lies in
-    [e^{G_j}, e^{G_j + H})) and the cells go through the PLD's pairing (:func:`_build._sweep`), with P-mass
+    [e^{G_j}, e^{G_j + H})) and the cells go through the PLD's pairing (:func:`_build.dominated_masses`), with P-mass
     bounded from below and e^{G_j} Q-mass from above through the sums' roundings. Both are second order in H:
     mass moves only within one coarse cell. The masses of ``c`` are taken as the measure to move; how far
     they are from the exact composition is :func:`block_err`, charged by the caller."""
-    u = _U
+    u = U
     h, y = c.h, np.maximum(c.mass, 0.0)
     H = K * h
     tau = c.tilt / h
@@ -825,7 +825,7 @@ def regrid(c: Composed, K: int, upper: bool) -> tuple[Pmf, float, float]:
     rt = np.sum(Y * e, axis=1) * (1.0 + g)  # e^{G_j} Q from above
     p_lo = tot * (1.0 - g)  # P from below
     rt = np.minimum(rt, tot * (1.0 + g))  # e^{G_j} Q <= P exactly (every atom's loss is >= G_j)
-    atoms[:-1] = _build._sweep(p_lo, rt, H, 0.0, 0.0)
+    atoms[:-1] = _build.dominated_masses(p_lo, rt, H, 0.0, 0.0)
     return Pmf(j0, atoms, c.inf_mass, H), 0.0, log_m
 
 
@@ -881,8 +881,9 @@ def compose_levels(factors: list[tuple[Pmf, int]], K: int, B: int, upper: bool, 
         c.err_add += rel * math.exp(e) if e < 700 else math.inf
     return c
 
-def _local(factors) -> tuple:
-    """(sum n_i mono_i, sum n_i dip_i, sum n_i quad_i, growth) of the factors' input errors."""
+def local_terms(factors: list) -> tuple:
+    """(sum n_i mono_i, sum n_i dip_i, sum n_i quad_i, growth) of the factors' input errors: the input-error
+    term of the evaluated slack (docs/pld.md), for ``(pmf, count)`` factors."""
     mono = sum(n * p.err_mass for p, n in factors)
     dip = sum(n * p.err_dipole for p, n in factors)
     quad = sum(n * p.err_quad for p, n in factors)
@@ -974,7 +975,7 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
         check(N)
     k = np.arange(N // 2 + 1)
     c_fft = fft_err(N)  # forward: per coefficient, relative to ||x||_1
-    c_inv = c_fft + 2.01 * _U  # inverse: plus the rounded 1/N and the product by it (pocketfft's fct)
+    c_inv = c_fft + 2.01 * U  # inverse: plus the rounded 1/N and the product by it (pocketfft's fct)
     # the factors in batches of rows: one 2-D scatter and one rfft along the rows per batch (pocketfft runs
     # the same passes on each row: bitwise the spectrum of one rfft per factor); every sum over the factors
     # is a running sum in the factors' order (:func:`_running_sum`), the same additions as one factor at a
@@ -1069,7 +1070,7 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
     w[0] = 1.0
     if N % 2 == 0:
         w[-1] = 1.0
-    dY = (hi - ymod) + 4 * _U * hi + C_POW * _U * ymod * (1.0 + spread)
+    dY = (hi - ymod) + 4 * U * hi + C_POW * U * ymod * (1.0 + spread)
     if single:  # the sums over the selected coefficients
         w = w[sel]
     else:  # the sums over every coefficient, 0 where not selected (as the full computation has them)
@@ -1181,7 +1182,7 @@ def _eval_err(value: float, n: int) -> float:
     additions has error <= gamma_{n-1} times the sum of the terms (Higham 2002, Sec. 4.2, bound (4.4),
     valid for every ordering); so at most (n + 4) u (1 + 2 (n + 4) u) times the computed value plus its
     own error, i.e. at most 1.01 (n + 4) u value / (1 - 1.01 (n + 4) u)."""
-    g = 1.01 * (n + 4) * _U
+    g = 1.01 * (n + 4) * U
     return g * value / (1.0 - g) if g < 0.5 else math.inf
 
 

@@ -284,7 +284,7 @@ class PLD:
             tried.add(h_next)
             if h_next < h:  # a finer grid: the lower end first, the weaker side (docs/pld.md Sec. 2.8)
                 try:
-                    lo = max(lo, max(_epsilon_side(c, delta, upper=False)
+                    lo = max(lo, max(epsilon_side(c, delta, upper=False)
                                      for c in self._composed(h_next, False, delta, both=False)))
                 except MemoryLimitError:
                     self._note(f"delta={delta:g}: a finer grid (spacing {h_next:.3g}) exceeds memory_limit; "
@@ -322,7 +322,7 @@ class PLD:
             E = math.nextafter(E, math.inf)
         log_keep = math.fsum(n * math.log1p(-p.inf_mass) for p, n in self._factors if p.inf_mass > 0)
         inf_mass = -math.expm1(log_keep) if log_keep > -math.inf else 1.0
-        inf_mass = inf_mass * (1.0 + 8 * _build._U * (len(self._factors) + 4)) + 4 * _build._U * inf_mass
+        inf_mass = inf_mass * (1.0 + 8 * _build.U * (len(self._factors) + 4)) + 4 * _build.U * inf_mass
         return min(upper, E) if inf_mass <= delta else upper
 
     def _width(self, hi: float) -> float:
@@ -509,7 +509,7 @@ class PLD:
                 ends = (upper, not upper) if both and other not in self._cache and later not in self._cache else (upper,)
                 built: dict = {e: [] for e in ends}
                 directions = [dd[min(d, len(dd) - 1)] for dd in ds]
-                if len(directions) > _build._CELLS_KEPT:  # many: stacked, by rows (the grid cells are not kept)
+                if len(directions) > _build.CELLS_KEPT:  # many: stacked, by rows (the grid cells are not kept)
                     rows = _build.pmfs_many(directions, h, ends=ends, tail=tails[0], coarse=self._coarse_tails(h),
                                             lower_later=upper)
                     if isinstance(rows.get(False), _build.LowerLater):  # the lower end kept as its dominated cells, built if asked for
@@ -687,17 +687,17 @@ class PLD:
         return self._cache[key]
 
     def _upper_at(self, delta: float, h: float) -> float:
-        return max(_epsilon_side(c, delta, upper=True) for c in self._composed(h, True, delta, both=False))
+        return max(epsilon_side(c, delta, upper=True) for c in self._composed(h, True, delta, both=False))
 
     def _bracket_at(self, delta: float, h: float, strict: bool = False) -> tuple[float, float]:
         """Certified bracket on one grid; records (discretisation gap, round-off widening) of it. ``strict``:
         no untilted first try (every composition tilted, its slack held to 1e-6 delta)."""
         # few factors: the upper ends alone (their grid cells stay cached for a lower end that is needed); many:
         # both ends of each direction from one computation of its cells (the cache would not hold them)
-        few = len(self._factors) * self._n_dirs() <= _build._CELLS_KEPT
+        few = len(self._factors) * self._n_dirs() <= _build.CELLS_KEPT
         dirs = self._screened(delta, h, strict) if not few else None
         ups = self._composed(h, True, delta, strict=strict, both=not few, dirs=dirs)
-        up_d = [_epsilon_side(c, delta, upper=True) for c in ups]
+        up_d = [epsilon_side(c, delta, upper=True) for c in ups]
         up = max(up_d)
         # the lower end: epsilon = max over the directions, so any direction's certified lower end bounds it from
         # below; a direction whose certified upper end is <= the lower end found cannot raise it (its own lower
@@ -709,7 +709,7 @@ class PLD:
                 continue
             c = self._composed(h, False, delta, strict=strict, both=False, dirs=(names[i],))[0]
             los.append(c)
-            lo = max(lo, _epsilon_side(c, delta, upper=False))
+            lo = max(lo, epsilon_side(c, delta, upper=False))
         raw_up = max(_compose.epsilon_for(c, delta) for c in ups)
         raw_lo = max(_compose.epsilon_for(c, delta) for c in los)
         disc = max(raw_up - raw_lo, 0.0)
@@ -731,13 +731,13 @@ class PLD:
             return None
         H = h * _SCREEN_COARSEN
         try:
-            coarse = [_epsilon_side(c, delta, upper=True) for c in self._composed(H, True, delta, both=False)]
+            coarse = [epsilon_side(c, delta, upper=True) for c in self._composed(H, True, delta, both=False)]
         except MemoryLimitError:
             return None
         if not all(math.isfinite(e) for e in coarse):
             return None
         strong = max(range(len(coarse)), key=lambda d: coarse[d])
-        fine = _epsilon_side(self._composed(h, True, delta, strict=strict, both=True, dirs=(strong,))[0], delta,
+        fine = epsilon_side(self._composed(h, True, delta, strict=strict, both=True, dirs=(strong,))[0], delta,
                              upper=True)
         return tuple(d for d in range(len(coarse)) if d == strong or not coarse[d] <= fine)
 
@@ -775,13 +775,13 @@ def _level_ok(c: _compose.Composed, delta: float) -> bool:
 def _untilted_local(factors, h: float) -> float:
     """:func:`_compose.local_err` of the untilted composition of ``factors`` (it does not depend on the
     composed masses: S = 1, no tilt), so that a delta target can skip an untilted try it would reject."""
-    mono, dip, quad, growth = _compose._local(factors)
+    mono, dip, quad, growth = _compose.local_terms(factors)
     if not math.isfinite(growth):
         return math.inf
     return growth * (mono + dip * min(h, 2.0) + quad * min(h + h * h, 4.0))
 
 
-def _epsilon_side(c: _compose.Composed, delta: float, *, upper: bool) -> float:
+def epsilon_side(c: _compose.Composed, delta: float, *, upper: bool) -> float:
     """Certified epsilon of one composed direction (docs/pld.md Sec. 2.7).
 
     Upper: an epsilon e with delta_at(e) + slack(e) <= delta, checked at e itself (delta is
