@@ -11,6 +11,7 @@ functions validate and then call private kernels (a leading ``_``) that trust th
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 
@@ -24,6 +25,7 @@ __all__ = [
     "samples_and_batch",
     "rate",
     "choice",
+    "settings_with",
 ]
 
 
@@ -115,3 +117,17 @@ def choice(name: str, value, choices):
     if value not in options:
         raise ValueError(f"{name} must be one of {options}, got {value!r}")
     return value
+
+
+def settings_with(where: str, cls: type, settings, keywords: dict, allowed=None):
+    """``settings`` (an instance of the frozen dataclass ``cls``, or None for its defaults) with ``keywords``
+    replacing its fields. A keyword that is no field of ``cls`` (or not in ``allowed``) raises ``TypeError`` as
+    Python would for the function ``where``; ``settings`` of another type raises ``TypeError`` naming ``cls``.
+    The values themselves are checked by the caller."""
+    names = tuple(f.name for f in dataclasses.fields(cls)) if allowed is None else tuple(allowed)
+    for key in keywords:
+        if key not in names:
+            raise TypeError(f"{where}() got an unexpected keyword argument {key!r}")
+    if settings is not None and not isinstance(settings, cls):
+        raise TypeError(f"{where}() settings must be a {cls.__name__}, got {settings!r}")
+    return cls(**keywords) if settings is None else dataclasses.replace(settings, **keywords)

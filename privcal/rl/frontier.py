@@ -80,7 +80,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import asdict, dataclass
 from typing import Any, Optional
 
 import numpy as np
@@ -549,13 +549,7 @@ def frontier(agent: str, settings: Optional[FrontierSettings] = None, *, n_jobs:
     Raises:
         ValueError: an argument is outside its range.
     """
-    names = {f.name for f in fields(FrontierSettings)}
-    for key in keywords:
-        if key not in names:
-            raise TypeError(f"frontier() got an unexpected keyword argument {key!r}")
-    if settings is not None and not isinstance(settings, FrontierSettings):
-        raise TypeError(f"frontier() settings must be a FrontierSettings, got {settings!r}")
-    sw = FrontierSettings(**keywords) if settings is None else replace(settings, **keywords)
+    sw = V.settings_with("frontier", FrontierSettings, settings, keywords)
     epsilons, amounts, seeds, variant, setting = sw.epsilons, sw.amounts, sw.seeds, sw.variant, sw.setting
     delta, confidence, environment = sw.delta, sw.confidence, sw.environment
     V.choice("agent", agent, AGENTS)

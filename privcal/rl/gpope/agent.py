@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional, Union
 
 import numpy as np
@@ -208,18 +208,6 @@ class GPOPESettings:
     w0: Optional[ArrayLike] = None
 
 
-def _settings(where: str, settings: Optional[GPOPESettings], keywords: dict,
-              allowed: Optional[tuple] = None) -> GPOPESettings:
-    """``settings`` with ``keywords`` replacing its fields; an unknown keyword is refused as Python would."""
-    names = allowed or tuple(f.name for f in fields(GPOPESettings))
-    for key in keywords:
-        if key not in names:
-            raise TypeError(f"{where}() got an unexpected keyword argument {key!r}")
-    if settings is not None and not isinstance(settings, GPOPESettings):
-        raise TypeError(f"{where}() settings must be a GPOPESettings, got {settings!r}")
-    return GPOPESettings(**keywords) if settings is None else replace(settings, **keywords)
-
-
 def gpope(dataset: Any, settings: Optional[GPOPESettings] = None, *,
           metric: Optional[Callable[[np.ndarray], float]] = None, record_every: Optional[int] = None,
           progress: Optional[Callable[[int, int], None]] = None, **keywords: Any) -> GPOPEResult:
@@ -245,7 +233,7 @@ def gpope(dataset: Any, settings: Optional[GPOPESettings] = None, *,
     Raises:
         ValueError: an argument is outside its range or a combination is inconsistent.
     """
-    s = _settings("gpope", settings, keywords)
+    s = V.settings_with("gpope", GPOPESettings, settings, keywords)
     sigma, epsilon, delta, bound, iterations, clip = s.sigma, s.epsilon, s.delta, s.bound, s.iterations, s.clip
     step_size, schedule, seed, theta0, w0 = s.step_size, s.schedule, s.seed, s.theta0, s.w0
     m = dataset.m
@@ -394,6 +382,7 @@ def gtd2(dataset: Any, settings: Optional[GPOPESettings] = None, *,
     Returns:
         the run's :class:`GPOPEResult` (sigma = 0, clip None).
     """
-    s = _settings("gtd2", settings, keywords, ("iterations", "step_size", "schedule", "seed", "theta0", "w0"))
+    s = V.settings_with("gtd2", GPOPESettings, settings, keywords,
+                        ("iterations", "step_size", "schedule", "seed", "theta0", "w0"))
     return gpope(dataset, replace(s, sigma=0.0, epsilon=None, delta=None, bound=VALID_BOUND, clip=None),
                  metric=metric, record_every=record_every, progress=progress)

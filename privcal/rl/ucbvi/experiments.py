@@ -20,7 +20,7 @@ Laplace counters epsilon-JDP.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 from typing import Any, Iterable, Optional
 
 import numpy as np
@@ -195,13 +195,7 @@ def regret_experiment(environment: str = "random", settings: Optional[Comparison
     Raises:
         ValueError: an argument is outside its range.
     """
-    names = {f.name for f in fields(ComparisonSettings)}
-    for key in keywords:
-        if key not in names:
-            raise TypeError(f"regret_experiment() got an unexpected keyword argument {key!r}")
-    if settings is not None and not isinstance(settings, ComparisonSettings):
-        raise TypeError(f"regret_experiment() settings must be a ComparisonSettings, got {settings!r}")
-    c = ComparisonSettings(**keywords) if settings is None else replace(settings, **keywords)
+    c = V.settings_with("regret_experiment", ComparisonSettings, settings, keywords)
     setting, epsilons, episodes, seeds, methods = c.setting, c.epsilons, c.episodes, c.seeds, c.methods
     counter_noise, delta, failure_probability, horizon = c.counter_noise, c.delta, c.failure_probability, c.horizon
     V.choice("setting", setting, tuple(SETTINGS))
