@@ -290,9 +290,19 @@ class LipschitzMLP:
         Raises:
             ValueError: ``clip`` is outside its range.
         """
-        return self._clipped_gradient_sum(inputs, grad_out, V.positive("clip", clip))
+        return self.clipped_gradient_sum_unchecked(inputs, grad_out, V.positive("clip", clip))
 
-    def _clipped_gradient_sum(self, inputs, grad_out, clip):
+    def clipped_gradient_sum_unchecked(self, inputs: list[np.ndarray], grad_out: ArrayLike, clip: float) -> tuple:
+        """:meth:`clipped_gradient_sum` for a clip already validated (the trusted kernel DP-SGD's update calls).
+
+        Args:
+            inputs: the layer inputs cached by :meth:`forward`.
+            grad_out: d loss / d output per example, shape (n, sizes[-1]).
+            clip: the clipping norm C, in (0, inf) (trusted).
+
+        Returns:
+            ([(dW_i, db_i)] of the clipped sum, the n per-example norms before clipping).
+        """
         grad_out = np.asarray(grad_out, dtype=float)
         norms = self.per_example_grad_norms(inputs, grad_out)
         scale = np.minimum(1.0, clip / np.maximum(norms, 1e-300))  # guarded by tests/test_rl_dpq.py::test_per_example_norms_and_clipping

@@ -75,7 +75,7 @@ def batch_gradients(method: str, net: LipschitzMLP, hp: Hyperparameters, batch: 
     grad_out = np.zeros_like(out)
     grad_out[np.arange(B), ba] = err
     if method == "dpsgd":  # Abadi et al. 2016, Alg. 1: clip per example, add N(0, z^2 C^2) to the sum
-        grads, _ = net._clipped_gradient_sum(inputs, grad_out, hp.clip)
+        grads, _ = net.clipped_gradient_sum_unchecked(inputs, grad_out, hp.clip)
         scale = sigma * hp.clip
         grads = [(dw + scale * mech_rng.standard_normal(dw.shape),
                   db + scale * mech_rng.standard_normal(db.shape)) for dw, db in grads]
