@@ -30,7 +30,7 @@ from privcal.cli import out as cli_out
 from privcal.analysis import rdp
 from privcal.accounting import accountants, pld_accountant
 from privcal.accounting import search as _search
-from privcal.privacy_loss import _distribution
+from privcal.privacy_loss import distribution
 
 # ------------------------------------------------------------------------------------------------------------
 # The budget, from the code's limits
@@ -52,15 +52,15 @@ SECANT_EVALS = 2 + 40 + 60 + 1
 #: it falls back to (3); RDP's coarse search on every sixth order, three searches around the optimal order and the
 #: plain search (5, ``RDPAccountant.sigma_for_unchecked``).
 SEARCHES_PER_ACCOUNTANT = 5
-#: PLD evaluations outside a search: a certified bracket per answer, re-gridded at most _MAX_REFINE_BRACKET times
-BRACKETS_PER_ANSWER = 1 + _distribution._MAX_REFINE_BRACKET
+#: PLD evaluations outside a search: a certified bracket per answer, re-gridded at most MAX_REFINE_BRACKET times
+BRACKETS_PER_ANSWER = 1 + distribution.MAX_REFINE_BRACKET
 #: transforms of one PLD evaluation: 2 neighbouring directions x 2 ends (upper, lower) x 2 (rfft, irfft), on up to
-#: _MAX_COARSEN + 1 grids (coarsened to fit the memory limit)
-FFTS_PER_EVALUATION = 2 * 2 * 2 * (_distribution._MAX_COARSEN + 1)
+#: MAX_COARSEN + 1 grids (coarsened to fit the memory limit)
+FFTS_PER_EVALUATION = 2 * 2 * 2 * (distribution.MAX_COARSEN + 1)
 
 MEMORY_MIB = 1  # --memory-limit of every PLD here
 #: the longest transform the memory limit allows: the PLD refuses a grid of more cells than this
-MAX_FFT = MEMORY_MIB * 2**20 // _distribution._BYTES_PER_CELL
+MAX_FFT = MEMORY_MIB * 2**20 // distribution.BYTES_PER_CELL
 
 
 class Work:
@@ -116,8 +116,8 @@ def work(monkeypatch):
             return fn(*a, **k)
         monkeypatch.setattr(owner, name, call)
 
-    tally(_distribution.PLD, "unchecked_probe_epsilon", "pld_probes")
-    tally(_distribution.PLD, "_bracket_uncached", "pld_brackets")
+    tally(distribution.PLD, "unchecked_probe_epsilon", "pld_probes")
+    tally(distribution.PLD, "_bracket_uncached", "pld_brackets")
     tally(rdp, "_epsilon_from_rdp", "rdp")
     for name in ("rfft", "irfft"):
         fn = getattr(scipy.fft, name)

@@ -51,21 +51,21 @@ def test_span_dipoles_of_wide_cells_by_hand():
     # docs/pld.md Sec. 2.3 "Coarse tails": point j's error patterns make at most
     #   K1 (pe + te / (1 - e^-w1)) + K2 (te + split) / (1 - e^-w2)
     # unit dipoles, K1 = w1 / h and K2 = w2 / h the widths in lattice steps of the cells below and above it (K1 = 1
-    # below the first point, K2 = 0 above the last), te = pe + qe, split = _SPLIT_REL u (p + rt) of the cell above
+    # below the first point, K2 = 0 above the last), te = pe + qe, split = SPLIT_REL u (p + rt) of the cell above
     # (p, rt its P- and e^g Q-mass; none above the last point). Three points, cells 2 and 3 steps wide, h = 0.1:
     # evaluated here term by term.
     import numpy as np
 
-    from privcal.privacy_loss import _build as B
+    from privcal.privacy_loss import discretise as B
 
     h = 0.1
     pe, qe = np.array([[1e-3, 2e-3, 3e-3]]), np.array([[4e-3, 5e-3, 6e-3]])
     p, rt = np.array([[0.2, 0.3]]), np.array([[0.1, 0.2]])
-    got = B._span_dipoles(pe, qe, p, rt, np.array([[2 * h, 3 * h]]), h)[0]
+    got = B.span_dipoles(pe, qe, p, rt, np.array([[2 * h, 3 * h]]), h)[0]
     k1, k2 = [1.0, 2.0, 3.0], [2.0, 3.0, 0.0]
     for j in range(3):
         te = pe[0, j] + qe[0, j]
-        split = B._SPLIT_REL * B.U * (p[0, j] + rt[0, j]) if j < 2 else 0.0
+        split = B.SPLIT_REL * B.U * (p[0, j] + rt[0, j]) if j < 2 else 0.0
         want = k1[j] * (pe[0, j] + te / -math.expm1(-k1[j] * h))
         if k2[j]:
             want += k2[j] * (te + split) / -math.expm1(-k2[j] * h)

@@ -324,11 +324,11 @@ def test_cache_keeps_a_bracket_and_stays_under_the_memory_cap(monkeypatch):
     """epsilon, bracket and accuracy_met at one delta compose once (the bracket is memoised; clearing the
     whole cache between a bracket's two sides made some brackets compute every composition twice), and
     the arrays the cache keeps never exceed memory_limit (the oldest entries are evicted first)."""
-    from privcal.privacy_loss import _compose
+    from privcal.privacy_loss import convolve
 
     calls = []
-    real = _compose.compose
-    monkeypatch.setattr(_compose, "compose", lambda *a, **k: calls.append(1) or real(*a, **k))
+    real = convolve.compose
+    monkeypatch.setattr(convolve, "compose", lambda *a, **k: calls.append(1) or real(*a, **k))
     ev = SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.1)), 1000)
     pld = from_event(ev)
     eps = pld.epsilon(1e-5)
@@ -340,7 +340,7 @@ def test_cache_keeps_a_bracket_and_stays_under_the_memory_cap(monkeypatch):
 
     small = from_event(ev, memory_limit=2**20)
     for k in range(3):  # three 400 kB compositions under a 1 MiB cap: the oldest goes
-        small._remember(("composed", k), _compose.Composed(0, np.zeros(50_000), 0.0, 0.1, 0.0, 0.0))
+        small._remember(("composed", k), convolve.Composed(0, np.zeros(50_000), 0.0, 0.1, 0.0, 0.0))
     assert list(small._cache) == [("composed", 1), ("composed", 2)]
     assert sum(small._cache_bytes.values()) <= 2**20
 
@@ -373,11 +373,11 @@ def test_untilted_and_tilted_compositions_give_overlapping_brackets(monkeypatch)
     """At delta >= 1e-8 the composition starts untilted (its round-off bound is tiny against delta, and a
     tilt fattens a subsampled step's upper tail: a larger window); both are certified, so the brackets
     of the two routes must overlap (a wrong slack on either route would separate them here)."""
-    from privcal.privacy_loss import _distribution
+    from privcal.privacy_loss import distribution
 
     ev = SelfComposedEvent(PoissonSampledEvent(0.001, GaussianEvent(0.8)), 1000)
     lo1, hi1 = from_event(ev).bracket(1e-5)
-    monkeypatch.setattr(_distribution, "_UNTILTED_DELTA", 0.0)  # always tilt
+    monkeypatch.setattr(distribution, "_UNTILTED_DELTA", 0.0)  # always tilt
     lo2, hi2 = from_event(ev).bracket(1e-5)
     assert max(lo1, lo2) <= min(hi1, hi2)
     assert hi1 - lo1 <= 1e-3 * hi1 * (1 + 1e-9)
@@ -390,27 +390,27 @@ def test_an_untilted_try_the_input_errors_would_reject_is_skipped(monkeypatch):
     once instead of untilted and then again tilted. Pinned: the prediction equals the term of an actual
     untilted composition, no untilted upper composition is made, and the bracket still overlaps the one of the
     former route (both certified)."""
-    from privcal.privacy_loss import _compose, _distribution
+    from privcal.privacy_loss import convolve, distribution
 
     ev = SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.1)), 100_000)
     pld = from_event(ev)
     h = pld._fitting_h(pld._auto_h(), 1e-5)
     tails = pld._tails(1e-5)
     for pm in pld._pmfs(h, True, tails):
-        c = _compose.compose(pm, tails[1], 0.0)
-        predicted = _distribution._untilted_local(pm, h)
-        assert predicted == pytest.approx(_compose.local_err(c, 21.0), rel=1e-12) and predicted > 1e-3 * 1e-5
+        c = convolve.compose(pm, tails[1], 0.0)
+        predicted = distribution.untilted_local(pm, h)
+        assert predicted == pytest.approx(convolve.local_err(c, 21.0), rel=1e-12) and predicted > 1e-3 * 1e-5
     made = []
-    real = _distribution.PLD._composed_one
+    real = distribution.PLD._composed_one
 
     def spy(self, pm, h, upper, tails, tilt, d=0):
         made.append((upper, tilt))
         return real(self, pm, h, upper, tails, tilt, d)
 
-    monkeypatch.setattr(_distribution.PLD, "_composed_one", spy)
+    monkeypatch.setattr(distribution.PLD, "_composed_one", spy)
     lo1, hi1 = from_event(ev).bracket(1e-5)
     assert not [t for up, t in made if up and t == 0.0]
-    monkeypatch.setattr(_distribution, "_untilted_local", lambda pm, h: 0.0)  # the former route
+    monkeypatch.setattr(distribution, "untilted_local", lambda pm, h: 0.0)  # the former route
     lo2, hi2 = from_event(ev).bracket(1e-5)
     assert max(lo1, lo2) <= min(hi1, hi2)
 
@@ -421,13 +421,13 @@ def test_a_lower_end_is_composed_only_for_directions_that_can_raise_it(q, sigma,
     raise it, and its dominated composition is skipped. Pinned: the bracket on one grid equals, bit for bit, the
     one with every direction's lower end composed; and at least one setting does skip (else the test proves
     nothing). Red when the skip condition keeps the wrong direction (e.g. the smaller upper end first)."""
-    from privcal.privacy_loss import _distribution
+    from privcal.privacy_loss import distribution
 
     pair_ev = SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(sigma)), steps)
     pld = from_event(pair_ev)
     h = pld._fitting_h(pld._auto_h(), 1e-5)
     made = []
-    real = _distribution.PLD._composed
+    real = distribution.PLD._composed
 
     def spy(self, h, upper, *args, **kw):
         out = real(self, h, upper, *args, **kw)
@@ -435,14 +435,14 @@ def test_a_lower_end_is_composed_only_for_directions_that_can_raise_it(q, sigma,
             made.append(kw.get("dirs"))
         return out
 
-    monkeypatch.setattr(_distribution.PLD, "_composed", spy)
+    monkeypatch.setattr(distribution.PLD, "_composed", spy)
     lo, up = pld._bracket_at(1e-5, h)
-    monkeypatch.setattr(_distribution.PLD, "_composed", real)
+    monkeypatch.setattr(distribution.PLD, "_composed", real)
     full = from_event(pair_ev)
     ups = full._composed(h, True, 1e-5)
     los = full._composed(h, False, 1e-5)
-    up_all = max(_distribution.epsilon_side(c, 1e-5, upper=True) for c in ups)
-    lo_all = max(_distribution.epsilon_side(c, 1e-5, upper=False) for c in los)
+    up_all = max(distribution.epsilon_side(c, 1e-5, upper=True) for c in ups)
+    lo_all = max(distribution.epsilon_side(c, 1e-5, upper=False) for c in los)
     assert (lo, up) == (min(lo_all, up_all), up_all)
     if (q, sigma, steps) == (0.001, 0.8, 1000):
         assert len(made) == 1  # one direction's lower end only (the other's upper end is below it)

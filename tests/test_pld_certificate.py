@@ -1,5 +1,5 @@
-"""The PLD certificate, term by term (docs/pld.md, Sec. 2): every error term of ``privcal.privacy_loss._build`` and
-``privcal.privacy_loss._compose`` is checked against exact arithmetic, and each test below fails when the term it
+"""The PLD certificate, term by term (docs/pld.md, Sec. 2): every error term of ``privcal.privacy_loss.discretise`` and
+``privcal.privacy_loss.convolve`` is checked against exact arithmetic, and each test below fails when the term it
 names is removed or weakened (the edit is named in each docstring).
 
 Exact references: discrete compositions are convolved in exact integer arithmetic (every float64 mass is
@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 from scipy import fft as sfft
 from scipy.special import log_ndtr
 
-from privcal.privacy_loss import _build as B
-from privcal.privacy_loss import _compose as C
+from privcal.privacy_loss import discretise as B
+from privcal.privacy_loss import convolve as C
 
 U = 2.0**-53
 SCALE = 1100  # 2^1100 * (a float64 >= 0) is an integer
@@ -210,7 +210,7 @@ def test_fft_bound_matches_its_derivation():
     A, Bw, _ = C.window([(p, n)], 1e-30)
     N = int(sfft.next_fast_len(Bw - A + 1, real=True))
     cf = _derived_fft_err(N)
-    centre = int(round(C._moments(p)[1]))
+    centre = int(round(C.pmf_moments(p)[1]))
     x = np.bincount((np.arange(mass.size) - centre) % N, weights=mass, minlength=N)
     X = sfft.rfft(x)
     mod, ang = np.abs(X), np.angle(X)
@@ -270,7 +270,7 @@ def test_window_slack_covers_the_round_off_of_k_at_its_documented_worst(n, monke
     used, so 1e-9 |K| + 1e-12 ~ 3e-8 is far below n u KERR_CONST ~ 9e-7)."""
     x = np.array([0.25, 0.5, 0.25])  # mean 0: |K| stays small (~z^2 / 2) while n is large
     p = _pmf(x, offset=-1)
-    real = C._log_mgfs
+    real = C.log_mgfs
     used = []
 
     def lowered(pmfs, tilts):
@@ -279,7 +279,7 @@ def test_window_slack_covers_the_round_off_of_k_at_its_documented_worst(n, monke
         big = np.array([max(abs(q.offset), abs(q.offset + q.mass.size - 1)) for q in pmfs], dtype=float)
         return vals - 0.999 * C.U * (C.KERR_CONST + 4.0 * np.abs(np.asarray(tilts))[None, :] * big[:, None])
 
-    monkeypatch.setattr(C, "_log_mgfs", lowered)
+    monkeypatch.setattr(C, "log_mgfs", lowered)
     A, Bw, out = C.window([(p, n)], 1e-12)
     cut_lo, cut_hi = A > n * p.offset, Bw < n * (p.offset + x.size - 1)
     assert cut_hi  # the window cuts (at n = 1e6 both sides)
@@ -333,7 +333,7 @@ class _ExactPair:
     def __init__(self, mu):
         self.mu, self.inner = mu, B.GaussianPair(mu)
 
-    def support(self, z=B._Z_TAIL):
+    def support(self, z=B.Z_TAIL):
         return self.inner.support(z)
 
     def arg_rel_err(self, l):  # only the PMF built from log_ndtr's tails carries the bound under test
@@ -435,13 +435,13 @@ def test_tails_argument_rounding_is_charged_against_exact_grid_points(case, monk
         direction = B.SubsampledGaussianPair(s, q).directions()[0 if remove else 1]
         exact = lambda lo, hi: _exact_cells_subsampled(s, q, remove, lo, hi, h)
     seen = {}
-    real_sweep = B._sweep_rows
+    real_sweep = B.sweep_rows
 
     def capture(p, rt, h_, below_p, below_rt, **kw):
         seen["p"], seen["rt"] = p[0].copy(), rt[0].copy()
         return real_sweep(p, rt, h_, below_p, below_rt, **kw)
 
-    monkeypatch.setattr(B, "_sweep_rows", capture)
+    monkeypatch.setattr(B, "sweep_rows", capture)
     B.pmfs(direction, h, upper=False, tail=1e-30)
     lo, hi = B.grid_range(direction, h, 1e-30)
     P, R = exact(lo, hi)
@@ -516,10 +516,10 @@ def test_lower_end_drops_cells_whose_ratio_is_not_certified():
     def lower(rt):
         row = lambda a: np.asarray(a, dtype=float)[None, :]
         none = row(np.full(3, -np.inf))
-        c = B._Cells(np.array([3]), np.array([0]), np.arange(3)[None, :], row(g), none, none, none, row(p),
+        c = B.GridCells(np.array([3]), np.array([0]), np.arange(3)[None, :], row(g), none, none, none, row(p),
                      row(np.log(lr)), row(rt), row(rt), row(np.zeros(3)), row(np.zeros(3)), row(err), row(err),
                      row(2 * err), np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1))
-        return B._lower_rows(c, 0.1)[0]
+        return B.lower_rows(c, 0.1)[0]
 
     out = lower(rt)
     assert np.all(out.mass == 0.0)
@@ -594,7 +594,7 @@ def _tilt_l1_err(p, tau, fn):
     return float(err), t.err_mass
 
 
-@pytest.mark.parametrize("fn", [C.tilted, C._tilted_log], ids=["table", "log"])
+@pytest.mark.parametrize("fn", [C.tilted, C.tilted_log], ids=["table", "log"])
 def test_tilted_masses_round_off_is_bounded(fn):
     """A dominated PMF (no input error) tilted: err_mass is the tilt's own round-off bound (the table path:
     T_k's argument and exponential, the product and division, lM's rounding; the log path: 2u (2 + max|log w|
@@ -620,7 +620,7 @@ def test_tilted_with_a_shared_table_is_the_same():
             assert (a.err_mass, a.err_dipole, a.err_quad) == (b.err_mass, b.err_dipole, b.err_quad)
     assert C.tilt_table(pms, 5.0) is None  # 5 times the largest half-width (1,854 atoms) > _TILT_TABLE_ARG
     a, la = C.tilted(pms[2], 5.0)
-    b, lb = C._tilted_log(pms[2], 5.0)
+    b, lb = C.tilted_log(pms[2], 5.0)
     assert la == lb and np.array_equal(a.mass, b.mass)
 
 
@@ -798,11 +798,11 @@ def test_grouped_composition_carries_each_groups_errors():
     tail_g = 1e-12 / (4 * len(groups))
     carried = 0.0
     for g in groups:
-        cg = C._compose_fft(g, tail_g)
+        cg = C.compose_fft(g, tail_g)
         carried += cg.err + 2.0 * cg.outside
         assert cg.err > 0
     assert c2.local[0] >= carried  # mono of the second level includes every group's round-off and truncation
-    c1 = C._compose_fft(factors, 1e-12)
+    c1 = C.compose_fft(factors, 1e-12)
     c1.local = C.local_terms(factors)
     for eps in (0.5, 1.0, 2.0):
         up1 = C.delta_at(c1, eps) + C.slack(c1, eps)
@@ -822,15 +822,15 @@ def test_three_level_grouping_carries_every_levels_errors(monkeypatch, tilt):
     factors = _hetero_factors(30)
     if tilt:
         factors = [(C.tilted(p, tilt)[0], n) for p, n in factors]
-    c1 = C._compose_fft(factors, 1e-12)
+    c1 = C.compose_fft(factors, 1e-12)
     c1.local = C.local_terms(factors)
-    c1.err_inf = C._inf_err(factors, c1.inf_mass)
+    c1.err_inf = C.inf_err(factors, c1.inf_mass)
     monkeypatch.setattr(C, "_GROUP_THREE", 20)
     monkeypatch.setattr(C, "GROUP_MIN", 4)
     sizes, ffts = [], []
-    real, real_fft = C.compose_grouped, C._compose_fft
+    real, real_fft = C.compose_grouped, C.compose_fft
     monkeypatch.setattr(C, "compose_grouped", lambda f, *a, **k: sizes.append(len(f)) or real(f, *a, **k))
-    monkeypatch.setattr(C, "_compose_fft", lambda f, *a, **k: ffts.append(real_fft(f, *a, **k)) or ffts[-1])
+    monkeypatch.setattr(C, "compose_fft", lambda f, *a, **k: ffts.append(real_fft(f, *a, **k)) or ffts[-1])
     c3 = C.compose_grouped(factors, 1e-12)
     assert sizes == [30, 8]  # three levels: 30 factors, their 8 groups, then 3 groups composed once
     middle = ffts[8:11]  # the 8 first-level groups, then the 3 groups of the second level

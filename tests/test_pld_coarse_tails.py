@@ -16,9 +16,9 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from privcal.privacy_loss import _build as B
-from privcal.privacy_loss import _compose as C
-from privcal.privacy_loss import _distribution as D
+from privcal.privacy_loss import discretise as B
+from privcal.privacy_loss import convolve as C
+from privcal.privacy_loss import distribution as D
 
 SCALE = 1100
 
@@ -85,7 +85,7 @@ class _ExactDirection:
     def key(self):
         return ("exact", self.s, self.q, self.remove)
 
-    def support(self, z=B._Z_TAIL):
+    def support(self, z=B.Z_TAIL):
         return self.inner.support(z)
 
     def arg_rel_err(self, l):
@@ -135,7 +135,7 @@ def _exact_delta_composed(mass, n, offset, h, eps):
 def test_coarse_tail_atoms_and_composed_deltas_within_their_error_bounds(remove, short_grids_coarse):
     """The same points, tails from log_ndtr against tails from mpmath: per atom within err_atoms, and, composed
     3 times exactly, the deltas within the local term of the slack. Next to a wide cell the tails' and
-    splits' errors are declared as unit dipoles over the cells' spans (_span_dipoles, pinned against exact
+    splits' errors are declared as unit dipoles over the cells' spans (span_dipoles, pinned against exact
     arithmetic below)."""
     s, q, h, K = 1.0, 0.05, 2.0**-6, 8
     got = B.pmfs(B.SubsampledDirection(s, q, remove), h, upper=True, tail=1e-12, coarse=(K, 1e-3))
@@ -172,7 +172,7 @@ def test_pld_with_coarse_tails_overlaps_the_uniform_grid(q, sigma, steps, delta,
     lo2, hi2 = coarse.bracket(delta)
     assert any(c is not None for c in calls)
     assert coarse.accuracy_met(delta)
-    monkeypatch.setattr(D, "_COARSE_TAIL_WIDTH", 0.0)  # K < 4: uniform
+    monkeypatch.setattr(D, "COARSE_TAIL_WIDTH", 0.0)  # K < 4: uniform
     lo1, hi1 = D.PLD([(pair, steps)]).bracket(delta)
     assert max(lo1, lo2) <= min(hi1, hi2)
 
@@ -226,7 +226,7 @@ class _PerturbedDirection:
     def key(self):
         return ("perturbed", self.inner.key(), self.rel)
 
-    def support(self, z=B._Z_TAIL):
+    def support(self, z=B.Z_TAIL):
         return self.inner.support(z)
 
     def _far(self, l):
@@ -271,13 +271,13 @@ def test_local_error_patterns_sit_on_neighbouring_grid_points(remove):
     """The quadrupole cost of the slack (h [g'] + h^2 max |g''|: docs/pld.md Sec. 2.4) holds for patterns on three
     neighbouring lattice points: every declared quadrupole must sit where its anchor's lattice neighbours are
     grid points. Next to a wide cell the tails' and splits' errors move mass K steps apart; they are declared
-    as unit dipoles (:func:`_build._span_dipoles`) anchored at the pattern's top atom, so the graded tails do
+    as unit dipoles (:func:`discretise.span_dipoles`) anchored at the pattern's top atom, so the graded tails do
     declare dipoles at points whose lower lattice neighbour is not a grid point (red when the wide patterns are
     left as quadrupoles, or dropped)."""
     s, q, h, K, thr = 0.8, 1e-3, 2.0**-13, 16, 1e-6
     d = B.SubsampledDirection(s, q, remove)
     pm = B.pmfs(d, h, upper=True, tail=1e-11, coarse=(K, thr))
-    points = set((B._points(d, h, 1e-11, (K, thr)) - pm.offset).tolist())
+    points = set((B.grid_points(d, h, 1e-11, (K, thr)) - pm.offset).tolist())
     assert len(points) < pm.mass.size  # there are wide cells
     at = pm.err_at  # the lattice offsets of the error anchors (the grid points)
     assert at is not None and set(at.tolist()) == points
@@ -314,7 +314,7 @@ def _exact_span_weight(K1, K2, p1, r1, p2, r2, a, b, w1, w2):
 
 
 def test_span_dipoles_cover_the_exact_pattern_of_a_tail_error_between_wide_cells():
-    """_span_dipoles against the exact unit-dipole decomposition of the split's change (mpmath): for random
+    """span_dipoles against the exact unit-dipole decomposition of the split's change (mpmath): for random
     cells (ratios e^{g} Q / P inside (e^{-w}, 1), so that no split is clipped) of widths 1..64 lattice steps
     and tail errors at their bounds with every sign, the declared weight covers the exact one, and is attained
     within a factor 2 by the worst signs (red when a width factor K1 or K2 is dropped: the exact weight then
@@ -330,7 +330,7 @@ def test_span_dipoles_cover_the_exact_pattern_of_a_tail_error_between_wide_cells
         r1 = p1 * (math.exp(-w1) + (1 - math.exp(-w1)) * float(rng.uniform(0.1, 0.9)))
         r2 = p2 * (math.exp(-w2) + (1 - math.exp(-w2)) * float(rng.uniform(0.1, 0.9)))
         pe, qe = (float(x) for x in 10.0 ** rng.uniform(-16, -12, size=2) * min(p1, p2))
-        declared = B._span_dipoles(np.array([[0.0, pe, 0.0]]), np.array([[0.0, qe, 0.0]]),
+        declared = B.span_dipoles(np.array([[0.0, pe, 0.0]]), np.array([[0.0, qe, 0.0]]),
                                    np.zeros((1, 2)), np.zeros((1, 2)), np.array([[w1, w2]]), h)[0, 1]
         best = 0.0
         for sa, sb in itertools.product((-1, 1), repeat=2):
@@ -357,7 +357,7 @@ def test_tilt_of_error_anchors_at_the_grid_points_equals_the_dense_anchors(tau):
         dense[name] = full
     twin = B.Pmf(pm.offset, pm.mass, pm.inf_mass, h, pm.err_mass, pm.err_dipole, pm.err_quad, pm.err_atoms,
                  **dense, err_inf=pm.err_inf)
-    for fn in (C.tilted, C._tilted_log):
+    for fn in (C.tilted, C.tilted_log):
         a, la = fn(pm, tau)
         b, lb = fn(twin, tau)
         assert la == lb

@@ -1,9 +1,9 @@
-"""Many distinct factors (docs/pld.md, Sec. 2.6 and 2.9b): the batched FFT composition of ``_compose`` against
+"""Many distinct factors (docs/pld.md, Sec. 2.6 and 2.9b): the batched FFT composition of ``convolve`` against
 a one-factor-at-a-time reference, the coefficients it skips against the full computation, and the
 vectorised log-MGF of the window and the tilt against per-factor values and mpmath.
 
 Sources of the expected values: ``_reference_compose_fft`` below is the per-factor loop of
-``_compose._compose_fft`` as it stood at commit fda9921 (one rfft per factor, running sums over the
+``convolve.compose_fft`` as it stood at commit fda9921 (one rfft per factor, running sums over the
 factors), kept here as the reference the batched path must reproduce bit for bit; the exact log-MGFs are
 computed with mpmath at 40 digits from the float masses taken as exact numbers.
 """
@@ -19,8 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import fft as sfft
 
-from privcal.privacy_loss import _build as B
-from privcal.privacy_loss import _compose as C
+from privcal.privacy_loss import discretise as B
+from privcal.privacy_loss import convolve as C
 
 _U = B.U
 
@@ -39,7 +39,7 @@ def _factors(k: int, h: float, *, upper: bool = True, seed: int = 0):
 
 def _reference_compose_fft(factors, tail):
     """The composition of ``factors`` one factor at a time (the loop of commit fda9921, general path: every
-    coefficient computed), on the window of :func:`_compose.window`."""
+    coefficient computed), on the window of :func:`convolve.window`."""
     A, B_, outside = C.window(factors, tail)
     N = C.fft_length(B_ - A + 1)
     k = np.arange(N // 2 + 1)
@@ -47,7 +47,7 @@ def _reference_compose_fft(factors, tail):
     c_inv = c_fft + 2.01 * _U
     spectra, shift = [], 0
     for p, n in factors:
-        centre = int(round(C._moments(p)[1]))
+        centre = int(round(C.pmf_moments(p)[1]))
         shift += n * centre
         pos = (p.offset - centre + np.arange(p.mass.size)) % N
         X = sfft.rfft(np.bincount(pos, weights=p.mass, minlength=N))
@@ -112,7 +112,7 @@ def test_batched_fft_composition_is_bitwise_the_one_factor_loop(history, sharp, 
         factors = [(C.tilted(p, tilt)[0], n) for p, n in hist] if tilt else hist
         for group in (factors, factors[:7], factors[5:6] + factors[15:16]):
             A, y, err, outside = _reference_compose_fft(group, 1e-12)
-            c = C._compose_fft(group, 1e-12)
+            c = C.compose_fft(group, 1e-12)
             assert c.offset == A and c.outside == outside
             np.testing.assert_allclose(c.mass, y, rtol=1e-12, atol=1e-12 * float(np.max(np.abs(y))))
             assert c.err == pytest.approx(err, rel=1e-12, abs=0.0)
@@ -129,7 +129,7 @@ def test_a_factor_longer_than_the_window_wraps_as_its_masses_sum():
                (B.pmfs(B.GaussianPair(2.0).directions()[0], h, upper=True, tail=1e-12), 3)]
     A, y, err, outside = _reference_compose_fft(factors, 1e-6)
     assert C.fft_length(C.window(factors, 1e-6)[1] - C.window(factors, 1e-6)[0] + 1) < long_tail.size
-    c = C._compose_fft(factors, 1e-6)
+    c = C.compose_fft(factors, 1e-6)
     assert c.offset == A and c.outside == outside
     np.testing.assert_allclose(c.mass, y, rtol=1e-12, atol=1e-12 * float(np.max(np.abs(y))))
     assert c.err == pytest.approx(err, rel=1e-12, abs=0.0)
@@ -140,8 +140,8 @@ def test_skipped_coefficients_are_those_whose_bound_underflows(history):
     min(|X_i| + e_i, cap_i)) can be nonzero; ``power=False`` computes every coefficient: bitwise the same
     masses and bound; and most coefficients are skipped here (else the comparison would not test the cut)."""
     for group in (history, history[:6]):
-        fast = C._compose_fft(group, 1e-12)
-        full = C._compose_fft(group, 1e-12, power=False)
+        fast = C.compose_fft(group, 1e-12)
+        full = C.compose_fft(group, 1e-12, power=False)
         assert fast.offset == full.offset and np.array_equal(fast.mass, full.mass)
         assert fast.err == full.err
     A, Bw, _ = C.window(history, 1e-12)
@@ -158,45 +158,45 @@ def test_skipped_coefficients_are_those_whose_bound_underflows(history):
        st.lists(st.integers(1, 50), min_size=1, max_size=4))
 @settings(max_examples=60, deadline=None)
 def test_mod_2pi_is_numpys_remainder_bitwise(angles, counts):
-    """_mod_2pi (a shortcut for rows with n = 1) equals np.mod(x, 2 pi) bit for bit, signed zeros included."""
+    """mod_2pi (a shortcut for rows with n = 1) equals np.mod(x, 2 pi) bit for bit, signed zeros included."""
     ang = np.array(angles + [0.0, -0.0, math.pi, -math.pi, -1e-300, 5e-324, -5e-324])
     n = np.array(counts, dtype=float)[:, None]
     x = n * ang[None, :]
-    got, want = C._mod_2pi(x, n), np.mod(x, 2 * np.pi)
+    got, want = C.mod_2pi(x, n), np.mod(x, 2 * np.pi)
     assert np.array_equal(got.view(np.int64), want.view(np.int64))
 
 
 def test_vectorised_log_mgf_is_within_rounding_of_exact_and_of_one_factor_at_a_time(history):
-    """_log_mgfs (a table e^{t (j - j0)} shared by a block of factors, sums by segments: moderate tilts) and
-    _log_mgfs_exp (factors padded into blocks, pairwise row sums: the tilts beyond the table's range, here
-    5 and -3 per grid step) against mpmath at 40 digits and against _log_mgf one factor at a time: within
+    """log_mgfs (a table e^{t (j - j0)} shared by a block of factors, sums by segments: moderate tilts) and
+    log_mgfs_exp (factors padded into blocks, pairwise row sums: the tilts beyond the table's range, here
+    5 and -3 per grid step) against mpmath at 40 digits and against log_mgf_of one factor at a time: within
     the documented round-off (2000 u in log M for the table, a few units for the exponential path); a
     factor without atoms gives -inf. The window's slack for the round-off of K, 1e-9 |K| + 1e-12, is far
     above the difference in K."""
     pmfs = [p for p, _ in history[:9]] + [B.Pmf(3, np.zeros(4), 0.0, history[0][0].h)]
     tilts = np.array([-3.0, -0.05, 0.002, 0.03, 0.2, 5.0])
-    got = C._log_mgfs(pmfs, tilts)
-    exp_path = C._log_mgfs_exp(pmfs, tilts)
+    got = C.log_mgfs(pmfs, tilts)
+    exp_path = C.log_mgfs_exp(pmfs, tilts)
     assert np.all(got[-1] == -np.inf) and np.all(exp_path[-1] == -np.inf)
     tol_table = 2000 * _U
     for i, p in enumerate(pmfs[:-1]):
-        one = C._log_mgf(p, tilts)
+        one = C.log_mgf_of(p, tilts)
         scale = np.maximum(1.0, np.abs(one))
         assert np.all(np.abs(exp_path[i] - one) <= 64 * _U * scale)
         assert np.all(np.abs(got[i] - one) <= tol_table * scale)
     with mp.workdps(40):
         for i in (0, 4, 8, 15):
             p = pmfs[i] if i < 9 else history[i][0]
-            row = C._log_mgfs([p], tilts)[0]
+            row = C.log_mgfs([p], tilts)[0]
             for j, t in enumerate(tilts):
                 exact = float(mp.log(mp.fsum(mp.mpf(float(m)) * mp.exp(mp.mpf(float(t)) * (p.offset + a))
                                              for a, m in enumerate(p.mass) if m > 0)))
                 assert abs(row[j] - exact) <= tol_table * max(1.0, abs(exact))
     counts = np.array([float(n) for _, n in history[:9]])
-    K = C._weighted_sum(counts, got[:-1])
+    K = C.weighted_sum(counts, got[:-1])
     K_one = np.zeros(tilts.size)
     for p, n in history[:9]:
-        K_one += n * C._log_mgf(p, tilts)
+        K_one += n * C.log_mgf_of(p, tilts)
     assert np.all(np.abs(K - K_one) <= 1e-3 * (1e-9 * np.abs(K_one) + 1e-12))
 
 
@@ -208,7 +208,7 @@ def test_weighted_sum_adds_in_the_factors_order():
     loop = np.zeros(2)
     for row in v:
         loop += row
-    assert np.array_equal(C._weighted_sum(n, v), loop)
+    assert np.array_equal(C.weighted_sum(n, v), loop)
     assert not np.array_equal(np.sum(v[::-1], axis=0), loop)  # the order matters for these values
 
 
@@ -218,12 +218,12 @@ def test_window_and_tilt_agree_with_one_factor_at_a_time(history, monkeypatch):
     last-bit difference can move on another platform: a window end by one grid step (a ceiling at an integer),
     a tilt by one rung of its ladder (a near-tie of the objective) -- a wrong K moves them far more."""
     def per_factor(pmfs, tilts):
-        return np.array([C._log_mgf(p, tilts) for p in pmfs])
+        return np.array([C.log_mgf_of(p, tilts) for p in pmfs])
 
     fast_w = C.window(history, 1e-12)
     fast_t = (C.choose_tilt(history, delta=1e-5), C.choose_tilt(history, delta=1e-12),
               C.choose_tilt(history, epsilon=1.5))
-    monkeypatch.setattr(C, "_log_mgfs", per_factor)
+    monkeypatch.setattr(C, "log_mgfs", per_factor)
     slow_w = C.window(history, 1e-12)
     slow_t = (C.choose_tilt(history, delta=1e-5), C.choose_tilt(history, delta=1e-12),
               C.choose_tilt(history, epsilon=1.5))
@@ -240,9 +240,9 @@ def test_log_mgf_tables_do_not_change_the_values(history, monkeypatch):
     1e-13 allowed: np.einsum may order its inner sums by the operands' shapes in another numpy)."""
     pmfs = [p for p, _ in history]
     tilts = np.array([-0.05, 0.002, 0.03, 0.2, 1e-6])
-    want = C._log_mgfs(pmfs, tilts)
+    want = C.log_mgfs(pmfs, tilts)
     monkeypatch.setattr(C, "_MGF_TABLE", 1)
-    np.testing.assert_allclose(C._log_mgfs(pmfs, tilts), want, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(C.log_mgfs(pmfs, tilts), want, rtol=1e-13, atol=1e-13)
 
 
 def test_log_mgf_table_hands_an_underflowing_sum_to_the_exponential_path():
@@ -254,7 +254,7 @@ def test_log_mgf_table_hands_an_underflowing_sum_to_the_exponential_path():
     mass = np.zeros(7040)
     mass[0] = 1e-80
     p = B.Pmf(0, mass, 0.0, 0.01)
-    got = C._log_mgfs([p], np.array([0.19, -0.19]))[0]
+    got = C.log_mgfs([p], np.array([0.19, -0.19]))[0]
     assert got == pytest.approx([math.log(1e-80)] * 2, rel=1e-12)
 
 
@@ -264,12 +264,12 @@ def test_mgf_rows_keep_their_blocks_and_the_same_values(history, monkeypatch):
     pmfs = [p for p, _ in history]
     t1, t2 = np.array([0.01, -0.02, 0.3]), np.array([0.05, -0.5])
     rows = C.MgfRows(pmfs)
-    assert np.array_equal(C._log_mgfs(rows, t1), C._log_mgfs(pmfs, t1))
+    assert np.array_equal(C.log_mgfs(rows, t1), C.log_mgfs(pmfs, t1))
     assert rows._prep is not None
-    assert np.array_equal(C._log_mgfs(rows, t2), C._log_mgfs(pmfs, t2))
+    assert np.array_equal(C.log_mgfs(rows, t2), C.log_mgfs(pmfs, t2))
     monkeypatch.setattr(C, "_MGF_KEEP", 10)
     small = C.MgfRows(pmfs)
-    assert np.array_equal(C._log_mgfs(small, t2), C._log_mgfs(pmfs, t2))
+    assert np.array_equal(C.log_mgfs(small, t2), C.log_mgfs(pmfs, t2))
     assert small._prep is None
 
 
@@ -289,7 +289,7 @@ def test_a_bracket_of_many_factors_composes_the_weaker_direction_only_where_scre
     smaller coarse upper end (the bracket's upper end then drops below the true maximum's), or when it skips a
     direction its coarse upper end does not rule out."""
     from privcal.pld import PLDAccountant
-    from privcal.privacy_loss import _distribution as D
+    from privcal.privacy_loss import distribution as D
 
     delta = 1e-5
     seen = []

@@ -1,5 +1,5 @@
 """Two-level composition of long histories (docs/pld.md, Sec. 2.11): the re-grid of a composed block
-(``_compose.regrid``) against exact arithmetic, each of its error terms (``block_err``, the telescoped
+(``convolve.regrid``) against exact arithmetic, each of its error terms (``block_err``, the telescoped
 ``err_add`` / ``err_rel`` of ``compose_levels``) against an exact composition with injected errors, and the
 PLD's two-level brackets against its one-level ones.
 
@@ -19,9 +19,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from privcal.privacy_loss import _build as B
-from privcal.privacy_loss import _compose as C
-from privcal.privacy_loss import _distribution as D
+from privcal.privacy_loss import discretise as B
+from privcal.privacy_loss import convolve as C
+from privcal.privacy_loss import distribution as D
 
 SCALE = 1100
 
@@ -206,9 +206,9 @@ def test_two_level_bracket_overlaps_the_one_level_bracket(q, sigma, steps, delta
     used = [v for k, v in two._cache.items() if k[0] == "levels" and v is not None]
     ends = {(k[2], k[4]) for k, v in two._cache.items() if k[0] == "levels" and v is not None}
     assert {(True, 0), (True, 1)} <= ends and any(not up for up, _ in ends)  # both directions' upper ends, a lower
-    assert all(D._level_ok(c, delta) for c in used)
+    assert all(D.level_ok(c, delta) for c in used)
     assert two.accuracy_met(delta)
-    monkeypatch.setattr(D, "_LEVEL_MIN_STEPS", 10**15)
+    monkeypatch.setattr(D, "LEVEL_MIN_STEPS", 10**15)
     lo1, hi1 = D.PLD([(pair, steps)]).bracket(delta)
     assert max(lo1, lo2) <= min(hi1, hi2)
     assert hi2 <= hi1 * (1 + 1e-3)  # no looser than the requested accuracy
@@ -222,7 +222,7 @@ def test_two_level_heterogeneous_history_overlaps_one_level(monkeypatch):
     two = D.PLD(factors)
     lo2, hi2 = two.bracket(1e-6)
     assert any(k[0] == "levels" and v is not None for k, v in two._cache.items())
-    monkeypatch.setattr(D, "_LEVEL_MIN_STEPS", 10**15)
+    monkeypatch.setattr(D, "LEVEL_MIN_STEPS", 10**15)
     lo1, hi1 = D.PLD(factors).bracket(1e-6)
     assert max(lo1, lo2) <= min(hi1, hi2)
 
@@ -238,12 +238,12 @@ def test_default_bracket_is_consistent_with_one_level_and_rdp(q, sigma, steps, d
 
     pair = B.SubsampledGaussianPair(sigma, q)
     lo2, hi2 = D.PLD([(pair, steps)]).bracket(delta)
-    saved = D._LEVEL_MIN_STEPS, D._COARSE_TAIL_WIDTH
+    saved = D.LEVEL_MIN_STEPS, D.COARSE_TAIL_WIDTH
     try:
-        D._LEVEL_MIN_STEPS, D._COARSE_TAIL_WIDTH = 10**15, 0.0
+        D.LEVEL_MIN_STEPS, D.COARSE_TAIL_WIDTH = 10**15, 0.0
         lo1, hi1 = D.PLD([(pair, steps)]).bracket(delta)
     finally:
-        D._LEVEL_MIN_STEPS, D._COARSE_TAIL_WIDTH = saved
+        D.LEVEL_MIN_STEPS, D.COARSE_TAIL_WIDTH = saved
     assert max(lo1, lo2) <= min(hi1, hi2)
     rdp = privcal.epsilon(sigma, delta, steps=steps, sample_rate=q, accountant="rdp")
     assert lo2 <= rdp
@@ -294,7 +294,7 @@ def test_self_composition_skips_only_coefficients_that_underflow(s, q, n, h):
     x = B.pmfs(d, h, upper=True, tail=1e-12)
     for tilt in (0.0, 0.3 * h):
         t = C.tilted(x, tilt)[0] if tilt else x
-        fast = C._compose_fft([(t, n)], 1e-12)
-        full = C._compose_fft([(t, n)], 1e-12, power=False)
+        fast = C.compose_fft([(t, n)], 1e-12)
+        full = C.compose_fft([(t, n)], 1e-12, power=False)
         assert fast.offset == full.offset and np.array_equal(fast.mass, full.mass)
         assert fast.err == full.err

@@ -1,5 +1,5 @@
-"""Single-step PMFs built many at a time (``_build.pmfs_many``: stacked subsampled directions, rows padded to a
-common length) against the same PMFs built one at a time (``_build.pmfs``), docs/pld.md Sec. 2.3 "Rows".
+"""Single-step PMFs built many at a time (``discretise.pmfs_many``: stacked subsampled directions, rows padded to a
+common length) against the same PMFs built one at a time (``discretise.pmfs``), docs/pld.md Sec. 2.3 "Rows".
 
 The rows are the same constructions evaluated elementwise on a 2-D array; a padded point repeats its row's last
 point, so its cell is empty and its tail error is zero. The masses must agree to a few ulps (the same operations on
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from privcal.privacy_loss import _build as B
+from privcal.privacy_loss import discretise as B
 
 
 def _directions():
@@ -63,7 +63,7 @@ def test_a_history_of_many_factors_gets_the_bracket_of_the_one_at_a_time_build(m
     """PLD._pmfs builds more than CELLS_KEPT factors as rows (both ends of a direction at once); the bracket
     of a mixed history (subsampled of several rates, a Gaussian, a Laplace) must be the one-at-a-time build's
     to rounding of the error sums. Red when the rows' results are matched to the wrong factor or count."""
-    from privcal.privacy_loss import _distribution as D
+    from privcal.privacy_loss import distribution as D
 
     factors = [(B.SubsampledGaussianPair(0.8 + 0.1 * i, 0.01 * (1 + i % 3)), 20 + 5 * i) for i in range(10)]
     factors += [(B.GaussianPair(0.3), 4), (B.LaplacePair(0.05), 7)]
@@ -98,12 +98,12 @@ def test_a_bracket_of_many_factors_pairs_only_the_direction_it_needs(monkeypatch
     2.3 "Rows"): with many factors the other direction's pairing is never run, and the bracket is the one built
     with both lower ends at once, bit for bit. Red when _pmfs builds every lower end eagerly again (the pairing
     runs for both directions) or when a kept lower end is built for the wrong direction (the bracket moves)."""
-    from privcal.privacy_loss import _distribution as D
+    from privcal.privacy_loss import distribution as D
 
     factors = [(B.SubsampledGaussianPair(0.9 + 0.01 * i, 0.02), 30) for i in range(12)]
     calls = []
-    real = B._lower_from
-    monkeypatch.setattr(B, "_lower_from", lambda dm, h: calls.append(dm.n.size) or real(dm, h))
+    real = B.lower_from
+    monkeypatch.setattr(B, "lower_from", lambda dm, h: calls.append(dm.n.size) or real(dm, h))
     lazy = D.PLD(factors).bracket(1e-6)
     assert sum(calls) == len(factors)  # one direction's rows only
     eager = D.PLD(factors)
@@ -130,12 +130,12 @@ def test_rows_evaluate_the_larger_tail_only_where_a_cell_reads_it(remove, h, coa
     ds = [B.SubsampledDirection(s, q, remove) for s, q in [(0.6, 0.3), (1.0, 0.01), (2.5, 0.2), (0.9, 0.5),
                                                            (4.0, 0.001)]]
     tail = 1e-12
-    rows = B._grid_cells_rows(ds, h, tail, coarse, stack=True)
-    one = B._grid_cells_rows(ds[1:2], h, tail, coarse)
+    rows = B.grid_cells_rows(ds, h, tail, coarse, stack=True)
+    one = B.grid_cells_rows(ds[1:2], h, tail, coarse)
     full_eval = B.SubsampledDirection.tails_and_arg_err
     monkeypatch.setattr(B.SubsampledDirection, "tails_and_arg_err", lambda self, l, rows=None: full_eval(self, l))
-    ref = B._grid_cells_rows(ds, h, tail, coarse, stack=True)
-    ref_one = B._grid_cells_rows(ds[1:2], h, tail, coarse)
+    ref = B.grid_cells_rows(ds, h, tail, coarse, stack=True)
+    ref_one = B.grid_cells_rows(ds[1:2], h, tail, coarse)
     for got, exp in ((rows, ref), (one, ref_one)):
         for name in _CELL_FIELDS:
             np.testing.assert_array_equal(getattr(got, name), getattr(exp, name), err_msg=name)
@@ -169,28 +169,28 @@ def test_larger_tail_is_evaluated_at_both_points_of_a_cell_across_the_median(rem
         x = np.concatenate([1.0 - x, x[:, ::-1]])  # mirrored (z0 -> -z1, z1 -> -z0) and reversed: decreasing
     fast = [t.reshape(x.shape) for t in d._tails_rows(x.ravel(), x.shape)]
     full = [np.reshape(t, x.shape) for t in d._tails_at(x.ravel())]
-    for got, exp in ((B._cell_masses(fast[0], fast[1]), B._cell_masses(full[0], full[1])),):
+    for got, exp in ((B.cell_masses(fast[0], fast[1]), B.cell_masses(full[0], full[1])),):
         for a, b in zip(got, exp):
             np.testing.assert_array_equal(a, b)
-    np.testing.assert_array_equal(B._log_cell_masses(fast[2], fast[3]), B._log_cell_masses(full[2], full[3]))
+    np.testing.assert_array_equal(B.log_cell_masses(fast[2], fast[3]), B.log_cell_masses(full[2], full[3]))
     for i, j in ((0, 1), (2, 3)):
         np.testing.assert_array_equal(np.minimum(fast[i], fast[j]), np.minimum(full[i], full[j]))
     assert not all(np.array_equal(a, b) for a, b in zip(fast, full))  # placeholders: the fast path is seen
 
 
 def test_heaviest_piles_are_ranked_as_by_the_full_sort():
-    """_heaviest (a partition of the _PILES + 1 largest excesses, sorted) ranks every rest above the floor as
-    np.argsort(-excess) does, with ties among the heaviest and across the cut after the _PILES-th. Its tie
+    """heaviest_rests (a partition of the PILES + 1 largest excesses, sorted) ranks every rest above the floor as
+    np.argsort(-excess) does, with ties among the heaviest and across the cut after the PILES-th. Its tie
     fallback (the full sort decides there) is not pinned on this machine: np.argsort orders ties by index here,
     as the partition path does too."""
     rng = np.random.default_rng(5)
-    K = B._PILES
+    K = B.PILES
     ex = rng.exponential(size=(300, 40)) * (rng.random((300, 40)) < 0.6)  # zeros below the floor
     ex[::7, 3] = ex[::7, 11] = 9.0  # exact ties among the heaviest
     ex[1::7, :K + 2] = 5.0  # a tie across the cut after the K-th
     ex[2::7, :] = 0.0
     floor = np.full(300, 1e-3)
-    got = B._heaviest(ex, floor)
+    got = B.heaviest_rests(ex, floor)
     ref = np.argsort(-ex, axis=1)[:, :K]
     for f in range(300):
         act = ex[f, ref[f]] > floor[f]
@@ -199,14 +199,14 @@ def test_heaviest_piles_are_ranked_as_by_the_full_sort():
 
 
 def test_grid_ranges_of_stacked_directions_equal_one_at_a_time():
-    """_grid_ranges evaluates the supports of many subsampled directions of one side over arrays of their
+    """grid_ranges evaluates the supports of many subsampled directions of one side over arrays of their
     parameters: the same (lo, hi) as grid_range one at a time, at fine and coarse grids and extreme tails. Red when
     a stacked parameter is misaligned or the floor / ceiling of the ends is taken otherwise."""
     for remove in (True, False):
         ds = [B.SubsampledDirection(float(s), q, remove) for s in np.linspace(0.3, 20.0, 60) for q in (1e-4, 0.01, 0.3, 0.99)]
         for h in (2.0**-13, 0.1, 3.0):
             for tail in (1e-12, 1e-300):
-                assert B._grid_ranges(ds, h, tail) == [B.grid_range(d, h, tail) for d in ds]
+                assert B.grid_ranges(ds, h, tail) == [B.grid_range(d, h, tail) for d in ds]
 
 
 def test_built_pmfs_carry_the_moments_of_their_lattice_masses():

@@ -1,7 +1,7 @@
 """Privacy loss distributions, the mathematics: discrete pairs, FFT composition, certified brackets.
 
-Below the accounting layer (it knows pairs of distributions, not events): ``_build`` discretises a pair
-into dominating and dominated discrete PLDs, ``_compose`` composes them by one FFT with a proven round-off
+Below the accounting layer (it knows pairs of distributions, not events): ``discretise`` discretises a pair
+into dominating and dominated discrete PLDs, ``convolve`` composes them by one FFT with a proven round-off
 bound and a Chernoff-bounded window, and :class:`PLD` turns a list of (pair, count) factors into certified
 brackets [lower, upper] on epsilon and delta. The derivations are in docs/pld.md, section 2.
 
@@ -11,19 +11,19 @@ whole PLD feature is ``privcal.pld``. The names below are this package's interfa
 trusted.
 """
 
-from ._build import LOG_NDTR_ERR, ApproxDPPair, GaussianPair, LaplacePair, Pmf, SubsampledGaussianPair
-from ._build import dominated_masses
-from ._compose import WINDOW_TAIL, Composed
-from ._compose import compose as compose_pmfs
-from ._compose import delta_at, epsilon_for, slack
-from ._distribution import (
+from .discretise import LOG_NDTR_ERR, ApproxDPPair, GaussianPair, LaplacePair, Pmf, SubsampledGaussianPair
+from .discretise import dominated_masses
+from .convolve import WINDOW_TAIL, Composed
+from .convolve import compose as compose_pmfs
+from .convolve import delta_at, epsilon_for, slack
+from .distribution import (
     DEFAULT_ABSOLUTE_ACCURACY,
     DEFAULT_ACCURACY,
     DEFAULT_MEMORY_LIMIT,
     PLD,
     MemoryLimitError,
 )
-from ._distribution import epsilon_side
+from .distribution import epsilon_side
 
 __all__ = [
     "PLD",

@@ -13,7 +13,7 @@ from typing import Optional
 
 
 from .. import _validate as V
-from . import _build, _compose
+from . import discretise, convolve
 
 __all__ = ["PLD", "MemoryLimitError", "DEFAULT_ACCURACY", "DEFAULT_ABSOLUTE_ACCURACY", "DEFAULT_MEMORY_LIMIT"]
 
@@ -30,12 +30,12 @@ class MemoryLimitError(ValueError):
     accountant on it."""
 
 
-_BYTES_PER_CELL = 8 * 16  # arrays alive per grid cell during one build or composition (generous)
+BYTES_PER_CELL = 8 * 16  # arrays alive per grid cell during one build or composition (generous)
 _MAX_REFINE = 6  # refinements of the grid (upper: halvings)
-_MAX_REFINE_BRACKET = 3  # grid changes of the bracket (each up to a factor 4, finer or coarser)
+MAX_REFINE_BRACKET = 3  # grid changes of the bracket (each up to a factor 4, finer or coarser)
 #: smallest per-step grid tail (the grid then reaches ~37 standard deviations; deltas down to ~1e-300)
 _MIN_STEP_TAIL = 1e-305
-_MAX_COARSEN = 4  # doublings of the grid tried to fit the memory cap (a 16x coarser grid at most)
+MAX_COARSEN = 4  # doublings of the grid tried to fit the memory cap (a 16x coarser grid at most)
 
 
 #: a delta target at least this large is first composed without tilt (its round-off bound, ~1e-13, is
@@ -46,10 +46,10 @@ _CACHE_ENTRIES = 32
 #: a subsampled step's tails beyond this P-mass are built on cells K h wide (PLD._coarse_tails)
 _COARSE_TAIL_MASS = 1e-8
 #: ... with K h at most this times the composed standard deviation
-_COARSE_TAIL_WIDTH = 0.02
+COARSE_TAIL_WIDTH = 0.02
 #: a history whose largest count is below this is composed in one level (measured: two levels are slower
 #: at 1e4 steps on the 27-case grid of benchmarks/bench_pld.py, 1.3-3x faster from 1e5, 5-30x at 1e7)
-_LEVEL_MIN_STEPS = 50_000
+LEVEL_MIN_STEPS = 50_000
 #: two levels where the composed standard deviation spans at least this times one step's grid (cells)
 _LEVEL_SPREAD = 0.5
 #: blocks of _LEVEL_B K^2 steps: the blocks' re-grid then adds about half the first level's discretisation error
@@ -65,16 +65,16 @@ def _nbytes(value) -> int:
     """Bytes of a cached composition's arrays, the entries the memory cap evicts. The single-step PMF
     lists are not counted: every composition of their grid needs them again (a long history's list can
     exceed the cap by itself, and evicting it made each of its uses rebuild it)."""
-    if isinstance(value, _compose.Composed):
+    if isinstance(value, convolve.Composed):
         return value.mass.nbytes + (value.err_atoms.nbytes if value.err_atoms is not None else 0)
     return 0
 
 
 def _step_sd(pair) -> float:
     """Rough standard deviation of one step's loss (picks the first grid spacing only)."""
-    if isinstance(pair, _build.GaussianPair):
+    if isinstance(pair, discretise.GaussianPair):
         return pair.mu
-    if isinstance(pair, _build.SubsampledGaussianPair):
+    if isinstance(pair, discretise.SubsampledGaussianPair):
         return pair.q * math.sqrt(math.expm1(min(1.0 / (pair.s * pair.s), 700.0)))
     return max(pair.e0, 1e-6)
 
@@ -87,16 +87,16 @@ class PLD:
     docs/pld.md Sec. 2.11) only when a number is asked, and kept for further questions. Both neighbouring directions (remove: P vs Q, add: Q vs P) are kept; delta is the larger.
 
     For every epsilon, ``delta_bracket`` returns (lower, upper) with lower <= delta(epsilon) <= upper for
-    the true composition: the upper end composes dominating discrete pairs (``_build``, "connect the
+    the true composition: the upper end composes dominating discrete pairs (``discretise``, "connect the
     dots"), the lower end dominated ones, and both are widened by the round-off bound of the FFT and the
-    Chernoff bound of the truncated mass (``_compose``). ``bracket(delta)`` inverts both. An epsilon that
+    Chernoff bound of the truncated mass (``convolve``). ``bracket(delta)`` inverts both. An epsilon that
     cannot be certified (the bounds on round-off and truncation, or the mass at +inf, reach delta) is
     ``inf``.
 
     Use :func:`from_event` to build one (the constructor trusts its arguments).
 
     Args:
-        factors: (pair, count) pairs of the private ``privcal.privacy_loss._build`` pair classes (internal; build
+        factors: (pair, count) pairs of the private ``privcal.privacy_loss.discretise`` pair classes (internal; build
             with :func:`from_event`).
         value_discretization: the grid spacing h of the loss in nats, in (0, inf), or None (default:
             chosen automatically from ``accuracy`` when a number is asked).
@@ -248,12 +248,12 @@ class PLD:
             return lo, hi
         h = self._fitting_h(self._auto_h(), delta)
         h0 = h
-        for k in range(_MAX_COARSEN + 1):  # the composed window may not fit where one step does
+        for k in range(MAX_COARSEN + 1):  # the composed window may not fit where one step does
             try:
                 lo, hi = self._bracket_at(delta, h)
                 break
             except MemoryLimitError:
-                if k == _MAX_COARSEN:
+                if k == MAX_COARSEN:
                     raise
                 h *= 2.0
         if h != h0:
@@ -261,7 +261,7 @@ class PLD:
                        f"= {self.memory_limit / 2**20:.0f} MB")
         tried = {h}
         strict_tried = False
-        for _ in range(_MAX_REFINE_BRACKET):
+        for _ in range(MAX_REFINE_BRACKET):
             if hi - lo <= self._width(hi) or self._inf_mass_blocks(delta):
                 break
             disc, roff = self._last_parts
@@ -314,7 +314,7 @@ class PLD:
         (Laplace, (eps0, delta0) events): no finite composed loss exceeds E = sum_i n_i eps0_i, so the
         true delta(E) is the mass at +inf, 1 - prod_i (1 - delta0_i)^{n_i}; where that is <= delta the true
         epsilon is <= E (docs/pld.md Sec. 2.9). The +inf mass is bounded above here with its round-off."""
-        if not all(isinstance(p, (_build.LaplacePair, _build.ApproxDPPair)) for p, _ in self._factors):
+        if not all(isinstance(p, (discretise.LaplacePair, discretise.ApproxDPPair)) for p, _ in self._factors):
             return upper
         exact = sum(Fraction(n) * Fraction(p.e0) for p, n in self._factors)
         E = float(exact)
@@ -322,7 +322,7 @@ class PLD:
             E = math.nextafter(E, math.inf)
         log_keep = math.fsum(n * math.log1p(-p.inf_mass) for p, n in self._factors if p.inf_mass > 0)
         inf_mass = -math.expm1(log_keep) if log_keep > -math.inf else 1.0
-        inf_mass = inf_mass * (1.0 + 8 * _build.U * (len(self._factors) + 4)) + 4 * _build.U * inf_mass
+        inf_mass = inf_mass * (1.0 + 8 * discretise.U * (len(self._factors) + 4)) + 4 * discretise.U * inf_mass
         return min(upper, E) if inf_mass <= delta else upper
 
     def _width(self, hi: float) -> float:
@@ -366,11 +366,11 @@ class PLD:
 
     def _fitting_h(self, h: float, delta: Optional[float]) -> float:
         """``h``, or the finest coarser grid (by factors of 2) whose arrays fit ``memory_limit``, with a
-        note; MemoryLimitError when none up to ``_MAX_COARSEN`` doublings fits."""
+        note; MemoryLimitError when none up to ``MAX_COARSEN`` doublings fits."""
         tails = self._tails(delta)
-        for k in range(_MAX_COARSEN + 1):
+        for k in range(MAX_COARSEN + 1):
             hk = h * 2.0**k
-            if self._cells(hk, tails[0]) * _BYTES_PER_CELL <= self.memory_limit:
+            if self._cells(hk, tails[0]) * BYTES_PER_CELL <= self.memory_limit:
                 if k:
                     self._note(f"the grid was coarsened from spacing {h:.3g} to {hk:.3g} to fit memory_limit "
                                f"= {self.memory_limit / 2**20:.0f} MB")
@@ -410,11 +410,11 @@ class PLD:
         if self.value_discretization is not None:
             return self._pure_cap(self._upper_at(delta, self.value_discretization * coarsen), delta)
         h = self._fitting_h(self._auto_h() * coarsen, delta)
-        for k in range(_MAX_COARSEN + 1):  # as _bracket: the composed window may not fit where one step does
+        for k in range(MAX_COARSEN + 1):  # as _bracket: the composed window may not fit where one step does
             try:  # (the same grid the bracket starts on, so the probe is never below epsilon())
                 return self._pure_cap(self._upper_at(delta, h), delta)
             except MemoryLimitError:
-                if k == _MAX_COARSEN:
+                if k == MAX_COARSEN:
                     raise
                 h *= 2.0
 
@@ -439,7 +439,7 @@ class PLD:
         h = float(min(max(h, sd * 1e-5, 1e-7), 0.05, max(sd, 1e-6) / 4))
         return 2.0 ** math.floor(math.log2(h))  # a power of two: the same grid for nearby settings
 
-    def _cells(self, h: float, tail: float = _build.TAIL_MASS) -> int:
+    def _cells(self, h: float, tail: float = discretise.TAIL_MASS) -> int:
         """The most grid cells of one step's direction on the grid ``h`` (cached: each PMF build and refinement
         checks it; 20,000 directions' supports took ~0.25 s per check); raises where the loss is beyond the
         grid's index range."""
@@ -452,7 +452,7 @@ class PLD:
         cells = 0
         for pair, _ in self._factors:
             for d in self._directions(pair):
-                lo, hi = _build.grid_range(d, h, tail)
+                lo, hi = discretise.grid_range(d, h, tail)
                 if max(abs(lo), abs(hi)) > _MAX_INDEX:  # e.g. a Gaussian of sensitivity / sigma 1e20: mean loss 5e39
                     raise MemoryLimitError(
                         f"the privacy loss reaches {max(abs(lo), abs(hi)) * h:.3g} nats, beyond what a grid of "
@@ -462,7 +462,7 @@ class PLD:
         return cells
 
     def _check_memory(self, h: float, cells: int) -> None:
-        need = cells * _BYTES_PER_CELL
+        need = cells * BYTES_PER_CELL
         if need > self.memory_limit:
             raise MemoryLimitError(
                 f"the PLD grid (spacing {h:.3g}, {cells} cells) needs about {need / 2**20:.0f} MB, above "
@@ -475,10 +475,10 @@ class PLD:
         the steps, 1e-4 delta outside the window), rounded down to a power of ten so nearby deltas share
         a cache entry; the conservative defaults when no delta is given."""
         if delta is None:
-            return _build.TAIL_MASS, _compose.WINDOW_TAIL
+            return discretise.TAIL_MASS, convolve.WINDOW_TAIL
         n_total = sum(n for _, n in self._factors)
         step = min(max(1e-3 * delta / n_total, _MIN_STEP_TAIL), 1e-12)
-        win = min(max(1e-4 * delta, _compose.WINDOW_TAIL), 1e-9)
+        win = min(max(1e-4 * delta, convolve.WINDOW_TAIL), 1e-9)
         return 10.0 ** math.floor(math.log10(step)), 10.0 ** math.floor(math.log10(win))
 
     def _pmfs(self, h: float, upper: bool, tails: tuple[float, float], both: bool = False,
@@ -487,7 +487,7 @@ class PLD:
         ``both``: build the other end's too where it is not cached yet, each direction's two ends from one
         computation of its grid cells (a bracket needs both; a history of many distinct factors would otherwise
         compute every grid twice). With many factors the lower end that comes with an upper one is kept as its
-        dominated cells (:class:`_build.LowerLater`) and built when it is asked for: a bracket composes the lower
+        dominated cells (:class:`discretise.LowerLater`) and built when it is asked for: a bracket composes the lower
         end of one direction only (:meth:`_bracket_at`), the pairing of the other is never run."""
         dirs = tuple(range(self._n_dirs())) if dirs is None else dirs
         for d in dirs:
@@ -509,19 +509,19 @@ class PLD:
                 ends = (upper, not upper) if both and other not in self._cache and later not in self._cache else (upper,)
                 built: dict = {e: [] for e in ends}
                 directions = [dd[min(d, len(dd) - 1)] for dd in ds]
-                if len(directions) > _build.CELLS_KEPT:  # many: stacked, by rows (the grid cells are not kept)
-                    rows = _build.pmfs_many(directions, h, ends=ends, tail=tails[0], coarse=self._coarse_tails(h),
+                if len(directions) > discretise.CELLS_KEPT:  # many: stacked, by rows (the grid cells are not kept)
+                    rows = discretise.pmfs_many(directions, h, ends=ends, tail=tails[0], coarse=self._coarse_tails(h),
                                             lower_later=upper)
-                    if isinstance(rows.get(False), _build.LowerLater):  # the lower end kept as its dominated cells, built if asked for
+                    if isinstance(rows.get(False), discretise.LowerLater):  # the lower end kept as its dominated cells, built if asked for
                         self._remember(later, rows.pop(False))
                         ends = (upper,)
                     built = {e: [(pm, n) for pm, (_, n) in zip(rows[e], self._factors)] for e in ends}
                 else:
                     for direction, (_, n) in zip(directions, self._factors):
                         cells = self._grid_cache if len(ends) == 1 else {}
-                        coarse = self._coarse_tails(h) if isinstance(direction, _build.SubsampledDirection) else None
+                        coarse = self._coarse_tails(h) if isinstance(direction, discretise.SubsampledDirection) else None
                         for e in ends:
-                            built[e].append((_build.pmfs(direction, h, upper=e, tail=tails[0], cells=cells,
+                            built[e].append((discretise.pmfs(direction, h, upper=e, tail=tails[0], cells=cells,
                                                          coarse=coarse), n))
                 for e in ends[::-1]:
                     self._remember(("pmf", h, e, tails[0], d), built[e])
@@ -533,9 +533,9 @@ class PLD:
         return 1 if all(p.symmetric for p, _ in self._factors) else 2
 
     def _coarse_tails(self, h: float):
-        """(K, thr) for :func:`_build.pmfs`: a subsampled step's cells are K h wide where the P-mass beyond
+        """(K, thr) for :func:`discretise.pmfs`: a subsampled step's cells are K h wide where the P-mass beyond
         is below thr = _COARSE_TAIL_MASS, with K the largest power of two <= 64 such that K h is at most
-        _COARSE_TAIL_WIDTH times the composed standard deviation (the tails' discretisation then stays
+        COARSE_TAIL_WIDTH times the composed standard deviation (the tails' discretisation then stays
         second order against the spread every step's loss is smoothed by); None on a grid that is not a
         power of two (a user's value_discretization: the cell widths would not be exact) or where K < 4."""
         if h != 2.0 ** math.floor(math.log2(h)):
@@ -543,7 +543,7 @@ class PLD:
         key = ("coarse tails", h)
         if key not in self._plans:
             sd = math.sqrt(sum(n * _step_sd(p) ** 2 for p, n in self._factors))
-            k = int(min(64, 2 ** math.floor(math.log2(max(_COARSE_TAIL_WIDTH * sd / h, 1.0)))))
+            k = int(min(64, 2 ** math.floor(math.log2(max(COARSE_TAIL_WIDTH * sd / h, 1.0)))))
             self._plans[key] = (k, _COARSE_TAIL_MASS) if k >= 4 else None
         return self._plans[key]
 
@@ -568,13 +568,13 @@ class PLD:
             del self._cache_bytes[oldest]
 
     def _tilt(self, pm, h: float, upper: bool, tails, d: int, delta, epsilon) -> float:
-        """:func:`_compose.choose_tilt` for this target, cached (it evaluates every factor's MGF). Shared by the two
+        """:func:`convolve.choose_tilt` for this target, cached (it evaluates every factor's MGF). Shared by the two
         ends of a direction (the first end asked chooses it): the dominating and dominated PMFs differ by the
         discretisation only, so their Chernoff-optimal rungs of the ladder are the same or neighbours, and any
         tilt gives a certified answer (docs/pld.md Sec. 2.5)."""
         key = ("tilt", h, tails, d, delta, epsilon)
         if key not in self._cache:
-            self._remember(key, _compose.choose_tilt(pm, delta=delta, epsilon=epsilon))
+            self._remember(key, convolve.choose_tilt(pm, delta=delta, epsilon=epsilon))
         return self._cache[key]
 
     def _composed(self, h: float, upper: bool, delta: Optional[float] = None,
@@ -594,7 +594,7 @@ class PLD:
         for d, pm in zip(dirs, self._pmfs(h, upper, tails, both, dirs)):
             if K:
                 c = self._composed_levels(h, upper, tails, d, pm, self._tilt(pm, h, upper, tails, d, delta, epsilon), K)
-                if c is not None and (delta is None or _level_ok(c, delta)):
+                if c is not None and (delta is None or level_ok(c, delta)):
                     out.append(c)
                     continue
             tilt = 0.0
@@ -602,20 +602,20 @@ class PLD:
             # composing, would exceed the 1e-3 delta that try allows: then tilted at once, held to the same
             # 1e-3 delta (its slack is then far smaller; a stricter re-tilt would compose twice)
             relaxed = delta is not None and epsilon is None and delta >= _UNTILTED_DELTA and not strict
-            if not relaxed or _untilted_local(pm, h) > 1e-3 * delta:
+            if not relaxed or untilted_local(pm, h) > 1e-3 * delta:
                 tilt = self._tilt(pm, h, upper, tails, d, delta, epsilon) if (delta is not None or epsilon is not None) else 0.0
             c = self._composed_one(pm, h, upper, tails, tilt, d)
             if delta is not None and epsilon is None:
-                e0 = _compose.epsilon_for(c, delta)
+                e0 = convolve.epsilon_for(c, delta)
                 # a tilted first try re-tilts above 1e-6 delta; an untilted one (delta >= _UNTILTED_DELTA) only
                 # where its slack exceeds 1e-3 delta (the bracket includes the slack, and its width check
                 # refines the grid if the slack ever decides it)
                 allowed = 1e-3 * delta if relaxed else 1e-6 * delta
-                if math.isfinite(e0) and _compose.slack(c, e0) > allowed:
+                if math.isfinite(e0) and convolve.slack(c, e0) > allowed:
                     tilt2 = self._tilt(pm, h, upper, tails, d, None, e0)
                     if tilt2 != tilt:
                         c2 = self._composed_one(pm, h, upper, tails, tilt2, d)
-                        if _compose.slack(c2, e0) < _compose.slack(c, e0):
+                        if convolve.slack(c2, e0) < convolve.slack(c, e0):
                             c = c2
             out.append(c)
         return out
@@ -625,10 +625,10 @@ class PLD:
         is composed in blocks of B = _LEVEL_B K^2 steps on the grid h, and the blocks on the grid K h.
         K ~ n^(1/4) balances the two FFT lengths (the first grows like K, the second like n^(1/2) / K).
         Only where the composed spread, not one step's grid, sets the one-level FFT length: n >=
-        _LEVEL_MIN_STEPS and sd_T / h >= _LEVEL_SPREAD times one step's grid cells (a step whose grid is
+        LEVEL_MIN_STEPS and sd_T / h >= _LEVEL_SPREAD times one step's grid cells (a step whose grid is
         long -- the heavy upper tail of a subsampled step at small q -- is in every block again)."""
         n = max(n for _, n in self._factors)
-        if n < _LEVEL_MIN_STEPS:
+        if n < LEVEL_MIN_STEPS:
             return 0
         sd = math.sqrt(sum(k * _step_sd(p) ** 2 for p, k in self._factors))
         if sd / h < _LEVEL_SPREAD * self._cells(h, tails[0]):
@@ -655,12 +655,12 @@ class PLD:
         return self._plans[key]
 
     def _composed_levels(self, h: float, upper: bool, tails, d: int, pm, tilt: float, K: int):
-        """:func:`_compose.compose_levels` of direction ``d`` (cached; None where a block exceeds the memory
+        """:func:`convolve.compose_levels` of direction ``d`` (cached; None where a block exceeds the memory
         cap), blocks of :meth:`_level_block` steps."""
         key = ("levels", h, upper, tails, d, tilt, K)
         if key not in self._cache:
             try:
-                c = _compose.compose_levels(pm, K, self._level_block(K), upper, tails[1], tilt,
+                c = convolve.compose_levels(pm, K, self._level_block(K), upper, tails[1], tilt,
                                             check=lambda N: self._check_memory(h, N))
             except MemoryLimitError:
                 c = None
@@ -677,7 +677,7 @@ class PLD:
         # their id cannot be reused by other PMFs (another direction's, or a rebuild after an eviction)
         key = ("composed", h, upper, tails, d, id(pm[0][0]), tilt)
         if key not in self._cache:
-            c = _compose.compose(pm, tails[1], tilt, check=lambda N: self._check_memory(h, N))
+            c = convolve.compose(pm, tails[1], tilt, check=lambda N: self._check_memory(h, N))
             c.__dict__["_factors"] = pm
             self._remember(key, c)
             seen = self._seen.setdefault((upper, d), [])
@@ -694,7 +694,7 @@ class PLD:
         no untilted first try (every composition tilted, its slack held to 1e-6 delta)."""
         # few factors: the upper ends alone (their grid cells stay cached for a lower end that is needed); many:
         # both ends of each direction from one computation of its cells (the cache would not hold them)
-        few = len(self._factors) * self._n_dirs() <= _build.CELLS_KEPT
+        few = len(self._factors) * self._n_dirs() <= discretise.CELLS_KEPT
         dirs = self._screened(delta, h, strict) if not few else None
         ups = self._composed(h, True, delta, strict=strict, both=not few, dirs=dirs)
         up_d = [epsilon_side(c, delta, upper=True) for c in ups]
@@ -710,8 +710,8 @@ class PLD:
             c = self._composed(h, False, delta, strict=strict, both=False, dirs=(names[i],))[0]
             los.append(c)
             lo = max(lo, epsilon_side(c, delta, upper=False))
-        raw_up = max(_compose.epsilon_for(c, delta) for c in ups)
-        raw_lo = max(_compose.epsilon_for(c, delta) for c in los)
+        raw_up = max(convolve.epsilon_for(c, delta) for c in ups)
+        raw_lo = max(convolve.epsilon_for(c, delta) for c in los)
         disc = max(raw_up - raw_lo, 0.0)
         roff = (up - raw_up) + max(raw_lo - lo, 0.0) if math.isfinite(up) else math.inf
         self._last_parts = (disc, roff)
@@ -727,7 +727,7 @@ class PLD:
         end exceeds that fine one. Where it does not, its epsilon <= its coarse upper end <= the fine upper end of
         the first, so the maximum, and the bracket, are those of the first direction alone. A coarse grid over the
         memory cap or without a finite upper end: every direction (None)."""
-        if self._n_dirs() < 2 or len(self._factors) <= _compose.GROUP_MIN:
+        if self._n_dirs() < 2 or len(self._factors) <= convolve.GROUP_MIN:
             return None
         H = h * _SCREEN_COARSEN
         try:
@@ -748,9 +748,9 @@ class PLD:
         self._composed(h, True, epsilon=epsilon)
         self._composed(h, False, epsilon=epsilon)
         n_dirs = 1 + max((d for _, d in self._seen), default=0)
-        up = max(min(min(1.0, _compose.delta_at(c, epsilon) + _compose.slack(c, epsilon))
+        up = max(min(min(1.0, convolve.delta_at(c, epsilon) + convolve.slack(c, epsilon))
                      for c in self._seen[(True, d)]) for d in range(n_dirs))
-        lo = max(max(max(0.0, _compose.delta_at(c, epsilon) - _compose.slack(c, epsilon))
+        lo = max(max(max(0.0, convolve.delta_at(c, epsilon) - convolve.slack(c, epsilon))
                      for c in self._seen[(False, d)]) for d in range(n_dirs))
         return min(lo, up), up
 
@@ -759,10 +759,10 @@ class PLD:
         return f"PLD([{inner}])"
 
 
-def _level_ok(c: _compose.Composed, delta: float) -> bool:
+def level_ok(c: convolve.Composed, delta: float) -> bool:
     """Whether a two-level composition's own error terms (its blocks', ``err_add`` and ``err_rel``) are at most
     _LEVEL_ERR delta where its epsilon lies (else the history is composed in one level)."""
-    e0 = _compose.epsilon_for(c, delta)
+    e0 = convolve.epsilon_for(c, delta)
     if not math.isfinite(e0):
         return False
     part = c.err_add
@@ -772,16 +772,16 @@ def _level_ok(c: _compose.Composed, delta: float) -> bool:
     return part <= _LEVEL_ERR * delta
 
 
-def _untilted_local(factors, h: float) -> float:
-    """:func:`_compose.local_err` of the untilted composition of ``factors`` (it does not depend on the
+def untilted_local(factors, h: float) -> float:
+    """:func:`convolve.local_err` of the untilted composition of ``factors`` (it does not depend on the
     composed masses: S = 1, no tilt), so that a delta target can skip an untilted try it would reject."""
-    mono, dip, quad, growth = _compose.local_terms(factors)
+    mono, dip, quad, growth = convolve.local_terms(factors)
     if not math.isfinite(growth):
         return math.inf
     return growth * (mono + dip * min(h, 2.0) + quad * min(h + h * h, 4.0))
 
 
-def epsilon_side(c: _compose.Composed, delta: float, *, upper: bool) -> float:
+def epsilon_side(c: convolve.Composed, delta: float, *, upper: bool) -> float:
     """Certified epsilon of one composed direction (docs/pld.md Sec. 2.7).
 
     Upper: an epsilon e with delta_at(e) + slack(e) <= delta, checked at e itself (delta is
@@ -789,29 +789,29 @@ def epsilon_side(c: _compose.Composed, delta: float, *, upper: bool) -> float:
     delta_at(e') - slack(e') > delta at e' just below e, checked (then the true delta at e' exceeds delta,
     and the true epsilon is > e'); 0 if none is found. ``epsilon_for`` only proposes candidates."""
     if upper:
-        e = _compose.epsilon_for(c, delta)
+        e = convolve.epsilon_for(c, delta)
         if math.isinf(e):
             return math.inf
         for _ in range(16):
-            s = _compose.slack(c, e)
-            if _compose.delta_at(c, e) + s <= delta:
+            s = convolve.slack(c, e)
+            if convolve.delta_at(c, e) + s <= delta:
                 return e
             t = delta - 2.0 * s if _ > 0 else delta - s
-            nxt = _compose.epsilon_for(c, t) if t > c.inf_mass else math.inf
+            nxt = convolve.epsilon_for(c, t) if t > c.inf_mass else math.inf
             if not nxt > e:  # rounding of the proposal: step up by a relative 1e-9 and one ulp
                 nxt = e + 1e-9 * abs(e) + 1e-12
             if math.isinf(nxt):  # the slack here is too large: look further up (it decreases with e)
                 nxt = e + max(c.h, 0.25 * abs(e))
             e = nxt
         return math.inf
-    e = _compose.epsilon_for(c, min(2.0 * delta, 1.0))
+    e = convolve.epsilon_for(c, min(2.0 * delta, 1.0))
     for _ in range(16):
-        t = min(delta + _compose.slack(c, e), 1.0)
-        cand = _compose.epsilon_for(c, t)
+        t = min(delta + convolve.slack(c, e), 1.0)
+        cand = convolve.epsilon_for(c, t)
         if not math.isfinite(cand) or cand <= 0:
             return 0.0
         below = cand * (1.0 - 1e-12) - 1e-15
-        if below > 0 and _compose.delta_at(c, below) - _compose.slack(c, below) > delta:
+        if below > 0 and convolve.delta_at(c, below) - convolve.slack(c, below) > delta:
             return below
         e = min(cand, e) * 0.999 if e > 0 else 0.0
         if e <= 0:
@@ -825,9 +825,9 @@ def _factors_merge(a, b) -> list:
         key = pair.key()
         old = groups.get(key)
         groups[key] = (pair, n + (old[1] if old else 0))
-    gauss = [(p, n) for p, n in groups.values() if isinstance(p, _build.GaussianPair)]
-    rest = [(p, n) for p, n in groups.values() if not isinstance(p, _build.GaussianPair)]
+    gauss = [(p, n) for p, n in groups.values() if isinstance(p, discretise.GaussianPair)]
+    rest = [(p, n) for p, n in groups.values() if not isinstance(p, discretise.GaussianPair)]
     if gauss:
         mu2 = sum(n * p.mu * p.mu for p, n in gauss)
-        rest.insert(0, (_build.GaussianPair(math.sqrt(mu2)), 1))
+        rest.insert(0, (discretise.GaussianPair(math.sqrt(mu2)), 1))
     return rest

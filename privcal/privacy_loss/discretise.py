@@ -45,13 +45,13 @@ LOG_NDTR_ERR = 8.0
 #: relative error of a cell mass exp(a) * -expm1(b - a) from two log tails, beyond the tails' own error
 _CELL_REL = 4.0
 #: relative error of the split of a cell ((p - rt) / (1 - e^{-h}), then p - up): a few roundings
-_SPLIT_REL = 4.0
+SPLIT_REL = 4.0
 #: red-black passes that raise the pairing fractions of the lower PMF (converged after one on the 27-case
 #: grid of benchmarks/bench_pld.py; docs/pld.md Sec. 2.3)
 _PAIR_ROUNDS = 2
 #: each tail of a single-step PLD beyond its grid holds at most this much P-mass
 TAIL_MASS = 1e-25
-_Z_TAIL = float(-ndtri(TAIL_MASS))  # ~10.4 standard deviations
+Z_TAIL = float(-ndtri(TAIL_MASS))  # ~10.4 standard deviations
 #: a tail <= Phi(-_SIDE_Z) ~ 0.242 at a grid point is certainly the smaller of its two (the other >= 0.758, far
 #: beyond any rounding): the larger need not be evaluated there (:meth:`SubsampledDirection._tails_rows`)
 _SIDE_Z = 0.7
@@ -96,7 +96,7 @@ class Pmf:
     # coarse cells keeps them at its grid points only (the lattice's other atoms carry no error anchor)
     err_at: Optional[np.ndarray] = None
     # (total mass, mean, variance) of the finite part in grid units (mean as an absolute index), when known; else
-    # computed and kept by _compose (the total always float(mass.sum()))
+    # computed and kept by convolve (the total always float(mass.sum()))
     moments: Optional[tuple] = None
 
     @property
@@ -164,7 +164,7 @@ class GaussianPair:
 
     inf_mass = 0.0
 
-    def support(self, z: float = _Z_TAIL) -> tuple[float, float]:
+    def support(self, z: float = Z_TAIL) -> tuple[float, float]:
         m = self.mu
         return m * m / 2 - m * z, m * m / 2 + m * z
 
@@ -288,7 +288,7 @@ class SubsampledDirection:
         mix = np.maximum(r0, r1)
         return (mix, r0) if self.remove else (r0, mix)
 
-    def support(self, z: float = _Z_TAIL) -> tuple[float, float]:
+    def support(self, z: float = Z_TAIL) -> tuple[float, float]:
         s = self.s
         lo_x, hi_x = float(self._loss(-s * z)), float(self._loss(1.0 + s * z))
         if self.remove:
@@ -326,7 +326,7 @@ class SubsampledDirection:
         """:meth:`_tails_at` of F rows of L increasing grid points (x flattened), each tail evaluated only where
         the cells can use it (docs/pld.md Sec. 2.3 "Rows"), the same numbers there; 0 (log 1) elsewhere.
 
-        The cells (:func:`_cell_masses`, :func:`_log_cell_masses`) and the tail errors read each point's tails
+        The cells (:func:`cell_masses`, :func:`log_cell_masses`) and the tail errors read each point's tails
         only through the smaller one: cell j compares gt_j with le_{j+1} and takes both its tails from that
         side. A tail is *certainly small* at a point where it is <= Phi(-_SIDE_Z) ~ 0.242 (then the other is
         >= 0.758): remove, P(L > l) <= Phi(-z1) and P(L <= l) <= Phi(z0) for the mixture, Phi(-z0) and Phi(z0)
@@ -414,7 +414,7 @@ class LaplacePair:
     def directions(self):
         return (self,)
 
-    def support(self, z: float = _Z_TAIL) -> tuple[float, float]:
+    def support(self, z: float = Z_TAIL) -> tuple[float, float]:
         return -self.e0, self.e0
 
     def arg_rel_err(self, l):
@@ -466,7 +466,7 @@ class ApproxDPPair:
     def directions(self):
         return (self,)
 
-    def support(self, z: float = _Z_TAIL) -> tuple[float, float]:
+    def support(self, z: float = Z_TAIL) -> tuple[float, float]:
         return -self.e0, self.e0
 
     def arg_rel_err(self, l):
@@ -536,7 +536,7 @@ def grid_range(direction, h: float, tail: float = TAIL_MASS) -> tuple[int, int]:
     return int(math.floor(lo / h)) - 1, max(int(math.ceil(hi / h)), int(math.floor(lo / h)))
 
 
-def _grid_ranges(directions: list, h: float, tail: float) -> list:
+def grid_ranges(directions: list, h: float, tail: float) -> list:
     """:func:`grid_range` of each direction; subsampled directions of one side (``stack``-able) in one pass over
     arrays of their parameters: the same operations on the same numbers as one at a time (the support's
     losses are elementwise, floor and ceil exact)."""
@@ -554,7 +554,7 @@ def _grid_ranges(directions: list, h: float, tail: float) -> list:
     return [(int(x) - 1, max(int(y), int(x))) for x, y in zip(a.tolist(), b.tolist())]
 
 
-def _cell_masses(lgt: np.ndarray, lle: np.ndarray):
+def cell_masses(lgt: np.ndarray, lle: np.ndarray):
     """Masses of the cells between consecutive grid points from log tails at the points, each from the
     side with the smaller tails; and the size of the tail values, which bounds the local (dipole) error."""
     with np.errstate(invalid="ignore", over="ignore"):
@@ -567,8 +567,8 @@ def _cell_masses(lgt: np.ndarray, lle: np.ndarray):
     return np.maximum(mass, 0.0), small
 
 
-def _log_cell_masses(lgt: np.ndarray, lle: np.ndarray) -> np.ndarray:
-    """The logs of :func:`_cell_masses` (-inf for an empty or negative cell), kept in log space: a cell's
+def log_cell_masses(lgt: np.ndarray, lle: np.ndarray) -> np.ndarray:
+    """The logs of :func:`cell_masses` (-inf for an empty or negative cell), kept in log space: a cell's
     Q-mass underflows far before e^{g_j} times it does (losses beyond ~700 nats)."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         gt = -np.expm1(lgt[..., 1:] - lgt[..., :-1])
@@ -586,13 +586,13 @@ CELLS_KEPT = 8
 _COARSE_MIN_CELLS = 256
 
 
-def _points(direction, h: float, tail: float, coarse: Optional[tuple]) -> np.ndarray:
+def grid_points(direction, h: float, tail: float, coarse: Optional[tuple]) -> np.ndarray:
     """Lattice indices of the grid points (losses idx h): every index from grid_range's lo to hi, or, with
-    ``coarse`` = (K, thr), graded coarse tails (:func:`_point_rows`). The tails of a subsampled step far out
+    ``coarse`` = (K, thr), graded coarse tails (:func:`point_rows`). The tails of a subsampled step far out
     hold little mass over a long range of losses (~20,000 cells at q = 1e-3, sigma = 0.8): coarse cells there
     keep the same construction (a dominating split, a dominated pairing, each cell whatever its width) at a
     fraction of the evaluations (docs/pld.md Sec. 2.3)."""
-    idx, n = _point_rows([direction], h, tail, coarse)
+    idx, n = point_rows([direction], h, tail, coarse)
     return idx[0, :n[0]]
 
 
@@ -609,7 +609,7 @@ def _coarse_levels(K: int, thr: float) -> list:
     return out
 
 
-def _point_rows(directions: list, h: float, tail: float, coarse: Optional[tuple],
+def point_rows(directions: list, h: float, tail: float, coarse: Optional[tuple],
                 stack: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """(idx, n): the grid points of each direction as rows of lattice indices, row f holding its n[f] points
     increasing and padded with copies of its last one. Without ``coarse``, or on a grid shorter than
@@ -620,7 +620,7 @@ def _point_rows(directions: list, h: float, tail: float, coarse: Optional[tuple]
     the last, plus lo and a last point >= hi. The bands' ends are multiples of K (where the tails were taken),
     so each band's points are multiples of its k and every cell width is an integer times h. The tails are
     monotone in l, so the bands are nested; each is clipped into the next wider one all the same."""
-    ranges = _grid_ranges(directions, h, tail) if stack else [grid_range(d, h, tail) for d in directions]
+    ranges = grid_ranges(directions, h, tail) if stack else [grid_range(d, h, tail) for d in directions]
     r = np.array(ranges, dtype=np.int64).reshape(-1, 2)
     lo, hi = r[:, 0], r[:, 1]
     F = lo.size
@@ -716,7 +716,7 @@ def stacked(directions: list, counts) -> "SubsampledDirection":
 
 
 @dataclass
-class _Cells:
+class GridCells:
     """The grid cells of F directions as rows (docs/pld.md Sec. 2.3): row f holds direction f's n[f] points
     (lattice indices ``idx``, losses ``g``) and n[f] - 1 cells; shorter rows are padded with copies of their last
     point, whose cells are empty (the tails at equal points give zero mass) and whose tail errors are zero, so
@@ -749,12 +749,12 @@ class _Cells:
         return bool(np.any(np.diff(self.idx, axis=-1) > 1))
 
 
-def _grid_cells_rows(directions: list, h: float, tail: float, coarse: Optional[tuple] = None,
-                     stack: bool = False) -> _Cells:
-    """The tails at the grid points and the cell masses of each direction, one row each (:class:`_Cells`).
+def grid_cells_rows(directions: list, h: float, tail: float, coarse: Optional[tuple] = None,
+                     stack: bool = False) -> GridCells:
+    """The tails at the grid points and the cell masses of each direction, one row each (:class:`GridCells`).
     ``stack``: the directions (subsampled ones of one side) stacked (:func:`stacked`) and evaluated in one pass;
     else the single direction is evaluated on its own points."""
-    idx, n = _point_rows(directions, h, tail, coarse, stack)
+    idx, n = point_rows(directions, h, tail, coarse, stack)
     F, L = idx.shape
     g = idx * h  # grid points g_0 .. g_m (exact: integers times h)
     if not stack:
@@ -767,9 +767,9 @@ def _grid_cells_rows(directions: list, h: float, tail: float, coarse: Optional[t
         four = evaluate.tails(flat)
         ap, aq = arg_rel_err(evaluate, flat)
     p_gt, p_le, q_gt, q_le = (np.reshape(t, shape) for t in four)
-    p, p_small = _cell_masses(p_gt, p_le)  # P-mass of cell j = (g_j, g_{j+1}]
+    p, p_small = cell_masses(p_gt, p_le)  # P-mass of cell j = (g_j, g_{j+1}]
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
-        llr = _log_cell_masses(q_gt, q_le)  # log Q-mass of cell j (in log space: it underflows first)
+        llr = log_cell_masses(q_gt, q_le)  # log Q-mass of cell j (in log space: it underflows first)
         lq_small = np.minimum(q_gt, q_le)
         r_small = np.exp(lq_small + g)  # size of e^g * Q-tails (what the split sees)
         rt = np.exp(llr + g[:, :-1])  # e^{g_j} * Q-mass of cell j (<= p_j), no 0 * inf
@@ -789,18 +789,18 @@ def _grid_cells_rows(directions: list, h: float, tail: float, coarse: Optional[t
     if F > 1:
         te = np.where(np.arange(L)[None, :] < n[:, None], te, 0.0)
     inf_mass = np.array([float(d.inf_mass) for d in directions])
-    return _Cells(n, idx[:, 0].copy(), idx, g, p_gt, p_le, q_le, p, llr, rt, rt_raw, ap, aq, p_err, q_err, te,
+    return GridCells(n, idx[:, 0].copy(), idx, g, p_gt, p_le, q_le, p, llr, rt, rt_raw, ap, aq, p_err, q_err, te,
                   below, above, below_rt, inf_mass)
 
 
 def _grid_cells(direction, h: float, tail: float, cells: Optional[dict] = None,
-                coarse: Optional[tuple] = None) -> _Cells:
-    """:func:`_grid_cells_rows` of one direction; kept in ``cells`` (read-only arrays) when given, so that the
+                coarse: Optional[tuple] = None) -> GridCells:
+    """:func:`grid_cells_rows` of one direction; kept in ``cells`` (read-only arrays) when given, so that the
     other end of the same bracket reuses them."""
     key = (id(direction), h, tail, coarse)
     if cells is not None and key in cells:
         return cells[key][1]
-    out = _grid_cells_rows([direction], h, tail, coarse)
+    out = grid_cells_rows([direction], h, tail, coarse)
     if cells is not None:
         for a in vars(out).values():
             if isinstance(a, np.ndarray):
@@ -817,10 +817,10 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS, cells: Op
     reaches about ``tail`` P-mass into each tail (the exact mass beyond goes to +inf, resp. is dropped).
     ``cells``: a dict in which the grid's tails and cell masses are kept for the other end (the caller's
     cache; the same direction object, h and tail give the same cells). ``coarse`` = (K, thr): cells K h wide
-    where the P-mass beyond is below thr (:func:`_points`; h must be a power of two, so that every width
+    where the P-mass beyond is below thr (:func:`grid_points`; h must be a power of two, so that every width
     is exact)."""
     c = _grid_cells(direction, h, tail, cells, coarse)
-    return (_upper_rows(c, h) if upper else _lower_rows(c, h))[0]
+    return (_upper_rows(c, h) if upper else lower_rows(c, h))[0]
 
 
 #: directions built together by :func:`pmfs_many` (rows of similar length: the padding stays small)
@@ -841,27 +841,27 @@ def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MAS
     sub = [i for i, d in enumerate(directions) if type(d) is SubsampledDirection]
     for i in range(len(directions)):
         if type(directions[i]) is not SubsampledDirection:
-            c = _grid_cells_rows([directions[i]], h, tail, None)
+            c = grid_cells_rows([directions[i]], h, tail, None)
             for e in ends:
                 if e or later is None:
-                    out[e][i] = (_upper_rows(c, h) if e else _lower_rows(c, h))[0]
+                    out[e][i] = (_upper_rows(c, h) if e else lower_rows(c, h))[0]
                 else:
                     later.blocks.append(([i], _dominated(c)))
     for remove in (True, False):
         group = [i for i in sub if directions[i].remove == remove]
         if not group:
             continue
-        sizes = _grid_ranges([directions[i] for i in group], h, tail)
+        sizes = grid_ranges([directions[i] for i in group], h, tail)
         order = sorted(range(len(group)), key=lambda k: sizes[k][1] - sizes[k][0])
         for s in range(0, len(order), _ROWS):
             block = [group[k] for k in order[s:s + _ROWS]]
             ds = [directions[i] for i in block]
-            c = _grid_cells_rows(ds, h, tail, coarse, stack=len(ds) > 1)
+            c = grid_cells_rows(ds, h, tail, coarse, stack=len(ds) > 1)
             for e in ends:
                 if not e and later is not None:
                     later.blocks.append((block, _dominated(c)))
                     continue
-                built = _upper_rows(c, h) if e else _lower_rows(c, h)
+                built = _upper_rows(c, h) if e else lower_rows(c, h)
                 for i, pm in zip(block, built):
                     out[e][i] = pm
     if later is not None:
@@ -872,7 +872,7 @@ def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MAS
 class LowerLater:
     """The lower ends of :func:`pmfs_many` not built yet: each row block's dominated cells (:class:`_Dominated`,
     ~20 bytes per grid point, against 8 per lattice point of the built PMF); :meth:`build` runs the pairing
-    (:func:`_lower_from`), the same PMFs as :func:`_lower_rows` on the same cells."""
+    (:func:`lower_from`), the same PMFs as :func:`lower_rows` on the same cells."""
 
     def __init__(self, count: int, h: float):
         self.count, self.h = count, h
@@ -886,12 +886,12 @@ class LowerLater:
         """The lower PMF of each direction, in the order given to :func:`pmfs_many`."""
         out: list = [None] * self.count
         for block, dm in self.blocks:
-            for i, pm in zip(block, _lower_from(dm, self.h)):
+            for i, pm in zip(block, lower_from(dm, self.h)):
                 out[i] = pm
         return out
 
 
-def _offsets(c: _Cells) -> Optional[np.ndarray]:
+def _offsets(c: GridCells) -> Optional[np.ndarray]:
     """Each point's lattice index relative to its row's first point (idx - lo), or None where no cell is wider
     than h (then the offsets are 0 .. n - 1 on every row)."""
     return c.idx - c.lo[:, None] if c.wide else None
@@ -920,7 +920,7 @@ def _lattice(n: np.ndarray, off: Optional[np.ndarray], arrays: list) -> list:
     return out
 
 
-def _span_dipoles(p_err: np.ndarray, q_err: np.ndarray, p: np.ndarray, rt: np.ndarray, widths: np.ndarray,
+def span_dipoles(p_err: np.ndarray, q_err: np.ndarray, p: np.ndarray, rt: np.ndarray, widths: np.ndarray,
                   h: float) -> np.ndarray:
     """Per grid point j, the total weight of the unit dipoles (1, -1) on neighbouring lattice points that the
     error patterns of point j make in the dominating split where its cells are wide (docs/pld.md Sec. 2.3,
@@ -945,7 +945,7 @@ def _span_dipoles(p_err: np.ndarray, q_err: np.ndarray, p: np.ndarray, rt: np.nd
         inv = np.where(k > 0, k / om, 0.0)  # K / (1 - e^{-w}); 0 where there is no cell (K = 0)
     te = p_err + q_err
     split = np.zeros((F, L))
-    split[:, :-1] = _SPLIT_REL * u * (p + rt)  # the split's round-off in cell j, before its / (1 - e^{-w})
+    split[:, :-1] = SPLIT_REL * u * (p + rt)  # the split's round-off in cell j, before its / (1 - e^{-w})
     return (k[:, :-1] * p_err + inv[:, :-1] * te + inv[:, 1:] * (te + split)) * (1.0 + 8 * u)
 
 
@@ -971,7 +971,7 @@ def _moments_of(mass: np.ndarray, lo: int, mean: float, var: float) -> Optional[
     return tot, lo + float(mean), float(var)
 
 
-def _upper_rows(c: _Cells, h: float) -> list:
+def _upper_rows(c: GridCells, h: float) -> list:
     """The dominating (split) PMF of each row (docs/pld.md Sec. 2.3)."""
     p, rt, te, ap = c.p, c.rt, c.te, c.ap
     F, L = te.shape
@@ -979,7 +979,7 @@ def _upper_rows(c: _Cells, h: float) -> list:
     wide = bool(wide_cells.any())
     one_minus = -math.expm1(-h)  # 1 - e^{-h}: the error bounds below use the narrowest cell (the largest 1 / (1 - e^{-w}))
     split = np.zeros((F, L))
-    split[:, :-1] = _SPLIT_REL * U * (p + rt) / one_minus  # round-off of the split of cell j (atoms j, j+1)
+    split[:, :-1] = SPLIT_REL * U * (p + rt) / one_minus  # round-off of the split of cell j (atoms j, j+1)
     # local patterns anchored at atom j (docs/pld.md, Sec. 2.3): a tail error at g_j is a dipole of the
     # cells j-1, j, which the split turns into a quadrupole te / (1 - e^{-h}) plus a dipole te
     dip = te + split
@@ -988,11 +988,11 @@ def _upper_rows(c: _Cells, h: float) -> list:
     mono[:, 1:] = _CELL_REL * U * p  # relative error of a cell mass (two exp, one expm1, products)
     if wide:
         # next to a wide cell the atoms are not neighbours on the lattice: the patterns there are written as sums
-        # of unit dipoles (:func:`_span_dipoles`), anchored at the pattern's top atom
+        # of unit dipoles (:func:`span_dipoles`), anchored at the pattern's top atom
         near = np.zeros((F, L), dtype=bool)
         near[:, :-1] |= wide_cells
         near[:, 1:] |= wide_cells
-        span = np.where(near, _span_dipoles(c.p_err, c.q_err, p, rt, np.diff(c.idx, axis=-1), h), 0.0)
+        span = np.where(near, span_dipoles(c.p_err, c.q_err, p, rt, np.diff(c.idx, axis=-1), h), 0.0)
         dip = np.where(near, 0.0, dip)
         quad = np.where(near, 0.0, quad)
         last = np.arange(L)[None, :] == (c.n - 1)[:, None]  # a row's last point: no cell above, the top is itself
@@ -1033,7 +1033,7 @@ def _upper_rows(c: _Cells, h: float) -> list:
             for f in range(F)]
 
 
-def _lower_rows(c: _Cells, h: float) -> list:
+def lower_rows(c: GridCells, h: float) -> list:
     """The dominated (lower) PMF of each row, built so that it needs no error bound (docs/pld.md Sec. 2.3).
 
     The computed cells are first made *dominated* by the true ones: P-masses lowered and e^{g_j} Q-masses
@@ -1041,15 +1041,15 @@ def _lower_rows(c: _Cells, h: float) -> list:
     so a cell's error is at most the errors of its two tails plus its own rounding). Lowering P and
     raising Q cellwise can only lower every delta of every composition (P^n(S) - e^eps Q^n(S) decreases
     for every S). A cell whose bounds no longer show a ratio >= e^{g_j} loses its P-mass (sound, and
-    only possible for cells within round-off of a ratio e^{g_j}). The pairing (:func:`_sweep_rows`) is then a
+    only possible for cells within round-off of a ratio e^{g_j}). The pairing (:func:`sweep_rows`) is then a
     post-processing of this dominated pair; its own round-off is absorbed by emitting an upper bound of
     e^{g_j} Q of each mixture only where it is below a lower bound of P."""
-    return _lower_from(_dominated(c), h)
+    return lower_from(_dominated(c), h)
 
 
 @dataclass
 class _Dominated:
-    """The dominated cells of F rows (:func:`_dominated`), all the lower end needs of :class:`_Cells`: kept by
+    """The dominated cells of F rows (:func:`_dominated`), all the lower end needs of :class:`GridCells`: kept by
     :class:`LowerLater` until the lower end is asked for. ``off``: lattice offsets of the points (idx - lo, int32
     where they fit), None where no cell is wider than h."""
 
@@ -1067,8 +1067,8 @@ class _Dominated:
                    + ((self.off,) if self.off is not None else ()))
 
 
-def _dominated(c: _Cells) -> _Dominated:
-    """The cells of each row made dominated by the true ones (:func:`_lower_rows`): P-masses lowered, e^{g_j}
+def _dominated(c: GridCells) -> _Dominated:
+    """The cells of each row made dominated by the true ones (:func:`lower_rows`): P-masses lowered, e^{g_j}
     Q-masses raised by their error bounds, the mass below the grid likewise."""
     u = U
     p, rt, g = c.p, c.rt_raw, c.g
@@ -1092,11 +1092,11 @@ def _dominated(c: _Cells) -> _Dominated:
     return _Dominated(c.n, c.lo, off, p_lo, rt_hi, np.maximum(below_lo, 0.0), below_rt_hi)
 
 
-def _lower_from(dm: _Dominated, h: float) -> list:
-    """The dominated PMF of each row from its dominated cells (the pairing, :func:`_sweep_rows`)."""
+def lower_from(dm: _Dominated, h: float) -> list:
+    """The dominated PMF of each row from its dominated cells (the pairing, :func:`sweep_rows`)."""
     F, M = dm.p_lo.shape
     atoms = np.zeros((F, M + 1))
-    atoms[:, :-1] = _sweep_rows(dm.p_lo, dm.rt_hi, h, dm.below_lo, dm.below_rt_hi, idx=dm.off, cells=dm.n - 1)[0]
+    atoms[:, :-1] = sweep_rows(dm.p_lo, dm.rt_hi, h, dm.below_lo, dm.below_rt_hi, idx=dm.off, cells=dm.n - 1)[0]
     mean, var = _point_moments(atoms, dm.off)
     (atoms,) = _lattice(dm.n, dm.off, [atoms])
     out = []
@@ -1110,10 +1110,10 @@ def _lower_from(dm: _Dominated, h: float) -> list:
 
 def dominated_masses(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float, *,
                      fractions: bool = False, idx: Optional[np.ndarray] = None):
-    """P-mass emitted at each g_j (j = 0..m-1) by the dominated construction of one PMF (:func:`_sweep_rows`,
+    """P-mass emitted at each g_j (j = 0..m-1) by the dominated construction of one PMF (:func:`sweep_rows`,
     one row). With ``fractions`` it also returns the pairing's (x, z, rest) per cell (for the tests: a
     post-processing needs a sum <= 1)."""
-    out, x, z, left = _sweep_rows(np.asarray(p, dtype=float)[None, :], np.asarray(rt, dtype=float)[None, :], h,
+    out, x, z, left = sweep_rows(np.asarray(p, dtype=float)[None, :], np.asarray(rt, dtype=float)[None, :], h,
                                   np.array([below_p], dtype=float), np.array([below_rt], dtype=float),
                                   idx=None if idx is None else np.asarray(idx)[None, :])
     if fractions:
@@ -1121,7 +1121,7 @@ def dominated_masses(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, be
     return out[0]
 
 
-def _sweep_rows(p: np.ndarray, rt: np.ndarray, h: float, below_p: np.ndarray, below_rt: np.ndarray, *,
+def sweep_rows(p: np.ndarray, rt: np.ndarray, h: float, below_p: np.ndarray, below_rt: np.ndarray, *,
                 idx: Optional[np.ndarray] = None, cells: Optional[np.ndarray] = None):
     """P-mass emitted at each g_j (j = 0..m-1) of each row by the dominated construction (docs/pld.md Sec. 2.3);
     with the pairing's fractions (x, z, rest). ``cells``: the number of cells of each row (padded cells beyond
@@ -1161,7 +1161,7 @@ def _sweep_rows(p: np.ndarray, rt: np.ndarray, h: float, below_p: np.ndarray, be
 
 #: rests absorbed by :func:`_absorb_piles` per PMF (the heaviest), and how far their partners may be (cells):
 #: the near partners are tried first (a pile needs ~5 cells of them), the far ones where those fall short
-_PILES, _PILE_NEAR, _PILE_REACH = 8, 16, 512
+PILES, _PILE_NEAR, _PILE_REACH = 8, 16, 512
 
 
 def _absorb_piles(out, r_out, lp, lrt, h, idx=None, cells=None):
@@ -1192,7 +1192,7 @@ def _absorb_piles(out, r_out, lp, lrt, h, idx=None, cells=None):
     out, r_out, lp = out.copy(), r_out.copy(), lp.copy()
     excess = lp - lrt
     floor = 1e-9 * h * out.sum(axis=1)  # a rest whose excess is below this is not worth a loop
-    order = _heaviest(excess, floor)
+    order = heaviest_rests(excess, floor)
     every = np.arange(F)
     for r in range(order.shape[1]):
         j = order[:, r]
@@ -1277,13 +1277,13 @@ def _absorb_piles(out, r_out, lp, lrt, h, idx=None, cells=None):
     return out, lp
 
 
-def _heaviest(excess: np.ndarray, floor: np.ndarray) -> np.ndarray:
-    """``np.argsort(-excess, axis=1)[:, :_PILES]`` (the piles' order, heaviest first) wherever the piles' loop can
-    tell: only the rests with excess > floor are absorbed, so only their ranks matter. The _PILES + 1 largest of
+def heaviest_rests(excess: np.ndarray, floor: np.ndarray) -> np.ndarray:
+    """``np.argsort(-excess, axis=1)[:, :PILES]`` (the piles' order, heaviest first) wherever the piles' loop can
+    tell: only the rests with excess > floor are absorbed, so only their ranks matter. The PILES + 1 largest of
     each row are found by a partition and sorted; where two of them that are above the floor are equal (ties,
     whose order the full sort decides) or one is nan, the row takes the full sort's order. The same ranks as
     the full sort for every rest above the floor, at a fraction of its cost."""
-    K = _PILES
+    K = PILES
     F, M = excess.shape
     neg = -excess
     if M <= K + 1:
@@ -1312,7 +1312,7 @@ def _absorb_piles_row(out, r_out, lp, lrt, h, idx=None):
     out, r_out, lp = out.copy(), r_out.copy(), lp.copy()
     excess = lp - lrt
     floor = 1e-9 * h * float(out.sum())  # a rest whose excess is below this is not worth a loop
-    for j in _heaviest(excess[None, :], np.array([floor]))[0]:
+    for j in heaviest_rests(excess[None, :], np.array([floor]))[0]:
         j = int(j)
         if not (excess[j] > floor and lp[j] > 0.0):
             continue

@@ -44,8 +44,8 @@ from typing import Optional
 import numpy as np
 from scipy import fft as sfft
 
-from . import _build
-from ._build import U, Pmf
+from . import discretise
+from .discretise import U, Pmf
 
 #: |w^ - w| <= TWIDDLE_ERR u for pocketfft's twiddle factors (``sincos_2pibyn``): each of the two table
 #: entries multiplied is cos/sin of a first-octant argument x * fl(pi / 4N) (rounded in at most 4 steps:
@@ -127,7 +127,7 @@ def _indices(n: int) -> np.ndarray:
     return _INDICES[:n]
 
 
-def _moments(p: Pmf) -> tuple[float, float, float]:
+def pmf_moments(p: Pmf) -> tuple[float, float, float]:
     """(total mass, mean, variance) of the finite part, in units of h (cached on the Pmf)."""
     cached = getattr(p, "moments", None)
     if cached is not None:
@@ -150,10 +150,10 @@ _MOMENTS_BLOCK = 2**18
 
 
 def _moments_all(pmfs) -> None:
-    """:func:`_moments` of every Pmf of ``pmfs`` not cached yet, from passes over their concatenated masses
+    """:func:`pmf_moments` of every Pmf of ``pmfs`` not cached yet, from passes over their concatenated masses
     (``np.add.reduceat`` per Pmf, blocks of about _MOMENTS_BLOCK atoms): the same formulas, the mean and variance
     summed in another order (they only place the factors and scale the tilt and window searches; no bound reads
-    them), the total mass as :func:`_moments` computes it."""
+    them), the total mass as :func:`pmf_moments` computes it."""
     todo = [p for p in pmfs if getattr(p, "moments", None) is None and p.mass.size > 0]
     if len(todo) < 2:
         return
@@ -181,11 +181,11 @@ def _moments_block(todo: list) -> None:
         d = j - np.repeat(np.where(tot > 0, mean, 0.0), sizes)
         var = np.add.reduceat(d * d * m, starts) / tot
     for p, t, mu, v in zip(todo, tot.tolist(), mean.tolist(), var.tolist()):
-        # the total as :func:`_moments` has it, float(p.mass.sum()) (the FFT's round-off bound caps |X| by it)
+        # the total as :func:`pmf_moments` has it, float(p.mass.sum()) (the FFT's round-off bound caps |X| by it)
         p.moments = (float(p.mass.sum()), p.offset + mu, v) if t > 0 else (0.0, float(p.offset), 0.0)
 
 
-def _log_mgf(p: Pmf, tilts: np.ndarray) -> np.ndarray:
+def log_mgf_of(p: Pmf, tilts: np.ndarray) -> np.ndarray:
     """log sum_j mass_j e^{t (offset + j)} for each tilt t (in 1/grid units), vectorised over the tilts
     (matrices of the nonzero atoms by blocks of tilts)."""
     tilts = np.asarray(tilts, dtype=float)
@@ -202,37 +202,37 @@ def _log_mgf(p: Pmf, tilts: np.ndarray) -> np.ndarray:
     return out
 
 
-#: elements per padded block of :func:`_log_mgfs` (factors x tilts x atoms): small blocks stay in cache
+#: elements per padded block of :func:`log_mgfs` (factors x tilts x atoms): small blocks stay in cache
 _MGF_BLOCK = 2**16
-#: padded atoms per block of factors in :func:`_log_mgfs_exp` (then as many tilts at once as fit
-#: _MGF_BLOCK) and of :func:`_log_mgfs` (masses, zero-padded)
+#: padded atoms per block of factors in :func:`log_mgfs_exp` (then as many tilts at once as fit
+#: _MGF_BLOCK) and of :func:`log_mgfs` (masses, zero-padded)
 _MGF_ROWS = 2**13
 _MGF_TABLE_ROWS = 2**17
-#: entries per table e^{t (j - j0)} of :func:`_log_mgfs` (tilts x W)
+#: entries per table e^{t (j - j0)} of :func:`log_mgfs` (tilts x W)
 _MGF_TABLE = 2**17
 #: at most this many atoms in all: the padded blocks of a :class:`MgfRows` are kept between calls (128 MB: one
 #: more copy of the masses, whose Pmfs already hold them with three error arrays of the same length; the
 #: 10,000-factor schedule's tilt choice, 14M atoms, halves with it, 0.5 -> 0.25 s, its peak memory unchanged)
 _MGF_KEEP = 2**24
-#: atoms per segment of the table path's sums (:func:`_log_mgfs`)
+#: atoms per segment of the table path's sums (:func:`log_mgfs`)
 _MGF_SEG = 128
 
 
 class MgfRows(list):
     """A list of Pmfs whose log-MGFs are asked for at several sets of tilts (:func:`window`,
-    :func:`choose_tilt`): :func:`_log_mgfs` keeps its padded blocks (the factors' atoms or masses, sorted and
+    :func:`choose_tilt`): :func:`log_mgfs` keeps its padded blocks (the factors' atoms or masses, sorted and
     zero-padded: built once) on it. The values are those of a plain list, bit for bit."""
 
     _prep = None
 
 
 def _exp_blocks(pmfs: list) -> list:
-    """The padded blocks of :func:`_log_mgfs_exp`: (rows, idx, lm) per block of factors ordered by their number
+    """The padded blocks of :func:`log_mgfs_exp`: (rows, idx, lm) per block of factors ordered by their number
     of nonzero atoms (log mass -inf past a factor's atoms)."""
     atoms = [_log_atoms(p) for p in pmfs]
     sizes = np.array([a[0].size for a in atoms], dtype=np.int64)
     order = np.argsort(sizes, kind="stable")
-    order = order[sizes[order] > 0]  # a factor without atoms: -inf (as :func:`_log_mgf`)
+    order = order[sizes[order] > 0]  # a factor without atoms: -inf (as :func:`log_mgf_of`)
     blocks = []
     i, n = 0, order.size
     while i < n:
@@ -253,10 +253,10 @@ def _exp_blocks(pmfs: list) -> list:
     return blocks
 
 
-def _log_mgfs_exp(pmfs: list, tilts: np.ndarray, blocks: Optional[list] = None) -> np.ndarray:
-    """:func:`_log_mgf` of many Pmfs at once (the general path of :func:`_log_mgfs`): row i is
+def log_mgfs_exp(pmfs: list, tilts: np.ndarray, blocks: Optional[list] = None) -> np.ndarray:
+    """:func:`log_mgf_of` of many Pmfs at once (the general path of :func:`log_mgfs`): row i is
     log sum_j mass_j e^{t (offset + j)} of ``pmfs[i]`` at each tilt t. The factors, ordered by their number of nonzero atoms, are padded into 2-D blocks (log mass
-    -inf, so e^{...} = 0, past a factor's atoms); each row's terms are those of :func:`_log_mgf` (the same
+    -inf, so e^{...} = 0, past a factor's atoms); each row's terms are those of :func:`log_mgf_of` (the same
     products, sums, maximum and exponentials), and its sum is numpy's pairwise sum over the padded row: the
     added zeros are exact, so it is a pairwise sum of the same terms in another tree, with the same kind of
     rounding bound (relative gamma of the tree's depth, a level or two more at most than the unpadded
@@ -281,7 +281,7 @@ def _log_mgfs_exp(pmfs: list, tilts: np.ndarray, blocks: Optional[list] = None) 
 
 
 def _table_blocks(pmfs: list):
-    """What :func:`_log_mgfs` builds before any tilt: the sparse factors (with their :func:`_exp_blocks`) and
+    """What :func:`log_mgfs` builds before any tilt: the sparse factors (with their :func:`_exp_blocks`) and
     the dense ones' blocks (rows, W, j0, M, base), M their masses (negative ones 0) zero-padded to W."""
     sizes = np.array([p.mass.size for p in pmfs], dtype=np.int64)
     sparse = np.array([4 * np.count_nonzero(p.mass > 0) < p.mass.size for p in pmfs], dtype=bool)
@@ -306,7 +306,7 @@ def _table_blocks(pmfs: list):
     return sparse, sparse_blocks, blocks
 
 
-def _log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
+def log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
     """log sum_j mass_j e^{t (offset + j)} of each of ``pmfs`` (rows) at each tilt t (columns), without an
     exponential per atom where the tilt allows: with a table T_j = e^{t (j - j0)} shared by a block of
     factors (their masses in the rows of a matrix, zero-padded to a width W, j0 = W // 2),
@@ -314,7 +314,7 @@ def _log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
     no BLAS) then across the segments (np.sum).
 
     Used where |t| (W - j0) <= 700 (T finite, >= e^{-700}) and the sum S is finite and >= 1e-250; the
-    other (factor, tilt) pairs take :func:`_log_mgfs_exp`. Round-off of S relative to the exact sum of
+    other (factor, tilt) pairs take :func:`log_mgfs_exp`. Round-off of S relative to the exact sum of
     the (nonnegative) masses' terms: T_j's argument t (j - j0) (j - j0 exact) rounded, <= 700 u, exp within
     1 ulp (2u), the product u, the sum in any order over a segment then across at most W / _MGF_SEG
     segments (gamma of _MGF_SEG + W / _MGF_SEG <= 1152 for W <= _MGF_TABLE_ROWS), and the products that
@@ -338,7 +338,7 @@ def _log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
     sparse, sparse_blocks, blocks = prep
     out = np.empty((len(pmfs), tilts.size))
     if sparse.any():
-        out[sparse] = _log_mgfs_exp([p for p, sp in zip(pmfs, sparse) if sp], tilts, sparse_blocks)
+        out[sparse] = log_mgfs_exp([p for p, sp in zip(pmfs, sparse) if sp], tilts, sparse_blocks)
     for rows, W, j0, M, base in blocks:
         vals = np.full((rows.size, tilts.size), np.nan)
         fast = np.flatnonzero(np.abs(tilts) * (W - j0) <= 700.0)
@@ -358,14 +358,14 @@ def _log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
         need = np.isnan(vals)
         if need.any():
             nr, nt = np.flatnonzero(need.any(axis=1)), np.flatnonzero(need.any(axis=0))
-            exact = _log_mgfs_exp([pmfs[f] for f in rows[nr]], tilts[nt])
+            exact = log_mgfs_exp([pmfs[f] for f in rows[nr]], tilts[nt])
             sub = vals[np.ix_(nr, nt)]
             vals[np.ix_(nr, nt)] = np.where(need[np.ix_(nr, nt)], exact, sub)
         out[rows] = vals
     return out
 
 
-def _weighted_sum(counts: np.ndarray, values: np.ndarray) -> np.ndarray:
+def weighted_sum(counts: np.ndarray, values: np.ndarray) -> np.ndarray:
     """sum_i counts[i] values[i] over the rows, added in the rows' order from 0 (a running sum, as a loop
     over the factors would add them; np.add.accumulate is sequential by definition)."""
     terms = counts[:, None] * values
@@ -382,7 +382,7 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
     mean = var = 0.0
     _moments_all([p for p, _ in factors])
     for p, n in factors:
-        _, m, v = _moments(p)
+        _, m, v = pmf_moments(p)
         mean, var = mean + n * m, var + n * v
     sd = max(math.sqrt(var), 1.0)
     # tilts, in 1/grid units, on the ladder (0.1 .. 100) / sd in 15 steps of 10^(1/5) (the bound (K(t) - log tail) / t
@@ -401,10 +401,10 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
     c2 = 1.01 * (len(pmfs) + 2) * U
 
     def log_mgf(tt: np.ndarray) -> np.ndarray:
-        per = _log_mgfs(pmfs, tt)
-        out = _weighted_sum(counts, per)
+        per = log_mgfs(pmfs, tt)
+        out = weighted_sum(counts, per)
         with np.errstate(invalid="ignore"):
-            slack = 1e-9 * np.abs(out) + 1e-12 + c0 + c1 * np.abs(tt) + c2 * _weighted_sum(counts, np.abs(per))
+            slack = 1e-9 * np.abs(out) + 1e-12 + c0 + c1 * np.abs(tt) + c2 * weighted_sum(counts, np.abs(per))
         return np.where(np.isneginf(out), out, out + slack)
 
     # the five rungs around the Gaussian optimum t sd = sqrt(-2 log tail); from there each side walks downhill two
@@ -507,7 +507,7 @@ def fft_err(n: int) -> float:
     return 1.001 * U * sum(fft_stage_err(r) for r in fft_stages(n))
 
 
-def _inf_err(factors, inf_mass: float) -> float:
+def inf_err(factors, inf_mass: float) -> float:
     """Bound of the error of :func:`_inf_mass`: the factors' own (n err_inf each, to first order, with a
     factor 2 for the second), log1p / product / sum / expm1 roundings ((k + 3) u |s|, s its exponent)."""
     own = sum(n * p.err_inf for p, n in factors)
@@ -545,12 +545,12 @@ def tilted(p: Pmf, tau: float, table: Optional[np.ndarray] = None) -> tuple[Pmf,
     Computed (docs/pld.md Sec. 2.5) as x_j = mass_j T_k / S with T_k = e^{tau k}, k = j - j0, j0 = n // 2
     (``table``: :func:`tilt_table`, shared by many factors), S = sum_j mass_j T_k and log M = tau (offset +
     j0) + log S, where |tau| max|k| <= _TILT_TABLE_ARG and S is in [1e-250, inf); else through log weights
-    (:func:`_tilted_log`)."""
+    (:func:`tilted_log`)."""
     n = p.mass.size
     j0 = n // 2
     kmax = max(j0, n - 1 - j0)
     if n == 0 or abs(tau) * kmax > _TILT_TABLE_ARG:
-        return _tilted_log(p, tau)
+        return tilted_log(p, tau)
     if table is not None:
         W = (table.size - 1) // 2
         T = table[W - j0:W - j0 + n]
@@ -559,7 +559,7 @@ def tilted(p: Pmf, tau: float, table: Optional[np.ndarray] = None) -> tuple[Pmf,
     y = p.mass * T
     S = float(np.sum(y))
     if not (1e-250 <= S < math.inf) or (p.mass < 0).any():
-        return _tilted_log(p, tau)
+        return tilted_log(p, tau)
     x = y / S
     base = tau * (p.offset + j0)
     lS = math.log(S)
@@ -604,7 +604,7 @@ def tilted(p: Pmf, tau: float, table: Optional[np.ndarray] = None) -> tuple[Pmf,
     return out, lM
 
 
-def _tilted_log(p: Pmf, tau: float) -> tuple[Pmf, float]:
+def tilted_log(p: Pmf, tau: float) -> tuple[Pmf, float]:
     """:func:`tilted` through log weights lw_j = log mass_j + tau (offset + j): x_j = e^{lw_j - log M}
     (a tilt too strong for the table of :func:`tilted`)."""
     idx = p.offset + np.arange(p.mass.size)
@@ -654,7 +654,7 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
     e.g. to enforce a memory cap; the window is computed once per composition."""
     h = factors[0][0].h
     inf_mass = _inf_mass(factors)
-    err_inf = _inf_err(factors, inf_mass)
+    err_inf = inf_err(factors, inf_mass)
     if len(factors) == 1 and factors[0][1] == 1:
         p = factors[0][0]
         return Composed(p.offset, p.mass, inf_mass, h, 0.0, 0.0, p.err_atoms, err_inf=err_inf)
@@ -668,7 +668,7 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
         # many distinct factors: the tilted factors in two levels (composition commutes with the tilt; the
         # grouped result's error bounds are then tilted l1 bounds, its input errors its `local`)
         grouped = len(factors) > GROUP_MIN
-        c = compose_grouped(tf, tail, check) if grouped else _compose_fft(tf, tail, check)
+        c = compose_grouped(tf, tail, check) if grouped else compose_fft(tf, tail, check)
         idx = c.offset + np.arange(c.mass.size)
         with np.errstate(divide="ignore", over="ignore"):
             lm = np.log(c.mass) + (K - tilt * idx)
@@ -689,7 +689,7 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
                         c.local if grouped else local_terms(tf), log_mgf=log_mgf)
     if len(factors) > GROUP_MIN:
         return compose_grouped(factors, tail, check)
-    c = _compose_fft(factors, tail, check)
+    c = compose_fft(factors, tail, check)
     c.err_inf = err_inf
     c.local = local_terms(factors)
     return c
@@ -737,20 +737,20 @@ def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, c
         if len(g) == 1 and g[0][1] == 1:
             level2.append(g[0])
             continue
-        c = _compose_fft(g, tail_g, check)
+        c = compose_fft(g, tail_g, check)
         mono, dip, quad, growth = local_terms(g)
         if not math.isfinite(growth):  # input errors too large to carry: one level, charged there (inf)
-            c = _compose_fft(factors, tail, check)
-            c.err_inf = _inf_err(factors, c.inf_mass)
+            c = compose_fft(factors, tail, check)
+            c.err_inf = inf_err(factors, c.inf_mass)
             c.local = local_terms(factors)
             return c
-        c.err_inf = _inf_err(g, c.inf_mass)
+        c.err_inf = inf_err(g, c.inf_mass)
         level2.append((Pmf(c.offset, c.mass, c.inf_mass, c.h, growth * mono + c.err + 2.0 * c.outside,
                            growth * dip, growth * quad, err_inf=c.err_inf), 1))
     if len(level2) > GROUP_MIN:  # the groups' results are many distinct factors in their turn
         return compose_grouped(level2, tail, check)
-    out = _compose_fft(level2, tail, check)
-    out.err_inf = _inf_err(level2, out.inf_mass)
+    out = compose_fft(level2, tail, check)
+    out.err_inf = inf_err(level2, out.inf_mass)
     out.local = local_terms(level2)
     return out
 
@@ -784,7 +784,7 @@ def regrid(c: Composed, K: int, upper: bool) -> tuple[Pmf, float, float]:
     "connect the dots" on the composed PLD: by convexity of (.)_+, (p_1 - e^eps q_1)_+ + (p_2 - e^eps q_2)_+
     >= (p - e^eps q)_+ at every real eps, so every delta of every further composition can only grow.
     Lower (dominated): the atoms of a coarse cell are merged (a post-processing: its ratio lies in
-    [e^{G_j}, e^{G_j + H})) and the cells go through the PLD's pairing (:func:`_build.dominated_masses`), with P-mass
+    [e^{G_j}, e^{G_j + H})) and the cells go through the PLD's pairing (:func:`discretise.dominated_masses`), with P-mass
     bounded from below and e^{G_j} Q-mass from above through the sums' roundings. Both are second order in H:
     mass moves only within one coarse cell. The masses of ``c`` are taken as the measure to move; how far
     they are from the exact composition is :func:`block_err`, charged by the caller."""
@@ -825,7 +825,7 @@ def regrid(c: Composed, K: int, upper: bool) -> tuple[Pmf, float, float]:
     rt = np.sum(Y * e, axis=1) * (1.0 + g)  # e^{G_j} Q from above
     p_lo = tot * (1.0 - g)  # P from below
     rt = np.minimum(rt, tot * (1.0 + g))  # e^{G_j} Q <= P exactly (every atom's loss is >= G_j)
-    atoms[:-1] = _build.dominated_masses(p_lo, rt, H, 0.0, 0.0)
+    atoms[:-1] = discretise.dominated_masses(p_lo, rt, H, 0.0, 0.0)
     return Pmf(j0, atoms, c.inf_mass, H), 0.0, log_m
 
 
@@ -863,7 +863,7 @@ def compose_levels(factors: list[tuple[Pmf, int]], K: int, B: int, upper: bool, 
         z, r_move, log_my = regrid(block, K, upper)
         a, r = block_err(block)
         r += r_move
-        log_mz = float(_log_mgf(z, np.array([tau * H]))[0])
+        log_mz = float(log_mgf_of(z, np.array([tau * H]))[0])
         p_z = float(np.sum(z.mass)) + z.inf_mass
         add += m * a * max(1.0, p_z) ** m
         rel += m * r * math.exp(-log_mz) if log_mz > -700 else math.inf
@@ -896,8 +896,8 @@ def local_err(c: Composed, epsilon: float) -> float:
     r"""Bound of the change of delta(epsilon) caused by the factors' input errors (docs/pld.md Sec. 2.4).
 
     delta = sum_l y_l g(l), g(l) = exp(K - tau l) (1 - e^{epsilon - l})_+ (tau per nat here), y the exact
-    composition of the tilted factors. Telescoping, prod x^_i - prod x_i = sum_m (x^_1 .. x^_{m-1}) * E_m
-    * (x_{m+1} .. x_N), and each term changes delta by at most ||prefix||_1 ||suffix||_1 (<= growth) times
+    composition of the tilted factors. Telescoping, prod x^_i - prod x_i = sum_m (x^_1 .. x^_{m-1}) * E_m *
+    (x_{m+1} .. x_N), and each term changes delta by at most ||prefix||_1 ||suffix||_1 (<= growth) times
     max_s |sum_e E_m[e] g(s + e)|: a non-local error e costs e max g, a dipole e max|Delta g| <= e h
     max|g'|, a quadrupole e max|Delta^2 g| <= e (h [g'] + h^2 max|g''|), [g'] <= S the jump of g' at
     epsilon. g vanishes below epsilon; above it g <= S, |g'| <= S max(1, tau), |g''| <= S (1 + tau)^2,
@@ -918,7 +918,7 @@ def local_err(c: Composed, epsilon: float) -> float:
     return S * growth * (mono + dip * d1 + quad * d2)
 
 
-#: coefficients per batch of factors' spectra in :func:`_compose_fft` (rows x (N // 2 + 1)): bounds the
+#: coefficients per batch of factors' spectra in :func:`compose_fft` (rows x (N // 2 + 1)): bounds the
 #: memory of the arrays of one batch whatever the number of factors
 _FFT_BATCH = 2**16
 #: up to this many coefficients (factors x (N // 2 + 1)), the spectra of the first pass are kept for the
@@ -935,7 +935,7 @@ def _running_sum(acc: np.ndarray, terms: np.ndarray) -> np.ndarray:
     return acc
 
 
-def _mod_2pi(x: np.ndarray, counts: np.ndarray) -> np.ndarray:
+def mod_2pi(x: np.ndarray, counts: np.ndarray) -> np.ndarray:
     """np.mod(x, 2 pi) for rows n_i arg X (arg in [-pi, pi]), bitwise: numpy's float remainder is fmod (exact)
     then, for a negative result, + 2 pi (rounded), and +0.0 for a zero; on a row with n_i = 1, |x| <= pi <
     2 pi, so fmod(x, 2 pi) = x and that is x + 2 pi where x < 0, else x + 0.0 (turning -0.0 into +0.0)
@@ -956,7 +956,7 @@ def _scatter(values: np.ndarray, sel: np.ndarray, size: int) -> np.ndarray:
     return out
 
 
-def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, check=None,
+def compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, check=None,
                  power: bool = True) -> Composed:
     """The FFT composition (module doc); the factors' masses are taken as given.
 
@@ -983,7 +983,7 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
     shift = 0
     centres, totals = [], []
     for p, n in factors:
-        tot, mean, _ = _moments(p)  # tot = float(p.mass.sum())
+        tot, mean, _ = pmf_moments(p)  # tot = float(p.mass.sum())
         centre = int(round(mean))
         centres.append(centre)
         totals.append(tot)
@@ -1055,7 +1055,7 @@ def _compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, chec
         ang = np.arctan2(Xs.imag, Xs.real)
         del Xs
         logmod = _running_sum(logmod, nn * lm)
-        phase = _running_sum(phase, _mod_2pi(nn * ang, nn))
+        phase = _running_sum(phase, mod_2pi(nn * ang, nn))
         alm = np.abs(lm)  # |log|X||, 0 where X = 0 (and at a nan, as np.nan_to_num had it)
         alm[np.isneginf(lm) | np.isnan(lm)] = 0.0
         spread = _running_sum(spread, nn * (alm + np.abs(ang)))
@@ -1103,7 +1103,7 @@ def _tilt_ladder(factors) -> np.ndarray:
     0.02 to 2e4 over the composed standard deviation (the Chernoff-optimal tilt of a tail z standard
     deviations out is about z / sd for a Gaussian-like tail, far larger near the end of a bounded one)."""
     _moments_all([p for p, _ in factors])
-    var = sum(n * _moments(p)[2] for p, n in factors)
+    var = sum(n * pmf_moments(p)[2] for p, n in factors)
     sd = max(math.sqrt(var), 0.5) * factors[0][0].h  # nats
     lo, hi = math.floor(4 * math.log2(0.02 / sd)), math.ceil(4 * math.log2(2e4 / sd))
     return 2.0 ** (np.arange(lo, hi + 1) / 4.0)
@@ -1130,7 +1130,7 @@ def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None
         ok = taus * h <= _MAX_GRID_TILT  # the others are not taken: not computed
         K = np.full(taus.size, np.inf)
         if ok.any():
-            K[ok] = _weighted_sum(counts, _log_mgfs(pmfs, taus[ok] * h))
+            K[ok] = weighted_sum(counts, log_mgfs(pmfs, taus[ok] * h))
         with np.errstate(invalid="ignore", over="ignore"):
             obj = K - taus * epsilon if epsilon is not None else (K + _log_c(taus) - math.log(fin)) / taus
         return np.where(np.isfinite(obj) & (taus * h <= _MAX_GRID_TILT), obj, np.inf)
@@ -1138,8 +1138,8 @@ def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None
     # the objectives are unimodal in log tau: from the rung of a Gaussian with the composition's mean and variance
     # (its optimum: sqrt(-2 log delta) / sd, or (eps - mean) / var), rungs 4 apart, walking downhill, then 2 and 1
     # apart around the best (every 8th rung where none of the first three is finite)
-    var = sum(n * _moments(p)[2] for p, n in factors) * h * h
-    mean = sum(n * _moments(p)[1] for p, n in factors) * h
+    var = sum(n * pmf_moments(p)[2] for p, n in factors) * h * h
+    mean = sum(n * pmf_moments(p)[1] for p, n in factors) * h
     if epsilon is None:
         guess = math.sqrt(-2.0 * math.log(min(fin, 0.5))) / math.sqrt(max(var, 1e-300))
     else:
