@@ -9,6 +9,7 @@ object arrays exactly); deltas and tails of the exact values are evaluated with 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 
@@ -480,6 +481,21 @@ def test_local_bound_covers_the_composed_delta():
         assert abs(dg - dr) <= C.local_err(c, eps)
         needed |= abs(dg - dr) > 0
     assert needed
+
+
+def test_the_slack_charges_the_input_errors_in_full():
+    """slack(c, eps) carries local_err(c, eps) whole (Sec. 2.4): the same composition with its input-error
+    patterns removed (local=None) has a slack smaller by at least local_err. The test above bounds the
+    input errors by local_err; this one catches local_err dropped from (or weakened in) the slack that
+    delta_at's upper end adds."""
+    got = B.pmfs(B.GaussianPair(0.5), 0.05, upper=True, tail=1e-30)
+    c = C.compose([(got, 3)], tail=1e-30)
+    bare = dataclasses.replace(c, local=None)
+    for eps in [0.25, 1.0, 2.0, 3.0]:
+        loc = C.local_err(c, eps)
+        assert loc > 0
+        # the evaluation term grows with the slack, so the difference is local_err or a little more
+        assert C.slack(c, eps) - C.slack(bare, eps) >= loc * (1 - 1e-12)
 
 
 def _gaussian_delta(mu, eps):
