@@ -55,6 +55,31 @@ def test_sigma_vs_epsilon_matches_calibrate_and_marks_infeasible_as_missing():
     assert math.isnan(ys[0]) and math.isfinite(ys[1])
 
 
+def test_default_sigma_curve_points_are_the_accountants_own_answers():
+    # the default curve searches the two ends and prices the sigmas between them once each; every point drawn
+    # must be one the accountant certifies (epsilon(sigma) <= x) and the smallest such sigma (the front door's
+    # calibration at x, rtol 1e-9, within the chart's 1e-6 search precision at the ends)
+    fig = plot.sigma_vs_epsilon(1e-5, steps=50, accountants=("exact", "rdp"))
+    for name, line in _lines(fig).items():
+        xs, ys = line.get_data()
+        assert len(xs) == plot.CURVE_POINTS and (xs[0], xs[-1]) == plot.CURVE_ENDS
+        assert np.all(np.diff(xs) > 0) and np.all(np.diff(ys) < 0)  # more epsilon, less sigma
+        for e, s in zip(xs, ys):
+            assert privcal.epsilon(s, 1e-5, steps=50, accountant=name) <= e * (1 + 1e-12)
+            assert s == pytest.approx(privcal.calibrate(e, 1e-5, steps=50, accountant=name), rel=2e-6)
+
+
+def test_default_sigma_curve_falls_back_to_searched_targets_when_an_end_is_not_reached():
+    # sigma scales with the sensitivity: epsilon 0.1 over 1e6 steps needs ~5e4 per unit of sensitivity (RDP,
+    # delta 1e-5: ~sqrt(T) sqrt(2 ln(1/delta)) / epsilon), so ~5e12 at sensitivity 1e8, beyond the search's 1e12;
+    # epsilon 10 needs ~100 times less. The curve's first end is missing and every target is searched instead,
+    # the unreachable ones nan
+    fig = plot.sigma_vs_epsilon(1e-5, steps=10**6, sensitivity=1e8, accountants=("rdp",))
+    xs, ys = _lines(fig)["rdp"].get_data()
+    assert np.allclose(xs, np.geomspace(*plot.CURVE_ENDS, plot.CURVE_POINTS))
+    assert math.isnan(ys[0]) and math.isfinite(ys[-1])
+
+
 @pytest.mark.parametrize(
     "call,argument",
     [
