@@ -77,6 +77,35 @@ def test_log_ndtr_error_bound_holds_against_mpmath_over_the_range_used():
     assert worst > 4.0  # the measured constant: a bound of 4 would fail here
 
 
+def _tail_rounding_count(v):
+    """The relative error of a tail exp(v) of the subsampled mixture v = logaddexp(log(1 - q) + a, log q + b),
+    a and b from log_ndtr, counted term by term (docs/pld.md Sec. 2.2; u per +, 2u per exp, log, log1p). The
+    weights w_i = e^{s_i - v} of the two terms s_i sum to 1, and a, b, log q, log(1 - q) <= 0, so |a|, |b| <=
+    |s_i| and sum_i w_i |s_i| = sum_i w_i |v + log w_i| <= |v| + ln 2 (the entropy of two weights). Absolute
+    errors in v:
+      the log_ndtr inputs, averaged by the weights:   L u (2 + |v| + ln 2)
+      log q and log(1 - q) (2u relative each):        2 u (|v| + ln 2)
+      the two sums s_i (u relative each):             u (|v| + ln 2)
+      logaddexp = max + log1p(exp(min - max)): the difference (u |d|, times the small weight, <= u / e), exp
+      (2u e^d, through log1p's slope 1 / (1 + e^d): <= u), log1p (2u of at most ln 2), the last sum (u |v|):
+                                                      u (|v| + 1/e + 1 + 2 ln 2)
+    then exp(v) turns an absolute error D into a relative e^D - 1 <= D (1 + D) and adds its own 2u."""
+    u, L, ln2 = B.U, B.LOG_NDTR_ERR, math.log(2.0)
+    a = np.abs(v)
+    d = L * u * (2 + a + ln2) + 2 * u * (a + ln2) + u * (a + ln2) + u * (a + 1 / math.e + 1 + 2 * ln2)
+    return d * (1 + d) + 2 * u * (1 + d)
+
+
+def test_tail_error_bound_covers_its_rounding_count():
+    """tail_rel_err(v) = (LOG_NDTR_ERR + 6) u (3 + |v|) holds the count above at every log tail the grids
+    use (down to log 1e-305 ~ -702, and the float range's -745). The 6 u (3 + |v|) holds what the mixture,
+    the sums and exp add beyond the averaged log_ndtr term L u (2 + ln 2 + |v|): 4 u |v| + 6.9 u counted.
+    Catches the + 6 dropped (what is left beyond that term is L (1 - ln 2) u ~ 2.5 u) or halved
+    (3 u (3 + |v|) + 2.5 u < 4 u |v| + 6.9 u beyond |v| ~ 4.6)."""
+    v = -np.concatenate([np.linspace(0.0, 10.0, 201), np.geomspace(10.0, 745.0, 200)])
+    assert np.all(B.tail_rel_err(v) >= _tail_rounding_count(v))
+
+
 # ------------------------------------------------------------------------- FFT round-off (Sec. 2.6)
 def _adversarial(seed=7, size=97):
     rng = np.random.default_rng(seed)
