@@ -178,12 +178,19 @@ def test_the_guides_history_files_are_the_examples():
 
 
 def test_pld_md_runs_in_order_and_its_map_names_tests_that_exist():
-    # docs/pld.md: sections in numeric order (2.9b between 2.9 and 2.10, never renumbered: code and tests cite them),
+    # docs/pld.md: sections numbered 1, 1.1, 1.2, ..., 2, 2.1, ... in order, without gaps or lettered inserts,
     # and every test the opening map names is defined in tests/
     text = (DOCS / "pld.md").read_text(encoding="utf-8")
-    numbers = re.findall(r"^#{2,3} (\d+(?:\.\d+)?b?)[. ]", text, flags=re.MULTILINE)
-    key = [tuple(int(x) for x in n.rstrip("b").split(".")) + ((1,) if n.endswith("b") else (0,)) for n in numbers]
-    assert key == sorted(key) and len(numbers) == len(set(numbers)), numbers
+    numbers = re.findall(r"^#{2,3} (\d+(?:\.\d+)?\w*)[. ]", text, flags=re.MULTILINE)
+    expected, part, sub = [], 0, 0
+    for n in numbers:
+        if "." in n:
+            sub += 1
+            expected.append(f"{part}.{sub}")
+        else:
+            part, sub = part + 1, 0
+            expected.append(str(part))
+    assert numbers == expected, numbers
     assert text.index("## Map") < text.index("## 1. Dominating pairs")
     table = text[text.index("## Map"): text.index("## 1. Dominating pairs")]
     named = set(re.findall(r"`(test_\w+)`", table))

@@ -860,7 +860,7 @@ def test_grouped_composition_carries_each_groups_errors():
 @pytest.mark.parametrize("tilt", [0.0, 0.004])
 def test_three_level_grouping_carries_every_levels_errors(monkeypatch, tilt):
     """Above _GROUP_THREE distinct factors the groups have ~k^0.4 factors and their results are grouped
-    again (docs/pld.md Sec. 2.9b). Lowered here (_GROUP_THREE 20, GROUP_MIN 4: 30 factors -> 8 groups of 4 ->
+    again (docs/pld.md Sec. 2.10). Lowered here (_GROUP_THREE 20, GROUP_MIN 4: 30 factors -> 8 groups of 4 ->
     3 groups -> one composition): the nested call happens, the top level's non-local input error carries
     the middle level's round-off and truncation, and at every eps the certified delta interval overlaps the
     one-level composition's (both certified; a level whose errors were dropped would separate them)."""

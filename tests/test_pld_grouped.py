@@ -1,4 +1,4 @@
-"""Many distinct factors (docs/pld.md, Sec. 2.6 and 2.9b): the batched FFT composition of ``convolve`` against
+"""Many distinct factors (docs/pld.md, Sec. 2.6 and 2.10): the batched FFT composition of ``convolve`` against
 a one-factor-at-a-time reference, the coefficients it skips against the full computation, and the
 vectorised log-MGF of the window and the tilt against per-factor values and mpmath.
 

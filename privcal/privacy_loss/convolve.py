@@ -709,7 +709,7 @@ def _group_size(k: int) -> int:
 
 
 def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, check=None) -> Composed:
-    """The composition of many distinct factors in two levels (docs/pld.md Sec. 2.9b; tilted factors too, from
+    """The composition of many distinct factors in two levels (docs/pld.md Sec. 2.10; tilted factors too, from
     :func:`compose`): groups of
     about sqrt(k) factors are composed on their own, much shorter, windows; each result becomes a
     :class:`Pmf` whose error bounds carry everything between it and the exact composition of its group's
