@@ -941,11 +941,14 @@ def span_dipoles(p_err: np.ndarray, q_err: np.ndarray, p: np.ndarray, rt: np.nda
     k[:, 0] = 1.0
     k[:, 1:-1] = widths / h
     with np.errstate(divide="ignore", invalid="ignore"):
-        om = -np.expm1(-k * h) * (1.0 - 4 * u)  # 1 - e^{-w} rounded down (expm1 within 2u; w = K h exact)
+        om = -np.expm1(-k * h)  # 1 - e^{-w} within 2u (expm1 within 1 ulp; w = K h exact), covered by the 8u below
         inv = np.where(k > 0, k / om, 0.0)  # K / (1 - e^{-w}); 0 where there is no cell (K = 0)
     te = p_err + q_err
     split = np.zeros((F, L))
     split[:, :-1] = SPLIT_REL * u * (p + rt)  # the split's round-off in cell j, before its / (1 - e^{-w})
+    # rounding, counted along the longest path (the third term): om 2u, K / om u, te + split u, the product u,
+    # the two sums 2u: 7u below the exact value at most, so the float sum times (1 + 8u) is at least it
+    # (tests/test_guard_pld.py::test_span_dipoles_are_never_below_their_formula_in_exact_arithmetic)
     return (k[:, :-1] * p_err + inv[:, :-1] * te + inv[:, 1:] * (te + split)) * (1.0 + 8 * u)
 
 
