@@ -25,6 +25,8 @@ MODULES = [
     "privcal.analysis.kov",
     "privcal.analysis.rdp",
     "privcal.analysis.subsampling",
+    "privcal.analysis.wbk_quadrature",
+    "privcal.analysis.log_sums",
     "privcal.analysis.group_subsampling",
     "privcal.analysis.supremum",
     "privcal.analysis.counter",

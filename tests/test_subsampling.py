@@ -375,42 +375,42 @@ def test_forward_differences_cache_returns_the_fresh_rows_bit_for_bit():
     # the per-s cache of the forward differences extends its rows when a larger lmax is asked for and returns a
     # prefix for a smaller one: each must be the uncached computation of all rows at once, bit for bit (a row's
     # peaks, window and sum depend on its l alone), whatever the order of the requests
-    from privcal.analysis import subsampling as S
+    from privcal.analysis import wbk_quadrature as Q
 
     rng = np.random.default_rng(7)
     for s in (0.21, 0.8, 1.0314, 3.3, 6.87, 40.0):
-        S.FD_CACHE.clear()
-        fresh = S.forward_difference_rows(s, np.arange(2, 259, 2, dtype=float))
+        Q.FD_CACHE.clear()
+        fresh = Q.forward_difference_rows(s, np.arange(2, 259, 2, dtype=float))
         for lmax in rng.permutation([4, 18, 30, 54, 72, 130, 246, 258]):
-            got = S.log_forward_differences_gaussian(s, int(lmax))
+            got = Q.log_forward_differences_gaussian(s, int(lmax))
             assert got.shape == (lmax + 1,) and got[0] == 0.0 and np.isnan(got[1::2]).all()
             assert np.array_equal(got[2::2], fresh[: lmax // 2])
             assert not got.flags.writeable  # a caller cannot change what the next one reads
     # the cache is bounded: the oldest noise multipliers go first
-    S.FD_CACHE.clear()
-    for i in range(S.FD_CACHE_SIZE + 5):
-        S.log_forward_differences_gaussian(1.0 + i, 4)
-    assert len(S.FD_CACHE) == S.FD_CACHE_SIZE and 1.0 not in S.FD_CACHE and 1.0 + S.FD_CACHE_SIZE + 4 in S.FD_CACHE
+    Q.FD_CACHE.clear()
+    for i in range(Q.FD_CACHE_SIZE + 5):
+        Q.log_forward_differences_gaussian(1.0 + i, 4)
+    assert len(Q.FD_CACHE) == Q.FD_CACHE_SIZE and 1.0 not in Q.FD_CACHE and 1.0 + Q.FD_CACHE_SIZE + 4 in Q.FD_CACHE
 
 
 def test_hump_peaks_stop_only_once_the_window_centres_are_settled(monkeypatch):
     # the bisection stops early once every bracket lies in one rounding cell of the trapezoid lattice; the window
     # centres round(peak / step) must be those of all 44 halvings (checking never); a stop at the first check
     # whatever the brackets (after 17 or 21 halvings: the check deleted) moves some centres here
-    from privcal.analysis import subsampling as S
+    from privcal.analysis import wbk_quadrature as Q
 
     l = np.arange(2, 259, 2, dtype=float)
     sigmas = np.geomspace(0.05, 300.0, 60)
 
     def centres():
-        return [np.round(np.concatenate(S.hump_peaks(l, s, 0.5 / s)) / S.Z_STEP) for s in sigmas]
+        return [np.round(np.concatenate(Q.hump_peaks(l, s, 0.5 / s)) / Q.Z_STEP) for s in sigmas]
 
     early = centres()
-    monkeypatch.setattr(S, "_PEAK_CHECK_FROM", 10**6)
+    monkeypatch.setattr(Q, "_PEAK_CHECK_FROM", 10**6)
     full = centres()
     assert all(np.array_equal(a, b) for a, b in zip(early, full))
     for first in (16, 20):
-        monkeypatch.setattr(S, "_PEAK_CHECK_FROM", first)
+        monkeypatch.setattr(Q, "_PEAK_CHECK_FROM", first)
         monkeypatch.setattr(np, "array_equal", lambda a, b: True)  # the check always passes: a fixed stop
         cut = centres()
         monkeypatch.undo()
@@ -445,13 +445,13 @@ def test_exp_or_zero_is_numpy_exp_bit_for_bit():
     # the log-sum-exps skip e^x where it is 0 in float64 anyway (x <= -746); the values must be np.exp's, bit for
     # bit, through the subnormal range down to the last nonzero e^-745.13 = 2^-1075 (a threshold above it, e.g.
     # -745, zeroes e^-745.1 = 5e-324 and turns this red), and for -inf, nan and +inf
-    from privcal.analysis import subsampling as S
+    from privcal.analysis import log_sums as LS
 
     x = np.concatenate([np.linspace(-800.0, -700.0, 20001), [-745.1332, -745.13, -745.1, -745.0, -744.44],
                         np.linspace(-5.0, 5.0, 101), [-np.inf, np.nan, np.inf, 0.0, -0.0, 700.0]])
     with np.errstate(over="ignore"):
         want = np.exp(x)
-        got = S.exp_or_zero(x.copy())
+        got = LS.exp_or_zero(x.copy())
     assert np.array_equal(got, want, equal_nan=True)
     assert np.array_equal(np.signbit(got), np.signbit(want))
     assert want[x == -745.1][0] > 0  # the subnormal tail is really there

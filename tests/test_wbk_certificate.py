@@ -17,6 +17,7 @@ import pytest
 from scipy.special import gammaln
 
 from privcal.analysis import subsampling as S
+from privcal.analysis import wbk_quadrature as Q
 from privcal.analysis.subsampling import rdp_without_replacement_gaussian
 
 L = np.arange(2, 259, 2, dtype=float)  # every even row privcal uses (Thm 27 up to order 256 reads rows <= 258)
@@ -42,7 +43,7 @@ def exact_log_delta(s: float) -> np.ndarray:
 
 def excess(s: float) -> np.ndarray:
     """privcal's ln Delta^l minus the exact one, for every even l <= 258 (fresh rows, no cache)."""
-    got = S.forward_difference_rows(s, L)
+    got = Q.forward_difference_rows(s, L)
     return np.array([float(g - r) if np.isfinite(g) else math.inf for g, r in zip(got, exact_log_delta(s))])
 
 
@@ -60,7 +61,7 @@ def test_discretisation_term_covers_a_coarse_step(monkeypatch):
     # at step 2 the trapezoid rule is off by up to ~15 % of Delta (both signs, by the lattice's offset): the charged
     # Trefethen-Weideman term must keep the value above the exact one. Catches: the term deleted from the sum
     # (then ln Delta comes out below the exact value by up to 0.165 at s = 30, 0.007 at s = 0.3)
-    monkeypatch.setattr(S, "Z_STEP", 2.0)
+    monkeypatch.setattr(Q, "Z_STEP", 2.0)
     for s in SIGMAS:
         assert excess(s).min() >= 0.0
 
@@ -70,7 +71,7 @@ def test_discretisation_term_is_the_trefethen_weideman_bound(s, l, h):
     # ln(2 * 2M / (e^{2 pi a/h} - 1)) with M = e^{a^2/2} sum_k C(l, k) e^{k(k-1)/(2 s^2)} and a = 2 pi / h
     # (Trefethen & Weideman 2014, Thm 5.1; the first factor 2 is margin), in 50-digit mpmath. Catches: a wrong
     # constant, a or M
-    got = S.log_discretisation_bound(s, np.array([float(l)]), h)[0]
+    got = Q.log_discretisation_bound(s, np.array([float(l)]), h)[0]
     with mpmath.workdps(50):
         a = 2 * mpmath.pi / h
         moment = mpmath.fsum(mpmath.binomial(l, k) * mpmath.exp(mpmath.mpf(k) * (k - 1) / (2 * mpmath.mpf(s) ** 2))
@@ -83,7 +84,7 @@ def test_window_term_covers_a_narrow_window(monkeypatch):
     # with windows of +- 1 around each peak the windowed sum misses ~30 % of Delta: the charged end terms must
     # cover it. Catches: the end terms deleted (ln Delta then ~0.35 below the exact value), the factor 1/2 of
     # the end terms lowered (to 1/(2 sqrt(2 pi)): 0.06 below at s = 0.3)
-    monkeypatch.setattr(S, "Z_HALF_WINDOW", 1.0)
+    monkeypatch.setattr(Q, "Z_HALF_WINDOW", 1.0)
     for s in SIGMAS:
         assert excess(s).min() >= 0.0
 
@@ -92,8 +93,8 @@ def test_window_ends_are_checked_to_point_away_from_their_hump(monkeypatch):
     # windows centred 15 from the peaks towards z0 hold little of Delta and their outer ends lie on the descent
     # of their humps: the bound on what is left out does not hold there, and the row must come out +inf (then
     # Thm 9's term is taken), never below the exact value. Catches: the slope check deleted
-    peaks = S.hump_peaks
-    monkeypatch.setattr(S, "hump_peaks", lambda l, s, z0: tuple(p + d for p, d in zip(peaks(l, s, z0), (15.0, -15.0))))
+    peaks = Q.hump_peaks
+    monkeypatch.setattr(Q, "hump_peaks", lambda l, s, z0: tuple(p + d for p, d in zip(peaks(l, s, z0), (15.0, -15.0))))
     for s in (0.5, 4.0):
         d = excess(s)
         assert d.min() >= 0.0 and np.isinf(d).any()
@@ -105,9 +106,9 @@ def test_inner_window_ends_cover_the_points_between_the_windows(monkeypatch):
     # of their peaks), and the checks pass (the inner end is on its hump's descent towards z0). Catches: either
     # inner end left out of the charge
     # (one window moved at a time: each inner end's term must cover its own side)
-    peaks = S.hump_peaks
+    peaks = Q.hump_peaks
     for shifts in ((-10.5, 0.0), (0.0, 10.5)):
-        monkeypatch.setattr(S, "hump_peaks", lambda l, s, z0: tuple(p + d for p, d in zip(peaks(l, s, z0), shifts)))
+        monkeypatch.setattr(Q, "hump_peaks", lambda l, s, z0: tuple(p + d for p, d in zip(peaks(l, s, z0), shifts)))
         for s in (4.0, 30.0):
             d = excess(s)
             assert np.isfinite(d).all() and d.min() >= 0.0
@@ -120,10 +121,10 @@ def test_rounding_term_is_charged(s):
     # rho = 2^-48 (l (z_max/s + c + 36 + |ln 2s^2|) + z_max^2 + n) (docs/rdp.md, section 4): the float evaluation
     # is well inside it. Catches: rho deleted or cut tenfold (then the excess is within +-1e-12, rho >= 2.5e-12)
     rows = np.array([2.0, 16.0, 258.0])
-    got = S.forward_difference_rows(s, rows)
-    left, right = S.hump_peaks(rows, s, 0.5 / s)
-    h, half = S.Z_STEP, int(S.Z_HALF_WINDOW / S.Z_STEP)
-    disc = S.log_discretisation_bound(s, rows, h)
+    got = Q.forward_difference_rows(s, rows)
+    left, right = Q.hump_peaks(rows, s, 0.5 / s)
+    h, half = Q.Z_STEP, int(Q.Z_HALF_WINDOW / Q.Z_STEP)
+    disc = Q.log_discretisation_bound(s, rows, h)
     with mpmath.workdps(50):
         sm = mpmath.mpf(s)
 
