@@ -42,6 +42,7 @@ MODULES = [
     "privcal.accounting.accountants",
     "privcal.accounting.calibration",
     "privcal.accounting.api",
+    "privcal.accounting.selection",
     "privcal.accounting.interop",
     "privcal.accounting.history",
     "privcal.accounting.relations",

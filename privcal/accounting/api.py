@@ -16,7 +16,7 @@ optionally on a random subsample (``sample_rate``, ``sampling="poisson" | "witho
 * ``"best"``   the smallest certified upper bound among the *valid* accountants that support the setting
   (``"exact"`` alone when it applies: every valid bound is >= the exact value; otherwise the PLD, and
   RDP only where the PLD gives no finite answer or says its bracket is wider than the accuracy asked of
-  it -- then the smaller answer wins; see :func:`stages`). When an accountant tried first gives no
+  it -- then the smaller answer wins; see :func:`~privcal.accounting.selection.stages`). When an accountant tried first gives no
   answer (a delta below what the PLD can certify, a grid over its memory cap) the report names it, why,
   and who answered instead; pure and approximate DP releases fall back to ``"basic"`` (basic
   composition, KOV), so they never answer inf where a finite bound exists.
@@ -38,14 +38,26 @@ from typing import Optional, Union
 from .. import _validate as V
 from ..analysis import composition
 from . import search as _search
-from ..errors import CalibrationError, InfeasibleError, UnsupportedEventError
-from ..privacy_loss import MemoryLimitError
+from ..errors import InfeasibleError
 from .protocol import Accountant
-from .registry import ACCOUNTANTS
-from .events import (EpochsEvent, Event, Neighbouring, Releases, Sampling, SubsampledEvent, flatten_unchecked, unwrap_unchecked, describe,
-                     kind, relation_of, requested_relation)
+from .events import Event, Neighbouring, Releases, Sampling, flatten_unchecked, kind, relation_of
 from .relations import conversion
 from . import inclusion as _inclusion
+from .selection import (  # noqa: F401 (resolve_accountants, stages, wide, make_accountant, grouped, FALLBACK_ONLY: their old path)
+    ACCOUNTANT_CHOICES,
+    FAILURES,
+    FALLBACK_ONLY,
+    bracket_of,
+    declined_notes,
+    failure_note,
+    grouped,
+    make_accountant,
+    priced,
+    raise_none,
+    resolve_accountants,
+    stages,
+    wide,
+)
 
 __all__ = [
     "ACCOUNTANT_CHOICES",
@@ -60,7 +72,6 @@ __all__ = [
     "calibrate_report",
 ]
 
-ACCOUNTANT_CHOICES = ("best", *ACCOUNTANTS)
 
 
 @dataclass(frozen=True)
@@ -137,279 +148,10 @@ def _resolve(accountant: str, releases: Releases, event: Event) -> list[str]:
     return resolve_accountants(accountant, event, _describe(releases))
 
 
-def resolve_accountants(accountant: str, event: Event, what: str = "") -> list[str]:
-    """Names of the accountants to price ``event``: the one asked for, or for "best" every valid one that
-    supports it (only "exact" when it applies: every valid bound is >= the exact value).
-
-    Decided from the kinds of the releases in ``event`` (cached per kind), without building the
-    accountants: see :func:`_verdicts`.
-
-    Args:
-        accountant: "best" or a name of ``privcal.ACCOUNTANTS``.
-        event: what ran.
-        what: how error messages describe the event (default: its repr).
-
-    Returns:
-        the names, in the order of ``privcal.ACCOUNTANTS``.
-
-    Raises:
-        UnsupportedEventError: the accountant (or, for "best", every valid one) cannot price ``event``.
-    """
-    V.choice("accountant", accountant, ACCOUNTANT_CHOICES)
-    if isinstance(event, Event):
-        relation_of(event)  # one history, one relation: refused here in one line naming them
-    verdicts = _verdicts(event)
-    if accountant == "best" and "exact" in verdicts:  # the exact profile is valid wherever it applies
-        return ["exact"]
-    if accountant != "best":
-        if accountant not in verdicts:
-            others = [f"{name}{'' if valid else ' (not valid)'}" for name, valid in verdicts.items()]
-            raise UnsupportedEventError(
-                f"the {accountant} accountant does not support {what or describe(event)}; "
-                + (f"accountants that price it: {', '.join(others)} (or accountant 'best')" if others else
-                   f"no accountant prices it{_SUPPORTED}"))
-        return [accountant]
-    names = [name for name, valid in verdicts.items() if valid]
-    if "basic" in names and "rdp" in names:  # RDP prices the whole history: "basic" would repeat its answer
-        names.remove("basic")
-    if not names:
-        raise UnsupportedEventError(f"no valid accountant supports {what or describe(event)}{_SUPPORTED}")
-    return ["exact"] if "exact" in names else names
-
-
-#: (registered classes, kind signature) -> {name: valid} of the accountants that support such events
-_VERDICTS: dict[tuple, dict[str, bool]] = {}
-
-
-def _kind(leaf: Event) -> tuple:
-    """What an accountant's support of a release depends on: its type, and for a subsampled release or a run
-    over epochs the sampling, the neighbouring relation, the inner release's type and whether it runs once."""
-    if isinstance(leaf, (SubsampledEvent, EpochsEvent)):
-        inner, count = unwrap_unchecked(leaf.event)
-        return type(leaf), leaf.sampling, leaf.neighbouring, type(inner), count == 1
-    return (type(leaf),)
-
-
-def _verdicts(event: Event) -> dict[str, bool]:
-    """{name: valid} of the registered accountants that support ``event`` on a fresh ledger.
-
-    Support and validity depend only on the kinds of the leaves (:func:`_kind`) and on whether they are
-    all equal (KOV composes only identical releases), so the answer is computed once per such signature,
-    on fresh accountants, and reused: a front-door call costs a flatten and a dictionary look-up."""
-    if not isinstance(event, Event):
-        return {}
-    leaves = [leaf for leaf, _ in flatten_unchecked(event)]
-    first = leaves[0]
-    key = (
-        tuple(ACCOUNTANTS.items()),
-        frozenset(_kind(leaf) for leaf in leaves),
-        all(leaf == first for leaf in leaves),
-        requested_relation(event),
-    )
-    found = _VERDICTS.get(key)
-    if found is None:
-        found = {}
-        for name, cls in ACCOUNTANTS.items():
-            fresh = cls()
-            if fresh.supports(event):
-                found[name] = bool(fresh.valid_for(event))
-        _VERDICTS[key] = found
-    return found
-
-
-#: accountants that "best" prices only when none of the others answers finitely: RDP, whose answer is
-#: never below the PLD's certified upper end on benchmarks/bench_pld.py's grid (27 epsilon + 36 calibration + 4
-#: history cases; the PLD prices the same dominating pairs up to its discretisation) and which costs 33-40%
-#: of the time of "best" when priced beside the PLD on every call; and "basic", which prices the
-#: PLD's releases by coarser bounds (basic composition, KOV, RDP) and is there for deltas the PLD cannot
-#: certify
-FALLBACK_ONLY = ("rdp", "basic")
-
-#: how an accountant fails on inputs already validated: a grid over the memory cap, an infeasible
-#: calibration, and the numerics' own failures (overflow, nan, a shape error), which the front door turns
-#: into a one-line reason and a fallback, never an internal message
-_FAILURES = (MemoryLimitError, MemoryError, InfeasibleError, CalibrationError, ValueError, ArithmeticError,
-             IndexError)
-
-
-def stages(names: list[str]) -> list[list[str]]:
-    """The order in which "best" prices ``names``: every accountant but those of :data:`FALLBACK_ONLY`,
-    then, only if none of them answers finitely, those (one stage when the PLD is not among ``names``:
-    without it nothing prices the same pairs as tightly, and every valid one is priced).
-
-    Args:
-        names: accountant names from :func:`resolve_accountants`.
-
-    Returns:
-        one or two non-empty lists of names.
-    """
-    if "pld" not in names:
-        return [list(names)]
-    first = [n for n in names if n not in FALLBACK_ONLY]
-    later = [n for n in names if n in FALLBACK_ONLY]
-    return [first, later] if later else [first]
-
-
-def wide(acc, delta: Optional[float] = None) -> bool:
-    """Whether ``acc`` is a PLD accountant whose PLD says its bracket is wider than the accuracy asked of
-    it (``PLD.accuracy_by_delta`` holds False at ``delta``, or at any delta asked when None: the grid could
-    not be refined, e.g. under the memory cap). Only then may RDP beat the PLD's upper end by more than
-    that accuracy (RDP >= the true epsilon >= the PLD's lower end), so only then does "best" price RDP
-    beside a finite PLD answer.
-
-    Args:
-        acc: an accountant (or None).
-        delta: the delta asked, or None.
-    """
-    if getattr(acc, "name", None) != "pld":
-        return False
-    met = dict(getattr(acc.pld, "accuracy_by_delta", {}) or {})
-    if delta is not None:
-        return met.get(delta) is False
-    return any(v is False for v in met.values())
-
-
-def make_accountant(name: str, pld: Optional[dict] = None,
-                    neighbouring: Optional[Neighbouring] = None) -> Accountant:
-    """A fresh accountant ``name`` (the PLD's with the caller's accuracy / memory cap).
-
-    Args:
-        name: a name of :data:`ACCOUNTANTS`.
-        pld: keyword arguments of ``PLDAccountant`` (from :func:`pld_options`), or None.
-        neighbouring: the relation of the history it will price (``events.relation_of``), or None.
-    """
-    if name == "pld" and pld:
-        return ACCOUNTANTS[name](**pld, neighbouring=neighbouring)
-    return ACCOUNTANTS[name](neighbouring=neighbouring)
-
-
-def _one_line(text: object) -> str:
-    return " ".join(str(text).split())
-
-
-def _failure(name: str, exc: BaseException, where: str) -> str:
-    """Why accountant ``name`` gave no answer, in one line (no internal numpy message)."""
-    if isinstance(exc, (MemoryLimitError, InfeasibleError, CalibrationError)):
-        return _one_line(exc)
-    if isinstance(exc, MemoryError):
-        return f"not enough memory {where}"
-    return f"its numerics failed {where} ({type(exc).__name__}); no certified answer"
-
-
-def _inf_reason(acc: Accountant, delta: float) -> str:
-    """Why ``acc`` answered inf at ``delta`` (the PLD's own note when it gives one)."""
-    if acc.name == "pld":
-        notes = tuple(getattr(getattr(acc, "pld", None), "notes", ()) or ())
-        if notes:
-            return _one_line(notes[-1])
-        return (f"no finite certified upper end at delta = {delta:g} (its error terms -- round-off, truncation, "
-                "the mass at infinite loss -- reach delta)")
-    return f"no finite bound at delta = {delta:g}"
-
-
-def _declined(failed: dict[str, str], winner: str) -> tuple[str, ...]:
-    """One note per accountant that gave no finite answer, naming the one that answered."""
-    return tuple(f"{name}: {reason}; answered by {winner}" for name, reason in failed.items() if name != winner)
-
-
-def _raise_none(names: list[str], failed: dict[str, str], errors: dict[str, BaseException]) -> None:
-    """No accountant answered: the one accountant's own clean error, or an InfeasibleError listing why."""
-    if len(names) == 1 and isinstance(errors.get(names[0]), (MemoryLimitError, InfeasibleError, CalibrationError)):
-        raise errors[names[0]]
-    raise InfeasibleError("; ".join(f"{n}: {failed[n]}" for n in names if n in failed) or "no accountant answered")
-
-
-def _priced(names: list[str], event: Event, delta: float, *, with_bracket: bool,
-            pld: Optional[dict] = None) -> tuple[float, Accountant, tuple, tuple]:
-    """(epsilon, accountant, bracket or None, notes): the smallest certified epsilon among ``names`` at
-    ``delta`` for ``event``, priced in :func:`stages` (RDP only when nothing else answers finitely). An
-    accountant that fails (a grid over its memory cap, its numerics) or answers inf is skipped, with a
-    note naming why and who answered instead."""
-    best, failed, errors = None, {}, {}
-    where = f"at delta = {delta:g}"
-    leaves = grouped(event)
-    relation = relation_of(event)  # the grouped leaves lose the history's ComposedEvent(neighbouring=...)
-    for stage in stages(names):
-        for name in stage:
-            acc = make_accountant(name, pld, relation)
-            for leaf, count in leaves:  # support resolved once per kind of event
-                acc.compose_unchecked(leaf, count)
-            try:
-                value = float(acc.epsilon_unchecked(delta))
-            except _FAILURES as exc:
-                failed[name], errors[name] = _failure(name, exc, where), exc
-                continue
-            if math.isnan(value):
-                failed[name] = f"its numerics returned nan {where}; no certified answer"
-                continue
-            if math.isinf(value):
-                failed[name] = _inf_reason(acc, delta)
-            if best is None or value < best[0]:
-                best = (value, acc)
-        if best is not None and math.isfinite(best[0]) and not wide(best[1], delta):
-            break
-    if best is None:
-        _raise_none(names, failed, errors)
-    value, acc = best
-    notes = _declined(failed, acc.name) if math.isfinite(value) else ()
-    bracket = None
-    if with_bracket:
-        bracket, more = _bracket(acc, value, delta)
-        notes += more
-    return value, acc, bracket, notes
-
-
-def grouped(event: Event) -> list[tuple[Event, int]]:
-    """The leaves of ``event`` with equal leaves merged: (leaf, total count), in order of first appearance.
-
-    Every accountant here composes by a commutative rule (RDP curves and mu^2 add up, PLDs convolve, basic
-    composition sums), so a history is priced the same with its equal releases merged, and each distinct
-    release is priced once however often it recurs in the history.
-
-    Args:
-        event: any history.
-    """
-    counts: dict[Event, int] = {}
-    for leaf, n in flatten_unchecked(event):
-        counts[leaf] = counts.get(leaf, 0) + n
-    return list(counts.items())
-
-
-def _bracket(acc: Accountant, value: float, delta: float) -> tuple[Optional[tuple[float, float]], tuple[str, ...]]:
-    """(certified (lower, upper) epsilon of ``acc`` at ``delta``, upper = ``value``, or None when ``acc``
-    gives no lower bound; notes): the reported upper bound is kept (the accountant's own bracket may end a
-    little higher or lower, both ends are certified). A PLD bracket wider than the accuracy asked of it
-    gets a note (read from the PLD when it says so, ``PLD.accuracy_met``; else from the bracket)."""
-    if acc.name == "exact":
-        return (value, value), ()
-    own = getattr(acc, "bracket", None)
-    if own is None or not math.isfinite(value) or acc.name != "pld":
-        return None, ()
-    try:
-        lower, upper = own(delta)
-    except _FAILURES as exc:
-        return None, (f"pld lower end not computed: {_failure('pld', exc, f'at delta = {delta:g}')}",)
-    lower = min(float(lower), value)
-    wanted = max(acc.accuracy * value, acc.absolute_accuracy)
-    met = not wide(acc, delta) and value - lower <= wanted * (1.0 + 1e-9)
-    capped = any("memory_limit" in n for n in getattr(getattr(acc, "pld", None), "notes", ()))
-    why = ("a finer grid would exceed memory_limit (raise memory_limit to refine it)" if capped else
-           "the grid could not be refined further")
-    notes = () if met else (
-        f"pld bracket [{lower:.6g}, {value:.6g}] is wider than the requested accuracy ({wanted:.3g} = max(accuracy "
-        f"{acc.accuracy:g} x epsilon, {acc.absolute_accuracy:g})): {why}",)
-    return (lower, value), notes
-
-
 def _describe(releases: Releases) -> str:
     if not releases.subsampled:
         return f"{releases.steps} Gaussian releases"
     return f"{releases.sampling} subsampling under {releases.neighbouring.value} neighbours"
-
-
-#: What the accountants price among subsampled Gaussians, said when none prices the setting asked for.
-_SUPPORTED = (" (subsampled Gaussians are priced for poisson with add_remove, and without_replacement with "
-              "replace_one or zero_out)")
 
 
 _SETTING_DOC = """
@@ -488,7 +230,7 @@ def _epsilon_report(sigma: float, delta: float, rel: Releases, accountant: str, 
     """epsilon_report for validated inputs (``with_bracket=False``: no lower bound computed, for
     :func:`epsilon`, which returns the upper bound alone)."""
     event = rel.event(sigma)
-    value, acc, bracket, notes = _priced(_resolve(accountant, rel, event), event, delta, with_bracket=with_bracket,
+    value, acc, bracket, notes = priced(_resolve(accountant, rel, event), event, delta, with_bracket=with_bracket,
                                          pld=pld)
     notes = (() if math.isfinite(value) else (f"no finite epsilon at delta = {delta:g}",)) + notes
     notes += _lemma1_notes(acc, delta)
@@ -537,7 +279,7 @@ def epsilon(
     if _trivial(rel, delta, accountant) is not None:
         return 0.0
     event = rel.event(sigma)
-    return _priced(_resolve(accountant, rel, event), event, delta, with_bracket=False, pld=pld)[0]
+    return priced(_resolve(accountant, rel, event), event, delta, with_bracket=False, pld=pld)[0]
 
 
 def epsilon_of(event: Event, delta: float, *, accountant: str = "best", pld_accuracy: Optional[float] = None,
@@ -643,7 +385,7 @@ def epsilon_of_report(event: Event, delta: float, *, accountant: str = "best", p
         return HistoryReport(0.0, delta, _inclusion.NAME, True, _inclusion.GUARANTEE, (_inclusion.note(p, delta),),
                              (0.0, 0.0) if with_bracket else None, True if with_bracket else None,
                              None if relation is None else relation.value)
-    value, acc, bracket, notes = _priced(resolve_accountants(accountant, event), event, delta,
+    value, acc, bracket, notes = priced(resolve_accountants(accountant, event), event, delta,
                                          with_bracket=bool(with_bracket), pld=pld)
     notes = (() if math.isfinite(value) else (f"no finite epsilon at delta = {delta:g}",)) + notes
     relation = acc.neighbouring
@@ -704,8 +446,8 @@ def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: s
             acc = make_accountant(name, pld)
             try:
                 sigma = float(acc.sigma_for_unchecked(rel, epsilon, delta))
-            except _FAILURES as exc:
-                failed[name], errors[name] = _failure(name, exc, where), exc
+            except FAILURES as exc:
+                failed[name], errors[name] = failure_note(name, exc, where), exc
                 continue
             if not 0 < sigma <= _search.SIGMA_MAX:  # never an absurd sigma: beyond the search's own range
                 failed[name] = f"no sigma up to {_search.SIGMA_MAX:g} reaches the target (it returned {sigma:g})"
@@ -717,9 +459,9 @@ def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: s
         if best is not None and not wide(getattr(best[2], "calibrated", None) and best[2].calibrated[2], delta):
             break
     if best is None:
-        _raise_none(names, failed, errors)
+        raise_none(names, failed, errors)
     sigma, name, searched = best
-    notes = _declined(failed, name)
+    notes = declined_notes(failed, name)
     if name != "pld" and "pld" in found:  # the PLD answered but a fallback priced beside it needs less noise
         notes += (f"pld: its bracket at delta = {delta:g} is wider than the requested accuracy and its sigma "
                   f"{found['pld']:.6g} is larger; answered by {name}",)
@@ -730,16 +472,16 @@ def _calibrate_report(epsilon: float, delta: float, rel: Releases, accountant: s
         acc = done[2]  # its PLD is already built: the bracket's upper end is what epsilon() reports
         try:
             achieved = float(acc.epsilon_unchecked(delta))
-        except _FAILURES as exc:  # the probe's upper end stands (certified, and never below the bracket's)
+        except FAILURES as exc:  # the probe's upper end stands (certified, and never below the bracket's)
             achieved = float(done[1])
-            notes += (f"pld: bracket not computed at the answer ({_failure(name, exc, where)}); the achieved "
+            notes += (f"pld: bracket not computed at the answer ({failure_note(name, exc, where)}); the achieved "
                       "epsilon is the upper end on its rule grid",)
     else:
         acc = make_accountant(name, pld).compose_unchecked(rel.event(sigma))
         achieved = float(acc.epsilon_unchecked(delta))
     bracket = None
     if with_bracket:
-        bracket, more = _bracket(acc, achieved, delta)
+        bracket, more = bracket_of(acc, achieved, delta)
         notes += more
     notes += _lemma1_notes(acc, delta)
     if name == "paper" and not rel.subsampled:
