@@ -246,7 +246,7 @@ def test_file_errors_are_one_line(tmp_path, capsys, monkeypatch):
     def fail(args):
         open(tmp_path / "missing" / "x.csv")
 
-    monkeypatch.setattr(cli, "_cmd_table", fail)
+    monkeypatch.setattr(cli, "cmd_table", fail)
     assert cli.main(["table"]) == 2
     err = capsys.readouterr().err
     assert err.splitlines() == [f"privcal: error: {tmp_path / 'missing' / 'x.csv'}: No such file or directory"]
