@@ -1,4 +1,4 @@
-"""privcal's PLD accountant side by side with dp_accounting (PLD and RDP) and prv_accountant (issue 13, item 5).
+"""privcal's PLD accountant side by side with dp_accounting (PLD and RDP) and prv_accountant.
 
 Run:  pip install -e '.[bench]' && python benchmarks/bench_pld.py [--quick] [--repeat R] [--peers] [--front-only]
 
@@ -14,7 +14,7 @@ accountant: grid chosen from the default accuracy); its bracket is computed once
 Times are CPU times (``time.process_time``; a peer's is measured inside its own forked child), so the
 ratios do not depend on what else the shared machine runs.
 
-The front-door section (issue 18) times ``privcal.epsilon`` / ``privcal.calibrate`` with
+The front-door section times ``privcal.epsilon`` / ``privcal.calibrate`` with
 ``accountant="best"`` -- what users call -- against RDP peers (Opacus's RDP accountant with ``--peers``
 when ``opacus`` is importable, dp_accounting's RdpAccountant always) and dp_accounting's PLD on the
 27-case grid and at 10^7 steps, and checks that best's epsilon is <= dp_accounting's pessimistic PLD x
@@ -454,7 +454,7 @@ def _dp_rdp_sigma(q, steps, epsilon, delta):
 
 
 def groups(n_groups: int) -> None:
-    """Issue 18 item 3: a noise schedule of ``n_groups`` distinct subsampled Gaussians (sigma = 1.000, 1.001,
+    """A noise schedule of ``n_groups`` distinct subsampled Gaussians (sigma = 1.000, 1.001,
     ..., 10 steps each, q = 0.01) priced by ``epsilon_of`` with the default accountant (CPU seconds)."""
     import warnings
 
@@ -466,7 +466,7 @@ def groups(n_groups: int) -> None:
                         for i in range(n_groups)])
     t, value = _timed(lambda: privcal.epsilon_of(ev, DELTA))
     print(f"\n{n_groups}-group noise schedule (sigma = 1.000, 1.001, ..., 10 steps each, q = 0.01): "
-          f"epsilon {value:.5f} in {t:.1f} s of CPU (issue 18 target for 10,000 groups: seconds)")
+          f"epsilon {value:.5f} in {t:.1f} s of CPU (target for 10,000 groups: <= 1 s)")
 
 
 def main(argv=None):
@@ -476,9 +476,9 @@ def main(argv=None):
     ap.add_argument("--no-memory", action="store_true", help="skip the tracemalloc runs")
     ap.add_argument("--peers", action="store_true",
                     help="front door: add Opacus's RDP accountant (when opacus is importable)")
-    ap.add_argument("--front-only", action="store_true", help="only the front-door section (issue 18)")
+    ap.add_argument("--front-only", action="store_true", help="only the front-door section")
     ap.add_argument("--groups", type=int, default=0, metavar="N",
-                    help="only the N-group noise-schedule history (issue 18 item 3 asks 10,000 in seconds)")
+                    help="only the N-group noise-schedule history (the target for 10,000: <= 1 s of CPU)")
     args = ap.parse_args(argv)
     repeat = 1 if args.quick else max(1, args.repeat)
     if args.groups:

@@ -7,7 +7,7 @@ build it), split into the calibrations of each column, the RDP upper ends at the
 verdicts: only where the PLD leaves one undecided), and the verdicts (the realisable lower bounds within them
 apart); and of ``gpope_table(lead_only=True)``, what the command's default text view builds. CPU time,
 not wall time: the machine the table runs on may be shared. Each child measurement is the least of
-``--repeats`` runs (the others are the noise of a shared machine). The goal of issue 18, item 3: about one
+``--repeats`` runs (the others are the noise of a shared machine). The goal: about one
 second and under 500 MB for the whole command.
 
     python benchmarks/bench_table.py

@@ -110,8 +110,8 @@ def test_subsampled_best_is_the_smallest_valid_sigma():
     assert lower <= upper == r.achieved_epsilon
 
 
-def test_best_is_pld_on_the_issue_table():
-    # issue 13's table: Poisson q = 1e-3, sigma = 0.8, 1000 steps, delta = 1e-5: RDP gives 1.16, while
+def test_best_is_pld_where_rdp_is_four_times_looser():
+    # Poisson q = 1e-3, sigma = 0.8, 1000 steps, delta = 1e-5: RDP gives 1.16, while
     # dp_accounting 0.6.0's PLD gives 0.3036; best must be the certified PLD bound (bracket within 0.1%)
     r = privcal.epsilon_report(0.8, 1e-5, steps=1000, sample_rate=1e-3)
     assert r.accountant == "pld" and r.valid
@@ -199,8 +199,8 @@ def test_reports_carry_a_guarantee_string(name):
 
 
 def test_former_import_paths_name_the_moved_modules():
-    # issue 11 moved events/accountants/calibration/api into privcal.accounting and dpq/gpope/table
-    # into privcal.calibrators; the old paths must keep importing, as the same module objects (so
+    # events/accountants/calibration/api live in privcal.accounting and dpq/gpope/table in
+    # privcal.calibrators; their former paths (docs/deprecation.md) must keep importing, as the same module objects (so
     # monkeypatching and isinstance checks see one module), also in a fresh interpreter
     import subprocess
     import sys

@@ -51,7 +51,7 @@ def test_catches_gaussian_with_half_the_noise():
 
 
 def test_refuted_compares_the_lower_bound_with_the_claim():
-    # issue 13, item 3: "refuted" only when the statistical LOWER bound exceeds the claimed delta. A claim between
+    # "refuted" only when the statistical LOWER bound exceeds the claimed delta. A claim between
     # the lower bound and the true delta (false, but not proven false by these samples) is not refuted; the same
     # samples refute a claim just below the lower bound, and the epsilon side agrees
     sigma = G.sigma_exact(1.0, 1e-5)

@@ -165,7 +165,7 @@ def test_version_and_format_vocabulary(capsys):
 
 
 def test_table_takes_the_pld_flags_and_plot_refuses_them_without_a_pld(capsys, monkeypatch):
-    """`privcal table --pld-accuracy --memory-limit` set every PLD the table builds (issue 18, item 3):
+    """`privcal table --pld-accuracy --memory-limit` set every PLD the table builds:
     the settings reach the accountants (recorded here), a bad value is one line and exit 2, and `plot`
     without --sample-rate (no PLD grid) refuses them instead of ignoring them."""
     from privcal.accounting import pld_accountant

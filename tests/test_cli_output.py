@@ -1,4 +1,4 @@
-"""One output vocabulary (issue 14, items 4 and 6): --format text|json|csv|markdown everywhere results are
+"""One output vocabulary: --format text|json|csv|markdown everywhere results are
 printed, null for inf in json and inf in csv, train --plot with reference lines, verify progress on stderr."""
 
 from __future__ import annotations
@@ -99,7 +99,7 @@ def test_uniform_policy_return_matches_the_closed_form_on_a_two_action_bandit():
 def test_reference_returns_of_the_interval_environment_match_the_paper():
     from privcal.rl.envs import reference_return
 
-    # Wang & Hegde 2019 (workshop code, issue 12): random policy 10.9, move-to-middle optimum 20.7; both are
+    # Wang & Hegde 2019 (workshop code): random policy 10.9, move-to-middle optimum 20.7; both are
     # means of 20000 simulated episodes with their standard errors, so 5 standard errors plus the paper's
     # rounding (0.05) is a bound that a correct simulation breaks with probability < 1e-6
     for policy, paper in (("random", 10.9), ("middle", 20.7)):
@@ -221,7 +221,7 @@ def _parsers():
 
 
 def test_every_flag_has_help_that_states_its_default():
-    """Issue 14, item 6: help text for every flag, with its default (flags without a value, required flags
+    """Help text for every flag, with its default (flags without a value, required flags
     and positional choices excepted)."""
     import argparse
 
@@ -253,7 +253,7 @@ def test_train_dpq_loop_replay_is_labelled_without_guarantee(capsys):
 
 
 def test_json_notes_name_the_flags_as_the_text_does(capsys):
-    # issue 20, item 4: "every piece of advice names a flag that exists"; the JSON notes said memory_limit
+    # "every piece of advice names a flag that exists"; the JSON notes said memory_limit
     # (the library's argument) where the text said --memory-limit. 2 MiB forces a coarse grid here.
     argv = ("epsilon", "--sigma", "0.8", "--delta", "1e-5", "--steps", "1e5", "--sample-rate", "0.001",
             "--memory-limit", "2")

@@ -1,4 +1,4 @@
-"""Progress of long work (issue 20, item 6): a bar where the work can be counted, a line with the elapsed time
+"""Progress of long work: a bar where the work can be counted, a line with the elapsed time
 where it cannot, both on stderr, carriage returns only on a terminal. No test waits on the clock: lines are
 drawn by calling the objects, and the one thread test waits for a line under a hang cap."""
 

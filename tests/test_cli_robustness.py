@@ -1,4 +1,4 @@
-"""CLI robustness (issue 14, item 5): extreme or degenerate inputs get an answer (exit 0) or a one-line
+"""CLI robustness: extreme or degenerate inputs get an answer (exit 0) or a one-line
 refusal (exit 2) quickly, never a traceback or a hang; Ctrl-C exits 130 with one line; warnings are one
 ``privcal: warning:`` line. The fast paths added for this stay upper bounds (checked against the slow ones).
 
@@ -22,7 +22,7 @@ from privcal import cli
 from privcal.analysis import kov as K
 from privcal.accounting import api
 
-_TIMEOUT = 600.0  # a hang cap, not a performance target (issue 20, item 5)
+_TIMEOUT = 600.0  # a hang cap, not a performance target
 
 _BIG, _TINY = "1e300", "1e-300"
 
@@ -93,7 +93,7 @@ _IN_PROCESS = [
     ["verify", "--seed", "-1"],
 ]
 
-# slow before issue 14 (minutes, or a hang), and the slowest inputs now (a PLD calibration at a tiny sample rate,
+# inputs whose search must stay bounded (minutes, or a hang, without its bounds), and the slowest inputs (a PLD calibration at a tiny sample rate,
 # 30-60 s on 2 cores): each in its own process, with a timeout. The processes start together when the first of these
 # tests runs (module fixture): each is one busy core, so they share both cores instead of queueing.
 _SUBPROCESS = [
@@ -299,7 +299,7 @@ def test_kov_report_says_when_the_closed_form_was_used():
     assert "Thm 3.4" not in api.epsilon_report(100.0, 1e-5, steps=10**4, accountant="kov").guarantee
 
 
-# --- issue 20, item 2: each listed message is a user message naming the flag and its valid range --------
+# --- each listed message is a user message naming the flag and its valid range --------
 
 
 @pytest.fixture
@@ -359,7 +359,7 @@ def test_the_gpope_table_at_a_small_delta_answers(capsys):
     assert "PLD" in row
 
 
-# --- issue 20, item 3: warnings only from the accountant that answered, advice naming a flag that exists ----
+# --- warnings only from the accountant that answered, advice naming a flag that exists ----
 
 
 class _Report:
@@ -407,7 +407,7 @@ def test_numpy_messages_never_reach_the_user():
     assert out.startswith("sigma = ") and err == "", err
 
 
-# --- issue 20, items 4 and 5: every ignored flag is refused; one parsing rule; usage on stderr -------------
+# --- every ignored flag is refused; one parsing rule; usage on stderr -------------
 
 _IGNORED = [  # argv, the flag named in the one-line refusal
     (["train", "dpq", "--variant", "paper", "--update-clip", "0.1", "--epsilon", "1", "--delta", "1e-4"],

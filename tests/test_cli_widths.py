@@ -1,4 +1,4 @@
-"""Text output fits 100 columns (issue 20, item 7): every command at fast settings, stdout and stderr; verify's
+"""Text output fits 100 columns: every command at fast settings, stdout and stderr; verify's
 compact default view and --verbose; a history names the accountant that priced it; the bracket line is short
 and says only "wide" when it tells nothing of the tightness."""
 

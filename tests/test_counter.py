@@ -479,7 +479,7 @@ def test_unchecked_constructor_is_the_checked_one(cls, scale):
 
 
 def test_gaussian_unchecked_kernels_are_the_checked_ones():
-    # the Gaussian counters of PUCB call these after validating (issue 19 item 9): the same numbers as the
+    # the Gaussian counters of PUCB call these after validating: the same numbers as the
     # checked public functions (independent: those functions themselves)
     from privcal.analysis import counter, gaussian
 

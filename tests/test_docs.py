@@ -1,4 +1,4 @@
-"""The documentation builds from the docstrings with warnings as errors (issue 20, item 2): Sphinx with autodoc
+"""The documentation builds from the docstrings with warnings as errors: Sphinx with autodoc
 and napoleon, one API page per layer (docs/api/), the CLI reference (docs/cli.rst, generated from the parser),
 the user guide, the README's tour, docs/pld.md, docs/claims.md and the CHANGELOG (``docs`` extra; also in
 ``test``, so CI builds it)."""

@@ -176,7 +176,7 @@ def test_valid_sigma_is_the_exact_accountants(monkeypatch):
 
 
 def test_both_paper_calibrators_answer_calibrate_report_with_a_report():
-    """Issue 14, item 6: one name, one kind of answer: sigma, the accountant that priced it, epsilon, delta."""
+    """One name, one kind of answer: sigma, the accountant that priced it, epsilon, delta."""
     from privcal.calibrators import gpope
 
     d = dpq.calibrate_report(0.9, 1e-4, **E3)
@@ -188,7 +188,7 @@ def test_both_paper_calibrators_answer_calibrate_report_with_a_report():
 
 
 def test_calibrate_unchecked_and_check_target_are_calibrate():
-    # train_dpq validates the target with check_target, then calls calibrate_unchecked (issue 19 item 9): the
+    # train_dpq validates the target with check_target, then calls calibrate_unchecked: the
     # same calibration as the checked calibrate (independent: calibrate itself), the same messages
     kw = dict(samples=640, batch_size=64, lr=3e-4, lipschitz=4.0, resets=10, actions=2)
     assert dpq.calibrate_unchecked(0.9, 1e-4, **kw) == dpq.calibrate(0.9, 1e-4, **kw)

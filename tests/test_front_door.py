@@ -1,4 +1,4 @@
-"""The front door answers every delta, names who answered and why the PLD did not (issue 18).
+"""The front door answers every delta, names who answered and why the PLD did not.
 
 No timings here: the work is counted (calls of an accountant's kernels), never timed.
 """
@@ -94,7 +94,7 @@ def test_stages_put_rdp_and_basic_after_the_pld():
 
 @pytest.mark.parametrize("delta", [1e-12, 1e-300])
 def test_tiny_deltas_get_a_valid_answer_naming_who_answered(delta):
-    # issue 18: these raised a numpy broadcast error from inside the PLD
+    # these raised a numpy broadcast error from inside the PLD
     r = privcal.calibrate_report(1.0, delta, steps=100, sample_rate=0.01)
     assert r.valid and r.achieved_epsilon <= 1.0 and r.sigma < 1e3
     # the answering accountant checks its own answer: its epsilon at sigma meets the target
@@ -132,7 +132,7 @@ def test_the_secant_says_infeasible_instead_of_an_absurd_sigma(monkeypatch):
 
 
 def test_the_issue_18_secant_case_is_feasible_or_infeasible_never_absurd():
-    # issue 18: this returned sigma = 1.34e154
+    # this returned sigma = 1.34e154
     try:
         sigma = privcal.calibrate(0.92778, 4.70e-11, steps=3, sample_rate=0.0035642, accountant="pld")
     except InfeasibleError as exc:
@@ -198,7 +198,7 @@ def test_a_bracket_wider_than_the_accuracy_is_reported(monkeypatch):
 
 
 def test_a_zero_epsilon_approx_dp_event_at_a_larger_delta():
-    # (0, 0.1)-DP is (0, 0.2)-DP by definition (issue 18: this crashed inside the PLD)
+    # (0, 0.1)-DP is (0, 0.2)-DP by definition (this crashed inside the PLD)
     r = api.epsilon_of_report(privcal.ApproxDPEvent(0.0, 0.1), 0.2)
     assert r.epsilon == 0.0 and r.valid
 
@@ -210,7 +210,7 @@ def test_laplace_at_a_tiny_delta_is_at_most_its_pure_epsilon():
 
 
 def test_laplace_next_to_subsampled_gaussians_is_finite_at_a_tiny_delta():
-    # issue 18: inf at delta = 8.3e-12; basic composition: 5 x 0.1 (Laplace) + the RDP of the Gaussians
+    # inf at delta = 8.3e-12; basic composition: 5 x 0.1 (Laplace) + the RDP of the Gaussians
     gauss = privcal.SelfComposedEvent(privcal.PoissonSampledEvent(0.01, privcal.GaussianEvent(1.0)), 1000)
     hist = privcal.ComposedEvent([privcal.SelfComposedEvent(privcal.LaplaceEvent(10.0), 5), gauss])
     value = privcal.epsilon_of(hist, 8.3e-12)

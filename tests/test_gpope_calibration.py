@@ -226,7 +226,7 @@ def test_thm9_accountant_prices_no_release_as_zero():
 
 
 def test_former_adjacency_spelling_still_works_with_a_warning():
-    # issue 11: one name per concept: the neighbouring relation is `neighbouring` (privcal.Neighbouring
+    # one name per concept: the neighbouring relation is `neighbouring` (privcal.Neighbouring
     # values) everywhere; the former keyword and its "replace" spelling give the same sigma, and warn
     import privcal
 

@@ -1,7 +1,7 @@
-"""The layering rules of DESIGN.md, counted from the code's own imports (issue 18, item 5): the PLD's pure
+"""The layering rules of DESIGN.md, counted from the code's own imports: the PLD's pure
 mathematics sits below the accounting layer, the accounting layer never imports the ``privcal.pld`` facade
 above it, the command line (``privcal/cli/``) sits on top with nothing below importing it, and no privcal
-module takes part in an import cycle. The RL layer (issue 19, item 9) is one subpackage per algorithm family
+module takes part in an import cycle. The RL layer is one subpackage per algorithm family
 (``privcal.rl.dpq``, ``.gpope``, ``.pucb``): no family imports another, the shared pieces import no family,
 the command line imports no private name of the RL layer, and the former flat paths are the same modules
 with a DeprecationWarning."""
@@ -90,7 +90,7 @@ def _imports_the_cli(path: pathlib.Path, source: str | None = None) -> set[str]:
 
 
 def test_the_cli_sits_on_top():
-    # issue 20, item 7: every piece of command-line code lives in privcal/cli/, and nothing below it imports it
+    # every piece of command-line code lives in privcal/cli/, and nothing below it imports it
     # (the launcher privcal_launcher.py, outside the package, is its one caller)
     for path in ROOT.rglob("*.py"):
         if path.parent == ROOT / "cli":
@@ -112,7 +112,7 @@ def test_the_rules_can_fail():
 
 _FLAT = ("privcal.dpq", "privcal.gpope", "privcal.table", "privcal.events", "privcal.accountants",
          "privcal.calibration", "privcal.api",
-         # the flat paths of the RL layer before its families (issue 19, item 9)
+         # the flat paths of the RL layer before its families
          "privcal.rl.dpq_agent", "privcal.rl.dpq_replay", "privcal.rl.dpq_select", "privcal.rl.fqi_dpsgd",
          "privcal.rl.learners", "privcal.rl.baselines", "privcal.rl.experiments_dpq", "privcal.rl.gpope_agent",
          "privcal.rl.lstd", "privcal.rl.mspbe", "privcal.rl.domains", "privcal.rl.experiments_gpope",
@@ -124,7 +124,7 @@ _FLAT = ("privcal.dpq", "privcal.gpope", "privcal.table", "privcal.events", "pri
 
 def test_privcal_code_never_imports_a_deprecated_flat_path():
     # the former flat paths stay importable for users (privcal/__init__.py keeps them); privcal itself
-    # imports the modules from their homes (issue 20, item 3)
+    # imports the modules from their homes
     for path in ROOT.rglob("*.py"):
         if path == ROOT / "__init__.py":
             continue
@@ -150,7 +150,7 @@ def test_every_module_imports_without_a_privcal_deprecation_warning():
 
 
 # ---------------------------------------------------------------------------------------------------------
-# the RL layer: one subpackage per algorithm family, and the pieces they share (issue 19, item 9)
+# the RL layer: one subpackage per algorithm family, and the pieces they share
 
 RL = ROOT / "rl"
 FAMILIES = ("privcal.rl.dpq", "privcal.rl.gpope", "privcal.rl.pucb", "privcal.rl.ucbvi")
@@ -201,7 +201,7 @@ def test_shared_pieces_import_no_family_and_not_the_frontier():
 
 def _private_rl_names(path: pathlib.Path, source: str | None = None) -> set[str]:
     """``privcal.rl...`` names imported as ``from privcal.rl.x import _y``, or read as ``alias._y`` of an
-    imported ``privcal.rl`` module (issue 20, item 7: the CLI calls public names only)."""
+    imported ``privcal.rl`` module (item 7: the CLI calls public names only)."""
     text = path.read_text(encoding="utf-8") if source is None else source
     tree = ast.parse(text)
     found, aliases = set(), set()

@@ -50,7 +50,7 @@ def _exact(event, delta):
     [
         (1.0, 1, 1e-5),
         (4.0, 16, 1e-6),
-        (100.0, 100_000, 1e-12),  # dp_accounting's pessimistic PLD gives 26.28 < exact 26.72 here (issue 13)
+        (100.0, 100_000, 1e-12),  # dp_accounting's pessimistic PLD gives 26.28 < exact 26.72 here
         (0.5, 3, 1e-3),
     ],
 )
@@ -83,7 +83,7 @@ def test_subsampled_upper_below_rdp_and_lower_below_upper():
 
 
 def test_dp_accounting_optimistic_failure_case_lower_below_rdp():
-    # issue 13: dp_accounting's optimistic PLD at sigma = 1, q = 1e-4, 1e5 steps exceeds a verified RDP
+    # dp_accounting's optimistic PLD at sigma = 1, q = 1e-4, 1e5 steps exceeds a verified RDP
     # upper bound; a certified lower end never can.
     event = _poisson(1e-4, 1.0, 100_000)
     acc = PLDAccountant()
@@ -140,7 +140,7 @@ def test_against_dp_accounting_pld():
     ref.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), steps))
     pessimistic = ref.get_epsilon(delta)
     lo, hi = PLDAccountant().compose(_poisson(q, sigma, steps)).bracket(delta)
-    # issue 13 target: no looser than dp_accounting's pessimistic PLD (default grid 1e-4) by 0.1%;
+    # target: no looser than dp_accounting's pessimistic PLD (default grid 1e-4) by 0.1%;
     # its pessimistic estimate is an upper bound here (delta 1e-5, far from its round-off), so >= our lower
     assert hi <= pessimistic * (1 + 1e-3)
     assert lo <= pessimistic
@@ -209,7 +209,7 @@ def test_property_composition_associative_within_bracket(s1, s2, q):
 
 # ----------------------------------------------------------------------------------- calibration
 def test_headline_calibration():
-    # issue 13 target: q = 0.01, 1e4 steps, eps = 1, delta = 1e-5 with sigma <= 3.815
+    # target: q = 0.01, 1e4 steps, eps = 1, delta = 1e-5 with sigma <= 3.815
     # (dp_accounting's PLD: 3.813); the returned sigma's *upper* epsilon meets the target
     releases = Releases(steps=10_000, sample_rate=0.01)
     sigma = PLDAccountant().sigma_for(releases, 1.0, 1e-5)

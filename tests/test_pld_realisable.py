@@ -1,5 +1,5 @@
 """Dominating pairs per (sampling, relation): every accountant's epsilon is never below the certified
-lower bound of a realisable worst-case pair (issue 18, item 0; docs/pld.md section 1).
+lower bound of a realisable worst-case pair (docs/pld.md section 1).
 
 Sources of the pinned values: the realisable zero-out pair's one-step epsilons 3.747, 4.709, 1.487 and
 the composed bound >= 5.13 are the issue's direct integration of the hockey-stick divergence; the test
@@ -130,9 +130,9 @@ def _hockey_stick_quad(pair, epsilon):
 
 
 @pytest.mark.parametrize("q, s, known", [
-    (0.1, 1.0, 3.747),   # issue 18, direct integration
-    (0.05, 0.8, 4.709),  # issue 18
-    (0.2, 2.0, 1.487),   # issue 18
+    (0.1, 1.0, 3.747),   # direct integration
+    (0.05, 0.8, 4.709),  # direct integration (the quadrature below checks each row)
+    (0.2, 2.0, 1.487),   # direct integration
 ])
 def test_zero_out_one_step_lower_bound_matches_direct_integration(q, s, known):
     event = _event("without_replacement", "zero_out", q, s)
@@ -149,7 +149,7 @@ def test_zero_out_one_step_lower_bound_matches_direct_integration(q, s, known):
 
 
 def test_zero_out_composition_is_never_below_the_realisable_pair():
-    # issue 18: q = 0.00427, sigma = 1.1, 2000 steps; privcal said 0.847, the pair gives >= 5.13
+    # q = 0.00427, sigma = 1.1, 2000 steps; privcal said 0.847, the pair gives >= 5.13
     event = _event("without_replacement", "zero_out", 0.00427, 1.1, 2000)
     lower = realisable.epsilon_lower(event, 1e-5)
     assert lower > 5.0
@@ -201,7 +201,7 @@ def test_no_accountant_is_below_the_realisable_pair(relation, q, s, steps):
 
 
 def test_gpope_zero_out_calibration_is_private_on_the_realisable_pair():
-    # issue 18: the old sigma 0.741 (zero-out priced by the Poisson pair) loses eps >= 14.9 on the pair
+    # the old sigma 0.741 (zero-out priced by the Poisson pair) loses eps >= 14.9 on the pair
     target = 1.0
     report = gpope.calibrate_report(target, 1e-5, iterations=10_000, trajectories=1000, neighbouring="zero_out")
     rel = report.neighbouring

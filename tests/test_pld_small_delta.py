@@ -1,4 +1,4 @@
-"""The PLD bracket end to end at small delta (issue 18, items 1 and 2): certified, within the requested
+"""The PLD bracket end to end at small delta: certified, within the requested
 accuracy, never a crash, one definition of epsilon.
 
 Known values: the composed Gaussian's exact profile (Balle & Wang 2018, Thm 8; mu^2 adds up, Dong, Roth &

@@ -94,7 +94,7 @@ def test_bad_input_names_the_argument(call, argument):
         call()
 
 
-# --- issue 20, item 8: each picture's flaw ---------------------------------------------------------------
+# --- each picture's flaw ---------------------------------------------------------------------------------
 
 
 def test_the_exact_curve_is_drawn_on_top_of_the_pld_curve_in_its_own_style():

@@ -443,7 +443,7 @@ class _Stderr(io.StringIO):
 
 @pytest.mark.parametrize("tty", [False, True])
 def test_train_progress_writes_carriage_returns_only_to_a_terminal(tty, monkeypatch, capsys):
-    # issue 19, item 9: the bar of `privcal train` redraws in place on a terminal only; a pipe or a log gets
+    # the bar of `privcal train` redraws in place on a terminal only; a pipe or a log gets
     # whole lines (here the run is short: its one completion line), never a carriage return
     err = _Stderr(tty)
     monkeypatch.setattr(sys, "stderr", err)
@@ -538,7 +538,7 @@ def test_old_beta_keyword_is_deprecated_but_same():
 
 
 # ---------------------------------------------------------------------------------------------
-# Gaussian counters (issue 19, item 5)
+# Gaussian counters
 # ---------------------------------------------------------------------------------------------
 
 from privcal.analysis.counter import (  # noqa: E402

@@ -1,4 +1,4 @@
-"""Every shell example of the README runs (issue 20, item 6): each ``privcal ...`` line of its shell
+"""Every shell example of the README runs: each ``privcal ...`` line of its shell
 blocks is run through the CLI's entry point in a scratch directory holding the shipped ``examples/``, in
 the fast setting below where the README's own setting takes more than a few seconds (the substitution is
 written here, next to its reason, and each one must still match the README, so a changed command cannot

@@ -93,7 +93,7 @@ def test_markdown_keeps_every_column(default):
 
 
 def test_gpope_verdicts_come_from_certified_lower_bounds():
-    """Issue 13, item 3: gpope's reference is an upper bound (PLD / RDP); 'not private' and '!' may only come from
+    """GPOPE's reference is an upper bound (PLD / RDP); 'not private' and '!' may only come from
     the certified lower end of a realisable pair, and an upper bound above target alone gives 'not certified'."""
     import dataclasses
 

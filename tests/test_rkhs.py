@@ -508,7 +508,7 @@ def test_infinite_norm_raises_instead_of_a_number(f, df):
 
 
 def test_bias_only_update_exceeds_the_thm5_sup_bound():
-    # issue 12: T = 640000, B = 4096, alpha = 1e-3, L = 0.25, k = 94.3 (privcal's former calibration), beta = 15201.
+    # T = 640000, B = 4096, alpha = 1e-3, L = 0.25, k = 94.3 (privcal's former calibration), beta = 15201.
     # A network with zero weights (0-Lipschitz) moves by alpha = 1e-3 under r + 1 (all B rewards change; the
     # bias gradient is the mean TD error), against 4 alpha L (k+1)/B = 2.33e-5; the constant difference has
     # Lemma 6 norm alpha sqrt(1 + beta/2) = 0.0872 (closed form; quadrature below), 24.8 x the D = 0.00351 used.

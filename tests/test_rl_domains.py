@@ -269,7 +269,7 @@ def _same_dataset(a, b):
 
 
 def test_unchecked_samplers_are_the_checked_ones():
-    # `privcal train gpope` validates m once and calls these kernels (issue 19 item 9): the same episodes from the
+    # `privcal train gpope` validates m once and calls these kernels: the same episodes from the
     # same seed (independent: the checked samplers themselves)
     from privcal.rl.gpope.domains.hiv import sample_hiv, sample_hiv_unchecked
     from privcal.rl.gpope.domains.policies import collect_unchecked

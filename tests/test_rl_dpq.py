@@ -730,7 +730,7 @@ def test_valid_run_premises_fail_visibly():
 
 
 # ---------------------------------------------------------------------------------------------------
-# the certificate term by term (issue 19, item 4): adversarial network pairs that attain each slack, so that
+# the certificate term by term: adversarial network pairs that attain each slack, so that
 # weakening a term (halving the between-grid-point slack, charging only the new network's slope or curvature,
 # a smaller tanh curvature constant, a partial-product sum cut short) makes a test red
 
@@ -934,8 +934,8 @@ def test_the_valid_run_restarts_from_the_released_function(monkeypatch):
 @pytest.mark.parametrize("kw", [{}, {"activation": "relu"}, {"update_clip": 0.05}, {"update_lipschitz": 0.5},
                                 {"lipschitz": 0.25, "hidden": (4,)}])
 def test_valid_hyperparameters_fill_the_defaults_as_a_replace_would(kw):
-    # valid_hyperparameters sets the library's two defaults without validating hp's fields again (issue 19,
-    # item 9): the result is the Hyperparameters that dataclasses.replace (which re-runs __post_init__) gives
+    # valid_hyperparameters sets the library's two defaults without validating hp's fields again: the result is
+    # the Hyperparameters that dataclasses.replace (which re-runs __post_init__) gives
     from dataclasses import replace
 
     from privcal.calibrators import dpq as cal
@@ -964,7 +964,7 @@ def test_valid_hyperparameters_still_refuse_a_grid_too_fine():
 
 @pytest.mark.parametrize("activation", ["tanh", "relu"])
 def test_lipschitz_mlp_unchecked_is_the_checked_one(activation):
-    # the trusted constructor of the DP-Q runs (their Hyperparameters validated the settings; issue 19 item 9):
+    # the trusted constructor of the DP-Q runs (their Hyperparameters validated the settings):
     # the same projected initial weights from the same seed (independent: the checked constructor itself)
     a = LipschitzMLP((1, 5, 4, 3), lipschitz=0.7, activation=activation, seed=2, output_scale=0.5)
     b = LipschitzMLP.unchecked((1, 5, 4, 3), 0.7, activation, seed=2, output_scale=0.5)
@@ -975,7 +975,7 @@ def test_lipschitz_mlp_unchecked_is_the_checked_one(activation):
 
 def test_default_beta_without_validation_is_paper_beta():
     # train / train_dpq with a given sigma take App. E.3's beta without re-validating its constants under the
-    # users' argument names lr and batch_size (issue 19 item 9): the same value as paper_beta()
+    # users' argument names lr and batch_size: the same value as paper_beta()
     # (2222.2 = 64 / (4 * 3e-4 * 24), Thm 5 with App. E.3's alpha, B, k)
     from privcal.rl.dpq.agent import paper_beta_e3, paper_beta
 
@@ -984,7 +984,7 @@ def test_default_beta_without_validation_is_paper_beta():
 
 @pytest.mark.parametrize("method,sigma,resets", [("bgp16", 0.4, 1), ("non_private", None, None)])
 def test_train_unchecked_is_train(method, sigma, resets):
-    # the CLI's runs after its own checks (issue 19 item 9): the same run as train (independent: train itself,
+    # the CLI's runs after its own checks: the same run as train (independent: train itself,
     # same seed), including the BGP16 white noise built by WhiteNoisePaths.unchecked
     hp = Hyperparameters(samples=128, batch_size=32)
     a = train(method, hp=hp, sigma=sigma, resets=resets, seed=3)
@@ -1005,7 +1005,7 @@ def test_white_noise_paths_unchecked_is_the_checked_one():
 
 
 def test_the_baselines_unchecked_calibrations_equal_the_checked_ones():
-    # privcal train dpq's baselines call these after Hyperparameters validated the settings (issue 19: one
+    # privcal train dpq's baselines call these after Hyperparameters validated the settings (one
     # validation per train call); same numbers as the checked versions, and the target is still checked
     from privcal.rl.dpq import agent as dpq_agent
     from privcal.rl.dpq import baselines

@@ -92,7 +92,7 @@ def test_peek_does_not_advance_state(name):
 def test_reference_returns_match_the_reported_values():
     ref = R.reference_returns(20_000, seed=0)
     for name in ("move_to_middle", "random"):
-        # reported to 0.1 (issue 12): within rounding 0.05 plus 4 standard errors of the Monte Carlo mean
+        # reported to 0.1: within rounding 0.05 plus 4 standard errors of the Monte Carlo mean
         mean, se = ref[name]["mean"], ref[name]["standard_error"]
         assert abs(mean - R.REPORTED_RETURNS[name]) < 0.05 + 4 * se, (name, mean, se)
 
@@ -314,7 +314,7 @@ def test_bad_arguments_raise():
 
 
 # ---------------------------------------------------------------------------------------------------
-# the authors' sampler (issue 19, item 7): its laws in closed form, term by term
+# the authors' sampler: its laws in closed form, term by term
 
 
 class _FixedNormals:

@@ -140,7 +140,7 @@ def test_module_imports_without_gymnasium():
 
 
 def test_unchecked_env_and_reference_are_the_checked_ones():
-    # the trusted builders of the DP-Q runs and `privcal train dpq`'s references (issue 19 item 9): the same
+    # the trusted builders of the DP-Q runs and `privcal train dpq`'s references: the same
     # environment and the same simulated returns (independent: the checked functions, same seeds)
     env, trusted = IntervalEnv(max_episode_steps=7, peak=0.3), IntervalEnv.unchecked(7, 0.3)
     assert (trusted.max_episode_steps, trusted.peak, trusted.action_space.n) == (7, 0.3, 2)

@@ -419,7 +419,7 @@ def test_cli_module_imports_without_optional_dependencies():
 
 
 # ---------------------------------------------------------------------------------------------------------
-# the unchecked kernels `privcal train gpope` calls after validating (issue 19 item 9): the same numbers as the
+# the unchecked kernels `privcal train gpope` calls after validating: the same numbers as the
 # checked functions (independent: the checked public function itself, same seeds)
 
 def test_sample_chain_unchecked_is_sample_chain():

@@ -1,4 +1,4 @@
-"""Valid DP Q-learners (issue 19, items 1-3 and 6): the random-peak environment and its trivial reference,
+"""Valid DP Q-learners (items 1-3 and 6): the random-peak environment and its trivial reference,
 private selection (privcal.rl.dpq.select), fitted-Q iteration by DP-SGD (privcal.rl.dpq.fqi_dpsgd), privacy units,
 verdicts, and ``privcal train dpq --method select|fqi-dpsgd``."""
 

@@ -150,7 +150,7 @@ def test_accountant_columns_come_from_sigma_for(monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------------------
-# end-to-end columns: checked and compared at the setting they solve (issue 14, item 1)
+# end-to-end columns: checked and compared at the setting they solve
 
 
 @pytest.fixture(scope="module")
@@ -160,7 +160,7 @@ def default_dpq():
 
 @pytest.mark.parametrize("epsilon,k,sigma,exact_epsilon", [(2.0, 53, 0.364, 17.8), (8.0, 9, 0.0177, 492.3)])
 def test_paper_end_to_end_column_is_flagged_at_its_own_setting(default_dpq, epsilon, k, sigma, exact_epsilon):
-    # issue 14: dpq.calibrate(variant='paper') solves k = 53 (eps 2) and k = 9 (eps 8); at that k, with
+    # dpq.calibrate(variant='paper') solves k = 53 (eps 2) and k = 9 (eps 8); at that k, with
     # the paper's own sensitivity sqrt(C(k)), its half of delta and the 78 updates performed, the exact
     # profile gives eps 17.8 and 492 (recomputed here with composition.epsilon_composed_exact)
     row = [r for r in default_dpq.rows if r.epsilon == epsilon][0]
@@ -227,7 +227,7 @@ def test_gpope_lead_uses_the_tightest_valid_bound_and_lower_bounds_for_not_priva
 
     tab = gpope_table([0.5, 2.0], trajectories=100, iterations=1000)
     for lead, row in zip(tab.lead(), tab.rows):
-        # the sigma to use is the smallest valid sigma: the PLD's here (below RDP's, issue 13)
+        # the sigma to use is the smallest valid sigma: the PLD's here (below RDP's)
         assert lead.source == "pld" and lead.sigma == min(row.sigmas[k] for k in ("pld", "rdp", "thm9", "theorem1"))
         assert lead.sigma == gpope.calibrate(lead.epsilon, 1e-5, iterations=1000, trajectories=100, bound="pld")
         if lead.paper_private is False:  # never from the upper bound alone (tests/test_render.py checks the rest)

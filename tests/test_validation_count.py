@@ -78,7 +78,7 @@ def test_errors_name_the_users_own_argument(call, argument):
 
 
 # ---------------------------------------------------------------------------------------------------------
-# `privcal train AGENT`: validations per call, counted by argument (issue 19, item 9: "one validation per
+# `privcal train AGENT`: validations per call, counted by argument (item 9: "one validation per
 # train call"). The instrument records the name each rule of privcal._validate is given; an argument of the
 # command (a dest of its parser) must be validated once. The arguments still validated more than once are
 # listed in REPEATED with their count and where the extra validations happen: the test fails when a count

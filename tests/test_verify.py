@@ -3,7 +3,7 @@
 The expected verdicts below are the findings of the checks (each check computes its verdict; the sources of
 the underlying numbers are in the claims modules and in the tests of the analysis modules). One quick-budget
 run of every claim (module fixture, ~15 s) serves the verdict, JSON and markdown tests. The checks whose
-verdicts could not change (issue 11, item 7) each get a test that breaks the function or formula the verdict
+verdicts could not change each get a test that breaks the function or formula the verdict
 rests on and sees the verdict flip. The timing of the quick budget is measured by benchmarks/bench_verify.py.
 """
 
@@ -399,7 +399,7 @@ def test_clopper_pearson_array_forms_match_scalar():
 
 
 # ---------------------------------------------------------------------------------------------------
-# each verdict comes from a computation that could go the other way (issue 11, item 7): break the function or
+# each verdict comes from a computation that could go the other way: break the function or
 # formula it rests on and the verdict flips
 
 
@@ -596,7 +596,7 @@ def test_dpq_valid_clip_fails_if_updates_were_not_certified(monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------------------
-# "not private" only from lower bounds of realisable pairs (issue 13, item 3): each privacy verdict flips when the
+# "not private" only from lower bounds of realisable pairs: each privacy verdict flips when the
 # lower bound (or true value) it rests on is patched below the target, and never rests on an upper bound
 
 

@@ -1,4 +1,4 @@
-"""The built wheel is what users get (issue 20, item 3): it holds every subpackage, every module and every data
+"""The built wheel is what users get: it holds every subpackage, every module and every data
 file of the source tree, the launcher and the console script; installed without -e in a fresh environment it
 runs the main job and imports every module.
 
