@@ -195,7 +195,7 @@ def test_public_callables_are_typed_and_documented(module_name):
 
 
 def test_pld_accountant_is_exported_at_top_level():
-    # issue 18 item 5: the README's migration table promises privcal.PLDAccountant (it raised AttributeError)
+    # the README's migration table promises privcal.PLDAccountant
     import privcal
     import privcal.pld
 
