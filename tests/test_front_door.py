@@ -132,7 +132,7 @@ def test_the_secant_says_infeasible_instead_of_an_absurd_sigma(monkeypatch):
 
 
 def test_the_issue_18_secant_case_is_feasible_or_infeasible_never_absurd():
-    # this returned sigma = 1.34e154
+    # a search that overshoots would return an absurd sigma here (~1e154)
     try:
         sigma = privcal.calibrate(0.92778, 4.70e-11, steps=3, sample_rate=0.0035642, accountant="pld")
     except InfeasibleError as exc:
@@ -198,7 +198,7 @@ def test_a_bracket_wider_than_the_accuracy_is_reported(monkeypatch):
 
 
 def test_a_zero_epsilon_approx_dp_event_at_a_larger_delta():
-    # (0, 0.1)-DP is (0, 0.2)-DP by definition (this crashed inside the PLD)
+    # (0, 0.1)-DP is (0, 0.2)-DP by definition (the PLD must not fail on it)
     r = api.epsilon_of_report(privcal.ApproxDPEvent(0.0, 0.1), 0.2)
     assert r.epsilon == 0.0 and r.valid
 

@@ -142,20 +142,20 @@ def test_zero_out_one_step_lower_bound_matches_direct_integration(q, s, known):
     # quadrature of the true pair, both orders: at the lower bound the true delta still exceeds 1e-5
     rev = realisable.MixturePair(pair.q_weights, pair.q_means, pair.p_weights, pair.p_means, s, "")
     assert max(_hockey_stick_quad(pair, lower), _hockey_stick_quad(rev, lower)) > 1e-5
-    # every accountant prices at least that; the old pricing (the Poisson pair at sensitivity C) did not
+    # every accountant prices at least that; the Poisson pair at sensitivity C does not
     for acc in ("best", "pld", "rdp"):
         assert privcal.epsilon_of(event, 1e-5, accountant=acc) >= lower
     assert privcal.epsilon_of(_event("poisson", "add_remove", q, s), 1e-5) < lower
 
 
 def test_zero_out_composition_is_never_below_the_realisable_pair():
-    # q = 0.00427, sigma = 1.1, 2000 steps; privcal said 0.847, the pair gives >= 5.13
+    # q = 0.00427, sigma = 1.1, 2000 steps; the Poisson pair says 0.847, the realisable pair gives >= 5.13
     event = _event("without_replacement", "zero_out", 0.00427, 1.1, 2000)
     lower = realisable.epsilon_lower(event, 1e-5)
     assert lower > 5.0
     for acc in ("best", "pld", "rdp"):
         assert privcal.epsilon_of(event, 1e-5, accountant=acc) >= lower
-    assert privcal.epsilon_of(_event("poisson", "add_remove", 0.00427, 1.1, 2000), 1e-5) < 1.0  # the old answer
+    assert privcal.epsilon_of(_event("poisson", "add_remove", 0.00427, 1.1, 2000), 1e-5) < 1.0  # the Poisson pair's (invalid here) answer
 
 
 def test_gaussian_lower_bound_is_below_and_near_the_exact_profile():
@@ -201,7 +201,7 @@ def test_no_accountant_is_below_the_realisable_pair(relation, q, s, steps):
 
 
 def test_gpope_zero_out_calibration_is_private_on_the_realisable_pair():
-    # the old sigma 0.741 (zero-out priced by the Poisson pair) loses eps >= 14.9 on the pair
+    # sigma 0.741 (zero-out priced by the Poisson pair) loses eps >= 14.9 on the pair
     target = 1.0
     report = gpope.calibrate_report(target, 1e-5, iterations=10_000, trajectories=1000, neighbouring="zero_out")
     rel = report.neighbouring
