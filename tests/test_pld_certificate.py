@@ -527,6 +527,53 @@ def test_the_slack_charges_the_input_errors_in_full():
         assert C.slack(c, eps) - C.slack(bare, eps) >= loc * (1 - 1e-12)
 
 
+@pytest.mark.parametrize("direction", [B.GaussianPair(1.0), B.SubsampledGaussianPair(0.8, 0.01).directions()[0]],
+                         ids=["gauss", "subsampled"])
+def test_cell_q_mass_rounding_is_within_rt_rel_err_against_exact_arithmetic(direction):
+    """Each cell's e^{g_j} Q-mass rt = exp(llr + g_j) from the float log tails (the tails taken as exact inputs)
+    is within rt_rel_err of its 50-digit value (Sec. 2.3): the log-space cell mass, the sum with g_j and exp.
+    Cells down to a Q-mass of ~1e-60 (|llr| ~ 140 nats) against losses |g_j| <= ~20: red when the |llr| term
+    of the bound is dropped (the sum inside log_cell_masses and the log's rounding scale with |llr|)."""
+    h = 2.0**-6
+    c = B.grid_cells_rows([direction], h, 1e-60)
+    lle, g, rt, llr = c.q_le[0], c.g[0], c.rt[0], c.llr[0]
+    qgt = np.asarray(direction.tails(c.g[0])[2], dtype=float)  # the Q tails the cells were built from
+    bound = B.rt_rel_err(c)[0]
+    worst, checked = 0.0, 0
+    with mp.workdps(50):
+        for j in range(len(rt)):
+            if not rt[j] > 0 or not np.isfinite(llr[j]):
+                continue
+            if qgt[j] <= lle[j + 1]:
+                mass = mp.exp(mp.mpf(float(qgt[j]))) - mp.exp(mp.mpf(float(qgt[j + 1])))
+            else:
+                mass = mp.exp(mp.mpf(float(lle[j + 1]))) - mp.exp(mp.mpf(float(lle[j])))
+            exact = mass * mp.exp(mp.mpf(float(g[j])))
+            if exact <= 0 or rt[j] >= float(c.p[0][j]):  # a cell clipped to its P-mass is not the formula's value
+                continue
+            err = abs(mp.mpf(float(rt[j])) - exact) / exact
+            assert err <= bound[j], (j, float(err / B.U), float(bound[j] / B.U))
+            worst = max(worst, float(err / (4 * B.U * (2 + abs(float(g[j]))))))
+            checked += 1
+    assert checked > 100
+    assert worst > 1.0  # without the |llr| term the bound would fail here
+
+
+def test_upper_split_charges_the_rounding_of_each_cells_q_mass(monkeypatch):
+    """The dominating split moves an error e of a cell's rt as e / (1 - e^{-h}) between the cell's two atoms: the
+    upper PMF's dipoles include rt_rounding / (1 - e^{-h}) of every cell (Sec. 2.3). Red when the term leaves the
+    split (the PMF's total dipole weight then drops by that sum)."""
+    h = 2.0**-6
+    pair = B.GaussianPair(1.0)
+    c = B.grid_cells_rows([pair], h, 1e-30)
+    charged = float(B.rt_rounding(c).sum()) / -math.expm1(-h)
+    assert charged > 0
+    with_term = B.pmfs(pair, h, upper=True, tail=1e-30)
+    monkeypatch.setattr(B, "rt_rounding", lambda cells: np.zeros_like(cells.rt))
+    without = B.pmfs(pair, h, upper=True, tail=1e-30)
+    assert with_term.err_dipole - without.err_dipole >= charged * (1 - 1e-9)
+
+
 def _gaussian_delta(mu, eps):
     """Exact delta of the Gaussian pair (Balle & Wang 2018, Thm 8), mpmath."""
     with mp.workdps(50):

@@ -920,8 +920,27 @@ def _lattice(n: np.ndarray, off: Optional[np.ndarray], arrays: list) -> list:
     return out
 
 
+def rt_rel_err(c: "GridCells") -> np.ndarray:
+    """Bound of the relative rounding of each cell's e^{g_j} Q-mass rt = exp(llr + g_j) beyond the tails' own
+    errors and the cell's ``_CELL_REL`` u (docs/pld.md Sec. 2.3): llr = :func:`log_cell_masses` of the two log
+    tails is lt_j + log(-expm1(d)) with d the tails' difference; the subtraction (u |d|, through expm1 at most
+    u), expm1 (2u, through log 2u absolute), the log (2u |log(-expm1 d)| <= 2u |llr|: every log here is <= 0)
+    and the final sum (u |llr|) put llr within 3u |llr| + 3u; llr + g_j rounds by u (|llr| + |g_j|), and exp
+    adds 2u. So 4u |llr| + u |g_j| + 5u at most, and 4u (2 + |llr| + |g_j|) is charged (|llr| read as 0 where
+    the cell is empty). Both ends use it: the dominated cells raise rt by it, the split moves it as a dipole."""
+    with np.errstate(invalid="ignore"):
+        return 4 * U * (2.0 + _fix(np.abs(c.llr), posinf=0.0) + np.abs(c.g[:, :-1]))
+
+
+def rt_rounding(c: "GridCells") -> np.ndarray:
+    """Bound of the rounding of each cell's rt in the dominating split: (:func:`rt_rel_err` + ``_CELL_REL`` u) rt.
+    Through the split an error e of rt moves e / (1 - e^{-w}) between the cell's two atoms: a dipole, charged
+    with the split's own round-off (docs/pld.md Sec. 2.3)."""
+    return (rt_rel_err(c) + _CELL_REL * U) * c.rt
+
+
 def span_dipoles(p_err: np.ndarray, q_err: np.ndarray, p: np.ndarray, rt: np.ndarray, widths: np.ndarray,
-                  h: float) -> np.ndarray:
+                  h: float, rt_err: Optional[np.ndarray] = None) -> np.ndarray:
     """Per grid point j, the total weight of the unit dipoles (1, -1) on neighbouring lattice points that the
     error patterns of point j make in the dominating split where its cells are wide (docs/pld.md Sec. 2.3,
     "Coarse tails"): a P-tail error a (|a| <= p_err_j) and an e^{g}-scaled Q-tail error (<= q_err_j) move mass
@@ -934,7 +953,8 @@ def span_dipoles(p_err: np.ndarray, q_err: np.ndarray, p: np.ndarray, rt: np.nda
     (1 - e^{-w2})) adds K2 times that. Each unit dipole costs e h max|g'| (Sec. 2.4); anchored at C, the
     pattern's top atom, every one of them is charged at a tilt weight at least its own (tau >= 0). Row ends:
     no cell below the first point (its left part is the mass below the grid, charged as for a cell one step
-    wide), none above the last (K2 = 0). ``widths``: the F x (L - 1) cell widths (0 for a padded cell)."""
+    wide), none above the last (K2 = 0). ``widths``: the F x (L - 1) cell widths (0 for a padded cell);
+    ``rt_err``: the F x (L - 1) rounding bounds of the cells' rt (:func:`rt_rounding`), moved like the split's."""
     F, L = p_err.shape
     u = U
     k = np.zeros((F, L + 1))  # k[:, j] = width of cell j - 1 in lattice steps (1 below the first point)
@@ -946,6 +966,8 @@ def span_dipoles(p_err: np.ndarray, q_err: np.ndarray, p: np.ndarray, rt: np.nda
     te = p_err + q_err
     split = np.zeros((F, L))
     split[:, :-1] = SPLIT_REL * u * (p + rt)  # the split's round-off in cell j, before its / (1 - e^{-w})
+    if rt_err is not None:  # the rounding of the cell's rt itself (:func:`rt_rounding`), moved by the split alike
+        split[:, :-1] += rt_err
     # rounding, counted along the longest path (the third term): om 2u, K / om u, te + split u, the product u,
     # the two sums 2u: 7u below the exact value at most, so the float sum times (1 + 8u) is at least it
     # (tests/test_guard_pld.py::test_span_dipoles_are_never_below_their_formula_in_exact_arithmetic)
@@ -982,7 +1004,9 @@ def _upper_rows(c: GridCells, h: float) -> list:
     wide = bool(wide_cells.any())
     one_minus = -math.expm1(-h)  # 1 - e^{-h}: the error bounds below use the narrowest cell (the largest 1 / (1 - e^{-w}))
     split = np.zeros((F, L))
-    split[:, :-1] = SPLIT_REL * U * (p + rt) / one_minus  # round-off of the split of cell j (atoms j, j+1)
+    rt_err = rt_rounding(c)
+    # round-off of the split of cell j (atoms j, j+1), and the rounding of its rt, moved by the split alike
+    split[:, :-1] = (SPLIT_REL * U * (p + rt) + rt_err) / one_minus
     # local patterns anchored at atom j (docs/pld.md, Sec. 2.3): a tail error at g_j is a dipole of the
     # cells j-1, j, which the split turns into a quadrupole te / (1 - e^{-h}) plus a dipole te
     dip = te + split
@@ -995,7 +1019,7 @@ def _upper_rows(c: GridCells, h: float) -> list:
         near = np.zeros((F, L), dtype=bool)
         near[:, :-1] |= wide_cells
         near[:, 1:] |= wide_cells
-        span = np.where(near, span_dipoles(c.p_err, c.q_err, p, rt, np.diff(c.idx, axis=-1), h), 0.0)
+        span = np.where(near, span_dipoles(c.p_err, c.q_err, p, rt, np.diff(c.idx, axis=-1), h, rt_err), 0.0)
         dip = np.where(near, 0.0, dip)
         quad = np.where(near, 0.0, quad)
         last = np.arange(L)[None, :] == (c.n - 1)[:, None]  # a row's last point: no cell above, the top is itself
@@ -1078,7 +1102,7 @@ def _dominated(c: GridCells) -> _Dominated:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         p_err = _fix(c.p_err, nan=np.inf)
         q_err = _fix(c.q_err, nan=np.inf)
-        rel_rt = 4 * u * (2.0 + _fix(np.abs(c.llr), posinf=0.0) + np.abs(g[:, :-1]))
+        rel_rt = rt_rel_err(c)
     p_lo = np.maximum(p - (p_err[:, :-1] + p_err[:, 1:] + _CELL_REL * u * p), 0.0)
     rt_hi = rt + q_err[:, :-1] + q_err[:, 1:] + rel_rt * rt + _CELL_REL * u * rt
     # a cell below _P_FLOOR may have been computed through subnormal numbers, whose rounding is absolute
