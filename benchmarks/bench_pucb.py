@@ -4,7 +4,7 @@ Times one full run (planning with PrivQ every episode, 2SAH + S^2AH = 3600 binar
 counters updated every episode, exact regret of every episode's policy) for the private agent and
 for the non-private UBEV-style baseline, and the counter bank alone.
 
-    python benchmarks/bench_pucb.py            # the issue's size
+    python benchmarks/bench_pucb.py            # the full size
     python benchmarks/bench_pucb.py --episodes 1000 --json
 """
 

@@ -328,7 +328,7 @@ def test_regret_experiment_fast_and_plot(tmp_path):
         regret_figure(exp, yscale="symlog")
 
 
-def test_settings_full_is_issue_size():
+def test_settings_full_is_the_benchmark_size():
     full = SETTINGS["full"]
     size = (full["states"], full["actions"], full["horizon"], full["episodes"])
     assert size == (10, 3, 10, 10_000)
@@ -492,7 +492,7 @@ def test_notebook_is_valid_nbformat_v4():
 # ---------------------------------------------------------------------------------------------
 
 def test_old_import_path_reexports_the_moved_names():
-    # every name privcal.rl.pucb exported before the split is still there, as the same object
+    # the package privcal.rl.pucb exposes the names of its submodules, each as the same object as in its home
     pucb = importlib.import_module("privcal.rl.pucb")
     homes = {"privcal.rl.pucb.experiments": ["SETTINGS", "EPSILONS", "make_mdp", "RegretExperiment",
                                              "regret_experiment"],
@@ -519,7 +519,7 @@ def test_agent_module_imports_no_experiments_and_no_matplotlib():
 
 
 def test_old_beta_keyword_is_deprecated_but_same():
-    # beta= was the failure probability's old name; results are identical, with a warning
+    # beta= is the failure probability's deprecated keyword; results are identical, with a warning
     mdp = bandit()
     with pytest.warns(DeprecationWarning, match="failure_probability"):
         old = run_pucb(mdp, 30, 1.0, beta=0.2, seed=3)
@@ -704,3 +704,21 @@ def test_regret_experiment_with_gaussian_counters():
     np.testing.assert_array_equal(exp.episode_regret["epsilon=10"][0], single.episode_regret)
     with pytest.raises(ValueError, match="delta"):
         regret_experiment("fast", episodes=30, seeds=(0,), epsilons=(10.0,), counter_noise="gaussian", n_jobs=1)
+
+
+def test_settings_objects_give_the_keyword_calls():
+    # reference: the keyword call's own result on the same seed
+    from privcal.rl.pucb import ErrorBoundCheckSettings
+
+    a = pucb_error_bound_check(3, 2, 3, 2, 1.0, 0.1, trials=40, seed=5, budget_split="valid")
+    b = pucb_error_bound_check(3, 2, 3, 2, 1.0, 0.1, settings=ErrorBoundCheckSettings(trials=40, seed=5,
+                                                                                      budget_split="valid"))
+    c = pucb_error_bound_check(3, 2, 3, 2, 1.0, 0.1, settings=ErrorBoundCheckSettings(trials=40, seed=1), seed=5,
+                               budget_split="valid")
+    assert a == b == c and a["trials"] == 40
+    with pytest.raises(TypeError, match="pucb_error_bound_check\\(\\) got an unexpected keyword argument 'trial'"):
+        pucb_error_bound_check(3, 2, 3, 2, 1.0, 0.1, trial=40)
+    with pytest.raises(TypeError, match="run_pucb\\(\\) got an unexpected keyword argument 'options'"):
+        run_pucb(bandit(), 5, 1.0, options=None)
+    with pytest.raises(TypeError, match="PUCB\\(\\) got an unexpected keyword argument 'failure'"):
+        PUCB(2, 2, 2, 10, epsilon=1.0, failure=0.1)

@@ -220,3 +220,14 @@ def test_gymnasiums_own_episodes_agree_with_the_exact_uniform_value(gym):
         env.close()
     exact = 0.012444824292288116
     assert abs(wins / n - exact) < 4 * np.sqrt(exact * (1 - exact) / n)
+
+
+def test_offline_select_with_settings_is_the_keyword_call(tables):
+    # reference: the keyword call's own result on the same seed (same scores, same mechanism draw)
+    data = toytext.collect_episodes(500, seed=1, tables=tables)
+    cand = toytext.candidate_policies(8)
+    a = toytext.offline_select(data, 2.0, candidates=cand, clip=64.0, seed=3)
+    b = toytext.offline_select(data, 2.0, toytext.OfflineSelectSettings(candidates=cand, clip=64.0, seed=3))
+    assert (a.chosen, a.value, a.scores, a.guarantee) == (b.chosen, b.value, b.scores, b.guarantee)
+    with pytest.raises(TypeError, match="offline_select\\(\\) got an unexpected keyword argument 'clips'"):
+        toytext.offline_select(data, 2.0, clips=64.0)

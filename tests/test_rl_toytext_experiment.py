@@ -49,3 +49,14 @@ def test_bad_input_names_the_argument():
         X.run_frozenlake("select", epsilon=1.0, episodes=0)
     with pytest.raises(ValueError, match="seed"):
         X.run_frozenlake("select", epsilon=1.0, seed=-1)
+
+
+def test_run_frozenlake_with_settings_is_the_keyword_run():
+    # reference: the keyword call's own result on the same seed (same map, data and mechanism draws)
+    a = X.run_frozenlake("select", epsilon=1.0, episodes=300, seed=4, non_private=False)
+    b = X.run_frozenlake("select", X.FrozenLakeSettings(epsilon=1.0, episodes=300, seed=4, non_private=False))
+    assert a.to_dict() == b.to_dict()
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'epsilon'"):
+        X.run_frozenlake("select", episodes=300)
+    with pytest.raises(TypeError, match="run_frozenlake\\(\\) got an unexpected keyword argument 'episode'"):
+        X.run_frozenlake("select", epsilon=1.0, episode=300)

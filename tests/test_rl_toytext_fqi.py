@@ -97,3 +97,19 @@ def test_non_private_learner_and_bad_input(world):
         fqi.TabularFQIConfig(gamma=1.0)
     with pytest.raises(ValueError, match="initial"):
         fqi.train_fqi_frozenlake(data, mdp, epsilon=None, delta=None, config=SMALL, initial=np.zeros((3, 3)))
+
+
+def test_settings_object_gives_the_keyword_run_and_epsilon_delta_stay_required(world):
+    # reference: the keyword call's own result on the same seed (same sampling and noise streams)
+    data, mdp = world
+    a = fqi.train_fqi_frozenlake(data, mdp, epsilon=1.0, delta=1e-5, config=SMALL, seed=2)
+    b = fqi.train_fqi_frozenlake(data, mdp, fqi.FQISettings(epsilon=1.0, delta=1e-5, config=SMALL, seed=2))
+    c = fqi.train_fqi_frozenlake(data, mdp, fqi.FQISettings(epsilon=1.0, delta=1e-5, config=SMALL, seed=9), seed=2)
+    assert a.value == b.value == c.value and a.guarantee == b.guarantee
+    assert a.to_dict()["sigma"] == b.to_dict()["sigma"]
+    with pytest.raises(TypeError, match="missing 2 required keyword-only arguments: 'epsilon' and 'delta'"):
+        fqi.train_fqi_frozenlake(data, mdp)
+    with pytest.raises(TypeError, match="missing 1 required keyword-only argument: 'delta'"):
+        fqi.train_fqi_frozenlake(data, mdp, epsilon=1.0)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'sigma'"):
+        fqi.train_fqi_frozenlake(data, mdp, epsilon=1.0, delta=1e-5, sigma=1.0)

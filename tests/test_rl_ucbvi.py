@@ -257,3 +257,17 @@ def test_regret_experiment_fast_cells():
     again = regret_experiment("random", episodes=60, seeds=(0, 1), epsilons=(10.0,), methods=("ucbvi",))
     assert again[0].regret_per_episode == cells[0].regret_per_episode
     assert "JDP" in cells[0].guarantee and "JDP" in cells[1].guarantee
+
+
+def test_the_trusted_kernel_with_settings_is_run_ucbvi():
+    # reference: run_ucbvi's own result on the same seed (same counter noise, tie-breaking and episodes)
+    from privcal.rl.ucbvi import UCBVISettings, run_ucbvi_unchecked
+
+    mdp = make_mdp("random", S, A, H, seed=0)
+    a = run_ucbvi(mdp, 30, 5.0, 1e-5, 0.2, 4)
+    b = run_ucbvi_unchecked(mdp, 30, UCBVISettings(5.0, 1e-5, 0.2, 4, "gaussian"))
+    np.testing.assert_array_equal(a.episode_regret, b.episode_regret)
+    assert (a.jdp_epsilon, a.error_bound, a.guarantee) == (b.jdp_epsilon, b.error_bound, b.guarantee)
+    agent = PrivateUCBVI.unchecked(S, A, H, 30, UCBVISettings(5.0, None, 0.2, 4, "laplace"))
+    assert agent.error_bound == PrivateUCBVI(S, A, H, 30, epsilon=5.0, failure_probability=0.2, seed=4,
+                                             counter_noise="laplace").error_bound

@@ -202,3 +202,32 @@ def test_algorithm1_is_judged_against_the_best_zero_dp_policy_of_its_environment
 def test_environment_and_sampling_flags_are_refused_where_they_do_not_apply(capsys, argv, match):
     code, out, err = _run(capsys, "train", "dpq", *argv)
     assert code == 2 and out == "" and match in err, err
+
+
+def test_verdict_settings_objects_give_the_keyword_calls():
+    # reference: the keyword call's own result (the same test on the same numbers)
+    from privcal.rl.verdict import OneRunTestSettings, SeedSummarySettings, verdict_one_run
+
+    kw = dict(higher_is_better=True, reference_label="r")
+    a = verdict_one_run(10.5, 10, value_se=0.5, confidence=0.9, **kw)
+    b = verdict_one_run(10.5, 10, settings=OneRunTestSettings(value_se=0.5, confidence=0.9), **kw)
+    assert a == b and a.confidence == 0.9
+    vals, refs = [1.0, 2.0, 4.0], [0.5, 0.5, 1.0]
+    c = summarize_seeds(vals, 0.5, seeds=[3, 4, 5], reference_values=refs, level=0.9, **kw)
+    d = summarize_seeds(vals, 0.5, settings=SeedSummarySettings(seeds=[3, 4, 5], reference_values=refs, level=0.9),
+                        **kw)
+    assert c == d and c.paired and c.seeds == (3, 4, 5)
+    with pytest.raises(TypeError, match="summarize_seeds\\(\\) got an unexpected keyword argument 'levels'"):
+        summarize_seeds(vals, 0.5, levels=0.9, **kw)
+    with pytest.raises(ValueError, match="confidence"):
+        verdict_one_run(1.0, 0.0, confidence=1.0, **kw)
+
+
+def test_plot_spec_takes_its_labels_by_keyword_and_keeps_references_as_a_dict():
+    from privcal.cli.train import PlotSpec
+
+    spec = PlotSpec([1, 2], "run", [0.5, 0.25], title="t", xlabel="episodes", ylabel="regret")
+    assert spec.references == {} and spec.log_y is False
+    assert PlotSpec([1], "run", [0.0], title="t", xlabel="x", ylabel="y", references={"a": 1.0}).references == {"a": 1.0}
+    with pytest.raises(TypeError):
+        PlotSpec([1], "run", [0.0], "t", "x", "y")  # the labels are keyword-only

@@ -70,7 +70,7 @@ def _add_privacy_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--failure-probability", type=float, default=None,
                    help="failure probability beta' of the counters' error bound and of the bonus, in (0, 1) "
                         "(default 0.1)")
-    p.add_argument("--beta", type=float, default=None, help=argparse.SUPPRESS)  # former name (deprecated)
+    p.add_argument("--beta", type=float, default=None, help=argparse.SUPPRESS)  # deprecated spelling
 
 
 def _add_rule_flags(p: argparse.ArgumentParser) -> None:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping, Sequence
+from dataclasses import KW_ONLY, dataclass
 from typing import Any, Optional
 
 from privcal.cli import out as _cli_out
@@ -64,26 +65,33 @@ def check_output_flags(args: argparse.Namespace) -> str:
     return fmt
 
 
+@dataclass(frozen=True)
 class PlotSpec:
     """What ``--plot`` draws: x values, the run's curve, labels and the reference lines.
 
-    Args:
+    Attributes:
         x: x values (episodes or iterations).
         label: legend label of the run.
         y: the run's curve.
-        title: chart title.
-        xlabel: x-axis label with unit.
-        ylabel: y-axis label with unit.
-        references: label -> number or curve (None entries are skipped).
+        title: chart title (keyword only).
+        xlabel: x-axis label with unit (keyword only).
+        ylabel: y-axis label with unit (keyword only).
+        references: label -> number or curve (None entries are skipped); default None (none), kept as a dict.
         log_y: logarithmic y axis; default False.
     """
 
-    def __init__(self, x: Sequence, label: str, y: Sequence, *, title: str, xlabel: str, ylabel: str,
-                 references: Optional[Mapping[str, Any]] = None, log_y: bool = False):
-        self.x, self.label, self.y = x, label, y
-        self.title, self.xlabel, self.ylabel = title, xlabel, ylabel
-        self.references = dict(references or {})
-        self.log_y = log_y
+    x: Sequence
+    label: str
+    y: Sequence
+    _: KW_ONLY
+    title: str
+    xlabel: str
+    ylabel: str
+    references: Optional[Mapping[str, Any]] = None
+    log_y: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "references", dict(self.references or {}))
 
 
 def csv_constant_columns(record: Mapping[str, Any], series: Mapping[str, Sequence]) -> dict:
@@ -255,23 +263,9 @@ def run_seeds(args: argparse.Namespace, module: str, fmt: str, seeds: Sequence[i
     import importlib
     import time
 
-    from privcal.rl.parallel import run_trials
-
     mod = importlib.import_module(module)
-    options = {k: v for k, v in vars(args).items() if not k.startswith("_") and k not in _NOT_RUN_OPTIONS}
-    bar = None
-    if fmt == "text":
-        from privcal.cli.progress import ProgressBar
-
-        bar = ProgressBar(len(seeds), label=f"{module.rsplit('.', 1)[-1]} seeds")
     start = time.perf_counter()
-    try:
-        records = run_trials(_seed_task, [(module, options, s) for s in seeds],
-                             -1 if args.n_jobs is None else args.n_jobs, backend=args.backend or "local",
-                             scheduler=args.scheduler, progress=bar)
-    finally:
-        if bar is not None:
-            bar.close()
+    records = _train_seeds(args, module, fmt, seeds)
     views = [mod.seed_view(r) for r in records]
     summary = _seeds_summary(views, seeds)
     record, text, series = _seeds_output(args, seeds, records, views, summary, time.perf_counter() - start)
@@ -280,6 +274,26 @@ def run_seeds(args: argparse.Namespace, module: str, fmt: str, seeds: Sequence[i
     else:
         _cli_out.emit(fmt, record if fmt != "csv" else {}, text, series if fmt == "csv" else None)
     return 0
+
+
+def _train_seeds(args, module: str, fmt: str, seeds: Sequence[int]) -> list:
+    """The records of one run per seed (``privcal.rl.parallel.run_trials`` on the engine flags), with a progress
+    bar in text format."""
+    from privcal.rl.parallel import run_trials
+
+    options = {k: v for k, v in vars(args).items() if not k.startswith("_") and k not in _NOT_RUN_OPTIONS}
+    bar = None
+    if fmt == "text":
+        from privcal.cli.progress import ProgressBar
+
+        bar = ProgressBar(len(seeds), label=f"{module.rsplit('.', 1)[-1]} seeds")
+    try:
+        return run_trials(_seed_task, [(module, options, s) for s in seeds],
+                          -1 if args.n_jobs is None else args.n_jobs, backend=args.backend or "local",
+                          scheduler=args.scheduler, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def _seeds_summary(views, seeds):
@@ -445,21 +459,28 @@ def _seeds_text(out: dict, summary, records) -> str:
                  f"(Student-t over {len(out['seeds'])} seeds), std {num(out['std'])}")
     refs = out["references"]
     if refs:
-        se = refs.get("trivial_se")
-        lines.append(f"  trivial reference     {num(refs['trivial'])}" + (f" +- {se:.2g}" if se else "")
-                     + f" ({refs['trivial_label']})")
-        npm = refs.get("non_private")
-        if npm is not None:
-            lines.append(f"  non-private           mean {npm['mean']:.4g}, 95% CI [{num(npm['ci_low'])}, "
-                         f"{num(npm['ci_high'])}] ({refs.get('non_private_label') or 'same learner, no noise'})")
-        for key, value in refs.items():
-            if key not in ("trivial", "trivial_se", "trivial_label", "non_private", "non_private_label", "note"):
-                lines.append(f"  {key.replace('_', ' '):21s} {num(value) if isinstance(value, float) else value}")
+        lines += _seeds_reference_lines(refs, num)
     lines.append(f"  verdict               {summary.line() if summary is not None else out['verdict_test']['test']}")
     if refs:
         lines.append(f"  note                  {REFERENCES_NOTE}")
     lines.append(f"  time                  {out['seconds']:.2f} s")
     return "\n".join(lines)
+
+
+def _seeds_reference_lines(refs: Mapping, num) -> list:
+    """The text report's reference lines over seeds: the trivial reference, the non-private mean and interval,
+    then the agent's constant references (``num`` formats a number or None)."""
+    se = refs.get("trivial_se")
+    lines = [f"  trivial reference     {num(refs['trivial'])}" + (f" +- {se:.2g}" if se else "")
+             + f" ({refs['trivial_label']})"]
+    npm = refs.get("non_private")
+    if npm is not None:
+        lines.append(f"  non-private           mean {npm['mean']:.4g}, 95% CI [{num(npm['ci_low'])}, "
+                     f"{num(npm['ci_high'])}] ({refs.get('non_private_label') or 'same learner, no noise'})")
+    for key, value in refs.items():
+        if key not in ("trivial", "trivial_se", "trivial_label", "non_private", "non_private_label", "note"):
+            lines.append(f"  {key.replace('_', ' '):21s} {num(value) if isinstance(value, float) else value}")
+    return lines
 
 
 def _seeds_markdown(record: Mapping, series: Mapping) -> str:

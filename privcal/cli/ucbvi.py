@@ -43,6 +43,15 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
                    help="FrozenLake's episode length H, an int >= 1 (default 20; the random MDP's is fixed at 3)")
     p.add_argument("--episodes", type=_cli_out.count, default=1000,
                    help="number of episodes T (users), an int >= 1 (default 1000; 1e4 accepted)")
+    _add_privacy_flags(p)
+    _cli_train.add_seed_flags(p, "seed of the agent and the episodes")
+    _cli_train.add_output_flags(p)
+    p.set_defaults(_run=run)  # privcal.cli dispatches ``privcal train AGENT`` to args._run(args)
+    return p
+
+
+def _add_privacy_flags(p: argparse.ArgumentParser) -> None:
+    """``--epsilon``, ``--counter-noise``, ``--delta``, ``--non-private`` and ``--failure-probability``."""
     p.add_argument("--epsilon", type=float, default=None,
                    help="JDP epsilon of the whole run, in (0, 1e6] (default: none; required unless --non-private)")
     p.add_argument("--counter-noise", choices=("gaussian", "laplace"), default=None,
@@ -56,10 +65,6 @@ def add_parser(subparsers: "argparse._SubParsersAction") -> argparse.ArgumentPar
     p.add_argument("--failure-probability", type=float, default=None,
                    help="failure probability beta of the counters' error bound and of the bonus, in (0, 1) "
                         "(default 0.1)")
-    _cli_train.add_seed_flags(p, "seed of the agent and the episodes")
-    _cli_train.add_output_flags(p)
-    p.set_defaults(_run=run)  # privcal.cli dispatches ``privcal train AGENT`` to args._run(args)
-    return p
 
 
 def run(args: argparse.Namespace) -> int:

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -40,8 +40,8 @@ from numpy.typing import ArrayLike
 from privcal import _validate as V
 
 __all__ = ["VERDICTS", "DIVERGENCE_RULE", "BLOW_UP", "Verdict", "diverged", "worse_than_trivial", "no_reference",
-           "verdict_one_run", "verdict_over_seeds", "DEFAULT_LEVEL", "SeedSummary", "student_t_interval",
-           "summarize_seeds"]
+           "OneRunTestSettings", "verdict_one_run", "verdict_over_seeds", "DEFAULT_LEVEL", "SeedSummary",
+           "SeedSummarySettings", "student_t_interval", "summarize_seeds"]
 
 #: What "diverged" means for a loss-minimising trainer (``privcal train gpope``): the iterates blew up. A loss that
 #: is merely worse than the trivial predictor's is :func:`worse_than_trivial`, another field.
@@ -130,9 +130,27 @@ def worse_than_trivial(final_loss: float, initial_loss: float) -> bool:
     return not math.isfinite(final) or final > float(initial_loss)
 
 
+@dataclass(frozen=True)
+class OneRunTestSettings:
+    """The evaluation errors and confidence of :func:`verdict_one_run`'s test (defaults in one place: here;
+    checked there).
+
+    Attributes:
+        value_se: standard error of the run's value (simulation of the released policy), in [0, inf); default 0.
+        reference_se: standard error of the reference, in [0, inf); default 0 (exact).
+        confidence: one-sided confidence, in (0, 1); default 0.95.
+        basis: where both values come from when no standard error is given, for the test's text (e.g. "both
+            estimated on the same 20000 simulated trajectories"); default None: they are exact values.
+    """
+
+    value_se: float = 0.0
+    reference_se: float = 0.0
+    confidence: float = 0.95
+    basis: Optional[str] = None
+
+
 def verdict_one_run(value: float, reference: float, *, higher_is_better: bool, reference_label: str,
-                    value_se: float = 0.0, reference_se: float = 0.0, confidence: float = 0.95,
-                    basis: Optional[str] = None) -> Verdict:
+                    settings: Optional[OneRunTestSettings] = None, **keywords: Any) -> Verdict:
     """Verdict of one run (one seed) against a reference: a one-sided z test with evaluation standard errors.
 
     Args:
@@ -140,11 +158,10 @@ def verdict_one_run(value: float, reference: float, *, higher_is_better: bool, r
         reference: the reference's utility, finite.
         higher_is_better: True for returns, False for losses and regret.
         reference_label: what the reference is, e.g. "best data-independent policy".
-        value_se: standard error of ``value`` (simulation of the released policy), in [0, inf); default 0.
-        reference_se: standard error of ``reference``, in [0, inf); default 0 (exact).
-        confidence: one-sided confidence, in (0, 1); default 0.95.
-        basis: where both values come from when no standard error is given, for the test's text (e.g. "both
-            estimated on the same 20000 simulated trajectories"); default None: they are exact values.
+        settings: the test's errors and confidence, a :class:`OneRunTestSettings`; default None: built from
+            ``keywords``.
+        keywords: fields of :class:`OneRunTestSettings` (``value_se``, ``reference_se``, ``confidence``,
+            ``basis``), replacing those of ``settings``.
 
     Returns:
         the :class:`Verdict`.
@@ -152,15 +169,18 @@ def verdict_one_run(value: float, reference: float, *, higher_is_better: bool, r
     Raises:
         ValueError: an argument is outside its range.
     """
+    test = V.settings_with("verdict_one_run", OneRunTestSettings, settings, keywords)
     ref = float(reference)
     if not math.isfinite(ref):
         raise ValueError(f"reference must be finite, got {reference!r}")
-    se, se_ref = V.nonnegative("value_se", value_se), V.nonnegative("reference_se", reference_se)
-    conf = V.open_unit("confidence", confidence)
-    return _one_run(float(value), ref, bool(higher_is_better), str(reference_label), se, se_ref, conf, basis)
+    se, se_ref = V.nonnegative("value_se", test.value_se), V.nonnegative("reference_se", test.reference_se)
+    conf = V.open_unit("confidence", test.confidence)
+    checked = OneRunTestSettings(se, se_ref, conf, test.basis)
+    return _one_run(float(value), ref, bool(higher_is_better), str(reference_label), checked)
 
 
-def _one_run(value, ref, higher, label, se, se_ref, conf, basis=None) -> Verdict:
+def _one_run(value, ref, higher, label, test: OneRunTestSettings) -> Verdict:
+    se, se_ref, conf, basis = test.value_se, test.reference_se, test.confidence, test.basis
     sign = 1.0 if higher else -1.0
     common = dict(value=value, reference=ref, reference_label=label, higher_is_better=higher, confidence=conf,
                   seeds=1)
@@ -322,9 +342,28 @@ class SeedSummary:
                 f"(mean {self.mean:.4g} against {ref}{p}; {v.test})")
 
 
+@dataclass(frozen=True)
+class SeedSummarySettings:
+    """The seeds, the reference's spread and the level of :func:`summarize_seeds` (defaults in one place: here;
+    checked there).
+
+    Attributes:
+        seeds: the seeds, as many as the values; default None (0, 1, ...).
+        reference_se: standard error of the reference, in [0, inf); default 0 (exact).
+        reference_values: each seed's own reference value, as many as the values, or None (default: one
+            reference for every seed).
+        level: two-sided level of the interval, in (0, 1); the verdict's one-sided confidence is
+            (1 + level) / 2; default 0.95.
+    """
+
+    seeds: Optional[Sequence[int]] = None
+    reference_se: float = 0.0
+    reference_values: Optional[ArrayLike] = None
+    level: float = DEFAULT_LEVEL
+
+
 def summarize_seeds(values: ArrayLike, reference: float, *, higher_is_better: bool, reference_label: str,
-                    seeds: Optional[Sequence[int]] = None, reference_se: float = 0.0,
-                    reference_values: Optional[ArrayLike] = None, level: float = DEFAULT_LEVEL) -> SeedSummary:
+                    settings: Optional[SeedSummarySettings] = None, **keywords: Any) -> SeedSummary:
     """Mean, Student-t interval and seed-level verdict of per-seed utilities against a trivial reference.
 
     Args:
@@ -333,12 +372,10 @@ def summarize_seeds(values: ArrayLike, reference: float, *, higher_is_better: bo
             differ across seeds: the test is then paired).
         higher_is_better: True for returns, False for losses and regret.
         reference_label: what the reference is, e.g. "best data-independent policy".
-        seeds: the seeds, as many as ``values``; default 0, 1, ...
-        reference_se: standard error of ``reference``, in [0, inf); default 0 (exact).
-        reference_values: each seed's own reference value, as many as ``values``, or None (default: one
-            reference for every seed).
-        level: two-sided level of the interval, in (0, 1); the verdict's one-sided confidence is
-            (1 + level) / 2; default 0.95.
+        settings: the seeds, the reference's spread and the level, a :class:`SeedSummarySettings`; default None:
+            built from ``keywords``.
+        keywords: fields of :class:`SeedSummarySettings` (``seeds``, ``reference_se``, ``reference_values``,
+            ``level``), replacing those of ``settings``.
 
     Returns:
         the :class:`SeedSummary`.
@@ -346,6 +383,9 @@ def summarize_seeds(values: ArrayLike, reference: float, *, higher_is_better: bo
     Raises:
         ValueError: an argument is outside its range or the lengths differ.
     """
+    given = V.settings_with("summarize_seeds", SeedSummarySettings, settings, keywords)
+    seeds, reference_se, reference_values, level = (given.seeds, given.reference_se, given.reference_values,
+                                                    given.level)
     vals = np.asarray(values, dtype=float).ravel()
     if vals.size < 2:
         raise ValueError(f"values must hold at least 2 seeds (one seed: privcal.rl.verdict.verdict_one_run), "

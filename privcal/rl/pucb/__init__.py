@@ -1,7 +1,8 @@
 """PUCB (Vietri, Balle, Krishnamurthy & Wu, ICML 2020): the private agent, its MDPs, experiments and checks.
 
 Modules: ``agent`` (PUCB and PrivQ, :func:`run_pucb`, the counters' budget and error bound), ``tabular``
-(tabular episodic MDPs, backward induction, episode sampling), ``experiments`` (regret experiments),
+(tabular episodic MDPs, backward induction, episode sampling), ``episodes`` (the episode loop shared with
+Private-UCB-VI, re-exported by ``agent``), ``experiments`` (regret experiments),
 ``plots`` (their figures; matplotlib imported lazily), ``checks`` (Monte Carlo checks of the counter and
 PrivQ bounds, the collusion attack). The command line's glue is ``privcal.cli.pucb``.
 
@@ -30,6 +31,7 @@ _LAZY = {
     "regret_figure": "privcal.rl.pucb.plots",
     "counter_error_check": "privcal.rl.pucb.checks",
     "pucb_error_bound_check": "privcal.rl.pucb.checks",
+    "ErrorBoundCheckSettings": "privcal.rl.pucb.checks",
     "collusion_attack": "privcal.rl.pucb.checks",
 }
 

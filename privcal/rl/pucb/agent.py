@@ -4,7 +4,8 @@ non-private baseline: the agent, its formulas and :func:`run_pucb`.
 The rest of the PUCB layer lives in its own modules of ``privcal.rl.pucb`` (whose names the package
 ``privcal.rl.pucb`` re-exports): ``experiments`` (regret experiments), ``plots`` (figures, matplotlib
 imported lazily), ``checks`` (Monte Carlo checks of the counter and PrivQ bounds, the collusion
-attack), ``tabular`` (the MDPs), ``bounds`` (the counters' budget, the error bound E and PrivQ's bonuses, whose
+attack), ``tabular`` (the MDPs), ``episodes`` (the episode loop shared with Private-UCB-VI, whose names
+this module re-exports), ``bounds`` (the counters' budget, the error bound E and PrivQ's bonuses, whose
 names this module re-exports); ``sup_error_failure_lower_bound`` is defined in ``privcal.analysis.counter`` and
 ``clopper_pearson`` in ``privcal._stats``.
 
@@ -80,10 +81,9 @@ from __future__ import annotations
 import numbers
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
-from numpy.typing import ArrayLike
 
 from privcal import _rng
 from privcal import _validate as V
@@ -125,12 +125,8 @@ from privcal.rl.pucb.bounds import (
     private_q,
     private_q_unchecked,
 )
-from privcal.rl.pucb.tabular import (
-    EpisodeSampler,
-    TabularMDP,
-    backward_induction,
-    policy_values_unchecked,
-)
+from privcal.rl.pucb.episodes import EpisodeCounterAgent, episode_counter_inputs, play_episodes
+from privcal.rl.pucb.tabular import TabularMDP
 
 __all__ = [
     "EpisodeCounterAgent",
@@ -168,6 +164,7 @@ __all__ = [
     "clopper_pearson",
 ]
 
+
 def _deprecated_beta(owner: str) -> property:
     """A read-only ``beta`` attribute: the old name of ``failure_probability`` (deprecated)."""
 
@@ -182,121 +179,6 @@ def _deprecated_beta(owner: str) -> property:
 # ----------------------------------------------------------------------------------------------
 # the agent
 # ----------------------------------------------------------------------------------------------
-
-def episode_counter_inputs(states_n: int, actions_n: int, states: np.ndarray, actions: np.ndarray,
-                           rewards: np.ndarray) -> dict:
-    """What one episode adds to the counters of a tabular JDP learner (PUCB, Private-UCB-VI): the reward, or 1, at
-    each visited (h, s, a) and (h, s, a, s'), else 0.
-
-    Args:
-        states_n: number of states S.
-        actions_n: number of actions A.
-        states: visited states s_0..s_H, an integer array of shape (H + 1,) (trusted).
-        actions: actions a_0..a_{H-1}, an integer array of shape (H,) (trusted).
-        rewards: rewards in [0, 1], shape (H,) (trusted).
-
-    Returns:
-        {"rewards": (H, S, A), "counts": (H, S, A), "transitions": (H, S, A, S)} arrays.
-    """
-    h = len(actions)
-    steps = np.arange(h)
-    r_in = np.zeros((h, states_n, actions_n))
-    n_in = np.zeros((h, states_n, actions_n))
-    m_in = np.zeros((h, states_n, actions_n, states_n))
-    r_in[steps, states[:-1], actions] = rewards
-    n_in[steps, states[:-1], actions] = 1.0
-    m_in[steps, states[:-1], actions, states[1:]] = 1.0
-    return {"rewards": r_in, "counts": n_in, "transitions": m_in}
-
-
-
-
-class EpisodeCounterAgent:
-    """What every tabular learner on episode counters shares (PUCB, Private-UCB-VI): the greedy policy of its
-    action values with random tie-breaking, and feeding one episode to every counter once.
-
-    A subclass provides ``q_values()``, ``horizon``, ``states``, ``actions``, ``counters`` (name -> counter with
-    ``update``) and ``_rng`` (a Generator used for tie-breaking only, data independent).
-    """
-
-    def policy(self, q: Optional[ArrayLike] = None) -> np.ndarray:
-        """Greedy policy pi[h, s] = argmax_a Q(s, a, h), ties broken uniformly at random.
-
-        Args:
-            q: action values, shape (H, S, A); default None (the agent's ``q_values()``).
-
-        Returns:
-            pi, an integer array of shape (H, S).
-        """
-        q = self.q_values() if q is None else np.asarray(q, dtype=float)
-        ties = q >= q.max(axis=2, keepdims=True)
-        keys = np.where(ties, self._rng.random(q.shape), -1.0)
-        return keys.argmax(axis=2)
-
-    def observe(self, states: ArrayLike, actions: ArrayLike, rewards: ArrayLike) -> None:
-        """Feed one episode (H + 1 states, H actions, H rewards) to every counter once.
-
-        Args:
-            states: visited states s_0..s_H, integers in [0, S), shape (H + 1,).
-            actions: actions a_0..a_{H-1}, integers in [0, A), shape (H,).
-            rewards: rewards in [0, 1], shape (H,).
-
-        Raises:
-            ValueError: the shapes are wrong or a reward is outside [0, 1].
-        """
-        h = self.horizon
-        st = np.asarray(states, dtype=np.int64)
-        ac = np.asarray(actions, dtype=np.int64)
-        rw = np.asarray(rewards, dtype=float)
-        if st.shape != (h + 1,) or ac.shape != (h,) or rw.shape != (h,):
-            raise ValueError(f"an episode needs states ({h + 1},), actions ({h},), rewards ({h},); "
-                             f"got {st.shape}, {ac.shape}, {rw.shape}")
-        for name, values in episode_counter_inputs(self.states, self.actions, st, ac, rw).items():
-            self.counters[name].update(values)
-
-
-def play_episodes(agent: "EpisodeCounterAgent", mdp: TabularMDP, episodes: int, seed: _rng.Seed,
-                  progress: Optional[Callable[[int, int], None]] = None) -> tuple[np.ndarray, float, float]:
-    """Run ``episodes`` episodes of a tabular counter agent on ``mdp``: each episode the agent's greedy policy
-    is played (its exact regret rho* - p0 . V^pi_0 by backward induction on the true MDP), then fed to the agent.
-    For a private agent, exact counters run beside its private ones, and the largest |release - count| seen is
-    returned (a diagnostic of the counters' error bound; not released by the agent).
-
-    Args:
-        agent: an :class:`EpisodeCounterAgent` (PUCB, Private-UCB-VI) built for ``episodes``.
-        mdp: the true MDP.
-        episodes: T, an int >= 1 (trusted).
-        seed: the run's seed; the episodes are sampled from its child 4 (children 0-3 are the agent's).
-        progress: called as ``progress(done, total)`` after each episode, or None.
-
-    Returns:
-        (per-episode regret, clipped at 0, shape (T,); rho*; largest counter error seen, 0 without privacy).
-
-    Raises:
-        RuntimeError: a negative regret beyond round-off (the optimal values would be wrong).
-    """
-    env_rng = _rng.spawn(seed, 5)[4]
-    sampler = EpisodeSampler(mdp)
-    optimal = float(mdp.initial @ backward_induction(mdp).values[0])
-    exact = {name: ExactCounter(episodes, c.shape) for name, c in agent.counters.items()}
-    regret = np.empty(episodes)
-    max_err = 0.0
-    for k in range(episodes):
-        pol = agent.policy()
-        regret[k] = optimal - float(mdp.initial @ policy_values_unchecked(mdp, pol)[0])
-        states, actions, rewards = sampler.sample(pol, env_rng)
-        agent.observe(states, actions, rewards)
-        if agent.private:
-            inputs = episode_counter_inputs(mdp.states, mdp.actions, states, actions, rewards)
-            for name, c in exact.items():
-                c.update(inputs[name])
-                max_err = max(max_err, float(np.max(np.abs(agent.counters[name].estimate - c.estimate))))
-        if progress is not None:
-            progress(k + 1, episodes)
-    if np.any(regret < -1e-9 * mdp.horizon):
-        raise RuntimeError("negative regret: the optimal values are wrong")
-    return np.maximum(regret, 0.0), optimal, max_err
-
 
 @dataclass(frozen=True)
 class PUCBOptions:
@@ -338,16 +220,17 @@ class PUCB(EpisodeCounterAgent):
             default 0.1 (old keyword ``beta=`` deprecated).
         seed: None, a non-negative int, a SeedSequence or a Generator; the counters' noise and
             the tie-breaking come from independent children of it. Default None.
-        budget_split: per-counter epsilon, "valid" (epsilon/(6H), default) or "paper"
+        keywords: the rules, fields of :class:`PUCBOptions` (their defaults live there):
+            ``budget_split``: per-counter epsilon, "valid" (epsilon/(6H), default) or "paper"
             (epsilon/(3H), 2 epsilon-JDP).
-        error_bound: counter error bound E, "valid" (default: the union bound of
+            ``error_bound``: counter error bound E, "valid" (default: the union bound of
             :func:`privcal.analysis.counter.error_bound`) or "paper" (E_epsilon of Alg. 3, which fails);
             "union" is the deprecated former name of "valid".
-        unknown: Q~+ where n~ < 2E, "optimistic" (H, default) or "paper" (min{H, Q~ + H}).
-        counter_noise: "laplace" (default, the paper's: epsilon-JDP) or "gaussian" (Gaussian
+            ``unknown``: Q~+ where n~ < 2E, "optimistic" (H, default) or "paper" (min{H, Q~ + H}).
+            ``counter_noise``: "laplace" (default, the paper's: epsilon-JDP) or "gaussian" (Gaussian
             binary-mechanism counters, :func:`counter_sigma`: (epsilon, delta)-JDP; needs
             ``delta``, refuses the paper's budget split and error bound).
-        delta: JDP delta, in (0, 1), with ``counter_noise="gaussian"`` only; default None.
+            ``delta``: JDP delta, in (0, 1), with ``counter_noise="gaussian"`` only; default None.
 
     Attributes (besides the arguments): ``counter_epsilon`` (Laplace) or ``counter_sigma``
     (Gaussian), ``noise_scale`` (Laplace b or Gaussian sigma of each p-sum), ``jdp_epsilon`` and
@@ -363,18 +246,13 @@ class PUCB(EpisodeCounterAgent):
 
     @accept_old_beta
     def __init__(self, states: int, actions: int, horizon: int, episodes: int,
-                 epsilon: Optional[float] = None, failure_probability: float = 0.1,
-                 seed: _rng.Seed = None, *, budget_split: str = "valid",
-                 error_bound: str = "valid", unknown: str = "optimistic",
-                 counter_noise: str = "laplace", delta: Optional[float] = None):
-        eps = None if epsilon is None else V.positive("epsilon", epsilon)
-        split = V.choice("budget_split", budget_split, BUDGET_SPLITS)
-        rule = check_error_bound(error_bound)
-        dims = [V.positive_int(name, value) for name, value in
-                (("states", states), ("actions", actions), ("horizon", horizon), ("episodes", episodes))]
-        fail = V.open_unit("failure_probability", failure_probability)
-        rules = PUCBOptions(fail, split, rule, V.choice("unknown", unknown, UNKNOWN_RULES), counter_noise,
-                            check_counter_noise(counter_noise, eps, delta, split, rule))
+                 epsilon: Optional[float] = None, failure_probability: float = PUCBOptions.failure_probability,
+                 seed: _rng.Seed = None, **keywords: Any):
+        def dims() -> list:
+            return [V.positive_int(name, value) for name, value in
+                    (("states", states), ("actions", actions), ("horizon", horizon), ("episodes", episodes))]
+
+        eps, dims, rules = _checked_options("PUCB", epsilon, failure_probability, keywords, dims)
         self._setup(*dims, eps, seed, rules)
 
     @classmethod
@@ -516,10 +394,8 @@ class PUCBRun:
 
 @accept_old_beta
 def run_pucb(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
-             failure_probability: float = 0.1, seed: _rng.Seed = None, *,
-             budget_split: str = "valid", error_bound: str = "valid", unknown: str = "optimistic",
-             counter_noise: str = "laplace", delta: Optional[float] = None,
-             progress: Optional[Callable[[int, int], None]] = None) -> PUCBRun:
+             failure_probability: float = PUCBOptions.failure_probability, seed: _rng.Seed = None, *,
+             progress: Optional[Callable[[int, int], None]] = None, **keywords: Any) -> PUCBRun:
     """Run PUCB (or the non-private baseline, ``epsilon=None``) for ``episodes`` episodes.
 
     The regret of each episode is exact: rho* - p0 . V^{pi_t}_1 by backward induction on the true
@@ -535,13 +411,15 @@ def run_pucb(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
             deprecated).
         seed: None, a non-negative int, a SeedSequence or a Generator; the agent and the episode
             sampling get independent children of it. Default None.
-        budget_split: "valid" (epsilon/(6H), default) or "paper" (epsilon/(3H)).
-        error_bound: "valid" (default: the union bound) or "paper" (E_epsilon of Alg. 3); see :class:`PUCB`.
-        unknown: "optimistic" (default) or "paper", see :func:`private_q`.
-        counter_noise: "laplace" (default, epsilon-JDP) or "gaussian" ((epsilon, delta)-JDP), see
-            :class:`PUCB`.
-        delta: JDP delta, in (0, 1), with ``counter_noise="gaussian"`` only; default None.
         progress: called as ``progress(done, total)`` after each episode; default None.
+        keywords: the rules, fields of :class:`PUCBOptions` (their defaults live there):
+            ``budget_split``: "valid" (epsilon/(6H), default) or "paper" (epsilon/(3H)).
+            ``error_bound``: "valid" (default: the union bound) or "paper" (E_epsilon of Alg. 3); see
+            :class:`PUCB`.
+            ``unknown``: "optimistic" (default) or "paper", see :func:`private_q`.
+            ``counter_noise``: "laplace" (default, epsilon-JDP) or "gaussian" ((epsilon, delta)-JDP), see
+            :class:`PUCB`.
+            ``delta``: JDP delta, in (0, 1), with ``counter_noise="gaussian"`` only; default None.
 
     Returns:
         A :class:`PUCBRun`.
@@ -551,14 +429,28 @@ def run_pucb(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
     """
     if not isinstance(mdp, TabularMDP):
         raise ValueError(f"mdp must be a TabularMDP, got {type(mdp).__name__}")
-    eps = None if epsilon is None else V.positive("epsilon", epsilon)
-    split = V.choice("budget_split", budget_split, BUDGET_SPLITS)
-    rule = check_error_bound(error_bound)
-    episodes = V.positive_int("episodes", episodes)
-    fail = V.open_unit("failure_probability", failure_probability)
-    rules = PUCBOptions(fail, split, rule, V.choice("unknown", unknown, UNKNOWN_RULES), counter_noise,
-                        check_counter_noise(counter_noise, eps, delta, split, rule))
+    eps, episodes, rules = _checked_options("run_pucb", epsilon, failure_probability, keywords,
+                                            lambda: V.positive_int("episodes", episodes))
     return run_pucb_unchecked(mdp, episodes, eps, seed, rules, progress)
+
+
+#: The fields of :class:`PUCBOptions` that :class:`PUCB` and :func:`run_pucb` take as keywords.
+_RULE_KEYWORDS = ("budget_split", "error_bound", "unknown", "counter_noise", "delta")
+
+
+def _checked_options(where: str, epsilon, failure_probability, keywords: dict, check_sizes: Callable[[], Any]):
+    """(epsilon, sizes, :class:`PUCBOptions`) from the arguments of :class:`PUCB` or :func:`run_pucb` (named
+    ``where``), each checked once: epsilon, the budget split, the error bound, the sizes (``check_sizes()``), the
+    failure probability, the rule for unknown pairs, then the counter noise against the others."""
+    given = V.settings_with(where, PUCBOptions, None, keywords, allowed=_RULE_KEYWORDS)
+    eps = None if epsilon is None else V.positive("epsilon", epsilon)
+    split = V.choice("budget_split", given.budget_split, BUDGET_SPLITS)
+    rule = check_error_bound(given.error_bound)
+    sizes = check_sizes()
+    fail = V.open_unit("failure_probability", failure_probability)
+    rules = PUCBOptions(fail, split, rule, V.choice("unknown", given.unknown, UNKNOWN_RULES), given.counter_noise,
+                        check_counter_noise(given.counter_noise, eps, given.delta, split, rule))
+    return eps, sizes, rules
 
 
 #: Largest memory a PUCB run may need (bytes); larger requests are refused before allocating.

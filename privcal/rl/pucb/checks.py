@@ -14,7 +14,8 @@ probability, "fails" if its lower end is above it, else "inconclusive".
 from __future__ import annotations
 
 import math
-from typing import Optional
+from dataclasses import dataclass
+from typing import Any, Optional
 
 import numpy as np
 
@@ -36,7 +37,7 @@ from privcal.rl.pucb.bounds import (
     num_counters_unchecked,
 )
 
-__all__ = ["counter_error_check", "pucb_error_bound_check", "collusion_attack"]
+__all__ = ["counter_error_check", "ErrorBoundCheckSettings", "pucb_error_bound_check", "collusion_attack"]
 
 
 def _sup_errors(steps: int, epsilon: float, shape, seed, stream: str = "random") -> np.ndarray:
@@ -112,11 +113,26 @@ def counter_error_check(steps: int, epsilon: float, failure_probability: float, 
     return out
 
 
+@dataclass(frozen=True)
+class ErrorBoundCheckSettings:
+    """The Monte Carlo side of :func:`pucb_error_bound_check` (defaults in one place: here; checked there).
+
+    Attributes:
+        trials: number of Monte Carlo runs, an integer >= 1; default 200.
+        seed: seed of the counters; default 0.
+        budget_split: per-counter epsilon, "paper" (epsilon/(3H), default) or "valid".
+        confidence: level of the two-sided Clopper-Pearson interval, in (0, 1); default 0.95.
+    """
+
+    trials: int = 200
+    seed: _rng.Seed = 0
+    budget_split: str = "paper"
+    confidence: float = 0.95
+
+
 @accept_old_beta
 def pucb_error_bound_check(states: int, actions: int, horizon: int, episodes: int,
-                           epsilon: float, failure_probability: float, *, trials: int = 200,
-                           seed: _rng.Seed = 0, budget_split: str = "paper",
-                           confidence: float = 0.95) -> dict:
+                           epsilon: float, failure_probability: float, **keywords: Any) -> dict:
     """Does PrivQ's E_epsilon bound all 2SAH + S^2AH counters uniformly w.p. >= 1 - beta'?
 
     Rigorous lower bound on the failure probability
@@ -131,10 +147,9 @@ def pucb_error_bound_check(states: int, actions: int, horizon: int, episodes: in
         episodes: number of episodes T, an integer >= 1.
         epsilon: JDP epsilon of the agent, in (0, inf).
         failure_probability: the paper's beta', in (0, 1) (old keyword ``beta=`` deprecated).
-        trials: number of Monte Carlo runs, an integer >= 1; default 200.
-        seed: seed of the counters; default 0.
-        budget_split: per-counter epsilon, "paper" (epsilon/(3H), default) or "valid".
-        confidence: level of the two-sided Clopper-Pearson interval, in (0, 1); default 0.95.
+        keywords: fields of :class:`ErrorBoundCheckSettings` (``trials``, ``seed``, ``budget_split``,
+            ``confidence``; defaults there), or ``settings``, an :class:`ErrorBoundCheckSettings` whose fields
+            the other keywords replace.
 
     Returns:
         A dict with the number of counters, the per-counter epsilon, the bound E, the valid union
@@ -143,6 +158,8 @@ def pucb_error_bound_check(states: int, actions: int, horizon: int, episodes: in
     Raises:
         ValueError: an argument is outside its range.
     """
+    st = V.settings_with("pucb_error_bound_check", ErrorBoundCheckSettings, keywords.pop("settings", None), keywords)
+    trials, seed, budget_split, confidence = st.trials, st.seed, st.budget_split, st.confidence
     s = V.positive_int("states", states)
     a = V.positive_int("actions", actions)
     h = V.positive_int("horizon", horizon)

@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 #: Experiment sizes. "fast" runs in seconds (tests, notebook in CI); "full" is the size of the
-#: issue's benchmark (S = 10, A = 3, H = 10, T = 10^4 episodes) over five seeds.
+#: PUCB benchmark (S = 10, A = 3, H = 10, T = 10^4 episodes) over five seeds.
 SETTINGS = {
     "fast": {"states": 3, "actions": 2, "horizon": 3, "episodes": 2000, "seeds": (0, 1)},
     "full": {"states": 10, "actions": 3, "horizon": 10, "episodes": 10_000,

@@ -26,7 +26,7 @@ H) on the run's map, by backward induction, and like the references it reads the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -34,7 +34,8 @@ from privcal import _validate as V
 from privcal.rl.toytext import fqi, frozenlake, random_map
 from privcal.rl.units import describe
 
-__all__ = ["METHODS", "ENVIRONMENTS", "SELECTORS", "FrozenLakeRun", "select_candidates", "run_frozenlake"]
+__all__ = ["METHODS", "ENVIRONMENTS", "SELECTORS", "FrozenLakeRun", "FrozenLakeSettings", "select_candidates",
+           "run_frozenlake"]
 
 METHODS = ("select", "fqi-dpsgd")
 ENVIRONMENTS = ("random-map", "fixed")
@@ -147,23 +148,44 @@ def _select_random_map(data, eps, n_pub, selector, seed, mdp, non_private) -> tu
     return float(values[chosen]), np_value, guarantee, extra
 
 
-def run_frozenlake(method: str, *, epsilon: Optional[float], delta: Optional[float] = None,
-                   environment: str = "random-map", episodes: int = 10000, seed: int = 0,
-                   selector: str = "exponential", config: Optional[fqi.TabularFQIConfig] = None,
-                   public_size: Optional[int] = None, non_private: bool = True) -> FrozenLakeRun:
-    """One run of ``select`` or ``fqi-dpsgd`` on FrozenLake (module docstring).
+@dataclass(frozen=True)
+class FrozenLakeSettings:
+    """One FrozenLake run's privacy target, environment, size, seed and learner (defaults in one place: here;
+    checked by :func:`run_frozenlake`).
 
-    Args:
-        method: "select" or "fqi-dpsgd".
-        epsilon: target epsilon, in (0, inf); None for the non-private learner (fqi-dpsgd only).
+    Attributes:
+        epsilon: target epsilon, in (0, inf); None for the non-private learner (fqi-dpsgd only). Default None,
+            but :func:`run_frozenlake` called without ``settings`` needs it as a keyword.
         delta: target delta, in (0, 1): required by fqi-dpsgd, recorded by select (pure epsilon-DP); default None.
         environment: "random-map" (default) or "fixed".
         episodes: the planned number of episodes (users), public, an int >= 1; default 10000.
         seed: seed of the map (random-map), the data and the mechanism, a non-negative int; default 0.
         selector: select's "exponential" (default) or "noisy-max".
-        config: fqi-dpsgd's :class:`~privcal.rl.toytext.fqi.TabularFQIConfig`; default the defaults.
+        config: fqi-dpsgd's :class:`~privcal.rl.toytext.fqi.TabularFQIConfig`; default None (the defaults).
         public_size: N_pub, the public number of episodes; default None (``episodes``, stated before collecting).
         non_private: also run the same learner without noise on the same data (default True).
+    """
+
+    epsilon: Optional[float] = None
+    delta: Optional[float] = None
+    environment: str = "random-map"
+    episodes: int = 10000
+    seed: int = 0
+    selector: str = "exponential"
+    config: Optional[fqi.TabularFQIConfig] = None
+    public_size: Optional[int] = None
+    non_private: bool = True
+
+
+def run_frozenlake(method: str, settings: Optional[FrozenLakeSettings] = None, **keywords: Any) -> FrozenLakeRun:
+    """One run of ``select`` or ``fqi-dpsgd`` on FrozenLake (module docstring).
+
+    Args:
+        method: "select" or "fqi-dpsgd".
+        settings: the run, a :class:`FrozenLakeSettings`; default None: built from ``keywords`` (then ``epsilon``
+            is required).
+        keywords: fields of :class:`FrozenLakeSettings` (``epsilon``, ``delta``, ``environment``, ``episodes``,
+            ``seed``, ``selector``, ``config``, ``public_size``, ``non_private``), replacing those of ``settings``.
 
     Returns:
         The :class:`FrozenLakeRun`.
@@ -171,6 +193,11 @@ def run_frozenlake(method: str, *, epsilon: Optional[float], delta: Optional[flo
     Raises:
         ValueError: an argument is outside its range.
     """
+    if settings is None and "epsilon" not in keywords:
+        raise TypeError("run_frozenlake() missing 1 required keyword-only argument: 'epsilon'")
+    st = V.settings_with("run_frozenlake", FrozenLakeSettings, settings, keywords)
+    epsilon, delta, environment, episodes, seed = st.epsilon, st.delta, st.environment, st.episodes, st.seed
+    selector, config, public_size, non_private = st.selector, st.config, st.public_size, st.non_private
     V.choice("method", method, METHODS)
     V.choice("environment", environment, ENVIRONMENTS)
     n = V.positive_int("episodes", episodes)

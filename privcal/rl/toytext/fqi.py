@@ -35,7 +35,7 @@ induction (no simulation error). It reads the private map and is not covered by 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -44,7 +44,8 @@ from privcal import _validate as V
 from privcal.rl.pucb.tabular import TabularMDP
 from privcal.rl.toytext.frozenlake import OfflineEpisodes, policy_value
 
-__all__ = ["TabularFQIConfig", "TabularFQIResult", "clip_records", "episode_gradients", "train_fqi_frozenlake"]
+__all__ = ["TabularFQIConfig", "TabularFQIResult", "FQISettings", "clip_records", "episode_gradients",
+           "train_fqi_frozenlake"]
 
 _NORM_SLACK = 1e-9  # relative rounding allowance when the clipped norms are checked against C
 
@@ -174,24 +175,43 @@ def _calibrate(eps: float, delta: float, steps: int, q: float, clip: float) -> t
                               f"epsilon {rep.achieved_epsilon:.6g} (upper bound)",) + tuple(rep.notes)
 
 
-def train_fqi_frozenlake(data: OfflineEpisodes, mdp: TabularMDP, *, epsilon: Optional[float],
-                         delta: Optional[float], config: Optional[TabularFQIConfig] = None,
-                         public_size: Optional[int] = None, seed: int = 0,
-                         initial: Optional[np.ndarray] = None) -> TabularFQIResult:
-    """Fitted-Q iteration by DP-SGD on offline FrozenLake episodes, episode unit (module docstring).
+@dataclass(frozen=True)
+class FQISettings:
+    """One fitted-Q run's privacy target, learner, public size, seed and start (defaults in one place: here;
+    checked by :func:`train_fqi_frozenlake`).
 
-    Args:
-        data: the users' episodes (``collect_episodes``); the private input.
-        mdp: the environment's MDP, used only to evaluate the released policy exactly (not by the learner).
+    Attributes:
         epsilon: target epsilon, in (0, inf); None (with ``delta`` None) for the non-private learner (the same
-            clipping, no noise).
-        delta: target delta, in (0, 1); None only with ``epsilon`` None.
-        config: the :class:`TabularFQIConfig`; default ``TabularFQIConfig()``.
+            clipping, no noise). Default None, but :func:`train_fqi_frozenlake` called without ``settings`` needs
+            it as a keyword.
+        delta: target delta, in (0, 1); None only with ``epsilon`` None (default None, required as ``epsilon``).
+        config: the :class:`TabularFQIConfig`; default None (``TabularFQIConfig()``).
         public_size: N_pub, the public number of episodes, an int >= 1; default None: the data's planned budget,
             which the caller states as public (``data.episodes`` when the collector was asked for that many).
         seed: seed of the sampling and the noise, a non-negative int; default 0.
         initial: w_0, a public, data-independent starting Q of shape (A, S) (e.g. the optimal Q of the prior's
             mean MDP, ``random_map.mean_mdp``); default None (zeros).
+    """
+
+    epsilon: Optional[float] = None
+    delta: Optional[float] = None
+    config: Optional[TabularFQIConfig] = None
+    public_size: Optional[int] = None
+    seed: int = 0
+    initial: Optional[np.ndarray] = None
+
+
+def train_fqi_frozenlake(data: OfflineEpisodes, mdp: TabularMDP, settings: Optional[FQISettings] = None,
+                         **keywords: Any) -> TabularFQIResult:
+    """Fitted-Q iteration by DP-SGD on offline FrozenLake episodes, episode unit (module docstring).
+
+    Args:
+        data: the users' episodes (``collect_episodes``); the private input.
+        mdp: the environment's MDP, used only to evaluate the released policy exactly (not by the learner).
+        settings: the run, a :class:`FQISettings`; default None: built from ``keywords`` (then ``epsilon`` and
+            ``delta`` are required).
+        keywords: fields of :class:`FQISettings` (``epsilon``, ``delta``, ``config``, ``public_size``, ``seed``,
+            ``initial``), replacing those of ``settings``.
 
     Returns:
         The :class:`TabularFQIResult`.
@@ -200,6 +220,13 @@ def train_fqi_frozenlake(data: OfflineEpisodes, mdp: TabularMDP, *, epsilon: Opt
         ValueError: an argument is outside its range.
         InfeasibleError: no sigma reaches the target.
     """
+    missing = [f"'{k}'" for k in ("epsilon", "delta") if settings is None and k not in keywords]
+    if missing:
+        raise TypeError(f"train_fqi_frozenlake() missing {len(missing)} required keyword-only argument"
+                        f"{'s' if len(missing) > 1 else ''}: {' and '.join(missing)}")
+    st = V.settings_with("train_fqi_frozenlake", FQISettings, settings, keywords)
+    epsilon, delta, config, public_size, seed, initial = (st.epsilon, st.delta, st.config, st.public_size, st.seed,
+                                                          st.initial)
     if (epsilon is None) != (delta is None):
         raise ValueError("give both epsilon and delta, or neither (the non-private learner)")
     eps = None if epsilon is None else V.positive("epsilon", epsilon)

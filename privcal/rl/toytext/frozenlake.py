@@ -40,7 +40,7 @@ building the MDP raises ``ImportError`` naming ``pip install 'privcal[rl]'``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -54,7 +54,7 @@ __all__ = ["HORIZON", "GOAL_PROBABILITY_NOTE", "FrozenLakeTables", "frozen_lake_
            "tables_mdp", "frozen_lake_mdp",
            "policy_value", "optimal_value", "uniform_value", "OfflineEpisodes", "collect_episodes",
            "CANDIDATE_SEED", "candidate_policies", "importance_scores", "selection_arguments", "OFFLINE_SELECTORS",
-           "OfflineSelectResult", "offline_select"]
+           "OfflineSelectResult", "OfflineSelectSettings", "offline_select"]
 
 #: The finite horizon of the benchmark (see the module docstring for the choice).
 HORIZON = 20
@@ -474,9 +474,32 @@ class OfflineSelectResult:
                                               "optimal", "privacy_unit", "guarantee")}
 
 
-def offline_select(data: OfflineEpisodes, epsilon: float, *, candidates: Optional[ArrayLike] = None,
-                   clip: float = 4.0 ** 6, public_size: Optional[int] = None, selector: str = "exponential",
-                   seed: int = 0, mdp: Optional[TabularMDP] = None) -> OfflineSelectResult:
+@dataclass(frozen=True)
+class OfflineSelectSettings:
+    """:func:`offline_select`'s candidates, clip, public size, selector, seed and evaluation MDP (defaults in one
+    place: here; checked by :func:`offline_select`).
+
+    Attributes:
+        candidates: public deterministic policies (K, S); default None (:func:`candidate_policies`).
+        clip: W, the per-episode clip of the importance-weighted return, in (0, inf); default 4^6 = 4096 (the
+            weight of a shortest 6-step success under the uniform behaviour).
+        public_size: n_pub, an int >= 1; default None: ``data.episodes`` taken as the public planned size (state
+            it as public when you use the default).
+        selector: "exponential" (default) or "noisy-max".
+        seed: the mechanism's randomness, a non-negative int; default 0.
+        mdp: the FrozenLake MDP for the exact values; default None (:func:`frozen_lake_mdp` at the data's horizon).
+    """
+
+    candidates: Optional[ArrayLike] = None
+    clip: float = 4.0 ** 6
+    public_size: Optional[int] = None
+    selector: str = "exponential"
+    seed: int = 0
+    mdp: Optional[TabularMDP] = None
+
+
+def offline_select(data: OfflineEpisodes, epsilon: float, settings: Optional[OfflineSelectSettings] = None,
+                   **keywords: Any) -> OfflineSelectResult:
     r"""Release one candidate policy, epsilon-DP for one episode (one user) added, removed or replaced.
 
     **Sensitivity.** u_k = (1/n_pub) sum_i min(W, G_i^k) (:func:`importance_scores`): one episode adds, removes or
@@ -494,14 +517,9 @@ def offline_select(data: OfflineEpisodes, epsilon: float, *, candidates: Optiona
     Args:
         data: the offline episodes (:func:`collect_episodes`); the private input.
         epsilon: the privacy parameter, in (0, inf).
-        candidates: public deterministic policies (K, S); default None (:func:`candidate_policies`).
-        clip: W, the per-episode clip of the importance-weighted return, in (0, inf); default 4^6 = 4096 (the
-            weight of a shortest 6-step success under the uniform behaviour).
-        public_size: n_pub, an int >= 1; default None: ``data.episodes`` taken as the public planned size (state
-            it as public when you use the default).
-        selector: "exponential" (default) or "noisy-max".
-        seed: the mechanism's randomness, a non-negative int; default 0.
-        mdp: the FrozenLake MDP for the exact values; default None (:func:`frozen_lake_mdp` at the data's horizon).
+        settings: the selection, an :class:`OfflineSelectSettings`; default None: built from ``keywords``.
+        keywords: fields of :class:`OfflineSelectSettings` (``candidates``, ``clip``, ``public_size``,
+            ``selector``, ``seed``, ``mdp``), replacing those of ``settings``.
 
     Returns:
         The :class:`OfflineSelectResult`.
@@ -509,6 +527,9 @@ def offline_select(data: OfflineEpisodes, epsilon: float, *, candidates: Optiona
     Raises:
         ValueError: an argument is outside its range.
     """
+    st = V.settings_with("offline_select", OfflineSelectSettings, settings, keywords)
+    candidates, clip, public_size, selector, seed, mdp = (st.candidates, st.clip, st.public_size, st.selector,
+                                                          st.seed, st.mdp)
     eps = V.positive("epsilon", epsilon)
     V.choice("selector", selector, OFFLINE_SELECTORS)
     w_max = V.positive("clip", clip)

@@ -1,8 +1,9 @@
 """Private-UCB-VI (Chowdhury & Zhou 2021): a joint-DP tabular learner on privcal's counters, and its experiments.
 
-Modules: ``agent`` (the agent, its valid bonus, :func:`run_ucbvi`), ``experiments`` (regret over seeds with a
-95 % Student-t interval, against the uniform policy and PUCB at the same epsilon). The tabular MDPs are
-``privcal.rl.pucb.tabular``'s; FrozenLake is ``privcal.rl.toytext``.
+Modules: ``agent`` (the agent and :func:`run_ucbvi`; it re-exports the public names of ``bounds``), ``bounds``
+(the confidence log, the counters' noise scale and error bound, the valid bonus, the optimistic Q), ``experiments``
+(regret over seeds with a 95 % Student-t interval, against the uniform policy and PUCB at the same epsilon). The
+tabular MDPs are ``privcal.rl.pucb.tabular``'s; FrozenLake is ``privcal.rl.toytext``.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ Laplace counters epsilon-JDP.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Iterable, Optional
 
 import numpy as np
@@ -31,7 +31,7 @@ from privcal.rl.parallel import check_engine, run_trials_unchecked
 from privcal.rl.pucb.agent import PUCBOptions, run_pucb_unchecked
 from privcal.rl.pucb.experiments import unchecked_make_mdp
 from privcal.rl.pucb.tabular import TabularMDP, backward_induction, uniform_policy_return
-from privcal.rl.ucbvi.agent import COUNTER_NOISES, PRIVACY_UNIT, run_ucbvi_unchecked
+from privcal.rl.ucbvi.agent import COUNTER_NOISES, PRIVACY_UNIT, UCBVISettings, run_ucbvi_unchecked
 from privcal.rl.verdict import verdict_over_seeds
 
 __all__ = ["ENVIRONMENTS", "METHODS", "SETTINGS", "make_environment", "RegretCell", "ComparisonSettings",
@@ -134,16 +134,17 @@ class RegretCell:
                 f"{self.verdict['verdict']} the uniform policy ({len(self.seeds)} seeds)")
 
 
-def _one_run(method, mdp, episodes, epsilon, delta, failure_probability, seed, counter_noise) -> tuple:
-    """One seeded run (top level, so joblib can ship it): (regret per episode, E, guarantee)."""
+def _one_run(method: str, mdp: TabularMDP, episodes: int, settings: UCBVISettings) -> tuple:
+    """One seeded run (top level, so joblib can ship it): (regret per episode, E, guarantee). ``settings`` holds
+    the cell's epsilon and delta; PUCB reads them with its own rules, the non-private reference drops them."""
     if method == "pucb":
-        rules = PUCBOptions(failure_probability, counter_noise=counter_noise,
-                            delta=delta if counter_noise == "gaussian" else None)
-        run = run_pucb_unchecked(mdp, episodes, epsilon, seed, rules)
+        rules = PUCBOptions(settings.failure_probability, counter_noise=settings.counter_noise,
+                            delta=settings.delta if settings.counter_noise == "gaussian" else None)
+        run = run_pucb_unchecked(mdp, episodes, settings.epsilon, settings.seed, rules)
         return float(run.episode_regret.mean()), float(run.error_bound), run.guarantee
-    eps = None if method == "ucbvi-nonprivate" else epsilon
-    run = run_ucbvi_unchecked(mdp, episodes, eps, None if eps is None else delta, failure_probability, seed,
-                              counter_noise=counter_noise)
+    eps = None if method == "ucbvi-nonprivate" else settings.epsilon
+    run = run_ucbvi_unchecked(mdp, episodes, replace(settings, epsilon=eps,
+                                                     delta=None if eps is None else settings.delta))
     return float(run.episode_regret.mean()), float(run.error_bound), run.guarantee
 
 
@@ -222,7 +223,7 @@ def regret_experiment(environment: str = "random", settings: Optional[Comparison
     for m in meth:
         for eps in ((None,) if m == "ucbvi-nonprivate" else eps_list):
             plan.append((m, eps))
-    tasks = [(m, mdp, t, eps, d, beta, int(sd), noise) for m, eps in plan for sd in sds]
+    tasks = [(m, mdp, t, UCBVISettings(eps, d, beta, int(sd), noise)) for m, eps in plan for sd in sds]
     results = iter(run_trials_unchecked(_one_run, tasks, *engine, None))
     cells = []
     for m, eps in plan:

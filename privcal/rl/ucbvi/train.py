@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
 import numpy as np
 
 from privcal import _rng
 from privcal.rl.pucb.tabular import TabularMDP
-from privcal.rl.ucbvi.agent import UCBVIRun, run_ucbvi_unchecked
+from privcal.rl.ucbvi.agent import UCBVIRun, UCBVISettings, run_ucbvi_unchecked
 from privcal.rl.ucbvi.experiments import make_environment
 from privcal.rl.verdict import Verdict, no_reference, verdict_one_run
 
@@ -97,13 +97,11 @@ def train_ucbvi_unchecked(settings: TrainSettings,
     epsilon, episodes, beta = settings.epsilon, settings.episodes, settings.failure_probability
     mdp = make_environment(settings.environment, horizon=settings.horizon)
     start = time.perf_counter()
-    result = run_ucbvi_unchecked(mdp, episodes, epsilon, settings.delta, beta, settings.seed,
-                                 counter_noise=settings.counter_noise,
-                                 progress=None if progress is None else progress(0))
+    private = UCBVISettings(epsilon, settings.delta, beta, settings.seed, settings.counter_noise)
+    result = run_ucbvi_unchecked(mdp, episodes, private, progress=None if progress is None else progress(0))
     baseline = None
     if settings.runs == 2:
-        baseline = run_ucbvi_unchecked(mdp, episodes, None, None, beta, settings.seed,
-                                       counter_noise=settings.counter_noise,
+        baseline = run_ucbvi_unchecked(mdp, episodes, replace(private, epsilon=None, delta=None),
                                        progress=None if progress is None else progress(episodes))
     seconds = time.perf_counter() - start
     regret = np.asarray(result.episode_regret, dtype=float)
