@@ -574,6 +574,40 @@ def test_upper_split_charges_the_rounding_of_each_cells_q_mass(monkeypatch):
     assert with_term.err_dipole - without.err_dipole >= charged * (1 - 1e-9)
 
 
+def test_subnormal_masses_and_tails_carry_an_absolute_error():
+    """Below 2^-1022 a float's rounding is absolute, not relative (Sec. 2.2-2.3): the Laplace pair at eps0 = 720
+    on a grid of 0.5 has P-cells, e^{g_j} Q-masses and tails down to ~1e-314. Each is within its charged bound
+    of its 50-digit value computed from the same float log tails: the cell masses within cell_mass_err, the
+    rt within rt_rounding, the tail values within p_err / q_err. Red when SUBNORMAL_ERR is dropped (the
+    relative bounds alone miss by orders of magnitude there: a 1e-314 float is only 1e-10 accurate)."""
+    d = B.LaplacePair(720.0).directions()[0]
+    c = B.grid_cells_rows([d], 0.5, 1e-305)
+    p, rt, llr, g = c.p[0], c.rt[0], c.llr[0], c.g[0]
+    pgt, ple, qle = c.p_gt[0], c.p_le[0], c.q_le[0]
+    qgt = np.asarray(d.tails(g)[2], dtype=float)
+    p_bound, rt_bound = B.cell_mass_err(p), B.rt_rounding(c)[0]
+    subnormal = 0
+    with mp.workdps(50):
+        def cell(lgt, lle, j):  # the branch the code takes (the side with the smaller tails)
+            if lgt[j] <= lle[j + 1]:
+                return mp.exp(mp.mpf(float(lgt[j]))) - mp.exp(mp.mpf(float(lgt[j + 1])))
+            return mp.exp(mp.mpf(float(lle[j + 1]))) - mp.exp(mp.mpf(float(lle[j])))
+
+        for j in range(len(p)):
+            exact = cell(pgt, ple, j)
+            if exact > 0:
+                assert abs(mp.mpf(float(p[j])) - exact) <= p_bound[j], j
+                subnormal += 0 < p[j] < B.TINY
+            exact_rt = cell(qgt, qle, j) * mp.exp(mp.mpf(float(g[j])))
+            if rt[j] > 0 and rt[j] < float(p[j]) and np.isfinite(llr[j]):
+                assert abs(mp.mpf(float(rt[j])) - exact_rt) <= rt_bound[j] + B.rt_rel_err(c)[0][j] * exact_rt, j
+        for j in range(len(g)):  # the tails' values, the rounding of exp alone (the log tails taken as exact)
+            small = min(float(pgt[j]), float(ple[j]))
+            got = math.exp(small)
+            assert abs(mp.mpf(got) - mp.exp(mp.mpf(small))) <= c.p_err[0][j], j
+    assert subnormal > 10
+
+
 def _gaussian_delta(mu, eps):
     """Exact delta of the Gaussian pair (Balle & Wang 2018, Thm 8), mpmath."""
     with mp.workdps(50):

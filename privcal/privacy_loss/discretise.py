@@ -46,6 +46,12 @@ LOG_NDTR_ERR = 8.0
 _CELL_REL = 4.0
 #: relative error of the split of a cell ((p - rt) / (1 - e^{-h}), then p - up): a few roundings
 SPLIT_REL = 4.0
+#: the smallest normal float64: below it a float's rounding is absolute (half of 2^-1074 per operation), not relative
+TINY = 2.0**-1022
+#: absolute error charged to a tail, a cell mass or a cell's rt computed below TINY (exp within 1 ulp, 2^-1074 there,
+#: and a product and expm1's factor at most half an ulp each: 2^-1073 at most), with room: the relative bounds
+#: (tail_rel_err, _CELL_REL u, rt_rel_err) hold only for normal numbers (docs/pld.md Sec. 2.2)
+SUBNORMAL_ERR = 2.0**-1072
 #: red-black passes that raise the pairing fractions of the lower PMF (converged after one on the 27-case
 #: grid of benchmarks/bench_pld.py; docs/pld.md Sec. 2.3)
 _PAIR_ROUNDS = 2
@@ -783,8 +789,9 @@ def grid_cells_rows(directions: list, h: float, tail: float, coarse: Optional[tu
     with np.errstate(over="ignore"):  # e^{g_0} Q below the grid may be inf (losses > 700 nats): no mixing there
         below_rt = np.exp(q_le[:, 0] + g[:, 0])
     with np.errstate(invalid="ignore"):
-        p_err = _fix(kp * p_small)
-        q_err = _fix(kq * r_small)
+        point_exists = np.arange(L)[None, :] < n[:, None]  # a padded point has no tails
+        p_err = _fix(kp * p_small) + np.where((p_small < TINY) & point_exists, SUBNORMAL_ERR, 0.0)
+        q_err = _fix(kq * r_small) + np.where((r_small < TINY) & point_exists, SUBNORMAL_ERR, 0.0)
     te = p_err + q_err  # error of the tails at g_j
     if F > 1:
         te = np.where(np.arange(L)[None, :] < n[:, None], te, 0.0)
@@ -920,6 +927,13 @@ def _lattice(n: np.ndarray, off: Optional[np.ndarray], arrays: list) -> list:
     return out
 
 
+def cell_mass_err(p: np.ndarray) -> np.ndarray:
+    """Bound of the rounding of each cell's P-mass p = exp(a) * -expm1(b - a) from its two log tails, beyond the
+    tails' own errors: ``_CELL_REL`` u p where p is normal, and :data:`SUBNORMAL_ERR` more where it is not (a
+    normal p was computed from normal numbers only: exp(a) >= p and the factor is <= 1; docs/pld.md Sec. 2.3)."""
+    return _CELL_REL * U * p + np.where(p < TINY, SUBNORMAL_ERR, 0.0)
+
+
 def rt_rel_err(c: "GridCells") -> np.ndarray:
     """Bound of the relative rounding of each cell's e^{g_j} Q-mass rt = exp(llr + g_j) beyond the tails' own
     errors and the cell's ``_CELL_REL`` u (docs/pld.md Sec. 2.3): llr = :func:`log_cell_masses` of the two log
@@ -936,7 +950,7 @@ def rt_rounding(c: "GridCells") -> np.ndarray:
     """Bound of the rounding of each cell's rt in the dominating split: (:func:`rt_rel_err` + ``_CELL_REL`` u) rt.
     Through the split an error e of rt moves e / (1 - e^{-w}) between the cell's two atoms: a dipole, charged
     with the split's own round-off (docs/pld.md Sec. 2.3)."""
-    return (rt_rel_err(c) + _CELL_REL * U) * c.rt
+    return (rt_rel_err(c) + _CELL_REL * U) * c.rt + np.where((c.rt > 0) & (c.rt < TINY), SUBNORMAL_ERR, 0.0)
 
 
 def span_dipoles(p_err: np.ndarray, q_err: np.ndarray, p: np.ndarray, rt: np.ndarray, widths: np.ndarray,
@@ -1012,7 +1026,8 @@ def _upper_rows(c: GridCells, h: float) -> list:
     dip = te + split
     quad = te / one_minus
     mono = np.zeros((F, L))
-    mono[:, 1:] = _CELL_REL * U * p  # relative error of a cell mass (two exp, one expm1, products)
+    cell_exists = np.arange(L - 1)[None, :] < (c.n - 1)[:, None]  # a padded cell holds nothing, computed or not
+    mono[:, 1:] = np.where(cell_exists, cell_mass_err(p), 0.0)  # error of a cell mass (two exp, one expm1, products)
     if wide:
         # next to a wide cell the atoms are not neighbours on the lattice: the patterns there are written as sums
         # of unit dipoles (:func:`span_dipoles`), anchored at the pattern's top atom
@@ -1105,6 +1120,7 @@ def _dominated(c: GridCells) -> _Dominated:
         rel_rt = rt_rel_err(c)
     p_lo = np.maximum(p - (p_err[:, :-1] + p_err[:, 1:] + _CELL_REL * u * p), 0.0)
     rt_hi = rt + q_err[:, :-1] + q_err[:, 1:] + rel_rt * rt + _CELL_REL * u * rt
+    rt_hi = rt_hi + np.where((rt > 0) & (rt < TINY), SUBNORMAL_ERR, 0.0)  # a subnormal rt: its rounding is absolute
     # a cell below _P_FLOOR may have been computed through subnormal numbers, whose rounding is absolute
     # (2^-1074), not relative: it is dropped (dropping P-mass is sound; it costs < m 1e-290 of delta)
     p_lo = np.where((p_lo > rt_hi) & (p_lo > _P_FLOOR), p_lo, 0.0)
