@@ -103,6 +103,10 @@ MODULES = [
     "privcal.rl.gpope.mspbe",
     "privcal.rl.gpope.experiments",
     "privcal.rl.gpope.figure_plot",
+    "privcal.rl.gpope.experiment_settings",
+    "privcal.rl.gpope.domains.policies",
+    "privcal.rl.gpope.domains.hiv",
+    "privcal.rl.gpope.domains.mountain_car",
     # the package privcal.rl.pucb re-exports the agent's __all__ (and the lazy names of the modules below)
     "privcal.rl.pucb.agent",
     "privcal.rl.pucb.episodes",
@@ -116,6 +120,7 @@ MODULES = [
     "privcal.rl.ucbvi.experiments",
     "privcal.rl.toytext",
     "privcal.rl.frontier",
+    "privcal.rl.frontier_tasks",
     "privcal.pld",
     # privcal.privacy_loss is the trusted internal layer under privcal.pld (its names serve the layers above
     # it; users reach it through privcal.pld), so it is not held to the public docstring rule

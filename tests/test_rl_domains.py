@@ -293,3 +293,25 @@ def test_unchecked_mountain_car_sampler_is_the_checked_one():
     for off in (False, True):
         _same_dataset(sample_mountain_car(3, 5, behaviour=beh, env=env, off_policy=off),
                       sample_mountain_car_unchecked(3, 5, behaviour=beh, env=env, off_policy=off))
+
+
+def test_settings_objects_are_their_keywords():
+    # a settings object and the same values as keywords run the same learning and sampling (independent:
+    # the keyword calls above pin the keyword path); a keyword outside the settings is a TypeError
+    from privcal.rl.gpope.domains.hiv import HIVLearning, learn_hiv_policies
+    from privcal.rl.gpope.domains.policies import CollectSettings, collect_unchecked
+
+    env = HIVBatch(horizon=3)
+    t1, b1 = learn_hiv_policies(env, HIVLearning(episodes=2, seed=5, batch=2))
+    t2, b2 = learn_hiv_policies(env, episodes=2, seed=5, batch=2)
+    np.testing.assert_array_equal(t1.q.weights, t2.q.weights)
+    assert b1.temperature == b2.temperature == 0.5  # HIVLearning's default temperature
+    q = LinearQ(np.random.default_rng(0).standard_normal((4, 13)), hiv_features())
+    rec = CollectSettings(features=q.features, gamma=0.98, target=Greedy(q))
+    _same_dataset(collect(env, 5, Softmax(q, 1.0), rec, rng=2),
+                  collect_unchecked(env, 5, Softmax(q, 1.0), rng=2, features=q.features, gamma=0.98,
+                                    target=Greedy(q)))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'gama'"):
+        collect(env, 5, Softmax(q, 1.0), rec, rng=2, gama=0.9)
+    with pytest.raises(TypeError, match="HIVLearning"):
+        learn_hiv_policies(env, {"episodes": 2})

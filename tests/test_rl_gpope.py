@@ -371,7 +371,33 @@ def test_plot_styles_scales_and_legend():
         plot(res, ax=zoom, curves=["nope"])
     with pytest.raises(ValueError, match="yscale"):
         plot(res, ax=zoom, yscale="symlog")
+    # a PlotStyle draws what its fields say as keywords (independent: the keyword calls above)
+    from privcal.rl.gpope.figure_plot import PlotStyle
+    fresh_fig, fresh = plt.subplots()
+    styled = plot(res, ax=fresh, style=PlotStyle(curves=["theta=0"], yscale="linear", legend="none"), title="T")
+    assert styled.get_title() == "T" and styled.get_legend() is None and styled.get_yscale() == "linear"
+    assert [line.get_label() for line in styled.get_lines()] == ["theta=0"]
+    plt.close(fresh_fig)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'colour'"):
+        plot(res, ax=zoom, colour="red")
     plt.close(fig)
+
+
+def test_figure_keywords_split_between_the_run_and_the_setting():
+    # FigureRun fields configure the run, any other keyword replaces a Setting field (dataclasses.replace raises
+    # TypeError on an unknown one, before any domain is built); figures 3 and 4 take no epsilon
+    from privcal.rl.gpope.experiments import FigureRun, figure1b, figure3, figure4
+
+    with pytest.raises(TypeError, match="epsilon"):
+        figure3("fast", epsilon=0.5)
+    with pytest.raises(TypeError, match="epsilon"):
+        figure4("fast", run=FigureRun(), epsilon=0.5)
+    with pytest.raises(TypeError, match="nonsense"):
+        figure1b("fast", nonsense=1)
+    with pytest.raises(TypeError, match="FigureRun"):
+        figure1b("fast", run={"seed": 1})
+    with pytest.raises(ValueError, match="setting"):
+        figure1b("fastest", n_jobs=1)
 
 
 # ------------------------------------------------------------------------------------------ CLI

@@ -159,7 +159,7 @@ class PLDAccountant(Accountant):
         Args:
             delta: target delta, in (0, 1) (trusted).
         """
-        return self.pld._epsilon(delta)
+        return self.pld.epsilon_unchecked(delta)
 
     def delta_unchecked(self, epsilon: float) -> float:
         """The certified upper delta at ``epsilon``, for ``epsilon`` already validated.
@@ -167,7 +167,7 @@ class PLDAccountant(Accountant):
         Args:
             epsilon: in [0, inf) (trusted).
         """
-        return self.pld._delta_bracket(epsilon)[1]
+        return self.pld.delta_bracket_unchecked(epsilon)[1]
 
     def bracket(self, delta: float) -> tuple[float, float]:
         """Certified (lower, upper) bounds on epsilon at ``delta`` for everything composed so far.
@@ -179,10 +179,18 @@ class PLDAccountant(Accountant):
             (lower, upper) with 0 <= lower <= upper <= inf; ``epsilon(delta)`` is the upper end (an
             ``inf`` upper end: not certifiable here, use another valid accountant).
         """
-        return self._bracket(V.open_unit("delta", delta))
+        return self.bracket_unchecked(V.open_unit("delta", delta))
 
-    def _bracket(self, delta: float) -> tuple[float, float]:
-        return self.pld._bracket(delta)
+    def bracket_unchecked(self, delta: float) -> tuple[float, float]:
+        """:meth:`bracket` for a delta already checked (in (0, 1)): the same certified bounds.
+
+        Args:
+            delta: target delta, in (0, 1) (not checked).
+
+        Returns:
+            (lower, upper) with 0 <= lower <= upper <= inf.
+        """
+        return self.pld.bracket_unchecked(delta)
 
     def delta_bracket(self, epsilon: float) -> tuple[float, float]:
         """Certified (lower, upper) bounds on delta at ``epsilon``.
@@ -193,7 +201,7 @@ class PLDAccountant(Accountant):
         Returns:
             (lower, upper) with 0 <= lower <= upper <= 1.
         """
-        return self.pld._delta_bracket(V.nonnegative("epsilon", epsilon))
+        return self.pld.delta_bracket_unchecked(V.nonnegative("epsilon", epsilon))
 
     # ------------------------------------------------------------------ calibration
     #: after :meth:`sigma_for`: (sigma, its upper epsilon, a PLDAccountant holding the releases at that

@@ -90,7 +90,7 @@ __all__ = [
     "Thm9Accountant",
 ]
 
-#: Former name of :data:`SENSITIVITY_PER_CLIP`, keyed by the former spellings ("replace" = replace-one);
+#: Deprecated alias of :data:`SENSITIVITY_PER_CLIP`, keyed by the deprecated spellings ("replace" = replace-one);
 #: reached as ``ADJACENCIES`` with a DeprecationWarning (since 0.2.0, removed in 0.3.0).
 _ADJACENCIES = {"replace": 2.0, "add_remove": 2.0, "zero_out": 1.0}
 
@@ -274,7 +274,7 @@ def calibrate_report(
         bound: one of :data:`BOUNDS`: "best" (default), "rdp", "pld", "thm9", "theorem1", "lemma1",
             "theorem1_paper".
         neighbouring: the neighbouring relation, "replace_one" (default), "add_remove" or "zero_out".
-        adjacency: former name of ``neighbouring`` (deprecated; its "replace" is "replace_one").
+        adjacency: deprecated alias of ``neighbouring`` (its "replace" is "replace_one").
 
     Returns:
         a :class:`GPOPECalibration`.
@@ -494,7 +494,7 @@ def calibrate(
             2h), "add_remove" (2h) or "zero_out" (a trajectory replaced by a null one: sensitivity h, the
             paper's convention, but priced as replace-one at 2h by the valid bounds, because the null
             trajectory displaces another from the draw).
-        adjacency: former name of ``neighbouring`` (deprecated; its "replace" is "replace_one").
+        adjacency: deprecated alias of ``neighbouring`` (its "replace" is "replace_one").
 
     Returns:
         sigma, Alg. 1's noise scale in units of the clip h.

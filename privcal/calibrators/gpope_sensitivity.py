@@ -68,8 +68,8 @@ Relation = Union[Neighbouring, str]
 def relation_value(neighbouring: "Relation", adjacency: Optional[str] = None) -> str:
     """The validated relation's value ("replace_one", "add_remove" or "zero_out").
 
-    Accepts a :class:`~privcal.Neighbouring` or its value; the former keyword ``adjacency`` and the
-    former spelling "replace" still work, with a DeprecationWarning.
+    Accepts a :class:`~privcal.Neighbouring` or its value; the deprecated keyword ``adjacency`` and the
+    deprecated spelling "replace" are accepted too, with a DeprecationWarning.
 
     Args:
         neighbouring: a :class:`~privcal.Neighbouring` or its value.
@@ -151,7 +151,7 @@ def sensitivity(clip: float, neighbouring: Relation = "replace_one", *, adjacenc
     Args:
         clip: h, the l2 clipping norm of one gradient, in (0, inf).
         neighbouring: the neighbouring relation, one of "replace_one" (default), "add_remove", "zero_out".
-        adjacency: former name of ``neighbouring`` (deprecated; its "replace" is "replace_one").
+        adjacency: deprecated alias of ``neighbouring`` (its "replace" is "replace_one").
 
     Returns:
         the l2 sensitivity, in the units of ``clip``: 2h or h.
@@ -211,7 +211,7 @@ def rdp_per_iteration(
         sigma: Alg. 1's noise scale in units of the clip h (the noise is h N(0, sigma^2 I)), in (0, inf).
         trajectories: m, the number of trajectories (one is drawn per iteration, q = 1/m), an int >= 1.
         neighbouring: the neighbouring relation, "replace_one" (default), "add_remove" or "zero_out".
-        adjacency: former name of ``neighbouring`` (deprecated; its "replace" is "replace_one").
+        adjacency: deprecated alias of ``neighbouring`` (its "replace" is "replace_one").
 
     Returns:
         the RDP curve of one iteration (nats), one value per order.

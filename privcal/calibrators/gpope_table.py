@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Callable, Iterable, Optional
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Optional
 
 from .. import _validate as V
 from ..accounting import realisable
@@ -23,7 +25,7 @@ from ..privacy_loss import MemoryLimitError
 from . import gpope
 from .table_model import Column, Row, Table, validated_epsilons
 
-__all__ = ["gpope_table", "gpope_bracket", "known_lower", "GPOPE_DEFAULTS", "GPOPE_EPSILONS", "VERDICT_GRIDS",
+__all__ = ["gpope_table", "BracketOptions", "gpope_bracket", "known_lower", "GPOPE_DEFAULTS", "GPOPE_EPSILONS", "VERDICT_GRIDS",
            "PRINTED_GRIDS"]
 
 #: GPOPE defaults: m trajectories, N iterations (the paper's chain experiments use eps = 0.1, delta = 1e-5).
@@ -61,9 +63,25 @@ PRINTED_GRIDS = ((2.0, 2**19), (1.0, None))
 _GPOPE_PAPER = "theorem1_paper"
 
 
+@dataclass(frozen=True)
+class BracketOptions:
+    """Where :func:`gpope_bracket` looks for its ends (defaults in one place).
+
+    Fields:
+        printed: the bracket is printed (the paper column's verdict): its own lower end from
+            :data:`PRINTED_GRIDS`; default True.
+        known: a certified lower bound on this sigma's epsilon found elsewhere, in [0, inf); default 0.
+        valid_upper: a callable returning another certified upper end, or None; default None.
+    """
+
+    printed: bool = True
+    known: float = 0.0
+    valid_upper: Optional[Callable[[], float]] = None
+
+
 def gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: int,
-                  target: Optional[float] = None, *, printed: bool = True, known: float = 0.0,
-                  valid_upper: Optional[Callable[[], float]] = None) -> tuple[float, float]:
+                  target: Optional[float] = None, options: Optional[BracketOptions] = None,
+                  **keywords: Any) -> tuple[float, float]:
     """(lower, upper) epsilon of GPOPE at noise multiplier ``sigma`` for a realisable worst-case pair.
 
     The pair: every trajectory's clipped gradient is -h e at every iterate and the replaced one's is +h e
@@ -89,15 +107,16 @@ def gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: int
         trajectories: m, an int >= 1 (one trajectory drawn per iteration, q = 1/m).
         iterations: N, an int >= 1.
         target: the target epsilon the verdict is about, or None for the full bracket; default None.
-        printed: the bracket is printed (the paper column's verdict): its own lower end from
-            :data:`PRINTED_GRIDS`; default True.
-        known: a certified lower bound on this sigma's epsilon found elsewhere, in [0, inf); default 0.
-        valid_upper: a callable returning another certified upper end, or None; default None.
+        options: a :class:`BracketOptions` (None: its defaults), its fields replaced by the keywords.
+        **keywords: the :class:`BracketOptions` fields ``printed`` (default True), ``known`` (0) and
+            ``valid_upper`` (None).
 
     Returns:
         (lower, upper): a certified lower and upper bound on epsilon (lower 0 where a certified upper end
         already meets the target).
     """
+    opts = BracketOptions(**keywords) if options is None else dataclasses.replace(options, **keywords)
+    printed, known, valid_upper = opts.printed, opts.known, opts.valid_upper
     # noise h N(0, sigma^2 I) against a shift of 2h: sensitivity 2 in units of h, Poisson add/remove pair
     event = Releases.unchecked(2.0, iterations, 1.0 / trajectories, "poisson", Neighbouring.ADD_REMOVE).event(sigma)
     # cheap certified ends first: the PLD's rule-grid upper end, then (only where it does not certify the
@@ -128,7 +147,7 @@ def gpope_bracket(sigma: float, delta: float, trajectories: int, iterations: int
             return 0.0, upper
     if target is None or lower <= target < upper:
         try:
-            lo, hi = acc._bracket(delta)
+            lo, hi = acc.bracket_unchecked(delta)
             lower, upper = max(lower, lo), min(upper, hi)
         except MemoryLimitError:
             pass

@@ -175,8 +175,7 @@ def theorem1_constants(noise_min: float = 1.0, order_noise_ratio: float = 1.0, r
     and then sigma >= Delta c2 sqrt(N L) / (m eps) with c2 = c gives (eps, delta)-DP (larger sigma only
     lowers Thm 9's bound, which is decreasing in s).
 
-    The second parameter was called ``beta`` before; it is not the kernel beta, and ``beta=`` is still
-    accepted (deprecated).
+    The keyword ``beta=`` is a deprecated alias of the second parameter (which is not the kernel beta).
 
     Args:
         noise_min: the smallest noise multiplier s = sigma / Delta the constants cover (P1), in (0, inf);
@@ -285,7 +284,7 @@ def theorem1_sigma(epsilon: float, delta: float, *, iterations: int, trajectorie
         iterations: N, the number of iterations of Alg. 1, an int >= 1.
         trajectories: m, the number of trajectories, an int >= 1.
         neighbouring: the neighbouring relation, "replace_one" (default), "add_remove" or "zero_out".
-        adjacency: former name of ``neighbouring`` (deprecated; its "replace" is "replace_one").
+        adjacency: deprecated alias of ``neighbouring`` (its "replace" is "replace_one").
 
     Returns:
         sigma, Alg. 1's noise scale in units of the clip h (an upper bound on the smallest valid one).

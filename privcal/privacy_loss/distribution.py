@@ -189,7 +189,7 @@ class PLD:
         Returns:
             epsilon, in [0, inf].
         """
-        return self._epsilon(V.open_unit("delta", delta))
+        return self.epsilon_unchecked(V.open_unit("delta", delta))
 
     def delta(self, epsilon: float) -> float:
         """Upper bound on delta at ``epsilon``.
@@ -200,7 +200,7 @@ class PLD:
         Returns:
             delta, in [0, 1].
         """
-        return self._delta_bracket(V.nonnegative("epsilon", epsilon))[1]
+        return self.delta_bracket_unchecked(V.nonnegative("epsilon", epsilon))[1]
 
     def bracket(self, delta: float) -> tuple[float, float]:
         """Certified (lower, upper) bounds on the epsilon of the composition at ``delta``.
@@ -211,7 +211,7 @@ class PLD:
         Returns:
             (lower, upper), 0 <= lower <= upper <= inf.
         """
-        return self._bracket(V.open_unit("delta", delta))
+        return self.bracket_unchecked(V.open_unit("delta", delta))
 
     def delta_bracket(self, epsilon: float) -> tuple[float, float]:
         """Certified (lower, upper) bounds on the delta of the composition at ``epsilon``.
@@ -222,14 +222,21 @@ class PLD:
         Returns:
             (lower, upper), 0 <= lower <= upper <= 1.
         """
-        return self._delta_bracket(V.nonnegative("epsilon", epsilon))
+        return self.delta_bracket_unchecked(V.nonnegative("epsilon", epsilon))
 
     # ------------------------------------------------------------------ kernels
-    def _bracket(self, delta: float) -> tuple[float, float]:
-        """Certified bracket, the grid adapted (docs/pld.md Sec. 2.8): from :meth:`_auto_h`, refined
-        where the discretisation dominates the width (it shrinks like h^2) and coarsened where the
-        round-off bound does (it grows like 1/h); every grid's bracket is certified, so the answer is
-        their intersection. Records whether the requested width was met (:meth:`accuracy_met`)."""
+    def bracket_unchecked(self, delta: float) -> tuple[float, float]:
+        """:meth:`bracket` for a delta already checked. Certified bracket, the grid adapted (docs/pld.md Sec. 2.8):
+        from :meth:`_auto_h`, refined where the discretisation dominates the width (it shrinks like h^2) and
+        coarsened where the round-off bound does (it grows like 1/h); every grid's bracket is certified, so the
+        answer is their intersection. Records whether the requested width was met (:meth:`accuracy_met`).
+
+        Args:
+            delta: target delta, in (0, 1) (not checked).
+
+        Returns:
+            (lower, upper), 0 <= lower <= upper <= inf.
+        """
         if not self._factors:
             self._met[delta] = True
             return 0.0, 0.0
@@ -361,7 +368,7 @@ class PLD:
         """
         delta = V.open_unit("delta", delta)
         if delta not in self._met:
-            self._bracket(delta)
+            self.bracket_unchecked(delta)
         return self._met[delta]
 
     def _fitting_h(self, h: float, delta: Optional[float]) -> float:
@@ -377,10 +384,17 @@ class PLD:
                 return hk
         return h  # the check in _composed raises MemoryLimitError, naming the cap
 
-    def _epsilon(self, delta: float) -> float:
-        """The upper end of :meth:`_bracket` (one definition: ``epsilon``, ``bracket()[1]`` and the
-        accountant's epsilon are the same number)."""
-        return self._bracket(delta)[1]
+    def epsilon_unchecked(self, delta: float) -> float:
+        """The upper end of :meth:`bracket_unchecked` (one definition: ``epsilon``, ``bracket()[1]`` and the
+        accountant's epsilon are the same number).
+
+        Args:
+            delta: target delta, in (0, 1) (not checked).
+
+        Returns:
+            the certified upper bound on epsilon, in [0, inf].
+        """
+        return self.bracket_unchecked(delta)[1]
 
     def probe_epsilon(self, delta: float) -> float:
         """Certified upper bound on epsilon on the fixed rule grid only (no lower end, no refinement),
@@ -410,7 +424,7 @@ class PLD:
         if self.value_discretization is not None:
             return self._pure_cap(self._upper_at(delta, self.value_discretization * coarsen), delta)
         h = self._fitting_h(self._auto_h() * coarsen, delta)
-        for k in range(MAX_COARSEN + 1):  # as _bracket: the composed window may not fit where one step does
+        for k in range(MAX_COARSEN + 1):  # as bracket_unchecked: the composed window may not fit where one step does
             try:  # (the same grid the bracket starts on, so the probe is never below epsilon())
                 return self._pure_cap(self._upper_at(delta, h), delta)
             except MemoryLimitError:
@@ -423,7 +437,15 @@ class PLD:
         excess over the converged value measured at most ~3e-4 relative on the 27-case grid of benchmarks/bench_pld.py)."""
         return self._initial_h()
 
-    def _delta_bracket(self, epsilon: float) -> tuple[float, float]:
+    def delta_bracket_unchecked(self, epsilon: float) -> tuple[float, float]:
+        """:meth:`delta_bracket` for an epsilon already checked.
+
+        Args:
+            epsilon: in [0, inf) (not checked).
+
+        Returns:
+            (lower, upper), 0 <= lower <= upper <= 1.
+        """
         if not self._factors:
             return 0.0, 0.0
         h = self.value_discretization or self._auto_h()

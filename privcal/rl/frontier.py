@@ -1,8 +1,9 @@
 r"""The privacy-utility frontier: utility against epsilon and the amount of data, valid and paper noise.
 
-This module holds the agents' sweeps (settings, per-agent plans and tasks, :func:`frontier`); the statistics are
-in ``privcal.rl.frontier_stats``, the result type in ``privcal.rl.frontier_result`` and the picture in
-``privcal.rl.frontier_plot``. Every public name of those modules is importable from here.
+This module holds the agents' sweeps (settings, per-agent plans, :func:`frontier`); the training runs are in
+``privcal.rl.frontier_tasks``, the statistics in ``privcal.rl.frontier_stats``, the result type in
+``privcal.rl.frontier_result`` and the picture in ``privcal.rl.frontier_plot``. Every public name of the last
+three modules is importable from here.
 
 :func:`frontier` sweeps the target epsilon and the amount of data for one agent, trains a few seeds per
 point in parallel (:func:`privcal.rl.parallel.run_trials`: all local cores by default, or a Dask
@@ -91,6 +92,7 @@ from privcal.rl.parallel import check_engine, run_trials_unchecked
 from privcal.rl.frontier_plot import method_label, panels, plot_frontier
 from privcal.rl.frontier_result import (COVERS_USER, PAIRED_NOTE, UNITS, USER_UNITS, VARIANT_ORDER, Frontier,
                                         FrontierPoint)
+from privcal.rl.frontier_tasks import EVAL_EPISODES, LAST_EPISODES, DPQTask, GPOPETask, run_task
 from privcal.rl.frontier_stats import (CORRECTION, beats_reference, holm, holm_over_grid, one_sided_p_value,
                                        unchecked_beats_reference, unchecked_p_value)
 
@@ -122,8 +124,6 @@ _UNITS = {"dpq": {"select": "reward-function", "fqi-transition": "transition", "
           "gpope": {"valid": "trajectory", "paper": "trajectory"},
           "pucb": {"valid": "episode", "gaussian": "episode", "paper": "episode"},
           "frozenlake": {"select": "episode", "fqi-episode": "episode"}}
-_EVAL_EPISODES = 500  # dpq, random-peak: simulated episodes per released policy (seed [seed, 31])
-_LAST = 10  # dpq: episodes averaged per seed
 
 #: Default sweeps per agent and setting: "fast" (minutes on 2 cores) and "paper" (the papers' sizes).
 SETTINGS = {
@@ -166,119 +166,6 @@ _UTILITY = {  # name, axis label, higher is better, amount name, trivial referen
 }
 
 
-# ------------------------------------------------------------------------------------- tasks
-
-
-def _dpq_task(kind, hp, epsilon, delta, sigma, beta, seed, environment="fixed") -> tuple:
-    """One Algorithm-1 run: (utility, premises held or None, guarantee, noise). kind: "valid", "paper" or
-    "non_private". Fixed environment: the mean return of the last 10 training episodes; random-peak: the
-    released greedy policy's return at the seed's theta (``_EVAL_EPISODES`` simulated episodes)."""
-    from privcal.rl import envs
-    from privcal.rl.dpq import agent as dpq_agent
-
-    env = None
-    if environment == "random-peak":
-        env = envs.IntervalEnv(peak=envs.draw_peak(seed))
-    if kind == "valid":
-        res = dpq_agent.train_dpq(epsilon=epsilon, delta=delta, variant="valid", hp=hp, seed=seed, env=env)
-        held = bool(res.premises) and all(ok for _, ok, _ in res.premises)
-        guarantee = res.guarantee
-    elif kind == "paper":
-        res = dpq_agent.train("dpq", hp=hp, sigma=sigma, beta=beta, seed=seed, env=env)
-        held, guarantee = None, ""
-    else:
-        res = dpq_agent.train("non_private", hp=hp, seed=seed, env=env)
-        held, guarantee = None, ""
-    if env is None:
-        r = np.asarray(res.episode_returns, dtype=float)
-        return float(r[-_LAST:].mean()), held, guarantee, res.sigma
-    value, _ = envs.policy_return(res.greedy_actions, env.peak, episodes=_EVAL_EPISODES, seed=[seed, 31])
-    return value, held, guarantee, res.sigma
-
-
-def _learner_task(variant, samples, epsilon, delta, seed) -> tuple:
-    """One run of a valid learner on the random-peak environment: (policy return, premises held, guarantee,
-    sigma or None, (user-level epsilon upper, lower) or None). variant: "select", "fqi-transition",
-    "fqi-episode", or "fqi-non-private". The user-level pair is the transition unit's (the learner's own
-    ``privcal.accounting.groups.group_epsilon`` over its sigma, sample rate and steps, one episode of 50
-    transitions)."""
-    from privcal.rl.dpq import select as dpq_select
-    from privcal.rl.dpq import fqi_dpsgd
-    from privcal.rl.envs import EPISODE_STEPS
-
-    if variant == "select":
-        res = dpq_select.train_select(epsilon=epsilon, delta=delta, samples=samples, seed=seed)
-        return res.policy_return, True, res.guarantee, None, None
-    unit = "episode" if variant == "fqi-episode" else "transition"
-    if epsilon is None:  # the non-private reference: the same learner without noise
-        delta = None
-    res = fqi_dpsgd.train_fqi_dpsgd(epsilon=epsilon, delta=delta, privacy_unit=unit,
-                                    episodes=samples // EPISODE_STEPS, seed=seed)
-    held = all(ok for _, ok, _ in res.premises)
-    user = None
-    if epsilon is not None and unit == "transition" and res.user_epsilon is not None:
-        user = (res.user_epsilon, res.user_epsilon_lower)
-    return res.policy_return, held, res.guarantee, (res.sigma if epsilon is not None else None), user
-
-
-def _gpope_task(ctx, m, base_seed, trial, sigma, clip, step, stream) -> float:
-    """MSPBE of one GPOPE run on data set ``trial`` of size m (data shared by every variant and epsilon)."""
-    from privcal.rl.gpope.experiments import unchecked_gpope_score, trial_rng
-
-    data = ctx.sample(m, trial_rng(base_seed, 1, m, trial))
-    return float(unchecked_gpope_score(ctx, data, sigma, clip, step, trial_rng(base_seed, 2, m, trial, *stream)))
-
-
-def _gpope_lstd(ctx, m, base_seed, trial) -> float:
-    from privcal.rl.gpope.experiments import trial_rng
-    from privcal.rl.gpope.lstd import lstd
-
-    data = ctx.sample(m, trial_rng(base_seed, 1, m, trial))
-    return float(ctx.score(lstd(data, ridge=1e-10)))
-
-
-def _pucb_task(mdp, episodes, epsilon, failure_probability, variant, seed, delta=None) -> tuple:
-    """Cumulative regret per episode of one PUCB run, and its error bound E. variant: "valid" (Laplace
-    counters), "gaussian" (Gaussian counters at ``delta``) or "paper"."""
-    from privcal.rl.pucb.agent import PUCBOptions, run_pucb_unchecked
-
-    rule = "paper" if variant == "paper" else "valid"
-    noise = "gaussian" if variant == "gaussian" else "laplace"
-    rules = PUCBOptions(failure_probability, rule, rule, counter_noise=noise,
-                        delta=delta if noise == "gaussian" else None)
-    run = run_pucb_unchecked(mdp, episodes, epsilon, seed, rules)
-    return float(run.episode_regret.sum() / episodes), float(run.error_bound)
-
-
-def _frozenlake_task(variant, episodes, epsilon, delta, seed, environment) -> tuple:
-    """One FrozenLake run (``privcal.rl.toytext.experiment.run_frozenlake``): (exact value, premises held,
-    guarantee, sigma or None, None, the reference policy's exact value on the seed's map). variant: "select",
-    "fqi-episode" or "fqi-non-private"."""
-    from privcal.rl.toytext.experiment import run_frozenlake
-
-    method = "select" if variant == "select" else "fqi-dpsgd"
-    if variant == "fqi-non-private":
-        epsilon = delta = None
-    res = run_frozenlake(method, epsilon=epsilon, delta=None if method == "select" else delta, environment=environment,
-                         episodes=episodes, seed=seed, non_private=False)
-    return res.value, res.premises_held, res.guarantee, res.details.get("sigma"), None, res.reference
-
-
-def _task(kind, *args):
-    """Dispatch one task (a single top-level function keeps the task list homogeneous)."""
-    if kind == "frozenlake":
-        return _frozenlake_task(*args)
-    if kind == "dpq":
-        return _dpq_task(*args)
-    if kind == "learner":
-        return _learner_task(*args)
-    if kind == "gpope":
-        return _gpope_task(*args)
-    if kind == "lstd":
-        return _gpope_lstd(*args)
-    return _pucb_task(*args)
-
-
 # ------------------------------------------------------------------------------------- planning
 
 
@@ -319,14 +206,14 @@ def _plan_dpq(setting, epsilons, amounts, seeds, variants, delta, environment="f
                 if ns.infeasible:
                     plan.append((v, eps, T, None, ns.infeasible, 0))
                     continue
-                tasks += [("dpq", v, hp, eps, delta, ns.sigma, ns.beta, sd, environment) for sd in seeds]
+                tasks += [("dpq", DPQTask(v, hp, eps, delta, ns.sigma, ns.beta, sd, environment)) for sd in seeds]
                 plan.append((v, eps, T, ns.sigma, "", start))
         refs[T] = {"non_private": len(tasks)}
         if peaked:
             tasks += [("learner", "fqi-non-private", T, None, None, sd) for sd in seeds]
         else:
-            tasks += [("dpq", "non_private", hp, None, None, None, None, sd) for sd in seeds]
-    settings = {"learner": {k: v for k, v in asdict(hp0).items() if k != "samples"}, "last_episodes": _LAST,
+            tasks += [("dpq", DPQTask("non_private", hp, None, None, None, None, sd)) for sd in seeds]
+    settings = {"learner": {k: v for k, v in asdict(hp0).items() if k != "samples"}, "last_episodes": LAST_EPISODES,
                 "environment": environment}
     if peaked:
         from privcal.rl import envs
@@ -335,12 +222,12 @@ def _plan_dpq(setting, epsilons, amounts, seeds, variants, delta, environment="f
         trivial = {"mean": triv, "se": triv_se, "label": "best data-independent policy (move-to-middle, "
                    "expected over theta ~ U[0, 1])"}
         opt = [envs.policy_return(lambda s, t=envs.draw_peak(sd): (s < t).astype(np.intp), envs.draw_peak(sd),
-                                  episodes=_EVAL_EPISODES, seed=[sd, 31])[0] for sd in seeds]
+                                  episodes=EVAL_EPISODES, seed=[sd, 31])[0] for sd in seeds]
         optimum = {"mean": float(np.mean(opt)), "se": float(np.std(opt, ddof=1) / np.sqrt(len(opt)))
                    if len(opt) > 1 else 0.0, "label": "threshold at theta (knows theta), mean over the seeds"}
         settings.update(environment="privcal.rl.envs.IntervalEnv(peak=draw_peak(seed)): random-peak variant, "
                         "theta ~ U[0, 1] per seed", utility="released greedy policy's return per episode, "
-                        f"{_EVAL_EPISODES} simulated episodes (select and fqi: 2000)",
+                        f"{EVAL_EPISODES} simulated episodes (select and fqi: 2000)",
                         non_private="fqi-dpsgd without noise (transition unit)", last_episodes=None)
         return tasks, plan, refs, {"trivial": trivial, "optimum": optimum}, settings
     rnd, rnd_se = reference_return("random")
@@ -394,11 +281,12 @@ def _plan_gpope(setting, epsilons, amounts, seeds, variants, delta, ctx_setting)
                     continue
                 step = G.tune_step_size(ctx, m, sigma, clip, s.step_grid, s.tune_trials, 0)
                 start = len(tasks)
-                tasks += [("gpope", ctx, m, 0, sd, sigma, clip, step, (VARIANTS.index(v), _key(eps))) for sd in seeds]
+                tasks += [("gpope", GPOPETask(ctx, m, 0, sd, sigma, clip, step, (VARIANTS.index(v), _key(eps))))
+                          for sd in seeds]
                 plan.append((v, eps, m, sigma, "", start))
         step0 = G.tune_step_size(ctx, m, 0.0, clip, s.step_grid, s.tune_trials, 0)
         refs[m] = {"non_private": len(tasks)}
-        tasks += [("gpope", ctx, m, 0, sd, 0.0, clip, step0, (len(VARIANTS), 0)) for sd in seeds]
+        tasks += [("gpope", GPOPETask(ctx, m, 0, sd, 0.0, clip, step0, (len(VARIANTS), 0))) for sd in seeds]
         refs[m]["lstd"] = len(tasks)
         tasks += [("lstd", ctx, m, 0, sd) for sd in seeds]
     trivial = {"mean": float(ctx.score(np.zeros(ctx.evaluator.b.shape[0]))), "se": 0.0, "label": "theta = 0"}
@@ -609,7 +497,7 @@ def _frontier(agent, checked: FrontierSettings, variants, engine, progress=None)
         mdp = unchecked_make_mdp("random", sizes["states"], sizes["actions"], sizes["horizon"], 0)
         tasks, plan, ref_idx, fixed, settings = _plan_pucb(setting, epsilons, amounts, seeds, variants, mdp, delta)
         settings.update(mdp=mdp.name, states=mdp.states, actions=mdp.actions, horizon=mdp.horizon)
-    results = run_trials_unchecked(_task, tasks, *engine, progress)
+    results = run_trials_unchecked(run_task, tasks, *engine, progress)
     n = len(seeds)
     trivial = fixed["trivial"]
     points = []

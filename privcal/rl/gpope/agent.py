@@ -261,9 +261,9 @@ def gpope(dataset: Any, settings: Optional[GPOPESettings] = None, *,
         raise ValueError(f"theta0 and w0 must have shape ({n},), got {theta.shape} and {w.shape}")
     rng = _rng.as_generator(seed, "seed")
     every = n_iter if record_every is None else V.positive_int("record_every", record_every)
-    return _gpope(dataset, sigma, h, steps, rng, (theta, w), (metric, every, progress),
-                  schedule=schedule if isinstance(schedule, str) else "callable", epsilon=epsilon,
+    record = dict(schedule=schedule if isinstance(schedule, str) else "callable", epsilon=epsilon,
                   delta=delta, bound=bound)
+    return _gpope(dataset, _Run(sigma, h, steps, rng, (theta, w), (metric, every, progress), record))
 
 
 def gpope_unchecked(dataset: Any, settings: GPOPESettings, *, metric: Optional[Callable[[np.ndarray], float]] = None,
@@ -288,16 +288,31 @@ def gpope_unchecked(dataset: Any, settings: GPOPESettings, *, metric: Optional[C
     n, st = dataset.n_features, settings
     steps = _checked_steps(st.schedule, st.step_size, st.iterations)
     every = st.iterations if record_every is None else record_every
-    return _gpope(dataset, st.sigma, st.clip, steps, _rng.as_generator(st.seed, "seed"), (np.zeros(n), np.zeros(n)),
-                  (metric, every, progress), schedule=st.schedule, epsilon=None, delta=None, bound=None)
+    record = dict(schedule=st.schedule, epsilon=None, delta=None, bound=None)
+    return _gpope(dataset, _Run(st.sigma, st.clip, steps, _rng.as_generator(st.seed, "seed"),
+                                (np.zeros(n), np.zeros(n)), (metric, every, progress), record))
 
 
-def _gpope(dataset, sigma, h, steps, rng, start, watch, **record) -> GPOPEResult:
-    """Kernel of :func:`gpope`: N = len(steps) iterations from ``start`` = (theta, w), recording ``watch`` =
-    (metric, every, progress); arguments already checked (sigma >= 0, h > 0 or None with sigma = 0, steps finite
-    and positive, rng a Generator)."""
-    theta, w = start
-    metric, every, progress = watch
+@dataclass(frozen=True)
+class _Run:
+    """One checked GPOPE run: noise multiplier ``sigma`` >= 0, clip ``h`` > 0 (or None with sigma = 0), the
+    finite positive ``steps`` (N = len(steps)), the Generator ``rng``, ``start`` = (theta, w), ``watch`` =
+    (metric, every, progress) and ``record``, the result fields (schedule, epsilon, delta, bound) it reports."""
+
+    sigma: float
+    h: Optional[float]
+    steps: np.ndarray
+    rng: np.random.Generator
+    start: tuple
+    watch: tuple
+    record: dict
+
+
+def _gpope(dataset, run: _Run) -> GPOPEResult:
+    """Kernel of :func:`gpope`: N = len(run.steps) iterations from ``run.start``, arguments already checked."""
+    sigma, h, steps, rng = run.sigma, run.h, run.steps, run.rng
+    theta, w = run.start
+    metric, every, progress = run.watch
     m = dataset.m
     n_iter = steps.size
     n = dataset.n_features
@@ -313,7 +328,7 @@ def _gpope(dataset, sigma, h, steps, rng, start, watch, **record) -> GPOPEResult
         theta, w, clipped, diverged = _loop(trajs, picks, theta, w, rng, loop, history)
     return GPOPEResult(theta=theta, w=w, sigma=float(sigma), clip=h, iterations=n_iter,
                        trajectories=m, step_size=float(steps[0]), clipped_fraction=clipped / n_iter,
-                       diverged=diverged, history=history, **record)
+                       diverged=diverged, history=history, **run.record)
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,9 @@ standard-deviation bands. What each figure runs:
 * :func:`figure4` -- HIV simulator, off-policy: relative MSPBE vs m, GPOPE at several epsilons
   (valid sigma) and WIS-LSTD.
 
+The sizes (:data:`SETTINGS`), the clip per domain (:data:`CLIP`) and the run settings (:class:`FigureRun`)
+live in ``privcal.rl.gpope.experiment_settings`` and are importable from here.
+
 Protocol (choices the paper leaves open are parameters with these defaults): N = m iterations (one
 expected visit per trajectory), constant step size, clip h per domain (:data:`CLIP`); step sizes and
 DP-LSL's ridge are tuned on *public* data -- an independent sample of the same domain, never the
@@ -64,63 +67,11 @@ from privcal.rl.gpope.agent import PAPER_BOUND, VALID_BOUND
 from privcal.rl.gpope.lstd import dp_lsl, dp_lsw, first_visit_returns, lstd, wis_lstd
 from privcal.rl.gpope.mspbe import MSPBE
 from privcal.rl.gpope.figure_plot import plot
+from privcal.rl.gpope.experiment_settings import CLIP, DEFAULT_STEP, SETTINGS, FigureRun, Setting
 
-__all__ = ["Setting", "SETTINGS", "CLIP", "DEFAULT_STEP", "ExperimentResult", "DomainContext", "make_context",
-           "run_trials", "tune_step_size", "figure1a", "figure1b", "figure2", "figure3",
-           "figure4", "plot"]
-
-#: Clip h of Alg. 1 per domain (public choice, about the norm of a typical unclipped gradient).
-CLIP = {"chain": 0.05, "mountain-car": 0.5, "hiv": 0.5}
-#: Default constant step size of one GPOPE / GTD2 run per domain (``privcal train gpope`` uses it). Chain:
-#: 0.1, chosen on public simulated data so that the default run (m = N = 1000) learns: non-private GTD2
-#: reaches MSPBE 0.0058 against 0.038 for theta = 0, GPOPE at epsilon = 1 (valid RDP) 0.022 (seed 0; 0.01
-#: barely moved: 0.029 non-private). The figures tune their step sizes on a grid instead.
-DEFAULT_STEP = {"chain": 0.1, "mountain-car": 1e-3, "hiv": 1e-3}
-
-
-@dataclass(frozen=True)
-class Setting:
-    """Sizes of one experiment setting (``SETTINGS['fast']`` / ``SETTINGS['full']``).
-
-    ``trials`` private data sets per point; per domain the data sizes m (``*_m``), the fixed m of the
-    step-size sweeps, the size of the independent MSPBE sample (``*_eval``) and the Q-learning
-    episodes of the behaviour policy; ``step_grid`` the step sizes tried when tuning on public data
-    (``tune_trials`` data sets), ``epsilons`` of Figures 3-4, ``dplsl_ridge_grid`` DP-LSL's ridge
-    factors (times m).
-    """
-
-    trials: int
-    chain_m: tuple
-    chain_fixed_m: int
-    chain_eval: int
-    mc_m: tuple
-    mc_fixed_m: int
-    mc_eval: int
-    mc_q_episodes: int
-    hiv_m: tuple
-    hiv_eval: int
-    hiv_horizon: int
-    hiv_q_episodes: int
-    step_grid: tuple
-    tune_trials: int
-    epsilons: tuple = (0.1, 0.5, 1.0)
-    dplsl_ridge_grid: tuple = (0.01, 0.1, 1.0, 10.0)
-
-
-def _grid(lo, hi, k):
-    return tuple(float(v) for v in np.logspace(lo, hi, k))
-
-
-SETTINGS = {
-    "fast": Setting(trials=3, chain_m=(100, 300, 1000), chain_fixed_m=300, chain_eval=20000,
-                    mc_m=(30, 100), mc_fixed_m=100, mc_eval=300, mc_q_episodes=64,
-                    hiv_m=(20, 50), hiv_eval=100, hiv_horizon=20, hiv_q_episodes=32,
-                    step_grid=_grid(-5, 0, 6), tune_trials=1),
-    "full": Setting(trials=100, chain_m=(100, 300, 1000, 3000, 10000), chain_fixed_m=3000,
-                    chain_eval=100000, mc_m=(100, 300, 1000, 3000), mc_fixed_m=1000, mc_eval=5000,
-                    mc_q_episodes=500, hiv_m=(100, 300, 1000), hiv_eval=1000, hiv_horizon=200,
-                    hiv_q_episodes=256, step_grid=_grid(-6, 1, 15), tune_trials=5),
-}
+__all__ = ["Setting", "SETTINGS", "FigureRun", "CLIP", "DEFAULT_STEP", "ExperimentResult", "DomainContext",
+           "make_context", "run_trials", "tune_step_size", "figure1a", "figure1b", "figure2", "figure3", "figure4",
+           "plot"]
 
 
 def _setting(setting, overrides) -> Setting:
@@ -128,6 +79,35 @@ def _setting(setting, overrides) -> Setting:
         V.choice("setting", setting, sorted(SETTINGS))
     base = SETTINGS[setting] if isinstance(setting, str) else setting
     return replace(base, **overrides) if overrides else base
+
+
+_RUN_FIELDS = ("n_jobs", "seed", "epsilon", "delta", "progress", "backend", "scheduler")
+_RUN_FIELDS_NO_EPSILON = tuple(f for f in _RUN_FIELDS if f != "epsilon")
+
+
+def _split_keywords(where, run, keywords, fields):
+    """(FigureRun, Setting overrides): the keywords in ``fields`` build the run settings, the others
+    replace fields of the experiment :class:`Setting`."""
+    own = {k: v for k, v in keywords.items() if k in fields}
+    overrides = {k: v for k, v in keywords.items() if k not in fields}
+    return V.settings_with(where, FigureRun, run, own, allowed=fields), overrides
+
+
+@dataclass(frozen=True)
+class _Study:
+    """One figure panel's fixed inputs: its name, domain context, sizes, seed, parallel engine, privacy
+    target, baselines, progress callback and y label."""
+
+    name: str
+    ctx: DomainContext
+    setting: Setting
+    seed: int
+    engine: tuple
+    epsilon: float
+    delta: float
+    baselines: tuple
+    progress: Optional[Callable[[int, int], None]]
+    ylabel: str = "MSPBE"
 
 
 @dataclass
@@ -377,9 +357,10 @@ def _aggregate(rows, names):
     return curves
 
 
-def _vs_m(name, ctx, s, ms, seed, engine, *, epsilon, delta, gpope_specs, baselines, progress,
-          ylabel="MSPBE"):
-    """MSPBE vs m. gpope_specs: list of (label, epsilon, bound, step multiplier, tune_key)."""
+def _vs_m(study: _Study, ms, gpope_specs):
+    """MSPBE vs m. gpope_specs: list of (label, epsilon, bound, step multiplier)."""
+    name, ctx, s, seed, engine = study.name, study.ctx, study.setting, study.seed, study.engine
+    epsilon, delta, baselines, progress = study.epsilon, study.delta, study.baselines, study.progress
     V.positive("epsilon", epsilon)
     V.open_unit("delta", delta)
     clip = CLIP[ctx.kind]
@@ -408,11 +389,14 @@ def _vs_m(name, ctx, s, ms, seed, engine, *, epsilon, delta, gpope_specs, baseli
         if progress is not None:
             progress(mi + 1, len(ms))
     names = [r[0] for r in runs] + list(baselines)
-    return ExperimentResult(name, "data size m (trajectories)", ylabel, np.array(ms),
+    return ExperimentResult(name, "data size m (trajectories)", study.ylabel, np.array(ms),
                             _aggregate(rows, names), meta)
 
 
-def _vs_step(name, ctx, s, m, seed, engine, *, epsilon, delta, baselines, progress):
+def _vs_step(study: _Study, m):
+    """MSPBE vs step size at data size m (GPOPE with the valid and the paper sigma, flat baselines)."""
+    name, ctx, s, seed, engine = study.name, study.ctx, study.setting, study.seed, study.engine
+    epsilon, delta, baselines, progress = study.epsilon, study.delta, study.baselines, study.progress
     V.positive("epsilon", epsilon)
     V.open_unit("delta", delta)
     clip = CLIP[ctx.kind]
@@ -447,155 +431,128 @@ _PAIR = [("GPOPE valid sigma (tuned step)", VALID_BOUND, 1.0),
          ("GPOPE paper sigma (tuned step)", PAPER_BOUND, 1.0)]
 
 
-def figure1a(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = -1, seed: int = 0, epsilon: float = 0.1,
-             delta: float = 1e-5, progress: Optional[Callable[[int, int], None]] = None,
-             backend: Optional[str] = None, scheduler: Optional[str] = None,
-             **overrides: Any) -> ExperimentResult:
+def figure1a(setting: Union[str, Setting] = "fast", run: Optional[FigureRun] = None,
+             **keywords: Any) -> ExperimentResult:
     """GPOPE Fig. 1(a): chain, MSPBE vs m (see the module docstring for the curves).
 
     Args:
         setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
-        n_jobs: parallel trials (``privcal.rl.parallel.run_trials``): an int >= 1, -1 (all cores or
-            workers) or None (joblib's configured default); default -1.
-        seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
-        epsilon: target epsilon, in (0, inf); default 0.1 (the paper's).
-        delta: target delta, in (0, 1); default 1e-5.
-        progress: called as ``progress(done, total)`` over the data sizes; default None.
-        backend: None (joblib's configured backend, default), "local" (loky processes) or "dask".
-        scheduler: Dask scheduler address (``"tcp://host:8786"``), with backend "dask" only; default None.
-        **overrides: fields of the :class:`Setting` to replace (e.g. ``trials=5``).
+        run: a :class:`FigureRun` (None: its defaults), its fields replaced by the keywords below.
+        **keywords: the :class:`FigureRun` fields ``n_jobs`` (default -1), ``seed`` (0), ``epsilon`` (0.1, the paper's), ``delta``
+            (1e-5), ``progress`` (None), ``backend`` (None) and ``scheduler`` (None), as documented
+            there; any other keyword replaces a field of the :class:`Setting` (e.g. ``trials=5``).
 
     Raises:
         ValueError: an argument is outside its range.
     """
-    engine = check_engine(n_jobs, backend, scheduler)
+    r, overrides = _split_keywords("figure1a", run, keywords, _RUN_FIELDS)
+    engine = check_engine(r.n_jobs, r.backend, r.scheduler)
     s = _setting(setting, overrides)
-    ctx = make_context("chain", s, seed)
-    specs = [(label, epsilon, bound, mult) for label, bound, mult in _PAIR]
-    return _vs_m("figure1a", ctx, s, s.chain_m, seed, engine, epsilon=epsilon, delta=delta,
-                 gpope_specs=specs, baselines=("DP-LSW", "DP-LSL", "LSTD", "theta=0"),
-                 progress=progress)
+    ctx = make_context("chain", s, r.seed)
+    specs = [(label, r.epsilon, bound, mult) for label, bound, mult in _PAIR]
+    study = _Study("figure1a", ctx, s, r.seed, engine, r.epsilon, r.delta,
+                   ("DP-LSW", "DP-LSL", "LSTD", "theta=0"), r.progress)
+    return _vs_m(study, s.chain_m, specs)
 
 
-def figure1b(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = -1, seed: int = 0, epsilon: float = 0.1,
-             delta: float = 1e-5, progress: Optional[Callable[[int, int], None]] = None,
-             backend: Optional[str] = None, scheduler: Optional[str] = None,
-             **overrides: Any) -> ExperimentResult:
+def figure1b(setting: Union[str, Setting] = "fast", run: Optional[FigureRun] = None,
+             **keywords: Any) -> ExperimentResult:
     """GPOPE Fig. 1(b): chain, MSPBE vs step size at m = chain_fixed_m.
 
     Args:
         setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
-        n_jobs: parallel trials (``privcal.rl.parallel.run_trials``): an int >= 1, -1 (all cores or
-            workers) or None (joblib's configured default); default -1.
-        seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
-        epsilon: target epsilon, in (0, inf); default 0.1 (the paper's).
-        delta: target delta, in (0, 1); default 1e-5.
-        progress: called as ``progress(done, total)`` over the data sizes; default None.
-        backend: None (joblib's configured backend, default), "local" (loky processes) or "dask".
-        scheduler: Dask scheduler address (``"tcp://host:8786"``), with backend "dask" only; default None.
-        **overrides: fields of the :class:`Setting` to replace (e.g. ``trials=5``).
+        run: a :class:`FigureRun` (None: its defaults), its fields replaced by the keywords below.
+        **keywords: the :class:`FigureRun` fields ``n_jobs`` (default -1), ``seed`` (0), ``epsilon`` (0.1, the paper's), ``delta``
+            (1e-5), ``progress`` (None), ``backend`` (None) and ``scheduler`` (None), as documented
+            there; any other keyword replaces a field of the :class:`Setting` (e.g. ``trials=5``).
 
     Raises:
         ValueError: an argument is outside its range.
     """
-    engine = check_engine(n_jobs, backend, scheduler)
+    r, overrides = _split_keywords("figure1b", run, keywords, _RUN_FIELDS)
+    engine = check_engine(r.n_jobs, r.backend, r.scheduler)
     s = _setting(setting, overrides)
-    ctx = make_context("chain", s, seed)
-    return _vs_step("figure1b", ctx, s, s.chain_fixed_m, seed, engine, epsilon=epsilon,
-                    delta=delta, baselines=("DP-LSW", "DP-LSL", "theta=0"), progress=progress)
+    ctx = make_context("chain", s, r.seed)
+    study = _Study("figure1b", ctx, s, r.seed, engine, r.epsilon, r.delta, ("DP-LSW", "DP-LSL", "theta=0"),
+                   r.progress)
+    return _vs_step(study, s.chain_fixed_m)
 
 
-def figure2(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = -1, seed: int = 0, epsilon: float = 0.1,
-            delta: float = 1e-5, progress: Optional[Callable[[int, int], None]] = None,
-            backend: Optional[str] = None, scheduler: Optional[str] = None,
-            **overrides: Any) -> tuple[ExperimentResult, ExperimentResult]:
+def figure2(setting: Union[str, Setting] = "fast", run: Optional[FigureRun] = None,
+            **keywords: Any) -> tuple[ExperimentResult, ExperimentResult]:
     """GPOPE Fig. 2: Mountain Car on-policy; returns (a) MSPBE vs m, (b) MSPBE vs step size.
 
     Args:
         setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
-        n_jobs: parallel trials (``privcal.rl.parallel.run_trials``): an int >= 1, -1 (all cores or
-            workers) or None (joblib's configured default); default -1.
-        seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
-        epsilon: target epsilon, in (0, inf); default 0.1 (the paper's).
-        delta: target delta, in (0, 1); default 1e-5.
-        progress: called as ``progress(done, total)`` over the data sizes; default None.
-        backend: None (joblib's configured backend, default), "local" (loky processes) or "dask".
-        scheduler: Dask scheduler address (``"tcp://host:8786"``), with backend "dask" only; default None.
-        **overrides: fields of the :class:`Setting` to replace (e.g. ``trials=5``).
+        run: a :class:`FigureRun` (None: its defaults), its fields replaced by the keywords below.
+        **keywords: the :class:`FigureRun` fields ``n_jobs`` (default -1), ``seed`` (0), ``epsilon`` (0.1, the paper's), ``delta``
+            (1e-5), ``progress`` (None), ``backend`` (None) and ``scheduler`` (None), as documented
+            there; any other keyword replaces a field of the :class:`Setting` (e.g. ``trials=5``).
 
     Raises:
         ValueError: an argument is outside its range.
     """
-    engine = check_engine(n_jobs, backend, scheduler)
+    r, overrides = _split_keywords("figure2", run, keywords, _RUN_FIELDS)
+    engine = check_engine(r.n_jobs, r.backend, r.scheduler)
     s = _setting(setting, overrides)
-    ctx = make_context("mountain-car", s, seed)
-    specs = [(label, epsilon, bound, mult) for label, bound, mult in _PAIR]
-    a = _vs_m("figure2a", ctx, s, s.mc_m, seed, engine, epsilon=epsilon, delta=delta,
-              gpope_specs=specs, baselines=("DP-LSW", "LSTD", "theta=0"), progress=progress)
-    b = _vs_step("figure2b", ctx, s, s.mc_fixed_m, seed, engine, epsilon=epsilon, delta=delta,
-                 baselines=("DP-LSW", "theta=0"), progress=progress)
+    ctx = make_context("mountain-car", s, r.seed)
+    specs = [(label, r.epsilon, bound, mult) for label, bound, mult in _PAIR]
+    a = _vs_m(_Study("figure2a", ctx, s, r.seed, engine, r.epsilon, r.delta, ("DP-LSW", "LSTD", "theta=0"),
+                     r.progress), s.mc_m, specs)
+    b = _vs_step(_Study("figure2b", ctx, s, r.seed, engine, r.epsilon, r.delta, ("DP-LSW", "theta=0"),
+                        r.progress), s.mc_fixed_m)
     return a, b
 
 
-def figure3(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = -1, seed: int = 0, delta: float = 1e-5,
-            progress: Optional[Callable[[int, int], None]] = None,
-            backend: Optional[str] = None, scheduler: Optional[str] = None,
-            **overrides: Any) -> tuple[ExperimentResult, ExperimentResult]:
+def figure3(setting: Union[str, Setting] = "fast", run: Optional[FigureRun] = None,
+            **keywords: Any) -> tuple[ExperimentResult, ExperimentResult]:
     """GPOPE Fig. 3: Mountain Car, GPOPE (valid sigma) at several epsilons: (a) on-policy, (b) off-policy.
 
     The epsilons are the setting's ``epsilons``.
 
     Args:
         setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
-        n_jobs: parallel trials (``privcal.rl.parallel.run_trials``): an int >= 1, -1 (all cores or
-            workers) or None (joblib's configured default); default -1.
-        seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
-        delta: target delta, in (0, 1); default 1e-5.
-        progress: called as ``progress(done, total)`` over the data sizes; default None.
-        backend: None (joblib's configured backend, default), "local" (loky processes) or "dask".
-        scheduler: Dask scheduler address (``"tcp://host:8786"``), with backend "dask" only; default None.
-        **overrides: fields of the :class:`Setting` to replace (e.g. ``trials=5``).
+        run: a :class:`FigureRun` (None: its defaults), its fields replaced by the keywords below.
+        **keywords: the :class:`FigureRun` fields ``n_jobs`` (default -1), ``seed`` (0), ``delta``
+            (1e-5), ``progress`` (None), ``backend`` (None) and ``scheduler`` (None), as documented
+            there; any other keyword replaces a field of the :class:`Setting` (e.g. ``trials=5``).
 
     Raises:
         ValueError: an argument is outside its range.
     """
-    engine = check_engine(n_jobs, backend, scheduler)
+    r, overrides = _split_keywords("figure3", run, keywords, _RUN_FIELDS_NO_EPSILON)
+    engine = check_engine(r.n_jobs, r.backend, r.scheduler)
     s = _setting(setting, overrides)
     out = []
     for off, ref, name in ((False, "LSTD", "figure3a"), (True, "WIS-LSTD", "figure3b")):
-        ctx = make_context("mountain-car", s, seed, off_policy=off)
+        ctx = make_context("mountain-car", s, r.seed, off_policy=off)
         specs = [(f"GPOPE eps={e:g}", e, VALID_BOUND, 1.0) for e in s.epsilons]
-        out.append(_vs_m(name, ctx, s, s.mc_m, seed, engine, epsilon=s.epsilons[0], delta=delta,
-                         gpope_specs=specs, baselines=(ref, "theta=0"), progress=progress))
+        study = _Study(name, ctx, s, r.seed, engine, s.epsilons[0], r.delta, (ref, "theta=0"), r.progress)
+        out.append(_vs_m(study, s.mc_m, specs))
     return tuple(out)
 
 
-def figure4(setting: Union[str, Setting] = "fast", *, n_jobs: Optional[int] = -1, seed: int = 0, delta: float = 1e-5,
-            progress: Optional[Callable[[int, int], None]] = None,
-            backend: Optional[str] = None, scheduler: Optional[str] = None,
-            **overrides: Any) -> ExperimentResult:
+def figure4(setting: Union[str, Setting] = "fast", run: Optional[FigureRun] = None,
+            **keywords: Any) -> ExperimentResult:
     """GPOPE Fig. 4: HIV off-policy, relative MSPBE vs m, GPOPE (valid sigma) at several epsilons, WIS-LSTD.
 
     The epsilons are the setting's ``epsilons``.
 
     Args:
         setting: "fast" (default), "full" (:data:`SETTINGS`) or a :class:`Setting`.
-        n_jobs: parallel trials (``privcal.rl.parallel.run_trials``): an int >= 1, -1 (all cores or
-            workers) or None (joblib's configured default); default -1.
-        seed: int seed >= 0 of every stream (keyed by figure, m and trial); default 0.
-        delta: target delta, in (0, 1); default 1e-5.
-        progress: called as ``progress(done, total)`` over the data sizes; default None.
-        backend: None (joblib's configured backend, default), "local" (loky processes) or "dask".
-        scheduler: Dask scheduler address (``"tcp://host:8786"``), with backend "dask" only; default None.
-        **overrides: fields of the :class:`Setting` to replace (e.g. ``trials=5``).
+        run: a :class:`FigureRun` (None: its defaults), its fields replaced by the keywords below.
+        **keywords: the :class:`FigureRun` fields ``n_jobs`` (default -1), ``seed`` (0), ``delta``
+            (1e-5), ``progress`` (None), ``backend`` (None) and ``scheduler`` (None), as documented
+            there; any other keyword replaces a field of the :class:`Setting` (e.g. ``trials=5``).
 
     Raises:
         ValueError: an argument is outside its range.
     """
-    engine = check_engine(n_jobs, backend, scheduler)
+    r, overrides = _split_keywords("figure4", run, keywords, _RUN_FIELDS_NO_EPSILON)
+    engine = check_engine(r.n_jobs, r.backend, r.scheduler)
     s = _setting(setting, overrides)
-    ctx = make_context("hiv", s, seed)
+    ctx = make_context("hiv", s, r.seed)
     specs = [(f"GPOPE eps={e:g}", e, VALID_BOUND, 1.0) for e in s.epsilons]
-    return _vs_m("figure4", ctx, s, s.hiv_m, seed, engine, epsilon=s.epsilons[0], delta=delta,
-                 gpope_specs=specs, baselines=("WIS-LSTD", "theta=0"), progress=progress,
-                 ylabel="relative MSPBE")
+    study = _Study("figure4", ctx, s, r.seed, engine, s.epsilons[0], r.delta, ("WIS-LSTD", "theta=0"),
+                   r.progress, ylabel="relative MSPBE")
+    return _vs_m(study, s.hiv_m, specs)

@@ -9,6 +9,8 @@ re-exports :func:`plot`.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Optional
 
 import numpy as np
@@ -18,7 +20,7 @@ from privcal.rl.gpope.agent import PAPER_BOUND, VALID_BOUND
 
 # ``ExperimentResult`` in the annotations below is privcal.rl.gpope.experiments.ExperimentResult (not imported:
 # that module imports this one)
-__all__ = ["plot"]
+__all__ = ["PlotStyle", "plot"]
 
 
 #: Curves drawn as references (grey or black, no marker): non-private estimators and theta = 0.
@@ -114,9 +116,27 @@ def _auto_scale(values: np.ndarray, scale: str, name: str) -> str:
         else "linear"
 
 
-def plot(result: ExperimentResult, path: Any = None, ax: Any = None, *,
-         curves: Optional[Sequence[str]] = None, xscale: str = "auto", yscale: str = "auto",
-         title: Optional[str] = None, legend: str = "outside") -> Any:
+@dataclass(frozen=True)
+class PlotStyle:
+    """What :func:`plot` draws and how (defaults in one place).
+
+    Fields:
+        curves: names of the curves to draw, in this order; default None (all, in the result's order).
+        xscale: "auto" (default: log when the x values span a decade or more), "log" or "linear".
+        yscale: "auto" (default: log when the drawn means span a decade or more), "log" or "linear".
+        title: axes title; default None (the figure, its setting and which sigma the curves use).
+        legend: "outside" (default: right of the axes, never over the data), "inside" or "none".
+    """
+
+    curves: Optional[Sequence[str]] = None
+    xscale: str = "auto"
+    yscale: str = "auto"
+    title: Optional[str] = None
+    legend: str = "outside"
+
+
+def plot(result: ExperimentResult, path: Any = None, ax: Any = None, style: Optional[PlotStyle] = None,
+         **keywords: Any) -> Any:
     """Plot the mean of each curve with a +-1 std band, save a PNG if ``path``; returns the axes.
 
     Every private curve has its own colour and marker (hollow, so coinciding curves stay visible),
@@ -130,12 +150,11 @@ def plot(result: ExperimentResult, path: Any = None, ax: Any = None, *,
         result: what a figure function returned (or any :class:`ExperimentResult`).
         path: PNG file to write (str or path-like); default None (no file).
         ax: matplotlib axes to draw on; default None (a new figure).
-        curves: names of the curves to draw, in this order; default None (all, in the result's order).
-        xscale: "auto" (default: log when the x values span a decade or more), "log" or "linear".
-        yscale: "auto" (default: log when the drawn means span a decade or more), "log" or
-            "linear".
-        title: axes title; default None (the figure, its setting and which sigma the curves use).
-        legend: "outside" (default: right of the axes, never over the data), "inside" or "none".
+        style: a :class:`PlotStyle` (None: its defaults), its fields replaced by the keywords below.
+        **keywords: the :class:`PlotStyle` fields ``curves`` (default None: all, in the result's order),
+            ``xscale`` ("auto": log when the x values span a decade or more; "log" or "linear"), ``yscale``
+            ("auto": log when the drawn means span a decade or more), ``title`` (None: the figure, its setting
+            and which sigma the curves use) and ``legend`` ("outside", "inside" or "none").
 
     Returns:
         the axes.
@@ -143,6 +162,8 @@ def plot(result: ExperimentResult, path: Any = None, ax: Any = None, *,
     Raises:
         ValueError: an unknown curve name or scale.
     """
+    st = V.settings_with("plot", PlotStyle, style, keywords)
+    curves, xscale, yscale, title, legend = st.curves, st.xscale, st.yscale, st.title, st.legend
     V.choice("legend", legend, ("outside", "inside", "none"))
     names = list(result.curves) if curves is None else list(curves)
     for name in names:
@@ -175,8 +196,8 @@ def plot(result: ExperimentResult, path: Any = None, ax: Any = None, *,
         if same is not None:
             label += f" [= {same}]"
         drawn.append(name)
-        style = _curve_style(name, private.index(name) if name in private else 0)
-        (line,) = ax.plot(x, mean, label=label, **style)
+        line_style = _curve_style(name, private.index(name) if name in private else 0)
+        (line,) = ax.plot(x, mean, label=label, **line_style)
         lo = mean - std
         if yscale == "log":
             lo = np.maximum(lo, floor)

@@ -43,7 +43,7 @@ from privcal.rl.gpope.domains.features import FourierBasis
 from privcal.rl.gpope.domains.policies import Greedy, Softmax, collect, collect_unchecked, q_learning
 
 __all__ = ["PARAMETERS", "REWARD", "ACTIONS", "X0_UNHEALTHY", "X0_HEALTHY", "hiv_derivatives",
-           "HIVBatch", "HIVEnv", "hiv_features", "learn_hiv_policies", "sample_hiv",
+           "HIVBatch", "HIVEnv", "hiv_features", "HIVLearning", "learn_hiv_policies", "sample_hiv",
            "sample_hiv_unchecked"]
 
 #: Adams et al. 2004 (Table 1), as used by Ernst et al. 2006 (Table 1).
@@ -240,10 +240,33 @@ def hiv_features(order: int = 2) -> FourierBasis:
     return FourierBasis(LOG10_LOW, LOG10_HIGH, order, coupled=False, transform=_log10)
 
 
-def learn_hiv_policies(env: HIVBatch, *, episodes: int = 64, seed: _rng.Seed = 0, order: int = 2,
-                       step_size: float = 0.05, temperature: float = 0.5, reward_scale: float = 1e-5,
-                       batch: int = 32,
-                       progress: Optional[Callable[[int, int], None]] = None) -> tuple[Greedy, Softmax]:
+@dataclass(frozen=True)
+class HIVLearning:
+    """How :func:`learn_hiv_policies` learns the HIV target and behaviour policies (defaults in one place).
+
+    Fields:
+        episodes: Q-learning episodes, an int >= 1; default 64.
+        seed: seed of the learning (``privcal._rng``); default 0.
+        order: Fourier order of the features, an int >= 0; default 2.
+        step_size: Q-learning step size, in (0, inf); default 0.05.
+        temperature: softmax temperature of the behaviour, in (0, inf) (scaled reward units); default 0.5.
+        reward_scale: factor on the rewards while learning, in (0, inf); default 1e-5.
+        batch: patients per Q-learning round, an int >= 1; default 32.
+        progress: called as ``progress(round, rounds)``; default None.
+    """
+
+    episodes: int = 64
+    seed: _rng.Seed = 0
+    order: int = 2
+    step_size: float = 0.05
+    temperature: float = 0.5
+    reward_scale: float = 1e-5
+    batch: int = 32
+    progress: Optional[Callable[[int, int], None]] = None
+
+
+def learn_hiv_policies(env: HIVBatch, settings: Optional[HIVLearning] = None,
+                       **keywords: Any) -> tuple[Greedy, Softmax]:
     """(target, behaviour): greedy and softmax policies of a Q learned by batched Q-learning (seeded).
 
     Q-learning runs on rewards x ``reward_scale`` (so Q is in those units) with gamma = GAMMA and
@@ -251,20 +274,18 @@ def learn_hiv_policies(env: HIVBatch, *, episodes: int = 64, seed: _rng.Seed = 0
 
     Args:
         env: the HIV environment.
-        episodes: Q-learning episodes, an int >= 1; default 64.
-        seed: seed of the learning (``privcal._rng``); default 0.
-        order: Fourier order of the features, an int >= 0; default 2.
-        step_size: Q-learning step size, in (0, inf); default 0.05.
-        temperature: softmax temperature of the behaviour, in (0, inf) (scaled reward units);
-            default 0.5.
-        reward_scale: factor on the rewards while learning, in (0, inf); default 1e-5.
-        batch: patients per Q-learning round, an int >= 1; default 32.
-        progress: called as ``progress(round, rounds)``; default None.
+        settings: a :class:`HIVLearning` (None: its defaults), its fields replaced by the keywords.
+        **keywords: the :class:`HIVLearning` fields ``episodes`` (default 64), ``seed`` (0), ``order`` (2),
+            ``step_size`` (0.05), ``temperature`` (0.5), ``reward_scale`` (1e-5), ``batch`` (32) and
+            ``progress`` (None).
 
     Raises:
         ValueError: an argument is outside its range.
     """
-    temperature = V.positive("temperature", temperature)  # before the (slow) learning
+    st = V.settings_with("learn_hiv_policies", HIVLearning, settings, keywords)
+    episodes, seed, order, step_size, reward_scale, batch, progress = (
+        st.episodes, st.seed, st.order, st.step_size, st.reward_scale, st.batch, st.progress)
+    temperature = V.positive("temperature", st.temperature)  # before the (slow) learning
     basis = hiv_features(order)
     q = q_learning(env, basis, episodes=episodes, rng=_rng.as_generator(seed, "seed"),
                    step_size=step_size, exploration=0.2, gamma=GAMMA, batch=batch,

@@ -33,7 +33,7 @@ from privcal import _validate as V
 from privcal.rl.gpope.domains.features import FourierBasis
 from privcal.rl.gpope.domains.policies import EpsilonGreedy, Uniform, collect, collect_unchecked, q_learning
 
-__all__ = ["MountainCarBatch", "mountain_car_features", "learn_behaviour", "sample_mountain_car", "sample_mountain_car_unchecked",
+__all__ = ["MountainCarBatch", "mountain_car_features", "BehaviourLearning", "learn_behaviour", "sample_mountain_car", "sample_mountain_car_unchecked",
            "require_gymnasium"]
 
 GAMMA = 0.99
@@ -146,16 +146,11 @@ def mountain_car_features(env: MountainCarBatch, order: int = ORDER) -> FourierB
                         order)
 
 
-def learn_behaviour(env: MountainCarBatch, *, episodes: int = 200, seed: _rng.Seed = 0,
-                    order: int = ORDER, step_size: float = 0.05,
-                    exploration: float = BEHAVIOUR_EPSILON, batch: int = 8,
-                    progress: Optional[Callable[[int, int], None]] = None) -> EpsilonGreedy:
-    """The behaviour policy: epsilon-greedy on Q learned by Fourier-basis Q-learning (gamma = 1), seeded.
+@dataclass(frozen=True)
+class BehaviourLearning:
+    """How :func:`learn_behaviour` learns Mountain Car's behaviour policy (defaults in one place).
 
-    Q-learning explores at rate 0.1 whatever ``exploration`` is.
-
-    Args:
-        env: the Mountain Car environment.
+    Fields:
         episodes: Q-learning episodes, an int >= 1; default 200.
         seed: seed of the learning (``privcal._rng``); default 0.
         order: Fourier order of the features, an int >= 0; default 5.
@@ -163,11 +158,36 @@ def learn_behaviour(env: MountainCarBatch, *, episodes: int = 200, seed: _rng.Se
         exploration: exploration rate of the returned behaviour policy, in [0, 1]; default 0.1.
         batch: episodes per Q-learning round, an int >= 1; default 8.
         progress: called as ``progress(round, rounds)``; default None.
+    """
+
+    episodes: int = 200
+    seed: _rng.Seed = 0
+    order: int = ORDER
+    step_size: float = 0.05
+    exploration: float = BEHAVIOUR_EPSILON
+    batch: int = 8
+    progress: Optional[Callable[[int, int], None]] = None
+
+
+def learn_behaviour(env: MountainCarBatch, settings: Optional[BehaviourLearning] = None,
+                    **keywords: Any) -> EpsilonGreedy:
+    """The behaviour policy: epsilon-greedy on Q learned by Fourier-basis Q-learning (gamma = 1), seeded.
+
+    Q-learning explores at rate 0.1 whatever ``exploration`` is.
+
+    Args:
+        env: the Mountain Car environment.
+        settings: a :class:`BehaviourLearning` (None: its defaults), its fields replaced by the keywords.
+        **keywords: the :class:`BehaviourLearning` fields ``episodes`` (default 200), ``seed`` (0), ``order``
+            (5), ``step_size`` (0.05), ``exploration`` (0.1), ``batch`` (8) and ``progress`` (None).
 
     Raises:
         ValueError: an argument is outside its range.
     """
-    exploration = V.probability("exploration", exploration)  # before the (slow) learning
+    st = V.settings_with("learn_behaviour", BehaviourLearning, settings, keywords)
+    episodes, seed, order, step_size, batch, progress = (st.episodes, st.seed, st.order, st.step_size, st.batch,
+                                                         st.progress)
+    exploration = V.probability("exploration", st.exploration)  # before the (slow) learning
     basis = mountain_car_features(env, order)
     q = q_learning(env, basis, episodes=episodes, rng=_rng.as_generator(seed, "seed"),
                    step_size=step_size, exploration=0.1, gamma=1.0, batch=batch, progress=progress)

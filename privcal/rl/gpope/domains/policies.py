@@ -26,7 +26,8 @@ from privcal import _rng
 from privcal import _validate as V
 from privcal.rl.gpope.domains.data import Dataset, importance_ratios
 
-__all__ = ["LinearQ", "EpsilonGreedy", "Softmax", "Greedy", "Uniform", "q_learning", "collect", "collect_unchecked"]
+__all__ = ["LinearQ", "EpsilonGreedy", "Softmax", "Greedy", "Uniform", "QLearningSettings", "q_learning",
+           "CollectSettings", "collect", "collect_unchecked"]
 
 
 @dataclass
@@ -140,9 +141,29 @@ def _sample_actions(probs: np.ndarray, rng) -> np.ndarray:
     return np.minimum(a, probs.shape[1] - 1)
 
 
-def q_learning(env: Any, features: Any, *, episodes: int, rng: _rng.Seed, step_size: float = 0.01,
-               exploration: float = 0.1, gamma: float = 1.0, batch: int = 1, reward_scale: float = 1.0,
-               progress: Optional[Callable[[int, int], None]] = None) -> LinearQ:
+@dataclass(frozen=True)
+class QLearningSettings:
+    """The tuning of :func:`q_learning` (defaults in one place).
+
+    Fields:
+        step_size: the TD step size, in (0, inf); default 0.01.
+        exploration: epsilon-greedy exploration rate, in [0, 1]; default 0.1.
+        gamma: the discount factor, in [0, 1]; default 1.
+        batch: episodes run in parallel per round, an int >= 1; default 1.
+        reward_scale: factor on the rewards, in (0, inf); default 1.
+        progress: called as ``progress(round, rounds)``; default None.
+    """
+
+    step_size: float = 0.01
+    exploration: float = 0.1
+    gamma: float = 1.0
+    batch: int = 1
+    reward_scale: float = 1.0
+    progress: Optional[Callable[[int, int], None]] = None
+
+
+def q_learning(env: Any, features: Any, settings: Optional[QLearningSettings] = None, *, episodes: int,
+               rng: _rng.Seed, **keywords: Any) -> LinearQ:
     """Linear Q-learning with epsilon-greedy exploration on a batched environment; returns the learned Q.
 
     Rewards are multiplied by ``reward_scale`` (learning-rate conditioning only: the greedy policy is
@@ -153,13 +174,10 @@ def q_learning(env: Any, features: Any, *, episodes: int, rng: _rng.Seed, step_s
         env: a batched environment (module docstring).
         features: the feature map (``n_features``, ``__call__``, optionally ``norms``).
         episodes: number of episodes, an int >= 1.
+        settings: a :class:`QLearningSettings` (None: its defaults), its fields replaced by the keywords.
         rng: seed or Generator of exploration and starts (``privcal._rng``).
-        step_size: the TD step size, in (0, inf); default 0.01.
-        exploration: epsilon-greedy exploration rate, in [0, 1]; default 0.1.
-        gamma: the discount factor, in [0, 1]; default 1.
-        batch: episodes run in parallel per round, an int >= 1; default 1.
-        reward_scale: factor on the rewards, in (0, inf); default 1.
-        progress: called as ``progress(round, rounds)``; default None.
+        **keywords: the :class:`QLearningSettings` fields ``step_size`` (default 0.01), ``exploration`` (0.1),
+            ``gamma`` (1), ``batch`` (1), ``reward_scale`` (1) and ``progress`` (None).
 
     Returns:
         the learned :class:`LinearQ`.
@@ -167,6 +185,9 @@ def q_learning(env: Any, features: Any, *, episodes: int, rng: _rng.Seed, step_s
     Raises:
         ValueError: an argument is outside its range.
     """
+    st = V.settings_with("q_learning", QLearningSettings, settings, keywords)
+    step_size, exploration, gamma, batch = st.step_size, st.exploration, st.gamma, st.batch
+    reward_scale, progress = st.reward_scale, st.progress
     episodes = V.positive_int("episodes", episodes)
     batch = V.positive_int("batch", batch)
     step_size = V.positive("step_size", step_size)
@@ -206,8 +227,26 @@ def q_learning(env: Any, features: Any, *, episodes: int, rng: _rng.Seed, step_s
     return LinearQ(w, features)
 
 
-def collect(env: Any, trajectories: int, behaviour: Any, *, rng: _rng.Seed, features: Any, gamma: float,
-            target: Any = None, reward_scale: float = 1.0) -> Dataset:
+@dataclass(frozen=True)
+class CollectSettings:
+    """What :func:`collect` records besides the episodes themselves.
+
+    Fields:
+        features: the feature map of the Dataset.
+        gamma: the discount factor, in [0, 1].
+        target: the target policy pi for the ratios rho_t = pi / pi_b; default None (the behaviour policy,
+            on-policy).
+        reward_scale: factor on the recorded rewards, in [0, inf); default 1.
+    """
+
+    features: Any
+    gamma: float
+    target: Any = None
+    reward_scale: float = 1.0
+
+
+def collect(env: Any, trajectories: int, behaviour: Any, settings: Optional[CollectSettings] = None, *,
+            rng: _rng.Seed, **keywords: Any) -> Dataset:
     """m episodes of ``behaviour`` on a batched environment, as a validated :class:`Dataset`.
 
     Episodes end when terminated or after ``env.horizon`` steps (truncated: the last transition
@@ -217,12 +256,13 @@ def collect(env: Any, trajectories: int, behaviour: Any, *, rng: _rng.Seed, feat
         env: a batched environment (module docstring).
         trajectories: m, an int >= 1.
         behaviour: the behaviour policy pi_b (anything with ``probs(observations)``).
+        settings: a :class:`CollectSettings`, its fields replaced by the keywords (None: the keywords
+            ``features`` and ``gamma`` are required).
         rng: seed or Generator of starts and actions (``privcal._rng``).
-        features: the feature map of the Dataset.
-        gamma: the discount factor, in [0, 1].
-        target: the target policy pi for the ratios rho_t = pi / pi_b; default the behaviour policy
-            (on-policy).
-        reward_scale: factor on the recorded rewards, in [0, inf); default 1.
+        **keywords: the :class:`CollectSettings` fields ``features`` (the feature map of the Dataset),
+            ``gamma`` (the discount factor, in [0, 1]), ``target`` (the target policy pi for the ratios
+            rho_t = pi / pi_b; default None: the behaviour policy, on-policy) and ``reward_scale`` (factor on
+            the recorded rewards, in [0, inf); default 1).
 
     Returns:
         the validated :class:`~privcal.rl.gpope.domains.data.Dataset`.
@@ -230,14 +270,14 @@ def collect(env: Any, trajectories: int, behaviour: Any, *, rng: _rng.Seed, feat
     Raises:
         ValueError: an argument is outside its range.
     """
+    st = V.settings_with("collect", CollectSettings, settings, keywords)
     m = V.positive_int("trajectories", trajectories)
-    V.nonnegative("reward_scale", reward_scale)
-    return collect_unchecked(env, m, behaviour, rng=rng, features=features, gamma=gamma, target=target,
-                             reward_scale=reward_scale)
+    V.nonnegative("reward_scale", st.reward_scale)
+    return collect_unchecked(env, m, behaviour, st, rng=rng)
 
 
-def collect_unchecked(env: Any, trajectories: int, behaviour: Any, *, rng: _rng.Seed, features: Any, gamma: float,
-                      target: Any = None, reward_scale: float = 1.0) -> Dataset:
+def collect_unchecked(env: Any, trajectories: int, behaviour: Any, settings: Optional[CollectSettings] = None, *,
+                      rng: _rng.Seed, **keywords: Any) -> Dataset:
     """:func:`collect` without validating ``trajectories`` and ``reward_scale``, for callers that validated them
     (``privcal train gpope``): the same episodes from the same ``rng``.
 
@@ -245,18 +285,21 @@ def collect_unchecked(env: Any, trajectories: int, behaviour: Any, *, rng: _rng.
         env: a batched environment (module docstring).
         trajectories: m, an int >= 1 (not checked).
         behaviour: the behaviour policy pi_b (anything with ``probs(observations)``).
+        settings: a :class:`CollectSettings`, its fields replaced by the keywords (None: the keywords
+            ``features`` and ``gamma`` are required).
         rng: seed or Generator of starts and actions (``privcal._rng``).
-        features: the feature map of the Dataset.
-        gamma: the discount factor, in [0, 1] (checked by the Dataset).
-        target: the target policy pi; default the behaviour policy (on-policy).
-        reward_scale: factor on the recorded rewards, a float in [0, inf) (not checked); default 1.
+        **keywords: the :class:`CollectSettings` fields ``features``, ``gamma`` (in [0, 1], checked by the
+            Dataset), ``target`` (default None: the behaviour policy) and ``reward_scale`` (a float in
+            [0, inf), not checked; default 1).
 
     Returns:
         the validated :class:`~privcal.rl.gpope.domains.data.Dataset`.
     """
+    st = V.settings_with("collect_unchecked", CollectSettings, settings, keywords)
+    features, gamma, reward_scale = st.features, st.gamma, st.reward_scale
     m = trajectories
     rng = _rng.as_generator(rng, "rng")
-    target = behaviour if target is None else target
+    target = behaviour if st.target is None else st.target
     state = env.reset(m, rng)
     obs = env.observe(state)
     horizon = env.horizon
