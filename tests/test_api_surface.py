@@ -47,6 +47,7 @@ MODULES = [
     "privcal.accounting.history",
     "privcal.accounting.relations",
     "privcal.accounting.samplers",
+    "privcal.accounting.max_statistic",
     "privcal.accounting.sampled_runs",
     "privcal.accounting.groups",
     "privcal.accounting.inclusion",
@@ -126,6 +127,7 @@ MODULES = [
     # it; users reach it through privcal.pld), so it is not held to the public docstring rule
     "privcal.accounting.pld_accountant",
     "privcal.accounting.realisable",
+    "privcal.accounting.realisable_pairs",
     "privcal.accounting.pairs",
     "privcal.accounting.protocol",
     "privcal.accounting.registry",

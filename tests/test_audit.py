@@ -234,3 +234,16 @@ def test_sample_validates_its_arguments_and_audit_validates_once(monkeypatch):
     # epsilon, claimed_delta, samples, calibration_samples, confidence, thresholds
     assert sorted(calls) == sorted(["nonnegative", "probability", "positive_int", "positive_int", "open_unit",
                                     "positive_int"])
+
+
+def test_audit_settings_object_and_keywords_give_the_same_seeded_result():
+    from privcal.verify.audit import AuditSettings
+
+    mech = GaussianMechanism(1.0)
+    settings = AuditSettings(claimed_delta=1e-3, samples=2_000, seed=4)
+    # one seeded audit, its fields given either way: bit-identical results
+    assert audit(mech, 1.0, settings) == audit(mech, 1.0, claimed_delta=1e-3, samples=2_000, seed=4)
+    # a keyword replaces the settings' field: another seed, other samples
+    assert audit(mech, 1.0, settings, seed=5).tests != audit(mech, 1.0, settings).tests
+    with pytest.raises(TypeError, match="unexpected keyword argument 'delta'"):
+        audit(mech, 1.0, delta=1e-3)

@@ -106,3 +106,16 @@ def test_file_errors_name_the_file_the_group_and_the_field(tmp_path, capsys):
     assert main(["epsilon", "--history", str(toml), "--delta", "1e-5"]) == 2
     err = capsys.readouterr().err
     assert "must hold [[release]] tables" in err and "found [[groups]]" in err and err.count("\n") == 1
+
+
+def test_history_settings_object_and_keywords_calibrate_alike(tmp_path):
+    from privcal.accounting.history import HistorySettings, calibrate_history_report
+
+    groups = load_history(_write(tmp_path, [{"sigma": 1.0, "steps": 100}, {"sigma": 20.0, "steps": 10}]))
+    settings = HistorySettings(scaled=0, accountant="pld")
+    # the same calibration whether the fields come as a settings object or as keywords
+    assert calibrate_history(groups, 2.0, 1e-5, settings) == calibrate_history(groups, 2.0, 1e-5, scaled=0,
+                                                                               accountant="pld")
+    assert calibrate_history_report(groups, 2.0, 1e-5, settings).accountant == "pld"
+    with pytest.raises(TypeError, match="unexpected keyword argument 'scale'"):
+        calibrate_history(groups, 2.0, 1e-5, scale=1)

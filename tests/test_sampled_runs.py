@@ -209,3 +209,19 @@ def test_full_batch_text_does_not_call_an_equal_figure_invalid(capsys):
                  "100", "--sigma", "10", "--delta", "1e-5"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "NOT valid" not in out and "Poisson at rate 1: the same mechanism" in out
+
+
+def test_a_settings_object_prices_the_run_its_keywords_describe():
+    from privcal.accounting.sampled_runs import SampledRunSettings
+
+    run = SampledRunSettings("shuffle", 1, **EXAMPLE)
+    # the same run given as keywords or as settings: the same report, field for field
+    assert sampled_run_epsilon(1.0, 1e-5, run) == sampled_run_epsilon(1.0, 1e-5, sampling="shuffle", epochs=1,
+                                                                       **EXAMPLE)
+    # a keyword replaces the settings' field: two epochs, mu = sqrt(2) (the exact Gaussian profile)
+    assert sampled_run_epsilon(1.0, 1e-5, run, epochs=2).epsilon == pytest.approx(
+        privcal.epsilon(1.0, 1e-5, steps=2), rel=1e-12)
+    with pytest.raises(TypeError, match=r"missing 2 required keyword-only arguments: 'epochs' and 'dataset_size'"):
+        sampled_run_epsilon(1.0, 1e-5, sampling="shuffle", batch_size=10)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'sample_rate'"):
+        sampled_run_calibrate(1.0, 1e-5, run, sample_rate=0.01)

@@ -380,3 +380,15 @@ def test_public_callables_are_typed_and_documented():
         if not qualname.endswith(".__init__"):
             problems += surface._problems(qualname, fn)
     assert not problems, "\n".join(problems)
+
+
+def test_lower_bound_settings_object_and_keywords_agree():
+    settings = samplers.LowerBoundSettings(persistent=True, bins=200)
+    # the same bound whether the fields come as a settings object or as keywords (a coarse line: 200 cells)
+    assert samplers.epsilon_lower(1.0, 10, 3, DELTA, settings) == samplers.epsilon_lower(1.0, 10, 3, DELTA,
+                                                                                          persistent=True, bins=200)
+    # a keyword replaces the settings' field
+    assert samplers.delta_lower(1.0, 10, 3, 1.0, settings, persistent=False) == samplers.delta_lower(
+        1.0, 10, 3, 1.0, bins=200)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'steps'"):
+        samplers.epsilon_lower(1.0, 10, 3, DELTA, steps=4)

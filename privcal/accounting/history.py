@@ -28,8 +28,8 @@ from . import inclusion as _inclusion
 from .api import make_accountant, pld_options, relation_notes, resolve_accountants, stages
 from .events import ComposedEvent, Event, Neighbouring, Releases, relation_of
 
-__all__ = ["ReleaseGroup", "HistoryCalibration", "load_history", "history_event", "calibrate_history",
-           "calibrate_history_report"]
+__all__ = ["ReleaseGroup", "HistoryCalibration", "HistorySettings", "load_history", "history_event",
+           "calibrate_history", "calibrate_history_report"]
 
 _KEYS = ("sigma", "sensitivity", "steps", "sample_rate", "sampling", "neighbouring")
 
@@ -159,23 +159,12 @@ class HistoryCalibration:
     neighbouring: Optional[str] = None
 
 
-def calibrate_history(
-    groups: list[ReleaseGroup],
-    epsilon: float,
-    delta: float,
-    *,
-    scaled: Optional[int] = None,
-    accountant: str = "best",
-    pld_accuracy: Optional[float] = None,
-    memory_limit: Optional[float] = None,
-    neighbouring: Optional[Union[Neighbouring, str]] = None,
-) -> tuple[float, list[float], str]:
-    """The smallest factor by which to scale sigma so that the whole history is (epsilon, delta)-DP.
+@dataclass(frozen=True)
+class HistorySettings:
+    """How a history is calibrated besides its target: which group is scaled, the accountant, its numerics and
+    the relation (defaults in one place: here; checked by :func:`calibrate_history_report`).
 
-    Args:
-        groups: release groups (from :func:`load_history`); their sigmas are the starting point.
-        epsilon: target epsilon, in (0, inf).
-        delta: target delta, in (0, 1).
+    Attributes:
         scaled: index of the one group whose sigma is scaled; default None (every group).
         accountant: "best" (default: the smallest factor whose certified upper epsilon meets the target
             under a valid accountant that supports the history -- the exact profile alone when it
@@ -183,6 +172,27 @@ def calibrate_history(
         pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1); default None (1e-3).
         memory_limit: cap of the memory of one PLD evaluation, in bytes, in (0, inf); default None (256 MiB).
         neighbouring: the one relation of the whole history; default None (the one its groups state).
+    """
+
+    scaled: Optional[int] = None
+    accountant: str = "best"
+    pld_accuracy: Optional[float] = None
+    memory_limit: Optional[float] = None
+    neighbouring: Optional[Union[Neighbouring, str]] = None
+
+
+def calibrate_history(groups: list[ReleaseGroup], epsilon: float, delta: float,
+                      settings: Optional[HistorySettings] = None, **keywords) -> tuple[float, list[float], str]:
+    """The smallest factor by which to scale sigma so that the whole history is (epsilon, delta)-DP.
+
+    Args:
+        groups: release groups (from :func:`load_history`); their sigmas are the starting point.
+        epsilon: target epsilon, in (0, inf).
+        delta: target delta, in (0, 1).
+        settings: the scaled group, accountant, numerics and relation, a :class:`HistorySettings`; default None:
+            built from ``keywords``.
+        keywords: fields of :class:`HistorySettings` (``scaled``, ``accountant``, ``pld_accuracy``,
+            ``memory_limit``, ``neighbouring``), replacing those of ``settings``.
 
     Returns:
         (factor, the scaled sigmas, the accountant used); the accountant certifies epsilon <= target.
@@ -190,33 +200,22 @@ def calibrate_history(
     Raises:
         InfeasibleError: no factor up to 1e12 reaches the target (e.g. the unscaled groups alone exceed it).
     """
-    r = calibrate_history_report(groups, epsilon, delta, scaled=scaled, accountant=accountant,
-                                 pld_accuracy=pld_accuracy, memory_limit=memory_limit, neighbouring=neighbouring)
+    settings = V.settings_with("calibrate_history", HistorySettings, settings, keywords)
+    r = calibrate_history_report(groups, epsilon, delta, settings)
     return r.factor, r.sigmas, r.accountant
 
 
-def calibrate_history_report(
-    groups: list[ReleaseGroup],
-    epsilon: float,
-    delta: float,
-    *,
-    scaled: Optional[int] = None,
-    accountant: str = "best",
-    pld_accuracy: Optional[float] = None,
-    memory_limit: Optional[float] = None,
-    neighbouring: Optional[Union[Neighbouring, str]] = None,
-) -> HistoryCalibration:
+def calibrate_history_report(groups: list[ReleaseGroup], epsilon: float, delta: float,
+                             settings: Optional[HistorySettings] = None, **keywords) -> HistoryCalibration:
     """:func:`calibrate_history` with notes: why an accountant tried first gave no answer, who answered.
 
     Args:
         groups: release groups (from :func:`load_history`); their sigmas are the starting point.
         epsilon: target epsilon, in (0, inf).
         delta: target delta, in (0, 1).
-        scaled: index of the one group whose sigma is scaled; default None (every group).
-        accountant: as in :func:`calibrate_history`; default "best".
-        pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1); default None (1e-3).
-        memory_limit: cap of the memory of one PLD evaluation, in bytes, in (0, inf); default None (256 MiB).
-        neighbouring: the one relation of the whole history; default None (the one its groups state).
+        settings: a :class:`HistorySettings`; default None: built from ``keywords``.
+        keywords: fields of :class:`HistorySettings` (as :func:`calibrate_history`), replacing those of
+            ``settings``.
 
     Returns:
         the factor, the scaled sigmas, the accountant, the notes and the history's relation.
@@ -224,11 +223,13 @@ def calibrate_history_report(
     Raises:
         InfeasibleError: no accountant reaches the target (the message gives each one's reason).
     """
+    settings = V.settings_with("calibrate_history_report", HistorySettings, settings, keywords)
+    scaled, accountant, neighbouring = settings.scaled, settings.accountant, settings.neighbouring
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
     if scaled is not None and not 0 <= scaled < len(groups):
         raise ValueError(f"scaled must be in [0, {len(groups) - 1}], got {scaled!r}")
-    options = pld_options(pld_accuracy, memory_limit)
+    options = pld_options(settings.pld_accuracy, settings.memory_limit)
     unscaled = history_event(groups, neighbouring=neighbouring)
     relation = relation_of(unscaled)
     p = _inclusion.inclusion_probability(unscaled) if accountant == "best" else 1.0

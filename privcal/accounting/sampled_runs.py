@@ -26,8 +26,8 @@ from . import samplers
 from .api import calibrate, epsilon
 from .events import Neighbouring
 
-__all__ = ["RUN_SAMPLERS", "DEFAULT_RELATION", "SampledRun", "SampledRunReport", "sampled_run_epsilon",
-           "sampled_run_calibrate", "validated_run"]
+__all__ = ["RUN_SAMPLERS", "DEFAULT_RELATION", "SampledRun", "SampledRunSettings", "SampledRunReport",
+           "sampled_run_epsilon", "sampled_run_calibrate", "validated_run"]
 
 #: the samplers priced here (Poisson and fixed-size batches drawn afresh each step: ``privcal.epsilon``)
 RUN_SAMPLERS = ("shuffle", "balls_in_bins", "full_batch")
@@ -112,6 +112,55 @@ class SampledRun:
         return self.batch_size / self.dataset_size
 
 
+@dataclass(frozen=True)
+class SampledRunSettings:
+    """A run over epochs as asked, not yet validated (defaults in one place: here; :meth:`validated` checks it).
+
+    Attributes:
+        sampling: "shuffle", "balls_in_bins" or "full_batch" (required).
+        epochs: E, an int >= 1 (required).
+        batch_size: b, an int in [1, dataset_size] (required).
+        dataset_size: N, an int >= 1 (required).
+        sensitivity: of one step's sum under ``neighbouring``, in (0, inf); default 1 (zero-out and add/remove:
+            the clip norm C; replace-one: 2C).
+        neighbouring: "zero_out" (default for shuffle), "add_remove" (default otherwise) or "replace_one";
+            shuffle under add/remove is refused (no proof: a removed record moves every later batch boundary).
+        persistent: one permutation (or assignment) for the whole run; default False (fresh each epoch).
+    """
+
+    sampling: str
+    epochs: int
+    batch_size: int
+    dataset_size: int
+    sensitivity: float = 1.0
+    neighbouring: Optional[Union[Neighbouring, str]] = None
+    persistent: bool = False
+
+    def validated(self) -> SampledRun:
+        """The :class:`SampledRun` of these fields (:func:`validated_run`: a ``ValueError`` names the argument)."""
+        return validated_run(self.sampling, self.epochs, self.batch_size, self.dataset_size, self.sensitivity,
+                             self.neighbouring, self.persistent)
+
+
+_REQUIRED = ("sampling", "epochs", "batch_size", "dataset_size")
+
+
+def _settings(where: str, settings: Optional[SampledRunSettings], keywords: dict) -> SampledRunSettings:
+    """``settings`` with ``keywords`` replacing its fields; without ``settings``, a missing required field raises
+    the ``TypeError`` Python raises for a missing keyword-only argument of ``where``."""
+    if settings is None:
+        for key in keywords:
+            if key not in SampledRunSettings.__dataclass_fields__:
+                raise TypeError(f"{where}() got an unexpected keyword argument {key!r}")
+        missing = [name for name in _REQUIRED if name not in keywords]
+        if missing:
+            quoted = [repr(name) for name in missing]
+            listed = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1]
+            plural = "argument" if len(missing) == 1 else "arguments"
+            raise TypeError(f"{where}() missing {len(missing)} required keyword-only {plural}: {listed}")
+    return V.settings_with(where, SampledRunSettings, settings, keywords)
+
+
 def validated_run(sampling: str, epochs: int, batch_size: int, dataset_size: int, sensitivity: float,
                   neighbouring: Optional[Union[Neighbouring, str]], persistent: bool) -> SampledRun:
     """The run, each field validated (a ``ValueError`` names the argument), the pair refused where
@@ -153,18 +202,8 @@ _UNIT = {
 }
 
 
-def sampled_run_epsilon(
-    sigma: float,
-    delta: float,
-    *,
-    sampling: str,
-    epochs: int,
-    batch_size: int,
-    dataset_size: int,
-    sensitivity: float = 1.0,
-    neighbouring: Optional[Union[Neighbouring, str]] = None,
-    persistent: bool = False,
-) -> SampledRunReport:
+def sampled_run_epsilon(sigma: float, delta: float, settings: Optional[SampledRunSettings] = None,
+                        **keywords) -> SampledRunReport:
     """Epsilon at ``delta`` of E epochs of DP-SGD-style releases (Gaussian noise ``sigma`` on a sum of
     contributions of sensitivity ``sensitivity``) over ``dataset_size`` records in batches of ``batch_size``,
     priced for the sampler the run used: the valid upper bound, a certified realisable lower bound, and
@@ -173,15 +212,10 @@ def sampled_run_epsilon(
     Args:
         sigma: noise standard deviation (absolute), in (0, inf).
         delta: in (0, 1).
-        sampling: "shuffle", "balls_in_bins" or "full_batch".
-        epochs: E, an int >= 1.
-        batch_size: b, an int in [1, dataset_size].
-        dataset_size: N, an int >= 1.
-        sensitivity: of one step's sum under ``neighbouring``, in (0, inf); default 1 (zero-out and add/remove:
-            the clip norm C; replace-one: 2C).
-        neighbouring: "zero_out" (default for shuffle), "add_remove" (default otherwise) or "replace_one";
-            shuffle under add/remove is refused (no proof: a removed record moves every later batch boundary).
-        persistent: one permutation (or assignment) for the whole run; default False (fresh each epoch).
+        settings: the run, a :class:`SampledRunSettings`; default None: built from ``keywords``.
+        keywords: fields of :class:`SampledRunSettings` (``sampling``, ``epochs``, ``batch_size`` and
+            ``dataset_size``, required without ``settings``; ``sensitivity``, ``neighbouring``, ``persistent``),
+            replacing those of ``settings``.
 
     Returns:
         the report.
@@ -190,9 +224,10 @@ def sampled_run_epsilon(
         ValueError: an argument is outside its range.
         UnsupportedEventError: the (sampling, relation) pair is refused (one line saying what is valid).
     """
+    settings = _settings("sampled_run_epsilon", settings, keywords)
     sigma = V.positive("sigma", sigma)
     delta = V.open_unit("delta", delta)
-    run = validated_run(sampling, epochs, batch_size, dataset_size, sensitivity, neighbouring, persistent)
+    run = settings.validated()
     s = sigma / run.sensitivity
     upper = samplers.epsilon_upper(s, run.epochs, delta, sampler=run.sampling, steps_per_epoch=run.steps_per_epoch,
                                    relation=run.neighbouring)
@@ -220,18 +255,8 @@ def _report(run: SampledRun, upper: float, lower: float, poisson: float, delta: 
                             run.steps, guarantee, _UNIT[run.neighbouring], tuple(notes))
 
 
-def sampled_run_calibrate(
-    epsilon_target: float,
-    delta: float,
-    *,
-    sampling: str,
-    epochs: int,
-    batch_size: int,
-    dataset_size: int,
-    sensitivity: float = 1.0,
-    neighbouring: Optional[Union[Neighbouring, str]] = None,
-    persistent: bool = False,
-) -> tuple[float, SampledRunReport, float]:
+def sampled_run_calibrate(epsilon_target: float, delta: float, settings: Optional[SampledRunSettings] = None,
+                          **keywords) -> tuple[float, SampledRunReport, float]:
     """Smallest sigma whose valid upper bound (:func:`sampled_run_epsilon`) meets (epsilon, delta): closed form,
     the exact Gaussian calibration at E releases (E T for a full batch); and the sigma Poisson accounting would
     pick (not valid for this sampler).
@@ -239,20 +264,17 @@ def sampled_run_calibrate(
     Args:
         epsilon_target: target epsilon, in (0, inf).
         delta: in (0, 1).
-        sampling: "shuffle", "balls_in_bins" or "full_batch".
-        epochs: E, an int >= 1.
-        batch_size: b, an int in [1, dataset_size].
-        dataset_size: N, an int >= 1.
-        sensitivity: of one step's sum under ``neighbouring``, in (0, inf); default 1.
-        neighbouring: as :func:`sampled_run_epsilon`.
-        persistent: as :func:`sampled_run_epsilon`.
+        settings: the run, a :class:`SampledRunSettings`; default None: built from ``keywords``.
+        keywords: fields of :class:`SampledRunSettings` (as :func:`sampled_run_epsilon`), replacing those of
+            ``settings``.
 
     Returns:
         (sigma, the report at sigma, the sigma of Poisson accounting at the same target: not valid here).
     """
+    settings = _settings("sampled_run_calibrate", settings, keywords)
     epsilon_target = V.positive("epsilon", epsilon_target)
     delta = V.open_unit("delta", delta)
-    run = validated_run(sampling, epochs, batch_size, dataset_size, sensitivity, neighbouring, persistent)
+    run = settings.validated()
     sigma = calibrate(epsilon_target, delta, sensitivity=run.sensitivity, steps=run.releases_upper)
     report = sampled_run_epsilon(sigma, delta, sampling=run.sampling, epochs=run.epochs, batch_size=run.batch_size,
                                  dataset_size=run.dataset_size, sensitivity=run.sensitivity,

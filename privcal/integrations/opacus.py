@@ -434,6 +434,9 @@ def get_noise_multiplier(
     answer is at or below Opacus's for the same accountant. Privacy unit: one example, add/remove-one
     neighbours.
 
+    The keyword-only signature is Opacus's own (plus ``sampling``), so that this function replaces Opacus's
+    where it is called; it therefore takes its keywords directly rather than a settings object.
+
     Args:
         target_epsilon: in (0, inf).
         target_delta: in (0, 1).

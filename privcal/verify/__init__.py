@@ -14,6 +14,7 @@ from privcal.verify.registry import all_claims, claim_ids, get_claim, run_claim,
 
 __all__ = [
     "AuditResult",
+    "AuditSettings",
     "BUDGETS",
     "Claim",
     "ClaimResult",
@@ -29,7 +30,7 @@ __all__ = [
     "run_claims",
 ]
 
-_AUDIT_NAMES = ("AuditResult", "GaussianMechanism", "GaussianProcessMechanism", "SubsampledGaussianMechanism")
+_AUDIT_NAMES = ("AuditResult", "AuditSettings", "GaussianMechanism", "GaussianProcessMechanism", "SubsampledGaussianMechanism")
 
 
 def __getattr__(name: str):

@@ -64,6 +64,7 @@ from privcal.analysis.noise import sample_ou_grid
 
 __all__ = [
     "AuditResult",
+    "AuditSettings",
     "audit",
     "clopper_pearson_lower",
     "clopper_pearson_upper",
@@ -498,10 +499,33 @@ def _threshold_levels(count: int, n_cal: int) -> np.ndarray:
     return np.unique(np.concatenate([tail, middle, 1.0 - tail]))
 
 
-def audit(mechanism: Any, epsilon: float, *, claimed_delta: float | None = None, samples: int = 100_000,
-          calibration_samples: int | None = None, confidence: float = 0.95, thresholds: int = 64,
-          statistic: Callable[[np.ndarray], ArrayLike] | None = None,
-          seed: int | np.random.Generator | None = 0) -> AuditResult:
+@dataclass(frozen=True)
+class AuditSettings:
+    """How :func:`audit` samples and tests: the claim, the sample sizes, the confidence, the thresholds, the
+    statistic and the seed (defaults in one place: here; checked by :func:`audit`).
+
+    Attributes:
+        claimed_delta: the delta an accountant claims at ``epsilon``, in [0, 1], or None (default: no claim).
+        samples: evaluation outputs per neighbour, a positive int; default 100000.
+        calibration_samples: further outputs per neighbour choosing the thresholds, a positive int; default
+            None (samples // 4, at least 1).
+        confidence: probability that every bound holds, in (0, 1); default 0.95.
+        thresholds: about how many thresholds per direction, a positive int; default 64.
+        statistic: scalar statistic of the outputs, or None (default: ``mechanism.statistic`` if it has one,
+            else a linear discriminant learned on the calibration outputs).
+        seed: seed of the numpy Generator (or a Generator); default 0.
+    """
+
+    claimed_delta: float | None = None
+    samples: int = 100_000
+    calibration_samples: int | None = None
+    confidence: float = 0.95
+    thresholds: int = 64
+    statistic: Callable[[np.ndarray], ArrayLike] | None = None
+    seed: int | np.random.Generator | None = 0
+
+
+def audit(mechanism: Any, epsilon: float, settings: AuditSettings | None = None, **keywords: Any) -> AuditResult:
     r"""Lower confidence bound on delta(epsilon) of ``mechanism`` from samples; optionally test a claim.
 
     delta_lower = max_S [CP_lower(P_hi(S)) - e^epsilon CP_upper(P_lo(S))] over threshold sets S of a
@@ -519,15 +543,10 @@ def audit(mechanism: Any, epsilon: float, *, claimed_delta: float | None = None,
         mechanism: an object with ``sample(neighbour, size, rng) -> array`` of shape (size,) or (size, d)
             (optionally ``statistic(outputs) -> (size,)``), or a callable ``sampler(neighbour, size, rng)``.
         epsilon: the epsilon at which delta is bounded, in [0, inf).
-        claimed_delta: the delta an accountant claims at ``epsilon``, in [0, 1], or None (default: no claim).
-        samples: evaluation outputs per neighbour, a positive int; default 100000.
-        calibration_samples: further outputs per neighbour choosing the thresholds, a positive int; default
-            samples // 4 (at least 1).
-        confidence: probability that every bound holds, in (0, 1); default 0.95.
-        thresholds: about how many thresholds per direction, a positive int; default 64.
-        statistic: scalar statistic of the outputs, or None (default: ``mechanism.statistic`` if it has one,
-            else a linear discriminant learned on the calibration outputs).
-        seed: seed of the numpy Generator (or a Generator); default 0.
+        settings: the claim, sample sizes, confidence, thresholds, statistic and seed, an
+            :class:`AuditSettings`; default None: built from ``keywords``.
+        keywords: fields of :class:`AuditSettings` (``claimed_delta``, ``samples``, ``calibration_samples``,
+            ``confidence``, ``thresholds``, ``statistic``, ``seed``), replacing those of ``settings``.
 
     Returns:
         the :class:`AuditResult`.
@@ -535,6 +554,11 @@ def audit(mechanism: Any, epsilon: float, *, claimed_delta: float | None = None,
     Raises:
         ValueError: an argument is outside its range, or the mechanism or statistic returns wrong shapes.
     """
+    settings = V.settings_with("audit", AuditSettings, settings, keywords)
+    claimed_delta, samples, calibration_samples = (settings.claimed_delta, settings.samples,
+                                                   settings.calibration_samples)
+    confidence, thresholds, statistic, seed = (settings.confidence, settings.thresholds, settings.statistic,
+                                               settings.seed)
     mech = _as_mechanism(mechanism)
     eps = V.nonnegative("epsilon", epsilon)
     if claimed_delta is not None:

@@ -19,7 +19,7 @@ from privcal.calibrators import dpq
 from privcal.analysis import gaussian as G
 from privcal.verify import audit as A
 from privcal.verify.common import EXACT_PROFILE, FAILS, HOLDS, first_crossing, g
-from privcal.verify.claims_wh import WH
+from privcal.verify.claims_wh_rkhs import WH
 from privcal.verify.model import Outcome, claim
 
 CLAIMS: list = []

@@ -311,31 +311,25 @@ def _without_local_constants() -> Iterator[None]:
         cache.cache.clear()
 
 
-def claim(registry: list, id: str, *, paper: str, location: str, statement: str, method: str,
-          function: str, corrected: str | None = None,
-          corrected_function: str | None = None) -> Callable[[Callable], Callable]:
-    """Decorator used by the claims modules: register the decorated check under ``id`` in ``registry``.
+def claim(registry: list, id: str, **fields: Any) -> Callable[[Callable], Callable]:
+    """Decorator used by the claims modules: register the decorated check under ``id`` in ``registry``, as a
+    :class:`Claim` of ``fields`` (the defaults live in :class:`Claim`).
 
     Args:
         registry: the claims module's list of claims (appended to).
         id: stable claim id.
-        paper: the paper, as cited in reports.
-        location: where in the paper.
-        statement: the statement as printed.
-        method: how it is checked.
-        function: the privcal function implementing the literal version.
-        corrected: the corrected statement, or None (default).
-        corrected_function: the privcal function implementing the corrected version, or None (default).
+        fields: the other fields of :class:`Claim` except ``check`` (the decorated function): ``paper``,
+            ``location``, ``statement``, ``method``, ``function`` (each required), ``corrected`` and
+            ``corrected_function`` (default None).
 
     Returns:
         the decorator (it returns the check unchanged).
     """
+    if "check" in fields:
+        raise TypeError("claim() got an unexpected keyword argument 'check' (the decorated function is the check)")
 
     def register(check: Callable) -> Callable:
-        registry.append(Claim(
-            id=id, paper=paper, location=location, statement=statement, method=method,
-            function=function, check=check, corrected=corrected, corrected_function=corrected_function,
-        ))
+        registry.append(Claim(id=id, check=check, **fields))
         return check
 
     return register
