@@ -90,6 +90,7 @@ MODULES = [
     "privcal.rl.ucbvi.train",
     "privcal.rl.dpq",
     "privcal.rl.dpq.agent",
+    "privcal.rl.dpq.run",
     "privcal.rl.dpq.hyperparameters",
     "privcal.rl.dpq.updates",
     "privcal.rl.dpq.baselines",

@@ -10,6 +10,7 @@ import threading
 import pytest
 
 from privcal import cli
+from privcal.cli import pricing
 from privcal.cli import progress as P
 
 _HANG_CAP = 600.0  # seconds: a hang cap, not a performance target
@@ -113,7 +114,7 @@ class _Recorder:
 @pytest.fixture
 def working(monkeypatch):
     _Recorder.labels = []
-    monkeypatch.setattr(cli, "Working", _Recorder)
+    monkeypatch.setattr(pricing, "Working", _Recorder)  # the pricing commands draw the working line
     return _Recorder.labels
 
 

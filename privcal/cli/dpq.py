@@ -520,7 +520,7 @@ def _compute_algorithm1(args: argparse.Namespace, fmt: str, unit: str) -> tuple:
     result, baseline = _algorithm1_runs(args, hp, fmt, environment, peak, same_learner)
     out, series, lines_out = _algorithm1_record(args, result, baseline, environment, peak, unit, same_learner)
     out["seconds"] = time.perf_counter() - start
-    return out, _algorithm1_text(args, hp, result, out, environment, peak, unit, lines_out), series, \
+    return out, _algorithm1_text(args, hp, result, out, _where(environment, peak), unit, lines_out), series, \
         _algorithm1_spec(args, hp, result, environment, series, out["references"])
 
 
@@ -588,14 +588,18 @@ def _algorithm1_record(args, result, baseline, environment: str, peak: float, un
     return out, series, lines_out
 
 
-def _algorithm1_text(args, hp, result, out: dict, environment: str, peak: float, unit: str, lines_out: list) -> str:
-    """The text output of an Algorithm 1 run."""
+def _where(environment: str, peak: float) -> str:
+    """The environment of an Algorithm 1 run, in words."""
+    return ("privcal/Interval-v0 (App. E.1's fixed reward, peak 0.5)" if environment == "fixed" else
+            f"privcal/IntervalPeak-v0 (random-peak: theta = {peak:.4f} drawn from the seed)")
+
+
+def _algorithm1_text(args, hp, result, out: dict, where: str, unit: str, lines_out: list) -> str:
+    """The text output of an Algorithm 1 run on the environment ``where`` (:func:`_where`)."""
     import numpy as np
 
     r = np.asarray(result.episode_returns, dtype=float)
     value, value_se = out["policy_return"], out["policy_return_se"]
-    where = ("privcal/Interval-v0 (App. E.1's fixed reward, peak 0.5)" if environment == "fixed" else
-             f"privcal/IntervalPeak-v0 (random-peak: theta = {peak:.4f} drawn from the seed)")
     lines = [f"{args.method} on {where}, T={hp.samples}, B={hp.batch_size}, "
              f"lr={hp.lr:g}, L={hp.lipschitz:g}, gamma={hp.gamma:g}, seed {args.seed}"]
     if result.sigma is not None:

@@ -97,21 +97,16 @@ weights, the noise paths, exploration and the baselines' noise; same seed, same 
 from __future__ import annotations
 
 import math
-import numbers
-import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from typing import Any, Callable, Optional
-
-import numpy as np
-from numpy.typing import ArrayLike
 
 from privcal import _rng
 from privcal import _validate as V
 from privcal.rl.dpq.certificate import MAX_GRID, certified_step, certified_step_unchecked, grid_size
 from privcal.rl.dpq.hyperparameters import (METHODS, PAPER_E3, Hyperparameters, check_gamma, check_resets,
                                            paper_beta, paper_beta_e3, update_lipschitz_of, valid_hyperparameters)
-from privcal.rl.dpq.updates import (CertifiedUpdate, Minibatch, PlainUpdate, batch_gradients,
-                                   certified_update, sgd_update)
+from privcal.rl.dpq.run import RunNoise, TrainResult, initial_network, make_env, run_unchecked
+from privcal.rl.dpq.updates import Minibatch, batch_gradients, certified_update, sgd_update
 from privcal.rl.mlp import LipschitzMLP
 
 __all__ = [
@@ -145,7 +140,8 @@ __all__ = [
 
 def functional_noise(epsilon: float, delta: float, hp: Hyperparameters, resets: int, *,
                      actions: int = 2, variant: str = "valid") -> tuple[float, float, Any]:
-    """(sigma, beta, calibration) of Algorithm 1 for a target (epsilon, delta): ``privcal.calibrators.dpq.calibrate``.
+    """(sigma, beta, calibration) of Algorithm 1 for a target (epsilon, delta):
+    ``privcal.calibrators.dpq.functional_noise`` at ``hp.learner_shape(variant)``.
 
     ``variant="valid"`` is the valid analysis at the update clip ``hp.update_clip`` (default
     ``privcal.calibrators.dpq.DEFAULT_UPDATE_CLIP``), which needs J = floor(T/B); ``"paper"`` solves the paper's own
@@ -169,15 +165,15 @@ def functional_noise(epsilon: float, delta: float, hp: Hyperparameters, resets: 
     """
     from privcal.calibrators import dpq
 
-    return _functional_noise(dpq.calibrate, epsilon, delta, hp, resets, actions, variant)
+    return dpq.functional_noise(epsilon, delta, hp.learner_shape(variant), resets, actions=actions, variant=variant,
+                                stacklevel=3)
 
 
 def functional_noise_unchecked(epsilon: float, delta: float, hp: Hyperparameters, resets: int, *,
                                actions: int = 2, variant: str = "valid") -> tuple[float, float, Any]:
     """:func:`functional_noise` for settings already validated (``hp`` was, on construction; ``resets``,
     ``actions`` and ``variant`` by the caller): only the target is checked (``calibrators.dpq.check_target``,
-    epsilon <= MAX_EPSILON), then ``calibrators.dpq.calibrate_unchecked`` (the baselines' calibration of
-    ``privcal train dpq``, which validates each argument once).
+    epsilon <= MAX_EPSILON), then ``calibrators.dpq.functional_noise_unchecked``.
 
     Args:
         epsilon: target epsilon, in (0, MAX_EPSILON].
@@ -192,146 +188,8 @@ def functional_noise_unchecked(epsilon: float, delta: float, hp: Hyperparameters
     """
     from privcal.calibrators import dpq
 
-    return _functional_noise(dpq.calibrate_unchecked, *dpq.check_target(epsilon, delta), hp, resets, actions, variant)
-
-
-def _functional_noise(calibrate, epsilon, delta, hp, resets, actions, variant) -> tuple[float, float, Any]:
-    """:func:`functional_noise` through ``calibrate``: ``privcal.calibrators.dpq.calibrate`` (which validates)
-    or its ``calibrate_unchecked`` (:func:`train_dpq`, arguments validated)."""
-    from privcal.calibrators import dpq
-    from privcal.errors import InfeasibleError
-
-    if variant != "paper":
-        hp = valid_hyperparameters(hp)
-    try:
-        cal = calibrate(epsilon, delta, samples=hp.samples, batch_size=hp.batch_size, lr=hp.lr,  # guarded by tests/test_rl_dpq.py::test_train_dpq_calibrates_with_privcal_dpq
-                        lipschitz=hp.lipschitz, resets=resets, actions=actions, variant=variant,
-                        update_clip=hp.update_clip if hp.update_clip is not None else dpq.DEFAULT_UPDATE_CLIP,
-                        update_lipschitz=update_lipschitz_of(hp))
-    except InfeasibleError as exc:
-        raise InfeasibleError(
-            f"{exc} [at T={hp.samples}, B={hp.batch_size}, lr={hp.lr:g}, L={hp.lipschitz:g}, J={resets}, "
-            f"variant={variant}]") from exc
-    return cal.sigma, cal.beta, cal
-
-
-@dataclass
-class TrainResult:
-    """What a training run produced: per-episode returns, the released Q-function and the noise used.
-
-    ``sigma`` is the functional-noise std (dpq), the reward-noise std (input_perturbation) or the
-    noise multiplier z (dpsgd: std z * clip on the clipped-gradient sum); ``guarantee`` says in words
-    what privacy claim the noise carries, and ``premises`` lists (name, held, evidence) for every
-    premise of the valid analysis as observed in this run (:func:`train_dpq`, variant "valid"; empty
-    otherwise): the claim is made only when every premise held. ``certificate`` summarises the update
-    certificate (empty without ``update_clip``): update_clip, update_lipschitz, grid_size, max_certified
-    (the largest certified sup change of an update), max_certified_lipschitz (the largest certified slope
-    change), scaled (updates whose step was scaled back), skipped (updates scaled to nothing),
-    min_factor, max_lipschitz, paths (noise layers drawn per action), state_min, state_max, restart
-    ("released": every update started from the released function) (these statistics, like the episode
-    returns, are computed from the private rewards and are not covered by the guarantee). ``timings`` splits the wall time (seconds) into env, act (forward
-    passes), noise (path queries and resets) and update. ``seed`` is the int seed of the run (None when a Generator, a
-    SeedSequence or None was given).
-    """
-
-    method: str
-    episode_returns: np.ndarray
-    sigma: Optional[float]
-    beta: Optional[float]
-    resets: Optional[int]
-    updates: int
-    hyperparameters: Hyperparameters
-    q: LipschitzMLP
-    noise: object = None
-    calibration: object = None
-    epsilon: Optional[float] = None
-    delta: Optional[float] = None
-    guarantee: str = ""
-    timings: dict = field(default_factory=dict)
-    seed: Optional[int] = 0
-    projections: int = 0
-    premises: list = field(default_factory=list)
-    certificate: dict = field(default_factory=dict)
-
-    def released_q(self, states: ArrayLike) -> np.ndarray:
-        """Released function at ``states`` (1-D, in [0, 1]): Q(s, a) + g_a(s), shape (n, actions).
-
-        For ``dpq`` the last noise path is extended exactly at new states (querying changes the
-        stored path, not its law); ``bgp16`` adds its independent values; the other methods release
-        Q itself.
-
-        Args:
-            states: positions in [0, 1] (any shape; flattened to n states).
-
-        Returns:
-            the released values, shape (n, actions).
-        """
-        s = np.asarray(states, dtype=float).reshape(-1)
-        q = self.q(s[:, None])
-        if self.noise is not None and self.sigma != 0.0:  # sigma = 0 (train_dpq_without_noise): every path is 0
-            q = q + self.noise.sample_all(s).T
-        return q
-
-    def greedy_actions(self, states: ArrayLike) -> np.ndarray:
-        """argmax_a of :meth:`released_q` at ``states``.
-
-        Args:
-            states: positions in [0, 1] (any shape; flattened to n states).
-
-        Returns:
-            n action indices.
-        """
-        return np.argmax(self.released_q(states), axis=1)
-
-    def to_dict(self) -> dict:
-        """JSON-ready summary (what ``privcal train dpq --json`` prints)."""
-        cal = self.calibration
-        out = {
-            "method": self.method,
-            "episode_returns": [float(x) for x in self.episode_returns],
-            "sigma": self.sigma,
-            "beta": self.beta,
-            "resets": self.resets,
-            "updates": self.updates,
-            "epsilon": self.epsilon,
-            "delta": self.delta,
-            "guarantee": self.guarantee,
-            "premises": [{"name": n, "held": bool(h), "evidence": e} for n, h, e in self.premises],
-            "certificate": dict(self.certificate),
-            "seed": self.seed,
-            "mean_return_last_10": (float(np.mean(self.episode_returns[-10:]))
-                                    if len(self.episode_returns) else None),
-            "hyperparameters": asdict(self.hyperparameters),
-            "timings": dict(self.timings),
-        }
-        if cal is not None and hasattr(cal, "k"):
-            out["calibration"] = {
-                "variant": cal.variant, "k": None if math.isinf(cal.k) else cal.k, "beta": cal.beta,
-                "delta_composition": cal.delta_composition, "delta_tail": cal.delta_tail,
-                "accountant": cal.accountant, "sensitivity": cal.sensitivity,
-                "update_clip": getattr(cal, "update_clip", None), "notes": list(cal.notes),
-            }
-        elif cal is not None:
-            out["calibration"] = {k: v for k, v in cal.items()} if isinstance(cal, dict) else str(cal)
-        return out
-
-
-def _streams(seed):
-    """Independent streams of ``seed`` (``privcal._rng.spawn``): the environment's int seed (Gymnasium's
-    ``reset`` takes an int, drawn from the first child's seed sequence), weights, noise, exploration
-    and mechanism noise."""
-    env_rng, *rngs = _rng.spawn(seed, 5, "seed")
-    bits = env_rng.bit_generator
-    seed_seq = getattr(bits, "seed_seq", None) or bits._seed_seq  # public from numpy 1.25
-    return int(seed_seq.generate_state(1)[0]), *rngs
-
-
-def _make_env(env):
-    if env is not None:
-        return env
-    from privcal.rl.envs import IntervalEnv
-
-    return IntervalEnv.unchecked()  # App. E.1's defaults: nothing to validate
+    target = dpq.check_target(epsilon, delta)
+    return dpq.functional_noise_unchecked(*target, hp.learner_shape(variant), resets, actions, variant)
 
 
 def _check_hp(hp) -> Hyperparameters:
@@ -400,8 +258,8 @@ def train(method: str = "dpq", *, hp: Optional[Hyperparameters] = None, sigma: O
         resets, beta = (updates if resets is None else check_resets(resets, updates)), None
     else:
         resets, beta = None, None
-    return _train(method, hp, sigma, beta, resets, seed, env, progress, epsilon=epsilon, delta=delta,
-                  calibration=calibration, guarantee=guarantee)
+    return run_unchecked(RunNoise(method, sigma, beta, resets), hp, seed, env, progress, epsilon=epsilon, delta=delta,
+                         calibration=calibration, guarantee=guarantee)
 
 
 def train_unchecked(method: str, *, hp: Hyperparameters, sigma: Optional[float], beta: Optional[float],
@@ -431,268 +289,8 @@ def train_unchecked(method: str, *, hp: Hyperparameters, sigma: Optional[float],
     Returns:
         the run's :class:`TrainResult`.
     """
-    return _train(method, hp, sigma, beta, resets, seed, env, progress, net=net, epsilon=epsilon, delta=delta,
-                  calibration=calibration, guarantee=guarantee)
-
-
-def initial_network(hp: Hyperparameters, actions: int, seed: _rng.Seed = 0) -> LipschitzMLP:
-    """The network a run of ``seed`` starts from (its weights drawn from the run's own stream).
-
-    Args:
-        hp: the learner's settings, a validated :class:`Hyperparameters`.
-        actions: the number of actions, an int >= 1.
-        seed: seed of the run (``privcal._rng``); default 0.
-
-    Returns:
-        a fresh :class:`~privcal.rl.mlp.LipschitzMLP` with one input and ``actions`` outputs.
-    """
-    return _network(hp, V.positive_int("sizes[i]", actions), _Streams(*_streams(seed)).net)
-
-
-def _network(hp: Hyperparameters, actions: int, rng) -> LipschitzMLP:
-    """The Q-network of ``hp`` with ``actions`` outputs, its weights drawn from ``rng``."""
-    return LipschitzMLP.unchecked((1, *hp.hidden, actions), lipschitz=hp.lipschitz, activation=hp.activation,
-                                  seed=rng, output_scale=hp.output_scale)
-
-
-def _train(method, hp, sigma, beta, resets, seed, env, progress, *, net=None, **record) -> TrainResult:
-    """Kernel of :func:`train`: arguments already checked and normalised (sigma None for non_private,
-    beta and resets None where unused)."""
-    streams = _Streams(*_streams(seed))
-    env = _make_env(env)
-    actions = int(env.action_space.n)
-    # hp's fields were validated by Hyperparameters; the env's action count is checked as LipschitzMLP would
-    if net is None:
-        net = _network(hp, V.positive_int("sizes[i]", actions), streams.net)
-    recorded_seed = int(seed) if isinstance(seed, numbers.Integral) else None
-    return _loop(_Noise(method, sigma, beta, resets), hp, net, env, streams, progress, seed=recorded_seed,
-                 **record)
-
-
-# ----------------------------------------------------------------------------------------------------------
-# the training loop of Algorithm 1 (and of the baselines), in named steps: the noise of the releases, the
-# update rule (plain SGD or certified), the agent acting in its environment, the minibatch; then the loop.
-
-
-@dataclass(frozen=True)
-class _Noise:
-    """A run's checked method and noise: sigma None for non_private, beta and resets None where unused."""
-
-    method: str
-    sigma: Optional[float]
-    beta: Optional[float]
-    resets: Optional[int]
-
-
-@dataclass(frozen=True)
-class _Streams:
-    """The independent random streams of one run (:func:`_streams`)."""
-
-    env_seed: int
-    net: np.random.Generator
-    noise: np.random.Generator
-    explore: np.random.Generator
-    mechanism: np.random.Generator
-
-
-class _Clock:
-    """Seconds spent in each part of the loop ("env", "act", "noise", "update")."""
-
-    def __init__(self):
-        self.seconds = {"env": 0.0, "act": 0.0, "noise": 0.0, "update": 0.0}
-        self._t = time.perf_counter()
-
-    def lap(self, part: str) -> None:
-        """Charge the time since the last lap to ``part``."""
-        now = time.perf_counter()
-        self.seconds[part] += now - self._t
-        self._t = now
-
-    def start(self) -> None:
-        """Start a lap (time before it is charged to no part)."""
-        self._t = time.perf_counter()
-
-
-def _release_noise(noise: _Noise, certify: bool, actions: int, rng):
-    """The noise paths of the released functions (one per action), or None: summed layers when every update
-    starts from the released function (certified dpq), OU paths of kernel exp(-beta |x - y|) (dpq), white
-    noise (bgp16); the other methods release no noisy function."""
-    if certify:
-        return _SummedPaths(actions, noise.beta, noise.sigma, rng)
-    if noise.method == "dpq":
-        from privcal.analysis.noise import OrnsteinUhlenbeckPaths
-
-        return OrnsteinUhlenbeckPaths.unchecked(actions, noise.beta, noise.sigma, seed=rng)  # checked by train
-    if noise.method == "bgp16":
-        from privcal.rl.dpq.baselines import WhiteNoisePaths
-
-        return WhiteNoisePaths.unchecked(actions, noise.sigma, seed=rng)  # checked by train
-    return None
-
-
-class _Buffers:
-    """The buffers the loop fills for one minibatch (Algorithm 1 lines 14-18): B transitions (s_i, a_i, r_i,
-    s_{i+1}), the revealed noise g_{a_i}(s_i) and g_a(s_{i+1}) of every action, and whether s_{i+1} is
-    terminal; :attr:`view` is the :class:`Minibatch` the update rules read (the same arrays)."""
-
-    def __init__(self, size: int, actions: int):
-        self.s = np.empty(size)
-        self.a = np.empty(size, dtype=np.intp)
-        self.r = np.empty(size)
-        self.s2 = np.empty(size)
-        self.g = np.empty(size)
-        self.g2 = np.empty((size, actions))
-        self.term = np.zeros(size, dtype=bool)
-        self.view = Minibatch(self.s, self.a, self.r, self.s2, self.g, self.g2, self.term)
-
-    def store(self, i: int, s: float, a: int, r: float, s2: float, g_s, g_s2, terminated: bool) -> None:
-        """Row ``i``: the transition and the noise revealed at its two states."""
-        self.s[i], self.a[i], self.r[i], self.s2[i], self.g[i], self.g2[i], self.term[i] = (
-            s, a, r, s2, g_s[a], g_s2, terminated)
-
-
-class _Agent:
-    """The agent in its environment: it reveals the noise of the current release at the states it visits
-    (Algorithm 1 lines 11-13: g_a(s) of every action, exact and fixed once revealed), and acts greedily on
-    Q + g, or uniformly at random with probability ``hp.exploration``."""
-
-    def __init__(self, env, net: LipschitzMLP, paths, hp: Hyperparameters, explore_rng, actions: int,
-                 clock: _Clock):
-        self.env, self.net, self.paths, self.clock = env, net, paths, clock
-        self.explore, self.explore_rng, self.actions = hp.exploration, explore_rng, actions
-        self._zeros = np.zeros(actions)
-        self._x1 = np.empty((1, 1))
-
-    def reveal(self, s: float) -> np.ndarray:
-        """g_a(s) for every action (zeros without noise paths); charged to "noise"."""
-        g = np.array([p.sample_point(s) for p in self.paths]) if self.paths is not None else self._zeros
-        self.clock.lap("noise")
-        return g
-
-    def reset(self, seed: Optional[int] = None) -> tuple[float, np.ndarray]:
-        """A new episode: its first state and the noise revealed there."""
-        self.clock.start()
-        obs, _ = self.env.reset() if seed is None else self.env.reset(seed=seed)
-        self.clock.lap("env")
-        s = float(obs[0])
-        return s, self.reveal(s)
-
-    def new_release(self, s: float) -> np.ndarray:
-        """Lines 7-9: new independent paths (a new layer under the certificate); the state revealed again."""
-        self.clock.start()
-        self.paths.reset()
-        return self.reveal(s)
-
-    def act(self, s: float, g_s: np.ndarray) -> int:
-        """The action at ``s``: exploration, else argmax_a Q(s, a) + g_a(s)."""
-        self.clock.start()
-        if self.explore > 0.0 and self.explore_rng.random() < self.explore:
-            a = int(self.explore_rng.integers(self.actions))
-        else:
-            self._x1[0, 0] = s
-            a = int(np.argmax(self.net(self._x1)[0] + g_s))
-        self.clock.lap("act")
-        return a
-
-    def step(self, a: int) -> tuple[float, float, bool, bool, np.ndarray]:
-        """Take ``a``: (s', r, terminated, truncated, g(s'))."""
-        obs2, r, terminated, truncated, _ = self.env.step(a)
-        self.clock.lap("env")
-        s2 = float(obs2[0])
-        return s2, r, terminated, truncated, self.reveal(s2)
-
-
-def _loop(noise: _Noise, hp: Hyperparameters, net: LipschitzMLP, env, streams: _Streams, progress,
-          **record) -> TrainResult:
-    """Algorithm 1 (or a baseline): T samples, one update per minibatch of B for the first U = floor(T/B)
-    minibatches, a new release of the noise every U/J updates."""
-    B, T, U = hp.batch_size, hp.samples, hp.updates
-    actions = int(env.action_space.n)
-    period = U // noise.resets if noise.resets else None  # guarded by tests/test_rl_dpq.py::test_full_batches_only_and_resets
-    # the update certificate (valid analysis): dpq with an update clip only; every update then starts
-    # from the released function R_j = N_theta_j + G_j, whose noise G_j sums one fresh layer per release
-    certify = noise.method == "dpq" and hp.update_clip is not None
-    paths = _release_noise(noise, certify, actions, streams.noise)
-    update = CertifiedUpdate(hp, net) if certify else PlainUpdate(noise, hp, streams.mechanism)
-    clock = _Clock()
-    agent = _Agent(env, net, paths, hp, streams.explore, actions, clock)
-    batch = _Buffers(B, actions)
-    returns, projections, ep_return = [], 0, 0.0
-    s, g_s = agent.reset(seed=streams.env_seed)
-    for t in range(T):
-        j, i = divmod(t, B)
-        if i == 0 and j < U and paths is not None and j % period == 0 and j > 0:  # guarded by tests/test_rl_dpq.py::test_full_batches_only_and_resets
-            g_s = agent.new_release(s)
-            update.new_path()
-        a = agent.act(s, g_s)
-        s2, r, terminated, truncated, g_s2 = agent.step(a)
-        ep_return += r
-        update.visited(s, s2)
-        if j < U:
-            batch.store(i, s, a, r, s2, g_s, g_s2, terminated)
-            if i == B - 1:
-                clock.start()
-                projections += update(net, batch.view)
-                clock.lap("update")
-                if certify and j == U - 1:  # the function after the last update gets its own fresh path; guarded by tests/test_rl_dpq.py::test_the_valid_run_restarts_from_the_released_function
-                    g_s2 = agent.new_release(s2)
-                    update.new_path()
-                if progress is not None:
-                    progress(t + 1, T)
-        if terminated or truncated:
-            returns.append(ep_return)
-            ep_return = 0.0
-            s, g_s = agent.reset()
-        else:
-            s, g_s = s2, g_s2
-    if progress is not None:
-        progress(T, T)
-    return TrainResult(method=noise.method, episode_returns=np.array(returns), sigma=noise.sigma, beta=noise.beta,
-                       resets=noise.resets, updates=U, hyperparameters=hp, q=net, noise=paths,
-                       timings=dict(clock.seconds), projections=projections, certificate=update.certificate or {},
-                       **record)
-
-
-class _SummedPaths:
-    """The noise of the released functions when every update starts from the released one (valid variant).
-
-    Release j is R_j = N_(theta_j) + G_j with G_j = g_0 + ... + g_j, one fresh, independent layer of OU
-    paths (one per action, ``privcal.analysis.noise.OrnsteinUhlenbeckPaths``) per release: :meth:`reset` adds a
-    layer. Every layer is extended exactly at each queried state, so G_j is sampled from its exact law.
-    Iterating yields one object per action with ``sample_point`` (the loop's interface)."""
-
-    def __init__(self, actions, beta, sigma, rng):
-        from privcal.analysis.noise import OrnsteinUhlenbeckPaths
-
-        # beta and sigma checked once by train / train_dpq: one layer per release, none re-validated
-        self._make = lambda: OrnsteinUhlenbeckPaths.unchecked(actions, beta, sigma, seed=rng)
-        self.layers = [self._make()]
-        self._actions = [_SummedAction(self.layers, a) for a in range(actions)]
-
-    def __len__(self) -> int:
-        return len(self._actions)
-
-    def __iter__(self):
-        return iter(self._actions)
-
-    def reset(self) -> None:
-        """A fresh layer for the next release (the earlier layers stay: they are part of it)."""
-        self.layers.append(self._make())
-
-    def sample_all(self, points: ArrayLike) -> np.ndarray:
-        """G at ``points`` for every action, shape (actions, *points.shape)."""
-        return sum(layer.sample_all(points) for layer in self.layers)
-
-
-class _SummedAction:
-    """One action's G_j (see :class:`_SummedPaths`)."""
-
-    def __init__(self, layers, action):
-        self._layers, self._action = layers, action
-
-    def sample_point(self, s: float) -> float:
-        a = self._action
-        return float(sum(layer[a].sample_point(s) for layer in self._layers))
+    return run_unchecked(RunNoise(method, sigma, beta, resets), hp, seed, env, progress, net=net, epsilon=epsilon,
+                         delta=delta, calibration=calibration, guarantee=guarantee)
 
 
 def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
@@ -759,18 +357,18 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
     if sigma is None:
         if epsilon is None or delta is None:
             raise ValueError("give either sigma or both epsilon and delta")
-        env = _make_env(env)  # the calibration counts one noise path per action of this env
+        env = make_env(env)  # the calibration counts one noise path per action of this env
         # validated here once (hp, resets and variant above), then the calibrator's kernel trusts them
         target = dpq.check_target(epsilon, delta)  # epsilon and delta are recorded as given
         actions = V.positive_int("actions", int(env.action_space.n))
-        sigma, cal_beta, calibration = _functional_noise(dpq.calibrate_unchecked, *target, hp, resets, actions,
-                                                         variant)
+        sigma, cal_beta, calibration = dpq.functional_noise_unchecked(*target, hp.learner_shape(variant), resets,
+                                                                      actions, variant)
         beta = cal_beta if beta is None else V.positive("beta", beta)
     else:
         sigma = V.positive("sigma", sigma)
         beta = paper_beta_e3() if beta is None else V.positive("beta", beta)
-    result = _train("dpq", hp, sigma, beta, resets, seed, env, progress, epsilon=epsilon, delta=delta,
-                    calibration=calibration)
+    result = run_unchecked(RunNoise("dpq", sigma, beta, resets), hp, seed, env, progress, epsilon=epsilon, delta=delta,
+                           calibration=calibration)
     if variant == "paper":
         result.guarantee = ("no valid guarantee (paper analysis): the paper's Thm 5 formulas solved "
                             "consistently, see privcal.calibrators.dpq")
@@ -822,7 +420,7 @@ def train_dpq_without_noise(*, hp: Optional[Hyperparameters] = None, seed: _rng.
         hp = replace(hp, **overrides)
     hp = valid_hyperparameters(hp)
     # sigma = 0: every noise layer is the zero function; beta only shapes the (zero) paths
-    result = _train("dpq", hp, 0.0, 1.0, hp.updates, seed, env, progress)
+    result = run_unchecked(RunNoise("dpq", 0.0, 1.0, hp.updates), hp, seed, env, progress)
     result.guarantee = ("none: the valid variant's learner (certified updates restarted from the release) "
                         "without noise")
     return result

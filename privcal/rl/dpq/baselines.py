@@ -37,6 +37,8 @@ from numpy.typing import ArrayLike
 
 from privcal import _rng
 from privcal import _validate as V
+from privcal.calibrators.dpq import (dpsgd_noise_multiplier_paper, dpsgd_noise_multiplier_unchecked,
+                                    input_perturbation_sigma_unchecked)
 
 __all__ = [
     "INPUT_PERTURBATION_ACCOUNTANTS",
@@ -74,81 +76,15 @@ def input_perturbation_sigma(epsilon: float, delta: float, *, samples: int,
     Raises:
         ValueError: an argument is outside its range.
     """
-    from privcal import calibrate
-
     samples = V.positive_int("samples", samples)
     V.choice("accountant", accountant, INPUT_PERTURBATION_ACCOUNTANTS)
-    return calibrate(epsilon, delta, sensitivity=1.0, steps=samples, accountant=accountant)
-
-
-def dpsgd_noise_multiplier_paper(epsilon: float, delta: float, *, steps: int, sample_rate: float = 1.0,
-                                 c2: float = math.sqrt(2.0)) -> float:
-    """Noise multiplier z = c2 q sqrt(steps ln(1/delta)) / epsilon (Abadi et al. 2016, Thm 1).
-
-    With c2 = sqrt(2) and q = 1 as Wang & Hegde 2019, App. E.2. Thm 1 is stated "for some constants
-    c1, c2" with the condition epsilon < c1 q^2 steps; it is a per-example guarantee (one example
-    added/removed, sensitivity C). Checked with privcal at steps = 78, delta = 1e-4, epsilon = 0.9:
-    z = 42.1 gives exact epsilon 0.634 and RDP epsilon 0.710 per example (sufficient there).
-
-    Args:
-        epsilon: target epsilon, in (0, inf).
-        delta: target delta, in (0, 1).
-        steps: number of SGD steps, an int >= 1.
-        sample_rate: q, the fraction of the data in each batch, in (0, 1]; default 1.
-        c2: Thm 1's constant, in (0, inf); default sqrt(2) (App. E.2).
-
-    Returns:
-        z, the noise multiplier (noise std z C on the clipped-gradient sum).
-
-    Raises:
-        ValueError: an argument is outside its range.
-    """
-    epsilon = V.positive("epsilon", epsilon)
-    delta = V.open_unit("delta", delta)
-    steps = V.positive_int("steps", steps)
-    sample_rate = V.rate("sample_rate", sample_rate)
-    c2 = V.positive("c2", c2)
-    return c2 * sample_rate * math.sqrt(steps * math.log(1.0 / delta)) / epsilon
+    return input_perturbation_sigma_unchecked(epsilon, delta, samples, accountant)
 
 
 def _unit_sensitivity(unit, batch_size) -> float:
     V.choice("unit", unit, DPSGD_UNITS)
     batch_size = V.positive_int("batch_size", batch_size)
     return 1.0 if unit == "example" else 2.0 * batch_size
-
-
-def dpsgd_noise_multiplier_unchecked(epsilon: float, delta: float, steps: int, batch_size: int, unit: str,
-                                     accountant: str = "exact") -> float:
-    """:func:`dpsgd_noise_multiplier` for ``steps``, ``batch_size`` and ``unit`` already validated (the caller's
-    ``Hyperparameters``): ``privcal.calibrate`` checks the target and the accountant.
-
-    Args:
-        epsilon: target epsilon, in (0, inf).
-        delta: target delta, in (0, 1).
-        steps: number of full-batch SGD steps, trusted.
-        batch_size: B, trusted.
-        unit: "reward_function" or "example", trusted.
-        accountant: a ``privcal.calibrate`` accountant; default "exact".
-    """
-    from privcal import calibrate
-
-    return calibrate(epsilon, delta, sensitivity=1.0 if unit == "example" else 2.0 * batch_size, steps=steps,
-                     accountant=accountant)
-
-
-def input_perturbation_sigma_unchecked(epsilon: float, delta: float, samples: int, accountant: str) -> float:
-    """:func:`input_perturbation_sigma` for ``samples`` and ``accountant`` already validated: ``privcal.calibrate``
-    checks the target.
-
-    Args:
-        epsilon: target epsilon, in (0, inf).
-        delta: target delta, in (0, 1).
-        samples: T, trusted.
-        accountant: one of INPUT_PERTURBATION_ACCOUNTANTS, trusted.
-    """
-    from privcal import calibrate
-
-    return calibrate(epsilon, delta, sensitivity=1.0, steps=samples, accountant=accountant)
 
 
 def dpsgd_noise_multiplier(epsilon: float, delta: float, *, steps: int, batch_size: int,

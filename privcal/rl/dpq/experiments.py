@@ -34,7 +34,8 @@ import numpy as np
 
 from privcal import _rng
 from privcal import _validate as V
-from privcal.errors import InfeasibleError
+from privcal.calibrators import dpq as dpq_calibrator
+from privcal.calibrators.dpq import NoiseSetting
 from privcal.rl.dpq import agent as dpq_agent
 from privcal.rl.parallel import run_trials_unchecked, check_engine
 from privcal.rl.dpq.agent import PAPER_E3, Hyperparameters, check_gamma
@@ -98,25 +99,6 @@ def hyperparameters(setting: str = "fast", **overrides: Any) -> Hyperparameters:
 # noise levels
 
 
-@dataclass(frozen=True)
-class NoiseSetting:
-    """The noise one method gets in one version of Figure 2, and what it guarantees.
-
-    ``sigma`` as in :func:`privcal.rl.dpq.agent.train`; ``dp`` is True when the noise carries a valid
-    (epsilon, delta)-DP guarantee w.r.t. reward functions with |r - r'|_inf <= 1, False when it does not
-    (or only for another neighbourhood), None for the non-private learner. ``infeasible`` holds the
-    calibrator's reason when no sigma exists (then no run is made).
-    """
-
-    method: str
-    version: str
-    sigma: Optional[float] = None
-    beta: Optional[float] = None
-    dp: Optional[bool] = None
-    source: str = ""
-    infeasible: str = ""
-
-
 def noise_for(method: str, epsilon: float, delta: float, hp: Hyperparameters,
               version: str = "valid") -> NoiseSetting:
     """Noise of ``method`` for a target (epsilon, delta) at ``hp`` in ``version`` "paper" or "valid".
@@ -144,55 +126,13 @@ def noise_for(method: str, epsilon: float, delta: float, hp: Hyperparameters,
 
 def unchecked_noise_for(method, epsilon, delta, hp, version) -> NoiseSetting:
     """:func:`noise_for` on ``method``, ``version`` and ``hp`` already checked (the kernel the sweeps, the frontier
-    and ``privcal train dpq`` call): the calibrators it calls check the target (epsilon, delta) once."""
-    from privcal.rl.dpq import baselines
-
-    if method == "non_private":
-        return NoiseSetting(method, version, source="no noise")
-    if method in ("dpq", "bgp16"):
-        dp = None
-        if version == "paper":
-            printed = PAPER_E3["sigma"].get(epsilon) if delta == PAPER_E3["delta"] else None
-            if printed is not None:
-                sigma, beta = printed, dpq_agent.paper_beta()
-                source = (f"App. E.3 printed sigma = {printed} (computed for alpha = 3e-4, T = 5000), "
-                          f"beta = 1/v")
-            else:
-                try:
-                    sigma, beta, _ = dpq_agent.functional_noise_unchecked(epsilon, delta, hp, hp.updates,
-                                                                          variant="paper")
-                except InfeasibleError as exc:
-                    return NoiseSetting(method, version, infeasible=str(exc))
-                source = "privcal.calibrators.dpq.calibrate(variant='paper'): the paper's formulas solved consistently"
-            dp = False
-        else:
-            try:
-                sigma, beta, cal = dpq_agent.functional_noise_unchecked(epsilon, delta, hp, hp.updates)
-            except InfeasibleError as exc:
-                return NoiseSetting(method, version, infeasible=f"privcal.calibrators.dpq.calibrate (valid): {exc}")
-            source = (f"privcal.calibrators.dpq.calibrate valid (update clip c = {cal.update_clip:g} and slope clip "
-                      f"l = {cal.update_lipschitz:g} certified on every update, each update started from the released "
-                      f"function, exact composition)")
-            dp = method == "dpq"
-        if method == "bgp16":
-            return NoiseSetting(method, version, sigma=sigma, dp=False,
-                                source=f"same sigma as Algorithm 1 ({source}); "
-                                       f"not DP w.r.t. reward functions")
-        return NoiseSetting(method, version, sigma=sigma, beta=beta, dp=dp, source=source)
-    if method == "input_perturbation":
-        accountant = "kov" if version == "paper" else "exact"
-        sigma = baselines.input_perturbation_sigma_unchecked(epsilon, delta, hp.samples, accountant)
-        return NoiseSetting(method, version, sigma=sigma, dp=True,
-                            source=f"{hp.samples} Gaussian releases of sensitivity 1, "
-                                   f"{accountant} composition")
-    # dpsgd
-    if version == "paper":
-        z = baselines.dpsgd_noise_multiplier_paper(epsilon, delta, steps=hp.updates)
-        return NoiseSetting(method, version, sigma=z, dp=False,
-                            source="Abadi et al. Thm 1, c2 = sqrt(2), q = 1: per-example guarantee only")
-    z = baselines.dpsgd_noise_multiplier_unchecked(epsilon, delta, hp.updates, hp.batch_size, "reward_function")
-    return NoiseSetting(method, version, sigma=z, dp=True,
-                        source=f"clipped-sum sensitivity 2B C = {2 * hp.batch_size} C, exact composition")
+    and ``privcal train dpq`` call): ``privcal.calibrators.dpq.noise_for_unchecked`` with App. E.3's printed sigma
+    for the paper version where the paper gives one; the calibrators check the target (epsilon, delta) once."""
+    printed = None
+    if method in ("dpq", "bgp16") and version == "paper" and delta == PAPER_E3["delta"]:
+        printed = PAPER_E3["sigma"].get(epsilon)
+    return dpq_calibrator.noise_for_unchecked(
+        method, epsilon, delta, hp, version, printed=None if printed is None else (printed, dpq_agent.paper_beta()))
 
 
 # ---------------------------------------------------------------------------------------------------

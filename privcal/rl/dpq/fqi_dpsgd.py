@@ -345,7 +345,7 @@ def train_fqi_dpsgd(*, epsilon: Optional[float], delta: Optional[float], privacy
     sigma, notes = 0.0, ()
     if eps is not None:
         sigma, notes = _calibrate(eps, dlt, steps, q, cfg.clip)  # the sampler's own q; guarded by tests/test_rl_learners.py::test_fqi_calibration_round_trip_and_premises
-    return _train(eps, dlt, unit, n_ep, cfg, theta, n_eval, int(seed), q, sigma, notes, d, (n_pub, source, norm))
+    return _train(_Run(eps, dlt, unit, n_ep, cfg, theta, n_eval, int(seed), q, sigma, notes, n_pub, source, norm), d)
 
 
 def _batch(cfg: FQIConfig, unit: str) -> float:
@@ -380,11 +380,35 @@ def _calibrate(eps, delta, steps, q, clip) -> tuple[float, tuple]:
                               f"achieved epsilon {rep.achieved_epsilon:.6g}",) + tuple(rep.notes)
 
 
-def _train(eps, delta, unit, n_ep, cfg, theta, n_eval, seed, q, sigma, notes, d=None, public=None) -> FQIResult:
+@dataclass(frozen=True)
+class _Run:
+    """The checked settings of one run of :func:`_train`: the target, the privacy unit, the data budget, the
+    config, the task, the evaluation, the seed, the sampler's q, the calibrated sigma and its notes, and the
+    public size N_pub with its source and the step normaliser q N_pub."""
+
+    eps: Optional[float]
+    delta: Optional[float]
+    unit: str
+    episodes: int
+    cfg: FQIConfig
+    theta: float
+    evaluation_episodes: int
+    seed: int
+    q: float
+    sigma: float
+    notes: tuple
+    public_size: int
+    public_source: str
+    normaliser: float
+
+
+def _train(run: _Run, d=None) -> FQIResult:
+    eps, delta, unit, n_ep, cfg, theta = run.eps, run.delta, run.unit, run.episodes, run.cfg, run.theta
+    n_eval, seed, q, sigma, notes = run.evaluation_episodes, run.seed, run.q, run.sigma, run.notes
+    n_pub, source, norm = run.public_size, run.public_source, run.normaliser
     data_rng, sample_rng, noise_rng = _rng.spawn([seed, 20], 3)
     if d is None:
         d = _collect(n_ep, theta, data_rng)
-    n_pub, source, norm = public
     h = envs.EPISODE_STEPS
     m = cfg.features
     phi = _features(d["s"], m).reshape(-1, m)  # (N transitions, M), episode-major

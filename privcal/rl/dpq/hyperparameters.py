@@ -10,13 +10,16 @@ from __future__ import annotations
 import copy
 import numbers
 from dataclasses import dataclass, field, replace
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import numpy as np
 
 from privcal import _validate as V
 from privcal.rl.dpq.certificate import grid_size
 from privcal.rl.mlp import ACTIVATIONS
+
+if TYPE_CHECKING:
+    from privcal.calibrators.dpq import LearnerShape
 
 __all__ = ["METHODS", "PAPER_E3", "Hyperparameters", "valid_hyperparameters", "update_lipschitz_of", "check_gamma",
            "paper_beta", "paper_beta_e3", "check_resets"]
@@ -116,6 +119,25 @@ class Hyperparameters:
     def updates(self) -> int:
         """U = floor(T / B): the number of SGD updates (full batches only)."""
         return self.samples // self.batch_size
+
+    def learner_shape(self, variant: str = "valid") -> "LearnerShape":
+        """What the noise calibration of ``variant`` reads of these settings
+        (``privcal.calibrators.dpq.LearnerShape``): T, B, alpha, L and the clips; for any variant but "paper" with
+        the valid variant's defaults filled in first (:func:`valid_hyperparameters`).
+
+        Args:
+            variant: the calibration's variant; default "valid".
+
+        Returns:
+            the :class:`~privcal.calibrators.dpq.LearnerShape`; the update clip defaults to
+            ``privcal.calibrators.dpq.DEFAULT_UPDATE_CLIP`` and the slope clip to :func:`update_lipschitz_of`.
+        """
+        from privcal.calibrators.dpq import DEFAULT_UPDATE_CLIP, LearnerShape
+
+        hp = self if variant == "paper" else valid_hyperparameters(self)
+        return LearnerShape(hp.samples, hp.batch_size, hp.lr, hp.lipschitz,
+                            update_clip=hp.update_clip if hp.update_clip is not None else DEFAULT_UPDATE_CLIP,
+                            update_lipschitz=update_lipschitz_of(hp))
 
 
 def valid_hyperparameters(hp: "Hyperparameters") -> "Hyperparameters":

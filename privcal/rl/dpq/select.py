@@ -227,10 +227,25 @@ def train_select(*, epsilon: float, delta: Optional[float] = None, selector: str
         raise ValueError(f"samples must be at least {envs.EPISODE_STEPS * k} (one episode of {envs.EPISODE_STEPS} "
                          f"steps per policy, {k} policies), got {samples!r}")
     n_eval, seed, theta = envs.run_inputs(evaluation_episodes, seed, peak)
-    return _train_select(eps, delta, selector, taus, rollouts, theta, unit, n_eval, int(seed))
+    return _train_select(_Selection(eps, delta, selector, unit, taus, rollouts), theta, n_eval, int(seed))
 
 
-def _train_select(eps, delta, selector, taus, rollouts, theta, unit, n_eval, seed) -> SelectResult:
+@dataclass(frozen=True)
+class _Selection:
+    """The checked private choice of :func:`_train_select`: the target, the selector, the privacy unit, the
+    public threshold candidates and the rollouts each gets."""
+
+    eps: float
+    delta: Optional[float]
+    selector: str
+    unit: str
+    taus: np.ndarray
+    rollouts: int
+
+
+def _train_select(selection: _Selection, theta, n_eval, seed) -> SelectResult:
+    eps, delta, selector, unit = selection.eps, selection.delta, selection.selector, selection.unit
+    taus, rollouts = selection.taus, selection.rollouts
     k = taus.size
     per_episode = np.repeat(taus, rollouts)  # episode i runs policy i // rollouts
     returns = envs.episode_returns(lambda s: (s < per_episode).astype(np.intp), theta, episodes=k * rollouts,

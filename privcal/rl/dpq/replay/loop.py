@@ -223,8 +223,8 @@ def unchecked_train_replay(config, seed, measure, progress) -> ReplayResult:
             grads = _gradient(policy, cache, ab, residual, c_huber, clamp, rows)
             if measure:
                 t1 = perf()
-                sens.append(_witness(policy, probe, opt, params, grads, cache, ab, residual, c_huber,
-                                     clamp, rows, grid))
+                sens.append(_witness(probe, opt, params, grads, residual, grid,
+                                     lambda res: _gradient(policy, cache, ab, res, c_huber, clamp, rows)))
                 t_sens += perf() - t1
                 t0 += perf() - t1
             params = opt._step(params, grads)
@@ -257,9 +257,9 @@ def _gradient(net, cache, actions, residual, c_huber, clamp, rows) -> np.ndarray
     return grads
 
 
-def _witness(policy, probe, opt, params, grads, cache, actions, residual, c_huber, clamp, rows,
-             grid) -> float:
-    """max over r' in {r + 1, r - 1} and the grid of |Q after the step on r - Q after the step on r'|.
+def _witness(probe, opt, params, grads, residual, grid, gradient_at) -> float:
+    """max over r' in {r + 1, r - 1} and the grid of |Q after the step on r - Q after the step on r'|;
+    ``gradient_at(residual)`` is the step's gradient (:func:`_gradient` on the same batch) at other residuals.
 
     A neighbouring reward function r' = r +- 1 (|r - r'|_inf = 1) shifts every residual by -+1; same
     batch, noise, parameters and optimiser state. The sup over a grid is a lower bound on the sup norm
@@ -269,7 +269,7 @@ def _witness(policy, probe, opt, params, grads, cache, actions, residual, c_hube
     base = probe(grid)
     worst = 0.0
     for shift in (-1.0, 1.0):  # r' = r + 1 lowers the residual by 1, r - 1 raises it
-        g2 = _gradient(policy, cache, actions, residual + shift, c_huber, clamp, rows)
+        g2 = gradient_at(residual + shift)
         probe.set_params(opt._peek(params, g2))
         worst = max(worst, float(np.abs(probe(grid) - base).max()))
     return worst
