@@ -52,6 +52,7 @@ MODULES = [
     "privcal.accounting.groups",
     "privcal.accounting.inclusion",
     "privcal.calibrators.dpq",
+    "privcal.calibrators.dpq_noise",
     "privcal.calibrators.gpope",
     "privcal.calibrators.table",
     "privcal.calibrators.sampler_table",

@@ -125,7 +125,7 @@ REPEATED = {
     # (and the non-private reference) through train_unchecked, the BGP16 noise through WhiteNoisePaths.unchecked
     "dpq sigma": {}, "dpq bgp16 sigma": {}, "dpq non-private": {},
     # the baselines' calibrations: the CLI calls experiments.unchecked_noise_for, whose calibrators check the
-    # target once (bgp16: calibrators.dpq.noise_for_unchecked -> check_target + functional_noise_unchecked;
+    # target once (bgp16: calibrators.dpq_noise.noise_for_unchecked -> check_target + functional_noise_unchecked;
     # dp-sgd / input-perturbation: baselines.*_unchecked -> privcal.calibrate) and trust the Hyperparameters
     "dpq bgp16": {}, "dpq dp-sgd": {}, "dpq input-perturbation": {},
 }

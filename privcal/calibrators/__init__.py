@@ -1,7 +1,8 @@
 """End-to-end calibrations of the papers' algorithms, and the comparison tables behind ``privcal table``.
 
 * :mod:`privcal.calibrators.dpq` — DP Q-learning with functional noise (Wang & Hegde 2019): sigma, k,
-  the kernel beta and the delta split, by the paper's formulas or by valid ones;
+  the kernel beta and the delta split, by the paper's formulas or by valid ones; the noise of every DP-Q
+  learner (functional noise, DP-SGD, input perturbation) in :mod:`~privcal.calibrators.dpq_noise`;
 * :mod:`privcal.calibrators.gpope` — GPOPE (gradient-perturbed off-policy evaluation): sensitivity,
   Theorem 1 (printed and with derived constants), calibration by valid RDP or the paper's Lemma 1;
 * :mod:`privcal.calibrators.table` — the sigma each bound demands, side by side (the result in

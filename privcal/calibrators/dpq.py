@@ -54,7 +54,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass, field
-from typing import Optional, Protocol
+from typing import Optional
 
 import numpy as np
 
@@ -64,10 +64,10 @@ from ..accounting.accountants import ExactAccountant
 from ..accounting.events import Neighbouring, Releases
 from ..errors import InfeasibleError
 
-__all__ = ["DPQCalibration", "Learner", "LearnerShape", "NoiseSetting", "calibrate", "functional_noise", "functional_noise_unchecked",
-           "noise_for_unchecked", "dpsgd_noise_multiplier_paper", "dpsgd_noise_multiplier_unchecked",
-           "input_perturbation_sigma_unchecked", "calibrate_report", "calibrate_unchecked", "check", "check_target", "check_variant", "paper_sigma_unchecked",
-           "VARIANTS", "DEFAULT_UPDATE_CLIP", "DEFAULT_UPDATE_LIPSCHITZ", "MAX_EPSILON"]
+__all__ = ["DPQCalibration", "LearnerShape", "calibrate", "calibrate_report", "calibrate_unchecked",
+           "calibrate_learner_unchecked", "check", "check_target", "check_variant", "checked_inputs",
+           "paper_sigma_unchecked", "VARIANTS", "VARIANT_ALIASES", "DEFAULT_UPDATE_CLIP", "DEFAULT_UPDATE_LIPSCHITZ",
+           "MAX_EPSILON"]
 
 #: The largest target epsilon a calibration accepts (here and in privcal.calibrators.table): beyond it every
 #: sigma is negligible and no bound tells a user anything, and the closed forms of several bounds leave
@@ -76,7 +76,7 @@ MAX_EPSILON = 1e6
 
 VARIANTS = ("valid", "paper")
 #: Deprecated spellings of :data:`VARIANTS` (docs/deprecation.md): "corrected" is "valid".
-_ALIASES = {"corrected": "valid"}
+VARIANT_ALIASES = {"corrected": "valid"}
 #: Default certified bound c on one update's change of Q (sup norm over [0, 1], units of Q = reward).
 DEFAULT_UPDATE_CLIP = 0.01
 #: Default certified bound l on the Lipschitz constant (in the state) of one update's change of Q (units of Q
@@ -175,7 +175,7 @@ def check_variant(variant: str, stacklevel: int = 4) -> str:
     Args:
         variant: "valid", "paper", or the deprecated alias "corrected".
         stacklevel: as in ``warnings.warn``; the default 4 points at the caller of the public function
-            that called :func:`_inputs`.
+            that called :func:`checked_inputs`.
 
     Returns:
         the variant's current name.
@@ -183,10 +183,10 @@ def check_variant(variant: str, stacklevel: int = 4) -> str:
     Raises:
         ValueError: ``variant`` is none of these.
     """
-    if variant in _ALIASES:
-        warnings.warn(f"variant={variant!r} is deprecated; use variant={_ALIASES[variant]!r}",
+    if variant in VARIANT_ALIASES:
+        warnings.warn(f"variant={variant!r} is deprecated; use variant={VARIANT_ALIASES[variant]!r}",
                       DeprecationWarning, stacklevel=stacklevel)
-        return _ALIASES[variant]
+        return VARIANT_ALIASES[variant]
     return V.choice("variant", variant, VARIANTS)
 
 
@@ -222,9 +222,23 @@ def check_target(epsilon: float, delta: float) -> tuple[float, float]:
     return epsilon, V.open_unit("delta", delta)
 
 
-def _inputs(epsilon, delta, learner, resets, actions, variant, stacklevel=4):
+def checked_inputs(epsilon: float, delta: float, learner: LearnerShape, resets: int, actions: int, variant: str,
+                   stacklevel: int = 4) -> tuple:
     """The arguments of :func:`calibrate` / :func:`check`, validated once (each names the user's argument), as
-    (epsilon, delta, learner, resets, actions, variant); ``stacklevel`` as in :func:`check_variant`."""
+    (epsilon, delta, learner, resets, actions, variant).
+
+    Args:
+        epsilon: target epsilon, in (0, MAX_EPSILON].
+        delta: target total delta, in (0, 1).
+        learner: the learner's :class:`LearnerShape` (T, B, alpha, L and the clips).
+        resets: J, an int >= 1.
+        actions: m, an int >= 1.
+        variant: "valid" or "paper" ("corrected": a deprecated alias of "valid").
+        stacklevel: as in :func:`check_variant`; default 4.
+
+    Returns:
+        the validated (epsilon, delta, learner, resets, actions, variant).
+    """
     epsilon, delta = check_target(epsilon, delta)
     samples, batch_size = V.samples_and_batch(learner.samples, learner.batch_size)
     lr = V.positive("lr", learner.lr)
@@ -412,10 +426,10 @@ def calibrate(
             message names the premise).
         InfeasibleError: the paper variant finds no k meeting every printed condition.
     """
-    epsilon, delta, learner, resets, actions, variant = _inputs(
+    epsilon, delta, learner, resets, actions, variant = checked_inputs(
         epsilon, delta, LearnerShape(samples, batch_size, lr, lipschitz, update_clip, update_lipschitz), resets,
         actions, variant)
-    return _calibrate(epsilon, delta, learner, resets, actions, variant)
+    return calibrate_learner_unchecked(epsilon, delta, learner, resets, actions, variant)
 
 
 def calibrate_unchecked(
@@ -458,11 +472,28 @@ def calibrate_unchecked(
         InfeasibleError: the paper variant finds no k meeting every printed condition.
     """
     learner = LearnerShape(samples, batch_size, lr, lipschitz, update_clip, update_lipschitz)
-    return _calibrate(epsilon, delta, learner, resets, actions, _ALIASES.get(variant, variant))
+    return calibrate_learner_unchecked(epsilon, delta, learner, resets, actions, VARIANT_ALIASES.get(variant, variant))
 
 
-def _calibrate(epsilon, delta, learner, resets, actions, variant) -> DPQCalibration:
-    """:func:`calibrate_unchecked` at ``learner`` (T, B, alpha, L and the clips)."""
+def calibrate_learner_unchecked(epsilon: float, delta: float, learner: LearnerShape, resets: int, actions: int,
+                                variant: str) -> DPQCalibration:
+    """:func:`calibrate_unchecked` at ``learner`` (T, B, alpha, L and the clips), inputs already checked
+    (:func:`checked_inputs`).
+
+    Args:
+        epsilon: target epsilon, in (0, MAX_EPSILON] (not checked).
+        delta: target total delta, in (0, 1) (not checked).
+        learner: the learner's :class:`LearnerShape` (checked).
+        resets: J (checked).
+        actions: m (checked).
+        variant: "valid" or "paper" (checked).
+
+    Returns:
+        the feasible :class:`DPQCalibration`.
+
+    Raises:
+        InfeasibleError: no setting meets every condition.
+    """
     if variant == "valid":
         _fresh_noise(resets, learner.updates)
         result = _evaluate_valid(epsilon, delta, learner, resets, actions)
@@ -525,7 +556,7 @@ def check(
         ValueError: an argument is outside its range (or k is missing for the paper variant, or
             J != floor(T/B) for the valid one).
     """
-    epsilon, delta, learner, resets, actions, variant = _inputs(
+    epsilon, delta, learner, resets, actions, variant = checked_inputs(
         epsilon, delta, LearnerShape(samples, batch_size, lr, lipschitz, update_clip, update_lipschitz), resets,
         actions, variant)
     sigma = V.positive("sigma", sigma)
@@ -537,248 +568,6 @@ def check(
     if beta is not None:
         beta = V.positive("beta", beta)
     return _evaluate_valid(epsilon, delta, learner, resets, actions, beta=beta, sigma=sigma)
-
-
-# ---------------------------------------------------------------------------------------------------
-# the noise of each learner: one entry for the agent, the experiments and the CLI
-
-
-class Learner(Protocol):
-    """A learner's settings as :func:`noise_for_unchecked` reads them (``privcal.rl.dpq.agent.Hyperparameters``)."""
-
-    def learner_shape(self, variant: str = "valid") -> LearnerShape:
-        """The :class:`LearnerShape` the calibration of ``variant`` reads (the valid one fills in the clips).
-
-        Args:
-            variant: "valid" (default) or "paper".
-
-        Returns:
-            the :class:`LearnerShape`.
-        """
-
-
-@dataclass(frozen=True)
-class NoiseSetting:
-    """The noise one method gets in one version of Figure 2, and what it guarantees.
-
-    ``sigma`` as in :func:`privcal.rl.dpq.agent.train`; ``dp`` is True when the noise carries a valid
-    (epsilon, delta)-DP guarantee w.r.t. reward functions with |r - r'|_inf <= 1, False when it does not
-    (or only for another neighbourhood), None for the non-private learner. ``infeasible`` holds the
-    calibrator's reason when no sigma exists (then no run is made).
-    """
-
-    method: str
-    version: str
-    sigma: Optional[float] = None
-    beta: Optional[float] = None
-    dp: Optional[bool] = None
-    source: str = ""
-    infeasible: str = ""
-
-
-def functional_noise(epsilon: float, delta: float, learner: LearnerShape, resets: int, *, actions: int = 2,
-                     variant: str = "valid", stacklevel: int = 2) -> tuple[float, float, DPQCalibration]:
-    """(sigma, beta, calibration) of Algorithm 1 for a target (epsilon, delta): :func:`calibrate` at ``learner``.
-
-    Args:
-        epsilon: target epsilon, in (0, MAX_EPSILON = 1e6].
-        delta: target total delta, in (0, 1).
-        learner: T, B, alpha, L and the clips c, l (:class:`LearnerShape`); each is validated here.
-        resets: J, an int >= 1; must equal floor(T/B) for ``variant="valid"``.
-        actions: m, the number of actions (one noise path each), an int >= 1; default 2.
-        variant: "valid" (default) or "paper"; "corrected" is a deprecated alias of "valid".
-        stacklevel: as in ``warnings.warn`` from this function: the default 2 points at its caller.
-
-    Returns:
-        (sigma, the functional-noise std; beta, the kernel parameter; the :class:`DPQCalibration`).
-
-    Raises:
-        ValueError: an argument is outside its range, or J != floor(T/B) under the valid variant.
-        InfeasibleError: the paper variant finds no noise bound k (the message names T, B, lr, L, J).
-    """
-    epsilon, delta, checked, resets, actions, variant_name = _inputs(epsilon, delta, learner, resets, actions, variant,
-                                                                     stacklevel=stacklevel + 2)
-    return _functional_noise(epsilon, delta, checked, resets, actions, variant_name, variant)
-
-
-def functional_noise_unchecked(epsilon: float, delta: float, learner: LearnerShape, resets: int, actions: int = 2,
-                               variant: str = "valid") -> tuple[float, float, DPQCalibration]:
-    """:func:`functional_noise` for arguments already validated (``privcal.rl.dpq.agent.train_dpq``: the target by
-    :func:`check_target`, the rest by its Hyperparameters): :func:`calibrate_unchecked` at ``learner``.
-
-    Args:
-        epsilon: target epsilon, in (0, MAX_EPSILON] (not checked).
-        delta: target total delta, in (0, 1) (not checked).
-        learner: T, B, alpha, L and the clips (not checked).
-        resets: J (must equal floor(T/B) for ``variant="valid"``: checked).
-        actions: m (not checked); default 2.
-        variant: "valid" (default) or "paper" (not checked).
-
-    Returns:
-        (sigma, beta, the :class:`DPQCalibration`), as :func:`functional_noise`.
-
-    Raises:
-        ValueError: J != floor(T/B) under the valid variant.
-        InfeasibleError: the paper variant finds no noise bound k (the message names T, B, lr, L, J).
-    """
-    return _functional_noise(epsilon, delta, learner, resets, actions, variant, variant)
-
-
-def _functional_noise(epsilon, delta, learner, resets, actions, variant, shown) -> tuple[float, float, DPQCalibration]:
-    """:func:`calibrate_unchecked` at ``learner``; an infeasible calibration names the settings (``shown``: the
-    variant as the caller spelled it)."""
-    try:
-        cal = _calibrate(epsilon, delta, learner, resets, actions, _ALIASES.get(variant, variant))
-    except InfeasibleError as exc:
-        raise InfeasibleError(
-            f"{exc} [at T={learner.samples}, B={learner.batch_size}, lr={learner.lr:g}, L={learner.lipschitz:g}, "
-            f"J={resets}, variant={shown}]") from exc
-    return cal.sigma, cal.beta, cal
-
-
-def dpsgd_noise_multiplier_paper(epsilon: float, delta: float, *, steps: int, sample_rate: float = 1.0,
-                                 c2: float = math.sqrt(2.0)) -> float:
-    """Noise multiplier z = c2 q sqrt(steps ln(1/delta)) / epsilon (Abadi et al. 2016, Thm 1).
-
-    With c2 = sqrt(2) and q = 1 as Wang & Hegde 2019, App. E.2. Thm 1 is stated "for some constants
-    c1, c2" with the condition epsilon < c1 q^2 steps; it is a per-example guarantee (one example
-    added/removed, sensitivity C). Checked with privcal at steps = 78, delta = 1e-4, epsilon = 0.9:
-    z = 42.1 gives exact epsilon 0.634 and RDP epsilon 0.710 per example (sufficient there).
-    ``privcal.rl.dpq.baselines`` re-exports it.
-
-    Args:
-        epsilon: target epsilon, in (0, inf).
-        delta: target delta, in (0, 1).
-        steps: number of SGD steps, an int >= 1.
-        sample_rate: q, the fraction of the data in each batch, in (0, 1]; default 1.
-        c2: Thm 1's constant, in (0, inf); default sqrt(2) (App. E.2).
-
-    Returns:
-        z, the noise multiplier (noise std z C on the clipped-gradient sum).
-
-    Raises:
-        ValueError: an argument is outside its range.
-    """
-    epsilon = V.positive("epsilon", epsilon)
-    delta = V.open_unit("delta", delta)
-    steps = V.positive_int("steps", steps)
-    sample_rate = V.rate("sample_rate", sample_rate)
-    c2 = V.positive("c2", c2)
-    return c2 * sample_rate * math.sqrt(steps * math.log(1.0 / delta)) / epsilon
-
-
-def dpsgd_noise_multiplier_unchecked(epsilon: float, delta: float, steps: int, batch_size: int, unit: str,
-                                     accountant: str = "exact") -> float:
-    """DP-SGD's valid noise multiplier z for ``steps``, ``batch_size`` and ``unit`` already validated (the caller's
-    ``Hyperparameters``): ``privcal.calibrate`` at sensitivity 1 (one example) or 2 B (reward functions: the
-    clipped-gradient sum moves by up to 2 B C), which checks the target and the accountant.
-
-    Args:
-        epsilon: target epsilon, in (0, inf).
-        delta: target delta, in (0, 1).
-        steps: number of full-batch SGD steps, trusted.
-        batch_size: B, trusted.
-        unit: "reward_function" or "example", trusted.
-        accountant: a ``privcal.calibrate`` accountant; default "exact".
-
-    Returns:
-        z, the noise multiplier (noise std z C on the clipped-gradient sum).
-    """
-    from ..accounting.api import calibrate as calibrate_sigma
-
-    return calibrate_sigma(epsilon, delta, sensitivity=1.0 if unit == "example" else 2.0 * batch_size, steps=steps,
-                           accountant=accountant)
-
-
-def input_perturbation_sigma_unchecked(epsilon: float, delta: float, samples: int, accountant: str) -> float:
-    """Reward-noise std sigma_r making T noisy rewards (epsilon, delta)-DP w.r.t. |r - r'|_inf <= 1, for
-    ``samples`` and ``accountant`` already validated: ``privcal.calibrate`` (sensitivity 1, T steps) checks the
-    target.
-
-    Args:
-        epsilon: target epsilon, in (0, inf).
-        delta: target delta, in (0, 1).
-        samples: T, trusted.
-        accountant: a ``privcal.calibrate`` accountant, trusted.
-
-    Returns:
-        sigma_r, the std of the Gaussian noise on each reward (reward units).
-    """
-    from ..accounting.api import calibrate as calibrate_sigma
-
-    return calibrate_sigma(epsilon, delta, sensitivity=1.0, steps=samples, accountant=accountant)
-
-
-def noise_for_unchecked(method: str, epsilon: float, delta: float, learner: Learner, version: str,
-                        printed: Optional[tuple[float, float]] = None) -> NoiseSetting:
-    """The noise of ``method`` for a target (epsilon, delta) in ``version`` "paper" or "valid": the one place
-    that computes it (``privcal.rl.dpq.experiments.noise_for`` validates and calls it, as do the sweeps, the
-    frontier and ``privcal train dpq``'s baselines). ``method``, ``version`` and ``learner`` are trusted; the
-    calibrations called check the target (epsilon, delta) once. An infeasible calibration is returned (not
-    raised) with ``infeasible`` set, so that a figure can say why a curve is missing.
-
-    Args:
-        method: "dpq", "bgp16", "input_perturbation", "dpsgd" or "non_private" (trusted).
-        epsilon: target epsilon, in (0, MAX_EPSILON].
-        delta: target delta, in (0, 1).
-        learner: the learner's settings, an object with ``learner_shape(variant)`` (``Hyperparameters``).
-        version: "valid" or "paper" (trusted).
-        printed: (sigma, beta) the paper printed for this target (App. E.3), used by the paper version of
-            "dpq" and "bgp16" when given; default None.
-
-    Returns:
-        the method's :class:`NoiseSetting`.
-    """
-    if method == "non_private":
-        return NoiseSetting(method, version, source="no noise")
-    if method in ("dpq", "bgp16"):
-        dp = None
-        if version == "paper":
-            if printed is not None:
-                sigma, beta = printed
-                source = (f"App. E.3 printed sigma = {sigma} (computed for alpha = 3e-4, T = 5000), "
-                          f"beta = 1/v")
-            else:
-                try:
-                    target = check_target(epsilon, delta)
-                    shape = learner.learner_shape("paper")
-                    sigma, beta, _ = functional_noise_unchecked(*target, shape, shape.updates, variant="paper")
-                except InfeasibleError as exc:
-                    return NoiseSetting(method, version, infeasible=str(exc))
-                source = "privcal.calibrators.dpq.calibrate(variant='paper'): the paper's formulas solved consistently"
-            dp = False
-        else:
-            try:
-                target = check_target(epsilon, delta)
-                shape = learner.learner_shape("valid")
-                sigma, beta, cal = functional_noise_unchecked(*target, shape, shape.updates)
-            except InfeasibleError as exc:
-                return NoiseSetting(method, version, infeasible=f"privcal.calibrators.dpq.calibrate (valid): {exc}")
-            source = (f"privcal.calibrators.dpq.calibrate valid (update clip c = {cal.update_clip:g} and slope clip "
-                      f"l = {cal.update_lipschitz:g} certified on every update, each update started from the released "
-                      f"function, exact composition)")
-            dp = method == "dpq"
-        if method == "bgp16":
-            return NoiseSetting(method, version, sigma=sigma, dp=False,
-                                source=f"same sigma as Algorithm 1 ({source}); "
-                                       f"not DP w.r.t. reward functions")
-        return NoiseSetting(method, version, sigma=sigma, beta=beta, dp=dp, source=source)
-    shape = learner.learner_shape("paper")  # the baselines read T, B and U only
-    if method == "input_perturbation":
-        accountant = "kov" if version == "paper" else "exact"
-        sigma = input_perturbation_sigma_unchecked(epsilon, delta, shape.samples, accountant)
-        return NoiseSetting(method, version, sigma=sigma, dp=True,
-                            source=f"{shape.samples} Gaussian releases of sensitivity 1, "
-                                   f"{accountant} composition")
-    # dpsgd
-    if version == "paper":
-        z = dpsgd_noise_multiplier_paper(epsilon, delta, steps=shape.updates)
-        return NoiseSetting(method, version, sigma=z, dp=False,
-                            source="Abadi et al. Thm 1, c2 = sqrt(2), q = 1: per-example guarantee only")
-    z = dpsgd_noise_multiplier_unchecked(epsilon, delta, shape.updates, shape.batch_size, "reward_function")
-    return NoiseSetting(method, version, sigma=z, dp=True,
-                        source=f"clipped-sum sensitivity 2B C = {2 * shape.batch_size} C, exact composition")
-
 
 #: The same report under the name every calibrator shares (``privcal.calibrate_report``,
 #: ``privcal.calibrators.gpope.calibrate_report``): a :class:`DPQCalibration`.

@@ -122,6 +122,11 @@ def _add_table_setting_flags(t) -> None:
 
 def _release_flags() -> dict:
     """The flags that describe one setting of releases, shared by ``calibrate`` and ``epsilon`` (in --help order)."""
+    return {**_setting_flags(), **_sampled_run_flags()}
+
+
+def _setting_flags() -> dict:
+    """The releases themselves: how many, their sensitivity, the accountant, the sample rate and the sampler."""
     return dict(
         steps=("--steps", dict(type=_out.count, default=None, help="number of composed releases (default: 1; 1e4 accepted)")),
         sensitivity=(
@@ -144,6 +149,12 @@ def _release_flags() -> dict:
                  "--dataset-size records in batches of --batch-size, answered with the valid upper bound, a "
                  "certified realisable lower bound and Poisson's figure (not valid for that sampler)"),
         ),
+    )
+
+
+def _sampled_run_flags() -> dict:
+    """A run over epochs (shuffle, balls-in-bins, full batch) and the neighbouring relation."""
+    return dict(
         epochs=("--epochs", dict(type=_out.count, default=None, help="with --sampling shuffle|balls_in_bins|"
                                  "full_batch: number of epochs (required there; no default)")),
         batch_size=("--batch-size", dict(type=_out.count, default=None, help="with --sampling shuffle|"

@@ -320,6 +320,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         r = answered(lambda: api.calibrate_report(args.epsilon, args.delta, accountant=args.accountant, **setting,
                                                    **_out.pld_options(args)), _progress_label(args, "calibrating"))
         return _print_report(r, _out.chosen(args), f"sigma = {r.sigma:.10g}, achieved epsilon {r.achieved_epsilon:.6g}")
+    return _calibrate_history(args)
+
+
+def _calibrate_history(args: argparse.Namespace) -> int:
+    """``privcal calibrate --history FILE``: the scale of the groups' sigmas, rendered."""
     history, groups = _history(args)
     r = answered(lambda: history.calibrate_history_report(groups, args.epsilon, args.delta, scaled=args.scale,
                                                            accountant=args.accountant, neighbouring=args.neighbouring,
@@ -365,6 +370,11 @@ def cmd_epsilon(args: argparse.Namespace) -> int:
         return _print_report(r, _out.chosen(args), f"epsilon = {r.epsilon:.10g}")
     if args.sigma is not None:
         raise ValueError("--sigma cannot be combined with --history (each group in the file sets its own)")
+    return _epsilon_history(args)
+
+
+def _epsilon_history(args: argparse.Namespace) -> int:
+    """``privcal epsilon --history FILE``: the epsilon of the history's groups, rendered."""
     history, groups = _history(args)
     r = answered(lambda: api.epsilon_of_report(history.history_event(groups, neighbouring=args.neighbouring),
                                                 args.delta, accountant=args.accountant, with_bracket=False,

@@ -141,7 +141,7 @@ __all__ = [
 def functional_noise(epsilon: float, delta: float, hp: Hyperparameters, resets: int, *,
                      actions: int = 2, variant: str = "valid") -> tuple[float, float, Any]:
     """(sigma, beta, calibration) of Algorithm 1 for a target (epsilon, delta):
-    ``privcal.calibrators.dpq.functional_noise`` at ``hp.learner_shape(variant)``.
+    ``privcal.calibrators.dpq_noise.functional_noise`` at ``hp.learner_shape(variant)``.
 
     ``variant="valid"`` is the valid analysis at the update clip ``hp.update_clip`` (default
     ``privcal.calibrators.dpq.DEFAULT_UPDATE_CLIP``), which needs J = floor(T/B); ``"paper"`` solves the paper's own
@@ -163,17 +163,17 @@ def functional_noise(epsilon: float, delta: float, hp: Hyperparameters, resets: 
         InfeasibleError: the paper variant finds no noise bound k (the message names T, B, lr, L, J).
         ValueError: an argument is outside its range, or J != floor(T/B) under the valid variant.
     """
-    from privcal.calibrators import dpq
+    from privcal.calibrators import dpq_noise
 
-    return dpq.functional_noise(epsilon, delta, hp.learner_shape(variant), resets, actions=actions, variant=variant,
-                                stacklevel=3)
+    return dpq_noise.functional_noise(epsilon, delta, hp.learner_shape(variant), resets, actions=actions, variant=variant,
+                                      stacklevel=3)
 
 
 def functional_noise_unchecked(epsilon: float, delta: float, hp: Hyperparameters, resets: int, *,
                                actions: int = 2, variant: str = "valid") -> tuple[float, float, Any]:
     """:func:`functional_noise` for settings already validated (``hp`` was, on construction; ``resets``,
     ``actions`` and ``variant`` by the caller): only the target is checked (``calibrators.dpq.check_target``,
-    epsilon <= MAX_EPSILON), then ``calibrators.dpq.functional_noise_unchecked``.
+    epsilon <= MAX_EPSILON), then ``calibrators.dpq_noise.functional_noise_unchecked``.
 
     Args:
         epsilon: target epsilon, in (0, MAX_EPSILON].
@@ -186,10 +186,10 @@ def functional_noise_unchecked(epsilon: float, delta: float, hp: Hyperparameters
     Returns:
         (sigma, beta, the calibrator's result), as :func:`functional_noise`.
     """
-    from privcal.calibrators import dpq
+    from privcal.calibrators import dpq, dpq_noise
 
     target = dpq.check_target(epsilon, delta)
-    return dpq.functional_noise_unchecked(*target, hp.learner_shape(variant), resets, actions, variant)
+    return dpq_noise.functional_noise_unchecked(*target, hp.learner_shape(variant), resets, actions, variant)
 
 
 def _check_hp(hp) -> Hyperparameters:
@@ -343,7 +343,7 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
             cannot hold in this setting (J < floor(T/B): noise reuse; update_clip too small to certify).
         InfeasibleError: the paper variant finds no sigma for the target.
     """
-    from privcal.calibrators import dpq
+    from privcal.calibrators import dpq, dpq_noise
 
     hp = _check_hp(hp)
     if overrides:
@@ -361,7 +361,7 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
         # validated here once (hp, resets and variant above), then the calibrator's kernel trusts them
         target = dpq.check_target(epsilon, delta)  # epsilon and delta are recorded as given
         actions = V.positive_int("actions", int(env.action_space.n))
-        sigma, cal_beta, calibration = dpq.functional_noise_unchecked(*target, hp.learner_shape(variant), resets,
+        sigma, cal_beta, calibration = dpq_noise.functional_noise_unchecked(*target, hp.learner_shape(variant), resets,
                                                                       actions, variant)
         beta = cal_beta if beta is None else V.positive("beta", beta)
     else:

@@ -37,7 +37,7 @@ from numpy.typing import ArrayLike
 
 from privcal import _rng
 from privcal import _validate as V
-from privcal.calibrators.dpq import (dpsgd_noise_multiplier_paper, dpsgd_noise_multiplier_unchecked,
+from privcal.calibrators.dpq_noise import (dpsgd_noise_multiplier_paper, dpsgd_noise_multiplier_unchecked,
                                     input_perturbation_sigma_unchecked)
 
 __all__ = [

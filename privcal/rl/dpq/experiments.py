@@ -35,7 +35,8 @@ import numpy as np
 from privcal import _rng
 from privcal import _validate as V
 from privcal.calibrators import dpq as dpq_calibrator
-from privcal.calibrators.dpq import NoiseSetting
+from privcal.calibrators import dpq_noise
+from privcal.calibrators.dpq_noise import NoiseSetting
 from privcal.rl.dpq import agent as dpq_agent
 from privcal.rl.parallel import run_trials_unchecked, check_engine
 from privcal.rl.dpq.agent import PAPER_E3, Hyperparameters, check_gamma
@@ -126,12 +127,12 @@ def noise_for(method: str, epsilon: float, delta: float, hp: Hyperparameters,
 
 def unchecked_noise_for(method, epsilon, delta, hp, version) -> NoiseSetting:
     """:func:`noise_for` on ``method``, ``version`` and ``hp`` already checked (the kernel the sweeps, the frontier
-    and ``privcal train dpq`` call): ``privcal.calibrators.dpq.noise_for_unchecked`` with App. E.3's printed sigma
+    and ``privcal train dpq`` call): ``privcal.calibrators.dpq_noise.noise_for_unchecked`` with App. E.3's printed sigma
     for the paper version where the paper gives one; the calibrators check the target (epsilon, delta) once."""
     printed = None
     if method in ("dpq", "bgp16") and version == "paper" and delta == PAPER_E3["delta"]:
         printed = PAPER_E3["sigma"].get(epsilon)
-    return dpq_calibrator.noise_for_unchecked(
+    return dpq_noise.noise_for_unchecked(
         method, epsilon, delta, hp, version, printed=None if printed is None else (printed, dpq_agent.paper_beta()))
 
 
