@@ -15,12 +15,11 @@ Columns (docs/samplers.md):
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Iterable, Optional, Union
+from typing import Any, Iterable, Optional
 
 from .. import _validate as V
 from ..accounting import samplers
-from ..accounting.events import Neighbouring
-from ..accounting.sampled_runs import SampledRun, validated_run
+from ..accounting.sampled_runs import SampledRun, SampledRunSettings, validated_run
 from ..accounting.api import calibrate, epsilon
 from .table_model import Column, Row, Table, validated_epsilons
 
@@ -43,29 +42,12 @@ def _columns(sampling: str) -> tuple[Column, ...]:
 
 
 @dataclass(frozen=True)
-class SamplerTableSettings:
-    """The run of :func:`sampler_table`: E epochs over N records in batches of b, for the sampler the run used.
-
-    Attributes:
-        sampling: "shuffle", "balls_in_bins" or "full_batch".
-        epochs: E, an int >= 1.
-        batch_size: b, an int in [1, dataset_size].
-        dataset_size: N, an int >= 1.
-        sensitivity: of one step's sum under ``neighbouring``, in (0, inf); default 1.
-        neighbouring: as ``privcal.accounting.sampled_runs.sampled_run_epsilon`` (default None: zero-out for
-            shuffle, add/remove otherwise).
-        persistent: one permutation (assignment) for the whole run; default False.
-
-    The values are checked by :func:`sampler_table`.
-    """
-
-    sampling: str
-    epochs: int
-    batch_size: int
-    dataset_size: int
-    sensitivity: float = 1.0
-    neighbouring: Optional[Union[Neighbouring, str]] = None
-    persistent: bool = False
+class SamplerTableSettings(SampledRunSettings):
+    """The run of :func:`sampler_table`: E epochs over N records in batches of b, for the sampler the run used;
+    the fields (and their defaults) of :class:`~privcal.accounting.sampled_runs.SampledRunSettings`: ``sampling``,
+    ``epochs``, ``batch_size``, ``dataset_size``, ``sensitivity`` (default 1), ``neighbouring`` (default None:
+    zero-out for shuffle, add/remove otherwise) and ``persistent`` (default False). The values are checked by
+    :func:`sampler_table`."""
 
 
 def _lower_sigma(target: float, delta: float, s_upper: float, run: SampledRun) -> float:
