@@ -260,6 +260,8 @@ def calibration(repeat, eps_list):
 
 # ---------------------------------------------------------------------------------------------- front door
 TIGHT_DELTAS = (1e-5, 1e-9, 1e-12, 1e-15)
+#: the small deltas of the long-run targets (the 27-case grid timed again at each)
+SMALL_DELTAS = (1e-9, 1e-12, 1e-15)
 
 
 def _geomean(xs):
@@ -362,6 +364,18 @@ def front_door(repeat, quick, use_opacus):
         peers_text = "  ".join(f"{n}: {_fmt(v)}, {tp * 1e3:.0f}, {_fmt(r, '.1f')}x" for n, (v, tp, r) in out.items())
         print(f"{f'q={q:g} T={steps:g} s={sigma:g}':<26}{_fmt(value):>9}{by:>5}{t * 1e3:>8.1f}   {peers_text}")
 
+    small_deltas = () if quick else SMALL_DELTAS
+    for delta in small_deltas:
+        print(f"\nfront door at delta = {delta:g}: privcal.epsilon(accountant='best') (CPU ms; ratio = peer / privcal)")
+        for q, steps, sigma in grid:
+            theirs = _rdp_peers(q, steps, sigma, delta, use_opacus)
+            value, t, out = _interleaved(lambda: privcal.epsilon(sigma, delta, steps=steps, sample_rate=q), theirs,
+                                         repeat)
+            for name, (_, _, r) in out.items():
+                ratios.setdefault((f"epsilon {delta:g}", name), []).append(r)
+            peers_text = "  ".join(f"{n}: {_fmt(v)}, {tp * 1e3:.0f}, {_fmt(r, '.1f')}x" for n, (v, tp, r) in out.items())
+            print(f"{f'q={q:g} T={steps:g} s={sigma:g}':<26}{_fmt(value):>9}{t * 1e3:>8.1f}   {peers_text}")
+
     print(f"\nfront door: privcal.calibrate(accountant='best'), eps = 1, delta = {DELTA} (CPU ms; RDP peers: "
           "dp_accounting's calibrate_dp_mechanism with its RdpAccountant; Opacus's get_noise_multiplier)")
     cal_grid = [(q, steps) for q, steps in itertools.product(QS, STEPS)]
@@ -386,6 +400,13 @@ def front_door(repeat, quick, use_opacus):
     value, t, long_run = _interleaved(lambda: privcal.epsilon(sigma, DELTA, steps=steps, sample_rate=q), theirs, repeat)
     print(f"\nat T = 1e7 (q = {q:g}, sigma = {sigma:g}): best {_fmt(value)} in {t * 1e3:.0f} ms; " + "  ".join(
         f"{n}: {_fmt(v)}, {tp * 1e3:.0f} ms, {_fmt(r, '.2f')}x" for n, (v, tp, r) in long_run.items()))
+    longer = {}
+    if not quick:
+        q8, steps8 = 1e-2, 10**8
+        value8, t8, longer = _interleaved(lambda: privcal.epsilon(sigma, DELTA, steps=steps8, sample_rate=q8),
+                                          _rdp_peers(q8, steps8, sigma, DELTA, use_opacus), repeat)
+        print(f"at T = 1e8 (q = {q8:g}, sigma = {sigma:g}): best {_fmt(value8)} in {t8 * 1e3:.0f} ms; " + "  ".join(
+            f"{n}: {_fmt(v)}, {tp * 1e3:.0f} ms, {_fmt(r, '.2f')}x" for n, (v, tp, r) in longer.items()))
     theirs = {"dp RDP": _dp_rdp_sigma(q, steps, 1.0, DELTA)}
     found = _opacus() if use_opacus else None
     if found is not None:
@@ -433,6 +454,20 @@ def front_door(repeat, quick, use_opacus):
     for what, run in (("epsilon", long_run), ("sigma", long_cal)):
         for name, (_, _, r) in run.items():
             print(f"{f'T = 1e7, best {what} vs ' + name:<50} {r:>7.2f}x  (target >= 1/3: {'met' if r >= 1 / 3 else 'NOT met'})")
+    print("\n== long runs and small deltas: best vs Opacus's RDP (CPU-time ratios; targets: geometric mean >= 1x, "
+          "every case >= 0.5x; T = 1e7 and 1e8 >= 1x) ==")
+    for delta in (DELTA, *small_deltas):
+        key = ("epsilon", "opacus RDP") if delta == DELTA else (f"epsilon {delta:g}", "opacus RDP")
+        if key not in ratios:
+            print(f"delta = {delta:g}: skipped (opacus not importable)")
+            continue
+        g, low = _geomean(ratios[key]), min(ratios[key])
+        ok = g >= 1.0 and low >= 0.5
+        print(f"{f'delta = {delta:g}, 27-case grid':<50} {g:>7.2f}x, slowest case {low:.2f}x  ({'met' if ok else 'NOT met'})")
+    for label, run in (("T = 1e7 (q = 0.001), epsilon", long_run), ("T = 1e8 (q = 0.01), epsilon", longer)):
+        if "opacus RDP" in run:
+            r = run["opacus RDP"][2]
+            print(f"{label:<50} {r:>7.2f}x  (target >= 1x: {'met' if r >= 1 else 'NOT met'})")
     print(f"{'best <= dp PLD x 1.001 at deltas 1e-5..1e-15':<50} worst {worst:.5f} over {count} cases "
           f"({'met' if worst <= 1.001 else 'NOT met'}; {len(below)} excluded where dp PLD is below a certified "
           "lower bound)")

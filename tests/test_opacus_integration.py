@@ -406,7 +406,7 @@ def test_sampler_of_reads_the_loader():
 
 
 def test_a_shuffled_run_is_priced_as_shuffled_and_warns_once_with_the_poisson_figure():
-    # the issue's example: N = 1000, b = 10 (q = 0.01, 100 steps = 1 epoch), noise multiplier 1, delta 1e-5;
+    # the running example of docs/samplers.md: N = 1000, b = 10 (q = 0.01, 100 steps = 1 epoch), noise multiplier 1, delta 1e-5;
     # the no-amplification bound is the Gaussian with mu = sqrt(1) / 1: 4.3772 (Balle & Wang 2018, exact profile)
     acc = PrivcalAccountant().watch(_Loader(RandomSampler()))
     assert acc.sampling == "shuffle" and acc.sampling_source == "loader" and acc.neighbouring == "zero_out"
@@ -446,7 +446,7 @@ def test_get_noise_multiplier_calibrates_for_the_sampler_and_never_swallows_a_ke
     poisson = get_noise_multiplier(target_epsilon=4.3772, target_delta=1e-5, sample_rate=0.01, epochs=1)
     shuffled = get_noise_multiplier(target_epsilon=4.3772, target_delta=1e-5, sample_rate=0.01, epochs=1,
                                     sampling="shuffle")
-    assert poisson == pytest.approx(0.5727, abs=1e-3)  # the issue's Poisson figure
+    assert poisson == pytest.approx(0.5727, abs=1e-3)  # Poisson's sigma: dp_accounting 0.6.0's PLD gives epsilon 4.3757 <= 4.3772 at 0.5727
     assert shuffled == pytest.approx(1.0, abs=1e-4)  # exact Gaussian: epsilon(1.0, 1e-5) = 4.3772
     with pytest.raises(ValueError, match="'samplign'"):
         get_noise_multiplier(target_epsilon=1.0, target_delta=1e-5, sample_rate=0.01, epochs=1, samplign="shuffle")

@@ -10,16 +10,17 @@ from privcal.accounting.sampled_runs import sampled_run_calibrate, sampled_run_e
 from privcal.cli import main
 from privcal.errors import UnsupportedEventError
 
-#: the issue's example: N = 1000 records, batches of 10 (T = 100 steps per epoch), noise multiplier 1, delta 1e-5
+#: the running example of docs/samplers.md: N = 1000 records, batches of 10 (T = 100 steps per epoch), noise multiplier 1, delta 1e-5
 EXAMPLE = dict(batch_size=10, dataset_size=1000)
 
 
-def test_the_issue_example_both_ends_and_poissons_figure():
+def test_the_running_example_both_ends_and_poissons_figure():
     r = sampled_run_epsilon(1.0, 1e-5, sampling="shuffle", epochs=1, **EXAMPLE)
     # upper: the Gaussian with mu = 1 (Balle & Wang 2018, exact profile): privcal.epsilon(1, 1e-5) = 4.3772
     assert r.epsilon == pytest.approx(privcal.epsilon(1.0, 1e-5), rel=1e-12)
     assert r.epsilon == pytest.approx(4.3772, abs=1e-4)
-    # Poisson at q = 0.01 over the same 100 steps (the issue: 0.718), labelled not valid
+    # Poisson at q = 0.01 over the same 100 steps (dp_accounting 0.6.0's PLD, an independent implementation:
+    # 0.71804), labelled not valid
     assert r.poisson_epsilon == pytest.approx(privcal.epsilon(1.0, 1e-5, steps=100, sample_rate=0.01), rel=1e-12)
     assert r.poisson_epsilon == pytest.approx(0.718, abs=1e-3)
     assert any("not valid for this sampler" in n or "provably optimistic" in n for n in r.notes)
@@ -32,9 +33,9 @@ def test_the_issue_example_both_ends_and_poissons_figure():
 
 def test_calibration_meets_the_target_with_the_valid_bound_and_names_poissons_sigma():
     sigma, r, poisson = sampled_run_calibrate(4.3772, 1e-5, sampling="shuffle", epochs=1, **EXAMPLE)
-    assert sigma == pytest.approx(1.0, abs=1e-4)  # the exact Gaussian calibration (the issue: 1.0)
+    assert sigma == pytest.approx(1.0, abs=1e-4)  # the exact Gaussian calibration: epsilon(1, 1e-5) = 4.3772 (Balle & Wang 2018)
     assert r.epsilon <= 4.3772 * (1 + 1e-9)
-    assert poisson == pytest.approx(0.5727, abs=1e-3)  # the issue: Poisson's 0.573
+    assert poisson == pytest.approx(0.5727, abs=1e-3)  # Poisson's sigma: dp_accounting 0.6.0's PLD gives epsilon 4.3757 <= 4.3772 at 0.5727
     more = sampled_run_epsilon(sigma, 1e-5, sampling="shuffle", epochs=4, **EXAMPLE)
     assert more.epsilon > r.epsilon and more.lower >= r.lower  # more epochs cost more at both ends
 

@@ -287,7 +287,7 @@ def test_lower_bound_is_below_the_upper_bound(s, steps, epochs, sampler, persist
 
 
 def test_poisson_accounting_is_not_valid_for_a_persistent_shuffle():
-    # the example (N = 1000, b = 10: T = 100, s = 1, zero-out, delta = 1e-5) with one permutation kept for
+    # the running example of docs/samplers.md (N = 1000, b = 10: T = 100, s = 1, zero-out, delta = 1e-5) with one permutation kept for
     # every epoch: the certified lower bound is above the Poisson figure (q = 0.01, E T steps), so no valid
     # accounting of that run can report the Poisson epsilon. (One epoch: 0.580 < 0.718, and a Monte Carlo estimate
     # of the true epsilon is ~0.62: the one-epoch example cannot show it; docs/samplers.md, 4.)
