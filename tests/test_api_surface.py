@@ -145,6 +145,8 @@ MODULES = [
     "privcal.cli.plot",
     "privcal.cli.train",
     "privcal.cli.dpq",
+    "privcal.cli.dpq_replay",
+    "privcal.cli.dpq_report",
     "privcal.cli.gpope",
     "privcal.cli.pucb",
     "privcal.cli.frontier",

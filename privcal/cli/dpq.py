@@ -12,6 +12,8 @@ import time
 
 from privcal.cli import out as _cli_out
 from privcal.cli import train as _cli_train
+from privcal.cli.dpq_replay import compute_replay
+from privcal.cli.dpq_report import check_memory, plot_spec, reference_lines, references
 
 __all__ = ["add_parser", "run", "compute", "seed_view"]
 
@@ -251,17 +253,6 @@ def _baseline_noise(args, hp, method: str, targeted: bool) -> tuple:
         raise InfeasibleError(ns.infeasible)
     return ns.sigma, f"{'DP' if ns.dp else 'not DP w.r.t. reward functions'}: {ns.source}"
 
-def _references(non_private_last10) -> dict:
-    """The reference returns of the fixed interval environment, and the non-private baseline's (or None)."""
-    from privcal.rl.envs import reference_return_unchecked as reference_return  # its defaults: nothing to check
-
-    random_mean, random_se = reference_return("random")
-    middle_mean, middle_se = reference_return("middle")
-    return {"random_policy_return": random_mean, "random_policy_return_se": random_se,
-            "move_to_middle_return": middle_mean, "move_to_middle_return_se": middle_se,
-            "non_private_last10": non_private_last10}
-
-
 def _algorithm1_references(environment: str, peak: float, seed: int, baseline, baseline_label: str) -> dict:
     """The references of an Algorithm-1 run: the best data-independent (0-DP) policy of its environment (the
     verdict's), the policies beside it, and the baseline's released greedy policy."""
@@ -274,7 +265,7 @@ def _algorithm1_references(environment: str, peak: float, seed: int, baseline, b
                                                                       episodes=_EVAL_EPISODES, seed=[seed, 31])
     last10 = None if baseline is None else float(np.mean(baseline.episode_returns[-10:]))
     if environment == "fixed":
-        refs = _references(last10)
+        refs = references(last10)
         refs.update(best_data_independent_return=refs["move_to_middle_return"],
                     best_data_independent_return_se=refs["move_to_middle_return_se"],
                     best_data_independent_label="best data-independent (0-DP) policy of the fixed reward "
@@ -294,44 +285,6 @@ def _algorithm1_references(environment: str, peak: float, seed: int, baseline, b
     refs["non_private_policy_return_se"] = None if base is None else base[1]
     refs["non_private_learner"] = None if baseline is None else baseline_label
     return refs
-
-
-def _reference_lines(refs: dict) -> list:
-    lines = []
-    if refs and refs.get("non_private_policy_return") is not None:
-        lines.append(f"  non-private learner   {refs['non_private_policy_return']:.3f} released greedy policy, last 10 "
-                     f"training episodes {refs['non_private_last10']:.3f} ({refs['non_private_learner']}, same seed)")
-    elif refs and refs.get("non_private_last10") is not None:
-        lines.append(f"  non-private baseline  last 10 {refs['non_private_last10']:.3f} (same seed)")
-    if refs and "random_policy_return" in refs:
-        lines.append(f"  random policy         {refs['random_policy_return']:.2f} +- {refs['random_policy_return_se']:.2f}; "
-                     f"move to the middle {refs['move_to_middle_return']:.2f} (per episode, simulated)")
-    elif refs:
-        lines.append(f"  data-independent      {refs['data_independent_return_at_peak']:.3f} at this theta "
-                     f"(move-to-middle); {refs['best_data_independent_return']:.3f} in expectation over theta ~ "
-                     f"U[0, 1] (best data-independent policy)")
-        lines.append(f"  threshold at theta    {refs['threshold_at_peak_return']:.3f} (near-optimal; knows theta)")
-    return lines
-
-
-def _verdict(returns, refs, lines) -> dict:
-    """The one-seed verdict of the replay loop's training curve against the random policy (last 10 episodes,
-    their standard error); appends its text line to ``lines``."""
-    import numpy as np
-
-    from privcal.rl.verdict import no_reference, verdict_one_run
-
-    if not refs:
-        return no_reference("--no-references")
-    if len(returns) < 2:
-        return no_reference("fewer than 2 complete episodes")
-    last = np.asarray(returns[-10:], dtype=float)
-    v = verdict_one_run(float(last.mean()), refs["random_policy_return"], higher_is_better=True,
-                        reference_label="random policy (trivial reference of the fixed-reward environment)",
-                        value_se=float(last.std(ddof=1) / np.sqrt(last.size)),
-                        reference_se=refs["random_policy_return_se"])
-    lines.append(f"  verdict               {v.line()} (last {last.size} training episodes)")
-    return {"verdict": v.verdict, "verdict_test": v.to_dict()}
 
 
 def _policy_verdict(value: float, value_se: float, refs: dict, lines: list) -> dict:
@@ -428,18 +381,6 @@ def seed_view(record: dict) -> dict:
 
 #: bytes a run holds per sample, roughly: each revealed state is stored on every action's noise path
 #: (16 bytes in the path's store, 16 in its flat copy) plus the episode bookkeeping
-_BYTES_PER_SAMPLE_PER_ACTION = 48
-_MEMORY_BUDGET = 4 * 2**30
-
-
-def _check_memory(samples: int, actions: int = 2) -> None:
-    need = samples * (_BYTES_PER_SAMPLE_PER_ACTION * actions + 64)
-    if need > _MEMORY_BUDGET:
-        most = _MEMORY_BUDGET // (_BYTES_PER_SAMPLE_PER_ACTION * actions + 64)
-        raise ValueError(f"--samples {samples} needs about {need / 2**30:.3g} GiB, more than the memory budget of "
-                         f"{_MEMORY_BUDGET / 2**30:g} GiB (at most {most} samples)")
-
-
 def run(args: argparse.Namespace) -> int:
     """Execute ``privcal train dpq``; prints the result in the chosen format, returns 0.
 
@@ -489,7 +430,7 @@ def compute(args: argparse.Namespace, fmt: str) -> tuple:
         if args.environment is not None:
             raise ValueError("--environment applies to --loop algorithm1 (the replay loop is the authors' experiment "
                              "on App. E.1's fixed reward)")
-        return _compute_replay(args, fmt)
+        return compute_replay(args, fmt)
     given = [f for f, v in (("--episodes", args.episodes), ("--optimizer", args.optimizer),
                             ("--buffer-size", args.buffer_size), ("--target-update", args.target_update),
                             ("--noise-reset", args.noise_reset), ("--sampler", args.sampler)) if v is not None]
@@ -511,7 +452,7 @@ def _compute_algorithm1(args: argparse.Namespace, fmt: str, unit: str) -> tuple:
         args.variant = "valid"
     environment = args.environment or "fixed"
     hp = _hyperparameters(args)  # validates every learner setting once (Hyperparameters)
-    _check_memory(hp.samples)
+    check_memory(hp.samples)
     peak = envs.draw_peak(args.seed) if environment == "random-peak" else 0.5
     # the valid variant's baseline is the same learner (certified updates from the release) without noise; the
     # others' is the plain non-private learner
@@ -614,7 +555,7 @@ def _algorithm1_text(args, hp, result, out: dict, where: str, unit: str, lines_o
     if len(r):
         lines.append(f"  episodes              {len(r)}; mean return first 10 {r[:10].mean():.3f}, "
                      f"last 10 {r[-10:].mean():.3f} (training, with exploration)")
-    lines += _reference_lines(out["references"])
+    lines += reference_lines(out["references"])
     lines.append(f"  privacy unit          {unit}")
     if args.method != "non-private":
         lines.append("  batch sampler         full_batch: every update uses its whole batch (no subsampling)")
@@ -631,129 +572,8 @@ def _algorithm1_spec(args, hp, result, environment: str, series: dict, refs: dic
     noise = "no noise" if result.sigma is None else f"σ = {result.sigma:.4g}"
     target = (f"ε = {args.epsilon:g}, δ = {args.delta:g}, " if args.epsilon is not None
               else "no privacy target, " if result.sigma is None else "σ given (no privacy claim), ")
-    return _plot_spec(np.arange(1, len(r) + 1), args.method, r,
+    return plot_spec(np.arange(1, len(r) + 1), args.method, r,
                       f"{args.method} on the {environment} interval environment: {target}{noise}; T = {hp.samples}, "
                       f"seed {args.seed}", series, refs)
 
 
-def _compute_replay(args: argparse.Namespace, fmt: str) -> tuple:
-    """``privcal train dpq --loop replay``: the authors' loop (privcal.rl.dpq.replay), no valid guarantee."""
-    import numpy as np
-
-    from privcal.rl.dpq import replay as dpq_replay
-
-    config, targeted = _replay_config(args)
-    start = time.perf_counter()
-    result, baseline = _replay_runs(args, config, fmt, targeted)
-    seconds = time.perf_counter() - start
-    out = result.to_dict()
-    out.pop("episode_returns", None)
-    refs = {} if args.no_references else _references(None if baseline is None else baseline.mean_return(10))
-    out["references"] = refs
-    out["privacy_unit"] = "reward-function"
-    verdict_lines = []
-    out.update(_verdict(np.asarray(result.episode_returns, dtype=float), refs, verdict_lines))
-    report = None
-    if args.privacy_report:
-        report = dpq_replay.replay_privacy_report(config, epsilon=args.epsilon, delta=args.delta,
-                                                  update_sensitivities=result.update_sensitivities)
-        out["privacy_report"] = report.to_dict()
-    out["seconds"] = seconds
-    r = np.asarray(result.episode_returns, dtype=float)
-    series = {"episode": np.arange(1, len(r) + 1).tolist(), "episode_returns": [float(x) for x in r]}
-    if baseline is not None:
-        series["non_private_return"] = [float(x) for x in baseline.episode_returns]
-    spec = _plot_spec(np.arange(1, len(r) + 1), f"replay loop, sigma {config.sigma:g}", r,
-                      f"The paper's experiment as run (replay loop), seed {args.seed}; no valid guarantee", series, refs)
-    return out, _replay_text(args, config, result, refs, verdict_lines, report, seconds), series, spec
-
-
-def _replay_config(args: argparse.Namespace) -> tuple:
-    """(the replay loop's ``ReplayConfig``, whether a privacy target was given); flags of the other loop refused."""
-    from dataclasses import replace
-
-    from privcal import _validate as V
-    from privcal.rl.dpq import replay as dpq_replay
-
-    wrong = [f for f, v in (("--samples", args.samples), ("--resets", args.resets), ("--lipschitz", args.lipschitz),
-                            ("--update-clip", args.update_clip), ("--update-lipschitz", args.update_lipschitz))
-             if v is not None]
-    if args.variant != "valid":
-        wrong.append("--variant")
-    if args.method != "dpq":
-        wrong.append("--method")
-    if wrong:
-        raise ValueError(f"{', '.join(wrong)} applies only to --loop algorithm1 (replay: --episodes, --sigma set by hand)")
-    targeted = args.epsilon is not None or args.delta is not None
-    if targeted and not args.privacy_report:
-        raise ValueError("--loop replay sets sigma by hand (--sigma): --epsilon/--delta apply only with --privacy-report")
-    if targeted and (args.epsilon is None or args.delta is None):
-        raise ValueError("--privacy-report needs both --epsilon and --delta (or neither)")
-    fields = {"sigma": args.sigma, "episodes": args.episodes, "batch_size": args.batch_size, "lr": args.lr,
-              "gamma": args.gamma, "beta": args.beta, "optimizer": args.optimizer, "buffer_size": args.buffer_size,
-              "target_update": args.target_update, "noise_reset": args.noise_reset, "sampler": args.sampler}
-    config = replace(dpq_replay.ReplayConfig(), **{k: v for k, v in fields.items() if v is not None})
-    if args.sigma is not None:
-        V.nonnegative("sigma", args.sigma)
-    _check_memory(config.episodes * config.episode_steps)
-    return config, targeted
-
-
-def _replay_runs(args: argparse.Namespace, config, fmt: str, targeted: bool) -> tuple:
-    """(the replay run, its noiseless baseline or None), both on one progress bar (text format only)."""
-    from dataclasses import replace
-
-    from privcal.cli.progress import ProgressBar
-    from privcal.rl.dpq import replay as dpq_replay
-
-    steps = config.episodes * config.episode_steps
-    references = not args.no_references and config.sigma > 0
-    runs = 2 if references else 1
-    bar = None if fmt != "text" else ProgressBar(steps * runs, label="replay")
-
-    def progress(offset):
-        return None if bar is None else (lambda done, total=None: bar(offset + done, steps * runs))
-
-    try:
-        result = dpq_replay.train_replay(config, seed=args.seed, measure_sensitivity=targeted, progress=progress(0))
-        baseline = None
-        if references:
-            baseline = dpq_replay.train_replay(replace(config, sigma=0.0), seed=args.seed, progress=progress(steps))
-    finally:
-        if bar is not None:
-            bar.close()
-    return result, baseline
-
-
-def _replay_text(args, config, result, refs: dict, verdict_lines: list, report, seconds: float) -> str:
-    """The text output of a replay-loop run."""
-    import numpy as np
-
-    r = np.asarray(result.episode_returns, dtype=float)
-    lines = [f"replay loop (the paper's experiment as its authors' code runs it) on privcal/Interval-v0, "
-             f"{config.episodes} episodes, {config.optimizer} lr={config.lr:g}, B={config.batch_size}, "
-             f"gamma={config.gamma:g}, seed {args.seed}",
-             f"  sigma                 {config.sigma:.5g} (set by hand), beta={config.beta:g}, noise reset every "
-             f"{config.noise_reset}, sampler {config.sampler}"
-             + (" (the authors' experimental loop, not the paper)" if config.sampler == "authors" else ""),
-             f"  privacy               {result.guarantee}",
-             f"  episodes              {len(r)}; mean return first 10 {r[:10].mean():.3f}, last 10 {r[-10:].mean():.3f}"]
-    lines += _reference_lines(refs)
-    lines.append("  privacy unit          reward-function (the paper's relation; no valid guarantee here)")
-    lines += verdict_lines
-    if report is not None:
-        lines += ["  " + line for line in report.describe().splitlines()]
-    lines.append(f"  time                  {seconds:.2f} s")
-    return "\n".join(lines)
-
-
-def _plot_spec(episodes, label: str, returns, title: str, series: dict, refs: dict):
-    """The picture of a DP-Q run: its returns per episode against the non-private baseline, the random
-    policy and move-to-the-middle (the references it was run with)."""
-    return _cli_train.PlotSpec(
-        episodes, label, returns, title=title, xlabel="episode", ylabel="return per episode (50 steps)",
-        references={"non-private baseline": series.get("non_private_return"),
-                    "random policy": refs.get("random_policy_return"),
-                    "move to the middle": refs.get("move_to_middle_return"),
-                    "best data-independent policy (expected over theta)":
-                        None if "random_policy_return" in refs else refs.get("best_data_independent_return")})
