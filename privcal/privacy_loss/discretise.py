@@ -428,7 +428,7 @@ class LaplacePair:
         Sec. 2.2): |x_l^ - x_l| <= 1.01 u (|l| + |x_l|) (l, the subtraction; the halving is exact), and each
         log tail has slope at most 1 in x_l (log(1 - e^{-x}/2) has slope e^{-x} / (2 - e^{-x}) <= 1), so the
         tails move by a relative e^d - 1 <= d (1 + d). (Where a grid point is within round-off of an atom at
-        +-e0 the comparison, not a slope, decides; not covered.)"""
+        +-e0 the comparison, not a slope, decides: :func:`clear_of_grid` moves the atom clear first.)"""
         l = np.asarray(l, dtype=float)
         xl = np.clip((self.e0 - l) / 2.0, 0.0, self.e0)
         d = 1.01 * U * (np.abs(l) + xl)
@@ -477,7 +477,7 @@ class ApproxDPPair:
 
     def arg_rel_err(self, l):
         """No argument is rounded: the tails are step functions of l (docs/pld.md Sec. 2.2; a grid point
-        within round-off of +-e0 is the open item named there)."""
+        within round-off of +-e0: :func:`clear_of_grid` moves the atom clear first)."""
         z = np.zeros(np.shape(l))
         return z, z
 
@@ -495,6 +495,54 @@ class ApproxDPPair:
                 return np.logaddexp(np.where(hi_in, at_hi, -np.inf), np.where(lo_in, at_lo, -np.inf))
 
             return tail(la, lb, True), tail(la, lb, False), tail(lb, la, True), tail(lb, la, False)
+
+
+#: the rounding of a grid point: |fl(j h) - j h| <= u |j h| <= u (|eps0| + h) for the j nearest eps0 (one rounding,
+#: round to nearest); an atom closer than twice that to some j h is moved (:func:`clear_of_grid`)
+ATOM_CLEARANCE = 2.0
+
+
+def clear_of_grid(direction, h: float, upper: bool):
+    r"""``direction``, or where it is a Laplace or (eps0, delta0) pair whose atoms +-eps0 lie within round-off of a
+    grid point j h, the same pair with eps0 moved just past that grid point: outward for the upper (dominating)
+    end, inward for the lower (dominated) one (docs/pld.md Sec. 2.2, "Atoms at a grid point").
+
+    The tails of these pairs are step functions of the loss at +-eps0, evaluated at the computed grid point
+    fl(j h), which differs from j h by at most u |j h| unless h is a power of two (then it is exact). Where
+    |eps0 - j h| <= R = ATOM_CLEARANCE u (eps0 + h) the comparison may put the atom in the cell below its true
+    one, and the upper PMF would then hold its mass below its loss. The moved pair has eps0' = fl(j h + 2R)
+    (upper) or fl(j h - 2R) (lower), more than R from j h, so every comparison of fl(j h) with +-eps0' is
+    decided correctly. Domination: the (eps0', delta0) pair with eps0' >= eps0 dominates every (eps0', delta0)-DP
+    mechanism (Kairouz, Oh & Viswanath 2015, Thm 2.4), among them the (eps0, delta0) pair, and the pair at
+    eps0'' <= eps0 is dominated by it; the Laplace pair's privacy profile delta(eps) = max(0, 1 -
+    e^{(eps - eps0) / 2}) (eps >= 0; a symmetric pair, so this fixes every hockey-stick divergence) increases
+    with eps0 at every eps, so Laplace pairs are ordered by eps0 too (Zhu, Dong & Wang 2022, Lemma 1 /
+    Blackwell).
+
+    Args:
+        direction: one direction of a pair (any; only Laplace and (eps0, delta0) pairs can move).
+        h: the grid spacing, > 0.
+        upper: True for the dominating end, False for the dominated one.
+
+    Returns:
+        ``direction`` itself where nothing moves, else a new pair of the same class.
+    """
+    if type(direction) not in (LaplacePair, ApproxDPPair) or direction.e0 == 0.0 or not math.isfinite(direction.e0):
+        return direction
+    if h == 2.0 ** math.floor(math.log2(h)):  # j h is exact: the comparison is exact
+        return direction
+    from fractions import Fraction
+    e0, fh = Fraction(direction.e0), Fraction(h)
+    j = round(e0 / fh)
+    radius = Fraction(ATOM_CLEARANCE * U) * (e0 + fh)
+    if abs(e0 - j * fh) > radius:
+        return direction
+    # 2 R past j h; float() moves it by at most u (e0 + h + 2 R) <= R / 2 (as ATOM_CLEARANCE = 2), so the moved atom
+    # stays more than R from j h, beyond the reach of fl(j h)
+    moved = float(j * fh + (2 * radius if upper else -2 * radius))
+    if type(direction) is LaplacePair:
+        return LaplacePair(moved)
+    return ApproxDPPair(moved, direction.d0)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -762,7 +810,7 @@ def grid_cells_rows(directions: list, h: float, tail: float, coarse: Optional[tu
     else the single direction is evaluated on its own points."""
     idx, n = point_rows(directions, h, tail, coarse, stack)
     F, L = idx.shape
-    g = idx * h  # grid points g_0 .. g_m (exact: integers times h)
+    g = idx * h  # grid points g_0 .. g_m (exact where h is a power of two; else within u |j h|: clear_of_grid)
     if not stack:
         flat, shape, evaluate = g[0], (1, L), directions[0]
     else:

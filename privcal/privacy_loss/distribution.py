@@ -529,8 +529,11 @@ class PLD:
                 other = ("pmf", h, not upper, tails[0], d)
                 later = ("pmf later", h, tails[0], d)
                 ends = (upper, not upper) if both and other not in self._cache and later not in self._cache else (upper,)
+                own = [dd[min(d, len(dd) - 1)] for dd in ds]
+                directions = [self._clear(x, h, upper) for x in own]
+                if any(x is not y for x, y in zip(directions, own)):  # an atom moved off a grid point: this end only
+                    ends = (upper,)
                 built: dict = {e: [] for e in ends}
-                directions = [dd[min(d, len(dd) - 1)] for dd in ds]
                 if len(directions) > discretise.CELLS_KEPT:  # many: stacked, by rows (the grid cells are not kept)
                     rows = discretise.pmfs_many(directions, h, ends=ends, tail=tails[0], coarse=self._coarse_tails(h),
                                             lower_later=upper)
@@ -574,6 +577,16 @@ class PLD:
         key = pair.key()
         if key not in self._dirs:
             self._dirs[key] = pair.directions()
+        return self._dirs[key]
+
+    def _clear(self, direction, h: float, upper: bool):
+        """:func:`discretise.clear_of_grid` of ``direction``, the same object each time (the grid cells are kept
+        per direction object)."""
+        if not isinstance(direction, (discretise.LaplacePair, discretise.ApproxDPPair)):
+            return direction
+        key = ("clear", direction.key(), h, upper)
+        if key not in self._dirs:
+            self._dirs[key] = discretise.clear_of_grid(direction, h, upper)
         return self._dirs[key]
 
     def _remember(self, key, value) -> None:
