@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from privcal.privacy_loss import convolve as C
 from privcal.privacy_loss import discretise as B
 
 
@@ -225,3 +226,22 @@ def test_built_pmfs_carry_the_moments_of_their_lattice_masses():
         m = float(np.sum(j * p.mass)) / tot
         assert mean == pytest.approx(p.offset + m, rel=0.0, abs=1e-9 * max(1.0, p.mass.size))
         assert var == pytest.approx(float(np.sum((j - m) ** 2 * p.mass)) / tot, rel=1e-9)
+
+
+def test_rows_without_per_atom_errors_have_the_same_masses_and_a_lone_one_is_charged_through_the_fft_path():
+    """``pmfs_many(per_atom=False)`` (what a history of many factors builds: no lattice-sized ``err_atoms`` per
+    PMF) gives bitwise the masses and error sums of the default build. Such a PMF composed once on its own cannot
+    take the per-atom path (it has no per-atom bounds): ``convolve.compose`` composes it through the FFT path,
+    whose input-error term charges its error patterns. Red when the per-atom path is taken without per-atom
+    bounds (the composition would then carry no input error at all: local_err = 0)."""
+    h, tail = 2.0**-9, 1e-12
+    ds = _directions()
+    full = B.pmfs_many(ds, h, ends=(True,), tail=tail)[True]
+    lean = B.pmfs_many(ds, h, ends=(True,), tail=tail, per_atom=False)[True]
+    for a, b in zip(full, lean):
+        assert b.err_atoms is None and a.err_atoms is not None
+        assert a.offset == b.offset and np.array_equal(a.mass, b.mass)
+        assert (a.err_mass, a.err_dipole, a.err_quad) == (b.err_mass, b.err_dipole, b.err_quad)
+    c = C.compose([(lean[0], 1)])
+    assert c.err_atoms is None and c.local is not None
+    assert C.local_err(c, 0.1) > 0.0

@@ -655,8 +655,8 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
     h = factors[0][0].h
     inf_mass = _inf_mass(factors)
     err_inf = inf_err(factors, inf_mass)
-    if len(factors) == 1 and factors[0][1] == 1:
-        p = factors[0][0]
+    if len(factors) == 1 and factors[0][1] == 1 and factors[0][0].err_atoms is not None:
+        p = factors[0][0]  # one PMF composed once: its per-atom errors (a PMF built without them takes the FFT path)
         return Composed(p.offset, p.mass, inf_mass, h, 0.0, 0.0, p.err_atoms, err_inf=err_inf)
     if tilt > 0:
         tf, K = [], 0.0

@@ -883,14 +883,16 @@ _ROWS = 64
 
 
 def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MASS,
-              coarse: Optional[tuple] = None, lower_later: bool = False) -> dict:
+              coarse: Optional[tuple] = None, lower_later: bool = False, per_atom: bool = True) -> dict:
     """:func:`pmfs` of many directions, both ``ends`` (True: upper, False: lower) from one computation of each
     grid, as {end: [Pmf per direction]} in the order given. Subsampled directions of one side are stacked
     (:func:`stacked`) and built by rows of about equal length, _ROWS at a time: the same constructions, the
     per-call overhead paid once per row block; any other direction is built on its own (``coarse`` applies to
     the subsampled ones only, as in :meth:`PLD._pmfs`). ``lower_later`` (with False in ``ends``): the lower end
     is returned as a :class:`LowerLater`, its dominated cells kept and the pairing run only when it is built
-    (the same PMFs; a bracket of many factors needs the lower end of one direction only)."""
+    (the same PMFs; a bracket of many factors needs the lower end of one direction only). ``per_atom`` False:
+    the upper PMFs carry no ``err_atoms`` (a lattice-sized array each, read only where one PMF is composed once
+    on its own, :func:`convolve.compose`, which composes a PMF without it through the FFT path instead)."""
     out = {e: [None] * len(directions) for e in ends}
     later = LowerLater(len(directions), h) if lower_later and False in ends else None
     sub = [i for i, d in enumerate(directions) if type(d) is SubsampledDirection]
@@ -899,7 +901,7 @@ def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MAS
             c = grid_cells_rows([directions[i]], h, tail, None)
             for e in ends:
                 if e or later is None:
-                    out[e][i] = (_upper_rows(c, h) if e else lower_rows(c, h))[0]
+                    out[e][i] = (_upper_rows(c, h, per_atom) if e else lower_rows(c, h))[0]
                 else:
                     later.blocks.append(([i], _dominated(c)))
     for remove in (True, False):
@@ -916,7 +918,7 @@ def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MAS
                 if not e and later is not None:
                     later.blocks.append((block, _dominated(c)))
                     continue
-                built = _upper_rows(c, h) if e else lower_rows(c, h)
+                built = _upper_rows(c, h, per_atom) if e else lower_rows(c, h)
                 for i, pm in zip(block, built):
                     out[e][i] = pm
     if later is not None:
@@ -1058,8 +1060,8 @@ def _moments_of(mass: np.ndarray, lo: int, mean: float, var: float) -> Optional[
     return tot, lo + float(mean), float(var)
 
 
-def _upper_rows(c: GridCells, h: float) -> list:
-    """The dominating (split) PMF of each row (docs/pld.md Sec. 2.3)."""
+def _upper_rows(c: GridCells, h: float, per_atom: bool = True) -> list:
+    """The dominating (split) PMF of each row (docs/pld.md Sec. 2.3); ``per_atom`` False: without ``err_atoms``."""
     p, rt, te, ap = c.p, c.rt, c.te, c.ap
     F, L = te.shape
     wide_cells = np.diff(c.idx, axis=-1) > 1  # cells wider than h
@@ -1114,7 +1116,11 @@ def _upper_rows(c: GridCells, h: float) -> list:
     dip_sum, quad_sum = dip.sum(axis=1), quad.sum(axis=1)
     off = _offsets(c)
     mean, var = _point_moments(atoms, off)
-    atoms, err_atoms = _lattice(c.n, off, [atoms, err_atoms])
+    if per_atom:
+        atoms, err_atoms = _lattice(c.n, off, [atoms, err_atoms])
+    else:
+        (atoms,) = _lattice(c.n, off, [atoms])
+        err_atoms = [None] * F
     # the error anchors stay at the grid points (err_at: their lattice offsets, where a row has gaps)
     at = [None if off is None or atoms[f].size == c.n[f] else off[f, :c.n[f]] for f in range(F)]
     return [Pmf(int(c.lo[f]), atoms[f], float(inf_mass[f]), h, float(err_mass[f]), float(dip_sum[f]),
@@ -1183,6 +1189,11 @@ def _dominated(c: GridCells) -> _Dominated:
     return _Dominated(c.n, c.lo, off, p_lo, rt_hi, np.maximum(below_lo, 0.0), below_rt_hi)
 
 
+#: the one zero the dominated PMFs' error arrays are views of (a read-only broadcast, no memory per atom)
+_ZERO = np.zeros(1)
+_ZERO.setflags(write=False)
+
+
 def lower_from(dm: _Dominated, h: float) -> list:
     """The dominated PMF of each row from its dominated cells (the pairing, :func:`sweep_rows`)."""
     F, M = dm.p_lo.shape
@@ -1192,8 +1203,7 @@ def lower_from(dm: _Dominated, h: float) -> list:
     (atoms,) = _lattice(dm.n, dm.off, [atoms])
     out = []
     for f in range(F):
-        zero = np.zeros(atoms[f].size)  # no error anywhere (one read-only array for the four bounds)
-        zero.setflags(write=False)
+        zero = np.broadcast_to(_ZERO, atoms[f].size)  # no error anywhere: one read-only view of a single 0.0
         out.append(Pmf(int(dm.lo[f]), atoms[f], 0.0, h, 0.0, 0.0, 0.0, zero, mono=zero, dip=zero, quad=zero,
                        moments=_moments_of(atoms[f], int(dm.lo[f]), mean[f], var[f])))
     return out

@@ -536,7 +536,7 @@ class PLD:
                 built: dict = {e: [] for e in ends}
                 if len(directions) > discretise.CELLS_KEPT:  # many: stacked, by rows (the grid cells are not kept)
                     rows = discretise.pmfs_many(directions, h, ends=ends, tail=tails[0], coarse=self._coarse_tails(h),
-                                            lower_later=upper)
+                                                lower_later=upper, per_atom=False)
                     if isinstance(rows.get(False), discretise.LowerLater):  # the lower end kept as its dominated cells, built if asked for
                         self._remember(later, rows.pop(False))
                         ends = (upper,)
