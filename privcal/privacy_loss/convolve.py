@@ -659,16 +659,18 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
         p = factors[0][0]  # one PMF composed once: its per-atom errors (a PMF built without them takes the FFT path)
         return Composed(p.offset, p.mass, inf_mass, h, 0.0, 0.0, p.err_atoms, err_inf=err_inf)
     if tilt > 0:
-        tf, K = [], 0.0
         table = tilt_table([p for p, _ in factors], tilt) if len(factors) > 1 else None
-        for p, n in factors:
-            t, lM = tilted(p, tilt, table)
-            tf.append((t, n))
-            K += n * lM
+        tilter = _Tilter(tilt, table)
         # many distinct factors: the tilted factors in two levels (composition commutes with the tilt; the
-        # grouped result's error bounds are then tilted l1 bounds, its input errors its `local`)
+        # grouped result's error bounds are then tilted l1 bounds, its input errors its `local`), each group
+        # tilted just before its composition (only one group's tilted copies exist at a time)
         grouped = len(factors) > GROUP_MIN
-        c = compose_grouped(tf, tail, check) if grouped else compose_fft(tf, tail, check)
+        if grouped:
+            c = compose_grouped(factors, tail, check, prepare=tilter)
+        else:
+            tf = tilter(factors, 0)
+            c = compose_fft(tf, tail, check)
+        K = tilter.K
         idx = c.offset + np.arange(c.mass.size)
         with np.errstate(divide="ignore", over="ignore"):
             lm = np.log(c.mass) + (K - tilt * idx)
@@ -708,7 +710,27 @@ def _group_size(k: int) -> int:
     return max(int(math.ceil(k ** 0.4 if k > _GROUP_THREE else math.sqrt(k))), 2)
 
 
-def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, check=None) -> Composed:
+class _Tilter:
+    """The tilted copies of factors (:func:`tilted`), made group by group, and K = sum_i n_i log M_i(tau) summed
+    over the factors in their order, each factor once (a group tilted again, e.g. all factors after a grouping
+    that cannot carry its errors, adds only the factors not yet summed)."""
+
+    def __init__(self, tilt: float, table: Optional[np.ndarray]):
+        self.tilt, self.table, self.K, self.done = tilt, table, 0.0, 0
+
+    def __call__(self, group: list, start: int) -> list:
+        out = []
+        for i, (p, n) in enumerate(group):
+            t, lM = tilted(p, self.tilt, self.table)
+            out.append((t, n))
+            if start + i == self.done:
+                self.K += n * lM
+                self.done += 1
+        return out
+
+
+def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, check=None,
+                    prepare=None) -> Composed:
     """The composition of many distinct factors in two levels (docs/pld.md Sec. 2.10; tilted factors too, from
     :func:`compose`): groups of
     about sqrt(k) factors are composed on their own, much shorter, windows; each result becomes a
@@ -727,19 +749,25 @@ def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, c
 
     Above ``_GROUP_THREE`` factors the groups hold about k^0.4 factors and their results (still more than
     ``GROUP_MIN``) are grouped again by this same function: three levels, each carrying the errors of the one
-    below as input errors (the per-factor transforms then run on much shorter windows)."""
+    below as input errors (the per-factor transforms then run on much shorter windows). ``prepare(group, start)``
+    (a :class:`_Tilter`), if given, turns each group of factors (the first at index ``start``) into the factors
+    composed, just before its composition."""
     k = len(factors)
     size = _group_size(k)
-    groups = [factors[i:i + size] for i in range(0, k, size)]
-    tail_g = tail / (4 * len(groups))
+    starts = range(0, k, size)
+    tail_g = tail / (4 * len(starts))
     level2 = []
-    for g in groups:
+    for start in starts:
+        g = factors[start:start + size]
+        if prepare is not None:
+            g = prepare(g, start)
         if len(g) == 1 and g[0][1] == 1:
             level2.append(g[0])
             continue
         c = compose_fft(g, tail_g, check)
         mono, dip, quad, growth = local_terms(g)
         if not math.isfinite(growth):  # input errors too large to carry: one level, charged there (inf)
+            factors = prepare(factors, 0) if prepare is not None else factors
             c = compose_fft(factors, tail, check)
             c.err_inf = inf_err(factors, c.inf_mass)
             c.local = local_terms(factors)
