@@ -107,6 +107,7 @@ def test_a_bracket_of_many_factors_pairs_only_the_direction_it_needs(monkeypatch
     monkeypatch.setattr(B, "lower_from", lambda dm, h: calls.append(dm.n.size) or real(dm, h))
     lazy = D.PLD(factors).bracket(1e-6)
     assert sum(calls) == len(factors)  # one direction's rows only
+    D.STEP_MEMO.clear()  # the second PLD builds its PMFs again (not from the first one's, kept between PLDs)
     eager = D.PLD(factors)
     real_many = B.pmfs_many
     monkeypatch.setattr(B, "pmfs_many", lambda *a, **k: real_many(*a, **{**k, "lower_later": False}))

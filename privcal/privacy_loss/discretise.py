@@ -1038,17 +1038,31 @@ def span_dipoles(p_err: np.ndarray, q_err: np.ndarray, p: np.ndarray, rt: np.nda
     return (k[:, :-1] * p_err + inv[:, :-1] * te + inv[:, 1:] * (te + split)) * (1.0 + 8 * u)
 
 
-def _point_moments(atoms: np.ndarray, off: Optional[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+def row_sums(a: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Each row's sum over its own first ``n[f]`` entries, so that the padding of a row stacked with longer ones
+    changes no bit: the same sum, in the same pairwise order, as the row built alone (:func:`pmfs_many` then
+    gives bitwise the PMFs of :func:`pmfs`, whatever the other directions of the call).
+
+    Args:
+        a: a 2-D array, one row per direction.
+        n: the number of entries of each row that are its own (the rest is padding).
+    """
+    if a.shape[0] == 1 and a.shape[1] == int(n[0]):
+        return a.sum(axis=1)
+    return np.array([a[f, :int(n[f])].sum() for f in range(a.shape[0])])
+
+
+def _point_moments(atoms: np.ndarray, off: Optional[np.ndarray], n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean (relative to each row's first lattice point) and variance, in grid units, of each row's atoms at
-    their lattice offsets ``off`` (None: 0 .. L - 1), from the grid points alone (a padded point holds no
-    mass). The same moments as those of the lattice masses, summed in another order; they only place the
-    factors and scale the tilt and window searches (no bound reads them)."""
+    their lattice offsets ``off`` (None: 0 .. L - 1), from its first ``n[f]`` points alone (a padded point
+    holds no mass; :func:`row_sums`). The same moments as those of the lattice masses, summed in another
+    order; they only place the factors and scale the tilt and window searches (no bound reads them)."""
     pos = np.arange(atoms.shape[1], dtype=float)[None, :] if off is None else off.astype(float)
-    tot = atoms.sum(axis=1)
+    tot = row_sums(atoms, n)
     with np.errstate(divide="ignore", invalid="ignore"):
-        mean = (pos * atoms).sum(axis=1) / tot
+        mean = row_sums(pos * atoms, n) / tot
         d = pos - mean[:, None]
-        var = (d * d * atoms).sum(axis=1) / tot
+        var = row_sums(d * d * atoms, n) / tot
     return mean, var
 
 
@@ -1095,7 +1109,7 @@ def _upper_rows(c: GridCells, h: float, per_atom: bool = True) -> list:
         # error of the mass moved to +inf (upper end)
         err_inf = np.where(c.above > 0, (tail_rel_err(c.p_gt[:, -1]) + ap[:, -1]) * c.above, 0.0)
     mono[:, 0] += below_err
-    err_mass = mono.sum(axis=1)
+    err_mass = row_sums(mono, c.n)
     # per atom: a tail error at g_j reaches atoms j-1, j, j+1 (through cells j-1 and j)
     padded = np.zeros((F, L + 2))
     padded[:, 1:-1] = te
@@ -1113,9 +1127,9 @@ def _upper_rows(c: GridCells, h: float, per_atom: bool = True) -> list:
     atoms[:, :-1] += p - up
     atoms[:, 0] += c.below
     inf_mass = np.minimum(c.inf_mass + c.above, 1.0)
-    dip_sum, quad_sum = dip.sum(axis=1), quad.sum(axis=1)
+    dip_sum, quad_sum = row_sums(dip, c.n), row_sums(quad, c.n)
     off = _offsets(c)
-    mean, var = _point_moments(atoms, off)
+    mean, var = _point_moments(atoms, off, c.n)
     if per_atom:
         atoms, err_atoms = _lattice(c.n, off, [atoms, err_atoms])
     else:
@@ -1199,7 +1213,7 @@ def lower_from(dm: _Dominated, h: float) -> list:
     F, M = dm.p_lo.shape
     atoms = np.zeros((F, M + 1))
     atoms[:, :-1] = sweep_rows(dm.p_lo, dm.rt_hi, h, dm.below_lo, dm.below_rt_hi, idx=dm.off, cells=dm.n - 1)[0]
-    mean, var = _point_moments(atoms, dm.off)
+    mean, var = _point_moments(atoms, dm.off, dm.n)
     (atoms,) = _lattice(dm.n, dm.off, [atoms])
     out = []
     for f in range(F):

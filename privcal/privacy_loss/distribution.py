@@ -15,7 +15,7 @@ from typing import Optional
 from .. import _validate as V
 from . import discretise, convolve
 
-__all__ = ["PLD", "MemoryLimitError", "DEFAULT_ACCURACY", "DEFAULT_ABSOLUTE_ACCURACY", "DEFAULT_MEMORY_LIMIT"]
+__all__ = ["PLD", "StepMemo", "STEP_MEMO", "MemoryLimitError", "DEFAULT_ACCURACY", "DEFAULT_ABSOLUTE_ACCURACY", "DEFAULT_MEMORY_LIMIT"]
 
 #: default relative width of the bracket [lower, upper] of epsilon
 DEFAULT_ACCURACY = 1e-3
@@ -77,6 +77,67 @@ def _step_sd(pair) -> float:
     if isinstance(pair, discretise.SubsampledGaussianPair):
         return pair.q * math.sqrt(math.expm1(min(1.0 / (pair.s * pair.s), 700.0)))
     return max(pair.e0, 1e-6)
+
+
+#: bytes of single-step PMFs kept between PLD objects (:class:`StepMemo`)
+STEP_MEMO_BYTES = 128 * 2**20
+
+
+class StepMemo:
+    """The single-step PMFs of histories of many distinct factors, kept between PLD objects, least recently used
+    first out past ``max_bytes``. A PMF is a function of its direction, grid, end, tail and coarse cells alone,
+    and :func:`discretise.pmfs_many` builds it bitwise the same whatever the other directions of the call
+    (:func:`discretise.row_sums`), so a history that grows by a step (an Opacus noise schedule priced after
+    every epoch) builds only the new steps' PMFs and gets the bracket it would get from scratch.
+
+    Args:
+        max_bytes: the cap of the arrays kept, in bytes (an entry above a quarter of it is not kept).
+    """
+
+    def __init__(self, max_bytes: int = STEP_MEMO_BYTES):
+        from collections import OrderedDict
+        self.max_bytes = int(max_bytes)
+        self._entries: "OrderedDict" = OrderedDict()
+        self._bytes = 0
+        self.hits = 0  # PMFs read back (not built again)
+
+    @staticmethod
+    def key(direction, h: float, tail: float, coarse, upper: bool) -> tuple:
+        """The memo key of one direction's PMF: its parameters, the grid, the tail, the coarse cells (subsampled
+        directions only) and the end."""
+        if isinstance(direction, discretise.SubsampledDirection):
+            return ("subsampled", direction.s, direction.q, direction.remove, h, tail, coarse, upper)
+        return (direction.key(), h, tail, None, upper)
+
+    def get(self, key):
+        """The PMF kept under ``key``, or None (a hit moves it to the end)."""
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        self._entries.move_to_end(key)
+        self.hits += 1
+        return entry[0]
+
+    def put(self, key, pm) -> None:
+        """Keep ``pm`` under ``key``; the oldest entries go past ``max_bytes``."""
+        size = sum(a.nbytes if a.strides != (0,) else a.itemsize for a in (pm.mass, pm.mono, pm.dip, pm.quad)
+                   if isinstance(a, np.ndarray))  # a broadcast zero: one float
+        if size > self.max_bytes // 4 or key in self._entries:
+            return
+        self._entries[key] = (pm, size)
+        self._bytes += size
+        while self._bytes > self.max_bytes:
+            _, (_, old) = self._entries.popitem(last=False)
+            self._bytes -= old
+
+    def clear(self) -> None:
+        """Forget every PMF."""
+        self._entries.clear()
+        self._bytes = 0
+
+
+#: the memo every PLD shares
+STEP_MEMO = StepMemo()
 
 
 class PLD:
@@ -515,8 +576,11 @@ class PLD:
         for d in dirs:
             key, later = ("pmf", h, upper, tails[0], d), ("pmf later", h, tails[0], d)
             if not upper and key not in self._cache and later in self._cache:
-                lower = self._cache.pop(later).build()
+                keys, lower = self._cache.pop(later)
+                lower = lower.build()
                 del self._cache_bytes[later]
+                for k, pm in zip(keys, lower):
+                    STEP_MEMO.put(k, pm)
                 self._remember(key, [(pm, n) for pm, (_, n) in zip(lower, self._factors)])
         need = [d for d in dirs if ("pmf", h, upper, tails[0], d) not in self._cache]
         # what this call returns, held here: under a tight memory_limit remembering one direction's PMFs can
@@ -535,12 +599,7 @@ class PLD:
                     ends = (upper,)
                 built: dict = {e: [] for e in ends}
                 if len(directions) > discretise.CELLS_KEPT:  # many: stacked, by rows (the grid cells are not kept)
-                    rows = discretise.pmfs_many(directions, h, ends=ends, tail=tails[0], coarse=self._coarse_tails(h),
-                                                lower_later=upper, per_atom=False)
-                    if isinstance(rows.get(False), discretise.LowerLater):  # the lower end kept as its dominated cells, built if asked for
-                        self._remember(later, rows.pop(False))
-                        ends = (upper,)
-                    built = {e: [(pm, n) for pm, (_, n) in zip(rows[e], self._factors)] for e in ends}
+                    built = self._pmfs_many(directions, h, upper, ends, tails[0], later)
                 else:
                     for direction, (_, n) in zip(directions, self._factors):
                         cells = self._grid_cache if len(ends) == 1 else {}
@@ -549,9 +608,38 @@ class PLD:
                             built[e].append((discretise.pmfs(direction, h, upper=e, tail=tails[0], cells=cells,
                                                          coarse=coarse), n))
                 for e in ends[::-1]:
-                    self._remember(("pmf", h, e, tails[0], d), built[e])
+                    if e in built:  # (many factors: a lower end may be kept for later, or not asked)
+                        self._remember(("pmf", h, e, tails[0], d), built[e])
                 got[d] = built[upper]
         return [got[d] for d in dirs]
+
+    def _pmfs_many(self, directions: list, h: float, upper: bool, ends: tuple, tail: float, later) -> dict:
+        """{end: [(Pmf, count)]} of many directions, from :data:`STEP_MEMO` where kept, the rest built together
+        (:func:`discretise.pmfs_many`, without per-atom errors) and kept. Built from nothing, the lower end that
+        comes with an upper one is kept as its dominated cells under ``later`` (built if asked for)."""
+        coarse = self._coarse_tails(h)
+        keys = {e: [StepMemo.key(x, h, tail, coarse, e) for x in directions] for e in (True, False)}
+        got = {e: [STEP_MEMO.get(k) for k in keys[e]] for e in ends}
+        missing = [i for i, pm in enumerate(got[upper]) if pm is None]
+        if len(missing) == len(directions):  # nothing kept: one build, the lower end possibly later
+            rows = discretise.pmfs_many(directions, h, ends=ends, tail=tail, coarse=coarse, lower_later=upper,
+                                        per_atom=False)
+            if isinstance(rows.get(False), discretise.LowerLater):
+                self._remember(later, (keys[False], rows.pop(False)))
+            got = {e: rows[e] for e in rows}
+        else:  # the ends asked for the directions whose first end is not kept (bitwise what one build gives)
+            if missing:
+                rows = discretise.pmfs_many([directions[i] for i in missing], h, ends=ends, tail=tail,
+                                            coarse=coarse, per_atom=False)
+                for e in ends:
+                    for i, pm in zip(missing, rows[e]):
+                        got[e][i] = pm
+            # the other end only where every direction's is at hand (else it is built when asked for)
+            got = {e: got[e] for e in ends if all(pm is not None for pm in got[e])}
+        for e in got:
+            for k, pm in zip(keys[e], got[e]):
+                STEP_MEMO.put(k, pm)
+        return {e: [(pm, n) for pm, (_, n) in zip(got[e], self._factors)] for e in got}
 
     def _n_dirs(self) -> int:
         """1 when every factor's pair is symmetric (one direction), else 2."""

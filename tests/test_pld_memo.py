@@ -1,0 +1,88 @@
+"""Single-step PMFs kept between PLD objects (``privacy_loss.distribution.STEP_MEMO``): transparent, bounded, and
+what lets a growing history (an Opacus noise schedule priced after every epoch) skip the steps already built.
+
+Transparency rests on one invariant: ``discretise.pmfs_many`` builds each direction's PMF bitwise the same whatever
+the other directions of the call (``discretise.row_sums``), so a PMF kept from one history is the PMF another
+history would build. Every expected value here is the same computation without the memo (bitwise)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from privcal.accounting.events import ComposedEvent, GaussianEvent, PoissonSampledEvent, SelfComposedEvent
+from privcal.accounting.pld_events import from_event
+from privcal.privacy_loss import discretise as B
+from privcal.privacy_loss import distribution as D
+
+
+def _same(a, b) -> bool:
+    arrays = all(np.array_equal(getattr(a, f), getattr(b, f)) for f in ("mass", "mono", "dip", "quad"))
+    scalars = all(getattr(a, f) == getattr(b, f) for f in ("offset", "err_mass", "err_dipole", "err_quad",
+                                                           "inf_mass", "moments"))
+    return arrays and scalars
+
+
+@pytest.mark.parametrize("coarse", [None, (8, 1e-6)])
+def test_a_direction_built_among_others_is_bitwise_the_one_built_alone(coarse):
+    """Rows of very different lengths padded together: each PMF (masses, error sums, error patterns, moments) is
+    bitwise what a call with a subset of the directions, or with that direction alone, gives. Red when a row's
+    sums run over its padding (``row_sums`` replaced by ``.sum(axis=1)``: the pairwise order changes)."""
+    pairs = [B.SubsampledGaussianPair(1.0 + 0.01 * i, 0.01) for i in range(40)] + [
+        B.SubsampledGaussianPair(0.7, 0.05), B.SubsampledGaussianPair(3.0, 0.2), B.SubsampledGaussianPair(6.0, 1e-3)]
+    dirs = [d for p in pairs for d in p.directions()]
+    h, tail = 2.0**-10, 1e-12
+    full = B.pmfs_many(dirs, h, ends=(True, False), tail=tail, coarse=coarse, per_atom=False)
+    part = B.pmfs_many(dirs[60:], h, ends=(True, False), tail=tail, coarse=coarse, per_atom=False)
+    for e in (True, False):
+        for a, b in zip(full[e][60:], part[e]):
+            assert _same(a, b)
+        for d, a in zip(dirs[60:], full[e][60:]):
+            alone = B.pmfs(d, h, upper=e, tail=tail, coarse=coarse)
+            assert _same(a, alone)
+
+
+def _schedule(n: int):
+    return ComposedEvent([SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.0 + 0.01 * i)), 3)
+                          for i in range(n)])
+
+
+def test_a_history_grown_by_a_step_reuses_the_kept_pmfs_and_gets_the_bracket_from_scratch(monkeypatch):
+    """A 40-group schedule priced, then the same schedule with one more group: the second bracket reads the first
+    one's PMFs back from the memo, builds only the new group's, and equals bitwise the bracket computed with the
+    memo empty (delta 1e-5 and 1e-10: untilted and tilted compositions)."""
+    built = []
+    real = B.pmfs_many
+
+    def counting(directions, *args, **kwargs):
+        built.append(len(directions))
+        return real(directions, *args, **kwargs)
+
+    monkeypatch.setattr(B, "pmfs_many", counting)
+    for delta in (1e-5, 1e-10):
+        D.STEP_MEMO.clear()
+        from_event(_schedule(40)).bracket(delta)
+        first = sum(built)
+        built.clear()
+        hits = D.STEP_MEMO.hits
+        warm = from_event(_schedule(41)).bracket(delta)
+        assert D.STEP_MEMO.hits > hits
+        assert sum(built) <= first / 4  # the new group's directions (and a grid the first did not need)
+        D.STEP_MEMO.clear()
+        cold = from_event(_schedule(41)).bracket(delta)
+        assert warm == cold
+
+
+def test_the_memo_keeps_at_most_its_bytes_and_forgets_the_oldest_first():
+    """Entries past ``max_bytes`` push out the least recently used; one above a quarter of the cap is not kept."""
+    memo = D.StepMemo(max_bytes=4 * 4 * 8 * 100)  # four PMFs of 100 atoms (masses and three error patterns)
+    pm = lambda: B.Pmf(0, np.zeros(100), 0.0, 0.1, 0.0, 0.0, 0.0, None, mono=np.zeros(100), dip=np.zeros(100),
+                       quad=np.zeros(100))
+    for k in range(4):
+        memo.put(("k", k), pm())
+    assert memo.get(("k", 0)) is not None  # now the most recent
+    memo.put(("k", 4), pm())
+    assert memo.get(("k", 1)) is None and memo.get(("k", 0)) is not None and memo.get(("k", 4)) is not None
+    big = B.Pmf(0, np.zeros(1601), 0.0, 0.1, 0.0, 0.0, 0.0, None)  # 12,808 bytes > a quarter of the cap
+    memo.put(("big",), big)
+    assert memo.get(("big",)) is None
