@@ -71,6 +71,7 @@ MODULES = [
     "privcal._stats",
     "privcal.verify",
     "privcal.verify.audit",
+    "privcal.verify.audit_mechanisms",
     "privcal.verify.common",
     # privcal.rl: the shared pieces, then one subpackage per algorithm family
     "privcal.rl.envs",
@@ -123,6 +124,7 @@ MODULES = [
     "privcal.rl.ucbvi.experiments",
     "privcal.rl.toytext",
     "privcal.rl.frontier",
+    "privcal.rl.frontier_plans",
     "privcal.rl.frontier_tasks",
     "privcal.pld",
     # privcal.privacy_loss is the trusted internal layer under privcal.pld (its names serve the layers above

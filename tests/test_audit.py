@@ -247,3 +247,19 @@ def test_audit_settings_object_and_keywords_give_the_same_seeded_result():
     assert audit(mech, 1.0, settings, seed=5).tests != audit(mech, 1.0, settings).tests
     with pytest.raises(TypeError, match="unexpected keyword argument 'delta'"):
         audit(mech, 1.0, delta=1e-3)
+
+
+def test_the_trusted_sampler_draws_what_sample_draws():
+    # reference: each mechanism's checked sample on the same seed (the auditor calls the trusted one)
+    from privcal.verify import audit_mechanisms as M
+
+    for mech in (GaussianMechanism(0.5, steps=3), SubsampledGaussianMechanism(0.8, 0.3, steps=2),
+                 GaussianProcessMechanism((0.5, 0.2), (0.0, 1.0), 1.0, 0.7, steps=2)):
+        for neighbour in (0, 1):
+            checked = mech.sample(neighbour, 5, np.random.default_rng(3))
+            trusted = mech.sample_unchecked(neighbour, 5, np.random.default_rng(3))
+            np.testing.assert_array_equal(checked, trusted)
+            assert checked.shape == (5, mech.dimension)
+        with pytest.raises(ValueError, match="neighbour"):
+            mech.sample(2, 5, np.random.default_rng(3))
+        assert getattr(M, type(mech).__name__) is type(mech)  # one class, importable from both modules

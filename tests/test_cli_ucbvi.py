@@ -15,14 +15,15 @@ def _json(argv, capsys):
 def test_one_run_reports_the_unit_the_guarantee_the_references_and_its_verdict(capsys):
     out = _json(["train", "ucbvi", "--epsilon", "10", "--delta", "1e-5", "--episodes", "40", "--seed", "3",
                  "--format", "json"], capsys)
-    direct = run_ucbvi(make_environment("random"), 40, 10.0, 1e-5, 0.1, 3)  # the library call the CLI makes
+    # the library call the CLI makes
+    direct = run_ucbvi(make_environment("random"), 40, 10.0, 1e-5, failure_probability=0.1, seed=3)
     assert out["regret_per_episode"] == direct.regret_per_episode
     assert out["privacy_unit"] == "episode" and out["guarantee"].startswith("(10, 1e-05)-JDP")
     refs = out["references"]
     # the uniform policy's regret per episode is exact (backward induction): the library's own value
     assert refs["uniform_policy_regret_per_episode"] == direct.uniform_regret
-    assert refs["non_private_regret_per_episode"] == run_ucbvi(make_environment("random"), 40, None, None, 0.1,
-                                                               3).regret_per_episode
+    assert refs["non_private_regret_per_episode"] == run_ucbvi(make_environment("random"), 40, None, None,
+                                                               failure_probability=0.1, seed=3).regret_per_episode
     assert out["verdict"] in ("beats", "does not beat", "cannot tell") and "one seed" in out["verdict_test"]["test"]
 
 
@@ -35,7 +36,8 @@ def test_seeds_give_the_mean_an_interval_and_a_verdict_over_seeds(capsys):
 
     values = [r["regret_per_episode"] for r in out["runs"]]
     # each seed is the one-seed run of the same command (library call), and the interval is Student-t's
-    assert values == [run_ucbvi(make_environment("random"), 30, 10.0, 1e-5, 0.1, s).regret_per_episode
+    assert values == [run_ucbvi(make_environment("random"), 30, 10.0, 1e-5, failure_probability=0.1,
+                                seed=s).regret_per_episode
                       for s in (0, 1, 2)]
     mean = sum(values) / 3
     sd = math.sqrt(sum((v - mean) ** 2 for v in values) / 2)

@@ -275,10 +275,11 @@ def test_user_level_epsilon_of_the_transition_unit():
 def test_gpope_references(monkeypatch):
     from dataclasses import replace
 
+    from privcal.rl import frontier_plans
     from privcal.rl.gpope import experiments as G
 
     small = replace(G.SETTINGS["fast"], chain_eval=500, step_grid=(1e-3, 1e-1))
-    monkeypatch.setattr(F, "_gpope_context", lambda setting: (small, G.make_context("chain", small, 0)))
+    monkeypatch.setattr(frontier_plans, "gpope_context", lambda setting: (small, G.make_context("chain", small, 0)))
     f = F.frontier("gpope", epsilons=(1.0,), amounts=(30,), seeds=(0, 1), variant="valid", n_jobs=1)
     ref = f.references[30]
     assert ref["trivial"]["label"] == "theta = 0" and {"lstd", "non_private"} <= set(ref)
@@ -520,3 +521,20 @@ def test_frozenlake_environment_choice():
         F.frontier("frozenlake", environment="random-peak", epsilons=(1.0,), amounts=(300,), seeds=(0,))
     with pytest.raises(ValueError, match="not a variant of frozenlake"):
         F.frontier("frozenlake", variant="valid", epsilons=(1.0,), amounts=(300,), seeds=(0,))
+
+
+def test_the_plan_lists_each_points_seeds_then_each_amounts_reference():
+    # counting by hand: 2 variants x 2 epsilons x 1 amount, 3 seeds each, then the non-private reference's 3 seeds
+    from privcal.rl import frontier_plans as P
+
+    assert F.FrontierSettings is P.FrontierSettings  # one class, importable from both modules
+    checked = P.FrontierSettings(epsilons=(1.0, 10.0), amounts=(40,), seeds=(0, 1, 2), variant="all", delta=1e-5)
+    plan = P.plan_unchecked("pucb", checked, ("valid", "gaussian"))
+    assert len(plan.tasks) == (2 * 2 + 1) * 3
+    assert [row[:3] + row[4:] for row in plan.points] == [("valid", 1.0, 40, "", 0), ("valid", 10.0, 40, "", 3),
+                                                          ("gaussian", 1.0, 40, "", 6), ("gaussian", 10.0, 40, "", 9)]
+    assert plan.references == {40: {"non_private": 12}}
+    # each point's tasks carry its own variant, epsilon and seed; the gaussian variant alone gets the delta
+    assert [(t[5], t[3], t[6], t[7]) for t in plan.tasks[6:9]] == [("gaussian", 1.0, s, 1e-5) for s in (0, 1, 2)]
+    assert all(t[7] is None for t in plan.tasks[:6] + plan.tasks[12:])
+    assert plan.settings["failure_probability"] == 0.1 and plan.fixed["trivial"]["label"] == "uniform policy"

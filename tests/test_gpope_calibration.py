@@ -186,9 +186,10 @@ def test_lemma1_below_valid_rdp_at_paper_noise():
 
 @pytest.mark.parametrize("bound", ["best", "rdp", "lemma1", "theorem1_paper"])
 def test_calibrate_validates_each_argument_once(validations, bound):
-    # 7 arguments, 7 checks (before the kernels: 97 for "rdp", every candidate sigma re-validated)
+    # 7 arguments, 7 checks, and 1 for the keywords gathered into the settings object (V.settings_with: their
+    # names); before the kernels: 97 for "rdp", every candidate sigma re-validated
     gpope.calibrate(0.5, 1e-5, bound=bound, **SETTING)
-    assert 1 <= validations["n"] <= 7
+    assert 1 <= validations["n"] <= 8
 
 
 def test_gpope_table_validates_once(validations):
@@ -400,3 +401,25 @@ def test_rdp_sigmas_do_not_depend_on_the_forward_difference_cache(monkeypatch, e
 
     monkeypatch.setattr(subsampling, "log_forward_differences_gaussian", fresh)
     assert cold == warm == calibrate()
+
+
+def test_settings_object_gives_the_keyword_call():
+    # reference: the keyword call with the same fields (the settings object only carries them)
+    small = dict(iterations=200, trajectories=50)
+    settings = gpope.GPOPECalibrationSettings(clip=2.0, bound="rdp", neighbouring="add_remove")
+    a = gpope.calibrate_report(1.0, 1e-5, clip=2.0, bound="rdp", neighbouring="add_remove", **small)
+    assert gpope.calibrate_report(1.0, 1e-5, settings=settings, **small) == a
+    assert gpope.calibrate(1.0, 1e-5, settings=settings, **small) == a.sigma
+    # a keyword beside the settings replaces that field
+    b = gpope.calibrate_report(1.0, 1e-5, settings=settings, bound="theorem1_paper", **small)
+    assert b == gpope.calibrate_report(1.0, 1e-5, clip=2.0, bound="theorem1_paper", neighbouring="add_remove",
+                                       **small)
+    assert gpope.GPOPECalibrationSettings() == gpope.GPOPECalibrationSettings(1.0, "best", "replace_one")
+    with pytest.raises(TypeError, match="calibrate\\(\\) got an unexpected keyword argument 'clipping'"):
+        gpope.calibrate(1.0, 1e-5, clipping=1.0, **small)
+    with pytest.raises(TypeError, match="calibrate_report\\(\\) got an unexpected keyword argument 'sigma'"):
+        gpope.calibrate_report(1.0, 1e-5, sigma=1.0, **small)
+    with pytest.raises(ValueError, match="clip"):
+        gpope.calibrate(1.0, 1e-5, settings=gpope.GPOPECalibrationSettings(clip=0.0), **small)
+    with pytest.warns(DeprecationWarning, match="adjacency"):
+        assert gpope.calibrate_report(1.0, 1e-5, settings=settings, adjacency="add_remove", **small) == a

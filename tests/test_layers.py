@@ -170,7 +170,7 @@ def test_the_rl_layer_is_one_subpackage_per_family():
     # frontier_stats, frontier_result, frontier_plot), the FrozenLake benchmark's (it runs select, FQI by DP-SGD
     # and UCB-VI's MDPs: the toytext package) or rl's __init__
     modules = {_module(p) for p in RL.rglob("*.py")}
-    spanning = ("privcal.rl.frontier", "privcal.rl.frontier_tasks", "privcal.rl.frontier_stats",
+    spanning = ("privcal.rl.frontier", "privcal.rl.frontier_plans", "privcal.rl.frontier_tasks", "privcal.rl.frontier_stats",
                 "privcal.rl.frontier_result",
                 "privcal.rl.frontier_plot", "privcal.rl.toytext")
     stray = {m for m in modules if _family(m) is None and m not in SHARED + ("privcal.rl",) + spanning

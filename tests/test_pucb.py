@@ -722,3 +722,19 @@ def test_settings_objects_give_the_keyword_calls():
         run_pucb(bandit(), 5, 1.0, options=None)
     with pytest.raises(TypeError, match="PUCB\\(\\) got an unexpected keyword argument 'failure'"):
         PUCB(2, 2, 2, 10, epsilon=1.0, failure=0.1)
+
+
+def test_the_trusted_agent_is_the_checked_one():
+    # reference: the checked constructor on the same seed (same counter noise and tie-breaking)
+    from privcal.rl.pucb.agent import PUCBOptions
+
+    checked = PUCB(3, 2, 3, 40, epsilon=2.0, seed=6, failure_probability=0.2, budget_split="paper")
+    trusted = PUCB.unchecked(3, 2, 3, 40, 2.0, 6, PUCBOptions(failure_probability=0.2, budget_split="paper"))
+    assert (trusted.counter_epsilon, trusted.error_bound, trusted.guarantee) == (
+        checked.counter_epsilon, checked.error_bound, checked.guarantee)
+    np.testing.assert_array_equal(trusted.policy(), checked.policy())
+    # the positional order of 0.2.0 still holds: (..., epsilon, failure_probability, seed)
+    positional = PUCB(3, 2, 3, 40, 2.0, 0.2, 6, budget_split="paper")
+    keyword = PUCB(3, 2, 3, 40, epsilon=2.0, seed=6, failure_probability=0.2, budget_split="paper")
+    assert (positional.error_bound, positional.guarantee) == (keyword.error_bound, keyword.guarantee)
+    np.testing.assert_array_equal(positional.policy(), keyword.policy())

@@ -264,10 +264,40 @@ def test_the_trusted_kernel_with_settings_is_run_ucbvi():
     from privcal.rl.ucbvi import UCBVISettings, run_ucbvi_unchecked
 
     mdp = make_mdp("random", S, A, H, seed=0)
-    a = run_ucbvi(mdp, 30, 5.0, 1e-5, 0.2, 4)
+    a = run_ucbvi(mdp, 30, 5.0, 1e-5, failure_probability=0.2, seed=4)
     b = run_ucbvi_unchecked(mdp, 30, UCBVISettings(5.0, 1e-5, 0.2, 4, "gaussian"))
     np.testing.assert_array_equal(a.episode_regret, b.episode_regret)
     assert (a.jdp_epsilon, a.error_bound, a.guarantee) == (b.jdp_epsilon, b.error_bound, b.guarantee)
     agent = PrivateUCBVI.unchecked(S, A, H, 30, UCBVISettings(5.0, None, 0.2, 4, "laplace"))
     assert agent.error_bound == PrivateUCBVI(S, A, H, 30, epsilon=5.0, failure_probability=0.2, seed=4,
                                              counter_noise="laplace").error_bound
+
+
+def test_settings_object_gives_the_keyword_call():
+    # reference: the keyword call of the same run (same seed: same counter noise, tie-breaking and episodes)
+    from privcal.rl.ucbvi import UCBVISettings
+
+    mdp = make_mdp("random", S, A, H, seed=0)
+    settings = UCBVISettings(epsilon=5.0, delta=1e-5, failure_probability=0.2, seed=4)
+    a = run_ucbvi(mdp, 20, 5.0, 1e-5, failure_probability=0.2, seed=4)
+    b = run_ucbvi(mdp, 20, settings=settings)
+    np.testing.assert_array_equal(a.episode_regret, b.episode_regret)
+    # a keyword, epsilon or delta given beside the settings replaces that field
+    c = run_ucbvi(mdp, 20, 5.0, settings=UCBVISettings(epsilon=1.0, delta=1e-5, seed=9), seed=4,
+                  failure_probability=0.2)
+    np.testing.assert_array_equal(a.episode_regret, c.episode_regret)
+    agent = PrivateUCBVI(S, A, H, 20, settings=settings)
+    same = PrivateUCBVI(S, A, H, 20, epsilon=5.0, delta=1e-5, failure_probability=0.2, seed=4)
+    assert (agent.noise_scale, agent.error_bound, agent.log_term) == (same.noise_scale, same.error_bound,
+                                                                      same.log_term)
+    np.testing.assert_array_equal(agent.policy(), same.policy())
+    assert PrivateUCBVI(S, A, H, 20, settings=settings).jdp_epsilon == same.jdp_epsilon
+    # the settings are checked as the keywords are
+    with pytest.raises(ValueError, match="failure_probability"):
+        run_ucbvi(mdp, 20, settings=UCBVISettings(failure_probability=1.5))
+    with pytest.raises(TypeError, match="run_ucbvi\\(\\) got an unexpected keyword argument 'beta'"):
+        run_ucbvi(mdp, 20, beta=0.1)
+    with pytest.raises(TypeError, match="PrivateUCBVI.__init__\\(\\) got an unexpected keyword argument 'noise'"):
+        PrivateUCBVI(S, A, H, 20, noise="laplace")
+    with pytest.raises(TypeError, match="settings must be a UCBVISettings, got 0.2"):
+        run_ucbvi(mdp, 20, 5.0, 1e-5, 0.2)  # failure_probability is a keyword: not taken for the settings

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 
@@ -79,6 +79,7 @@ __all__ = [
     "theorem1_sigma",
     "BOUNDS",
     "GPOPECalibration",
+    "GPOPECalibrationSettings",
     "calibrate",
     "calibrate_report",
     "calibrate_report_unchecked",
@@ -110,6 +111,32 @@ def __getattr__(name: str):
 BOUNDS = ("best", "rdp", "pld", "thm9", "theorem1", "lemma1", "theorem1_paper")
 #: The accountant-priced valid bounds "best" chooses from.
 _BEST_OF = ("rdp", "pld")
+
+
+@dataclass(frozen=True)
+class GPOPECalibrationSettings:
+    """How :func:`calibrate` and :func:`calibrate_report` calibrate, beside the target and the run's size (defaults in
+    one place: here; checked by those two functions, taken as given by the ``*_unchecked`` kernels).
+
+    Attributes:
+        clip: h, the l2 clipping norm of one gradient, in (0, inf); default 1 (it only scales ``noise_std``).
+        bound: one of :data:`BOUNDS`; default "best" (the smaller of the valid "rdp" and "pld" sigmas).
+        neighbouring: the neighbouring relation, a :class:`~privcal.Neighbouring` or its value: "replace_one"
+            (default), "add_remove" or "zero_out".
+    """
+
+    clip: float = 1.0
+    bound: str = "best"
+    neighbouring: Relation = "replace_one"
+
+
+def _calibration_settings(where: str, settings: Optional[GPOPECalibrationSettings], keywords: dict) -> tuple:
+    """(settings with ``keywords`` applied, the deprecated ``adjacency`` keyword or None) for the function ``where``;
+    settings given alone are taken as they are (their type is the only thing to check)."""
+    adjacency = keywords.pop("adjacency", None)
+    if not keywords and type(settings) is GPOPECalibrationSettings:
+        return settings, adjacency
+    return V.settings_with(where, GPOPECalibrationSettings, settings, keywords), adjacency
 
 
 @dataclass(frozen=True)
@@ -248,10 +275,8 @@ def calibrate_report(
     *,
     iterations: int,
     trajectories: int,
-    clip: float = 1.0,
-    bound: str = "best",
-    neighbouring: Relation = "replace_one",
-    adjacency: Optional[str] = None,
+    settings: Optional[GPOPECalibrationSettings] = None,
+    **keywords: Any,
 ) -> GPOPECalibration:
     """:func:`calibrate` with the valid epsilon at the returned sigma and notes.
 
@@ -269,12 +294,15 @@ def calibrate_report(
         delta: target delta, in (0, 1).
         iterations: N, the number of iterations of Alg. 1, an int >= 1.
         trajectories: m, the number of trajectories (one drawn per iteration), an int >= 1.
-        clip: h, the l2 clipping norm of one gradient, in (0, inf); default 1. It only scales
+        settings: a :class:`GPOPECalibrationSettings`; default None: built from ``keywords``.
+        keywords: fields of :class:`GPOPECalibrationSettings` (their defaults live there), replacing those of
+            ``settings``:
+            ``clip``: h, the l2 clipping norm of one gradient, in (0, inf); default 1. It only scales
             ``noise_std``.
-        bound: one of :data:`BOUNDS`: "best" (default), "rdp", "pld", "thm9", "theorem1", "lemma1",
+            ``bound``: one of :data:`BOUNDS`: "best" (default), "rdp", "pld", "thm9", "theorem1", "lemma1",
             "theorem1_paper".
-        neighbouring: the neighbouring relation, "replace_one" (default), "add_remove" or "zero_out".
-        adjacency: deprecated alias of ``neighbouring`` (its "replace" is "replace_one").
+            ``neighbouring``: the neighbouring relation, "replace_one" (default), "add_remove" or "zero_out".
+            ``adjacency``: deprecated alias of ``neighbouring`` (its "replace" is "replace_one").
 
     Returns:
         a :class:`GPOPECalibration`.
@@ -282,14 +310,16 @@ def calibrate_report(
     Raises:
         ValueError: an argument is outside its range.
         InfeasibleError: the bound cannot reach the target (e.g. "theorem1" outside its epsilon range).
+        TypeError: a keyword is no field of :class:`GPOPECalibrationSettings`, or ``settings`` is of another type.
     """
+    given, adjacency = _calibration_settings("calibrate_report", settings, keywords)
     e = V.positive("epsilon", epsilon)
     d = V.open_unit("delta", delta)
     n = V.positive_int("iterations", iterations)
     m = V.positive_int("trajectories", trajectories)
-    h = V.positive("clip", clip)
-    V.choice("bound", bound, BOUNDS)
-    neighbouring = relation_value(neighbouring, adjacency)
+    h = V.positive("clip", given.clip)
+    bound = V.choice("bound", given.bound, BOUNDS)
+    neighbouring = relation_value(given.neighbouring, adjacency)
     return calibrate_report_unchecked(e, d, iterations=n, trajectories=m, clip=h, bound=bound, neighbouring=neighbouring)
 
 
@@ -299,9 +329,9 @@ def calibrate_report_unchecked(
     *,
     iterations: int,
     trajectories: int,
-    clip: float = 1.0,
-    bound: str = "best",
-    neighbouring: str = "replace_one",
+    clip: float = GPOPECalibrationSettings.clip,
+    bound: str = GPOPECalibrationSettings.bound,
+    neighbouring: str = GPOPECalibrationSettings.neighbouring,
 ) -> GPOPECalibration:
     """:func:`calibrate_report` without validation, for callers that validated the arguments (``privcal train gpope``, whose command
     line checks each value once, and the GPOPE table): the same report, the same sigma.
@@ -350,8 +380,8 @@ def calibrate_sigma_unchecked(
     *,
     iterations: int,
     trajectories: int,
-    bound: str = "best",
-    neighbouring: str = "replace_one",
+    bound: str = GPOPECalibrationSettings.bound,
+    neighbouring: str = GPOPECalibrationSettings.neighbouring,
 ) -> float:
     """The sigma of :func:`calibrate_report_unchecked` alone, without pricing it again (for callers that
     only read ``.sigma``, such as the GPOPE table): the same calibration, the same sigma, and none of the
@@ -451,10 +481,8 @@ def calibrate(
     *,
     iterations: int,
     trajectories: int,
-    clip: float = 1.0,
-    bound: str = "best",
-    neighbouring: Relation = "replace_one",
-    adjacency: Optional[str] = None,
+    settings: Optional[GPOPECalibrationSettings] = None,
+    **keywords: Any,
 ) -> float:
     """Noise multiplier sigma of GPOPE Algorithm 1 (noise clip * N(0, sigma^2 I)) for (epsilon, delta)-DP.
 
@@ -488,13 +516,16 @@ def calibrate(
         delta: target delta, in (0, 1).
         iterations: N, the number of iterations of Alg. 1, an int >= 1.
         trajectories: m, the number of trajectories (one drawn per iteration), an int >= 1.
-        clip: h, the l2 clipping norm of one gradient, in (0, inf); default 1 (does not change sigma).
-        bound: one of :data:`BOUNDS` (above); default "best".
-        neighbouring: the neighbouring relation: "replace_one" (default: one trajectory replaced; sensitivity
-            2h), "add_remove" (2h) or "zero_out" (a trajectory replaced by a null one: sensitivity h, the
-            paper's convention, but priced as replace-one at 2h by the valid bounds, because the null
+        settings: a :class:`GPOPECalibrationSettings`; default None: built from ``keywords``.
+        keywords: fields of :class:`GPOPECalibrationSettings` (their defaults live there), replacing those of
+            ``settings``:
+            ``clip``: h, the l2 clipping norm of one gradient, in (0, inf); default 1 (does not change sigma).
+            ``bound``: one of :data:`BOUNDS` (above); default "best".
+            ``neighbouring``: the neighbouring relation: "replace_one" (default: one trajectory replaced;
+            sensitivity 2h), "add_remove" (2h) or "zero_out" (a trajectory replaced by a null one: sensitivity h,
+            the paper's convention, but priced as replace-one at 2h by the valid bounds, because the null
             trajectory displaces another from the draw).
-        adjacency: deprecated alias of ``neighbouring`` (its "replace" is "replace_one").
+            ``adjacency``: deprecated alias of ``neighbouring`` (its "replace" is "replace_one").
 
     Returns:
         sigma, Alg. 1's noise scale in units of the clip h.
@@ -502,8 +533,8 @@ def calibrate(
     Raises:
         ValueError: an argument is outside its range.
         InfeasibleError: the bound cannot reach the target.
+        TypeError: a keyword is no field of :class:`GPOPECalibrationSettings`, or ``settings`` is of another type.
     """
-    return calibrate_report(
-        epsilon, delta, iterations=iterations, trajectories=trajectories, clip=clip, bound=bound,
-        neighbouring=neighbouring, adjacency=adjacency,
-    ).sigma
+    given, adjacency = _calibration_settings("calibrate", settings, keywords)
+    return calibrate_report(epsilon, delta, iterations=iterations, trajectories=trajectories, settings=given,
+                            adjacency=adjacency).sigma

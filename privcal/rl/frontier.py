@@ -1,9 +1,11 @@
 r"""The privacy-utility frontier: utility against epsilon and the amount of data, valid and paper noise.
 
-This module holds the agents' sweeps (settings, per-agent plans, :func:`frontier`); the training runs are in
-``privcal.rl.frontier_tasks``, the statistics in ``privcal.rl.frontier_stats``, the result type in
-``privcal.rl.frontier_result`` and the picture in ``privcal.rl.frontier_plot``. Every public name of the last
-three modules is importable from here.
+This module holds :func:`frontier`: it checks a sweep's settings, runs its tasks and reads each point, its verdict
+and its guarantee from the runs. What each agent's sweep runs (the settings object, the seeded tasks and the
+references) is planned in ``privcal.rl.frontier_plans``, the training runs are in ``privcal.rl.frontier_tasks``, the
+statistics in ``privcal.rl.frontier_stats``, the result type in ``privcal.rl.frontier_result`` and the picture in
+``privcal.rl.frontier_plot``. Every public name of the last three modules, and the settings and variant names of
+``frontier_plans``, is importable from here.
 
 :func:`frontier` sweeps the target epsilon and the amount of data for one agent, trains a few seeds per
 point in parallel (:func:`privcal.rl.parallel.run_trials`: all local cores by default, or a Dask
@@ -80,19 +82,18 @@ the sweep.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
 from typing import Any, Optional
 
 import numpy as np
 
 from privcal import _validate as V
-from privcal.errors import InfeasibleError
 from privcal.rl.parallel import check_engine, run_trials_unchecked
 from privcal.rl.frontier_plot import method_label, panels, plot_frontier
 from privcal.rl.frontier_result import (COVERS_USER, PAIRED_NOTE, UNITS, USER_UNITS, VARIANT_ORDER, Frontier,
                                         FrontierPoint)
-from privcal.rl.frontier_tasks import EVAL_EPISODES, LAST_EPISODES, DPQTask, GPOPETask, run_task
+from privcal.rl.frontier_plans import DPQ_LEARNERS, VARIANTS, FrontierSettings, plan_unchecked
+from privcal.rl.frontier_tasks import run_task
 from privcal.rl.frontier_stats import (CORRECTION, beats_reference, holm, holm_over_grid, one_sided_p_value,
                                        unchecked_beats_reference, unchecked_p_value)
 
@@ -103,14 +104,10 @@ __all__ = ["AGENTS", "VARIANTS", "AGENT_VARIANTS", "VARIANT_CHOICES", "SETTINGS"
            "COVERS_USER", "VARIANT_ORDER", "PAIRED_NOTE", "method_label"]
 
 AGENTS = ("dpq", "gpope", "pucb", "frozenlake")
-#: Noise variants shared by every agent; ``frontier(variant="both")`` runs both.
-VARIANTS = ("valid", "paper")
 #: Every variant of each agent, in table order; ``frontier(variant="all")`` (default) runs them. PUCB's
 #: "gaussian" is valid, with Gaussian counters and an (epsilon, delta)-JDP guarantee.
 AGENT_VARIANTS = {"dpq": ("select", "fqi-transition", "fqi-episode", "valid", "paper"), "gpope": ("valid", "paper"),
                   "pucb": ("valid", "gaussian", "paper"), "frozenlake": ("select", "fqi-episode")}
-#: dpq's valid learners (privcal.rl.dpq.select, privcal.rl.dpq.fqi_dpsgd): random-peak environment only
-DPQ_LEARNERS = ("select", "fqi-transition", "fqi-episode")
 #: dpq environments: "random-peak" (default: theta drawn per seed, privcal.rl.envs.draw_peak) or "fixed" (App. E.1)
 ENVIRONMENTS = ("random-peak", "fixed")
 #: frozenlake environments: "random-map" (default: the map drawn per seed from the public prior,
@@ -118,13 +115,6 @@ ENVIRONMENTS = ("random-peak", "fixed")
 FROZENLAKE_ENVIRONMENTS = ("random-map", "fixed")
 #: every value of ``frontier(variant=...)``: a variant of ``AGENT_VARIANTS``, "both" or "all"
 VARIANT_CHOICES = ("valid", "paper", "gaussian", "select", "fqi-transition", "fqi-episode", "both", "all")
-#: the privacy unit of each (agent, variant)
-_UNITS = {"dpq": {"select": "reward-function", "fqi-transition": "transition", "fqi-episode": "episode",
-                  "valid": "reward-function", "paper": "reward-function"},
-          "gpope": {"valid": "trajectory", "paper": "trajectory"},
-          "pucb": {"valid": "episode", "gaussian": "episode", "paper": "episode"},
-          "frozenlake": {"select": "episode", "fqi-episode": "episode"}}
-
 #: Default sweeps per agent and setting: "fast" (minutes on 2 cores) and "paper" (the papers' sizes).
 SETTINGS = {
     "dpq": {
@@ -166,7 +156,7 @@ _UTILITY = {  # name, axis label, higher is better, amount name, trivial referen
 }
 
 
-# ------------------------------------------------------------------------------------- planning
+# ------------------------------------------------------------------------------------- frontier
 
 
 def _stats(values) -> tuple:
@@ -178,220 +168,11 @@ def _stats(values) -> tuple:
     return float(vals.mean()), float(vals.std(ddof=1)) if vals.size > 1 else 0.0
 
 
-def _plan_dpq(setting, epsilons, amounts, seeds, variants, delta, environment="fixed"):
-    """(tasks, how to read them back, references, settings) of the dpq frontier."""
-    from privcal.rl.dpq import experiments as X
-    from privcal.rl.envs import EPISODE_STEPS, reference_return
-
-    base = "fast" if setting == "fast" else "full"
-    tasks, plan, refs = [], [], {}
-    hp0 = X.hyperparameters(base)
-    peaked = environment == "random-peak"
-    for T in amounts:
-        if T < EPISODE_STEPS or T < hp0.batch_size:
-            raise ValueError(f"amounts must be at least {max(EPISODE_STEPS, hp0.batch_size)} samples for dpq (one "
-                             f"episode of {EPISODE_STEPS} steps and one batch of {hp0.batch_size}), got {T}")
-        if "select" in variants and T < 40 * EPISODE_STEPS:
-            raise ValueError(f"amounts must be at least {40 * EPISODE_STEPS} samples for select (one episode of "
-                             f"each of its 40 policies), got {T}")
-        hp = X.hyperparameters(base, samples=T)
-        for v in variants:
-            for eps in epsilons:
-                start = len(tasks)
-                if v in DPQ_LEARNERS:
-                    tasks += [("learner", v, T, eps, delta, sd) for sd in seeds]
-                    plan.append((v, eps, T, None, "", start))
-                    continue
-                ns = X.unchecked_noise_for("dpq", eps, delta, hp, v)
-                if ns.infeasible:
-                    plan.append((v, eps, T, None, ns.infeasible, 0))
-                    continue
-                tasks += [("dpq", DPQTask(v, hp, eps, delta, ns.sigma, ns.beta, sd, environment)) for sd in seeds]
-                plan.append((v, eps, T, ns.sigma, "", start))
-        refs[T] = {"non_private": len(tasks)}
-        if peaked:
-            tasks += [("learner", "fqi-non-private", T, None, None, sd) for sd in seeds]
-        else:
-            tasks += [("dpq", DPQTask("non_private", hp, None, None, None, None, sd)) for sd in seeds]
-    settings = {"learner": {k: v for k, v in asdict(hp0).items() if k != "samples"}, "last_episodes": LAST_EPISODES,
-                "environment": environment}
-    if peaked:
-        from privcal.rl import envs
-
-        triv, triv_se = envs.trivial_return()
-        trivial = {"mean": triv, "se": triv_se, "label": "best data-independent policy (move-to-middle, "
-                   "expected over theta ~ U[0, 1])"}
-        opt = [envs.policy_return(lambda s, t=envs.draw_peak(sd): (s < t).astype(np.intp), envs.draw_peak(sd),
-                                  episodes=EVAL_EPISODES, seed=[sd, 31])[0] for sd in seeds]
-        optimum = {"mean": float(np.mean(opt)), "se": float(np.std(opt, ddof=1) / np.sqrt(len(opt)))
-                   if len(opt) > 1 else 0.0, "label": "threshold at theta (knows theta), mean over the seeds"}
-        settings.update(environment="privcal.rl.envs.IntervalEnv(peak=draw_peak(seed)): random-peak variant, "
-                        "theta ~ U[0, 1] per seed", utility="released greedy policy's return per episode, "
-                        f"{EVAL_EPISODES} simulated episodes (select and fqi: 2000)",
-                        non_private="fqi-dpsgd without noise (transition unit)", last_episodes=None)
-        return tasks, plan, refs, {"trivial": trivial, "optimum": optimum}, settings
-    rnd, rnd_se = reference_return("random")
-    mid, mid_se = reference_return("middle")
-    trivial = {"mean": rnd, "se": rnd_se, "label": "random policy"}
-    optimum = {"mean": mid, "se": mid_se, "label": "move-to-middle policy"}
-    settings["environment"] = "privcal.rl.envs.IntervalEnv (Wang & Hegde 2019, App. E.1)"
-    return tasks, plan, refs, {"trivial": trivial, "optimum": optimum}, settings
-
-
-def _dpq_guarantee(variant, results, eps, delta):
-    if variant in DPQ_LEARNERS:
-        held = [r[1] for r in results]
-        if all(held):
-            return results[0][2]
-        return f"no guarantee: a premise failed in {held.count(False)} of {len(held)} seeds ({results[0][2]})"
-    if variant == "paper":
-        return "no valid guarantee: the paper's sigma (privcal.rl.dpq.experiments.noise_for, version 'paper')"
-    held = [r[1] for r in results]
-    if all(held):
-        return (f"({eps:g}, {delta:g})-DP w.r.t. reward functions (valid analysis, every premise held in "
-                f"every seed)")
-    bad = next(r[2] for r in results if not r[1])
-    return f"{bad} (in {held.count(False)} of {len(held)} seeds)"
-
-
-def _gpope_context(setting):
-    from privcal.rl.gpope import experiments as G
-
-    s = G.SETTINGS["fast" if setting == "fast" else "full"]
-    return s, G.make_context("chain", s, 0)
-
-
-def _plan_gpope(setting, epsilons, amounts, seeds, variants, delta, ctx_setting):
-    from privcal.calibrators import gpope as cal
-    from privcal.rl.gpope import experiments as G
-    from privcal.rl.gpope.agent import PAPER_BOUND, VALID_BOUND
-
-    s, ctx = ctx_setting
-    clip = G.CLIP["chain"]
-    bounds = {"valid": VALID_BOUND, "paper": PAPER_BOUND}
-    tasks, plan, refs = [], [], {}
-    for m in amounts:
-        for v in variants:
-            for eps in epsilons:
-                try:
-                    sigma = float(cal.calibrate(eps, delta, iterations=m, trajectories=m, clip=clip,
-                                                bound=bounds[v]))
-                except InfeasibleError as exc:
-                    plan.append((v, eps, m, None, str(exc), 0))
-                    continue
-                step = G.tune_step_size(ctx, m, sigma, clip, s.step_grid, s.tune_trials, 0)
-                start = len(tasks)
-                tasks += [("gpope", GPOPETask(ctx, m, 0, sd, sigma, clip, step, (VARIANTS.index(v), _key(eps))))
-                          for sd in seeds]
-                plan.append((v, eps, m, sigma, "", start))
-        step0 = G.tune_step_size(ctx, m, 0.0, clip, s.step_grid, s.tune_trials, 0)
-        refs[m] = {"non_private": len(tasks)}
-        tasks += [("gpope", GPOPETask(ctx, m, 0, sd, 0.0, clip, step0, (len(VARIANTS), 0))) for sd in seeds]
-        refs[m]["lstd"] = len(tasks)
-        tasks += [("lstd", ctx, m, 0, sd) for sd in seeds]
-    trivial = {"mean": float(ctx.score(np.zeros(ctx.evaluator.b.shape[0]))), "se": 0.0, "label": "theta = 0"}
-    settings = {"domain": "chain", "clip": clip, "iterations": "N = m", "step_size": "tuned on public data per "
-                "(variant, epsilon, m)", "eval_trajectories": ctx.evaluator.trajectories,
-                "bounds": bounds}
-    return tasks, plan, refs, {"trivial": trivial}, settings
-
-
-def _plan_frozenlake(epsilons, amounts, seeds, variants, delta, environment):
-    """(tasks, how to read them back, references, settings) of the FrozenLake frontier."""
-    from privcal.rl.toytext import frozenlake as FL
-    from privcal.rl.toytext import random_map as RM
-
-    tasks, plan, refs = [], [], {}
-    for n in amounts:
-        for v in variants:
-            for eps in epsilons:
-                start = len(tasks)
-                tasks += [("frozenlake", v, n, eps, delta, sd, environment) for sd in seeds]
-                plan.append((v, eps, n, None, "", start))
-        refs[n] = {"non_private": len(tasks)}
-        tasks += [("frozenlake", "fqi-non-private", n, None, None, sd, environment) for sd in seeds]
-    settings = {"environment": environment, "behaviour_policy": "uniform random", "horizon": FL.HORIZON,
-                "test": PAIRED_NOTE,
-                "non_private": "fqi-dpsgd without noise (same data)", "privacy_unit": "episode (one user)"}
-    if environment == "random-map":
-        prior = RM.prior_reference()
-        trivial = {"mean": prior.value, "se": prior.se, "label": "best data-independent policy in expectation over "
-                   f"the map prior ({prior.evaluation_maps} public maps; of a stated class)"}
-        optimum = {"mean": prior.optimum, "se": prior.optimum_se, "label": "each map's optimum (knows the map), "
-                   "expected over the prior"}
-        settings.update(reference=prior.to_dict(), map_prior=f"4x4, start 0 and goal 15, hole probability "
-                        f"{RM.HOLE_PROBABILITY:g} per other cell, redrawn until a path exists; map of seed s: "
-                        f"SeedSequence([s, {RM.MAP_STREAM}])")
-    else:
-        mdp = FL.frozen_lake_mdp()
-        trivial = {"mean": float(mdp.initial @ FL.uniform_value(mdp)[0]), "se": 0.0, "label": "uniform policy (the "
-                   "fixed map is public: its optimal policy is data-independent)"}
-        optimum = {"mean": float(mdp.initial @ FL.optimal_value(mdp)[0][0]), "se": 0.0,
-                   "label": "optimal policy (data-independent on the public map)"}
-    return tasks, plan, refs, {"trivial": trivial, "optimum": optimum}, settings
-
-
-def _plan_pucb(setting, epsilons, amounts, seeds, variants, mdp, delta=None):
-    from privcal.rl.pucb.tabular import backward_induction, uniform_policy_return
-
-    tasks, plan, refs = [], [], {}
-    fail = 0.1
-    for T in amounts:
-        for v in variants:
-            for eps in epsilons:
-                start = len(tasks)
-                tasks += [("pucb", mdp, T, eps, fail, v, sd, delta if v == "gaussian" else None) for sd in seeds]
-                plan.append((v, eps, T, None, "", start))
-        refs[T] = {"non_private": len(tasks)}
-        tasks += [("pucb", mdp, T, None, fail, "valid", sd, None) for sd in seeds]
-    optimal = float(mdp.initial @ backward_induction(mdp).values[0])
-    trivial = {"mean": optimal - uniform_policy_return(mdp), "se": 0.0, "label": "uniform policy"}
-    return tasks, plan, refs, {"trivial": trivial}, {"failure_probability": fail}
-
-
-# ------------------------------------------------------------------------------------- frontier
-
-
 def _seed(value) -> int:
     """A seed: a non-negative int (``ValueError`` naming it otherwise)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 0:
         raise ValueError(f"seeds must be non-negative integers, got {value!r}")
     return int(value)
-
-
-def _key(epsilon: float) -> int:
-    """An int naming an epsilon exactly (its IEEE-754 bits): the noise stream of a point depends on its
-    own epsilon, not on the other epsilons of the sweep."""
-    return int(np.float64(epsilon).view(np.uint64))
-
-
-@dataclass(frozen=True)
-class FrontierSettings:
-    """What :func:`frontier` sweeps (defaults in one place: here; checked by :func:`frontier`).
-
-    Attributes:
-        epsilons: target epsilons, each in (0, inf); default None (the setting's, :data:`SETTINGS`).
-        amounts: amounts of data, ints >= 1 (dpq: samples T >= 64; gpope: trajectories m; pucb: episodes; frozenlake:
-            users' episodes); default None (the setting's).
-        seeds: seeds per point, non-negative ints (2 or more for a verdict); default None (the setting's).
-        variant: "valid", "paper", "gaussian" (pucb only), a dpq learner ("select", "fqi-transition",
-            "fqi-episode"; random-peak environment only), "both" (valid and paper) or "all" (default: every variant
-            of the agent, :data:`AGENT_VARIANTS`).
-        setting: "fast" (default: small sizes) or "paper" (the papers' sizes).
-        delta: target delta, in (0, 1); default None (the setting's; pucb: its gaussian variant only).
-        confidence: one-sided confidence of the "beats trivial" verdict, in (0, 1); default 0.95.
-        environment: dpq: "random-peak" (default) or "fixed"; frozenlake: "random-map" (default) or "fixed";
-            default None.
-    """
-
-    epsilons: Optional[Iterable[float]] = None
-    amounts: Optional[Iterable[int]] = None
-    seeds: Optional[Iterable[int]] = None
-    variant: str = "all"
-    setting: str = "fast"
-    delta: Optional[float] = None
-    confidence: float = 0.95
-    environment: Optional[str] = None
 
 
 def frontier(agent: str, settings: Optional[FrontierSettings] = None, *, n_jobs: Optional[int] = -1,
@@ -481,22 +262,8 @@ def _frontier(agent, checked: FrontierSettings, variants, engine, progress=None)
     epsilons, amounts, seeds, setting = checked.epsilons, checked.amounts, checked.seeds, checked.setting
     delta, confidence, environment = checked.delta, checked.confidence, checked.environment
     name, label, higher, amount_name, _ = _UTILITY["dpq-random-peak" if environment == "random-peak" else agent]
-    if agent == "dpq":
-        tasks, plan, ref_idx, fixed, settings = _plan_dpq(setting, epsilons, amounts, seeds, variants, delta,
-                                                          environment)
-    elif agent == "frozenlake":
-        tasks, plan, ref_idx, fixed, settings = _plan_frozenlake(epsilons, amounts, seeds, variants, delta,
-                                                                 environment)
-    elif agent == "gpope":
-        tasks, plan, ref_idx, fixed, settings = _plan_gpope(setting, epsilons, amounts, seeds, variants, delta,
-                                                            _gpope_context(setting))
-    else:
-        from privcal.rl.pucb.experiments import SETTINGS as PS, unchecked_make_mdp
-
-        sizes = PS["fast" if setting == "fast" else "full"]
-        mdp = unchecked_make_mdp("random", sizes["states"], sizes["actions"], sizes["horizon"], 0)
-        tasks, plan, ref_idx, fixed, settings = _plan_pucb(setting, epsilons, amounts, seeds, variants, mdp, delta)
-        settings.update(mdp=mdp.name, states=mdp.states, actions=mdp.actions, horizon=mdp.horizon)
+    sweep = plan_unchecked(agent, checked, variants)
+    tasks, plan, ref_idx, fixed, settings = sweep.tasks, sweep.points, sweep.references, sweep.fixed, sweep.settings
     results = run_trials_unchecked(run_task, tasks, *engine, progress)
     n = len(seeds)
     trivial = fixed["trivial"]
@@ -574,6 +341,22 @@ def _user_epsilon(agent, variant, unit, eps, results) -> tuple:
         return None, None
     upper, lower = pairs.pop()
     return float(upper), (None if lower is None else float(lower))
+
+
+def _dpq_guarantee(variant, results, eps, delta):
+    if variant in DPQ_LEARNERS:
+        held = [r[1] for r in results]
+        if all(held):
+            return results[0][2]
+        return f"no guarantee: a premise failed in {held.count(False)} of {len(held)} seeds ({results[0][2]})"
+    if variant == "paper":
+        return "no valid guarantee: the paper's sigma (privcal.rl.dpq.experiments.noise_for, version 'paper')"
+    held = [r[1] for r in results]
+    if all(held):
+        return (f"({eps:g}, {delta:g})-DP w.r.t. reward functions (valid analysis, every premise held in "
+                f"every seed)")
+    bad = next(r[2] for r in results if not r[1])
+    return f"{bad} (in {held.count(False)} of {len(held)} seeds)"
 
 
 def _guarantee(agent, variant, results, eps, delta) -> str:

@@ -80,7 +80,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -252,14 +252,31 @@ class PUCB(EpisodeCounterAgent):
             return [V.positive_int(name, value) for name, value in
                     (("states", states), ("actions", actions), ("horizon", horizon), ("episodes", episodes))]
 
-        eps, dims, rules = _checked_options("PUCB", epsilon, failure_probability, keywords, dims)
+        # (eight parameters: the positional order of 0.2.0, kept by the deprecation policy)
+        given = V.settings_with("PUCB", PUCBOptions, None, keywords, allowed=_RULE_KEYWORDS)
+        given = replace(given, failure_probability=failure_probability)
+        eps, dims, rules = _checked_options(epsilon, given, dims)
         self._setup(*dims, eps, seed, rules)
 
     @classmethod
-    def _trusted(cls, *args, **kwargs) -> "PUCB":
-        """An agent from already validated arguments (same order as ``__init__``)."""
+    def unchecked(cls, states: int, actions: int, horizon: int, episodes: int, epsilon: Optional[float],
+                  seed: _rng.Seed, options: PUCBOptions) -> "PUCB":
+        """The agent of the constructor from arguments the caller has validated (same draws).
+
+        Args:
+            states: S, an int >= 1 (not checked).
+            actions: A, an int >= 1 (not checked).
+            horizon: H, an int >= 1 (not checked).
+            episodes: T, an int >= 1 (not checked).
+            epsilon: JDP epsilon in (0, inf), or None for the non-private baseline (not checked).
+            seed: None, a non-negative int, a SeedSequence or a Generator.
+            options: the :class:`PUCBOptions`, as :class:`PUCB` checks them (not checked).
+
+        Returns:
+            The agent.
+        """
         agent = cls.__new__(cls)
-        agent._setup(*args, **kwargs)
+        agent._setup(states, actions, horizon, episodes, epsilon, seed, options)
         return agent
 
     def _setup(self, states, actions, horizon, episodes, epsilon, seed, options: PUCBOptions) -> None:
@@ -284,7 +301,7 @@ class PUCB(EpisodeCounterAgent):
         if self.private and counter_noise == "gaussian":
             self.epsilon = epsilon
             self.counter_epsilon = None
-            # arguments validated by __init__ or the caller of _trusted: the unchecked kernels
+            # arguments validated by __init__ or the caller of unchecked: the unchecked kernels
             self.counter_sigma = self.noise_scale = gaussian_sigma_unchecked(t, epsilon, delta, streams=6 * h)  # guarded by tests/test_pucb.py::test_gaussian_agent_guarantee_counters_and_bound
             sensitivity = gaussian_psum_sensitivity_unchecked(t, streams=6 * h)
             # the guarantee at this sigma, from the exact profile (an upper bound on epsilon, <= target)
@@ -429,25 +446,26 @@ def run_pucb(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None,
     """
     if not isinstance(mdp, TabularMDP):
         raise ValueError(f"mdp must be a TabularMDP, got {type(mdp).__name__}")
-    eps, episodes, rules = _checked_options("run_pucb", epsilon, failure_probability, keywords,
-                                            lambda: V.positive_int("episodes", episodes))
+    given = V.settings_with("run_pucb", PUCBOptions, None, keywords, allowed=_RULE_KEYWORDS)
+    given = replace(given, failure_probability=failure_probability)
+    eps, episodes, rules = _checked_options(epsilon, given, lambda: V.positive_int("episodes", episodes))
     return run_pucb_unchecked(mdp, episodes, eps, seed, rules, progress)
 
 
-#: The fields of :class:`PUCBOptions` that :class:`PUCB` and :func:`run_pucb` take as keywords.
+#: The fields of :class:`PUCBOptions` that :class:`PUCB` and :func:`run_pucb` take as keywords (the failure
+#: probability is a parameter of their own).
 _RULE_KEYWORDS = ("budget_split", "error_bound", "unknown", "counter_noise", "delta")
 
 
-def _checked_options(where: str, epsilon, failure_probability, keywords: dict, check_sizes: Callable[[], Any]):
-    """(epsilon, sizes, :class:`PUCBOptions`) from the arguments of :class:`PUCB` or :func:`run_pucb` (named
-    ``where``), each checked once: epsilon, the budget split, the error bound, the sizes (``check_sizes()``), the
-    failure probability, the rule for unknown pairs, then the counter noise against the others."""
-    given = V.settings_with(where, PUCBOptions, None, keywords, allowed=_RULE_KEYWORDS)
+def _checked_options(epsilon, given: PUCBOptions, check_sizes: Callable[[], Any]):
+    """(epsilon, sizes, :class:`PUCBOptions`) from the arguments of :class:`PUCB` or :func:`run_pucb`, each checked
+    once: epsilon, the budget split, the error bound, the sizes (``check_sizes()``), the failure probability, the
+    rule for unknown pairs, then the counter noise against the others."""
     eps = None if epsilon is None else V.positive("epsilon", epsilon)
     split = V.choice("budget_split", given.budget_split, BUDGET_SPLITS)
     rule = check_error_bound(given.error_bound)
     sizes = check_sizes()
-    fail = V.open_unit("failure_probability", failure_probability)
+    fail = V.open_unit("failure_probability", given.failure_probability)
     rules = PUCBOptions(fail, split, rule, V.choice("unknown", given.unknown, UNKNOWN_RULES), given.counter_noise,
                         check_counter_noise(given.counter_noise, eps, given.delta, split, rule))
     return eps, sizes, rules
@@ -509,7 +527,7 @@ def run_pucb_unchecked(mdp: TabularMDP, episodes: int, epsilon: Optional[float] 
     """
     check_memory(mdp.states, mdp.actions, mdp.horizon, episodes)
     t_total = episodes
-    agent = PUCB._trusted(mdp.states, mdp.actions, mdp.horizon, t_total, epsilon, seed, options)
+    agent = PUCB.unchecked(mdp.states, mdp.actions, mdp.horizon, t_total, epsilon, seed, options)
     failure_probability, counter_noise = options.failure_probability, options.counter_noise
     budget_split, error_bound, unknown = options.budget_split, options.error_bound, options.unknown
     regret, optimal, max_err = play_episodes(agent, mdp, t_total, seed, progress)

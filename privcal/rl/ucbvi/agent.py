@@ -67,7 +67,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -154,11 +154,16 @@ class PrivateUCBVI(EpisodeCounterAgent):
         actions: number of actions A, an integer >= 1.
         horizon: episode length H, an integer >= 1.
         episodes: number of episodes T the counters are built for, an integer >= 1.
-        epsilon: JDP epsilon, in (0, inf); None (default) for the non-private reference.
-        delta: JDP delta in (0, 1) with ``counter_noise="gaussian"``; None with "laplace" or no privacy.
-        failure_probability: beta of the optimism event, in (0, 1); default 0.1 (half for the counters).
-        seed: None, a non-negative int, a SeedSequence or a Generator; default None.
-        counter_noise: "gaussian" (default) or "laplace" (see the module docstring).
+        epsilon: JDP epsilon, in (0, inf); default None: the one of ``settings`` (None there: the non-private
+            reference).
+        settings: a :class:`UCBVISettings`; default None: built from ``epsilon`` and ``keywords``.
+        keywords: the other fields of :class:`UCBVISettings` (their defaults live there), replacing those of
+            ``settings``:
+            ``delta``: JDP delta in (0, 1) with ``counter_noise="gaussian"``; None (default) with "laplace" or
+            no privacy.
+            ``failure_probability``: beta of the optimism event, in (0, 1); default 0.1 (half for the counters).
+            ``seed``: None (default), a non-negative int, a SeedSequence or a Generator.
+            ``counter_noise``: "gaussian" (default) or "laplace" (see the module docstring).
 
     Attributes: ``noise_scale`` (sigma or b), ``error_bound`` E, ``log_term`` L, ``jdp_epsilon`` and
     ``jdp_delta`` (the guarantee: an upper bound on epsilon at ``jdp_delta``), ``privacy_unit``,
@@ -166,20 +171,19 @@ class PrivateUCBVI(EpisodeCounterAgent):
 
     Raises:
         ValueError: an argument is outside its range.
+        TypeError: a keyword is no field of :class:`UCBVISettings`, or ``settings`` is of another type.
     """
 
     def __init__(self, states: int, actions: int, horizon: int, episodes: int, epsilon: Optional[float] = None,
-                 delta: Optional[float] = None, failure_probability: float = UCBVISettings.failure_probability,
-                 seed: _rng.Seed = None, *, counter_noise: str = UCBVISettings.counter_noise):
-        eps = None if epsilon is None else V.positive("epsilon", epsilon)
-        noise = V.choice("counter_noise", counter_noise, COUNTER_NOISES)
-        if eps is None and delta is not None:
-            raise ValueError(f"delta needs an epsilon (epsilon=None is the non-private reference), got {delta!r}")
-        d = None if eps is None else check_delta(noise, delta)
-        dims = (V.positive_int("states", states), V.positive_int("actions", actions),
-                V.positive_int("horizon", horizon), V.positive_int("episodes", episodes))
-        self._setup(*dims, UCBVISettings(eps, d, V.open_unit("failure_probability", failure_probability), seed,
-                                         noise))
+                 settings: Optional[UCBVISettings] = None, **keywords: Any):
+        given = V.settings_with("PrivateUCBVI.__init__", UCBVISettings, settings, _privacy(keywords, epsilon))
+
+        def dims() -> tuple:
+            return (V.positive_int("states", states), V.positive_int("actions", actions),
+                    V.positive_int("horizon", horizon), V.positive_int("episodes", episodes))
+
+        sizes, checked = _checked_settings(given, dims)
+        self._setup(*sizes, checked)
 
     @classmethod
     def unchecked(cls, states: int, actions: int, horizon: int, episodes: int,
@@ -318,9 +322,8 @@ class UCBVIRun:
 
 
 def run_ucbvi(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None, delta: Optional[float] = None,
-              failure_probability: float = UCBVISettings.failure_probability, seed: _rng.Seed = None, *,
-              counter_noise: str = UCBVISettings.counter_noise,
-              progress: Optional[Callable[[int, int], None]] = None) -> UCBVIRun:
+              settings: Optional[UCBVISettings] = None, *, progress: Optional[Callable[[int, int], None]] = None,
+              **keywords: Any) -> UCBVIRun:
     """Run Private-UCB-VI (or the non-private reference, ``epsilon=None``) for ``episodes`` episodes.
 
     The regret of each episode is exact: rho* - p0 . V^{pi_k}_0 by backward induction on the true MDP.
@@ -328,30 +331,51 @@ def run_ucbvi(mdp: TabularMDP, episodes: int, epsilon: Optional[float] = None, d
     Args:
         mdp: the environment, a :class:`privcal.rl.pucb.tabular.TabularMDP`.
         episodes: number of episodes T (users), an integer >= 1.
-        epsilon: JDP epsilon, in (0, inf); None (default) for the non-private reference.
-        delta: JDP delta in (0, 1) with Gaussian counters; None with Laplace counters or no privacy.
-        failure_probability: beta, in (0, 1); default 0.1.
-        seed: None, a non-negative int, a SeedSequence or a Generator; the agent (children 0-3) and the
-            episode sampling (child 4) get independent streams. Default None.
-        counter_noise: "gaussian" (default) or "laplace".
+        epsilon: JDP epsilon, in (0, inf); default None: the one of ``settings`` (None there: the non-private
+            reference).
+        delta: JDP delta in (0, 1) with Gaussian counters; None with Laplace counters or no privacy; default
+            None: the one of ``settings``.
+        settings: a :class:`UCBVISettings`; default None: built from ``epsilon``, ``delta`` and ``keywords``.
         progress: called as ``progress(done, total)`` after each episode; default None.
+        keywords: the other fields of :class:`UCBVISettings` (their defaults live there), replacing those of
+            ``settings``:
+            ``failure_probability``: beta, in (0, 1); default 0.1.
+            ``seed``: None (default), a non-negative int, a SeedSequence or a Generator; the agent (children
+            0-3) and the episode sampling (child 4) get independent streams.
+            ``counter_noise``: "gaussian" (default) or "laplace".
 
     Returns:
         A :class:`UCBVIRun`.
 
     Raises:
         ValueError: an argument is outside its range.
+        TypeError: a keyword is no field of :class:`UCBVISettings`, or ``settings`` is of another type.
     """
+    given = V.settings_with("run_ucbvi", UCBVISettings, settings, _privacy(keywords, epsilon, delta))
     if not isinstance(mdp, TabularMDP):
         raise ValueError(f"mdp must be a TabularMDP, got {type(mdp).__name__}")
-    eps = None if epsilon is None else V.positive("epsilon", epsilon)
-    noise = V.choice("counter_noise", counter_noise, COUNTER_NOISES)
-    if eps is None and delta is not None:
-        raise ValueError(f"delta needs an epsilon (epsilon=None is the non-private reference), got {delta!r}")
-    d = None if eps is None else check_delta(noise, delta)
-    episodes = V.positive_int("episodes", episodes)
-    settings = UCBVISettings(eps, d, V.open_unit("failure_probability", failure_probability), seed, noise)
-    return run_ucbvi_unchecked(mdp, episodes, settings, progress=progress)
+    t, checked = _checked_settings(given, lambda: V.positive_int("episodes", episodes))
+    return run_ucbvi_unchecked(mdp, t, checked, progress=progress)
+
+
+def _privacy(keywords: dict, epsilon: Optional[float], delta: Optional[float] = None) -> dict:
+    """``keywords`` with ``epsilon`` and ``delta`` added where given (not None): the fields they replace."""
+    given = {name: value for name, value in (("epsilon", epsilon), ("delta", delta)) if value is not None}
+    return {**given, **keywords}
+
+
+def _checked_settings(given: UCBVISettings, check_sizes: Callable[[], Any]) -> tuple:
+    """(sizes, checked :class:`UCBVISettings`) for :class:`PrivateUCBVI` and :func:`run_ucbvi`, each value checked
+    once, in this order: epsilon, the counter noise, delta against them, the sizes (``check_sizes()``), the
+    failure probability."""
+    eps = None if given.epsilon is None else V.positive("epsilon", given.epsilon)
+    noise = V.choice("counter_noise", given.counter_noise, COUNTER_NOISES)
+    if eps is None and given.delta is not None:
+        raise ValueError(f"delta needs an epsilon (epsilon=None is the non-private reference), got {given.delta!r}")
+    d = None if eps is None else check_delta(noise, given.delta)
+    sizes = check_sizes()
+    beta = V.open_unit("failure_probability", given.failure_probability)
+    return sizes, UCBVISettings(eps, d, beta, given.seed, noise)
 
 
 def run_ucbvi_unchecked(mdp: TabularMDP, episodes: int, settings: UCBVISettings, *,
