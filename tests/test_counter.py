@@ -502,3 +502,24 @@ def test_pucb_counter_epsilon_underflow_still_refused():
 
     with pytest.raises(ValueError, match=r"^epsilon must be in \(0, inf\), got 0\.0$"):
         PUCB(2, 2, 3, 10, epsilon=1e-323)
+
+
+def test_counter_bounds_hands_on_the_tree_and_the_gaussian_bounds_at_their_old_path():
+    # the tree geometry and the Gaussian-noise bounds live in their own modules; the old import path
+    # privcal.analysis.counter_bounds gives the same objects, listed in its __all__
+    from privcal.analysis import counter_bounds, counter_gaussian_bounds, counter_tree
+
+    for home in (counter_tree, counter_gaussian_bounds):
+        for name in home.__all__:
+            assert name in counter_bounds.__all__ and getattr(counter_bounds, name) is getattr(home, name), name
+
+
+@pytest.mark.parametrize("steps", [1, 2, 7, 8, 1000])
+def test_popcount_histogram_unchecked_is_the_checked_histogram(steps):
+    # the trusted kernel skips validation only: brute-force popcounts of 1..T as the reference
+    from privcal.analysis.counter_tree import popcount_histogram_unchecked
+
+    brute = np.bincount([bin(t).count("1") for t in range(1, steps + 1)], minlength=num_levels(steps) + 1)
+    np.testing.assert_array_equal(popcount_histogram_unchecked(steps), brute)
+    with pytest.raises(ValueError, match="steps"):
+        popcount_histogram(0)

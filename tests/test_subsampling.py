@@ -455,3 +455,30 @@ def test_exp_or_zero_is_numpy_exp_bit_for_bit():
     assert np.array_equal(got, want, equal_nan=True)
     assert np.array_equal(np.signbit(got), np.signbit(want))
     assert want[x == -745.1][0] > 0  # the subnormal tail is really there
+
+
+def test_subsampling_hands_on_the_poisson_functions_at_their_old_path():
+    # Poisson sampling lives in privcal.analysis.subsampling_poisson; the old path gives the same objects
+    from privcal.analysis import subsampling, subsampling_poisson
+
+    for name in ("rdp_poisson_gaussian", "rdp_poisson_gaussian_unchecked", "check_subsampled_gaussian"):
+        assert getattr(subsampling, name) is getattr(subsampling_poisson, name), name
+    assert "rdp_poisson_gaussian" in subsampling.__all__
+
+
+@pytest.mark.parametrize("args, name", [
+    (([1.0], 1.0, 0.1), "orders"),
+    (([2.0], 0.0, 0.1), "noise_multiplier"),
+    (([2.0], 1.0, 1.5), "sample_rate"),
+])
+def test_the_subsampled_gaussian_check_names_the_bad_argument(args, name):
+    # one check serves the Poisson and the without-replacement functions: the same refusal from both
+    from privcal.analysis.subsampling import rdp_without_replacement_gaussian
+    from privcal.analysis.subsampling_poisson import check_subsampled_gaussian, rdp_poisson_gaussian
+
+    messages = []
+    for fn in (check_subsampled_gaussian, rdp_poisson_gaussian, rdp_without_replacement_gaussian):
+        with pytest.raises(ValueError, match=name) as info:
+            fn(*args)
+        messages.append(str(info.value))
+    assert len(set(messages)) == 1

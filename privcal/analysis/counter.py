@@ -34,8 +34,9 @@ Noise is drawn lazily (one Laplace array per round, for the one p-sum that compl
 from a ``numpy.random.Generator`` (``privcal._rng``), so a seed reproduces the run. Memory is 2 L
 floats per counter.
 
-The noise scales and the error bounds are in :mod:`privcal.analysis.counter_bounds`; this module
-re-exports them, so ``from privcal.analysis.counter import error_bound`` works.
+The noise scales and the error bounds are in :mod:`privcal.analysis.counter_bounds` (Laplace noise) and
+:mod:`privcal.analysis.counter_gaussian_bounds` (Gaussian noise), the tree's shape in
+:mod:`privcal.analysis.counter_tree`; this module re-exports them, so ``from privcal.analysis.counter import error_bound`` works.
 
 Names: the probability that an error bound fails is ``failure_probability`` (VBKW call it beta;
 in privcal ``beta`` is only the kernel parameter of exp(-beta |x - y|)). The deprecated keyword ``beta=``

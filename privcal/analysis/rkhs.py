@@ -7,9 +7,10 @@ space H^1 with the inner product of Lemma 6 (Wang & Hegde, NeurIPS 2019, App. C)
 
 Norms of callables (quadrature), of sampled functions (exact for the piecewise-linear
 interpolant) and of kernel expansions (closed form ``a^T K a``) are in :mod:`privcal.analysis.rkhs_space`;
-the RKHS sensitivity of the Q-update used in the proof of Theorem 5, of the output-perturbation
-alternative of Sec. 3.2 and of a certified agent's releases in :mod:`privcal.analysis.rkhs_sensitivity`.
-This module re-exports every public name of both (``privcal.analysis.rkhs.norm`` is
+the RKHS sensitivity of the Q-update used in the proof of Theorem 5 and of the output-perturbation
+alternative of Sec. 3.2 in :mod:`privcal.analysis.rkhs_sensitivity`, the Lemma 6 norm bound from a sup and a
+Lipschitz constant in :mod:`privcal.analysis.rkhs_norm_bound`, and the sensitivities of a certified agent's
+releases in :mod:`privcal.analysis.rkhs_certified`. This module re-exports every public name of them (``privcal.analysis.rkhs.norm`` is
 ``privcal.analysis.rkhs_space.norm``).
 
 On an interval ``[a, b]`` the same formula is used with ``a, b`` in place of ``0, 1``; it is the

@@ -1,22 +1,34 @@
-r"""Sensitivities in the Lemma 6 RKHS norm: Wang & Hegde 2019's Thm 5 and Sec. 3.2 as printed and valid, and the
-sensitivities of an agent whose every update is certified.
+r"""Sensitivities in the Lemma 6 RKHS norm: Wang & Hegde 2019's Thm 5 and Sec. 3.2 as printed and valid.
 
 * the Q-update of the proof of Theorem 5: the paper's ``v``, sup bound, kernel beta and ``C = (v^2 + v) L^2``
   as printed (``*_paper``), beside the valid ``(v^2 + 5v/2) L^2`` (``Lip(Q - Q') <= 2L``);
-* the output-perturbation alternative of Sec. 3.2, printed and valid;
-* the releases of an agent that certifies each update (``clipped_*``: parameters drift apart through every
-  update; ``restarted_*``: every update starts from the released function).
+* the output-perturbation alternative of Sec. 3.2, printed and valid.
 
-Every bound rests on ``||f||_H^2 <= (1 + beta/2) D^2 + L'^2 / (2 beta)`` (:func:`sensitivity_squared_bound`)
-for ``|f| <= D``, ``Lip(f) <= L'``. The norm itself is :mod:`privcal.analysis.rkhs_space`; the findings about
-the printed bounds are summarised in :mod:`privcal.analysis.rkhs`, which re-exports both modules.
+Every bound rests on ``||f||_H^2 <= (1 + beta/2) D^2 + L'^2 / (2 beta)`` for ``|f| <= D``, ``Lip(f) <= L'``
+(:func:`privcal.analysis.rkhs_norm_bound.sensitivity_squared_bound`). The sensitivities of an agent that
+certifies each update (``clipped_*``, ``restarted_*``) are :mod:`privcal.analysis.rkhs_certified`; this
+module re-exports them and the norm bound (``from privcal.analysis.rkhs_sensitivity import
+clipped_run_sensitivity_squared`` works). The norm itself is
+:mod:`privcal.analysis.rkhs_space`; the findings about the printed bounds are summarised in
+:mod:`privcal.analysis.rkhs`, which re-exports all of them.
 """
 
 from __future__ import annotations
 
-import math
-
 from privcal import _validate as V
+from privcal.analysis.rkhs_certified import (
+    clipped_release_sensitivity_squared,
+    clipped_run_minimizing_beta,
+    clipped_run_sensitivity_squared,
+    restarted_minimizing_beta,
+    restarted_release_sensitivity_squared,
+    restarted_release_sensitivity_squared_unchecked,
+)
+from privcal.analysis.rkhs_norm_bound import (
+    sensitivity_minimizing_beta,
+    sensitivity_squared_bound,
+    sensitivity_squared_bound_unchecked,
+)
 
 __all__ = [
     "update_sup_bound",
@@ -192,66 +204,6 @@ def _kernel_beta_thm5_proof_paper(lr: float, k: float, batch_size: int, lipschit
     return _update_sup_bound(lr, k, batch_size, lipschitz)
 
 
-def sensitivity_squared_bound(sup_norm: float, lipschitz: float, beta: float) -> float:
-    """Upper bound on ``||f||_H^2`` from ``|f| <= D`` and ``|f'| <= L'`` on ``[0, 1]``.
-
-    Formula: ``||f||^2 <= (1 + beta/2) D^2 + L'^2 / (2 beta)``, term by term:
-    ``1/2 (f(0)^2 + f(1)^2) <= D^2``, ``(beta/2) int f^2 <= (beta/2) D^2``,
-    ``1/(2 beta) int f'^2 <= L'^2/(2 beta)``. ``lipschitz`` is the Lipschitz constant of ``f``
-    itself (for ``f = Q - Q'`` with ``Q, Q'`` both ``L``-Lipschitz, pass ``2L``).
-    Source: Wang & Hegde 2019, Lemma 6 norm, as used in the proof of Thm 5.
-
-    Args:
-        sup_norm: D, a bound on sup |f|, in [0, inf).
-        lipschitz: L', the Lipschitz constant of f, in [0, inf).
-        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
-
-    Returns:
-        the bound on ||f||_H^2, in [0, inf).
-
-    Raises:
-        ValueError: an argument is outside its range.
-    """
-    sup_norm = V.nonnegative("sup_norm", sup_norm)
-    lipschitz = V.nonnegative("lipschitz", lipschitz)
-    beta = V.positive("beta", beta)
-    return _sensitivity_squared_bound(sup_norm, lipschitz, beta)
-
-
-def _sensitivity_squared_bound(sup_norm: float, lipschitz: float, beta: float) -> float:
-    """sensitivity_squared_bound for validated inputs."""
-    d, lip = sup_norm, lipschitz
-    return (1.0 + beta / 2.0) * d * d + lip * lip / (2.0 * beta)
-
-
-def sensitivity_minimizing_beta(sup_norm: float, lipschitz: float) -> float:
-    """Kernel parameter minimising ``sensitivity_squared_bound`` for fixed ``D`` and ``L'``.
-
-    Formula: ``beta* = L'/D``, where the bound equals ``D^2 + D L'``. With the paper's
-    ``D = v L, L' = L`` this is Thm 5's ``beta = 1/v``; with ``L' = 2L`` it is ``2/v``.
-    Note: ``beta`` is the noise kernel's, so changing it also changes Lemma 8's sup term.
-    Source: calculus on the bound of Wang & Hegde 2019, proof of Thm 5.
-
-    Args:
-        sup_norm: D, a bound on sup |f|, in (0, inf).
-        lipschitz: L', the Lipschitz constant of f, in (0, inf).
-
-    Returns:
-        the minimising kernel beta, in (0, inf).
-
-    Raises:
-        ValueError: an argument is outside its range.
-    """
-    sup_norm = V.positive("sup_norm", sup_norm)
-    lipschitz = V.positive("lipschitz", lipschitz)
-    return _sensitivity_minimizing_beta(sup_norm, lipschitz)
-
-
-def _sensitivity_minimizing_beta(sup_norm: float, lipschitz: float) -> float:
-    """sensitivity_minimizing_beta for validated inputs."""
-    return lipschitz / sup_norm
-
-
 def update_sensitivity_squared_paper(lr: float, k: float, batch_size: int, lipschitz: float) -> float:
     """Squared RKHS sensitivity of one Q-update as printed in Theorem 5 (the ``C(alpha,k,L,B)``).
 
@@ -345,7 +297,7 @@ def update_sensitivity_squared_unchecked(
     d = _update_sup_bound(lr, k, batch_size, lipschitz)
     if beta is None:
         beta = _kernel_beta_thm5(lr, k, batch_size)
-    return _sensitivity_squared_bound(d, 2.0 * lipschitz, beta)
+    return sensitivity_squared_bound_unchecked(d, 2.0 * lipschitz, beta)
 
 
 def _discount(discount) -> float:
@@ -432,196 +384,4 @@ def _output_perturbation_sensitivity_squared(
     reward_bound: float, discount: float, lipschitz: float, beta: float
 ) -> float:
     """output_perturbation_sensitivity_squared for validated inputs."""
-    return _sensitivity_squared_bound(2.0 * reward_bound / (1.0 - discount), 2.0 * lipschitz, beta)
-
-
-# ----------------------------------------------------------------------------------------------
-# sensitivities of an agent whose every update is certified (valid analysis of Algorithm 1)
-
-
-def _sum_of_squares(n: int) -> float:
-    """1^2 + 2^2 + ... + n^2."""
-    return n * (n + 1.0) * (2.0 * n + 1.0) / 6.0
-
-
-def _validate_clipped(update_clip, updates, lipschitz) -> tuple[float, int, float]:
-    update_clip = V.positive("update_clip", update_clip)
-    updates = V.positive_int("updates", updates)
-    lipschitz = V.positive("lipschitz", lipschitz)
-    return update_clip, updates, lipschitz
-
-
-def clipped_release_sensitivity_squared(update_clip: float, updates: int, lipschitz: float, beta: float) -> float:
-    """Squared RKHS sensitivity of the function released after ``updates`` certified updates (one action).
-
-    Formula: ``(1 + beta/2) (2 j c)^2 + (2L)^2 / (2 beta)`` with ``j = updates``, ``c = update_clip``:
-    ``sensitivity_squared_bound`` of ``f = Q_j - Q'_j``, where ``Q_j``, ``Q'_j`` are the functions the
-    agent holds after ``j`` updates on two reward functions (any two: the bound does not use the
-    rewards). Every update is certified to move each action's Q by at most ``c`` in sup norm over
-    [0, 1], so ``|Q_j - Q'_j| <= sum_i (|Q_i - Q_(i-1)| + |Q'_i - Q'_(i-1)|) <= 2 j c`` (the same
-    initial network); both are ``L``-Lipschitz, so ``f`` is ``2L``-Lipschitz.
-    Source: Wang & Hegde 2019, Lemma 6 norm (as used in the proof of Thm 5), with the per-update
-    premise made true by the agent (``privcal.rl.dpq.agent``) instead of assumed.
-
-    Args:
-        update_clip: c, the certified bound on one update's change of Q in sup norm, in (0, inf)
-            (units of Q, i.e. of reward).
-        updates: j, the number of certified updates before the release, an int >= 1.
-        lipschitz: L, the enforced Lipschitz bound of Q in the state, in (0, inf).
-        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
-
-    Returns:
-        the squared RKHS sensitivity of the release (one action), in (0, inf).
-
-    Raises:
-        ValueError: an argument is outside its range.
-    """
-    update_clip, updates, lipschitz = _validate_clipped(update_clip, updates, lipschitz)
-    beta = V.positive("beta", beta)
-    return _clipped_release_sensitivity_squared(update_clip, updates, lipschitz, beta)
-
-
-def _clipped_release_sensitivity_squared(update_clip, updates, lipschitz, beta) -> float:
-    """clipped_release_sensitivity_squared for validated inputs."""
-    return _sensitivity_squared_bound(2.0 * updates * update_clip, 2.0 * lipschitz, beta)
-
-
-def clipped_run_sensitivity_squared(update_clip: float, updates: int, lipschitz: float, beta: float, *,
-                                    actions: int = 1) -> float:
-    """Sum of the squared RKHS sensitivities of every release of a certified run: U releases x m actions.
-
-    Formula: ``m sum_(j=1..U) [(1 + beta/2)(2 j c)^2 + (2L)^2/(2 beta)]
-    = m [(1 + beta/2) 4 c^2 U(U+1)(2U+1)/6 + U (2L)^2/(2 beta)]``. Composing Gaussian-process
-    releases with independent noise paths of scale sigma is a Gaussian mechanism with
-    ``mu^2 = (this sum) / sigma^2`` (Wang & Hegde 2019, Prop. 4; Gaussian composition is exact).
-    The release before the first update (the initial network) does not depend on the rewards.
-    Source: :func:`clipped_release_sensitivity_squared`, summed.
-
-    Args:
-        update_clip: c, the certified bound on one update's change of Q in sup norm, in (0, inf)
-            (units of Q).
-        updates: U, the number of certified updates (releases that depend on the rewards), an int >= 1.
-        lipschitz: L, the enforced Lipschitz bound of Q in the state, in (0, inf).
-        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
-        actions: m, the number of actions (one noise path each per release), an int >= 1; default 1.
-
-    Returns:
-        the summed squared sensitivity, in (0, inf).
-
-    Raises:
-        ValueError: an argument is outside its range.
-    """
-    update_clip, updates, lipschitz = _validate_clipped(update_clip, updates, lipschitz)
-    beta = V.positive("beta", beta)
-    actions = V.positive_int("actions", actions)
-    return _clipped_run_sensitivity_squared(update_clip, updates, lipschitz, beta, actions)
-
-
-def _clipped_run_sensitivity_squared(update_clip, updates, lipschitz, beta, actions=1) -> float:
-    """clipped_run_sensitivity_squared for validated inputs."""
-    sup_part = 4.0 * update_clip**2 * _sum_of_squares(updates)
-    lip_part = updates * (2.0 * lipschitz) ** 2
-    return actions * ((1.0 + beta / 2.0) * sup_part + lip_part / (2.0 * beta))
-
-
-def clipped_run_minimizing_beta(update_clip: float, updates: int, lipschitz: float) -> float:
-    """Kernel beta minimising :func:`clipped_run_sensitivity_squared` (one beta for every release).
-
-    Formula: with ``A = 4 c^2 U(U+1)(2U+1)/6`` and ``C = U (2L)^2/2`` the sum is
-    ``m (A (1 + beta/2) + C/beta)``, minimal at ``beta = sqrt(2 C / A)`` where it equals
-    ``m (A + sqrt(2 A C))``. Source: calculus on :func:`clipped_run_sensitivity_squared`.
-
-    Args:
-        update_clip: c, the certified bound on one update's change of Q in sup norm, in (0, inf).
-        updates: U, the number of certified updates, an int >= 1.
-        lipschitz: L, the enforced Lipschitz bound of Q in the state, in (0, inf).
-
-    Returns:
-        the minimising kernel beta, in (0, inf).
-
-    Raises:
-        ValueError: an argument is outside its range.
-    """
-    return _clipped_run_minimizing_beta(*_validate_clipped(update_clip, updates, lipschitz))
-
-
-def _clipped_run_minimizing_beta(update_clip, updates, lipschitz) -> float:
-    """clipped_run_minimizing_beta for validated inputs."""
-    a = 4.0 * update_clip**2 * _sum_of_squares(updates)
-    c = updates * (2.0 * lipschitz) ** 2 / 2.0
-    return math.sqrt(2.0 * c / a)
-
-
-# ----------------------------------------------------------------------------------------------
-# every update starts from the released function (valid analysis of Algorithm 1: privcal.calibrators.dpq)
-
-
-def _validate_restarted(update_clip, update_lipschitz) -> tuple[float, float]:
-    return V.positive("update_clip", update_clip), V.positive("update_lipschitz", update_lipschitz)
-
-
-def restarted_release_sensitivity_squared(update_clip: float, update_lipschitz: float, beta: float) -> float:
-    """Squared RKHS sensitivity of one release when every update starts from the released function.
-
-    Formula: ``(1 + beta/2) (2c)^2 + (2l)^2 / (2 beta)`` with ``c = update_clip``, ``l = update_lipschitz``:
-    ``sensitivity_squared_bound`` of ``f = Delta - Delta'``. Release j + 1 is R_j + Delta_j + g_(j+1),
-    where R_j is the earlier release and Delta_j = Q_new - Q_old is the j-th update's change, certified
-    to satisfy sup_s |Delta_j(s)| <= c and Lip_s(Delta_j) <= l. Under adaptive composition R_j is given
-    (the same for both reward functions), so the two means differ by Delta_j - Delta'_j: sup <= 2c,
-    Lipschitz <= 2l, whatever the rewards and however far the parameters drifted. Lemma 6's norm
-    ``||f||_H^2 = (f(0)^2 + f(1)^2)/2 + (1/(2 beta)) int_0^1 (f'^2 + beta^2 f^2)
-    <= sup^2 (1 + beta/2) + Lip^2 / (2 beta)`` gives the formula.
-    Source: Wang & Hegde 2019, Lemma 6 norm (as used in the proof of Thm 5), with both premises certified
-    by the agent (``privcal.rl.dpq.agent.certified_step``).
-
-    Args:
-        update_clip: c, the certified bound on one update's change of Q in sup norm, in (0, inf) (units of Q).
-        update_lipschitz: l, the certified bound on the Lipschitz constant of one update's change, in
-            (0, inf) (units of Q per unit state).
-        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf).
-
-    Returns:
-        the squared RKHS sensitivity of one release (one action), in (0, inf).
-
-    Raises:
-        ValueError: an argument is outside its range.
-    """
-    update_clip, update_lipschitz = _validate_restarted(update_clip, update_lipschitz)
-    beta = V.positive("beta", beta)
-    return restarted_release_sensitivity_squared_unchecked(update_clip, update_lipschitz, beta)
-
-
-def restarted_release_sensitivity_squared_unchecked(update_clip: float, update_lipschitz: float, beta: float) -> float:
-    """:func:`restarted_release_sensitivity_squared` without validation, for callers that validated the
-    arguments (``privcal.calibrators.dpq``): ``(1 + beta/2) (2c)^2 + (2l)^2 / (2 beta)``.
-
-    Args:
-        update_clip: c, a float in (0, inf) (not checked).
-        update_lipschitz: l, a float in (0, inf) (not checked).
-        beta: kernel parameter, a float in (0, inf) (not checked).
-
-    Returns:
-        the squared RKHS sensitivity of one release (one action), in (0, inf).
-    """
-    return _sensitivity_squared_bound(2.0 * update_clip, 2.0 * update_lipschitz, beta)
-
-
-def restarted_minimizing_beta(update_clip: float, update_lipschitz: float) -> float:
-    """Kernel beta minimising :func:`restarted_release_sensitivity_squared`: ``beta = l / c``.
-
-    Formula: ``(1 + beta/2) 4 c^2 + 2 l^2 / beta`` is minimal at ``beta = sqrt(2 * 2 l^2 / (4 c^2)) = l / c``,
-    where it equals ``4 c^2 + 4 c l`` (``sensitivity_minimizing_beta`` with D = 2c, L' = 2l).
-    Source: calculus on :func:`restarted_release_sensitivity_squared`.
-
-    Args:
-        update_clip: c, the certified bound on one update's change of Q in sup norm, in (0, inf).
-        update_lipschitz: l, the certified bound on the Lipschitz constant of one update's change, in (0, inf).
-
-    Returns:
-        the minimising kernel beta, in (0, inf).
-
-    Raises:
-        ValueError: an argument is outside its range.
-    """
-    update_clip, update_lipschitz = _validate_restarted(update_clip, update_lipschitz)
-    return update_lipschitz / update_clip
+    return sensitivity_squared_bound_unchecked(2.0 * reward_bound / (1.0 - discount), 2.0 * lipschitz, beta)
