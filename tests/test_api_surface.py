@@ -45,6 +45,8 @@ MODULES = [
     "privcal.accounting.search",
     "privcal.accounting.events",
     "privcal.accounting.accountants",
+    "privcal.accounting.rdp_accountant",
+    "privcal.accounting.front_door_settings",
     "privcal.accounting.calibration",
     "privcal.accounting.api",
     "privcal.accounting.selection",

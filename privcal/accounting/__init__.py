@@ -21,6 +21,8 @@ from .api import (
     ACCOUNTANT_CHOICES,
     CalibrationReport,
     EpsilonReport,
+    PricingOptions,
+    Run,
     calibrate,
     calibrate_report,
     epsilon,
@@ -47,6 +49,8 @@ from .events import (
 from .interop import from_dp_accounting
 
 __all__ = [
+    "PricingOptions",
+    "Run",
     "ACCOUNTANTS",
     "ACCOUNTANT_CHOICES",
     "Accountant",

@@ -2,8 +2,10 @@
 
 A *setting* describes what ran: ``steps`` releases of a mechanism with L2 (or RKHS-norm) sensitivity
 ``sensitivity`` and Gaussian (or Gaussian-process) noise of standard deviation ``sigma``, each
-optionally on a random subsample (``sample_rate``, ``sampling="poisson" | "without_replacement"``).
-``accountant`` picks the bound:
+optionally on a random subsample (``sample_rate``, ``sampling="poisson" | "without_replacement"``). A
+:class:`~privcal.accounting.front_door_settings.Run` holds all of it but ``sigma`` (give one, or its fields as
+keywords). ``accountant`` (with the PLD's knobs: a :class:`~privcal.accounting.front_door_settings.PricingOptions`,
+or its fields as keywords) picks the bound:
 
 * ``"exact"``  the exact privacy profile (Balle & Wang 2018) — the lower limit of every valid bound;
 * ``"paper"``  Wang & Hegde 2019, Thm 5 (the epsilon-expression of its proof); with subsampling,
@@ -33,17 +35,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from typing import Optional, Union
+from typing import Any, Optional
 
 from .. import _validate as V
 from ..analysis import composition
 from . import search as _search
 from ..errors import InfeasibleError
 from .protocol import Accountant
-from .events import Event, Neighbouring, Releases, Sampling, flatten_unchecked, kind, relation_of
+from .accountants import PaperAccountant
+from .events import Event, Neighbouring, Releases, flatten_unchecked, kind, relation_of
 from .relations import conversion
+from .front_door_settings import PricingOptions, Run, keyword_docs, options_for, settings_for
+from .front_door_settings import pld_options  # noqa: F401 (importable from here: privcal.accounting.history)
 from . import inclusion as _inclusion
-from .selection import (  # noqa: F401 (resolve_accountants, stages, wide, make_accountant, grouped, FALLBACK_ONLY: their old path)
+from .selection import (  # noqa: F401 (resolve_accountants, stages, wide, make_accountant, grouped, FALLBACK_ONLY: importable from here too)
     ACCOUNTANT_CHOICES,
     FAILURES,
     FALLBACK_ONLY,
@@ -61,6 +66,8 @@ from .selection import (  # noqa: F401 (resolve_accountants, stages, wide, make_
 
 __all__ = [
     "ACCOUNTANT_CHOICES",
+    "Run",
+    "PricingOptions",
     "EpsilonReport",
     "CalibrationReport",
     "epsilon",
@@ -128,20 +135,6 @@ class CalibrationReport:
         return self.sigma / self.sensitivity
 
 
-def _releases(sensitivity, steps, sample_rate, sampling, neighbouring) -> Releases:
-    """The validated description of what ran (each rule checked once, naming the user's argument); ``sampling``
-    and ``neighbouring`` only with a ``sample_rate`` (as on the command line: plain releases are priced alike
-    under every relation, their sensitivity read under the user's)."""
-    if sample_rate is None and (sampling != "poisson" or neighbouring is not None):
-        given = " and ".join(n for n, v in (("sampling", sampling != "poisson"), ("neighbouring", neighbouring))
-                             if v)
-        raise ValueError(f"{given} appl{'y' if ' and ' in given else 'ies'} only with sample_rate (no subsampling "
-                         "without it; a plain release's sensitivity is read under the relation you state it in)")
-    return Releases(
-        sensitivity, steps, 1.0 if sample_rate is None else sample_rate, sampling, neighbouring
-    )
-
-
 def _resolve(accountant: str, releases: Releases, event: Event) -> list[str]:
     """Names of the accountants to use for ``releases`` (``event``: the releases at some sigma): the one
     asked for, or every valid one for "best"."""
@@ -158,47 +151,29 @@ _SETTING_DOC = """
     Args:
         {first}
         delta: target delta, in (0, 1).
-        sensitivity: L2 (or RKHS-norm) sensitivity of one release under ``neighbouring``, in (0, inf);
-            default 1. With subsampling: the sensitivity of one release on the subsample.
-        steps: number of releases (adaptive composition), an int >= 1; default 1.
-        sample_rate: each release runs on a random subsample: Poisson inclusion probability, or batch
-            size / dataset size without replacement; in (0, 1]. Default None: no subsampling.
-        sampling: "poisson" (default) or "without_replacement" (fixed-size batches).
-        neighbouring: the neighbouring relation, a :class:`~privcal.accounting.events.Neighbouring` or
-            "add_remove" / "replace_one" / "zero_out"; default: add/remove for Poisson, replace-one
-            without replacement (then a clipped contribution of norm h has sensitivity 2h; left unstated,
-            it is implied with a NeighbouringWarning).
-        accountant: "best" (default: the smallest certified upper bound among the valid accountants
-            that support the setting: the exact profile for plain releases, else the PLD's, with RDP
-            priced only where the PLD gives no finite answer), "exact", "paper", "kov", "rdp", "pld" or
-            "basic".
-        pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1); default None
-            (the PLD accountant's default, 1e-3).
-        memory_limit: cap of the memory of one PLD evaluation, in bytes, in [2^20, inf) (the command line's
-            --memory-limit is in MiB); default None (256 MiB). A grid above it makes the PLD coarsen or refuse;
-            "best" then answers with another valid accountant and says so in the notes.
-"""
+        run: what ran, a :class:`~privcal.accounting.front_door_settings.Run`; default None: its defaults.
+        options: how it is priced, a :class:`~privcal.accounting.front_door_settings.PricingOptions`; default
+            None: its defaults.
+        keywords: fields of ``Run`` and ``PricingOptions``, replacing those of ``run`` and ``options``:
+""" + keyword_docs(Run, PricingOptions) + "\n"
 
 
 def epsilon_report(
     sigma: float,
     delta: float,
+    run: Optional[Run] = None,
     *,
-    sensitivity: float = 1.0,
-    steps: int = 1,
-    sample_rate: Optional[float] = None,
-    sampling: Sampling = "poisson",
-    neighbouring: Optional[Union[Neighbouring, str]] = None,
-    accountant: str = "best",
-    pld_accuracy: Optional[float] = None,
-    memory_limit: Optional[float] = None,
+    options: Optional[PricingOptions] = None,
+    **keywords: Any,
 ) -> EpsilonReport:
     """:func:`epsilon` with the accountant used, its guarantee and notes.
     {doc}"""
+    run, options = settings_for("epsilon_report", run, options, keywords)
     sigma = V.positive("sigma", sigma)
     delta = V.open_unit("delta", delta)
-    rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
-    pld = pld_options(pld_accuracy, memory_limit)
+    rel = run.releases()
+    pld = options.pld()
+    accountant = options.accountant
     trivial = _trivial_epsilon(sigma, delta, rel, accountant)
     return trivial if trivial is not None else _epsilon_report(sigma, delta, rel, accountant, with_bracket=True, pld=pld)
 
@@ -244,15 +219,10 @@ def _epsilon_report(sigma: float, delta: float, rel: Releases, accountant: str, 
 def epsilon(
     sigma: float,
     delta: float,
+    run: Optional[Run] = None,
     *,
-    sensitivity: float = 1.0,
-    steps: int = 1,
-    sample_rate: Optional[float] = None,
-    sampling: Sampling = "poisson",
-    neighbouring: Optional[Union[Neighbouring, str]] = None,
-    accountant: str = "best",
-    pld_accuracy: Optional[float] = None,
-    memory_limit: Optional[float] = None,
+    options: Optional[PricingOptions] = None,
+    **keywords: Any,
 ) -> float:
     """Epsilon at ``delta`` of ``steps`` Gaussian (or GP) releases with noise standard deviation ``sigma``.
 
@@ -272,18 +242,19 @@ def epsilon(
     Returns:
         epsilon, an upper bound on the true epsilon for valid accountants (``inf``: no finite bound).
     """
+    run, options = settings_for("epsilon", run, options, keywords)
     sigma = V.positive("sigma", sigma)
     delta = V.open_unit("delta", delta)
-    rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
-    pld = pld_options(pld_accuracy, memory_limit)
+    rel = run.releases()
+    pld = options.pld()
+    accountant = options.accountant
     if _trivial(rel, delta, accountant) is not None:
         return 0.0
     event = rel.event(sigma)
     return priced(_resolve(accountant, rel, event), event, delta, with_bracket=False, pld=pld)[0]
 
 
-def epsilon_of(event: Event, delta: float, *, accountant: str = "best", pld_accuracy: Optional[float] = None,
-               memory_limit: Optional[float] = None) -> float:
+def epsilon_of(event: Event, delta: float, *, options: Optional[PricingOptions] = None, **keywords: Any) -> float:
     """Epsilon at ``delta`` of any history of events, as dp_accounting's ``get_epsilon``.
 
     ``event`` may be a list composition (``ComposedEvent([e1, e2, ...])``), repetitions
@@ -301,6 +272,9 @@ def epsilon_of(event: Event, delta: float, *, accountant: str = "best", pld_accu
     Args:
         event: what ran.
         delta: in (0, 1).
+        options: how it is priced, a :class:`~privcal.accounting.front_door_settings.PricingOptions`; default
+            None: its defaults.
+        keywords: fields of ``PricingOptions``, replacing those of ``options``:
         accountant: "best" (default: the smallest certified upper bound among the valid accountants
             that support the history; the exact profile when it applies), "exact", "paper", "kov", "rdp",
             "pld" or "basic" (pure / approximate DP by basic composition, for Laplace and (epsilon, delta)
@@ -315,8 +289,8 @@ def epsilon_of(event: Event, delta: float, *, accountant: str = "best", pld_accu
         UnsupportedEventError: no (valid) accountant prices this history.
         InfeasibleError: no accountant could price it (the message gives each one's reason, one line).
     """
-    return epsilon_of_report(event, delta, accountant=accountant, pld_accuracy=pld_accuracy,
-                             memory_limit=memory_limit, with_bracket=False).epsilon
+    return epsilon_of_report(event, delta, options=options_for("epsilon_of", options, keywords),
+                             with_bracket=False).epsilon
 
 
 @dataclass(frozen=True)
@@ -359,26 +333,31 @@ def relation_notes(event: Event, relation: Optional[Neighbouring]) -> tuple[str,
     return tuple(notes)
 
 
-def epsilon_of_report(event: Event, delta: float, *, accountant: str = "best", pld_accuracy: Optional[float] = None,
-                      memory_limit: Optional[float] = None, with_bracket: bool = True) -> HistoryReport:
+def epsilon_of_report(event: Event, delta: float, *, options: Optional[PricingOptions] = None,
+                      with_bracket: bool = True, **keywords: Any) -> HistoryReport:
     """:func:`epsilon_of` with the accountant that answered, its guarantee, the bracket and notes (among
     them why an accountant "best" tried first gave no finite answer, and who answered instead).
 
     Args:
         event: what ran.
         delta: in (0, 1).
+        options: how it is priced, a :class:`~privcal.accounting.front_door_settings.PricingOptions`; default
+            None: its defaults.
+        with_bracket: also compute the certified lower end (one more PLD composition); default True.
+        keywords: fields of ``PricingOptions``, replacing those of ``options``:
         accountant: as in :func:`epsilon_of`; default "best".
         pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1); default None (1e-3).
         memory_limit: cap of the memory of one PLD evaluation, in bytes, at least 2^20 (1 MiB); default None (256 MiB).
-        with_bracket: also compute the certified lower end (one more PLD composition); default True.
 
     Returns:
         the report; ``epsilon`` is an upper bound on the true epsilon for valid accountants.
     """
+    options = options_for("epsilon_of_report", options, keywords)
     if not isinstance(event, Event):
         raise ValueError(f"event must be a privcal Event, got {event!r}")
     delta = V.open_unit("delta", delta)
-    pld = pld_options(pld_accuracy, memory_limit)
+    pld = options.pld()
+    accountant = options.accountant
     p = _inclusion.inclusion_probability(event) if accountant == "best" else 1.0
     if _inclusion.negligible(p, delta):
         relation = relation_of(event)
@@ -397,15 +376,10 @@ def epsilon_of_report(event: Event, delta: float, *, accountant: str = "best", p
 def calibrate_report(
     epsilon: float,
     delta: float,
+    run: Optional[Run] = None,
     *,
-    sensitivity: float = 1.0,
-    steps: int = 1,
-    sample_rate: Optional[float] = None,
-    sampling: Sampling = "poisson",
-    neighbouring: Optional[Union[Neighbouring, str]] = None,
-    accountant: str = "best",
-    pld_accuracy: Optional[float] = None,
-    memory_limit: Optional[float] = None,
+    options: Optional[PricingOptions] = None,
+    **keywords: Any,
 ) -> CalibrationReport:
     """:func:`calibrate` with the achieved epsilon, the accountant used and notes.
 
@@ -414,10 +388,12 @@ def calibrate_report(
     Thm 5 gives (epsilon, delta)-DP on the exact profile; for subsampled ones whether GPOPE's Lemma 1 is
     at least the valid RDP at the order used.
     {doc}"""
+    run, options = settings_for("calibrate_report", run, options, keywords)
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
-    rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
-    pld = pld_options(pld_accuracy, memory_limit)
+    rel = run.releases()
+    pld = options.pld()
+    accountant = options.accountant
     return _calibrate_report(epsilon, delta, rel, accountant, with_bracket=True, pld=pld)
 
 
@@ -507,41 +483,15 @@ def realisable_lower(acc: Accountant, bracket) -> Optional[bool]:
     return bool(getattr(acc, "realisable", True))
 
 
-def pld_options(pld_accuracy: Optional[float], memory_limit: Optional[float]) -> Optional[dict]:
-    """The PLD accountant's options the caller set (validated), or None.
-
-    Args:
-        pld_accuracy: requested relative width of the PLD's epsilon bracket, in (0, 1), or None.
-        memory_limit: cap of the memory of one PLD evaluation, in bytes, at least 2^20 (1 MiB), or None.
-    """
-    out = {}
-    if pld_accuracy is not None:
-        out["accuracy"] = V.open_unit("pld_accuracy", pld_accuracy)
-    if memory_limit is not None:
-        out["memory_limit"] = V.positive("memory_limit", memory_limit)
-        if out["memory_limit"] < _MIB:  # bytes here, MiB on the command line: a MiB count is refused, not a fallback
-            raise ValueError(f"memory_limit is in bytes and must be at least 1 MiB ({_MIB}), got {memory_limit!r} "
-                             f"(the command line's --memory-limit is in MiB: {memory_limit!r} MiB is "
-                             f"memory_limit={float(memory_limit) * _MIB:.0f})")
-    return out or None
-
-
-#: one mebibyte in bytes: the least memory cap the front door takes (``pld_options``)
-_MIB = 2**20
 
 
 def calibrate(
     epsilon: float,
     delta: float,
+    run: Optional[Run] = None,
     *,
-    sensitivity: float = 1.0,
-    steps: int = 1,
-    sample_rate: Optional[float] = None,
-    sampling: Sampling = "poisson",
-    neighbouring: Optional[Union[Neighbouring, str]] = None,
-    accountant: str = "best",
-    pld_accuracy: Optional[float] = None,
-    memory_limit: Optional[float] = None,
+    options: Optional[PricingOptions] = None,
+    **keywords: Any,
 ) -> float:
     """Smallest sigma for which ``steps`` Gaussian (or GP) releases are (epsilon, delta)-DP under the
     chosen accountant. Every answer is checked: the accountant reports epsilon <= target at it.
@@ -562,10 +512,12 @@ def calibrate(
         InfeasibleError: no sigma reaches the target (e.g. KOV with delta too small).
         UnsupportedEventError: the accountant cannot price this setting.
     """
+    run, options = settings_for("calibrate", run, options, keywords)
     epsilon = V.positive("epsilon", epsilon)
     delta = V.open_unit("delta", delta)
-    rel = _releases(sensitivity, steps, sample_rate, sampling, neighbouring)
-    pld = pld_options(pld_accuracy, memory_limit)
+    rel = run.releases()
+    pld = options.pld()
+    accountant = options.accountant
     return _calibrate_report(epsilon, delta, rel, accountant, with_bracket=False, pld=pld).sigma
 
 
@@ -580,9 +532,9 @@ del _fn, _first
 
 
 def _lemma1_notes(acc, delta: float) -> tuple[str, ...]:
-    if not getattr(acc, "_subsampled", False):
+    if not (isinstance(acc, PaperAccountant) and acc.subsampled):
         return ()
-    if acc._lemma1_sufficient(delta):
+    if acc.lemma1_sufficient_unchecked(delta):
         return ("GPOPE Lemma 1 is at least the valid RDP at the order used: this epsilon is an upper bound here",)
     return ("GPOPE Lemma 1 is below the valid RDP at the order used: this epsilon is NOT an upper bound here",)
 
