@@ -19,17 +19,18 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
-from scipy.special import log_ndtr, ndtri_exp
+from scipy.special import ndtri_exp
 
 from .. import _validate as V
 from .. import privacy_loss as L
+from ..privacy_loss.log_phi import log_ndtr
 
 __all__ = ["BinnedPair", "binned_max_statistic", "binned_max_statistic_unchecked", "argument_err", "check_bins",
            "check_steps_per_epoch"]
 
 _U = 2.0**-53
-#: |log_ndtr(z) - log Phi(z)| <= _LOG_NDTR_ERR u (2 + |log Phi(z)|): ``privcal.privacy_loss.LOG_NDTR_ERR`` (8;
-#: measured at most 4.76 over 23,000 random z in [-1e6, 40], tests/test_samplers.py)
+#: |log_ndtr(z) - log Phi(z)| <= _LOG_NDTR_ERR u (2 + |log Phi(z)|) for every float z: ``privcal.privacy_loss.LOG_NDTR_ERR``
+#: (4, proven for privcal's log_ndtr, ``privcal.privacy_loss.log_phi``; docs/pld.md Sec. 2.2)
 _LOG_NDTR_ERR = L.LOG_NDTR_ERR
 #: the binned line ends where Q (resp. P's upper tail) has mass below this
 _LINE_TAIL = 1e-40
@@ -42,7 +43,7 @@ _REL_MAX = 1e-6
 
 
 def _log_ndtr_err(log_value: np.ndarray) -> np.ndarray:
-    """Bound of |log_ndtr(z) - log Phi(z)| from the computed value: C u (2 + |v|) with C = 8, plus the
+    """Bound of |log_ndtr(z) - log Phi(z)| from the computed value: C u (2 + |v|) with C = LOG_NDTR_ERR = 4, plus the
     first-order slack of evaluating the bound at the computed rather than the exact log (|v - v_exact| <= 1e-9
     relative wherever v is finite, so a factor 1.01 covers it)."""
     return 1.01 * _LOG_NDTR_ERR * _U * (2.0 + np.abs(log_value))
@@ -231,8 +232,8 @@ def binned_max_statistic(mu: float, steps_per_epoch: int, *, bins: int = 20_000)
 
     Each cell mass is a difference of two CDF values (cells where the survival function exceeds 1/2) or of two
     survival values S = 1 - F, computed as -expm1(sum_k n_k log1p(-p_k)) from the upper tails p_k (log_ndtr of
-    the negated arguments), so that no value near 1 is subtracted from 1. Errors: log_ndtr to 8 u (2 + |log|)
-    (tests/test_samplers.py measures at most 4.76), the rounding of the argument m - mu (Mills ratio, Birnbaum
+    the negated arguments), so that no value near 1 is subtracted from 1. Errors: log_ndtr to 4 u (2 + |log|)
+    (privcal's, proven: ``privcal.privacy_loss.log_phi``), the rounding of the argument m - mu (Mills ratio, Birnbaum
     1942), every exp/log/log1p/expm1 to 2u and every +, * to u, and each difference's cancellation: ends known
     to absolute log errors a, b, with ratio rho < 1, give (expm1(a) + rho expm1(b)) / (1 - rho). Cells whose
     bound exceeds 1e-6 are dropped (a sub-measure of the binned pair: its hockey-stick divergence is no larger).

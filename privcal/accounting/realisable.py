@@ -31,7 +31,7 @@ and 2 are built in ``privcal.accounting.realisable_pairs``, whose names this mod
 1. **Binning** (post-processing): the real line is cut into ``bins`` cells; the pair of cell masses is a
    post-processing of the pair, so by data processing its divergence, and that of any composition of binned
    pairs, is at most the true one. The cell masses are differences of normal tails computed in log space,
-   each within a relative r of the exact one (``log_ndtr`` to a relative 8 u (2 + |log tail|) of each tail,
+   each within a relative r of the exact one (``log_ndtr`` to a relative 4 u (2 + |log tail|) of each tail, proven,
    amplified by the subtraction's cancellation, plus the rounding of the mixture's sum).
 2. **A dominated PMF on the loss grid** h Z (:func:`paired_pmf`): the binned atoms are merged into grid cells
    (a post-processing), each cell's P-mass taken from below and its e^{g_j} Q-mass from above (r, the exp and

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
-from scipy.special import log_ndtr
 
 from .. import privacy_loss as L
+from ..privacy_loss.log_phi import log_ndtr
 from . import pairs
 from .events import (
     EpochsEvent,
@@ -145,9 +145,9 @@ def realised_orders(event: Event) -> tuple[int, ...]:
 
 
 def _tail_error(log_tail):
-    """Relative error bound of a normal tail from ``log_ndtr``: LOG_NDTR_ERR u (2 + |log tail|), LOG_NDTR_ERR = 8
-    (the accuracy ``privcal.privacy_loss`` assumes; scipy's log_ndtr reaches 4.76 of u (2 + |log tail|) at
-    z = -22.65, checked against mpmath in tests/test_pld_realisable.py)."""
+    """Relative error bound of a normal tail from ``log_ndtr``: LOG_NDTR_ERR u (2 + |log tail|), LOG_NDTR_ERR = 4
+    (privcal's log_ndtr, proven in ``privcal.privacy_loss.log_phi``; the bound holds at the computed log tail, and
+    covers the relative error e^D - 1 of the tail: the proof gives D <= 3.27 u (2 + |log tail|))."""
     return L.LOG_NDTR_ERR * _U * (2.0 + np.abs(log_tail))
 
 
@@ -269,7 +269,8 @@ def dominated_pmf(log_p: np.ndarray, log_q: np.ndarray, h: float, rel_error: flo
 
 
 def tail_error(log_tail: "np.ndarray | float") -> "np.ndarray | float":
-    """Relative error bound of a normal tail computed by ``scipy.special.log_ndtr``: 8 u (2 + |log tail|).
+    """Relative error bound of a normal tail computed by privcal's ``log_ndtr``: 4 u (2 + |log tail|), proven
+    (``privcal.privacy_loss.log_phi``).
 
     Args:
         log_tail: the computed log tail (a float or an array).

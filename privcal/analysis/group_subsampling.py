@@ -27,10 +27,11 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import log_ndtr, logsumexp
+from scipy.special import logsumexp
 
 from privcal import _validate as V
 from privcal.analysis.rdp import check_orders
+from privcal.privacy_loss.log_phi import LOG_PHI_ERR, log_ndtr
 
 __all__ = ["GROUP_ORDERS", "rdp_poisson_group_gaussian"]
 
@@ -63,9 +64,9 @@ def _log_l(z: np.ndarray, log_w: np.ndarray, a: np.ndarray) -> np.ndarray:
 
 
 def _tail_err(log_tail: np.ndarray) -> np.ndarray:
-    """Relative error bound of a normal tail from ``log_ndtr``: 8 u (2 + |log tail|) (the constant of
-    ``privcal.privacy_loss.LOG_NDTR_ERR``; scipy's reaches 4.76, tests/test_pld_realisable.py)."""
-    return 8 * _U * (2.0 + np.abs(log_tail))
+    """Relative error bound of a normal tail from privcal's ``log_ndtr``: LOG_PHI_ERR u (2 + |log tail|), proven
+    (``privcal.privacy_loss.log_phi``, docs/pld.md Sec. 2.2)."""
+    return LOG_PHI_ERR * _U * (2.0 + np.abs(log_tail))
 
 
 def log_cell_masses(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

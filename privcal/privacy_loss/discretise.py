@@ -4,7 +4,7 @@ A mechanism is described by a *pair* (P, Q) of output distributions on neighbour
 each neighbouring direction, the privacy loss L = log(dP/dQ) under P. Every pair here has a loss that is
 monotone in the output, so the P- and Q-mass of a loss interval is a difference of CDFs at its preimages;
 the pairs give the four tails log P(L > l), log P(L <= l), log Q(L > l), log Q(L <= l) in log space
-(``scipy.special.log_ndtr``), accurate far into the tails.
+(privcal's ``log_phi.log_ndtr``, with a proven error bound: docs/pld.md Sec. 2.2), accurate far into the tails.
 
 From the cell masses on the grid g_j = j h two discrete PLDs are built:
 
@@ -35,13 +35,15 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
-from scipy.special import log_ndtr, ndtri
+from scipy.special import ndtri
+
+from .log_phi import LOG_PHI_ERR, log_ndtr
 
 #: unit round-off of float64 (2^-53), the unit of every rounding term of the certificate (docs/pld.md)
 U = 2.0**-53
-#: |computed log_ndtr(z) - log Phi(z)| <= LOG_NDTR_ERR u (2 + |log Phi(z)|) (scipy's log_ndtr; checked against
-#: mpmath in tests/test_pld_certificate.py over the range the grids use, measured at most 4.5)
-LOG_NDTR_ERR = 8.0
+#: |computed log_ndtr(z) - log Phi(z)| <= LOG_NDTR_ERR u (2 + |log Phi(z)|) for every float z: privcal's log_ndtr
+#: (privcal.privacy_loss.log_phi), proven there and in docs/pld.md Sec. 2.2 (LOG_PHI_ERR = 4; the proof gives 3.27)
+LOG_NDTR_ERR = LOG_PHI_ERR
 #: relative error of a cell mass exp(a) * -expm1(b - a) from two log tails, beyond the tails' own error
 _CELL_REL = 4.0
 #: relative error of the split of a cell ((p - rt) / (1 - e^{-h}), then p - up): a few roundings
