@@ -25,7 +25,8 @@ from ..errors import CalibrationError, InfeasibleError
 from ..privacy_loss import MemoryLimitError
 from . import search as _search
 from . import inclusion as _inclusion
-from .api import make_accountant, pld_options, relation_notes, resolve_accountants, stages
+from .api import make_accountant, relation_notes, resolve_accountants, stages
+from .front_door_settings import PricingOptions, pld_options
 from .events import ComposedEvent, Event, Neighbouring, Releases, relation_of
 
 __all__ = ["ReleaseGroup", "HistoryCalibration", "HistorySettings", "load_history", "history_event",
@@ -175,9 +176,9 @@ class HistorySettings:
     """
 
     scaled: Optional[int] = None
-    accountant: str = "best"
-    pld_accuracy: Optional[float] = None
-    memory_limit: Optional[float] = None
+    accountant: str = PricingOptions.accountant  # (the pricing defaults are the front door's)
+    pld_accuracy: Optional[float] = PricingOptions.pld_accuracy
+    memory_limit: Optional[float] = PricingOptions.memory_limit
     neighbouring: Optional[Union[Neighbouring, str]] = None
 
 
