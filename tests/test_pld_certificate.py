@@ -999,3 +999,37 @@ def test_fft_length_falls_back_to_a_5_smooth_length(monkeypatch):
     monkeypatch.setattr(C.sfft, "next_fast_len", lambda n, real=False: 7 * 64)
     N = C.fft_length(400)
     assert N >= 448 and _is_5_smooth(N) and N == 450
+
+
+def test_the_q_tails_argument_term_bounds_the_true_change_and_is_charged():
+    """Sec. 2.2, the Q side of the argument rounding, at mu = 1000.3, h = 100.3 (grid points ~5e5 nats from 0,
+    where the rounding of l = j h and of mu^2 / 2 moves z by ~1e-13). (1) At every grid point the Gaussian pair's Q
+    term ``aq`` bounds the true relative change of the smaller Q-tail between the argument the code computes,
+    fl(fl(fl(j h) + fl(m m) / 2) / m), and the exact one, (j h + m^2 / 2) / m in exact rationals (60-digit mpmath);
+    the worst point reaches a good part of it. (2) The charge ``q_err`` of every grid point holds both terms of its
+    derivation, (tail_rel_err + aq) times its smaller Q-tail e^{g_j} Q. Where e^{g_j} Q is a float at all, ``aq``
+    is at most ~0.6 of ``tail_rel_err`` (measured at mu = 5 .. 1000.3; where it is larger, e^{g_j} underflows), so
+    no comparison of masses can see it go: its two halves are pinned here one by one. Red when the Q term is dropped
+    from the charge (``kq`` without ``+ aq``) or the pair's Q term is 0 or halved."""
+    mu, h = 1000.3, 100.3
+    pair = B.GaussianPair(mu)
+    c = B.grid_cells_rows([pair], h, 1e-12)
+    g = c.g[0]
+    _, aq = pair.arg_rel_err(g)
+    fm, fh = Fraction(mu), Fraction(h)
+    worst = 0.0
+    with mp.workdps(60):
+        for j, l, a in zip(c.idx[0], g, aq):
+            z_hat = (l + mu * mu / 2) / mu  # the code's arithmetic (GaussianPair.tails)
+            exact = (int(j) * fh + fm * fm / 2) / fm
+            t_hat, t = mp.ncdf(-abs(mp.mpf(z_hat))), mp.ncdf(-abs(mp.mpf(exact.numerator) / exact.denominator))
+            change = abs(t_hat - t) / t
+            assert change <= a, (int(j), float(change), float(a))
+            worst = max(worst, float(change / a))
+    assert worst > 0.2  # the term is of the size of what it covers (halved, it would be exceeded at 0.5)
+    q_gt, q_le = pair.tails(g)[2:]
+    lq_small = np.minimum(q_gt, q_le)
+    r_small = np.exp(lq_small + g)
+    charged = (B.tail_rel_err(lq_small) + aq) * r_small
+    assert np.all(c.q_err[0] >= charged * (1 - 4 * B.U))
+    assert np.any((aq * r_small > 0.3 * c.q_err[0]) & (r_small > 0))  # the term is a sizeable part of the charge
