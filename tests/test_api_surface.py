@@ -104,6 +104,7 @@ MODULES = [
     "privcal.rl.dpq.updates",
     "privcal.rl.dpq.baselines",
     "privcal.rl.dpq.experiments",
+    "privcal.rl.dpq.prop10",
     "privcal.rl.dpq.replay",
     "privcal.rl.dpq.select",
     "privcal.rl.dpq.fqi_dpsgd",

@@ -149,7 +149,7 @@ def test_bad_input(kwargs, name):
 def test_calibrate_validates_each_argument_once(validations, variant):
     # 11 arguments (update_clip and update_lipschitz for the valid variant only), samples and batch_size
     # checked together (one rule calling positive_int twice): 12 (valid), 10 (paper).
-    # Before the kernels, every candidate k re-validated in rkhs/supremum/gaussian (121 and 39 calls).
+    # Re-validating every candidate k in rkhs/supremum/gaussian instead of the trusted kernels: 121 and 39 calls.
     dpq.calibrate(0.9, 1e-4, variant=variant, **E3)
     assert 1 <= validations["n"] <= (12 if variant == "valid" else 10)
 
@@ -199,3 +199,39 @@ def test_calibrate_unchecked_and_check_target_are_calibrate():
         with pytest.raises(ValueError) as e2:
             dpq.calibrate(*bad, **kw)
         assert str(e1.value) == str(e2.value)
+
+
+# ---------------------------------------------------------------------------------------------------
+# the settings object of calibrate, calibrate_unchecked and check
+
+
+def test_calibration_settings_give_the_keyword_calls_answer():
+    # one CalibrationSettings for calibrate, calibrate_unchecked and check: a settings object gives the keyword
+    # call's answer (independent: the keyword call itself), keywords replace its fields, the learner's defaults
+    # are LearnerShape's (it is one), and check's keywords default to the paper variant (CHECK_VARIANT)
+    s = dpq.CalibrationSettings(**E3)
+    assert isinstance(s, dpq.LearnerShape) and s.update_clip == dpq.DEFAULT_UPDATE_CLIP and s.variant == "valid"
+    assert dpq.calibrate(0.9, 1e-4, s) == dpq.calibrate(0.9, 1e-4, **E3)
+    assert dpq.calibrate(0.9, 1e-4, s, update_clip=0.02) == dpq.calibrate(0.9, 1e-4, update_clip=0.02, **E3)
+    assert dpq.calibrate_unchecked(0.9, 1e-4, s, variant="paper") == dpq.calibrate(0.9, 1e-4, variant="paper", **E3)
+    by_keywords = dpq.check(0.9, 1e-4, sigma=0.313, k=23, **E3)
+    assert by_keywords.variant == dpq.CHECK_VARIANT == "paper"
+    assert dpq.check(0.9, 1e-4, s, sigma=0.313, k=23, variant="paper") == by_keywords
+    assert dpq.check(0.9, 1e-4, s, sigma=2.0).variant == "valid"  # the settings object's variant
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: dpq.calibrate(0.9, 1e-4, sample=5000, **E3), "calibrate() got an unexpected keyword argument 'sample'"),
+    (lambda: dpq.calibrate(0.9, 1e-4), "calibrate() missing 5 required keyword-only arguments: 'samples', "
+                                       "'batch_size', 'lr', 'lipschitz', and 'resets'"),
+    (lambda: dpq.check(0.9, 1e-4, sigma=1.0, samples=5000, batch_size=64, lr=3e-4, lipschitz=4.0),
+     "check() missing 1 required keyword-only argument: 'resets'"),
+    (lambda: dpq.calibrate_unchecked(0.9, 1e-4, samples=5000, batch_size=64, lr=3e-4, resets=78),
+     "calibrate_unchecked() missing 1 required keyword-only argument: 'lipschitz'"),
+    (lambda: dpq.calibrate(0.9, 1e-4, {"samples": 5000}), "calibrate() settings must be a CalibrationSettings"),
+])
+def test_calibration_keywords_are_refused_as_python_refuses_them(call, message):
+    # the messages Python gives a function with these keyword-only parameters (and a settings of another type)
+    with pytest.raises(TypeError) as info:
+        call()
+    assert str(info.value).startswith(message)

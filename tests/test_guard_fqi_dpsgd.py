@@ -141,3 +141,17 @@ def test_the_accounted_sample_rate_is_the_sampler_s_and_comes_from_public_number
     assert "N_pub = 250 transitions (given as public)" in c.to_dict()["sample_rate_source"]
     with pytest.raises(ValueError, match="data arrays"):
         Q.train_fqi_dpsgd(epsilon=None, delta=None, privacy_unit="episode", episodes=2, data=d)
+
+
+def test_the_run_settings_give_the_keyword_calls_run():
+    # FQIRun holds train_fqi_dpsgd's defaults: the settings object gives the keyword call's run (independent: the
+    # keyword call itself, same seed), keywords replace its fields, a name that is no field is refused
+    cfg = Q.FQIConfig(iterations=1, steps=2)
+    a = Q.train_fqi_dpsgd(epsilon=2.0, delta=1e-5, privacy_unit="episode", episodes=2, config=cfg, peak=0.5,
+                          evaluation_episodes=2, seed=4)
+    b = Q.train_fqi_dpsgd(Q.FQIRun(privacy_unit="episode", episodes=2, peak=0.5, evaluation_episodes=2, seed=9),
+                          epsilon=2.0, delta=1e-5, config=cfg, seed=4)
+    np.testing.assert_array_equal(a.weights, b.weights)
+    assert a.to_dict() == b.to_dict()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'unit'"):
+        Q.train_fqi_dpsgd(epsilon=None, delta=None, unit="episode")

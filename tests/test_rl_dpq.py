@@ -983,17 +983,88 @@ def test_default_beta_without_validation_is_paper_beta():
 
 
 @pytest.mark.parametrize("method,sigma,resets", [("bgp16", 0.4, 1), ("non_private", None, None)])
-def test_train_unchecked_is_train(method, sigma, resets):
+def test_run_unchecked_is_train(method, sigma, resets):
     # the CLI's runs after its own checks: the same run as train (independent: train itself,
     # same seed), including the BGP16 white noise built by WhiteNoisePaths.unchecked
+    from privcal.rl.dpq.run import RunNoise, run_unchecked
+
     hp = Hyperparameters(samples=128, batch_size=32)
     a = train(method, hp=hp, sigma=sigma, resets=resets, seed=3)
-    from privcal.rl.dpq.agent import train_unchecked
-
-    b = train_unchecked(method, hp=hp, sigma=sigma, beta=None, resets=resets, seed=3)
+    b = run_unchecked(RunNoise(method, sigma, None, resets), hp, 3, None, None)
     np.testing.assert_array_equal(a.episode_returns, b.episode_returns)
     assert (a.sigma, a.resets) == (b.sigma, b.resets)
     np.testing.assert_array_equal(a.released_q(np.linspace(0, 1, 7)), b.released_q(np.linspace(0, 1, 7)))
+
+
+def test_train_unchecked_warns_at_the_callers_line_and_gives_the_same_run():
+    # docs/deprecation.md: the alias of run_unchecked warns at the user's line, names the replacement and runs
+    # the same run (independent: train, same seed); a keyword it never took is refused as before
+    from privcal.rl.dpq.agent import train_unchecked
+
+    hp = Hyperparameters(samples=128, batch_size=32)
+    with pytest.warns(DeprecationWarning, match="run_unchecked") as record:
+        b = train_unchecked("bgp16", hp=hp, sigma=0.4, beta=None, resets=1, seed=3, guarantee="g")
+    assert record[0].filename == __file__
+    a = train("bgp16", hp=hp, sigma=0.4, resets=1, seed=3)
+    np.testing.assert_array_equal(a.episode_returns, b.episode_returns)
+    assert b.guarantee == "g" and b.seed == 3
+    with pytest.warns(DeprecationWarning), pytest.raises(TypeError, match="unexpected keyword argument 'variant'"):
+        train_unchecked("bgp16", hp=hp, sigma=0.4, beta=None, resets=1, variant="valid")
+
+
+def test_train_settings_give_the_keyword_calls_run():
+    # TrainSettings holds the defaults of train and train_dpq: a settings object gives the keyword call's run
+    # (independent: the keyword call itself), keywords replace its fields, and a name that is no field is
+    # refused before any work (train) or read as a field of hp (train_dpq: any other keyword replaces one)
+    from privcal.rl.dpq.agent import TrainSettings
+
+    hp = Hyperparameters(samples=128, batch_size=32)
+    a = train("bgp16", hp=hp, sigma=0.4, resets=1, seed=3)
+    b = train("bgp16", TrainSettings(hp=hp, sigma=0.4, resets=1, seed=5), seed=3)
+    np.testing.assert_array_equal(a.episode_returns, b.episode_returns)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'variant'"):
+        train("dpq", hp=hp, sigma=0.4, variant="valid")
+    with pytest.raises(TypeError, match="unexpected keyword argument 'samples'"):
+        train("dpq", hp=hp, sigma=0.4, samples=64)
+    c = train_dpq(sigma=0.3, hp=hp, seed=2, samples=64)
+    d = train_dpq(TrainSettings(sigma=0.3, hp=replace(hp, samples=64), seed=2))
+    np.testing.assert_array_equal(c.episode_returns, d.episode_returns)
+    assert c.hyperparameters.samples == 64 and c.guarantee == d.guarantee
+    with pytest.raises(TypeError, match="Hyperparameters"):
+        train_dpq(sigma=0.3, hp=hp, guarantee="mine")  # not train_dpq's: its guarantee is computed
+
+
+def test_figure_and_prop10_settings_give_the_keyword_calls_result():
+    # FigureRun (figure1, figure2) and Prop10Settings hold the defaults: a settings object gives the keyword
+    # call's result (independent: the keyword call itself), keywords replace its fields, other names are refused
+    hp = Hyperparameters(samples=128, batch_size=32, lr=1.0)
+    a = X.figure1("fast", sigmas=(0.5,), resets=(1,), seeds=(0,), hp=hp, n_jobs=1)
+    b = X.figure1("fast", X.FigureRun(seeds=(5,), hp=hp, n_jobs=1), sigmas=(0.5,), resets=(1,), seeds=(0,))
+    assert a.labels == b.labels and all(np.array_equal(a.returns[k], b.returns[k]) for k in a.labels)
+    with pytest.raises(TypeError, match="figure2\\(\\) got an unexpected keyword argument 'seed'"):
+        X.figure2(0.9, seed=0)
+    rows = X.prop10_check((4,), sigmas=(1.0,), mdps=1, draws=5, seed=3)
+    assert X.prop10_check((4,), X.Prop10Settings(sigmas=(1.0,), mdps=1, draws=5), seed=3) == rows
+    with pytest.raises(TypeError, match="unexpected keyword argument 'sigma'"):
+        X.prop10_check((4,), sigma=1.0)
+
+
+def test_select_and_learner_settings_give_the_keyword_calls_run():
+    # SelectSettings (train_select) and LearnerSettings (run_learner) hold the defaults: a settings object gives
+    # the keyword call's run (independent: the keyword call itself, same seed); other names are refused
+    from privcal.rl.dpq import learners, select
+
+    a = select.train_select(epsilon=1.0, samples=2000, evaluation_episodes=20, seed=1)
+    b = select.train_select(select.SelectSettings(samples=2000, evaluation_episodes=20, seed=7), epsilon=1.0, seed=1)
+    assert a == b
+    with pytest.raises(TypeError, match="unexpected keyword argument 'unit'"):
+        select.train_select(epsilon=1.0, unit="episode")
+    c = learners.run_learner("select", epsilon=1.0, delta=None, samples=2000, references=False, seed=2)
+    d = learners.run_learner("select", learners.LearnerSettings(samples=2000, references=False), epsilon=1.0,
+                             delta=None, seed=2)
+    assert c.result == d.result and c.record.keys() == d.record.keys()
+    with pytest.raises(TypeError, match="run_learner\\(\\) got an unexpected keyword argument 'episodes'"):
+        learners.run_learner("fqi-dpsgd", epsilon=1.0, delta=1e-5, episodes=2)
 
 
 def test_white_noise_paths_unchecked_is_the_checked_one():

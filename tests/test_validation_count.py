@@ -117,12 +117,14 @@ REPEATED = {
     "gpope": {},
     # mountain-car and hiv: sample_mountain_car_unchecked / sample_hiv_unchecked (policies.collect_unchecked)
     "gpope hiv": {},
-    # train_dpq validates its target once (calibrators.dpq.check_target) and calls calibrate_unchecked; the runs
+    # train_dpq validates its target once (calibrators.dpq.check_target) and calls
+    # calibrators.dpq_noise.functional_noise_unchecked; the runs
     # build their network, environment and noise layers with the unchecked constructors (LipschitzMLP.unchecked,
     # IntervalEnv.unchecked, OrnsteinUhlenbeckPaths.unchecked); the references use reference_return_unchecked
     "dpq": {},
     # --sigma: App. E.3's beta without re-validating its constants (rkhs.kernel_beta_thm5_unchecked); the runs
-    # (and the non-private reference) through train_unchecked, the BGP16 noise through WhiteNoisePaths.unchecked
+    # (and the non-private reference) through privcal.rl.dpq.run.run_unchecked, the BGP16 noise through
+    # WhiteNoisePaths.unchecked
     "dpq sigma": {}, "dpq bgp16 sigma": {}, "dpq non-private": {},
     # the baselines' calibrations: the CLI calls experiments.unchecked_noise_for, whose calibrators check the
     # target once (bgp16: calibrators.dpq_noise.noise_for_unchecked -> check_target + functional_noise_unchecked;

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields, replace
 from typing import Optional
 
 import numpy as np
@@ -64,9 +64,9 @@ from ..accounting.accountants import ExactAccountant
 from ..accounting.events import Neighbouring, Releases
 from ..errors import InfeasibleError
 
-__all__ = ["DPQCalibration", "LearnerShape", "calibrate", "calibrate_report", "calibrate_unchecked",
+__all__ = ["DPQCalibration", "LearnerShape", "CalibrationSettings", "calibrate", "calibrate_report", "calibrate_unchecked",
            "calibrate_learner_unchecked", "check", "check_target", "check_variant", "checked_inputs",
-           "paper_sigma_unchecked", "VARIANTS", "VARIANT_ALIASES", "DEFAULT_UPDATE_CLIP", "DEFAULT_UPDATE_LIPSCHITZ",
+           "paper_sigma_unchecked", "VARIANTS", "VARIANT_ALIASES", "CHECK_VARIANT", "DEFAULT_UPDATE_CLIP", "DEFAULT_UPDATE_LIPSCHITZ",
            "MAX_EPSILON"]
 
 #: The largest target epsilon a calibration accepts (here and in privcal.calibrators.table): beyond it every
@@ -77,6 +77,8 @@ MAX_EPSILON = 1e6
 VARIANTS = ("valid", "paper")
 #: Deprecated spellings of :data:`VARIANTS` (docs/deprecation.md): "corrected" is "valid".
 VARIANT_ALIASES = {"corrected": "valid"}
+#: The variant :func:`check` evaluates when its keywords name none: the paper's (it checks printed parameters).
+CHECK_VARIANT = "paper"
 #: Default certified bound c on one update's change of Q (sup norm over [0, 1], units of Q = reward).
 DEFAULT_UPDATE_CLIP = 0.01
 #: Default certified bound l on the Lipschitz constant (in the state) of one update's change of Q (units of Q
@@ -112,6 +114,56 @@ class LearnerShape:
     def updates(self) -> int:
         """U = floor(T / B): the number of updates (full batches only)."""
         return self.samples // self.batch_size
+
+
+@dataclass(frozen=True, kw_only=True)
+class CalibrationSettings(LearnerShape):
+    """What :func:`calibrate`, :func:`calibrate_unchecked` and :func:`check` read besides the target (epsilon,
+    delta): the learner (the fields of :class:`LearnerShape`, defaults there), the noise resets J, the actions m
+    and the variant. Built from the functions' keywords (``calibrate(0.9, 1e-4, samples=5000, ...)``) or given
+    as ``settings``; the functions check the values.
+
+    Attributes:
+        samples: T, the number of samples processed, an int >= 1 (floor(T/B) updates).
+        batch_size: B, samples per update, an int in [1, samples].
+        lr: alpha, the learning rate, in (0, inf) (used by the paper variant only).
+        lipschitz: L, the enforced Lipschitz constant of the Q-function in the state, in (0, inf).
+        update_clip: c, the certified bound on one update's change of Q (valid variant), in (0, inf); default
+            :data:`DEFAULT_UPDATE_CLIP`.
+        update_lipschitz: l, the certified bound on one update's slope change (valid variant), in (0, inf);
+            default :data:`DEFAULT_UPDATE_LIPSCHITZ`.
+        resets: J, the number of times the noise paths are redrawn, an int >= 1; must equal floor(T/B) for
+            ``variant="valid"``.
+        actions: m, the number of actions (one noise path each), an int >= 1; default 2.
+        variant: "valid" (default) or "paper"; "corrected" is a deprecated alias of "valid".
+    """
+
+    resets: int
+    actions: int = 2
+    variant: str = "valid"
+
+
+def _settings(where: str, settings: Optional[CalibrationSettings], keywords: dict) -> CalibrationSettings:
+    """``settings`` with ``keywords`` replacing its fields, the values not checked (the kernels trust them, the
+    public functions check them once in :func:`checked_inputs`). A keyword that is no field, or (without
+    ``settings``) a missing required one, raises ``TypeError`` as Python would for the function ``where``;
+    ``settings`` of another type raises ``TypeError`` naming :class:`CalibrationSettings`."""
+    names = [f.name for f in fields(CalibrationSettings)]
+    for key in keywords:
+        if key not in names:
+            raise TypeError(f"{where}() got an unexpected keyword argument {key!r}")
+    if settings is not None and not isinstance(settings, CalibrationSettings):
+        raise TypeError(f"{where}() settings must be a CalibrationSettings, got {settings!r}")
+    if settings is None:
+        missing = [repr(f.name) for f in fields(CalibrationSettings)
+                   if f.default is MISSING and f.default_factory is MISSING and f.name not in keywords]
+        if missing:
+            listed = missing[0] if len(missing) == 1 else (
+                f"{missing[0]} and {missing[1]}" if len(missing) == 2
+                else ", ".join(missing[:-1]) + f", and {missing[-1]}")
+            raise TypeError(f"{where}() missing {len(missing)} required keyword-only argument"
+                            f"{'s' if len(missing) > 1 else ''}: {listed}")
+    return CalibrationSettings(**keywords) if settings is None else replace(settings, **keywords)
 
 
 @dataclass(frozen=True)
@@ -371,20 +423,8 @@ def _calibrate_paper(epsilon, delta, learner, resets, actions):
 # public
 
 
-def calibrate(
-    epsilon: float,
-    delta: float,
-    *,
-    samples: int,
-    batch_size: int,
-    lr: float,
-    lipschitz: float,
-    resets: int,
-    actions: int = 2,
-    variant: str = "valid",
-    update_clip: float = DEFAULT_UPDATE_CLIP,
-    update_lipschitz: float = DEFAULT_UPDATE_LIPSCHITZ,
-) -> DPQCalibration:
+def calibrate(epsilon: float, delta: float, settings: Optional[CalibrationSettings] = None,
+              **keywords) -> DPQCalibration:
     """Smallest sigma (with its kernel beta and delta split) making Algorithm 1 (epsilon, delta)-DP.
 
     What it calibrates: the scale sigma of the Gaussian-process noise GP(0, sigma^2 exp(-beta|x-y|))
@@ -401,12 +441,15 @@ def calibrate(
     Args:
         epsilon: target epsilon, in (0, MAX_EPSILON = 1e6].
         delta: target total delta, in (0, 1).
-        samples: T, the number of samples processed, an int >= 1 (floor(T/B) updates).
-        batch_size: B, samples per update, an int in [1, samples].
-        lr: alpha, the learning rate, in (0, inf) (used by the paper variant only).
-        lipschitz: L, the enforced Lipschitz constant of the Q-function in the state, in (0, inf).
+        settings: the learner, J, m and the variant, a :class:`CalibrationSettings`; default None: built from
+            ``keywords``.
+        keywords: fields of :class:`CalibrationSettings`, replacing those of ``settings``; each is listed below.
+        samples: T, the number of samples processed, an int >= 1 (floor(T/B) updates); required.
+        batch_size: B, samples per update, an int in [1, samples]; required.
+        lr: alpha, the learning rate, in (0, inf) (used by the paper variant only); required.
+        lipschitz: L, the enforced Lipschitz constant of the Q-function in the state, in (0, inf); required.
         resets: J, the number of times the noise paths are redrawn, an int >= 1; must equal
-            floor(T/B) for ``variant="valid"``.
+            floor(T/B) for ``variant="valid"``; required.
         actions: m, the number of actions (one noise path each), an int >= 1; default 2.
         variant: "valid" (default) or "paper"; "corrected" is a deprecated alias of "valid".
         update_clip: c, the bound on one update's change of each action's Q in sup norm over [0, 1]
@@ -415,8 +458,7 @@ def calibrate(
         update_lipschitz: l, the bound on the Lipschitz constant in the state of one update's change of
             each action's Q that the agent certifies, in (0, inf), units of Q per unit state; default
             :data:`DEFAULT_UPDATE_LIPSCHITZ` = 0.02 (the agent certifies l < 2L for tanh networks only; give
-            2L for a relu network, which always holds). Used by the
-            valid variant only.
+            2L for a relu network, which always holds). Used by the valid variant only.
 
     Returns:
         a :class:`DPQCalibration` with ``feasible`` True; its ``conditions`` list every condition checked.
@@ -425,27 +467,16 @@ def calibrate(
         ValueError: an argument is outside its range, or J != floor(T/B) under the valid variant (the
             message names the premise).
         InfeasibleError: the paper variant finds no k meeting every printed condition.
+        TypeError: a keyword is no field of :class:`CalibrationSettings`, or a required one is missing.
     """
-    epsilon, delta, learner, resets, actions, variant = checked_inputs(
-        epsilon, delta, LearnerShape(samples, batch_size, lr, lipschitz, update_clip, update_lipschitz), resets,
-        actions, variant)
+    s = _settings("calibrate", settings, keywords)
+    epsilon, delta, learner, resets, actions, variant = checked_inputs(epsilon, delta, s, s.resets, s.actions,
+                                                                       s.variant)
     return calibrate_learner_unchecked(epsilon, delta, learner, resets, actions, variant)
 
 
-def calibrate_unchecked(
-    epsilon: float,
-    delta: float,
-    *,
-    samples: int,
-    batch_size: int,
-    lr: float,
-    lipschitz: float,
-    resets: int,
-    actions: int = 2,
-    variant: str = "valid",
-    update_clip: float = DEFAULT_UPDATE_CLIP,
-    update_lipschitz: float = DEFAULT_UPDATE_LIPSCHITZ,
-) -> DPQCalibration:
+def calibrate_unchecked(epsilon: float, delta: float, settings: Optional[CalibrationSettings] = None,
+                        **keywords) -> DPQCalibration:
     """:func:`calibrate` without validating the arguments, for callers that validated them
     (``privcal.rl.dpq.agent.train_dpq``: :func:`check_target`, its Hyperparameters, its resets and variant):
     the same calibration. J != floor(T/B) still raises under "valid" (a premise, not a range check), and
@@ -454,15 +485,13 @@ def calibrate_unchecked(
     Args:
         epsilon: target epsilon, a float in (0, MAX_EPSILON] (not checked).
         delta: target total delta, a float in (0, 1) (not checked).
-        samples: T, an int >= 1 (not checked).
-        batch_size: B, an int in [1, samples] (not checked).
-        lr: alpha, a float in (0, inf) (not checked).
-        lipschitz: L, a float in (0, inf) (not checked).
-        resets: J, an int >= 1 (must equal floor(T/B) for ``variant="valid"``: checked).
-        actions: m, an int >= 1 (not checked); default 2.
-        variant: "valid" (default) or "paper" (not checked).
-        update_clip: c, a float in (0, inf) (not checked); default :data:`DEFAULT_UPDATE_CLIP`.
-        update_lipschitz: l, a float in (0, inf) (not checked); default :data:`DEFAULT_UPDATE_LIPSCHITZ`.
+        settings: the learner, J, m and the variant, a :class:`CalibrationSettings` (its values not checked);
+            default None: built from ``keywords``.
+        keywords: fields of :class:`CalibrationSettings` (not checked), replacing those of ``settings``; each is listed below.
+        samples (T, an int >= 1), batch_size (B, in [1, samples]), lr (alpha > 0), lipschitz (L > 0),
+        resets (J; must equal floor(T/B) for ``variant="valid"``: checked), actions (m; default 2),
+        variant ("valid", default, or "paper"), update_clip (c; default :data:`DEFAULT_UPDATE_CLIP`),
+        update_lipschitz (l; default :data:`DEFAULT_UPDATE_LIPSCHITZ`).
 
     Returns:
         a :class:`DPQCalibration` with ``feasible`` True.
@@ -471,8 +500,8 @@ def calibrate_unchecked(
         ValueError: J != floor(T/B) under the valid variant.
         InfeasibleError: the paper variant finds no k meeting every printed condition.
     """
-    learner = LearnerShape(samples, batch_size, lr, lipschitz, update_clip, update_lipschitz)
-    return calibrate_learner_unchecked(epsilon, delta, learner, resets, actions, VARIANT_ALIASES.get(variant, variant))
+    s = _settings("calibrate_unchecked", settings, keywords)
+    return calibrate_learner_unchecked(epsilon, delta, s, s.resets, s.actions, VARIANT_ALIASES.get(s.variant, s.variant))
 
 
 def calibrate_learner_unchecked(epsilon: float, delta: float, learner: LearnerShape, resets: int, actions: int,
@@ -505,23 +534,8 @@ def calibrate_learner_unchecked(epsilon: float, delta: float, learner: LearnerSh
     return result
 
 
-def check(
-    epsilon: float,
-    delta: float,
-    *,
-    sigma: float,
-    k: Optional[float] = None,
-    samples: int,
-    batch_size: int,
-    lr: float,
-    lipschitz: float,
-    resets: int,
-    actions: int = 2,
-    variant: str = "paper",
-    beta: Optional[float] = None,
-    update_clip: float = DEFAULT_UPDATE_CLIP,
-    update_lipschitz: float = DEFAULT_UPDATE_LIPSCHITZ,
-) -> DPQCalibration:
+def check(epsilon: float, delta: float, settings: Optional[CalibrationSettings] = None, *, sigma: float,
+          k: Optional[float] = None, beta: Optional[float] = None, **keywords) -> DPQCalibration:
     """Evaluate a given sigma (and k, for the paper) against the conditions of ``variant`` (no search).
 
     ``check(0.9, 1e-4, sigma=0.313, k=23, samples=5000, batch_size=64, lr=3e-4, lipschitz=4,
@@ -534,16 +548,21 @@ def check(
         delta: target total delta, in (0, 1).
         sigma: scale of the Gaussian-process noise (absolute), in (0, inf).
         k: noise bound, in (0, inf); required by the paper variant, ignored by the valid one; default None.
-        samples: T, the number of samples processed, an int >= 1.
-        batch_size: B, samples per update, an int in [1, samples].
-        lr: alpha, the learning rate, in (0, inf).
-        lipschitz: L, the Lipschitz constant of the Q-function, in (0, inf).
-        resets: J, the number of times the noise paths are redrawn, an int >= 1 (= floor(T/B) for valid).
-        actions: m, noise paths per reset, an int >= 1; default 2.
-        variant: "paper" (default) or "valid" ("corrected" is a deprecated alias of "valid").
         beta: kernel parameter beta of exp(-beta|x-y|), in (0, inf); default None: the paper's 1/v,
             v = 4 alpha (k+1)/B (paper), or l / c (valid, ``rkhs.restarted_minimizing_beta``). The paper
             variant always uses 1/v.
+        settings: the learner, J, m and the variant, a :class:`CalibrationSettings`; default None: built from
+            ``keywords`` (with variant :data:`CHECK_VARIANT` = "paper" unless they name one).
+        keywords: fields of :class:`CalibrationSettings`, replacing those of ``settings``; each is listed below.
+        samples: T, the number of samples processed, an int >= 1; required.
+        batch_size: B, samples per update, an int in [1, samples]; required.
+        lr: alpha, the learning rate, in (0, inf); required.
+        lipschitz: L, the Lipschitz constant of the Q-function, in (0, inf); required.
+        resets: J, the number of times the noise paths are redrawn, an int >= 1 (= floor(T/B) for valid);
+            required.
+        actions: m, noise paths per reset, an int >= 1; default 2.
+        variant: "paper" (default, :data:`CHECK_VARIANT`) or "valid" ("corrected" is a deprecated alias of
+            "valid").
         update_clip: c, the certified bound on one update's change of Q (sup norm, units of Q), in
             (0, inf); default 0.01. Used by the valid variant only.
         update_lipschitz: l, the certified bound on the Lipschitz constant of one update's change of Q
@@ -555,10 +574,13 @@ def check(
     Raises:
         ValueError: an argument is outside its range (or k is missing for the paper variant, or
             J != floor(T/B) for the valid one).
+        TypeError: a keyword is no field of :class:`CalibrationSettings`, or a required one is missing.
     """
-    epsilon, delta, learner, resets, actions, variant = checked_inputs(
-        epsilon, delta, LearnerShape(samples, batch_size, lr, lipschitz, update_clip, update_lipschitz), resets,
-        actions, variant)
+    if settings is None and "variant" not in keywords:
+        keywords = {**keywords, "variant": CHECK_VARIANT}
+    s = _settings("check", settings, keywords)
+    epsilon, delta, learner, resets, actions, variant = checked_inputs(epsilon, delta, s, s.resets, s.actions,
+                                                                       s.variant)
     sigma = V.positive("sigma", sigma)
     if variant == "paper":
         if k is None:

@@ -190,6 +190,7 @@ def _train(args, hp, progress, env):
     """One Algorithm 1 run or baseline of App. E.2 from the flags (``hp`` checked): the agent's result."""
     from privcal import _validate as V
     from privcal.rl.dpq import agent as dpq_agent
+    from privcal.rl.dpq.run import RunNoise, run_unchecked
 
     method = _METHODS[args.method]
     targeted = args.epsilon is not None or args.delta is not None
@@ -199,14 +200,13 @@ def _train(args, hp, progress, env):
                                    resets=args.resets, variant=args.variant, hp=hp, seed=args.seed,
                                    env=env, progress=progress)
     sigma, guarantee = _baseline_noise(args, hp, method, targeted)
-    # checked once here (given or calibrated), as train would, then the run trusts them (train_unchecked)
+    # checked once here (given or calibrated), as train would, then the run trusts them (run_unchecked)
     sigma = None if sigma is None else V.positive("sigma", sigma)
     resets = None
     if method == "bgp16":
         resets = hp.updates if args.resets is None else dpq_agent.check_resets(args.resets, hp.updates)
-    return dpq_agent.train_unchecked(method, hp=hp, sigma=sigma, beta=None, resets=resets, epsilon=args.epsilon,
-                                     delta=args.delta, guarantee=guarantee, seed=args.seed, env=env,
-                                     progress=progress)
+    return run_unchecked(RunNoise(method, sigma, None, resets), hp, args.seed, env, progress, epsilon=args.epsilon,
+                         delta=args.delta, guarantee=guarantee)
 
 
 def _check_noise_flags(args, method: str, targeted: bool) -> None:
@@ -470,6 +470,7 @@ def _algorithm1_runs(args, hp, fmt: str, environment: str, peak: float, same_lea
     from privcal.cli.progress import ProgressBar
     from privcal.rl import envs
     from privcal.rl.dpq import agent as dpq_agent
+    from privcal.rl.dpq.run import RunNoise, run_unchecked
 
     references = not args.no_references and args.method != "non-private"
     runs = 2 if references else 1
@@ -488,8 +489,8 @@ def _algorithm1_runs(args, hp, fmt: str, environment: str, peak: float, same_lea
             baseline = dpq_agent.train_dpq_without_noise(hp=hp, seed=args.seed, env=env(),
                                                          progress=progress(hp.samples))
         elif references:
-            baseline = dpq_agent.train_unchecked("non_private", hp=hp, sigma=None, beta=None, resets=None,
-                                                 seed=args.seed, env=env(), progress=progress(hp.samples))
+            baseline = run_unchecked(RunNoise("non_private", None, None, None), hp, args.seed, env(),
+                                     progress(hp.samples))
     finally:
         if bar is not None:
             bar.close()

@@ -182,8 +182,9 @@ def _noise_reuse(ctx) -> Outcome:
 
 
 def _snapshots(hp, shift, seed, dense):
-    """Q_j on ``dense`` for j = 0..U of a certified run (``dpq_agent.train_unchecked`` on its own network)."""
+    """Q_j on ``dense`` for j = 0..U of a certified run (``privcal.rl.dpq.run.run_unchecked`` on its own network)."""
     from privcal.rl.dpq import agent as dpq_agent
+    from privcal.rl.dpq.run import RunNoise, run_unchecked
     from privcal.rl.envs import ShiftedRewardIntervalEnv
 
     net = dpq_agent.initial_network(hp, 2, seed)
@@ -192,8 +193,8 @@ def _snapshots(hp, shift, seed, dense):
     def progress(done, total):
         snaps.setdefault(done // hp.batch_size, net(dense))
 
-    res = dpq_agent.train_unchecked("dpq", hp=hp, sigma=0.3, beta=30.0, resets=hp.updates, seed=seed,
-                                    env=ShiftedRewardIntervalEnv(shift), progress=progress, net=net)
+    res = run_unchecked(RunNoise("dpq", 0.3, 30.0, hp.updates), hp, seed, ShiftedRewardIntervalEnv(shift), progress,
+                        net=net)
     return res, np.array([snaps[j] for j in range(hp.updates + 1)])
 
 

@@ -97,28 +97,30 @@ weights, the noise paths, exploration and the baselines' noise; same seed, same 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+import warnings
+from dataclasses import dataclass, fields, replace
 from typing import Any, Callable, Optional
 
 from privcal import _rng
 from privcal import _validate as V
-from privcal.rl.dpq.certificate import MAX_GRID, certified_step, certified_step_unchecked, grid_size
+from privcal.rl.dpq.certificate import MAX_GRID, GridValues, certified_step, certified_step_unchecked, grid_size
 from privcal.rl.dpq.hyperparameters import (METHODS, PAPER_E3, Hyperparameters, check_gamma, check_resets,
                                            paper_beta, paper_beta_e3, update_lipschitz_of, valid_hyperparameters)
 from privcal.rl.dpq.run import RunNoise, TrainResult, initial_network, make_env, run_unchecked
 from privcal.rl.dpq.updates import Minibatch, batch_gradients, certified_update, sgd_update
-from privcal.rl.mlp import LipschitzMLP
 
 __all__ = [
     "METHODS",
     "Hyperparameters",
     "PAPER_E3",
     "TrainResult",
+    "TrainSettings",
     "paper_beta",
     "paper_beta_e3",
     "check_gamma",
     "check_resets",
     "MAX_GRID",
+    "GridValues",
     "Minibatch",
     "batch_gradients",
     "certified_update",
@@ -192,6 +194,47 @@ def functional_noise_unchecked(epsilon: float, delta: float, hp: Hyperparameters
     return dpq_noise.functional_noise_unchecked(*target, hp.learner_shape(variant), resets, actions, variant)
 
 
+@dataclass(frozen=True)
+class TrainSettings:
+    """The noise, target, learner, seed and environment of one DP-Q run: what :func:`train` and :func:`train_dpq`
+    read (defaults in one place: here; the functions check the values).
+
+    Attributes:
+        hp: the learner's settings, a :class:`Hyperparameters`; default None: ``Hyperparameters()``.
+        sigma: the noise level, in (0, inf), or None; default None (:func:`train`: required except for
+            non_private; :func:`train_dpq`: instead of a target, no privacy claim).
+        beta: kernel parameter beta of exp(-beta |x - y|), in (0, inf), or None; default None (the calibrated
+            one, or App. E.3's ``paper_beta()`` = 2222 when ``sigma`` is given).
+        resets: J, the number of noise paths, an int dividing floor(T/B), or None; default None: floor(T/B).
+        epsilon: target epsilon, in (0, inf), or None; default None (:func:`train`: recorded only).
+        delta: target delta, in (0, 1), or None; default None (:func:`train`: recorded only).
+        variant: "valid" (default) or "paper" ("corrected": a deprecated alias of "valid"); read by
+            :func:`train_dpq` only.
+        seed: seed of everything (environment, weights, noise, exploration; ``privcal._rng``); default 0.
+        env: the environment; default None: a fresh :class:`privcal.rl.envs.IntervalEnv`.
+        calibration: recorded only (e.g. the calibrator's result); default None; read by :func:`train` only.
+        guarantee: recorded only: the privacy claim in words; default ""; read by :func:`train` only.
+    """
+
+    hp: Optional[Hyperparameters] = None
+    sigma: Optional[float] = None
+    beta: Optional[float] = None
+    resets: Optional[int] = None
+    epsilon: Optional[float] = None
+    delta: Optional[float] = None
+    variant: str = "valid"
+    seed: _rng.Seed = 0
+    env: Any = None
+    calibration: Any = None
+    guarantee: str = ""
+
+
+#: The :class:`TrainSettings` fields each function reads (a keyword outside them is refused by :func:`train`,
+#: and replaces a field of ``hp`` in :func:`train_dpq`).
+_TRAIN_FIELDS = tuple(f.name for f in fields(TrainSettings) if f.name != "variant")
+_TRAIN_DPQ_FIELDS = tuple(f.name for f in fields(TrainSettings) if f.name not in ("calibration", "guarantee"))
+
+
 def _check_hp(hp) -> Hyperparameters:
     if hp is None:
         return Hyperparameters()
@@ -200,11 +243,8 @@ def _check_hp(hp) -> Hyperparameters:
     return hp
 
 
-def train(method: str = "dpq", *, hp: Optional[Hyperparameters] = None, sigma: Optional[float] = None,
-          beta: Optional[float] = None, resets: Optional[int] = None, epsilon: Optional[float] = None,
-          delta: Optional[float] = None, calibration: Any = None, guarantee: str = "",
-          seed: _rng.Seed = 0, env: Any = None,
-          progress: Optional[Callable[[int, int], None]] = None) -> TrainResult:
+def train(method: str = "dpq", settings: Optional[TrainSettings] = None, *,
+          progress: Optional[Callable[[int, int], None]] = None, **keywords: Any) -> TrainResult:
     """Run one method for ``hp.samples`` samples with a *given* noise level; returns a TrainResult.
 
     Use :func:`train_dpq` or ``privcal.rl.dpq.baselines`` (or ``privcal.rl.dpq.experiments.noise_for``)
@@ -214,6 +254,10 @@ def train(method: str = "dpq", *, hp: Optional[Hyperparameters] = None, sigma: O
     Args:
         method: one of :data:`METHODS`: "dpq" (Algorithm 1, default), "non_private",
             "input_perturbation", "dpsgd" or "bgp16".
+        settings: the run's :class:`TrainSettings` (its ``variant`` is not read here); default None: built
+            from ``keywords``.
+        progress: called as ``progress(done_samples, total)`` after each update; default None.
+        keywords: fields of :class:`TrainSettings` but ``variant``, replacing those of ``settings``; each is listed below.
         hp: the learner's settings; default ``Hyperparameters()``.
         sigma: the noise level, in (0, inf), required except for non_private (ignored there):
             functional-noise std (dpq), independent-noise std (bgp16), reward-noise std
@@ -229,7 +273,6 @@ def train(method: str = "dpq", *, hp: Optional[Hyperparameters] = None, sigma: O
         seed: seed of everything (environment, weights, noise, exploration; ``privcal._rng``);
             default 0.
         env: the environment; default a fresh :class:`privcal.rl.envs.IntervalEnv`.
-        progress: called as ``progress(done_samples, total)`` after each update; default None.
 
     With ``hp.update_clip`` set, every "dpq" update is certified (:func:`certified_step`; slope clip
     :func:`update_lipschitz_of`), starts from the released function (the noise layers of the releases are
@@ -241,9 +284,12 @@ def train(method: str = "dpq", *, hp: Optional[Hyperparameters] = None, sigma: O
 
     Raises:
         ValueError: an argument is outside its range (the message names it).
+        TypeError: a keyword is none of the fields above.
     """
+    run = V.settings_with("train", TrainSettings, settings, keywords, allowed=_TRAIN_FIELDS)
+    sigma, beta, resets = run.sigma, run.beta, run.resets
     V.choice("method", method, METHODS)
-    hp = _check_hp(hp)
+    hp = _check_hp(run.hp)
     updates = hp.updates
     if method == "non_private":
         sigma = None
@@ -258,17 +304,18 @@ def train(method: str = "dpq", *, hp: Optional[Hyperparameters] = None, sigma: O
         resets, beta = (updates if resets is None else check_resets(resets, updates)), None
     else:
         resets, beta = None, None
-    return run_unchecked(RunNoise(method, sigma, beta, resets), hp, seed, env, progress, epsilon=epsilon, delta=delta,
-                         calibration=calibration, guarantee=guarantee)
+    return run_unchecked(RunNoise(method, sigma, beta, resets), hp, run.seed, run.env, progress, epsilon=run.epsilon,
+                         delta=run.delta, calibration=run.calibration, guarantee=run.guarantee)
+
+
+#: The keywords :func:`train_unchecked` passes on to ``run_unchecked`` beside the run's noise.
+_UNCHECKED_OPTIONS = ("seed", "env", "progress", "net", "epsilon", "delta", "calibration", "guarantee")
 
 
 def train_unchecked(method: str, *, hp: Hyperparameters, sigma: Optional[float], beta: Optional[float],
-                    resets: Optional[int], seed: _rng.Seed = 0, env: Any = None,
-                    progress: Optional[Callable[[int, int], None]] = None, epsilon: Optional[float] = None,
-                    delta: Optional[float] = None, calibration: Any = None, guarantee: str = "",
-                    net: Optional[LipschitzMLP] = None) -> TrainResult:
-    """:func:`train` without validation or defaults, for callers that validated and normalised the arguments
-    (``privcal train dpq``: its Hyperparameters, sigma and resets checked once): the same run.
+                    resets: Optional[int], **options: Any) -> TrainResult:
+    """Deprecated (docs/deprecation.md): ``privcal.rl.dpq.run.run_unchecked(RunNoise(method, sigma, beta, resets),
+    hp, seed, env, progress, net=net, **record)``, the kernel it calls, gives the same run.
 
     Args:
         method: one of :data:`METHODS` (not checked).
@@ -276,28 +323,25 @@ def train_unchecked(method: str, *, hp: Hyperparameters, sigma: Optional[float],
         sigma: the noise level, a float in (0, inf), or None for non_private (not checked).
         beta: the kernel parameter for dpq, a float in (0, inf), else None (not checked).
         resets: J for dpq and bgp16, an int dividing floor(T/B), else None (not checked).
-        seed: seed of everything (``privcal._rng``); default 0.
-        env: the environment; default a fresh :class:`privcal.rl.envs.IntervalEnv`.
-        progress: called as ``progress(done_samples, total)`` after each update; default None.
-        epsilon: recorded only; default None.
-        delta: recorded only; default None.
-        calibration: recorded only; default None.
-        guarantee: recorded only: the privacy claim in words; default "".
-        net: the network to train (updated in place), or None (default): :func:`initial_network` of the
-            run. A caller that reads the network during the run (``progress``) passes it.
+        options: seed (default 0), env (default None: a fresh :class:`privcal.rl.envs.IntervalEnv`), progress
+            (default None), net (default None: :func:`initial_network` of the run), and the recorded epsilon,
+            delta, calibration and guarantee.
 
     Returns:
         the run's :class:`TrainResult`.
     """
-    return run_unchecked(RunNoise(method, sigma, beta, resets), hp, seed, env, progress, net=net, epsilon=epsilon,
-                         delta=delta, calibration=calibration, guarantee=guarantee)
+    warnings.warn("privcal.rl.dpq.agent.train_unchecked is deprecated; use privcal.rl.dpq.run.run_unchecked("
+                  "RunNoise(method, sigma, beta, resets), hp, seed, env, progress)", DeprecationWarning, stacklevel=2)
+    for key in options:
+        if key not in _UNCHECKED_OPTIONS:
+            raise TypeError(f"train_unchecked() got an unexpected keyword argument {key!r}")
+    seed = options.pop("seed", 0)
+    env, progress, net = (options.pop(key, None) for key in ("env", "progress", "net"))
+    return run_unchecked(RunNoise(method, sigma, beta, resets), hp, seed, env, progress, net=net, **options)
 
 
-def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
-              sigma: Optional[float] = None, beta: Optional[float] = None,
-              resets: Optional[int] = None, variant: str = "valid",
-              hp: Optional[Hyperparameters] = None, seed: _rng.Seed = 0, env: Any = None,
-              progress: Optional[Callable[[int, int], None]] = None, **overrides: Any) -> TrainResult:
+def train_dpq(settings: Optional[TrainSettings] = None, *, progress: Optional[Callable[[int, int], None]] = None,
+              **keywords: Any) -> TrainResult:
     """Algorithm 1 of Wang & Hegde 2019: train, return per-episode returns and the released Q + g.
 
     Either a target (``epsilon``, ``delta``): sigma and beta come from ``privcal.calibrators.dpq.calibrate``
@@ -318,6 +362,12 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
     if ``hp.update_clip`` is set) and says "no valid guarantee (paper analysis)".
 
     Args:
+        settings: the run's :class:`TrainSettings` (its ``calibration`` and ``guarantee`` are not read here);
+            default None: built from ``keywords``.
+        progress: called as ``progress(done_samples, total)`` after each update; default None.
+        keywords: fields of :class:`TrainSettings` but ``calibration`` and ``guarantee``, replacing those of
+            ``settings``; any other keyword is a field of ``hp`` to replace, e.g. ``samples=1000`` or
+            ``update_clip=0.05``; each is listed below.
         epsilon: target epsilon, in (0, inf); with ``delta``, instead of ``sigma``.
         delta: target delta, in (0, 1).
         sigma: functional-noise std given directly, in (0, inf) (no privacy claim).
@@ -330,8 +380,6 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
         hp: the learner's settings; default ``Hyperparameters()``.
         seed: seed of everything (``privcal._rng``); default 0.
         env: the environment; default a fresh :class:`privcal.rl.envs.IntervalEnv`.
-        progress: called as ``progress(done_samples, total)`` after each update; default None.
-        **overrides: fields of ``hp`` to replace, e.g. ``samples=1000`` or ``update_clip=0.05``.
 
     Returns:
         the run's :class:`TrainResult` (``guarantee`` states the claim, ``premises`` what it rests on,
@@ -345,11 +393,15 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
     """
     from privcal.calibrators import dpq, dpq_noise
 
-    hp = _check_hp(hp)
+    run = V.settings_with("train_dpq", TrainSettings, settings,
+                          {k: v for k, v in keywords.items() if k in _TRAIN_DPQ_FIELDS})
+    overrides = {k: v for k, v in keywords.items() if k not in _TRAIN_DPQ_FIELDS}
+    epsilon, delta, sigma, beta, env = run.epsilon, run.delta, run.sigma, run.beta, run.env
+    hp = _check_hp(run.hp)
     if overrides:
         hp = replace(hp, **overrides)
-    resets = hp.updates if resets is None else check_resets(resets, hp.updates)
-    variant = dpq.check_variant(variant, stacklevel=3)
+    resets = hp.updates if run.resets is None else check_resets(run.resets, hp.updates)
+    variant = dpq.check_variant(run.variant, stacklevel=3)
     if variant == "valid":
         hp = valid_hyperparameters(hp)
     calibration = None
@@ -367,8 +419,8 @@ def train_dpq(*, epsilon: Optional[float] = None, delta: Optional[float] = None,
     else:
         sigma = V.positive("sigma", sigma)
         beta = paper_beta_e3() if beta is None else V.positive("beta", beta)
-    result = run_unchecked(RunNoise("dpq", sigma, beta, resets), hp, seed, env, progress, epsilon=epsilon, delta=delta,
-                           calibration=calibration)
+    result = run_unchecked(RunNoise("dpq", sigma, beta, resets), hp, run.seed, env, progress, epsilon=epsilon,
+                           delta=delta, calibration=calibration)
     if variant == "paper":
         result.guarantee = ("no valid guarantee (paper analysis): the paper's Thm 5 formulas solved "
                             "consistently, see privcal.calibrators.dpq")

@@ -10,6 +10,7 @@ not certify is scaled back. The agent's loop calls :func:`certified_step_uncheck
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
@@ -17,7 +18,7 @@ import numpy as np
 from privcal import _validate as V
 from privcal.rl.mlp import LipschitzMLP, unchecked_slope_difference_bound, unchecked_sup_difference_bound
 
-__all__ = ["MAX_GRID", "grid_size", "certified_step", "certified_step_unchecked"]
+__all__ = ["MAX_GRID", "GridValues", "grid_size", "certified_step", "certified_step_unchecked"]
 
 
 #: Largest grid of the update certificate (points); a smaller update_clip / lipschitz is refused.
@@ -54,6 +55,20 @@ def grid_size(update_clip: float, lipschitz: float, update_lipschitz: Optional[f
             f"{update_clip!r}, update_lipschitz = {update_lipschitz!r}: premise 'every update certified' needs a "
             f"grid of {n} points on [0, 1] (more than {MAX_GRID})")
     return max(n, 2)
+
+
+@dataclass(frozen=True)
+class GridValues:
+    """A network on the certificate's grid before a step: what :func:`certified_step_unchecked` compares the
+    stepped network with.
+
+    Attributes:
+        values: the network's outputs on the grid, shape (n, outputs).
+        slopes: the network's input derivatives on the grid (needed with a slope clip), or None (default).
+    """
+
+    values: np.ndarray
+    slopes: Optional[np.ndarray] = None
 
 
 #: Tries of the scaled-back step before an update is skipped.
@@ -115,15 +130,13 @@ def certified_step(net: LipschitzMLP, grads: list, lr: float, update_clip: float
         raise ValueError("grads must hold one (dW, db) per layer with the shapes of net's parameters")
     grid = np.linspace(0.0, 1.0, grid_size(update_clip, net.lipschitz, update_lipschitz))[:, None]
     values, slopes = net.input_derivative(grid)
-    factor, bound, slope, _, _, _ = certified_step_unchecked(
-        net, grads, lr, update_clip, grid, values, update_lipschitz,
-        slopes if update_lipschitz is not None else None)
+    old = GridValues(values, slopes if update_lipschitz is not None else None)
+    factor, bound, slope, _, _, _ = certified_step_unchecked(net, grads, lr, update_clip, grid, old, update_lipschitz)
     return factor, bound, slope
 
 
 def certified_step_unchecked(net: LipschitzMLP, grads: list, lr: float, clip: float, grid: np.ndarray,
-                             old_values: np.ndarray, lip_clip: Optional[float] = None,
-                             old_slopes: Optional[np.ndarray] = None) -> tuple:
+                             old: GridValues, lip_clip: Optional[float] = None) -> tuple:
     """:func:`certified_step` without validation, on a grid the caller keeps (the agent's update loop).
 
     Args:
@@ -132,15 +145,16 @@ def certified_step_unchecked(net: LipschitzMLP, grads: list, lr: float, clip: fl
         lr: alpha, a float in (0, inf) (not checked).
         clip: c, the sup-norm clip, a float in (0, inf) (not checked).
         grid: the states, shape (n, 1), uniform on [0, 1] with n = :func:`grid_size` points.
-        old_values: the network's outputs on ``grid`` before the step.
+        old: the network on ``grid`` before the step (:class:`GridValues`: its outputs and, with ``lip_clip``, its
+            input derivatives).
         lip_clip: l, the slope clip, or None: then the slope bound is Lip(Q_new) + Lip(Q_old) <= 2L, not
             enforced beyond the projection.
-        old_slopes: the network's input derivatives on ``grid`` before the step (needed with ``lip_clip``).
 
     Returns:
         (t, certified sup bound, certified slope bound, new values on the grid, new slopes on the grid
         (None without ``lip_clip``), 1 if projected else 0).
     """
+    old_values, old_slopes = old.values, old.slopes
     if not all(np.isfinite(dw).all() and np.isfinite(db).all() for dw, db in grads):
         return 0.0, 0.0, 0.0, old_values, old_slopes, 0  # no step of a non-finite direction is certified
     weights = [w.copy() for w in net.weights]

@@ -57,7 +57,7 @@ from privcal.rl import envs
 from privcal.rl.units import check_unit, describe
 
 __all__ = ["PROTECTED_UNITS", "FQIConfig", "FQIResult", "features", "clipped_gradient_sum", "clipped_sum_unchecked", "collect",
-           "train_fqi_dpsgd"]
+           "FQIRun", "train_fqi_dpsgd"]
 
 PROTECTED_UNITS = ("transition", "episode")
 _ACTIONS = 2
@@ -100,6 +100,32 @@ class FQIConfig:
         g = V.nonnegative("gamma", self.gamma)
         if g >= 1:
             raise ValueError(f"gamma must be in [0, 1), got {self.gamma!r}")
+
+
+@dataclass(frozen=True)
+class FQIRun:
+    """What :func:`train_fqi_dpsgd` reads besides its target, the learner's :class:`FQIConfig` and the data
+    (defaults in one place: here; :func:`train_fqi_dpsgd` checks the values).
+
+    Attributes:
+        privacy_unit: "transition" (default) or "episode"; "reward-function" is refused (not protected).
+        episodes: the data budget in 50-step episodes, an int >= 1, stated before collecting (public); default
+            100 (5000 transitions). Without ``data`` the run collects exactly this many.
+        peak: the reward's peak theta in [0, 1], or None (default) to draw it from ``seed``
+            (``privcal.rl.envs.draw_peak``, the random-peak variant).
+        evaluation_episodes: episodes simulated to estimate ``policy_return``, an int >= 2; default 2000.
+        seed: seed of the data, the sampling, the noise and the evaluation, an int >= 0; default 0.
+        public_size: N_pub, the public size in records (transitions, or episodes for the episode unit) that
+            sets q = min(1, b / N_pub) and the step's normaliser q N_pub, an int >= 1; default None: the budget
+            (50 ``episodes`` transitions, or ``episodes`` episodes).
+    """
+
+    privacy_unit: str = "transition"
+    episodes: int = 100
+    peak: Optional[float] = None
+    evaluation_episodes: int = 2000
+    seed: int = 0
+    public_size: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -290,20 +316,24 @@ def _collect(n, theta, rng) -> dict:
     return out
 
 
-def train_fqi_dpsgd(*, epsilon: Optional[float], delta: Optional[float], privacy_unit: str = "transition",
-                    episodes: int = 100, config: Optional[FQIConfig] = None, peak: Optional[float] = None,
-                    evaluation_episodes: int = 2000, seed: int = 0, public_size: Optional[int] = None,
-                    data: Optional[dict] = None) -> FQIResult:
+def train_fqi_dpsgd(settings: Optional[FQIRun] = None, *, epsilon: Optional[float], delta: Optional[float],
+                    config: Optional[FQIConfig] = None, data: Optional[dict] = None, **keywords) -> FQIResult:
     """Fitted-Q iteration by DP-SGD on random-behaviour data; see the module docstring.
 
     Args:
+        settings: the run's :class:`FQIRun`; default None: built from ``keywords``.
         epsilon: target epsilon, in (0, inf); None (with ``delta`` None) for the non-private learner
             (the same clipping, no noise).
         delta: target delta, in (0, 1); None only with ``epsilon`` None.
-        privacy_unit: "transition" (default) or "episode"; "reward-function" is refused (not protected).
-        episodes: the data budget in 50-step episodes, an int >= 1, stated before collecting (public); default
-            100 (5000 transitions). Without ``data`` the run collects exactly this many.
         config: the learner's :class:`FQIConfig`; default ``FQIConfig()``.
+        data: the private data set, or None (default: collected by the random behaviour policy, ``episodes``
+            episodes): {"s", "a", "r", "s2"} arrays of shape (n, 50) (n episodes, as :func:`collect` returns)
+            or, for the transition unit, of shape (n,) (n transitions). Its size n may differ from the budget
+            (a neighbouring data set has one record more or less); n is never used to set q or to normalise.
+        keywords: fields of :class:`FQIRun`, replacing those of ``settings``; each is listed below.
+        privacy_unit: "transition" (default) or "episode"; "reward-function" is refused (not protected).
+        episodes: the data budget in 50-step episodes, an int >= 1, stated before collecting (public);
+            default 100 (5000 transitions). Without ``data`` the run collects exactly this many.
         peak: the reward's peak theta in [0, 1], or None (default) to draw it from ``seed``
             (``privcal.rl.envs.draw_peak``, the random-peak variant).
         evaluation_episodes: episodes simulated to estimate ``policy_return``, an int >= 2; default 2000.
@@ -311,10 +341,6 @@ def train_fqi_dpsgd(*, epsilon: Optional[float], delta: Optional[float], privacy
         public_size: N_pub, the public size in records (transitions, or episodes for the episode unit) that
             sets q = min(1, b / N_pub) and the step's normaliser q N_pub, an int >= 1; default the budget
             (50 ``episodes`` transitions, or ``episodes`` episodes).
-        data: the private data set, or None (default: collected by the random behaviour policy, ``episodes``
-            episodes): {"s", "a", "r", "s2"} arrays of shape (n, 50) (n episodes, as :func:`collect` returns)
-            or, for the transition unit, of shape (n,) (n transitions). Its size n may differ from the budget
-            (a neighbouring data set has one record more or less); n is never used to set q or to normalise.
 
     Returns:
         the :class:`FQIResult`.
@@ -322,8 +348,11 @@ def train_fqi_dpsgd(*, epsilon: Optional[float], delta: Optional[float], privacy
     Raises:
         ValueError: an argument is outside its range, or the unit is not protected.
         InfeasibleError: no sigma reaches the target.
+        TypeError: a keyword is no field of :class:`FQIRun`.
     """
-    unit = check_unit(privacy_unit, PROTECTED_UNITS, "fqi-dpsgd")
+    run = V.settings_with("train_fqi_dpsgd", FQIRun, settings, keywords)
+    episodes, public_size = run.episodes, run.public_size
+    unit = check_unit(run.privacy_unit, PROTECTED_UNITS, "fqi-dpsgd")
     if (epsilon is None) != (delta is None):
         raise ValueError("give both epsilon and delta, or neither (the non-private learner)")
     eps = None if epsilon is None else V.positive("epsilon", epsilon)
@@ -332,7 +361,7 @@ def train_fqi_dpsgd(*, epsilon: Optional[float], delta: Optional[float], privacy
     cfg = FQIConfig() if config is None else config
     if not isinstance(cfg, FQIConfig):
         raise ValueError(f"config must be an FQIConfig, got {type(cfg).__name__}")
-    n_eval, seed, theta = envs.run_inputs(evaluation_episodes, seed, peak)
+    n_eval, seed, theta = envs.run_inputs(run.evaluation_episodes, run.seed, run.peak)
     budget = n_ep * envs.EPISODE_STEPS if unit == "transition" else n_ep
     n_pub = budget if public_size is None else V.positive_int("public_size", public_size)
     source = ("the data budget: " + (f"{n_ep} episodes of {envs.EPISODE_STEPS} transitions" if unit == "transition"

@@ -27,12 +27,44 @@ import numpy as np
 from privcal import _validate as V
 from privcal.rl import envs
 
-__all__ = ["LEARNERS", "DEFAULT_SAMPLES", "LearnerRun", "run_learner"]
+__all__ = ["LEARNERS", "DEFAULT_SAMPLES", "LearnerSettings", "LearnerRun", "run_learner"]
 
 LEARNERS = ("select", "fqi-dpsgd")
 #: default environment steps (samples T) per learner and unit: select 20000 (10 rollouts of each of 40
 #: policies); fqi-dpsgd 5000 transitions (100 episodes) or 50000 (1000 episodes) for the episode unit
 DEFAULT_SAMPLES = {("select", None): 20000, ("fqi-dpsgd", "transition"): 5000, ("fqi-dpsgd", "episode"): 50000}
+
+
+@dataclass(frozen=True)
+class LearnerSettings:
+    """What :func:`run_learner` reads besides the method and its target (defaults in one place: here; the
+    learners check the values).
+
+    Attributes:
+        privacy_unit: select: "reward-function", "transition" or "episode"; fqi-dpsgd: "transition" or
+            "episode"; default None: "reward-function" for select, "transition" for fqi-dpsgd.
+        samples: environment steps T, an int >= 50; default None: :data:`DEFAULT_SAMPLES` (fqi-dpsgd uses
+            floor(T / 50) episodes).
+        selector: select's mechanism (``privcal.rl.dpq.select.SELECTORS``); default "randomized-response".
+        policies: select's K, an int >= 2; default 40.
+        peak: theta in [0, 1], or None (default) to draw it from ``seed``.
+        references: compute the references (without privacy) and the verdict; default True.
+        seed: an int >= 0; default 0.
+        expected_batch_size: fqi-dpsgd: b, the expected records per DP-SGD step, a public number in (0, inf);
+            default None: 256 transitions or 16 episodes (``FQIConfig.batch``).
+        public_size: fqi-dpsgd: N_pub, the public size in records that sets q = min(1, b / N_pub), an int >= 1;
+            default None: the data budget (``samples`` transitions, or ``samples`` / 50 episodes).
+    """
+
+    privacy_unit: Optional[str] = None
+    samples: Optional[int] = None
+    selector: str = "randomized-response"
+    policies: int = 40
+    peak: Optional[float] = None
+    references: bool = True
+    seed: int = 0
+    expected_batch_size: Optional[float] = None
+    public_size: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -44,16 +76,16 @@ class LearnerRun:
     result: object
 
 
-def run_learner(method: str, *, epsilon: float, delta: Optional[float], privacy_unit: Optional[str] = None,
-                samples: Optional[int] = None, selector: str = "randomized-response", policies: int = 40,
-                peak: Optional[float] = None, references: bool = True, seed: int = 0,
-                expected_batch_size: Optional[float] = None, public_size: Optional[int] = None) -> LearnerRun:
+def run_learner(method: str, settings: Optional[LearnerSettings] = None, *, epsilon: float,
+                delta: Optional[float], **keywords) -> LearnerRun:
     """Train ``select`` or ``fqi-dpsgd`` once and report policy_return, privacy_unit, references and verdict.
 
     Args:
         method: "select" or "fqi-dpsgd".
+        settings: the run's :class:`LearnerSettings`; default None: built from ``keywords``.
         epsilon: target epsilon, in (0, inf).
         delta: target delta, in (0, 1) (fqi-dpsgd needs it; select records it: it is pure eps-DP).
+        keywords: fields of :class:`LearnerSettings`, replacing those of ``settings``; each is listed below.
         privacy_unit: select: "reward-function" (default), "transition" or "episode"; fqi-dpsgd:
             "transition" (default) or "episode".
         samples: environment steps T, an int >= 50; default :data:`DEFAULT_SAMPLES` (fqi-dpsgd uses
@@ -63,10 +95,10 @@ def run_learner(method: str, *, epsilon: float, delta: Optional[float], privacy_
         peak: theta in [0, 1], or None (default) to draw it from ``seed``.
         references: compute the references (without privacy) and the verdict; default True.
         seed: an int >= 0; default 0.
-        expected_batch_size: fqi-dpsgd: b, the expected records per DP-SGD step, a public number in (0, inf);
-            default None: 256 transitions or 16 episodes (``FQIConfig.batch``).
-        public_size: fqi-dpsgd: N_pub, the public size in records that sets q = min(1, b / N_pub), an int >= 1;
-            default None: the data budget (``samples`` transitions, or ``samples`` / 50 episodes).
+        expected_batch_size: fqi-dpsgd: b, the expected records per DP-SGD step, a public number in
+            (0, inf); default None: 256 transitions or 16 episodes (``FQIConfig.batch``).
+        public_size: fqi-dpsgd: N_pub, the public size in records that sets q = min(1, b / N_pub), an
+            int >= 1; default None: the data budget (``samples`` transitions, or ``samples`` / 50 episodes).
 
     Returns:
         the :class:`LearnerRun`.
@@ -74,12 +106,17 @@ def run_learner(method: str, *, epsilon: float, delta: Optional[float], privacy_
     Raises:
         ValueError: an argument is outside its range or the unit is not protected by the method.
         InfeasibleError: no sigma reaches the target (fqi-dpsgd).
+        TypeError: a keyword is no field of :class:`LearnerSettings`.
     """
     import time
 
     from privcal.rl.dpq import select as dpq_select
     from privcal.rl.dpq import fqi_dpsgd
 
+    run = V.settings_with("run_learner", LearnerSettings, settings, keywords)
+    privacy_unit, samples, selector, policies, peak = run.privacy_unit, run.samples, run.selector, run.policies, run.peak
+    references, seed, expected_batch_size, public_size = (run.references, run.seed, run.expected_batch_size,
+                                                         run.public_size)
     V.choice("method", method, LEARNERS)
     start = time.perf_counter()
     if method == "select" and (expected_batch_size is not None or public_size is not None):

@@ -53,7 +53,7 @@ from privcal import _validate as V
 from privcal.rl import envs
 from privcal.rl.units import check_unit, describe
 
-__all__ = ["SELECTORS", "PROTECTED_UNITS", "SCORE_RANGE", "SelectResult", "thresholds", "clip_scores",
+__all__ = ["SELECTORS", "PROTECTED_UNITS", "SCORE_RANGE", "SelectSettings", "SelectResult", "thresholds", "clip_scores",
            "selection_probabilities", "select", "train_select"]
 
 SELECTORS = ("randomized-response", "exponential", "noisy-max")
@@ -61,6 +61,35 @@ SELECTORS = ("randomized-response", "exponential", "noisy-max")
 PROTECTED_UNITS = ("reward-function", "transition", "episode")
 #: R: a score (mean return of a threshold policy) lies in [0, R] = [0, 0.5 x 50]: rewards in [0, 0.5], H = 50
 SCORE_RANGE = 0.5 * envs.EPISODE_STEPS
+
+
+@dataclass(frozen=True)
+class SelectSettings:
+    """What :func:`train_select` reads besides its target epsilon (defaults in one place: here;
+    :func:`train_select` checks the values).
+
+    Attributes:
+        delta: target delta, in (0, 1), or None (default); recorded only (the selection is pure eps-DP).
+        selector: one of :data:`SELECTORS`; default "randomized-response".
+        policies: K, the number of threshold policies, an int >= 2; default 40.
+        samples: environment steps the scores may use, an int >= K x 50 (one episode per policy); the
+            rollouts per policy are floor(samples / (50 K)); default 20000 (10 episodes per policy).
+        peak: the reward's peak theta in [0, 1], or None (default) to draw it from ``seed``
+            (``privcal.rl.envs.draw_peak``, the random-peak variant).
+        privacy_unit: "reward-function" (default: any change of the data), "transition" or "episode"
+            (covered too, being finer).
+        evaluation_episodes: episodes simulated to estimate ``policy_return``, an int >= 2; default 2000.
+        seed: seed of the rollouts, the mechanism and the evaluation, an int >= 0; default 0.
+    """
+
+    delta: Optional[float] = None
+    selector: str = "randomized-response"
+    policies: int = 40
+    samples: int = 20000
+    peak: Optional[float] = None
+    privacy_unit: str = "reward-function"
+    evaluation_episodes: int = 2000
+    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -188,14 +217,13 @@ def _select(u, eps, selector, rng) -> int:
     return int(rng.choice(u.size, p=_probabilities(u, eps, selector)))
 
 
-def train_select(*, epsilon: float, delta: Optional[float] = None, selector: str = "randomized-response",
-                 policies: int = 40, samples: int = 20000, peak: Optional[float] = None,
-                 privacy_unit: str = "reward-function", evaluation_episodes: int = 2000,
-                 seed: int = 0) -> SelectResult:
+def train_select(settings: Optional[SelectSettings] = None, *, epsilon: float, **keywords) -> SelectResult:
     """Private selection of a threshold policy on the interval environment; see the module docstring.
 
     Args:
+        settings: the run's :class:`SelectSettings`; default None: built from ``keywords``.
         epsilon: target epsilon, in (0, inf).
+        keywords: fields of :class:`SelectSettings`, replacing those of ``settings``; each is listed below.
         delta: target delta, in (0, 1), or None; recorded only (the selection is pure eps-DP).
         selector: one of :data:`SELECTORS`; default "randomized-response".
         policies: K, the number of threshold policies, an int >= 2; default 40.
@@ -213,20 +241,23 @@ def train_select(*, epsilon: float, delta: Optional[float] = None, selector: str
 
     Raises:
         ValueError: an argument is outside its range.
+        TypeError: a keyword is no field of :class:`SelectSettings`.
     """
+    run = V.settings_with("train_select", SelectSettings, settings, keywords)
+    delta, selector, samples = run.delta, run.selector, run.samples
     eps = V.positive("epsilon", epsilon)
     if delta is not None:
         V.open_unit("delta", delta)
     V.choice("selector", selector, SELECTORS)
-    unit = check_unit(privacy_unit, PROTECTED_UNITS, "select")
-    taus = thresholds(policies)
+    unit = check_unit(run.privacy_unit, PROTECTED_UNITS, "select")
+    taus = thresholds(run.policies)
     k = taus.size
     t = V.positive_int("samples", samples)
     rollouts = t // (envs.EPISODE_STEPS * k)
     if rollouts < 1:
         raise ValueError(f"samples must be at least {envs.EPISODE_STEPS * k} (one episode of {envs.EPISODE_STEPS} "
                          f"steps per policy, {k} policies), got {samples!r}")
-    n_eval, seed, theta = envs.run_inputs(evaluation_episodes, seed, peak)
+    n_eval, seed, theta = envs.run_inputs(run.evaluation_episodes, run.seed, run.peak)
     return _train_select(_Selection(eps, delta, selector, unit, taus, rollouts), theta, n_eval, int(seed))
 
 

@@ -16,7 +16,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from privcal.rl.dpq.certificate import certified_step_unchecked, grid_size
+from privcal.rl.dpq.certificate import GridValues, certified_step_unchecked, grid_size
 from privcal.rl.dpq.hyperparameters import Hyperparameters, update_lipschitz_of
 from privcal.rl.mlp import LipschitzMLP
 
@@ -118,7 +118,7 @@ def certified_update(net: LipschitzMLP, hp: Hyperparameters, batch: Minibatch, c
     """
     grads = batch_gradients("dpq", net, hp, batch)
     factor, bound, slope, values, slopes, projected = certified_step_unchecked(
-        net, grads, hp.lr, hp.update_clip, cached[0], cached[1], certificate_slope_clip(hp), cached[2])
+        net, grads, hp.lr, hp.update_clip, cached[0], GridValues(cached[1], cached[2]), certificate_slope_clip(hp))
     cached[1], cached[2] = values, slopes
     cert["max_certified"] = max(cert["max_certified"], bound)
     cert["max_certified_lipschitz"] = max(cert["max_certified_lipschitz"], slope)
