@@ -153,7 +153,7 @@ def notebook_runs(request, tmp_path_factory):
 def _fresh_step_memo():
     """Every test starts with no single-step PMF kept between PLD objects (``privacy_loss.STEP_MEMO``): a test
     that patches a part of the PMF build then sees that build run, whatever ran before it."""
-    from privcal.privacy_loss.distribution import STEP_MEMO
+    from privcal.privacy_loss.step_memo import STEP_MEMO
 
     STEP_MEMO.clear()
     yield
