@@ -72,7 +72,6 @@ import base64
 import functools
 import math
 
-import mpmath as mp
 import numpy as np
 
 __all__ = [
@@ -150,6 +149,8 @@ def coefficients(digits: int = _DIGITS) -> list:
         digits: working precision of mpmath, an int >= 50 (the recurrence cancels up to 33 digits).
     """
     rows = []
+    import mpmath as mp  # only to build or check the table (tools/log_phi_table.py, the tests)
+
     with mp.workdps(digits):
         root_half_pi, root2, step = mp.sqrt(mp.pi / 2), mp.sqrt(2), mp.mpf(STEP)
         for k in range(_NODES + 1):
@@ -189,6 +190,8 @@ def cell_charges(digits: int = _DIGITS) -> tuple[np.ndarray, np.ndarray, np.ndar
     """
     rows = coefficients(digits)
     trunc, horner, coef = (np.empty(_NODES) for _ in range(3))
+    import mpmath as mp
+
     with mp.workdps(digits):
         u, s, room = mp.mpf(U), mp.mpf(STEP), 1 + mp.mpf("1e-8")  # room: the 60-digit values' own error
         gam = [j * u / (1 - j * u) for j in range(2 * TERMS + 2)]
