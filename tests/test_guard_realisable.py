@@ -18,3 +18,13 @@ def test_a_given_grid_gives_a_lower_bound_close_to_the_exact_gaussian():
     coarse = epsilon_lower_of_pairs({pair: 10}, 1e-5, value_discretization=0.1)
     assert 0.98 * exact <= fine <= exact
     assert coarse < fine
+
+
+def test_the_fewest_bins_accepted_is_100():
+    # the documented range of ``bins`` is an integer >= 100: 100 is accepted, 99 refused with the range named
+    import pytest
+
+    pair = MixturePair((1.0,), (1.0,), (1.0,), (0.0,), 2.0, "one Gaussian shift by the sensitivity")
+    assert 0.0 <= epsilon_lower_of_pairs({pair: 10}, 1e-5, value_discretization=0.1, bins=100)
+    with pytest.raises(ValueError, match="bins must be an integer >= 100, got 99"):
+        epsilon_lower_of_pairs({pair: 10}, 1e-5, value_discretization=0.1, bins=99)

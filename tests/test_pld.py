@@ -492,3 +492,33 @@ def test_a_cached_composition_holds_the_pmfs_its_key_names():
     for key, c in composed.items():
         direction, factor_id = key[4], key[5]
         assert direction in (0, 1) and id(c.__dict__["_factors"][0][0]) == factor_id
+
+
+def test_a_probe_whose_composed_window_exceeds_the_memory_cap_doubles_its_grid():
+    # 1e4 steps of the subsampled Gaussian (q = 0.01, s = 1.1): at a 2 MiB cap the composed window does not fit on
+    # the rule grid (2^-11) and the probe retries on 2^-10, which fits: an upper end a little above the uncapped
+    # one (coarser grid, still certified), far below what a much coarser grid would give
+    ev = SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.1)), 10_000)
+    free = from_event(ev).probe_epsilon(1e-5)
+    capped = from_event(ev, memory_limit=2**21).probe_epsilon(1e-5)
+    assert free <= capped <= 1.01 * free
+
+
+def test_a_bracket_whose_width_is_round_off_moves_to_a_coarser_grid():
+    # docs/pld.md Sec. 2.8: at delta = 1e-12 (q = 0.001, s = 1.1, 1e4 steps) the round-off part of the first grid's
+    # width (the slack of the input errors, ~7e-4) exceeds its discretisation part (~4e-4): a finer grid cannot
+    # narrow it, so the refinement's next grid is coarser than the first
+    from privcal.privacy_loss import discretise
+
+    seen = []
+    real = discretise.pmfs
+
+    def spy(direction, h, **kwargs):
+        if not seen or seen[-1] != h:
+            seen.append(h)
+        return real(direction, h, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp_:
+        mp_.setattr(discretise, "pmfs", spy)
+        from_event(SelfComposedEvent(PoissonSampledEvent(1e-3, GaussianEvent(1.1)), 10_000)).bracket(1e-12)
+    assert len(seen) >= 2 and seen[1] > seen[0]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+import numpy as np
 import pytest
 
 from privcal.accounting.events import ApproxDPEvent, ComposedEvent, GaussianEvent, LaplaceEvent
@@ -103,3 +104,12 @@ def test_the_pld_builds_each_end_from_its_own_cleared_pair(event, many, monkeypa
     assert {c[2] for c in calls} == {True, False} and all(c[1] == 0.1 for c in calls)
     assert up > up0 + 0.2
     assert low < low0 - 0.1
+
+
+def test_the_atom_pairs_evaluate_their_tails_in_float64():
+    # the tails' error terms are derived for float64 arithmetic: a float32 grid is converted first (bitwise the
+    # float64 tails); evaluated in float32 the tails moved by ~1e-8
+    l32 = np.array([-0.25, -0.1, 0.0, 0.1, 0.25], dtype=np.float32)
+    for pair in (B.LaplacePair(0.3), B.ApproxDPPair(0.3, 1e-6)):
+        for a, b in zip(pair.tails(l32), pair.tails(l32.astype(np.float64))):
+            np.testing.assert_array_equal(a, b)

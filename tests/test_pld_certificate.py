@@ -1033,3 +1033,22 @@ def test_the_q_tails_argument_term_bounds_the_true_change_and_is_charged():
     charged = (B.tail_rel_err(lq_small) + aq) * r_small
     assert np.all(c.q_err[0] >= charged * (1 - 4 * B.U))
     assert np.any((aq * r_small > 0.3 * c.q_err[0]) & (r_small > 0))  # the term is a sizeable part of the charge
+
+
+def test_tilted_log_without_error_positions_covers_the_patterns_at_any_position():
+    """A PMF whose error patterns have no positions is tilted with every pattern at the largest weight times e^tau
+    (Sec. 2.5): its tilted bounds must cover those of the same errors placed at the atom of largest weight, where a
+    quadrupole e (1, -2, 1) becomes, besides a tilted quadrupole, a dipole of size 2 e w sinh(tau) and 2 e w (cosh
+    tau - 1) non-local. Checked at tau = 2 (sinh(tau) = 3.6: a factor 2 / sinh(tau) in place of 2 sinh(tau) would
+    fall short) and tau = 0.05, for a quadrupole, a dipole and a non-local error."""
+    mass = np.array([0.1, 0.2, 0.4, 0.2, 0.1])
+    for tau in (2.0, 0.05):
+        for e_mass, e_dip, e_quad in ((0.0, 0.0, 1e-10), (0.0, 1e-10, 0.0), (1e-10, 0.0, 0.0)):
+            blind = B.Pmf(0, mass, 0.0, 0.1, e_mass, e_dip, e_quad)
+            at_top = [np.zeros(5) for _ in range(3)]
+            for arr, e in zip(at_top, (e_mass, e_dip, e_quad)):
+                arr[-1] = e  # the atom of largest weight e^{tau j} for tau > 0
+            placed = B.Pmf(0, mass, 0.0, 0.1, e_mass, e_dip, e_quad, mono=at_top[0], dip=at_top[1], quad=at_top[2])
+            tb, _ = C.tilted_log(blind, tau)
+            tp, _ = C.tilted_log(placed, tau)
+            assert tb.err_mass >= tp.err_mass and tb.err_dipole >= tp.err_dipole and tb.err_quad >= tp.err_quad
