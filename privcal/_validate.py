@@ -131,3 +131,19 @@ def settings_with(where: str, cls: type, settings, keywords: dict, allowed=None)
     if settings is not None and not isinstance(settings, cls):
         raise TypeError(f"{where}() settings must be a {cls.__name__}, got {settings!r}")
     return cls(**keywords) if settings is None else dataclasses.replace(settings, **keywords)
+
+
+def keyword_docs(*classes: type) -> str:
+    """The ``Attributes:`` entries of ``classes``' docstrings, in order: the per-keyword lines of a function that
+    takes their fields as keywords (each field documented once, in its class; the function's docstring holds
+    ``{keywords}`` where they go).
+
+    Args:
+        classes: dataclasses whose docstrings have an ``Attributes:`` section indented by 4 spaces.
+    """
+    out = []
+    for cls in classes:
+        lines = cls.__doc__.splitlines()
+        start = lines.index("    Attributes:") + 1
+        out += [line for line in lines[start:] if line.startswith("        ")]
+    return "\n".join(out)

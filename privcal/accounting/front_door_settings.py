@@ -153,16 +153,4 @@ def pld_options(pld_accuracy: Optional[float], memory_limit: Optional[float]) ->
     return out or None
 
 
-def keyword_docs(*classes: type) -> str:
-    """The ``Attributes:`` entries of ``classes``' docstrings, in order: the per-keyword lines of a function
-    that takes their fields as keywords (each field documented once, in its class).
-
-    Args:
-        classes: dataclasses whose docstrings have an ``Attributes:`` section indented by 4 spaces.
-    """
-    out = []
-    for cls in classes:
-        lines = cls.__doc__.splitlines()
-        start = lines.index("    Attributes:") + 1
-        out += [line for line in lines[start:] if line.startswith("        ")]
-    return "\n".join(out)
+keyword_docs = V.keyword_docs  # (the ground floor holds it: the rl layer uses it too)

@@ -86,19 +86,7 @@ def run_learner(method: str, settings: Optional[LearnerSettings] = None, *, epsi
         epsilon: target epsilon, in (0, inf).
         delta: target delta, in (0, 1) (fqi-dpsgd needs it; select records it: it is pure eps-DP).
         keywords: fields of :class:`LearnerSettings`, replacing those of ``settings``; each is listed below.
-        privacy_unit: select: "reward-function" (default), "transition" or "episode"; fqi-dpsgd:
-            "transition" (default) or "episode".
-        samples: environment steps T, an int >= 50; default :data:`DEFAULT_SAMPLES` (fqi-dpsgd uses
-            floor(T / 50) episodes).
-        selector: select's mechanism (``privcal.rl.dpq.select.SELECTORS``); default "randomized-response".
-        policies: select's K, an int >= 2; default 40.
-        peak: theta in [0, 1], or None (default) to draw it from ``seed``.
-        references: compute the references (without privacy) and the verdict; default True.
-        seed: an int >= 0; default 0.
-        expected_batch_size: fqi-dpsgd: b, the expected records per DP-SGD step, a public number in
-            (0, inf); default None: 256 transitions or 16 episodes (``FQIConfig.batch``).
-        public_size: fqi-dpsgd: N_pub, the public size in records that sets q = min(1, b / N_pub), an
-            int >= 1; default None: the data budget (``samples`` transitions, or ``samples`` / 50 episodes).
+{keywords}
 
     Returns:
         the :class:`LearnerRun`.
@@ -202,3 +190,6 @@ def run_learner(method: str, settings: Optional[LearnerSettings] = None, *, epsi
     record["seconds"] = time.perf_counter() - start
     lines.append(f"  time                  {record['seconds']:.2f} s")
     return LearnerRun(record, "\n".join(lines), result)
+
+
+run_learner.__doc__ = run_learner.__doc__.replace("{keywords}", V.keyword_docs(LearnerSettings))

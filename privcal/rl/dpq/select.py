@@ -224,17 +224,7 @@ def train_select(settings: Optional[SelectSettings] = None, *, epsilon: float, *
         settings: the run's :class:`SelectSettings`; default None: built from ``keywords``.
         epsilon: target epsilon, in (0, inf).
         keywords: fields of :class:`SelectSettings`, replacing those of ``settings``; each is listed below.
-        delta: target delta, in (0, 1), or None; recorded only (the selection is pure eps-DP).
-        selector: one of :data:`SELECTORS`; default "randomized-response".
-        policies: K, the number of threshold policies, an int >= 2; default 40.
-        samples: environment steps the scores may use, an int >= K x 50 (one episode per policy); the
-            rollouts per policy are floor(samples / (50 K)); default 20000 (10 episodes per policy).
-        peak: the reward's peak theta in [0, 1], or None (default) to draw it from ``seed``
-            (``privcal.rl.envs.draw_peak``, the random-peak variant).
-        privacy_unit: "reward-function" (default: any change of the data), "transition" or "episode"
-            (covered too, being finer).
-        evaluation_episodes: episodes simulated to estimate ``policy_return``, an int >= 2; default 2000.
-        seed: seed of the rollouts, the mechanism and the evaluation, an int >= 0; default 0.
+{keywords}
 
     Returns:
         the :class:`SelectResult`.
@@ -259,6 +249,9 @@ def train_select(settings: Optional[SelectSettings] = None, *, epsilon: float, *
                          f"steps per policy, {k} policies), got {samples!r}")
     n_eval, seed, theta = envs.run_inputs(run.evaluation_episodes, run.seed, run.peak)
     return _train_select(_Selection(eps, delta, selector, unit, taus, rollouts), theta, n_eval, int(seed))
+
+
+train_select.__doc__ = train_select.__doc__.replace("{keywords}", V.keyword_docs(SelectSettings))
 
 
 @dataclass(frozen=True)
