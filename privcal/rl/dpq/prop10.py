@@ -191,13 +191,7 @@ def prop10_check(n_states: Iterable[int] = (4, 64), settings: Optional[Prop10Set
         n_states: numbers of states n, each an int >= 1; default (4, 64).
         settings: the Monte Carlo design, a :class:`Prop10Settings`; default None: built from ``keywords``.
         keywords: fields of :class:`Prop10Settings`, replacing those of ``settings``; each is listed below.
-        sigmas: reward-noise stds, each in (0, inf); default (0.1, 1.0).
-        actions: actions per state, an int >= 1; default 2.
-        gamma: the discount factor, in [0, 1); default 0.9.
-        mdps: random MDPs per (n, sigma), an int >= 1; default 2.
-        draws: noise draws per MDP, an int >= 1; default 100.
-        seed: seed of the MDPs and the noise (``privcal._rng``); default 0.
-        confidence: per-row confidence of the verdicts, in (0, 1); default 0.999.
+{keywords}
 
     Returns:
         one dict per (n, sigma, MDP, reading): the keys named above, plus gamma, draws, confidence.
@@ -240,3 +234,6 @@ def prop10_check(n_states: Iterable[int] = (4, 64), settings: Optional[Prop10Set
                                  "verdict_proof": _verdict(mean, se, proof, z),
                                  "gamma": gamma, "draws": draws, "confidence": confidence})
     return rows
+
+
+prop10_check.__doc__ = prop10_check.__doc__.replace("{keywords}", V.keyword_docs(Prop10Settings))
