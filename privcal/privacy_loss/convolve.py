@@ -920,30 +920,52 @@ def local_terms(factors: list) -> tuple:
     return mono, dip, quad, growth
 
 
+def peak_weight(tau: float) -> float:
+    """An upper bound of c(tau) = max_{x >= 0} e^{-tau x} (1 - e^{-x}) = (tau / (1 + tau))^tau / (1 + tau) (tau
+    per nat; c(0) = 1, the supremum at x -> inf): the largest delta-weight g(l) / S of a loss l above epsilon
+    (docs/pld.md Sec. 2.4). log c = -log1p(tau) - tau log1p(1 / tau), |tau log1p(1 / tau)| <= 1: the computed
+    exponent is within 4u (2 + log1p(tau)) of the exact one and exp adds u, so the factor 1 + 16u (2 +
+    log1p(tau)) puts the value above c(tau)."""
+    if tau <= 0:
+        return 1.0
+    lp = math.log1p(tau)
+    return math.exp(-lp - tau * math.log1p(1.0 / tau)) * (1.0 + 16 * U * (2.0 + lp))
+
+
+def local_coeff(mono: float, dip: float, quad: float, h: float, tau: float) -> float:
+    """mono max g + dip max|Delta g| + quad max|Delta^2 g| over S, for the delta-weight g(l) = S e^{-tau x}
+    (1 - e^{-x}), x = l - eps > 0 (0 below eps), tau per nat (docs/pld.md Sec. 2.4): max g = S c(tau)
+    (:func:`peak_weight`); |g'| <= S (g' / S = (1 + tau) e^{-(1 + tau) x} - tau e^{-tau x} falls from 1 at 0+
+    to its minimum -(tau / (1 + tau))^{2 tau + 1} > -1 at e^{-x} = (tau / (1 + tau))^2, then rises to 0);
+    |g''| <= S (1 + 2 tau) (g'' / S = tau^2 e^{-tau x} - (1 + tau)^2 e^{-(1 + tau) x} rises from -(1 + 2 tau)
+    at 0+ to its maximum (tau / (1 + tau))^{3 tau} tau^2 / (1 + tau) < tau, then falls to 0); g' jumps by S at
+    eps; a difference of two values of g in [0, S c] is at most S c. So a dipole costs min(h, c), a quadrupole
+    min(h + h^2 (1 + 2 tau), 2 c)."""
+    c = peak_weight(tau)
+    d1 = min(h, c)
+    d2 = min(h + h * h * (1.0 + 2.0 * tau), 2.0 * c)
+    return mono * c + dip * d1 + quad * d2
+
+
 def local_err(c: Composed, epsilon: float) -> float:
     r"""Bound of the change of delta(epsilon) caused by the factors' input errors (docs/pld.md Sec. 2.4).
 
     delta = sum_l y_l g(l), g(l) = exp(K - tau l) (1 - e^{epsilon - l})_+ (tau per nat here), y the exact
     composition of the tilted factors. Telescoping, prod x^_i - prod x_i = sum_m (x^_1 .. x^_{m-1}) * E_m *
     (x_{m+1} .. x_N), and each term changes delta by at most ||prefix||_1 ||suffix||_1 (<= growth) times
-    max_s |sum_e E_m[e] g(s + e)|: a non-local error e costs e max g, a dipole e max|Delta g| <= e h
-    max|g'|, a quadrupole e max|Delta^2 g| <= e (h [g'] + h^2 max|g''|), [g'] <= S the jump of g' at
-    epsilon. g vanishes below epsilon; above it g <= S, |g'| <= S max(1, tau), |g''| <= S (1 + tau)^2,
-    with S = exp(K - tau epsilon); and always |Delta g| <= 2 S, |Delta^2 g| <= 4 S."""
+    max_s |sum_e E_m[e] g(s + e)|: a non-local error e costs e max g, a dipole e max|Delta g|, a quadrupole
+    e max|Delta^2 g|, each S = exp(K - tau epsilon) times :func:`local_coeff`'s constant."""
     if c.local is None:
         return 0.0
     mono, dip, quad, growth = c.local
     if not math.isfinite(growth):
         return math.inf
-    h = c.h
-    tp = c.tilt / h  # per nat
+    tp = c.tilt / c.h  # per nat
     S = 1.0
     if c.tilt > 0:
         e = c.log_scale - tp * epsilon
         S = math.exp(e) if e < 700 else math.inf
-    d1 = min(h * max(1.0, tp), 2.0)
-    d2 = min(h + h * h * (1.0 + tp) ** 2, 4.0)
-    return S * growth * (mono + dip * d1 + quad * d2)
+    return S * growth * local_coeff(mono, dip, quad, c.h, tp)
 
 
 #: coefficients per batch of factors' spectra in :func:`compose_fft` (rows x (N // 2 + 1)): bounds the

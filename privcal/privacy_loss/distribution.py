@@ -843,7 +843,7 @@ def untilted_local(factors, h: float) -> float:
     mono, dip, quad, growth = convolve.local_terms(factors)
     if not math.isfinite(growth):
         return math.inf
-    return growth * (mono + dip * min(h, 2.0) + quad * min(h + h * h, 4.0))
+    return growth * convolve.local_coeff(mono, dip, quad, h, 0.0)
 
 
 def epsilon_side(c: convolve.Composed, delta: float, *, upper: bool) -> float:
