@@ -145,3 +145,56 @@ def test_small_delta_bracket_agrees_with_prv_accountant_where_dp_accounting_is_o
     lo, hi = from_event(SelfComposedEvent(PoissonSampledEvent(0.001, GaussianEvent(1.1)), 1000)).bracket(1e-12)
     assert lo <= 0.536897 and hi >= 0.532794
     assert lo > 0.52976  # dp_accounting 0.6.0's pessimistic PLD, shown optimistic by the PRV bounds above
+
+
+def test_saddlepoint_rung_for_a_gaussian_composition_is_the_closed_form_crossing():
+    """A Gaussian PLD (N(mu, 2 mu), mu = T / (2 sigma^2)) tilted by tau stays Gaussian with the same variance, so
+    the saddlepoint estimate of delta at K'(tau) is exact there (docs/pld.md Sec. 2.5): the rung chosen for a delta
+    target is the largest rung at or below the Chernoff rung whose closed-form delta(K'(tau)) (Balle & Wang 2018,
+    Thm. 8) reaches delta (the grid's discretisation moves K by far less than one rung's spacing)."""
+    from scipy.stats import norm
+
+    from privcal.privacy_loss import convolve as C
+    from privcal.privacy_loss import discretise as B
+
+    sigma, steps, delta, h = 1.0, 50, 1e-9, 1e-3
+    pm = B.pmfs(B.GaussianPair(1.0 / sigma), h, upper=True, tail=1e-20)
+    factors = [(pm, steps)]
+    mu = steps / (2 * sigma**2)
+    chosen = C.choose_tilt(factors, delta=delta) / h
+
+    def exact_delta(eps):  # Gaussian mechanism, sensitivity sqrt(steps) / sigma
+        s = math.sqrt(steps) / sigma
+        return norm.cdf(-eps / s + s / 2) - math.exp(eps) * norm.cdf(-eps / s - s / 2)
+
+    ladder = C._tilt_ladder(factors)
+    i = int(ladder.searchsorted(chosen - 1e-9))
+    assert ladder[i] == pytest.approx(chosen)
+    mean_at = lambda tau: mu + 2 * mu * tau  # K'(tau) of N(mu, 2 mu)
+    assert exact_delta(mean_at(ladder[i])) >= delta  # the rung's estimate reaches delta ...
+    assert exact_delta(mean_at(ladder[i + 1])) < delta  # ... and the next rung's does not
+
+
+@pytest.mark.parametrize("sigma, steps, delta", [(1.1, 10_000, 1e-9), (0.8, 10_000, 1e-9), (1.1, 10_000, 1e-12)])
+def test_heavy_tailed_small_delta_composes_each_end_once_per_direction(sigma, steps, delta):
+    """q = 0.001 (a heavy upper tail: the Chernoff bound is loose by orders of magnitude there): the first tilt is
+    the saddlepoint rung, whose window is several times shorter than the Chernoff rung's, and a slack that moves
+    epsilon by under 1 % of the requested width does not re-tilt it (docs/pld.md Sec. 2.5). So each end of each
+    direction is composed once on the first grid; the bracket still meets the requested accuracy."""
+    from privcal.privacy_loss import convolve as C
+
+    calls = []
+    real = C.compose_fft
+
+    def spy(factors, *args, **kwargs):
+        calls.append(factors[0][0].offset)
+        return real(factors, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp_:
+        mp_.setattr(C, "compose_fft", spy)
+        pld = from_event(SelfComposedEvent(PoissonSampledEvent(1e-3, GaussianEvent(sigma)), steps))
+        lo, hi = pld.bracket(delta)
+    assert pld.accuracy_met(delta)
+    assert hi - lo <= 1e-3 * hi
+    # two directions (add, remove), two ends (upper, lower) at most, one composition each
+    assert len(calls) <= 4, calls

@@ -57,6 +57,9 @@ _LEVEL_SPREAD = 0.5
 _LEVEL_B = 4
 #: two levels only where their additive error is at most this times delta (else one level, tilted)
 _LEVEL_ERR = 1e-3
+#: a composition is not re-tilted for a slack that moves its epsilon by at most this share of the bracket's
+#: requested width (PLD._negligible)
+_SLACK_SHARE = 0.01
 #: a bracket of many distinct factors screens the two directions on a grid this many times coarser (PLD._screened)
 _SCREEN_COARSEN = 8
 _MAX_INDEX = 2**52  # grid indices stay exact integers in float64 (and in numpy's int64 arange)  # cached PMF lists, compositions and tilts per PLD (the oldest go first)
@@ -676,7 +679,7 @@ class PLD:
                 # where its slack exceeds 1e-3 delta (the bracket includes the slack, and its width check
                 # refines the grid if the slack ever decides it)
                 allowed = 1e-3 * delta if relaxed else 1e-6 * delta
-                if math.isfinite(e0) and convolve.slack(c, e0) > allowed:
+                if math.isfinite(e0) and convolve.slack(c, e0) > allowed and (strict or not self._negligible(c, e0, delta)):
                     tilt2 = self._tilt(pm, h, upper, tails, d, None, e0)
                     if tilt2 != tilt:
                         c2 = self._composed_one(pm, h, upper, tails, tilt2, d)
@@ -684,6 +687,17 @@ class PLD:
                             c = c2
             out.append(c)
         return out
+
+    def _negligible(self, c: convolve.Composed, e0: float, delta: float) -> bool:
+        """Whether the slack of ``c`` at its epsilon ``e0`` moves that epsilon by at most _SLACK_SHARE of the
+        bracket's requested width there (a heuristic: the bracket is certified whatever the tilt, docs/pld.md
+        Sec. 2.5). delta(eps) falls with slope P(L > eps) - delta(eps) (the derivative of sum_l y_l (1 -
+        e^{eps - l})_+ is -sum_{l > eps} y_l e^{eps - l}), so a slack s moves eps by about s / (P(L > e0) -
+        delta). A composition re-tilted only for a slack below that gains no accuracy that counts, and its
+        window can be several times longer (the tilted law's tail moves out with the tilt)."""
+        j = c.above(e0)
+        slope = float(np.sum(c.mass[j:])) + c.inf_mass - delta
+        return slope > 0 and convolve.slack(c, e0) <= _SLACK_SHARE * self._width(e0) * slope
 
     def _level_k(self, h: float, tails) -> int:
         """K of a two-level composition (0: one level), docs/pld.md Sec. 2.11: the history's largest count n
