@@ -524,3 +524,28 @@ def test_a_bracket_whose_width_is_round_off_moves_to_a_coarser_grid():
         from_event(SelfComposedEvent(PoissonSampledEvent(1e-3, GaussianEvent(1.1)), 10_000),
                    accuracy=5e-4).bracket(1e-15)
     assert len(seen) >= 2 and seen[1] > seen[0]
+
+
+@pytest.mark.parametrize("q, sigma, steps, finer", [(1e-3, 0.8, 100_000, 2.0), (1e-2, 1.0, 10**8, 2.0)])
+def test_a_power_of_two_grid_is_refined_to_a_power_of_two_grid(q, sigma, steps, finer):
+    # docs/pld.md Sec. 2.8: the rule grid is a power of two; a bracket whose discretisation misses the accuracy
+    # moves to h / 2 (expected to fit with 10 % to spare: the width shrinks like h^2) or h / 4, so the finer grid
+    # keeps a subsampled step's coarse tails (only a power-of-two grid has them). Both settings here miss on the
+    # rule grid by less than 1.9^2 (q = 1e-3: 1.15x; T = 1e8: 3.5x) and meet the accuracy on h / 2
+    from privcal.privacy_loss import discretise
+
+    seen = []
+    real = discretise.pmfs
+
+    def spy(direction, h, **kwargs):
+        if h not in seen:
+            seen.append(h)
+        return real(direction, h, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp_:
+        mp_.setattr(discretise, "pmfs", spy)
+        pld = from_event(SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(sigma)), steps))
+        pld.bracket(1e-5)
+    assert pld.accuracy_met(1e-5)
+    assert len(seen) == 2 and seen[1] == seen[0] / finer
+    assert all(h == 2.0 ** math.floor(math.log2(h)) for h in seen)
