@@ -167,7 +167,7 @@ def test_saddlepoint_rung_for_a_gaussian_composition_is_the_closed_form_crossing
         s = math.sqrt(steps) / sigma
         return norm.cdf(-eps / s + s / 2) - math.exp(eps) * norm.cdf(-eps / s - s / 2)
 
-    ladder = C._tilt_ladder(factors)
+    ladder = C.tilt_ladder(factors)
     i = int(ladder.searchsorted(chosen - 1e-9))
     assert ladder[i] == pytest.approx(chosen)
     mean_at = lambda tau: mu + 2 * mu * tau  # K'(tau) of N(mu, 2 mu)

@@ -1149,7 +1149,7 @@ def _log_c(tau: np.ndarray) -> np.ndarray:
 _MAX_GRID_TILT = 30.0
 
 
-def _tilt_ladder(factors) -> np.ndarray:
+def tilt_ladder(factors) -> np.ndarray:
     """The tilts tried, in 1/nats: powers 2^(k/4) (so nearby targets share a cached composition) from
     0.02 to 2e4 over the composed standard deviation (the Chernoff-optimal tilt of a tail z standard
     deviations out is about z / sd for a Gaussian-like tail, far larger near the end of a bounded one)."""
@@ -1164,10 +1164,10 @@ def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None
                 epsilon: Optional[float] = None) -> float:
     """A tilt tau (in 1/grid units) for a delta target (minimising the Chernoff estimate of epsilon,
     (K(tau) + log c(tau) - log delta) / tau) or an epsilon (minimising the factor exp(K(tau) - tau
-    epsilon) of the round-off bound at epsilon), from :func:`_tilt_ladder`. Any tau >= 0 gives a certified answer;
+    epsilon) of the round-off bound at epsilon), from :func:`tilt_ladder`. Any tau >= 0 gives a certified answer;
     this one makes the round-off bound about relative to delta (docs/pld.md Sec. 2.5)."""
     h = factors[0][0].h
-    ladder = _tilt_ladder(factors)
+    ladder = tilt_ladder(factors)
     fin = None
     if epsilon is None:
         fin = delta - _inf_mass(factors)
