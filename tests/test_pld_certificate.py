@@ -137,6 +137,100 @@ def test_fft_composition_is_within_its_round_off_bound_against_exact_convolution
     assert needed_err
 
 
+@pytest.mark.parametrize("tilt", [0.05, 0.2])
+def test_weighted_fft_charge_is_sound_and_decides_for_a_tilted_composition(tilt):
+    """The adversarial PMF composed 9 times, tilted (tilt per grid cell): |computed delta - exact delta| <= slack at
+    every epsilon, where the FFT's share of the slack is the weighted form err_l2 ||w||_2 + err_each ||w||_1 +
+    err_back S (Sec. 2.6 (d)), 7-15x below the l1 form err S here (catches the weighted form's parts dropped from
+    ``fft_charge`` only through the derivation test above; this one catches the min taken the wrong way, or the
+    weights' norms without the window's top atoms)."""
+    mass = _adversarial()
+    p = _pmf(mass)
+    n = 9
+    c = C.compose([(p, n)], tail=1e-30, tilt=tilt)
+    assert c.err_l2 is not None and c.tilt > 0
+    y, den = _exact_power(mass, n)
+    for eps in [40.0, 115.0, 150.0, 170.0, 190.0, 200.0, 210.0]:
+        exact = _exact_delta(y, den, 0, p.h, eps)
+        diff = abs(mp.mpf(C.delta_at(c, eps)) - exact)
+        assert diff <= C.slack(c, eps), eps
+        scale = C.scale_at(c, eps)
+        charge = C.fft_charge(c, eps, scale)
+        assert charge < c.err * scale / 5, eps  # the weighted form decides
+        w2, w1 = C.weight_norms(c, eps)  # ... and is the form of Sec. 2.6 (d), every part charged
+        assert c.err_back > 0 and charge == c.err_l2 * w2 + c.err_each * w1 + c.err_back * scale
+
+
+@pytest.mark.parametrize("tilt, span", [(0.05, 40.0), (0.2, 40.0), (3.0, 40.0), (0.2, 2.0)])
+def test_weight_norms_bound_the_exact_weights(tilt, span, monkeypatch):
+    """weight_norms(c, eps) >= (||w||_2, ||w||_1) of w_j = exp(K - tilt idx_j) (1 - e^{eps - l_j})_+ over the window's
+    atoms, computed at 40 digits (mpmath), and within 1e-9 of them (Sec. 2.6 (d)); with a span of e^2 instead of
+    e^40 the geometric bound of the atoms past it carries weight (red when it is dropped; within 1 % then)."""
+    monkeypatch.setattr(C, "_WEIGHT_SPAN", span)
+    mass = _adversarial()
+    p = _pmf(mass)
+    c = C.compose([(p, 9)], tail=1e-30, tilt=tilt)
+    top = c.offset + c.mass.size
+    tol = mp.mpf("1e-9") if span == 40.0 else mp.mpf("0.2")
+    for eps in [0.1, 40.0, 150.0, 190.0, 200.13]:
+        w2, w1 = C.weight_norms(c, eps)
+        with mp.workdps(40):
+            e, K, t, h = mp.mpf(eps), mp.mpf(c.log_scale), mp.mpf(c.tilt), mp.mpf(c.h)
+            s1 = s2 = mp.mpf(0)
+            for i in range(c.offset, top):
+                l = i * h
+                if l > e:
+                    w = mp.exp(K - t * i) * (1 - mp.exp(e - l))
+                    s1 += w
+                    s2 += w * w
+            assert mp.sqrt(s2) <= w2 <= mp.sqrt(s2) * (1 + tol), eps
+            assert s1 <= w1 <= s1 * (1 + tol), eps
+
+
+def test_weight_norms_carry_their_rounding_margins():
+    """weight_norms on windows of large |K| (the log scale), far grid indices and epsilons between grid points
+    (synthetic compositions: the norms depend only on the window, h, the tilt and K) against the exact norms at 40
+    digits: each is an upper bound (Sec. 2.6 (d)); red when the margin of exp(K - tau idx) or of 1 - e^{eps - l} or
+    of the sums is dropped (the float values then fall below the exact ones for some of these windows)."""
+    rng = np.random.default_rng(3)
+    for _ in range(12):
+        K = float(rng.uniform(-600, 600))
+        tilt = float(rng.choice([1e-3, 0.03, 0.7]))
+        h = float(rng.uniform(0.01, 0.5))
+        offset = int(rng.integers(-5000, 20000))
+        size = 3000
+        eps = (offset + float(rng.uniform(0, 200))) * h
+        K += tilt * (eps / h)  # exp(K - tilt idx) near 1 at epsilon: finite weights
+        c = C.Composed(offset, np.zeros(size), 0.0, h, 0.0, 0.0, tilt=tilt, log_scale=K)
+        w2, w1 = C.weight_norms(c, eps)
+        with mp.workdps(40):
+            e, Km, t, hm = mp.mpf(eps), mp.mpf(K), mp.mpf(tilt), mp.mpf(h)
+            s1 = s2 = mp.mpf(0)
+            for i in range(offset, offset + size):
+                l = i * hm
+                if l > e:
+                    w = mp.exp(Km - t * i) * (1 - mp.exp(e - l))
+                    s1 += w
+                    s2 += w * w
+        assert mp.sqrt(s2) <= w2 and s1 <= w1, (K, tilt, h, offset, eps)
+    # one atom above epsilon, where one rounding decides: exp(K - tau idx) with |K|, |tau idx| ~ 1e3 (the argument's
+    # rounding, ~1e-13 relative), or 1 - e^{eps - l} with epsilon 1e-9 below l ~ 1e4 (the difference's, ~1e-3)
+    for k in range(40):
+        offset = 27_000 + k
+        if k % 2:  # tau idx ~ 1000, l ~ 2.7: the exponential's argument decides
+            h, tilt = 1e-4, 0.0371 + k * 1e-5
+            eps = offset * h - 0.5
+        else:  # l ~ 1e4, epsilon 1e-13 l below it: the difference decides
+            h, tilt = 0.37, 0.02
+            eps = offset * h * (1 - 1e-13 * (1 + k))
+        K = tilt * offset + float(rng.uniform(-3, 3))
+        c = C.Composed(offset, np.zeros(1), 0.0, h, 0.0, 0.0, tilt=tilt, log_scale=K)
+        w2, w1 = C.weight_norms(c, eps)
+        with mp.workdps(50):
+            w = mp.exp(mp.mpf(K) - mp.mpf(tilt) * offset) * (1 - mp.exp(mp.mpf(eps) - offset * mp.mpf(h)))
+        assert w <= w1 and w <= w2, (k, K, tilt, eps)
+
+
 def _exact_dft(x, sign=-1):
     """sum_j x_j e^{sign 2 pi i j k / N} for k = 0..N-1 (mpmath, 40 digits)."""
     N = len(x)
@@ -261,6 +355,11 @@ def test_fft_bound_matches_its_derivation():
     ref = math.sqrt(float(np.sum(w * dY * dY))) + (cf + 2.01 * U) * float(np.sum(w * ymod))
     assert c.err >= ref * (1 - 1e-9)
     assert c.err <= ref * (1 + 1e-3)
+    # the weighted charge's parts (Sec. 2.6 (d)): sqrt(sum |D|^2 / N) by Parseval, and c_inv sum |Y| / N per entry
+    l2 = math.sqrt(float(np.sum(w * dY * dY)) / N)
+    each = (cf + 2.01 * U) * float(np.sum(w * ymod)) / N
+    assert l2 * (1 - 1e-9) <= c.err_l2 <= l2 * (1 + 1e-3)
+    assert each * (1 - 1e-9) <= c.err_each <= each * (1 + 1e-3)
 
 
 # ------------------------------------------------------------------------ window charge (Sec. 2.5)

@@ -96,6 +96,12 @@ class Composed:
     # an upper bound of log sum_j mass_j e^{tilt (offset + j)} (the MGF of the computed masses at the tilt),
     # known without a pass over the masses for a tilted composition (:func:`compose`); None: not known
     log_mgf: Optional[float] = None
+    # the FFT's part of ``err`` split for a weighted charge (docs/pld.md Sec. 2.6 (d)): an l2 bound of the window's
+    # error from the spectrum's errors (Parseval), a bound of each entry's error from the inverse transform's own
+    # rounding, and the l1 bound of the tilted rescaling (:func:`compose`); None: the l1 ``err`` alone
+    err_l2: Optional[float] = None
+    err_each: Optional[float] = None
+    err_back: float = 0.0
 
     @property
     def losses(self) -> np.ndarray:
@@ -689,7 +695,8 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
         log_mgf = (K + math.log(s) + 1.01 * (rel + (c.mass.size + 2) * U) + 4 * U * (abs(K) + abs(math.log(s)))
                    if s > 0 else None)
         return Composed(c.offset, mass, inf_mass, h, c.err + back, c.outside, None, tilt, K, top, err_inf,
-                        c.local if grouped else local_terms(tf), log_mgf=log_mgf)
+                        c.local if grouped else local_terms(tf), log_mgf=log_mgf, err_l2=c.err_l2,
+                        err_each=c.err_each, err_back=back)
     if len(factors) > GROUP_MIN:
         return compose_grouped(factors, tail, check)
     c = compose_fft(factors, tail, check)
@@ -1126,11 +1133,19 @@ def compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, check
         w = w[sel]
     else:  # the sums over every coefficient, 0 where not selected (as the full computation has them)
         dY, ymod = _scatter(dY, sel, k.size), _scatter(ymod, sel, k.size)
-    err = math.sqrt(float(np.sum(w * dY * dY))) + c_inv * float(np.sum(w * ymod))
+    spec2 = float(np.sum(w * dY * dY))
+    inv1 = float(np.sum(w * ymod))
+    err = math.sqrt(spec2) + c_inv * inv1
+    # the same two parts for a weighted charge (docs/pld.md Sec. 2.6 (d)): the spectrum's errors D map to a window
+    # error of l2 norm sqrt(sum_k |D_k|^2 / N) (Parseval), and the inverse's rounding is at most c_inv sum_k |Y_k| / N
+    # in each entry; the factor covers the sums' gamma_{k.size + 2}, the division and the square root
+    m = 1.0 + 1.01 * (k.size + 6) * U
+    err_l2 = math.sqrt(spec2 / N) * m
+    err_each = c_inv * inv1 / N * m
     start = (A - shift) % N
     y = np.roll(y, -start)
     np.maximum(y, 0.0, out=y)
-    return Composed(A, y, inf_mass, h, err, outside)
+    return Composed(A, y, inf_mass, h, err, outside, err_l2=err_l2, err_each=err_each)
 
 
 def delta_at(c: Composed, epsilon: float) -> float:
@@ -1296,12 +1311,75 @@ def scale_at(c: Composed, epsilon: float) -> float:
     return math.exp(e) if e < 700 else math.inf
 
 
+_TINY = 2.0**-1070
+#: the weighted charge sums the weights of the first atoms above epsilon until exp(-tilt) per cell has fallen by
+#: e^{-_WEIGHT_SPAN}; the rest is bounded by a geometric series (:func:`weight_norms`)
+_WEIGHT_SPAN = 40.0
+
+
+def weight_norms(c: Composed, epsilon: float) -> tuple[float, float]:
+    """Upper bounds of (||w||_2, ||w||_1) over the window's atoms, w_j = exp(K - tau idx_j) (1 - e^{epsilon - l_j})_+
+    the weight that turns the tilted masses into delta(epsilon) (docs/pld.md Sec. 2.6 (d)); (inf, inf) for an
+    untilted composition (its weights do not decay: the l1 charge is the one to use). Each weight is raised past
+    its rounding: exp(K - tau idx) by 1 + 4u (|K| + |tau idx| + 2) (the argument's rounding and exp's), 1 - e^{eps -
+    l} by 4u (|eps| + |l| + 1) absolutely (the difference eps - l, expm1); the sums by 1.01 (n + 4) u. Beyond the
+    first atoms whose factor e^{-tau} per cell has fallen by e^{-40}, the weights are at most exp(K - tau idx), a
+    geometric series summed in closed form."""
+    if c.tilt <= 0:
+        return math.inf, math.inf
+    key = ("weights", epsilon, c.offset, c.mass.size, c.h, c.tilt, c.log_scale)
+    cached = c.__dict__.get("_weights")
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    j = c.above(epsilon)
+    n = c.mass.size - j
+    if n <= 0:
+        out = (0.0, 0.0)
+    else:
+        L = min(n, int(math.ceil(_WEIGHT_SPAN / c.tilt)) + 1)
+        idx = c.offset + j + np.arange(L, dtype=float)
+        ta = c.tilt * idx
+        with np.errstate(over="ignore"):
+            a = np.exp(c.log_scale - ta) * (1.0 + 4 * U * (abs(c.log_scale) + np.abs(ta) + 2.0))
+        ls = idx * c.h
+        f = np.minimum(-np.expm1(epsilon - ls) + 4 * U * (abs(epsilon) + np.abs(ls) + 1.0), 1.0)
+        wv = a * f + _TINY  # _TINY: above a subnormal weight's absolute rounding (an underflowed exp included)
+        g = 1.0 + 1.01 * (L + 4) * U
+        w1 = float(np.sum(wv)) * g
+        m = float(np.max(wv))
+        # ||w||_2 = m ||w / m||_2: the ratios' squares are <= 1 (no overflow); each square that underflows loses at
+        # most 2^-1074 (L 2^-1070 covers them all)
+        w2 = m * math.sqrt(float(np.sum((wv / m) ** 2)) * g + L * _TINY) * (1.0 + 4 * U) if m < math.inf else math.inf
+        if L < n:  # the rest: weights <= exp(K - tau idx), idx from idx_L on, ratio e^{-tau} per cell
+            e_top = c.log_scale - c.tilt * (c.offset + j + L)
+            first = (math.exp(e_top) if e_top < 700 else math.inf) * (1.0 + 16 * U * (abs(e_top) + 2.0)) + _TINY
+            w1 += first / -math.expm1(-c.tilt) * (1.0 + 8 * U)
+            rest = first / math.sqrt(-math.expm1(-2.0 * c.tilt)) * (1.0 + 8 * U)
+            w2 = math.hypot(w2, rest) * (1.0 + 2 * U)  # the two parts' squares summed (hypot: within 1 ulp)
+        out = (w2, w1)
+    c.__dict__["_weights"] = (key, out)
+    return out
+
+
+def fft_charge(c: Composed, epsilon: float, scale: float) -> float:
+    """The FFT round-off's share of the slack at ``epsilon`` (docs/pld.md Sec. 2.6 (d)): the l1 bound ``err`` times the
+    largest weight above epsilon (``scale``), or, where smaller, the weighted form err_l2 ||w||_2 + err_each ||w||_1
+    + err_back scale (Cauchy-Schwarz for the spectrum's part, each entry's bound for the inverse's rounding, the
+    rescaling's l1 bound as before)."""
+    l1 = c.err * scale
+    if c.err_l2 is None or c.tilt <= 0:
+        return l1
+    w2, w1 = weight_norms(c, epsilon)
+    return min(l1, c.err_l2 * w2 + c.err_each * w1 + c.err_back * scale)
+
+
 def slack(c: Composed, epsilon: float) -> float:
     """Bound of |computed delta - delta of the discretised composition| at ``epsilon``: round-off,
     mass outside the window (scaled by :func:`scale_at` when tilted), the error of the mass at +inf, and
     the evaluation. With per-atom errors (no FFT) only atoms above epsilon count, each weighted by
     min(1, l - epsilon) >= 1 - e^{epsilon - l}."""
-    s = (c.err + c.outside) * scale_at(c, epsilon) + c.err_inf + local_err(c, epsilon) + c.err_add
+    scale = scale_at(c, epsilon)
+    s = fft_charge(c, epsilon, scale) + c.outside * scale + c.err_inf + local_err(c, epsilon) + c.err_add
     if c.err_rel > 0:
         e = c.log_scale - c.tilt / c.h * epsilon
         s += c.err_rel * math.exp(e) if e < 700 else math.inf
