@@ -637,6 +637,126 @@ def test_local_bound_covers_the_composed_delta_under_a_tilt(tau):
     assert needed
 
 
+@pytest.mark.parametrize("n", [4, 7])
+def test_power_l2_bounds_every_telescoping_term(n):
+    """local_l2 of a one-factor composition bounds ||x^^{*(m-1)} * x^{*(n-m)}||_2 for every m (Sec. 2.4, the l2 form),
+    x^ the computed PMF and x any PMF within its input-error l1 norm: here x^ carries err_mass = 0.02 and x moves
+    that much mass onto its largest atom (the most peaked such x). Exact convolutions (numpy on floats, far inside
+    the 1e-3 margin used); red when the bound uses n copies instead of n // 2 (the middle terms exceed it) or leaves
+    the input errors out of the spectrum's bound."""
+    rng = np.random.default_rng(5)
+    mass = rng.random(40) ** 3
+    mass /= mass.sum()
+    xh = B.Pmf(0, mass, 0.0, 0.25, 0.02, 0.0, 0.0)
+    x = mass * (1 - 0.01)
+    x[int(np.argmax(mass))] += 0.01  # 1 % of the mass moved onto the largest atom: l1 distance <= 0.02
+    assert np.abs(x - mass).sum() <= 0.02
+    c = C.compose_fft([(xh, n)], tail=1e-30)
+    assert c.local_l2 is not None
+    worst = 0.0
+    for m in range(1, n + 1):
+        P = np.array([1.0])
+        for _ in range(m - 1):
+            P = np.convolve(P, mass)
+        for _ in range(n - m):
+            P = np.convolve(P, x)
+        worst = max(worst, float(np.sqrt(np.sum(P * P))))
+    assert worst <= c.local_l2 * (1 - 1e-3)
+    assert c.local_l2 <= 3 * worst  # and not far above
+
+
+def test_power_l2_is_its_formula():
+    """local_l2 recomputed from Sec. 2.4's formula (the folded factor's rfft as compose_fft takes it, |X| + c(N) u ||x||_1
+    + l1 capped, Parseval over n // 2 copies, times (1 + l1)^(n - 1 - n // 2)): within 1e-9. Red when the input
+    errors leave the spectrum's bound or the growth of the other side, or the copies counted change."""
+    rng = np.random.default_rng(9)
+    mass = rng.random(60) ** 4
+    mass /= mass.sum()
+    n = 11
+    xh = B.Pmf(-7, mass, 0.0, 0.25, 3e-3, 1e-3, 5e-4)
+    c = C.compose_fft([(xh, n)], tail=1e-30)
+    A, Bw, _ = C.window([(xh, n)], 1e-30)
+    N = C.fft_length(Bw - A + 1)
+    centre = int(round(C.pmf_moments(xh)[1]))
+    x = np.zeros(N)
+    np.add.at(x, (xh.offset - centre + np.arange(mass.size)) % N, mass)
+    X = sfft.rfft(x)
+    tot = float(mass.sum())
+    cf = C.fft_err(N)
+    capped = np.minimum(np.abs(X) + cf * tot, tot + cf * tot)
+    l1 = 3e-3 + 2 * 1e-3 + 4 * 5e-4
+    wk = np.full(X.size, 2.0)
+    wk[0] = 1.0
+    if N % 2 == 0:
+        wk[-1] = 1.0
+    ref = math.sqrt(float(np.sum(wk * (capped + l1) ** (2 * (n // 2)))) / N) * (1 + l1) ** (n - 1 - n // 2)
+    assert c.local_l2 == pytest.approx(ref, rel=1e-9, abs=0.0)
+
+
+def test_local_err_charges_each_pattern_the_smaller_form():
+    """local_err of a tilted composition with local_l2 is sum over the patterns (non-local, dipole, quadrupole) of
+    e min(S growth cost, local_l2 ||Delta^k g||_2) (Sec. 2.4), recomputed from pattern_costs and difference_norms; at
+    the epsilons here each form decides for some pattern (red when the min is dropped for either form, or a norm
+    is scaled)."""
+    direction = B.SubsampledGaussianPair(1.1, 1e-2).directions()[0]
+    pm = B.pmfs(direction, 2.0**-10, upper=True, tail=1e-18)
+    c = C.compose([(pm, 20)], tilt=C.choose_tilt([(pm, 20)], delta=1e-10))  # 20 steps: P's l2 norm ~0.08
+    assert c.local_l2 is not None
+    mono, dip, quad, growth = c.local
+    used = set()
+    for eps in [0.5, 1.5, 3.0, 5.0]:
+        S = math.exp(c.log_scale - c.tilt / c.h * eps)
+        costs = C.pattern_costs(c.h, c.tilt / c.h)
+        norms = C.difference_norms(c, eps)
+        parts = []
+        for k, (e, cost, nrm) in enumerate(zip((mono, dip, quad), costs, norms)):
+            a, b = S * growth * cost, c.local_l2 * nrm
+            if e > 0:
+                used.add((k, a <= b))
+                parts.append(e * min(a, b))
+        assert C.local_err(c, eps) == pytest.approx(sum(parts), rel=1e-12, abs=0.0)
+    assert {flag for _, flag in used} == {True, False}  # each form decides somewhere
+
+
+@pytest.mark.parametrize("span", [40.0, 2.0])
+def test_difference_norms_bound_the_exact_norms(span, monkeypatch):
+    """difference_norms(c, eps) >= (||w||_2, ||Delta w||_2, ||Delta^2 w||_2) over the whole lattice, w_i = exp(K - tau
+    i) (1 - e^{eps - i h})_+, computed at 40 digits (mpmath), and within 1e-6 of them (Sec. 2.4; with a span of e^2
+    at tilts 0.3 and 2 per cell the geometric rest carries most of the weight: red when it is dropped). Tilts
+    0.002 to 2 per cell, epsilon on and between grid points."""
+    monkeypatch.setattr(C, "_WEIGHT_SPAN", span)
+    tol = mp.mpf("1e-6") if span == 40.0 else mp.mpf(20)  # span e^2: the rest's bound (2^k a_i) is loose
+    cases = [(0.002, 0.01, 1.234, 3.1), (0.05, 1e-3, 0.8, 40.0), (2.0, 0.1, 5.0, 12.0), (0.3, 0.25, 2.5, 1.5)]
+    for tilt, h, eps, K in cases if span == 40.0 else cases[2:]:  # a slow decay's rest bound (2^k a) is loose
+        c = C.Composed(0, np.zeros(1), 0.0, h, 0.0, 0.0, tilt=tilt, log_scale=K)
+        got = C.difference_norms(c, eps)
+        with mp.workdps(40):
+            e, Km, t, hm = mp.mpf(eps), mp.mpf(K), mp.mpf(tilt), mp.mpf(h)
+            j0 = int(math.floor(eps / h)) + 1
+            n_pts = int(120 / tilt) + 10
+            w = [mp.mpf(0)] * 2 + [mp.exp(Km - t * i) * (1 - mp.exp(e - i * hm)) if i * hm > e else mp.mpf(0)
+                                   for i in range(j0, j0 + n_pts)]
+            d1 = [w[i] - w[i + 1] for i in range(len(w) - 1)]
+            d2 = [w[i] - 2 * w[i + 1] + w[i + 2] for i in range(len(w) - 2)]
+            exact = [mp.sqrt(mp.fsum(v * v for v in seq)) for seq in (w, d1, d2)]
+        for g, ex in zip(got, exact):
+            assert ex <= g <= ex * (1 + tol), (tilt, h, eps, float(g), float(ex))
+
+
+def test_local_l2_form_decides_at_small_delta():
+    """q = 0.001, sigma = 1.1, 1e4 steps tilted for delta = 1e-15 (the rung choose_tilt picks): at the epsilon found the
+    composition's input-error charge in the l2 form is at least 10x below the S-proportional form (Sec. 2.4; the
+    prefix * suffix terms' l2 norm ~0.01 against their l1 norm ~1)."""
+    direction = B.SubsampledGaussianPair(1.1, 1e-3).directions()[0]
+    pm = B.pmfs(direction, 2.0**-14, upper=True, tail=1e-18)
+    factors = [(pm, 10_000)]
+    c = C.compose(factors, tilt=C.choose_tilt(factors, delta=1e-15))
+    assert c.local_l2 is not None and c.tilt > 0
+    eps = C.epsilon_for(c, 1e-15)
+    assert 0.5 < eps < 2.0
+    assert C.local_err(c, eps) * 10 <= C.local_err(c, eps, weighted=False)
+
+
 def _weight(x, tau):
     """g / S = e^{-tau x} (1 - e^{-x}) above epsilon (x > 0), 0 below (Sec. 2.4)."""
     xp = np.maximum(x, 0.0)

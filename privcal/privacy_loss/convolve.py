@@ -102,6 +102,9 @@ class Composed:
     err_l2: Optional[float] = None
     err_each: Optional[float] = None
     err_back: float = 0.0
+    # a bound of ||prefix * suffix||_2 over every term of the telescoping of :func:`local_err` (tilted self-composition
+    # of one factor; docs/pld.md Sec. 2.4, the l2 form); None: the S-proportional form alone
+    local_l2: Optional[float] = None
 
     @property
     def losses(self) -> np.ndarray:
@@ -696,7 +699,7 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
                    if s > 0 else None)
         return Composed(c.offset, mass, inf_mass, h, c.err + back, c.outside, None, tilt, K, top, err_inf,
                         c.local if grouped else local_terms(tf), log_mgf=log_mgf, err_l2=c.err_l2,
-                        err_each=c.err_each, err_back=back)
+                        err_each=c.err_each, err_back=back, local_l2=None if grouped else c.local_l2)
     if len(factors) > GROUP_MIN:
         return compose_grouped(factors, tail, check)
     c = compose_fft(factors, tail, check)
@@ -801,7 +804,7 @@ def block_err(c: Composed) -> tuple[float, float]:
     all times e^K: a tilted l1 bound b gives sum_{l > eps'} |e_l| <= e^{K - tau eps'} b, the weights
     (1 - e^{eps' - l})_+ being in [0, 1] and zero below eps'. A: the error of the +inf mass, and the
     per-atom errors of a single factor composed once (no FFT, untilted)."""
-    loc = local_err(c, c.log_scale * c.h / c.tilt if c.tilt > 0 else 0.0)  # at S = 1: its constant
+    loc = local_err(c, c.log_scale * c.h / c.tilt if c.tilt > 0 else 0.0, weighted=False)  # at S = 1: its constant
     R = (c.err + 2.0 * c.outside + loc) * (1.0 + 8 * U)
     e = c.log_scale
     R = R * math.exp(e) if e < 700 else math.inf
@@ -949,20 +952,76 @@ def local_coeff(mono: float, dip: float, quad: float, h: float, tau: float) -> f
     at 0+ to its maximum (tau / (1 + tau))^{3 tau} tau^2 / (1 + tau) < tau, then falls to 0); g' jumps by S at
     eps; a difference of two values of g in [0, S c] is at most S c. So a dipole costs min(h, c), a quadrupole
     min(h + h^2 (1 + 2 tau), 2 c)."""
-    c = peak_weight(tau)
-    d1 = min(h, c)
-    d2 = min(h + h * h * (1.0 + 2.0 * tau), 2.0 * c)
+    c, d1, d2 = pattern_costs(h, tau)
     return mono * c + dip * d1 + quad * d2
 
 
-def local_err(c: Composed, epsilon: float) -> float:
+def pattern_costs(h: float, tau: float) -> tuple[float, float, float]:
+    """(max g, max|Delta g|, max|Delta^2 g|) over S (:func:`local_coeff`)."""
+    c = peak_weight(tau)
+    return c, min(h, c), min(h + h * h * (1.0 + 2.0 * tau), 2.0 * c)
+
+
+def difference_norms(c: Composed, epsilon: float) -> tuple[float, float, float]:
+    """Upper bounds of (||w||_2, ||Delta w||_2, ||Delta^2 w||_2) over the whole lattice of ``c``, w_i = exp(K - tau i)
+    (1 - e^{epsilon - i h})_+ (docs/pld.md Sec. 2.4, the l2 form). The weights are computed on the lattice from two
+    points below epsilon to where e^{-tau} per cell has fallen by e^{-40}; each computed weight is within a_i rho of
+    the exact one, a_i = exp(K - tau i) and rho = 4u (|K| + max|tau i| + |epsilon| + max|l| + 4) (the exponential's
+    argument and exp, 1 - e^{eps - l}'s difference and expm1, the product), so a k-th difference is within 2^k rho
+    a_i (+ its own rounding, 2^k u a_i) of the exact one, an l2 error of at most 2^(k+1) rho ||a||_2; past the
+    computed points |Delta^k w_i| <= 2^k a_i, a geometric series. Tilted compositions only ((inf, inf, inf) else)."""
+    if c.tilt <= 0:
+        return math.inf, math.inf, math.inf
+    key = ("differences", epsilon, c.h, c.tilt, c.log_scale)
+    cached = c.__dict__.get("_differences")
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    t, K, h = c.tilt, c.log_scale, c.h
+    j0 = int(math.floor(epsilon / h)) + 1  # the first lattice point above epsilon (or at it: its weight is ~0)
+    first = j0 - 2
+    L = int(math.ceil(_WEIGHT_SPAN / t)) + 3
+    idx = first + np.arange(L, dtype=float)
+    ta = t * idx
+    ls = idx * h
+    with np.errstate(over="ignore", under="ignore"):
+        a = np.exp(K - ta)
+    f = np.where(ls > epsilon, -np.expm1(np.minimum(epsilon - ls, 0.0)), 0.0)
+    w = a * f
+    rho = 4 * U * (abs(K) + float(np.max(np.abs(ta))) + abs(epsilon) + float(np.max(np.abs(ls))) + 4.0)
+    e_first = K - t * first
+    if not e_first < 700:
+        out = (math.inf, math.inf, math.inf)
+        c.__dict__["_differences"] = (key, out)
+        return out
+    geo = 1.0 / math.sqrt(-math.expm1(-2.0 * t)) * (1.0 + 8 * U)
+    a_norm = math.exp(e_first) * (1.0 + 8 * U * (abs(e_first) + 2.0)) * geo + _TINY  # ||a||_2 from `first` on
+    e_rest = K - t * (first + L - 2)  # the points past the last full stencil
+    a_rest = math.exp(e_rest) * (1.0 + 8 * U * (abs(e_rest) + 2.0)) * geo + _TINY
+    g = 1.0 + 1.01 * (L + 4) * U
+    out = []
+    for k, v in enumerate((w, w[:-1] - w[1:], w[:-2] - 2.0 * w[1:-1] + w[2:])):
+        m = float(np.max(np.abs(v)))
+        comp = m * math.sqrt(float(np.sum((v / m) ** 2)) * g + L * _TINY) if m > 0 else math.sqrt(L * _TINY)
+        err = 2.0 ** (k + 1) * (rho + 2 * U) * a_norm
+        out.append(math.hypot(comp + err, 2.0**k * a_rest) * (1.0 + 4 * U))
+    out = tuple(out)
+    c.__dict__["_differences"] = (key, out)
+    return out
+
+
+def local_err(c: Composed, epsilon: float, weighted: bool = True) -> float:
     r"""Bound of the change of delta(epsilon) caused by the factors' input errors (docs/pld.md Sec. 2.4).
 
     delta = sum_l y_l g(l), g(l) = exp(K - tau l) (1 - e^{epsilon - l})_+ (tau per nat here), y the exact
     composition of the tilted factors. Telescoping, prod x^_i - prod x_i = sum_m (x^_1 .. x^_{m-1}) * E_m *
     (x_{m+1} .. x_N), and each term changes delta by at most ||prefix||_1 ||suffix||_1 (<= growth) times
     max_s |sum_e E_m[e] g(s + e)|: a non-local error e costs e max g, a dipole e max|Delta g|, a quadrupole
-    e max|Delta^2 g|, each S = exp(K - tau epsilon) times :func:`local_coeff`'s constant."""
+    e max|Delta^2 g|, each S = exp(K - tau epsilon) times :func:`local_coeff`'s constant.
+
+    The l2 form (``weighted``, a tilted composition whose ``local_l2`` bounds every ||prefix * suffix||_2): by
+    Cauchy-Schwarz a pattern costs at most that norm times ||g||_2, ||Delta g||_2 or ||Delta^2 g||_2 over the
+    lattice (:func:`difference_norms`); each pattern is charged the smaller of the two. ``weighted=False``: the
+    S-proportional form alone (:func:`block_err` needs a bound of that shape)."""
     if c.local is None:
         return 0.0
     mono, dip, quad, growth = c.local
@@ -973,7 +1032,12 @@ def local_err(c: Composed, epsilon: float) -> float:
     if c.tilt > 0:
         e = c.log_scale - tp * epsilon
         S = math.exp(e) if e < 700 else math.inf
-    return S * growth * local_coeff(mono, dip, quad, c.h, tp)
+    costs = pattern_costs(c.h, tp)
+    if weighted and c.local_l2 is not None and c.tilt > 0:
+        norms = difference_norms(c, epsilon)
+        return sum(e * min(S * growth * k, c.local_l2 * n) for e, k, n in zip((mono, dip, quad), costs, norms)
+                   if e > 0)
+    return S * growth * (mono * costs[0] + dip * costs[1] + quad * costs[2])
 
 
 #: coefficients per batch of factors' spectra in :func:`compose_fft` (rows x (N // 2 + 1)): bounds the
@@ -1098,6 +1162,7 @@ def compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, check
         sel = np.flatnonzero(~(log_hi <= -750.0))
     else:
         sel = np.arange(k.size)
+    p_l2 = _power_l2(factors, capped0, N) if single else None
     del capped0
     log_hi = log_hi[sel]
     # pass 2, on the selected coefficients: sum n_i log|X_i|, sum n_i arg X_i (mod 2 pi) and
@@ -1145,7 +1210,32 @@ def compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, check
     start = (A - shift) % N
     y = np.roll(y, -start)
     np.maximum(y, 0.0, out=y)
-    return Composed(A, y, inf_mass, h, err, outside, err_l2=err_l2, err_each=err_each)
+    return Composed(A, y, inf_mass, h, err, outside, err_l2=err_l2, err_each=err_each, local_l2=p_l2)
+
+
+def _power_l2(factors, capped: np.ndarray, N: int) -> Optional[float]:
+    """A bound of ||P||_2 for every P = x^_1 * .. * x^_{m-1} * x_{m+1} * .. * x_n of one factor composed n times
+    (docs/pld.md Sec. 2.4, the l2 form): one side holds k >= k0 = n // 2 copies, so ||P||_2 <= ||v^{*k0}||_2
+    (1 + l1)^{n - 1 - k0} (Young's inequality, ||x||_1 and ||x^||_1 <= 1 + l1, l1 the factor's input-error l1
+    norm). A nonnegative sequence folded modulo N has an l2 norm at least its own, and by Parseval the folded
+    v^{*k0} has ||.||_2^2 = (1/N) sum_f |V_f|^{2 k0}, |V_f| <= B_f = ``capped`` + l1 (the computed spectrum within
+    the transform's error of x^'s, x within l1 of x^). exp(2 k0 log B) within 4u (|2 k0 log B| + 2) relative; the
+    coefficients where it is below e^{-745} add at most 2^-1074 each. None for a factor with a negative mass."""
+    p, n = factors[0]
+    if n < 2 or np.any(p.mass < 0):
+        return None
+    l1 = p.err_mass + 2.0 * p.err_dipole + 4.0 * p.err_quad
+    k0 = n // 2
+    with np.errstate(divide="ignore"):
+        E = 2.0 * k0 * np.log(capped + l1)
+    keep = E > -745.0
+    wk = np.where(np.arange(capped.size) == 0, 1.0, 2.0)
+    if N % 2 == 0:
+        wk[-1] = 1.0
+    terms = np.exp(E[keep]) * (1.0 + 4 * U * (np.abs(E[keep]) + 2.0))
+    total = float(np.sum(wk[keep] * terms)) * (1.0 + 1.01 * (capped.size + 4) * U) + 2.0 * capped.size * 2.0**-1074
+    rest = (n - 1 - k0) * math.log1p(l1)
+    return math.sqrt(total / N) * math.exp(rest) * (1.0 + 8 * U * (rest + 4.0))
 
 
 def delta_at(c: Composed, epsilon: float) -> float:
