@@ -52,7 +52,8 @@ class StepMemo:
 
     def put(self, key, pm) -> None:
         """Keep ``pm`` under ``key``; the oldest entries go past ``max_bytes``."""
-        size = sum(a.nbytes if a.strides != (0,) else a.itemsize for a in (pm.mass, pm.mono, pm.dip, pm.quad)
+        at, values = pm.points()  # a sparse PMF: its points and their offsets (the error anchors' too)
+        size = sum(a.nbytes if a.strides != (0,) else a.itemsize for a in (values, at, pm.mono, pm.dip, pm.quad)
                    if isinstance(a, np.ndarray))  # a broadcast zero: one float
         if size > self.max_bytes // 4 or key in self._entries:
             return
