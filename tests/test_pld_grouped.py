@@ -316,3 +316,46 @@ def test_a_bracket_of_many_factors_composes_the_weaker_direction_only_where_scre
     wide.compose(_schedule(70))
     assert wide.bracket(delta) == got
     assert seen and seen[0] == (0, 1)  # both: the add direction's coarse upper end exceeds the fine one
+
+
+def test_a_finer_grid_composes_the_lower_end_only_of_directions_that_can_raise_it(monkeypatch):
+    """A noise schedule of 70 distinct subsampled Gaussians started on a grid 8 times coarser than the rule grid, so
+    that the bracket refines (docs/pld.md 2.8): each finer grid first composes the lower end of the directions whose
+    certified upper end, on any grid so far (the screens' included), exceeds the lower end found -- the remove
+    direction alone here -- and the bracket is bit for bit the one that composes both directions' lower ends there.
+    Red when a direction is skipped without a certified upper end at or below the lower end (the bracket's lower end
+    could then miss the direction that sets epsilon), or when the skip is lost (both directions composed)."""
+    from privcal.pld import PLDAccountant
+    from privcal.privacy_loss import distribution as D
+
+    delta = 1e-5
+    lower = []
+    composed = D.PLD._composed
+
+    def spy(self, h, upper, *args, **kw):
+        if not upper:
+            lower.append((h, kw.get("dirs")))
+        return composed(self, h, upper, *args, **kw)
+
+    monkeypatch.setattr(D.PLD, "_composed", spy)
+    monkeypatch.setattr(D.PLD, "_auto_h", lambda self: 8 * self._initial_h())
+    acc = PLDAccountant()
+    acc.compose(_schedule(70))
+    got = acc.bracket(delta)
+    pld = acc.pld
+    assert 0 < got[0] < got[1]
+    start = pld._fitting_h(8 * pld._initial_h(), delta)
+    finer = [dirs for h, dirs in lower if h < start]
+    assert finer and all(dirs == (0,) for dirs in finer)  # the remove direction's lower end alone
+    assert pld._dir_upper[(delta, 1)] <= got[0]  # the add direction's recorded upper end rules it out
+    ups = dict(pld._dir_upper)
+    pld._dir_upper = {(delta, 0): 2.0, (delta, 1): 1.0}  # the rule itself: skipped only at or below the lower end
+    assert (pld._raising(delta, 0.5), pld._raising(delta, 1.0), pld._raising(delta, 1.5)) == ((0, 1), (0,), (0,))
+    assert pld._raising(delta / 2, 1.5) == (0, 1)  # nothing recorded at that delta: every direction
+    pld._dir_upper = ups
+    monkeypatch.setattr(D.PLD, "_raising", lambda self, delta, lo: tuple(range(self._n_dirs())))
+    lower.clear()
+    ref = PLDAccountant()
+    ref.compose(_schedule(70))
+    assert ref.bracket(delta) == got
+    assert any(dirs == (0, 1) for h, dirs in lower if h < start)
