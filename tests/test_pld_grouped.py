@@ -281,13 +281,12 @@ def _schedule(k: int):
 
 
 def test_a_bracket_of_many_factors_composes_the_weaker_direction_only_where_screening_cannot_rule_it_out(monkeypatch):
-    """A noise schedule of 70 distinct subsampled Gaussians (more than GROUP_MIN): the bracket first composes both
-    directions on a grid _SCREEN_COARSEN times coarser and composes the add direction (whose coarse upper end is
-    below the remove direction's fine upper end) no further: the same bracket, bit for bit, as composing both
-    directions on the fine grid (docs/pld.md 2.8). On a screening grid so coarse that the add direction's upper end
-    there exceeds the remove direction's, both are composed. Red when the screen keeps the direction with the
-    smaller coarse upper end (the bracket's upper end then drops below the true maximum's), or when it skips a
-    direction its coarse upper end does not rule out."""
+    """A noise schedule of 70 distinct subsampled Gaussians (more than GROUP_MIN): the bracket composes the remove
+    direction on the fine grid and the add direction on a grid _SCREEN_COARSEN times coarser, and the add direction
+    (whose coarse upper end is below the remove direction's fine upper end) no further: the same bracket, bit for
+    bit, as composing both directions on the fine grid (docs/pld.md 2.8). On a screening grid so coarse that the
+    add direction's upper end there exceeds the remove direction's, both are composed. Red when the screen drops
+    the direction composed on the fine grid, or when it skips a direction its coarse upper end does not rule out."""
     from privcal.pld import PLDAccountant
     from privcal.privacy_loss import distribution as D
 
@@ -316,6 +315,13 @@ def test_a_bracket_of_many_factors_composes_the_weaker_direction_only_where_scre
     wide.compose(_schedule(70))
     assert wide.bracket(delta) == got
     assert seen and seen[0] == (0, 1)  # both: the add direction's coarse upper end exceeds the fine one
+    monkeypatch.setattr(D, "_SCREEN_COARSEN", 8)
+    seen.clear()
+    wrong = PLDAccountant()  # a first guess that is the smaller direction: both on the fine grid, the same bracket
+    wrong.compose(_schedule(70))
+    wrong.pld._strong = 1
+    assert wrong.bracket(delta) == got
+    assert seen and seen[0] == (0, 1) and wrong.pld._strong == 0  # and the larger one is screened against next
 
 
 def test_a_finer_grid_composes_the_lower_end_only_of_directions_that_can_raise_it(monkeypatch):

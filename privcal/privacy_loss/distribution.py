@@ -150,6 +150,7 @@ class PLD:
         self._plans: dict = {}  # small per-grid choices (coarse tails, level block sizes)
         self._grid_cache: dict = {}  # grid cells of the last few (direction, h, tail), shared by both ends
         self._dir_upper: dict = {}  # (delta, direction) -> the smallest certified upper end of its epsilon so far
+        self._strong = 0  # the direction a screen composes on the fine grid first (PLD._screened)
 
     # ------------------------------------------------------------------ composition
     def compose(self, other: "PLD") -> "PLD":
@@ -769,6 +770,8 @@ class PLD:
         for d, e in zip(dirs if dirs is not None else range(len(ups)), up_d):
             self._upper_seen(delta, d, e)
         up = max(up_d)
+        if dirs is not None and len(dirs) > 1 and math.isfinite(up):  # the direction to screen against next time
+            self._strong = dirs[up_d.index(up)]
         # the lower end: epsilon = max over the directions, so any direction's certified lower end bounds it from
         # below; a direction whose certified upper end is <= the lower end found cannot raise it (its own lower
         # end is below its upper end): its dominated composition is skipped (the same bracket, bit for bit)
@@ -791,27 +794,31 @@ class PLD:
     def _screened(self, delta: float, h: float, strict: bool) -> Optional[tuple]:
         """The directions whose upper end on the grid ``h`` the bracket needs (None: all), docs/pld.md Sec. 2.8.
         epsilon is the larger of the two directions' (add, remove), and any grid's upper end is certified. For a
-        history of many distinct factors (where one direction's build and composition cost seconds) both
-        directions are first composed on the grid _SCREEN_COARSEN h (~that many times cheaper, a looser upper
-        end); the one with the larger coarse upper end is composed on h, and the other only where its coarse upper
-        end exceeds that fine one. Where it does not, its epsilon <= its coarse upper end <= the fine upper end of
-        the first, so the maximum, and the bracket, are those of the first direction alone. A coarse grid over the
-        memory cap or without a finite upper end: every direction (None)."""
+        history of many distinct factors (where one direction's build and composition cost seconds) the direction
+        that set epsilon last (:attr:`_strong`; the removal, direction 0, at first) is composed on h, and each other
+        direction first on the grid _SCREEN_COARSEN h (~that many times cheaper, a looser upper end), and on h only
+        where its coarse upper end exceeds that fine one. Where it does not, its epsilon <= its coarse upper end <=
+        the fine upper end of the first, so the maximum, and the bracket, are those of the first direction alone. A
+        coarse grid over the memory cap: that direction on h too."""
         if self._n_dirs() < 2 or len(self._factors) <= convolve.GROUP_MIN:
             return None
-        H = h * _SCREEN_COARSEN
-        try:
-            coarse = [epsilon_side(c, delta, upper=True) for c in self._composed(H, True, delta, both=False)]
-        except MemoryLimitError:
-            return None
-        for d, e in enumerate(coarse):
-            self._upper_seen(delta, d, e)
-        if not all(math.isfinite(e) for e in coarse):
-            return None
-        strong = max(range(len(coarse)), key=lambda d: coarse[d])
+        strong = self._strong
         fine = epsilon_side(self._composed(h, True, delta, strict=strict, both=True, dirs=(strong,))[0], delta,
-                             upper=True)
-        return tuple(d for d in range(len(coarse)) if d == strong or not coarse[d] <= fine)
+                            upper=True)
+        self._upper_seen(delta, strong, fine)
+        out = [strong]
+        for d in range(self._n_dirs()):
+            if d == strong:
+                continue
+            try:
+                coarse = epsilon_side(self._composed(h * _SCREEN_COARSEN, True, delta, both=False, dirs=(d,))[0],
+                                      delta, upper=True)
+            except MemoryLimitError:
+                coarse = math.inf
+            self._upper_seen(delta, d, coarse)
+            if not coarse <= fine:
+                out.append(d)
+        return tuple(sorted(out))
 
     def _upper_seen(self, delta: float, d: int, e: float) -> None:
         """Record a certified upper end ``e`` of direction ``d``'s epsilon at ``delta`` (any grid's)."""
