@@ -330,7 +330,8 @@ def test_a_finer_grid_composes_the_lower_end_only_of_directions_that_can_raise_i
     certified upper end, on any grid so far (the screens' included), exceeds the lower end found -- the remove
     direction alone here -- and the bracket is bit for bit the one that composes both directions' lower ends there.
     Red when a direction is skipped without a certified upper end at or below the lower end (the bracket's lower end
-    could then miss the direction that sets epsilon), or when the skip is lost (both directions composed)."""
+    could then miss the direction that sets epsilon), or when the skip is lost (both directions composed), or when a
+    finer grid is not a power of two (its single-step builds then lose their graded tails, docs/pld.md 2.3)."""
     from privcal.pld import PLDAccountant
     from privcal.privacy_loss import distribution as D
 
@@ -353,6 +354,11 @@ def test_a_finer_grid_composes_the_lower_end_only_of_directions_that_can_raise_i
     start = pld._fitting_h(8 * pld._initial_h(), delta)
     finer = [dirs for h, dirs in lower if h < start]
     assert finer and all(dirs == (0,) for dirs in finer)  # the remove direction's lower end alone
+    # the finer grids of many distinct factors are powers of two (asked: start / 1.5 .. start / 4), where the
+    # single-step PMFs keep their graded tails (sparse)
+    assert all(math.log2(h) == math.floor(math.log2(h)) for h, _ in lower if h < start)
+    h_fine = min(h for h, _ in lower)
+    assert any(isinstance(p, B.SparsePmf) for p, _ in pld._pmfs(h_fine, False, pld._tails(delta), dirs=(0,))[0])
     assert pld._dir_upper[(delta, 1)] <= got[0]  # the add direction's recorded upper end rules it out
     ups = dict(pld._dir_upper)
     pld._dir_upper = {(delta, 0): 2.0, (delta, 1): 1.0}  # the rule itself: skipped only at or below the lower end
