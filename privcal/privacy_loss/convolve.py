@@ -46,6 +46,7 @@ from scipy import fft as sfft
 
 from . import discretise
 from .discretise import U, Pmf
+from .step_memo import GROUP_MEMO
 
 #: |w^ - w| <= TWIDDLE_ERR u for pocketfft's twiddle factors (``sincos_2pibyn``): each of the two table
 #: entries multiplied is cos/sin of a first-octant argument x * fl(pi / 4N) (rounded in at most 4 steps:
@@ -730,16 +731,24 @@ class _Tilter:
 
     def __init__(self, tilt: float, table: Optional[np.ndarray]):
         self.tilt, self.table, self.K, self.done = tilt, table, 0.0, 0
+        self.terms: list = []  # the terms n_i log M_i(tau) of the last group tilted
 
     def __call__(self, group: list, start: int) -> list:
         out = []
+        self.terms = []
         for i, (p, n) in enumerate(group):
             t, lM = tilted(p, self.tilt, self.table)
             out.append((t, n))
-            if start + i == self.done:
-                self.K += n * lM
-                self.done += 1
+            self.terms.append(n * lM)
+        self.replay(self.terms, start)
         return out
+
+    def replay(self, terms: list, start: int) -> None:
+        """Add the terms of the factors from index ``start`` on to K, each factor once, in their order."""
+        for i, term in enumerate(terms):
+            if start + i == self.done:
+                self.K += term
+                self.done += 1
 
 
 def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, check=None,
@@ -764,14 +773,30 @@ def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, c
     ``GROUP_MIN``) are grouped again by this same function: three levels, each carrying the errors of the one
     below as input errors (the per-factor transforms then run on much shorter windows). ``prepare(group, start)``
     (a :class:`_Tilter`), if given, turns each group of factors (the first at index ``start``) into the factors
-    composed, just before its composition."""
+    composed, just before its composition.
+
+    A group of single-step PMFs named by :class:`~privcal.privacy_loss.step_memo.StepMemo` keys is kept in
+    :data:`~privcal.privacy_loss.step_memo.GROUP_MEMO` (its composed PMF, its factors' terms of K, its window
+    length) and read back by the next composition of the same group at the same tilt and tail -- the same PMF, bit
+    for bit: a history grown by a step composes its last group again, not every group."""
     k = len(factors)
     size = _group_size(k)
     starts = range(0, k, size)
     tail_g = tail / (4 * len(starts))
+    tilt = prepare.tilt if prepare is not None else 0.0
     level2 = []
     for start in starts:
         g = factors[start:start + size]
+        key = GROUP_MEMO.key(g, tilt, tail_g)
+        kept = GROUP_MEMO.get(key) if key is not None else None
+        if kept is not None:
+            pm, terms, n_fft = kept
+            if check is not None:
+                check(n_fft)
+            if prepare is not None:
+                prepare.replay(terms, start)
+            level2.append((pm, 1))
+            continue
         if prepare is not None:
             g = prepare(g, start)
         if len(g) == 1 and g[0][1] == 1:
@@ -786,8 +811,11 @@ def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, c
             c.local = local_terms(factors)
             return c
         c.err_inf = inf_err(g, c.inf_mass)
-        level2.append((Pmf(c.offset, c.mass, c.inf_mass, c.h, growth * mono + c.err + 2.0 * c.outside,
-                           growth * dip, growth * quad, err_inf=c.err_inf), 1))
+        pm = Pmf(c.offset, c.mass, c.inf_mass, c.h, growth * mono + c.err + 2.0 * c.outside, growth * dip,
+                 growth * quad, err_inf=c.err_inf)
+        level2.append((pm, 1))
+        if key is not None:
+            GROUP_MEMO.put(key, (pm, list(prepare.terms) if prepare is not None else [], c.mass.size))
     if len(level2) > GROUP_MIN:  # the groups' results are many distinct factors in their turn
         return compose_grouped(level2, tail, check)
     out = compose_fft(level2, tail, check)
