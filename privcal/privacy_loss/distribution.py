@@ -484,15 +484,19 @@ class PLD:
 
     def _cells_uncached(self, h: float, tail: float) -> int:
         cells = 0
-        for pair, _ in self._factors:
-            for d in self._directions(pair):
-                lo, hi = discretise.grid_range(d, h, tail)
-                if max(abs(lo), abs(hi)) > _MAX_INDEX:  # e.g. a Gaussian of sensitivity / sigma 1e20: mean loss 5e39
-                    raise MemoryLimitError(
-                        f"the privacy loss reaches {max(abs(lo), abs(hi)) * h:.3g} nats, beyond what a grid of "
-                        f"spacing {h:.3g} can index (2^52 cells from 0): no PLD answer here; the noise is far "
-                        "too small for any useful epsilon")
-                cells = max(cells, hi - lo + 1)
+        ds = [d for pair, _ in self._factors for d in self._directions(pair)]
+        sub = {side: [d for d in ds if type(d) is discretise.SubsampledDirection and d.remove == side]
+               for side in (True, False)}
+        rest = [d for d in ds if type(d) is not discretise.SubsampledDirection]
+        # subsampled directions of one side in one pass (discretise.grid_ranges: the same ranges as one at a time)
+        ranges = [r for side in (True, False) for r in discretise.grid_ranges(sub[side], h, tail)]
+        for lo, hi in ranges + [discretise.grid_range(d, h, tail) for d in rest]:
+            if max(abs(lo), abs(hi)) > _MAX_INDEX:  # e.g. a Gaussian of sensitivity / sigma 1e20: mean loss 5e39
+                raise MemoryLimitError(
+                    f"the privacy loss reaches {max(abs(lo), abs(hi)) * h:.3g} nats, beyond what a grid of "
+                    f"spacing {h:.3g} can index (2^52 cells from 0): no PLD answer here; the noise is far "
+                    "too small for any useful epsilon")
+            cells = max(cells, hi - lo + 1)
         return cells
 
     def _check_memory(self, h: float, cells: int) -> None:

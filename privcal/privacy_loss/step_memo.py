@@ -13,9 +13,9 @@ __all__ = ["StepMemo", "STEP_MEMO", "STEP_MEMO_BYTES", "GroupMemo", "GROUP_MEMO"
 
 
 #: bytes of single-step PMFs kept between PLD objects (:class:`StepMemo`)
-STEP_MEMO_BYTES = 128 * 2**20
+STEP_MEMO_BYTES = 256 * 2**20
 #: bytes of composed groups kept between PLD objects (:class:`GroupMemo`)
-GROUP_MEMO_BYTES = 32 * 2**20
+GROUP_MEMO_BYTES = 64 * 2**20
 
 
 class StepMemo:
