@@ -577,7 +577,11 @@ class PLD:
         got = {e: [STEP_MEMO.get(k) for k in keys[e]] for e in ends}
         missing = [i for i, pm in enumerate(got[upper]) if pm is None]
         if len(missing) == len(directions):  # nothing kept: one build, the lower end possibly later
-            rows = discretise.pmfs_many(directions, h, ends=ends, tail=tail, coarse=coarse, lower_later=upper,
+            # the lower end later (its dominated cells kept) where a bracket may skip it: two directions not screened.
+            # A screened history builds both ends of the direction composed on the fine grid, whose lower end every
+            # bracket composes: built at once, the cells (~1.7x the PMFs' bytes) are not held beside them
+            later_ok = upper and len(self._factors) <= convolve.GROUP_MIN
+            rows = discretise.pmfs_many(directions, h, ends=ends, tail=tail, coarse=coarse, lower_later=later_ok,
                                         per_atom=False)
             if isinstance(rows.get(False), discretise.LowerLater):
                 self._remember(later, (keys[False], rows.pop(False)))
