@@ -57,10 +57,12 @@ class StepMemo:
         (``memo_key``): the PMF is a function of it, so a composition of such PMFs can be named by their keys
         (:class:`GroupMemo`)."""
         pm.memo_key = key
+        if key in self._entries:
+            return
         at, values = pm.points()  # a sparse PMF: its points and their offsets (the error anchors' too)
         size = sum(a.nbytes if a.strides != (0,) else a.itemsize for a in (values, at, pm.mono, pm.dip, pm.quad)
                    if isinstance(a, np.ndarray))  # a broadcast zero: one float
-        if size > self.max_bytes // 4 or key in self._entries:
+        if size > self.max_bytes // 4:
             return
         self._entries[key] = (pm, size)
         self._bytes += size
