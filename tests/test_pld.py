@@ -505,9 +505,9 @@ def test_a_probe_whose_composed_window_exceeds_the_memory_cap_doubles_its_grid()
 
 
 def test_a_bracket_whose_width_is_round_off_moves_to_a_coarser_grid():
-    # docs/pld.md Sec. 2.8: at delta = 1e-15 (q = 0.001, s = 1.1, 1e3 steps, accuracy 2e-4) the round-off part of
-    # the first grid's width (the slack of the input errors at S(eps) far above delta) exceeds its discretisation
-    # part: a finer grid cannot narrow it, so the refinement's next grid is coarser than the first
+    # docs/pld.md Sec. 2.8: at delta = 1e-15 (q = 0.001, s = 1.1, 1e3 steps, accuracy 5e-5) the round-off part of
+    # the first grid's width (~8e-5, the slack of the input errors at S(eps) far above delta) exceeds its
+    # discretisation part (~2e-6): a finer grid cannot narrow it, so the refinement's next grid is coarser
     from privcal.privacy_loss import discretise
 
     seen = []
@@ -521,7 +521,7 @@ def test_a_bracket_whose_width_is_round_off_moves_to_a_coarser_grid():
     with pytest.MonkeyPatch.context() as mp_:
         mp_.setattr(discretise, "pmfs", spy)
         from_event(SelfComposedEvent(PoissonSampledEvent(1e-3, GaussianEvent(1.1)), 1_000),
-                   accuracy=2e-4).bracket(1e-15)
+                   accuracy=5e-5, absolute_accuracy=1e-6).bracket(1e-15)
     assert len(seen) >= 2 and seen[1] > seen[0]
 
 

@@ -281,13 +281,12 @@ def _schedule(k: int):
 
 
 def test_a_bracket_of_many_factors_composes_the_weaker_direction_only_where_screening_cannot_rule_it_out(monkeypatch):
-    """A noise schedule of 70 distinct subsampled Gaussians (more than GROUP_MIN): the bracket first composes both
-    directions on a grid _SCREEN_COARSEN times coarser and composes the add direction (whose coarse upper end is
-    below the remove direction's fine upper end) no further: the same bracket, bit for bit, as composing both
-    directions on the fine grid (docs/pld.md 2.8). On a screening grid so coarse that the add direction's upper end
-    there exceeds the remove direction's, both are composed. Red when the screen keeps the direction with the
-    smaller coarse upper end (the bracket's upper end then drops below the true maximum's), or when it skips a
-    direction its coarse upper end does not rule out."""
+    """A noise schedule of 70 distinct subsampled Gaussians (more than GROUP_MIN): the bracket composes the remove
+    direction on the fine grid and the add direction on a grid _SCREEN_COARSEN times coarser, and the add direction
+    (whose coarse upper end is below the remove direction's fine upper end) no further: the same bracket, bit for
+    bit, as composing both directions on the fine grid (docs/pld.md 2.8). On a screening grid so coarse that the
+    add direction's upper end there exceeds the remove direction's, both are composed. Red when the screen drops
+    the direction composed on the fine grid, or when it skips a direction its coarse upper end does not rule out."""
     from privcal.pld import PLDAccountant
     from privcal.privacy_loss import distribution as D
 
@@ -316,3 +315,59 @@ def test_a_bracket_of_many_factors_composes_the_weaker_direction_only_where_scre
     wide.compose(_schedule(70))
     assert wide.bracket(delta) == got
     assert seen and seen[0] == (0, 1)  # both: the add direction's coarse upper end exceeds the fine one
+    monkeypatch.setattr(D, "_SCREEN_COARSEN", 8)
+    seen.clear()
+    wrong = PLDAccountant()  # a first guess that is the smaller direction: both on the fine grid, the same bracket
+    wrong.compose(_schedule(70))
+    wrong.pld._strong = 1
+    assert wrong.bracket(delta) == got
+    assert seen and seen[0] == (0, 1) and wrong.pld._strong == 0  # and the larger one is screened against next
+
+
+def test_a_finer_grid_composes_the_lower_end_only_of_directions_that_can_raise_it(monkeypatch):
+    """A noise schedule of 70 distinct subsampled Gaussians started on a grid 8 times coarser than the rule grid, so
+    that the bracket refines (docs/pld.md 2.8): each finer grid first composes the lower end of the directions whose
+    certified upper end, on any grid so far (the screens' included), exceeds the lower end found -- the remove
+    direction alone here -- and the bracket is bit for bit the one that composes both directions' lower ends there.
+    Red when a direction is skipped without a certified upper end at or below the lower end (the bracket's lower end
+    could then miss the direction that sets epsilon), or when the skip is lost (both directions composed), or when a
+    finer grid is not a power of two (its single-step builds then lose their graded tails, docs/pld.md 2.3)."""
+    from privcal.pld import PLDAccountant
+    from privcal.privacy_loss import distribution as D
+
+    delta = 1e-5
+    lower = []
+    composed = D.PLD._composed
+
+    def spy(self, h, upper, *args, **kw):
+        if not upper:
+            lower.append((h, kw.get("dirs")))
+        return composed(self, h, upper, *args, **kw)
+
+    monkeypatch.setattr(D.PLD, "_composed", spy)
+    monkeypatch.setattr(D.PLD, "_auto_h", lambda self: 8 * self._initial_h())
+    acc = PLDAccountant()
+    acc.compose(_schedule(70))
+    got = acc.bracket(delta)
+    pld = acc.pld
+    assert 0 < got[0] < got[1]
+    start = pld._fitting_h(8 * pld._initial_h(), delta)
+    finer = [dirs for h, dirs in lower if h < start]
+    assert finer and all(dirs == (0,) for dirs in finer)  # the remove direction's lower end alone
+    # the finer grids of many distinct factors are powers of two (asked: start / 1.5 .. start / 4), where the
+    # single-step PMFs keep their graded tails (sparse)
+    assert all(math.log2(h) == math.floor(math.log2(h)) for h, _ in lower if h < start)
+    h_fine = min(h for h, _ in lower)
+    assert any(isinstance(p, B.SparsePmf) for p, _ in pld._pmfs(h_fine, False, pld._tails(delta), dirs=(0,))[0])
+    assert pld._dir_upper[(delta, 1)] <= got[0]  # the add direction's recorded upper end rules it out
+    ups = dict(pld._dir_upper)
+    pld._dir_upper = {(delta, 0): 2.0, (delta, 1): 1.0}  # the rule itself: skipped only at or below the lower end
+    assert (pld._raising(delta, 0.5), pld._raising(delta, 1.0), pld._raising(delta, 1.5)) == ((0, 1), (0,), (0,))
+    assert pld._raising(delta / 2, 1.5) == (0, 1)  # nothing recorded at that delta: every direction
+    pld._dir_upper = ups
+    monkeypatch.setattr(D.PLD, "_raising", lambda self, delta, lo: tuple(range(self._n_dirs())))
+    lower.clear()
+    ref = PLDAccountant()
+    ref.compose(_schedule(70))
+    assert ref.bracket(delta) == got
+    assert any(dirs == (0, 1) for h, dirs in lower if h < start)

@@ -73,6 +73,44 @@ def test_a_history_grown_by_a_step_reuses_the_kept_pmfs_and_gets_the_bracket_fro
         assert warm == cold
 
 
+def test_a_history_grown_by_a_step_composes_its_kept_groups_no_more_and_gets_the_bracket_from_scratch(monkeypatch):
+    """An 80-group schedule (more than GROUP_MIN: grouped, docs/pld.md 2.10) priced at delta 1e-5, 5e-6 and 1e-10
+    (untilted compositions with two window tails, and tilted ones), then the same schedule with one more group: its compositions read the first
+    one's composed groups back (``GROUP_MEMO``: the group size, 9, and the number of groups do not change, so every
+    group but the last is the same) and compose far fewer groups, and both brackets equal bitwise those computed
+    with neither memo. Red when a kept group is keyed without its tilt or tail (the second delta's compositions
+    would read the first's groups), or when its terms of K are not added again (K, the composed masses' scale,
+    would miss them)."""
+    from privcal.privacy_loss import convolve as C
+    from privcal.privacy_loss.step_memo import GROUP_MEMO
+
+    composed = []
+    real = C.compose_fft
+
+    def counting(factors, *args, **kwargs):
+        composed.append(len(factors))
+        return real(factors, *args, **kwargs)
+
+    monkeypatch.setattr(C, "compose_fft", counting)
+    deltas = (1e-5, 5e-6, 1e-10)  # 5e-6: the PMFs and tilt of 1e-5, a window tail 10x smaller
+    D.STEP_MEMO.clear()
+    GROUP_MEMO.clear()
+    for delta in deltas:
+        from_event(_schedule(80)).bracket(delta)
+    first = len(composed)
+    composed.clear()
+    hits = GROUP_MEMO.hits
+    grown = from_event(_schedule(81))
+    warm = [grown.bracket(delta) for delta in deltas]
+    assert GROUP_MEMO.hits >= hits + 8  # at least one composition's first eight groups
+    assert len(composed) < first / 2
+    monkeypatch.setattr(GROUP_MEMO, "get", lambda key: None)  # neither memo: from scratch
+    D.STEP_MEMO.clear()
+    cold = from_event(_schedule(81))
+    assert [cold.bracket(delta) for delta in deltas] == warm
+    GROUP_MEMO.clear()
+
+
 def test_the_memo_keeps_at_most_its_bytes_and_forgets_the_oldest_first():
     """Entries past ``max_bytes`` push out the least recently used; one above a quarter of the cap is not kept."""
     memo = D.StepMemo(max_bytes=4 * 4 * 8 * 100)  # four PMFs of 100 atoms (masses and three error patterns)

@@ -177,15 +177,31 @@ def _groups(history: Any) -> list[tuple[float, float, int]]:
     return [(nm, q, n) for (nm, q), n in merged.items()]
 
 
-def _event(groups: list[tuple[float, float, int]]) -> Optional[Event]:
-    """The composed event of validated groups (None: no step; a zero noise multiplier is not an event,
-    the caller prices it as inf)."""
-    parts = []
-    for nm, q, n in groups:
+#: the events of the (noise_multiplier, sample_rate, steps) groups built so far (frozen, so shared): an accountant
+#: asked after every step of a noise schedule builds its new groups' only
+_PARTS: dict = {}
+_PARTS_MAX = 2**17
+
+
+def _part(nm: float, q: float, n: int) -> Event:
+    """``SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(nm)), n)`` (q = 1: the plain Gaussian), kept."""
+    key = (nm, q, n)
+    part = _PARTS.get(key)
+    if part is None:
         release: Event = GaussianEvent(nm)
         if q < 1.0:
             release = PoissonSampledEvent(q, release)
-        parts.append(SelfComposedEvent(release, n))
+        part = SelfComposedEvent(release, n)
+        if len(_PARTS) >= _PARTS_MAX:
+            _PARTS.clear()
+        _PARTS[key] = part
+    return part
+
+
+def _event(groups: list[tuple[float, float, int]]) -> Optional[Event]:
+    """The composed event of validated groups (None: no step; a zero noise multiplier is not an event,
+    the caller prices it as inf)."""
+    parts = [_part(nm, q, n) for nm, q, n in groups]
     if not parts:
         return None
     return parts[0] if len(parts) == 1 else ComposedEvent(parts)

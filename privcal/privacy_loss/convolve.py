@@ -47,6 +47,7 @@ from scipy import special
 
 from . import discretise
 from .discretise import U, Pmf
+from .step_memo import GROUP_MEMO
 
 #: |w^ - w| <= TWIDDLE_ERR u for pocketfft's twiddle factors (``sincos_2pibyn``): each of the two table
 #: entries multiplied is cos/sin of a first-octant argument x * fl(pi / 4N) (rounded in at most 4 steps:
@@ -142,14 +143,15 @@ def pmf_moments(p: Pmf) -> tuple[float, float, float]:
     cached = getattr(p, "moments", None)
     if cached is not None:
         return cached
-    tot = float(p.mass.sum())
+    mass = p.mass  # (a sparse Pmf's lattice: made once here)
+    tot = float(mass.sum())
     if tot <= 0:
         out = (0.0, float(p.offset), 0.0)
     else:
-        idx = _indices(p.mass.size)
-        mean = float(np.einsum("i,i->", idx, p.mass)) / tot  # np.einsum, not np.dot: no BLAS threads
+        idx = _indices(mass.size)
+        mean = float(np.einsum("i,i->", idx, mass)) / tot  # np.einsum, not np.dot: no BLAS threads
         d = idx - mean
-        var = float(np.einsum("i,i,i->", d, d, p.mass)) / tot
+        var = float(np.einsum("i,i,i->", d, d, mass)) / tot
         out = (tot, p.offset + mean, var)
     p.moments = out
     return out
@@ -164,13 +166,13 @@ def _moments_all(pmfs) -> None:
     (``np.add.reduceat`` per Pmf, blocks of about _MOMENTS_BLOCK atoms): the same formulas, the mean and variance
     summed in another order (they only place the factors and scale the tilt and window searches; no bound reads
     them), the total mass as :func:`pmf_moments` computes it."""
-    todo = [p for p in pmfs if getattr(p, "moments", None) is None and p.mass.size > 0]
+    todo = [p for p in pmfs if getattr(p, "moments", None) is None and p.size > 0]
     if len(todo) < 2:
         return
     block, size = [], 0
     for p in todo:
         block.append(p)
-        size += p.mass.size
+        size += p.size
         if size >= _MOMENTS_BLOCK:
             _moments_block(block)
             block, size = [], 0
@@ -181,18 +183,19 @@ def _moments_all(pmfs) -> None:
 def _moments_block(todo: list) -> None:
     """:func:`_moments_all` of one block of Pmfs (each with atoms, none cached): one concatenation and three
     ``np.add.reduceat`` sums."""
-    sizes = np.array([p.mass.size for p in todo], dtype=np.int64)
+    masses = [p.mass for p in todo]  # (a sparse Pmf's lattice, made here)
+    sizes = np.array([m.size for m in masses], dtype=np.int64)
     starts = np.cumsum(sizes) - sizes
-    m = np.concatenate([p.mass for p in todo])
+    m = np.concatenate(masses)
     j = np.arange(m.size, dtype=float) - np.repeat(starts.astype(float), sizes)  # 0, 1, .. within each Pmf
     tot = np.add.reduceat(m, starts)
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = np.add.reduceat(j * m, starts) / tot
         d = j - np.repeat(np.where(tot > 0, mean, 0.0), sizes)
         var = np.add.reduceat(d * d * m, starts) / tot
-    for p, t, mu, v in zip(todo, tot.tolist(), mean.tolist(), var.tolist()):
+    for p, pm, t, mu, v in zip(todo, masses, tot.tolist(), mean.tolist(), var.tolist()):
         # the total as :func:`pmf_moments` has it, float(p.mass.sum()) (the FFT's round-off bound caps |X| by it)
-        p.moments = (float(p.mass.sum()), p.offset + mu, v) if t > 0 else (0.0, float(p.offset), 0.0)
+        p.moments = (float(pm.sum()), p.offset + mu, v) if t > 0 else (0.0, float(p.offset), 0.0)
 
 
 def log_mgf_of(p: Pmf, tilts: np.ndarray) -> np.ndarray:
@@ -293,8 +296,8 @@ def log_mgfs_exp(pmfs: list, tilts: np.ndarray, blocks: Optional[list] = None) -
 def _table_blocks(pmfs: list):
     """What :func:`log_mgfs` builds before any tilt: the sparse factors (with their :func:`_exp_blocks`) and
     the dense ones' blocks (rows, W, j0, M, base), M their masses (negative ones 0) zero-padded to W."""
-    sizes = np.array([p.mass.size for p in pmfs], dtype=np.int64)
-    sparse = np.array([4 * np.count_nonzero(p.mass > 0) < p.mass.size for p in pmfs], dtype=bool)
+    sizes = np.array([p.size for p in pmfs], dtype=np.int64)
+    sparse = np.array([4 * np.count_nonzero(p.points()[1] > 0) < p.size for p in pmfs], dtype=bool)
     sparse_blocks = _exp_blocks([p for p, sp in zip(pmfs, sparse) if sp]) if sparse.any() else []
     order = np.argsort(sizes, kind="stable")
     order = order[~sparse[order]]
@@ -309,7 +312,11 @@ def _table_blocks(pmfs: list):
         j0 = W // 2
         M = np.zeros((rows.size, W))
         for r, f in enumerate(rows):
-            np.maximum(pmfs[f].mass, 0.0, out=M[r, :pmfs[f].mass.size])
+            at, values = pmfs[f].points()
+            if at is None:
+                np.maximum(values, 0.0, out=M[r, :values.size])
+            else:  # the same matrix: the lattice's other atoms are 0
+                M[r, at] = np.maximum(values, 0.0)
         base = np.array([float(pmfs[f].offset + j0) for f in rows])
         blocks.append((rows, W, j0, M, base))
         i = j
@@ -343,7 +350,7 @@ def log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
     prep = pmfs._prep if isinstance(pmfs, MgfRows) else None
     if prep is None:
         prep = _table_blocks(pmfs)
-        if isinstance(pmfs, MgfRows) and sum(p.mass.size for p in pmfs) <= _MGF_KEEP:
+        if isinstance(pmfs, MgfRows) and sum(p.size for p in pmfs) <= _MGF_KEEP:
             pmfs._prep = prep
     sparse, sparse_blocks, blocks = prep
     out = np.empty((len(pmfs), tilts.size))
@@ -388,7 +395,7 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
     """(A, B, outside): the composed window [A, B] in grid units and the Chernoff bound of the mass
     outside it (both sides)."""
     full_lo = sum(n * p.offset for p, n in factors)
-    full_hi = sum(n * (p.offset + p.mass.size - 1) for p, n in factors)
+    full_hi = sum(n * (p.offset + p.size - 1) for p, n in factors)
     mean = var = 0.0
     _moments_all([p for p, _ in factors])
     for p, n in factors:
@@ -406,7 +413,7 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
     # e_i(t) <= u (KERR_CONST + 4 |t| I_i), I_i its largest |grid index| (the argument t idx, and the table's or the
     # atoms' exponentials, products and sums); the running sum over k factors within 1.01 (k + 2) u sum_i n_i |K_i|
     c0 = U * KERR_CONST * float(np.sum(counts))
-    c1 = 4.0 * U * float(np.sum(counts * np.array([max(abs(p.offset), abs(p.offset + p.mass.size - 1))
+    c1 = 4.0 * U * float(np.sum(counts * np.array([max(abs(p.offset), abs(p.offset + p.size - 1))
                                                     for p in pmfs], dtype=float)))
     c2 = 1.01 * (len(pmfs) + 2) * U
 
@@ -461,11 +468,16 @@ def window(factors, tail: float = WINDOW_TAIL) -> tuple[int, int, float]:
 
 
 def _log_atoms(p: Pmf) -> tuple[np.ndarray, np.ndarray]:
-    """(grid indices, log masses) of the nonzero atoms of ``p`` (cached on it)."""
+    """(grid indices, log masses) of the nonzero atoms of ``p`` (cached on a dense one; a sparse one, a single step
+    of a history of many factors kept for the whole history, computes them when asked: twice its points' bytes)."""
     cached = getattr(p, "_log_atoms", None)
     if cached is None:
-        nz = np.flatnonzero(p.mass > 0)
-        cached = p._log_atoms = ((nz + p.offset).astype(float), np.log(p.mass[nz]))
+        at, values = p.points()
+        nz = np.flatnonzero(values > 0)
+        lattice = nz if at is None else at[nz].astype(np.int64)
+        cached = ((lattice + p.offset).astype(float), np.log(values[nz]))
+        if at is None:
+            p._log_atoms = cached
     return cached
 
 
@@ -533,7 +545,7 @@ _TILT_TABLE_ARG = 700.0
 def tilt_table(pmfs: list, tau: float) -> Optional[np.ndarray]:
     """e^{tau k} for k = -W .. W, W the largest half-width n // 2 of ``pmfs`` (shared by their :func:`tilted`:
     the same values as each factor's own np.exp(tau k)), or None where tau W exceeds _TILT_TABLE_ARG."""
-    W = max((p.mass.size // 2 for p in pmfs), default=0)
+    W = max((p.size // 2 for p in pmfs), default=0)
     if W == 0 or abs(tau) * W > _TILT_TABLE_ARG:
         return None
     return np.exp(tau * np.arange(-W, W + 1, dtype=np.int64))
@@ -556,7 +568,7 @@ def tilted(p: Pmf, tau: float, table: Optional[np.ndarray] = None) -> tuple[Pmf,
     (``table``: :func:`tilt_table`, shared by many factors), S = sum_j mass_j T_k and log M = tau (offset +
     j0) + log S, where |tau| max|k| <= _TILT_TABLE_ARG and S is in [1e-250, inf); else through log weights
     (:func:`tilted_log`)."""
-    n = p.mass.size
+    n = p.size
     j0 = n // 2
     kmax = max(j0, n - 1 - j0)
     if n == 0 or abs(tau) * kmax > _TILT_TABLE_ARG:
@@ -566,9 +578,10 @@ def tilted(p: Pmf, tau: float, table: Optional[np.ndarray] = None) -> tuple[Pmf,
         T = table[W - j0:W - j0 + n]
     else:
         T = np.exp(tau * np.arange(-j0, n - j0, dtype=np.int64))
-    y = p.mass * T
+    mass = p.mass  # (a sparse Pmf's lattice: made once here)
+    y = mass * T
     S = float(np.sum(y))
-    if not (1e-250 <= S < math.inf) or (p.mass < 0).any():
+    if not (1e-250 <= S < math.inf) or (mass < 0).any():
         return tilted_log(p, tau)
     x = y / S
     base = tau * (p.offset + j0)
@@ -617,13 +630,14 @@ def tilted(p: Pmf, tau: float, table: Optional[np.ndarray] = None) -> tuple[Pmf,
 def tilted_log(p: Pmf, tau: float) -> tuple[Pmf, float]:
     """:func:`tilted` through log weights lw_j = log mass_j + tau (offset + j): x_j = e^{lw_j - log M}
     (a tilt too strong for the table of :func:`tilted`)."""
-    idx = p.offset + np.arange(p.mass.size)
+    mass = p.mass
+    idx = p.offset + np.arange(mass.size)
     ti = tau * idx
     with np.errstate(divide="ignore"):
-        lw = np.log(p.mass) + ti
+        lw = np.log(mass) + ti
     top = float(np.max(lw))
     if not math.isfinite(top):
-        return Pmf(p.offset, p.mass.copy(), p.inf_mass, p.h, p.err_mass, p.err_dipole, p.err_quad), 0.0
+        return Pmf(p.offset, mass.copy(), p.inf_mass, p.h, p.err_mass, p.err_dipole, p.err_quad), 0.0
     lM = top + math.log(float(np.sum(np.exp(lw - top))))
     x = np.exp(lw - lM)
     rho, sh, ch = math.expm1(tau), math.sinh(tau), 2.0 * math.sinh(tau / 2) ** 2  # ch = cosh - 1
@@ -728,16 +742,24 @@ class _Tilter:
 
     def __init__(self, tilt: float, table: Optional[np.ndarray]):
         self.tilt, self.table, self.K, self.done = tilt, table, 0.0, 0
+        self.terms: list = []  # the terms n_i log M_i(tau) of the last group tilted
 
     def __call__(self, group: list, start: int) -> list:
         out = []
+        self.terms = []
         for i, (p, n) in enumerate(group):
             t, lM = tilted(p, self.tilt, self.table)
             out.append((t, n))
-            if start + i == self.done:
-                self.K += n * lM
-                self.done += 1
+            self.terms.append(n * lM)
+        self.replay(self.terms, start)
         return out
+
+    def replay(self, terms: list, start: int) -> None:
+        """Add the terms of the factors from index ``start`` on to K, each factor once, in their order."""
+        for i, term in enumerate(terms):
+            if start + i == self.done:
+                self.K += term
+                self.done += 1
 
 
 def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, check=None,
@@ -762,14 +784,30 @@ def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, c
     ``GROUP_MIN``) are grouped again by this same function: three levels, each carrying the errors of the one
     below as input errors (the per-factor transforms then run on much shorter windows). ``prepare(group, start)``
     (a :class:`_Tilter`), if given, turns each group of factors (the first at index ``start``) into the factors
-    composed, just before its composition."""
+    composed, just before its composition.
+
+    A group of single-step PMFs named by :class:`~privcal.privacy_loss.step_memo.StepMemo` keys is kept in
+    :data:`~privcal.privacy_loss.step_memo.GROUP_MEMO` (its composed PMF, its factors' terms of K, its window
+    length) and read back by the next composition of the same group at the same tilt and tail -- the same PMF, bit
+    for bit: a history grown by a step composes its last group again, not every group."""
     k = len(factors)
     size = _group_size(k)
     starts = range(0, k, size)
     tail_g = tail / (4 * len(starts))
+    tilt = prepare.tilt if prepare is not None else 0.0
     level2 = []
     for start in starts:
         g = factors[start:start + size]
+        key = GROUP_MEMO.key(g, tilt, tail_g)
+        kept = GROUP_MEMO.get(key) if key is not None else None
+        if kept is not None:
+            pm, terms, n_fft = kept
+            if check is not None:
+                check(n_fft)
+            if prepare is not None:
+                prepare.replay(terms, start)
+            level2.append((pm, 1))
+            continue
         if prepare is not None:
             g = prepare(g, start)
         if len(g) == 1 and g[0][1] == 1:
@@ -784,8 +822,11 @@ def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, c
             c.local = local_terms(factors)
             return c
         c.err_inf = inf_err(g, c.inf_mass)
-        level2.append((Pmf(c.offset, c.mass, c.inf_mass, c.h, growth * mono + c.err + 2.0 * c.outside,
-                           growth * dip, growth * quad, err_inf=c.err_inf), 1))
+        pm = Pmf(c.offset, c.mass, c.inf_mass, c.h, growth * mono + c.err + 2.0 * c.outside, growth * dip,
+                 growth * quad, err_inf=c.err_inf)
+        level2.append((pm, 1))
+        if key is not None:
+            GROUP_MEMO.put(key, (pm, list(prepare.terms) if prepare is not None else [], c.mass.size))
     if len(level2) > GROUP_MIN:  # the groups' results are many distinct factors in their turn
         return compose_grouped(level2, tail, check)
     out = compose_fft(level2, tail, check)
@@ -1120,7 +1161,15 @@ def compose_fft(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, check
         batch = factors[s:s + rows]
         grid = np.zeros((len(batch), N))
         for r, (p, _) in enumerate(batch):
-            m = p.mass
+            at, m = p.points()
+            if at is not None:  # a sparse Pmf: its points, each at its lattice offset (the same cells, the same
+                # masses: bincount adds the zeros of the lattice nowhere, and x + 0.0 = x for x >= 0)
+                pos = (p.offset - centres[s + r] + at.astype(np.int64)) % N
+                if p.size > N:
+                    grid[r] = np.bincount(pos, weights=m, minlength=N)
+                else:
+                    grid[r, pos] = m
+                continue
             if m.size > N:
                 pos = (p.offset - centres[s + r] + np.arange(m.size, dtype=np.int64)) % N
                 grid[r] = np.bincount(pos, weights=m, minlength=N)

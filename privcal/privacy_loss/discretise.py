@@ -109,7 +109,49 @@ class Pmf:
 
     @property
     def losses(self) -> np.ndarray:
-        return (self.offset + np.arange(self.mass.size)) * self.h
+        return (self.offset + np.arange(self.size)) * self.h
+
+    @property
+    def size(self) -> int:
+        """The number of lattice points (atoms) from ``offset`` on, empty ones included."""
+        return self.mass.size
+
+    def points(self) -> tuple[Optional[np.ndarray], np.ndarray]:
+        """(lattice offsets, masses) of the stored atoms: (None, ``mass``) for a dense PMF."""
+        return None, self.mass
+
+
+class SparsePmf(Pmf):
+    """A :class:`Pmf` stored at its grid points only: ``values[i]`` at the lattice offset ``at[i]`` (increasing),
+    the other ``size - at.size`` atoms of the lattice empty. A single-step PMF with coarse tails has most of its
+    lattice empty (cells up to 64 h wide far out), and a history of many distinct factors keeps one per factor
+    and end. The same PMF as the dense one: :attr:`mass` is the lattice (zeros filled in, made when read), and the
+    code that composes many factors reads :meth:`points` (the FFT's scatter, the MGFs, the moments) and gets
+    bitwise the values the dense lattice gives (tests/test_pld_sparse.py)."""
+
+    def __init__(self, offset: int, values: np.ndarray, at: np.ndarray, size: int, inf_mass: float, h: float,
+                 err_mass: float = 0.0, err_dipole: float = 0.0, err_quad: float = 0.0,
+                 err_atoms: Optional[np.ndarray] = None, mono: Optional[np.ndarray] = None,
+                 dip: Optional[np.ndarray] = None, quad: Optional[np.ndarray] = None, err_inf: float = 0.0,
+                 err_at: Optional[np.ndarray] = None, moments: Optional[tuple] = None):
+        self.offset, self.values, self.at, self._size = offset, values, at, int(size)
+        self.inf_mass, self.h = inf_mass, h
+        self.err_mass, self.err_dipole, self.err_quad, self.err_atoms = err_mass, err_dipole, err_quad, err_atoms
+        self.mono, self.dip, self.quad, self.err_inf, self.err_at, self.moments = mono, dip, quad, err_inf, err_at, moments
+
+    @property
+    def mass(self) -> np.ndarray:
+        """The dense lattice of masses (a new array each time it is read)."""
+        out = np.zeros(self._size)
+        out[self.at] = self.values
+        return out
+
+    @property
+    def size(self) -> int:
+        return self._size
+
+    def points(self) -> tuple[Optional[np.ndarray], np.ndarray]:
+        return self.at, self.values
 
 
 # --------------------------------------------------------------------------------------------------
@@ -942,11 +984,16 @@ class LowerLater:
         return sum(dm.nbytes for _, dm in self.blocks)
 
     def build(self) -> list:
-        """The lower PMF of each direction, in the order given to :func:`pmfs_many`."""
+        """The lower PMF of each direction, in the order given to :func:`pmfs_many`. Built once: each block's cells
+        are let go as soon as its PMFs are built (the cells and the PMFs are not held in full at the same time)."""
         out: list = [None] * self.count
-        for block, dm in self.blocks:
+        blocks, self.blocks = self.blocks, []
+        blocks.reverse()
+        while blocks:
+            block, dm = blocks.pop()
             for i, pm in zip(block, lower_from(dm, self.h)):
                 out[i] = pm
+            del dm
         return out
 
 
@@ -977,6 +1024,47 @@ def _lattice(n: np.ndarray, off: Optional[np.ndarray], arrays: list) -> list:
             for r, f in enumerate(gaps.tolist()):
                 out[k][f] = full[r, :sizes[f]]
     return out
+
+
+def _sparse_rows(n: np.ndarray, off: Optional[np.ndarray], atoms: np.ndarray) -> list:
+    """Each row of ``atoms`` (one value per grid point, rows of n[f] points at lattice offsets ``off``, None: 0 ..
+    n[f] - 1) as (at, values, size, total): ``at`` None and ``values`` a view of the row's lattice where it has no
+    gaps, else its points' offsets (int32) and values (views of ``atoms``, kept for a :class:`SparsePmf`); ``size``
+    the lattice's length and ``total`` = float(lattice.sum()), the sum of the dense lattice (a pairwise sum, whose
+    rounding depends on where the zeros sit: taken on the lattice :func:`_lattice` builds, a temporary here, so that
+    the moments are bitwise those of the dense PMF)."""
+    F = n.size
+    sizes = n if off is None else off[np.arange(F), n - 1] + 1
+    out: list = [None] * F
+    gaps = np.flatnonzero(sizes != n)
+    for f in np.flatnonzero(sizes == n).tolist():
+        row = atoms[f, :sizes[f]]
+        out[f] = (None, row, int(sizes[f]), float(row.sum()))
+    if gaps.size:
+        (full,) = _lattice(n[gaps], off[gaps], [atoms[gaps]])
+        at = off[gaps]
+        if at.dtype != np.int32 and int(sizes[gaps].max()) < 2**31:
+            at = at.astype(np.int32)  # the same offsets, half the bytes
+        for r, f in enumerate(gaps.tolist()):
+            out[f] = (at[r, :n[f]], atoms[f, :n[f]], int(sizes[f]), float(full[r].sum()))
+    return out
+
+
+def _pmf_of(row: tuple, offset: int, inf_mass: float, h: float, **kw) -> Pmf:
+    """The :class:`Pmf` (dense row) or :class:`SparsePmf` (a row with gaps) of one :func:`_sparse_rows` entry."""
+    at, values, size, _ = row
+    if at is None:
+        return Pmf(offset, values, inf_mass, h, **kw)
+    return SparsePmf(offset, values, at, size, inf_mass, h, **kw)
+
+
+def _moments_row(row: tuple, lo: int, mean: float, var: float) -> Optional[tuple]:
+    """The ``moments`` of a built Pmf from one :func:`_sparse_rows` entry: the total float(lattice.sum()) of its
+    dense lattice (what the FFT's round-off bound caps by); None (computed when asked) where they are not finite."""
+    tot = row[3]
+    if not tot > 0 or not math.isfinite(mean) or not math.isfinite(var):
+        return None
+    return tot, lo + float(mean), float(var)
 
 
 def cell_mass_err(p: np.ndarray) -> np.ndarray:
@@ -1068,14 +1156,6 @@ def _point_moments(atoms: np.ndarray, off: Optional[np.ndarray], n: np.ndarray) 
     return mean, var
 
 
-def _moments_of(mass: np.ndarray, lo: int, mean: float, var: float) -> Optional[tuple]:
-    """The ``moments`` of a built Pmf: the total as float(mass.sum()) (what the FFT's round-off bound caps by)."""
-    tot = float(mass.sum())
-    if not tot > 0 or not math.isfinite(mean) or not math.isfinite(var):
-        return None  # computed when asked
-    return tot, lo + float(mean), float(var)
-
-
 def _upper_rows(c: GridCells, h: float, per_atom: bool = True) -> list:
     """The dominating (split) PMF of each row (docs/pld.md Sec. 2.3); ``per_atom`` False: without ``err_atoms``."""
     p, rt, te, ap = c.p, c.rt, c.te, c.ap
@@ -1132,16 +1212,17 @@ def _upper_rows(c: GridCells, h: float, per_atom: bool = True) -> list:
     dip_sum, quad_sum = row_sums(dip, c.n), row_sums(quad, c.n)
     off = _offsets(c)
     mean, var = _point_moments(atoms, off, c.n)
+    rows = _sparse_rows(c.n, off, atoms)
     if per_atom:
-        atoms, err_atoms = _lattice(c.n, off, [atoms, err_atoms])
+        (err_atoms,) = _lattice(c.n, off, [err_atoms])
     else:
-        (atoms,) = _lattice(c.n, off, [atoms])
         err_atoms = [None] * F
-    # the error anchors stay at the grid points (err_at: their lattice offsets, where a row has gaps)
-    at = [None if off is None or atoms[f].size == c.n[f] else off[f, :c.n[f]] for f in range(F)]
-    return [Pmf(int(c.lo[f]), atoms[f], float(inf_mass[f]), h, float(err_mass[f]), float(dip_sum[f]),
-                float(quad_sum[f]), err_atoms[f], mono=mono[f, :c.n[f]], dip=dip[f, :c.n[f]], quad=quad[f, :c.n[f]],
-                err_inf=float(err_inf[f]), err_at=at[f], moments=_moments_of(atoms[f], int(c.lo[f]), mean[f], var[f]))
+    # the error anchors stay at the grid points (err_at: their lattice offsets, where a row has gaps: the same
+    # array as the sparse PMF's)
+    return [_pmf_of(rows[f], int(c.lo[f]), float(inf_mass[f]), h, err_mass=float(err_mass[f]),
+                    err_dipole=float(dip_sum[f]), err_quad=float(quad_sum[f]), err_atoms=err_atoms[f],
+                    mono=mono[f, :c.n[f]], dip=dip[f, :c.n[f]], quad=quad[f, :c.n[f]], err_inf=float(err_inf[f]),
+                    err_at=rows[f][0], moments=_moments_row(rows[f], int(c.lo[f]), mean[f], var[f]))
             for f in range(F)]
 
 
@@ -1216,12 +1297,12 @@ def lower_from(dm: _Dominated, h: float) -> list:
     atoms = np.zeros((F, M + 1))
     atoms[:, :-1] = sweep_rows(dm.p_lo, dm.rt_hi, h, dm.below_lo, dm.below_rt_hi, idx=dm.off, cells=dm.n - 1)[0]
     mean, var = _point_moments(atoms, dm.off, dm.n)
-    (atoms,) = _lattice(dm.n, dm.off, [atoms])
+    rows = _sparse_rows(dm.n, dm.off, atoms)
     out = []
     for f in range(F):
-        zero = np.broadcast_to(_ZERO, atoms[f].size)  # no error anywhere: one read-only view of a single 0.0
-        out.append(Pmf(int(dm.lo[f]), atoms[f], 0.0, h, 0.0, 0.0, 0.0, zero, mono=zero, dip=zero, quad=zero,
-                       moments=_moments_of(atoms[f], int(dm.lo[f]), mean[f], var[f])))
+        zero = np.broadcast_to(_ZERO, rows[f][2])  # no error anywhere: one read-only view of a single 0.0
+        out.append(_pmf_of(rows[f], int(dm.lo[f]), 0.0, h, err_atoms=zero, mono=zero, dip=zero, quad=zero,
+                           moments=_moments_row(rows[f], int(dm.lo[f]), mean[f], var[f])))
     return out
 
 

@@ -152,6 +152,8 @@ class PLD:
         self._dirs: dict = {}  # pair key -> its direction objects
         self._plans: dict = {}  # small per-grid choices (coarse tails, level block sizes)
         self._grid_cache: dict = {}  # grid cells of the last few (direction, h, tail), shared by both ends
+        self._dir_upper: dict = {}  # (delta, direction) -> the smallest certified upper end of its epsilon so far
+        self._strong = 0  # the direction a screen composes on the fine grid first (PLD._screened)
 
     # ------------------------------------------------------------------ composition
     def compose(self, other: "PLD") -> "PLD":
@@ -299,10 +301,12 @@ class PLD:
             if h_next in tried:
                 break
             tried.add(h_next)
-            if h_next < h:  # a finer grid: the lower end first, the weaker side (docs/pld.md Sec. 2.8)
+            if h_next < h:  # a finer grid: the lower end first, the weaker side (docs/pld.md Sec. 2.8); only of the
+                # directions that can raise it (:meth:`_raising`)
                 try:
-                    lo = max(lo, max(epsilon_side(c, delta, upper=False)
-                                     for c in self._composed(h_next, False, delta, both=False)))
+                    lo = max(lo, max((epsilon_side(c, delta, upper=False)
+                                      for c in self._composed(h_next, False, delta, both=False,
+                                                              dirs=self._raising(delta, lo))), default=lo))
                 except MemoryLimitError:
                     self._note(f"delta={delta:g}: a finer grid (spacing {h_next:.3g}) exceeds memory_limit; "
                                "the bracket is wider than the requested accuracy")
@@ -482,15 +486,19 @@ class PLD:
 
     def _cells_uncached(self, h: float, tail: float) -> int:
         cells = 0
-        for pair, _ in self._factors:
-            for d in self._directions(pair):
-                lo, hi = discretise.grid_range(d, h, tail)
-                if max(abs(lo), abs(hi)) > _MAX_INDEX:  # e.g. a Gaussian of sensitivity / sigma 1e20: mean loss 5e39
-                    raise MemoryLimitError(
-                        f"the privacy loss reaches {max(abs(lo), abs(hi)) * h:.3g} nats, beyond what a grid of "
-                        f"spacing {h:.3g} can index (2^52 cells from 0): no PLD answer here; the noise is far "
-                        "too small for any useful epsilon")
-                cells = max(cells, hi - lo + 1)
+        ds = [d for pair, _ in self._factors for d in self._directions(pair)]
+        sub = {side: [d for d in ds if type(d) is discretise.SubsampledDirection and d.remove == side]
+               for side in (True, False)}
+        rest = [d for d in ds if type(d) is not discretise.SubsampledDirection]
+        # subsampled directions of one side in one pass (discretise.grid_ranges: the same ranges as one at a time)
+        ranges = [r for side in (True, False) for r in discretise.grid_ranges(sub[side], h, tail)]
+        for lo, hi in ranges + [discretise.grid_range(d, h, tail) for d in rest]:
+            if max(abs(lo), abs(hi)) > _MAX_INDEX:  # e.g. a Gaussian of sensitivity / sigma 1e20: mean loss 5e39
+                raise MemoryLimitError(
+                    f"the privacy loss reaches {max(abs(lo), abs(hi)) * h:.3g} nats, beyond what a grid of "
+                    f"spacing {h:.3g} can index (2^52 cells from 0): no PLD answer here; the noise is far "
+                    "too small for any useful epsilon")
+            cells = max(cells, hi - lo + 1)
         return cells
 
     def _check_memory(self, h: float, cells: int) -> None:
@@ -571,7 +579,11 @@ class PLD:
         got = {e: [STEP_MEMO.get(k) for k in keys[e]] for e in ends}
         missing = [i for i, pm in enumerate(got[upper]) if pm is None]
         if len(missing) == len(directions):  # nothing kept: one build, the lower end possibly later
-            rows = discretise.pmfs_many(directions, h, ends=ends, tail=tail, coarse=coarse, lower_later=upper,
+            # the lower end later (its dominated cells kept) where a bracket may skip it: two directions not screened.
+            # A screened history builds both ends of the direction composed on the fine grid, whose lower end every
+            # bracket composes: built at once, the cells (~1.7x the PMFs' bytes) are not held beside them
+            later_ok = upper and len(self._factors) <= convolve.GROUP_MIN
+            rows = discretise.pmfs_many(directions, h, ends=ends, tail=tail, coarse=coarse, lower_later=later_ok,
                                         per_atom=False)
             if isinstance(rows.get(False), discretise.LowerLater):
                 self._remember(later, (keys[False], rows.pop(False)))
@@ -781,7 +793,11 @@ class PLD:
         dirs = self._screened(delta, h, strict) if not few else None
         ups = self._composed(h, True, delta, strict=strict, both=not few, dirs=dirs)
         up_d = [epsilon_side(c, delta, upper=True) for c in ups]
+        for d, e in zip(dirs if dirs is not None else range(len(ups)), up_d):
+            self._upper_seen(delta, d, e)
         up = max(up_d)
+        if dirs is not None and len(dirs) > 1 and math.isfinite(up):  # the direction to screen against next time
+            self._strong = dirs[up_d.index(up)]
         # the lower end: epsilon = max over the directions, so any direction's certified lower end bounds it from
         # below; a direction whose certified upper end is <= the lower end found cannot raise it (its own lower
         # end is below its upper end): its dominated composition is skipped (the same bracket, bit for bit)
@@ -804,25 +820,47 @@ class PLD:
     def _screened(self, delta: float, h: float, strict: bool) -> Optional[tuple]:
         """The directions whose upper end on the grid ``h`` the bracket needs (None: all), docs/pld.md Sec. 2.8.
         epsilon is the larger of the two directions' (add, remove), and any grid's upper end is certified. For a
-        history of many distinct factors (where one direction's build and composition cost seconds) both
-        directions are first composed on the grid _SCREEN_COARSEN h (~that many times cheaper, a looser upper
-        end); the one with the larger coarse upper end is composed on h, and the other only where its coarse upper
-        end exceeds that fine one. Where it does not, its epsilon <= its coarse upper end <= the fine upper end of
-        the first, so the maximum, and the bracket, are those of the first direction alone. A coarse grid over the
-        memory cap or without a finite upper end: every direction (None)."""
+        history of many distinct factors (where one direction's build and composition cost seconds) the direction
+        that set epsilon last (:attr:`_strong`; the removal, direction 0, at first) is composed on h, and each other
+        direction first on the grid _SCREEN_COARSEN h (~that many times cheaper, a looser upper end), and on h only
+        where its coarse upper end exceeds that fine one. Where it does not, its epsilon <= its coarse upper end <=
+        the fine upper end of the first, so the maximum, and the bracket, are those of the first direction alone. A
+        coarse grid over the memory cap: that direction on h too."""
         if self._n_dirs() < 2 or len(self._factors) <= convolve.GROUP_MIN:
             return None
-        H = h * _SCREEN_COARSEN
-        try:
-            coarse = [epsilon_side(c, delta, upper=True) for c in self._composed(H, True, delta, both=False)]
-        except MemoryLimitError:
-            return None
-        if not all(math.isfinite(e) for e in coarse):
-            return None
-        strong = max(range(len(coarse)), key=lambda d: coarse[d])
+        strong = self._strong
         fine = epsilon_side(self._composed(h, True, delta, strict=strict, both=True, dirs=(strong,))[0], delta,
-                             upper=True)
-        return tuple(d for d in range(len(coarse)) if d == strong or not coarse[d] <= fine)
+                            upper=True)
+        self._upper_seen(delta, strong, fine)
+        out = [strong]
+        for d in range(self._n_dirs()):
+            if d == strong:
+                continue
+            try:
+                coarse = epsilon_side(self._composed(h * _SCREEN_COARSEN, True, delta, both=False, dirs=(d,))[0],
+                                      delta, upper=True)
+            except MemoryLimitError:
+                coarse = math.inf
+            self._upper_seen(delta, d, coarse)
+            if not coarse <= fine:
+                out.append(d)
+        return tuple(sorted(out))
+
+    def _upper_seen(self, delta: float, d: int, e: float) -> None:
+        """Record a certified upper end ``e`` of direction ``d``'s epsilon at ``delta`` (any grid's)."""
+        key = (delta, d)
+        self._dir_upper[key] = min(self._dir_upper.get(key, math.inf), e)
+
+    def _raising(self, delta: float, lo: float) -> tuple:
+        """The directions whose lower end can raise the lower end ``lo`` of the bracket at ``delta``: those without a
+        certified upper end <= lo recorded (any grid's, :meth:`_upper_seen`). epsilon is the larger of the
+        directions' epsilons, so any direction's certified lower end is a lower end of the bracket; a direction whose
+        epsilon is certified <= lo has a certified lower end <= its epsilon <= lo, which cannot raise it: its
+        dominated composition is skipped, and the maximum, the bracket, is bit for bit the same (docs/pld.md
+        Sec. 2.8). A history of many distinct factors refined to a finer grid then composes the lower end of the
+        direction that sets epsilon only (at 30,000 factors the other one's build and composition took ~40 % of the
+        bracket)."""
+        return tuple(d for d in range(self._n_dirs()) if not self._dir_upper.get((delta, d), math.inf) <= lo)
 
     def _delta_bracket_at(self, epsilon: float, h: float) -> tuple[float, float]:
         """Certified delta bracket: on grid ``h`` (tilted for ``epsilon``), intersected with every

@@ -9,11 +9,13 @@ import numpy as np
 
 from . import discretise
 
-__all__ = ["StepMemo", "STEP_MEMO", "STEP_MEMO_BYTES"]
+__all__ = ["StepMemo", "STEP_MEMO", "STEP_MEMO_BYTES", "GroupMemo", "GROUP_MEMO", "GROUP_MEMO_BYTES"]
 
 
 #: bytes of single-step PMFs kept between PLD objects (:class:`StepMemo`)
-STEP_MEMO_BYTES = 128 * 2**20
+STEP_MEMO_BYTES = 256 * 2**20
+#: bytes of composed groups kept between PLD objects (:class:`GroupMemo`)
+GROUP_MEMO_BYTES = 64 * 2**20
 
 
 class StepMemo:
@@ -51,10 +53,16 @@ class StepMemo:
         return entry[0]
 
     def put(self, key, pm) -> None:
-        """Keep ``pm`` under ``key``; the oldest entries go past ``max_bytes``."""
-        size = sum(a.nbytes if a.strides != (0,) else a.itemsize for a in (pm.mass, pm.mono, pm.dip, pm.quad)
+        """Keep ``pm`` under ``key``; the oldest entries go past ``max_bytes``. ``pm`` records its key
+        (``memo_key``): the PMF is a function of it, so a composition of such PMFs can be named by their keys
+        (:class:`GroupMemo`)."""
+        pm.memo_key = key
+        if key in self._entries:
+            return
+        at, values = pm.points()  # a sparse PMF: its points and their offsets (the error anchors' too)
+        size = sum(a.nbytes if a.strides != (0,) else a.itemsize for a in (values, at, pm.mono, pm.dip, pm.quad)
                    if isinstance(a, np.ndarray))  # a broadcast zero: one float
-        if size > self.max_bytes // 4 or key in self._entries:
+        if size > self.max_bytes // 4:
             return
         self._entries[key] = (pm, size)
         self._bytes += size
@@ -70,3 +78,64 @@ class StepMemo:
 
 #: the memo every PLD shares
 STEP_MEMO = StepMemo()
+
+
+class GroupMemo:
+    """The level-one groups of a grouped composition (``convolve.compose_grouped``, docs/pld.md Sec. 2.10), kept
+    between PLD objects, least recently used first out past ``max_bytes``. A group's composed PMF is a function of
+    its factors (named by their :class:`StepMemo` keys), their counts, the tilt and the group's window tail alone:
+    its tilted copies are elementwise the same whatever the other factors, and it is composed on its own window. A
+    history that grows by a step keeps its groups but the last where the group size does not change
+    (``convolve._group_size``), so an accountant priced after every step composes one group of the first level
+    again, not all of them. Each entry also keeps its factors' terms n_i log M_i(tau) of the tilt's K, added again
+    in their order (the same running sum, bit for bit), and the window length, checked against the memory cap
+    again.
+
+    Args:
+        max_bytes: the cap of the arrays kept, in bytes (an entry above a quarter of it is not kept).
+    """
+
+    def __init__(self, max_bytes: int = GROUP_MEMO_BYTES):
+        self.max_bytes = int(max_bytes)
+        self._entries: "OrderedDict" = OrderedDict()
+        self._bytes = 0
+        self.hits = 0
+
+    @staticmethod
+    def key(group: list, tilt: float, tail: float):
+        """The key of a group of ``(pmf, count)`` factors composed at ``tilt`` with window tail ``tail``; None where
+        a factor has no :class:`StepMemo` key."""
+        names = tuple((getattr(p, "memo_key", None), n) for p, n in group)
+        if any(k is None for k, _ in names):
+            return None
+        return names, float(tilt), float(tail)
+
+    def get(self, key):
+        """The entry (pmf, K terms, window length) kept under ``key``, or None (a hit moves it to the end)."""
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        self._entries.move_to_end(key)
+        self.hits += 1
+        return entry[0]
+
+    def put(self, key, value) -> None:
+        """Keep ``value`` = (pmf, K terms, window length) under ``key``; the oldest entries go past ``max_bytes``."""
+        pm = value[0]
+        size = pm.mass.nbytes + 8 * len(value[1]) + 64 * len(key[0])
+        if size > self.max_bytes // 4 or key in self._entries:
+            return
+        self._entries[key] = (value, size)
+        self._bytes += size
+        while self._bytes > self.max_bytes:
+            _, (_, old) = self._entries.popitem(last=False)
+            self._bytes -= old
+
+    def clear(self) -> None:
+        """Forget every group."""
+        self._entries.clear()
+        self._bytes = 0
+
+
+#: the memo of composed groups every PLD shares
+GROUP_MEMO = GroupMemo()
