@@ -364,3 +364,29 @@ def test_tilt_of_error_anchors_at_the_grid_points_equals_the_dense_anchors(tau):
         for name in ("err_mass", "err_dipole", "err_quad"):
             assert getattr(a, name) == pytest.approx(getattr(b, name), rel=1e-12, abs=0.0), (fn, name)
         assert a.err_dipole > 0
+
+
+def test_the_split_charges_its_span_dipoles_at_the_cells_widths_in_nats(monkeypatch):
+    """The dominating split of a subsampled step with coarse tails (cells up to 64 lattice steps wide) declares its
+    span dipoles (docs/pld.md 2.3) with ``span_dipoles`` given each cell's width in nats, K h for a cell of K lattice
+    steps: ``span_dipoles`` reads K = width / h, the form its derivation and
+    ``test_span_dipoles_cover_the_exact_pattern_of_a_tail_error_between_wide_cells`` take. Red when the lattice
+    steps K are passed as widths (K / h read as the step count: the K1 pe term 1/h times the derived bound -- valid,
+    but the upper ends of a 300-group schedule at delta 1e-9 ~8e-7 relative higher)."""
+    h = 2.0**-13
+    seen = []
+    real = B.span_dipoles
+
+    def spy(p_err, q_err, p, rt, widths, hh, rt_err=None):
+        seen.append((np.asarray(widths).copy(), hh))
+        return real(p_err, q_err, p, rt, widths, hh, rt_err)
+
+    monkeypatch.setattr(B, "span_dipoles", spy)
+    for remove in (True, False):
+        seen.clear()
+        B.pmfs(B.SubsampledDirection(1.0, 0.01, remove), h, upper=True, tail=1e-13, coarse=(64, 1e-8))
+        assert seen
+        widths, hh = seen[0]
+        assert hh == h
+        steps = widths / h
+        assert np.array_equal(steps, np.round(steps)) and steps.max() == 64  # K h, K whole lattice steps up to 64

@@ -1180,7 +1180,7 @@ def _upper_rows(c: GridCells, h: float, per_atom: bool = True) -> list:
         near = np.zeros((F, L), dtype=bool)
         near[:, :-1] |= wide_cells
         near[:, 1:] |= wide_cells
-        span = np.where(near, span_dipoles(c.p_err, c.q_err, p, rt, np.diff(c.idx, axis=-1), h, rt_err), 0.0)
+        span = np.where(near, span_dipoles(c.p_err, c.q_err, p, rt, np.diff(c.idx, axis=-1) * h, h, rt_err), 0.0)
         dip = np.where(near, 0.0, dip)
         quad = np.where(near, 0.0, quad)
         last = np.arange(L)[None, :] == (c.n - 1)[:, None]  # a row's last point: no cell above, the top is itself
