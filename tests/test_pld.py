@@ -498,10 +498,24 @@ def test_a_probe_whose_composed_window_exceeds_the_memory_cap_doubles_its_grid()
     # 1e4 steps of the subsampled Gaussian (q = 0.01, s = 1.1): at a 2 MiB cap the composed window does not fit on
     # the rule grid (2^-11) and the probe retries on 2^-10, which fits: an upper end a little above the uncapped
     # one (coarser grid, still certified), far below what a much coarser grid would give
+    from privcal.privacy_loss import discretise
+
     ev = SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.1)), 10_000)
-    free = from_event(ev).probe_epsilon(1e-5)
-    capped = from_event(ev, memory_limit=2**21).probe_epsilon(1e-5)
+    grids = []
+    real = discretise.pmfs
+
+    def spy(direction, h, **kwargs):
+        grids.append(h)
+        return real(direction, h, **kwargs)
+
+    with pytest.MonkeyPatch.context() as mp_:
+        mp_.setattr(discretise, "pmfs", spy)
+        free = from_event(ev).probe_epsilon(1e-5)
+        rule = grids[-1]
+        grids.clear()
+        capped = from_event(ev, memory_limit=2**21).probe_epsilon(1e-5)
     assert free <= capped <= 1.01 * free
+    assert rule == 2.0**-11 and grids[-1] == 2 * rule  # doubled: the grid the bracket's own retry uses
 
 
 def test_a_bracket_whose_width_is_round_off_moves_to_a_coarser_grid():

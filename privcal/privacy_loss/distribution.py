@@ -152,6 +152,9 @@ class PLD:
         self._dirs: dict = {}  # pair key -> its direction objects
         self._plans: dict = {}  # small per-grid choices (coarse tails, level block sizes)
         self._grid_cache: dict = {}  # grid cells of the last few (direction, h, tail), shared by both ends
+        # (direction, delta) whose untilted try was rejected, and whose upper end was tilted (_composed)
+        self._untilted_rejected: set = set()
+        self._upper_tilted: set = set()
         self._dir_upper: dict = {}  # (delta, direction) -> the smallest certified upper end of its epsilon so far
         self._strong = 0  # the direction a screen composes on the fine grid first (PLD._screened)
 
@@ -686,7 +689,13 @@ class PLD:
             # composing, would exceed the 1e-3 delta that try allows: then tilted at once, held to the same
             # 1e-3 delta (its slack is then far smaller; a stricter re-tilt would compose twice)
             relaxed = delta is not None and epsilon is None and delta >= _UNTILTED_DELTA and not strict
-            if not relaxed or untilted_local(pm, h) > 1e-3 * delta:
+            # ... or where an untilted try of this direction at this delta was rejected already (on any grid, either
+            # end), or, for a history of many distinct factors (whose untilted round-off grows with them), where this
+            # direction's upper end was tilted: its other compositions would be rejected alike (at 30,000 groups
+            # every lower end was composed twice, ~40 % of the bracket)
+            known = (d, delta) in self._untilted_rejected or (
+                not upper and len(self._factors) > convolve.GROUP_MIN and (d, delta) in self._upper_tilted)
+            if not relaxed or known or untilted_local(pm, h) > 1e-3 * delta:
                 tilt = self._tilt(pm, h, upper, tails, d, delta, epsilon) if (delta is not None or epsilon is not None) else 0.0
             c = self._composed_one(pm, h, upper, tails, tilt, d)
             if delta is not None and epsilon is None:
@@ -696,11 +705,15 @@ class PLD:
                 # refines the grid if the slack ever decides it)
                 allowed = 1e-3 * delta if relaxed else 1e-6 * delta
                 if math.isfinite(e0) and convolve.slack(c, e0) > allowed and (strict or not self._negligible(c, e0, delta)):
+                    if tilt == 0.0:
+                        self._untilted_rejected.add((d, delta))
                     tilt2 = self._tilt(pm, h, upper, tails, d, None, e0)
                     if tilt2 != tilt:
                         c2 = self._composed_one(pm, h, upper, tails, tilt2, d)
                         if convolve.slack(c2, e0) < convolve.slack(c, e0):
                             c = c2
+                if upper and c.tilt > 0:
+                    self._upper_tilted.add((d, delta))
             out.append(c)
         return out
 
