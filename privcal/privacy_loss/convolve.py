@@ -1003,10 +1003,28 @@ def pattern_costs(h: float, tau: float) -> tuple[float, float, float]:
     return c, min(h, c), min(h + h * h * (1.0 + 2.0 * tau), 2.0 * c)
 
 
+#: points above epsilon whose weights give the quick estimate that decides whether the l2 forms are worth computing
+_HEAD_POINTS = 256
+
+
+def _head_norms(c: Composed, epsilon: float, first_above: int) -> tuple[float, float, float, float]:
+    """(||w||_2, ||Delta w||_2, ||Delta^2 w||_2, ||w||_1) over the first _HEAD_POINTS lattice points from two below
+    epsilon: parts of the full sums, so an l2 form charged with them is about a lower bound of the one charged with
+    the full norms. Used only to skip the full norms where even these make the l2 form the larger one (the other
+    form is then charged, valid whatever these numbers are)."""
+    idx = first_above - 2 + np.arange(_HEAD_POINTS, dtype=float)
+    with np.errstate(over="ignore", under="ignore"):
+        a = np.exp(c.log_scale - c.tilt * idx)
+    ls = idx * c.h
+    w = np.where(ls > epsilon, a * -np.expm1(np.minimum(epsilon - ls, 0.0)), 0.0)
+    return (float(np.sqrt(np.sum(w * w))), float(np.sqrt(np.sum((w[:-1] - w[1:]) ** 2))),
+            float(np.sqrt(np.sum((w[:-2] - 2.0 * w[1:-1] + w[2:]) ** 2))), float(np.sum(w)))
+
+
 def difference_norms(c: Composed, epsilon: float) -> tuple[float, float, float]:
     """Upper bounds of (||w||_2, ||Delta w||_2, ||Delta^2 w||_2) over the whole lattice of ``c``, w_i = exp(K - tau i)
     (1 - e^{epsilon - i h})_+ (docs/pld.md Sec. 2.4, the l2 form). The weights are computed on the lattice from two
-    points below epsilon to where e^{-tau} per cell has fallen by e^{-40}; each computed weight is within a_i rho of
+    points below epsilon to where e^{-tau} per cell has fallen by e^{-20}; each computed weight is within a_i rho of
     the exact one, a_i = exp(K - tau i) and rho = 4u (|K| + max|tau i| + |epsilon| + max|l| + 4) (the exponential's
     argument and exp, 1 - e^{eps - l}'s difference and expm1, the product), so a k-th difference is within 2^k rho
     a_i (+ its own rounding, 2^k u a_i) of the exact one, an l2 error of at most 2^(k+1) rho ||a||_2; past the
@@ -1074,11 +1092,15 @@ def local_err(c: Composed, epsilon: float, weighted: bool = True) -> float:
         e = c.log_scale - tp * epsilon
         S = math.exp(e) if e < 700 else math.inf
     costs = pattern_costs(c.h, tp)
+    pats = [(e, S * growth * k) for e, k in zip((mono, dip, quad), costs)]
     if weighted and c.local_l2 is not None and c.tilt > 0:
+        head = _head_norms(c, epsilon, int(math.floor(epsilon / c.h)) + 1)
+        if all(e <= 0 or c.local_l2 * n >= a for (e, a), n in zip(pats, head)):  # the l2 form cannot be smaller
+            return sum(e * a for e, a in pats)
         norms = difference_norms(c, epsilon)
         return sum(e * min(S * growth * k, c.local_l2 * n) for e, k, n in zip((mono, dip, quad), costs, norms)
                    if e > 0)
-    return S * growth * (mono * costs[0] + dip * costs[1] + quad * costs[2])
+    return sum(e * a for e, a in pats)
 
 
 #: coefficients per batch of factors' spectra in :func:`compose_fft` (rows x (N // 2 + 1)): bounds the
@@ -1453,7 +1475,7 @@ def scale_at(c: Composed, epsilon: float) -> float:
 _TINY = 2.0**-1070
 #: the weighted charge sums the weights of the first atoms above epsilon until exp(-tilt) per cell has fallen by
 #: e^{-_WEIGHT_SPAN}; the rest is bounded by a geometric series (:func:`weight_norms`)
-_WEIGHT_SPAN = 40.0
+_WEIGHT_SPAN = 20.0
 
 
 def weight_norms(c: Composed, epsilon: float) -> tuple[float, float]:
@@ -1462,7 +1484,7 @@ def weight_norms(c: Composed, epsilon: float) -> tuple[float, float]:
     untilted composition (its weights do not decay: the l1 charge is the one to use). Each weight is raised past
     its rounding: exp(K - tau idx) by 1 + 4u (|K| + |tau idx| + 2) (the argument's rounding and exp's), 1 - e^{eps -
     l} by 4u (|eps| + |l| + 1) absolutely (the difference eps - l, expm1); the sums by 1.01 (n + 4) u. Beyond the
-    first atoms whose factor e^{-tau} per cell has fallen by e^{-40}, the weights are at most exp(K - tau idx), a
+    first atoms whose factor e^{-tau} per cell has fallen by e^{-20}, the weights are at most exp(K - tau idx), a
     geometric series summed in closed form."""
     if c.tilt <= 0:
         return math.inf, math.inf
@@ -1507,6 +1529,9 @@ def fft_charge(c: Composed, epsilon: float, scale: float) -> float:
     rescaling's l1 bound as before)."""
     l1 = c.err * scale
     if c.err_l2 is None or c.tilt <= 0:
+        return l1
+    head = _head_norms(c, epsilon, max(c.above(epsilon) + c.offset, c.offset + 2))
+    if c.err_l2 * head[0] + c.err_each * head[3] >= l1:  # the weighted form cannot be smaller
         return l1
     w2, w1 = weight_norms(c, epsilon)
     return min(l1, c.err_l2 * w2 + c.err_each * w1 + c.err_back * scale)

@@ -18,7 +18,41 @@ STEP_MEMO_BYTES = 256 * 2**20
 GROUP_MEMO_BYTES = 64 * 2**20
 
 
-class StepMemo:
+class _Lru:
+    """Entries kept least recently used first out past ``max_bytes`` (an entry above a quarter of it is not kept):
+    the store both memos share."""
+
+    def __init__(self, max_bytes: int):
+        self.max_bytes = int(max_bytes)
+        self._entries: "OrderedDict" = OrderedDict()
+        self._bytes = 0
+        self.hits = 0  # entries read back (not built again)
+
+    def get(self, key):
+        """The value kept under ``key``, or None (a hit moves it to the end)."""
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        self._entries.move_to_end(key)
+        self.hits += 1
+        return entry[0]
+
+    def _keep(self, key, value, size: int) -> None:
+        if size > self.max_bytes // 4 or key in self._entries:
+            return
+        self._entries[key] = (value, size)
+        self._bytes += size
+        while self._bytes > self.max_bytes:
+            _, (_, old) = self._entries.popitem(last=False)
+            self._bytes -= old
+
+    def clear(self) -> None:
+        """Forget every entry."""
+        self._entries.clear()
+        self._bytes = 0
+
+
+class StepMemo(_Lru):
     """The single-step PMFs of histories of many distinct factors, kept between PLD objects, least recently used
     first out past ``max_bytes``. A PMF is a function of its direction, grid, end, tail and coarse cells alone,
     and :func:`discretise.pmfs_many` builds it bitwise the same whatever the other directions of the call
@@ -30,10 +64,7 @@ class StepMemo:
     """
 
     def __init__(self, max_bytes: int = STEP_MEMO_BYTES):
-        self.max_bytes = int(max_bytes)
-        self._entries: "OrderedDict" = OrderedDict()
-        self._bytes = 0
-        self.hits = 0  # PMFs read back (not built again)
+        super().__init__(max_bytes)
 
     @staticmethod
     def key(direction, h: float, tail: float, coarse, upper: bool) -> tuple:
@@ -42,15 +73,6 @@ class StepMemo:
         if isinstance(direction, discretise.SubsampledDirection):
             return ("subsampled", direction.s, direction.q, direction.remove, h, tail, coarse, upper)
         return (direction.key(), h, tail, None, upper)
-
-    def get(self, key):
-        """The PMF kept under ``key``, or None (a hit moves it to the end)."""
-        entry = self._entries.get(key)
-        if entry is None:
-            return None
-        self._entries.move_to_end(key)
-        self.hits += 1
-        return entry[0]
 
     def put(self, key, pm) -> None:
         """Keep ``pm`` under ``key``; the oldest entries go past ``max_bytes``. ``pm`` records its key
@@ -62,25 +84,14 @@ class StepMemo:
         at, values = pm.points()  # a sparse PMF: its points and their offsets (the error anchors' too)
         size = sum(a.nbytes if a.strides != (0,) else a.itemsize for a in (values, at, pm.mono, pm.dip, pm.quad)
                    if isinstance(a, np.ndarray))  # a broadcast zero: one float
-        if size > self.max_bytes // 4:
-            return
-        self._entries[key] = (pm, size)
-        self._bytes += size
-        while self._bytes > self.max_bytes:
-            _, (_, old) = self._entries.popitem(last=False)
-            self._bytes -= old
-
-    def clear(self) -> None:
-        """Forget every PMF."""
-        self._entries.clear()
-        self._bytes = 0
+        self._keep(key, pm, size)
 
 
 #: the memo every PLD shares
 STEP_MEMO = StepMemo()
 
 
-class GroupMemo:
+class GroupMemo(_Lru):
     """The level-one groups of a grouped composition (``convolve.compose_grouped``, docs/pld.md Sec. 2.10), kept
     between PLD objects, least recently used first out past ``max_bytes``. A group's composed PMF is a function of
     its factors (named by their :class:`StepMemo` keys), their counts, the tilt and the group's window tail alone:
@@ -96,10 +107,7 @@ class GroupMemo:
     """
 
     def __init__(self, max_bytes: int = GROUP_MEMO_BYTES):
-        self.max_bytes = int(max_bytes)
-        self._entries: "OrderedDict" = OrderedDict()
-        self._bytes = 0
-        self.hits = 0
+        super().__init__(max_bytes)
 
     @staticmethod
     def key(group: list, tilt: float, tail: float):
@@ -110,31 +118,9 @@ class GroupMemo:
             return None
         return names, float(tilt), float(tail)
 
-    def get(self, key):
-        """The entry (pmf, K terms, window length) kept under ``key``, or None (a hit moves it to the end)."""
-        entry = self._entries.get(key)
-        if entry is None:
-            return None
-        self._entries.move_to_end(key)
-        self.hits += 1
-        return entry[0]
-
     def put(self, key, value) -> None:
         """Keep ``value`` = (pmf, K terms, window length) under ``key``; the oldest entries go past ``max_bytes``."""
-        pm = value[0]
-        size = pm.mass.nbytes + 8 * len(value[1]) + 64 * len(key[0])
-        if size > self.max_bytes // 4 or key in self._entries:
-            return
-        self._entries[key] = (value, size)
-        self._bytes += size
-        while self._bytes > self.max_bytes:
-            _, (_, old) = self._entries.popitem(last=False)
-            self._bytes -= old
-
-    def clear(self) -> None:
-        """Forget every group."""
-        self._entries.clear()
-        self._bytes = 0
+        self._keep(key, value, value[0].mass.nbytes + 8 * len(value[1]) + 64 * len(key[0]))
 
 
 #: the memo of composed groups every PLD shares
