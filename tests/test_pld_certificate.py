@@ -730,7 +730,8 @@ def test_difference_norms_bound_the_exact_norms(span, monkeypatch):
 def test_local_l2_form_decides_at_small_delta():
     """q = 0.001, sigma = 1.1, 1e4 steps tilted for delta = 1e-15 (the rung choose_tilt picks): at the epsilon found the
     composition's input-error charge in the l2 form is at least 10x below the S-proportional form (Sec. 2.4; the
-    prefix * suffix terms' l2 norm ~0.01 against their l1 norm ~1)."""
+    prefix * suffix terms' l2 norm ~0.01 against their l1 norm ~1), and the slack charges it (red when `slack`
+    keeps the S-proportional forms regardless)."""
     direction = B.SubsampledGaussianPair(1.1, 1e-3).directions()[0]
     pm = B.pmfs(direction, 2.0**-14, upper=True, tail=1e-18)
     factors = [(pm, 10_000)]
@@ -739,6 +740,10 @@ def test_local_l2_form_decides_at_small_delta():
     eps = C.epsilon_for(c, 1e-15)
     assert 0.5 < eps < 2.0
     assert C.local_err(c, eps) * 10 <= C.local_err(c, eps, weighted=False)
+    # the slack charges these forms here (its S-proportional forms exceed 1e-6 of the mass above epsilon)
+    scale = C.scale_at(c, eps)
+    plain = c.err * scale + C.local_err(c, eps, weighted=False)
+    assert C.slack(c, eps) < plain / 5
 
 
 def _weight(x, tau):

@@ -1537,18 +1537,31 @@ def fft_charge(c: Composed, epsilon: float, scale: float) -> float:
     return min(l1, c.err_l2 * w2 + c.err_each * w1 + c.err_back * scale)
 
 
+#: the S-proportional charges stand where they are at most this share of the mass above epsilon (:func:`slack`)
+_REFINE_SLACK = 1e-6
+
+
 def slack(c: Composed, epsilon: float) -> float:
     """Bound of |computed delta - delta of the discretised composition| at ``epsilon``: round-off,
     mass outside the window (scaled by :func:`scale_at` when tilted), the error of the mass at +inf, and
     the evaluation. With per-atom errors (no FFT) only atoms above epsilon count, each weighted by
-    min(1, l - epsilon) >= 1 - e^{epsilon - l}."""
+    min(1, l - epsilon) >= 1 - e^{epsilon - l}.
+
+    The FFT's and the input errors' terms are first charged in their S-proportional forms (O(1)); only where that
+    slack exceeds _REFINE_SLACK times the mass above epsilon (an upper bound of delta there) are the weighted and
+    l2 forms computed (O(points above epsilon)), each at most its S-form (docs/pld.md Sec. 2.4, 2.6 (d))."""
     scale = scale_at(c, epsilon)
-    s = fft_charge(c, epsilon, scale) + c.outside * scale + c.err_inf + local_err(c, epsilon) + c.err_add
+    s = c.outside * scale + c.err_inf + c.err_add
     if c.err_rel > 0:
         e = c.log_scale - c.tilt / c.h * epsilon
         s += c.err_rel * math.exp(e) if e < 700 else math.inf
     j = c.above(epsilon)
     value = float(np.sum(c.mass[j:])) + c.inf_mass
+    plain = c.err * scale + local_err(c, epsilon, weighted=False)
+    if plain <= _REFINE_SLACK * value:
+        s += plain
+    else:
+        s += fft_charge(c, epsilon, scale) + local_err(c, epsilon)
     if c.err_atoms is not None:
         s += float(np.sum(c.err_atoms[j:] * np.minimum(1.0, c.losses[j:] - epsilon)))
     return s + _eval_err(value + s, c.mass.size - j + 1)
