@@ -10,6 +10,7 @@ closed form named where it is used.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -113,3 +114,23 @@ def test_the_atom_pairs_evaluate_their_tails_in_float64():
     for pair in (B.LaplacePair(0.3), B.ApproxDPPair(0.3, 1e-6)):
         for a, b in zip(pair.tails(l32), pair.tails(l32.astype(np.float64))):
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("eps0, delta0", [(0.7, 0.0), (1.3, 1e-3)])
+def test_approx_dp_pair_tails_are_its_closed_form(eps0, delta0):
+    """The (eps0, delta0) pair's four tails (Kairouz, Oh & Viswanath 2015, Thm 2.4; binary randomized response with a
+    delta0 flag at +inf): P-masses (1 - delta0) e^{eps0} / (1 + e^{eps0}) at +eps0 and (1 - delta0) / (1 + e^{eps0})
+    at -eps0, Q the mirror image. At losses below, between and above the atoms each tail is its closed form within
+    1e-15 relative, and P(L > l) + P(L <= l) = Q(L > l) + Q(L <= l) = 1 - delta0 (red when a tail is another's)."""
+    pair = B.ApproxDPPair(eps0, delta0)
+    hi = (1 - delta0) * math.exp(eps0) / (1 + math.exp(eps0))
+    lo = (1 - delta0) / (1 + math.exp(eps0))
+    ls = np.array([-2 * eps0, -eps0, 0.0, eps0, 2 * eps0])
+    p_gt, p_le, q_gt, q_le = (np.exp(t) for t in pair.tails(ls))
+    for i, l in enumerate(ls):
+        want = (hi * (l < eps0) + lo * (l < -eps0), hi * (l >= eps0) + lo * (l >= -eps0),
+                lo * (l < eps0) + hi * (l < -eps0), lo * (l >= eps0) + hi * (l >= -eps0))
+        for got, w in zip((p_gt[i], p_le[i], q_gt[i], q_le[i]), want):
+            assert got == pytest.approx(w, rel=1e-15, abs=0.0)
+        assert p_gt[i] + p_le[i] == pytest.approx(1 - delta0, rel=1e-15)
+        assert q_gt[i] + q_le[i] == pytest.approx(1 - delta0, rel=1e-15)
