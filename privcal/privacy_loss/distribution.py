@@ -939,14 +939,19 @@ def epsilon_side(c: convolve.Composed, delta: float, *, upper: bool) -> float:
             e = nxt
         return math.inf
     e = convolve.epsilon_for(c, min(2.0 * delta, 1.0))
+    extra = 0.0  # twice the slack at a candidate that failed: the next proposal clears it (the slack need not
+    # fall with epsilon where it switches between its forms, convolve.slack)
     for _ in range(16):
-        t = min(delta + convolve.slack(c, e), 1.0)
+        t = min(delta + max(convolve.slack(c, e), extra), 1.0)
         cand = convolve.epsilon_for(c, t)
         if not math.isfinite(cand) or cand <= 0:
             return 0.0
         below = cand * (1.0 - 1e-12) - 1e-15
-        if below > 0 and convolve.delta_at(c, below) - convolve.slack(c, below) > delta:
-            return below
+        if below > 0:
+            s_below = convolve.slack(c, below)
+            if convolve.delta_at(c, below) - s_below > delta:
+                return below
+            extra = max(extra, 2.0 * s_below)
         e = min(cand, e) * 0.999 if e > 0 else 0.0
         if e <= 0:
             return 0.0
