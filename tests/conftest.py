@@ -151,9 +151,29 @@ def notebook_runs(request, tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _fresh_step_memo():
-    """Every test starts with no single-step PMF kept between PLD objects (``privacy_loss.STEP_MEMO``): a test
-    that patches a part of the PMF build then sees that build run, whatever ran before it."""
-    from privcal.privacy_loss.step_memo import STEP_MEMO
+    """Every test starts with no single-step PMF and no composed group kept between PLD objects
+    (``privacy_loss.STEP_MEMO``, ``GROUP_MEMO``): a test that patches a part of the PMF build or of the composition
+    then sees it run, whatever ran before it."""
+    from privcal.privacy_loss.step_memo import GROUP_MEMO, STEP_MEMO
 
     STEP_MEMO.clear()
+    GROUP_MEMO.clear()
     yield
+
+
+@pytest.fixture
+def pmf_grids(monkeypatch):
+    """The grid spacings ``privacy_loss.discretise.pmfs`` is called on during the test, in order of first use (a spy
+    on the single-step build: which grids a bracket or a probe visited)."""
+    from privcal.privacy_loss import discretise
+
+    grids = []
+    real = discretise.pmfs
+
+    def spy(direction, h, **kwargs):
+        if h not in grids:
+            grids.append(h)
+        return real(direction, h, **kwargs)
+
+    monkeypatch.setattr(discretise, "pmfs", spy)
+    return grids

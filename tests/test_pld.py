@@ -494,74 +494,39 @@ def test_a_cached_composition_holds_the_pmfs_its_key_names():
         assert direction in (0, 1) and id(c.__dict__["_factors"][0][0]) == factor_id
 
 
-def test_a_probe_whose_composed_window_exceeds_the_memory_cap_doubles_its_grid():
+def test_a_probe_whose_composed_window_exceeds_the_memory_cap_doubles_its_grid(pmf_grids):
     # 1e4 steps of the subsampled Gaussian (q = 0.01, s = 1.1): at a 2 MiB cap the composed window does not fit on
     # the rule grid (2^-11) and the probe retries on 2^-10, which fits: an upper end a little above the uncapped
     # one (coarser grid, still certified), far below what a much coarser grid would give
-    from privcal.privacy_loss import discretise
-
     ev = SelfComposedEvent(PoissonSampledEvent(0.01, GaussianEvent(1.1)), 10_000)
-    grids = []
-    real = discretise.pmfs
-
-    def spy(direction, h, **kwargs):
-        grids.append(h)
-        return real(direction, h, **kwargs)
-
-    with pytest.MonkeyPatch.context() as mp_:
-        mp_.setattr(discretise, "pmfs", spy)
-        free = from_event(ev).probe_epsilon(1e-5)
-        rule = grids[-1]
-        grids.clear()
-        capped = from_event(ev, memory_limit=2**21).probe_epsilon(1e-5)
+    free = from_event(ev).probe_epsilon(1e-5)
+    assert pmf_grids == [2.0**-11]
+    capped = from_event(ev, memory_limit=2**21).probe_epsilon(1e-5)
     assert free <= capped <= 1.01 * free
-    assert rule == 2.0**-11 and grids[-1] == 2 * rule  # doubled: the grid the bracket's own retry uses
+    assert pmf_grids[-1] == 2.0**-10  # doubled: the grid the bracket's own retry uses
 
 
-def test_a_bracket_whose_width_is_round_off_moves_to_a_coarser_grid():
+def test_a_bracket_whose_width_is_round_off_moves_to_a_coarser_grid(pmf_grids, monkeypatch):
     # docs/pld.md Sec. 2.8: where the round-off part of the first grid's width exceeds its discretisation part, a
     # finer grid cannot narrow it, so the refinement's next grid is coarser. The input-error term is inflated 1e4
     # times here (q = 0.001, s = 1.1, 1e3 steps at delta = 1e-15) so that round-off dominates whatever the
     # certificate's current tightness (every real case of this kind narrows as its terms are proven tighter)
-    from privcal.privacy_loss import convolve, discretise
+    from privcal.privacy_loss import convolve
 
-    seen = []
-    real = discretise.pmfs
     real_local = convolve.local_err
-
-    def spy(direction, h, **kwargs):
-        if not seen or seen[-1] != h:
-            seen.append(h)
-        return real(direction, h, **kwargs)
-
-    with pytest.MonkeyPatch.context() as mp_:
-        mp_.setattr(discretise, "pmfs", spy)
-        mp_.setattr(convolve, "local_err", lambda c, eps, weighted=True: 1e4 * real_local(c, eps, weighted))
-        pld = from_event(SelfComposedEvent(PoissonSampledEvent(1e-3, GaussianEvent(1.1)), 1_000))
-        pld.bracket(1e-15)
-    assert len(seen) >= 2 and seen[1] > seen[0]
+    monkeypatch.setattr(convolve, "local_err", lambda c, eps, weighted=True: 1e4 * real_local(c, eps, weighted))
+    from_event(SelfComposedEvent(PoissonSampledEvent(1e-3, GaussianEvent(1.1)), 1_000)).bracket(1e-15)
+    assert len(pmf_grids) >= 2 and pmf_grids[1] > pmf_grids[0]
 
 
 @pytest.mark.parametrize("q, sigma, steps, finer", [(1e-3, 0.8, 100_000, 2.0), (1e-2, 1.0, 10**8, 2.0)])
-def test_a_power_of_two_grid_is_refined_to_a_power_of_two_grid(q, sigma, steps, finer):
+def test_a_power_of_two_grid_is_refined_to_a_power_of_two_grid(q, sigma, steps, finer, pmf_grids):
     # docs/pld.md Sec. 2.8: the rule grid is a power of two; a bracket whose discretisation misses the accuracy
     # moves to h / 2 (expected to fit with 10 % to spare: the width shrinks like h^2) or h / 4, so the finer grid
     # keeps a subsampled step's coarse tails (only a power-of-two grid has them). Both settings here miss on the
     # rule grid by less than 1.9^2 (q = 1e-3: 1.15x; T = 1e8: 3.5x) and meet the accuracy on h / 2
-    from privcal.privacy_loss import discretise
-
-    seen = []
-    real = discretise.pmfs
-
-    def spy(direction, h, **kwargs):
-        if h not in seen:
-            seen.append(h)
-        return real(direction, h, **kwargs)
-
-    with pytest.MonkeyPatch.context() as mp_:
-        mp_.setattr(discretise, "pmfs", spy)
-        pld = from_event(SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(sigma)), steps))
-        pld.bracket(1e-5)
+    pld = from_event(SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(sigma)), steps))
+    pld.bracket(1e-5)
     assert pld.accuracy_met(1e-5)
-    assert len(seen) == 2 and seen[1] == seen[0] / finer
-    assert all(h == 2.0 ** math.floor(math.log2(h)) for h in seen)
+    assert len(pmf_grids) == 2 and pmf_grids[1] == pmf_grids[0] / finer
+    assert all(h == 2.0 ** math.floor(math.log2(h)) for h in pmf_grids)
