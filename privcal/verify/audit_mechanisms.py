@@ -64,12 +64,16 @@ class ExactSampler:
         return self.sample_unchecked(_neighbour(neighbour), _size(size), rng)
 
     def sample_unchecked(self, neighbour: int, size: int, rng: np.random.Generator) -> np.ndarray:
-        """:meth:`sample` without the checks (each mechanism defines it).
+        """:meth:`sample` for arguments the caller has validated (what :func:`privcal.verify.audit.audit` calls,
+        having validated its own): the same draws. Each mechanism defines it (its docstring is this one).
 
         Args:
             neighbour: 0 or 1 (not checked).
             size: a non-negative int (not checked).
             rng: the ``numpy.random.Generator`` to draw from.
+
+        Returns:
+            array of shape (size, dimension).
         """
         raise NotImplementedError
 
@@ -107,17 +111,6 @@ class GaussianMechanism(ExactSampler):
         return int(self.steps)
 
     def sample_unchecked(self, neighbour: int, size: int, rng: np.random.Generator) -> np.ndarray:
-        """:meth:`sample` for arguments the caller has validated (what :func:`privcal.verify.audit.audit` calls,
-        having validated its own): the same draws.
-
-        Args:
-            neighbour: 0 or 1 (not checked).
-            size: a non-negative int (not checked).
-            rng: the ``numpy.random.Generator`` to draw from.
-
-        Returns:
-            array of shape (size, dimension).
-        """
         return self.sensitivity * neighbour + self.sigma * rng.standard_normal((size, int(self.steps)))
 
     def statistic(self, outputs: ArrayLike) -> np.ndarray:
@@ -195,17 +188,6 @@ class GaussianProcessMechanism(ExactSampler):
         return math.sqrt(self.steps * self._weights()[1])
 
     def sample_unchecked(self, neighbour: int, size: int, rng: np.random.Generator) -> np.ndarray:
-        """:meth:`sample` for arguments the caller has validated (what :func:`privcal.verify.audit.audit` calls,
-        having validated its own): the same draws.
-
-        Args:
-            neighbour: 0 or 1 (not checked).
-            size: a non-negative int (not checked).
-            rng: the ``numpy.random.Generator`` to draw from.
-
-        Returns:
-            array of shape (size, dimension).
-        """
         k = len(self.points)
         paths = sample_ou_grid(self.beta, self.sigma, np.asarray(self.points, float), size * int(self.steps),
                                seed=rng)
@@ -261,17 +243,6 @@ class SubsampledGaussianMechanism(ExactSampler):
         return int(self.steps)
 
     def sample_unchecked(self, neighbour: int, size: int, rng: np.random.Generator) -> np.ndarray:
-        """:meth:`sample` for arguments the caller has validated (what :func:`privcal.verify.audit.audit` calls,
-        having validated its own): the same draws.
-
-        Args:
-            neighbour: 0 or 1 (not checked).
-            size: a non-negative int (not checked).
-            rng: the ``numpy.random.Generator`` to draw from.
-
-        Returns:
-            array of shape (size, dimension).
-        """
         t = int(self.steps)
         out = self.noise_multiplier * rng.standard_normal((size, t))
         if neighbour:
