@@ -118,17 +118,8 @@ class ExactAccountant(_GaussianMuAccountant):
 
     def sigma_for_unchecked(self, releases: Releases, epsilon: float, delta: float, *,
                             sigma_hint: Optional[float] = None, rtol: float = _DEFAULT_RTOL) -> float:
-        """Smallest checked sigma for ``releases`` at (epsilon, delta), arguments already validated
-        (:meth:`Accountant.sigma_for`).
-
-        Args:
-            releases: what ran, as a function of sigma (trusted).
-            epsilon: target epsilon, in (0, inf) (trusted).
-            delta: target delta, in (0, 1) (trusted).
-            sigma_hint: where a search starts (trusted); default None.
-            rtol: relative precision of the answer (trusted); default 1e-9.
-        """
-        # closed form: one Gaussian with mu = sqrt(steps) * sensitivity / sigma
+        # documented on Accountant.sigma_for_unchecked; here a closed form: one Gaussian with
+        # mu = sqrt(steps) * sensitivity / sigma
         self._check_supported(releases)
         return composition.sigma_composed_exact_unchecked(epsilon, delta, steps=releases.steps, sensitivity=releases.sensitivity)
 

@@ -200,17 +200,8 @@ class RDPAccountant(Accountant):
     def sigma_for_unchecked(self, releases: Releases, epsilon: float, delta: float, *,
                             sigma_hint: Optional[float] = None, rtol: float = _DEFAULT_RTOL) -> float:
         """Smallest checked sigma for ``releases`` at (epsilon, delta), arguments already validated
-        (:meth:`Accountant.sigma_for`).
-
-        Args:
-            releases: what ran, as a function of sigma (trusted).
-            epsilon: target epsilon, in (0, inf) (trusted).
-            delta: target delta, in (0, 1) (trusted).
-            sigma_hint: where a search starts (trusted); default None.
-            rtol: relative precision of the answer (trusted); default 1e-9.
-        """
-        """Search on the orders around the optimum. Most of an RDP calibration's time goes into RDP values at orders far
-        from the optimum. A coarse search on every sixth order finds sigma to 0.1% (each probe on those orders
+        (:meth:`Accountant.sigma_for`), by a search on the orders around the optimum. Most of an RDP calibration's
+        time goes into RDP values at orders far from the optimum. A coarse search on every sixth order finds sigma to 0.1% (each probe on those orders
         up to a cap that doubles while the optimum sits at it, ``CappedOrders``: the same epsilon where it is
         unimodal in the order, without the forward differences of Thm 27 up to order 256 at small sigmas; only a
         start either way); the search then runs on the orders around the optimal one at that sigma -- the grid
@@ -220,6 +211,13 @@ class RDPAccountant(Accountant):
         refined minimum is the minimum over grid and lattice where epsilon is unimodal in the order), and the
         answer is the full evaluation's own smallest sigma. Otherwise the orders around the new optimum are
         tried (three times at most), then the plain search on the full evaluation decides.
+
+        Args:
+            releases: what ran, as a function of sigma (trusted).
+            epsilon: target epsilon, in (0, inf) (trusted).
+            delta: target delta, in (0, 1) (trusted).
+            sigma_hint: where a search starts (trusted); default None.
+            rtol: relative precision of the answer (trusted); default 1e-9.
         """
         self._check_supported(releases)
         sigma = default_hint(releases, epsilon, delta) if sigma_hint is None else sigma_hint
