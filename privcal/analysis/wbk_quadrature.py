@@ -120,6 +120,8 @@ def log_forward_differences_gaussian(s: float, lmax: int) -> np.ndarray:
 
 
 #: the forward differences of the last FD_CACHE_SIZE noise multipliers (:func:`log_forward_differences_gaussian`)
+#:
+#: :meta hide-value:
 FD_CACHE: "collections.OrderedDict[float, np.ndarray]" = collections.OrderedDict()
 #: how many noise multipliers :data:`FD_CACHE` keeps (least recently used first out)
 FD_CACHE_SIZE = 64
