@@ -927,6 +927,42 @@ def test_lower_end_drops_cells_whose_ratio_is_not_certified():
 
 
 # ------------------------------------------------------------------------------ evaluation (Sec. 2.7)
+def _proposal_by_scan(c, target):
+    """epsilon_for's proposal written out with a scan (an independent implementation): the last j with d_j > t,
+    d_j = sum_{i >= j} y_i - e^{-h} sum_{i >= j} y_i e^{-(i - j) h} over the masses at losses >= 0, then the
+    log-linear crossing in [l_{j-1}, l_j]."""
+    if not target > c.inf_mass:
+        return math.inf
+    t = target - c.inf_mass
+    y, h, off = c.mass, c.h, c.offset
+    if off < 0:
+        y, off = y[-off:], 0
+    n = y.size
+    d = np.array([np.sum(y[j:]) - math.exp(-h) * np.sum(y[j:] * np.exp(-np.arange(n - j) * h)) for j in range(n)])
+    idx = np.flatnonzero(d > t)
+    j = int(idx[-1]) if idx.size else 0
+    l0 = (off + j) * h
+    S1 = float(np.sum(y[j:]))
+    Tj = float(np.sum(y[j:] * np.exp(-(np.arange(n - j) * h))))
+    eps = (-math.inf if j == 0 else l0 - h) if (Tj <= 0 or S1 <= t) else l0 + math.log((S1 - t) / Tj)
+    if idx.size:
+        eps = min(max(eps, l0 - h), l0)
+    return max(eps, 0.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 12), log_t=st.floats(-30.0, -0.1))
+def test_epsilon_for_proposes_the_crossing_of_its_scan(seed, n, log_t):
+    """convolve.epsilon_for finds the last delta above the target by a binary search over cached suffix maxima; its
+    proposal is the scan's (the same index wherever d is not monotone, since M_j > t exactly for j up to the last
+    d_j > t) within 1e-12 relative (the scan's sums are the same ones, in another order only for d)."""
+    mass = _adversarial(seed % 1000, 30)
+    c = C.compose([(_pmf(mass, offset=-7), n)], tail=1e-30)
+    t = 10.0**log_t
+    got, ref = C.epsilon_for(c, t), _proposal_by_scan(c, t)
+    assert got == pytest.approx(ref, rel=1e-12, abs=0.0) or (math.isinf(got) and math.isinf(ref))
+
+
 def test_evaluation_error_is_relative_and_charged():
     """The evaluation term is (n + 4) u relative (Higham 2002, Sec. 4.2), not an absolute 4u that
     would swamp deltas below 1e-15; removing it breaks the identity below."""

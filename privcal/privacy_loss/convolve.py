@@ -1568,10 +1568,12 @@ def slack(c: Composed, epsilon: float) -> float:
 
 
 def _suffix_deltas(c: Composed, y: np.ndarray) -> np.ndarray:
-    """d_j = S1_j - e^{-h} T_j, the delta at the loss below atom j of the masses ``y`` (the part of ``c`` at
-    losses >= 0), with S1_j = sum_{i >= j} y_i and T_j = sum_{i >= j} y_i e^{-(l_i - l_j)}; cached on ``c``
-    (a search proposes many candidates on the same composition; only :func:`epsilon_for` uses it, and its
-    answers are only proposals, each checked by :func:`delta_at` and :func:`slack`)."""
+    """-M, the suffix maxima M_j = max_{i >= j} d_i negated, of d_j = S1_j - e^{-h} T_j, the delta at the loss below atom j of
+    the masses ``y`` (the part of ``c`` at losses >= 0), with S1_j = sum_{i >= j} y_i and T_j = sum_{i >= j} y_i
+    e^{-(l_i - l_j)}; cached on ``c`` (a search proposes many candidates on the same composition; only
+    :func:`epsilon_for` uses it, and its answers are only proposals, each checked by :func:`delta_at` and
+    :func:`slack`). M is nonincreasing, and M_j > t exactly for j <= the last j with d_j > t: that index is a
+    binary search (the computed d need not be monotone in its far tail)."""
     key = (c.offset, c.mass.size, c.h, id(c.mass))
     cached = c.__dict__.get("_suffix")
     if cached is not None and cached[0] == key:
@@ -1585,9 +1587,9 @@ def _suffix_deltas(c: Composed, y: np.ndarray) -> np.ndarray:
         with np.errstate(divide="ignore"):
             lw = np.log(y) - np.arange(n) * h  # log(y_i e^{-i h})
         T = np.exp(np.logaddexp.accumulate(lw[::-1])[::-1] + np.arange(n) * h)
-    d = s1 - math.exp(-h) * T
-    c.__dict__["_suffix"] = (key, d)
-    return d
+    neg = -np.fmax.accumulate((s1 - math.exp(-h) * T)[::-1])[::-1]  # -M, nondecreasing (fmax: a nan is no maximum)
+    c.__dict__["_suffix"] = (key, neg)
+    return neg
 
 
 def epsilon_for(c: Composed, target: float) -> float:
@@ -1601,11 +1603,8 @@ def epsilon_for(c: Composed, target: float) -> float:
     n = y.size
     if n == 0:
         return 0.0
-    d = _suffix_deltas(c, y)
-    idx = np.flatnonzero(d > t)
-    j = int(idx[-1]) if idx.size else 0  # last j with d_j > t: eps in [l_{j-1}, l_j]
-    if not idx.size and d[0] <= t:
-        j = 0
+    above = int(np.searchsorted(_suffix_deltas(c, y), -t, side="left"))  # the number of j with M_j > t
+    j = above - 1 if above else 0  # last j with d_j > t: eps in [l_{j-1}, l_j]
     l0 = (offset + j) * h
     S1 = float(np.sum(y[j:]))
     Tj = float(np.sum(y[j:] * np.exp(-(np.arange(n - j) * h))))
@@ -1613,6 +1612,6 @@ def epsilon_for(c: Composed, target: float) -> float:
         eps = -math.inf if j == 0 else l0 - h
     else:
         eps = l0 + math.log((S1 - t) / Tj)
-    if idx.size:
+    if above:
         eps = min(max(eps, l0 - h), l0)
     return max(eps, 0.0)
