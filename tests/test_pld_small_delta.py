@@ -204,8 +204,62 @@ def test_lower_end_walk_clears_a_slack_that_rises_with_epsilon(pmf_grids):
     """q = 0.001, sigma = 0.8, 1e3 steps at delta = 1e-9: on the dominated composition the slack is ~1e-16 at the
     walk's start (its weighted forms) and ~7e-15 at the candidate (its S-proportional forms stand there, below 1e-6
     of the mass above), so a proposal from the start's slack fails its check. The walk then proposes again with twice
-    the candidate's slack (docs/pld.md Sec. 2.7): the lower end 1.33235 on the first grid, 3.6e-5 below the upper end
-    (without it the first grid's lower end was 0.2506, the other direction's, and the bracket refined)."""
-    lo, hi = from_event(SelfComposedEvent(PoissonSampledEvent(1e-3, GaussianEvent(0.8)), 1_000)).bracket(1e-9)
-    assert len(pmf_grids) == 1
+    the candidate's slack (docs/pld.md Sec. 2.7): the lower end 1.33235, 3.6e-5 below the upper end (without it the
+    lower end is 0.2506, the other direction's). On the rule grid 2^-13, fixed (the automatic start grid is 4x coarser
+    at this delta, PLD._heavy_tail_factor, where the first proposal happens to clear)."""
+    pld = from_event(SelfComposedEvent(PoissonSampledEvent(1e-3, GaussianEvent(0.8)), 1_000),
+                     value_discretization=2.0**-13)
+    lo, hi = pld.bracket(1e-9)
+    assert pmf_grids == [2.0**-13]
     assert 0 < hi - lo < 1e-4
+
+
+def test_gaussian_chernoff_reference_is_the_minimum_of_its_objective():
+    """The reference of the start grid's heavy-tail test (privcal.privacy_loss.distribution.gaussian_chernoff_epsilon):
+    min over tau of (K(tau) + log c(tau) - log delta) / tau for the Gaussian loss N(sd^2 / 2, sd^2), K(tau) = tau
+    sd^2 / 2 + tau^2 sd^2 / 2 and c(tau) = (1 / (1 + tau)) (tau / (1 + tau))^tau (written out here). Known value:
+    scipy's bounded scalar minimiser on log tau (an independent search). The 2001-point grid is never below the
+    minimum and within 1e-5 relative of it."""
+    from scipy.optimize import minimize_scalar
+
+    from privcal.privacy_loss.distribution import gaussian_chernoff_epsilon
+
+    for sd, delta in [(0.06, 1e-9), (1.0, 1e-5), (5.0, 1e-15), (30.0, 1e-12)]:
+        v = sd * sd
+
+        def objective(log_tau):
+            tau = math.exp(log_tau) / sd
+            log_c = -math.log1p(tau) + tau * (math.log(tau) - math.log1p(tau))
+            return (tau * v / 2 + tau * tau * v / 2 + log_c - math.log(delta)) / tau
+
+        best = minimize_scalar(objective, bounds=(-8.0, 8.0), method="bounded", options={"xatol": 1e-10}).fun
+        got = gaussian_chernoff_epsilon(sd, delta)
+        assert best * (1 - 1e-12) <= got <= best * (1 + 1e-5)
+
+
+def _rule_grid(q, sigma):
+    """PLD._initial_h for a Poisson-subsampled Gaussian: 2 sqrt(1e-3) times one step's rough standard deviation
+    q sqrt(e^{1 / sigma^2} - 1), rounded down to a power of two (the clamps do not act in these settings)."""
+    sd = q * math.sqrt(math.expm1(1.0 / sigma**2))
+    return 2.0 ** math.floor(math.log2(2.0 * math.sqrt(1e-3) * sd))
+
+
+@pytest.mark.parametrize(
+    "q, sigma, steps, delta, factor",
+    [(1e-3, 0.8, 1_000, 1e-9, 4),  # g = 6.2: its Chernoff estimate 2.13 against a Gaussian's 0.34
+     (1e-3, 1.1, 1_000, 1e-9, 2),  # g = 3.0
+     (1e-3, 0.8, 1_000, 1e-15, 4),  # g = 8.7, capped at 4 (an 8x coarser grid missed the width 3.6x)
+     (1e-3, 0.8, 1_000, 1e-5, 1),  # above 1e-8 not coarsened: its g = 4.2 is the Chernoff bound's looseness there
+     (1e-2, 1.1, 10_000, 1e-9, 1)])  # g = 1.05: a Gaussian-like composition keeps the rule grid
+def test_a_heavy_tail_at_small_delta_starts_on_a_coarser_grid(pmf_grids, q, sigma, steps, delta, factor):
+    """Below delta = 1e-8 the start grid is the rule grid times 2^floor(log2 g), g = the Chernoff estimate of
+    epsilon over a Gaussian loss's of the same variance, at most 4 (PLD._heavy_tail_factor, docs/pld.md Sec. 2.8):
+    a heuristic, any grid is certified. The rule grid is built first (the estimate reads its PMFs); the bracket then
+    starts on the coarser grid, is not refined there, and meets the requested accuracy. The g values are from
+    the same computation (measured, recorded here to explain the factors)."""
+    pld = from_event(_poisson(q, sigma, steps))
+    lo, hi = pld.bracket(delta)
+    rule = _rule_grid(q, sigma)
+    assert pmf_grids == ([rule, rule * factor] if factor > 1 else [rule])
+    assert pld.accuracy_met(delta) and _met(lo, hi)
+

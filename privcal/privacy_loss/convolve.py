@@ -1315,7 +1315,7 @@ def delta_at(c: Composed, epsilon: float) -> float:
     return float(np.sum(c.mass[j:] * -np.expm1(epsilon - c.losses[j:]))) + c.inf_mass
 
 
-def _log_c(tau: np.ndarray) -> np.ndarray:
+def log_c(tau: np.ndarray) -> np.ndarray:
     """log c(tau), c(tau) = max_{x >= 0} (1 - e^{-x}) e^{-tau x} = (1 / (1 + tau)) (tau / (1 + tau))^tau:
     delta(epsilon) = E[(1 - e^{epsilon - L})_+] <= c(tau) E[e^{tau (L - epsilon)}] for every tau > 0."""
     return -np.log1p(tau) + tau * (np.log(tau) - np.log1p(tau))
@@ -1337,18 +1337,41 @@ def tilt_ladder(factors) -> np.ndarray:
 
 
 def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None,
-                epsilon: Optional[float] = None) -> float:
+                epsilon: Optional[float] = None, search: Optional[tuple] = None) -> float:
     """A tilt tau (in 1/grid units) for a delta target (minimising the Chernoff estimate of epsilon,
     (K(tau) + log c(tau) - log delta) / tau) or an epsilon (minimising the factor exp(K(tau) - tau
     epsilon) of the round-off bound at epsilon), from :func:`tilt_ladder`. Any tau >= 0 gives a certified answer;
-    this one makes the round-off bound about relative to delta (docs/pld.md Sec. 2.5)."""
+    this one makes the round-off bound about relative to delta (docs/pld.md Sec. 2.5). ``search``: the
+    :func:`chernoff_search` of the same arguments, where the caller has it."""
+    s = chernoff_search(factors, delta=delta, epsilon=epsilon) if search is None else search
+    if s is None:
+        return 0.0
+    ladder, best, _, h, pmfs, counts, fin = s
+    if epsilon is None:
+        best = _saddlepoint_rung(ladder, best, h, pmfs, counts, math.log(fin))
+    return float(ladder[best] * h)
+
+
+def chernoff_epsilon(search: Optional[tuple]) -> float:
+    """The Chernoff estimate of epsilon at a delta target, min over the ladder's tilts of (K(tau) + log c(tau) -
+    log delta) / tau, in nats, from the :func:`chernoff_search` of that target (inf where it found no finite one).
+    An estimate for choosing a grid (it bounds the epsilon of the discretised composition from above, up to the
+    round-off of K), not a certified number."""
+    return math.inf if search is None else search[2]
+
+
+def chernoff_search(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None,
+                    epsilon: Optional[float] = None) -> Optional[tuple]:
+    """The Chernoff-optimal rung of :func:`tilt_ladder` for a delta or an epsilon target (the objectives of
+    :func:`choose_tilt`): (ladder, best rung, its objective, h, the PMFs' MGF rows, counts, delta less the mass at
+    +inf), or None where no rung has a finite objective or that delta is not positive (then the tilt is 0)."""
     h = factors[0][0].h
     ladder = tilt_ladder(factors)
     fin = None
     if epsilon is None:
         fin = delta - _inf_mass(factors)
         if not fin > 0:
-            return 0.0
+            return None
 
     pmfs = MgfRows(p for p, _ in factors)
     counts = np.array([float(n) for _, n in factors])
@@ -1359,7 +1382,7 @@ def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None
         if ok.any():
             K[ok] = weighted_sum(counts, log_mgfs(pmfs, taus[ok] * h))
         with np.errstate(invalid="ignore", over="ignore"):
-            obj = K - taus * epsilon if epsilon is not None else (K + _log_c(taus) - math.log(fin)) / taus
+            obj = K - taus * epsilon if epsilon is not None else (K + log_c(taus) - math.log(fin)) / taus
         return np.where(np.isfinite(obj) & (taus * h <= _MAX_GRID_TILT), obj, np.inf)
 
     # the objectives are unimodal in log tau: from the rung of a Gaussian with the composition's mean and variance
@@ -1386,7 +1409,7 @@ def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None
     if not any(math.isfinite(v) for v in seen.values()):
         try_rungs(range(0, ladder.size, 8))
         if not any(math.isfinite(v) for v in seen.values()):
-            return 0.0
+            return None
     best = best_rung()
     while True:  # downhill by 4 while it improves (at most the ladder's length)
         nxt = [i for i in (best - 4, best + 4) if 0 <= i < ladder.size and i not in seen]
@@ -1400,9 +1423,7 @@ def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None
     for step in (2, 1):
         try_rungs([best - step, best + step])
         best = best_rung()
-    if epsilon is None:
-        best = _saddlepoint_rung(ladder, best, h, pmfs, counts, math.log(fin))
-    return float(ladder[best] * h)
+    return ladder, best, seen[best], h, pmfs, counts, fin
 
 
 #: ratio of the points of the central differences that give K'(tau) and K''(tau) (:func:`_saddlepoint_rung`)

@@ -60,6 +60,8 @@ _LEVEL_ERR = 1e-3
 #: a composition is not re-tilted for a slack that moves its epsilon by at most this share of the bracket's
 #: requested width (PLD._negligible)
 _SLACK_SHARE = 0.01
+#: the largest factor by which PLD._heavy_tail_factor coarsens the rule grid
+_MAX_HEAVY = 4.0
 #: a bracket of many distinct factors screens the two directions on a grid this many times coarser (PLD._screened)
 _SCREEN_COARSEN = 8
 _MAX_INDEX = 2**52  # grid indices stay exact integers in float64 (and in numpy's int64 arange)  # cached PMF lists, compositions and tilts per PLD (the oldest go first)
@@ -264,7 +266,7 @@ class PLD:
                 self._note(f"delta={delta:g}: bracket [{lo:.6g}, {hi:.6g}] is wider than the requested "
                            f"accuracy on the fixed grid value_discretization={self.value_discretization:g}")
             return lo, hi
-        h = self._fitting_h(self._auto_h(), delta)
+        h = self._start_h(delta)
         h0 = h
         for k in range(MAX_COARSEN + 1):  # the composed window may not fit where one step does
             try:
@@ -440,7 +442,7 @@ class PLD:
             return 0.0
         if self.value_discretization is not None:
             return self._pure_cap(self._upper_at(delta, self.value_discretization * coarsen), delta)
-        h = self._fitting_h(self._auto_h() * coarsen, delta)
+        h = self._start_h(delta, coarsen)
         for k in range(MAX_COARSEN + 1):  # as bracket_unchecked: the composed window may not fit where one step does
             try:  # (the same grid the bracket starts on, so the probe is never below epsilon())
                 return self._pure_cap(self._upper_at(delta, h), delta)
@@ -661,8 +663,49 @@ class PLD:
         tilt gives a certified answer (docs/pld.md Sec. 2.5)."""
         key = ("tilt", h, tails, d, delta, epsilon)
         if key not in self._cache:
-            self._remember(key, convolve.choose_tilt(pm, delta=delta, epsilon=epsilon))
+            search = self._search(pm, h, tails, d, delta) if epsilon is None else None
+            self._remember(key, convolve.choose_tilt(pm, delta=delta, epsilon=epsilon, search=search))
         return self._cache[key]
+
+    def _search(self, pm, h: float, tails, d: int, delta: float):
+        """:func:`convolve.chernoff_search` of direction ``d`` for a delta target, cached (the start grid's choice
+        and the tilt both read it)."""
+        key = ("search", h, tails, d, delta)
+        if key not in self._cache:
+            self._remember(key, convolve.chernoff_search(pm, delta=delta))
+        return self._cache[key]
+
+    def _start_h(self, delta: float, coarsen: int = 1) -> float:
+        """The first grid of a bracket at ``delta`` (and of the probe, the same grid): :meth:`_auto_h` times
+        ``coarsen``, coarsened to fit the memory cap, then by :meth:`_heavy_tail_factor` below _UNTILTED_DELTA.
+        A heuristic: every grid gives a certified bracket, and the refinement takes over where it is too wide."""
+        h = self._fitting_h(self._auto_h() * coarsen, delta)
+        if delta < _UNTILTED_DELTA:
+            h *= self._heavy_tail_factor(h, delta)
+        return h
+
+    def _heavy_tail_factor(self, h: float, delta: float) -> float:
+        """A power of two by which the rule grid of :meth:`_initial_h` may be coarsened at ``delta``: 2^floor(log2 g)
+        for g = the Chernoff estimate of epsilon over that of a Gaussian loss with the same variance, capped at
+        _MAX_HEAVY (1 where g < 2). The rule sets h from the composed standard deviation, so that the
+        discretisation width (which grows like T h^2) is about half the requested width when epsilon is about a
+        Gaussian's. A heavy upper tail (a subsampled step at small q and small delta) puts epsilon g times further
+        out: the requested width is g times larger, and a grid about sqrt(g) to g times coarser still meets it
+        (measured on benchmarks/bench_pld.py's grid: the width on the coarsened grid is 0.2-0.8 of the
+        requested one where g >= 2). Applied only below _UNTILTED_DELTA: at larger deltas the Chernoff estimate of
+        such a step can be 3x its epsilon (q = 1e-3, 1e3 steps, sigma 0.8, delta 1e-5), which this ratio would
+        mistake for a heavy tail."""
+        sd = math.sqrt(sum(n * _step_sd(p) ** 2 for p, n in self._factors))
+        if not sd > 0:
+            return 1.0
+        tails = self._tails(delta)
+        g = 0.0
+        for d, pm in enumerate(self._pmfs(h, True, tails)):
+            g = max(g, convolve.chernoff_epsilon(self._search(pm, h, tails, d, delta)))
+        g /= gaussian_chernoff_epsilon(sd, delta)
+        if not (math.isfinite(g) and g >= 2.0):
+            return 1.0
+        return float(2.0 ** math.floor(math.log2(min(g, _MAX_HEAVY))))
 
     def _composed(self, h: float, upper: bool, delta: Optional[float] = None,
                   epsilon: Optional[float] = None, both: bool = True, strict: bool = False,
@@ -913,6 +956,16 @@ def untilted_local(factors, h: float) -> float:
     if not math.isfinite(growth):
         return math.inf
     return growth * convolve.local_coeff(mono, dip, quad, h, 0.0)
+
+
+def gaussian_chernoff_epsilon(sd: float, delta: float) -> float:
+    """The Chernoff estimate of epsilon at ``delta`` for a Gaussian loss N(sd^2 / 2, sd^2) (a Gaussian mechanism's
+    PLD), min over tau > 0 of (K(tau) + log c(tau) - log delta) / tau with K(tau) = tau sd^2 / 2 + tau^2 sd^2 / 2,
+    c of :func:`convolve.chernoff_search`; on 2001 tilts from e^-8 / sd to e^8 / sd (the optimum is near
+    sqrt(-2 log delta) / sd), the reference of :meth:`PLD._heavy_tail_factor`."""
+    taus = np.exp(np.linspace(-8.0, 8.0, 2001)) / sd
+    v = sd * sd
+    return float(np.min((taus * v / 2.0 + taus * taus * v / 2.0 + convolve.log_c(taus) - math.log(delta)) / taus))
 
 
 def epsilon_side(c: convolve.Composed, delta: float, *, upper: bool) -> float:
