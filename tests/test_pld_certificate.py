@@ -383,6 +383,28 @@ def test_window_charge_decides_near_the_window_top():
     assert c.outside > 0 and decided
 
 
+def test_tilted_window_charge_covers_the_wrapped_mass_at_its_scale():
+    """A tilted composition on the window of tail 1e-10 (the first try of PLD for a tilted composition, docs/pld.md
+    Sec. 2.5): the tilted mass below the window wraps to its top, where the exact composition has none, so the
+    computed delta there is too large by more than every other term of the slack; the charge outside * S(eps)
+    covers it in both directions (exact convolution, mpmath). Red when ``outside`` is dropped from the slack, or
+    charged at 1/1000 of it (the wrapped mass is ~1 % of the charge here: the Chernoff bound is not tight)."""
+    mass = _adversarial(5, 40)
+    p = _pmf(mass)
+    n = 6
+    c = C.compose([(p, n)], tail=1e-10, tilt=0.3)
+    y, den = _exact_power(mass, n)
+    assert c.offset > n * p.offset  # the window's bottom is cut
+    decided = False
+    for eps in np.linspace(56.0, 59.0, 13):
+        exact = _exact_delta(y, den, 0, p.h, float(eps))
+        got = mp.mpf(C.delta_at(c, float(eps)))
+        s = C.slack(c, float(eps))
+        assert abs(got - exact) <= s
+        decided |= abs(got - exact) > s - c.outside * C.scale_at(c, float(eps))
+    assert decided
+
+
 def test_chernoff_window_bound_is_a_bound():
     """The window's charge bounds the exact composed mass outside it (both sides)."""
     mass = _adversarial(9, 30)

@@ -60,6 +60,9 @@ _LEVEL_ERR = 1e-3
 #: a composition is not re-tilted for a slack that moves its epsilon by at most this share of the bracket's
 #: requested width (PLD._negligible)
 _SLACK_SHARE = 0.01
+#: the window tail a tilted one-level composition tries first (PLD._composed_for, docs/pld.md Sec. 2.5): its outside
+#: mass, a tilted one, is charged at the scale S(eps) = c(tau) e^{K - tau eps} of the delta weights, not in full
+TILTED_WINDOW_TAIL = 1e-10
 #: the largest factor by which PLD._heavy_tail_factor coarsens the rule grid
 _MAX_HEAVY = 4.0
 #: a bracket of many distinct factors screens the two directions on a grid this many times coarser (PLD._screened)
@@ -157,6 +160,7 @@ class PLD:
         # (direction, delta) whose untilted try was rejected, and whose upper end was tilted (_composed)
         self._untilted_rejected: set = set()
         self._upper_tilted: set = set()
+        self._wide_rejected: set = set()  # deltas whose window of TILTED_WINDOW_TAIL was rejected (_composed_for)
         self._dir_upper: dict = {}  # (delta, direction) -> the smallest certified upper end of its epsilon so far
         self._strong = 0  # the direction a screen composes on the fine grid first (PLD._screened)
 
@@ -740,7 +744,7 @@ class PLD:
                 not upper and len(self._factors) > convolve.GROUP_MIN and (d, delta) in self._upper_tilted)
             if not relaxed or known or untilted_local(pm, h) > 1e-3 * delta:
                 tilt = self._tilt(pm, h, upper, tails, d, delta, epsilon) if (delta is not None or epsilon is not None) else 0.0
-            c = self._composed_one(pm, h, upper, tails, tilt, d)
+            c = self._composed_for(pm, h, upper, tails, tilt, d, delta if epsilon is None else None)
             if delta is not None and epsilon is None:
                 e0 = convolve.epsilon_for(c, delta)
                 # a tilted first try re-tilts above 1e-6 delta; an untilted one (delta >= _UNTILTED_DELTA) only
@@ -752,7 +756,7 @@ class PLD:
                         self._untilted_rejected.add((d, delta))
                     tilt2 = self._tilt(pm, h, upper, tails, d, None, e0)
                     if tilt2 != tilt:
-                        c2 = self._composed_one(pm, h, upper, tails, tilt2, d)
+                        c2 = self._composed_for(pm, h, upper, tails, tilt2, d, delta)
                         if convolve.slack(c2, e0) < convolve.slack(c, e0):
                             c = c2
                 if upper and c.tilt > 0:
@@ -760,16 +764,18 @@ class PLD:
             out.append(c)
         return out
 
-    def _negligible(self, c: convolve.Composed, e0: float, delta: float) -> bool:
-        """Whether the slack of ``c`` at its epsilon ``e0`` moves that epsilon by at most _SLACK_SHARE of the
-        bracket's requested width there (a heuristic: the bracket is certified whatever the tilt, docs/pld.md
+    def _negligible(self, c: convolve.Composed, e0: float, delta: float, part: Optional[float] = None,
+                    share: float = _SLACK_SHARE) -> bool:
+        """Whether the slack of ``c`` at its epsilon ``e0`` (or ``part`` of it) moves that epsilon by at most
+        ``share`` (default _SLACK_SHARE) of the bracket's requested width there (a heuristic: the bracket is certified whatever the tilt, docs/pld.md
         Sec. 2.5). delta(eps) falls with slope P(L > eps) - delta(eps) (the derivative of sum_l y_l (1 -
         e^{eps - l})_+ is -sum_{l > eps} y_l e^{eps - l}), so a slack s moves eps by about s / (P(L > e0) -
         delta). A composition re-tilted only for a slack below that gains no accuracy that counts, and its
         window can be several times longer (the tilted law's tail moves out with the tilt)."""
         j = c.above(e0)
         slope = float(np.sum(c.mass[j:])) + c.inf_mass - delta
-        return slope > 0 and convolve.slack(c, e0) <= _SLACK_SHARE * self._width(e0) * slope
+        amount = convolve.slack(c, e0) if part is None else part
+        return slope > 0 and amount <= share * self._width(e0) * slope
 
     def _level_k(self, h: float, tails) -> int:
         """K of a two-level composition (0: one level), docs/pld.md Sec. 2.11: the history's largest count n
@@ -823,12 +829,31 @@ class PLD:
             self._remember(key, c)
         return self._cache[key]
 
-    def _composed_one(self, pm, h: float, upper: bool, tails, tilt: float, d: int = 0):
+    def _composed_for(self, pm, h: float, upper: bool, tails, tilt: float, d: int, delta: Optional[float]):
+        """:meth:`_composed_one` at ``tilt``; for a delta target and a tilted one-level composition first on the
+        window of TILTED_WINDOW_TAIL, kept unless its outside charge at its own epsilon is not negligible
+        (:meth:`_negligible` at a quarter of its share), then again on the window of ``tails``, and so is every later
+        composition at this delta (where the Chernoff bound at the tilt is loose by ~1e6 or more, S(eps) >> delta: q =
+        1e-3, sigma = 1.1, 1e3-1e4 steps, docs/pld.md Sec. 2.5). A heuristic: either window's bracket is certified."""
+        if (delta is None or not tilt > 0.0 or len(pm) > convolve.GROUP_MIN or tails[1] >= TILTED_WINDOW_TAIL
+                or delta in self._wide_rejected):
+            return self._composed_one(pm, h, upper, tails, tilt, d)
+        c = self._composed_one(pm, h, upper, tails, tilt, d, TILTED_WINDOW_TAIL)
+        e0 = convolve.epsilon_for(c, delta)
+        if math.isfinite(e0) and not self._negligible(c, e0, delta, c.outside * convolve.scale_at(c, e0),
+                                                       _SLACK_SHARE / 4):
+            self._wide_rejected.add(delta)  # every other composition at this delta is tried on the window of tails
+            c = self._composed_one(pm, h, upper, tails, tilt, d)
+        return c
+
+    def _composed_one(self, pm, h: float, upper: bool, tails, tilt: float, d: int = 0, tail: float = 0.0):
+        """The composition of ``pm`` at ``tilt`` on the window of tail ``tail`` (default: ``tails[1]``), cached."""
         # the key names the PMFs by id: the composition holds them (``_factors``), so while the entry lives
         # their id cannot be reused by other PMFs (another direction's, or a rebuild after an eviction)
-        key = ("composed", h, upper, tails, d, id(pm[0][0]), tilt)
+        tail = tail or tails[1]
+        key = ("composed", h, upper, tails, d, id(pm[0][0]), tilt, tail)
         if key not in self._cache:
-            c = convolve.compose(pm, tails[1], tilt, check=lambda N: self._check_memory(h, N))
+            c = convolve.compose(pm, tail, tilt, check=lambda N: self._check_memory(h, N))
             c.__dict__["_factors"] = pm
             self._remember(key, c)
             seen = self._seen.setdefault((upper, d), [])
