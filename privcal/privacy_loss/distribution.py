@@ -160,7 +160,7 @@ class PLD:
         # (direction, delta) whose untilted try was rejected, and whose upper end was tilted (_composed)
         self._untilted_rejected: set = set()
         self._upper_tilted: set = set()
-        self._wide_rejected: set = set()  # deltas whose window of TILTED_WINDOW_TAIL was rejected (_composed_for)
+        self._tilted_tail: dict = {}  # delta -> the window tail its tilted compositions start on (_composed_for)
         self._dir_upper: dict = {}  # (delta, direction) -> the smallest certified upper end of its epsilon so far
         self._strong = 0  # the direction a screen composes on the fine grid first (PLD._screened)
 
@@ -764,18 +764,21 @@ class PLD:
             out.append(c)
         return out
 
-    def _negligible(self, c: convolve.Composed, e0: float, delta: float, part: Optional[float] = None,
-                    share: float = _SLACK_SHARE) -> bool:
-        """Whether the slack of ``c`` at its epsilon ``e0`` (or ``part`` of it) moves that epsilon by at most
-        ``share`` (default _SLACK_SHARE) of the bracket's requested width there (a heuristic: the bracket is certified whatever the tilt, docs/pld.md
-        Sec. 2.5). delta(eps) falls with slope P(L > eps) - delta(eps) (the derivative of sum_l y_l (1 -
-        e^{eps - l})_+ is -sum_{l > eps} y_l e^{eps - l}), so a slack s moves eps by about s / (P(L > e0) -
-        delta). A composition re-tilted only for a slack below that gains no accuracy that counts, and its
+    def _negligible(self, c: convolve.Composed, e0: float, delta: float) -> bool:
+        """Whether the slack of ``c`` at its epsilon ``e0`` moves that epsilon by at most _SLACK_SHARE of the
+        bracket's requested width there (a heuristic: the bracket is certified whatever the tilt, docs/pld.md
+        Sec. 2.5). A composition re-tilted only for a slack below that gains no accuracy that counts, and its
         window can be several times longer (the tilted law's tail moves out with the tilt)."""
+        return convolve.slack(c, e0) <= _SLACK_SHARE * self._allowance(c, e0, delta)
+
+    def _allowance(self, c: convolve.Composed, e0: float, delta: float) -> float:
+        """The part of delta that moves the epsilon ``e0`` of ``c`` by the bracket's requested width there: delta(eps)
+        falls with slope P(L > eps) - delta(eps) (the derivative of sum_l y_l (1 - e^{eps - l})_+ is -sum_{l > eps}
+        y_l e^{eps - l}), so a slack s moves eps by about s / (P(L > e0) - delta); -inf where that slope is not
+        positive."""
         j = c.above(e0)
         slope = float(np.sum(c.mass[j:])) + c.inf_mass - delta
-        amount = convolve.slack(c, e0) if part is None else part
-        return slope > 0 and amount <= share * self._width(e0) * slope
+        return self._width(e0) * slope if slope > 0 else -math.inf
 
     def _level_k(self, h: float, tails) -> int:
         """K of a two-level composition (0: one level), docs/pld.md Sec. 2.11: the history's largest count n
@@ -831,19 +834,27 @@ class PLD:
 
     def _composed_for(self, pm, h: float, upper: bool, tails, tilt: float, d: int, delta: Optional[float]):
         """:meth:`_composed_one` at ``tilt``; for a delta target and a tilted one-level composition first on the
-        window of TILTED_WINDOW_TAIL, kept unless its outside charge at its own epsilon is not negligible
-        (:meth:`_negligible` at a quarter of its share), then again on the window of ``tails``, and so is every later
-        composition at this delta (where the Chernoff bound at the tilt is loose by ~1e6 or more, S(eps) >> delta: q =
-        1e-3, sigma = 1.1, 1e3-1e4 steps, docs/pld.md Sec. 2.5). A heuristic: either window's bracket is certified."""
-        if (delta is None or not tilt > 0.0 or len(pm) > convolve.GROUP_MIN or tails[1] >= TILTED_WINDOW_TAIL
-                or delta in self._wide_rejected):
+        window of the tail this delta's compositions use (TILTED_WINDOW_TAIL at first), kept where its outside charge
+        at its own epsilon moves that epsilon by at most a quarter of _SLACK_SHARE of the requested width
+        (:meth:`_allowance`). Otherwise composed again on the window of that tail times a tenth of the allowed
+        charge over the charge found (the Chernoff charge is about proportional to the tail), rounded down to a power
+        of ten and at least ``tails[1]``; every later composition at this delta starts there. Where the Chernoff
+        bound at the tilt is loose by ~1e7, S(eps) >> delta (q = 1e-3, sigma = 1.1, 1e3-1e4 steps), that is ~1e-14
+        to 1e-16 (docs/pld.md Sec. 2.5). A heuristic: every window's bracket is certified."""
+        tail = self._tilted_tail.get(delta, TILTED_WINDOW_TAIL)
+        if delta is None or not tilt > 0.0 or len(pm) > convolve.GROUP_MIN or tails[1] >= tail:
             return self._composed_one(pm, h, upper, tails, tilt, d)
-        c = self._composed_one(pm, h, upper, tails, tilt, d, TILTED_WINDOW_TAIL)
+        c = self._composed_one(pm, h, upper, tails, tilt, d, tail)
         e0 = convolve.epsilon_for(c, delta)
-        if math.isfinite(e0) and not self._negligible(c, e0, delta, c.outside * convolve.scale_at(c, e0),
-                                                       _SLACK_SHARE / 4):
-            self._wide_rejected.add(delta)  # every other composition at this delta is tried on the window of tails
-            c = self._composed_one(pm, h, upper, tails, tilt, d)
+        if not math.isfinite(e0):
+            return c
+        charge = c.outside * convolve.scale_at(c, e0)
+        allowed = _SLACK_SHARE / 4 * self._allowance(c, e0, delta)
+        if charge > allowed:
+            ratio = 0.1 * allowed / charge if allowed > 0 else 0.0
+            tail = tails[1] if not ratio > 0 else max(tails[1], 10.0 ** math.floor(math.log10(tail * ratio)))
+            self._tilted_tail[delta] = tail
+            c = self._composed_one(pm, h, upper, tails, tilt, d, tail)
         return c
 
     def _composed_one(self, pm, h: float, upper: bool, tails, tilt: float, d: int = 0, tail: float = 0.0):
