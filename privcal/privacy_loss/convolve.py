@@ -695,15 +695,21 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
             tf = tilter(factors, 0)
             c = compose_fft(tf, tail, check)
         K = tilter.K
-        idx = c.offset + np.arange(c.mass.size)
+        # lm = log(mass) + (K - tilt idx), in place (the grid indices are exact in float64: the same operations on
+        # the same numbers as with an integer index array)
+        lm = np.arange(c.offset, c.offset + c.mass.size, dtype=float)
+        lm *= tilt
+        np.subtract(K, lm, out=lm)
         with np.errstate(divide="ignore", over="ignore"):
-            lm = np.log(c.mass) + (K - tilt * idx)
-        mass = np.exp(np.minimum(lm, 0.0))  # a mass is <= 1: capping only moves it towards the truth
+            lm += np.log(c.mass)
+        mass = np.minimum(lm, 0.0)  # a mass is <= 1: capping only moves it towards the truth
+        np.exp(mass, out=mass)
         top = c.offset + c.mass.size - 1
         # the rescaling (log, sum, product, exp) has relative error <= 2u (2 + |lm|) per mass: in tilted l1,
-        # that times the tilted masses' sum
-        fin = lm[np.isfinite(lm)]
-        rel = 2 * U * (2.0 + (float(np.max(np.abs(fin))) if fin.size else 0.0))
+        # that times the tilted masses' sum; max |lm| over the finite lm (-inf where a mass is 0)
+        fin = np.isfinite(lm)
+        big = max(float(np.max(lm, where=fin, initial=-np.inf)), -float(np.min(lm, where=fin, initial=np.inf)))
+        rel = 2 * U * (2.0 + (big if math.isfinite(big) else 0.0))
         s = float(np.sum(c.mass))
         back = rel * s
         # sum_j mass_j e^{tilt idx_j} <= (1 + rel) e^K sum_j tilted_j (each mass within rel of exp(lm_j), the cap only
