@@ -519,14 +519,25 @@ def test_a_bracket_whose_width_is_round_off_moves_to_a_coarser_grid(pmf_grids, m
     assert len(pmf_grids) >= 2 and pmf_grids[1] > pmf_grids[0]
 
 
-@pytest.mark.parametrize("q, sigma, steps, finer", [(1e-3, 0.8, 100_000, 2.0), (1e-2, 1.0, 10**8, 2.0)])
+@pytest.mark.parametrize("q, sigma, steps, finer", [(1e-3, 0.8, 100_000, 2.0), (1e-2, 0.8, 100_000, 2.0)])
 def test_a_power_of_two_grid_is_refined_to_a_power_of_two_grid(q, sigma, steps, finer, pmf_grids):
     # docs/pld.md Sec. 2.8: the rule grid is a power of two; a bracket whose discretisation misses the accuracy
     # moves to h / 2 (expected to fit with 10 % to spare: the width shrinks like h^2) or h / 4, so the finer grid
     # keeps a subsampled step's coarse tails (only a power-of-two grid has them). Both settings here miss on the
-    # rule grid by less than 1.9^2 (q = 1e-3: 1.15x; T = 1e8: 3.5x) and meet the accuracy on h / 2
+    # rule grid by less than 1.9^2 (q = 1e-3: 1.15x; q = 1e-2: 1.19x) and meet the accuracy on h / 2
     pld = from_event(SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(sigma)), steps))
     pld.bracket(1e-5)
     assert pld.accuracy_met(1e-5)
     assert len(pmf_grids) == 2 and pmf_grids[1] == pmf_grids[0] / finer
     assert all(h == 2.0 ** math.floor(math.log2(h)) for h in pmf_grids)
+
+
+def test_a_very_long_history_starts_on_the_rule_grid_of_its_steps(pmf_grids):
+    """q = 0.01, sigma = 1, 1e8 steps (composed in two levels, docs/pld.md Sec. 2.11): the rule grid 2 sqrt(1e-3) q
+    sqrt(e^{1 / sigma^2} - 1) = 8.3e-4, rounded down to 2^-11, is at least 1e-6 sd_T (sd_T = 1e4 x 0.0131), so it is
+    not raised to the power of two below 1e-5 sd_T = 1.3e-3 (2^-10), on which the bracket missed the accuracy by 3.5x
+    and was computed again on 2^-11; it meets the accuracy on the first grid."""
+    pld = from_event(SelfComposedEvent(PoissonSampledEvent(1e-2, GaussianEvent(1.0)), 10**8))
+    pld.bracket(1e-5)
+    assert pmf_grids == [2.0**-11]
+    assert pld.accuracy_met(1e-5)

@@ -475,13 +475,18 @@ class PLD:
         return self._delta_bracket_at(epsilon, h)
 
     def _initial_h(self) -> float:
+        """2 sqrt(accuracy) times the steps' rough root-mean-square standard deviation (the discretisation width,
+        which grows like T h^2, is then about half the requested width for a Gaussian-like epsilon; docs/pld.md Sec.
+        2.8), at least 1e-6 sd_T (a window of +-20 sd_T of 4e7 cells at most, before the memory cap coarsens it; a
+        long history is composed in levels, whose first window follows the block, not T), at most 0.05 and sd_T / 4,
+        rounded down to a power of two."""
         var, n_total = 0.0, 0
         for pair, n in self._factors:
             var += n * _step_sd(pair) ** 2
             n_total += n
         sd = math.sqrt(var)
         h = 2.0 * math.sqrt(self.accuracy * var / n_total) if var > 0 else 1e-3
-        h = float(min(max(h, sd * 1e-5, 1e-7), 0.05, max(sd, 1e-6) / 4))
+        h = float(min(max(h, sd * 1e-6, 1e-7), 0.05, max(sd, 1e-6) / 4))
         return 2.0 ** math.floor(math.log2(h))  # a power of two: the same grid for nearby settings
 
     def _cells(self, h: float, tail: float = discretise.TAIL_MASS) -> int:
