@@ -226,7 +226,7 @@ def loss_ceiling(factors: list) -> float:
     """
     if any(p.inf_mass > 0 for p, _ in factors):
         return math.inf
-    return sum(n * (p.offset + p.mass.size - 1) for p, n in factors) * factors[0][0].h
+    return sum(n * (p.offset + p.size - 1) for p, n in factors) * factors[0][0].h
 
 
 #: a grid is skipped without pairing its cells where the window estimated from the unpaired cells

@@ -43,6 +43,8 @@ MAX_COARSEN = 4  # doublings of the grid tried to fit the memory cap (a 16x coar
 #: small against it, and a tilt fattens the heavy upper tail of a subsampled step, so the window and the
 #: FFT grow up to 40x); the slack check below re-tilts where the bound is not small after all
 _UNTILTED_DELTA = 1e-8
+#: an untilted try is kept where its slack is at most this share of delta (and skipped where its input errors exceed it)
+_UNTILTED_SHARE = 1e-3
 _CACHE_ENTRIES = 32
 #: a subsampled step's tails beyond this P-mass are built on cells K h wide (PLD._coarse_tails)
 _COARSE_TAIL_MASS = 1e-8
@@ -747,7 +749,7 @@ class PLD:
             # every lower end was composed twice, ~40 % of the bracket)
             known = (d, delta) in self._untilted_rejected or (
                 not upper and len(self._factors) > convolve.GROUP_MIN and (d, delta) in self._upper_tilted)
-            if not relaxed or known or untilted_local(pm, h) > 1e-3 * delta:
+            if not relaxed or known or untilted_local(pm, h) > _UNTILTED_SHARE * delta:
                 tilt = self._tilt(pm, h, upper, tails, d, delta, epsilon) if (delta is not None or epsilon is not None) else 0.0
             c = self._composed_for(pm, h, upper, tails, tilt, d, delta if epsilon is None else None)
             if delta is not None and epsilon is None:
@@ -755,7 +757,7 @@ class PLD:
                 # a tilted first try re-tilts above 1e-6 delta; an untilted one (delta >= _UNTILTED_DELTA) only
                 # where its slack exceeds 1e-3 delta (the bracket includes the slack, and its width check
                 # refines the grid if the slack ever decides it)
-                allowed = 1e-3 * delta if relaxed else 1e-6 * delta
+                allowed = _UNTILTED_SHARE * delta if relaxed else 1e-6 * delta
                 if math.isfinite(e0) and convolve.slack(c, e0) > allowed and (strict or not self._negligible(c, e0, delta)):
                     if tilt == 0.0:
                         self._untilted_rejected.add((d, delta))
