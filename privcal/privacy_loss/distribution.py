@@ -67,6 +67,8 @@ _SLACK_SHARE = 0.01
 TILTED_WINDOW_TAIL = 1e-10
 #: the largest factor by which PLD._heavy_tail_factor coarsens the rule grid
 _MAX_HEAVY = 4.0
+#: the smallest ratio g that PLD._heavy_tail_factor coarsens for (by 2; by 4 from 2 g / _HEAVY_MIN >= 4)
+_HEAVY_MIN = 2.0
 #: a bracket of many distinct factors screens the two directions on a grid this many times coarser (PLD._screened)
 _SCREEN_COARSEN = 8
 _MAX_INDEX = 2**52  # grid indices stay exact integers in float64 (and in numpy's int64 arange)  # cached PMF lists, compositions and tilts per PLD (the oldest go first)
@@ -714,9 +716,9 @@ class PLD:
         for d, pm in enumerate(self._pmfs(h, True, tails)):
             g = max(g, convolve.chernoff_epsilon(self._search(pm, h, tails, d, delta)))
         g /= gaussian_chernoff_epsilon(sd, delta)
-        if not (math.isfinite(g) and g >= 2.0):
+        if not (math.isfinite(g) and g >= _HEAVY_MIN):
             return 1.0
-        return float(2.0 ** math.floor(math.log2(min(g, _MAX_HEAVY))))
+        return float(2.0 ** math.floor(math.log2(min(g * 2.0 / _HEAVY_MIN, _MAX_HEAVY))))
 
     def _composed(self, h: float, upper: bool, delta: Optional[float] = None,
                   epsilon: Optional[float] = None, both: bool = True, strict: bool = False,
