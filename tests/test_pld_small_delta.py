@@ -179,7 +179,7 @@ def test_saddlepoint_rung_for_a_gaussian_composition_is_the_closed_form_crossing
 def test_heavy_tailed_small_delta_composes_each_end_once_per_direction(sigma, steps, delta):
     """q = 0.001 (a heavy upper tail: the Chernoff bound is loose by orders of magnitude there): the first tilt is
     the saddlepoint rung, whose window is several times shorter than the Chernoff rung's, and a slack that moves
-    epsilon by under 1 % of the requested width does not re-tilt it (docs/pld.md Sec. 2.5). So each end of each
+    epsilon by under 10 % of the requested width does not re-tilt it (docs/pld.md Sec. 2.5). So each end of each
     direction is composed once on the first grid; the bracket still meets the requested accuracy."""
     from privcal.privacy_loss import convolve as C
 
@@ -271,7 +271,7 @@ def test_a_heavy_tail_at_small_delta_starts_on_a_coarser_grid(pmf_grids, q, sigm
 def test_a_tilted_composition_first_tries_the_window_of_its_relaxed_tail(sigma, steps, delta, rejected):
     """docs/pld.md Sec. 2.5: a tilted one-level composition for a delta target is first composed on the window of
     tail TILTED_WINDOW_TAIL = 1e-10 (its outside mass is charged at the scale S(eps), not in full); kept where that
-    charge at its epsilon moves it by at most a quarter of PLD._negligible's share of the requested width, else
+    charge at its epsilon moves it by at most 0.25 % of the requested width (_WINDOW_SHARE), else
     composed again on a narrower tail (at least the delta's own, 1e-16 at 1e-12), where every later composition at
     that delta starts. q = 0.001. The bracket meets the requested accuracy either way."""
     from privcal.privacy_loss import convolve as C

@@ -61,7 +61,10 @@ _LEVEL_B = 4
 _LEVEL_ERR = 1e-3
 #: a composition is not re-tilted for a slack that moves its epsilon by at most this share of the bracket's
 #: requested width (PLD._negligible)
-_SLACK_SHARE = 0.01
+_SLACK_SHARE = 0.1
+#: a tilted composition's first window is kept where its outside charge moves its epsilon by at most this share of
+#: the requested width (PLD._composed_for)
+_WINDOW_SHARE = 0.0025
 #: the window tail a tilted one-level composition tries first (PLD._composed_for, docs/pld.md Sec. 2.5): its outside
 #: mass, a tilted one, is charged at the scale S(eps) = c(tau) e^{K - tau eps} of the delta weights, not in full
 TILTED_WINDOW_TAIL = 1e-10
@@ -844,7 +847,7 @@ class PLD:
     def _composed_for(self, pm, h: float, upper: bool, tails, tilt: float, d: int, delta: Optional[float]):
         """:meth:`_composed_one` at ``tilt``; for a delta target and a tilted one-level composition first on the
         window of the tail this delta's compositions use (TILTED_WINDOW_TAIL at first), kept where its outside charge
-        at its own epsilon moves that epsilon by at most a quarter of _SLACK_SHARE of the requested width
+        at its own epsilon moves that epsilon by at most _WINDOW_SHARE of the requested width
         (:meth:`_allowance`). Otherwise composed again on the window of that tail times a tenth of the allowed
         charge over the charge found (the Chernoff charge is about proportional to the tail), rounded down to a power
         of ten and at least ``tails[1]``; every later composition at this delta starts there. Where the Chernoff
@@ -858,7 +861,7 @@ class PLD:
         if not math.isfinite(e0):
             return c
         charge = c.outside * convolve.scale_at(c, e0)
-        allowed = _SLACK_SHARE / 4 * self._allowance(c, e0, delta)
+        allowed = _WINDOW_SHARE * self._allowance(c, e0, delta)
         if charge > allowed:
             ratio = 0.1 * allowed / charge if allowed > 0 else 0.0
             tail = tails[1] if not ratio > 0 else max(tails[1], 10.0 ** math.floor(math.log10(tail * ratio)))
