@@ -303,3 +303,4 @@ def test_a_tilted_composition_first_tries_the_window_of_its_relaxed_tail(sigma, 
         assert tilts[1] == tilts[0]  # the rejected composition itself is composed again
     else:
         assert tails and all(t == 1e-10 for t in tails), tails
+

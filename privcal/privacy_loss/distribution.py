@@ -710,14 +710,20 @@ class PLD:
         (measured on benchmarks/bench_pld.py's grid: the width on the coarsened grid is 0.2-0.8 of the
         requested one where g >= 2). Applied only below _UNTILTED_DELTA: at larger deltas the Chernoff estimate of
         such a step can be 3x its epsilon (q = 1e-3, 1e3 steps, sigma 0.8, delta 1e-5), which this ratio would
-        mistake for a heavy tail."""
+        mistake for a heavy tail. Not for a history of more than GROUP_MIN distinct factors (the estimate needs every
+        factor's PMFs on the rule grid)."""
         sd = math.sqrt(sum(n * _step_sd(p) ** 2 for p, n in self._factors))
         if not sd > 0:
             return 1.0
+        if len(self._factors) > convolve.GROUP_MIN:  # many distinct factors: their builds on the rule grid cost
+            return 1.0  # seconds, wasted where the grid is coarsened
         tails = self._tails(delta)
         g = 0.0
-        for d, pm in enumerate(self._pmfs(h, True, tails)):
-            g = max(g, convolve.chernoff_epsilon(self._search(pm, h, tails, d, delta)))
+        try:
+            for d, pm in enumerate(self._pmfs(h, True, tails)):
+                g = max(g, convolve.chernoff_epsilon(self._search(pm, h, tails, d, delta)))
+        except MemoryLimitError:  # the bracket's own grid loop coarsens it, or names the cap
+            return 1.0
         g /= gaussian_chernoff_epsilon(sd, delta)
         if not (math.isfinite(g) and g >= _HEAVY_MIN):
             return 1.0
