@@ -43,7 +43,7 @@ from typing import Optional
 
 import numpy as np
 from scipy import fft as sfft
-from scipy import signal, special
+from scipy import special
 
 from . import discretise
 from .discretise import U, Pmf
@@ -1605,13 +1605,16 @@ def _suffix_deltas(c: Composed, y: np.ndarray) -> np.ndarray:
     cached = c.__dict__.get("_suffix")
     if cached is not None and cached[0] == key:
         return cached[1]
-    r = math.exp(-c.h)
-    rev = y[::-1]
-    s1 = np.cumsum(rev)  # S1 and T from the top: S1_j = y_j + S1_{j+1}, T_j = y_j + e^{-h} T_{j+1} (one pass each,
-    T = signal.lfilter([1.0], [1.0, -r], rev)  # a stable recurrence: no e^{(n - i) h} to overflow)
-    s1 -= r * T
-    neg = np.fmax.accumulate(s1)[::-1]  # M, nonincreasing (fmax: a nan is no maximum) ...
-    np.negative(neg, out=neg)  # ... negated: nondecreasing
+    n, h = y.size, c.h
+    s1 = np.cumsum(y[::-1])[::-1]
+    if n * h < 600.0:  # e^{(n - i) h} stays finite: plain suffix sums of y_i e^{(n - i) h}
+        scale = np.exp((n - np.arange(n)) * h)
+        T = np.cumsum((y * np.exp(-np.arange(n) * h + n * h))[::-1])[::-1] / scale
+    else:
+        with np.errstate(divide="ignore"):
+            lw = np.log(y) - np.arange(n) * h  # log(y_i e^{-i h})
+        T = np.exp(np.logaddexp.accumulate(lw[::-1])[::-1] + np.arange(n) * h)
+    neg = -np.fmax.accumulate((s1 - math.exp(-h) * T)[::-1])[::-1]  # -M, nondecreasing (fmax: a nan is no maximum)
     c.__dict__["_suffix"] = (key, neg)
     return neg
 
