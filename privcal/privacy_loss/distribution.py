@@ -45,7 +45,7 @@ MAX_COARSEN = 4  # doublings of the grid tried to fit the memory cap (a 16x coar
 _UNTILTED_DELTA = 1e-8
 #: an untilted try is kept where its slack is at most this share of delta (and skipped where its input errors exceed it)
 _UNTILTED_SHARE = 1e-3
-_CACHE_ENTRIES = 32
+_CACHE_ENTRIES = 32  # cached PMF lists, compositions and tilts per PLD (the oldest go first)
 #: a subsampled step's tails beyond this P-mass are built on cells K h wide (PLD._coarse_tails)
 _COARSE_TAIL_MASS = 1e-8
 #: ... with K h at most this times the composed standard deviation
@@ -74,7 +74,7 @@ _MAX_HEAVY = 4.0
 _HEAVY_MIN = 2.0
 #: a bracket of many distinct factors screens the two directions on a grid this many times coarser (PLD._screened)
 _SCREEN_COARSEN = 8
-_MAX_INDEX = 2**52  # grid indices stay exact integers in float64 (and in numpy's int64 arange)  # cached PMF lists, compositions and tilts per PLD (the oldest go first)
+_MAX_INDEX = 2**52  # grid indices stay exact integers in float64 (and in numpy's int64 arange)
 
 
 def _nbytes(value) -> int:
