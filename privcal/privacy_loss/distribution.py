@@ -70,6 +70,9 @@ _WINDOW_SHARE = 0.0025
 TILTED_WINDOW_TAIL = 1e-10
 #: the largest factor by which PLD._heavy_tail_factor coarsens the rule grid
 _MAX_HEAVY = 4.0
+#: factors of the proxy history whose Chernoff estimate a history of many distinct factors is coarsened by
+#: (PLD._proxy_chernoff)
+_PROXY_FACTORS = 16
 #: the smallest ratio g that PLD._heavy_tail_factor coarsens for (by 2; by 4 from 2 g / _HEAVY_MIN >= 4)
 _HEAVY_MIN = 2.0
 #: a bracket of many distinct factors screens the two directions on a grid this many times coarser (PLD._screened)
@@ -710,24 +713,46 @@ class PLD:
         (measured on benchmarks/bench_pld.py's grid: the width on the coarsened grid is 0.2-0.8 of the
         requested one where g >= 2). Applied only below _UNTILTED_DELTA: at larger deltas the Chernoff estimate of
         such a step can be 3x its epsilon (q = 1e-3, 1e3 steps, sigma 0.8, delta 1e-5), which this ratio would
-        mistake for a heavy tail. Not for a history of more than GROUP_MIN distinct factors (the estimate needs every
-        factor's PMFs on the rule grid)."""
+        mistake for a heavy tail. For a history of more than GROUP_MIN distinct factors the estimate is a proxy's
+        (:meth:`_proxy_chernoff`: every factor's PMFs on the rule grid would cost seconds, wasted where the grid is
+        coarsened)."""
         sd = math.sqrt(sum(n * _step_sd(p) ** 2 for p, n in self._factors))
         if not sd > 0:
             return 1.0
-        if len(self._factors) > convolve.GROUP_MIN:  # many distinct factors: their builds on the rule grid cost
-            return 1.0  # seconds, wasted where the grid is coarsened
         tails = self._tails(delta)
         g = 0.0
         try:
-            for d, pm in enumerate(self._pmfs(h, True, tails)):
-                g = max(g, convolve.chernoff_epsilon(self._search(pm, h, tails, d, delta)))
+            if len(self._factors) > convolve.GROUP_MIN:
+                g = self._proxy_chernoff(h, tails, delta)
+            else:
+                for d, pm in enumerate(self._pmfs(h, True, tails)):
+                    g = max(g, convolve.chernoff_epsilon(self._search(pm, h, tails, d, delta)))
         except MemoryLimitError:  # the bracket's own grid loop coarsens it, or names the cap
             return 1.0
         g /= gaussian_chernoff_epsilon(sd, delta)
         if not (math.isfinite(g) and g >= _HEAVY_MIN):
             return 1.0
         return float(2.0 ** math.floor(math.log2(min(g * 2.0 / _HEAVY_MIN, _MAX_HEAVY))))
+
+    def _proxy_chernoff(self, h: float, tails, delta: float) -> float:
+        """The Chernoff estimate of epsilon (the largest over the directions) of a proxy of a history of more than
+        GROUP_MIN distinct factors: every k-th factor, k = ceil(factors / _PROXY_FACTORS), its count times k (about
+        the same number of steps), built for this estimate alone on ``h`` times _MAX_HEAVY (the estimate hardly
+        depends on the grid; every factor's build on the rule grid costs seconds at 10,000 groups). A grid
+        heuristic (:meth:`_heavy_tail_factor`), not a bound."""
+        k = -(-len(self._factors) // _PROXY_FACTORS)
+        picked = [(pair, n * k) for pair, n in self._factors[::k]]
+        h = h * _MAX_HEAVY
+        ds = [self._directions(p) for p, _ in picked]
+        best = 0.0
+        for d in range(self._n_dirs()):
+            pm = []
+            for dd, (pair, n) in zip(ds, picked):
+                direction = self._clear(dd[min(d, len(dd) - 1)], h, True)
+                coarse = self._coarse_tails(h) if isinstance(direction, discretise.SubsampledDirection) else None
+                pm.append((discretise.pmfs(direction, h, upper=True, tail=tails[0], coarse=coarse), n))
+            best = max(best, convolve.chernoff_epsilon(convolve.chernoff_search(pm, delta=delta)))
+        return best
 
     def _composed(self, h: float, upper: bool, delta: Optional[float] = None,
                   epsilon: Optional[float] = None, both: bool = True, strict: bool = False,
