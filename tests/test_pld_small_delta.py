@@ -274,7 +274,7 @@ def test_a_heavy_tail_at_small_delta_starts_on_a_coarser_grid(pmf_grids, q, sigm
 def test_a_tilted_composition_first_tries_the_window_of_its_relaxed_tail(sigma, steps, delta, rejected):
     """docs/pld.md Sec. 2.5: a tilted one-level composition for a delta target is first composed on the window of
     tail TILTED_WINDOW_TAIL = 1e-10 (its outside mass is charged at the scale S(eps), not in full); kept where that
-    charge at its epsilon moves it by at most 0.25 % of the requested width (_WINDOW_SHARE), else
+    charge at its epsilon moves it by at most 2.5 % of the requested width (_WINDOW_SHARE), else
     composed again on a narrower tail (at least the delta's own, 1e-16 at 1e-12), where every later composition at
     that delta starts. q = 0.001. The bracket meets the requested accuracy either way."""
     from privcal.privacy_loss import convolve as C
@@ -297,9 +297,9 @@ def test_a_tilted_composition_first_tries_the_window_of_its_relaxed_tail(sigma, 
     assert pld.accuracy_met(delta) and _met(lo, hi)
     if rejected:
         # composed again on a tail a tenth of the allowed charge over the charge found, rounded down to a power of
-        # ten (1e-13 here: the charge found was 10-100 times the allowed one), above the delta's own 1e-16; the
+        # ten (1e-12 here: the charge found was 1-10 times the allowed one), above the delta's own 1e-16; the
         # later compositions at this delta start there
-        assert tails[0] == 1e-10 and len(tails) > 1 and all(t == 1e-13 for t in tails[1:]), tails
+        assert tails[0] == 1e-10 and len(tails) > 1 and all(t == 1e-12 for t in tails[1:]), tails
         assert tilts[1] == tilts[0]  # the rejected composition itself is composed again
     else:
         assert tails and all(t == 1e-10 for t in tails), tails

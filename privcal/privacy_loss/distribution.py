@@ -64,7 +64,7 @@ _LEVEL_ERR = 1e-3
 _SLACK_SHARE = 0.1
 #: a tilted composition's first window is kept where its outside charge moves its epsilon by at most this share of
 #: the requested width (PLD._composed_for)
-_WINDOW_SHARE = 0.0025
+_WINDOW_SHARE = 0.025
 #: the window tail a tilted one-level composition tries first (PLD._composed_for, docs/pld.md Sec. 2.5): its outside
 #: mass, a tilted one, is charged at the scale S(eps) = c(tau) e^{K - tau eps} of the delta weights, not in full
 TILTED_WINDOW_TAIL = 1e-10
