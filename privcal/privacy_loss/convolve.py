@@ -1347,14 +1347,15 @@ def choose_tilt(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = None
     """A tilt tau (in 1/grid units) for a delta target (minimising the Chernoff estimate of epsilon,
     (K(tau) + log c(tau) - log delta) / tau) or an epsilon (minimising the factor exp(K(tau) - tau
     epsilon) of the round-off bound at epsilon), from :func:`tilt_ladder`. Any tau >= 0 gives a certified answer;
-    this one makes the round-off bound about relative to delta (docs/pld.md Sec. 2.5). ``search``: the
+    this one makes the round-off bound about relative to delta (docs/pld.md Sec. 2.5); for a delta target SP_BELOW
+    rungs below the saddlepoint rung (:func:`_saddlepoint_rung`). ``search``: the
     :func:`chernoff_search` of the same arguments, where the caller has it."""
     s = chernoff_search(factors, delta=delta, epsilon=epsilon) if search is None else search
     if s is None:
         return 0.0
     ladder, best, _, h, pmfs, counts, fin = s
     if epsilon is None:
-        best = _saddlepoint_rung(ladder, best, h, pmfs, counts, math.log(fin))
+        best = max(_saddlepoint_rung(ladder, best, h, pmfs, counts, math.log(fin)) - SP_BELOW, 0)
     return float(ladder[best] * h)
 
 
@@ -1432,6 +1433,9 @@ def chernoff_search(factors: list[tuple[Pmf, int]], *, delta: Optional[float] = 
     return ladder, best, seen[best], h, pmfs, counts, fin
 
 
+#: a delta target's tilt is this many rungs below the saddlepoint rung (:func:`choose_tilt`): the window of a heavy-tailed
+#: composition is 1.4-2x shorter one rung down, and its slack still negligible (docs/pld.md Sec. 2.5)
+SP_BELOW = 1
 #: ratio of the points of the central differences that give K'(tau) and K''(tau) (:func:`_saddlepoint_rung`)
 _SP_STEP = 2.0 ** (1.0 / 8.0)
 #: rungs walked down from the Chernoff rung at most

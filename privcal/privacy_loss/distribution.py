@@ -65,6 +65,8 @@ _SLACK_SHARE = 0.1
 #: a tilted composition's first window is kept where its outside charge moves its epsilon by at most this share of
 #: the requested width (PLD._composed_for)
 _WINDOW_SHARE = 0.025
+#: the ratio of neighbouring rungs of the tilt ladder (convolve.tilt_ladder)
+_RUNG = 2.0 ** 0.25
 #: the window tail a tilted one-level composition tries first (PLD._composed_for, docs/pld.md Sec. 2.5): its outside
 #: mass, a tilted one, is charged at the scale S(eps) = c(tau) e^{K - tau eps} of the delta weights, not in full
 TILTED_WINDOW_TAIL = 1e-10
@@ -798,7 +800,15 @@ class PLD:
                     if tilt == 0.0:
                         self._untilted_rejected.add((d, delta))
                     tilt2 = self._tilt(pm, h, upper, tails, d, None, e0)
-                    if tilt2 != tilt:
+                    if tilt > 0.0 and not strict and tilt * _RUNG < tilt2:
+                        # first the saddlepoint rung itself (choose_tilt's is SP_BELOW under it): its window is
+                        # shorter than the epsilon-optimal tilt's, and its slack is often negligible already
+                        c1 = self._composed_for(pm, h, upper, tails, tilt * _RUNG ** convolve.SP_BELOW, d, delta)
+                        if convolve.slack(c1, e0) < convolve.slack(c, e0):
+                            c = c1
+                        if self._negligible(c, e0, delta):
+                            tilt2 = c.tilt
+                    if tilt2 != c.tilt:
                         c2 = self._composed_for(pm, h, upper, tails, tilt2, d, delta)
                         if convolve.slack(c2, e0) < convolve.slack(c, e0):
                             c = c2
