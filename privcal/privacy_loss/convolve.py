@@ -646,10 +646,13 @@ def tilted_log(p: Pmf, tau: float) -> tuple[Pmf, float]:
     elif p.mono is not None and p.dip is not None and p.quad is not None:
         with np.errstate(over="ignore"):
             w = np.exp((ti if p.err_at is None else ti[p.err_at]) - lM)  # the weights at the error anchors
+        # in float64 (a many-factor history stores its patterns as float32 bounds, rounded up: float32 arithmetic
+        # on them could round below the float64 values)
+        e_mono, e_dip, e_quad = (np.asarray(e, dtype=float) for e in (p.mono, p.dip, p.quad))
         with np.errstate(invalid="ignore", over="ignore"):
-            mono = float(np.sum(w * (p.mono + rho * p.dip + 2.0 * ch * p.quad)))
-            dip = float(np.sum(w * (p.dip + 2.0 * sh * p.quad)))
-            quad = float(np.sum(w * p.quad))
+            mono = float(np.sum(w * (e_mono + rho * e_dip + 2.0 * ch * e_quad)))
+            dip = float(np.sum(w * (e_dip + 2.0 * sh * e_quad)))
+            quad = float(np.sum(w * e_quad))
     else:
         with np.errstate(over="ignore"):
             wmax = float(np.exp(np.max(tau * idx) - lM)) * math.exp(tau)

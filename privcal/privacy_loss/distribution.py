@@ -587,14 +587,14 @@ class PLD:
             # bracket composes: built at once, the cells (~1.7x the PMFs' bytes) are not held beside them
             later_ok = upper and len(self._factors) <= convolve.GROUP_MIN
             rows = discretise.pmfs_many(directions, h, ends=ends, tail=tail, coarse=coarse, lower_later=later_ok,
-                                        per_atom=False)
+                                        per_atom=False, compact=True)
             if isinstance(rows.get(False), discretise.LowerLater):
                 self._remember(later, (keys[False], rows.pop(False)))
             got = {e: rows[e] for e in rows}
         else:  # the ends asked for the directions whose first end is not kept (bitwise what one build gives)
             if missing:
                 rows = discretise.pmfs_many([directions[i] for i in missing], h, ends=ends, tail=tail,
-                                            coarse=coarse, per_atom=False)
+                                            coarse=coarse, per_atom=False, compact=True)
                 for e in ends:
                     for i, pm in zip(missing, rows[e]):
                         got[e][i] = pm
