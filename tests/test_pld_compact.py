@@ -132,3 +132,23 @@ def test_a_grouped_history_of_compact_pmfs_composes_as_the_float64_one_with_boun
         assert y >= x and y <= x * (1.0 + 1e-6) + 1e-300
     if upper:
         assert a.local[0] > 0 and a.local[1] > 0
+
+
+def test_the_most_cells_of_a_mixed_history_are_those_of_its_grid_ranges_one_at_a_time():
+    """The most grid cells of one step over a history (the memory check before any build), computed on arrays of the
+    directions' support bounds (``discretise.grid_bounds``), equals the largest hi - lo + 1 of ``grid_range`` taken one
+    direction at a time: both sides of 30 subsampled Gaussians, a Gaussian, a Laplace and an (eps, delta) event, on
+    two grids and two tails. Red when a bound is rounded otherwise (floor / ceil swapped, the margin below dropped)."""
+    from privcal.accounting.events import (ApproxDPEvent, ComposedEvent, GaussianEvent, LaplaceEvent,
+                                           PoissonSampledEvent, SelfComposedEvent)
+    from privcal.accounting.pld_events import from_event
+
+    ev = ComposedEvent([SelfComposedEvent(PoissonSampledEvent(0.02, GaussianEvent(0.7 + 0.09 * i)), 2) for i in range(30)]
+                       + [GaussianEvent(3.0), LaplaceEvent(1.0, 2.5), ApproxDPEvent(0.3, 1e-9)])
+    pld = from_event(ev)
+    dirs = [d for pair, _ in pld._factors for d in pair.directions()]
+    assert len(dirs) > 60
+    for h in (2.0**-9, 0.0013):
+        for tail in (1e-12, 1e-20):
+            want = max(hi - lo + 1 for lo, hi in (B.grid_range(d, h, tail) for d in dirs))
+            assert pld._cells(h, tail) == want

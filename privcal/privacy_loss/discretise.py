@@ -652,6 +652,26 @@ def grid_ranges(directions: list, h: float, tail: float) -> list:
     return [(int(x) - 1, max(int(y), int(x))) for x, y in zip(a.tolist(), b.tolist())]
 
 
+def grid_bounds(directions: list, h: float, tail: float) -> tuple[np.ndarray, np.ndarray]:
+    """(floor(lo / h), ceil(hi / h)) of each direction's support, as float arrays: :func:`grid_range` is
+    (a - 1, max(b, a)) of them (exact integers as long as they are below 2^53), without a Python int per direction.
+    Subsampled directions of one side (``stack``-able) in one pass, as :func:`grid_ranges`; any other direction on
+    its own."""
+    if len(directions) >= 2 and all(type(d) is SubsampledDirection for d in directions) \
+            and len({d.remove for d in directions}) == 1:
+        p = stacked(directions, np.ones(len(directions), dtype=int))
+        z = tail_z(tail)
+        s = p.s
+        if p.remove:
+            lo, hi = p._loss(-s * z), p._loss(1.0 + s * z)
+        else:
+            lo, hi = -p._loss(s * z), -p._loss(-s * z)
+        return np.floor(lo / h), np.ceil(hi / h)
+    sup = [d.support(tail_z(tail)) for d in directions]
+    return (np.array([math.floor(lo / h) for lo, _ in sup], dtype=float),
+            np.array([math.ceil(hi / h) for _, hi in sup], dtype=float))
+
+
 def cell_masses(lgt: np.ndarray, lle: np.ndarray):
     """Masses of the cells between consecutive grid points from log tails at the points, each from the
     side with the smaller tails; and the size of the tail values, which bounds the local (dipole) error."""
