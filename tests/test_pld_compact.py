@@ -59,6 +59,7 @@ def test_a_compact_build_keeps_every_number_and_rounds_the_error_patterns_up():
                 (b.err_mass, b.err_dipole, b.err_quad, b.inf_mass, b.err_inf)
             if isinstance(a, B.SparsePmf):
                 assert np.array_equal(a.at, b.at)
+                assert b.at.dtype == (np.uint16 if b.size <= 2**16 else np.int32)  # 2 bytes per point where they fit
             if not e:
                 continue
             for name in ("mono", "dip", "quad"):

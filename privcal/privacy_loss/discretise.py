@@ -1098,10 +1098,10 @@ def _lattice(n: np.ndarray, off: Optional[np.ndarray], arrays: list) -> list:
 def _sparse_rows(n: np.ndarray, off: Optional[np.ndarray], atoms: np.ndarray) -> list:
     """Each row of ``atoms`` (one value per grid point, rows of n[f] points at lattice offsets ``off``, None: 0 ..
     n[f] - 1) as (at, values, size, total): ``at`` None and ``values`` a view of the row's lattice where it has no
-    gaps, else its points' offsets (int32) and values (views of ``atoms``, kept for a :class:`SparsePmf`); ``size``
-    the lattice's length and ``total`` = float(lattice.sum()), the sum of the dense lattice (a pairwise sum, whose
-    rounding depends on where the zeros sit: taken on the lattice :func:`_lattice` builds, a temporary here, so that
-    the moments are bitwise those of the dense PMF)."""
+    gaps, else its points' offsets (uint16 on a lattice of at most 2^16 points, else int32) and values (views of
+    ``atoms``, kept for a :class:`SparsePmf`); ``size`` the lattice's length and ``total`` = float(lattice.sum()),
+    the sum of the dense lattice (a pairwise sum, whose rounding depends on where the zeros sit: taken on the lattice
+    :func:`_lattice` builds, a temporary here, so that the moments are bitwise those of the dense PMF)."""
     F = n.size
     sizes = n if off is None else off[np.arange(F), n - 1] + 1
     out: list = [None] * F
@@ -1112,8 +1112,10 @@ def _sparse_rows(n: np.ndarray, off: Optional[np.ndarray], atoms: np.ndarray) ->
     if gaps.size:
         (full,) = _lattice(n[gaps], off[gaps], [atoms[gaps]])
         at = off[gaps]
-        if at.dtype != np.int32 and int(sizes[gaps].max()) < 2**31:
-            at = at.astype(np.int32)  # the same offsets, half the bytes
+        top = int(sizes[gaps].max())  # the offsets are < top
+        want = np.uint16 if top <= 2**16 else np.int32 if top <= 2**31 else at.dtype
+        if at.dtype != want:
+            at = at.astype(want)  # the same offsets in 2 or 4 bytes (every reader indexes with them or widens them)
         for r, f in enumerate(gaps.tolist()):
             out[f] = (at[r, :n[f]], atoms[f, :n[f]], int(sizes[f]), float(full[r].sum()))
     return out
