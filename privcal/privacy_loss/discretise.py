@@ -1021,7 +1021,8 @@ def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MAS
 
 def _share_points(uppers: list, lowers: list) -> None:
     """Each sparse lower PMF takes its upper twin's point offsets: both ends of a row are built on the same grid
-    points (offsets idx - lo of the same :class:`GridCells`, int32 alike), so the arrays are equal and one is kept."""
+    points (offsets idx - lo of the same :class:`GridCells`, of the same type), so the arrays are equal and one is
+    kept."""
     for pu, pl in zip(uppers, lowers):
         if isinstance(pu, SparsePmf) and isinstance(pl, SparsePmf) and pu.at.dtype == pl.at.dtype \
                 and pu.at.size == pl.at.size and pu.size == pl.size:
