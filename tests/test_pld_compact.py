@@ -153,3 +153,31 @@ def test_the_most_cells_of_a_mixed_history_are_those_of_its_grid_ranges_one_at_a
         for tail in (1e-12, 1e-20):
             want = max(hi - lo + 1 for lo, hi in (B.grid_range(d, h, tail) for d in dirs))
             assert pld._cells(h, tail) == want
+
+
+def test_log_mgfs_of_many_factors_make_their_blocks_one_at_a_time_with_the_same_values(monkeypatch):
+    """The log-MGFs of 300 factors (sparse PMFs on the exponential path, dense ones on the table path) at several
+    tilts: with the padded blocks kept on an ``MgfRows`` (at most ``_MGF_KEEP`` atoms), made one at a time (above it),
+    and for a plain list, bitwise the same; the one-at-a-time call holds less than half the memory of the kept one
+    at its peak (a history of many factors: one block's copy of the masses, not all of them). Red when the blocks
+    made one at a time differ from the kept ones (another order or padding), or when they are all made at once."""
+    import tracemalloc
+
+    ds = _directions(150)
+    pmfs = (B.pmfs_many(ds, H, ends=(True,), tail=TAIL, coarse=COARSE, per_atom=False, compact=True)[True]
+            + B.pmfs_many(ds, H, ends=(False,), tail=TAIL, coarse=None, per_atom=False)[False])
+    assert any(isinstance(p, B.SparsePmf) for p in pmfs) and any(not isinstance(p, B.SparsePmf) for p in pmfs)
+    taus = np.array([1e-4, 3e-3, -2e-3, 0.05])
+    tracemalloc.start()
+    kept = C.log_mgfs(C.MgfRows(pmfs), taus)
+    peak_kept = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    monkeypatch.setattr(C, "_MGF_KEEP", 0)
+    tracemalloc.start()
+    lazy = C.log_mgfs(C.MgfRows(pmfs), taus)
+    peak_lazy = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    plain = C.log_mgfs(list(pmfs), taus)
+    assert np.array_equal(kept, lazy) and np.array_equal(kept, plain)
+    assert np.all(np.isfinite(kept[:, :2]))
+    assert peak_lazy < 0.5 * peak_kept
