@@ -239,14 +239,19 @@ class MgfRows(list):
     _prep = None
 
 
-def _exp_blocks(pmfs: list) -> list:
+def _exp_blocks(pmfs: list, lazy: bool = False):
     """The padded blocks of :func:`log_mgfs_exp`: (rows, idx, lm) per block of factors ordered by their number
-    of nonzero atoms (log mass -inf past a factor's atoms)."""
-    atoms = [_log_atoms(p) for p in pmfs]
-    sizes = np.array([a[0].size for a in atoms], dtype=np.int64)
+    of nonzero atoms (log mass -inf past a factor's atoms). ``lazy``: a generator of the same blocks, each factor's
+    atoms taken when its block is made (a history of many sparse factors: one block's copy at a time, not a copy of
+    every factor's atoms at once)."""
+    gen = _exp_blocks_gen(pmfs)
+    return gen if lazy else list(gen)
+
+
+def _exp_blocks_gen(pmfs: list):
+    sizes = np.array([np.count_nonzero(p.points()[1] > 0) for p in pmfs], dtype=np.int64)  # :func:`_log_atoms`' atoms
     order = np.argsort(sizes, kind="stable")
     order = order[sizes[order] > 0]  # a factor without atoms: -inf (as :func:`log_mgf_of`)
-    blocks = []
     i, n = 0, order.size
     while i < n:
         j = i + 1  # rows i .. j - 1 (ascending sizes: the last is the widest)
@@ -258,12 +263,11 @@ def _exp_blocks(pmfs: list) -> list:
         idx = np.zeros((rows.size, width))
         lm = np.full((rows.size, width), -np.inf)
         for r, f in enumerate(rows):
-            a_idx, a_lm = atoms[f]
+            a_idx, a_lm = _log_atoms(pmfs[f])
             idx[r, :a_idx.size] = a_idx
             lm[r, :a_lm.size] = a_lm
-        blocks.append((rows, idx, lm))
+        yield rows, idx, lm
         i = j
-    return blocks
 
 
 def log_mgfs_exp(pmfs: list, tilts: np.ndarray, blocks: Optional[list] = None) -> np.ndarray:
@@ -277,7 +281,7 @@ def log_mgfs_exp(pmfs: list, tilts: np.ndarray, blocks: Optional[list] = None) -
     :func:`_exp_blocks` for ``pmfs``, if built already."""
     tilts = np.asarray(tilts, dtype=float)
     out = np.full((len(pmfs), tilts.size), -np.inf)
-    for rows, idx, lm in (_exp_blocks(pmfs) if blocks is None else blocks):
+    for rows, idx, lm in (_exp_blocks(pmfs, lazy=True) if blocks is None else blocks):
         width = idx.shape[1]
         block = max(1, _MGF_BLOCK // (rows.size * width))
         e = np.empty((rows.size, min(block, tilts.size), width))
@@ -293,15 +297,21 @@ def log_mgfs_exp(pmfs: list, tilts: np.ndarray, blocks: Optional[list] = None) -
     return out
 
 
-def _table_blocks(pmfs: list):
+def _table_blocks(pmfs: list, lazy: bool = False):
     """What :func:`log_mgfs` builds before any tilt: the sparse factors (with their :func:`_exp_blocks`) and
-    the dense ones' blocks (rows, W, j0, M, base), M their masses (negative ones 0) zero-padded to W."""
+    the dense ones' blocks (rows, W, j0, M, base), M their masses (negative ones 0) zero-padded to W. ``lazy``: the
+    blocks as generators, each made when it is read (the same blocks; for a call that reads them once)."""
     sizes = np.array([p.size for p in pmfs], dtype=np.int64)
     sparse = np.array([4 * np.count_nonzero(p.points()[1] > 0) < p.size for p in pmfs], dtype=bool)
-    sparse_blocks = _exp_blocks([p for p, sp in zip(pmfs, sparse) if sp]) if sparse.any() else []
+    sparse_blocks = _exp_blocks([p for p, sp in zip(pmfs, sparse) if sp], lazy) if sparse.any() else []
     order = np.argsort(sizes, kind="stable")
     order = order[~sparse[order]]
-    blocks = []
+    gen = _dense_blocks(pmfs, sizes, order)
+    return sparse, sparse_blocks, gen if lazy else list(gen)
+
+
+def _dense_blocks(pmfs: list, sizes: np.ndarray, order: np.ndarray):
+    """The dense factors' blocks of :func:`_table_blocks`, one at a time."""
     i, n = 0, order.size
     while i < n:
         j = i + 1  # rows i .. j - 1 (ascending sizes: the last is the widest)
@@ -318,9 +328,8 @@ def _table_blocks(pmfs: list):
             else:  # the same matrix: the lattice's other atoms are 0
                 M[r, at] = np.maximum(values, 0.0)
         base = np.array([float(pmfs[f].offset + j0) for f in rows])
-        blocks.append((rows, W, j0, M, base))
+        yield rows, W, j0, M, base
         i = j
-    return sparse, sparse_blocks, blocks
 
 
 def log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
@@ -345,12 +354,14 @@ def log_mgfs(pmfs: list, tilts: np.ndarray) -> np.ndarray:
     cost its whole lattice width per tilt (at T = 1e7 the window and tilt MGFs ~2.5x slower).
 
     For a :class:`MgfRows` of at most ``_MGF_KEEP`` atoms the padded blocks are built at the first call and kept
-    (the same values)."""
+    (the same values); otherwise each block is made when it is read and let go after (the same blocks: a history
+    of many factors holds one block's copy of its masses at a time, not a copy of all of them)."""
     tilts = np.asarray(tilts, dtype=float)
     prep = pmfs._prep if isinstance(pmfs, MgfRows) else None
     if prep is None:
-        prep = _table_blocks(pmfs)
-        if isinstance(pmfs, MgfRows) and sum(p.size for p in pmfs) <= _MGF_KEEP:
+        keep = isinstance(pmfs, MgfRows) and sum(p.size for p in pmfs) <= _MGF_KEEP
+        prep = _table_blocks(pmfs, lazy=not keep)
+        if keep:
             pmfs._prep = prep
     sparse, sparse_blocks, blocks = prep
     out = np.empty((len(pmfs), tilts.size))
@@ -646,10 +657,13 @@ def tilted_log(p: Pmf, tau: float) -> tuple[Pmf, float]:
     elif p.mono is not None and p.dip is not None and p.quad is not None:
         with np.errstate(over="ignore"):
             w = np.exp((ti if p.err_at is None else ti[p.err_at]) - lM)  # the weights at the error anchors
+        # in float64 (a many-factor history stores its patterns as float32 bounds, rounded up: float32 arithmetic
+        # on them could round below the float64 values)
+        e_mono, e_dip, e_quad = (np.asarray(e, dtype=float) for e in (p.mono, p.dip, p.quad))
         with np.errstate(invalid="ignore", over="ignore"):
-            mono = float(np.sum(w * (p.mono + rho * p.dip + 2.0 * ch * p.quad)))
-            dip = float(np.sum(w * (p.dip + 2.0 * sh * p.quad)))
-            quad = float(np.sum(w * p.quad))
+            mono = float(np.sum(w * (e_mono + rho * e_dip + 2.0 * ch * e_quad)))
+            dip = float(np.sum(w * (e_dip + 2.0 * sh * e_quad)))
+            quad = float(np.sum(w * e_quad))
     else:
         with np.errstate(over="ignore"):
             wmax = float(np.exp(np.max(tau * idx) - lM)) * math.exp(tau)

@@ -652,6 +652,26 @@ def grid_ranges(directions: list, h: float, tail: float) -> list:
     return [(int(x) - 1, max(int(y), int(x))) for x, y in zip(a.tolist(), b.tolist())]
 
 
+def grid_bounds(directions: list, h: float, tail: float) -> tuple[np.ndarray, np.ndarray]:
+    """(floor(lo / h), ceil(hi / h)) of each direction's support, as float arrays: :func:`grid_range` is
+    (a - 1, max(b, a)) of them (exact integers as long as they are below 2^53), without a Python int per direction.
+    Subsampled directions of one side (``stack``-able) in one pass, as :func:`grid_ranges`; any other direction on
+    its own."""
+    if len(directions) >= 2 and all(type(d) is SubsampledDirection for d in directions) \
+            and len({d.remove for d in directions}) == 1:
+        p = stacked(directions, np.ones(len(directions), dtype=int))
+        z = tail_z(tail)
+        s = p.s
+        if p.remove:
+            lo, hi = p._loss(-s * z), p._loss(1.0 + s * z)
+        else:
+            lo, hi = -p._loss(s * z), -p._loss(-s * z)
+        return np.floor(lo / h), np.ceil(hi / h)
+    sup = [d.support(tail_z(tail)) for d in directions]
+    return (np.array([math.floor(lo / h) for lo, _ in sup], dtype=float),
+            np.array([math.ceil(hi / h) for _, hi in sup], dtype=float))
+
+
 def cell_masses(lgt: np.ndarray, lle: np.ndarray):
     """Masses of the cells between consecutive grid points from log tails at the points, each from the
     side with the smaller tails; and the size of the tail values, which bounds the local (dipole) error."""
@@ -922,22 +942,50 @@ def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS, cells: Op
     return (_upper_rows(c, h) if upper else lower_rows(c, h))[0]
 
 
-#: directions built together by :func:`pmfs_many` (rows of similar length: the padding stays small)
-_ROWS = 64
+#: directions built together by :func:`pmfs_many` (rows of similar length: the padding stays small); short rows
+#: (a step of large noise, a few hundred points) pay the per-call overhead once per 256 of them (10,000-step
+#: schedule: the builds 1.85 -> 1.67 s of CPU against 64, the same PMFs)
+_ROWS = 256
+
+
+#: at most about this many lattice cells (rows x the longest grid range) per row block of :func:`pmfs_many`: the
+#: arrays of a block of long rows (a step of small noise, ~30,000 cells) stay ~30 MB
+_BLOCK_CELLS = 2**18
+
+
+def _row_blocks(items: list, cells: list) -> list:
+    """``items`` (ordered by their grid ranges' lengths ``cells``, increasing) cut into consecutive blocks of at most
+    _ROWS rows and, beyond one row, at most _BLOCK_CELLS rows x the block's longest range."""
+    blocks, cur = [], []
+    for item, n in zip(items, cells):
+        if cur and (len(cur) == _ROWS or (len(cur) + 1) * n > _BLOCK_CELLS):
+            blocks.append(cur)
+            cur = []
+        cur.append(item)
+    if cur:
+        blocks.append(cur)
+    return blocks
 
 
 def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MASS,
-              coarse: Optional[tuple] = None, lower_later: bool = False, per_atom: bool = True) -> dict:
+              coarse: Optional[tuple] = None, lower_later: bool = False, per_atom: bool = True,
+              compact: bool = False) -> dict:
     """:func:`pmfs` of many directions, both ``ends`` (True: upper, False: lower) from one computation of each
     grid, as {end: [Pmf per direction]} in the order given. Subsampled directions of one side are stacked
-    (:func:`stacked`) and built by rows of about equal length, _ROWS at a time: the same constructions, the
+    (:func:`stacked`) and built by rows of about equal length, _ROWS at a time (fewer where the rows are long,
+    :func:`_row_blocks`): the same constructions, the
     per-call overhead paid once per row block; any other direction is built on its own (``coarse`` applies to
     the subsampled ones only, as in :meth:`PLD._pmfs`). ``lower_later`` (with False in ``ends``): the lower end
     is returned as a :class:`LowerLater`, its dominated cells kept and the pairing run only when it is built
     (the same PMFs; a bracket of many factors needs the lower end of one direction only). ``per_atom`` False:
     the upper PMFs carry no ``err_atoms`` (a lattice-sized array each, read only where one PMF is composed once
-    on its own, :func:`convolve.compose`, which composes a PMF without it through the FFT path instead)."""
+    on its own, :func:`convolve.compose`, which composes a PMF without it through the FFT path instead).
+    ``compact`` (with ``per_atom`` False; what a history of many factors keeps): the upper PMFs' error patterns
+    ``mono``, ``dip``, ``quad`` are stored as float32 rounded up (:func:`round_up_f32`: each stored bound >= the
+    float64 one, so it is a bound in its turn; docs/pld.md Sec. 2.10 "Memory and reuse"), and a sparse lower PMF
+    built with its upper one shares its point offsets (``at``, the same grid points)."""
     out = {e: [None] * len(directions) for e in ends}
+    errors32 = compact and not per_atom
     later = LowerLater(len(directions), h) if lower_later and False in ends else None
     sub = [i for i, d in enumerate(directions) if type(d) is SubsampledDirection]
     for i in range(len(directions)):
@@ -945,7 +993,7 @@ def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MAS
             c = grid_cells_rows([directions[i]], h, tail, None)
             for e in ends:
                 if e or later is None:
-                    out[e][i] = (_upper_rows(c, h, per_atom) if e else lower_rows(c, h))[0]
+                    out[e][i] = (_upper_rows(c, h, per_atom, errors32) if e else lower_rows(c, h))[0]
                 else:
                     later.blocks.append(([i], _dominated(c)))
     for remove in (True, False):
@@ -954,19 +1002,41 @@ def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MAS
             continue
         sizes = grid_ranges([directions[i] for i in group], h, tail)
         order = sorted(range(len(group)), key=lambda k: sizes[k][1] - sizes[k][0])
-        for s in range(0, len(order), _ROWS):
-            block = [group[k] for k in order[s:s + _ROWS]]
+        for block in _row_blocks([group[k] for k in order], [sizes[k][1] - sizes[k][0] + 1 for k in order]):
             ds = [directions[i] for i in block]
             c = grid_cells_rows(ds, h, tail, coarse, stack=len(ds) > 1)
             for e in ends:
                 if not e and later is not None:
                     later.blocks.append((block, _dominated(c)))
                     continue
-                built = _upper_rows(c, h, per_atom) if e else lower_rows(c, h)
+                built = _upper_rows(c, h, per_atom, errors32) if e else lower_rows(c, h)
                 for i, pm in zip(block, built):
                     out[e][i] = pm
+            if compact and True in ends and False in ends and later is None:
+                _share_points([out[True][i] for i in block], [out[False][i] for i in block])
     if later is not None:
         out[False] = later
+    return out
+
+
+def _share_points(uppers: list, lowers: list) -> None:
+    """Each sparse lower PMF takes its upper twin's point offsets: both ends of a row are built on the same grid
+    points (offsets idx - lo of the same :class:`GridCells`, of the same type), so the arrays are equal and one is
+    kept."""
+    for pu, pl in zip(uppers, lowers):
+        if isinstance(pu, SparsePmf) and isinstance(pl, SparsePmf) and pu.at.dtype == pl.at.dtype \
+                and pu.at.size == pl.at.size and pu.size == pl.size:
+            pl.at = pu.at
+
+
+def round_up_f32(a: np.ndarray) -> np.ndarray:
+    """``a`` (float64, nonnegative bounds) as float32 rounded up: each entry the least float32 >= it (inf above the
+    float32 range, nan kept). The cast rounds to nearest; an entry it lowered is moved up one float32 ulp."""
+    with np.errstate(over="ignore"):
+        out = a.astype(np.float32)
+    low = out.astype(float) < a
+    if low.any():
+        out[low] = np.nextafter(out[low], np.float32(np.inf))
     return out
 
 
@@ -1029,10 +1099,10 @@ def _lattice(n: np.ndarray, off: Optional[np.ndarray], arrays: list) -> list:
 def _sparse_rows(n: np.ndarray, off: Optional[np.ndarray], atoms: np.ndarray) -> list:
     """Each row of ``atoms`` (one value per grid point, rows of n[f] points at lattice offsets ``off``, None: 0 ..
     n[f] - 1) as (at, values, size, total): ``at`` None and ``values`` a view of the row's lattice where it has no
-    gaps, else its points' offsets (int32) and values (views of ``atoms``, kept for a :class:`SparsePmf`); ``size``
-    the lattice's length and ``total`` = float(lattice.sum()), the sum of the dense lattice (a pairwise sum, whose
-    rounding depends on where the zeros sit: taken on the lattice :func:`_lattice` builds, a temporary here, so that
-    the moments are bitwise those of the dense PMF)."""
+    gaps, else its points' offsets (uint16 on a lattice of at most 2^16 points, else int32) and values (views of
+    ``atoms``, kept for a :class:`SparsePmf`); ``size`` the lattice's length and ``total`` = float(lattice.sum()),
+    the sum of the dense lattice (a pairwise sum, whose rounding depends on where the zeros sit: taken on the lattice
+    :func:`_lattice` builds, a temporary here, so that the moments are bitwise those of the dense PMF)."""
     F = n.size
     sizes = n if off is None else off[np.arange(F), n - 1] + 1
     out: list = [None] * F
@@ -1043,8 +1113,10 @@ def _sparse_rows(n: np.ndarray, off: Optional[np.ndarray], atoms: np.ndarray) ->
     if gaps.size:
         (full,) = _lattice(n[gaps], off[gaps], [atoms[gaps]])
         at = off[gaps]
-        if at.dtype != np.int32 and int(sizes[gaps].max()) < 2**31:
-            at = at.astype(np.int32)  # the same offsets, half the bytes
+        top = int(sizes[gaps].max())  # the offsets are < top
+        want = np.uint16 if top <= 2**16 else np.int32 if top <= 2**31 else at.dtype
+        if at.dtype != want:
+            at = at.astype(want)  # the same offsets in 2 or 4 bytes (every reader indexes with them or widens them)
         for r, f in enumerate(gaps.tolist()):
             out[f] = (at[r, :n[f]], atoms[f, :n[f]], int(sizes[f]), float(full[r].sum()))
     return out
@@ -1156,8 +1228,10 @@ def _point_moments(atoms: np.ndarray, off: Optional[np.ndarray], n: np.ndarray) 
     return mean, var
 
 
-def _upper_rows(c: GridCells, h: float, per_atom: bool = True) -> list:
-    """The dominating (split) PMF of each row (docs/pld.md Sec. 2.3); ``per_atom`` False: without ``err_atoms``."""
+def _upper_rows(c: GridCells, h: float, per_atom: bool = True, errors32: bool = False) -> list:
+    """The dominating (split) PMF of each row (docs/pld.md Sec. 2.3); ``per_atom`` False: without ``err_atoms``;
+    ``errors32``: ``mono``, ``dip``, ``quad`` stored as float32 rounded up (:func:`round_up_f32`; the sums
+    ``err_mass``, ``err_dipole``, ``err_quad`` are those of the float64 patterns)."""
     p, rt, te, ap = c.p, c.rt, c.te, c.ap
     F, L = te.shape
     wide_cells = np.diff(c.idx, axis=-1) > 1  # cells wider than h
@@ -1217,6 +1291,8 @@ def _upper_rows(c: GridCells, h: float, per_atom: bool = True) -> list:
         (err_atoms,) = _lattice(c.n, off, [err_atoms])
     else:
         err_atoms = [None] * F
+    if errors32:
+        mono, dip, quad = round_up_f32(mono), round_up_f32(dip), round_up_f32(quad)
     # the error anchors stay at the grid points (err_at: their lattice offsets, where a row has gaps: the same
     # array as the sparse PMF's)
     return [_pmf_of(rows[f], int(c.lo[f]), float(inf_mass[f]), h, err_mass=float(err_mass[f]),

@@ -516,15 +516,20 @@ class PLD:
         sub = {side: [d for d in ds if type(d) is discretise.SubsampledDirection and d.remove == side]
                for side in (True, False)}
         rest = [d for d in ds if type(d) is not discretise.SubsampledDirection]
-        # subsampled directions of one side in one pass (discretise.grid_ranges: the same ranges as one at a time)
-        ranges = [r for side in (True, False) for r in discretise.grid_ranges(sub[side], h, tail)]
-        for lo, hi in ranges + [discretise.grid_range(d, h, tail) for d in rest]:
-            if max(abs(lo), abs(hi)) > _MAX_INDEX:  # e.g. a Gaussian of sensitivity / sigma 1e20: mean loss 5e39
+        # the ranges of discretise.grid_range, (a - 1, max(b, a)), as float arrays (subsampled directions of one side
+        # in one pass, discretise.grid_bounds): exact integers below the check's 2^52, the same cells as one at a time
+        for group in (sub[True], sub[False], rest):
+            if not group:
+                continue
+            a, b = discretise.grid_bounds(group, h, tail)
+            lo, hi = a - 1.0, np.maximum(b, a)
+            reach = np.maximum(np.abs(lo), np.abs(hi))
+            if (reach > _MAX_INDEX).any():  # e.g. a Gaussian of sensitivity / sigma 1e20: mean loss 5e39
                 raise MemoryLimitError(
-                    f"the privacy loss reaches {max(abs(lo), abs(hi)) * h:.3g} nats, beyond what a grid of "
-                    f"spacing {h:.3g} can index (2^52 cells from 0): no PLD answer here; the noise is far "
-                    "too small for any useful epsilon")
-            cells = max(cells, hi - lo + 1)
+                    f"the privacy loss reaches {float(reach[np.argmax(reach > _MAX_INDEX)]) * h:.3g} nats, beyond "
+                    f"what a grid of spacing {h:.3g} can index (2^52 cells from 0): no PLD answer here; the noise is "
+                    "far too small for any useful epsilon")
+            cells = max(cells, int(np.max(hi - lo)) + 1)
         return cells
 
     def _check_memory(self, h: float, cells: int) -> None:
@@ -610,14 +615,14 @@ class PLD:
             # bracket composes: built at once, the cells (~1.7x the PMFs' bytes) are not held beside them
             later_ok = upper and len(self._factors) <= convolve.GROUP_MIN
             rows = discretise.pmfs_many(directions, h, ends=ends, tail=tail, coarse=coarse, lower_later=later_ok,
-                                        per_atom=False)
+                                        per_atom=False, compact=True)
             if isinstance(rows.get(False), discretise.LowerLater):
                 self._remember(later, (keys[False], rows.pop(False)))
             got = {e: rows[e] for e in rows}
         else:  # the ends asked for the directions whose first end is not kept (bitwise what one build gives)
             if missing:
                 rows = discretise.pmfs_many([directions[i] for i in missing], h, ends=ends, tail=tail,
-                                            coarse=coarse, per_atom=False)
+                                            coarse=coarse, per_atom=False, compact=True)
                 for e in ends:
                     for i, pm in zip(missing, rows[e]):
                         got[e][i] = pm
