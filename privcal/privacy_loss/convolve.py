@@ -224,8 +224,9 @@ _MGF_TABLE_ROWS = 2**17
 #: entries per table e^{t (j - j0)} of :func:`log_mgfs` (tilts x W)
 _MGF_TABLE = 2**17
 #: at most this many atoms in all: the padded blocks of a :class:`MgfRows` are kept between calls (128 MB: one
-#: more copy of the masses, whose Pmfs already hold them with three error arrays of the same length; the
-#: 10,000-factor schedule's tilt choice, 14M atoms, halves with it, 0.5 -> 0.25 s, its peak memory unchanged)
+#: more copy of the masses, whose Pmfs already hold them with three error-pattern arrays of the same length, float32
+#: in a many-factor history; the 10,000-factor schedule's tilt choice, 14M atoms, halves with it, 0.5 -> 0.25 s, its
+#: peak memory unchanged); above it each block is made when it is read
 _MGF_KEEP = 2**24
 #: atoms per segment of the table path's sums (:func:`log_mgfs`)
 _MGF_SEG = 128
