@@ -691,11 +691,14 @@ class PLD:
         if key not in self._cache:
             search = self._search(pm, h, tails, d, delta) if epsilon is None else None
             self._remember(key, convolve.choose_tilt(pm, delta=delta, epsilon=epsilon, search=search))
+            # the search is read here last: let its MGF rows go (their padded blocks reach 128 MB at 10,000 groups)
+            self._cache.pop(("search", h, tails, d, delta), None)
+            self._cache_bytes.pop(("search", h, tails, d, delta), None)
         return self._cache[key]
 
     def _search(self, pm, h: float, tails, d: int, delta: float):
-        """:func:`convolve.chernoff_search` of direction ``d`` for a delta target, cached (the start grid's choice
-        and the tilt both read it)."""
+        """:func:`convolve.chernoff_search` of direction ``d`` for a delta target, cached until :meth:`_tilt` has read it
+        (the start grid's choice reads it first)."""
         key = ("search", h, tails, d, delta)
         if key not in self._cache:
             self._remember(key, convolve.chernoff_search(pm, delta=delta))
