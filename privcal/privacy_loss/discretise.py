@@ -641,14 +641,7 @@ def grid_ranges(directions: list, h: float, tail: float) -> list:
     if len(directions) < 2 or not all(type(d) is SubsampledDirection for d in directions) \
             or len({d.remove for d in directions}) > 1:
         return [grid_range(d, h, tail) for d in directions]
-    p = stacked(directions, np.ones(len(directions), dtype=int))
-    z = tail_z(tail)
-    s = p.s
-    if p.remove:
-        lo, hi = p._loss(-s * z), p._loss(1.0 + s * z)
-    else:
-        lo, hi = -p._loss(s * z), -p._loss(-s * z)
-    a, b = np.floor(lo / h), np.ceil(hi / h)
+    a, b = grid_bounds(directions, h, tail)
     return [(int(x) - 1, max(int(y), int(x))) for x, y in zip(a.tolist(), b.tolist())]
 
 
