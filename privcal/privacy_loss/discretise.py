@@ -784,9 +784,12 @@ def point_rows(directions: list, h: float, tail: float, coarse: Optional[tuple],
         k = levels[i][0]
         segs.append((b_k[i - 1] + k, b_k[i] + 1, k))
     segs.append((b_k[-1] + K, top + 1, K))
-    start = np.stack([np.broadcast_to(s[0], (T,)) for s in segs], axis=1)
-    stop = np.stack([np.broadcast_to(s[1], (T,)) for s in segs], axis=1)
-    step = np.stack([np.broadcast_to(np.asarray(s[2]), (T,)) for s in segs], axis=1)
+    # (T, segments) arrays of the segments' starts, stops and steps (each a scalar or one value per row), filled by
+    # column: the values np.stack of their broadcasts gives, without a broadcast view per entry
+    start, stop, step = (np.empty((T, len(segs)), dtype=np.result_type(*[np.asarray(s[c]) for s in segs]))
+                         for c in range(3))
+    for i, (a, b, k) in enumerate(segs):
+        start[:, i], stop[:, i], step[:, i] = a, b, k
     # a row not graded (no band below the thresholds): every index
     start[~graded], stop[~graded], step[~graded] = 0, 0, 1
     start[~graded, 0], stop[~graded, 0] = lo_t[~graded], hi_t[~graded] + 1
