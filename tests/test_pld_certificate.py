@@ -575,37 +575,47 @@ def test_tails_argument_rounding_is_charged_against_exact_grid_points(case, monk
     when the argument term (``arg_rel_err``) is dropped from the P-tails, and when a cell's Q-mass is
     taken out of log space (it underflows at losses ~5e5 nats, and e^{g_j} Q became 0). At a grid point
     1e-9 nats above the subsampled loss's infimum the preimage's error is ~1e-7 relative: that case fails
-    when the subsampled pair's argument term (its preimage bound dx) is dropped."""
+    when the subsampled pair's argument term (its preimage bound dx) is dropped. Both lower constructions: the
+    halved cells :func:`pmfs` pairs (at the exact points j h / 2, what ``pair_halves`` receives) and the whole cells
+    of ``pmfs_many(..., halves=False)`` (at j h, what ``sweep_rows`` receives)."""
     if case.startswith("laplace"):
         e0, h = 1000.3, 10.3
         direction = B.LaplacePair(e0)
-        exact = lambda lo, hi: _exact_cells_laplace(e0, lo, hi, h)
+        exact = lambda lo, hi, w: _exact_cells_laplace(e0, lo, hi, w)
     elif case.startswith("gauss"):
         mu, h = {"gauss-1000": (1000.3, 100.3), "gauss-300": (300.3, 20.3)}[case]
         direction = B.GaussianPair(mu)
-        exact = lambda lo, hi: _exact_cells_gaussian(mu, lo, hi, h)
+        exact = lambda lo, hi, w: _exact_cells_gaussian(mu, lo, hi, w)
     else:
         near = case.endswith("infimum") or case.endswith("supremum")
         s, q, h = (0.7, _Q_NEAR_INF, 2.0**-6) if near else (0.7, 0.05, 0.0137)
         remove = "add" not in case
         direction = B.SubsampledGaussianPair(s, q).directions()[0 if remove else 1]
-        exact = lambda lo, hi: _exact_cells_subsampled(s, q, remove, lo, hi, h)
+        exact = lambda lo, hi, w: _exact_cells_subsampled(s, q, remove, lo, hi, w)
     seen = {}
-    real_sweep = B.sweep_rows
+    real_sweep, real_halves = B.sweep_rows, B.pair_halves
 
     def capture(p, rt, h_, below_p, below_rt, **kw):
-        seen["p"], seen["rt"] = p[0].copy(), rt[0].copy()
+        seen["whole"] = p[0].copy(), rt[0].copy()
         return real_sweep(p, rt, h_, below_p, below_rt, **kw)
 
-    monkeypatch.setattr(B, "sweep_rows", capture)
+    def capture_halves(dm, h_):
+        seen["halves"] = dm.p_lo[0].copy(), dm.rt_hi[0].copy()
+        return real_halves(dm, h_)
+
+    monkeypatch.setattr(B, "pair_halves", capture_halves)
     B.pmfs(direction, h, upper=False, tail=1e-30)
+    monkeypatch.setattr(B, "sweep_rows", capture)
+    B.pmfs_many([direction], h, ends=(False,), tail=1e-30, halves=False)
     lo, hi = B.grid_range(direction, h, 1e-30)
-    P, R = exact(lo, hi)
-    with mp.workdps(80):
-        for j, (p_lo, rt_hi) in enumerate(zip(seen["p"], seen["rt"])):
-            assert mp.mpf(float(p_lo)) <= P[j], (j, float(p_lo), float(P[j]))
-            if p_lo > 0:  # a kept cell: its raised e^{g_j} Q is above the exact one
-                assert mp.mpf(float(rt_hi)) >= R[j], (j, float(rt_hi), float(R[j]))
+    for name, (P, R) in (("halves", exact(2 * lo, 2 * hi, h / 2)), ("whole", exact(lo, hi, h))):
+        p_seen, rt_seen = seen[name]
+        assert p_seen.size == len(P)
+        with mp.workdps(80):
+            for j, (p_lo, rt_hi) in enumerate(zip(p_seen, rt_seen)):
+                assert mp.mpf(float(p_lo)) <= P[j], (name, j, float(p_lo), float(P[j]))
+                if p_lo > 0:  # a kept cell: its raised e^{g_j} Q is above the exact one
+                    assert mp.mpf(float(rt_hi)) >= R[j], (name, j, float(rt_hi), float(R[j]))
 
 
 @pytest.mark.parametrize("mu, h", [(0.5, 0.004), (2.0, 0.05)])

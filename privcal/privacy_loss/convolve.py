@@ -1638,6 +1638,17 @@ def _suffix_deltas(c: Composed, y: np.ndarray) -> np.ndarray:
     return neg
 
 
+def _decay(c: Composed, n: int) -> np.ndarray:
+    """np.exp(-(np.arange(n) * c.h)), cached on ``c`` (a search reads it at every candidate): the same numbers
+    element by element as computing it each time, since element k is exp(-(k h)) whatever the length."""
+    cached = c.__dict__.get("_decay")
+    if cached is not None and cached[0] == c.h and cached[1].size >= n:
+        return cached[1]
+    table = np.exp(-(np.arange(n) * c.h))
+    c.__dict__["_decay"] = (c.h, table)
+    return table
+
+
 def epsilon_for(c: Composed, target: float) -> float:
     """Smallest epsilon >= 0 with delta_at(c, epsilon) <= target (inf if none: target below the +inf mass)."""
     if not target > c.inf_mass:
@@ -1653,7 +1664,7 @@ def epsilon_for(c: Composed, target: float) -> float:
     j = above - 1 if above else 0  # last j with d_j > t: eps in [l_{j-1}, l_j]
     l0 = (offset + j) * h
     S1 = float(np.sum(y[j:]))
-    Tj = float(np.sum(y[j:] * np.exp(-(np.arange(n - j) * h))))
+    Tj = float(np.sum(y[j:] * _decay(c, n)[:n - j]))
     if Tj <= 0 or S1 <= t:
         eps = -math.inf if j == 0 else l0 - h
     else:

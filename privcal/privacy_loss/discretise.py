@@ -349,14 +349,15 @@ class SubsampledDirection:
         l = np.asarray(l, dtype=float)
         return self._tails_at(self._preimage(l if self.remove else -l))
 
-    def tails_and_arg_err(self, l, rows: Optional[tuple] = None):
+    def tails_and_arg_err(self, l, rows: Optional[tuple] = None, coarser: Optional[np.ndarray] = None):
         """(:meth:`tails`, :meth:`arg_rel_err`) at ``l`` from one evaluation of the preimage (the same numbers as
         the two calls, which each compute it). ``rows`` = (F, L): ``l`` holds F rows of L increasing grid points
         (flattened), and each point's larger tail is evaluated only where the cells may use it
-        (:meth:`_tails_rows`; elsewhere it is a placeholder 0)."""
+        (:meth:`_tails_rows`; elsewhere it is a placeholder 0); ``coarser``: also where the cells of the grid of
+        the points at these positions of each row may."""
         l = np.asarray(l, dtype=float)
         x, dx = self._preimage_err(l if self.remove else -l)
-        four = self._tails_at(x) if rows is None else self._tails_rows(x, rows)
+        four = self._tails_at(x) if rows is None else self._tails_rows(x, rows, coarser)
         return four, self._arg_err_at(x, dx)
 
     def _tails_at(self, x):
@@ -372,7 +373,7 @@ class SubsampledDirection:
         b_lt, b_ge = log_ndtr(z1), _lsf(z1)
         return a_lt, a_ge, _log_mix(lq1, lq, a_lt, b_lt), _log_mix(lq1, lq, a_ge, b_ge)
 
-    def _tails_rows(self, x, rows: tuple):
+    def _tails_rows(self, x, rows: tuple, coarser: Optional[np.ndarray] = None):
         """:meth:`_tails_at` of F rows of L increasing grid points (x flattened), each tail evaluated only where
         the cells can use it (docs/pld.md Sec. 2.3 "Rows"), the same numbers there; 0 (log 1) elsewhere.
 
@@ -387,7 +388,10 @@ class SubsampledDirection:
         placeholder 0 of gt_j makes its comparison False, as the true value >= 0.758 does. Every other cell has
         both tails at both points. So gt is needed at i unless le is certainly small at i + 1, le unless gt is
         at i - 1 (for P and Q: the union of the two pairs' sets), and both at a row's first and last point
-        (the mass below and above the grid). The min of a point's two tails is then the computed small one."""
+        (the mass below and above the grid). The min of a point's two tails is then the computed small one.
+        ``coarser`` (F, L') positions: the points of a coarser grid among these (the halved grid's even points,
+        :func:`grid_cells_both`); its cells' needs, by the same rule between its own neighbours, are added, so that
+        its cells read what they would read on their own (the true value where they would have a placeholder)."""
         F, L = rows
         s, lq, lq1 = self.s, self.lq, self.lq1
         z0, z1 = x / s, (x - 1.0) / s
@@ -400,6 +404,15 @@ class SubsampledDirection:
         need_gt[:, :-1] = ~le_small[:, 1:]
         need_le = np.ones((F, L), dtype=bool)
         need_le[:, 1:] = ~gt_small[:, :-1]
+        if coarser is not None:
+            r = np.arange(F)[:, None]
+            ng = np.ones(coarser.shape, dtype=bool)
+            ng[:, :-1] = ~le_small[r, coarser[:, 1:]]
+            nl = np.ones(coarser.shape, dtype=bool)
+            nl[:, 1:] = ~gt_small[r, coarser[:, :-1]]
+            rr = np.broadcast_to(r, coarser.shape)
+            np.logical_or.at(need_gt, (rr, coarser), ng)
+            np.logical_or.at(need_le, (rr, coarser), nl)
         g, e = need_gt.reshape(-1), need_le.reshape(-1)
         lq_g, lq1_g, lq_e, lq1_e = _at(lq, g), _at(lq1, g), _at(lq, e), _at(lq1, e)
         n = x.size
@@ -689,7 +702,8 @@ def log_cell_masses(lgt: np.ndarray, lle: np.ndarray) -> np.ndarray:
     return _fix(out, nan=-np.inf, posinf=-np.inf)
 
 
-#: grid cells kept per cache (:func:`pmfs`'s ``cells``)
+#: directions whose grid cells are kept per cache (:func:`pmfs`'s ``cells``: two entries each, the grid and the halved
+#: grid)
 CELLS_KEPT = 8
 
 
@@ -864,31 +878,70 @@ class GridCells:
 
 
 def grid_cells_rows(directions: list, h: float, tail: float, coarse: Optional[tuple] = None,
-                     stack: bool = False) -> GridCells:
+                     stack: bool = False, halves: bool = False) -> GridCells:
     """The tails at the grid points and the cell masses of each direction, one row each (:class:`GridCells`).
     ``stack``: the directions (subsampled ones of one side) stacked (:func:`stacked`) and evaluated in one pass;
-    else the single direction is evaluated on its own points."""
+    else the single direction is evaluated on its own points. ``halves``: every cell one lattice step wide is cut
+    at its midpoint (:func:`with_midpoints`), and the cells are returned on the lattice of h / 2 (what the
+    dominated end pairs, :func:`lower_from_halves`)."""
+    if halves:
+        return grid_cells_both(directions, h, tail, coarse, stack)[1]
     idx, n = point_rows(directions, h, tail, coarse, stack)
+    return _cells_from(directions, idx, n, h, *_evaluate(directions, idx, h, stack))
+
+
+def grid_cells_both(directions: list, h: float, tail: float, coarse: Optional[tuple] = None,
+                    stack: bool = False) -> tuple[GridCells, GridCells]:
+    """(cells on the lattice of h, cells on h / 2 with every cell one step wide halved) from one evaluation of the
+    tails at the halved grid's points: the grid's own points are among them (even lattice indices of h / 2, the
+    same losses), and the larger tail is evaluated where either grid's cells may read it
+    (:meth:`SubsampledDirection._tails_rows`), so the cells on h are bit for bit those of
+    :func:`grid_cells_rows` (docs/pld.md Sec. 2.3, "Halves")."""
+    idx, n = point_rows(directions, h, tail, coarse, stack)
+    idx2, n2, pos = with_midpoints(idx, n, positions=True)
+    four, ap, aq = _evaluate(directions, idx2, h / 2, stack, coarser=pos)
+    half = _cells_from(directions, idx2, n2, h / 2, four, ap, aq)
+
+    def take(a):
+        return np.take_along_axis(a, pos, axis=1)
+
+    whole = _cells_from(directions, idx, n, h, tuple(take(t) for t in four), take(ap), take(aq))
+    return whole, half
+
+
+def _evaluate(directions: list, idx: np.ndarray, h: float, stack: bool, coarser: Optional[np.ndarray] = None):
+    """(the four log tails, ap, aq) at the points ``idx`` h of each row, as (F, L) arrays (:func:`grid_cells_rows`).
+    ``coarser``: the positions of a coarser grid's points in each row, whose cells may read tails too."""
     F, L = idx.shape
-    g = idx * h  # grid points g_0 .. g_m (exact where h is a power of two; else within u |j h|: clear_of_grid)
+    g = idx * h
     if not stack:
         flat, shape, evaluate = g[0], (1, L), directions[0]
     else:
         flat, shape, evaluate = g.ravel(), (F, L), stacked(directions, np.full(F, L))
     if type(evaluate) is SubsampledDirection:  # the preimage once for the tails and their argument errors
-        four, (ap, aq) = evaluate.tails_and_arg_err(flat, shape)
+        four, (ap, aq) = (evaluate.tails_and_arg_err(flat, shape) if coarser is None
+                          else evaluate.tails_and_arg_err(flat, shape, coarser=coarser))
     else:  # (a subclass may redefine either)
         four = evaluate.tails(flat)
         ap, aq = arg_rel_err(evaluate, flat)
-    p_gt, p_le, q_gt, q_le = (np.reshape(t, shape) for t in four)
+    four = tuple(np.reshape(t, shape) for t in four)
+    ap, aq = (np.reshape(np.broadcast_to(np.asarray(a, dtype=float), flat.shape), shape)
+              for a in (ap, aq))  # the tails are those at rounded arguments (Sec. 2.2)
+    return four, ap, aq
+
+
+def _cells_from(directions: list, idx: np.ndarray, n: np.ndarray, h: float, four: tuple, ap: np.ndarray,
+                aq: np.ndarray) -> GridCells:
+    """:class:`GridCells` of rows of points ``idx`` (n[f] per row) on the lattice h from their tails (:func:`_evaluate`)."""
+    F, L = idx.shape
+    g = idx * h  # grid points g_0 .. g_m (exact where h is a power of two; else within u |j h|: clear_of_grid)
+    p_gt, p_le, q_gt, q_le = four
     p, p_small = cell_masses(p_gt, p_le)  # P-mass of cell j = (g_j, g_{j+1}]
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
         llr = log_cell_masses(q_gt, q_le)  # log Q-mass of cell j (in log space: it underflows first)
         lq_small = np.minimum(q_gt, q_le)
         r_small = np.exp(lq_small + g)  # size of e^g * Q-tails (what the split sees)
         rt = np.exp(llr + g[:, :-1])  # e^{g_j} * Q-mass of cell j (<= p_j), no 0 * inf
-        ap, aq = (np.reshape(np.broadcast_to(np.asarray(a, dtype=float), flat.shape), shape)
-                  for a in (ap, aq))  # the tails are those at rounded arguments (Sec. 2.2)
         kp = tail_rel_err(np.minimum(p_gt, p_le)) + ap
         kq = tail_rel_err(lq_small) + aq
     rt_raw = _fix(rt, nan=0.0)
@@ -908,32 +961,72 @@ def grid_cells_rows(directions: list, h: float, tail: float, coarse: Optional[tu
                   below, above, below_rt, inf_mass)
 
 
+def with_midpoints(idx: np.ndarray, n: np.ndarray, positions: bool = False) -> tuple:
+    """(idx, n) of :func:`point_rows` on the lattice of h / 2: every point doubled, and the midpoint 2 i + 1 inserted
+    in every cell one step wide (i, i + 1); coarse cells (wider) are kept whole. Rows padded as before (copies of
+    their last point). ``positions``: also where each of the given points went (padding: where the last one did)."""
+    F, L = idx.shape
+    valid = np.arange(L - 1)[None, :] < (n - 1)[:, None]
+    mid = (np.diff(idx, axis=1) == 1) & valid
+    step = np.ones((F, L), dtype=np.int64)
+    step[:, :-1] += mid
+    pos = np.cumsum(step, axis=1) - step  # where point j goes
+    n2 = n + mid.sum(axis=1)
+    L2 = int(n2.max())
+    out = np.empty((F, L2), dtype=idx.dtype)
+    rr, jj = np.nonzero(np.arange(L)[None, :] < n[:, None])
+    out[rr, pos[rr, jj]] = 2 * idx[rr, jj]
+    rm, jm = np.nonzero(mid)
+    out[rm, pos[rm, jm] + 1] = 2 * idx[rm, jm] + 1
+    last = out[np.arange(F), n2 - 1]
+    out = np.where(np.arange(L2)[None, :] < n2[:, None], out, last[:, None])
+    if positions:
+        return out, n2, np.where(np.arange(L)[None, :] < n[:, None], pos, (n2 - 1)[:, None])
+    return out, n2
+
+
 def _grid_cells(direction, h: float, tail: float, cells: Optional[dict] = None,
-                coarse: Optional[tuple] = None) -> GridCells:
-    """:func:`grid_cells_rows` of one direction; kept in ``cells`` (read-only arrays) when given, so that the
-    other end of the same bracket reuses them."""
-    key = (id(direction), h, tail, coarse)
+                coarse: Optional[tuple] = None, halves: bool = False) -> GridCells:
+    """:func:`grid_cells_rows` of one direction (``halves``: on the halved grid), kept in ``cells`` (read-only arrays)
+    when given, so that the other end of the same bracket reuses them; the halved grid's cells come with the cells on
+    h from one evaluation (:func:`grid_cells_both`), both kept."""
+    key = (id(direction), h, tail, coarse, halves)
     if cells is not None and key in cells:
         return cells[key][1]
-    out = grid_cells_rows([direction], h, tail, coarse)
-    if cells is not None:
-        for a in vars(out).values():
-            if isinstance(a, np.ndarray):
-                a.setflags(write=False)
-        cells[key] = (direction, out)  # the direction is kept alive with its entry: its id stays its own
-        while len(cells) > CELLS_KEPT:
-            del cells[next(iter(cells))]
-    return out
+    if cells is None or not halves:
+        out = grid_cells_rows([direction], h, tail, coarse, halves=halves)
+        if cells is not None:
+            _keep(cells, key, direction, out)
+        return out
+    both = grid_cells_both([direction], h, tail, coarse)  # and the cells on h, for an upper end still to build
+    for half, out in zip((False, True), both):
+        if key[:-1] + (half,) not in cells:
+            _keep(cells, key[:-1] + (half,), direction, out)
+    return both[1]
+
+
+def _keep(cells: dict, key: tuple, direction, out: GridCells) -> None:
+    """Keep ``out`` in ``cells`` under ``key`` (read-only arrays), the oldest entries beyond 2 CELLS_KEPT dropped."""
+    for a in vars(out).values():
+        if isinstance(a, np.ndarray):
+            a.setflags(write=False)
+    cells[key] = (direction, out)  # the direction is kept alive with its entry: its id stays its own
+    while len(cells) > 2 * CELLS_KEPT:
+        del cells[next(iter(cells))]
 
 
 def pmfs(direction, h: float, *, upper: bool, tail: float = TAIL_MASS, cells: Optional[dict] = None,
-         coarse: Optional[tuple] = None) -> Pmf:
+         coarse: Optional[tuple] = None, halves: bool = True) -> Pmf:
     """The upper (dominating, split) or lower (dominated, swept) discrete PLD of one direction; the grid
     reaches about ``tail`` P-mass into each tail (the exact mass beyond goes to +inf, resp. is dropped).
     ``cells``: a dict in which the grid's tails and cell masses are kept for the other end (the caller's
     cache; the same direction object, h and tail give the same cells). ``coarse`` = (K, thr): cells K h wide
     where the P-mass beyond is below thr (:func:`grid_points`; h must be a power of two, so that every width
-    is exact)."""
+    is exact). ``halves`` (lower end): the pairing of halved cells first (:func:`lower_from_halves`, about half the
+    variance taken from each step's loss, the grid evaluated again with its midpoints); False: the pairing of the
+    whole cells (:func:`lower_rows`, from the cells the upper end reads)."""
+    if not upper and halves:
+        return lower_from_halves(_dominated(_grid_cells(direction, h, tail, cells, coarse, halves=True)), h)[0]
     c = _grid_cells(direction, h, tail, cells, coarse)
     return (_upper_rows(c, h) if upper else lower_rows(c, h))[0]
 
@@ -965,7 +1058,7 @@ def _row_blocks(items: list, cells: list) -> list:
 
 def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MASS,
               coarse: Optional[tuple] = None, lower_later: bool = False, per_atom: bool = True,
-              compact: bool = False) -> dict:
+              compact: bool = False, halves: bool = True) -> dict:
     """:func:`pmfs` of many directions, both ``ends`` (True: upper, False: lower) from one computation of each
     grid, as {end: [Pmf per direction]} in the order given. Subsampled directions of one side are stacked
     (:func:`stacked`) and built by rows of about equal length, _ROWS at a time (fewer where the rows are long,
@@ -979,19 +1072,35 @@ def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MAS
     ``compact`` (with ``per_atom`` False; what a history of many factors keeps): the upper PMFs' error patterns
     ``mono``, ``dip``, ``quad`` are stored as float32 rounded up (:func:`round_up_f32`: each stored bound >= the
     float64 one, so it is a bound in its turn; docs/pld.md Sec. 2.10 "Memory and reuse"), and a sparse lower PMF
-    built with its upper one shares its point offsets (``at``, the same grid points)."""
+    built with its upper one shares its point offsets (``at``, the same grid points). ``halves`` (default, as
+    :func:`pmfs`): the lower end from the halved cells (:func:`lower_from_halves`, both grids from one evaluation);
+    False: from the whole cells (:func:`lower_rows`, the pairing alone: cheaper to build, about twice the
+    variance taken from each step's loss)."""
     out = {e: [None] * len(directions) for e in ends}
     errors32 = compact and not per_atom
-    later = LowerLater(len(directions), h) if lower_later and False in ends else None
+    later = LowerLater(len(directions), h, halves) if lower_later and False in ends else None
     sub = [i for i, d in enumerate(directions) if type(d) is SubsampledDirection]
+
+    def cells_of(ds, co, stack=False):
+        """(cells on h for the upper end, cells the lower end reads)"""
+        if not halves or False not in ends:
+            c = grid_cells_rows(ds, h, tail, co, stack=stack)
+            return c, c
+        if True in ends:
+            return grid_cells_both(ds, h, tail, co, stack=stack)
+        return None, grid_cells_rows(ds, h, tail, co, stack=stack, halves=True)
+
+    def lower(c):
+        return lower_from_halves(_dominated(c), h) if halves else lower_rows(c, h)
+
     for i in range(len(directions)):
         if type(directions[i]) is not SubsampledDirection:
-            c = grid_cells_rows([directions[i]], h, tail, None)
+            c, cl = cells_of([directions[i]], None)
             for e in ends:
                 if e or later is None:
-                    out[e][i] = (_upper_rows(c, h, per_atom, errors32) if e else lower_rows(c, h))[0]
+                    out[e][i] = (_upper_rows(c, h, per_atom, errors32) if e else lower(cl))[0]
                 else:
-                    later.blocks.append(([i], _dominated(c)))
+                    later.blocks.append(([i], _dominated(cl)))
     for remove in (True, False):
         group = [i for i in sub if directions[i].remove == remove]
         if not group:
@@ -1000,12 +1109,12 @@ def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MAS
         order = sorted(range(len(group)), key=lambda k: sizes[k][1] - sizes[k][0])
         for block in _row_blocks([group[k] for k in order], [sizes[k][1] - sizes[k][0] + 1 for k in order]):
             ds = [directions[i] for i in block]
-            c = grid_cells_rows(ds, h, tail, coarse, stack=len(ds) > 1)
+            c, cl = cells_of(ds, coarse, stack=len(ds) > 1)
             for e in ends:
                 if not e and later is not None:
-                    later.blocks.append((block, _dominated(c)))
+                    later.blocks.append((block, _dominated(cl)))
                     continue
-                built = _upper_rows(c, h, per_atom, errors32) if e else lower_rows(c, h)
+                built = _upper_rows(c, h, per_atom, errors32) if e else lower(cl)
                 for i, pm in zip(block, built):
                     out[e][i] = pm
             if compact and True in ends and False in ends and later is None:
@@ -1039,11 +1148,12 @@ def round_up_f32(a: np.ndarray) -> np.ndarray:
 class LowerLater:
     """The lower ends of :func:`pmfs_many` not built yet: each row block's dominated cells (:class:`_Dominated`,
     ~20 bytes per grid point, against 8 per lattice point of the built PMF); :meth:`build` runs the pairing
-    (:func:`lower_from`), the same PMFs as :func:`lower_rows` on the same cells."""
+    (:func:`lower_from_halves` or, without ``halves``, :func:`lower_from`), the same PMFs as built at once from the same
+    cells."""
 
-    def __init__(self, count: int, h: float):
-        self.count, self.h = count, h
-        self.blocks: list = []  # (direction indices, _Dominated)
+    def __init__(self, count: int, h: float, halves: bool = True):
+        self.count, self.h, self.halves = count, h, halves
+        self.blocks: list = []  # (direction indices, _Dominated: on the halved grid where ``halves``)
 
     @property
     def nbytes(self) -> int:
@@ -1057,7 +1167,7 @@ class LowerLater:
         blocks.reverse()
         while blocks:
             block, dm = blocks.pop()
-            for i, pm in zip(block, lower_from(dm, self.h)):
+            for i, pm in zip(block, (lower_from_halves if self.halves else lower_from)(dm, self.h)):
                 out[i] = pm
             del dm
         return out
@@ -1378,6 +1488,130 @@ def lower_from(dm: _Dominated, h: float) -> list:
     return out
 
 
+def lower_from_halves(dm: _Dominated, h: float) -> list:
+    """The dominated PMF of each row (on the lattice of h) from its dominated cells on the lattice of h / 2
+    (:func:`grid_cells_rows` with ``halves``): the halves of the cells are paired first (:func:`pair_halves`), what
+    is left of them is paired as whole cells (:func:`sweep_rows`) with the halves' mixtures among the emitted
+    ones (docs/pld.md Sec. 2.3, "Halves")."""
+    res, out0, r_out0 = pair_halves(dm, h)
+    F, M = res.p_lo.shape
+    atoms = np.zeros((F, M + 1))
+    atoms[:, :-1] = sweep_rows(res.p_lo, res.rt_hi, h, res.below_lo, res.below_rt_hi, idx=res.off,
+                               cells=res.n - 1, emitted=(out0, r_out0))[0]
+    mean, var = _point_moments(atoms, res.off, res.n)
+    rows = _sparse_rows(res.n, res.off, atoms)
+    out = []
+    for f in range(F):
+        zero = np.broadcast_to(_ZERO, rows[f][2])
+        out.append(_pmf_of(rows[f], int(res.lo[f]), 0.0, h, err_atoms=zero, mono=zero, dip=zero, quad=zero,
+                           moments=_moments_row(rows[f], int(res.lo[f]), mean[f], var[f])))
+    return out
+
+
+#: room left in a halves' mixture for the check's roundings (relative to its P-mass), as in the pairing
+_HALF_ROOM = 64
+
+
+def pair_halves(dm: _Dominated, h: float) -> tuple:
+    """The first stage of the dominated end on halved cells (docs/pld.md Sec. 2.3, "Halves").
+
+    ``dm``: dominated cells on the lattice of h / 2 whose points are the grid's points on the lattice of h (even
+    offsets) and the midpoints of its cells one step wide (odd offsets). At each grid point g_j between two such
+    cells, the upper half U of the cell below ((g_j - h/2, g_j], ratio below e^{g_j}: a deficit e^{g_j} Q - P) and
+    the lower half L of the cell above ((g_j, g_j + h/2], an excess P - e^{g_j} Q) are mixed so that the mixture's
+    ratio is e^{g_j}: all of the one whose imbalance is smaller, the fraction of the other that balances it. The
+    mixture spans h instead of the whole cells' 2h, so it takes a quarter of the variance from the loss (~h^2 / 12
+    per unit mass against h^2 / 3, measured at q = 1e-3, sigma = 0.8). Cutting and mixing are post-processings
+    where the fractions used sum to at most 1 in exact arithmetic: the unused fraction is fl(fl(1 - f) - 2u) <= 1 -
+    f. A mixture is kept only where an upper bound of its e^{g_j} Q (U's taken times e^{h/2} rounded up, sums times
+    1 + 8u) is below a lower bound of its P (times 1 - 8u), after 64u of its P-mass of room was left in the
+    balance; otherwise both halves stay whole.
+
+    Returns (residual, out, r_out): the unused parts as cells on the lattice of h (a :class:`_Dominated`: the
+    unused fractions of cell j's two halves together, P times 1 - 4u, e^{g_j} Q times 1 + 4u, U's e^{g_j} Q from
+    its own e^{g_j + h/2} Q times e^{-h/2} rounded up; a cell without halves as it is), and the mixtures' P lower
+    bounds and e^{g_j} Q upper bounds at each g_j (one per cell of the residual, rows like its cells)."""
+    u = U
+    F, M2 = dm.p_lo.shape
+    n2 = dm.n
+    L2 = M2 + 1
+    off2 = np.broadcast_to(np.arange(L2), (F, L2)) if dm.off is None else np.asarray(dm.off, dtype=np.int64)
+    inside = np.arange(L2)[None, :] < n2[:, None]
+    even = inside & (off2 % 2 == 0)
+    n = even.sum(axis=1)
+    L = int(n.max())
+    rank = np.cumsum(even, axis=1) - 1
+    pos = np.zeros((F, L), dtype=np.int64)  # position of the grid's j-th point among the halved points
+    rr, kk = np.nonzero(even)
+    pos[rr, rank[rr, kk]] = kk
+    pos = np.where(np.arange(L)[None, :] < n[:, None], pos, pos[np.arange(F), n - 1][:, None])
+    M = L - 1
+    first = pos[:, :-1]  # the cell (of h / 2) at the bottom of grid cell j: its lower half, or the whole cell
+    halved = (pos[:, 1:] - first) == 2
+    second = np.minimum(first + 1, M2 - 1) if M2 > 0 else first
+    pA = np.take_along_axis(dm.p_lo, np.minimum(first, M2 - 1), axis=1) if M2 else np.zeros((F, M))
+    rA = np.take_along_axis(dm.rt_hi, np.minimum(first, M2 - 1), axis=1) if M2 else np.zeros((F, M))
+    pB = np.where(halved, np.take_along_axis(dm.p_lo, second, axis=1), 0.0) if M2 else np.zeros((F, M))
+    rB = np.where(halved, np.take_along_axis(dm.rt_hi, second, axis=1), 0.0) if M2 else np.zeros((F, M))
+    rem_a = np.ones((F, M))  # unused fraction of each cell's lower half (of the whole cell where not halved)
+    rem_b = np.ones((F, M))
+    out = np.zeros((F, M))
+    r_out = np.zeros((F, M))
+    if M >= 2 and h / 2 < 709.0:
+        up = math.exp(h / 2) * (1.0 + 2 * u)  # e^{h/2} rounded up
+        pU, rU = pB[:, :-1], rB[:, :-1] * up  # U: the upper half of cell j - 1, its e^{g_j} Q bound
+        pL, rL = pA[:, 1:], rA[:, 1:]  # L: the lower half of cell j
+        both = halved[:, :-1] & halved[:, 1:]
+        deficit = rU - pU
+        excess = pL - rL
+        room = _HALF_ROOM * u * (pU + pL)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            take_l = excess >= deficit + room  # all of U, a fraction of L
+            f_l = np.where(take_l, np.minimum((deficit + room) / excess, 1.0), 1.0)
+            f_u = np.where(take_l, 1.0, np.clip((excess - room) / deficit, 0.0, 1.0))
+        f_l = np.where(np.isfinite(f_l) & (f_l >= 0.0), f_l, 0.0)
+        f_u = np.where(np.isfinite(f_u), f_u, 0.0)
+        p_e = (f_u * pU + f_l * pL) * (1.0 - 8 * u)
+        r_e = (f_u * rU + f_l * rL) * (1.0 + 8 * u)
+        fit = both & (p_e > 0.0) & (r_e <= p_e)
+        out[:, 1:] = np.where(fit, p_e, 0.0)
+        r_out[:, 1:] = np.where(fit, r_e, 0.0)
+        # the unused fractions, <= 1 - f in exact arithmetic (fl(1 - f) <= 1 - f + u; minus 2u, rounded)
+        rem_b[:, :-1] = np.where(fit, np.maximum((1.0 - f_u) - 2 * u, 0.0), 1.0)
+        rem_a[:, 1:] = np.where(fit, np.maximum((1.0 - f_l) - 2 * u, 0.0), 1.0)
+    down = math.exp(-h / 2) * (1.0 + 2 * u)  # e^{-h/2} rounded up: U's e^{g_j} Q from its e^{g_j + h/2} Q
+    p_res = np.where(halved, (rem_a * pA + rem_b * pB) * (1.0 - 4 * u), pA)
+    rt_res = np.where(halved, (rem_a * rA + rem_b * rB * down) * (1.0 + 4 * u), rA)
+    p_res = np.where((p_res > rt_res) & (p_res > _P_FLOOR), p_res, 0.0)
+    rt_res = np.minimum(rt_res, p_res)
+    grid = np.take_along_axis(off2, pos, axis=1) // 2
+    off = None
+    if np.any((np.diff(grid, axis=1) > 1) & (np.arange(M)[None, :] < (n - 1)[:, None])):
+        off = grid.astype(np.int32) if int(grid.max()) < 2**31 else grid
+    res = _Dominated(n, dm.lo // 2, off, p_res, rt_res, dm.below_lo, dm.below_rt_hi)
+    return res, out, r_out
+
+
+def halved_masses(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float,
+                  idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(lattice indices of the grid's points on h, P-mass emitted at each) by the dominated construction on halved
+    cells (:func:`pair_halves`, then :func:`sweep_rows`) of one row of cells on the lattice of h / 2: cell k between
+    the points ``idx[k]`` and ``idx[k + 1]`` (lattice indices of h / 2; the grid's points even, the midpoints of its
+    cells one step wide odd), P-mass ``p[k]`` and e^{g_k} Q-mass ``rt[k]`` (g_k = idx[k] h / 2) taken as certified
+    bounds. What :func:`lower_from_halves` builds, for the tests (a post-processing of the cells)."""
+    idx = np.asarray(idx, dtype=np.int64)[None, :]
+    lo = idx[:, :1].copy()
+    off = idx - lo
+    dm = _Dominated(np.array([idx.shape[1]]), lo[:, 0], off if np.any(np.diff(off) > 1) else None,
+                    np.asarray(p, dtype=float)[None, :], np.asarray(rt, dtype=float)[None, :],
+                    np.array([below_p], dtype=float), np.array([below_rt], dtype=float))
+    res, out0, r_out0 = pair_halves(dm, h)
+    out = sweep_rows(res.p_lo, res.rt_hi, h, res.below_lo, res.below_rt_hi, idx=res.off, cells=res.n - 1,
+                     emitted=(out0, r_out0))[0]
+    grid = res.lo[0] + (np.arange(res.n[0]) if res.off is None else res.off[0].astype(np.int64))
+    return grid[:-1], out[0]
+
+
 def dominated_masses(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float, *,
                      fractions: bool = False, idx: Optional[np.ndarray] = None):
     """P-mass emitted at each g_j (j = 0..m-1) by the dominated construction of one PMF (:func:`sweep_rows`,
@@ -1392,10 +1626,12 @@ def dominated_masses(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, be
 
 
 def sweep_rows(p: np.ndarray, rt: np.ndarray, h: float, below_p: np.ndarray, below_rt: np.ndarray, *,
-                idx: Optional[np.ndarray] = None, cells: Optional[np.ndarray] = None):
+                idx: Optional[np.ndarray] = None, cells: Optional[np.ndarray] = None,
+                emitted: Optional[tuple] = None):
     """P-mass emitted at each g_j (j = 0..m-1) of each row by the dominated construction (docs/pld.md Sec. 2.3);
     with the pairing's fractions (x, z, rest). ``cells``: the number of cells of each row (padded cells beyond
-    are empty).
+    are empty). ``emitted``: (P lower bounds, e^{g_j} Q upper bounds) of mixtures already made at each g_j
+    (:func:`pair_halves`), emitted with the pairing's and offered to the piles as partners.
 
     The pairing (:func:`_pair_level`) mixes a fraction of each cell's atom with a fraction of the atom
     below so that the mixture's ratio is e^{g_j}. A cell much heavier than its neighbours -- the mass piled
@@ -1422,6 +1658,10 @@ def sweep_rows(p: np.ndarray, rt: np.ndarray, h: float, below_p: np.ndarray, bel
         with np.errstate(over="ignore"):
             eh = np.where(w_prev < 709.0, np.exp(w_prev) * (1.0 + 2 * u), np.inf)
     out, r_out, left, x, z = _pair_level(p, rt, eh, below_p, below_rt)
+    if emitted is not None:  # mixtures made before (:func:`pair_halves`): emitted with these, partners alike
+        o0, r0 = emitted
+        out = np.where(o0 > 0.0, (out + o0) * (1.0 - 2 * u), out)
+        r_out = np.where(o0 > 0.0, (r_out + r0) * (1.0 + 2 * u), r_out)
     lp = left * p * (1.0 - 2 * u)  # the rest: P from below, e^{g_j} Q from above
     lrt = left * rt * (1.0 + 2 * u)
     out, lp = _absorb_piles(out, r_out, lp, lrt, h, idx, cells)

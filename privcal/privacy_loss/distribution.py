@@ -70,6 +70,10 @@ _RUNG = 2.0 ** 0.25
 #: the window tail a tilted one-level composition tries first (PLD._composed_for, docs/pld.md Sec. 2.5): its outside
 #: mass, a tilted one, is charged at the scale S(eps) = c(tau) e^{K - tau eps} of the delta weights, not in full
 TILTED_WINDOW_TAIL = 1e-10
+#: PLD._weak_lower: the predicted gap of the whole cells' lower end (in requested widths) from which the lower end is
+#: built from halved cells at once, and the composed loss's largest skewness for which the prediction is read
+_WEAK_GAP, _WEAK_SKEW = 0.87, 0.04
+
 #: the largest factor by which PLD._heavy_tail_factor coarsens the rule grid
 _MAX_HEAVY = 4.0
 #: factors of the proxy history whose Chernoff estimate a history of many distinct factors is coarsened by
@@ -172,6 +176,9 @@ class PLD:
         # (direction, delta) whose untilted try was rejected, and whose upper end was tilted (_composed)
         self._untilted_rejected: set = set()
         self._upper_tilted: set = set()
+        # grids on which the lower end is built from halved cells (discretise.lower_from_halves): where a bracket's
+        # lower end from whole cells was too weak (PLD._bracket_uncached)
+        self._halves: set = set()
         self._tilted_tail: dict = {}  # delta -> the window tail its tilted compositions start on (_composed_for)
         self._dir_upper: dict = {}  # (delta, direction) -> the smallest certified upper end of its epsilon so far
         self._strong = 0  # the direction a screen composes on the fine grid first (PLD._screened)
@@ -277,6 +284,8 @@ class PLD:
     def _bracket_uncached(self, delta: float) -> tuple[float, float]:
         if self.value_discretization is not None:
             lo, hi = self._bracket_at(delta, self.value_discretization)
+            if hi - lo > self._width(hi) and self.value_discretization not in self._halves:
+                lo = max(lo, self._lower_from_halves(delta, self.value_discretization, lo))
             self._met[delta] = hi - lo <= self._width(hi)
             if not self._met[delta]:
                 self._note(f"delta={delta:g}: bracket [{lo:.6g}, {hi:.6g}] is wider than the requested "
@@ -309,6 +318,16 @@ class PLD:
                 lo, hi = max(lo, lo_s), min(hi, hi_s)  # both brackets are certified
                 continue
             disc, roff = self._last_parts
+            if disc >= roff and h not in self._halves:
+                # the lower end from halved cells on the same grid before a finer one (docs/pld.md Sec. 2.3
+                # "Halves"): it takes about half the variance the pairing of whole cells takes from each step's
+                # loss, at the price of the grid's midpoints and one dominated composition (a finer grid costs both
+                # ends on twice the cells); where it is still too wide, a finer grid builds its lower end so too
+                lo_h = self._lower_from_halves(delta, h, lo)
+                disc = max(disc - max(lo_h - lo, 0.0), 0.0)
+                lo = max(lo, lo_h)
+                if hi - lo <= self._width(hi):
+                    break
             gap = (hi - lo) / self._width(hi) if math.isfinite(hi) else math.inf
             if h == 2.0 ** math.floor(math.log2(h)):
                 # a power-of-two grid moves by 2 or 4: the next grid is one too, so a subsampled step keeps its
@@ -322,6 +341,8 @@ class PLD:
             if h_next in tried:
                 break
             tried.add(h_next)
+            if h in self._halves and h_next < h:
+                self._halves.add(h_next)
             if h_next < h:  # a finer grid: the lower end first, the weaker side (docs/pld.md Sec. 2.8); only of the
                 # directions that can raise it (:meth:`_raising`)
                 try:
@@ -350,6 +371,53 @@ class PLD:
             self._note(f"delta={delta:g}: bracket [{lo:.6g}, {hi:.6g}] is wider than the requested accuracy "
                        f"(relative {self.accuracy:g}, absolute {self.absolute_accuracy:g})")
         return lo, hi
+
+    def _weak_lower(self, delta: float, h: float, d: int, up_c: convolve.Composed, up: float) -> bool:
+        """Whether the lower end of direction ``d`` from whole cells on the grid h is predicted to leave the bracket
+        too wide, so that it is built from halved cells at once (PLD._bracket_uncached would build them only after
+        composing it). A heuristic read from the PMFs' moments (either choice gives a certified bracket): the
+        composed ends differ by dM in mean and dV in variance (count-weighted per-step differences), and for a loss
+        near Gaussian epsilon ~ M + z sqrt(V) moves by gap = dM + (epsilon - M) dV / (2 V). Predicted weak where
+        gap >= _WEAK_GAP of the requested width and the composed loss's skewness is at most _WEAK_SKEW (a heavier
+        tail, e.g. q = 1e-3 over 1,000 steps, makes the Gaussian reading overstate the gap 3-40x). Measured on the
+        27-case grid at delta = 1e-5, 1e-9, 1e-12 (the whole cells' gap against this prediction): every bracket
+        the whole cells left too wide is predicted (gap >= 0.88, skewness <= 0.039), and two of the 81 that fit are
+        predicted too (1e-12 and 1e-9, q = 1e-3, sigma = 0.8, 1e5 steps). Builds the whole cells' lower PMFs
+        (from the cells the upper end left cached); the skewness only where the gap is large."""
+        tails = self._tails(delta)
+        ups = self._pmfs(h, True, tails, dirs=(d,))[0]
+        lows = self._pmfs(h, False, tails, dirs=(d,))[0]
+        M = V = dM = dV = 0.0
+        for (pu, n), (pl, _) in zip(ups, lows):
+            _, mu, vu = convolve.pmf_moments(pu)
+            _, ml, vl = convolve.pmf_moments(pl)
+            M += n * mu * h
+            V += n * vu * h * h
+            dM += n * (mu - ml) * h
+            dV += n * (vu - vl) * h * h
+        if not (V > 0 and math.isfinite(up)):
+            return False
+        if dM + (up - M) * dV / (2.0 * V) < _WEAK_GAP * self._width(up):
+            return False
+        k3 = 0.0
+        for pu, n in ups:
+            _, mu, _ = convolve.pmf_moments(pu)
+            at, v = pu.points()
+            x = (np.arange(v.size, dtype=float) if at is None else np.asarray(at, dtype=float)) + (pu.offset - mu)
+            k3 += n * float(np.dot(v, x * x * x)) * h ** 3
+        return k3 <= _WEAK_SKEW * V ** 1.5
+
+    def _lower_from_halves(self, delta: float, h: float, lo: float) -> float:
+        """The certified lower end at ``delta`` on the grid h with the lower ends built from halved cells
+        (:func:`discretise.lower_from_halves`; h is added to ``_halves``), of the directions that can raise ``lo``;
+        ``lo`` where the grid's midpoints exceed the memory cap."""
+        self._halves.add(h)
+        try:
+            return max((epsilon_side(c, delta, upper=False)
+                        for c in self._composed(h, False, delta, both=False, dirs=self._raising(delta, lo))),
+                       default=lo)
+        except MemoryLimitError:
+            return lo
 
     def _pure_cap(self, upper: float, delta: float) -> float:
         """min(upper, E) when every factor is pure or approximate DP with losses bounded by its eps0
@@ -561,24 +629,26 @@ class PLD:
         dominated cells (:class:`discretise.LowerLater`) and built when it is asked for: a bracket composes the lower
         end of one direction only (:meth:`_bracket_at`), the pairing of the other is never run."""
         dirs = tuple(range(self._n_dirs())) if dirs is None else dirs
+        halves = h in self._halves
+        end = self._end(h, upper)
         for d in dirs:
-            key, later = ("pmf", h, upper, tails[0], d), ("pmf later", h, tails[0], d)
-            if not upper and key not in self._cache and later in self._cache:
+            key, later = ("pmf", h, end, tails[0], d), ("pmf later", h, tails[0], d)
+            if not upper and not halves and key not in self._cache and later in self._cache:
                 keys, lower = self._cache.pop(later)
                 lower = lower.build()
                 del self._cache_bytes[later]
                 for k, pm in zip(keys, lower):
                     STEP_MEMO.put(k, pm)
                 self._remember(key, [(pm, n) for pm, (_, n) in zip(lower, self._factors)])
-        need = [d for d in dirs if ("pmf", h, upper, tails[0], d) not in self._cache]
+        need = [d for d in dirs if ("pmf", h, end, tails[0], d) not in self._cache]
         # what this call returns, held here: under a tight memory_limit remembering one direction's PMFs can
         # evict another's from the cache before they are read back
-        got = {d: self._cache[("pmf", h, upper, tails[0], d)] for d in dirs if d not in need}
+        got = {d: self._cache[("pmf", h, end, tails[0], d)] for d in dirs if d not in need}
         if need:
             self._check_memory(h, self._cells(h, tails[0]))
             ds = [self._directions(p) for p, _ in self._factors]
             for d in need:
-                other = ("pmf", h, not upper, tails[0], d)
+                other = ("pmf", h, self._end(h, not upper), tails[0], d)
                 later = ("pmf later", h, tails[0], d)
                 ends = (upper, not upper) if both and other not in self._cache and later not in self._cache else (upper,)
                 own = [dd[min(d, len(dd) - 1)] for dd in ds]
@@ -587,26 +657,34 @@ class PLD:
                     ends = (upper,)
                 built: dict = {e: [] for e in ends}
                 if len(directions) > discretise.CELLS_KEPT:  # many: stacked, by rows (the grid cells are not kept)
-                    built = self._pmfs_many(directions, h, upper, ends, tails[0], later)
+                    built = self._pmfs_many(directions, h, upper, ends, tails[0], later, halves)
                 else:
                     for direction, (_, n) in zip(directions, self._factors):
                         cells = self._grid_cache if len(ends) == 1 else {}
                         coarse = self._coarse_tails(h) if isinstance(direction, discretise.SubsampledDirection) else None
                         for e in ends:
                             built[e].append((discretise.pmfs(direction, h, upper=e, tail=tails[0], cells=cells,
-                                                         coarse=coarse), n))
+                                                         coarse=coarse, halves=halves), n))
                 for e in ends[::-1]:
                     if e in built:  # (many factors: a lower end may be kept for later, or not asked)
-                        self._remember(("pmf", h, e, tails[0], d), built[e])
+                        self._remember(("pmf", h, self._end(h, e), tails[0], d), built[e])
                 got[d] = built[upper]
         return [got[d] for d in dirs]
 
-    def _pmfs_many(self, directions: list, h: float, upper: bool, ends: tuple, tail: float, later) -> dict:
+    def _end(self, h: float, upper: bool):
+        """The cache's name of an end on the grid h: True (upper), False (lower from whole cells) or "halves" (lower
+        from halved cells, on the grids in ``_halves``)."""
+        return upper or ("halves" if h in self._halves else False)
+
+    def _pmfs_many(self, directions: list, h: float, upper: bool, ends: tuple, tail: float, later,
+                   halves: bool = False) -> dict:
         """{end: [(Pmf, count)]} of many directions, from :data:`STEP_MEMO` where kept, the rest built together
         (:func:`discretise.pmfs_many`, without per-atom errors) and kept. Built from nothing, the lower end that
-        comes with an upper one is kept as its dominated cells under ``later`` (built if asked for)."""
+        comes with an upper one is kept as its dominated cells under ``later`` (built if asked for). ``halves``: the
+        lower end from halved cells (memo keys end "halves")."""
         coarse = self._coarse_tails(h)
-        keys = {e: [StepMemo.key(x, h, tail, coarse, e) for x in directions] for e in (True, False)}
+        keys = {e: [StepMemo.key(x, h, tail, coarse, e or ("halves" if halves else False)) for x in directions]
+                for e in (True, False)}
         got = {e: [STEP_MEMO.get(k) for k in keys[e]] for e in ends}
         missing = [i for i, pm in enumerate(got[upper]) if pm is None]
         if len(missing) == len(directions):  # nothing kept: one build, the lower end possibly later
@@ -615,14 +693,14 @@ class PLD:
             # bracket composes: built at once, the cells (~1.7x the PMFs' bytes) are not held beside them
             later_ok = upper and len(self._factors) <= convolve.GROUP_MIN
             rows = discretise.pmfs_many(directions, h, ends=ends, tail=tail, coarse=coarse, lower_later=later_ok,
-                                        per_atom=False, compact=True)
+                                        per_atom=False, compact=True, halves=halves)
             if isinstance(rows.get(False), discretise.LowerLater):
                 self._remember(later, (keys[False], rows.pop(False)))
             got = {e: rows[e] for e in rows}
         else:  # the ends asked for the directions whose first end is not kept (bitwise what one build gives)
             if missing:
                 rows = discretise.pmfs_many([directions[i] for i in missing], h, ends=ends, tail=tail,
-                                            coarse=coarse, per_atom=False, compact=True)
+                                            coarse=coarse, per_atom=False, compact=True, halves=halves)
                 for e in ends:
                     for i, pm in zip(missing, rows[e]):
                         got[e][i] = pm
@@ -878,7 +956,7 @@ class PLD:
     def _composed_levels(self, h: float, upper: bool, tails, d: int, pm, tilt: float, K: int):
         """:func:`convolve.compose_levels` of direction ``d`` (cached; None where a block exceeds the memory
         cap), blocks of :meth:`_level_block` steps."""
-        key = ("levels", h, upper, tails, d, tilt, K)
+        key = ("levels", h, self._end(h, upper), tails, d, tilt, K)
         if key not in self._cache:
             try:
                 c = convolve.compose_levels(pm, K, self._level_block(K), upper, tails[1], tilt,
@@ -959,6 +1037,9 @@ class PLD:
         for i in sorted(range(len(ups)), key=lambda i: -up_d[i]):
             if los and not up_d[i] > lo:
                 continue
+            if not los and few and not strict and h not in self._halves and self._weak_lower(delta, h, names[i], ups[i],
+                                                                                            up):
+                self._halves.add(h)
             c = self._composed(h, False, delta, strict=strict, both=False, dirs=(names[i],))[0]
             los.append(c)
             lo = max(lo, epsilon_side(c, delta, upper=False))
