@@ -529,7 +529,8 @@ def test_a_power_of_two_grid_is_refined_to_a_power_of_two_grid(q, sigma, steps, 
     pld = from_event(SelfComposedEvent(PoissonSampledEvent(q, GaussianEvent(sigma)), steps))
     pld.bracket(1e-5)
     assert pld.accuracy_met(1e-5)
-    assert len(pmf_grids) == 2 and pmf_grids[1] == pmf_grids[0] / finer
+    # the rule grid, the add direction's screen on 8 h (Sec. 2.8: it cannot raise epsilon), the refined grid
+    assert len(pmf_grids) == 3 and pmf_grids[1] == 8 * pmf_grids[0] and pmf_grids[2] == pmf_grids[0] / finer
     assert all(h == 2.0 ** math.floor(math.log2(h)) for h in pmf_grids)
 
 
@@ -540,5 +541,5 @@ def test_a_very_long_history_starts_on_the_rule_grid_of_its_steps(pmf_grids):
     and was computed again on 2^-11; it meets the accuracy on the first grid."""
     pld = from_event(SelfComposedEvent(PoissonSampledEvent(1e-2, GaussianEvent(1.0)), 10**8))
     pld.bracket(1e-5)
-    assert pmf_grids == [2.0**-11]
+    assert pmf_grids == [2.0**-11, 2.0**-8]  # (2^-8: the add direction's screen, Sec. 2.8)
     assert pld.accuracy_met(1e-5)

@@ -395,3 +395,31 @@ def test_a_many_factor_lower_end_follows_its_upper_ends_tilt():
         mp_.setattr(convolve, "compose", spy)
         epsilon_of(ev, 2e-8)
     assert len(seen) >= 3 and all(tilted for _, tilted in seen), seen  # no untilted try, so none composed twice
+
+
+@pytest.mark.parametrize("q, sigma, steps", [(1e-3, 0.8, 100_000), (1e-2, 1.1, 10_000), (0.1, 2.0, 1_000)])
+def test_one_factor_screens_its_add_direction_at_delta_above_1e_minus_8(q, sigma, steps, monkeypatch):
+    """One subsampled factor at delta = 1e-5 (docs/pld.md 2.8): the add direction is composed on the grid
+    _SCREEN_COARSEN times coarser, and no further where its coarse upper end is below the remove direction's fine one;
+    the bracket is bit for bit the one composing both directions on the fine grid. At delta = 1e-9 (below 1e-8, where
+    a heavy tail's tilted compositions make the coarse screen cost more than it saves) both directions are composed
+    on the fine grid. Red when a few-factor history is not screened, or screened below 1e-8."""
+    from privcal.privacy_loss import distribution as D
+
+    seen = []
+    screened = D.PLD._screened
+
+    def spy(self, *args):
+        out = screened(self, *args)
+        seen.append(out)
+        return out
+
+    monkeypatch.setattr(D.PLD, "_screened", spy)
+    pair = B.SubsampledGaussianPair(sigma, q)
+    got = D.PLD([(pair, steps)]).bracket(1e-5)
+    assert seen and seen[0] == (0,)  # the remove direction alone on the fine grid
+    seen.clear()
+    D.PLD([(pair, steps)]).bracket(1e-9)
+    assert seen and seen[0] is None
+    monkeypatch.setattr(D.PLD, "_screened", lambda self, *args: None)  # both directions on the fine grid
+    assert D.PLD([(pair, steps)]).bracket(1e-5) == got

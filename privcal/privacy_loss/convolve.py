@@ -1628,7 +1628,7 @@ def _suffix_deltas(c: Composed, y: np.ndarray) -> np.ndarray:
     s1 = np.cumsum(y[::-1])[::-1]
     if n * h < 600.0:  # e^{(n - i) h} stays finite: plain suffix sums of y_i e^{(n - i) h}
         scale = np.exp((n - np.arange(n)) * h)
-        T = np.cumsum((y * np.exp(-np.arange(n) * h + n * h))[::-1])[::-1] / scale
+        T = np.cumsum((y * scale)[::-1])[::-1] / scale
     else:
         with np.errstate(divide="ignore"):
             lw = np.log(y) - np.arange(n) * h  # log(y_i e^{-i h})
