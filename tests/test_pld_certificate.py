@@ -1387,3 +1387,28 @@ def test_tilted_log_without_error_positions_covers_the_patterns_at_any_position(
             tb, _ = C.tilted_log(blind, tau)
             tp, _ = C.tilted_log(placed, tau)
             assert tb.err_mass >= tp.err_mass and tb.err_dipole >= tp.err_dipole and tb.err_quad >= tp.err_quad
+
+
+@pytest.mark.parametrize("tau", [0.05, 0.5])
+def test_tilting_a_pmf_without_error_positions_takes_every_error_at_the_largest_weight(tau):
+    """``convolve.tilted`` of a Pmf built elsewhere (input errors as totals, no per-atom patterns, e.g. given to
+    ``compose_pmfs``) charges every error at the largest tilted weight (Sec. 2.5): its tilted non-local, dipole and
+    quadrupole terms are at least those of the same totals placed at any one atom, computed from the positions
+    (the placements at the top atom, the bottom one and the middle are tried). Red when the no-position branch is
+    dropped or its weight lowered (the e^tau of a dipole's far atom, or the margin)."""
+    rng = np.random.default_rng(7)
+    m, h = 60, 0.05
+    mass = rng.uniform(0.0, 1.0, m)
+    mass /= mass.sum()
+    e_mass, e_dip, e_quad = 1e-9, 2e-10, 3e-11
+    bare = B.Pmf(-10, mass, 0.0, h, e_mass, e_dip, e_quad)
+    t_bare, _ = C.tilted(bare, tau)
+    for at in (m - 1, 0, m // 2):
+        pattern = [np.zeros(m) for _ in range(3)]
+        for arr, e in zip(pattern, (e_mass, e_dip, e_quad)):
+            arr[at] = e
+        placed = B.Pmf(-10, mass, 0.0, h, e_mass, e_dip, e_quad, mono=pattern[0], dip=pattern[1], quad=pattern[2])
+        t_placed, _ = C.tilted(placed, tau)
+        assert t_bare.err_mass >= t_placed.err_mass > 0
+        assert t_bare.err_dipole >= t_placed.err_dipole > 0
+        assert t_bare.err_quad >= t_placed.err_quad > 0
