@@ -1063,9 +1063,12 @@ class PLD:
         directions: one or a few subsampled steps) is screened alike at delta >= _UNTILTED_DELTA (q = 1e-3, sigma =
         0.8, 1e5 steps, delta = 1e-5: the add direction's fine build and composition, ~2 of 14 ms, against ~0.8 ms on
         the coarse grid); below it a heavy tail's tilted compositions on the coarse grid cost more than they save
-        (measured: 18 -> 34 ms at q = 1e-3, 1e3 steps, delta = 1e-15)."""
+        (measured: 18 -> 34 ms at q = 1e-3, 1e3 steps, delta = 1e-15), and so does a history composed in levels,
+        whose two directions' epsilons are close (1e7 steps: the coarse upper end did not rule the add direction
+        out, 15 -> 17 ms)."""
         few = len(self._factors) * self._n_dirs() <= discretise.CELLS_KEPT
-        if self._n_dirs() < 2 or (len(self._factors) <= convolve.GROUP_MIN and not (few and delta >= _UNTILTED_DELTA)):
+        if self._n_dirs() < 2 or (len(self._factors) <= convolve.GROUP_MIN and not (
+                few and delta >= _UNTILTED_DELTA and not self._level_k(h, self._tails(delta)))):
             return None
         strong = self._strong
         fine = epsilon_side(self._composed(h, True, delta, strict=strict, both=True, dirs=(strong,))[0], delta,
