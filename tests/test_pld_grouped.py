@@ -280,6 +280,23 @@ def _schedule(k: int):
                           for i in range(k)])
 
 
+def _screen_spy(monkeypatch):
+    """(list of what each ``PLD._screened`` call returned, the spy installed): which directions a bracket composed on
+    the fine grid (None: all)."""
+    from privcal.privacy_loss import distribution as D
+
+    seen = []
+    screened = D.PLD._screened
+
+    def spy(self, *args):
+        out = screened(self, *args)
+        seen.append(out)
+        return out
+
+    monkeypatch.setattr(D.PLD, "_screened", spy)
+    return seen, spy
+
+
 def test_a_bracket_of_many_factors_composes_the_weaker_direction_only_where_screening_cannot_rule_it_out(monkeypatch):
     """A noise schedule of 70 distinct subsampled Gaussians (more than GROUP_MIN): the bracket composes the remove
     direction on the fine grid and the add direction on a grid _SCREEN_COARSEN times coarser, and the add direction
@@ -291,15 +308,7 @@ def test_a_bracket_of_many_factors_composes_the_weaker_direction_only_where_scre
     from privcal.privacy_loss import distribution as D
 
     delta = 1e-5
-    seen = []
-    screened = D.PLD._screened
-
-    def spy(self, *args):
-        out = screened(self, *args)
-        seen.append(out)
-        return out
-
-    monkeypatch.setattr(D.PLD, "_screened", spy)
+    seen, spy = _screen_spy(monkeypatch)
     acc = PLDAccountant()
     acc.compose(_schedule(70))
     got = acc.bracket(delta)
@@ -406,15 +415,7 @@ def test_one_factor_screens_its_add_direction_at_delta_above_1e_minus_8(q, sigma
     on the fine grid. Red when a few-factor history is not screened, or screened below 1e-8."""
     from privcal.privacy_loss import distribution as D
 
-    seen = []
-    screened = D.PLD._screened
-
-    def spy(self, *args):
-        out = screened(self, *args)
-        seen.append(out)
-        return out
-
-    monkeypatch.setattr(D.PLD, "_screened", spy)
+    seen, _ = _screen_spy(monkeypatch)
     pair = B.SubsampledGaussianPair(sigma, q)
     got = D.PLD([(pair, steps)]).bracket(1e-5)
     assert seen and seen[0] == (0,)  # the remove direction alone on the fine grid
@@ -431,8 +432,6 @@ def test_one_factor_composed_in_levels_is_not_screened(monkeypatch):
     ~2 ms more (2.8), so both directions are composed on the fine grid. Red when such a history is screened."""
     from privcal.privacy_loss import distribution as D
 
-    seen = []
-    screened = D.PLD._screened
-    monkeypatch.setattr(D.PLD, "_screened", lambda self, *args: seen.append(screened(self, *args)) or seen[-1])
+    seen, _ = _screen_spy(monkeypatch)
     D.PLD([(B.SubsampledGaussianPair(1.0, 1e-3), 10**7)]).bracket(1e-5)
     assert seen and seen[0] is None
