@@ -185,3 +185,47 @@ def test_the_coarser_grids_cells_read_their_tails_where_a_midpoint_hides_the_nee
             np.testing.assert_array_equal(pick[side][0, j:j + 2], ref[side][0, j:j + 2])
             hidden += [(side, k) for k in (j, j + 1) if plain[side][0, k] == 0.0 != ref[side][0, k]]
     assert hidden
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(st.integers(3, 40), st.floats(0.01, 0.6), st.integers(0, 2**32 - 1), st.booleans())
+def test_halves_fractions_and_bounds_hold_in_exact_arithmetic(m, h, seed, smooth):
+    """Every rounding margin of ``pair_halves`` against exact arithmetic (Fractions of the floats; e^{h/2} and
+    e^{-h/2} by mpmath at 60 digits), on random halved cells (and smooth ones, where most mixtures are fractional):
+    - each half's used and unused fractions sum to at most 1 (red without the unused fraction's -2u);
+    - a mixture's emitted P is at most f_U P_U + f_L P_L (red without its 1 - 8u) and its e^{g_j} Q bound at least
+      f_U e^{h/2} (e^{g_j - h/2} Q_U) + f_L e^{g_j} Q_L (red without its 1 + 8u, or with e^{h/2} not rounded up);
+    - a residual cell's P is at most what is left of its halves' P and its e^{g_j} Q at least theirs, U's taken
+      from e^{g_j + h/2} Q times e^{-h/2} (red without the residual's 1 -/+ 4u, or e^{-h/2} not rounded up)."""
+    import mpmath as mp
+
+    rng = np.random.default_rng(seed)
+    idx = np.arange(2 * m + 1)  # every cell halved
+    if smooth:
+        p = np.exp(-0.5 * ((np.arange(2 * m) - m) / 5.0) ** 2)
+        theta = np.full(2 * m, 0.5)
+    else:
+        p = rng.uniform(0.0, 1.0, 2 * m) ** 3
+        theta = rng.uniform(1e-6, 1.0, 2 * m)
+    rt = p * np.exp(-theta * h / 2)
+    parts = {}
+    B.halved_masses(p, rt, h, 0.0, 0.0, idx, parts=parts)
+    F = lambda x: Fraction(float(x))  # noqa: E731
+    M = lambda fr: mp.mpf(fr.numerator) / mp.mpf(fr.denominator)  # noqa: E731  (exact at 60 digits for these)
+    with mp.workdps(60):
+        up_exact, down_exact = mp.exp(mp.mpf(h) / 2), mp.exp(-mp.mpf(h) / 2)
+        fu, fl = parts["f_u"][0], parts["f_l"][0]
+        pA, rA, pB, rB = (parts[k][0] for k in ("pA", "rA", "pB", "rB"))
+        rem_a, rem_b = parts["rem_a"][0], parts["rem_b"][0]
+        for k in range(fu.size):  # the mixture at grid point k + 1: U of cell k, L of cell k + 1
+            assert F(fu[k]) + F(rem_b[k]) <= 1 and F(fl[k]) + F(rem_a[k + 1]) <= 1
+            p_e, r_e = parts["out"][0, k + 1], parts["r_out"][0, k + 1]
+            if p_e > 0:
+                assert F(p_e) <= F(fu[k]) * F(pB[k]) + F(fl[k]) * F(pA[k + 1])
+                exact_r = M(F(fu[k]) * F(rB[k])) * up_exact + M(F(fl[k]) * F(rA[k + 1]))
+                assert mp.mpf(float(r_e)) >= exact_r
+        for k in range(pA.size):
+            assert F(parts["p_res"][0, k]) <= F(rem_a[k]) * F(pA[k]) + F(rem_b[k]) * F(pB[k])
+            exact_rt = M(F(rem_a[k]) * F(rA[k])) + M(F(rem_b[k]) * F(rB[k])) * down_exact
+            assert mp.mpf(float(parts["rt_res"][0, k])) >= exact_rt
+    assert np.count_nonzero(parts["out"]) > 0  # mixtures were made

@@ -1512,7 +1512,7 @@ def lower_from_halves(dm: _Dominated, h: float) -> list:
 _HALF_ROOM = 64
 
 
-def pair_halves(dm: _Dominated, h: float) -> tuple:
+def pair_halves(dm: _Dominated, h: float, parts: Optional[dict] = None) -> tuple:
     """The first stage of the dominated end on halved cells (docs/pld.md Sec. 2.3, "Halves").
 
     ``dm``: dominated cells on the lattice of h / 2 whose points are the grid's points on the lattice of h (even
@@ -1530,7 +1530,8 @@ def pair_halves(dm: _Dominated, h: float) -> tuple:
     Returns (residual, out, r_out): the unused parts as cells on the lattice of h (a :class:`_Dominated`: the
     unused fractions of cell j's two halves together, P times 1 - 4u, e^{g_j} Q times 1 + 4u, U's e^{g_j} Q from
     its own e^{g_j + h/2} Q times e^{-h/2} rounded up; a cell without halves as it is), and the mixtures' P lower
-    bounds and e^{g_j} Q upper bounds at each g_j (one per cell of the residual, rows like its cells)."""
+    bounds and e^{g_j} Q upper bounds at each g_j (one per cell of the residual, rows like its cells). ``parts``: a
+    dict that receives the halves, fractions and factors used (for the tests' exact arithmetic)."""
     u = U
     F, M2 = dm.p_lo.shape
     n2 = dm.n
@@ -1582,6 +1583,11 @@ def pair_halves(dm: _Dominated, h: float) -> tuple:
     down = math.exp(-h / 2) * (1.0 + 2 * u)  # e^{-h/2} rounded up: U's e^{g_j} Q from its e^{g_j + h/2} Q
     p_res = np.where(halved, (rem_a * pA + rem_b * pB) * (1.0 - 4 * u), pA)
     rt_res = np.where(halved, (rem_a * rA + rem_b * rB * down) * (1.0 + 4 * u), rA)
+    if parts is not None:
+        parts.update(pA=pA, rA=rA, pB=pB, rB=rB, halved=halved, rem_a=rem_a, rem_b=rem_b, out=out, r_out=r_out,
+                     p_res=p_res, rt_res=rt_res)
+        if M >= 2 and h / 2 < 709.0:
+            parts.update(f_u=np.where(fit, f_u, 0.0), f_l=np.where(fit, f_l, 0.0), up=up)
     p_res = np.where((p_res > rt_res) & (p_res > _P_FLOOR), p_res, 0.0)
     rt_res = np.minimum(rt_res, p_res)
     grid = np.take_along_axis(off2, pos, axis=1) // 2
@@ -1593,19 +1599,20 @@ def pair_halves(dm: _Dominated, h: float) -> tuple:
 
 
 def halved_masses(p: np.ndarray, rt: np.ndarray, h: float, below_p: float, below_rt: float,
-                  idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+                  idx: np.ndarray, parts: Optional[dict] = None) -> tuple[np.ndarray, np.ndarray]:
     """(lattice indices of the grid's points on h, P-mass emitted at each) by the dominated construction on halved
     cells (:func:`pair_halves`, then :func:`sweep_rows`) of one row of cells on the lattice of h / 2: cell k between
     the points ``idx[k]`` and ``idx[k + 1]`` (lattice indices of h / 2; the grid's points even, the midpoints of its
     cells one step wide odd), P-mass ``p[k]`` and e^{g_k} Q-mass ``rt[k]`` (g_k = idx[k] h / 2) taken as certified
-    bounds. What :func:`lower_from_halves` builds, for the tests (a post-processing of the cells)."""
+    bounds. What :func:`lower_from_halves` builds, for the tests (a post-processing of the cells); ``parts`` receives
+    :func:`pair_halves`' halves, fractions and factors."""
     idx = np.asarray(idx, dtype=np.int64)[None, :]
     lo = idx[:, :1].copy()
     off = idx - lo
     dm = _Dominated(np.array([idx.shape[1]]), lo[:, 0], off if np.any(np.diff(off) > 1) else None,
                     np.asarray(p, dtype=float)[None, :], np.asarray(rt, dtype=float)[None, :],
                     np.array([below_p], dtype=float), np.array([below_rt], dtype=float))
-    res, out0, r_out0 = pair_halves(dm, h)
+    res, out0, r_out0 = pair_halves(dm, h, parts)
     out = sweep_rows(res.p_lo, res.rt_hi, h, res.below_lo, res.below_rt_hi, idx=res.off, cells=res.n - 1,
                      emitted=(out0, r_out0))[0]
     grid = res.lo[0] + (np.arange(res.n[0]) if res.off is None else res.off[0].astype(np.int64))
