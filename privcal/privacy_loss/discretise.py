@@ -1473,11 +1473,13 @@ _ZERO = np.zeros(1)
 _ZERO.setflags(write=False)
 
 
-def lower_from(dm: _Dominated, h: float) -> list:
-    """The dominated PMF of each row from its dominated cells (the pairing, :func:`sweep_rows`)."""
+def lower_from(dm: _Dominated, h: float, emitted: Optional[tuple] = None) -> list:
+    """The dominated PMF of each row from its dominated cells (the pairing, :func:`sweep_rows`; ``emitted``: mixtures
+    made before, :func:`lower_from_halves`)."""
     F, M = dm.p_lo.shape
     atoms = np.zeros((F, M + 1))
-    atoms[:, :-1] = sweep_rows(dm.p_lo, dm.rt_hi, h, dm.below_lo, dm.below_rt_hi, idx=dm.off, cells=dm.n - 1)[0]
+    atoms[:, :-1] = sweep_rows(dm.p_lo, dm.rt_hi, h, dm.below_lo, dm.below_rt_hi, idx=dm.off, cells=dm.n - 1,
+                               emitted=emitted)[0]
     mean, var = _point_moments(atoms, dm.off, dm.n)
     rows = _sparse_rows(dm.n, dm.off, atoms)
     out = []
@@ -1494,18 +1496,7 @@ def lower_from_halves(dm: _Dominated, h: float) -> list:
     is left of them is paired as whole cells (:func:`sweep_rows`) with the halves' mixtures among the emitted
     ones (docs/pld.md Sec. 2.3, "Halves")."""
     res, out0, r_out0 = pair_halves(dm, h)
-    F, M = res.p_lo.shape
-    atoms = np.zeros((F, M + 1))
-    atoms[:, :-1] = sweep_rows(res.p_lo, res.rt_hi, h, res.below_lo, res.below_rt_hi, idx=res.off,
-                               cells=res.n - 1, emitted=(out0, r_out0))[0]
-    mean, var = _point_moments(atoms, res.off, res.n)
-    rows = _sparse_rows(res.n, res.off, atoms)
-    out = []
-    for f in range(F):
-        zero = np.broadcast_to(_ZERO, rows[f][2])
-        out.append(_pmf_of(rows[f], int(res.lo[f]), 0.0, h, err_atoms=zero, mono=zero, dip=zero, quad=zero,
-                           moments=_moments_row(rows[f], int(res.lo[f]), mean[f], var[f])))
-    return out
+    return lower_from(res, h, emitted=(out0, r_out0))
 
 
 #: room left in a halves' mixture for the check's roundings (relative to its P-mass), as in the pairing

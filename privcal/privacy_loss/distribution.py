@@ -372,7 +372,7 @@ class PLD:
                        f"(relative {self.accuracy:g}, absolute {self.absolute_accuracy:g})")
         return lo, hi
 
-    def _weak_lower(self, delta: float, h: float, d: int, up_c: convolve.Composed, up: float) -> bool:
+    def _weak_lower(self, delta: float, h: float, d: int, up: float) -> bool:
         """Whether the lower end of direction ``d`` from whole cells on the grid h is predicted to leave the bracket
         too wide, so that it is built from halved cells at once (PLD._bracket_uncached would build them only after
         composing it). A heuristic read from the PMFs' moments (either choice gives a certified bracket): the
@@ -1037,8 +1037,7 @@ class PLD:
         for i in sorted(range(len(ups)), key=lambda i: -up_d[i]):
             if los and not up_d[i] > lo:
                 continue
-            if not los and few and not strict and h not in self._halves and self._weak_lower(delta, h, names[i], ups[i],
-                                                                                            up):
+            if not los and few and not strict and h not in self._halves and self._weak_lower(delta, h, names[i], up):
                 self._halves.add(h)
             c = self._composed(h, False, delta, strict=strict, both=False, dirs=(names[i],))[0]
             los.append(c)
