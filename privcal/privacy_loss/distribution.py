@@ -329,14 +329,11 @@ class PLD:
                 if hi - lo <= self._width(hi):
                     break
             gap = (hi - lo) / self._width(hi) if math.isfinite(hi) else math.inf
-            if h == 2.0 ** math.floor(math.log2(h)):
-                # a power-of-two grid moves by 2 or 4: the next grid is one too, so a subsampled step keeps its
-                # coarse tails there (_coarse_tails); at q = 1e-3 the lower end on h / 2 costs less than on
-                # h / 1.5 (fewer cells) and is tighter. 2 where it is expected to fit with 10 % to spare (the
-                # width shrinks like h^2)
-                factor = 2.0 if math.sqrt(gap) <= 1.9 else 4.0
-            else:
-                factor = min(max(math.sqrt(gap) * 1.25, 1.5), 4.0)  # the width shrinks like h^2
+            # the grid is a power of two (the rule grid, its doublings for memory and for a heavy tail; a user's grid
+            # returned above) and moves by 2 or 4: the next grid is one too, so a subsampled step keeps its coarse
+            # tails there (_coarse_tails); at q = 1e-3 the lower end on h / 2 costs less than on h / 1.5 (fewer
+            # cells) and is tighter. 2 where it is expected to fit with 10 % to spare (the width shrinks like h^2)
+            factor = 2.0 if math.sqrt(gap) <= 1.9 else 4.0
             h_next = h * factor if roff > disc else h / factor
             if h_next in tried:
                 break
