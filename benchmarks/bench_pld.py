@@ -11,8 +11,10 @@ one process (privcal, peer 1, peer 2, ..., privcal, peer 1, ...) and a speed rat
 repeats of (peer time / privcal time) of the same round: on a shared machine block timing is unreliable.
 privcal's time is that of ``PLDAccountant().compose(event).epsilon(delta)`` (the upper end, on a fresh
 accountant: grid chosen from the default accuracy); its bracket is computed once, outside the timing.
-Times are CPU times (``time.process_time``; a peer's is measured inside its own forked child), so the
-ratios do not depend on what else the shared machine runs.
+Times are CPU times (``time.process_time``), so the ratios do not depend on what else the shared machine runs.
+The RDP peers are timed in this process, as privcal is; dp_accounting's PLD and prv_accountant inside a forked
+child under a memory cap (they can exhaust the machine), in the front door in rounds of their own after the
+in-process ones (the parent's first writes after a fork cost it copy-on-write faults, ~3-4 ms on a privcal call).
 
 The front-door section times ``privcal.epsilon`` / ``privcal.calibrate`` with
 ``accountant="best"`` -- what users call -- against RDP peers (Opacus's RDP accountant with ``--peers``
@@ -317,22 +319,44 @@ def _dp_pld(q, steps, sigma, delta):
     return run
 
 
+#: peers timed in a guarded forked child (they can exhaust the machine's memory); the RDP peers are timed in this
+#: process, as privcal is: after a fork the parent pays a copy-on-write fault on each page it writes first, ~3-4 ms on a
+#: privcal call timed right after one (q = 1e-3, 1e5 steps: 12.7 ms alone, 16-17 ms after a fork), which timing the
+#: peer in its child does not pay -- so those rounds run first, and the forked peers' rounds after them
+_FORKED = frozenset({"dp PLD"})
+
+
+def _in_process(fn):
+    """(CPU seconds, epsilon) of a peer's call in this process; (nan, reason) on failure."""
+    try:
+        return _timed(fn)
+    except Exception as exc:  # noqa: BLE001 - reported as the peer's result
+        return math.nan, type(exc).__name__
+
+
 def _interleaved(ours, theirs, repeat):
-    """(our value, our median CPU s, {peer: (value, median CPU s, median ratio peer/ours)}), interleaved."""
-    mine, times = [], {name: [] for name in theirs}
+    """(our value, our median CPU s, {peer: (value, median CPU s, median ratio peer/ours)}), interleaved: the
+    in-process peers' rounds (privcal, peer, peer, ...) first, then those of the forked peers (:data:`_FORKED`),
+    each ratio against privcal's time of its own round."""
+    mine, times = {False: [], True: []}, {name: [] for name in theirs}
     values = {}
-    for _ in range(repeat):
-        t, value = _timed(ours)
-        mine.append(t)
-        for name, fn in theirs.items():
-            t, values[name] = _safe(fn)
-            times[name].append(t)
+    for forked in (False, True):
+        names = [n for n in theirs if (n in _FORKED) == forked]
+        if not names:
+            continue
+        for _ in range(repeat):
+            t, value = _timed(ours)
+            mine[forked].append(t)
+            for name in names:
+                t, values[name] = (_safe if forked else _in_process)(theirs[name])
+                times[name].append(t)
     out = {}
     for name in theirs:
-        ratios = [b / max(a, 1e-6) for a, b in zip(mine, times[name]) if not math.isnan(b)]
+        own = mine[name in _FORKED]
+        ratios = [b / max(a, 1e-6) for a, b in zip(own, times[name]) if not math.isnan(b)]
         out[name] = (values[name], statistics.median(times[name]),
                      statistics.median(ratios) if ratios else math.nan)
-    return value, statistics.median(mine), out
+    return value, statistics.median(mine[False] or mine[True]), out
 
 
 def front_door(repeat, quick, use_opacus):
