@@ -15,6 +15,7 @@ from typing import Optional
 from .. import _validate as V
 from ..errors import CalibrationError, InfeasibleError, UnsupportedEventError
 from ..privacy_loss import MemoryLimitError
+from ..privacy_loss.heap import tune_heap
 from .events import (EpochsEvent, Event, Neighbouring, SubsampledEvent, describe, flatten_unchecked, relation_of,
                      requested_relation, unwrap_unchecked)
 from .protocol import Accountant
@@ -171,7 +172,11 @@ def make_accountant(name: str, pld: Optional[dict] = None,
         name: a name of :data:`ACCOUNTANTS`.
         pld: keyword arguments of ``PLDAccountant`` (from :func:`pld_options`), or None.
         neighbouring: the relation of the history it will price (``events.relation_of``), or None.
+
+    Raises ValueError for a ``PRIVCAL_HEAP`` other than "tuned" or "default" (here, before any accountant runs: a
+    PLD's own construction reads it too, inside the selection's guard, where it would read as a numerics failure).
     """
+    tune_heap()
     if name == "pld" and pld:
         return ACCOUNTANTS[name](**pld, neighbouring=neighbouring)
     return ACCOUNTANTS[name](neighbouring=neighbouring)

@@ -24,6 +24,7 @@ from .distribution import (
     MemoryLimitError,
 )
 from .distribution import epsilon_side
+from .heap import heap_policy
 
 __all__ = [
     "PLD",
@@ -45,4 +46,5 @@ __all__ = [
     "epsilon_side",
     "dominated_masses",
     "LOG_NDTR_ERR",
+    "heap_policy",
 ]

@@ -13,7 +13,7 @@ from typing import Optional
 
 
 from .. import _validate as V
-from . import discretise, convolve
+from . import discretise, convolve, heap
 from .step_memo import STEP_MEMO, STEP_MEMO_BYTES, StepMemo  # noqa: F401  (re-exported)
 
 __all__ = ["PLD", "StepMemo", "STEP_MEMO", "MemoryLimitError", "DEFAULT_ACCURACY", "DEFAULT_ABSOLUTE_ACCURACY", "DEFAULT_MEMORY_LIMIT"]
@@ -156,6 +156,7 @@ class PLD:
         memory_limit: float = DEFAULT_MEMORY_LIMIT,
         realisable: bool = True,
     ):
+        heap.tune_heap()  # once per process: glibc's heap thresholds for the large temporary arrays (privacy_loss.heap)
         self._factors = list(factors)
         self._realisable = bool(realisable)
         self.value_discretization = value_discretization
