@@ -275,6 +275,32 @@ def test_a_heavy_tail_at_small_delta_starts_on_a_coarser_grid(pmf_grids, q, sigm
     assert pld.accuracy_met(delta) and _met(lo, hi)
 
 
+@pytest.mark.parametrize("sigma, delta, factor", [(0.8, 1e-15, 4), (1.1, 1e-9, 2)])
+def test_a_capped_heavy_tail_factor_builds_only_the_remove_direction_on_the_rule_grid(monkeypatch, sigma, delta, factor):
+    """PLD._heavy_tail_factor reads the directions one at a time and stops once the factor is capped at 4 (g >= 4:
+    q = 1e-3, sigma = 0.8, 1e3 steps, delta = 1e-15, g = 8.7): the add direction (light-tailed, g ~ 0.7) is then
+    never built on the rule grid, where nothing is composed. Below the cap (sigma = 1.1 at 1e-9, g = 3.2, factor
+    2) both directions are read there, as before. Either way the bracket starts on the same coarser grid and meets
+    the requested accuracy. Red when the loop does not stop at the cap (or stops below it)."""
+    from privcal.privacy_loss import discretise
+
+    built = []
+    real = discretise.pmfs
+
+    def spy(direction, h, **kwargs):
+        built.append((h, direction.remove))
+        return real(direction, h, **kwargs)
+
+    monkeypatch.setattr(discretise, "pmfs", spy)
+    pld = from_event(_poisson(1e-3, sigma, 1_000))
+    lo, hi = pld.bracket(delta)
+    rule = _rule_grid(1e-3, sigma)
+    on_rule = sorted({remove for h, remove in built if h == rule})
+    assert on_rule == ([True] if factor == 4 else [False, True])
+    assert {h for h, _ in built} == {rule, factor * rule}
+    assert pld.accuracy_met(delta) and _met(lo, hi)
+
+
 @pytest.mark.parametrize(
     "sigma, steps, delta, rejected",
     [(0.8, 10_000, 1e-12, False),  # S(eps) ~ 1e4 delta: the 1e-10 window's charge moves epsilon by far under 1 %

@@ -810,9 +810,14 @@ class PLD:
         try:
             if len(self._factors) > convolve.GROUP_MIN:
                 g = self._proxy_chernoff(h, tails, delta)
-            else:
-                for d, pm in enumerate(self._pmfs(h, True, tails)):
+            else:  # direction by direction: once the factor is capped, the others cannot change it (the add
+                # direction of a subsampled step, light-tailed, is then not built on a grid it will not be composed on)
+                cap = _MAX_HEAVY * _HEAVY_MIN / 2.0 * gaussian_chernoff_epsilon(sd, delta)
+                for d in range(self._n_dirs()):
+                    pm = self._pmfs(h, True, tails, dirs=(d,))[0]
                     g = max(g, convolve.chernoff_epsilon(self._search(pm, h, tails, d, delta)))
+                    if g >= cap:
+                        break
         except MemoryLimitError:  # the bracket's own grid loop coarsens it, or names the cap
             return 1.0
         g /= gaussian_chernoff_epsilon(sd, delta)
