@@ -985,13 +985,34 @@ def _proposal_by_scan(c, target):
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 10**6), n=st.integers(1, 12), log_t=st.floats(-30.0, -0.1))
 def test_epsilon_for_proposes_the_crossing_of_its_scan(seed, n, log_t):
-    """convolve.epsilon_for finds the last delta above the target by a binary search over cached suffix maxima; its
-    proposal is the scan's (the same index wherever d is not monotone, since M_j > t exactly for j up to the last
-    d_j > t) within 1e-12 relative (the scan's sums are the same ones, in another order only for d)."""
+    """convolve.epsilon_for finds the last delta above the target from per-block sums (the last block whose first
+    atom's d exceeds t, then atom by atom inside it); its proposal is the scan's within 1e-12 relative (the scan's
+    sums are the same ones, in another order only for d). Windows of one block (up to 360 atoms) here; of many below."""
     mass = _adversarial(seed % 1000, 30)
     c = C.compose([(_pmf(mass, offset=-7), n)], tail=1e-30)
     t = 10.0**log_t
     got, ref = C.epsilon_for(c, t), _proposal_by_scan(c, t)
+    assert got == pytest.approx(ref, rel=1e-12, abs=0.0) or (math.isinf(got) and math.isinf(ref))
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10**6), n=st.integers(20, 160), where=st.floats(0.0, 1.0), offset=st.integers(-2000, 300),
+       h=st.sampled_from([0.25, 1e-3, 3.0, 600.0]))
+def test_epsilon_for_across_many_blocks_proposes_the_crossing_of_its_scan(seed, n, where, offset, h):
+    """The same on windows of 500-5,000 atoms at losses >= 0 (several of epsilon_for's blocks of 256, the last one
+    partial; the window starting below or above loss 0), the target 0.999 of the scan's d at an atom drawn anywhere in
+    the window (so the crossing falls in any block, not only where d is far below it): red when the crossing is looked
+    for in the wrong block (the first block above t, or the block after the last), or off by one atom inside it, or
+    when a block's running sums leave out the blocks above it (its P-mass or its weighted mass: the latter decays by
+    e^{-256 h} per block, seen on the fine grid h = 1e-3). On grids of 3 and 600 nats the blocks are shorter (166
+    atoms, and single atoms), so that e^{(hi - i) h} inside a block stays finite."""
+    mass = _adversarial(seed % 1000, 30)
+    c = C.compose([(_pmf(mass, offset=offset // n, h=h), n)], tail=1e-30)
+    y = c.mass[max(-c.offset, 0):]
+    k = min(int(where * y.size), y.size - 1)
+    d_k = float(np.sum(y[k:]) - math.exp(-h) * np.sum(y[k:] * np.exp(-np.arange(y.size - k) * h)))
+    t = 0.999 * d_k if d_k > 0 else 1e-300
+    got, ref = C.epsilon_for(c, t + c.inf_mass), _proposal_by_scan(c, t + c.inf_mass)
     assert got == pytest.approx(ref, rel=1e-12, abs=0.0) or (math.isinf(got) and math.isinf(ref))
 
 

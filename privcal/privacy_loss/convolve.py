@@ -1613,32 +1613,68 @@ def slack(c: Composed, epsilon: float) -> float:
     return s + _eval_err(value + s, c.mass.size - j + 1)
 
 
-def _suffix_deltas(c: Composed, y: np.ndarray) -> np.ndarray:
-    """d_j = S1_j - e^{-h} T_j in reversed order (entry k is d_{n - 1 - k}), the delta at the loss below atom j of the
-    masses ``y`` (the part of ``c`` at losses >= 0), with S1_j = sum_{i >= j} y_i and T_j = sum_{i >= j} y_i
-    e^{-(l_i - l_j)}; cached on ``c`` (a search proposes many candidates on the same composition; only
-    :func:`epsilon_for` uses it, and its answers are only proposals, each checked by :func:`delta_at` and
-    :func:`slack`). :func:`epsilon_for` reads the last j with d_j > t (the computed d need not be monotone in its far
-    tail: the last such j, not a binary search). T's weights e^{(n - i) h} are 1 / :func:`_decay`'s e^{-(n - i) h} (one
-    exponential table per composition, not two); the suffix sums are running sums over the reversed masses, kept in
-    that order (contiguous arrays: the same values as reversed views of them, at a third of the cost)."""
+#: atoms per block of :func:`_suffix_blocks` (fewer on a grid coarser than 500 / 256 nats: :func:`_suffix_block`)
+_SUFFIX_BLOCK = 256
+
+
+def _suffix_block(h: float) -> int:
+    """The block length of :func:`_suffix_blocks` on the grid h: _SUFFIX_BLOCK, or fewer so that a block spans at most
+    500 nats (e^{(hi - i) h} inside a block stays finite)."""
+    return max(1, min(_SUFFIX_BLOCK, int(500.0 / h)))
+
+
+def _suffix_blocks(c: Composed, y: np.ndarray) -> tuple:
+    """(S1, T, d) at the first atom of each block of _SUFFIX_BLOCK atoms of the masses ``y`` (the part of ``c`` at
+    losses >= 0), each with one more entry 0 for the end: S1_j = sum_{i >= j} y_i, T_j = sum_{i >= j} y_i
+    e^{-(l_i - l_j)} and d_j = S1_j - e^{-h} T_j, the delta at the loss below atom j. Cached on ``c`` (a search
+    proposes many candidates on the same composition; only :func:`epsilon_for` uses it, and its answers are only
+    proposals, each checked by :func:`delta_at` and :func:`slack`). Per block: its sum and its sum weighted by
+    e^{-(l_i - l_j)} (two passes over the masses, no running sum over all of them); across the blocks (a few hundred)
+    running sums, T's in logs (finite whatever the window's length)."""
     key = (c.offset, c.mass.size, c.h, id(c.mass))
     cached = c.__dict__.get("_suffix")
     if cached is not None and cached[0] == key:
         return cached[1]
-    n, h = y.size, c.h
-    yr = y[::-1]
-    s1 = np.cumsum(yr)
-    if n * h < 600.0:  # e^{(n - i) h} stays finite: plain suffix sums of y_i e^{(n - i) h}
-        scale = 1.0 / _decay(c, n + 1)[1:n + 1]  # e^{(n - i) h} at i = n - 1 - k
-        T = np.cumsum(yr * scale) / scale
-    else:
-        with np.errstate(divide="ignore"):
-            lw = np.log(yr) - np.arange(n - 1, -1, -1) * h  # log(y_i e^{-i h}), i = n - 1 - k
-        T = np.exp(np.logaddexp.accumulate(lw) + np.arange(n - 1, -1, -1) * h)
-    d = s1 - math.exp(-h) * T
-    c.__dict__["_suffix"] = (key, d)
-    return d
+    n, h, m = y.size, c.h, _suffix_block(c.h)
+    nb = -(-n // m)
+    Y = np.zeros(nb * m)
+    Y[:n] = y
+    Y = Y.reshape(nb, m)
+    ys = Y.sum(axis=1)
+    yw = (Y * _decay(c, m)[:m]).sum(axis=1)  # sum_k y_{b m + k} e^{-k h}
+    S1 = np.zeros(nb + 1)
+    S1[:nb] = np.cumsum(ys[::-1])[::-1]
+    with np.errstate(divide="ignore"):
+        lw = np.log(yw) - np.arange(nb) * (m * h)  # log(yw_b e^{-b m h})
+        T = np.zeros(nb + 1)
+        T[:nb] = np.exp(np.logaddexp.accumulate(lw[::-1])[::-1] + np.arange(nb) * (m * h))
+    out = (S1, T, S1[:nb] - math.exp(-h) * T[:nb])
+    c.__dict__["_suffix"] = (key, out)
+    return out
+
+
+def _last_above(c: Composed, y: np.ndarray, t: float) -> int:
+    """1 + the last atom j of ``y`` whose d_j (:func:`_suffix_blocks`) exceeds t, 0 if none. d is nonincreasing in j (an
+    atom's P-mass adds to every d below it, its (1 - e^{-(l_i - l_j + h)}) weight falls with j): the last block whose
+    first atom's d exceeds t holds that atom, whose d is then computed atom by atom inside the block (the computed d
+    need not be monotone where it is within rounding of t: proposals only)."""
+    S1, T, d = _suffix_blocks(c, y)
+    over = np.flatnonzero(d > t)  # (a nan is not above t)
+    if not over.size:
+        return 0
+    b = int(over[-1])
+    m, h = _suffix_block(c.h), c.h
+    lo, hi = b * m, min((b + 1) * m, y.size)
+    seg = y[lo:hi]
+    if hi - lo == 1:  # a block of one atom (a grid coarser than 2 nats): its d is the block's
+        return lo + 1
+    # reversed, entry k at atom j = hi - 1 - k: T_j = sum_{j <= i < hi} y_i e^{-(i - j) h} + e^{-(hi - j) h} T_hi,
+    # from the running sum of y_i e^{(hi - i) h} (and T_hi) over e^{(hi - j) h}
+    scale = 1.0 / _decay(c, hi - lo + 1)[1:hi - lo + 1]
+    ts = (np.cumsum(seg[::-1] * scale) + T[b + 1]) / scale
+    dj = (np.cumsum(seg[::-1]) + S1[b + 1]) - math.exp(-h) * ts
+    above = np.flatnonzero(dj > t)
+    return hi - int(above[0]) if above.size else lo + 1
 
 
 def _decay(c: Composed, n: int) -> np.ndarray:
@@ -1663,12 +1699,11 @@ def epsilon_for(c: Composed, target: float) -> float:
     n = y.size
     if n == 0:
         return 0.0
-    over = _suffix_deltas(c, y) > t  # reversed: entry k is atom n - 1 - k (a nan is not above t)
-    above = n - int(np.argmax(over)) if over.any() else 0  # 1 + the last j with d_j > t
+    above = _last_above(c, y, t)  # 1 + the last j with d_j > t
     j = above - 1 if above else 0  # last j with d_j > t: eps in [l_{j-1}, l_j]
     l0 = (offset + j) * h
     S1 = float(np.sum(y[j:]))
-    Tj = float(np.sum(y[j:] * _decay(c, n)[:n - j]))
+    Tj = float(np.sum(y[j:] * _decay(c, n - j)[:n - j]))
     if Tj <= 0 or S1 <= t:
         eps = -math.inf if j == 0 else l0 - h
     else:
