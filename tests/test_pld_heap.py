@@ -52,7 +52,8 @@ def test_a_bad_privcal_heap_is_a_value_error_before_any_accountant_runs():
                           "100", "--sample-rate", "0.01"], env={**os.environ, "PRIVCAL_HEAP": "bogus"},
                          capture_output=True, text=True, timeout=300)
     assert cli.returncode == 2
-    assert cli.stderr.strip().splitlines() == ["privcal: error: PRIVCAL_HEAP must be one of tuned, default, got 'bogus'"]
+    want = "privcal: error: PRIVCAL_HEAP must be one of tuned, default, got 'bogus'"
+    assert cli.stderr.strip().splitlines() == [want]
 
 
 _CYCLE = """
