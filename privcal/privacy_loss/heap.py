@@ -5,8 +5,9 @@ suffix sums, the PMFs' cells). glibc serves a block above its mmap threshold (12
 mapping and returns the heap's free top to the system above its trim threshold; either way the next array of
 that size is a fresh mapping whose every page faults on its first write. Its dynamic rule raises the mmap
 threshold to the size of each mapped block freed (at most 32 MiB on 64-bit systems) and the trim threshold to
-twice that, but not far enough: measured, q = 1e-3, sigma = 1.1, 1e5 steps, delta = 1e-15 faults on ~5,000 pages
-per call (~8 ms of 30), T = 1e7 steps on ~1,500 (~3 ms of 14).
+twice that, but only once a large enough block has been freed: measured in a fresh process, q = 1e-3, sigma = 1.1,
+1e5 steps, delta = 1e-15 faults on ~5,000 pages per call, call after call (~8 ms of 30), T = 1e7 steps on ~1,500 (~3
+ms of 14).
 
 :func:`tune_heap` sets the state that rule ends in after a 32 MiB block is freed -- mmap threshold 32 MiB (glibc's
 ``DEFAULT_MMAP_THRESHOLD_MAX``), trim threshold 64 MiB -- once, at the first :class:`~privcal.privacy_loss.PLD`:
