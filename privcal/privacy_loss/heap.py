@@ -13,9 +13,9 @@ ms of 14).
 ``DEFAULT_MMAP_THRESHOLD_MAX``), trim threshold 64 MiB -- once, at the first :class:`~privcal.privacy_loss.PLD`:
 the same calls then fault on no page (30 -> 21 ms and 14 -> 11 ms above; the 10,000-group noise schedule keeps its
 peak resident memory, 325 MB = 310 MiB either way). What it costs: up to 64 MiB of freed heap stay with the
-process instead of going back to the system, and blocks under 32 MiB come from the heap. It is process-wide (mallopt(3)); set the environment
-variable ``PRIVCAL_HEAP=default`` before the first PLD to leave the C library's policy alone. Nothing happens on
-another C library (musl, macOS, Windows). The numbers privcal reports do not depend on it."""
+process instead of going back to the system, and blocks under 32 MiB come from the heap. It is process-wide
+(mallopt(3)); set the environment variable ``PRIVCAL_HEAP=default`` before the first PLD to leave the C library's
+policy alone. Nothing happens on another C library (musl, macOS, Windows). The numbers privcal reports do not depend on it."""
 
 from __future__ import annotations
 
