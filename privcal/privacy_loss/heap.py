@@ -15,7 +15,8 @@ the same calls then fault on no page (30 -> 21 ms and 14 -> 11 ms above; the 10,
 peak resident memory, 325 MB = 310 MiB either way). What it costs: up to 64 MiB of freed heap stay with the
 process instead of going back to the system, and blocks under 32 MiB come from the heap. It is process-wide
 (mallopt(3)); set the environment variable ``PRIVCAL_HEAP=default`` before the first PLD to leave the C library's
-policy alone. Nothing happens on another C library (musl, macOS, Windows). The numbers privcal reports do not depend on it."""
+policy alone. Nothing happens on another C library (musl, macOS, Windows). The numbers privcal reports do not depend
+on it."""
 
 from __future__ import annotations
 
