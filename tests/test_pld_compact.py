@@ -1,8 +1,8 @@
 """What a history of many distinct factors keeps of its single-step PMFs (``discretise.pmfs_many(compact=True)``,
-docs/pld.md Sec. 2.10 "Memory and reuse"): the upper PMFs' error patterns as float32 bounds rounded up, a lower PMF
+docs/pld.md Sec. 2.10 "Memory and reuse"): the upper PMFs' error patterns as bfloat16 bounds rounded up, a lower PMF
 sharing its upper twin's grid points, and row blocks capped by their cells.
 
-The float32 patterns are bounds in their own right (each >= the float64 bound it stands for), so every
+The bfloat16 patterns are bounds in their own right (each >= the float64 bound it stands for), so every
 derivation that reads them holds as it is; every other number of the PMFs is bitwise the float64 build's. Expected
 values are the same build without ``compact`` (bitwise) or the float64 patterns (the bound direction)."""
 
@@ -15,36 +15,48 @@ from privcal.privacy_loss import convolve as C
 from privcal.privacy_loss import discretise as B
 
 H, TAIL, COARSE = 2.0**-12, 1e-13, (64, 1e-8)
-#: float32's relative spacing (2^-23) and its smallest subnormal: a float32 rounded up lies within one spacing
-F32_REL, F32_TINY = 2.0**-23, 2.0**-149
+#: bfloat16's relative spacing (2^-7: 8 significant bits) and its smallest subnormal (float32's exponent range): a
+#: bfloat16 rounded up lies within one spacing above the float64 value, or at most that subnormal where it is below
+BF16_REL, BF16_TINY = 2.0**-7, 2.0**-133
 
 
 def _directions(count: int) -> list:
     return [B.SubsampledDirection(0.9 + 0.013 * i, 0.01, i % 2 == 0) for i in range(count)]
 
 
-def test_round_up_f32_is_the_least_float32_at_or_above_each_entry():
-    """Each entry becomes the least float32 >= it: never below (a bound stays a bound), and one float32 step down
-    is below it (no looser than needed); beyond float32's range inf, nan kept. Red when the cast rounds to nearest
-    (about half the random entries come out below) or rounds up one step too many."""
+def _bf16_below(codes: np.ndarray) -> np.ndarray:
+    """The bfloat16 one step below each (positive, finite) code, in float64: the code minus one, decoded."""
+    return B.pattern_values(codes - np.uint16(1))
+
+
+def test_round_up_bf16_is_the_least_bfloat16_at_or_above_each_entry():
+    """Each entry becomes the least bfloat16 >= it: never below (a bound stays a bound), and one bfloat16 step down
+    is below it (no looser than needed); exact where the value is a bfloat16; beyond the range inf, nan kept, 0 kept.
+    Red when the float32 cast's rounding to nearest is not undone first, when the lower 16 bits are truncated
+    instead of rounded up (about all random entries come out below), or when it rounds up one step too many."""
     rng = np.random.default_rng(7)
-    a = np.concatenate([rng.random(2000) * 10.0 ** rng.integers(-60, 30, 2000), [0.0, 2.0**-1072, 1e-50, 3.5e38,
-                                                                               1e300, np.inf, 1.0, 0.1]])
-    out = B.round_up_f32(a)
-    assert out.dtype == np.float32
-    back = out.astype(float)
+    a = np.concatenate([rng.random(2000) * 10.0 ** rng.integers(-60, 30, 2000),
+                        [0.0, 2.0**-1072, 1e-50, 3.39e38, 1e300, np.inf, 1.0, 0.1, 1.0 + 2.0**-7, 1.0 + 2.0**-30]])
+    out = B.round_up_bf16(a)
+    assert out.dtype == np.uint16 and out.shape == a.shape
+    back = B.pattern_values(out)
+    assert back.dtype == np.float64
     assert np.all(back >= a)
-    below = np.nextafter(out, np.float32(-np.inf)).astype(float)
-    finite = np.isfinite(back)
-    assert np.all(below[finite & (a > 0)] < a[finite & (a > 0)])
-    assert back[-4] == np.inf and back[-3] == np.inf and back[-2] == 1.0  # 3.5e38 and 1e300 above the range; 1 exact
-    assert np.isnan(B.round_up_f32(np.array([np.nan]))[0])
+    pos = np.isfinite(back) & (a > 0)
+    assert np.all(_bf16_below(out[pos]) < a[pos])
+    assert back[-10] == 0.0 and back[-9] == 2.0**-133 and back[-8] == 2.0**-133  # below the range: its subnormal
+    assert back[-7] == np.inf and back[-6] == np.inf and back[-5] == np.inf  # above the largest finite (3.39e38)
+    assert back[-4] == 1.0 and back[-2] == 1.0 + 2.0**-7  # exact where representable
+    assert back[-1] == 1.0 + 2.0**-7  # one float32 step above 1 goes up to the next bfloat16
+    big = pos & (a >= 2.0**-126)
+    assert np.all(back[big] <= a[big] * (1.0 + BF16_REL))
+    assert np.isnan(B.pattern_values(B.round_up_bf16(np.array([np.nan])))[0])
 
 
 def test_a_compact_build_keeps_every_number_and_rounds_the_error_patterns_up():
     """A compact build of 120 directions (both ends, coarse tails): masses, offsets, sizes, error sums, moments and
-    the mass at +inf bitwise those of the float64 build; the upper patterns ``mono``, ``dip``, ``quad`` float32, each
-    entry >= the float64 one and within one float32 step of it; each sparse lower PMF shares its upper twin's point
+    the mass at +inf bitwise those of the float64 build; the upper patterns ``mono``, ``dip``, ``quad`` bfloat16, each
+    entry >= the float64 one and within one bfloat16 step of it; each sparse lower PMF shares its upper twin's point
     offsets, equal to those it has when built alone. Red when a pattern is rounded down or dropped (zeros), when
     any other number moves, or when a lower PMF points at other grid points."""
     ds = _directions(120)
@@ -64,10 +76,10 @@ def test_a_compact_build_keeps_every_number_and_rounds_the_error_patterns_up():
                 continue
             for name in ("mono", "dip", "quad"):
                 x, y = getattr(a, name), getattr(b, name)
-                assert y.dtype == np.float32 and y.shape == x.shape
-                wide = y.astype(float)
+                assert y.dtype == np.uint16 and y.shape == x.shape
+                wide = B.pattern_values(y)
                 assert np.all(wide >= x)
-                assert np.all(wide <= x * (1.0 + F32_REL) + F32_TINY)
+                assert np.all(wide <= x * (1.0 + BF16_REL) + BF16_TINY)
                 assert np.any(x > 0)
     for pu, pl in zip(got[True], got[False]):
         if isinstance(pl, B.SparsePmf):
@@ -76,17 +88,17 @@ def test_a_compact_build_keeps_every_number_and_rounds_the_error_patterns_up():
     assert shared >= 20
 
 
-def test_float32_patterns_are_read_in_float64_by_both_tilt_paths():
-    """The tilted error terms of a compact upper PMF equal those of the same PMF with its float32 patterns cast to
+def test_bf16_patterns_are_read_as_their_float64_values_by_both_tilt_paths():
+    """The tilted error terms of a compact upper PMF equal those of the same PMF with its bfloat16 patterns decoded to
     float64 (the same values), bit for bit, on the table path and on the log-weight path (a tilt strong enough to
-    leave the table): its arithmetic is float64 whatever the stored type, and the terms are >= the float64 build's.
-    Red when the log-weight path combines the float32 arrays in float32 (its roundings may then go below)."""
+    leave the table), and the terms are >= the float64 build's. Red when either path reads the stored uint16 codes
+    as numbers instead of decoding them (the integer codes are ~1e4, the patterns ~1e-20)."""
     ds = _directions(12)
     ref = B.pmfs_many(ds, H, ends=(True,), tail=TAIL, coarse=COARSE, per_atom=False)[True]
     got = B.pmfs_many(ds, H, ends=(True,), tail=TAIL, coarse=COARSE, per_atom=False, compact=True)[True]
     for a, p in zip(ref, got):
         wide = B.Pmf(p.offset, p.mass, p.inf_mass, p.h, p.err_mass, p.err_dipole, p.err_quad, None,
-                     mono=p.mono.astype(float), dip=p.dip.astype(float), quad=p.quad.astype(float),
+                     mono=B.pattern_values(p.mono), dip=B.pattern_values(p.dip), quad=B.pattern_values(p.quad),
                      err_inf=p.err_inf, err_at=p.err_at)
         for tau in (1e-3, 0.9):  # 0.9 per grid unit: beyond the table (tau * size / 2 > 700) on every PMF here
             assert tau < 0.5 or tau * (p.size // 2) > 700
@@ -118,7 +130,8 @@ def test_row_blocks_capped_by_their_cells_build_the_same_pmfs(monkeypatch):
 def test_a_grouped_history_of_compact_pmfs_composes_as_the_float64_one_with_bounds_at_least_its(upper):
     """200 distinct factors (grouped), tilted for delta = 1e-9: the composed masses, window and FFT error of the compact
     PMFs are bitwise those of the float64 build (only the input-error patterns differ), and the input-error terms
-    carried (``local``) are >= the float64 build's, within a relative 1e-6. Red when the compact patterns lower a term."""
+    carried (``local``) are >= the float64 build's, within bfloat16's relative spacing 2^-7 (each entry is). Red when
+    the compact patterns lower a term."""
     ds = _directions(200)
     ref = [(p, 1 + i % 3) for i, p in enumerate(B.pmfs_many(ds, H, ends=(upper,), tail=TAIL, coarse=COARSE,
                                                            per_atom=False)[upper])]
@@ -130,7 +143,7 @@ def test_a_grouped_history_of_compact_pmfs_composes_as_the_float64_one_with_boun
     assert a.offset == b.offset and np.array_equal(a.mass, b.mass)
     assert (a.err, a.outside, a.log_scale) == (b.err, b.outside, b.log_scale)
     for x, y in zip(a.local, b.local):
-        assert y >= x and y <= x * (1.0 + 1e-6) + 1e-300
+        assert y >= x and y <= x * (1.0 + BF16_REL) + 1e-300
     if upper:
         assert a.local[0] > 0 and a.local[1] > 0
 

@@ -224,7 +224,7 @@ _MGF_TABLE_ROWS = 2**17
 #: entries per table e^{t (j - j0)} of :func:`log_mgfs` (tilts x W)
 _MGF_TABLE = 2**17
 #: at most this many atoms in all: the padded blocks of a :class:`MgfRows` are kept between calls (128 MB: one
-#: more copy of the masses, whose Pmfs already hold them with three error-pattern arrays of the same length, float32
+#: more copy of the masses, whose Pmfs already hold them with three error-pattern arrays of the same length, bfloat16
 #: in a many-factor history; the 10,000-factor schedule's tilt choice, 14M atoms, halves with it, 0.5 -> 0.25 s, its
 #: peak memory unchanged); above it each block is made when it is read
 _MGF_KEEP = 2**24
@@ -615,7 +615,8 @@ def tilted(p: Pmf, tau: float, table: Optional[np.ndarray] = None) -> tuple[Pmf,
         g = (1.0 + 2.0 * rel + 1.01 * (n + 8) * U) / S
         with np.errstate(invalid="ignore", over="ignore"):
             Te = T if p.err_at is None else T[p.err_at]  # the weights at the error anchors
-            s_mono, s_dip, s_quad = (float(np.einsum("i,i->", e, Te)) for e in (p.mono, p.dip, p.quad))
+            s_mono, s_dip, s_quad = (float(np.einsum("i,i->", discretise.pattern_values(e), Te))
+                                     for e in (p.mono, p.dip, p.quad))
             mono = (s_mono + rho * s_dip + 2.0 * ch * s_quad) * g
             dip = (s_dip + 2.0 * sh * s_quad) * g
             quad = s_quad * g
@@ -658,9 +659,8 @@ def tilted_log(p: Pmf, tau: float) -> tuple[Pmf, float]:
     elif p.mono is not None and p.dip is not None and p.quad is not None:
         with np.errstate(over="ignore"):
             w = np.exp((ti if p.err_at is None else ti[p.err_at]) - lM)  # the weights at the error anchors
-        # in float64 (a many-factor history stores its patterns as float32 bounds, rounded up: float32 arithmetic
-        # on them could round below the float64 values)
-        e_mono, e_dip, e_quad = (np.asarray(e, dtype=float) for e in (p.mono, p.dip, p.quad))
+        # in float64 (a many-factor history stores its patterns as bfloat16 codes, :func:`discretise.pattern_values`)
+        e_mono, e_dip, e_quad = (discretise.pattern_values(e) for e in (p.mono, p.dip, p.quad))
         with np.errstate(invalid="ignore", over="ignore"):
             mono = float(np.sum(w * (e_mono + rho * e_dip + 2.0 * ch * e_quad)))
             dip = float(np.sum(w * (e_dip + 2.0 * sh * e_quad)))

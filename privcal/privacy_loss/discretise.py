@@ -1070,14 +1070,14 @@ def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MAS
     the upper PMFs carry no ``err_atoms`` (a lattice-sized array each, read only where one PMF is composed once
     on its own, :func:`convolve.compose`, which composes a PMF without it through the FFT path instead).
     ``compact`` (with ``per_atom`` False; what a history of many factors keeps): the upper PMFs' error patterns
-    ``mono``, ``dip``, ``quad`` are stored as float32 rounded up (:func:`round_up_f32`: each stored bound >= the
+    ``mono``, ``dip``, ``quad`` are stored as bfloat16 rounded up (:func:`round_up_bf16`: each stored bound >= the
     float64 one, so it is a bound in its turn; docs/pld.md Sec. 2.10 "Memory and reuse"), and a sparse lower PMF
     built with its upper one shares its point offsets (``at``, the same grid points). ``halves`` (default, as
     :func:`pmfs`): the lower end from the halved cells (:func:`lower_from_halves`, both grids from one evaluation);
     False: from the whole cells (:func:`lower_rows`, the pairing alone: cheaper to build, about twice the
     variance taken from each step's loss)."""
     out = {e: [None] * len(directions) for e in ends}
-    errors32 = compact and not per_atom
+    errors16 = compact and not per_atom
     later = LowerLater(len(directions), h, halves) if lower_later and False in ends else None
     sub = [i for i, d in enumerate(directions) if type(d) is SubsampledDirection]
 
@@ -1098,7 +1098,7 @@ def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MAS
             c, cl = cells_of([directions[i]], None)
             for e in ends:
                 if e or later is None:
-                    out[e][i] = (_upper_rows(c, h, per_atom, errors32) if e else lower(cl))[0]
+                    out[e][i] = (_upper_rows(c, h, per_atom, errors16) if e else lower(cl))[0]
                 else:
                     later.blocks.append(([i], _dominated(cl)))
     for remove in (True, False):
@@ -1114,7 +1114,7 @@ def pmfs_many(directions: list, h: float, *, ends: tuple, tail: float = TAIL_MAS
                 if not e and later is not None:
                     later.blocks.append((block, _dominated(cl)))
                     continue
-                built = _upper_rows(c, h, per_atom, errors32) if e else lower(cl)
+                built = _upper_rows(c, h, per_atom, errors16) if e else lower(cl)
                 for i, pm in zip(block, built):
                     out[e][i] = pm
             if compact and True in ends and False in ends and later is None:
@@ -1134,15 +1134,31 @@ def _share_points(uppers: list, lowers: list) -> None:
             pl.at = pu.at
 
 
-def round_up_f32(a: np.ndarray) -> np.ndarray:
-    """``a`` (float64, nonnegative bounds) as float32 rounded up: each entry the least float32 >= it (inf above the
-    float32 range, nan kept). The cast rounds to nearest; an entry it lowered is moved up one float32 ulp."""
+def round_up_bf16(a: np.ndarray) -> np.ndarray:
+    """``a`` (float64, nonnegative bounds) as bfloat16 rounded up, stored as uint16 (the upper half of a float32's
+    bits): each entry decodes (:func:`pattern_values`) to the least bfloat16 >= it -- 8 significant bits, float32's
+    exponent range: within a factor 1 + 2^-7 above it where it is at least 2^-126, at most 2^-133 where it is below;
+    inf above the range, nan kept. The float32 cast rounds to nearest, so an entry it lowered is first moved up one
+    float32 step (the least float32 >= it); then every float32 whose lower 16 bits are not all zero goes up to the
+    next bfloat16 (one more in the upper half: a carry into the exponent is that number, and past the largest finite
+    one it is inf). Half the bytes of float32 (docs/pld.md Sec. 2.10 "Memory and reuse")."""
     with np.errstate(over="ignore"):
-        out = a.astype(np.float32)
-    low = out.astype(float) < a
+        f = a.astype(np.float32)
+    low = f.astype(float) < a
     if low.any():
-        out[low] = np.nextafter(out[low], np.float32(np.inf))
+        f[low] = np.nextafter(f[low], np.float32(np.inf))
+    bits = f.view(np.uint32)
+    out = (bits >> 16).astype(np.uint16)
+    out += ((bits & 0xFFFF) != 0) & ~np.isnan(f)
     return out
+
+
+def pattern_values(e: np.ndarray) -> np.ndarray:
+    """An error pattern in float64 (exactly its values): a compact history's bfloat16 codes (:func:`round_up_bf16`,
+    uint16) decoded, any other pattern converted. Every reader of ``mono``, ``dip``, ``quad`` goes through it."""
+    if e.dtype == np.uint16:
+        return (e.astype(np.uint32) << 16).view(np.float32).astype(float)
+    return np.asarray(e, dtype=float)
 
 
 class LowerLater:
@@ -1334,9 +1350,9 @@ def _point_moments(atoms: np.ndarray, off: Optional[np.ndarray], n: np.ndarray) 
     return mean, var
 
 
-def _upper_rows(c: GridCells, h: float, per_atom: bool = True, errors32: bool = False) -> list:
+def _upper_rows(c: GridCells, h: float, per_atom: bool = True, errors16: bool = False) -> list:
     """The dominating (split) PMF of each row (docs/pld.md Sec. 2.3); ``per_atom`` False: without ``err_atoms``;
-    ``errors32``: ``mono``, ``dip``, ``quad`` stored as float32 rounded up (:func:`round_up_f32`; the sums
+    ``errors16``: ``mono``, ``dip``, ``quad`` stored as bfloat16 rounded up (:func:`round_up_bf16`; the sums
     ``err_mass``, ``err_dipole``, ``err_quad`` are those of the float64 patterns)."""
     p, rt, te, ap = c.p, c.rt, c.te, c.ap
     F, L = te.shape
@@ -1397,8 +1413,8 @@ def _upper_rows(c: GridCells, h: float, per_atom: bool = True, errors32: bool = 
         (err_atoms,) = _lattice(c.n, off, [err_atoms])
     else:
         err_atoms = [None] * F
-    if errors32:
-        mono, dip, quad = round_up_f32(mono), round_up_f32(dip), round_up_f32(quad)
+    if errors16:
+        mono, dip, quad = round_up_bf16(mono), round_up_bf16(dip), round_up_bf16(quad)
     # the error anchors stay at the grid points (err_at: their lattice offsets, where a row has gaps: the same
     # array as the sparse PMF's)
     return [_pmf_of(rows[f], int(c.lo[f]), float(inf_mass[f]), h, err_mass=float(err_mass[f]),
