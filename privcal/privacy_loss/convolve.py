@@ -734,7 +734,7 @@ def compose(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, tilt: flo
                    if s > 0 else None)
         return Composed(c.offset, mass, inf_mass, h, c.err + back, c.outside, None, tilt, K, top, err_inf,
                         c.local if grouped else local_terms(tf), log_mgf=log_mgf, err_l2=c.err_l2,
-                        err_each=c.err_each, err_back=back, local_l2=None if grouped else c.local_l2)
+                        err_each=c.err_each, err_back=back, local_l2=c.local_l2)
     if len(factors) > GROUP_MIN:
         return compose_grouped(factors, tail, check)
     c = compose_fft(factors, tail, check)
@@ -853,7 +853,37 @@ def compose_grouped(factors: list[tuple[Pmf, int]], tail: float = WINDOW_TAIL, c
     out = compose_fft(level2, tail, check)
     out.err_inf = inf_err(level2, out.inf_mass)
     out.local = local_terms(level2)
+    out.local_l2 = grouped_l2(level2, out.local[3])
     return out
+
+
+def grouped_l2(level2: list, growth: float) -> Optional[float]:
+    """A bound of ||P_m||_2 for every telescoping term P_m of the composition of ``level2`` (the groups' results, or
+    factors, with their counts; docs/pld.md Sec. 2.10): P_m convolves, for every factor but the m-th, its computed
+    PMF x^ or its exact one x, both within l1 = err_mass + 2 err_dipole + 4 err_quad of x^ (so of l2 norm <= ||x^||_2
+    + l1, and l1 norm <= 1 + l1). By Young's inequality ||P_m||_2 <= ||z||_2 prod_{others} ||.||_1 for any one
+    factor z of P_m: the factor of least ||x^||_2 + l1 other than the m-th -- at most the second least over all
+    (counting a factor with a count n >= 2 twice) -- times ``growth`` (= exp(sum n l1) >= prod (1 + l1)^n). Each
+    ||x^||_2 = m ||x^ / m||_2 raised by 1.01 (k + 4) u (the k squares' sum, the square root and the division; ratios
+    <= 1, no overflow; an underflowed square loses at most 2^-1074, k of them 2^-1070 under the root). None with fewer
+    than two factors, a negative mass, or an infinite growth."""
+    if not math.isfinite(growth):
+        return None
+    norms = []
+    for p, n in level2:
+        _, v = p.points()
+        if v.size and (v < 0).any():
+            return None
+        top = float(np.max(v)) if v.size else 0.0
+        k = v.size
+        l2 = top * math.sqrt(float(np.sum((v / top) ** 2)) + k * 2.0**-1070) * (1.0 + 1.01 * (k + 4) * U) if top > 0 \
+            else 0.0
+        l1 = p.err_mass + 2.0 * p.err_dipole + 4.0 * p.err_quad
+        norms += [(l2 + l1) * (1.0 + 2 * U)] * min(n, 2)
+    if len(norms) < 2:
+        return None
+    norms.sort()
+    return norms[1] * growth * (1.0 + 2 * U)
 
 
 def block_err(c: Composed) -> tuple[float, float]:
@@ -1024,67 +1054,103 @@ def pattern_costs(h: float, tau: float) -> tuple[float, float, float]:
     return c, min(h, c), min(h + h * h * (1.0 + 2.0 * tau), 2.0 * c)
 
 
-#: points above epsilon whose weights give the quick estimate that decides whether the l2 forms are worth computing
-_HEAD_POINTS = 256
+#: a floor above the absolute rounding of a result that may underflow (2^-1074, a subnormal's spacing)
+_TINY = 2.0**-1070
+#: the relative error of :func:`_weight_sq`'s three geometric terms, in units of u (docs/pld.md Sec. 2.4): T1 20, T2
+#: 23, T3 26 (each plus its share of r's error), the two additions 2 more
+_GEO_TERMS_U = 28.0
 
 
-def _head_norms(c: Composed, epsilon: float, first_above: int) -> tuple[float, float, float, float]:
-    """(||w||_2, ||Delta w||_2, ||Delta^2 w||_2, ||w||_1) over the first _HEAD_POINTS lattice points from two below
-    epsilon: parts of the full sums, so an l2 form charged with them is about a lower bound of the one charged with
-    the full norms. Used only to skip the full norms where even these make the l2 form the larger one (the other
-    form is then charged, valid whatever these numbers are)."""
-    idx = first_above - 2 + np.arange(_HEAD_POINTS, dtype=float)
-    with np.errstate(over="ignore", under="ignore"):
-        a = np.exp(c.log_scale - c.tilt * idx)
-    ls = idx * c.h
-    w = np.where(ls > epsilon, a * -np.expm1(np.minimum(epsilon - ls, 0.0)), 0.0)
-    return (float(np.sqrt(np.sum(w * w))), float(np.sqrt(np.sum((w[:-1] - w[1:]) ** 2))),
-            float(np.sqrt(np.sum((w[:-2] - 2.0 * w[1:-1] + w[2:]) ** 2))), float(np.sum(w)))
+def _geo(lam: float, m: Optional[int]) -> float:
+    """sum_{i=0}^{m-1} e^{lam i} for lam < 0: -expm1(lam m) / -expm1(lam) (m None: to infinity, 1 / -expm1(lam)).
+    Within 8u relative for an argument lam within u (the product lam m 1u, expm1 2u each: an argument's relative error
+    e moves expm1(x), x < 0, by at most e relative, since |x| e^x <= 1 - e^x; the division 1u)."""
+    d = -math.expm1(lam)
+    return 1.0 / d if m is None else -math.expm1(lam * m) / d
+
+
+def _weight_sq(t: float, h: float, r: float, rho_r: float, k: int, m: Optional[int]) -> float:
+    """An upper bound of sum_{i=0}^{m-1} (a x^i - r b y^i)^2 with x = e^{-t}, y = e^{-(t + h)}, a = (1 - x)^k and
+    b = (1 - y)^k (k = 0, 1, 2; m None: to infinity), ``r`` within the relative ``rho_r`` of the exact r: the squared
+    l2 norm of the k-th difference of the weights s (x^i - r y^i) past their first lattice point (docs/pld.md Sec.
+    2.4). Expanded, it is T1 - T2 + T3 = a^2 G(x^2) - 2 r a b G(x y) + r^2 b^2 G(y^2), each G a geometric sum
+    (:func:`_geo`), exact in closed form; the terms cancel (the weights vanish at epsilon), so the rounding is bounded
+    against T1 + T2 + T3: 1.01 (_GEO_TERMS_U u + 2 rho_r) (T1 + T2 + T3), added."""
+    one_x, one_y = -math.expm1(-t), -math.expm1(-(t + h))
+    a, b = one_x**k, one_y**k
+    t1 = a * a * _geo(-2.0 * t, m)
+    t2 = 2.0 * r * a * b * _geo(-(2.0 * t + h), m)
+    t3 = r * r * b * b * _geo(-2.0 * (t + h), m)
+    return t1 - t2 + t3 + 1.01 * (_GEO_TERMS_U * U + 2.0 * rho_r) * (t1 + t2 + t3)
+
+
+def _first_above(epsilon: float, h: float) -> int:
+    """The first lattice index i with i h > epsilon as computed (floor(epsilon / h) + 1, moved by one where the
+    division rounded across an integer)."""
+    j = int(math.floor(epsilon / h)) + 1
+    while (j - 1) * h > epsilon:
+        j -= 1
+    while not j * h > epsilon:
+        j += 1
+    return j
+
+
+def _scale_and_ratio(c: "Composed", epsilon: float, i0: int) -> Optional[tuple]:
+    """(s, r, rho_r, x0) for the weights from lattice index i0 on: s >= exp(K - tau i0) (the argument's two roundings
+    u (|K| + 2 |tau i0|), exp 2u, 1.01 for the second order; plus _TINY where exp underflows), r = e^{x0} with x0 =
+    epsilon - i0 h as computed and rho_r = 1.01 u (|i0 h| + |x0| + 2) its relative error (the product, the difference,
+    exp). None where exp(K - tau i0) may exceed e^700 (the caller's bound is then inf)."""
+    t, K = c.tilt, c.log_scale
+    ti = t * i0
+    e0 = K - ti
+    if not e0 < 700:
+        return None
+    s = math.exp(e0) * (1.0 + 1.01 * U * (abs(K) + 2.0 * abs(ti) + 2.0)) + _TINY
+    ih = i0 * c.h
+    x0 = epsilon - ih
+    return s, math.exp(x0), 1.01 * U * (abs(ih) + abs(x0) + 2.0), x0
 
 
 def difference_norms(c: Composed, epsilon: float) -> tuple[float, float, float]:
-    """Upper bounds of (||w||_2, ||Delta w||_2, ||Delta^2 w||_2) over the whole lattice of ``c``, w_i = exp(K - tau i)
-    (1 - e^{epsilon - i h})_+ (docs/pld.md Sec. 2.4, the l2 form). The weights are computed on the lattice from two
-    points below epsilon to where e^{-tau} per cell has fallen by e^{-20}; each computed weight is within a_i rho of
-    the exact one, a_i = exp(K - tau i) and rho = 4u (|K| + max|tau i| + |epsilon| + max|l| + 4) (the exponential's
-    argument and exp, 1 - e^{eps - l}'s difference and expm1, the product), so a k-th difference is within 2^k rho
-    a_i (+ its own rounding, 2^k u a_i) of the exact one, an l2 error of at most 2^(k+1) rho ||a||_2; past the
-    computed points |Delta^k w_i| <= 2^k a_i, a geometric series. Tilted compositions only ((inf, inf, inf) else)."""
+    """Upper bounds of (||w||_2, ||Delta w||_2, ||Delta^2 w||_2) over the whole lattice, w_i = exp(K - tau i)
+    (1 - e^{epsilon - i h})_+ (docs/pld.md Sec. 2.4, the l2 form), in closed form. From the first index j0 above
+    epsilon, w_{j0 + m} = s (x^m - r y^m) (s = exp(K - tau j0), x = e^{-tau}, y = e^{-(tau + h)}, r = e^{epsilon - j0 h}
+    <= 1), 0 below; so Delta^k w_{j0 + m} = s (a x^m - r b y^m) with a = (1 - x)^k, b = (1 - y)^k (:func:`_weight_sq`),
+    and the differences that straddle j0 add s (1 - r) (k = 1: Delta w_{j0 - 1} = -w_{j0}; k = 2: Delta^2 w_{j0 - 2}
+    = w_{j0}) and, for k = 2, s (r (1 - y) - (1 - x) - (1 - r)) (Delta^2 w_{j0 - 1} = w_{j0 + 1} - 2 w_{j0}), each
+    raised by its rounding. A lattice point within rounding of epsilon that the computed comparison puts at or below
+    it has a weight of at most s e^tau 2.02 u (|j0 h| + 2), in at most three differences of weight 1, 2, 1: 4 times
+    that is added to each norm. Tilted compositions only ((inf, inf, inf) else)."""
     if c.tilt <= 0:
         return math.inf, math.inf, math.inf
     key = ("differences", epsilon, c.h, c.tilt, c.log_scale)
     cached = c.__dict__.get("_differences")
     if cached is not None and cached[0] == key:
         return cached[1]
-    t, K, h = c.tilt, c.log_scale, c.h
-    j0 = int(math.floor(epsilon / h)) + 1  # the first lattice point above epsilon (or at it: its weight is ~0)
-    first = j0 - 2
-    L = int(math.ceil(_WEIGHT_SPAN / t)) + 3
-    idx = first + np.arange(L, dtype=float)
-    ta = t * idx
-    ls = idx * h
-    with np.errstate(over="ignore", under="ignore"):
-        a = np.exp(K - ta)
-    f = np.where(ls > epsilon, -np.expm1(np.minimum(epsilon - ls, 0.0)), 0.0)
-    w = a * f
-    rho = 4 * U * (abs(K) + float(np.max(np.abs(ta))) + abs(epsilon) + float(np.max(np.abs(ls))) + 4.0)
-    e_first = K - t * first
-    if not e_first < 700:
+    t, h = c.tilt, c.h
+    j0 = _first_above(epsilon, h)
+    got = _scale_and_ratio(c, epsilon, j0)
+    if got is None:
         out = (math.inf, math.inf, math.inf)
-        c.__dict__["_differences"] = (key, out)
-        return out
-    geo = 1.0 / math.sqrt(-math.expm1(-2.0 * t)) * (1.0 + 8 * U)
-    a_norm = math.exp(e_first) * (1.0 + 8 * U * (abs(e_first) + 2.0)) * geo + _TINY  # ||a||_2 from `first` on
-    e_rest = K - t * (first + L - 2)  # the points past the last full stencil
-    a_rest = math.exp(e_rest) * (1.0 + 8 * U * (abs(e_rest) + 2.0)) * geo + _TINY
-    g = 1.0 + 1.01 * (L + 4) * U
-    out = []
-    for k, v in enumerate((w, w[:-1] - w[1:], w[:-2] - 2.0 * w[1:-1] + w[2:])):
-        m = float(np.max(np.abs(v)))
-        comp = m * math.sqrt(float(np.sum((v / m) ** 2)) * g + L * _TINY) if m > 0 else math.sqrt(L * _TINY)
-        err = 2.0 ** (k + 1) * (rho + 2 * U) * a_norm
-        out.append(math.hypot(comp + err, 2.0**k * a_rest) * (1.0 + 4 * U))
-    out = tuple(out)
+    else:
+        s, r, rho_r, x0 = got
+        one_x, one_y = -math.expm1(-t), -math.expm1(-(t + h))
+        # x0 = epsilon - j0 h is within far = 2.02 u (|j0 h| + |x0| + 2) of the exact one (the product and the
+        # difference; 2.02 also covers exp's and expm1's 2u below). Where it is off, the weights' formula moves:
+        # 1 - r = -expm1(x0) by at most that (x0 <= 0), r by at most r far, and a lattice point the computed comparison
+        # put at or below epsilon may be above it, with a weight of at most s e^tau far. Each of these changes at most
+        # three differences, by at most 1, 2, 1 times s e^tau far: 4 s e^tau far is added to each norm (``near``).
+        # What is left of 1 - r's and of the k = 2 boundary difference's rounding is relative: expm1's 2u, and for
+        # r (1 - y) - (1 - x) - (1 - r) the parts' 2u (1 - x), 3u (1 - y) and the product and differences' 1u each
+        # of the parts' magnitudes
+        one_r = -math.expm1(x0)
+        one_r_hi = one_r * (1.0 + 2.02 * U)
+        mid = r * one_y - one_x - one_r
+        mid_hi = abs(mid) + 8.0 * U * (r * one_y + one_x + one_r)
+        near = 4.0 * s * math.exp(t) * 2.02 * U * (abs(j0 * h) + abs(x0) + 2.0)
+        extra = (0.0, one_r_hi * one_r_hi, one_r_hi * one_r_hi + mid_hi * mid_hi)
+        out = tuple(s * math.sqrt(_weight_sq(t, h, r, rho_r, k, None) + extra[k]) * (1.0 + 4.0 * U) + near + _TINY
+                    for k in range(3))
     c.__dict__["_differences"] = (key, out)
     return out
 
@@ -1115,9 +1181,6 @@ def local_err(c: Composed, epsilon: float, weighted: bool = True) -> float:
     costs = pattern_costs(c.h, tp)
     pats = [(e, S * growth * k) for e, k in zip((mono, dip, quad), costs)]
     if weighted and c.local_l2 is not None and c.tilt > 0:
-        head = _head_norms(c, epsilon, int(math.floor(epsilon / c.h)) + 1)
-        if all(e <= 0 or c.local_l2 * n >= a for (e, a), n in zip(pats, head)):  # the l2 form cannot be smaller
-            return sum(e * a for e, a in pats)
         norms = difference_norms(c, epsilon)
         return sum(e * min(S * growth * k, c.local_l2 * n) for e, k, n in zip((mono, dip, quad), costs, norms)
                    if e > 0)
@@ -1518,20 +1581,17 @@ def scale_at(c: Composed, epsilon: float) -> float:
     return math.exp(e) if e < 700 else math.inf
 
 
-_TINY = 2.0**-1070
-#: the weighted charge sums the weights of the first atoms above epsilon until exp(-tilt) per cell has fallen by
-#: e^{-_WEIGHT_SPAN}; the rest is bounded by a geometric series (:func:`weight_norms`)
-_WEIGHT_SPAN = 20.0
-
-
 def weight_norms(c: Composed, epsilon: float) -> tuple[float, float]:
     """Upper bounds of (||w||_2, ||w||_1) over the window's atoms, w_j = exp(K - tau idx_j) (1 - e^{epsilon - l_j})_+
     the weight that turns the tilted masses into delta(epsilon) (docs/pld.md Sec. 2.6 (d)); (inf, inf) for an
-    untilted composition (its weights do not decay: the l1 charge is the one to use). Each weight is raised past
-    its rounding: exp(K - tau idx) by 1 + 4u (|K| + |tau idx| + 2) (the argument's rounding and exp's), 1 - e^{eps -
-    l} by 4u (|eps| + |l| + 1) absolutely (the difference eps - l, expm1); the sums by 1.01 (n + 4) u. Beyond the
-    first atoms whose factor e^{-tau} per cell has fallen by e^{-20}, the weights are at most exp(K - tau idx), a
-    geometric series summed in closed form."""
+    untilted composition (its weights do not decay: the l1 charge is the one to use). In closed form over the n atoms
+    from the first above epsilon, index i0: w_{i0 + m} = s (x^m - r y^m), s = exp(K - tau i0), x = e^{-tau}, y =
+    e^{-(tau + h)}, r = e^{epsilon - i0 h} < 1 (:func:`_scale_and_ratio`); ||w||_2^2 by :func:`_weight_sq` (k = 0) and
+    ||w||_1 = s (G(x) - r G(y)) (:func:`_geo`, n terms), its rounding 1.01 (10u + rho_r) (G(x) + r G(y)) added (each G
+    8u, r rho_r and its product 1u, the difference 1u) -- which also covers a first atom whose exact loss is within
+    rounding of epsilon (its formula term 1 - r is then at most rho_r below the weight 0). The atom below i0, whose
+    computed loss is at or below epsilon, may be above it by rounding: its weight, at most s e^tau 2.02 u (|i0 h| +
+    2), is added to both norms."""
     if c.tilt <= 0:
         return math.inf, math.inf
     key = ("weights", epsilon, c.offset, c.mass.size, c.h, c.tilt, c.log_scale)
@@ -1543,27 +1603,17 @@ def weight_norms(c: Composed, epsilon: float) -> tuple[float, float]:
     if n <= 0:
         out = (0.0, 0.0)
     else:
-        L = min(n, int(math.ceil(_WEIGHT_SPAN / c.tilt)) + 1)
-        idx = c.offset + j + np.arange(L, dtype=float)
-        ta = c.tilt * idx
-        with np.errstate(over="ignore"):
-            a = np.exp(c.log_scale - ta) * (1.0 + 4 * U * (abs(c.log_scale) + np.abs(ta) + 2.0))
-        ls = idx * c.h
-        f = np.minimum(-np.expm1(epsilon - ls) + 4 * U * (abs(epsilon) + np.abs(ls) + 1.0), 1.0)
-        wv = a * f + _TINY  # _TINY: above a subnormal weight's absolute rounding (an underflowed exp included)
-        g = 1.0 + 1.01 * (L + 4) * U
-        w1 = float(np.sum(wv)) * g
-        m = float(np.max(wv))
-        # ||w||_2 = m ||w / m||_2: the ratios' squares are <= 1 (no overflow); each square that underflows loses at
-        # most 2^-1074 (L 2^-1070 covers them all)
-        w2 = m * math.sqrt(float(np.sum((wv / m) ** 2)) * g + L * _TINY) * (1.0 + 4 * U) if m < math.inf else math.inf
-        if L < n:  # the rest: weights <= exp(K - tau idx), idx from idx_L on, ratio e^{-tau} per cell
-            e_top = c.log_scale - c.tilt * (c.offset + j + L)
-            first = (math.exp(e_top) if e_top < 700 else math.inf) * (1.0 + 16 * U * (abs(e_top) + 2.0)) + _TINY
-            w1 += first / -math.expm1(-c.tilt) * (1.0 + 8 * U)
-            rest = first / math.sqrt(-math.expm1(-2.0 * c.tilt)) * (1.0 + 8 * U)
-            w2 = math.hypot(w2, rest) * (1.0 + 2 * U)  # the two parts' squares summed (hypot: within 1 ulp)
-        out = (w2, w1)
+        got = _scale_and_ratio(c, epsilon, c.offset + j)
+        if got is None:
+            out = (math.inf, math.inf)
+        else:
+            s, r, rho_r, _ = got
+            t, h, i0 = c.tilt, c.h, c.offset + j
+            gx, gy = _geo(-t, n), r * _geo(-(t + h), n)
+            near = s * math.exp(t) * 2.02 * U * (abs(i0 * h) + 2.0) if j > 0 else 0.0
+            w1 = s * (gx - gy + 1.01 * (10.0 * U + rho_r) * (gx + gy)) * (1.0 + 2.0 * U) + near + _TINY
+            w2 = s * math.sqrt(_weight_sq(t, h, r, rho_r, 0, n)) * (1.0 + 2.0 * U) + near + _TINY
+            out = (w2, w1)
     c.__dict__["_weights"] = (key, out)
     return out
 
@@ -1575,9 +1625,6 @@ def fft_charge(c: Composed, epsilon: float, scale: float) -> float:
     rescaling's l1 bound as before)."""
     l1 = c.err * scale
     if c.err_l2 is None or c.tilt <= 0:
-        return l1
-    head = _head_norms(c, epsilon, max(c.above(epsilon) + c.offset, c.offset + 2))
-    if c.err_l2 * head[0] + c.err_each * head[3] >= l1:  # the weighted form cannot be smaller
         return l1
     w2, w1 = weight_norms(c, epsilon)
     return min(l1, c.err_l2 * w2 + c.err_each * w1 + c.err_back * scale)
