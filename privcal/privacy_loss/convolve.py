@@ -1118,9 +1118,10 @@ def difference_norms(c: Composed, epsilon: float) -> tuple[float, float, float]:
     <= 1), 0 below; so Delta^k w_{j0 + m} = s (a x^m - r b y^m) with a = (1 - x)^k, b = (1 - y)^k (:func:`_weight_sq`),
     and the differences that straddle j0 add s (1 - r) (k = 1: Delta w_{j0 - 1} = -w_{j0}; k = 2: Delta^2 w_{j0 - 2}
     = w_{j0}) and, for k = 2, s (r (1 - y) - (1 - x) - (1 - r)) (Delta^2 w_{j0 - 1} = w_{j0 + 1} - 2 w_{j0}), each
-    raised by its rounding. A lattice point within rounding of epsilon that the computed comparison puts at or below
-    it has a weight of at most s e^tau 2.02 u (|j0 h| + 2), in at most three differences of weight 1, 2, 1: 4 times
-    that is added to each norm. Tilted compositions only ((inf, inf, inf) else)."""
+    raised by its rounding. x0 = epsilon - j0 h is within far = 2.02 u (|j0 h| + |x0| + 2) of its exact value; where it
+    is off, 1 - r, r and a lattice point the computed comparison put at or below epsilon (whose weight is then at most
+    s e^tau far) move, each in at most three differences of weight 1, 2, 1: 4 s e^tau far is added to each norm.
+    Tilted compositions only ((inf, inf, inf) else)."""
     if c.tilt <= 0:
         return math.inf, math.inf, math.inf
     key = ("differences", epsilon, c.h, c.tilt, c.log_scale)
