@@ -827,6 +827,55 @@ def test_difference_norms_boundary_terms_carry_their_rounding():
             assert ex <= g, (j0, eps, float(g), float(ex))
 
 
+def _exact_weight_norms_closed(offset, size, K, tilt, h, eps, dps=60):
+    """_exact_weight_norms in closed form at ``dps`` digits: from the first window index i0 with i0 h > eps (exact
+    comparison), n = offset + size - i0 atoms of weight s (x^m - r y^m), summed as finite geometric series (the form
+    test_weight_norms_bound_the_exact_weights checks against the summed norms)."""
+    with mp.workdps(dps):
+        e, Km, t, hm = mp.mpf(eps), mp.mpf(K), mp.mpf(tilt), mp.mpf(h)
+        i0 = max(offset, int(mp.floor(e / hm)) - 1)
+        while i0 < offset + size and not i0 * hm > e:
+            i0 += 1
+        n = offset + size - i0
+        if n <= 0:
+            return mp.mpf(0), mp.mpf(0)
+        s, x, y, r = mp.exp(Km - t * i0), mp.exp(-t), mp.exp(-(t + hm)), mp.exp(e - i0 * hm)
+
+        def geo(z):
+            return (1 - z**n) / (1 - z)
+
+        l1 = s * (geo(x) - r * geo(y))
+        l2 = s * mp.sqrt(geo(x * x) - 2 * r * geo(x * y) + r * r * geo(y * y))
+        return l2, l1
+
+
+@settings(max_examples=150, deadline=None)
+@given(log_tilt=st.floats(-4.0, 0.7), log_h=st.floats(-7.0, -0.3), cells=st.floats(0.0, 3e4),
+       dk=st.floats(-3.0, 3.0), size=st.integers(1, 5000), below=st.integers(0, 50))
+def test_closed_form_norms_are_never_below_the_exact_ones(log_tilt, log_h, cells, dk, size, below):
+    """Soundness over a wide range (hypothesis): tilts 1e-4 to 5 per cell, grids 1e-7 to 0.5 nats, epsilon up to 3e4
+    cells out, exp(K - tau i) near 1 at epsilon, windows of 1 to 5000 atoms starting up to 50 below epsilon:
+    difference_norms and weight_norms are >= the exact norms (mpmath closed forms at 60 digits, exact comparisons of
+    i h with epsilon); ||w||_2 also not far above it."""
+    tilt, h = 10.0**log_tilt, 10.0**log_h
+    eps = cells * h
+    K = tilt * (eps / h) + dk
+    c = C.Composed(0, np.zeros(1), 0.0, h, 0.0, 0.0, tilt=tilt, log_scale=K)
+    got = C.difference_norms(c, eps)
+    exact = _exact_difference_norms_closed(K, tilt, h, eps)
+    for g, ex in zip(got, exact):
+        assert ex <= g
+    # and not far above: within 1e-6, or within the cancellation term's share, ~s sqrt(28u (T1 + T2 + T3)) with
+    # T1 + T2 + T3 <= 3 / (1 - e^{-2 tau}) <= 1.5e4 here and s <= e^dk (the norm of a slow rise, ~(h / tau)^2 of the
+    # terms, can be below it)
+    assert got[0] <= exact[0] * (1 + mp.mpf("1e-6")) + 1e-4 * math.exp(dk)
+    offset = int(math.floor(eps / h)) - below
+    w = C.Composed(offset, np.zeros(size), 0.0, h, 0.0, 0.0, tilt=tilt, log_scale=K)
+    w2, w1 = C.weight_norms(w, eps)
+    e2, e1 = _exact_weight_norms_closed(offset, size, K, tilt, h, eps)
+    assert e2 <= w2 and e1 <= w1
+
+
 def test_closed_form_norms_cover_a_lattice_point_within_rounding_of_epsilon():
     """On a grid that is not a power of two (h = 0.1) far out (epsilon ~ 1.5e3 nats), epsilon set to the float of a
     lattice point's computed loss j h, which rounded below the exact product: the computed comparison puts point j at

@@ -1592,7 +1592,8 @@ def weight_norms(c: Composed, epsilon: float) -> tuple[float, float]:
     8u, r rho_r and its product 1u, the difference 1u) -- which also covers a first atom whose exact loss is within
     rounding of epsilon (its formula term 1 - r is then at most rho_r below the weight 0). The atom below i0, whose
     computed loss is at or below epsilon, may be above it by rounding: its weight, at most s e^tau 2.02 u (|i0 h| +
-    2), is added to both norms."""
+    2), is added to both norms -- also where no atom of the window is above epsilon as computed (n = 0: the norms are
+    then that alone)."""
     if c.tilt <= 0:
         return math.inf, math.inf
     key = ("weights", epsilon, c.offset, c.mass.size, c.h, c.tilt, c.log_scale)
@@ -1601,17 +1602,18 @@ def weight_norms(c: Composed, epsilon: float) -> tuple[float, float]:
         return cached[1]
     j = c.above(epsilon)
     n = c.mass.size - j
-    if n <= 0:
-        out = (0.0, 0.0)
+    got = _scale_and_ratio(c, epsilon, c.offset + j) if c.mass.size else (0.0, 1.0, 0.0, 0.0)
+    if got is None:
+        out = (math.inf, math.inf)
     else:
-        got = _scale_and_ratio(c, epsilon, c.offset + j)
-        if got is None:
-            out = (math.inf, math.inf)
+        s, r, rho_r, _ = got
+        t, h, i0 = c.tilt, c.h, c.offset + j
+        # the atom below i0 (the window's last where no atom is above epsilon as computed)
+        near = s * math.exp(t) * 2.02 * U * (abs(i0 * h) + 2.0) if j > 0 else 0.0
+        if n <= 0:
+            out = (near, near)
         else:
-            s, r, rho_r, _ = got
-            t, h, i0 = c.tilt, c.h, c.offset + j
             gx, gy = _geo(-t, n), r * _geo(-(t + h), n)
-            near = s * math.exp(t) * 2.02 * U * (abs(i0 * h) + 2.0) if j > 0 else 0.0
             w1 = s * (gx - gy + 1.01 * (10.0 * U + rho_r) * (gx + gy)) * (1.0 + 2.0 * U) + near + _TINY
             w2 = s * math.sqrt(_weight_sq(t, h, r, rho_r, 0, n)) * (1.0 + 2.0 * U) + near + _TINY
             out = (w2, w1)
