@@ -1107,8 +1107,8 @@ def _scale_and_ratio(c: "Composed", epsilon: float, i0: int) -> Optional[tuple]:
         return None
     s = math.exp(e0) * (1.0 + 1.01 * U * (abs(K) + 2.0 * abs(ti) + 2.0)) + _TINY
     ih = i0 * c.h
-    x0 = epsilon - ih
-    return s, math.exp(x0), 1.01 * U * (abs(ih) + abs(x0) + 2.0), x0
+    x0 = epsilon - ih  # < 0 where i0 is the first point above epsilon (r is read only there)
+    return s, math.exp(min(x0, 0.0)), 1.01 * U * (abs(ih) + abs(x0) + 2.0), x0
 
 
 def difference_norms(c: Composed, epsilon: float) -> tuple[float, float, float]:
@@ -1591,9 +1591,9 @@ def weight_norms(c: Composed, epsilon: float) -> tuple[float, float]:
     ||w||_1 = s (G(x) - r G(y)) (:func:`_geo`, n terms), its rounding 1.01 (10u + rho_r) (G(x) + r G(y)) added (each G
     8u, r rho_r and its product 1u, the difference 1u) -- which also covers a first atom whose exact loss is within
     rounding of epsilon (its formula term 1 - r is then at most rho_r below the weight 0). The atom below i0, whose
-    computed loss is at or below epsilon, may be above it by rounding: its weight, at most s e^tau 2.02 u (|i0 h| +
-    2), is added to both norms -- also where no atom of the window is above epsilon as computed (n = 0: the norms are
-    then that alone)."""
+    computed loss is at or below epsilon, may be above it by rounding (where that loss is within 2.02 u (|i0 h| + 2)
+    of epsilon): its weight, at most s e^tau 2.02 u (|i0 h| + 2), is then added to both norms -- also where no atom of
+    the window is above epsilon as computed (n = 0: the norms are then that alone, else 0 as before)."""
     if c.tilt <= 0:
         return math.inf, math.inf
     key = ("weights", epsilon, c.offset, c.mass.size, c.h, c.tilt, c.log_scale)
@@ -1602,14 +1602,16 @@ def weight_norms(c: Composed, epsilon: float) -> tuple[float, float]:
         return cached[1]
     j = c.above(epsilon)
     n = c.mass.size - j
-    got = _scale_and_ratio(c, epsilon, c.offset + j) if c.mass.size else (0.0, 1.0, 0.0, 0.0)
+    t, h, i0 = c.tilt, c.h, c.offset + j
+    # the atom below i0 (the window's last where none is above epsilon as computed): its exact loss is above epsilon
+    # only where its computed one is within rounding (u |(i0 - 1) h|, and the difference's) of epsilon
+    below = j > 0 and epsilon - (i0 - 1) * h <= 2.02 * U * (abs(i0 * h) + 2.0)
+    got = _scale_and_ratio(c, epsilon, i0) if n > 0 or below else (0.0, 1.0, 0.0, 0.0)
     if got is None:
         out = (math.inf, math.inf)
     else:
         s, r, rho_r, _ = got
-        t, h, i0 = c.tilt, c.h, c.offset + j
-        # the atom below i0 (the window's last where no atom is above epsilon as computed)
-        near = s * math.exp(t) * 2.02 * U * (abs(i0 * h) + 2.0) if j > 0 else 0.0
+        near = s * math.exp(t) * 2.02 * U * (abs(i0 * h) + 2.0) if below else 0.0
         if n <= 0:
             out = (near, near)
         else:
