@@ -352,3 +352,33 @@ def test_a_heavy_history_of_many_distinct_factors_starts_on_a_coarser_grid():
     lo, hi = pld.bracket(1e-12)
     assert pld.accuracy_met(1e-12) and _met(lo, hi)
     assert hi - lo > 3e-5  # the coarser grid's width: the rule grid's is 7.4e-6
+
+
+def test_an_untilted_try_rejected_once_is_not_repeated_after_a_refinement(monkeypatch):
+    """At delta = 1e-8 (the untilted first try's threshold) q = 0.01, sigma = 1.1, 1000 steps: started on a grid 8x too
+    coarse (the rule grid's spacing times 8, monkeypatched), the bracket refines. On the first grid the lower end's
+    untilted try is rejected (an untilted composition followed by a tilted one on that grid); the PLD remembers it, so
+    the finer grid composes tilted at once (docs/pld.md Sec. 2.5: a tilted composition at the delta's rung). Red when
+    the rejection is not remembered (the finer grid tries untilted again, is rejected again and is re-tilted to the
+    epsilon's rung: a different, equally certified, lower end)."""
+    from privcal.privacy_loss import convolve as C
+    from privcal.privacy_loss import discretise as B
+    from privcal.privacy_loss.distribution import PLD
+
+    seen = []
+    compose = C.compose
+
+    def recording(factors, tail=C.WINDOW_TAIL, tilt=0.0, check=None):
+        seen.append((factors[0][0].h, tilt))
+        return compose(factors, tail, tilt, check=check)
+
+    auto_h = PLD._auto_h
+    monkeypatch.setattr("privcal.privacy_loss.distribution.PLD._auto_h", lambda self: auto_h(self) * 8)
+    monkeypatch.setattr("privcal.privacy_loss.convolve.compose", recording)
+    lo, hi = PLD([(B.SubsampledGaussianPair(1.1, 0.01), 1000)]).bracket(1e-8)
+    assert 0 < lo <= hi
+    grids = sorted({h for h, _ in seen})
+    assert len(grids) >= 3  # the screen's coarse grid, the first grid, a finer one: a refinement happened
+    first = [t for h, t in seen if h == grids[1]]
+    assert 0.0 in first and any(t > 0 for t in first)  # the untilted try rejected on the first grid
+    assert all(t > 0 for h, t in seen if h == grids[0])  # the finest grid: tilted at once
