@@ -356,7 +356,7 @@ def test_a_heavy_history_of_many_distinct_factors_starts_on_a_coarser_grid():
 
 def test_an_untilted_try_rejected_once_is_not_repeated_after_a_refinement(monkeypatch):
     """At delta = 1e-8 (the untilted first try's threshold) q = 0.01, sigma = 1.1, 1000 steps: started on a grid 8x too
-    coarse (the rule grid's spacing times 8, monkeypatched), the bracket refines. On the first grid the lower end's
+    coarse (2^-8 against the rule grid's 2^-11, monkeypatched), the bracket refines. On the first grid the lower end's
     untilted try is rejected (an untilted composition followed by a tilted one on that grid); the PLD remembers it, so
     the finer grid composes tilted at once (docs/pld.md Sec. 2.5: a tilted composition at the delta's rung). Red when
     the rejection is not remembered (the finer grid tries untilted again, is rejected again and is re-tilted to the
@@ -372,8 +372,8 @@ def test_an_untilted_try_rejected_once_is_not_repeated_after_a_refinement(monkey
         seen.append((factors[0][0].h, tilt))
         return compose(factors, tail, tilt, check=check)
 
-    auto_h = PLD._auto_h
-    monkeypatch.setattr("privcal.privacy_loss.distribution.PLD._auto_h", lambda self: auto_h(self) * 8)
+    # 2^-8: eight times the rule grid of this setting (2 sqrt(1e-3) x the steps' sd, rounded down to 2^-11)
+    monkeypatch.setattr("privcal.privacy_loss.distribution.PLD._auto_h", lambda self: 2.0**-8)
     monkeypatch.setattr("privcal.privacy_loss.convolve.compose", recording)
     lo, hi = PLD([(B.SubsampledGaussianPair(1.1, 0.01), 1000)]).bracket(1e-8)
     assert 0 < lo <= hi
