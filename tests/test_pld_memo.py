@@ -124,3 +124,21 @@ def test_the_memo_keeps_at_most_its_bytes_and_forgets_the_oldest_first():
     big = B.Pmf(0, np.zeros(1601), 0.0, 0.1, 0.0, 0.0, 0.0, None)  # 12,808 bytes > a quarter of the cap
     memo.put(("big",), big)
     assert memo.get(("big",)) is None
+
+
+def test_row_sums_are_bitwise_each_rows_own_sum():
+    """``row_sums`` sums the rows of one length together: each entry must be bitwise the sum of that row's own
+    first n[f] entries summed alone (numpy's pairwise order depends on the length, so padding or a neighbour's
+    length would change bits). Rows of 1-700 entries (several lengths shared, a length 0, one beyond the padding's
+    width clipped as a slice is), values over 12 decades; red for ``.sum(axis=1)`` over the padded rows, or for
+    each length's rows summed up to the longest length of the block."""
+    rng = np.random.default_rng(7)
+    F, L = 300, 700
+    a = np.exp(rng.uniform(-28.0, 0.0, size=(F, L)))
+    n = rng.choice([0, 1, 7, 8, 9, 127, 128, 129, 300, 511, 512, 513, 699, 700], size=F)
+    n[-1] = L + 5
+    got = B.row_sums(a, n)
+    want = np.array([a[f, :int(n[f])].sum() for f in range(F)])
+    assert got.dtype == want.dtype
+    assert np.array_equal(got, want)
+    assert not np.array_equal(np.where(n[:, None] > np.arange(L)[None, :], a, 0.0).sum(axis=1), want)

@@ -1333,7 +1333,15 @@ def row_sums(a: np.ndarray, n: np.ndarray) -> np.ndarray:
     """
     if a.shape[0] == 1 and a.shape[1] == int(n[0]):
         return a.sum(axis=1)
-    return np.array([a[f, :int(n[f])].sum() for f in range(a.shape[0])])
+    # the rows of one length at once: numpy sums along the contiguous last axis pairwise, row by row, as it sums
+    # one contiguous row alone (the same blocks, the same order), so each entry is bitwise its row's own sum
+    # (tests/test_pld_memo.py::test_row_sums_are_bitwise_each_rows_own_sum); a block of 256 rows has ~5 lengths
+    n = np.asarray(n, dtype=np.int64)
+    out = np.empty(a.shape[0], dtype=a[:0].sum(axis=1).dtype)  # the dtype each row's own sum has
+    for m in np.unique(n).tolist():
+        rows = np.flatnonzero(n == m)
+        out[rows] = np.ascontiguousarray(a[rows, :m]).sum(axis=1)
+    return out
 
 
 def _point_moments(atoms: np.ndarray, off: Optional[np.ndarray], n: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
