@@ -1161,6 +1161,24 @@ def test_epsilon_for_across_many_blocks_proposes_the_crossing_of_its_scan(seed, 
     assert got == pytest.approx(ref, rel=1e-12, abs=0.0) or (math.isinf(got) and math.isinf(ref))
 
 
+def test_epsilon_for_cached_per_composition_answers_each_target_and_each_window_afresh():
+    """epsilon_for keeps its answers on the composition (a bracket asks for the same target up to twice): a second
+    target, the first one again, and the same composition object with its masses, its +inf mass or its window offset
+    replaced each get the scan's answer for what they hold now. Red when the cache key drops the target, the masses'
+    identity, the +inf mass or the offset."""
+    mass = _adversarial(3, 30)
+    c = C.compose([(_pmf(mass, offset=0, h=0.01), 40)], tail=1e-30)
+    targets = [1e-3, 1e-6, 1e-3, 1e-9]
+    for t in targets:
+        assert C.epsilon_for(c, t) == pytest.approx(_proposal_by_scan(c, t), rel=1e-12, abs=0.0)
+    c.mass = c.mass[::-1].copy()  # another window's masses (a new array)
+    assert C.epsilon_for(c, 1e-6) == pytest.approx(_proposal_by_scan(c, 1e-6), rel=1e-12, abs=0.0)
+    c.inf_mass = 5e-7  # a +inf mass: the target's finite part shrinks
+    assert C.epsilon_for(c, 1e-6) == pytest.approx(_proposal_by_scan(c, 1e-6), rel=1e-12, abs=0.0)
+    c.offset += 7  # the window moved by 7 atoms: every loss 7 h higher
+    assert C.epsilon_for(c, 1e-6) == pytest.approx(_proposal_by_scan(c, 1e-6), rel=1e-12, abs=0.0)
+
+
 def test_evaluation_error_is_relative_and_charged():
     """The evaluation term is (n + 4) u relative (Higham 2002, Sec. 4.2), not an absolute 4u that
     would swamp deltas below 1e-15; removing it breaks the identity below."""

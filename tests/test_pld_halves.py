@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from privcal.accounting.events import GaussianEvent, PoissonSampledEvent, SelfComposedEvent
 from privcal.pld import from_event
 from privcal.privacy_loss import PLD
+from privcal.privacy_loss import convolve as C
 from privcal.privacy_loss import discretise as B
 from privcal.privacy_loss import step_memo
 
@@ -121,15 +122,27 @@ def test_a_weak_lower_end_of_one_step_is_paired_from_halves_on_its_grid(pmf_grid
     """q = 1e-3, sigma = 0.8, 1e5 steps, delta = 1e-5: on the rule grid (2^-13) the whole cells' lower end leaves the
     bracket 1.12x the requested width (the dominated end was then composed again on 2^-14); the halves' lower end
     meets it on the same grid: one grid, the halves paired (PLD._weak_lower predicts the gap from the PMFs' moments:
-    1.14 widths, skewness 0.039). Red when the lower end is built from whole cells only (a second grid)."""
+    1.14 widths, skewness 0.039), and the dominated end composed once, from the halves at once. Red when the lower end
+    is built from whole cells only (a second grid), or when the prediction is not read before the first lower end
+    (the whole cells' lower end composed first, then the halves': two dominated compositions)."""
     calls = []
     real = B.pair_halves
     monkeypatch.setattr(B, "pair_halves", lambda dm, h: calls.append(h) or real(dm, h))
+    dominated = []
+    compose = C.compose
+
+    def counting(factors, *args, **kwargs):  # a dominated PMF carries no input error patterns
+        if all(p.err_mass == 0.0 and p.err_dipole == 0.0 and p.err_quad == 0.0 for p, _ in factors):
+            dominated.append(factors[0][0].h)
+        return compose(factors, *args, **kwargs)
+
+    monkeypatch.setattr(C, "compose", counting)
     step_memo.STEP_MEMO.clear()
     pld = from_event(SelfComposedEvent(PoissonSampledEvent(1e-3, GaussianEvent(0.8)), 100_000))
     pld.bracket(1e-5)
     assert pld.accuracy_met(1e-5)
     assert pmf_grids == [2.0**-13, 2.0**-10] and calls == [2.0**-13]  # (2^-10: the add direction's screen)
+    assert dominated == [2.0**-13]
 
 
 def test_a_weak_lower_end_of_a_history_is_paired_from_halves_before_a_finer_grid(pmf_grids, monkeypatch):

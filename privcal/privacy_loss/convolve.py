@@ -1741,7 +1741,19 @@ def _decay(c: Composed, n: int) -> np.ndarray:
 
 
 def epsilon_for(c: Composed, target: float) -> float:
-    """Smallest epsilon >= 0 with delta_at(c, epsilon) <= target (inf if none: target below the +inf mass)."""
+    """Smallest epsilon >= 0 with delta_at(c, epsilon) <= target (inf if none: target below the +inf mass). Cached on
+    ``c`` by target (a bracket asks for the same one up to twice per composition: its search, its check, its record of
+    the discretisation gap), keyed like :func:`_suffix_blocks` by what is read: the same number as computing it again."""
+    key = (c.offset, c.mass.size, c.h, id(c.mass), c.inf_mass, target)
+    memo = c.__dict__.setdefault("_eps_for", {})
+    if key not in memo:
+        if len(memo) > 64:
+            memo.clear()
+        memo[key] = _epsilon_for(c, target)
+    return memo[key]
+
+
+def _epsilon_for(c: Composed, target: float) -> float:
     if not target > c.inf_mass:
         return math.inf
     t = target - c.inf_mass
