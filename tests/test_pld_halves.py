@@ -36,7 +36,10 @@ def test_halved_cells_lower_end_is_dominated_by_the_cells(m, h, seed, below, wid
     arithmetic on the float inputs. Cells one step wide are halved (two cells on h / 2), wide ones (2-4 steps,
     ``wide``) are not; ratios random in each cell (or, ``smooth``, those of a locally constant density, where the
     halves pair in full). Red when a half's unused fraction is taken as all of it (1 instead of 1 - f: a half used
-    twice) and when U's e^{g_j} Q is not raised by e^{h/2} (a mixture below ratio e^{g_j} emitted at g_j)."""
+    twice) and when U's e^{g_j} Q is not raised by e^{h/2} (a mixture below ratio e^{g_j} emitted at g_j). The masses
+    are emitted at the grid's own points (the even lattice indices of h / 2, halved; all but the last): red when the
+    lattice's gaps (wide cells) are dropped and the points read as consecutive (every wide cell's mass emitted lower
+    than its own loss, which domination alone does not see)."""
     rng = np.random.default_rng(seed)
     widths = rng.choice([2, 3, 4], m) if wide else np.ones(m, dtype=int)
     widths[rng.random(m) < 0.5] = 1
@@ -55,6 +58,7 @@ def test_halved_cells_lower_end_is_dominated_by_the_cells(m, h, seed, below, wid
     below_p = float(rng.uniform(0, 0.2)) if below else 0.0
     below_rt = below_p * math.exp(float(rng.uniform(1e-6, 1.0)) * h)  # ratio below e^{g_0}
     grid, out = B.halved_masses(p, rt, h, below_p, below_rt, idx)
+    assert np.array_equal(grid, (idx[idx % 2 == 0] // 2)[:-1])
     assert np.all(out >= 0) and out.sum() <= p.sum() + below_p
     gj = grid * h
     for eps in (0.0, 0.25 * h, 0.5 * h, h, 2.5 * h, idx[-1] * h / 4, idx[-1] * h / 2):
